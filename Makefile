@@ -1,0 +1,126 @@
+# agent-state: `make demo` and `make test` set everything up from nothing.
+#
+# The embedded default is a private Postgres cluster under .pgdata/ (unix socket only, port
+# $(PGPORT_PRIVATE)); set DATABASE_URL to use a server of your own instead and nothing is started.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+ROOT := $(abspath .)
+PY ?= python3
+VENV := $(ROOT)/.venv
+VPY := $(VENV)/bin/python
+PGBIN ?= /usr/lib/postgresql/15/bin
+PGPORT_PRIVATE ?= 54329
+APT_PACKAGES := sqitch postgresql-15 postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl postgresql-15-plpgsql-check
+PYTEST_ARGS ?=
+
+ifdef DATABASE_URL
+  # A server of the user's: deploy into that database and run the tests there.
+  DB_URL := $(DATABASE_URL)
+  TEST_URL := $(DATABASE_URL)
+  SQITCH_TARGET = db:$(DATABASE_URL)
+  SQITCH_TEST_TARGET = db:$(DATABASE_URL)
+  PRIVATE := 0
+else
+  export PGHOST := $(ROOT)/.pgdata/run
+  export PGPORT := $(PGPORT_PRIVATE)
+  export PGUSER := postgres
+  DB_URL := postgresql:///agent_state
+  TEST_URL := postgresql:///agent_state_test
+  SQITCH_TARGET = db:pg:agent_state
+  SQITCH_TEST_TARGET = db:pg:agent_state_test
+  PRIVATE := 1
+endif
+export AGENT_STATE_PGPORT := $(PGPORT_PRIVATE)
+
+.PHONY: help setup deps venv db db-stop deploy demo test test-db test-pgtap test-plpgsql-check test-python \
+        bundle bench lint env clean
+
+help:
+	@echo "make demo      set up and run the demo"
+	@echo "make test      set up and run every test (pgTAP, plpgsql_check, pytest)"
+	@echo "make bench     benchmarks (docs/benchmarks.md)"
+	@echo "make bundle    regenerate sql/ai.sql from deploy/"
+	@echo "make db-stop   stop the private Postgres cluster"
+
+setup: deps venv db deploy
+
+# System packages, installed only when a tool is missing (as root, or through sudo).
+deps:
+	@missing=""; \
+	command -v sqitch >/dev/null || missing="$$missing sqitch"; \
+	command -v pg_prove >/dev/null || missing="$$missing libtap-parser-sourcehandler-pgtap-perl"; \
+	[ -x $(PGBIN)/initdb ] || missing="$$missing postgresql-15"; \
+	[ -f /usr/share/postgresql/15/extension/pgtap.control ] || missing="$$missing postgresql-15-pgtap"; \
+	[ -f /usr/share/postgresql/15/extension/plpgsql_check.control ] || missing="$$missing postgresql-15-plpgsql-check"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi; \
+	  $$sudo apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: python/pyproject.toml
+	[ -x $(VPY) ] || $(PY) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q -e 'python[test]'
+	touch $@
+
+db:
+ifeq ($(PRIVATE),1)
+	@scripts/pg.sh start
+	@psql -d postgres -Atqc "select 1 from pg_database where datname = 'agent_state'" | grep -q 1 \
+	  || createdb agent_state
+endif
+
+db-stop:
+	@scripts/pg.sh stop
+
+deploy: db
+	@sqitch deploy -q $(SQITCH_TARGET)
+
+# Prints the environment for the private cluster: eval "$$(make -s env)"
+env:
+	@echo "export PGHOST=$(PGHOST) PGPORT=$(PGPORT) PGUSER=$(PGUSER) DATABASE_URL='$(DB_URL)'"
+
+demo: setup
+	@DATABASE_URL='$(DB_URL)' $(VPY) -m agent_state.demo
+
+# A fresh test database each run (private cluster), the schema deployed with sqitch, test roles.
+test-db: deps venv db
+ifeq ($(PRIVATE),1)
+	@dropdb --if-exists agent_state_test
+	@createdb agent_state_test
+endif
+	@sqitch deploy -q $(SQITCH_TEST_TARGET)
+	@psql -X -q -v ON_ERROR_STOP=1 -d '$(TEST_URL)' -f tests/pgtap/fixtures/setup.sql
+
+test-pgtap: test-db
+	pg_prove -d '$(TEST_URL)' --failures $$(find tests/pgtap -name '*.sql' -not -path '*/fixtures/*' | sort)
+
+test-plpgsql-check: test-db
+	@psql -X -q -v ON_ERROR_STOP=1 -d '$(TEST_URL)' -f tests/plpgsql_check.sql
+
+test-python: test-db
+	AGENT_STATE_TEST_DSN='$(TEST_URL)' SQITCH_TEST_TARGET='$(SQITCH_TEST_TARGET)' \
+	  $(VPY) -m pytest -q tests/python $(PYTEST_ARGS)
+
+test: setup lint test-pgtap test-plpgsql-check test-python
+
+lint: venv
+	$(VENV)/bin/ruff check python tests bench
+	$(VENV)/bin/ruff format --check python tests bench
+
+bundle:
+	@scripts/bundle.sh > sql/ai.sql
+	@echo "wrote sql/ai.sql"
+
+bench: setup
+	@DATABASE_URL='$(DB_URL)' bench/run_all.sh
+
+clean: db-stop
+	rm -rf .pgdata $(VENV)

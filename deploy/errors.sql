@@ -1,0 +1,100 @@
+-- Deploy agent-state:errors to pg
+-- requires: roles
+--
+-- Every domain failure raises a custom SQLSTATE of class AS, so a client in any language can
+-- branch on the code instead of parsing messages. This table is the one list; docs/errors.md
+-- and the Python exception map are checked against it by the tests. Later changes add their
+-- own rows (queue AS010-AS019, checkpoints AS020-AS029, human-in-the-loop AS030-AS039,
+-- retention AS040-AS049). Postgres' own codes still apply where they fit (22P05 for a NUL
+-- character in a JSON string, which Postgres rejects before any function runs).
+begin;
+
+create table ai.error_codes (
+  sqlstate text primary key check (sqlstate ~ '^AS[0-9]{3}$'),
+  name text not null unique check (name ~ '^[a-z][a-z_]*$'),
+  description text not null
+);
+comment on table ai.error_codes is 'The custom SQLSTATEs agent-state raises, with their names and meanings.';
+
+insert into ai.error_codes (sqlstate, name, description) values
+  ('AS001', 'not_found', 'The thread (or other object) does not exist, or belongs to another tenant: the two are never told apart.'),
+  ('AS002', 'invalid_argument', 'An argument is NULL where a value is required, empty, too long, or not one of the allowed values.'),
+  ('AS003', 'too_large', 'A JSON document is larger than the documented limit (1 MiB).'),
+  ('AS004', 'invalid_transition', 'The requested status change is not allowed from the current status, or the session is finished.'),
+  ('AS005', 'conflict', 'An idempotency key was reused with different content, or an id is already taken.'),
+  ('AS006', 'lease_lost', 'The fencing token is stale, the lease expired, or the job is no longer held by the caller.'),
+  ('AS007', 'permission_denied', 'The caller may not do this, e.g. act for another owner without being a member of ai_service.');
+
+-- Reference data, readable by everyone; RLS is on as on every table, with a policy that shows all rows.
+alter table ai.error_codes enable row level security;
+alter table ai.error_codes force row level security;
+create policy error_codes_readable on ai.error_codes for select using (true);
+grant select on ai.error_codes to ai_user, ai_service;
+
+-- The guards every public function runs before it writes. They raise the documented codes.
+
+-- The largest JSON document (message content, event payload, config) accepted, in bytes.
+create function ai._max_document_bytes() returns integer
+language sql immutable parallel safe
+as $$ select 1048576 $$;
+comment on function ai._max_document_bytes() is 'Internal: the largest JSON document accepted (1 MiB).';
+
+create function ai._check_text(value text, argument text, max_length integer default 255)
+returns void
+language plpgsql immutable parallel safe
+as $$
+begin
+  if value is null then
+    raise exception using errcode = 'AS002', message = format('%s must not be NULL', argument);
+  end if;
+  if value = '' then
+    raise exception using errcode = 'AS002', message = format('%s must not be empty', argument);
+  end if;
+  if pg_catalog.char_length(value) > max_length then
+    raise exception using errcode = 'AS002',
+      message = format('%s is longer than %s characters', argument, max_length);
+  end if;
+end
+$$;
+comment on function ai._check_text(text, text, integer) is 'Internal guard: raises AS002 when a required text argument is NULL, empty or too long.';
+
+create function ai._check_document(value jsonb, argument text, must_be_object boolean default false)
+returns void
+language plpgsql immutable parallel safe
+as $$
+begin
+  if value is null then
+    raise exception using errcode = 'AS002', message = format('%s must not be NULL', argument);
+  end if;
+  if must_be_object and pg_catalog.jsonb_typeof(value) <> 'object' then
+    raise exception using errcode = 'AS002',
+      message = format('%s must be a JSON object, not %s', argument, pg_catalog.jsonb_typeof(value));
+  end if;
+  if pg_catalog.pg_column_size(value) > ai._max_document_bytes() then
+    raise exception using errcode = 'AS003',
+      message = format('%s is %s bytes, over the limit of %s', argument,
+                       pg_catalog.pg_column_size(value), ai._max_document_bytes());
+  end if;
+end
+$$;
+comment on function ai._check_document(jsonb, text, boolean) is 'Internal guard: raises AS002 for a NULL (or non-object) document and AS003 for one over the size limit.';
+
+create function ai._check_limit(value integer, argument text, max_value integer default 10000)
+returns void
+language plpgsql immutable parallel safe
+as $$
+begin
+  if value is null or value < 1 or value > max_value then
+    raise exception using errcode = 'AS002',
+      message = format('%s must be between 1 and %s, not %s', argument, max_value, coalesce(value::text, 'NULL'));
+  end if;
+end
+$$;
+comment on function ai._check_limit(integer, text, integer) is 'Internal guard: raises AS002 unless a row limit is between 1 and its maximum.';
+
+revoke execute on function ai._max_document_bytes(), ai._check_text(text, text, integer),
+  ai._check_document(jsonb, text, boolean), ai._check_limit(integer, text, integer) from public;
+grant execute on function ai._max_document_bytes(), ai._check_text(text, text, integer),
+  ai._check_document(jsonb, text, boolean), ai._check_limit(integer, text, integer) to ai_user, ai_service;
+
+commit;

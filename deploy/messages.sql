@@ -1,0 +1,185 @@
+-- Deploy agent-state:messages to pg
+-- requires: session_lifecycle
+begin;
+
+-- The conversation, append-only. seq is 1, 2, 3, ... per thread with no gap: it is taken from
+-- ai.agent_sessions.last_seq under that row's lock, in the same transaction as the insert, so a
+-- rollback returns the number too. Every message has an idempotency key (the caller's, or a
+-- sha256 of thread, role, content and turn); the unique index on (thread_id, key) turns a retry
+-- into a read of the original row.
+create table ai.session_messages (
+  thread_id text not null,
+  seq bigint not null check (seq > 0),
+  owner text not null,
+  role text not null check (role in ('system', 'user', 'assistant', 'tool_call', 'tool_result')),
+  content jsonb not null,
+  token_count integer not null check (token_count >= 0),
+  turn integer,
+  idempotency_key text not null check (pg_catalog.char_length(idempotency_key) between 1 and 255),
+  created_at timestamptz not null default ai.now(),
+  primary key (thread_id, seq),
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.session_messages is 'The messages of each thread, append-only, numbered by seq from 1 with no gap.';
+comment on column ai.session_messages.token_count is 'Tokens as given by the caller, or estimated as ceil(bytes of the JSON text / 4) when not given.';
+comment on column ai.session_messages.idempotency_key is 'The caller''s key, or sha256 over (thread_id, role, content, turn); unique per thread.';
+
+create unique index session_messages_idempotency_key on ai.session_messages (thread_id, idempotency_key);
+
+alter table ai.session_messages enable row level security;
+alter table ai.session_messages force row level security;
+create policy session_messages_by_owner on ai.session_messages
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+
+-- Append-only: no UPDATE or DELETE privilege for anyone but the schema owner.
+grant select, insert on ai.session_messages to ai_user, ai_service;
+
+-- The default token estimate: about four bytes of JSON text per token, the usual rule of thumb
+-- for English with BPE tokenizers. Callers that know the real count pass it.
+create function ai.estimate_tokens(content jsonb) returns integer
+language sql immutable parallel safe
+as $$ select ceil(pg_catalog.octet_length(content::text) / 4.0)::integer $$;
+comment on function ai.estimate_tokens(jsonb) is
+  'The token estimate used when a message comes without a token count: ceil(bytes of the JSON text / 4).';
+
+create function ai.message_key(thread_id text, role text, content jsonb, turn integer default null)
+returns text
+language sql immutable parallel safe
+as $$
+  -- A JSON array is an unambiguous encoding of the four fields (no separator can be forged).
+  select pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
+           pg_catalog.jsonb_build_array(thread_id, role, content, turn)::text, 'UTF8')), 'hex')
+$$;
+comment on function ai.message_key(text, text, jsonb, integer) is
+  'The default idempotency key of a message: hex sha256 over the JSON array [thread_id, role, content, turn].';
+
+-- What an append returns: the message row, and whether this call wrote it.
+create type ai.appended_message as (
+  thread_id text, seq bigint, owner text, role text, content jsonb, token_count integer,
+  turn integer, idempotency_key text, created_at timestamptz, inserted boolean
+);
+comment on type ai.appended_message is 'A message row plus inserted: true when this call wrote it, false when it was a retry.';
+
+create function ai.append_message_idempotent(
+  thread_id text, role text, content jsonb, turn integer default null,
+  idempotency_key text default null, token_count integer default null)
+returns ai.appended_message
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_role alias for $2;
+  a_content alias for $3;
+  a_turn alias for $4;
+  a_key alias for $5;
+  a_tokens alias for $6;
+  v_key text;
+  v_now timestamptz := ai.now();
+  v_owner text;
+  v_status text;
+  v_seq bigint;
+  m ai.session_messages;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  if a_role is null or a_role not in ('system', 'user', 'assistant', 'tool_call', 'tool_result') then
+    raise exception using errcode = 'AS002',
+      message = format('role %s is not one of system, user, assistant, tool_call, tool_result',
+                       coalesce(pg_catalog.quote_literal(a_role), 'NULL'));
+  end if;
+  perform ai._check_document(a_content, 'content');
+  if a_key is not null then
+    perform ai._check_text(a_key, 'idempotency_key', 255);
+  end if;
+  if a_tokens < 0 then
+    raise exception using errcode = 'AS002', message = format('token_count must not be negative, not %s', a_tokens);
+  end if;
+  v_key := coalesce(a_key, ai.message_key(a_thread_id, a_role, a_content, a_turn));
+
+  <<attempt>>
+  for i in 1..2 loop
+    -- A retry of an append that committed: return the original, take no lock.
+    select * into m from ai.session_messages s where s.thread_id = a_thread_id and s.idempotency_key = v_key;
+    if found then
+      if m.role <> a_role or m.content <> a_content or m.turn is distinct from a_turn then
+        raise exception using errcode = 'AS005',
+          message = format('idempotency key %s of thread %s was used for a different message (seq %s)',
+                           v_key, a_thread_id, m.seq);
+      end if;
+      return (m.thread_id, m.seq, m.owner, m.role, m.content, m.token_count, m.turn,
+              m.idempotency_key, m.created_at, false)::ai.appended_message;
+    end if;
+
+    -- Take the next number under the session row lock. Concurrent appends to this thread queue
+    -- here; a concurrent retry of this very message commits first or waits for us.
+    update ai.agent_sessions s set last_seq = s.last_seq + 1, updated_at = v_now
+    where s.thread_id = a_thread_id
+    returning s.owner, s.status, s.last_seq into v_owner, v_status, v_seq;
+    if not found then
+      raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+    end if;
+    if v_status in ('completed', 'failed', 'cancelled') then
+      raise exception using errcode = 'AS004',
+        message = format('session %s is %s: no more messages', a_thread_id, v_status);
+    end if;
+
+    insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key, created_at)
+    values (a_thread_id, v_seq, v_owner, a_role, a_content,
+            coalesce(a_tokens, ai.estimate_tokens(a_content)), a_turn, v_key, v_now)
+    on conflict (thread_id, idempotency_key) do nothing
+    returning * into m;
+    if found then
+      return (m.thread_id, m.seq, m.owner, m.role, m.content, m.token_count, m.turn,
+              m.idempotency_key, m.created_at, true)::ai.appended_message;
+    end if;
+
+    -- The same key committed between our first look and our lock: give the number back (we
+    -- still hold the row lock, so nobody took the next one) and return the original.
+    update ai.agent_sessions s set last_seq = s.last_seq - 1 where s.thread_id = a_thread_id;
+  end loop attempt;
+
+  -- Unreachable unless a row vanished under us, which append-only rules out.
+  raise exception using errcode = 'XX000', message = 'append_message_idempotent: retry loop exhausted';
+end
+$$;
+comment on function ai.append_message_idempotent(text, text, jsonb, integer, text, integer) is
+  'Appends a message (role: system, user, assistant, tool_call or tool_result; content: JSON up to 1 MiB) and returns it with inserted = true. The idempotency key defaults to ai.message_key(thread_id, role, content, turn); a retry with the same key returns the original row with inserted = false and writes nothing. token_count defaults to ai.estimate_tokens(content). Safe under concurrent callers: seq stays gapless, one lock per call. AS001 unknown thread, AS002 bad argument, AS003 content too large, AS004 session finished, AS005 key reused for a different message.';
+
+create function ai.get_messages(thread_id text, after_seq bigint default 0, max_rows integer default 1000)
+returns setof ai.session_messages
+language plpgsql stable
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  perform ai._check_limit(max_rows, 'max_rows');
+  if after_seq is null or after_seq < 0 then
+    raise exception using errcode = 'AS002',
+      message = format('after_seq must be 0 or more, not %s', coalesce(after_seq::text, 'NULL'));
+  end if;
+  perform from ai.agent_sessions s where s.thread_id = a_thread_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+
+  return query
+    select * from ai.session_messages m
+    where m.thread_id = a_thread_id and m.seq > after_seq
+    order by m.seq
+    limit max_rows;
+end
+$$;
+comment on function ai.get_messages(text, bigint, integer) is
+  'A thread''s messages with seq > after_seq, in order, at most max_rows (1 to 10000). AS001 unknown thread, AS002 bad argument.';
+
+revoke execute on function ai.estimate_tokens(jsonb), ai.message_key(text, text, jsonb, integer),
+  ai.append_message_idempotent(text, text, jsonb, integer, text, integer),
+  ai.get_messages(text, bigint, integer) from public;
+grant execute on function ai.estimate_tokens(jsonb), ai.message_key(text, text, jsonb, integer),
+  ai.append_message_idempotent(text, text, jsonb, integer, text, integer),
+  ai.get_messages(text, bigint, integer) to ai_user, ai_service;
+
+commit;

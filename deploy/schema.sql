@@ -1,0 +1,32 @@
+-- Deploy agent-state:schema to pg
+--
+-- agent-state: durable, resumable state for long-running AI agents.
+--
+-- The model, in brief.
+--   * A session (ai.agent_sessions) is one agent run, keyed by thread_id and owned by one tenant.
+--     Everything else hangs off a session and carries (thread_id, owner), so that row level
+--     security can isolate tenants with one cheap predicate and the schema can later be sharded
+--     by thread.
+--   * Messages (ai.session_messages) are the conversation: append-only, numbered 1, 2, 3, ... per
+--     thread with no gap, each with an idempotency key so that a retried append returns the
+--     original row instead of writing a second one.
+--   * Events (ai.session_events) are the operator's stream: start, status changes, tool calls,
+--     errors. They are not numbered per thread; their global id orders them.
+--
+-- Locks. An append locks its session row (FOR NO KEY UPDATE, via the UPDATE that bumps
+-- last_seq) and nothing else, so appends to one thread are serialized, appends to different
+-- threads never wait on each other, and no two appends can deadlock (each takes one lock).
+-- A status change takes the same row lock. Events take no session lock at all.
+--
+-- Time. Every function reads the time through ai.now(), once, at its start. Tests freeze or
+-- move that clock with the setting ai.frozen_now instead of sleeping.
+--
+-- Identity. Functions run as the caller (SECURITY INVOKER). The caller's tenant is
+-- ai.current_owner(): the login role's name, or, for a member of ai_service, the end-user id the
+-- back-end set with ai.act_as(). See deploy/owners.sql.
+begin;
+
+create schema ai;
+comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents';
+
+commit;

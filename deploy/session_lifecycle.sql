@@ -1,0 +1,110 @@
+-- Deploy agent-state:session_lifecycle to pg
+-- requires: sessions
+-- requires: events
+begin;
+
+-- The allowed status changes, in one place:
+--   active  -> waiting | completed | failed | cancelled
+--   waiting -> active  | completed | failed | cancelled
+--   completed, failed, cancelled: final.
+-- Setting the status a session already has is a no-op, so a retried call succeeds.
+create function ai._session_transition_allowed(from_status text, to_status text) returns boolean
+language sql immutable parallel safe
+as $$
+  select from_status = to_status
+      or (from_status in ('active', 'waiting')
+          and to_status in ('active', 'waiting', 'completed', 'failed', 'cancelled'))
+$$;
+comment on function ai._session_transition_allowed(text, text) is 'Internal: whether a session may move from one status to another.';
+
+create function ai.create_session(thread_id text default null, config jsonb default '{}')
+returns ai.agent_sessions
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id text := coalesce($1, pg_catalog.gen_random_uuid()::text);
+  a_config alias for $2;
+  v_now timestamptz := ai.now();
+  s ai.agent_sessions;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  perform ai._check_document(a_config, 'config', must_be_object => true);
+
+  insert into ai.agent_sessions (thread_id, owner, config, created_at, updated_at)
+  values (a_thread_id, ai.current_owner(), a_config, v_now, v_now)
+  on conflict (thread_id) do nothing
+  returning * into s;
+
+  if found then
+    insert into ai.session_events (thread_id, owner, kind, payload, created_at)
+    values (s.thread_id, s.owner, 'start', pg_catalog.jsonb_build_object('config', s.config), v_now);
+    return s;
+  end if;
+
+  -- The thread exists. Ours: return it unchanged (a retried create is harmless). Another
+  -- tenant's: RLS hides it, and all we may say is that the id is taken.
+  select * into s from ai.agent_sessions a where a.thread_id = a_thread_id;
+  if not found or (s.owner <> ai.current_owner() and not ai.sees_all_owners()) then
+    raise exception using errcode = 'AS005',
+      message = format('thread id %s is not available', a_thread_id),
+      hint = 'pass NULL to get a fresh id';
+  end if;
+  return s;
+end
+$$;
+comment on function ai.create_session(text, jsonb) is
+  'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns returns the existing row unchanged. AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant.';
+
+create function ai.set_session_status(thread_id text, status text) returns ai.agent_sessions
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_status alias for $2;
+  v_now timestamptz := ai.now();
+  v_from text;
+  s ai.agent_sessions;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  if a_status is null or a_status not in ('active', 'waiting', 'completed', 'failed', 'cancelled') then
+    raise exception using errcode = 'AS002',
+      message = format('status %s is not one of active, waiting, completed, failed, cancelled',
+                       coalesce(pg_catalog.quote_literal(a_status), 'NULL'));
+  end if;
+
+  select * into s from ai.agent_sessions a where a.thread_id = a_thread_id for no key update;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+  if s.status = a_status then
+    return s;
+  end if;
+  if not ai._session_transition_allowed(s.status, a_status) then
+    raise exception using errcode = 'AS004',
+      message = format('session %s cannot go from %s to %s', a_thread_id, s.status, a_status);
+  end if;
+
+  v_from := s.status;
+  update ai.agent_sessions a
+  set status = a_status,
+      updated_at = v_now,
+      completed_at = case when a_status in ('completed', 'failed', 'cancelled') then v_now end
+  where a.thread_id = a_thread_id
+  returning * into s;
+
+  insert into ai.session_events (thread_id, owner, kind, payload, created_at)
+  values (s.thread_id, s.owner, 'status', pg_catalog.jsonb_build_object('from', v_from, 'to', a_status), v_now);
+  return s;
+end
+$$;
+comment on function ai.set_session_status(text, text) is
+  'Moves a session to a new status (active, waiting, completed, failed, cancelled) and records a status event. active and waiting may go anywhere; completed, failed and cancelled are final; the same status again is a no-op. AS001 unknown thread, AS002 unknown status, AS004 transition not allowed.';
+
+revoke execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
+  ai.set_session_status(text, text) from public;
+grant execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
+  ai.set_session_status(text, text) to ai_user, ai_service;
+
+commit;

@@ -1,0 +1,68 @@
+-- Deploy agent-state:sessions to pg
+-- requires: owners
+-- requires: clock
+begin;
+
+-- One row per agent run. thread_id is global (a caller may bring its own, e.g. LangGraph's),
+-- so the one thing a tenant can learn about another's thread is that its id is taken.
+-- (thread_id, owner) is unique too: every child table references that pair, which makes it
+-- impossible to hang a row of one tenant off another tenant's thread.
+create table ai.agent_sessions (
+  thread_id text primary key check (pg_catalog.char_length(thread_id) between 1 and 255),
+  owner text not null default ai.current_owner(),
+  status text not null default 'active'
+    check (status in ('active', 'waiting', 'completed', 'failed', 'cancelled')),
+  config jsonb not null default '{}' check (pg_catalog.jsonb_typeof(config) = 'object'),
+  current_checkpoint_id text,
+  last_seq bigint not null default 0 check (last_seq >= 0),
+  created_at timestamptz not null default ai.now(),
+  updated_at timestamptz not null default ai.now(),
+  completed_at timestamptz,
+  constraint agent_sessions_thread_owner unique (thread_id, owner),
+  constraint agent_sessions_completed_at check ((completed_at is not null) = (status in ('completed', 'failed', 'cancelled')))
+) with (fillfactor = 80);  -- room for HOT updates: every append rewrites last_seq and updated_at
+comment on table ai.agent_sessions is 'One row per agent run (thread): owner, status, configuration, message counter and current checkpoint.';
+comment on column ai.agent_sessions.last_seq is 'The seq of the newest message; appends bump it under the row lock, so seq has no gaps.';
+comment on column ai.agent_sessions.current_checkpoint_id is 'The newest checkpoint of the root namespace (kept by the checkpoint functions).';
+
+create index agent_sessions_owner_updated on ai.agent_sessions (owner, updated_at desc);
+
+alter table ai.agent_sessions enable row level security;
+alter table ai.agent_sessions force row level security;
+create policy agent_sessions_by_owner on ai.agent_sessions
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+
+-- The functions run as the caller, so callers need these privileges; RLS narrows them to the
+-- caller's own rows. Owner and thread_id are never updatable; nobody but the owner of the
+-- schema deletes (ai.delete_thread, in a later change, does it for the tenant).
+grant select, insert on ai.agent_sessions to ai_user, ai_service;
+grant update (status, config, current_checkpoint_id, last_seq, updated_at, completed_at)
+  on ai.agent_sessions to ai_user, ai_service;
+
+create function ai._check_thread_id(thread_id text) returns void
+language sql immutable parallel safe
+as $$ select ai._check_text(thread_id, 'thread_id', 255) $$;
+comment on function ai._check_thread_id(text) is 'Internal guard: raises AS002 unless thread_id is 1 to 255 characters.';
+
+create function ai.get_session(thread_id text) returns ai.agent_sessions
+language plpgsql stable
+as $$
+declare
+  s ai.agent_sessions;
+begin
+  perform ai._check_thread_id(get_session.thread_id);
+  select * into s from ai.agent_sessions a where a.thread_id = get_session.thread_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', get_session.thread_id);
+  end if;
+  return s;
+end
+$$;
+comment on function ai.get_session(text) is
+  'The session row of a thread. Raises AS001 when the thread does not exist or belongs to another tenant.';
+
+revoke execute on function ai._check_thread_id(text), ai.get_session(text) from public;
+grant execute on function ai._check_thread_id(text), ai.get_session(text) to ai_user, ai_service;
+
+commit;

@@ -1,0 +1,34 @@
+"""agent-state: durable, resumable state for long-running AI agents, inside PostgreSQL.
+
+The logic lives in the ``ai`` schema (PL/pgSQL); this package only calls it.
+"""
+
+from .client import AsyncClient, Client
+from .errors import (
+    AgentStateError,
+    Conflict,
+    InvalidArgument,
+    InvalidTransition,
+    LeaseLost,
+    NotFound,
+    PermissionDenied,
+    TooLarge,
+)
+from .models import AppendResult, Event, Message, Session
+
+__all__ = [
+    "AgentStateError",
+    "AppendResult",
+    "AsyncClient",
+    "Client",
+    "Conflict",
+    "Event",
+    "InvalidArgument",
+    "InvalidTransition",
+    "LeaseLost",
+    "Message",
+    "NotFound",
+    "PermissionDenied",
+    "Session",
+    "TooLarge",
+]

@@ -1,0 +1,4 @@
+-- Revert agent-state:schema from pg
+begin;
+drop schema ai;
+commit;
