@@ -81,7 +81,7 @@ db-stop:
 	@scripts/pg.sh stop
 
 deploy: db
-	@sqitch deploy -q $(SQITCH_TARGET)
+	@sqitch --quiet deploy --verify $(SQITCH_TARGET)
 
 # Prints the environment for the private cluster: eval "$$(make -s env)"
 env:
@@ -96,7 +96,7 @@ ifeq ($(PRIVATE),1)
 	@dropdb --if-exists agent_state_test
 	@createdb agent_state_test
 endif
-	@sqitch deploy -q $(SQITCH_TEST_TARGET)
+	@sqitch --quiet deploy --verify $(SQITCH_TEST_TARGET)
 	@psql -X -q -v ON_ERROR_STOP=1 -d '$(TEST_URL)' -f tests/pgtap/fixtures/setup.sql
 
 test-pgtap: test-db

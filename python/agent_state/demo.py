@@ -34,7 +34,7 @@ def main() -> int:
             idempotency_key="turn-1-search_hotels",
         )
         print(
-            f"append tool_call: seq {call.message.seq}, inserted={call.message and call.inserted}; "
+            f"append tool_call: seq {call.message.seq}, inserted={call.inserted}; "
             f"retry: seq {retry.message.seq}, inserted={retry.inserted}"
         )
         assert retry.message == call.message and not retry.inserted, "a retry must return the original row"
