@@ -32,7 +32,7 @@ endif
 export AGENT_STATE_PGPORT := $(PGPORT_PRIVATE)
 
 .PHONY: help setup deps venv db db-stop deploy demo test test-db test-pgtap test-plpgsql-check test-python \
-        bundle bench lint env clean
+        bundle bench lint env clean docs
 
 help:
 	@echo "make demo      set up and run the demo"
@@ -120,3 +120,7 @@ bench: setup
 
 clean: db-stop
 	rm -rf .pgdata $(VENV)
+
+docs: setup
+	@$(VPY) scripts/sql_api_doc.py '$(DB_URL)' > docs/sql-api.md
+	@echo "wrote docs/sql-api.md"

@@ -114,3 +114,12 @@ def test_bundle_gives_the_same_catalog_as_sqitch(scratch_db: Any) -> None:
 def test_committed_bundle_is_current() -> None:
     generated = _run(["scripts/bundle.sh"], dict(os.environ))
     assert (ROOT / "sql" / "ai.sql").read_text() == generated, "sql/ai.sql is stale: run `make bundle`"
+
+
+def test_committed_sql_api_doc_is_current(dsn: str) -> None:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from sql_api_doc import render
+
+    assert (ROOT / "docs" / "sql-api.md").read_text() == render(dsn), "docs/sql-api.md is stale: run `make docs`"
