@@ -89,7 +89,7 @@ demo: setup
 # A fresh test database each run (private cluster), the schema deployed with sqitch, test roles.
 test-db: deps venv db
 ifeq ($(PRIVATE),1)
-	@dropdb --if-exists agent_state_test
+	@dropdb --if-exists agent_state_test 2>/dev/null
 	@createdb agent_state_test
 endif
 	@scripts/sqitch.sh '$(TEST_URL)' --quiet deploy --verify
