@@ -121,6 +121,6 @@ bench: setup
 clean: db-stop
 	rm -rf .pgdata $(VENV)
 
-docs: setup
-	@$(VPY) scripts/sql_api_doc.py '$(DB_URL)' > docs/sql-api.md
+docs: test-db
+	@$(VPY) scripts/sql_api_doc.py '$(TEST_URL)' > docs/sql-api.md
 	@echo "wrote docs/sql-api.md"

@@ -234,7 +234,7 @@ begin
   if owner is not null then
     perform ai._check_text(owner, 'owner');
   end if;
-  -- NULL (or '') clears the acting owner: the service sees every tenant again.
+  -- NULL clears the acting owner: the service sees every tenant again. ('' is refused above.)
   return pg_catalog.set_config('ai.acting_owner', coalesce(owner, ''), local);
 end
 $$;
@@ -371,6 +371,11 @@ begin
   perform ai._check_thread_id(a_thread_id);
   perform ai._check_event_kind(a_kind);
   perform ai._check_document(a_payload, 'payload');
+  if a_kind in ('start', 'status') then
+    -- Written by create_session and set_session_status only, so the stream can be trusted.
+    raise exception using errcode = 'AS002',
+      message = format('event kind %s is reserved for agent-state itself', a_kind);
+  end if;
 
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
   if not found then
@@ -384,7 +389,7 @@ begin
 end
 $$;
 comment on function ai.record_event(text, text, jsonb) is
-  'Appends an event (kind: a lowercase name such as tool_call or error; payload: a JSON document up to 1 MiB) to a thread''s stream and returns it. Events are allowed in every status, finished sessions included. AS001 unknown thread, AS002 bad kind, AS003 payload too large.';
+  'Appends an event (kind: a lowercase name such as tool_call or error; payload: a JSON document up to 1 MiB) to a thread''s stream and returns it. Events are allowed in every status, finished sessions included. The kinds start and status are reserved (written by create_session and set_session_status). AS001 unknown thread, AS002 bad or reserved kind, AS003 payload too large.';
 
 create function ai.get_events(thread_id text, after_event_id bigint default 0, max_rows integer default 1000,
                               kinds text[] default null)
@@ -397,8 +402,9 @@ declare
 begin
   perform ai._check_thread_id(a_thread_id);
   perform ai._check_limit(max_rows, 'max_rows');
-  if after_event_id is null then
-    raise exception using errcode = 'AS002', message = 'after_event_id must not be NULL';
+  if after_event_id is null or after_event_id < 0 then
+    raise exception using errcode = 'AS002',
+      message = format('after_event_id must be 0 or more, not %s', coalesce(after_event_id::text, 'NULL'));
   end if;
   perform from ai.agent_sessions s where s.thread_id = a_thread_id;
   if not found then
@@ -440,6 +446,27 @@ as $$
           and to_status in ('active', 'waiting', 'completed', 'failed', 'cancelled'))
 $$;
 comment on function ai._session_transition_allowed(text, text) is 'Internal: whether a session may move from one status to another.';
+
+-- The same rule for raw UPDATEs: a tenant holds UPDATE (status) on its own sessions because the
+-- functions run as the caller, so the table itself refuses a forbidden move (a finished session
+-- stays finished). The WHEN clause keeps the trigger off every update that leaves status alone.
+create function ai._guard_session_status() returns trigger
+language plpgsql
+as $$
+begin
+  if not ai._session_transition_allowed(old.status, new.status) then
+    raise exception using errcode = 'AS004',
+      message = format('session %s cannot go from %s to %s', old.thread_id, old.status, new.status);
+  end if;
+  return new;
+end
+$$;
+comment on function ai._guard_session_status() is 'Internal trigger: refuses a status change the transition table forbids, however it is written.';
+
+create trigger agent_sessions_status_transition
+  before update of status on ai.agent_sessions
+  for each row when (old.status is distinct from new.status)
+  execute function ai._guard_session_status();
 
 create function ai.create_session(thread_id text default null, config jsonb default '{}')
 returns ai.agent_sessions
@@ -526,6 +553,7 @@ $$;
 comment on function ai.set_session_status(text, text) is
   'Moves a session to a new status (active, waiting, completed, failed, cancelled) and records a status event. active and waiting may go anywhere; completed, failed and cancelled are final; the same status again is a no-op. AS001 unknown thread, AS002 unknown status, AS004 transition not allowed.';
 
+revoke execute on function ai._guard_session_status() from public;  -- a trigger needs no grant
 revoke execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
   ai.set_session_status(text, text) from public;
 grant execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
@@ -568,6 +596,52 @@ create policy session_messages_by_owner on ai.session_messages
 
 -- Append-only: no UPDATE or DELETE privilege for anyone but the schema owner.
 grant select, insert on ai.session_messages to ai_user, ai_service;
+
+-- seq stays 1..n for raw writes too. Callers hold INSERT on messages and UPDATE (last_seq) on
+-- their sessions, because the functions run as the caller; these two triggers make the table
+-- accept only what ai.append_message_idempotent does: bump last_seq by one, then insert that
+-- number right after its predecessor (or give the number back before using it). Anything else
+-- is refused with AS004 instead of surfacing later as a duplicate key or a gap.
+create function ai._guard_message_seq() returns trigger
+language plpgsql
+as $$
+begin
+  if new.seq is distinct from (select s.last_seq from ai.agent_sessions s where s.thread_id = new.thread_id)
+     or (new.seq > 1 and not exists (select from ai.session_messages m
+                                     where m.thread_id = new.thread_id and m.seq = new.seq - 1)) then
+    raise exception using errcode = 'AS004',
+      message = format('message seq %s does not follow thread %s: append with ai.append_message_idempotent',
+                       new.seq, new.thread_id);
+  end if;
+  return new;
+end
+$$;
+comment on function ai._guard_message_seq() is 'Internal trigger: a message''s seq must be its session''s last_seq and follow the previous message.';
+
+create trigger session_messages_seq
+  before insert on ai.session_messages
+  for each row execute function ai._guard_message_seq();
+
+create function ai._guard_last_seq() returns trigger
+language plpgsql
+as $$
+begin
+  -- Only "give back the number just taken" reaches here (the WHEN clause lets +1 through).
+  if new.last_seq = old.last_seq - 1
+     and not exists (select from ai.session_messages m where m.thread_id = old.thread_id and m.seq = old.last_seq) then
+    return new;
+  end if;
+  raise exception using errcode = 'AS004',
+    message = format('last_seq of thread %s is kept by ai.append_message_idempotent (%s to %s refused)',
+                     old.thread_id, old.last_seq, new.last_seq);
+end
+$$;
+comment on function ai._guard_last_seq() is 'Internal trigger: last_seq only moves up by one, or back by one before the number was used.';
+
+create trigger agent_sessions_last_seq
+  before update of last_seq on ai.agent_sessions
+  for each row when (new.last_seq is distinct from old.last_seq + 1)
+  execute function ai._guard_last_seq();
 
 -- The default token estimate: about four bytes of JSON text per token, the usual rule of thumb
 -- for English with BPE tokenizers. Callers that know the real count pass it.
@@ -712,6 +786,8 @@ $$;
 comment on function ai.get_messages(text, bigint, integer) is
   'A thread''s messages with seq > after_seq, in order, at most max_rows (1 to 10000). AS001 unknown thread, AS002 bad argument.';
 
+-- Trigger functions need no EXECUTE grant to fire.
+revoke execute on function ai._guard_message_seq(), ai._guard_last_seq() from public;
 revoke execute on function ai.estimate_tokens(jsonb), ai.message_key(text, text, jsonb, integer),
   ai.append_message_idempotent(text, text, jsonb, integer, text, integer),
   ai.get_messages(text, bigint, integer) from public;
