@@ -139,12 +139,12 @@ create policy agent_jobs_archive_by_owner on ai.agent_jobs_archive
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
 -- The functions run as the caller, so callers hold what they need; RLS narrows it to their own
--- rows. Tenants may insert a job and cancel one (status and the lease columns), nothing else:
--- attempts, tokens and results are written by workers only.
+-- rows. Tenants may insert a job and cancel one (status and its timestamps), nothing else:
+-- leases, attempts, tokens and results are written by workers only.
 grant select on ai.agent_jobs, ai.agent_jobs_archive to ai_user, ai_service;
 grant insert (thread_id, owner, queue, payload, priority, run_at, max_attempts, idempotency_key, created_at, updated_at)
   on ai.agent_jobs to ai_user;
-grant update (status, lease_owner, lease_expires_at, updated_at, finished_at) on ai.agent_jobs to ai_user;
+grant update (status, updated_at, finished_at) on ai.agent_jobs to ai_user;
 grant insert, update, delete on ai.agent_jobs to ai_service;
 grant insert on ai.agent_jobs_archive to ai_service;
 
@@ -567,7 +567,8 @@ declare
   j ai.agent_jobs;
 begin
   update ai.agent_jobs u
-  set status = 'CANCELLED', lease_owner = null, lease_expires_at = null, finished_at = v_now, updated_at = v_now
+  -- lease_owner stays, to tell who was running it
+  set status = 'CANCELLED', finished_at = v_now, updated_at = v_now
   where u.job_id = cancel_job.job_id and u.status in ('PENDING', 'IN_PROGRESS', 'AWAITING_HUMAN')
   returning u.* into j;
   if not found then
