@@ -495,6 +495,41 @@ $$;
 comment on function ai.complete_job(bigint, bigint, jsonb) is
   'Marks a job held with fencing_token COMPLETED with its result (JSON up to 1 MiB, or NULL) and returns it. AS006 lease lost, AS001 unknown job, AS003 result too large.';
 
+create function ai.complete_jobs(job_ids bigint[], fencing_tokens bigint[], results jsonb[] default null)
+returns setof bigint
+language plpgsql volatile
+set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz := ai.now();
+  v_count integer := pg_catalog.cardinality(complete_jobs.job_ids);
+begin
+  if complete_jobs.job_ids is null or complete_jobs.fencing_tokens is null
+     or pg_catalog.cardinality(complete_jobs.fencing_tokens) <> v_count
+     or pg_catalog.cardinality(complete_jobs.results) <> v_count then
+    raise exception using errcode = 'AS002', message = 'job_ids, fencing_tokens and results (when given) must be arrays of one length';
+  end if;
+  perform ai._check_limit(greatest(v_count, 1), 'the number of jobs', 1000);
+  if exists (select from pg_catalog.unnest(complete_jobs.results) r where pg_catalog.pg_column_size(r) > ai._max_document_bytes()) then
+    raise exception using errcode = 'AS003', message = format('a result is over the limit of %s bytes', ai._max_document_bytes());
+  end if;
+
+  -- Each row is fenced on its own; a job whose lease was lost is simply not in the answer.
+  return query
+  update ai.agent_jobs u
+  set status = 'COMPLETED', result = d.result, lease_owner = null, lease_expires_at = null,
+      finished_at = v_now, updated_at = v_now
+  from rows from (pg_catalog.unnest(complete_jobs.job_ids), pg_catalog.unnest(complete_jobs.fencing_tokens),
+                  pg_catalog.unnest(complete_jobs.results)) as d(job_id, fencing_token, result)
+  where u.job_id = d.job_id and u.status = 'IN_PROGRESS'
+    and u.fencing_token = d.fencing_token and u.lease_expires_at > v_now
+  returning u.job_id;
+end
+$$;
+comment on function ai.complete_jobs(bigint[], bigint[], jsonb[]) is
+  'Completes up to 1000 jobs in one statement, each with its fencing token (and result, when results is given), each fenced as complete_job is. Returns the job_ids it completed; a job whose lease was lost is left out instead of raising. AS002 arrays of different lengths or more than 1000 jobs, AS003 a result over 1 MiB.';
+
 create function ai.fail_job(job_id bigint, fencing_token bigint, error text, retry_in interval default null)
 returns ai.agent_jobs
 language plpgsql volatile
@@ -715,8 +750,8 @@ revoke execute on function
   ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
-  ai.complete_job(bigint, bigint, jsonb), ai.fail_job(bigint, bigint, text, interval),
-  ai.release_job(bigint, bigint), ai.cancel_job(bigint), ai.retry_dead_job(bigint), ai.get_job(bigint),
+  ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
+  ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.cancel_job(bigint), ai.retry_dead_job(bigint), ai.get_job(bigint),
   ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer)
 from public;
 grant execute on function
@@ -728,8 +763,8 @@ grant execute on function
   ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
-  ai.complete_job(bigint, bigint, jsonb), ai.fail_job(bigint, bigint, text, interval),
-  ai.release_job(bigint, bigint), ai.retry_dead_job(bigint), ai.reap_expired(text), ai.archive_jobs(interval, integer)
+  ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
+  ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.retry_dead_job(bigint), ai.reap_expired(text), ai.archive_jobs(interval, integer)
 to ai_service;
 
 commit;

@@ -8,6 +8,7 @@ drop function ai.retry_dead_job(bigint);
 drop function ai.cancel_job(bigint);
 drop function ai.release_job(bigint, bigint);
 drop function ai.fail_job(bigint, bigint, text, interval);
+drop function ai.complete_jobs(bigint[], bigint[], jsonb[]);
 drop function ai.complete_job(bigint, bigint, jsonb);
 drop function ai.fenced_write(bigint, bigint);
 drop function ai.renew_lease(bigint, bigint, interval);

@@ -16,6 +16,7 @@ select 'ai.claim_jobs(text, interval, text, integer)'::regprocedure;
 select 'ai.renew_lease(bigint, bigint, interval)'::regprocedure;
 select 'ai.fenced_write(bigint, bigint)'::regprocedure;
 select 'ai.complete_job(bigint, bigint, jsonb)'::regprocedure;
+select 'ai.complete_jobs(bigint[], bigint[], jsonb[])'::regprocedure;
 select 'ai.fail_job(bigint, bigint, text, interval)'::regprocedure;
 select 'ai.release_job(bigint, bigint)'::regprocedure;
 select 'ai.cancel_job(bigint)'::regprocedure;
