@@ -14,21 +14,29 @@ from .errors import (
     PermissionDenied,
     TooLarge,
 )
-from .models import AppendResult, Event, Message, Session
+from .models import AppendResult, Event, Job, Message, QueueStats, Session
+from .worker import AsyncJobContext, AsyncWorker, JobContext, Worker, WorkerStats
 
 __all__ = [
     "AgentStateError",
     "AppendResult",
     "AsyncClient",
+    "AsyncJobContext",
+    "AsyncWorker",
     "Client",
     "Conflict",
     "Event",
     "InvalidArgument",
     "InvalidTransition",
+    "Job",
+    "JobContext",
     "LeaseLost",
     "Message",
     "NotFound",
     "PermissionDenied",
+    "QueueStats",
     "Session",
     "TooLarge",
+    "Worker",
+    "WorkerStats",
 ]

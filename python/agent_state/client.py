@@ -24,6 +24,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from . import errors
 from .models import AppendResult, Event, Message, Session, from_row
+from .queue import AsyncQueueMethods, QueueMethods
 
 T = TypeVar("T")
 Row = dict[str, Any]
@@ -80,7 +81,7 @@ def _reraise(error: psycopg.Error) -> Exception:
     return error if translated is error else translated
 
 
-class Client:
+class Client(QueueMethods):
     """Synchronous client over a psycopg ``Connection`` or a ``ConnectionPool``."""
 
     def __init__(self, source: SyncSource):
@@ -178,7 +179,7 @@ class Client:
         return self._rows(GET_EVENTS, (thread_id, after_event_id, max_rows, None if kinds is None else list(kinds)))
 
 
-class AsyncClient:
+class AsyncClient(AsyncQueueMethods):
     """Asynchronous twin of :class:`Client`, over an ``AsyncConnection`` or ``AsyncConnectionPool``."""
 
     def __init__(self, source: AsyncSource):
