@@ -112,8 +112,9 @@ create unique index agent_jobs_one_running_per_thread on ai.agent_jobs (thread_i
 -- enqueue_job(idempotency_key => ...) returns the first job of that key (per owner and queue).
 create unique index agent_jobs_idempotency_key on ai.agent_jobs (owner, queue, idempotency_key)
   where idempotency_key is not null;
--- A thread's jobs; also keeps the cascade from a deleted session off a full scan.
-create index agent_jobs_thread on ai.agent_jobs (thread_id);
+-- No index on thread_id alone: every claim and finish moves a row to a new version, and each
+-- index pays for that (measured: a fifth of a claim's cost). The cost lands on deleting a
+-- session, whose cascade scans the jobs; archive_jobs keeps that table small.
 
 alter table ai.agent_jobs enable row level security;
 alter table ai.agent_jobs force row level security;
@@ -365,13 +366,14 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := ai.now();
-  v_jobs ai.agent_jobs[];
+  v_ids bigint[];
 begin
   perform ai._check_claim(claim_jobs.worker_id, claim_jobs.lease, claim_jobs.queue);
   perform ai._check_limit(claim_jobs.max_jobs, 'max_jobs', 1000);
 
   for attempt in 1..5 loop
     begin
+      -- The picked ids go to the UPDATE as one array (no join: no whole-row copies for recheck).
       with candidates as (
         select c.job_id, c.thread_id, c.priority, c.available_at
         from ai.agent_jobs c
@@ -381,11 +383,6 @@ begin
         order by c.priority desc, c.available_at, c.job_id
         limit claim_jobs.max_jobs
         for update skip locked
-      ), one_per_thread as (
-        -- A sibling locked above but not picked stays as it was (the lock ends with this transaction).
-        select distinct on (c.thread_id) c.job_id
-        from candidates c
-        order by c.thread_id, c.priority desc, c.available_at, c.job_id
       ), claimed as (
         update ai.agent_jobs u
         set status = case when u.status = 'IN_PROGRESS' and u.attempts >= u.max_attempts then 'FAILED' else 'IN_PROGRESS' end,
@@ -394,11 +391,12 @@ begin
             lease_owner = claim_jobs.worker_id,
             lease_expires_at = v_now + claim_jobs.lease,
             updated_at = v_now
-        from one_per_thread o
-        where u.job_id = o.job_id
-        returning u.*
+        -- at most one job per thread: a sibling locked above but not picked stays as it was
+        where u.job_id = any (array(select distinct on (c.thread_id) c.job_id from candidates c
+                                    order by c.thread_id, c.priority desc, c.available_at, c.job_id))
+        returning u.job_id
       )
-      select pg_catalog.array_agg(c::ai.agent_jobs order by c.priority desc, c.run_at, c.job_id) into v_jobs from claimed c;
+      select pg_catalog.array_agg(c.job_id) into v_ids from claimed c;
       exit;
     exception when unique_violation then
       if attempt = 5 then
@@ -407,8 +405,12 @@ begin
     end;
   end loop;
 
-  perform ai._finish_spent(s.job_id, v_now) from pg_catalog.unnest(v_jobs) s where s.status = 'FAILED';
-  return query select * from pg_catalog.unnest(v_jobs) s where s.status = 'IN_PROGRESS';
+  -- expired jobs whose attempts were spent are finished as FAILED; the others are handed out
+  perform ai._finish_spent(f.job_id, v_now) from ai.agent_jobs f where f.job_id = any (v_ids) and f.status = 'FAILED';
+  return query
+  select * from ai.agent_jobs j
+  where j.job_id = any (v_ids) and j.status = 'IN_PROGRESS'
+  order by j.priority desc, j.run_at, j.job_id;
 end
 $$;
 comment on function ai.claim_jobs(text, interval, text, integer) is
@@ -515,20 +517,20 @@ begin
     raise exception using errcode = 'AS003', message = format('a result is over the limit of %s bytes', ai._max_document_bytes());
   end if;
 
-  -- Each row is fenced on its own; a job whose lease was lost is simply not in the answer.
+  -- Each row is fenced on its own; a job whose lease was lost is simply not in the answer. The
+  -- arrays are matched by position (no join: no whole-row copies kept for the recheck).
   return query
   update ai.agent_jobs u
-  set status = 'COMPLETED', result = d.result, lease_owner = null, lease_expires_at = null,
-      finished_at = v_now, updated_at = v_now
-  from rows from (pg_catalog.unnest(complete_jobs.job_ids), pg_catalog.unnest(complete_jobs.fencing_tokens),
-                  pg_catalog.unnest(complete_jobs.results)) as d(job_id, fencing_token, result)
-  where u.job_id = d.job_id and u.status = 'IN_PROGRESS'
-    and u.fencing_token = d.fencing_token and u.lease_expires_at > v_now
+  set status = 'COMPLETED', result = complete_jobs.results[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)],
+      lease_owner = null, lease_expires_at = null, finished_at = v_now, updated_at = v_now
+  where u.job_id = any (complete_jobs.job_ids) and u.status = 'IN_PROGRESS'
+    and u.fencing_token = complete_jobs.fencing_tokens[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)]
+    and u.lease_expires_at > v_now
   returning u.job_id;
 end
 $$;
 comment on function ai.complete_jobs(bigint[], bigint[], jsonb[]) is
-  'Completes up to 1000 jobs in one statement, each with its fencing token (and result, when results is given), each fenced as complete_job is. Returns the job_ids it completed; a job whose lease was lost is left out instead of raising. AS002 arrays of different lengths or more than 1000 jobs, AS003 a result over 1 MiB.';
+  'Completes up to 1000 jobs in one statement, each with its fencing token (and result, when results is given), each fenced as complete_job is; job_ids must not repeat. Returns the job_ids it completed; a job whose lease was lost is left out instead of raising. AS002 arrays of different lengths or more than 1000 jobs, AS003 a result over 1 MiB.';
 
 create function ai.fail_job(job_id bigint, fencing_token bigint, error text, retry_in interval default null)
 returns ai.agent_jobs

@@ -238,6 +238,7 @@ class Worker:
         while not self._stopping.is_set():
             with self._lock:
                 free = self.capacity - self._in_flight
+                held_before = bool(self._held)  # idle only if nothing of ours ran while we looked
             if free <= 0:
                 self._wake.wait(self.poll_interval)
                 self._wake.clear()
@@ -255,7 +256,7 @@ class Worker:
                     self._in_flight += 1
                     self._todo.put(ctx)
                 self.stats.claimed += len(jobs)
-                idle = not jobs and not self._held
+                idle = not jobs and not held_before
             if jobs:
                 continue
             if drain and idle:
