@@ -79,7 +79,8 @@ def main() -> None:
         result = _agent_state_worker(dsn) if system == "agent_state" else asyncio.run(_pgqueuer_worker(dsn))
         print(json.dumps(result), flush=True)
         return
-    dsn, service_dsn, processes, jobs, system = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    dsn, service_dsn, system = sys.argv[1], sys.argv[2], sys.argv[5]
+    processes, jobs = int(sys.argv[3]), int(sys.argv[4])
     if system == "agent_state":
         _agent_state_enqueue(service_dsn, jobs)
         child_dsn = service_dsn
