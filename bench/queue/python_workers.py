@@ -58,12 +58,12 @@ async def _pgqueuer_install_and_enqueue(dsn: str, jobs: int) -> None:
 
 
 async def _pgqueuer_worker(dsn: str) -> dict[str, Any]:
-    from pgqueuer import PsycopgDriver, QueueManager
+    from pgqueuer import PsycopgDriver, Queries, QueueManager
     from pgqueuer.domain.types import QueueExecutionMode
 
     times: list[float] = []
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
-        qm = QueueManager(PsycopgDriver(conn))
+        qm = QueueManager(Queries(PsycopgDriver(conn)))
 
         @qm.entrypoint("noop")
         async def noop(job: Any) -> None:
