@@ -149,7 +149,8 @@ def test_deploy_works_as_a_non_superuser_that_owns_the_database(dsn: str, scratc
             "-v",
             "ON_ERROR_STOP=1",
             "-c",
-            "select owner from ai.create_session('t-owned'); select seq from ai.append_message_idempotent('t-owned', 'user', '1')",
+            "select owner from ai.create_session('t-owned');"
+            " select seq from ai.append_message_idempotent('t-owned', 'user', '1')",
         ],
         tenant,
     )
