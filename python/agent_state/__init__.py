@@ -12,9 +12,10 @@ from .errors import (
     LeaseLost,
     NotFound,
     PermissionDenied,
+    StaleCompaction,
     TooLarge,
 )
-from .models import AppendResult, Event, Message, Session
+from .models import AppendResult, ContextWindow, Event, Message, Session, WindowMessage
 
 __all__ = [
     "AgentStateError",
@@ -22,6 +23,7 @@ __all__ = [
     "AsyncClient",
     "Client",
     "Conflict",
+    "ContextWindow",
     "Event",
     "InvalidArgument",
     "InvalidTransition",
@@ -30,5 +32,7 @@ __all__ = [
     "NotFound",
     "PermissionDenied",
     "Session",
+    "StaleCompaction",
     "TooLarge",
+    "WindowMessage",
 ]

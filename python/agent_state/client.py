@@ -23,7 +23,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from . import errors
-from .models import AppendResult, Event, Message, Session, from_row
+from .models import AppendResult, ContextWindow, Event, Message, Session, WindowMessage, from_row
 
 T = TypeVar("T")
 Row = dict[str, Any]
@@ -51,6 +51,15 @@ APPEND_MESSAGE = _Call("select * from ai.append_message_idempotent(%s, %s, %s, %
 GET_MESSAGES = _Call("select * from ai.get_messages(%s, %s, %s)", lambda r: from_row(Message, r))
 RECORD_EVENT = _Call("select * from ai.record_event(%s, %s, %s)", lambda r: from_row(Event, r))
 GET_EVENTS = _Call("select * from ai.get_events(%s, %s, %s, %s)", lambda r: from_row(Event, r))
+
+
+def _context_window(row: Row) -> ContextWindow:
+    messages = [WindowMessage(**m) for m in row["messages"]]
+    return ContextWindow(**{**row, "messages": messages})
+
+
+CONTEXT_WINDOW = _Call("select * from ai.context_window(%s, %s, %s, %s::real)", _context_window)
+RECORD_COMPACTION = _Call("select * from ai.record_compaction(%s, %s, %s, %s)", _append_result)
 ACT_AS = _Call("select ai.act_as(%s) as owner", lambda r: r["owner"])
 NOW = _Call("select ai.now() as now", lambda r: r["now"])
 
@@ -177,6 +186,20 @@ class Client:
         """``ai.get_events``: events after after_event_id, oldest first, optionally of some kinds."""
         return self._rows(GET_EVENTS, (thread_id, after_event_id, max_rows, None if kinds is None else list(kinds)))
 
+    # -- compaction -----------------------------------------------------------------------------
+
+    def context_window(
+        self, thread_id: str, window_tokens: int, keep_last: int = 20, threshold: float = 0.7
+    ) -> ContextWindow:
+        """``ai.context_window``: the newest summary plus every message after it, and whether to compact."""
+        return self._one(CONTEXT_WINDOW, (thread_id, window_tokens, keep_last, threshold))
+
+    def record_compaction(
+        self, thread_id: str, summary: str, through_seq: int, summary_tokens: int | None = None
+    ) -> AppendResult:
+        """``ai.record_compaction``: stores a summary of everything up to through_seq; originals stay."""
+        return self._one(RECORD_COMPACTION, (thread_id, summary, through_seq, summary_tokens))
+
 
 class AsyncClient:
     """Asynchronous twin of :class:`Client`, over an ``AsyncConnection`` or ``AsyncConnectionPool``."""
@@ -259,3 +282,13 @@ class AsyncClient:
     ) -> list[Event]:
         params = (thread_id, after_event_id, max_rows, None if kinds is None else list(kinds))
         return await self._rows(GET_EVENTS, params)
+
+    async def context_window(
+        self, thread_id: str, window_tokens: int, keep_last: int = 20, threshold: float = 0.7
+    ) -> ContextWindow:
+        return await self._one(CONTEXT_WINDOW, (thread_id, window_tokens, keep_last, threshold))
+
+    async def record_compaction(
+        self, thread_id: str, summary: str, through_seq: int, summary_tokens: int | None = None
+    ) -> AppendResult:
+        return await self._one(RECORD_COMPACTION, (thread_id, summary, through_seq, summary_tokens))

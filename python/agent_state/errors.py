@@ -65,10 +65,25 @@ class PermissionDenied(AgentStateError):
     sqlstate = "AS007"
 
 
+class StaleCompaction(AgentStateError):
+    """AS040: a newer compaction already covers as much of the thread; the summary was not stored."""
+
+    sqlstate = "AS040"
+
+
 #: SQLSTATE -> exception class. Later features add their codes here.
 ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
     cls.sqlstate: cls
-    for cls in (NotFound, InvalidArgument, TooLarge, InvalidTransition, Conflict, LeaseLost, PermissionDenied)
+    for cls in (
+        NotFound,
+        InvalidArgument,
+        TooLarge,
+        InvalidTransition,
+        Conflict,
+        LeaseLost,
+        PermissionDenied,
+        StaleCompaction,
+    )
 }
 # Postgres rejects "\u0000" inside JSON with untranslatable_character before any function runs.
 ERRORS_BY_SQLSTATE["22P05"] = InvalidArgument

@@ -63,3 +63,27 @@ class Event:
     kind: str
     payload: Any
     created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class WindowMessage:
+    """One message of a context window; is_summary marks the summary at its head."""
+
+    seq: int
+    role: str
+    content: Any
+    token_count: int
+    is_summary: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ContextWindow:
+    """ai.context_window: what to send to the model now, and whether to compact (and what)."""
+
+    messages: list[WindowMessage]
+    total_tokens: int
+    compaction_due: bool
+    compact_from_seq: int | None
+    compact_through_seq: int | None
+    summary_through_seq: int
+    last_seq: int
