@@ -15,7 +15,16 @@ from .errors import (
     StaleCompaction,
     TooLarge,
 )
-from .models import AppendResult, ContextWindow, Event, Message, Session, WindowMessage
+from .models import (
+    AppendResult,
+    ContextWindow,
+    EvalRun,
+    Event,
+    Message,
+    Session,
+    TrajectoryStep,
+    WindowMessage,
+)
 
 __all__ = [
     "AgentStateError",
@@ -24,6 +33,7 @@ __all__ = [
     "Client",
     "Conflict",
     "ContextWindow",
+    "EvalRun",
     "Event",
     "InvalidArgument",
     "InvalidTransition",
@@ -34,5 +44,6 @@ __all__ = [
     "Session",
     "StaleCompaction",
     "TooLarge",
+    "TrajectoryStep",
     "WindowMessage",
 ]

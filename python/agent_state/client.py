@@ -23,7 +23,17 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from . import errors
-from .models import AppendResult, ContextWindow, Event, Message, Session, WindowMessage, from_row
+from .models import (
+    AppendResult,
+    ContextWindow,
+    EvalRun,
+    Event,
+    Message,
+    Session,
+    TrajectoryStep,
+    WindowMessage,
+    from_row,
+)
 
 T = TypeVar("T")
 Row = dict[str, Any]
@@ -60,6 +70,9 @@ def _context_window(row: Row) -> ContextWindow:
 
 CONTEXT_WINDOW = _Call("select * from ai.context_window(%s, %s, %s, %s::real)", _context_window)
 RECORD_COMPACTION = _Call("select * from ai.record_compaction(%s, %s, %s, %s)", _append_result)
+TRAJECTORY = _Call("select * from ai.trajectory(%s)", lambda r: from_row(TrajectoryStep, r))
+RECORD_EVAL_RUN = _Call("select * from ai.record_eval_run(%s, %s, %s, %s, %s, %s, %s)", lambda r: from_row(EvalRun, r))
+GET_EVAL_RUNS = _Call("select * from ai.get_eval_runs(%s, %s, %s)", lambda r: from_row(EvalRun, r))
 ACT_AS = _Call("select ai.act_as(%s) as owner", lambda r: r["owner"])
 NOW = _Call("select ai.now() as now", lambda r: r["now"])
 
@@ -82,6 +95,26 @@ def _append_args(
     token_count: int | None,
 ) -> tuple[Any, ...]:
     return (thread_id, role, _json(content), turn, idempotency_key, token_count)
+
+
+def _eval_run_args(
+    thread_id: str,
+    candidate: str,
+    passed: bool,
+    scores: dict[str, Any] | None,
+    diff: Any,
+    replay_thread_id: str | None,
+    from_checkpoint_id: str | None,
+) -> tuple[Any, ...]:
+    return (
+        thread_id,
+        candidate,
+        passed,
+        _json({} if scores is None else scores),
+        _json({} if diff is None else diff),
+        replay_thread_id,
+        from_checkpoint_id,
+    )
 
 
 def _reraise(error: psycopg.Error) -> Exception:
@@ -200,6 +233,32 @@ class Client:
         """``ai.record_compaction``: stores a summary of everything up to through_seq; originals stay."""
         return self._one(RECORD_COMPACTION, (thread_id, summary, through_seq, summary_tokens))
 
+    # -- evals ----------------------------------------------------------------------------------
+
+    def trajectory(self, thread_id: str) -> list[TrajectoryStep]:
+        """``ai.trajectory``: the recorded steps of a thread (tool calls with arguments, final answer)."""
+        return self._rows(TRAJECTORY, (thread_id,))
+
+    def record_eval_run(
+        self,
+        thread_id: str,
+        candidate: str,
+        passed: bool,
+        scores: dict[str, Any] | None = None,
+        diff: Any = None,
+        replay_thread_id: str | None = None,
+        from_checkpoint_id: str | None = None,
+    ) -> EvalRun:
+        """``ai.record_eval_run``: keeps one replay's outcome for later queries."""
+        params = _eval_run_args(thread_id, candidate, passed, scores, diff, replay_thread_id, from_checkpoint_id)
+        return self._one(RECORD_EVAL_RUN, params)
+
+    def get_eval_runs(
+        self, thread_id: str | None = None, candidate: str | None = None, max_rows: int = 100
+    ) -> list[EvalRun]:
+        """``ai.get_eval_runs``: the caller's eval runs, newest first."""
+        return self._rows(GET_EVAL_RUNS, (thread_id, candidate, max_rows))
+
 
 class AsyncClient:
     """Asynchronous twin of :class:`Client`, over an ``AsyncConnection`` or ``AsyncConnectionPool``."""
@@ -292,3 +351,24 @@ class AsyncClient:
         self, thread_id: str, summary: str, through_seq: int, summary_tokens: int | None = None
     ) -> AppendResult:
         return await self._one(RECORD_COMPACTION, (thread_id, summary, through_seq, summary_tokens))
+
+    async def trajectory(self, thread_id: str) -> list[TrajectoryStep]:
+        return await self._rows(TRAJECTORY, (thread_id,))
+
+    async def record_eval_run(
+        self,
+        thread_id: str,
+        candidate: str,
+        passed: bool,
+        scores: dict[str, Any] | None = None,
+        diff: Any = None,
+        replay_thread_id: str | None = None,
+        from_checkpoint_id: str | None = None,
+    ) -> EvalRun:
+        params = _eval_run_args(thread_id, candidate, passed, scores, diff, replay_thread_id, from_checkpoint_id)
+        return await self._one(RECORD_EVAL_RUN, params)
+
+    async def get_eval_runs(
+        self, thread_id: str | None = None, candidate: str | None = None, max_rows: int = 100
+    ) -> list[EvalRun]:
+        return await self._rows(GET_EVAL_RUNS, (thread_id, candidate, max_rows))

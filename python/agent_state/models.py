@@ -87,3 +87,31 @@ class ContextWindow:
     compact_through_seq: int | None
     summary_through_seq: int
     last_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class TrajectoryStep:
+    """ai.trajectory: one step of a recorded trajectory."""
+
+    seq: int
+    role: str
+    tool_name: str | None
+    arguments: Any
+    content: Any
+    is_final: bool
+
+
+@dataclass(frozen=True, slots=True)
+class EvalRun:
+    """ai.eval_runs: one replay of a recorded thread by a candidate, with its scores."""
+
+    eval_id: int
+    thread_id: str
+    owner: str
+    replay_thread_id: str | None
+    from_checkpoint_id: str | None
+    candidate: str
+    passed: bool
+    scores: dict[str, Any]
+    diff: Any
+    created_at: datetime
