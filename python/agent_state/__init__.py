@@ -10,6 +10,7 @@ from .errors import (
     InvalidArgument,
     InvalidTransition,
     LeaseLost,
+    NotArchivable,
     NotFound,
     PermissionDenied,
     StaleCompaction,
@@ -17,6 +18,7 @@ from .errors import (
 )
 from .models import (
     AppendResult,
+    ArchivedSession,
     ContextWindow,
     EvalRun,
     Event,
@@ -29,6 +31,7 @@ from .models import (
 __all__ = [
     "AgentStateError",
     "AppendResult",
+    "ArchivedSession",
     "AsyncClient",
     "Client",
     "Conflict",
@@ -39,6 +42,7 @@ __all__ = [
     "InvalidTransition",
     "LeaseLost",
     "Message",
+    "NotArchivable",
     "NotFound",
     "PermissionDenied",
     "Session",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, TypeVar, Union
 
 import psycopg
@@ -25,6 +25,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from . import errors
 from .models import (
     AppendResult,
+    ArchivedSession,
     ContextWindow,
     EvalRun,
     Event,
@@ -73,6 +74,8 @@ RECORD_COMPACTION = _Call("select * from ai.record_compaction(%s, %s, %s, %s)", 
 TRAJECTORY = _Call("select * from ai.trajectory(%s)", lambda r: from_row(TrajectoryStep, r))
 RECORD_EVAL_RUN = _Call("select * from ai.record_eval_run(%s, %s, %s, %s, %s, %s, %s)", lambda r: from_row(EvalRun, r))
 GET_EVAL_RUNS = _Call("select * from ai.get_eval_runs(%s, %s, %s)", lambda r: from_row(EvalRun, r))
+ARCHIVE_SESSIONS = _Call("select * from ai.archive_sessions(%s, %s)", lambda r: from_row(ArchivedSession, r))
+RESTORE_SESSION = _Call("select * from ai.restore_session(%s)", lambda r: from_row(Session, r))
 ACT_AS = _Call("select ai.act_as(%s) as owner", lambda r: r["owner"])
 NOW = _Call("select ai.now() as now", lambda r: r["now"])
 
@@ -259,6 +262,18 @@ class Client:
         """``ai.get_eval_runs``: the caller's eval runs, newest first."""
         return self._rows(GET_EVAL_RUNS, (thread_id, candidate, max_rows))
 
+    # -- retention ------------------------------------------------------------------------------
+
+    def archive_sessions(
+        self, older_than: timedelta = timedelta(days=90), batch_size: int = 1000
+    ) -> list[ArchivedSession]:
+        """``ai.archive_sessions``: one batch of finished sessions moved to ai_archive (ai_service)."""
+        return self._rows(ARCHIVE_SESSIONS, (older_than, batch_size))
+
+    def restore_session(self, thread_id: str) -> Session:
+        """``ai.restore_session``: moves an archived session back into the hot tables (ai_service)."""
+        return self._one(RESTORE_SESSION, (thread_id,))
+
 
 class AsyncClient:
     """Asynchronous twin of :class:`Client`, over an ``AsyncConnection`` or ``AsyncConnectionPool``."""
@@ -372,3 +387,11 @@ class AsyncClient:
         self, thread_id: str | None = None, candidate: str | None = None, max_rows: int = 100
     ) -> list[EvalRun]:
         return await self._rows(GET_EVAL_RUNS, (thread_id, candidate, max_rows))
+
+    async def archive_sessions(
+        self, older_than: timedelta = timedelta(days=90), batch_size: int = 1000
+    ) -> list[ArchivedSession]:
+        return await self._rows(ARCHIVE_SESSIONS, (older_than, batch_size))
+
+    async def restore_session(self, thread_id: str) -> Session:
+        return await self._one(RESTORE_SESSION, (thread_id,))

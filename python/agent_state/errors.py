@@ -71,6 +71,12 @@ class StaleCompaction(AgentStateError):
     sqlstate = "AS040"
 
 
+class NotArchivable(AgentStateError):
+    """AS041: the session cannot be archived or restored as asked (e.g. a hot session has that id)."""
+
+    sqlstate = "AS041"
+
+
 #: SQLSTATE -> exception class. Later features add their codes here.
 ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
     cls.sqlstate: cls
@@ -83,6 +89,7 @@ ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
         LeaseLost,
         PermissionDenied,
         StaleCompaction,
+        NotArchivable,
     )
 }
 # Postgres rejects "\u0000" inside JSON with untranslatable_character before any function runs.

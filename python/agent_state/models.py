@@ -115,3 +115,14 @@ class EvalRun:
     scores: dict[str, Any]
     diff: Any
     created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivedSession:
+    """One row of ai.archive_sessions: a session moved to ai_archive, with rows moved per table."""
+
+    thread_id: str
+    owner: str
+    status: str
+    completed_at: datetime
+    rows_moved: dict[str, int]
