@@ -116,6 +116,7 @@ bundle:
 	@echo "wrote sql/ai.sql"
 
 bench: setup
+	@$(VPY) -c 'import pgqueuer' 2>/dev/null || $(VPY) -m pip install -q -e 'python[test,bench]'
 	@DATABASE_URL='$(DB_URL)' bench/run_all.sh
 
 clean: db-stop

@@ -35,6 +35,7 @@ from .models import (
     WindowMessage,
     from_row,
 )
+from .queue import AsyncQueueMethods, QueueMethods
 
 T = TypeVar("T")
 Row = dict[str, Any]
@@ -125,7 +126,7 @@ def _reraise(error: psycopg.Error) -> Exception:
     return error if translated is error else translated
 
 
-class Client:
+class Client(QueueMethods):
     """Synchronous client over a psycopg ``Connection`` or a ``ConnectionPool``."""
 
     def __init__(self, source: SyncSource):
@@ -275,7 +276,7 @@ class Client:
         return self._one(RESTORE_SESSION, (thread_id,))
 
 
-class AsyncClient:
+class AsyncClient(AsyncQueueMethods):
     """Asynchronous twin of :class:`Client`, over an ``AsyncConnection`` or ``AsyncConnectionPool``."""
 
     def __init__(self, source: AsyncSource):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -126,3 +126,48 @@ class ArchivedSession:
     status: str
     completed_at: datetime
     rows_moved: dict[str, int]
+
+
+# -- queue ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """ai.agent_jobs: one job of the durable queue."""
+
+    job_id: int
+    thread_id: str
+    owner: str
+    queue: str
+    status: str
+    payload: Any
+    priority: int
+    run_at: datetime
+    attempts: int
+    max_attempts: int
+    lease_owner: str | None
+    lease_expires_at: datetime | None
+    fencing_token: int
+    last_error: str | None
+    result: Any
+    idempotency_key: str | None
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+    available_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    """One row of ai.queue_stats: the jobs of one queue, by status."""
+
+    queue_name: str
+    pending: int
+    due: int
+    in_progress: int
+    expired_leases: int
+    awaiting_human: int
+    completed: int
+    failed: int
+    cancelled: int
+    oldest_due_age: timedelta | None
