@@ -20,8 +20,6 @@ ifdef DATABASE_URL
   # A server of the user's: deploy into that database and run the tests there.
   DB_URL := $(DATABASE_URL)
   TEST_URL := $(DATABASE_URL)
-  SQITCH_TARGET = db:$(DATABASE_URL)
-  SQITCH_TEST_TARGET = db:$(DATABASE_URL)
   PRIVATE := 0
 else
   export PGHOST := $(ROOT)/.pgdata/run
@@ -29,14 +27,12 @@ else
   export PGUSER := postgres
   DB_URL := postgresql:///agent_state
   TEST_URL := postgresql:///agent_state_test
-  SQITCH_TARGET = db:pg:agent_state
-  SQITCH_TEST_TARGET = db:pg:agent_state_test
   PRIVATE := 1
 endif
 export AGENT_STATE_PGPORT := $(PGPORT_PRIVATE)
 
 .PHONY: help setup deps venv db db-stop deploy demo test test-db test-pgtap test-plpgsql-check test-python \
-        bundle bench lint env clean
+        bundle bench lint env clean docs
 
 help:
 	@echo "make demo      set up and run the demo"
@@ -80,8 +76,8 @@ endif
 db-stop:
 	@scripts/pg.sh stop
 
-deploy: db
-	@sqitch --quiet deploy --verify $(SQITCH_TARGET)
+deploy: venv db
+	@scripts/sqitch.sh '$(DB_URL)' --quiet deploy --verify
 
 # Prints the environment for the private cluster: eval "$$(make -s env)"
 env:
@@ -93,10 +89,10 @@ demo: setup
 # A fresh test database each run (private cluster), the schema deployed with sqitch, test roles.
 test-db: deps venv db
 ifeq ($(PRIVATE),1)
-	@dropdb --if-exists agent_state_test
+	@dropdb --if-exists agent_state_test 2>/dev/null
 	@createdb agent_state_test
 endif
-	@sqitch --quiet deploy --verify $(SQITCH_TEST_TARGET)
+	@scripts/sqitch.sh '$(TEST_URL)' --quiet deploy --verify
 	@psql -X -q -v ON_ERROR_STOP=1 -d '$(TEST_URL)' -f tests/pgtap/fixtures/setup.sql
 
 test-pgtap: test-db
@@ -106,7 +102,7 @@ test-plpgsql-check: test-db
 	@psql -X -q -v ON_ERROR_STOP=1 -d '$(TEST_URL)' -f tests/plpgsql_check.sql
 
 test-python: test-db
-	AGENT_STATE_TEST_DSN='$(TEST_URL)' SQITCH_TEST_TARGET='$(SQITCH_TEST_TARGET)' \
+	AGENT_STATE_TEST_DSN='$(TEST_URL)' \
 	  $(VPY) -m pytest -q tests/python $(PYTEST_ARGS)
 
 test: setup lint test-pgtap test-plpgsql-check test-python
@@ -124,3 +120,7 @@ bench: setup
 
 clean: db-stop
 	rm -rf .pgdata $(VENV)
+
+docs: setup
+	@$(VPY) scripts/sql_api_doc.py '$(DB_URL)' > docs/sql-api.md
+	@echo "wrote docs/sql-api.md"

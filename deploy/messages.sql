@@ -98,8 +98,8 @@ begin
   v_key := coalesce(a_key, ai.message_key(a_thread_id, a_role, a_content, a_turn));
 
   <<attempt>>
-  for i in 1..2 loop
-    -- A retry of an append that committed: return the original, take no lock.
+  for attempt in 1..2 loop
+    -- A retry of an append that committed: return the original; no lock taken, nothing written.
     select * into m from ai.session_messages s where s.thread_id = a_thread_id and s.idempotency_key = v_key;
     if found then
       if m.role <> a_role or m.content <> a_content or m.turn is distinct from a_turn then
@@ -110,16 +110,19 @@ begin
       return (m.thread_id, m.seq, m.owner, m.role, m.content, m.token_count, m.turn,
               m.idempotency_key, m.created_at, false)::ai.appended_message;
     end if;
+    exit attempt when attempt = 2;
 
     -- Take the next number under the session row lock. Concurrent appends to this thread queue
-    -- here; a concurrent retry of this very message commits first or waits for us.
+    -- here; a concurrent append of this very message either committed before we got the lock
+    -- (the insert below then meets its key) or waits for us.
     update ai.agent_sessions s set last_seq = s.last_seq + 1, updated_at = v_now
-    where s.thread_id = a_thread_id
-    returning s.owner, s.status, s.last_seq into v_owner, v_status, v_seq;
+    where s.thread_id = a_thread_id and s.status in ('active', 'waiting')
+    returning s.owner, s.last_seq into v_owner, v_seq;
     if not found then
-      raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-    end if;
-    if v_status in ('completed', 'failed', 'cancelled') then
+      select s.status into v_status from ai.agent_sessions s where s.thread_id = a_thread_id;
+      if not found then
+        raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+      end if;
       raise exception using errcode = 'AS004',
         message = format('session %s is %s: no more messages', a_thread_id, v_status);
     end if;
@@ -135,12 +138,12 @@ begin
     end if;
 
     -- The same key committed between our first look and our lock: give the number back (we
-    -- still hold the row lock, so nobody took the next one) and return the original.
+    -- hold the row lock, so nobody took the next one) and return the original on the next turn.
     update ai.agent_sessions s set last_seq = s.last_seq - 1 where s.thread_id = a_thread_id;
   end loop attempt;
 
-  -- Unreachable unless a row vanished under us, which append-only rules out.
-  raise exception using errcode = 'XX000', message = 'append_message_idempotent: retry loop exhausted';
+  -- Unreachable: the key was there a moment ago and messages are append-only.
+  raise exception using errcode = 'XX000', message = 'append_message_idempotent: message vanished during a retry';
 end
 $$;
 comment on function ai.append_message_idempotent(text, text, jsonb, integer, text, integer) is

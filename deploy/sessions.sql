@@ -25,7 +25,8 @@ comment on table ai.agent_sessions is 'One row per agent run (thread): owner, st
 comment on column ai.agent_sessions.last_seq is 'The seq of the newest message; appends bump it under the row lock, so seq has no gaps.';
 comment on column ai.agent_sessions.current_checkpoint_id is 'The newest checkpoint of the root namespace (kept by the checkpoint functions).';
 
-create index agent_sessions_owner_updated on ai.agent_sessions (owner, updated_at desc);
+-- Not on updated_at: every append rewrites it, and an index on it would forbid HOT updates.
+create index agent_sessions_owner_created on ai.agent_sessions (owner, created_at desc);
 
 alter table ai.agent_sessions enable row level security;
 alter table ai.agent_sessions force row level security;

@@ -10,11 +10,11 @@ Every method is exactly one round trip: ``select * from ai.<function>(...)``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable, TypeVar, Union
+from typing import Any, TypeVar, Union
 
 import psycopg
 from psycopg.pq import TransactionStatus
@@ -55,8 +55,9 @@ ACT_AS = _Call("select ai.act_as(%s) as owner", lambda r: r["owner"])
 NOW = _Call("select ai.now() as now", lambda r: r["now"])
 
 
-def _json(value: Any) -> Jsonb:
-    return Jsonb(value)
+def _json(value: Any) -> Jsonb | None:
+    """A JSON parameter; Python None is SQL NULL (which the functions refuse where a value is required)."""
+    return None if value is None else Jsonb(value)
 
 
 def _create_session_args(thread_id: str | None, config: dict[str, Any] | None) -> tuple[Any, ...]:
@@ -167,7 +168,11 @@ class Client:
         return self._one(RECORD_EVENT, (thread_id, kind, _json({} if payload is None else payload)))
 
     def get_events(
-        self, thread_id: str, after_event_id: int = 0, max_rows: int = 1000, kinds: Sequence[str] | None = None
+        self,
+        thread_id: str,
+        after_event_id: int = 0,
+        max_rows: int = 1000,
+        kinds: Sequence[str] | None = None,
     ) -> list[Event]:
         """``ai.get_events``: events after after_event_id, oldest first, optionally of some kinds."""
         return self._rows(GET_EVENTS, (thread_id, after_event_id, max_rows, None if kinds is None else list(kinds)))
@@ -246,7 +251,11 @@ class AsyncClient:
         return await self._one(RECORD_EVENT, (thread_id, kind, _json({} if payload is None else payload)))
 
     async def get_events(
-        self, thread_id: str, after_event_id: int = 0, max_rows: int = 1000, kinds: Sequence[str] | None = None
+        self,
+        thread_id: str,
+        after_event_id: int = 0,
+        max_rows: int = 1000,
+        kinds: Sequence[str] | None = None,
     ) -> list[Event]:
         params = (thread_id, after_event_id, max_rows, None if kinds is None else list(kinds))
         return await self._rows(GET_EVENTS, params)

@@ -25,12 +25,18 @@ def main() -> int:
         first = client.append_message(thread, "user", {"text": "Plan three days in Lisbon."}, turn=1)
         client.record_event(thread, "step_started", {"node": "planner"})
         call = client.append_message(
-            thread, "tool_call", {"name": "search_hotels", "args": {"city": "Lisbon"}}, turn=1,
+            thread,
+            "tool_call",
+            {"name": "search_hotels", "args": {"city": "Lisbon"}},
+            turn=1,
             idempotency_key="turn-1-search_hotels",
         )
         # The process "crashes" after the tool call was written but before it knew: it retries.
         retry = client.append_message(
-            thread, "tool_call", {"name": "search_hotels", "args": {"city": "Lisbon"}}, turn=1,
+            thread,
+            "tool_call",
+            {"name": "search_hotels", "args": {"city": "Lisbon"}},
+            turn=1,
             idempotency_key="turn-1-search_hotels",
         )
         print(

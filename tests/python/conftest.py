@@ -22,7 +22,10 @@ from agent_state import Client
 def dsn() -> str:
     value = os.environ.get("AGENT_STATE_TEST_DSN")
     if not value:
-        pytest.exit("AGENT_STATE_TEST_DSN is not set: run the tests with `make test`", returncode=2)
+        pytest.exit(
+            "AGENT_STATE_TEST_DSN is not set: run the tests with `make test`",
+            returncode=2,
+        )
     return value
 
 

@@ -1,0 +1,13 @@
+\ir ../fixtures/helpers.sql
+begin;
+select plan(3);
+
+set local role tenant_a;
+select throws_ok($$select ai.create_session('t-big', jsonb_build_object('x', repeat('a', 1100000)))$$, 'AS003',
+  format('config is %s bytes, over the limit of 1048576', pg_column_size(jsonb_build_object('x', repeat('a', 1100000)))),
+  'config over 1 MiB');
+select is((select count(*)::int from ai.agent_sessions where thread_id = 't-big'), 0, 'no session written');
+select is((select count(*)::int from ai.session_events where thread_id = 't-big'), 0, 'no event written');
+
+select * from finish();
+rollback;

@@ -1,0 +1,14 @@
+\ir ../fixtures/helpers.sql
+begin;
+select plan(5);
+
+set local role tenant_a;
+select ai.create_session('t-ev');
+select throws_ok($$select * from ai.get_events('t-ev', 0, 0)$$, 'AS002', 'max_rows must be between 1 and 10000, not 0', 'zero');
+select throws_ok($$select * from ai.get_events('t-ev', 0, -1)$$, 'AS002', 'max_rows must be between 1 and 10000, not -1', 'negative');
+select throws_ok($$select * from ai.get_events('t-ev', 0, 10001)$$, 'AS002', 'max_rows must be between 1 and 10000, not 10001', 'over the maximum');
+select throws_ok($$select * from ai.get_events('t-ev', 0, null)$$, 'AS002', 'max_rows must be between 1 and 10000, not NULL', 'NULL');
+select lives_ok($$select * from ai.get_events('t-ev', 0, 10000)$$, 'the maximum itself is fine');
+
+select * from finish();
+rollback;

@@ -1,0 +1,11 @@
+\ir ../fixtures/helpers.sql
+begin;
+select plan(3);
+
+set local role tenant_a;
+select throws_ok($$select ai.get_session(null)$$, 'AS002', 'thread_id must not be NULL', 'NULL thread_id');
+select throws_ok($$select ai.get_session('')$$, 'AS002', 'thread_id must not be empty', 'empty thread_id');
+select throws_ok(format('select ai.get_session(%L)', repeat('t', 256)), 'AS002', 'thread_id is longer than 255 characters', 'too long');
+
+select * from finish();
+rollback;

@@ -1,0 +1,12 @@
+\ir ../fixtures/helpers.sql
+begin;
+select plan(2);
+
+set local role tenant_a;
+select ai.create_session('t-a');
+set local role tenant_b;
+select throws_ok($$select ai.get_session('t-nope')$$, 'AS001', 'thread t-nope not found', 'unknown thread');
+select throws_ok($$select ai.get_session('t-a')$$, 'AS001', 'thread t-a not found', 'another tenant''s thread looks unknown');
+
+select * from finish();
+rollback;

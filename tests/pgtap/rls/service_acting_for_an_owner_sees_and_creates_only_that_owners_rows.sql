@@ -1,0 +1,35 @@
+\ir ../fixtures/helpers.sql
+begin;
+select plan(9);
+
+set local role tenant_a;
+select ai.create_session('t-a');
+select ai.append_message_idempotent('t-a', 'user', '"from a"');
+select ai.record_event('t-a', 'tool_call');
+set local role tenant_b;
+select ai.create_session('t-b');
+select ai.append_message_idempotent('t-b', 'user', '"from b"');
+select ai.record_event('t-b', 'tool_call');
+
+set local role app_service;
+select ai.act_as('user-42');
+select ai.create_session('t-42');
+select ai.append_message_idempotent('t-42', 'user', '"hi"');
+
+select results_eq($$select thread_id from ai.agent_sessions$$, array['t-42'], 'only user-42''s session');
+select results_eq($$select distinct owner from ai.session_messages$$, array['user-42'], 'only user-42''s messages');
+select results_eq($$select distinct owner from ai.session_events$$, array['user-42'], 'only user-42''s events');
+select throws_ok($$select ai.get_session('t-a')$$, 'AS001', 'thread t-a not found', 'tenant_a''s thread looks unknown');
+select throws_ok($$insert into ai.agent_sessions (thread_id, owner) values ('t-forged', 'tenant_a')$$, '42501',
+                 'new row violates row-level security policy for table "agent_sessions"', 'cannot create rows for another owner');
+select is((ai.create_session('t-42b')).owner, 'user-42', 'creates rows owned by user-42');
+
+select ai.act_as('tenant_a');
+select results_eq($$select thread_id from ai.agent_sessions$$, array['t-a'], 'acting for tenant_a it sees tenant_a''s session');
+select is((ai.append_message_idempotent('t-a', 'assistant', '"reply"')).seq, 2::bigint, 'and may append to it');
+
+set local role tenant_a;
+select results_eq($$select seq from ai.get_messages('t-a')$$, array[1, 2]::bigint[], 'tenant_a sees the service''s message');
+
+select * from finish();
+rollback;

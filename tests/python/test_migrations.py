@@ -1,0 +1,125 @@
+"""The schema as deployed: sqitch deploy -> revert -> deploy leaves an identical catalog, and the
+one-file bundle sql/ai.sql gives the same catalog as sqitch (and is current)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _env(dsn: str, dbname: str) -> dict[str, str]:
+    params: dict[str, Any] = conninfo_to_dict(dsn)
+    env = dict(os.environ)
+    for key, var in (
+        ("host", "PGHOST"),
+        ("port", "PGPORT"),
+        ("user", "PGUSER"),
+        ("password", "PGPASSWORD"),
+    ):
+        if params.get(key):
+            env[var] = str(params[key])
+    env["PGDATABASE"] = dbname
+    return env
+
+
+def _run(args: list[str], env: dict[str, str]) -> str:
+    done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def _dump(env: dict[str, str]) -> str:
+    dump = _run(["pg_dump", "--schema-only", "--exclude-schema=sqitch"], env)
+    # \restrict and \unrestrict carry a random key per dump (pg_dump 15.14 and later).
+    return "\n".join(line for line in dump.splitlines() if not line.startswith(("\\restrict", "\\unrestrict")))
+
+
+@pytest.fixture
+def scratch_db(dsn: str) -> Iterator[Any]:
+    """Makes empty databases on the test server and drops them afterwards."""
+    made: list[str] = []
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        can_create = admin.execute(
+            "select rolcreatedb or rolsuper from pg_roles where rolname = current_user"
+        ).fetchone()
+        if not (can_create and can_create[0]):
+            pytest.skip("the test role may not create databases")
+
+        def make() -> dict[str, str]:
+            name = f"agent_state_scratch_{uuid.uuid4().hex[:12]}"
+            admin.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
+            made.append(name)
+            return _env(dsn, name)
+
+        yield make
+        for name in made:
+            admin.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+
+
+def test_deploy_revert_deploy_leaves_an_identical_catalog(scratch_db: Any) -> None:
+    env = scratch_db()
+    empty = _dump(env)
+    _run(["sqitch", "--quiet", "deploy", "--verify", "db:pg:"], env)
+    first = _dump(env)
+    assert "CREATE SCHEMA ai;" in first
+    _run(["sqitch", "--quiet", "revert", "-y", "db:pg:"], env)
+    assert _dump(env) == empty, "revert must leave the database as it was before deploy"
+    _run(["sqitch", "--quiet", "deploy", "--verify", "db:pg:"], env)
+    assert _dump(env) == first
+
+
+def test_verify_fails_when_a_change_is_missing(scratch_db: Any) -> None:
+    env = scratch_db()
+    _run(["sqitch", "--quiet", "deploy", "db:pg:"], env)
+    _run(
+        [
+            "psql",
+            "-X",
+            "-q",
+            "-c",
+            "drop function ai.get_messages(text, bigint, integer)",
+        ],
+        env,
+    )
+    done = subprocess.run(
+        ["sqitch", "verify", "db:pg:"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode != 0
+    assert "messages" in done.stdout + done.stderr
+
+
+def test_bundle_gives_the_same_catalog_as_sqitch(scratch_db: Any) -> None:
+    by_sqitch, by_bundle = scratch_db(), scratch_db()
+    _run(["sqitch", "--quiet", "deploy", "db:pg:"], by_sqitch)
+    _run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", "sql/ai.sql"], by_bundle)
+    assert _dump(by_bundle) == _dump(by_sqitch)
+
+
+def test_committed_bundle_is_current() -> None:
+    generated = _run(["scripts/bundle.sh"], dict(os.environ))
+    assert (ROOT / "sql" / "ai.sql").read_text() == generated, "sql/ai.sql is stale: run `make bundle`"
+
+
+def test_committed_sql_api_doc_is_current(dsn: str) -> None:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from sql_api_doc import render
+
+    assert (ROOT / "docs" / "sql-api.md").read_text() == render(dsn), "docs/sql-api.md is stale: run `make docs`"
