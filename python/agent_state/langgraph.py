@@ -359,9 +359,7 @@ class AgentStateSaver(_Codec):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        found = await asyncio.to_thread(
-            lambda: [*self.list(config, filter=filter, before=before, limit=limit)]
-        )
+        found = await asyncio.to_thread(lambda: [*self.list(config, filter=filter, before=before, limit=limit)])
         for item in found:
             yield item
 
@@ -472,9 +470,7 @@ class AsyncAgentStateSaver(_Codec):
     def _run(self, coro: Any) -> Any:
         if self.loop is None:
             coro.close()
-            raise RuntimeError(
-                "AsyncAgentStateSaver was created outside an event loop: use the async methods"
-            )
+            raise RuntimeError("AsyncAgentStateSaver was created outside an event loop: use the async methods")
         try:
             if asyncio.get_running_loop() is self.loop:
                 coro.close()

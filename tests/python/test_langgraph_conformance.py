@@ -27,16 +27,10 @@ def _run_suite(name: str, factory: Any) -> Any:
 
 
 def _assert_all_passed(report: Any) -> None:
-    failures = {
-        cap: result.failures
-        for cap, result in report.results.items()
-        if result.failures
-    }
+    failures = {cap: result.failures for cap, result in report.results.items() if result.failures}
     assert not failures, f"conformance failures: {failures}"
     detected = {cap for cap, result in report.results.items() if result.detected}
-    assert detected == {c.value for c in ALL_CAPABILITIES}, (
-        f"capabilities not detected: {detected}"
-    )
+    assert detected == {c.value for c in ALL_CAPABILITIES}, f"capabilities not detected: {detected}"
     passed = sum(result.tests_passed for result in report.results.values())
     failed = sum(result.tests_failed for result in report.results.values())
     assert (passed, failed) == (EXPECTED_TESTS, 0)
@@ -44,9 +38,7 @@ def _assert_all_passed(report: Any) -> None:
 
 def test_async_saver_passes_all_81_conformance_tests(dsn: str) -> None:
     async def factory() -> AsyncIterator[AsyncAgentStateSaver]:
-        async with AsyncConnectionPool(
-            dsn, min_size=1, max_size=4, kwargs={"autocommit": True}
-        ) as pool:
+        async with AsyncConnectionPool(dsn, min_size=1, max_size=4, kwargs={"autocommit": True}) as pool:
             yield AsyncAgentStateSaver(pool)
 
     _assert_all_passed(_run_suite("AsyncAgentStateSaver", factory))
@@ -54,9 +46,7 @@ def test_async_saver_passes_all_81_conformance_tests(dsn: str) -> None:
 
 def test_sync_saver_passes_all_81_conformance_tests(dsn: str) -> None:
     async def factory() -> AsyncIterator[AgentStateSaver]:
-        with ConnectionPool(
-            dsn, min_size=1, max_size=4, kwargs={"autocommit": True}
-        ) as pool:
+        with ConnectionPool(dsn, min_size=1, max_size=4, kwargs={"autocommit": True}) as pool:
             yield AgentStateSaver(pool)
 
     _assert_all_passed(_run_suite("AgentStateSaver", factory))
