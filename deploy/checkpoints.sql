@@ -96,18 +96,6 @@ create table ai.deleted_threads (
 );
 comment on table ai.deleted_threads is 'Tombstones left by ai.delete_thread: a checkpoint or write for one of these threads raises AS020 instead of re-creating it.';
 
--- lz4 where the server has it: several times faster than pglz to compress and to read back, for
--- a few percent more bytes. The values are serialized state, written once and read often.
-do $$
-begin
-  alter table ai.checkpoints alter column checkpoint set compression lz4;
-  alter table ai.checkpoint_blobs alter column blob set compression lz4;
-  alter table ai.checkpoint_writes alter column blob set compression lz4;
-exception when feature_not_supported then
-  raise notice 'this server has no lz4: checkpoints are compressed with pglz';
-end
-$$;
-
 alter table ai.checkpoints enable row level security;
 alter table ai.checkpoints force row level security;
 create policy checkpoints_by_owner on ai.checkpoints

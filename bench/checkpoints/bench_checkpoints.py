@@ -64,11 +64,53 @@ def setup() -> None:
 
 # -- the realistic checkpoint ---------------------------------------------------------------------
 
-WORDS = (
-    "agent tool search result plan step user answer hotel flight weather price city museum day "
-    "morning evening train ticket booking review summary option compare choose because however "
-    "the a of to and in for with on at by from about into over after before between"
-).split()
+WORDS = [
+    "agent",
+    "tool",
+    "search",
+    "result",
+    "plan",
+    "step",
+    "user",
+    "answer",
+    "hotel",
+    "flight",
+    "weather",
+    "price",
+    "city",
+    "museum",
+    "day",
+    "morning",
+    "evening",
+    "train",
+    "ticket",
+    "booking",
+    "review",
+    "summary",
+    "option",
+    "compare",
+    "choose",
+    "because",
+    "however",
+    "the",
+    "a",
+    "of",
+    "to",
+    "and",
+    "in",
+    "for",
+    "with",
+    "on",
+    "at",
+    "by",
+    "from",
+    "about",
+    "into",
+    "over",
+    "after",
+    "before",
+    "between",
+]
 
 
 def text(seed: int, size: int = 500) -> str:
@@ -200,7 +242,9 @@ def run_point(setup: Setup, threads: int, operation: str) -> float:
             stop = threading.Event()
             start = threading.Barrier(threads + 1)
 
-            def loop(i: int, w: Worker) -> None:
+            def loop(
+                i: int, w: Worker, counts: list[int] = counts, stop: threading.Event = stop, start: Any = start
+            ) -> None:
                 op = getattr(w, operation)
                 start.wait()
                 while not stop.is_set():
@@ -292,33 +336,33 @@ def lineage() -> None:
 # -- bytes per checkpoint -------------------------------------------------------------------------
 
 
+def _disk_bytes(conn: psycopg.Connection[Any], tables: list[str]) -> int:
+    conn.execute("checkpoint")  # nothing pending in shared buffers' accounting
+    sql = " + ".join(f"pg_total_relation_size('{t}')" for t in tables)
+    return int(conn.execute(f"select {sql}").fetchone()[0])  # type: ignore[index]
+
+
 def bytes_per_checkpoint() -> None:
-    n = 100
+    """Growth of the tables (heap, TOAST and indexes) per checkpoint, n checkpoints on a fresh thread."""
+    n = 200
+    pg_tables = [f"{PG_SCHEMA}.checkpoints", f"{PG_SCHEMA}.checkpoint_blobs", f"{PG_SCHEMA}.checkpoint_writes"]
+    our_tables = ["ai.checkpoints", "ai.checkpoint_blobs", "ai.checkpoint_writes"]
     figures = {}
-    with psycopg.connect(PG_URL, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
-        w = Worker(PostgresSaver(conn), f"bench-bytes-{uuid.uuid4()}")
-        for _ in range(n):
-            w.put()
-        figures["PostgresSaver"] = conn.execute(
-            "select (select coalesce(sum(pg_column_size(t.*)), 0) from checkpoints t where thread_id = %(t)s)"
-            " + (select coalesce(sum(pg_column_size(t.*)), 0) from checkpoint_blobs t where thread_id = %(t)s)"
-            " + (select coalesce(sum(pg_column_size(t.*)), 0) from checkpoint_writes t where thread_id = %(t)s)"
-            " as b",
-            {"t": w.thread_id},
-        ).fetchone()["b"]  # type: ignore[index]
-    with psycopg.connect(TENANT_URL, autocommit=True) as conn:
-        w = Worker(AgentStateSaver(conn), f"bench-bytes-{uuid.uuid4()}")
-        for _ in range(n):
-            w.put()
-        figures["AgentStateSaver"] = conn.execute(
-            "select (select coalesce(sum(pg_column_size(t.*)), 0) from ai.checkpoints t where thread_id = %(t)s)"
-            " + (select coalesce(sum(pg_column_size(t.*)), 0) from ai.checkpoint_blobs t where thread_id = %(t)s)"
-            " + (select coalesce(sum(pg_column_size(t.*)), 0) from ai.checkpoint_writes t where thread_id = %(t)s)",
-            {"t": w.thread_id},
-        ).fetchone()[0]  # type: ignore[index]
-    print(f"\nbytes stored per checkpoint (row data incl. TOAST, no indexes; {n} checkpoints of the realistic state):")
-    pg = figures["PostgresSaver"] / n
-    ours = figures["AgentStateSaver"] / n
+    with psycopg.connect(URL, autocommit=True) as su:
+        before = _disk_bytes(su, pg_tables)
+        with psycopg.connect(PG_URL, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
+            w = Worker(PostgresSaver(conn), f"bench-bytes-{uuid.uuid4()}")
+            for _ in range(n):
+                w.put()
+        figures["PostgresSaver"] = (_disk_bytes(su, pg_tables) - before) / n
+        before = _disk_bytes(su, our_tables)
+        with psycopg.connect(TENANT_URL, autocommit=True) as conn:
+            w = Worker(AgentStateSaver(conn), f"bench-bytes-{uuid.uuid4()}")
+            for _ in range(n):
+                w.put()
+        figures["AgentStateSaver"] = (_disk_bytes(su, our_tables) - before) / n
+    pg, ours = figures["PostgresSaver"], figures["AgentStateSaver"]
+    print(f"\nbytes on disk per checkpoint (growth of heap + TOAST + indexes over {n} checkpoints):")
     print(f"  PostgresSaver    {pg:9.0f} B")
     print(f"  AgentStateSaver  {ours:9.0f} B   {ours / pg:5.2f}x")
 
