@@ -120,7 +120,7 @@ create policy deleted_threads_by_owner on ai.deleted_threads
 -- The functions run as the caller; RLS narrows every privilege to the caller's own rows.
 grant select, insert, update, delete on ai.checkpoints, ai.checkpoint_blobs, ai.checkpoint_writes
   to ai_user, ai_service;
-grant select, insert on ai.deleted_threads to ai_user, ai_service;
+grant select, insert, update (deleted_at) on ai.deleted_threads to ai_user, ai_service;
 -- ai.delete_thread deletes the session row; the foreign keys cascade to everything else.
 grant delete on ai.agent_sessions to ai_user, ai_service;
 

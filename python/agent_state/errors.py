@@ -65,10 +65,32 @@ class PermissionDenied(AgentStateError):
     sqlstate = "AS007"
 
 
+class ThreadDeleted(AgentStateError):
+    """AS020: a checkpoint or write for a thread that was deleted; a late write does not re-create it."""
+
+    sqlstate = "AS020"
+
+
+class FencingUnavailable(AgentStateError):
+    """AS021: a fenced checkpoint (job_id, fencing_token) while the job queue is not installed."""
+
+    sqlstate = "AS021"
+
+
 #: SQLSTATE -> exception class. Later features add their codes here.
 ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
     cls.sqlstate: cls
-    for cls in (NotFound, InvalidArgument, TooLarge, InvalidTransition, Conflict, LeaseLost, PermissionDenied)
+    for cls in (
+        NotFound,
+        InvalidArgument,
+        TooLarge,
+        InvalidTransition,
+        Conflict,
+        LeaseLost,
+        PermissionDenied,
+        ThreadDeleted,
+        FencingUnavailable,
+    )
 }
 # Postgres rejects "\u0000" inside JSON with untranslatable_character before any function runs.
 ERRORS_BY_SQLSTATE["22P05"] = InvalidArgument

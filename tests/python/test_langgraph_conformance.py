@@ -36,7 +36,9 @@ def _assert_all_passed(report: Any) -> None:
     assert (passed, failed) == (EXPECTED_TESTS, 0)
 
 
-def test_async_saver_passes_all_81_conformance_tests(dsn: str) -> None:
+def test_async_saver_passes_all_81_conformance_tests(role_dsn: Any) -> None:
+    dsn = role_dsn("tenant_a")  # a tenant: privileges and RLS are exercised
+
     async def factory() -> AsyncIterator[AsyncAgentStateSaver]:
         async with AsyncConnectionPool(dsn, min_size=1, max_size=4, kwargs={"autocommit": True}) as pool:
             yield AsyncAgentStateSaver(pool)
@@ -44,7 +46,9 @@ def test_async_saver_passes_all_81_conformance_tests(dsn: str) -> None:
     _assert_all_passed(_run_suite("AsyncAgentStateSaver", factory))
 
 
-def test_sync_saver_passes_all_81_conformance_tests(dsn: str) -> None:
+def test_sync_saver_passes_all_81_conformance_tests(role_dsn: Any) -> None:
+    dsn = role_dsn("tenant_b")
+
     async def factory() -> AsyncIterator[AgentStateSaver]:
         with ConnectionPool(dsn, min_size=1, max_size=4, kwargs={"autocommit": True}) as pool:
             yield AgentStateSaver(pool)
