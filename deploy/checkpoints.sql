@@ -121,8 +121,25 @@ create policy deleted_threads_by_owner on ai.deleted_threads
 grant select, insert, update, delete on ai.checkpoints, ai.checkpoint_blobs, ai.checkpoint_writes
   to ai_user, ai_service;
 grant select, insert, update (deleted_at) on ai.deleted_threads to ai_user, ai_service;
--- ai.delete_thread deletes the session row; the foreign keys cascade to everything else.
-grant delete on ai.agent_sessions to ai_user, ai_service;
+
+-- Tenants may not delete sessions (see the sessions change). A tombstone is what deletes one:
+-- RLS lets a caller write a tombstone only for its own owner, and this trigger then deletes that
+-- owner's session of that thread, as the schema owner; the foreign keys cascade to everything the
+-- thread owns (messages, events, checkpoints, values, writes).
+create function ai._delete_tombstoned_session() returns trigger
+language plpgsql volatile security definer
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  delete from ai.agent_sessions s where s.thread_id = new.thread_id and s.owner = new.owner;
+  return null;
+end
+$$;
+comment on function ai._delete_tombstoned_session() is 'Internal trigger: deletes the session a tombstone in ai.deleted_threads names (owner and thread must match).';
+revoke execute on function ai._delete_tombstoned_session() from public;
+create trigger deleted_threads_delete_session
+  after insert or update on ai.deleted_threads
+  for each row execute function ai._delete_tombstoned_session();
 
 -- ---------------------------------------------------------------------------------------------
 -- Guards and helpers
@@ -847,8 +864,9 @@ declare
   v_owner text;
 begin
   perform ai._check_thread_id(a_thread_id);
-  -- The session row first: a concurrent put waits on it, then finds the tombstone.
-  delete from ai.agent_sessions s where s.thread_id = a_thread_id returning s.owner into v_owner;
+  -- The session row first (locked here, deleted by the tombstone's trigger in this transaction):
+  -- a concurrent put waits on it, then finds the tombstone.
+  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for update;
   if not found then
     return false;  -- unknown, or another tenant's: nothing the caller may delete
   end if;

@@ -10,7 +10,10 @@ begin
   from pg_proc p
   join pg_namespace n on n.oid = p.pronamespace
   join pg_language l on l.oid = p.prolang
-  cross join lateral plpgsql_check_function_tb(p.oid, extra_warnings => true, other_warnings => true) c
+  -- a trigger function is checked against the table of its trigger
+  cross join lateral plpgsql_check_function_tb(
+    p.oid, relid => coalesce((select t.tgrelid from pg_trigger t where t.tgfoid = p.oid limit 1), 0),
+    extra_warnings => true, other_warnings => true) c
   where n.nspname = 'ai' and l.lanname = 'plpgsql';
   if findings is not null then
     raise exception E'plpgsql_check findings:\n%', findings;

@@ -13,10 +13,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import psycopg
-from agent_state.langgraph import AgentStateSaver, AsyncAgentStateSaver
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+from agent_state.langgraph import AgentStateSaver, AsyncAgentStateSaver
 
 EXPECTED_TESTS = 81
 
