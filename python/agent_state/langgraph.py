@@ -47,20 +47,22 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg.types.json import Jsonb
 
+from . import client
 from .client import AsyncClient, AsyncSource, Client, SyncSource, _reraise
 
 __all__ = ["AgentStateSaver", "AsyncAgentStateSaver"]
 
 Durability = Literal["sync", "async"]
 
-PUT_CHECKPOINT = "select ai.put_checkpoint(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-PUT_WRITES = "select ai.put_writes(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-GET_CHECKPOINT = "select * from ai.get_checkpoint(%s, %s, %s)"
-LIST_CHECKPOINTS = "select * from ai.list_checkpoints(%s, %s, %s, %s, %s)"
-DELETE_THREAD = "select ai.delete_thread(%s)"
-DELETE_FOR_RUNS = "select ai.delete_for_runs(%s)"
-COPY_THREAD = "select ai.copy_thread(%s, %s)"
-PRUNE = "select ai.prune_checkpoints(%s, %s)"
+# The same statements as the Client's (one SQL function call each); rows read by position.
+PUT_CHECKPOINT = client.PUT_CHECKPOINT.sql
+PUT_WRITES = client.PUT_WRITES.sql
+GET_CHECKPOINT = client.GET_CHECKPOINT.sql
+LIST_CHECKPOINTS = client.LIST_CHECKPOINTS.sql
+DELETE_THREAD = client.DELETE_THREAD.sql
+DELETE_FOR_RUNS = client.DELETE_FOR_RUNS.sql
+COPY_THREAD = client.COPY_THREAD.sql
+PRUNE = client.PRUNE_CHECKPOINTS.sql
 
 # Column positions of ai.checkpoint_tuple.
 (
