@@ -19,7 +19,6 @@ drop function ai._reset_current_checkpoint(text[]);
 drop function ai._collect_checkpoint_blobs(text[]);
 drop function ai._checkpoint_thread_owner(text);
 drop function ai._fence(bigint, bigint);
-drop function ai._check_parallel_arrays(text, integer[]);
 drop function ai._check_checkpoint_ns(text);
 drop table ai.deleted_threads;
 drop function ai._delete_tombstoned_session();

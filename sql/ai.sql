@@ -951,13 +951,30 @@ grant select, insert, update (deleted_at) on ai.deleted_threads to ai_user, ai_s
 -- RLS lets a caller write a tombstone only for its own owner, and this trigger then deletes that
 -- owner's session of that thread, as the schema owner; the foreign keys cascade to everything the
 -- thread owns (messages, events, checkpoints, values, writes).
+-- RLS is forced on ai.agent_sessions, for the schema owner too (unless it is a superuser): the
+-- function acts for the tombstone's owner (ai.acting_owner, honoured for members of ai_service,
+-- which the schema owner is made below) and restores the caller's setting afterwards.
 create function ai._delete_tombstoned_session() returns trigger
 language plpgsql volatile security definer
 set search_path = pg_catalog, pg_temp
 as $$
+declare
+  v_caller_acting_owner text := coalesce(pg_catalog.current_setting('ai.acting_owner', true), '');
 begin
+  perform pg_catalog.set_config('ai.acting_owner', new.owner, true);
   delete from ai.agent_sessions s where s.thread_id = new.thread_id and s.owner = new.owner;
+  perform pg_catalog.set_config('ai.acting_owner', v_caller_acting_owner, true);
   return null;
+end
+$$;
+do $$
+begin
+  if not pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER') then
+    execute pg_catalog.format('grant ai_service to %I', current_user);
+  end if;
+exception when insufficient_privilege then
+  raise warning 'the schema owner % is not a member of ai_service: ai.delete_thread will not delete sessions',
+    current_user;
 end
 $$;
 comment on function ai._delete_tombstoned_session() is 'Internal trigger: deletes the session a tombstone in ai.deleted_threads names (owner and thread must match).';
@@ -982,18 +999,6 @@ begin
 end
 $$;
 comment on function ai._check_checkpoint_ns(text) is 'Internal guard: raises AS002 unless checkpoint_ns is a text of at most 1024 characters (empty is the root).';
-
-create function ai._check_parallel_arrays(argument text, variadic lengths integer[]) returns void
-language plpgsql immutable parallel safe
-as $$
-begin
-  if (select count(distinct coalesce(l, -1)) from pg_catalog.unnest(lengths) l) > 1 then
-    raise exception using errcode = 'AS002',
-      message = format('the arrays of %s must have the same length, not %s', argument, lengths::text);
-  end if;
-end
-$$;
-comment on function ai._check_parallel_arrays(text, integer[]) is 'Internal guard: raises AS002 unless the parallel arrays (given by their cardinalities) have one length.';
 
 -- Calls the queue's fencing check when the queue is installed. Both or neither argument.
 create function ai._fence(job_id bigint, fencing_token bigint) returns void
@@ -1143,24 +1148,43 @@ declare
   v_now timestamptz := ai.now();
   v_owner text;
 begin
-  perform ai._check_thread_id(a_thread_id);
-  perform ai._check_checkpoint_ns(a_ns);
-  perform ai._check_text(v_id, 'checkpoint_id');
-  if a_parent_id is not null then
+  -- Guards. The common case is tested inline (plain expressions, no query: this is the hot path
+  -- of every graph step); a failing argument goes to the shared guard, which raises its error.
+  if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
+    perform ai._check_thread_id(a_thread_id);
+  end if;
+  if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
+    perform ai._check_checkpoint_ns(a_ns);
+  end if;
+  if v_id = '' or pg_catalog.char_length(v_id) > 255 then
+    perform ai._check_text(v_id, 'checkpoint_id');
+  end if;
+  if a_parent_id = '' or pg_catalog.char_length(a_parent_id) > 255 then
     perform ai._check_text(a_parent_id, 'parent_checkpoint_id');
   end if;
-  perform ai._check_text(a_type, 'type', 64);
+  if a_type is null or a_type = '' or pg_catalog.char_length(a_type) > 64 then
+    perform ai._check_text(a_type, 'type', 64);
+  end if;
   if a_checkpoint is null then
     raise exception using errcode = 'AS002', message = 'checkpoint must not be NULL';
   end if;
-  perform ai._check_document(a_metadata, 'metadata', must_be_object => true);
-  perform ai._check_document(a_versions, 'channel_versions', must_be_object => true);
+  if a_metadata is null or pg_catalog.jsonb_typeof(a_metadata) <> 'object'
+     or pg_catalog.pg_column_size(a_metadata) > ai._max_document_bytes() then
+    perform ai._check_document(a_metadata, 'metadata', must_be_object => true);
+  end if;
+  if a_versions is null or pg_catalog.jsonb_typeof(a_versions) <> 'object'
+     or pg_catalog.pg_column_size(a_versions) > ai._max_document_bytes() then
+    perform ai._check_document(a_versions, 'channel_versions', must_be_object => true);
+  end if;
   if a_blob_channels is null or a_blob_versions is null or a_blob_types is null or a_blobs is null then
     raise exception using errcode = 'AS002', message = 'blob arrays must not be NULL (pass empty arrays)';
   end if;
-  perform ai._check_parallel_arrays('blob_channels, blob_versions, blob_types, blobs',
-    pg_catalog.cardinality(a_blob_channels), pg_catalog.cardinality(a_blob_versions),
-    pg_catalog.cardinality(a_blob_types), pg_catalog.cardinality(a_blobs));
+  if pg_catalog.cardinality(a_blob_channels) <> pg_catalog.cardinality(a_blobs)
+     or pg_catalog.cardinality(a_blob_versions) <> pg_catalog.cardinality(a_blobs)
+     or pg_catalog.cardinality(a_blob_types) <> pg_catalog.cardinality(a_blobs) then
+    raise exception using errcode = 'AS002',
+      message = 'blob_channels, blob_versions, blob_types and blobs must have the same length';
+  end if;
   if array_position(a_blob_channels, null) is not null or array_position(a_blob_versions, null) is not null
      or array_position(a_blob_types, null) is not null then
     raise exception using errcode = 'AS002', message = 'blob channels, versions and types must not contain NULL';
@@ -1169,7 +1193,9 @@ begin
     raise exception using errcode = 'AS002',
       message = format('durability %s is not sync or async', coalesce(pg_catalog.quote_literal(a_durability), 'NULL'));
   end if;
-  perform ai._fence(job_id, fencing_token);
+  if job_id is not null or fencing_token is not null then
+    perform ai._fence(job_id, fencing_token);
+  end if;
 
   if a_durability = 'async' then
     -- This transaction only: a crash may lose it whole, never half of it.
@@ -1184,25 +1210,23 @@ begin
                                      then v_id else s.current_checkpoint_id end
     where s.thread_id = a_thread_id
     returning s.owner into v_owner;
+  else
+    select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
   end if;
   if v_owner is null then
     v_owner := ai._checkpoint_thread_owner(a_thread_id);
     if a_ns = '' then
-      update ai.agent_sessions s
-      set current_checkpoint_id = case when s.current_checkpoint_id is null
-                                         or s.current_checkpoint_id collate "C" < v_id
-                                       then v_id else s.current_checkpoint_id end
-      where s.thread_id = a_thread_id;
+      update ai.agent_sessions s set current_checkpoint_id = v_id where s.thread_id = a_thread_id;
     end if;
   end if;
 
-  if pg_catalog.cardinality(a_blobs) > 0 then
+  -- One statement for the values and the checkpoint.
+  with new_values as (
     insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob)
     select a_thread_id, a_ns, u.channel, u.version, v_owner, u.type, u.blob
     from unnest(a_blob_channels, a_blob_versions, a_blob_types, a_blobs) as u(channel, version, type, blob)
-    on conflict (thread_id, checkpoint_ns, channel, version) do nothing;
-  end if;
-
+    on conflict (thread_id, checkpoint_ns, channel, version) do nothing
+  )
   insert into ai.checkpoints (thread_id, checkpoint_ns, checkpoint_id, owner, parent_checkpoint_id, type,
                               checkpoint, metadata, channel_versions, created_at)
   values (a_thread_id, a_ns, v_id, v_owner, a_parent_id, a_type, a_checkpoint, a_metadata, a_versions, v_now)
@@ -1247,26 +1271,42 @@ declare
   v_owner text;
   v_count integer;
 begin
-  perform ai._check_thread_id(a_thread_id);
-  perform ai._check_checkpoint_ns(a_ns);
-  perform ai._check_text(a_checkpoint_id, 'checkpoint_id');
-  perform ai._check_text(a_task_id, 'task_id');
+  -- Guards: inline for the common case, the shared guard raises (see put_checkpoint).
+  if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
+    perform ai._check_thread_id(a_thread_id);
+  end if;
+  if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
+    perform ai._check_checkpoint_ns(a_ns);
+  end if;
+  if a_checkpoint_id is null or a_checkpoint_id = '' or pg_catalog.char_length(a_checkpoint_id) > 255 then
+    perform ai._check_text(a_checkpoint_id, 'checkpoint_id');
+  end if;
+  if a_task_id is null or a_task_id = '' or pg_catalog.char_length(a_task_id) > 255 then
+    perform ai._check_text(a_task_id, 'task_id');
+  end if;
   if a_task_path is null then
-    raise exception using errcode = 'AS002', message = 'task_path must not be NULL (pass '''')';
+    raise exception using errcode = 'AS002', message = 'task_path must not be NULL (pass an empty string)';
   end if;
   if a_idx is null or a_channels is null or a_types is null or a_blobs is null then
     raise exception using errcode = 'AS002', message = 'idx, channels, types and blobs must not be NULL';
   end if;
-  perform ai._check_parallel_arrays('idx, channels, types, blobs',
-    pg_catalog.cardinality(a_idx), pg_catalog.cardinality(a_channels),
-    pg_catalog.cardinality(a_types), pg_catalog.cardinality(a_blobs));
+  if pg_catalog.cardinality(a_idx) <> pg_catalog.cardinality(a_blobs)
+     or pg_catalog.cardinality(a_channels) <> pg_catalog.cardinality(a_blobs)
+     or pg_catalog.cardinality(a_types) <> pg_catalog.cardinality(a_blobs) then
+    raise exception using errcode = 'AS002', message = 'idx, channels, types and blobs must have the same length';
+  end if;
   if array_position(a_idx, null) is not null or array_position(a_channels, null) is not null
      or array_position(a_types, null) is not null or array_position(a_blobs, null) is not null then
     raise exception using errcode = 'AS002', message = 'idx, channels, types and blobs must not contain NULL';
   end if;
-  perform ai._fence(job_id, fencing_token);
+  if job_id is not null or fencing_token is not null then
+    perform ai._fence(job_id, fencing_token);
+  end if;
 
-  v_owner := ai._checkpoint_thread_owner(a_thread_id);
+  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
+  if not found then
+    v_owner := ai._checkpoint_thread_owner(a_thread_id);
+  end if;
   -- A retried task writes the same (task_id, idx) again: kept as first written, except the
   -- special channels (negative idx: error, interrupt, ...), where the newest wins.
   insert into ai.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, owner, channel,
@@ -1320,8 +1360,12 @@ declare
   a_checkpoint_id alias for $3;
   v_id text;
 begin
-  perform ai._check_thread_id(a_thread_id);
-  perform ai._check_checkpoint_ns(a_ns);
+  if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
+    perform ai._check_thread_id(a_thread_id);
+  end if;
+  if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
+    perform ai._check_checkpoint_ns(a_ns);
+  end if;
   if a_checkpoint_id is null then
     select c.checkpoint_id into v_id from ai.checkpoints c
     where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns
@@ -1824,7 +1868,7 @@ comment on function ai.prune_idle_threads(interval, text) is
   'Retention by age: prunes (ai.prune_checkpoints with the given strategy) every thread the caller sees whose newest checkpoint is older than now - idle; returns how many threads. AS002 bad argument.';
 
 revoke execute on function
-  ai._check_checkpoint_ns(text), ai._check_parallel_arrays(text, integer[]), ai._fence(bigint, bigint),
+  ai._check_checkpoint_ns(text), ai._fence(bigint, bigint),
   ai._checkpoint_thread_owner(text), ai._collect_checkpoint_blobs(text[]), ai._reset_current_checkpoint(text[]),
   ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text),
@@ -1835,7 +1879,7 @@ revoke execute on function
   ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text)
 from public;
 grant execute on function
-  ai._check_checkpoint_ns(text), ai._check_parallel_arrays(text, integer[]), ai._fence(bigint, bigint),
+  ai._check_checkpoint_ns(text), ai._fence(bigint, bigint),
   ai._checkpoint_thread_owner(text), ai._collect_checkpoint_blobs(text[]), ai._reset_current_checkpoint(text[]),
   ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text),
