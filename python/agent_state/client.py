@@ -63,13 +63,13 @@ GET_EVENTS = _Call("select * from ai.get_events(%s, %s, %s, %s)", lambda r: from
 ACT_AS = _Call("select ai.act_as(%s) as owner", lambda r: r["owner"])
 NOW = _Call("select ai.now() as now", lambda r: r["now"])
 
-# checkpoints
+# checkpoints (%b: bytes and bytea[] go in binary, not hex-escaped text)
 ULID = _Call("select ai.ulid() as ulid", lambda r: r["ulid"])
 ULID_TIME = _Call("select ai.ulid_time(%s) as t", lambda r: r["t"])
 PUT_CHECKPOINT = _Call(
-    "select ai.put_checkpoint(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) as id", lambda r: r["id"]
+    "select ai.put_checkpoint(%s, %s, %s, %s, %s, %b, %s, %s, %s, %s, %s, %b, %s, %s, %s) as id", lambda r: r["id"]
 )
-PUT_WRITES = _Call("select ai.put_writes(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) as n", lambda r: r["n"])
+PUT_WRITES = _Call("select ai.put_writes(%s, %s, %s, %s, %s, %s, %s, %b, %s, %s, %s) as n", lambda r: r["n"])
 GET_CHECKPOINT = _Call("select * from ai.get_checkpoint(%s, %s, %s)", lambda r: from_row(CheckpointRow, r))
 LIST_CHECKPOINTS = _Call("select * from ai.list_checkpoints(%s, %s, %s, %s, %s)", lambda r: from_row(CheckpointRow, r))
 CHECKPOINT_LINEAGE = _Call("select * from ai.checkpoint_lineage(%s, %s, %s, %s)", lambda r: from_row(LineageStep, r))
