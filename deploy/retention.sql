@@ -39,7 +39,10 @@ insert into ai._archived_tables (table_name, copy_order, order_by) values
   ('session_events', 20, 'event_id'),
   ('eval_runs', 30, 'eval_id'),
   ('agent_jobs', 40, 'job_id'),
-  ('agent_jobs_archive', 50, 'job_id');
+  ('agent_jobs_archive', 50, 'job_id'),
+  ('checkpoints', 60, 'checkpoint_id'),
+  ('checkpoint_blobs', 70, 'version'),
+  ('checkpoint_writes', 80, 'checkpoint_id');
 
 -- The twins: the same columns in the same order (LIKE), plain columns where the hot table has an
 -- identity (archived rows keep their ids), the children tied to their archived session.
@@ -55,6 +58,12 @@ create table ai_archive.agent_jobs (like ai.agent_jobs including defaults includ
   foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
 create table ai_archive.agent_jobs_archive (like ai.agent_jobs_archive including defaults including constraints including indexes,
   foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create table ai_archive.checkpoints (like ai.checkpoints including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create table ai_archive.checkpoint_blobs (like ai.checkpoint_blobs including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create table ai_archive.checkpoint_writes (like ai.checkpoint_writes including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
 create index agent_sessions_completed on ai_archive.agent_sessions (completed_at);
 
 -- Finding what to archive: finished sessions by completion time.
@@ -65,7 +74,7 @@ declare
   t text;
 begin
   foreach t in array array['agent_sessions', 'session_messages', 'session_events', 'eval_runs', 'agent_jobs',
-                           'agent_jobs_archive'] loop
+                           'agent_jobs_archive', 'checkpoints', 'checkpoint_blobs', 'checkpoint_writes'] loop
     execute format('alter table ai_archive.%I enable row level security', t);
     execute format('alter table ai_archive.%I force row level security', t);
     execute format('create policy %I on ai_archive.%I

@@ -77,6 +77,18 @@ class NotArchivable(AgentStateError):
     sqlstate = "AS041"
 
 
+class ThreadDeleted(AgentStateError):
+    """AS020: a checkpoint or write for a thread that was deleted; a late write does not re-create it."""
+
+    sqlstate = "AS020"
+
+
+class FencingUnavailable(AgentStateError):
+    """AS021: a fenced checkpoint (job_id, fencing_token) while the job queue is not installed."""
+
+    sqlstate = "AS021"
+
+
 #: SQLSTATE -> exception class. Later features add their codes here.
 ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
     cls.sqlstate: cls
@@ -90,6 +102,8 @@ ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
         PermissionDenied,
         StaleCompaction,
         NotArchivable,
+        ThreadDeleted,
+        FencingUnavailable,
     )
 }
 # Postgres rejects "\u0000" inside JSON with untranslatable_character before any function runs.
