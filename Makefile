@@ -63,7 +63,7 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: python/pyproject.toml
 	[ -x $(VPY) ] || $(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e 'python[test]'
+	$(VPY) -m pip install -q -e 'python[test,langgraph,bench]'
 	touch $@
 
 db:
@@ -108,8 +108,8 @@ test-python: test-db
 test: setup lint test-pgtap test-plpgsql-check test-python
 
 lint: venv
-	$(VENV)/bin/ruff check python tests bench
-	$(VENV)/bin/ruff format --check python tests bench
+	$(VENV)/bin/ruff check python tests bench scripts
+	$(VENV)/bin/ruff format --check python tests bench scripts
 
 bundle:
 	@scripts/bundle.sh > sql/ai.sql

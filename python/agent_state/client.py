@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, TypeVar, Union
 
 import psycopg
@@ -23,7 +23,21 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from . import errors
-from .models import AppendResult, Event, Message, Session, from_row
+from .models import (
+    AppendResult,
+    ArchivedSession,
+    CheckpointRow,
+    CheckpointSummary,
+    ContextWindow,
+    EvalRun,
+    Event,
+    LineageStep,
+    Message,
+    Session,
+    TrajectoryStep,
+    WindowMessage,
+    from_row,
+)
 from .queue import AsyncQueueMethods, QueueMethods
 
 T = TypeVar("T")
@@ -52,8 +66,120 @@ APPEND_MESSAGE = _Call("select * from ai.append_message_idempotent(%s, %s, %s, %
 GET_MESSAGES = _Call("select * from ai.get_messages(%s, %s, %s)", lambda r: from_row(Message, r))
 RECORD_EVENT = _Call("select * from ai.record_event(%s, %s, %s)", lambda r: from_row(Event, r))
 GET_EVENTS = _Call("select * from ai.get_events(%s, %s, %s, %s)", lambda r: from_row(Event, r))
+
+
+def _context_window(row: Row) -> ContextWindow:
+    messages = [WindowMessage(**m) for m in row["messages"]]
+    return ContextWindow(**{**row, "messages": messages})
+
+
+CONTEXT_WINDOW = _Call("select * from ai.context_window(%s, %s, %s, %s::real)", _context_window)
+RECORD_COMPACTION = _Call("select * from ai.record_compaction(%s, %s, %s, %s)", _append_result)
+TRAJECTORY = _Call("select * from ai.trajectory(%s)", lambda r: from_row(TrajectoryStep, r))
+RECORD_EVAL_RUN = _Call("select * from ai.record_eval_run(%s, %s, %s, %s, %s, %s, %s)", lambda r: from_row(EvalRun, r))
+GET_EVAL_RUNS = _Call("select * from ai.get_eval_runs(%s, %s, %s)", lambda r: from_row(EvalRun, r))
+ARCHIVE_SESSIONS = _Call("select * from ai.archive_sessions(%s, %s)", lambda r: from_row(ArchivedSession, r))
+RESTORE_SESSION = _Call("select * from ai.restore_session(%s)", lambda r: from_row(Session, r))
 ACT_AS = _Call("select ai.act_as(%s) as owner", lambda r: r["owner"])
 NOW = _Call("select ai.now() as now", lambda r: r["now"])
+
+# checkpoints (%b: bytes and bytea[] go in binary, not hex-escaped text)
+ULID = _Call("select ai.ulid() as ulid", lambda r: r["ulid"])
+ULID_TIME = _Call("select ai.ulid_time(%s) as t", lambda r: r["t"])
+PUT_CHECKPOINT = _Call(
+    "select ai.put_checkpoint(%s, %s, %s, %s, %s, %b, %s, %s, %s, %s, %s, %b, %s, %s, %s) as id", lambda r: r["id"]
+)
+PUT_WRITES = _Call("select ai.put_writes(%s, %s, %s, %s, %s, %s, %s, %b, %s, %s, %s) as n", lambda r: r["n"])
+GET_CHECKPOINT = _Call("select * from ai.get_checkpoint(%s, %s, %s)", lambda r: from_row(CheckpointRow, r))
+LIST_CHECKPOINTS = _Call("select * from ai.list_checkpoints(%s, %s, %s, %s, %s)", lambda r: from_row(CheckpointRow, r))
+CHECKPOINT_LINEAGE = _Call("select * from ai.checkpoint_lineage(%s, %s, %s, %s)", lambda r: from_row(LineageStep, r))
+CHECKPOINTS_BETWEEN = _Call(
+    "select * from ai.checkpoints_between(%s, %s, %s)", lambda r: from_row(CheckpointSummary, r)
+)
+FORK_THREAD = _Call("select ai.fork_thread(%s, %s, %s, %s) as id", lambda r: r["id"])
+COPY_THREAD = _Call("select ai.copy_thread(%s, %s) as n", lambda r: r["n"])
+DELETE_THREAD = _Call("select ai.delete_thread(%s) as deleted", lambda r: r["deleted"])
+DELETE_FOR_RUNS = _Call("select ai.delete_for_runs(%s) as n", lambda r: r["n"])
+PRUNE_CHECKPOINTS = _Call("select ai.prune_checkpoints(%s, %s) as n", lambda r: r["n"])
+PRUNE_IDLE_THREADS = _Call("select ai.prune_idle_threads(%s, %s) as n", lambda r: r["n"])
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelValue:
+    """A channel value for put_checkpoint, stored once per (channel, version)."""
+
+    channel: str
+    version: str
+    type: str
+    blob: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class PendingWrite:
+    """A pending write for put_writes: (idx, channel) of one task, in the caller's serialization."""
+
+    idx: int
+    channel: str
+    type: str
+    blob: bytes
+
+
+def _put_checkpoint_args(
+    thread_id: str,
+    checkpoint_ns: str,
+    checkpoint_id: str | None,
+    parent_checkpoint_id: str | None,
+    type: str,
+    checkpoint: bytes,
+    metadata: dict[str, Any] | None,
+    channel_versions: dict[str, Any] | None,
+    values: Sequence[ChannelValue],
+    job_id: int | None,
+    fencing_token: int | None,
+    durability: str,
+) -> tuple[Any, ...]:
+    return (
+        thread_id,
+        checkpoint_ns,
+        checkpoint_id,
+        parent_checkpoint_id,
+        type,
+        checkpoint,
+        _json(metadata or {}),
+        _json(channel_versions or {}),
+        [v.channel for v in values],
+        [v.version for v in values],
+        [v.type for v in values],
+        [v.blob for v in values],
+        job_id,
+        fencing_token,
+        durability,
+    )
+
+
+def _put_writes_args(
+    thread_id: str,
+    checkpoint_ns: str,
+    checkpoint_id: str,
+    task_id: str,
+    writes: Sequence[PendingWrite],
+    task_path: str,
+    job_id: int | None,
+    fencing_token: int | None,
+) -> tuple[Any, ...]:
+    return (
+        thread_id,
+        checkpoint_ns,
+        checkpoint_id,
+        task_id,
+        [w.idx for w in writes],
+        [w.channel for w in writes],
+        [w.type for w in writes],
+        [w.blob for w in writes],
+        task_path,
+        job_id,
+        fencing_token,
+    )
 
 
 def _json(value: Any) -> Jsonb | None:
@@ -74,6 +200,26 @@ def _append_args(
     token_count: int | None,
 ) -> tuple[Any, ...]:
     return (thread_id, role, _json(content), turn, idempotency_key, token_count)
+
+
+def _eval_run_args(
+    thread_id: str,
+    candidate: str,
+    passed: bool,
+    scores: dict[str, Any] | None,
+    diff: Any,
+    replay_thread_id: str | None,
+    from_checkpoint_id: str | None,
+) -> tuple[Any, ...]:
+    return (
+        thread_id,
+        candidate,
+        passed,
+        _json({} if scores is None else scores),
+        _json({} if diff is None else diff),
+        replay_thread_id,
+        from_checkpoint_id,
+    )
 
 
 def _reraise(error: psycopg.Error) -> Exception:
@@ -178,6 +324,163 @@ class Client(QueueMethods):
         """``ai.get_events``: events after after_event_id, oldest first, optionally of some kinds."""
         return self._rows(GET_EVENTS, (thread_id, after_event_id, max_rows, None if kinds is None else list(kinds)))
 
+    # -- compaction -----------------------------------------------------------------------------
+    # -- checkpoints ----------------------------------------------------------------------------
+
+    def ulid(self) -> str:
+        """``ai.ulid()``: a new time-ordered id."""
+        return self._one(ULID, ())
+
+    def ulid_time(self, ulid: str) -> datetime:
+        """``ai.ulid_time``: the timestamp a ULID encodes."""
+        return self._one(ULID_TIME, (ulid,))
+
+    def put_checkpoint(
+        self,
+        thread_id: str,
+        checkpoint_ns: str,
+        checkpoint_id: str | None,
+        parent_checkpoint_id: str | None,
+        type: str,
+        checkpoint: bytes,
+        metadata: dict[str, Any] | None = None,
+        channel_versions: dict[str, Any] | None = None,
+        values: Sequence[ChannelValue] = (),
+        *,
+        job_id: int | None = None,
+        fencing_token: int | None = None,
+        durability: str = "sync",
+    ) -> str:
+        """``ai.put_checkpoint``: saves a checkpoint and its new channel values; returns its id."""
+        args = _put_checkpoint_args(
+            thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata,
+            channel_versions, values, job_id, fencing_token, durability,
+        )  # fmt: skip
+        return self._one(PUT_CHECKPOINT, args)
+
+    def put_writes(
+        self,
+        thread_id: str,
+        checkpoint_ns: str,
+        checkpoint_id: str,
+        task_id: str,
+        writes: Sequence[PendingWrite],
+        task_path: str = "",
+        *,
+        job_id: int | None = None,
+        fencing_token: int | None = None,
+    ) -> int:
+        """``ai.put_writes``: a task's pending writes, idempotent per (task_id, idx); returns rows written."""
+        args = _put_writes_args(
+            thread_id, checkpoint_ns, checkpoint_id, task_id, writes, task_path, job_id, fencing_token
+        )
+        return self._one(PUT_WRITES, args)
+
+    def get_checkpoint(
+        self, thread_id: str, checkpoint_ns: str = "", checkpoint_id: str | None = None
+    ) -> CheckpointRow | None:
+        """``ai.get_checkpoint``: the given checkpoint, or the newest; None when there is none."""
+        rows = self._rows(GET_CHECKPOINT, (thread_id, checkpoint_ns, checkpoint_id))
+        return rows[0] if rows else None
+
+    def list_checkpoints(
+        self,
+        thread_id: str | None,
+        checkpoint_ns: str | None = None,
+        before: str | None = None,
+        max_rows: int | None = None,
+        metadata_filter: dict[str, Any] | None = None,
+    ) -> list[CheckpointRow]:
+        """``ai.list_checkpoints``: newest first."""
+        flt = None if metadata_filter is None else _json(metadata_filter)
+        return self._rows(LIST_CHECKPOINTS, (thread_id, checkpoint_ns, before, max_rows, flt))
+
+    def checkpoint_lineage(
+        self, thread_id: str, checkpoint_id: str, checkpoint_ns: str = "", direction: str = "ancestors"
+    ) -> list[LineageStep]:
+        """``ai.checkpoint_lineage``: the parent chain ('ancestors') or every branch below ('descendants')."""
+        return self._rows(CHECKPOINT_LINEAGE, (thread_id, checkpoint_id, checkpoint_ns, direction))
+
+    def checkpoints_between(self, thread_id: str, from_time: datetime, to_time: datetime) -> list[CheckpointSummary]:
+        """``ai.checkpoints_between``: checkpoints saved in [from_time, to_time), oldest first."""
+        return self._rows(CHECKPOINTS_BETWEEN, (thread_id, from_time, to_time))
+
+    def fork_thread(
+        self, source_thread_id: str, checkpoint_id: str, new_thread_id: str | None = None, checkpoint_ns: str = ""
+    ) -> str:
+        """``ai.fork_thread``: a new thread holding the checkpoint and its ancestors; returns its id."""
+        return self._one(FORK_THREAD, (source_thread_id, checkpoint_id, new_thread_id, checkpoint_ns))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> int:
+        """``ai.copy_thread``: every checkpoint into a new thread; returns how many."""
+        return self._one(COPY_THREAD, (source_thread_id, target_thread_id))
+
+    def delete_thread(self, thread_id: str) -> bool:
+        """``ai.delete_thread``: the thread and all it owns, leaving a tombstone; False when not found."""
+        return self._one(DELETE_THREAD, (thread_id,))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> int:
+        """``ai.delete_for_runs``: the checkpoints of these runs; returns how many."""
+        return self._one(DELETE_FOR_RUNS, (list(run_ids),))
+
+    def prune_checkpoints(self, thread_ids: Sequence[str], strategy: str = "keep_latest") -> int:
+        """``ai.prune_checkpoints``: 'keep_latest' or 'delete'; returns the checkpoints deleted."""
+        return self._one(PRUNE_CHECKPOINTS, (list(thread_ids), strategy))
+
+    def prune_idle_threads(self, idle: timedelta, strategy: str = "keep_latest") -> int:
+        """``ai.prune_idle_threads``: prunes threads with no checkpoint newer than now - idle."""
+        return self._one(PRUNE_IDLE_THREADS, (idle, strategy))
+
+    def context_window(
+        self, thread_id: str, window_tokens: int, keep_last: int = 20, threshold: float = 0.7
+    ) -> ContextWindow:
+        """``ai.context_window``: the newest summary plus every message after it, and whether to compact."""
+        return self._one(CONTEXT_WINDOW, (thread_id, window_tokens, keep_last, threshold))
+
+    def record_compaction(
+        self, thread_id: str, summary: str, through_seq: int, summary_tokens: int | None = None
+    ) -> AppendResult:
+        """``ai.record_compaction``: stores a summary of everything up to through_seq; originals stay."""
+        return self._one(RECORD_COMPACTION, (thread_id, summary, through_seq, summary_tokens))
+
+    # -- evals ----------------------------------------------------------------------------------
+
+    def trajectory(self, thread_id: str) -> list[TrajectoryStep]:
+        """``ai.trajectory``: the recorded steps of a thread (tool calls with arguments, final answer)."""
+        return self._rows(TRAJECTORY, (thread_id,))
+
+    def record_eval_run(
+        self,
+        thread_id: str,
+        candidate: str,
+        passed: bool,
+        scores: dict[str, Any] | None = None,
+        diff: Any = None,
+        replay_thread_id: str | None = None,
+        from_checkpoint_id: str | None = None,
+    ) -> EvalRun:
+        """``ai.record_eval_run``: keeps one replay's outcome for later queries."""
+        params = _eval_run_args(thread_id, candidate, passed, scores, diff, replay_thread_id, from_checkpoint_id)
+        return self._one(RECORD_EVAL_RUN, params)
+
+    def get_eval_runs(
+        self, thread_id: str | None = None, candidate: str | None = None, max_rows: int = 100
+    ) -> list[EvalRun]:
+        """``ai.get_eval_runs``: the caller's eval runs, newest first."""
+        return self._rows(GET_EVAL_RUNS, (thread_id, candidate, max_rows))
+
+    # -- retention ------------------------------------------------------------------------------
+
+    def archive_sessions(
+        self, older_than: timedelta = timedelta(days=90), batch_size: int = 1000
+    ) -> list[ArchivedSession]:
+        """``ai.archive_sessions``: one batch of finished sessions moved to ai_archive (ai_service)."""
+        return self._rows(ARCHIVE_SESSIONS, (older_than, batch_size))
+
+    def restore_session(self, thread_id: str) -> Session:
+        """``ai.restore_session``: moves an archived session back into the hot tables (ai_service)."""
+        return self._one(RESTORE_SESSION, (thread_id,))
+
 
 class AsyncClient(AsyncQueueMethods):
     """Asynchronous twin of :class:`Client`, over an ``AsyncConnection`` or ``AsyncConnectionPool``."""
@@ -260,3 +563,150 @@ class AsyncClient(AsyncQueueMethods):
     ) -> list[Event]:
         params = (thread_id, after_event_id, max_rows, None if kinds is None else list(kinds))
         return await self._rows(GET_EVENTS, params)
+
+    async def context_window(
+        self, thread_id: str, window_tokens: int, keep_last: int = 20, threshold: float = 0.7
+    ) -> ContextWindow:
+        return await self._one(CONTEXT_WINDOW, (thread_id, window_tokens, keep_last, threshold))
+
+    async def record_compaction(
+        self, thread_id: str, summary: str, through_seq: int, summary_tokens: int | None = None
+    ) -> AppendResult:
+        return await self._one(RECORD_COMPACTION, (thread_id, summary, through_seq, summary_tokens))
+
+    async def trajectory(self, thread_id: str) -> list[TrajectoryStep]:
+        return await self._rows(TRAJECTORY, (thread_id,))
+
+    async def record_eval_run(
+        self,
+        thread_id: str,
+        candidate: str,
+        passed: bool,
+        scores: dict[str, Any] | None = None,
+        diff: Any = None,
+        replay_thread_id: str | None = None,
+        from_checkpoint_id: str | None = None,
+    ) -> EvalRun:
+        params = _eval_run_args(thread_id, candidate, passed, scores, diff, replay_thread_id, from_checkpoint_id)
+        return await self._one(RECORD_EVAL_RUN, params)
+
+    async def get_eval_runs(
+        self, thread_id: str | None = None, candidate: str | None = None, max_rows: int = 100
+    ) -> list[EvalRun]:
+        return await self._rows(GET_EVAL_RUNS, (thread_id, candidate, max_rows))
+
+    async def archive_sessions(
+        self, older_than: timedelta = timedelta(days=90), batch_size: int = 1000
+    ) -> list[ArchivedSession]:
+        return await self._rows(ARCHIVE_SESSIONS, (older_than, batch_size))
+
+    async def restore_session(self, thread_id: str) -> Session:
+        return await self._one(RESTORE_SESSION, (thread_id,))
+
+    # -- checkpoints ----------------------------------------------------------------------------
+
+    async def ulid(self) -> str:
+        """``ai.ulid()``: a new time-ordered id."""
+        return await self._one(ULID, ())
+
+    async def ulid_time(self, ulid: str) -> datetime:
+        """``ai.ulid_time``: the timestamp a ULID encodes."""
+        return await self._one(ULID_TIME, (ulid,))
+
+    async def put_checkpoint(
+        self,
+        thread_id: str,
+        checkpoint_ns: str,
+        checkpoint_id: str | None,
+        parent_checkpoint_id: str | None,
+        type: str,
+        checkpoint: bytes,
+        metadata: dict[str, Any] | None = None,
+        channel_versions: dict[str, Any] | None = None,
+        values: Sequence[ChannelValue] = (),
+        *,
+        job_id: int | None = None,
+        fencing_token: int | None = None,
+        durability: str = "sync",
+    ) -> str:
+        """``ai.put_checkpoint``: saves a checkpoint and its new channel values; returns its id."""
+        args = _put_checkpoint_args(
+            thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata,
+            channel_versions, values, job_id, fencing_token, durability,
+        )  # fmt: skip
+        return await self._one(PUT_CHECKPOINT, args)
+
+    async def put_writes(
+        self,
+        thread_id: str,
+        checkpoint_ns: str,
+        checkpoint_id: str,
+        task_id: str,
+        writes: Sequence[PendingWrite],
+        task_path: str = "",
+        *,
+        job_id: int | None = None,
+        fencing_token: int | None = None,
+    ) -> int:
+        """``ai.put_writes``: a task's pending writes, idempotent per (task_id, idx); returns rows written."""
+        args = _put_writes_args(
+            thread_id, checkpoint_ns, checkpoint_id, task_id, writes, task_path, job_id, fencing_token
+        )
+        return await self._one(PUT_WRITES, args)
+
+    async def get_checkpoint(
+        self, thread_id: str, checkpoint_ns: str = "", checkpoint_id: str | None = None
+    ) -> CheckpointRow | None:
+        """``ai.get_checkpoint``: the given checkpoint, or the newest; None when there is none."""
+        rows = await self._rows(GET_CHECKPOINT, (thread_id, checkpoint_ns, checkpoint_id))
+        return rows[0] if rows else None
+
+    async def list_checkpoints(
+        self,
+        thread_id: str | None,
+        checkpoint_ns: str | None = None,
+        before: str | None = None,
+        max_rows: int | None = None,
+        metadata_filter: dict[str, Any] | None = None,
+    ) -> list[CheckpointRow]:
+        """``ai.list_checkpoints``: newest first."""
+        flt = None if metadata_filter is None else _json(metadata_filter)
+        return await self._rows(LIST_CHECKPOINTS, (thread_id, checkpoint_ns, before, max_rows, flt))
+
+    async def checkpoint_lineage(
+        self, thread_id: str, checkpoint_id: str, checkpoint_ns: str = "", direction: str = "ancestors"
+    ) -> list[LineageStep]:
+        """``ai.checkpoint_lineage``: the parent chain ('ancestors') or every branch below ('descendants')."""
+        return await self._rows(CHECKPOINT_LINEAGE, (thread_id, checkpoint_id, checkpoint_ns, direction))
+
+    async def checkpoints_between(
+        self, thread_id: str, from_time: datetime, to_time: datetime
+    ) -> list[CheckpointSummary]:
+        """``ai.checkpoints_between``: checkpoints saved in [from_time, to_time), oldest first."""
+        return await self._rows(CHECKPOINTS_BETWEEN, (thread_id, from_time, to_time))
+
+    async def fork_thread(
+        self, source_thread_id: str, checkpoint_id: str, new_thread_id: str | None = None, checkpoint_ns: str = ""
+    ) -> str:
+        """``ai.fork_thread``: a new thread holding the checkpoint and its ancestors; returns its id."""
+        return await self._one(FORK_THREAD, (source_thread_id, checkpoint_id, new_thread_id, checkpoint_ns))
+
+    async def copy_thread(self, source_thread_id: str, target_thread_id: str) -> int:
+        """``ai.copy_thread``: every checkpoint into a new thread; returns how many."""
+        return await self._one(COPY_THREAD, (source_thread_id, target_thread_id))
+
+    async def delete_thread(self, thread_id: str) -> bool:
+        """``ai.delete_thread``: the thread and all it owns, leaving a tombstone; False when not found."""
+        return await self._one(DELETE_THREAD, (thread_id,))
+
+    async def delete_for_runs(self, run_ids: Sequence[str]) -> int:
+        """``ai.delete_for_runs``: the checkpoints of these runs; returns how many."""
+        return await self._one(DELETE_FOR_RUNS, (list(run_ids),))
+
+    async def prune_checkpoints(self, thread_ids: Sequence[str], strategy: str = "keep_latest") -> int:
+        """``ai.prune_checkpoints``: 'keep_latest' or 'delete'; returns the checkpoints deleted."""
+        return await self._one(PRUNE_CHECKPOINTS, (list(thread_ids), strategy))
+
+    async def prune_idle_threads(self, idle: timedelta, strategy: str = "keep_latest") -> int:
+        """``ai.prune_idle_threads``: prunes threads with no checkpoint newer than now - idle."""
+        return await self._one(PRUNE_IDLE_THREADS, (idle, strategy))

@@ -65,6 +65,69 @@ class Event:
     created_at: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class WindowMessage:
+    """One message of a context window; is_summary marks the summary at its head."""
+
+    seq: int
+    role: str
+    content: Any
+    token_count: int
+    is_summary: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ContextWindow:
+    """ai.context_window: what to send to the model now, and whether to compact (and what)."""
+
+    messages: list[WindowMessage]
+    total_tokens: int
+    compaction_due: bool
+    compact_from_seq: int | None
+    compact_through_seq: int | None
+    summary_through_seq: int
+    last_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class TrajectoryStep:
+    """ai.trajectory: one step of a recorded trajectory."""
+
+    seq: int
+    role: str
+    tool_name: str | None
+    arguments: Any
+    content: Any
+    is_final: bool
+
+
+@dataclass(frozen=True, slots=True)
+class EvalRun:
+    """ai.eval_runs: one replay of a recorded thread by a candidate, with its scores."""
+
+    eval_id: int
+    thread_id: str
+    owner: str
+    replay_thread_id: str | None
+    from_checkpoint_id: str | None
+    candidate: str
+    passed: bool
+    scores: dict[str, Any]
+    diff: Any
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivedSession:
+    """One row of ai.archive_sessions: a session moved to ai_archive, with rows moved per table."""
+
+    thread_id: str
+    owner: str
+    status: str
+    completed_at: datetime
+    rows_moved: dict[str, int]
+
+
 # -- queue ---------------------------------------------------------------------------------------
 
 
@@ -108,3 +171,55 @@ class QueueStats:
     failed: int
     cancelled: int
     oldest_due_age: timedelta | None
+
+
+# -- checkpoints ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointRow:
+    """ai.checkpoint_tuple: a checkpoint with its channel values (blob_*) and pending writes (write_*).
+
+    The bytes are in the caller's serialization (``type`` / ``blob_types`` / ``write_types`` name it).
+    """
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    parent_checkpoint_id: str | None
+    type: str
+    checkpoint: bytes
+    metadata: dict[str, Any]
+    channel_versions: dict[str, Any]
+    created_at: datetime
+    blob_channels: list[str] | None
+    blob_types: list[str] | None
+    blobs: list[bytes | None] | None
+    write_task_ids: list[str] | None
+    write_task_paths: list[str] | None
+    write_idx: list[int] | None
+    write_channels: list[str] | None
+    write_types: list[str] | None
+    write_blobs: list[bytes] | None
+
+
+@dataclass(frozen=True, slots=True)
+class LineageStep:
+    """One row of ai.checkpoint_lineage: a checkpoint along a parent chain, at its distance (depth)."""
+
+    id: str
+    parent_id: str | None
+    depth: int
+    created_at: datetime
+    metadata: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointSummary:
+    """One row of ai.checkpoints_between."""
+
+    checkpoint_ns: str
+    checkpoint_id: str
+    parent_checkpoint_id: str | None
+    created_at: datetime
+    metadata: dict[str, Any]

@@ -1,0 +1,1068 @@
+-- Deploy agent-state:checkpoints to pg
+-- requires: ulid
+-- requires: session_lifecycle
+--
+-- Checkpoints: "which node of the graph were we on when the process died".
+--
+-- A checkpoint is one row of ai.checkpoints, keyed by (thread_id, checkpoint_ns, checkpoint_id).
+-- checkpoint_ns is '' for the root graph and e.g. 'node:task-id' for a subgraph; checkpoint_id
+-- sorts in time order (a ULID from ai.ulid(), or the caller's own time-ordered id such as
+-- LangGraph's uuid6), so "latest" is one backward index probe and "before X" a range. The
+-- checkpoint itself is opaque bytes in the caller's serialization (`type` names it); the database
+-- reads only metadata (jsonb, filterable through a GIN index) and channel_versions.
+--
+-- Channel values are stored once per version in ai.checkpoint_blobs, keyed by
+-- (thread, ns, channel, version): a checkpoint names the versions it sees in channel_versions,
+-- and a step that changes one channel writes one blob, not the whole state again.
+-- ai.checkpoint_writes holds the pending writes of the tasks run from a checkpoint (what the
+-- next step needs when a run dies half-way through a step), idempotent per (task_id, idx).
+--
+-- Ownership: every row belongs to its session's owner (FK (thread_id, owner) to
+-- ai.agent_sessions, on delete cascade), RLS as everywhere. A LangGraph user never calls
+-- create_session: the first put_checkpoint/put_writes of an unknown thread creates the session
+-- for the caller. ai.delete_thread deletes the session (and so everything the thread owns) and
+-- leaves a tombstone in ai.deleted_threads, so a late write from a worker that has not heard of
+-- the deletion raises AS020 instead of bringing the thread back.
+--
+-- Locks: put_checkpoint takes the session row (FOR NO KEY UPDATE, via the update of
+-- current_checkpoint_id) before inserting, delete_thread deletes that row first; a put racing a
+-- delete therefore either commits before it (and is deleted with it) or sees the tombstone.
+begin;
+
+insert into ai.error_codes (sqlstate, name, description) values
+  ('AS020', 'thread_deleted', 'The thread was deleted with ai.delete_thread: a late checkpoint or write cannot bring it back.'),
+  ('AS021', 'fencing_unavailable', 'A job_id and fencing_token were given, but the job queue (ai.fenced_write) is not installed.');
+
+create table ai.checkpoints (
+  thread_id text not null,
+  checkpoint_ns text collate "C" not null default '',
+  checkpoint_id text collate "C" not null,
+  owner text not null,
+  parent_checkpoint_id text collate "C",
+  type text not null,
+  checkpoint bytea not null,
+  metadata jsonb not null default '{}' check (pg_catalog.jsonb_typeof(metadata) = 'object'),
+  channel_versions jsonb not null default '{}' check (pg_catalog.jsonb_typeof(channel_versions) = 'object'),
+  created_at timestamptz not null default ai.now(),
+  primary key (thread_id, checkpoint_ns, checkpoint_id),
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.checkpoints is 'One row per checkpoint of a graph run: opaque serialized state, metadata, the channel versions it sees, its parent.';
+comment on column ai.checkpoints.checkpoint is 'The checkpoint in the caller''s serialization (named by type), without the channel values stored in ai.checkpoint_blobs.';
+comment on column ai.checkpoints.channel_versions is 'channel -> version: which row of ai.checkpoint_blobs holds each channel''s value for this checkpoint.';
+
+-- descendants (checkpoint_lineage 'descendants') walk parent -> children
+create index checkpoints_parent on ai.checkpoints (thread_id, checkpoint_ns, parent_checkpoint_id);
+-- checkpoints_between and idle-thread pruning
+create index checkpoints_created on ai.checkpoints (thread_id, created_at);
+-- list_checkpoints' metadata filter and delete_for_runs (metadata @> '{"run_id": ...}')
+create index checkpoints_metadata on ai.checkpoints using gin (metadata jsonb_path_ops);
+
+create table ai.checkpoint_blobs (
+  thread_id text not null,
+  checkpoint_ns text collate "C" not null default '',
+  channel text collate "C" not null,
+  version text collate "C" not null,
+  owner text not null,
+  type text not null,
+  blob bytea,
+  primary key (thread_id, checkpoint_ns, channel, version),
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.checkpoint_blobs is 'Channel values, once per (thread, namespace, channel, version); checkpoints reference them through channel_versions.';
+
+create table ai.checkpoint_writes (
+  thread_id text not null,
+  checkpoint_ns text collate "C" not null default '',
+  checkpoint_id text collate "C" not null,
+  task_id text collate "C" not null,
+  idx integer not null,
+  owner text not null,
+  channel text not null,
+  type text not null,
+  blob bytea not null,
+  task_path text collate "C" not null default '',
+  primary key (thread_id, checkpoint_ns, checkpoint_id, task_id, idx),
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.checkpoint_writes is 'Pending writes of the tasks run from a checkpoint, one per (task_id, idx); negative idx are the special channels (error, interrupt, ...), which a retry overwrites.';
+
+-- The one table without a session to reference: the session is gone, that is the point.
+create table ai.deleted_threads (
+  thread_id text not null,
+  owner text not null,
+  deleted_at timestamptz not null default ai.now(),
+  primary key (thread_id, owner)
+);
+comment on table ai.deleted_threads is 'Tombstones left by ai.delete_thread: a checkpoint or write for one of these threads raises AS020 instead of re-creating it.';
+
+alter table ai.checkpoints enable row level security;
+alter table ai.checkpoints force row level security;
+create policy checkpoints_by_owner on ai.checkpoints
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+alter table ai.checkpoint_blobs enable row level security;
+alter table ai.checkpoint_blobs force row level security;
+create policy checkpoint_blobs_by_owner on ai.checkpoint_blobs
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+alter table ai.checkpoint_writes enable row level security;
+alter table ai.checkpoint_writes force row level security;
+create policy checkpoint_writes_by_owner on ai.checkpoint_writes
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+alter table ai.deleted_threads enable row level security;
+alter table ai.deleted_threads force row level security;
+create policy deleted_threads_by_owner on ai.deleted_threads
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+
+-- The functions run as the caller; RLS narrows every privilege to the caller's own rows.
+grant select, insert, update, delete on ai.checkpoints, ai.checkpoint_blobs, ai.checkpoint_writes
+  to ai_user, ai_service;
+grant select, insert, update (deleted_at) on ai.deleted_threads to ai_user, ai_service;
+
+-- Tenants may not delete sessions (see the sessions change). A tombstone is what deletes one:
+-- RLS lets a caller write a tombstone only for its own owner, and this trigger then deletes that
+-- owner's session of that thread, as the schema owner; the foreign keys cascade to everything the
+-- thread owns (messages, events, checkpoints, values, writes).
+-- RLS is forced on ai.agent_sessions, for the schema owner too (unless it is a superuser): the
+-- function acts for the tombstone's owner (ai.acting_owner, honoured for members of ai_service,
+-- which the schema owner is made below) and restores the caller's setting afterwards.
+create function ai._delete_tombstoned_session() returns trigger
+language plpgsql volatile security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_caller_acting_owner text := coalesce(pg_catalog.current_setting('ai.acting_owner', true), '');
+begin
+  perform pg_catalog.set_config('ai.acting_owner', new.owner, true);
+  delete from ai.agent_sessions s where s.thread_id = new.thread_id and s.owner = new.owner;
+  perform pg_catalog.set_config('ai.acting_owner', v_caller_acting_owner, true);
+  return null;
+end
+$$;
+do $$
+begin
+  if not pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER') then
+    execute pg_catalog.format('grant ai_service to %I', current_user);
+  end if;
+exception when insufficient_privilege then
+  raise warning 'the schema owner % is not a member of ai_service: ai.delete_thread will not delete sessions',
+    current_user;
+end
+$$;
+comment on function ai._delete_tombstoned_session() is 'Internal trigger: deletes the session a tombstone in ai.deleted_threads names (owner and thread must match).';
+revoke execute on function ai._delete_tombstoned_session() from public;
+create trigger deleted_threads_delete_session
+  after insert or update on ai.deleted_threads
+  for each row execute function ai._delete_tombstoned_session();
+
+-- ---------------------------------------------------------------------------------------------
+-- Guards and helpers
+
+create function ai._check_checkpoint_ns(checkpoint_ns text) returns void
+language plpgsql immutable parallel safe
+as $$
+begin
+  if checkpoint_ns is null then
+    raise exception using errcode = 'AS002', message = 'checkpoint_ns must not be NULL (the root namespace is '''')';
+  end if;
+  if pg_catalog.char_length(checkpoint_ns) > 1024 then
+    raise exception using errcode = 'AS002', message = 'checkpoint_ns is longer than 1024 characters';
+  end if;
+end
+$$;
+comment on function ai._check_checkpoint_ns(text) is 'Internal guard: raises AS002 unless checkpoint_ns is a text of at most 1024 characters (empty is the root).';
+
+-- Calls the queue's fencing check when the queue is installed. Both or neither argument.
+create function ai._fence(job_id bigint, fencing_token bigint) returns void
+language plpgsql volatile
+as $$
+declare
+  v_fenced_write regprocedure;
+  v_result text;
+begin
+  if job_id is null and fencing_token is null then
+    return;
+  end if;
+  if job_id is null or fencing_token is null then
+    raise exception using errcode = 'AS002', message = 'job_id and fencing_token go together: give both or neither';
+  end if;
+  v_fenced_write := pg_catalog.to_regprocedure('ai.fenced_write(bigint,bigint)');
+  if v_fenced_write is null then
+    raise exception using errcode = 'AS021',
+      message = 'a fenced checkpoint needs ai.fenced_write(job_id, fencing_token), which is not installed';
+  end if;
+  -- Called by its oid, found at run time: the queue's change may deploy after this one. Only the
+  -- function's own name is spliced in, never an argument. ai.fenced_write raises AS006 for a
+  -- stale token; a false result is treated the same way.
+  execute pg_catalog.format('select %s($1, $2)::text', v_fenced_write::oid::regproc)
+    into v_result using job_id, fencing_token;
+  if v_result = 'false' then
+    raise exception using errcode = 'AS006',
+      message = format('job %s: fencing token %s is stale', job_id, fencing_token);
+  end if;
+end
+$$;
+comment on function ai._fence(bigint, bigint) is 'Internal: a no-op without job_id/fencing_token; else ai.fenced_write(job_id, fencing_token) (AS006 when stale, AS021 when the queue is not installed).';
+
+-- The owner of a thread that a checkpoint write goes to. An unknown thread is created for the
+-- caller (LangGraph users never call create_session), unless the caller deleted it (AS020).
+-- Another tenant's thread is AS001, as anywhere else.
+create function ai._checkpoint_thread_owner(thread_id text) returns text
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  v_now timestamptz := ai.now();
+  v_owner text;
+begin
+  select owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
+  if found then
+    return v_owner;
+  end if;
+  -- RLS shows a tenant its own tombstones, a service acting for no one all of them
+  if exists (select from ai.deleted_threads d where d.thread_id = a_thread_id) then
+    raise exception using errcode = 'AS020',
+      message = format('thread %s was deleted', a_thread_id),
+      hint = 'a deleted thread is not re-created by a late write; use a new thread_id';
+  end if;
+  insert into ai.agent_sessions (thread_id, owner, created_at, updated_at)
+  values (a_thread_id, ai.current_owner(), v_now, v_now)
+  on conflict (thread_id) do nothing
+  returning owner into v_owner;
+  if found then
+    insert into ai.session_events (thread_id, owner, kind, payload, created_at)
+    values (a_thread_id, v_owner, 'start', pg_catalog.jsonb_build_object('config', '{}'::jsonb, 'by', 'checkpoint'), v_now);
+    return v_owner;
+  end if;
+  -- Taken meanwhile: by the caller in a concurrent transaction (now committed), or by another tenant.
+  select owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+  return v_owner;
+end
+$$;
+comment on function ai._checkpoint_thread_owner(text) is 'Internal: the owner of the thread a checkpoint goes to, creating the session for the caller when the thread is new. AS001 another tenant''s thread, AS020 a thread the caller deleted.';
+
+-- Blobs no remaining checkpoint of their (thread, namespace) references, for the given threads.
+create function ai._collect_checkpoint_blobs(thread_ids text[]) returns bigint
+language plpgsql volatile
+as $$
+declare
+  v_count bigint;
+begin
+  with referenced as materialized (
+    select c.thread_id, c.checkpoint_ns, v.key as channel, v.value as version
+    from ai.checkpoints c
+    cross join lateral pg_catalog.jsonb_each_text(c.channel_versions) v
+    where c.thread_id = any (thread_ids)
+  )
+  delete from ai.checkpoint_blobs b
+  where b.thread_id = any (thread_ids)
+    and not exists (select from referenced r
+                    where r.thread_id = b.thread_id and r.checkpoint_ns = b.checkpoint_ns
+                      and r.channel = b.channel and r.version = b.version);
+  get diagnostics v_count = row_count;
+  return v_count;
+end
+$$;
+comment on function ai._collect_checkpoint_blobs(text[]) is 'Internal: deletes the channel values no checkpoint of their thread and namespace references any more; returns how many.';
+
+-- current_checkpoint_id after checkpoints were deleted: the newest remaining root checkpoint.
+create function ai._reset_current_checkpoint(thread_ids text[]) returns void
+language sql volatile
+as $$
+  update ai.agent_sessions s
+  set current_checkpoint_id = (select max(c.checkpoint_id) from ai.checkpoints c
+                               where c.thread_id = s.thread_id and c.checkpoint_ns = '')
+  where s.thread_id = any (thread_ids)
+$$;
+comment on function ai._reset_current_checkpoint(text[]) is 'Internal: points current_checkpoint_id of the given sessions at their newest remaining root-namespace checkpoint.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Writing
+
+create function ai.put_checkpoint(
+  thread_id text,
+  checkpoint_ns text,
+  checkpoint_id text,
+  parent_checkpoint_id text,
+  type text,
+  checkpoint bytea,
+  metadata jsonb default '{}',
+  channel_versions jsonb default '{}',
+  blob_channels text[] default '{}',
+  blob_versions text[] default '{}',
+  blob_types text[] default '{}',
+  blobs bytea[] default '{}',
+  job_id bigint default null,
+  fencing_token bigint default null,
+  durability text default 'sync'
+) returns text
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_ns alias for $2;
+  a_parent_id alias for $4;
+  a_type alias for $5;
+  a_checkpoint alias for $6;
+  a_metadata alias for $7;
+  a_versions alias for $8;
+  a_blob_channels alias for $9;
+  a_blob_versions alias for $10;
+  a_blob_types alias for $11;
+  a_blobs alias for $12;
+  a_durability alias for $15;
+  v_id text := coalesce($3, ai.ulid());
+  v_now timestamptz := ai.now();
+  v_owner text;
+begin
+  -- Guards. The common case is tested inline (plain expressions, no query: this is the hot path
+  -- of every graph step); a failing argument goes to the shared guard, which raises its error.
+  if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
+    perform ai._check_thread_id(a_thread_id);
+  end if;
+  if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
+    perform ai._check_checkpoint_ns(a_ns);
+  end if;
+  if v_id = '' or pg_catalog.char_length(v_id) > 255 then
+    perform ai._check_text(v_id, 'checkpoint_id');
+  end if;
+  if a_parent_id = '' or pg_catalog.char_length(a_parent_id) > 255 then
+    perform ai._check_text(a_parent_id, 'parent_checkpoint_id');
+  end if;
+  if a_type is null or a_type = '' or pg_catalog.char_length(a_type) > 64 then
+    perform ai._check_text(a_type, 'type', 64);
+  end if;
+  if a_checkpoint is null then
+    raise exception using errcode = 'AS002', message = 'checkpoint must not be NULL';
+  end if;
+  if a_metadata is null or pg_catalog.jsonb_typeof(a_metadata) <> 'object'
+     or pg_catalog.pg_column_size(a_metadata) > ai._max_document_bytes() then
+    perform ai._check_document(a_metadata, 'metadata', must_be_object => true);
+  end if;
+  if a_versions is null or pg_catalog.jsonb_typeof(a_versions) <> 'object'
+     or pg_catalog.pg_column_size(a_versions) > ai._max_document_bytes() then
+    perform ai._check_document(a_versions, 'channel_versions', must_be_object => true);
+  end if;
+  if a_blob_channels is null or a_blob_versions is null or a_blob_types is null or a_blobs is null then
+    raise exception using errcode = 'AS002', message = 'blob arrays must not be NULL (pass empty arrays)';
+  end if;
+  if pg_catalog.cardinality(a_blob_channels) <> pg_catalog.cardinality(a_blobs)
+     or pg_catalog.cardinality(a_blob_versions) <> pg_catalog.cardinality(a_blobs)
+     or pg_catalog.cardinality(a_blob_types) <> pg_catalog.cardinality(a_blobs) then
+    raise exception using errcode = 'AS002',
+      message = 'blob_channels, blob_versions, blob_types and blobs must have the same length';
+  end if;
+  if array_position(a_blob_channels, null) is not null or array_position(a_blob_versions, null) is not null
+     or array_position(a_blob_types, null) is not null then
+    raise exception using errcode = 'AS002', message = 'blob channels, versions and types must not contain NULL';
+  end if;
+  if a_durability is null or a_durability not in ('sync', 'async') then
+    raise exception using errcode = 'AS002',
+      message = format('durability %s is not sync or async', coalesce(pg_catalog.quote_literal(a_durability), 'NULL'));
+  end if;
+  if job_id is not null or fencing_token is not null then
+    perform ai._fence(job_id, fencing_token);
+  end if;
+
+  if a_durability = 'async' then
+    -- This transaction only: a crash may lose it whole, never half of it.
+    perform pg_catalog.set_config('synchronous_commit', 'off', true);
+  end if;
+
+  -- The session row first (lock order: session, then checkpoint rows; see the header).
+  if a_ns = '' then
+    update ai.agent_sessions s
+    set current_checkpoint_id = case when s.current_checkpoint_id is null
+                                       or s.current_checkpoint_id collate "C" < v_id
+                                     then v_id else s.current_checkpoint_id end
+    where s.thread_id = a_thread_id
+    returning s.owner into v_owner;
+  else
+    select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
+  end if;
+  if v_owner is null then
+    v_owner := ai._checkpoint_thread_owner(a_thread_id);
+    if a_ns = '' then
+      update ai.agent_sessions s set current_checkpoint_id = v_id where s.thread_id = a_thread_id;
+    end if;
+  end if;
+
+  -- One statement for the values and the checkpoint.
+  with new_values as (
+    insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob)
+    select a_thread_id, a_ns, u.channel, u.version, v_owner, u.type, u.blob
+    from unnest(a_blob_channels, a_blob_versions, a_blob_types, a_blobs) as u(channel, version, type, blob)
+    on conflict (thread_id, checkpoint_ns, channel, version) do nothing
+  )
+  insert into ai.checkpoints (thread_id, checkpoint_ns, checkpoint_id, owner, parent_checkpoint_id, type,
+                              checkpoint, metadata, channel_versions, created_at)
+  values (a_thread_id, a_ns, v_id, v_owner, a_parent_id, a_type, a_checkpoint, a_metadata, a_versions, v_now)
+  on conflict (thread_id, checkpoint_ns, checkpoint_id) do update
+  set parent_checkpoint_id = excluded.parent_checkpoint_id,
+      type = excluded.type,
+      checkpoint = excluded.checkpoint,
+      metadata = excluded.metadata,
+      channel_versions = excluded.channel_versions;
+  return v_id;
+end
+$$;
+comment on function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text) is
+  'Saves a checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version) in one call; returns its id (a new ULID when checkpoint_id is NULL). Putting the same id again replaces it. Creates the session for the caller when the thread is new; in the root namespace keeps agent_sessions.current_checkpoint_id at the newest id. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument, AS003 metadata too large, AS006 stale fencing token, AS020 deleted thread, AS021 fencing without the queue.';
+
+create function ai.put_writes(
+  thread_id text,
+  checkpoint_ns text,
+  checkpoint_id text,
+  task_id text,
+  idx integer[],
+  channels text[],
+  types text[],
+  blobs bytea[],
+  task_path text default '',
+  job_id bigint default null,
+  fencing_token bigint default null
+) returns integer
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_ns alias for $2;
+  a_checkpoint_id alias for $3;
+  a_task_id alias for $4;
+  a_idx alias for $5;
+  a_channels alias for $6;
+  a_types alias for $7;
+  a_blobs alias for $8;
+  a_task_path alias for $9;
+  v_owner text;
+  v_count integer;
+begin
+  -- Guards: inline for the common case, the shared guard raises (see put_checkpoint).
+  if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
+    perform ai._check_thread_id(a_thread_id);
+  end if;
+  if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
+    perform ai._check_checkpoint_ns(a_ns);
+  end if;
+  if a_checkpoint_id is null or a_checkpoint_id = '' or pg_catalog.char_length(a_checkpoint_id) > 255 then
+    perform ai._check_text(a_checkpoint_id, 'checkpoint_id');
+  end if;
+  if a_task_id is null or a_task_id = '' or pg_catalog.char_length(a_task_id) > 255 then
+    perform ai._check_text(a_task_id, 'task_id');
+  end if;
+  if a_task_path is null then
+    raise exception using errcode = 'AS002', message = 'task_path must not be NULL (pass an empty string)';
+  end if;
+  if a_idx is null or a_channels is null or a_types is null or a_blobs is null then
+    raise exception using errcode = 'AS002', message = 'idx, channels, types and blobs must not be NULL';
+  end if;
+  if pg_catalog.cardinality(a_idx) <> pg_catalog.cardinality(a_blobs)
+     or pg_catalog.cardinality(a_channels) <> pg_catalog.cardinality(a_blobs)
+     or pg_catalog.cardinality(a_types) <> pg_catalog.cardinality(a_blobs) then
+    raise exception using errcode = 'AS002', message = 'idx, channels, types and blobs must have the same length';
+  end if;
+  if array_position(a_idx, null) is not null or array_position(a_channels, null) is not null
+     or array_position(a_types, null) is not null or array_position(a_blobs, null) is not null then
+    raise exception using errcode = 'AS002', message = 'idx, channels, types and blobs must not contain NULL';
+  end if;
+  if job_id is not null or fencing_token is not null then
+    perform ai._fence(job_id, fencing_token);
+  end if;
+
+  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
+  if not found then
+    v_owner := ai._checkpoint_thread_owner(a_thread_id);
+  end if;
+  -- A retried task writes the same (task_id, idx) again: kept as first written, except the
+  -- special channels (negative idx: error, interrupt, ...), where the newest wins.
+  insert into ai.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, owner, channel,
+                                    type, blob, task_path)
+  select a_thread_id, a_ns, a_checkpoint_id, a_task_id, u.idx, v_owner, u.channel, u.type, u.blob, a_task_path
+  from unnest(a_idx, a_channels, a_types, a_blobs) as u(idx, channel, type, blob)
+  on conflict (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) do update
+  set channel = excluded.channel, type = excluded.type, blob = excluded.blob, task_path = excluded.task_path
+  where ai.checkpoint_writes.idx < 0;
+  get diagnostics v_count = row_count;
+  return v_count;
+end
+$$;
+comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
+  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument, AS006 stale fencing token, AS020 deleted thread, AS021 fencing without the queue.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Reading. get_checkpoint and list_checkpoints return the same row: the checkpoint, the values
+-- of the channel versions it names, and its pending writes in (task_path, task_id, idx) order.
+
+create type ai.checkpoint_tuple as (
+  thread_id text,
+  checkpoint_ns text,
+  checkpoint_id text,
+  parent_checkpoint_id text,
+  type text,
+  checkpoint bytea,
+  metadata jsonb,
+  channel_versions jsonb,
+  created_at timestamptz,
+  blob_channels text[],
+  blob_types text[],
+  blobs bytea[],
+  write_task_ids text[],
+  write_task_paths text[],
+  write_idx integer[],
+  write_channels text[],
+  write_types text[],
+  write_blobs bytea[]
+);
+comment on type ai.checkpoint_tuple is 'A checkpoint with its channel values (blob_*) and pending writes (write_*), as get_checkpoint and list_checkpoints return it.';
+
+create function ai.get_checkpoint(thread_id text, checkpoint_ns text default '', checkpoint_id text default null)
+returns setof ai.checkpoint_tuple
+language plpgsql stable
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_ns alias for $2;
+  a_checkpoint_id alias for $3;
+  v_id text;
+begin
+  if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
+    perform ai._check_thread_id(a_thread_id);
+  end if;
+  if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
+    perform ai._check_checkpoint_ns(a_ns);
+  end if;
+  if a_checkpoint_id is null then
+    select c.checkpoint_id into v_id from ai.checkpoints c
+    where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns
+    order by c.checkpoint_id desc limit 1;
+    if not found then
+      return;
+    end if;
+  else
+    v_id := a_checkpoint_id;
+  end if;
+  return query
+  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
+         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
+         bl.channels, bl.types, bl.blobs,
+         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
+  from ai.checkpoints c
+  cross join lateral (
+    select array_agg(b.channel::text) as channels, array_agg(b.type) as types, array_agg(b.blob) as blobs
+    from pg_catalog.jsonb_each_text(c.channel_versions) v
+    join ai.checkpoint_blobs b
+      on b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
+  ) bl
+  cross join lateral (
+    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
+           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
+           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
+           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
+           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
+           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
+    from ai.checkpoint_writes x
+    where x.thread_id = c.thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
+  ) w
+  where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = v_id;
+end
+$$;
+comment on function ai.get_checkpoint(text, text, text) is
+  'One checkpoint with its channel values and pending writes, in one call: the given id, or the newest of the namespace when checkpoint_id is NULL. No row when there is none (or the thread is another tenant''s). AS002 bad argument.';
+
+create function ai.list_checkpoints(
+  thread_id text,
+  checkpoint_ns text default null,
+  before text default null,
+  max_rows integer default null,
+  metadata_filter jsonb default null
+) returns setof ai.checkpoint_tuple
+language plpgsql stable
+-- planned for the arguments of each call, so the NULL branches fold away and the index fits
+set plan_cache_mode = force_custom_plan
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_ns alias for $2;
+  a_before alias for $3;
+  a_max_rows alias for $4;
+  a_filter alias for $5;
+begin
+  if a_thread_id is not null then
+    perform ai._check_thread_id(a_thread_id);
+  end if;
+  if a_ns is not null then
+    perform ai._check_checkpoint_ns(a_ns);
+  end if;
+  if a_max_rows is not null and a_max_rows < 0 then
+    raise exception using errcode = 'AS002', message = format('max_rows must not be negative, not %s', a_max_rows);
+  end if;
+  if a_filter is not null then
+    perform ai._check_document(a_filter, 'metadata_filter', must_be_object => true);
+  end if;
+  return query
+  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
+         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
+         bl.channels, bl.types, bl.blobs,
+         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
+  from (
+    select * from ai.checkpoints c
+    where (a_thread_id is null or c.thread_id = a_thread_id)
+      and (a_ns is null or c.checkpoint_ns = a_ns)
+      and (a_before is null or c.checkpoint_id < a_before)
+      and (a_filter is null or c.metadata @> a_filter)
+    order by c.checkpoint_id desc
+    limit a_max_rows
+  ) c
+  cross join lateral (
+    select array_agg(b.channel::text) as channels, array_agg(b.type) as types, array_agg(b.blob) as blobs
+    from pg_catalog.jsonb_each_text(c.channel_versions) v
+    join ai.checkpoint_blobs b
+      on b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
+  ) bl
+  cross join lateral (
+    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
+           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
+           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
+           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
+           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
+           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
+    from ai.checkpoint_writes x
+    where x.thread_id = c.thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
+  ) w
+  order by c.checkpoint_id desc;
+end
+$$;
+comment on function ai.list_checkpoints(text, text, text, integer, jsonb) is
+  'Checkpoints newest first, each with its channel values and pending writes: of one thread (NULL: every thread the caller sees), one namespace (NULL: all), ids before `before`, whose metadata contains metadata_filter (GIN index), at most max_rows (NULL: all). AS002 bad argument, AS003 filter too large.';
+
+-- The parent chain. Ids sort in time order and a parent is older than its child, so the
+-- ancestors of X are found in ONE backward range scan of the thread's ids <= X, following the
+-- parent pointer as rows stream by: linear in the rows read, however deep the chain. Rows of
+-- other branches are skipped. Should a parent not be older than its child (ids brought by a
+-- caller in no time order), the walk finishes with one primary-key probe per step.
+create function ai.checkpoint_lineage(
+  thread_id text,
+  checkpoint_id text,
+  checkpoint_ns text default '',
+  direction text default 'ancestors'
+) returns table (id text, parent_id text, depth integer, created_at timestamptz, metadata jsonb)
+language plpgsql stable
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_checkpoint_id alias for $2;
+  a_ns alias for $3;
+  a_direction alias for $4;
+  v_want text := a_checkpoint_id;
+  v_depth integer := 0;
+  r record;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  perform ai._check_text(a_checkpoint_id, 'checkpoint_id');
+  perform ai._check_checkpoint_ns(a_ns);
+  if a_direction is null or a_direction not in ('ancestors', 'descendants') then
+    raise exception using errcode = 'AS002',
+      message = format('direction %s is not ancestors or descendants', coalesce(pg_catalog.quote_literal(a_direction), 'NULL'));
+  end if;
+  if not exists (select from ai.checkpoints c
+                 where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = a_checkpoint_id) then
+    raise exception using errcode = 'AS001',
+      message = format('checkpoint %s of thread %s not found', a_checkpoint_id, a_thread_id);
+  end if;
+
+  if a_direction = 'descendants' then
+    -- Forward through every branch: children by the (thread, ns, parent) index.
+    return query
+    with recursive down as (
+      select c.checkpoint_id, c.parent_checkpoint_id, 0 as depth, c.created_at, c.metadata
+      from ai.checkpoints c
+      where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = a_checkpoint_id
+      union all
+      select c.checkpoint_id, c.parent_checkpoint_id, d.depth + 1, c.created_at, c.metadata
+      from down d
+      join ai.checkpoints c
+        on c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.parent_checkpoint_id = d.checkpoint_id
+    )
+    select d.checkpoint_id::text, d.parent_checkpoint_id::text, d.depth, d.created_at, d.metadata
+    from down d
+    order by d.depth, d.checkpoint_id;
+    return;
+  end if;
+
+  for r in
+    select c.checkpoint_id, c.parent_checkpoint_id, c.created_at, c.metadata
+    from ai.checkpoints c
+    where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id <= a_checkpoint_id
+    order by c.checkpoint_id desc
+  loop
+    if r.checkpoint_id = v_want then
+      id := r.checkpoint_id;
+      parent_id := r.parent_checkpoint_id;
+      depth := v_depth;
+      created_at := r.created_at;
+      metadata := r.metadata;
+      return next;
+      v_depth := v_depth + 1;
+      v_want := r.parent_checkpoint_id;
+      exit when v_want is null;
+    end if;
+  end loop;
+  -- A parent newer than its child, or one that was pruned: follow the pointers one by one.
+  while v_want is not null loop
+    select c.checkpoint_id, c.parent_checkpoint_id, c.created_at, c.metadata into r
+    from ai.checkpoints c
+    where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = v_want;
+    exit when not found;
+    id := r.checkpoint_id;
+    parent_id := r.parent_checkpoint_id;
+    depth := v_depth;
+    created_at := r.created_at;
+    metadata := r.metadata;
+    return next;
+    v_depth := v_depth + 1;
+    v_want := r.parent_checkpoint_id;
+  end loop;
+end
+$$;
+comment on function ai.checkpoint_lineage(text, text, text, text) is
+  'The checkpoints along the parent chain of one checkpoint, with depth: ''ancestors'' (default) from the checkpoint itself (depth 0) back to the root, in one index range scan; ''descendants'' forward through every branch (depth = distance). Stays in one namespace. AS001 unknown checkpoint (or another tenant''s), AS002 bad argument.';
+
+create function ai.checkpoints_between(thread_id text, from_time timestamptz, to_time timestamptz)
+returns table (checkpoint_ns text, checkpoint_id text, parent_checkpoint_id text, created_at timestamptz, metadata jsonb)
+language plpgsql stable
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_from alias for $2;
+  a_to alias for $3;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  if a_from is null or a_to is null then
+    raise exception using errcode = 'AS002', message = 'from_time and to_time must not be NULL';
+  end if;
+  if a_from > a_to then
+    raise exception using errcode = 'AS002', message = format('from_time %s is after to_time %s', a_from, a_to);
+  end if;
+  return query
+  select c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.created_at, c.metadata
+  from ai.checkpoints c
+  where c.thread_id = a_thread_id and c.created_at >= a_from and c.created_at < a_to
+  order by c.created_at, c.checkpoint_ns, c.checkpoint_id;
+end
+$$;
+comment on function ai.checkpoints_between(text, timestamptz, timestamptz) is
+  'The checkpoints of a thread (all namespaces) saved in [from_time, to_time), oldest first: one range scan of the (thread_id, created_at) index. AS002 bad argument.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Copying and forgetting
+
+-- The session a copy goes to: new, same owner as the source (also when a service copies).
+create function ai._create_copy_session(source_thread_id text, target_thread_id text) returns text
+language plpgsql volatile
+as $$
+declare
+  v_now timestamptz := ai.now();
+  v_source ai.agent_sessions;
+  v_owner text;
+begin
+  select * into v_source from ai.agent_sessions s where s.thread_id = source_thread_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', source_thread_id);
+  end if;
+  insert into ai.agent_sessions (thread_id, owner, config, created_at, updated_at)
+  values (target_thread_id, v_source.owner, v_source.config, v_now, v_now)
+  on conflict (thread_id) do nothing
+  returning owner into v_owner;
+  if not found then
+    raise exception using errcode = 'AS005', message = format('thread id %s is not available', target_thread_id),
+      hint = 'copy or fork into a new thread id';
+  end if;
+  insert into ai.session_events (thread_id, owner, kind, payload, created_at)
+  values (target_thread_id, v_owner, 'start',
+          pg_catalog.jsonb_build_object('config', v_source.config, 'copied_from', source_thread_id), v_now);
+  return v_owner;
+end
+$$;
+comment on function ai._create_copy_session(text, text) is 'Internal: creates the target session of a copy or fork with the source''s owner and config. AS001 unknown source, AS005 target id taken.';
+
+-- Copies checkpoints (of one namespace, or all when NULL; the given ids, or all when NULL) with
+-- their pending writes and the channel values they name. Returns the checkpoints copied.
+create function ai._copy_checkpoint_rows(source_thread_id text, target_thread_id text, owner text,
+                                         checkpoint_ns text, checkpoint_ids text[]) returns integer
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_source alias for $1;
+  a_target alias for $2;
+  a_owner alias for $3;
+  a_ns alias for $4;
+  a_ids alias for $5;
+  v_count integer;
+begin
+  insert into ai.checkpoints (thread_id, checkpoint_ns, checkpoint_id, owner, parent_checkpoint_id, type,
+                              checkpoint, metadata, channel_versions, created_at)
+  select a_target, c.checkpoint_ns, c.checkpoint_id, a_owner, c.parent_checkpoint_id, c.type,
+         c.checkpoint, c.metadata, c.channel_versions, c.created_at
+  from ai.checkpoints c
+  where c.thread_id = a_source
+    and (a_ns is null or c.checkpoint_ns = a_ns)
+    and (a_ids is null or c.checkpoint_id = any (a_ids));
+  get diagnostics v_count = row_count;
+
+  insert into ai.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, owner, channel,
+                                    type, blob, task_path)
+  select a_target, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.idx, a_owner, w.channel, w.type, w.blob,
+         w.task_path
+  from ai.checkpoint_writes w
+  where w.thread_id = a_source
+    and (a_ns is null or w.checkpoint_ns = a_ns)
+    and (a_ids is null or w.checkpoint_id = any (a_ids));
+
+  -- the values the copied checkpoints name (one hash of them, not a scan per blob)
+  insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob)
+  select a_target, b.checkpoint_ns, b.channel, b.version, a_owner, b.type, b.blob
+  from (select distinct c.checkpoint_ns, v.key, v.value
+        from ai.checkpoints c
+        cross join lateral pg_catalog.jsonb_each_text(c.channel_versions) v
+        where c.thread_id = a_target) r
+  join ai.checkpoint_blobs b
+    on b.thread_id = a_source and b.checkpoint_ns = r.checkpoint_ns and b.channel = r.key and b.version = r.value;
+  return v_count;
+end
+$$;
+comment on function ai._copy_checkpoint_rows(text, text, text, text, text[]) is 'Internal: copies checkpoints of a thread (one namespace or all, some ids or all) with their writes and channel values into another thread of the given owner.';
+
+create function ai.fork_thread(
+  source_thread_id text,
+  checkpoint_id text,
+  new_thread_id text default null,
+  checkpoint_ns text default ''
+) returns text
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_source alias for $1;
+  a_checkpoint_id alias for $2;
+  a_ns alias for $4;
+  v_target text := coalesce($3, pg_catalog.gen_random_uuid()::text);
+  v_owner text;
+  v_ids text[];
+begin
+  perform ai._check_thread_id(a_source);
+  perform ai._check_text(a_checkpoint_id, 'checkpoint_id');
+  perform ai._check_thread_id(v_target);
+  perform ai._check_checkpoint_ns(a_ns);
+  select array_agg(l.id) into v_ids
+  from ai.checkpoint_lineage(a_source, a_checkpoint_id, a_ns, 'ancestors') l;  -- AS001 when unknown
+  v_owner := ai._create_copy_session(a_source, v_target);
+  perform ai._copy_checkpoint_rows(a_source, v_target, v_owner, a_ns, v_ids);
+  if a_ns = '' then
+    perform ai._reset_current_checkpoint(array[v_target]);
+  end if;
+  return v_target;
+end
+$$;
+comment on function ai.fork_thread(text, text, text, text) is
+  'Copies one checkpoint and its ancestors (with their pending writes and channel values) into a new thread of the same owner, so a replay can run from there without touching the source; returns the new thread id (a fresh UUID when new_thread_id is NULL). AS001 unknown thread or checkpoint, AS002 bad argument, AS005 new_thread_id taken.';
+
+create function ai.copy_thread(source_thread_id text, target_thread_id text) returns integer
+language plpgsql volatile
+as $$
+declare
+  v_owner text;
+  v_count integer;
+begin
+  perform ai._check_thread_id(source_thread_id);
+  perform ai._check_thread_id(target_thread_id);
+  v_owner := ai._create_copy_session(source_thread_id, target_thread_id);
+  v_count := ai._copy_checkpoint_rows(source_thread_id, target_thread_id, v_owner, null, null);
+  perform ai._reset_current_checkpoint(array[target_thread_id]);
+  return v_count;
+end
+$$;
+comment on function ai.copy_thread(text, text) is
+  'Copies every checkpoint, pending write and channel value of a thread (all namespaces) into a new thread of the same owner; returns the checkpoints copied. AS001 unknown source (or another tenant''s), AS002 bad argument, AS005 target id taken.';
+
+create function ai.delete_thread(thread_id text) returns boolean
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  v_now timestamptz := ai.now();
+  v_owner text;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  -- The session row first (locked here, deleted by the tombstone's trigger in this transaction):
+  -- a concurrent put waits on it, then finds the tombstone.
+  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for update;
+  if not found then
+    return false;  -- unknown, or another tenant's: nothing the caller may delete
+  end if;
+  insert into ai.deleted_threads (thread_id, owner, deleted_at)
+  values (a_thread_id, v_owner, v_now)
+  on conflict (thread_id, owner) do update set deleted_at = excluded.deleted_at;
+  return true;
+end
+$$;
+comment on function ai.delete_thread(text) is
+  'Deletes a thread and everything it owns (session, messages, events, checkpoints, writes, channel values) and leaves a tombstone, so a late checkpoint or write raises AS020 instead of re-creating it. Returns false (and does nothing) for an unknown thread or another tenant''s. AS002 bad argument.';
+
+create function ai.delete_for_runs(run_ids text[]) returns integer
+language plpgsql volatile
+as $$
+declare
+  v_threads text[];
+  v_count integer;
+begin
+  if run_ids is null or array_position(run_ids, null) is not null then
+    raise exception using errcode = 'AS002', message = 'run_ids must not be NULL or contain NULL';
+  end if;
+  if pg_catalog.cardinality(run_ids) = 0 then
+    return 0;
+  end if;
+  with gone as (
+    delete from ai.checkpoints c
+    using pg_catalog.unnest(run_ids) as r(run_id)
+    where c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id)
+    returning c.thread_id, c.checkpoint_ns, c.checkpoint_id
+  ), gone_writes as (
+    delete from ai.checkpoint_writes w
+    using gone g
+    where w.thread_id = g.thread_id and w.checkpoint_ns = g.checkpoint_ns and w.checkpoint_id = g.checkpoint_id
+  )
+  select array_agg(distinct g.thread_id), count(*) into v_threads, v_count from gone g;
+  if v_count > 0 then
+    perform ai._collect_checkpoint_blobs(v_threads);
+    perform ai._reset_current_checkpoint(v_threads);
+  end if;
+  return v_count;
+end
+$$;
+comment on function ai.delete_for_runs(text[]) is
+  'Deletes the checkpoints whose metadata run_id is one of run_ids (in every thread the caller sees), with their pending writes and the channel values no remaining checkpoint uses; returns the checkpoints deleted. AS002 bad argument.';
+
+create function ai.prune_checkpoints(thread_ids text[], strategy text default 'keep_latest') returns integer
+language plpgsql volatile
+as $$
+declare
+  v_count integer;
+begin
+  if thread_ids is null or array_position(thread_ids, null) is not null then
+    raise exception using errcode = 'AS002', message = 'thread_ids must not be NULL or contain NULL';
+  end if;
+  if strategy is null or strategy not in ('keep_latest', 'delete') then
+    raise exception using errcode = 'AS002',
+      message = format('strategy %s is not keep_latest or delete', coalesce(pg_catalog.quote_literal(strategy), 'NULL'));
+  end if;
+  if pg_catalog.cardinality(thread_ids) = 0 then
+    return 0;
+  end if;
+  if strategy = 'delete' then
+    delete from ai.checkpoint_writes w where w.thread_id = any (thread_ids);
+    delete from ai.checkpoint_blobs b where b.thread_id = any (thread_ids);
+    delete from ai.checkpoints c where c.thread_id = any (thread_ids);
+    get diagnostics v_count = row_count;
+  else
+    -- Keep the newest checkpoint of each (thread, namespace) with its writes and the values it names.
+    with latest as (
+      select distinct on (c.thread_id, c.checkpoint_ns) c.thread_id, c.checkpoint_ns, c.checkpoint_id
+      from ai.checkpoints c
+      where c.thread_id = any (thread_ids)
+      order by c.thread_id, c.checkpoint_ns, c.checkpoint_id desc
+    ), gone as (
+      delete from ai.checkpoints c
+      where c.thread_id = any (thread_ids)
+        and not exists (select from latest l where l.thread_id = c.thread_id
+                          and l.checkpoint_ns = c.checkpoint_ns and l.checkpoint_id = c.checkpoint_id)
+      returning c.thread_id, c.checkpoint_ns, c.checkpoint_id
+    ), gone_writes as (
+      delete from ai.checkpoint_writes w
+      using gone g
+      where w.thread_id = g.thread_id and w.checkpoint_ns = g.checkpoint_ns and w.checkpoint_id = g.checkpoint_id
+    ), orphaned as (
+      -- a kept checkpoint whose parent is gone becomes a root
+      update ai.checkpoints c set parent_checkpoint_id = null
+      from latest l
+      where c.thread_id = l.thread_id and c.checkpoint_ns = l.checkpoint_ns and c.checkpoint_id = l.checkpoint_id
+        and c.parent_checkpoint_id is not null
+    )
+    select count(*) into v_count from gone;
+    perform ai._collect_checkpoint_blobs(thread_ids);
+  end if;
+  perform ai._reset_current_checkpoint(thread_ids);
+  return v_count;
+end
+$$;
+comment on function ai.prune_checkpoints(text[], text) is
+  'Retention for the given threads: ''keep_latest'' keeps the newest checkpoint of each namespace (with its pending writes and channel values, and no parent), ''delete'' removes all checkpoints, writes and values. The sessions stay. Returns the checkpoints deleted. AS002 bad argument.';
+
+create function ai.prune_idle_threads(idle interval, strategy text default 'keep_latest') returns integer
+language plpgsql volatile
+as $$
+declare
+  v_cutoff timestamptz;
+  v_threads text[];
+begin
+  if idle is null or idle < interval '0' then
+    raise exception using errcode = 'AS002', message = 'idle must be a non-negative interval';
+  end if;
+  if strategy is null or strategy not in ('keep_latest', 'delete') then
+    raise exception using errcode = 'AS002',
+      message = format('strategy %s is not keep_latest or delete', coalesce(pg_catalog.quote_literal(strategy), 'NULL'));
+  end if;
+  v_cutoff := ai.now() - idle;
+  -- idle = no checkpoint newer than the cutoff (newest per thread: one backward probe of the index)
+  select array_agg(s.thread_id) into v_threads
+  from ai.agent_sessions s
+  cross join lateral (select max(c.created_at) as newest from ai.checkpoints c where c.thread_id = s.thread_id) n
+  where n.newest < v_cutoff;
+  if v_threads is null then
+    return 0;
+  end if;
+  perform ai.prune_checkpoints(v_threads, strategy);
+  return pg_catalog.cardinality(v_threads);
+end
+$$;
+comment on function ai.prune_idle_threads(interval, text) is
+  'Retention by age: prunes (ai.prune_checkpoints with the given strategy) every thread the caller sees whose newest checkpoint is older than now - idle; returns how many threads. AS002 bad argument.';
+
+revoke execute on function
+  ai._check_checkpoint_ns(text), ai._fence(bigint, bigint),
+  ai._checkpoint_thread_owner(text), ai._collect_checkpoint_blobs(text[]), ai._reset_current_checkpoint(text[]),
+  ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
+  ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text),
+  ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
+  ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb),
+  ai.checkpoint_lineage(text, text, text, text), ai.checkpoints_between(text, timestamptz, timestamptz),
+  ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
+  ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text)
+from public;
+grant execute on function
+  ai._check_checkpoint_ns(text), ai._fence(bigint, bigint),
+  ai._checkpoint_thread_owner(text), ai._collect_checkpoint_blobs(text[]), ai._reset_current_checkpoint(text[]),
+  ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
+  ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text),
+  ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
+  ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb),
+  ai.checkpoint_lineage(text, text, text, text), ai.checkpoints_between(text, timestamptz, timestamptz),
+  ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
+  ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text)
+to ai_user, ai_service;
+
+commit;

@@ -1,0 +1,13 @@
+\ir ../fixtures/helpers.sql
+begin;
+\ir ../fixtures/checkpoints.sql
+select plan(3);
+set local role tenant_a;
+
+select is(current_setting('synchronous_commit'), 'on', 'on before');
+select ai.put_checkpoint('t-async', '', 'c1', null, 'test', '\x01', durability => 'async');
+select is(current_setting('synchronous_commit'), 'off', 'off for the rest of this transaction');
+select is((select count(*)::int from ai.checkpoints where thread_id = 't-async'), 1, 'the checkpoint is written');
+
+select * from finish();
+rollback;

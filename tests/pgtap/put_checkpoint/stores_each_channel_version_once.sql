@@ -1,0 +1,20 @@
+\ir ../fixtures/helpers.sql
+begin;
+select plan(3);
+set local role tenant_a;
+
+select ai.put_checkpoint('t-blob', '', 'c1', null, 'test', '\x01', '{}', '{"messages": "v1", "memo": "v1"}',
+                         array['messages', 'memo'], array['v1', 'v1'], array['msgpack', 'msgpack'], array['\xaa', '\xbb']::bytea[]);
+-- the next step changes only messages: one new blob, memo stays at v1
+select ai.put_checkpoint('t-blob', '', 'c2', 'c1', 'test', '\x01', '{}', '{"messages": "v2", "memo": "v1"}',
+                         array['messages'], array['v2'], array['msgpack'], array['\xcc']::bytea[]);
+select is((select count(*)::int from ai.checkpoint_blobs where thread_id = 't-blob'), 3, 'three values for two checkpoints');
+select set_eq($$select u.c, u.b from ai.get_checkpoint('t-blob', '', 'c2') g cross join unnest(g.blob_channels, g.blobs) u(c, b)$$,
+              $$values ('messages', '\xcc'::bytea), ('memo', '\xbb'::bytea)$$,
+              'the second checkpoint reads the new messages and the unchanged memo');
+select set_eq($$select u.c, u.b from ai.get_checkpoint('t-blob', '', 'c1') g cross join unnest(g.blob_channels, g.blobs) u(c, b)$$,
+              $$values ('messages', '\xaa'::bytea), ('memo', '\xbb'::bytea)$$,
+              'the first still reads its own values');
+
+select * from finish();
+rollback;
