@@ -920,8 +920,8 @@ create unique index agent_jobs_one_running_per_thread on ai.agent_jobs (thread_i
 create unique index agent_jobs_idempotency_key on ai.agent_jobs (owner, queue, idempotency_key)
   where idempotency_key is not null;
 -- No index on thread_id alone: every claim and finish moves a row to a new version, and each
--- index pays for that (measured: a fifth of a claim's cost). The cost lands on deleting a
--- session, whose cascade scans the jobs; archive_jobs keeps that table small.
+-- index pays for that (one CPU measurement: a quarter of a claim + complete). The cost lands on
+-- deleting a session, whose cascade scans the jobs; archive_jobs keeps that table small.
 
 alter table ai.agent_jobs enable row level security;
 alter table ai.agent_jobs force row level security;
