@@ -4,7 +4,8 @@
 # (on a plain table, and on ai.agent_jobs itself as its owner: same writes, no checks, no RLS)
 # and with pgbench's single-row UPDATE (the ceiling), at 1, 2, 4 and 8 clients, without and with
 # 1M finished jobs in the table; then the Python Worker against pgqueuer at 1, 2 and 4 worker
-# processes. Medians of BENCH_REPEATS runs; ratios against the bare SQL. Run by `make bench`.
+# processes, and the backend CPU per job (steadier than throughput on a shared machine). Medians
+# of BENCH_REPEATS runs; ratios against the bare SQL. Run by `make bench`.
 # Works in a database of its own (created and dropped here) on the server of $DATABASE_URL.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -73,6 +74,10 @@ echo "(ceiling: pgbench's single-row UPDATE. bare: the plain SQL of the design o
 echo " partial index. same: that SQL on ai.agent_jobs as its owner (the same index writes; no token, no"
 echo " one-thread check, no RLS). claim_job / claim_jobs: the functions, then complete_job / complete_jobs."
 echo " /bare, /same: the functions' jobs/s over those; /single: claim_jobs(100) over claim_job)"
+
+printf '\n%s\n' "backend CPU per job, 1 client, asynchronous commit (median of $REPEATS; us; ratio: bare / ours)"
+printf '%-32s %8s %8s %7s\n' "" bare ours ratio
+"$PY" "$HERE/queue/cpu_per_job.py" "$bench_url" "$worker_url" "$HERE/queue/fill.sql" "$REPEATS"
 
 printf '\n%s\n' "Python workers, no-op handler, $PYJOBS jobs, jobs per second (median of $REPEATS)"
 printf '%-10s %12s %12s %7s\n' processes Worker pgqueuer ratio
