@@ -1139,7 +1139,8 @@ begin
     from ai.agent_jobs c
     where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_job.queue and c.available_at <= v_now
       and not exists (select from ai.agent_jobs b
-                      where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id)
+                      where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
+                      offset 0)  -- stays a per-row probe of the one-thread index, never a join
       and c.job_id <> all (v_passed)
       and ai._lock_thread(c.thread_id)
     order by c.priority desc, c.available_at, c.job_id
@@ -1159,7 +1160,8 @@ begin
         updated_at = v_now
     where u.job_id = v_id
       and not exists (select from ai.agent_jobs b
-                      where b.thread_id = u.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> u.job_id)
+                      where b.thread_id = u.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> u.job_id
+                      offset 0)
     returning u.* into j;
     if found and j.status = 'IN_PROGRESS' then
       return next j;
@@ -1197,7 +1199,8 @@ begin
     from ai.agent_jobs c
     where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_jobs.queue and c.available_at <= v_now
       and not exists (select from ai.agent_jobs b
-                      where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id)
+                      where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
+                      offset 0)  -- stays a per-row probe of the one-thread index, never a join
       and ai._lock_thread(c.thread_id)
     order by c.priority desc, c.available_at, c.job_id
     limit claim_jobs.max_jobs
@@ -1219,7 +1222,8 @@ begin
         updated_at = v_now
     where u.job_id = any (v_ids)
       and not exists (select from ai.agent_jobs b
-                      where b.thread_id = u.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> u.job_id)
+                      where b.thread_id = u.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> u.job_id
+                      offset 0)
     returning u.job_id
   )
   select pg_catalog.array_agg(c.job_id) into v_ids from claimed c;
