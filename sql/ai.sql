@@ -911,8 +911,11 @@ comment on column ai.agent_jobs.attempts is 'Claims counted so far (a release gi
 
 -- What a claim reads: the PENDING and IN_PROGRESS jobs of a queue in claim order, so one ordered
 -- scan finds due jobs and expired leases alike. Finished jobs never enter it.
+-- (available_at is never NULL there; saying so keeps the planner from using this index for the
+-- "is this thread busy?" probe, which must go to the one-thread index: with statistics taken
+-- while the queue was empty, a full scan of this one looked free and cost a claim 100 ms.)
 create index agent_jobs_claim on ai.agent_jobs (queue, priority desc, available_at, job_id)
-  where status in ('PENDING', 'IN_PROGRESS');
+  where status in ('PENDING', 'IN_PROGRESS') and available_at is not null;
 -- One thread at a time.
 create unique index agent_jobs_one_running_per_thread on ai.agent_jobs (thread_id)
   where status = 'IN_PROGRESS';
