@@ -3,6 +3,9 @@
 # throughput (ai.claim_job + ai.complete_job, pgbench, 2 clients) alone and while the archiver
 # runs. Medians of BENCH_REPEATS runs, ratios. Works in a database of its own on the server of
 # $DATABASE_URL (created and dropped here). Run by `make bench`.
+# The live queue holds BENCH_RETENTION_QUEUE due jobs (default 20,000): archiving a session
+# cascades to ai.agent_jobs, which has no index on thread_id by design (docs/queue.md), so
+# archive throughput falls as the live queue grows.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
@@ -25,7 +28,7 @@ psql -X -q -v ON_ERROR_STOP=1 -d "$bench_url" -f "$HERE/queue/setup.sql" >/dev/n
 fresh() {  # new finished sessions and a full queue
   psql -X -q -d "$bench_url" -c "delete from ai_archive.agent_sessions" -c "delete from ai.agent_sessions where thread_id like 'done-%'" >/dev/null
   psql -X -q -v ON_ERROR_STOP=1 -v n="$SESSIONS" -d "$bench_url" -f "$HERE/retention/sessions.sql" >/dev/null
-  psql -X -q -v ON_ERROR_STOP=1 -v n=200000 -d "$bench_url" -f "$HERE/queue/fill.sql" >/dev/null
+  psql -X -q -v ON_ERROR_STOP=1 -v n="${BENCH_RETENTION_QUEUE:-20000}" -d "$bench_url" -f "$HERE/queue/fill.sql" >/dev/null
 }
 queue_tps() {
   pgbench -n -f "$HERE/queue/claim_complete.sql" -c "$CLIENTS" -j "$CLIENTS" -T "$SECONDS_QUEUE" "$worker_url" 2>/dev/null |
