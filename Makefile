@@ -63,7 +63,7 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: python/pyproject.toml
 	[ -x $(VPY) ] || $(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e 'python[test,langgraph,bench]'
+	$(VPY) -m pip install -q -e 'python[test,langgraph]'
 	touch $@
 
 db:
@@ -108,19 +108,20 @@ test-python: test-db
 test: setup lint test-pgtap test-plpgsql-check test-python
 
 lint: venv
-	$(VENV)/bin/ruff check python tests bench
-	$(VENV)/bin/ruff format --check python tests bench
+	$(VENV)/bin/ruff check python tests bench scripts
+	$(VENV)/bin/ruff format --check python tests bench scripts
 
 bundle:
 	@scripts/bundle.sh > sql/ai.sql
 	@echo "wrote sql/ai.sql"
 
 bench: setup
+	@$(VPY) -c 'import pgqueuer, langgraph.checkpoint.postgres' 2>/dev/null || $(VPY) -m pip install -q -e 'python[test,langgraph,bench]'
 	@DATABASE_URL='$(DB_URL)' bench/run_all.sh
 
 clean: db-stop
 	rm -rf .pgdata $(VENV)
 
-docs: setup
-	@$(VPY) scripts/sql_api_doc.py '$(DB_URL)' > docs/sql-api.md
+docs: test-db
+	@$(VPY) scripts/sql_api_doc.py '$(TEST_URL)' > docs/sql-api.md
 	@echo "wrote docs/sql-api.md"

@@ -1,6 +1,7 @@
 -- Deploy agent-state:checkpoints to pg
 -- requires: ulid
 -- requires: session_lifecycle
+-- requires: queue
 --
 -- Checkpoints: "which node of the graph were we on when the process died".
 --
@@ -30,8 +31,7 @@
 begin;
 
 insert into ai.error_codes (sqlstate, name, description) values
-  ('AS020', 'thread_deleted', 'The thread was deleted with ai.delete_thread: a late checkpoint or write cannot bring it back.'),
-  ('AS021', 'fencing_unavailable', 'A job_id and fencing_token were given, but the job queue (ai.fenced_write) is not installed.');
+  ('AS020', 'thread_deleted', 'The thread was deleted with ai.delete_thread: a late checkpoint or write cannot bring it back.');
 
 create table ai.checkpoints (
   thread_id text not null,
@@ -175,13 +175,10 @@ end
 $$;
 comment on function ai._check_checkpoint_ns(text) is 'Internal guard: raises AS002 unless checkpoint_ns is a text of at most 1024 characters (empty is the root).';
 
--- Calls the queue's fencing check when the queue is installed. Both or neither argument.
+-- A fenced write: the queue's check that the caller still holds the job, in this transaction.
 create function ai._fence(job_id bigint, fencing_token bigint) returns void
 language plpgsql volatile
 as $$
-declare
-  v_fenced_write regprocedure;
-  v_result text;
 begin
   if job_id is null and fencing_token is null then
     return;
@@ -189,23 +186,12 @@ begin
   if job_id is null or fencing_token is null then
     raise exception using errcode = 'AS002', message = 'job_id and fencing_token go together: give both or neither';
   end if;
-  v_fenced_write := pg_catalog.to_regprocedure('ai.fenced_write(bigint,bigint)');
-  if v_fenced_write is null then
-    raise exception using errcode = 'AS021',
-      message = 'a fenced checkpoint needs ai.fenced_write(job_id, fencing_token), which is not installed';
-  end if;
-  -- Called by its oid, found at run time: the queue's change may deploy after this one. Only the
-  -- function's own name is spliced in, never an argument. ai.fenced_write raises AS006 for a
-  -- stale token; a false result is treated the same way.
-  execute pg_catalog.format('select %s($1, $2)::text', v_fenced_write::oid::regproc)
-    into v_result using job_id, fencing_token;
-  if v_result = 'false' then
-    raise exception using errcode = 'AS006',
-      message = format('job %s: fencing token %s is stale', job_id, fencing_token);
-  end if;
+  -- AS006 when the token is stale or the lease expired; keeps the job row locked (FOR KEY SHARE)
+  -- until this transaction ends, so nobody reclaims the job before the checkpoint commits.
+  perform ai.fenced_write(job_id, fencing_token);
 end
 $$;
-comment on function ai._fence(bigint, bigint) is 'Internal: a no-op without job_id/fencing_token; else ai.fenced_write(job_id, fencing_token) (AS006 when stale, AS021 when the queue is not installed).';
+comment on function ai._fence(bigint, bigint) is 'Internal: a no-op without job_id/fencing_token; else ai.fenced_write(job_id, fencing_token) (AS006 when stale, AS001 unknown job).';
 
 -- The owner of a thread that a checkpoint write goes to. An unknown thread is created for the
 -- caller (LangGraph users never call create_session), unless the caller deleted it (AS020).
@@ -415,7 +401,7 @@ begin
 end
 $$;
 comment on function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text) is
-  'Saves a checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version) in one call; returns its id (a new ULID when checkpoint_id is NULL). Putting the same id again replaces it. Creates the session for the caller when the thread is new; in the root namespace keeps agent_sessions.current_checkpoint_id at the newest id. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument, AS003 metadata too large, AS006 stale fencing token, AS020 deleted thread, AS021 fencing without the queue.';
+  'Saves a checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version) in one call; returns its id (a new ULID when checkpoint_id is NULL). Putting the same id again replaces it. Creates the session for the caller when the thread is new; in the root namespace keeps agent_sessions.current_checkpoint_id at the newest id. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument, AS003 metadata too large, AS006 stale fencing token, AS020 deleted thread.';
 
 create function ai.put_writes(
   thread_id text,
@@ -496,7 +482,7 @@ begin
 end
 $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
-  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument, AS006 stale fencing token, AS020 deleted thread, AS021 fencing without the queue.';
+  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument, AS006 stale fencing token, AS020 deleted thread.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Reading. get_checkpoint and list_checkpoints return the same row: the checkpoint, the values

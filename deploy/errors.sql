@@ -25,10 +25,12 @@ insert into ai.error_codes (sqlstate, name, description) values
   ('AS006', 'lease_lost', 'The fencing token is stale, the lease expired, or the job is no longer held by the caller.'),
   ('AS007', 'permission_denied', 'The caller may not do this, e.g. act for another owner without being a member of ai_service.');
 
--- Reference data, readable by everyone; RLS is on as on every table, with a policy that shows all rows.
+-- Reference data, readable by everyone. RLS is on as on every table, with a policy that lets
+-- every row through: who may write is decided by the grants alone (only the schema owner, whose
+-- later changes add their codes; a forced select-only policy would refuse even the owner).
 alter table ai.error_codes enable row level security;
 alter table ai.error_codes force row level security;
-create policy error_codes_readable on ai.error_codes for select using (true);
+create policy error_codes_all_rows on ai.error_codes using (true) with check (true);
 grant select on ai.error_codes to ai_user, ai_service;
 
 -- The guards every public function runs before it writes. They raise the documented codes.

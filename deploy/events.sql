@@ -54,6 +54,11 @@ begin
   perform ai._check_thread_id(a_thread_id);
   perform ai._check_event_kind(a_kind);
   perform ai._check_document(a_payload, 'payload');
+  if a_kind in ('start', 'status') then
+    -- Written by create_session and set_session_status only, so the stream can be trusted.
+    raise exception using errcode = 'AS002',
+      message = format('event kind %s is reserved for agent-state itself', a_kind);
+  end if;
 
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
   if not found then
@@ -67,7 +72,7 @@ begin
 end
 $$;
 comment on function ai.record_event(text, text, jsonb) is
-  'Appends an event (kind: a lowercase name such as tool_call or error; payload: a JSON document up to 1 MiB) to a thread''s stream and returns it. Events are allowed in every status, finished sessions included. AS001 unknown thread, AS002 bad kind, AS003 payload too large.';
+  'Appends an event (kind: a lowercase name such as tool_call or error; payload: a JSON document up to 1 MiB) to a thread''s stream and returns it. Events are allowed in every status, finished sessions included. The kinds start and status are reserved (written by create_session and set_session_status). AS001 unknown thread, AS002 bad or reserved kind, AS003 payload too large.';
 
 create function ai.get_events(thread_id text, after_event_id bigint default 0, max_rows integer default 1000,
                               kinds text[] default null)
@@ -80,8 +85,9 @@ declare
 begin
   perform ai._check_thread_id(a_thread_id);
   perform ai._check_limit(max_rows, 'max_rows');
-  if after_event_id is null then
-    raise exception using errcode = 'AS002', message = 'after_event_id must not be NULL';
+  if after_event_id is null or after_event_id < 0 then
+    raise exception using errcode = 'AS002',
+      message = format('after_event_id must be 0 or more, not %s', coalesce(after_event_id::text, 'NULL'));
   end if;
   perform from ai.agent_sessions s where s.thread_id = a_thread_id;
   if not found then

@@ -43,7 +43,7 @@ begin
   if owner is not null then
     perform ai._check_text(owner, 'owner');
   end if;
-  -- NULL (or '') clears the acting owner: the service sees every tenant again.
+  -- NULL clears the acting owner: the service sees every tenant again. ('' is refused above.)
   return pg_catalog.set_config('ai.acting_owner', coalesce(owner, ''), local);
 end
 $$;

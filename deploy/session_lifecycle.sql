@@ -17,6 +17,27 @@ as $$
 $$;
 comment on function ai._session_transition_allowed(text, text) is 'Internal: whether a session may move from one status to another.';
 
+-- The same rule for raw UPDATEs: a tenant holds UPDATE (status) on its own sessions because the
+-- functions run as the caller, so the table itself refuses a forbidden move (a finished session
+-- stays finished). The WHEN clause keeps the trigger off every update that leaves status alone.
+create function ai._guard_session_status() returns trigger
+language plpgsql
+as $$
+begin
+  if not ai._session_transition_allowed(old.status, new.status) then
+    raise exception using errcode = 'AS004',
+      message = format('session %s cannot go from %s to %s', old.thread_id, old.status, new.status);
+  end if;
+  return new;
+end
+$$;
+comment on function ai._guard_session_status() is 'Internal trigger: refuses a status change the transition table forbids, however it is written.';
+
+create trigger agent_sessions_status_transition
+  before update of status on ai.agent_sessions
+  for each row when (old.status is distinct from new.status)
+  execute function ai._guard_session_status();
+
 create function ai.create_session(thread_id text default null, config jsonb default '{}')
 returns ai.agent_sessions
 language plpgsql volatile
@@ -102,6 +123,7 @@ $$;
 comment on function ai.set_session_status(text, text) is
   'Moves a session to a new status (active, waiting, completed, failed, cancelled) and records a status event. active and waiting may go anywhere; completed, failed and cancelled are final; the same status again is a no-op. AS001 unknown thread, AS002 unknown status, AS004 transition not allowed.';
 
+revoke execute on function ai._guard_session_status() from public;  -- a trigger needs no grant
 revoke execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
   ai.set_session_status(text, text) from public;
 grant execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),

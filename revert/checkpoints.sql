@@ -27,5 +27,5 @@ drop table ai.checkpoint_blobs;
 drop table ai.checkpoints;
 -- current_checkpoint_id pointed at rows that are gone now
 update ai.agent_sessions set current_checkpoint_id = null where current_checkpoint_id is not null;
-delete from ai.error_codes where sqlstate in ('AS020', 'AS021');
+delete from ai.error_codes where sqlstate = 'AS020';
 commit;

@@ -116,10 +116,12 @@ insert into ai.error_codes (sqlstate, name, description) values
   ('AS006', 'lease_lost', 'The fencing token is stale, the lease expired, or the job is no longer held by the caller.'),
   ('AS007', 'permission_denied', 'The caller may not do this, e.g. act for another owner without being a member of ai_service.');
 
--- Reference data, readable by everyone; RLS is on as on every table, with a policy that shows all rows.
+-- Reference data, readable by everyone. RLS is on as on every table, with a policy that lets
+-- every row through: who may write is decided by the grants alone (only the schema owner, whose
+-- later changes add their codes; a forced select-only policy would refuse even the owner).
 alter table ai.error_codes enable row level security;
 alter table ai.error_codes force row level security;
-create policy error_codes_readable on ai.error_codes for select using (true);
+create policy error_codes_all_rows on ai.error_codes using (true) with check (true);
 grant select on ai.error_codes to ai_user, ai_service;
 
 -- The guards every public function runs before it writes. They raise the documented codes.
@@ -234,7 +236,7 @@ begin
   if owner is not null then
     perform ai._check_text(owner, 'owner');
   end if;
-  -- NULL (or '') clears the acting owner: the service sees every tenant again.
+  -- NULL clears the acting owner: the service sees every tenant again. ('' is refused above.)
   return pg_catalog.set_config('ai.acting_owner', coalesce(owner, ''), local);
 end
 $$;
@@ -371,6 +373,11 @@ begin
   perform ai._check_thread_id(a_thread_id);
   perform ai._check_event_kind(a_kind);
   perform ai._check_document(a_payload, 'payload');
+  if a_kind in ('start', 'status') then
+    -- Written by create_session and set_session_status only, so the stream can be trusted.
+    raise exception using errcode = 'AS002',
+      message = format('event kind %s is reserved for agent-state itself', a_kind);
+  end if;
 
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
   if not found then
@@ -384,7 +391,7 @@ begin
 end
 $$;
 comment on function ai.record_event(text, text, jsonb) is
-  'Appends an event (kind: a lowercase name such as tool_call or error; payload: a JSON document up to 1 MiB) to a thread''s stream and returns it. Events are allowed in every status, finished sessions included. AS001 unknown thread, AS002 bad kind, AS003 payload too large.';
+  'Appends an event (kind: a lowercase name such as tool_call or error; payload: a JSON document up to 1 MiB) to a thread''s stream and returns it. Events are allowed in every status, finished sessions included. The kinds start and status are reserved (written by create_session and set_session_status). AS001 unknown thread, AS002 bad or reserved kind, AS003 payload too large.';
 
 create function ai.get_events(thread_id text, after_event_id bigint default 0, max_rows integer default 1000,
                               kinds text[] default null)
@@ -397,8 +404,9 @@ declare
 begin
   perform ai._check_thread_id(a_thread_id);
   perform ai._check_limit(max_rows, 'max_rows');
-  if after_event_id is null then
-    raise exception using errcode = 'AS002', message = 'after_event_id must not be NULL';
+  if after_event_id is null or after_event_id < 0 then
+    raise exception using errcode = 'AS002',
+      message = format('after_event_id must be 0 or more, not %s', coalesce(after_event_id::text, 'NULL'));
   end if;
   perform from ai.agent_sessions s where s.thread_id = a_thread_id;
   if not found then
@@ -440,6 +448,27 @@ as $$
           and to_status in ('active', 'waiting', 'completed', 'failed', 'cancelled'))
 $$;
 comment on function ai._session_transition_allowed(text, text) is 'Internal: whether a session may move from one status to another.';
+
+-- The same rule for raw UPDATEs: a tenant holds UPDATE (status) on its own sessions because the
+-- functions run as the caller, so the table itself refuses a forbidden move (a finished session
+-- stays finished). The WHEN clause keeps the trigger off every update that leaves status alone.
+create function ai._guard_session_status() returns trigger
+language plpgsql
+as $$
+begin
+  if not ai._session_transition_allowed(old.status, new.status) then
+    raise exception using errcode = 'AS004',
+      message = format('session %s cannot go from %s to %s', old.thread_id, old.status, new.status);
+  end if;
+  return new;
+end
+$$;
+comment on function ai._guard_session_status() is 'Internal trigger: refuses a status change the transition table forbids, however it is written.';
+
+create trigger agent_sessions_status_transition
+  before update of status on ai.agent_sessions
+  for each row when (old.status is distinct from new.status)
+  execute function ai._guard_session_status();
 
 create function ai.create_session(thread_id text default null, config jsonb default '{}')
 returns ai.agent_sessions
@@ -526,6 +555,7 @@ $$;
 comment on function ai.set_session_status(text, text) is
   'Moves a session to a new status (active, waiting, completed, failed, cancelled) and records a status event. active and waiting may go anywhere; completed, failed and cancelled are final; the same status again is a no-op. AS001 unknown thread, AS002 unknown status, AS004 transition not allowed.';
 
+revoke execute on function ai._guard_session_status() from public;  -- a trigger needs no grant
 revoke execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
   ai.set_session_status(text, text) from public;
 grant execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
@@ -569,6 +599,55 @@ create policy session_messages_by_owner on ai.session_messages
 -- Append-only: no UPDATE or DELETE privilege for anyone but the schema owner.
 grant select, insert on ai.session_messages to ai_user, ai_service;
 
+-- seq stays 1..n for raw writes too. Callers hold INSERT on messages and UPDATE (last_seq) on
+-- their sessions, because the functions run as the caller; these two triggers keep the messages
+-- of a thread a gapless run 1..m with m <= last_seq, whoever writes: a message may only take a
+-- number the session has handed out (seq <= last_seq) right after its predecessor, and last_seq
+-- only moves up by one, or back by one when that number is still unused. The append follows
+-- both rules (seq = last_seq); a restore from the archive inserts 1..n in order under a
+-- restored last_seq = n. Anything else is AS004, not a later duplicate key or a gap.
+create function ai._guard_message_seq() returns trigger
+language plpgsql
+as $$
+begin
+  -- Rows inserted earlier by the same statement are visible here (row-level BEFORE trigger).
+  if new.seq > coalesce((select s.last_seq from ai.agent_sessions s where s.thread_id = new.thread_id), 0)
+     or (new.seq > 1 and not exists (select from ai.session_messages m
+                                     where m.thread_id = new.thread_id and m.seq = new.seq - 1)) then
+    raise exception using errcode = 'AS004',
+      message = format('message seq %s does not follow thread %s: append with ai.append_message_idempotent',
+                       new.seq, new.thread_id);
+  end if;
+  return new;
+end
+$$;
+comment on function ai._guard_message_seq() is 'Internal trigger: a message''s seq must be handed out by its session (<= last_seq) and follow the previous message.';
+
+create trigger session_messages_seq
+  before insert on ai.session_messages
+  for each row execute function ai._guard_message_seq();
+
+create function ai._guard_last_seq() returns trigger
+language plpgsql
+as $$
+begin
+  -- Only "give back the number just taken" reaches here (the WHEN clause lets +1 through).
+  if new.last_seq = old.last_seq - 1
+     and not exists (select from ai.session_messages m where m.thread_id = old.thread_id and m.seq = old.last_seq) then
+    return new;
+  end if;
+  raise exception using errcode = 'AS004',
+    message = format('last_seq of thread %s is kept by ai.append_message_idempotent (%s to %s refused)',
+                     old.thread_id, old.last_seq, new.last_seq);
+end
+$$;
+comment on function ai._guard_last_seq() is 'Internal trigger: last_seq only moves up by one, or back by one before the number was used.';
+
+create trigger agent_sessions_last_seq
+  before update of last_seq on ai.agent_sessions
+  for each row when (new.last_seq is distinct from old.last_seq + 1)
+  execute function ai._guard_last_seq();
+
 -- The default token estimate: about four bytes of JSON text per token, the usual rule of thumb
 -- for English with BPE tokenizers. Callers that know the real count pass it.
 create function ai.estimate_tokens(content jsonb) returns integer
@@ -579,11 +658,15 @@ comment on function ai.estimate_tokens(jsonb) is
 
 create function ai.message_key(thread_id text, role text, content jsonb, turn integer default null)
 returns text
-language sql immutable parallel safe
+language plpgsql immutable parallel safe
 as $$
+begin
   -- A JSON array is an unambiguous encoding of the four fields (no separator can be forged).
-  select pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
-           pg_catalog.jsonb_build_array(thread_id, role, content, turn)::text, 'UTF8')), 'hex')
+  -- PL/pgSQL rather than SQL: this SQL body could not be inlined (convert_to is only stable),
+  -- and a non-inlined SQL function is re-planned at every call (4x slower, measured).
+  return pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
+           pg_catalog.jsonb_build_array(thread_id, role, content, turn)::text, 'UTF8')), 'hex');
+end
 $$;
 comment on function ai.message_key(text, text, jsonb, integer) is
   'The default idempotency key of a message: hex sha256 over the JSON array [thread_id, role, content, turn].';
@@ -712,12 +795,1280 @@ $$;
 comment on function ai.get_messages(text, bigint, integer) is
   'A thread''s messages with seq > after_seq, in order, at most max_rows (1 to 10000). AS001 unknown thread, AS002 bad argument.';
 
+-- Trigger functions need no EXECUTE grant to fire.
+revoke execute on function ai._guard_message_seq(), ai._guard_last_seq() from public;
 revoke execute on function ai.estimate_tokens(jsonb), ai.message_key(text, text, jsonb, integer),
   ai.append_message_idempotent(text, text, jsonb, integer, text, integer),
   ai.get_messages(text, bigint, integer) from public;
 grant execute on function ai.estimate_tokens(jsonb), ai.message_key(text, text, jsonb, integer),
   ai.append_message_idempotent(text, text, jsonb, integer, text, integer),
   ai.get_messages(text, bigint, integer) to ai_user, ai_service;
+
+
+-- ===== change: queue =====
+-- Deploy agent-state:queue to pg
+-- requires: session_lifecycle
+-- requires: errors
+
+-- The durable job queue
+-- =====================
+-- ai.agent_jobs holds one row per job. A job advances one session (thread_id) and belongs to
+-- that session's owner, so the sessions' row-level security carries over: a tenant enqueues,
+-- reads and cancels only its own jobs; workers connect as members of ai_service and, acting for
+-- nobody, claim across tenants. No broker: a crashed worker's job is picked up by a fresh
+-- process once its lease runs out, and fencing tokens keep the dead one from writing.
+--
+-- Statuses
+--   PENDING --claim--> IN_PROGRESS --complete--> COMPLETED
+--                      IN_PROGRESS --fail------> PENDING after a backoff, or FAILED when attempts are spent
+--                      IN_PROGRESS --release---> PENDING, due now, the attempt not counted (shutdown)
+--   PENDING, IN_PROGRESS, AWAITING_HUMAN --cancel--> CANCELLED
+--   FAILED --retry_dead_job--> PENDING
+--   AWAITING_HUMAN is reserved for the human-in-the-loop change.
+-- A job whose worker died stays IN_PROGRESS until its lease expires. From then on the next claim
+-- takes it again and counts an attempt, or, when its attempts are spent, finishes it as FAILED.
+-- No cron is needed: ai.reap_expired() only makes dashboards honest sooner.
+--
+-- Fencing
+--   Every claim bumps fencing_token. Every write on behalf of a job names (job_id, fencing_token)
+--   and re-checks status, token and lease in the WHERE of the very UPDATE that writes, so a
+--   caller acting on a stale view (a zombie worker, a sweep) changes nothing and gets AS006.
+--   Maintenance too: reap_expired and cancel_job state the status they act on in their UPDATE,
+--   which Postgres re-checks on the newest row version (the race of River #1302 cannot happen).
+--   ai.fenced_write() is that check for a caller's own transaction: it takes FOR KEY SHARE on the
+--   job row, which a claim (FOR UPDATE SKIP LOCKED) skips, so nobody reclaims the job between
+--   the check and the caller's commit, while the holder's renew_lease (a non-key UPDATE) passes.
+--
+-- One thread at a time
+--   Two jobs of one thread are never IN_PROGRESS together. A claim skips a thread that has another
+--   job IN_PROGRESS and takes at most one job per thread; the partial unique index
+--   agent_jobs_one_running_per_thread backs it. Two claimers racing for two jobs of the same idle
+--   thread under read committed both see it idle; the later one meets the index, catches the
+--   unique_violation and claims again with a fresh snapshot, in which the thread is busy.
+--
+-- Lock order
+--   A claim locks job rows only, with FOR UPDATE SKIP LOCKED; it waits on nothing except, on the
+--   unique index check of a racing sibling, the end of that claimer's one-statement transaction.
+--   Every other function locks exactly one job row, by primary key, with an UPDATE (or FOR KEY
+--   SHARE in fenced_write). enqueue_job reads the session and inserts; its FK check takes KEY
+--   SHARE on the session row. No function holds one job row while waiting for another.
+--
+-- NOTIFY
+--   enqueue_job, release_job and retry_dead_job send pg_notify('ai_jobs', queue) when the job is
+--   due now. Postgres folds identical (channel, payload) pairs within a transaction, so enqueuing
+--   10,000 jobs into one queue in one transaction sends one notification. It is a hint: workers
+--   poll as well, so a lost notification costs latency, never a job.
+--
+-- Churn
+--   Claims and finishes change status, which the partial indexes depend on, so those UPDATEs are
+--   not HOT and each adds index entries: hence few indexes, partial ones on what is claimable,
+--   fillfactor 80 so a row's next version usually fits on its page, and autovacuum triggered by a
+--   fixed count of dead rows rather than a fraction of a table that may hold millions of finished
+--   jobs. Finished jobs are in no claim index; ai.archive_jobs() moves them out in batches.
+--   docs/queue.md has the whole story.
+
+create table ai.agent_jobs (
+  job_id bigint generated always as identity primary key,
+  thread_id text not null,
+  owner text not null,
+  queue text not null default 'default' check (pg_catalog.char_length(queue) between 1 and 255),
+  status text not null default 'PENDING'
+    check (status in ('PENDING', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'AWAITING_HUMAN')),
+  payload jsonb not null default '{}',
+  priority integer not null default 0,
+  run_at timestamptz not null,
+  attempts integer not null default 0 check (attempts >= 0),
+  max_attempts integer not null default 5 check (max_attempts >= 1),
+  lease_owner text,
+  lease_expires_at timestamptz,
+  fencing_token bigint not null default 0,
+  last_error text,
+  result jsonb,
+  idempotency_key text check (pg_catalog.char_length(idempotency_key) between 1 and 255),
+  created_at timestamptz not null,
+  updated_at timestamptz not null,
+  finished_at timestamptz,
+  -- When a claim may take the job: run_at while PENDING, the end of the lease while IN_PROGRESS.
+  available_at timestamptz generated always as
+    (case when status = 'IN_PROGRESS' then lease_expires_at else run_at end) stored,
+  constraint agent_jobs_lease check (status <> 'IN_PROGRESS' or (lease_owner is not null and lease_expires_at is not null)),
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+) with (
+  -- room on each page for the next version of a row (claim, renew, finish)
+  fillfactor = 80,
+  -- vacuum after a fixed number of dead rows, however many finished jobs the table keeps
+  autovacuum_vacuum_scale_factor = 0,
+  autovacuum_vacuum_threshold = 5000,
+  autovacuum_vacuum_insert_scale_factor = 0,
+  autovacuum_vacuum_insert_threshold = 20000,
+  autovacuum_analyze_scale_factor = 0.02,
+  autovacuum_vacuum_cost_delay = 1
+);
+comment on table ai.agent_jobs is 'The durable job queue: one row per job, each advancing one session (thread). See docs/queue.md.';
+comment on column ai.agent_jobs.fencing_token is 'Bumped by every claim; every write on behalf of the job must name the current one.';
+comment on column ai.agent_jobs.available_at is 'When a claim may take the job: run_at while PENDING, lease_expires_at while IN_PROGRESS.';
+comment on column ai.agent_jobs.attempts is 'Claims counted so far (a release gives one back); at max_attempts a failure or an expired lease is final.';
+
+-- What a claim reads: the PENDING and IN_PROGRESS jobs of a queue in claim order, so one ordered
+-- scan finds due jobs and expired leases alike. Finished jobs never enter it.
+create index agent_jobs_claim on ai.agent_jobs (queue, priority desc, available_at, job_id)
+  where status in ('PENDING', 'IN_PROGRESS');
+-- One thread at a time.
+create unique index agent_jobs_one_running_per_thread on ai.agent_jobs (thread_id)
+  where status = 'IN_PROGRESS';
+-- enqueue_job(idempotency_key => ...) returns the first job of that key (per owner and queue).
+create unique index agent_jobs_idempotency_key on ai.agent_jobs (owner, queue, idempotency_key)
+  where idempotency_key is not null;
+-- No index on thread_id alone: every claim and finish moves a row to a new version, and each
+-- index pays for that (measured: a fifth of a claim's cost). The cost lands on deleting a
+-- session, whose cascade scans the jobs; archive_jobs keeps that table small.
+
+alter table ai.agent_jobs enable row level security;
+alter table ai.agent_jobs force row level security;
+create policy agent_jobs_by_owner on ai.agent_jobs
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+
+-- Finished jobs moved out of the hot table by ai.archive_jobs().
+create table ai.agent_jobs_archive (
+  like ai.agent_jobs including defaults,
+  archived_at timestamptz not null,
+  primary key (job_id),
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.agent_jobs_archive is 'Finished jobs moved out of ai.agent_jobs by ai.archive_jobs(): the same columns plus archived_at.';
+create index agent_jobs_archive_thread on ai.agent_jobs_archive (thread_id);
+create index agent_jobs_archive_archived_at on ai.agent_jobs_archive (archived_at);
+
+alter table ai.agent_jobs_archive enable row level security;
+alter table ai.agent_jobs_archive force row level security;
+create policy agent_jobs_archive_by_owner on ai.agent_jobs_archive
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+
+-- The functions run as the caller, so callers hold what they need; RLS narrows it to their own
+-- rows. Tenants may insert a job and cancel one (status and its timestamps), nothing else:
+-- leases, attempts, tokens and results are written by workers only.
+grant select on ai.agent_jobs, ai.agent_jobs_archive to ai_user, ai_service;
+grant insert (thread_id, owner, queue, payload, priority, run_at, max_attempts, idempotency_key, created_at, updated_at)
+  on ai.agent_jobs to ai_user;
+grant update (status, updated_at, finished_at) on ai.agent_jobs to ai_user;
+grant insert, update, delete on ai.agent_jobs to ai_service;
+grant insert on ai.agent_jobs_archive to ai_service;
+
+-- ---------------------------------------------------------------------------------------------
+-- Internal helpers
+
+create function ai._check_lease(lease interval) returns void
+language plpgsql immutable parallel safe
+as $$
+begin
+  if lease is null or lease <= interval '0' then
+    raise exception using errcode = 'AS002',
+      message = format('lease must be a positive interval, not %s', coalesce(lease::text, 'NULL'));
+  end if;
+end
+$$;
+comment on function ai._check_lease(interval) is 'Internal guard: raises AS002 unless a lease is a positive interval.';
+
+create function ai._check_claim(worker_id text, lease interval, queue text) returns void
+language plpgsql immutable parallel safe
+as $$
+begin
+  perform ai._check_text(worker_id, 'worker_id');
+  perform ai._check_lease(lease);
+  perform ai._check_text(queue, 'queue');
+end
+$$;
+comment on function ai._check_claim(text, interval, text) is 'Internal guard of claim_job and claim_jobs: worker_id, lease and queue.';
+
+-- Called after a fenced UPDATE matched no row: AS001 when the caller cannot see the job at all
+-- (unknown, or another tenant's), AS006 (lease lost) otherwise, with what the row holds now.
+create function ai._raise_lease_lost(job_id bigint, fencing_token bigint) returns void
+language plpgsql stable
+as $$
+declare
+  j ai.agent_jobs;
+begin
+  select * into j from ai.agent_jobs a where a.job_id = _raise_lease_lost.job_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('job %s not found', _raise_lease_lost.job_id);
+  end if;
+  raise exception using errcode = 'AS006',
+    message = format('job %s: lease lost', j.job_id),
+    detail = format('the job is %s with fencing token %s (the caller holds %s), lease until %s',
+                    j.status, j.fencing_token, _raise_lease_lost.fencing_token,
+                    coalesce(j.lease_expires_at::text, 'none'));
+end
+$$;
+comment on function ai._raise_lease_lost(bigint, bigint) is 'Internal: raises AS001 for a job the caller cannot see, else AS006 (lease lost).';
+
+-- Called after a status-guarded UPDATE matched no row: AS001 when the caller cannot see the job,
+-- AS004 (invalid transition) naming the status it is in otherwise.
+create function ai._raise_not_allowed(job_id bigint, why text) returns void
+language plpgsql stable
+as $$
+declare
+  v_status text;
+begin
+  select a.status into v_status from ai.agent_jobs a where a.job_id = _raise_not_allowed.job_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('job %s not found', _raise_not_allowed.job_id);
+  end if;
+  raise exception using errcode = 'AS004', message = format('job %s is %s: %s', _raise_not_allowed.job_id, v_status, why);
+end
+$$;
+comment on function ai._raise_not_allowed(bigint, text) is 'Internal: raises AS001 for a job the caller cannot see, else AS004 with its status.';
+
+-- The retry delay after attempt n when fail_job is given none: 2^(n-1) seconds, capped at an hour,
+-- with "equal jitter" (half fixed, half random) so jobs that failed together spread out.
+create function ai._backoff(attempts integer) returns interval
+language sql volatile parallel safe
+as $$
+  select pg_catalog.make_interval(secs => d / 2 + pg_catalog.random() * d / 2)
+  from (select least(3600.0, pg_catalog.power(2.0, greatest(attempts, 1) - 1)) as d) x
+$$;
+comment on function ai._backoff(integer) is 'Internal: the default retry delay after a number of attempts: between 2^(n-2) and 2^(n-1) seconds, at most an hour.';
+
+-- A claim took an IN_PROGRESS job whose lease ran out with its attempts spent; the claim marked it
+-- FAILED (under a new token, so the dead attempt stays fenced out). Record why and stamp it.
+create function ai._finish_spent(job_id bigint, now timestamptz) returns void
+language sql volatile
+as $$
+  update ai.agent_jobs j
+  set attempts = j.attempts - 1, last_error = format('the lease of attempt %s expired', j.attempts - 1),
+      lease_owner = null, lease_expires_at = null, finished_at = _finish_spent.now, updated_at = _finish_spent.now
+  where j.job_id = _finish_spent.job_id and j.status = 'FAILED'
+$$;
+comment on function ai._finish_spent(bigint, timestamptz) is 'Internal: completes the FAILED state of a job a claim found expired with its attempts spent.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Enqueue
+
+create function ai.enqueue_job(
+  thread_id text, payload jsonb default '{}', queue text default 'default', run_at timestamptz default null,
+  priority integer default 0, max_attempts integer default 5, idempotency_key text default null)
+returns ai.agent_jobs
+language plpgsql volatile
+set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_payload alias for $2;
+  a_queue alias for $3;
+  a_key alias for $7;
+  v_now timestamptz := ai.now();
+  v_owner text;
+  v_status text;
+  j ai.agent_jobs;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  perform ai._check_document(a_payload, 'payload');
+  perform ai._check_text(a_queue, 'queue');
+  if enqueue_job.priority is null then
+    raise exception using errcode = 'AS002', message = 'priority must not be NULL';
+  end if;
+  if enqueue_job.max_attempts is null or enqueue_job.max_attempts < 1 then
+    raise exception using errcode = 'AS002',
+      message = format('max_attempts must be at least 1, not %s', coalesce(enqueue_job.max_attempts::text, 'NULL'));
+  end if;
+  if a_key is not null then
+    perform ai._check_text(a_key, 'idempotency_key');
+  end if;
+
+  select s.owner, s.status into v_owner, v_status from ai.agent_sessions s where s.thread_id = a_thread_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+  if v_status not in ('active', 'waiting') then
+    raise exception using errcode = 'AS004', message = format('session %s is %s: no more jobs', a_thread_id, v_status);
+  end if;
+
+  insert into ai.agent_jobs (thread_id, owner, queue, payload, priority, run_at, max_attempts,
+                             idempotency_key, created_at, updated_at)
+  values (a_thread_id, v_owner, a_queue, a_payload, enqueue_job.priority, coalesce(enqueue_job.run_at, v_now),
+          enqueue_job.max_attempts, a_key, v_now, v_now)
+  on conflict (owner, queue, idempotency_key) where idempotency_key is not null do nothing
+  returning * into j;
+  if not found then
+    -- The key was used before in this queue: the first job is the answer, unchanged.
+    select * into j from ai.agent_jobs x
+    where x.owner = v_owner and x.queue = a_queue and x.idempotency_key = a_key;
+    return j;
+  end if;
+
+  if j.run_at <= v_now then
+    perform pg_catalog.pg_notify('ai_jobs', a_queue);
+  end if;
+  return j;
+end
+$$;
+comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text) is
+  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Sends pg_notify(''ai_jobs'', queue) when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument, AS003 payload over 1 MiB, AS004 session finished.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Claim
+
+create function ai.claim_job(worker_id text, lease interval default '60 seconds', queue text default 'default')
+returns setof ai.agent_jobs
+language plpgsql volatile
+set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz := ai.now();
+  j ai.agent_jobs;
+begin
+  perform ai._check_claim(claim_job.worker_id, claim_job.lease, claim_job.queue);
+
+  for attempt in 1..5 loop
+    begin
+      -- One ordered scan of agent_jobs_claim: due PENDING jobs and expired leases alike.
+      update ai.agent_jobs u
+      set status = case when u.status = 'IN_PROGRESS' and u.attempts >= u.max_attempts then 'FAILED' else 'IN_PROGRESS' end,
+          attempts = u.attempts + 1,
+          fencing_token = u.fencing_token + 1,
+          lease_owner = claim_job.worker_id,
+          lease_expires_at = v_now + claim_job.lease,
+          updated_at = v_now
+      where u.job_id = (
+        select c.job_id
+        from ai.agent_jobs c
+        where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_job.queue and c.available_at <= v_now
+          and not exists (select from ai.agent_jobs b
+                          where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id)
+        order by c.priority desc, c.available_at, c.job_id
+        limit 1
+        for update skip locked)
+      returning u.* into j;
+    exception when unique_violation then
+      -- A racing claimer took a sibling of this thread; the next snapshot sees the thread busy.
+      if attempt = 5 then
+        raise;
+      end if;
+      continue;
+    end;
+    if j.job_id is null then
+      return;
+    end if;
+    if j.status = 'IN_PROGRESS' then
+      return next j;
+      return;
+    end if;
+    -- Its last attempt's lease ran out: finished as FAILED; look again.
+    perform ai._finish_spent(j.job_id, v_now);
+    j := null;
+  end loop;
+end
+$$;
+comment on function ai.claim_job(text, interval, text) is
+  'Claims at most one job of a queue for worker_id: the first by priority (highest first), then due time, then job_id, among PENDING jobs due now and IN_PROGRESS jobs whose lease expired, skipping rows other claimers hold and threads with another job IN_PROGRESS. The job becomes IN_PROGRESS, its attempts grow by one, its fencing_token is bumped and it is leased until ai.now() + lease. Returns 0 or 1 row. An expired job whose attempts are spent becomes FAILED instead and the claim looks again. AS002 bad argument.';
+
+create function ai.claim_jobs(worker_id text, lease interval, queue text, max_jobs integer)
+returns setof ai.agent_jobs
+language plpgsql volatile
+set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz := ai.now();
+  v_ids bigint[];
+begin
+  perform ai._check_claim(claim_jobs.worker_id, claim_jobs.lease, claim_jobs.queue);
+  perform ai._check_limit(claim_jobs.max_jobs, 'max_jobs', 1000);
+
+  for attempt in 1..5 loop
+    begin
+      -- The picked ids go to the UPDATE as one array (no join: no whole-row copies for recheck).
+      with candidates as (
+        select c.job_id, c.thread_id, c.priority, c.available_at
+        from ai.agent_jobs c
+        where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_jobs.queue and c.available_at <= v_now
+          and not exists (select from ai.agent_jobs b
+                          where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id)
+        order by c.priority desc, c.available_at, c.job_id
+        limit claim_jobs.max_jobs
+        for update skip locked
+      ), claimed as (
+        update ai.agent_jobs u
+        set status = case when u.status = 'IN_PROGRESS' and u.attempts >= u.max_attempts then 'FAILED' else 'IN_PROGRESS' end,
+            attempts = u.attempts + 1,
+            fencing_token = u.fencing_token + 1,
+            lease_owner = claim_jobs.worker_id,
+            lease_expires_at = v_now + claim_jobs.lease,
+            updated_at = v_now
+        -- at most one job per thread: a sibling locked above but not picked stays as it was
+        where u.job_id = any (array(select distinct on (c.thread_id) c.job_id from candidates c
+                                    order by c.thread_id, c.priority desc, c.available_at, c.job_id))
+        returning u.job_id
+      )
+      select pg_catalog.array_agg(c.job_id) into v_ids from claimed c;
+      exit;
+    exception when unique_violation then
+      if attempt = 5 then
+        raise;
+      end if;
+    end;
+  end loop;
+
+  -- expired jobs whose attempts were spent are finished as FAILED; the others are handed out
+  perform ai._finish_spent(f.job_id, v_now) from ai.agent_jobs f where f.job_id = any (v_ids) and f.status = 'FAILED';
+  return query
+  select * from ai.agent_jobs j
+  where j.job_id = any (v_ids) and j.status = 'IN_PROGRESS'
+  order by j.priority desc, j.run_at, j.job_id;
+end
+$$;
+comment on function ai.claim_jobs(text, interval, text, integer) is
+  'Claims up to max_jobs (1 to 1000) jobs of a queue in one statement, chosen and leased as claim_job does, at most one per thread. AS002 bad argument.';
+
+-- ---------------------------------------------------------------------------------------------
+-- The holder's calls: each names (job_id, fencing_token) and is checked in the UPDATE itself
+
+create function ai.renew_lease(job_id bigint, fencing_token bigint, lease interval default '60 seconds')
+returns timestamptz
+language plpgsql volatile
+set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz := ai.now();
+  v_expires timestamptz;
+begin
+  perform ai._check_lease(renew_lease.lease);
+  update ai.agent_jobs j
+  set lease_expires_at = v_now + renew_lease.lease, updated_at = v_now
+  where j.job_id = renew_lease.job_id and j.status = 'IN_PROGRESS'
+    and j.fencing_token = renew_lease.fencing_token and j.lease_expires_at > v_now
+  returning j.lease_expires_at into v_expires;
+  if not found then
+    perform ai._raise_lease_lost(renew_lease.job_id, renew_lease.fencing_token);
+  end if;
+  return v_expires;
+end
+$$;
+comment on function ai.renew_lease(bigint, bigint, interval) is
+  'Extends the lease of a job held with fencing_token to ai.now() + lease and returns the new expiry. AS006 lease lost (stale token, lease already expired, job no longer IN_PROGRESS), AS001 unknown job, AS002 bad lease.';
+
+create function ai.fenced_write(job_id bigint, fencing_token bigint) returns timestamptz
+language plpgsql volatile
+set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz := ai.now();
+  v_expires timestamptz;
+begin
+  -- KEY SHARE: a claim (FOR UPDATE SKIP LOCKED) skips the row until the caller's transaction
+  -- ends, while the holder's renew_lease, a non-key UPDATE, is not blocked.
+  select j.lease_expires_at into v_expires
+  from ai.agent_jobs j
+  where j.job_id = fenced_write.job_id and j.status = 'IN_PROGRESS'
+    and j.fencing_token = fenced_write.fencing_token and j.lease_expires_at > v_now
+  for key share;
+  if not found then
+    perform ai._raise_lease_lost(fenced_write.job_id, fenced_write.fencing_token);
+  end if;
+  return v_expires;
+end
+$$;
+comment on function ai.fenced_write(bigint, bigint) is
+  'Asserts that the caller still holds the job (IN_PROGRESS, fencing_token current, lease not expired) and keeps its row locked (FOR KEY SHARE) until the caller''s transaction ends, so no other worker can reclaim it between this check and the commit. Call it first in every transaction that writes on behalf of a job. Returns the lease expiry. AS006 lease lost, AS001 unknown job.';
+
+create function ai.complete_job(job_id bigint, fencing_token bigint, result jsonb default null)
+returns ai.agent_jobs
+language plpgsql volatile
+set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz := ai.now();
+  j ai.agent_jobs;
+begin
+  if complete_job.result is not null then
+    perform ai._check_document(complete_job.result, 'result');
+  end if;
+  update ai.agent_jobs u
+  set status = 'COMPLETED', result = complete_job.result, lease_owner = null, lease_expires_at = null,
+      finished_at = v_now, updated_at = v_now
+  where u.job_id = complete_job.job_id and u.status = 'IN_PROGRESS'
+    and u.fencing_token = complete_job.fencing_token and u.lease_expires_at > v_now
+  returning u.* into j;
+  if not found then
+    perform ai._raise_lease_lost(complete_job.job_id, complete_job.fencing_token);
+  end if;
+  return j;
+end
+$$;
+comment on function ai.complete_job(bigint, bigint, jsonb) is
+  'Marks a job held with fencing_token COMPLETED with its result (JSON up to 1 MiB, or NULL) and returns it. AS006 lease lost, AS001 unknown job, AS003 result too large.';
+
+create function ai.complete_jobs(job_ids bigint[], fencing_tokens bigint[], results jsonb[] default null)
+returns setof bigint
+language plpgsql volatile
+set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz := ai.now();
+  v_count integer := pg_catalog.cardinality(complete_jobs.job_ids);
+begin
+  if complete_jobs.job_ids is null or complete_jobs.fencing_tokens is null
+     or pg_catalog.cardinality(complete_jobs.fencing_tokens) <> v_count
+     or pg_catalog.cardinality(complete_jobs.results) <> v_count then
+    raise exception using errcode = 'AS002', message = 'job_ids, fencing_tokens and results (when given) must be arrays of one length';
+  end if;
+  perform ai._check_limit(greatest(v_count, 1), 'the number of jobs', 1000);
+  if exists (select from pg_catalog.unnest(complete_jobs.results) r where pg_catalog.pg_column_size(r) > ai._max_document_bytes()) then
+    raise exception using errcode = 'AS003', message = format('a result is over the limit of %s bytes', ai._max_document_bytes());
+  end if;
+
+  -- Each row is fenced on its own; a job whose lease was lost is simply not in the answer. The
+  -- arrays are matched by position (no join: no whole-row copies kept for the recheck).
+  return query
+  update ai.agent_jobs u
+  set status = 'COMPLETED', result = complete_jobs.results[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)],
+      lease_owner = null, lease_expires_at = null, finished_at = v_now, updated_at = v_now
+  where u.job_id = any (complete_jobs.job_ids) and u.status = 'IN_PROGRESS'
+    and u.fencing_token = complete_jobs.fencing_tokens[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)]
+    and u.lease_expires_at > v_now
+  returning u.job_id;
+end
+$$;
+comment on function ai.complete_jobs(bigint[], bigint[], jsonb[]) is
+  'Completes up to 1000 jobs in one statement, each with its fencing token (and result, when results is given), each fenced as complete_job is; job_ids must not repeat. Returns the job_ids it completed; a job whose lease was lost is left out instead of raising. AS002 arrays of different lengths or more than 1000 jobs, AS003 a result over 1 MiB.';
+
+create function ai.fail_job(job_id bigint, fencing_token bigint, error text, retry_in interval default null)
+returns ai.agent_jobs
+language plpgsql volatile
+set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz := ai.now();
+  j ai.agent_jobs;
+begin
+  if fail_job.error is null then
+    raise exception using errcode = 'AS002', message = 'error must not be NULL';
+  end if;
+  if fail_job.retry_in < interval '0' then
+    raise exception using errcode = 'AS002', message = format('retry_in must not be negative, not %s', fail_job.retry_in);
+  end if;
+  update ai.agent_jobs u
+  set status = case when u.attempts >= u.max_attempts then 'FAILED' else 'PENDING' end,
+      run_at = case when u.attempts >= u.max_attempts then u.run_at
+                    else v_now + coalesce(fail_job.retry_in, ai._backoff(u.attempts)) end,
+      finished_at = case when u.attempts >= u.max_attempts then v_now end,
+      last_error = fail_job.error, lease_owner = null, lease_expires_at = null, updated_at = v_now
+  where u.job_id = fail_job.job_id and u.status = 'IN_PROGRESS'
+    and u.fencing_token = fail_job.fencing_token and u.lease_expires_at > v_now
+  returning u.* into j;
+  if not found then
+    perform ai._raise_lease_lost(fail_job.job_id, fail_job.fencing_token);
+  end if;
+  return j;
+end
+$$;
+comment on function ai.fail_job(bigint, bigint, text, interval) is
+  'Records an error for a job held with fencing_token. With attempts left the job is PENDING again, due after retry_in or, when NULL, after an exponential backoff with jitter (2^(attempts-2) to 2^(attempts-1) seconds, at most an hour); with attempts spent it is FAILED. Returns the job. AS006 lease lost, AS001 unknown job, AS002 NULL error or negative retry_in.';
+
+create function ai.release_job(job_id bigint, fencing_token bigint) returns ai.agent_jobs
+language plpgsql volatile
+set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz := ai.now();
+  j ai.agent_jobs;
+begin
+  update ai.agent_jobs u
+  set status = 'PENDING', attempts = u.attempts - 1, run_at = v_now,
+      lease_owner = null, lease_expires_at = null, updated_at = v_now
+  where u.job_id = release_job.job_id and u.status = 'IN_PROGRESS'
+    and u.fencing_token = release_job.fencing_token and u.lease_expires_at > v_now
+  returning u.* into j;
+  if not found then
+    perform ai._raise_lease_lost(release_job.job_id, release_job.fencing_token);
+  end if;
+  perform pg_catalog.pg_notify('ai_jobs', j.queue);
+  return j;
+end
+$$;
+comment on function ai.release_job(bigint, bigint) is
+  'Gives back a job held with fencing_token (graceful shutdown): PENDING, due now, the attempt not counted; wakes idle workers. Returns the job. AS006 lease lost, AS001 unknown job.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Owner and operator calls
+
+create function ai.cancel_job(job_id bigint) returns ai.agent_jobs
+language plpgsql volatile
+set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz := ai.now();
+  j ai.agent_jobs;
+begin
+  update ai.agent_jobs u
+  -- lease_owner stays, to tell who was running it
+  set status = 'CANCELLED', finished_at = v_now, updated_at = v_now
+  where u.job_id = cancel_job.job_id and u.status in ('PENDING', 'IN_PROGRESS', 'AWAITING_HUMAN')
+  returning u.* into j;
+  if not found then
+    perform ai._raise_not_allowed(cancel_job.job_id, 'it cannot be cancelled');
+  end if;
+  return j;
+end
+$$;
+comment on function ai.cancel_job(bigint) is
+  'Cancels a PENDING, IN_PROGRESS or AWAITING_HUMAN job and returns it; a worker still running it loses its lease (its next fenced call raises AS006). Tenants may cancel their own jobs. AS001 unknown job (or another tenant''s), AS004 job already finished.';
+
+create function ai.retry_dead_job(job_id bigint) returns ai.agent_jobs
+language plpgsql volatile
+set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz := ai.now();
+  j ai.agent_jobs;
+begin
+  update ai.agent_jobs u
+  set status = 'PENDING', attempts = 0, run_at = v_now, finished_at = null, updated_at = v_now
+  where u.job_id = retry_dead_job.job_id and u.status = 'FAILED'
+  returning u.* into j;
+  if not found then
+    perform ai._raise_not_allowed(retry_dead_job.job_id, 'only FAILED jobs are retried');
+  end if;
+  perform pg_catalog.pg_notify('ai_jobs', j.queue);
+  return j;
+end
+$$;
+comment on function ai.retry_dead_job(bigint) is
+  'Puts a FAILED job back: PENDING, due now, attempts reset to 0, last_error kept; wakes idle workers. Returns the job. For ai_service. AS001 unknown job, AS004 job not FAILED.';
+
+create function ai.get_job(job_id bigint) returns ai.agent_jobs
+language plpgsql stable
+as $$
+#variable_conflict use_column
+declare
+  j ai.agent_jobs;
+begin
+  select * into j from ai.agent_jobs x where x.job_id = get_job.job_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('job %s not found', get_job.job_id);
+  end if;
+  return j;
+end
+$$;
+comment on function ai.get_job(bigint) is
+  'The job row (archived jobs are in ai.agent_jobs_archive). AS001 unknown job, or another tenant''s.';
+
+create function ai.queue_stats(queue text default null)
+returns table (queue_name text, pending bigint, due bigint, in_progress bigint, expired_leases bigint,
+               awaiting_human bigint, completed bigint, failed bigint, cancelled bigint, oldest_due_age interval)
+language plpgsql stable
+as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz := ai.now();
+begin
+  return query
+  select j.queue,
+         count(*) filter (where j.status = 'PENDING'),
+         count(*) filter (where j.status = 'PENDING' and j.run_at <= v_now),
+         count(*) filter (where j.status = 'IN_PROGRESS'),
+         count(*) filter (where j.status = 'IN_PROGRESS' and j.lease_expires_at <= v_now),
+         count(*) filter (where j.status = 'AWAITING_HUMAN'),
+         count(*) filter (where j.status = 'COMPLETED'),
+         count(*) filter (where j.status = 'FAILED'),
+         count(*) filter (where j.status = 'CANCELLED'),
+         v_now - min(j.run_at) filter (where j.status = 'PENDING' and j.run_at <= v_now)
+  from ai.agent_jobs j
+  where queue_stats.queue is null or j.queue = queue_stats.queue
+  group by j.queue
+  order by j.queue;
+end
+$$;
+comment on function ai.queue_stats(text) is
+  'Per queue (or only the one named): jobs per status, PENDING jobs due now, IN_PROGRESS jobs whose lease expired, and the age of the oldest due job. RLS applies: a tenant counts its own jobs, a service acting for nobody counts all.';
+
+create function ai.reap_expired(queue text default null) returns integer
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz := ai.now();
+  v_count integer;
+begin
+  -- The conditions sit in the UPDATE's own WHERE, which Postgres re-checks on the newest row
+  -- version: a job completed or renewed after this statement's snapshot is left alone.
+  update ai.agent_jobs j
+  set status = case when j.attempts >= j.max_attempts then 'FAILED' else 'PENDING' end,
+      run_at = case when j.attempts >= j.max_attempts then j.run_at else v_now end,
+      finished_at = case when j.attempts >= j.max_attempts then v_now end,
+      last_error = format('the lease of attempt %s expired', j.attempts),
+      lease_owner = null, lease_expires_at = null, updated_at = v_now
+  where j.status = 'IN_PROGRESS' and j.lease_expires_at <= v_now
+    and (reap_expired.queue is null or j.queue = reap_expired.queue);
+  get diagnostics v_count = row_count;
+  return v_count;
+end
+$$;
+comment on function ai.reap_expired(text) is
+  'Optional sweep for dashboards: IN_PROGRESS jobs whose lease expired go back to PENDING (due now), or to FAILED when their attempts are spent. Claims handle expired jobs by themselves; nothing needs to call this. Returns how many jobs it moved. For ai_service.';
+
+create function ai.archive_jobs(older_than interval default '1 day', max_rows integer default 10000)
+returns integer
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz := ai.now();
+  v_count integer;
+begin
+  if archive_jobs.older_than is null or archive_jobs.older_than < interval '0' then
+    raise exception using errcode = 'AS002', message = 'older_than must be a non-negative interval';
+  end if;
+  perform ai._check_limit(archive_jobs.max_rows, 'max_rows', 100000);
+  with victims as (
+    select j.job_id from ai.agent_jobs j
+    where j.status in ('COMPLETED', 'FAILED', 'CANCELLED') and j.finished_at <= v_now - archive_jobs.older_than
+    limit archive_jobs.max_rows
+    for update skip locked
+  ), moved as (
+    delete from ai.agent_jobs j using victims v
+    where j.job_id = v.job_id and j.status in ('COMPLETED', 'FAILED', 'CANCELLED')
+    returning j.*
+  )
+  insert into ai.agent_jobs_archive select m.*, v_now from moved m;
+  get diagnostics v_count = row_count;
+  return v_count;
+end
+$$;
+comment on function ai.archive_jobs(interval, integer) is
+  'Moves up to max_rows (1 to 100000) finished jobs (COMPLETED, FAILED, CANCELLED) finished more than older_than ago from ai.agent_jobs to ai.agent_jobs_archive and returns how many. Call it until it returns 0; each call is one short transaction. For ai_service. AS002 bad argument.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Privileges: tenants enqueue, read and cancel; workers (ai_service) do everything.
+
+revoke execute on function
+  ai._check_lease(interval), ai._check_claim(text, interval, text), ai._raise_lease_lost(bigint, bigint),
+  ai._raise_not_allowed(bigint, text),
+  ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
+  ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
+  ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
+  ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
+  ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
+  ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.cancel_job(bigint), ai.retry_dead_job(bigint), ai.get_job(bigint),
+  ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer)
+from public;
+grant execute on function
+  ai._raise_not_allowed(bigint, text), ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
+  ai.cancel_job(bigint), ai.get_job(bigint), ai.queue_stats(text)
+to ai_user, ai_service;
+grant execute on function
+  ai._check_lease(interval), ai._check_claim(text, interval, text), ai._raise_lease_lost(bigint, bigint),
+  ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
+  ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
+  ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
+  ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
+  ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.retry_dead_job(bigint), ai.reap_expired(text), ai.archive_jobs(interval, integer)
+to ai_service;
+
+
+-- ===== change: compaction =====
+-- Deploy agent-state:compaction to pg
+-- requires: messages
+--
+-- Context compaction changes what is sent to the model, never what is kept. A summary is one
+-- more message of the thread: role system, content {"compaction": {"from_seq": a,
+-- "through_seq": b}, "text": "..."}, key 'compaction:<b>'. It stands for every message up to
+-- b (the summarizer is given the previous summary plus messages a..b, so summaries chain over
+-- contiguous ranges). The originals stay in ai.session_messages untouched.
+-- A context window is the newest summary, then every message after its through_seq that is not
+-- itself a summary. It reads the newest summary through a small partial index and the tail
+-- through the primary key, so its cost depends on the tail, not on the thread's length.
+
+insert into ai.error_codes (sqlstate, name, description) values
+  ('AS040', 'stale_compaction', 'A newer compaction of the thread already covers as much or more: the summary was not stored.');
+
+create index session_messages_summaries on ai.session_messages (thread_id, seq desc)
+  where role = 'system' and content ? 'compaction';
+
+-- What ai.context_window returns: always one row.
+create type ai.context_window as (
+  messages jsonb,               -- [{seq, role, content, token_count, is_summary}], summary first
+  total_tokens bigint,          -- tokens of those messages
+  compaction_due boolean,       -- total_tokens > threshold * window_tokens
+  compact_from_seq bigint,      -- the range a new summary should cover, or NULL when the tail is
+  compact_through_seq bigint,   --   no longer than keep_last
+  summary_through_seq bigint,   -- what the newest summary covers (0: none yet)
+  last_seq bigint
+);
+comment on type ai.context_window is 'The messages to send to the model now, and whether (and over which range) to compact.';
+
+create function ai._newest_summary(thread_id text) returns ai.session_messages
+language sql stable
+as $$
+  select * from ai.session_messages m
+  where m.thread_id = _newest_summary.thread_id and m.role = 'system' and m.content ? 'compaction'
+  order by m.seq desc
+  limit 1
+$$;
+comment on function ai._newest_summary(text) is 'Internal: the newest summary message of a thread, or NULL.';
+
+create function ai.context_window(thread_id text, window_tokens integer, keep_last integer default 20,
+                                  threshold real default 0.7)
+returns ai.context_window
+language plpgsql stable
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  v_last bigint;
+  v_summary ai.session_messages;
+  v_through bigint;
+  w ai.context_window;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  if window_tokens is null or window_tokens < 1 then
+    raise exception using errcode = 'AS002',
+      message = format('window_tokens must be 1 or more, not %s', coalesce(window_tokens::text, 'NULL'));
+  end if;
+  if keep_last is null or keep_last < 0 then
+    raise exception using errcode = 'AS002',
+      message = format('keep_last must be 0 or more, not %s', coalesce(keep_last::text, 'NULL'));
+  end if;
+  if threshold is null or threshold <= 0 or threshold > 1 then
+    raise exception using errcode = 'AS002',
+      message = format('threshold must be in (0, 1], not %s', coalesce(threshold::text, 'NULL'));
+  end if;
+
+  select s.last_seq into v_last from ai.agent_sessions s where s.thread_id = a_thread_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+
+  v_summary := ai._newest_summary(a_thread_id);
+  v_through := coalesce((v_summary.content -> 'compaction' ->> 'through_seq')::bigint, 0);
+
+  with tail as (
+    select m.seq, m.role, m.content, m.token_count,
+           count(*) over (order by m.seq desc rows between unbounded preceding and current row) as from_end
+    from ai.session_messages m
+    where m.thread_id = a_thread_id and m.seq > v_through
+      and not (m.role = 'system' and m.content ? 'compaction')
+  ),
+  window_rows as (
+    select v_summary.seq as seq, v_summary.role as role, v_summary.content as content,
+           v_summary.token_count as token_count, true as is_summary
+    where v_summary.seq is not null
+    union all
+    select seq, role, content, token_count, false from tail
+  )
+  select coalesce((select jsonb_agg(jsonb_build_object('seq', r.seq, 'role', r.role, 'content', r.content,
+                                                        'token_count', r.token_count, 'is_summary', r.is_summary)
+                                    order by r.is_summary desc, r.seq)
+                   from window_rows r), '[]'::jsonb),
+         coalesce((select sum(r.token_count) from window_rows r), 0),
+         (select max(t.seq) from tail t where t.from_end > keep_last)
+  into w.messages, w.total_tokens, w.compact_through_seq;
+
+  w.compaction_due := w.total_tokens > threshold * window_tokens;
+  w.compact_from_seq := case when w.compact_through_seq is not null then v_through + 1 end;
+  w.summary_through_seq := v_through;
+  w.last_seq := v_last;
+  return w;
+end
+$$;
+comment on function ai.context_window(text, integer, integer, real) is
+  'The messages to send to the model now: the newest summary (a system message) first, then every message after what it covers. compaction_due is true when their tokens exceed threshold x window_tokens; compact_from_seq..compact_through_seq is the range a new summary should cover (all but the last keep_last messages), NULL when there is nothing to compact. One round trip; reads the summary through a partial index and the tail through the primary key. AS001 unknown thread, AS002 bad argument.';
+
+create function ai.record_compaction(thread_id text, summary text, through_seq bigint,
+                                     summary_tokens integer default null)
+returns ai.appended_message
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_summary alias for $2;
+  a_through alias for $3;
+  v_key text := 'compaction:' || a_through;
+  v_last bigint;
+  v_prev bigint;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  perform ai._check_text(a_summary, 'summary', ai._max_document_bytes());
+  if a_through is null or a_through < 1 then
+    raise exception using errcode = 'AS002',
+      message = format('through_seq must be 1 or more, not %s', coalesce(a_through::text, 'NULL'));
+  end if;
+
+  -- Serialize compactions of this thread (and appends) on the session row, so that two
+  -- summarizers racing cannot both pass the staleness check.
+  select s.last_seq into v_last from ai.agent_sessions s where s.thread_id = a_thread_id for no key update;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+
+  -- A retry of a stored compaction returns it (or AS005 if the summary text differs).
+  if not exists (select from ai.session_messages m where m.thread_id = a_thread_id and m.idempotency_key = v_key) then
+    if a_through > v_last then
+      raise exception using errcode = 'AS002',
+        message = format('through_seq %s is past the last message (%s) of thread %s', a_through, v_last, a_thread_id);
+    end if;
+    v_prev := coalesce(((ai._newest_summary(a_thread_id)).content -> 'compaction' ->> 'through_seq')::bigint, 0);
+    if v_prev >= a_through then
+      raise exception using errcode = 'AS040',
+        message = format('thread %s is already compacted through seq %s; a summary through %s is stale',
+                         a_thread_id, v_prev, a_through);
+    end if;
+  else
+    v_prev := coalesce((select (m.content -> 'compaction' ->> 'from_seq')::bigint - 1 from ai.session_messages m
+                        where m.thread_id = a_thread_id and m.idempotency_key = v_key), 0);
+  end if;
+
+  return ai.append_message_idempotent(
+    a_thread_id, 'system',
+    pg_catalog.jsonb_build_object('compaction', pg_catalog.jsonb_build_object('from_seq', v_prev + 1, 'through_seq', a_through),
+                                  'text', a_summary),
+    null, v_key, summary_tokens);
+end
+$$;
+comment on function ai.record_compaction(text, text, bigint, integer) is
+  'Stores a summary of a thread''s messages up to through_seq (chained onto the previous summary) as a new system message; the originals stay. summary_tokens defaults to the estimate. A retry returns the stored summary (inserted = false). AS001 unknown thread, AS002 bad argument or through_seq past the last message, AS004 session finished, AS005 same range with another summary, AS040 a newer compaction already covers as much.';
+
+revoke execute on function ai._newest_summary(text), ai.context_window(text, integer, integer, real),
+  ai.record_compaction(text, text, bigint, integer) from public;
+grant execute on function ai._newest_summary(text), ai.context_window(text, integer, integer, real),
+  ai.record_compaction(text, text, bigint, integer) to ai_user, ai_service;
+
+
+-- ===== change: evals =====
+-- Deploy agent-state:evals to pg
+-- requires: compaction
+--
+-- Every recorded session is a ground-truth trajectory. ai.trajectory reads it back as the
+-- steps an eval compares: the tool calls with their arguments, the tool results, and the final
+-- assistant message. ai.eval_runs keeps each replay's comparison and scores for later queries.
+
+-- One step of a recorded trajectory. Tool calls are messages of role tool_call whose content
+-- is {"name": ..., "arguments": {...}} (or "args", as some frameworks write it).
+create type ai.trajectory_step as (
+  seq bigint,
+  role text,
+  tool_name text,     -- tool_call and tool_result: content->>'name' when present
+  arguments jsonb,    -- tool_call: content->'arguments' (or content->'args')
+  content jsonb,
+  is_final boolean    -- the last assistant message of the thread
+);
+comment on type ai.trajectory_step is 'One step of a recorded trajectory: a message, with the tool name and arguments pulled out of tool calls.';
+
+create function ai.trajectory(thread_id text) returns setof ai.trajectory_step
+language plpgsql stable
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  v_final bigint;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  perform from ai.agent_sessions s where s.thread_id = a_thread_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+  select max(m.seq) into v_final from ai.session_messages m where m.thread_id = a_thread_id and m.role = 'assistant';
+
+  -- Compaction summaries are not steps: they describe the trajectory, they are not part of it.
+  return query
+    select m.seq, m.role,
+           case when m.role in ('tool_call', 'tool_result') and pg_catalog.jsonb_typeof(m.content) = 'object'
+                then m.content ->> 'name' end,
+           case when m.role = 'tool_call' and pg_catalog.jsonb_typeof(m.content) = 'object'
+                then coalesce(m.content -> 'arguments', m.content -> 'args') end,
+           m.content,
+           coalesce(m.seq = v_final, false)
+    from ai.session_messages m
+    where m.thread_id = a_thread_id and not (m.role = 'system' and m.content ? 'compaction')
+    order by m.seq;
+end
+$$;
+comment on function ai.trajectory(text) is
+  'The recorded reference trajectory of a thread, in order: every message (compaction summaries left out) with tool names and arguments pulled out of tool calls ({"name", "arguments" or "args"}) and the final assistant message marked. AS001 unknown thread.';
+
+create table ai.eval_runs (
+  eval_id bigint generated always as identity,
+  thread_id text not null,          -- the recorded (reference) thread
+  owner text not null,
+  replay_thread_id text,            -- the fork the candidate ran on
+  from_checkpoint_id text,
+  candidate text not null,          -- what ran: a model, a prompt, module:function
+  passed boolean not null,
+  scores jsonb not null default '{}' check (pg_catalog.jsonb_typeof(scores) = 'object'),
+  diff jsonb not null default '{}',
+  created_at timestamptz not null default ai.now(),
+  primary key (thread_id, eval_id),
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.eval_runs is 'Each replay of a recorded thread by a candidate, with its comparison and scores.';
+create index eval_runs_candidate on ai.eval_runs (owner, candidate, created_at desc);
+
+alter table ai.eval_runs enable row level security;
+alter table ai.eval_runs force row level security;
+create policy eval_runs_by_owner on ai.eval_runs
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+grant select, insert on ai.eval_runs to ai_user, ai_service;
+
+create function ai.record_eval_run(thread_id text, candidate text, passed boolean, scores jsonb default '{}',
+                                   diff jsonb default '{}', replay_thread_id text default null,
+                                   from_checkpoint_id text default null)
+returns ai.eval_runs
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  v_owner text;
+  e ai.eval_runs;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  perform ai._check_text(candidate, 'candidate', 1000);
+  if passed is null then
+    raise exception using errcode = 'AS002', message = 'passed must not be NULL';
+  end if;
+  perform ai._check_document(scores, 'scores', must_be_object => true);
+  perform ai._check_document(diff, 'diff');
+  if replay_thread_id is not null then
+    perform ai._check_thread_id(replay_thread_id);
+  end if;
+  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+  insert into ai.eval_runs (thread_id, owner, replay_thread_id, from_checkpoint_id, candidate, passed, scores, diff, created_at)
+  values (a_thread_id, v_owner, replay_thread_id, from_checkpoint_id, candidate, passed, scores, diff, ai.now())
+  returning * into e;
+  return e;
+end
+$$;
+comment on function ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text) is
+  'Records one replay of a recorded thread: the candidate that ran, whether it passed, its scores (a JSON object) and diff, and the fork it ran on. AS001 unknown thread, AS002 bad argument, AS003 document too large.';
+
+create function ai.get_eval_runs(thread_id text default null, candidate text default null, max_rows integer default 100)
+returns setof ai.eval_runs
+language plpgsql stable
+as $$
+#variable_conflict use_column
+begin
+  perform ai._check_limit(max_rows, 'max_rows');
+  return query
+    select * from ai.eval_runs e
+    where (get_eval_runs.thread_id is null or e.thread_id = get_eval_runs.thread_id)
+      and (get_eval_runs.candidate is null or e.candidate = get_eval_runs.candidate)
+    order by e.created_at desc, e.eval_id desc
+    limit max_rows;
+end
+$$;
+comment on function ai.get_eval_runs(text, text, integer) is
+  'The caller''s eval runs, newest first, optionally of one recorded thread and/or one candidate, at most max_rows (1 to 10000). AS002 bad max_rows.';
+
+revoke execute on function ai.trajectory(text), ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text),
+  ai.get_eval_runs(text, text, integer) from public;
+grant execute on function ai.trajectory(text), ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text),
+  ai.get_eval_runs(text, text, integer) to ai_user, ai_service;
+
+
+-- ===== change: retention =====
+-- Deploy agent-state:retention to pg
+-- requires: evals
+--
+-- Never DELETE without a copy. A finished session (completed, failed or cancelled) older than a
+-- cutoff moves, with everything that hangs off it, into schema ai_archive, whose tables have the
+-- same columns; ai.restore_session moves it back so it can be replayed. Archived rows keep their
+-- owner and the same row level security, so they stay queryable for audit by their tenant.
+--
+-- One call of ai.archive_sessions is one batch in the caller's transaction: a crash (or a
+-- pg_terminate_backend) in the middle rolls the whole batch back, so every session is either
+-- wholly hot or wholly archived. It locks only the sessions it picks (FOR UPDATE SKIP LOCKED:
+-- one being written is skipped and picked next time); no table lock, nothing the queue waits on.
+--
+-- The tables that hang off a session are listed in ai._archived_tables, in copy order; a later
+-- change that adds such a table creates its twin in ai_archive and registers it. The copy is
+-- dynamic SQL over that fixed internal list (identifiers quoted with %I), never over arguments.
+
+insert into ai.error_codes (sqlstate, name, description) values
+  ('AS041', 'not_archivable', 'The session cannot be archived or restored as asked: it is not finished, or a hot session with that id exists.');
+
+create schema ai_archive;
+comment on schema ai_archive is 'agent-state: finished sessions and everything they own, moved out of the hot tables by ai.archive_sessions.';
+grant usage on schema ai_archive to ai_user, ai_service;
+
+create table ai._archived_tables (
+  table_name text primary key,
+  copy_order integer not null unique,
+  order_by text not null  -- the column that orders a thread's rows (restore inserts in this order)
+);
+comment on table ai._archived_tables is 'Internal: the tables that hang off a session and move with it to ai_archive, in copy order.';
+alter table ai._archived_tables enable row level security;
+alter table ai._archived_tables force row level security;
+create policy archived_tables_all_rows on ai._archived_tables using (true) with check (true);
+grant select on ai._archived_tables to ai_user, ai_service;
+
+insert into ai._archived_tables (table_name, copy_order, order_by) values
+  ('session_messages', 10, 'seq'),
+  ('session_events', 20, 'event_id'),
+  ('eval_runs', 30, 'eval_id');
+
+-- The twins: the same columns in the same order (LIKE), plain columns where the hot table has an
+-- identity (archived rows keep their ids), the children tied to their archived session.
+create table ai_archive.agent_sessions (like ai.agent_sessions including defaults including constraints including indexes);
+alter table ai_archive.agent_sessions add constraint agent_sessions_thread_owner_key unique (thread_id, owner);
+create table ai_archive.session_messages (like ai.session_messages including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create table ai_archive.session_events (like ai.session_events including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create table ai_archive.eval_runs (like ai.eval_runs including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create index agent_sessions_completed on ai_archive.agent_sessions (completed_at);
+
+-- Finding what to archive: finished sessions by completion time.
+create index agent_sessions_finished on ai.agent_sessions (completed_at) where completed_at is not null;
+
+do $$
+declare
+  t text;
+begin
+  foreach t in array array['agent_sessions', 'session_messages', 'session_events', 'eval_runs'] loop
+    execute format('alter table ai_archive.%I enable row level security', t);
+    execute format('alter table ai_archive.%I force row level security', t);
+    execute format('create policy %I on ai_archive.%I
+                      using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+                      with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))',
+                   t || '_by_owner', t);
+    -- Tenants read their archive; moving rows in and out is the service's job.
+    execute format('grant select on ai_archive.%I to ai_user', t);
+    execute format('grant select, insert, delete on ai_archive.%I to ai_service', t);
+    execute format('grant update (owner) on ai_archive.%I to ai_service', t);  -- only to lock rows FOR UPDATE
+  end loop;
+end
+$$;
+-- Deleting a session cascades (as the table owner) to what hangs off it, so the service needs
+-- DELETE on sessions alone: messages and events stay append-only for every caller.
+grant delete on ai.agent_sessions to ai_service;
+
+create function ai.archive_sessions(older_than interval default '90 days', batch_size integer default 1000)
+returns table (thread_id text, owner text, status text, completed_at timestamptz, rows_moved jsonb)
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  v_cutoff timestamptz;
+  v_ids text[];
+  v_counts jsonb := '[]'::jsonb;
+  v_table record;
+  v_step jsonb;
+begin
+  if older_than is null or older_than < interval '0' then
+    raise exception using errcode = 'AS002',
+      message = format('older_than must be a non-negative interval, not %s', coalesce(older_than::text, 'NULL'));
+  end if;
+  perform ai._check_limit(batch_size, 'batch_size');
+  v_cutoff := ai.now() - older_than;
+
+  -- Oldest first; a session someone holds is skipped, not waited for.
+  select pg_catalog.array_agg(picked.thread_id) into v_ids
+  from (select s.thread_id from ai.agent_sessions s
+        where s.completed_at is not null and s.completed_at < v_cutoff
+        order by s.completed_at
+        limit batch_size
+        for update skip locked) picked;
+  if v_ids is null then
+    return;
+  end if;
+
+  insert into ai_archive.agent_sessions select * from ai.agent_sessions s where s.thread_id = any (v_ids);
+  for v_table in select a.table_name from ai._archived_tables a order by a.copy_order loop
+    execute format($q$
+      with copied as (insert into ai_archive.%I select * from ai.%I where thread_id = any ($1) returning thread_id)
+      select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('thread_id', c.thread_id, 'tab', %L, 'n', c.n)), '[]')
+      from (select thread_id, count(*) as n from copied group by thread_id) c$q$,
+      v_table.table_name, v_table.table_name, v_table.table_name)
+    into v_step using v_ids;
+    v_counts := v_counts || v_step;
+  end loop;
+  -- The copies are in; the cascade removes the hot rows of every registered table.
+  delete from ai.agent_sessions s where s.thread_id = any (v_ids);
+
+  return query
+    select a.thread_id, a.owner, a.status, a.completed_at,
+           coalesce((select pg_catalog.jsonb_object_agg(c.tab, c.n)
+                     from pg_catalog.jsonb_to_recordset(v_counts) as c(thread_id text, tab text, n bigint)
+                     where c.thread_id = a.thread_id), '{}')
+    from ai_archive.agent_sessions a
+    where a.thread_id = any (v_ids)
+    order by a.completed_at, a.thread_id;
+end
+$$;
+comment on function ai.archive_sessions(interval, integer) is
+  'Moves up to batch_size finished sessions (completed, failed or cancelled before now - older_than), oldest first, with every row that hangs off them, into ai_archive, and returns them with the rows moved per table. One batch per call, in the caller''s transaction: call it until it returns nothing (or call ai.archive_all_sessions). Skips sessions someone holds. For ai_service. AS002 bad argument.';
+
+create function ai.restore_session(thread_id text) returns ai.agent_sessions
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  v_table record;
+  s ai.agent_sessions;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  perform from ai_archive.agent_sessions a where a.thread_id = a_thread_id for update;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('archived thread %s not found', a_thread_id);
+  end if;
+  if exists (select from ai.agent_sessions h where h.thread_id = a_thread_id) then
+    raise exception using errcode = 'AS041',
+      message = format('thread %s exists among the hot sessions: it cannot be restored over them', a_thread_id);
+  end if;
+
+  insert into ai.agent_sessions select * from ai_archive.agent_sessions a where a.thread_id = a_thread_id
+  returning * into s;
+  for v_table in select a.table_name, a.order_by from ai._archived_tables a order by a.copy_order loop
+    -- In the thread's own order, so that messages come back 1, 2, 3, ... as the seq guard wants.
+    execute format('insert into ai.%I overriding system value select * from ai_archive.%I where thread_id = $1 order by %I',
+                   v_table.table_name, v_table.table_name, v_table.order_by)
+    using a_thread_id;
+  end loop;
+  delete from ai_archive.agent_sessions a where a.thread_id = a_thread_id;
+  return s;
+end
+$$;
+comment on function ai.restore_session(text) is
+  'Moves one archived session, with everything archived with it, back into the hot tables (byte for byte) so it can be read or replayed, and returns it. For ai_service. AS001 not in the archive (or another tenant''s), AS041 a hot session with that id exists.';
+
+create procedure ai.archive_all_sessions(older_than interval default '90 days', batch_size integer default 1000)
+language plpgsql
+as $$
+declare
+  moved integer;
+begin
+  loop
+    select count(*) into moved from ai.archive_sessions(older_than, batch_size);
+    commit;  -- one transaction per batch: a crash loses at most the batch in flight, and it rolls back whole
+    exit when moved = 0;
+  end loop;
+end
+$$;
+comment on procedure ai.archive_all_sessions(interval, integer) is
+  'Archives every finished session older than older_than, one committed batch of batch_size at a time (CALL it outside a transaction block, e.g. from cron or pg_cron).';
+
+revoke execute on function ai.archive_sessions(interval, integer), ai.restore_session(text) from public;
+revoke execute on procedure ai.archive_all_sessions(interval, integer) from public;
+grant execute on function ai.archive_sessions(interval, integer), ai.restore_session(text) to ai_service;
+grant execute on procedure ai.archive_all_sessions(interval, integer) to ai_service;
 
 
 -- ===== change: ulid =====
@@ -827,6 +2178,7 @@ grant execute on function ai.ulid_time(text) to ai_user, ai_service;
 -- Deploy agent-state:checkpoints to pg
 -- requires: ulid
 -- requires: session_lifecycle
+-- requires: queue
 --
 -- Checkpoints: "which node of the graph were we on when the process died".
 --
@@ -855,8 +2207,7 @@ grant execute on function ai.ulid_time(text) to ai_user, ai_service;
 -- delete therefore either commits before it (and is deleted with it) or sees the tombstone.
 
 insert into ai.error_codes (sqlstate, name, description) values
-  ('AS020', 'thread_deleted', 'The thread was deleted with ai.delete_thread: a late checkpoint or write cannot bring it back.'),
-  ('AS021', 'fencing_unavailable', 'A job_id and fencing_token were given, but the job queue (ai.fenced_write) is not installed.');
+  ('AS020', 'thread_deleted', 'The thread was deleted with ai.delete_thread: a late checkpoint or write cannot bring it back.');
 
 create table ai.checkpoints (
   thread_id text not null,
@@ -1000,13 +2351,10 @@ end
 $$;
 comment on function ai._check_checkpoint_ns(text) is 'Internal guard: raises AS002 unless checkpoint_ns is a text of at most 1024 characters (empty is the root).';
 
--- Calls the queue's fencing check when the queue is installed. Both or neither argument.
+-- A fenced write: the queue's check that the caller still holds the job, in this transaction.
 create function ai._fence(job_id bigint, fencing_token bigint) returns void
 language plpgsql volatile
 as $$
-declare
-  v_fenced_write regprocedure;
-  v_result text;
 begin
   if job_id is null and fencing_token is null then
     return;
@@ -1014,23 +2362,12 @@ begin
   if job_id is null or fencing_token is null then
     raise exception using errcode = 'AS002', message = 'job_id and fencing_token go together: give both or neither';
   end if;
-  v_fenced_write := pg_catalog.to_regprocedure('ai.fenced_write(bigint,bigint)');
-  if v_fenced_write is null then
-    raise exception using errcode = 'AS021',
-      message = 'a fenced checkpoint needs ai.fenced_write(job_id, fencing_token), which is not installed';
-  end if;
-  -- Called by its oid, found at run time: the queue's change may deploy after this one. Only the
-  -- function's own name is spliced in, never an argument. ai.fenced_write raises AS006 for a
-  -- stale token; a false result is treated the same way.
-  execute pg_catalog.format('select %s($1, $2)::text', v_fenced_write::oid::regproc)
-    into v_result using job_id, fencing_token;
-  if v_result = 'false' then
-    raise exception using errcode = 'AS006',
-      message = format('job %s: fencing token %s is stale', job_id, fencing_token);
-  end if;
+  -- AS006 when the token is stale or the lease expired; keeps the job row locked (FOR KEY SHARE)
+  -- until this transaction ends, so nobody reclaims the job before the checkpoint commits.
+  perform ai.fenced_write(job_id, fencing_token);
 end
 $$;
-comment on function ai._fence(bigint, bigint) is 'Internal: a no-op without job_id/fencing_token; else ai.fenced_write(job_id, fencing_token) (AS006 when stale, AS021 when the queue is not installed).';
+comment on function ai._fence(bigint, bigint) is 'Internal: a no-op without job_id/fencing_token; else ai.fenced_write(job_id, fencing_token) (AS006 when stale, AS001 unknown job).';
 
 -- The owner of a thread that a checkpoint write goes to. An unknown thread is created for the
 -- caller (LangGraph users never call create_session), unless the caller deleted it (AS020).
@@ -1240,7 +2577,7 @@ begin
 end
 $$;
 comment on function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text) is
-  'Saves a checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version) in one call; returns its id (a new ULID when checkpoint_id is NULL). Putting the same id again replaces it. Creates the session for the caller when the thread is new; in the root namespace keeps agent_sessions.current_checkpoint_id at the newest id. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument, AS003 metadata too large, AS006 stale fencing token, AS020 deleted thread, AS021 fencing without the queue.';
+  'Saves a checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version) in one call; returns its id (a new ULID when checkpoint_id is NULL). Putting the same id again replaces it. Creates the session for the caller when the thread is new; in the root namespace keeps agent_sessions.current_checkpoint_id at the newest id. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument, AS003 metadata too large, AS006 stale fencing token, AS020 deleted thread.';
 
 create function ai.put_writes(
   thread_id text,
@@ -1321,7 +2658,7 @@ begin
 end
 $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
-  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument, AS006 stale fencing token, AS020 deleted thread, AS021 fencing without the queue.';
+  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument, AS006 stale fencing token, AS020 deleted thread.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Reading. get_checkpoint and list_checkpoints return the same row: the checkpoint, the values

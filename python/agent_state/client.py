@@ -25,14 +25,20 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from . import errors
 from .models import (
     AppendResult,
+    ArchivedSession,
     CheckpointRow,
     CheckpointSummary,
+    ContextWindow,
+    EvalRun,
     Event,
     LineageStep,
     Message,
     Session,
+    TrajectoryStep,
+    WindowMessage,
     from_row,
 )
+from .queue import AsyncQueueMethods, QueueMethods
 
 T = TypeVar("T")
 Row = dict[str, Any]
@@ -60,6 +66,20 @@ APPEND_MESSAGE = _Call("select * from ai.append_message_idempotent(%s, %s, %s, %
 GET_MESSAGES = _Call("select * from ai.get_messages(%s, %s, %s)", lambda r: from_row(Message, r))
 RECORD_EVENT = _Call("select * from ai.record_event(%s, %s, %s)", lambda r: from_row(Event, r))
 GET_EVENTS = _Call("select * from ai.get_events(%s, %s, %s, %s)", lambda r: from_row(Event, r))
+
+
+def _context_window(row: Row) -> ContextWindow:
+    messages = [WindowMessage(**m) for m in row["messages"]]
+    return ContextWindow(**{**row, "messages": messages})
+
+
+CONTEXT_WINDOW = _Call("select * from ai.context_window(%s, %s, %s, %s::real)", _context_window)
+RECORD_COMPACTION = _Call("select * from ai.record_compaction(%s, %s, %s, %s)", _append_result)
+TRAJECTORY = _Call("select * from ai.trajectory(%s)", lambda r: from_row(TrajectoryStep, r))
+RECORD_EVAL_RUN = _Call("select * from ai.record_eval_run(%s, %s, %s, %s, %s, %s, %s)", lambda r: from_row(EvalRun, r))
+GET_EVAL_RUNS = _Call("select * from ai.get_eval_runs(%s, %s, %s)", lambda r: from_row(EvalRun, r))
+ARCHIVE_SESSIONS = _Call("select * from ai.archive_sessions(%s, %s)", lambda r: from_row(ArchivedSession, r))
+RESTORE_SESSION = _Call("select * from ai.restore_session(%s)", lambda r: from_row(Session, r))
 ACT_AS = _Call("select ai.act_as(%s) as owner", lambda r: r["owner"])
 NOW = _Call("select ai.now() as now", lambda r: r["now"])
 
@@ -182,12 +202,32 @@ def _append_args(
     return (thread_id, role, _json(content), turn, idempotency_key, token_count)
 
 
+def _eval_run_args(
+    thread_id: str,
+    candidate: str,
+    passed: bool,
+    scores: dict[str, Any] | None,
+    diff: Any,
+    replay_thread_id: str | None,
+    from_checkpoint_id: str | None,
+) -> tuple[Any, ...]:
+    return (
+        thread_id,
+        candidate,
+        passed,
+        _json({} if scores is None else scores),
+        _json({} if diff is None else diff),
+        replay_thread_id,
+        from_checkpoint_id,
+    )
+
+
 def _reraise(error: psycopg.Error) -> Exception:
     translated = errors.translate(error)
     return error if translated is error else translated
 
 
-class Client:
+class Client(QueueMethods):
     """Synchronous client over a psycopg ``Connection`` or a ``ConnectionPool``."""
 
     def __init__(self, source: SyncSource):
@@ -390,8 +430,60 @@ class Client:
         """``ai.prune_idle_threads``: prunes threads with no checkpoint newer than now - idle."""
         return self._one(PRUNE_IDLE_THREADS, (idle, strategy))
 
+    # -- compaction -----------------------------------------------------------------------------
 
-class AsyncClient:
+    def context_window(
+        self, thread_id: str, window_tokens: int, keep_last: int = 20, threshold: float = 0.7
+    ) -> ContextWindow:
+        """``ai.context_window``: the newest summary plus every message after it, and whether to compact."""
+        return self._one(CONTEXT_WINDOW, (thread_id, window_tokens, keep_last, threshold))
+
+    def record_compaction(
+        self, thread_id: str, summary: str, through_seq: int, summary_tokens: int | None = None
+    ) -> AppendResult:
+        """``ai.record_compaction``: stores a summary of everything up to through_seq; originals stay."""
+        return self._one(RECORD_COMPACTION, (thread_id, summary, through_seq, summary_tokens))
+
+    # -- evals ----------------------------------------------------------------------------------
+
+    def trajectory(self, thread_id: str) -> list[TrajectoryStep]:
+        """``ai.trajectory``: the recorded steps of a thread (tool calls with arguments, final answer)."""
+        return self._rows(TRAJECTORY, (thread_id,))
+
+    def record_eval_run(
+        self,
+        thread_id: str,
+        candidate: str,
+        passed: bool,
+        scores: dict[str, Any] | None = None,
+        diff: Any = None,
+        replay_thread_id: str | None = None,
+        from_checkpoint_id: str | None = None,
+    ) -> EvalRun:
+        """``ai.record_eval_run``: keeps one replay's outcome for later queries."""
+        params = _eval_run_args(thread_id, candidate, passed, scores, diff, replay_thread_id, from_checkpoint_id)
+        return self._one(RECORD_EVAL_RUN, params)
+
+    def get_eval_runs(
+        self, thread_id: str | None = None, candidate: str | None = None, max_rows: int = 100
+    ) -> list[EvalRun]:
+        """``ai.get_eval_runs``: the caller's eval runs, newest first."""
+        return self._rows(GET_EVAL_RUNS, (thread_id, candidate, max_rows))
+
+    # -- retention ------------------------------------------------------------------------------
+
+    def archive_sessions(
+        self, older_than: timedelta = timedelta(days=90), batch_size: int = 1000
+    ) -> list[ArchivedSession]:
+        """``ai.archive_sessions``: one batch of finished sessions moved to ai_archive (ai_service)."""
+        return self._rows(ARCHIVE_SESSIONS, (older_than, batch_size))
+
+    def restore_session(self, thread_id: str) -> Session:
+        """``ai.restore_session``: moves an archived session back into the hot tables (ai_service)."""
+        return self._one(RESTORE_SESSION, (thread_id,))
+
+
+class AsyncClient(AsyncQueueMethods):
     """Asynchronous twin of :class:`Client`, over an ``AsyncConnection`` or ``AsyncConnectionPool``."""
 
     def __init__(self, source: AsyncSource):
@@ -580,3 +672,42 @@ class AsyncClient:
     async def prune_idle_threads(self, idle: timedelta, strategy: str = "keep_latest") -> int:
         """``ai.prune_idle_threads``: prunes threads with no checkpoint newer than now - idle."""
         return await self._one(PRUNE_IDLE_THREADS, (idle, strategy))
+
+    async def context_window(
+        self, thread_id: str, window_tokens: int, keep_last: int = 20, threshold: float = 0.7
+    ) -> ContextWindow:
+        return await self._one(CONTEXT_WINDOW, (thread_id, window_tokens, keep_last, threshold))
+
+    async def record_compaction(
+        self, thread_id: str, summary: str, through_seq: int, summary_tokens: int | None = None
+    ) -> AppendResult:
+        return await self._one(RECORD_COMPACTION, (thread_id, summary, through_seq, summary_tokens))
+
+    async def trajectory(self, thread_id: str) -> list[TrajectoryStep]:
+        return await self._rows(TRAJECTORY, (thread_id,))
+
+    async def record_eval_run(
+        self,
+        thread_id: str,
+        candidate: str,
+        passed: bool,
+        scores: dict[str, Any] | None = None,
+        diff: Any = None,
+        replay_thread_id: str | None = None,
+        from_checkpoint_id: str | None = None,
+    ) -> EvalRun:
+        params = _eval_run_args(thread_id, candidate, passed, scores, diff, replay_thread_id, from_checkpoint_id)
+        return await self._one(RECORD_EVAL_RUN, params)
+
+    async def get_eval_runs(
+        self, thread_id: str | None = None, candidate: str | None = None, max_rows: int = 100
+    ) -> list[EvalRun]:
+        return await self._rows(GET_EVAL_RUNS, (thread_id, candidate, max_rows))
+
+    async def archive_sessions(
+        self, older_than: timedelta = timedelta(days=90), batch_size: int = 1000
+    ) -> list[ArchivedSession]:
+        return await self._rows(ARCHIVE_SESSIONS, (older_than, batch_size))
+
+    async def restore_session(self, thread_id: str) -> Session:
+        return await self._one(RESTORE_SESSION, (thread_id,))

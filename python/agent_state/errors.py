@@ -71,10 +71,16 @@ class ThreadDeleted(AgentStateError):
     sqlstate = "AS020"
 
 
-class FencingUnavailable(AgentStateError):
-    """AS021: a fenced checkpoint (job_id, fencing_token) while the job queue is not installed."""
+class StaleCompaction(AgentStateError):
+    """AS040: a newer compaction already covers as much of the thread; the summary was not stored."""
 
-    sqlstate = "AS021"
+    sqlstate = "AS040"
+
+
+class NotArchivable(AgentStateError):
+    """AS041: the session cannot be archived or restored as asked (e.g. a hot session has that id)."""
+
+    sqlstate = "AS041"
 
 
 #: SQLSTATE -> exception class. Later features add their codes here.
@@ -89,7 +95,8 @@ ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
         LeaseLost,
         PermissionDenied,
         ThreadDeleted,
-        FencingUnavailable,
+        StaleCompaction,
+        NotArchivable,
     )
 }
 # Postgres rejects "\u0000" inside JSON with untranslatable_character before any function runs.

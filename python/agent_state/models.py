@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -115,3 +115,111 @@ class CheckpointSummary:
     parent_checkpoint_id: str | None
     created_at: datetime
     metadata: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class WindowMessage:
+    """One message of a context window; is_summary marks the summary at its head."""
+
+    seq: int
+    role: str
+    content: Any
+    token_count: int
+    is_summary: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ContextWindow:
+    """ai.context_window: what to send to the model now, and whether to compact (and what)."""
+
+    messages: list[WindowMessage]
+    total_tokens: int
+    compaction_due: bool
+    compact_from_seq: int | None
+    compact_through_seq: int | None
+    summary_through_seq: int
+    last_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class TrajectoryStep:
+    """ai.trajectory: one step of a recorded trajectory."""
+
+    seq: int
+    role: str
+    tool_name: str | None
+    arguments: Any
+    content: Any
+    is_final: bool
+
+
+@dataclass(frozen=True, slots=True)
+class EvalRun:
+    """ai.eval_runs: one replay of a recorded thread by a candidate, with its scores."""
+
+    eval_id: int
+    thread_id: str
+    owner: str
+    replay_thread_id: str | None
+    from_checkpoint_id: str | None
+    candidate: str
+    passed: bool
+    scores: dict[str, Any]
+    diff: Any
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivedSession:
+    """One row of ai.archive_sessions: a session moved to ai_archive, with rows moved per table."""
+
+    thread_id: str
+    owner: str
+    status: str
+    completed_at: datetime
+    rows_moved: dict[str, int]
+
+
+# -- queue ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """ai.agent_jobs: one job of the durable queue."""
+
+    job_id: int
+    thread_id: str
+    owner: str
+    queue: str
+    status: str
+    payload: Any
+    priority: int
+    run_at: datetime
+    attempts: int
+    max_attempts: int
+    lease_owner: str | None
+    lease_expires_at: datetime | None
+    fencing_token: int
+    last_error: str | None
+    result: Any
+    idempotency_key: str | None
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+    available_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    """One row of ai.queue_stats: the jobs of one queue, by status."""
+
+    queue_name: str
+    pending: int
+    due: int
+    in_progress: int
+    expired_leases: int
+    awaiting_human: int
+    completed: int
+    failed: int
+    cancelled: int
+    oldest_due_age: timedelta | None

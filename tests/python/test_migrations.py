@@ -123,3 +123,38 @@ def test_committed_sql_api_doc_is_current(dsn: str) -> None:
     from sql_api_doc import render
 
     assert (ROOT / "docs" / "sql-api.md").read_text() == render(dsn), "docs/sql-api.md is stale: run `make docs`"
+
+
+def test_deploy_works_as_a_non_superuser_that_owns_the_database(dsn: str, scratch_db: Any) -> None:
+    env = scratch_db()
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        admin.execute(
+            "do $$ begin if not exists (select from pg_roles where rolname = 'agent_state_deployer') then"
+            " create role agent_state_deployer login nosuperuser nocreaterole nocreatedb; end if; end $$"
+        )
+        admin.execute(
+            sql.SQL("alter database {} owner to agent_state_deployer").format(sql.Identifier(env["PGDATABASE"]))
+        )
+    deployer = dict(env, PGUSER="agent_state_deployer")
+    _run(["sqitch", "--quiet", "deploy", "--verify", "db:pg:"], deployer)
+    # The schema belongs to the deployer, and tenants work in it under RLS.
+    owner = _run(["psql", "-X", "-At", "-c", "select nspowner::regrole from pg_namespace where nspname = 'ai'"], env)
+    assert owner.strip() == "agent_state_deployer"
+    tenant = dict(env, PGUSER="tenant_a")
+    out = _run(
+        [
+            "psql",
+            "-X",
+            "-At",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+            "select owner from ai.create_session('t-owned');"
+            " select seq from ai.append_message_idempotent('t-owned', 'user', '1')",
+        ],
+        tenant,
+    )
+    assert out.split() == ["tenant_a", "1"]
+    other = _run(["psql", "-X", "-At", "-c", "select count(*) from ai.agent_sessions"], dict(env, PGUSER="tenant_b"))
+    assert other.strip() == "0"
+    _run(["sqitch", "--quiet", "revert", "-y", "db:pg:"], deployer)

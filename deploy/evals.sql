@@ -1,0 +1,135 @@
+-- Deploy agent-state:evals to pg
+-- requires: compaction
+--
+-- Every recorded session is a ground-truth trajectory. ai.trajectory reads it back as the
+-- steps an eval compares: the tool calls with their arguments, the tool results, and the final
+-- assistant message. ai.eval_runs keeps each replay's comparison and scores for later queries.
+begin;
+
+-- One step of a recorded trajectory. Tool calls are messages of role tool_call whose content
+-- is {"name": ..., "arguments": {...}} (or "args", as some frameworks write it).
+create type ai.trajectory_step as (
+  seq bigint,
+  role text,
+  tool_name text,     -- tool_call and tool_result: content->>'name' when present
+  arguments jsonb,    -- tool_call: content->'arguments' (or content->'args')
+  content jsonb,
+  is_final boolean    -- the last assistant message of the thread
+);
+comment on type ai.trajectory_step is 'One step of a recorded trajectory: a message, with the tool name and arguments pulled out of tool calls.';
+
+create function ai.trajectory(thread_id text) returns setof ai.trajectory_step
+language plpgsql stable
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  v_final bigint;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  perform from ai.agent_sessions s where s.thread_id = a_thread_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+  select max(m.seq) into v_final from ai.session_messages m where m.thread_id = a_thread_id and m.role = 'assistant';
+
+  -- Compaction summaries are not steps: they describe the trajectory, they are not part of it.
+  return query
+    select m.seq, m.role,
+           case when m.role in ('tool_call', 'tool_result') and pg_catalog.jsonb_typeof(m.content) = 'object'
+                then m.content ->> 'name' end,
+           case when m.role = 'tool_call' and pg_catalog.jsonb_typeof(m.content) = 'object'
+                then coalesce(m.content -> 'arguments', m.content -> 'args') end,
+           m.content,
+           coalesce(m.seq = v_final, false)
+    from ai.session_messages m
+    where m.thread_id = a_thread_id and not (m.role = 'system' and m.content ? 'compaction')
+    order by m.seq;
+end
+$$;
+comment on function ai.trajectory(text) is
+  'The recorded reference trajectory of a thread, in order: every message (compaction summaries left out) with tool names and arguments pulled out of tool calls ({"name", "arguments" or "args"}) and the final assistant message marked. AS001 unknown thread.';
+
+create table ai.eval_runs (
+  eval_id bigint generated always as identity,
+  thread_id text not null,          -- the recorded (reference) thread
+  owner text not null,
+  replay_thread_id text,            -- the fork the candidate ran on
+  from_checkpoint_id text,
+  candidate text not null,          -- what ran: a model, a prompt, module:function
+  passed boolean not null,
+  scores jsonb not null default '{}' check (pg_catalog.jsonb_typeof(scores) = 'object'),
+  diff jsonb not null default '{}',
+  created_at timestamptz not null default ai.now(),
+  primary key (thread_id, eval_id),
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.eval_runs is 'Each replay of a recorded thread by a candidate, with its comparison and scores.';
+create index eval_runs_candidate on ai.eval_runs (owner, candidate, created_at desc);
+
+alter table ai.eval_runs enable row level security;
+alter table ai.eval_runs force row level security;
+create policy eval_runs_by_owner on ai.eval_runs
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+grant select, insert on ai.eval_runs to ai_user, ai_service;
+
+create function ai.record_eval_run(thread_id text, candidate text, passed boolean, scores jsonb default '{}',
+                                   diff jsonb default '{}', replay_thread_id text default null,
+                                   from_checkpoint_id text default null)
+returns ai.eval_runs
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  v_owner text;
+  e ai.eval_runs;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  perform ai._check_text(candidate, 'candidate', 1000);
+  if passed is null then
+    raise exception using errcode = 'AS002', message = 'passed must not be NULL';
+  end if;
+  perform ai._check_document(scores, 'scores', must_be_object => true);
+  perform ai._check_document(diff, 'diff');
+  if replay_thread_id is not null then
+    perform ai._check_thread_id(replay_thread_id);
+  end if;
+  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+  insert into ai.eval_runs (thread_id, owner, replay_thread_id, from_checkpoint_id, candidate, passed, scores, diff, created_at)
+  values (a_thread_id, v_owner, replay_thread_id, from_checkpoint_id, candidate, passed, scores, diff, ai.now())
+  returning * into e;
+  return e;
+end
+$$;
+comment on function ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text) is
+  'Records one replay of a recorded thread: the candidate that ran, whether it passed, its scores (a JSON object) and diff, and the fork it ran on. AS001 unknown thread, AS002 bad argument, AS003 document too large.';
+
+create function ai.get_eval_runs(thread_id text default null, candidate text default null, max_rows integer default 100)
+returns setof ai.eval_runs
+language plpgsql stable
+as $$
+#variable_conflict use_column
+begin
+  perform ai._check_limit(max_rows, 'max_rows');
+  return query
+    select * from ai.eval_runs e
+    where (get_eval_runs.thread_id is null or e.thread_id = get_eval_runs.thread_id)
+      and (get_eval_runs.candidate is null or e.candidate = get_eval_runs.candidate)
+    order by e.created_at desc, e.eval_id desc
+    limit max_rows;
+end
+$$;
+comment on function ai.get_eval_runs(text, text, integer) is
+  'The caller''s eval runs, newest first, optionally of one recorded thread and/or one candidate, at most max_rows (1 to 10000). AS002 bad max_rows.';
+
+revoke execute on function ai.trajectory(text), ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text),
+  ai.get_eval_runs(text, text, integer) from public;
+grant execute on function ai.trajectory(text), ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text),
+  ai.get_eval_runs(text, text, integer) to ai_user, ai_service;
+
+commit;

@@ -1,0 +1,190 @@
+-- Deploy agent-state:retention to pg
+-- requires: evals
+--
+-- Never DELETE without a copy. A finished session (completed, failed or cancelled) older than a
+-- cutoff moves, with everything that hangs off it, into schema ai_archive, whose tables have the
+-- same columns; ai.restore_session moves it back so it can be replayed. Archived rows keep their
+-- owner and the same row level security, so they stay queryable for audit by their tenant.
+--
+-- One call of ai.archive_sessions is one batch in the caller's transaction: a crash (or a
+-- pg_terminate_backend) in the middle rolls the whole batch back, so every session is either
+-- wholly hot or wholly archived. It locks only the sessions it picks (FOR UPDATE SKIP LOCKED:
+-- one being written is skipped and picked next time); no table lock, nothing the queue waits on.
+--
+-- The tables that hang off a session are listed in ai._archived_tables, in copy order; a later
+-- change that adds such a table creates its twin in ai_archive and registers it. The copy is
+-- dynamic SQL over that fixed internal list (identifiers quoted with %I), never over arguments.
+begin;
+
+insert into ai.error_codes (sqlstate, name, description) values
+  ('AS041', 'not_archivable', 'The session cannot be archived or restored as asked: it is not finished, or a hot session with that id exists.');
+
+create schema ai_archive;
+comment on schema ai_archive is 'agent-state: finished sessions and everything they own, moved out of the hot tables by ai.archive_sessions.';
+grant usage on schema ai_archive to ai_user, ai_service;
+
+create table ai._archived_tables (
+  table_name text primary key,
+  copy_order integer not null unique,
+  order_by text not null  -- the column that orders a thread's rows (restore inserts in this order)
+);
+comment on table ai._archived_tables is 'Internal: the tables that hang off a session and move with it to ai_archive, in copy order.';
+alter table ai._archived_tables enable row level security;
+alter table ai._archived_tables force row level security;
+create policy archived_tables_all_rows on ai._archived_tables using (true) with check (true);
+grant select on ai._archived_tables to ai_user, ai_service;
+
+insert into ai._archived_tables (table_name, copy_order, order_by) values
+  ('session_messages', 10, 'seq'),
+  ('session_events', 20, 'event_id'),
+  ('eval_runs', 30, 'eval_id');
+
+-- The twins: the same columns in the same order (LIKE), plain columns where the hot table has an
+-- identity (archived rows keep their ids), the children tied to their archived session.
+create table ai_archive.agent_sessions (like ai.agent_sessions including defaults including constraints including indexes);
+alter table ai_archive.agent_sessions add constraint agent_sessions_thread_owner_key unique (thread_id, owner);
+create table ai_archive.session_messages (like ai.session_messages including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create table ai_archive.session_events (like ai.session_events including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create table ai_archive.eval_runs (like ai.eval_runs including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create index agent_sessions_completed on ai_archive.agent_sessions (completed_at);
+
+-- Finding what to archive: finished sessions by completion time.
+create index agent_sessions_finished on ai.agent_sessions (completed_at) where completed_at is not null;
+
+do $$
+declare
+  t text;
+begin
+  foreach t in array array['agent_sessions', 'session_messages', 'session_events', 'eval_runs'] loop
+    execute format('alter table ai_archive.%I enable row level security', t);
+    execute format('alter table ai_archive.%I force row level security', t);
+    execute format('create policy %I on ai_archive.%I
+                      using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+                      with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))',
+                   t || '_by_owner', t);
+    -- Tenants read their archive; moving rows in and out is the service's job.
+    execute format('grant select on ai_archive.%I to ai_user', t);
+    execute format('grant select, insert, delete on ai_archive.%I to ai_service', t);
+    execute format('grant update (owner) on ai_archive.%I to ai_service', t);  -- only to lock rows FOR UPDATE
+  end loop;
+end
+$$;
+-- Deleting a session cascades (as the table owner) to what hangs off it, so the service needs
+-- DELETE on sessions alone: messages and events stay append-only for every caller.
+grant delete on ai.agent_sessions to ai_service;
+
+create function ai.archive_sessions(older_than interval default '90 days', batch_size integer default 1000)
+returns table (thread_id text, owner text, status text, completed_at timestamptz, rows_moved jsonb)
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  v_cutoff timestamptz;
+  v_ids text[];
+  v_counts jsonb := '[]'::jsonb;
+  v_table record;
+  v_step jsonb;
+begin
+  if older_than is null or older_than < interval '0' then
+    raise exception using errcode = 'AS002',
+      message = format('older_than must be a non-negative interval, not %s', coalesce(older_than::text, 'NULL'));
+  end if;
+  perform ai._check_limit(batch_size, 'batch_size');
+  v_cutoff := ai.now() - older_than;
+
+  -- Oldest first; a session someone holds is skipped, not waited for.
+  select pg_catalog.array_agg(picked.thread_id) into v_ids
+  from (select s.thread_id from ai.agent_sessions s
+        where s.completed_at is not null and s.completed_at < v_cutoff
+        order by s.completed_at
+        limit batch_size
+        for update skip locked) picked;
+  if v_ids is null then
+    return;
+  end if;
+
+  insert into ai_archive.agent_sessions select * from ai.agent_sessions s where s.thread_id = any (v_ids);
+  for v_table in select a.table_name from ai._archived_tables a order by a.copy_order loop
+    execute format($q$
+      with copied as (insert into ai_archive.%I select * from ai.%I where thread_id = any ($1) returning thread_id)
+      select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('thread_id', c.thread_id, 'tab', %L, 'n', c.n)), '[]')
+      from (select thread_id, count(*) as n from copied group by thread_id) c$q$,
+      v_table.table_name, v_table.table_name, v_table.table_name)
+    into v_step using v_ids;
+    v_counts := v_counts || v_step;
+  end loop;
+  -- The copies are in; the cascade removes the hot rows of every registered table.
+  delete from ai.agent_sessions s where s.thread_id = any (v_ids);
+
+  return query
+    select a.thread_id, a.owner, a.status, a.completed_at,
+           coalesce((select pg_catalog.jsonb_object_agg(c.tab, c.n)
+                     from pg_catalog.jsonb_to_recordset(v_counts) as c(thread_id text, tab text, n bigint)
+                     where c.thread_id = a.thread_id), '{}')
+    from ai_archive.agent_sessions a
+    where a.thread_id = any (v_ids)
+    order by a.completed_at, a.thread_id;
+end
+$$;
+comment on function ai.archive_sessions(interval, integer) is
+  'Moves up to batch_size finished sessions (completed, failed or cancelled before now - older_than), oldest first, with every row that hangs off them, into ai_archive, and returns them with the rows moved per table. One batch per call, in the caller''s transaction: call it until it returns nothing (or call ai.archive_all_sessions). Skips sessions someone holds. For ai_service. AS002 bad argument.';
+
+create function ai.restore_session(thread_id text) returns ai.agent_sessions
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  v_table record;
+  s ai.agent_sessions;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  perform from ai_archive.agent_sessions a where a.thread_id = a_thread_id for update;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('archived thread %s not found', a_thread_id);
+  end if;
+  if exists (select from ai.agent_sessions h where h.thread_id = a_thread_id) then
+    raise exception using errcode = 'AS041',
+      message = format('thread %s exists among the hot sessions: it cannot be restored over them', a_thread_id);
+  end if;
+
+  insert into ai.agent_sessions select * from ai_archive.agent_sessions a where a.thread_id = a_thread_id
+  returning * into s;
+  for v_table in select a.table_name, a.order_by from ai._archived_tables a order by a.copy_order loop
+    -- In the thread's own order, so that messages come back 1, 2, 3, ... as the seq guard wants.
+    execute format('insert into ai.%I overriding system value select * from ai_archive.%I where thread_id = $1 order by %I',
+                   v_table.table_name, v_table.table_name, v_table.order_by)
+    using a_thread_id;
+  end loop;
+  delete from ai_archive.agent_sessions a where a.thread_id = a_thread_id;
+  return s;
+end
+$$;
+comment on function ai.restore_session(text) is
+  'Moves one archived session, with everything archived with it, back into the hot tables (byte for byte) so it can be read or replayed, and returns it. For ai_service. AS001 not in the archive (or another tenant''s), AS041 a hot session with that id exists.';
+
+create procedure ai.archive_all_sessions(older_than interval default '90 days', batch_size integer default 1000)
+language plpgsql
+as $$
+declare
+  moved integer;
+begin
+  loop
+    select count(*) into moved from ai.archive_sessions(older_than, batch_size);
+    commit;  -- one transaction per batch: a crash loses at most the batch in flight, and it rolls back whole
+    exit when moved = 0;
+  end loop;
+end
+$$;
+comment on procedure ai.archive_all_sessions(interval, integer) is
+  'Archives every finished session older than older_than, one committed batch of batch_size at a time (CALL it outside a transaction block, e.g. from cron or pg_cron).';
+
+revoke execute on function ai.archive_sessions(interval, integer), ai.restore_session(text) from public;
+revoke execute on procedure ai.archive_all_sessions(interval, integer) from public;
+grant execute on function ai.archive_sessions(interval, integer), ai.restore_session(text) to ai_service;
+grant execute on procedure ai.archive_all_sessions(interval, integer) to ai_service;
+
+commit;

@@ -1,0 +1,26 @@
+-- Revert agent-state:queue from pg
+begin;
+drop function ai.archive_jobs(interval, integer);
+drop function ai.reap_expired(text);
+drop function ai.queue_stats(text);
+drop function ai.get_job(bigint);
+drop function ai.retry_dead_job(bigint);
+drop function ai.cancel_job(bigint);
+drop function ai.release_job(bigint, bigint);
+drop function ai.fail_job(bigint, bigint, text, interval);
+drop function ai.complete_jobs(bigint[], bigint[], jsonb[]);
+drop function ai.complete_job(bigint, bigint, jsonb);
+drop function ai.fenced_write(bigint, bigint);
+drop function ai.renew_lease(bigint, bigint, interval);
+drop function ai.claim_jobs(text, interval, text, integer);
+drop function ai.claim_job(text, interval, text);
+drop function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text);
+drop function ai._finish_spent(bigint, timestamptz);
+drop function ai._backoff(integer);
+drop function ai._raise_lease_lost(bigint, bigint);
+drop function ai._raise_not_allowed(bigint, text);
+drop function ai._check_claim(text, interval, text);
+drop function ai._check_lease(interval);
+drop table ai.agent_jobs_archive;
+drop table ai.agent_jobs;
+commit;

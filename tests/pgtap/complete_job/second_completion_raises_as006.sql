@@ -1,0 +1,16 @@
+\ir ../fixtures/helpers.sql
+begin;
+select plan(2);
+\ir ../fixtures/queue.sql
+
+set local role tenant_a;
+select (ai.enqueue_job('qa1')).job_id as id \gset
+set local role app_service;
+select (ai.claim_job('w1', '1 minute')).fencing_token as token \gset
+
+select ai.complete_job(:id, :token, '{"n": 1}') is not null as done \gset
+select throws_ok(format('select ai.complete_job(%s, %s, %L)', :id, :token, '{"n": 2}'), 'AS006', format('job %s: lease lost', :id), 'a job completes once');
+select is((select result from ai.agent_jobs where job_id = :id), '{"n": 1}'::jsonb, 'the first result stays');
+
+select * from finish();
+rollback;

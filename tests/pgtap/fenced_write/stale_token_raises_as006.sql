@@ -1,0 +1,17 @@
+\ir ../fixtures/helpers.sql
+begin;
+select plan(2);
+\ir ../fixtures/queue.sql
+
+set local role tenant_a;
+select (ai.enqueue_job('qa1')).job_id as id \gset
+set local role app_service;
+select (ai.claim_job('w1', '1 minute')).fencing_token as token \gset
+
+select set_config('ai.frozen_now', '2030-01-01 00:01:00+00', true) is not null as moved \gset
+select (ai.claim_job('w2', '1 minute')).fencing_token as new_token \gset
+select throws_ok(format('select ai.fenced_write(%s, %s)', :id, :token), 'AS006', format('job %s: lease lost', :id), 'the zombie''s token is refused');
+select is(ai.fenced_write(:id, :new_token), '2030-01-01 00:02:00+00'::timestamptz, 'the new holder''s passes');
+
+select * from finish();
+rollback;

@@ -1,0 +1,8 @@
+-- Verify agent-state:retention on pg
+select 'ai.archive_sessions(interval, integer)'::regprocedure;
+select 'ai.restore_session(text)'::regprocedure;
+select 'ai.archive_all_sessions(interval, integer)'::regprocedure;
+select thread_id, owner, status, config, current_checkpoint_id, last_seq, created_at, updated_at, completed_at
+from ai_archive.agent_sessions where false;
+select 1 / count(*) from ai._archived_tables where table_name = 'session_messages';
+select 1 / (select relforcerowsecurity::int from pg_catalog.pg_class where oid = 'ai_archive.session_messages'::regclass);
