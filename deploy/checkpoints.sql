@@ -125,34 +125,27 @@ grant select, insert, update (deleted_at) on ai.deleted_threads to ai_user, ai_s
 -- Tenants may not delete sessions (see the sessions change). A tombstone is what deletes one:
 -- RLS lets a caller write a tombstone only for its own owner, and this trigger then deletes that
 -- owner's session of that thread, as the schema owner; the foreign keys cascade to everything the
--- thread owns (messages, events, checkpoints, values, writes).
--- RLS is forced on ai.agent_sessions, for the schema owner too (unless it is a superuser): the
--- function acts for the tombstone's owner (ai.acting_owner, honoured for members of ai_service,
--- which the schema owner is made below) and restores the caller's setting afterwards.
+-- thread owns (messages, events, checkpoints, values, writes). RLS is forced for the schema owner
+-- too (unless it is a superuser), so two policies for it alone let it see the tombstones and
+-- delete exactly the sessions they name.
 create function ai._delete_tombstoned_session() returns trigger
 language plpgsql volatile security definer
 set search_path = pg_catalog, pg_temp
 as $$
-declare
-  v_caller_acting_owner text := coalesce(pg_catalog.current_setting('ai.acting_owner', true), '');
 begin
-  perform pg_catalog.set_config('ai.acting_owner', new.owner, true);
   delete from ai.agent_sessions s where s.thread_id = new.thread_id and s.owner = new.owner;
-  perform pg_catalog.set_config('ai.acting_owner', v_caller_acting_owner, true);
   return null;
 end
 $$;
-do $$
-begin
-  if not pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER') then
-    execute pg_catalog.format('grant ai_service to %I', current_user);
-  end if;
-exception when insufficient_privilege then
-  raise warning 'the schema owner % is not a member of ai_service: ai.delete_thread will not delete sessions',
-    current_user;
-end
-$$;
 comment on function ai._delete_tombstoned_session() is 'Internal trigger: deletes the session a tombstone in ai.deleted_threads names (owner and thread must match).';
+create policy deleted_threads_seen_by_schema_owner on ai.deleted_threads for select to current_user using (true);
+-- a DELETE with a WHERE reads the row, so it needs a SELECT policy as well as a DELETE one
+create policy agent_sessions_tombstoned_seen_by_schema_owner on ai.agent_sessions for select to current_user
+  using (exists (select from ai.deleted_threads d
+                 where d.thread_id = agent_sessions.thread_id and d.owner = agent_sessions.owner));
+create policy agent_sessions_deleted_by_tombstone on ai.agent_sessions for delete to current_user
+  using (exists (select from ai.deleted_threads d
+                 where d.thread_id = agent_sessions.thread_id and d.owner = agent_sessions.owner));
 revoke execute on function ai._delete_tombstoned_session() from public;
 create trigger deleted_threads_delete_session
   after insert or update on ai.deleted_threads
