@@ -2688,7 +2688,8 @@ declare
   a_thread_id alias for $1;
   a_ns alias for $2;
   a_checkpoint_id alias for $3;
-  v_id text;
+  -- the newest id <= this bound: the given id, or (NULL) above any id
+  v_bound text := coalesce(a_checkpoint_id, pg_catalog.chr(1114111));
 begin
   if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
     perform ai._check_thread_id(a_thread_id);
@@ -2696,27 +2697,28 @@ begin
   if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
     perform ai._check_checkpoint_ns(a_ns);
   end if;
-  if a_checkpoint_id is null then
-    select c.checkpoint_id into v_id from ai.checkpoints c
-    where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns
-    order by c.checkpoint_id desc limit 1;
-    if not found then
-      return;
-    end if;
-  else
-    v_id := a_checkpoint_id;
-  end if;
   return query
   select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
          c.checkpoint, c.metadata, c.channel_versions, c.created_at,
          bl.channels, bl.types, bl.blobs,
          w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
-  from ai.checkpoints c
+  from (
+    -- one backward probe of the primary key (ordered by it, so no other index competes)
+    select * from ai.checkpoints c
+    where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id <= v_bound
+    order by c.checkpoint_id desc
+    limit 1
+  ) c
   cross join lateral (
+    -- one primary-key probe per channel (LATERAL ... LIMIT 1), whatever the statistics say:
+    -- a join could scan every value of a long thread
     select array_agg(b.channel::text) as channels, array_agg(b.type) as types, array_agg(b.blob) as blobs
     from pg_catalog.jsonb_each_text(c.channel_versions) v
-    join ai.checkpoint_blobs b
-      on b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
+    cross join lateral (
+      select b.channel, b.type, b.blob from ai.checkpoint_blobs b
+      where b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
+      limit 1
+    ) b
   ) bl
   cross join lateral (
     select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
@@ -2728,7 +2730,7 @@ begin
     from ai.checkpoint_writes x
     where x.thread_id = c.thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
   ) w
-  where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = v_id;
+  where a_checkpoint_id is null or c.checkpoint_id = a_checkpoint_id;
 end
 $$;
 comment on function ai.get_checkpoint(text, text, text) is
@@ -2780,10 +2782,15 @@ begin
     limit a_max_rows
   ) c
   cross join lateral (
+    -- one primary-key probe per channel (LATERAL ... LIMIT 1), whatever the statistics say:
+    -- a join could scan every value of a long thread
     select array_agg(b.channel::text) as channels, array_agg(b.type) as types, array_agg(b.blob) as blobs
     from pg_catalog.jsonb_each_text(c.channel_versions) v
-    join ai.checkpoint_blobs b
-      on b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
+    cross join lateral (
+      select b.channel, b.type, b.blob from ai.checkpoint_blobs b
+      where b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
+      limit 1
+    ) b
   ) bl
   cross join lateral (
     select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
