@@ -2679,9 +2679,44 @@ create type ai.checkpoint_tuple as (
 );
 comment on type ai.checkpoint_tuple is 'A checkpoint with its channel values (blob_*) and pending writes (write_*), as get_checkpoint and list_checkpoints return it.';
 
+-- The values and pending writes of one checkpoint row, for get_checkpoint and list_checkpoints.
+-- A set-returning SQL function of one SELECT: inlined into the caller's query and planned with it.
+-- Values: one primary-key probe per channel (LATERAL ... LIMIT 1), whatever the statistics say
+-- (a join could scan every value of a long thread). Writes: in (task_path, task_id, idx) order.
+create function ai._checkpoint_tuple(c ai.checkpoints) returns setof ai.checkpoint_tuple
+language sql stable rows 1
+as $$
+  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
+         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
+         bl.channels, bl.types, bl.blobs,
+         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
+  from (
+    select array_agg(b.channel::text) as channels, array_agg(b.type) as types, array_agg(b.blob) as blobs
+    from pg_catalog.jsonb_each_text(c.channel_versions) v
+    cross join lateral (
+      select b.channel, b.type, b.blob from ai.checkpoint_blobs b
+      where b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
+      limit 1
+    ) b
+  ) bl
+  cross join (
+    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
+           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
+           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
+           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
+           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
+           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
+    from ai.checkpoint_writes x
+    where x.thread_id = c.thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
+  ) w
+$$;
+comment on function ai._checkpoint_tuple(ai.checkpoints) is 'Internal: one checkpoint row with its channel values and pending writes, as ai.checkpoint_tuple.';
+
 create function ai.get_checkpoint(thread_id text, checkpoint_ns text default '', checkpoint_id text default null)
 returns setof ai.checkpoint_tuple
 language plpgsql stable
+-- one plan for every call: the query below has no shape that depends on the arguments
+set plan_cache_mode = force_generic_plan
 as $$
 #variable_conflict use_column
 declare
@@ -2697,54 +2732,26 @@ begin
   if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
     perform ai._check_checkpoint_ns(a_ns);
   end if;
+  -- one backward probe of the primary key (ordered by it, so no other index competes)
   return query
-  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
-         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
-         bl.channels, bl.types, bl.blobs,
-         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
-  from (
-    -- one backward probe of the primary key (ordered by it, so no other index competes)
-    select * from ai.checkpoints c
-    where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id <= v_bound
-    order by c.checkpoint_id desc
-    limit 1
-  ) c
-  cross join lateral (
-    -- one primary-key probe per channel (LATERAL ... LIMIT 1), whatever the statistics say:
-    -- a join could scan every value of a long thread
-    select array_agg(b.channel::text) as channels, array_agg(b.type) as types, array_agg(b.blob) as blobs
-    from pg_catalog.jsonb_each_text(c.channel_versions) v
-    cross join lateral (
-      select b.channel, b.type, b.blob from ai.checkpoint_blobs b
-      where b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
-      limit 1
-    ) b
-  ) bl
-  cross join lateral (
-    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
-           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
-           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
-           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
-           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
-           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
-    from ai.checkpoint_writes x
-    where x.thread_id = c.thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
-  ) w
+  select t.*
+  from (select * from ai.checkpoints c
+        where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id <= v_bound
+        order by c.checkpoint_id desc
+        limit 1) c
+  cross join lateral ai._checkpoint_tuple(c) t
   where a_checkpoint_id is null or c.checkpoint_id = a_checkpoint_id;
 end
 $$;
 comment on function ai.get_checkpoint(text, text, text) is
   'One checkpoint with its channel values and pending writes, in one call: the given id, or the newest of the namespace when checkpoint_id is NULL. No row when there is none (or the thread is another tenant''s). AS002 bad argument.';
 
-create function ai.list_checkpoints(
-  thread_id text,
-  checkpoint_ns text default null,
-  before text default null,
-  max_rows integer default null,
-  metadata_filter jsonb default null
-) returns setof ai.checkpoint_tuple
+-- The general case of list_checkpoints (no thread, or no namespace): planned for the arguments
+-- of each call, so the NULL branches fold away and the right index is used.
+create function ai._list_checkpoints_any(thread_id text, checkpoint_ns text, before text, max_rows integer,
+                                         metadata_filter jsonb)
+returns setof ai.checkpoint_tuple
 language plpgsql stable
--- planned for the arguments of each call, so the NULL branches fold away and the index fits
 set plan_cache_mode = force_custom_plan
 as $$
 #variable_conflict use_column
@@ -2754,6 +2761,41 @@ declare
   a_before alias for $3;
   a_max_rows alias for $4;
   a_filter alias for $5;
+begin
+  return query
+  select t.*
+  from (select * from ai.checkpoints c
+        where (a_thread_id is null or c.thread_id = a_thread_id)
+          and (a_ns is null or c.checkpoint_ns = a_ns)
+          and (a_before is null or c.checkpoint_id < a_before)
+          and (a_filter is null or c.metadata @> a_filter)
+        order by c.checkpoint_id desc
+        limit a_max_rows) c
+  cross join lateral ai._checkpoint_tuple(c) t
+  order by t.checkpoint_id desc;
+end
+$$;
+comment on function ai._list_checkpoints_any(text, text, text, integer, jsonb) is 'Internal: list_checkpoints across threads or namespaces, planned per call.';
+
+create function ai.list_checkpoints(
+  thread_id text,
+  checkpoint_ns text default null,
+  before text default null,
+  max_rows integer default null,
+  metadata_filter jsonb default null
+) returns setof ai.checkpoint_tuple
+language plpgsql stable
+-- the common case (one thread, one namespace) has one plan for every call
+set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_ns alias for $2;
+  a_before alias for $3;
+  a_max_rows alias for $4;
+  a_filter alias for $5;
+  v_before text := coalesce(a_before, pg_catalog.chr(1114111));
 begin
   if a_thread_id is not null then
     perform ai._check_thread_id(a_thread_id);
@@ -2767,42 +2809,20 @@ begin
   if a_filter is not null then
     perform ai._check_document(a_filter, 'metadata_filter', must_be_object => true);
   end if;
+  if a_thread_id is null or a_ns is null then
+    return query select * from ai._list_checkpoints_any(a_thread_id, a_ns, a_before, a_max_rows, a_filter);
+    return;
+  end if;
+  -- one thread, one namespace: a backward range scan of the primary key, newest first
   return query
-  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
-         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
-         bl.channels, bl.types, bl.blobs,
-         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
-  from (
-    select * from ai.checkpoints c
-    where (a_thread_id is null or c.thread_id = a_thread_id)
-      and (a_ns is null or c.checkpoint_ns = a_ns)
-      and (a_before is null or c.checkpoint_id < a_before)
-      and (a_filter is null or c.metadata @> a_filter)
-    order by c.checkpoint_id desc
-    limit a_max_rows
-  ) c
-  cross join lateral (
-    -- one primary-key probe per channel (LATERAL ... LIMIT 1), whatever the statistics say:
-    -- a join could scan every value of a long thread
-    select array_agg(b.channel::text) as channels, array_agg(b.type) as types, array_agg(b.blob) as blobs
-    from pg_catalog.jsonb_each_text(c.channel_versions) v
-    cross join lateral (
-      select b.channel, b.type, b.blob from ai.checkpoint_blobs b
-      where b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
-      limit 1
-    ) b
-  ) bl
-  cross join lateral (
-    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
-           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
-           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
-           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
-           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
-           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
-    from ai.checkpoint_writes x
-    where x.thread_id = c.thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
-  ) w
-  order by c.checkpoint_id desc;
+  select t.*
+  from (select * from ai.checkpoints c
+        where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id < v_before
+          and (a_filter is null or c.metadata @> a_filter)
+        order by c.checkpoint_id desc
+        limit a_max_rows) c
+  cross join lateral ai._checkpoint_tuple(c) t
+  order by t.checkpoint_id desc;
 end
 $$;
 comment on function ai.list_checkpoints(text, text, text, integer, jsonb) is
@@ -3210,6 +3230,7 @@ revoke execute on function
   ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
+  ai._checkpoint_tuple(ai.checkpoints), ai._list_checkpoints_any(text, text, text, integer, jsonb),
   ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb),
   ai.checkpoint_lineage(text, text, text, text), ai.checkpoints_between(text, timestamptz, timestamptz),
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
@@ -3221,6 +3242,7 @@ grant execute on function
   ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
+  ai._checkpoint_tuple(ai.checkpoints), ai._list_checkpoints_any(text, text, text, integer, jsonb),
   ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb),
   ai.checkpoint_lineage(text, text, text, text), ai.checkpoints_between(text, timestamptz, timestamptz),
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
