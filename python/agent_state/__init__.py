@@ -7,7 +7,6 @@ from .client import AsyncClient, ChannelValue, Client, PendingWrite
 from .errors import (
     AgentStateError,
     Conflict,
-    FencingUnavailable,
     InvalidArgument,
     InvalidTransition,
     LeaseLost,
@@ -51,7 +50,6 @@ __all__ = [
     "ContextWindow",
     "EvalRun",
     "Event",
-    "FencingUnavailable",
     "InvalidArgument",
     "InvalidTransition",
     "Job",

@@ -65,6 +65,12 @@ class PermissionDenied(AgentStateError):
     sqlstate = "AS007"
 
 
+class ThreadDeleted(AgentStateError):
+    """AS020: a checkpoint or write for a thread that was deleted; a late write does not re-create it."""
+
+    sqlstate = "AS020"
+
+
 class StaleCompaction(AgentStateError):
     """AS040: a newer compaction already covers as much of the thread; the summary was not stored."""
 
@@ -75,18 +81,6 @@ class NotArchivable(AgentStateError):
     """AS041: the session cannot be archived or restored as asked (e.g. a hot session has that id)."""
 
     sqlstate = "AS041"
-
-
-class ThreadDeleted(AgentStateError):
-    """AS020: a checkpoint or write for a thread that was deleted; a late write does not re-create it."""
-
-    sqlstate = "AS020"
-
-
-class FencingUnavailable(AgentStateError):
-    """AS021: a fenced checkpoint (job_id, fencing_token) while the job queue is not installed."""
-
-    sqlstate = "AS021"
 
 
 #: SQLSTATE -> exception class. Later features add their codes here.
@@ -100,10 +94,9 @@ ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
         Conflict,
         LeaseLost,
         PermissionDenied,
+        ThreadDeleted,
         StaleCompaction,
         NotArchivable,
-        ThreadDeleted,
-        FencingUnavailable,
     )
 }
 # Postgres rejects "\u0000" inside JSON with untranslatable_character before any function runs.
