@@ -239,15 +239,15 @@ class side_effect:
         return self.call
 
     def finish(self, result: Any) -> Any:
-        """Stores the tool's result (fenced); returns it."""
+        """Stores the tool's result (fenced); returns it as stored (JSON), as a retry will see it."""
         call = self._require()
         try:
-            self.client.finish_side_effect(self.thread_id, self.key, result, self.job_id, self._token(call))
+            row = self.client.finish_side_effect(self.thread_id, self.key, result, self.job_id, self._token(call))
         except errors.LeaseLost as error:
             self._lost(error)
             raise
-        call.result, call.finished = result, True
-        return result
+        call.result, call.finished = row.result, True
+        return row.result
 
     def abandon(self, error: str | None = None) -> None:
         call = self._require()
@@ -301,12 +301,12 @@ class side_effect:
     async def afinish(self, result: Any) -> Any:
         call = self._require()
         try:
-            await self.client.finish_side_effect(self.thread_id, self.key, result, self.job_id, self._token(call))
+            row = await self.client.finish_side_effect(self.thread_id, self.key, result, self.job_id, self._token(call))
         except errors.LeaseLost as error:
             self._lost(error)
             raise
-        call.result, call.finished = result, True
-        return result
+        call.result, call.finished = row.result, True
+        return row.result
 
     async def __aenter__(self) -> SideEffectCall:
         return await self.abegin()
