@@ -122,7 +122,10 @@ def test_sigkill_before_during_and_after_a_tool_call_records_each_call_once(
 
     assert elapsed < DEADLINE, f"not every job completed within {DEADLINE} s"
     planned = sorted((job_id, p, s) for job_id, plan in zip(jobs, plans, strict=True) for p, s in plan)
-    assert sorted(crashes) == planned, "every planned kill happened"
+    # A planned kill can be skipped when another job's kill took the process down first (a step
+    # whose result was recorded is not called again), so: only planned kills, and every kind.
+    assert set(crashes) <= set(planned), "only planned kills"
+    assert {p for _, p, _ in crashes} == set(POINTS), "killed before, during and after a call"
     assert respawns >= 1
     assert len(rows) == len(plans) and all(r[2] == "COMPLETED" for r in rows)
     by_key = {p[0]: p for p in payments}
@@ -137,10 +140,15 @@ def test_sigkill_before_during_and_after_a_tool_call_records_each_call_once(
             assert progress[(job_id, step)] == recorded, "the agent checkpointed the recorded result"
             seen.append(recorded)
         assert result == {"seen": seen}
-    # The tool ran again only as a takeover (a worker died holding the key), and was told so.
+    # The tool ran again only as a takeover (a worker died holding the key), and was told so. A
+    # process may die between begin and the call (another job's kill takes it down), so a key may
+    # have been taken over without its first holder ever calling: hence "at most", not "exactly".
     per_key: dict[str, list[bool]] = {}
     for key, taken_over in calls:
         per_key.setdefault(key, []).append(taken_over)
-    assert all(flags.count(False) == 1 for flags in per_key.values()), "without a takeover, each key ran once"
-    assert sum(t for _, _, _, t in ledger.values()) == sum(flags.count(True) for flags in per_key.values())
+    takeovers = {key: t for (_, key), (_, _, _, t) in ledger.items()}
+    assert set(per_key) == set(takeovers), "the tool was called for every key"
+    for key, flags in per_key.items():
+        assert flags.count(False) <= 1, f"key {key}: the tool ran twice without a takeover: {flags}"
+        assert flags.count(True) <= takeovers[key], f"key {key}: more takeover calls than takeovers: {flags}"
     assert any(True in flags for flags in per_key.values()), "a during_call crash was taken over"
