@@ -54,13 +54,15 @@ CHANNEL = "ai_jobs"
 
 @dataclass
 class WorkerStats:
-    """What a worker did: jobs completed, failed, lost (lease lost before finishing) and released."""
+    """What a worker did: jobs completed, failed, lost (lease lost before finishing), released and
+    paused for a person (``ctx.request_human``)."""
 
     claimed: int = 0
     completed: int = 0
     failed: int = 0
     lost: int = 0
     released: int = 0
+    paused: int = 0
 
 
 def _default_worker_id() -> str:
@@ -86,6 +88,7 @@ class JobContext:
         self._worker = worker
         self._lost = threading.Event()
         self.finished = False
+        self.paused = False  # request_human handed the job to a person
         self.running = False
         self.renewed_at = time.monotonic()
 
@@ -158,7 +161,7 @@ class JobContext:
         except errors.LeaseLost as error:
             self._mark_lost(error)
             raise
-        self.finished = True
+        self.finished = self.paused = True
         self._lost.set()  # nothing more may be written under this claim
         return approval
 
@@ -337,7 +340,7 @@ class Worker:
         to_complete = []
         for ctx, outcome in batch:
             if ctx.finished:
-                self._count("completed")
+                self._count("paused" if ctx.paused else "completed")
             elif outcome is _LOST or ctx.lease_lost:
                 self._count("lost")
             elif isinstance(outcome, _Failure):
@@ -455,6 +458,7 @@ class AsyncJobContext:
         self._worker = worker
         self._lost = asyncio.Event()
         self.finished = False
+        self.paused = False
 
     @property
     def lease_lost(self) -> bool:
@@ -513,7 +517,7 @@ class AsyncJobContext:
         except errors.LeaseLost:
             self._lost.set()
             raise
-        self.finished = True
+        self.finished = self.paused = True
         self._lost.set()
         return approval
 
@@ -609,7 +613,10 @@ class AsyncWorker:
             result = await self.handler(ctx.job, ctx)
             if not ctx.finished:
                 await ctx.complete(result)
-            self.stats.completed += 1
+            if ctx.paused:
+                self.stats.paused += 1
+            else:
+                self.stats.completed += 1
         except errors.LeaseLost:
             self.stats.lost += 1
         except asyncio.CancelledError:

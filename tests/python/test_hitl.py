@@ -6,19 +6,36 @@ is given at most 60 seconds."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
 import uuid
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from agent_state import AlreadyResolved, Client, NotWaiting, PermissionDenied, StaleCheckpoint
+from agent_state import (
+    AlreadyResolved,
+    AsyncClient,
+    AsyncJobContext,
+    AsyncWorker,
+    Client,
+    Job,
+    JobContext,
+    NotWaiting,
+    PermissionDenied,
+    SideEffectCall,
+    StaleCheckpoint,
+    Worker,
+    human_decision,
+)
 
 HERE = Path(__file__).resolve().parent
 
@@ -121,3 +138,77 @@ def test_resolve_errors_change_nothing(role_dsn: Callable[[str], str]) -> None:
         with service.acting_as("tenant_a") as acting:
             assert acting.resolve_human(thread, "c1", {"ok": True}).decided_for == "tenant_a"
         assert tenant.get_job(job.job_id).payload["human"]["decision"] == {"ok": True}
+
+
+def test_workers_pause_and_resume_with_side_effects_sync_and_async(role_dsn: Callable[[str], str]) -> None:
+    """ctx.side_effect and ctx.request_human in a Worker and an AsyncWorker: the charge made before
+    the pause is not made again after the resume, and the stats count the pause."""
+
+    queue, thread = f"hitl-{uuid.uuid4().hex[:8]}", f"hitl-{uuid.uuid4()}"
+    service = role_dsn("app_service")
+    charges: list[str] = []
+
+    def handler(job: Job, ctx: JobContext) -> Any:
+        @ctx.side_effect("charge", job.job_id)
+        def charge(call: SideEffectCall) -> dict[str, Any]:
+            charges.append(call.key)
+            return {"charged": len(charges)}
+
+        receipt = charge()
+        human = human_decision(job.payload)
+        if human is None:
+            ctx.request_human("c1", {"receipt": receipt})
+            return None
+        return {"receipt": receipt, "decision": human["decision"]}
+
+    with psycopg.connect(role_dsn("tenant_a"), autocommit=True) as conn:
+        tenant = Client(conn)
+        tenant.create_session(thread)
+        job = tenant.enqueue_job(thread, {}, queue=queue)
+        with ConnectionPool(service, min_size=1, max_size=4, kwargs={"autocommit": True}) as pool:
+            first = Worker(pool, handler, queue, concurrency=1, lease=timedelta(seconds=30), poll_interval=0.05)
+            assert first.run(drain=True, install_signal_handlers=False).paused == 1
+            tenant.resolve_human(thread, "c1", {"go": True})
+            second = Worker(pool, handler, queue, concurrency=1, lease=timedelta(seconds=30), poll_interval=0.05)
+            assert second.run(drain=True, install_signal_handlers=False).completed == 1
+        assert tenant.get_job(job.job_id).result == {"receipt": {"charged": 1}, "decision": {"go": True}}
+        assert len(charges) == 1, "the charge made before the pause was not made again"
+
+        # the same with the async worker and the async client methods
+        thread2 = f"hitl-{uuid.uuid4()}"
+        tenant.create_session(thread2)
+        job2 = tenant.enqueue_job(thread2, {}, queue=queue)
+        async_charges: list[str] = []
+
+        async def ahandler(job: Job, ctx: AsyncJobContext) -> Any:
+            async def charge(call: SideEffectCall) -> dict[str, Any]:
+                async_charges.append(call.key)
+                return {"charged": len(async_charges)}
+
+            receipt = await ctx.side_effect("charge", job.job_id).arun(charge)
+            human = human_decision(job.payload)
+            if human is None:
+                await ctx.request_human("c1", {"receipt": receipt})
+                return None
+            return {"receipt": receipt, "decision": human["decision"]}
+
+        async def scenario() -> None:
+            async with AsyncConnectionPool(service, min_size=1, max_size=4, kwargs={"autocommit": True}) as apool:
+                stats = await AsyncWorker(apool, ahandler, queue, concurrency=1, poll_interval=0.05).run(
+                    drain=True, install_signal_handlers=False
+                )
+                assert stats.paused == 1
+                aclient = AsyncClient(apool)
+                [pending] = [a for a in await aclient.pending_approvals() if a.thread_id == thread2]
+                assert pending.action == {"receipt": {"charged": 1}}
+                assert (await aclient.get_approval(pending.approval_id)).status == "pending"
+                async with aclient.acting_as("tenant_a") as acting:
+                    assert (await acting.resolve_human(thread2, "c1", {"go": 2})).decided_for == "tenant_a"
+                stats = await AsyncWorker(apool, ahandler, queue, concurrency=1, poll_interval=0.05).run(
+                    drain=True, install_signal_handlers=False
+                )
+                assert stats.completed == 1
+
+        asyncio.run(scenario())
+        assert tenant.get_job(job2.job_id).result == {"receipt": {"charged": 1}, "decision": {"go": 2}}
+        assert len(async_charges) == 1
