@@ -3491,6 +3491,10 @@ begin
   select * into e from ai.side_effects s
   where s.thread_id = a_thread_id and s.idempotency_key = a_key
   for update;
+  if not found then
+    -- the conflicting row went away meanwhile: its session was deleted (or archived)
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
   if e.request <> a_request then
     raise exception using errcode = 'AS030',
       message = format('side-effect key %s of thread %s was used for a different request', a_key, a_thread_id);

@@ -236,3 +236,30 @@ def _lost(client: Client, job: Any) -> bool:
         return False
     except LeaseLost:
         return True
+
+
+def test_racing_begins_on_a_new_key_reserve_it_once(role_dsn: Callable[[str], str]) -> None:
+    """Eight connections begin the same new key at once: one 'execute', seven 'busy'."""
+    import threading
+
+    thread_id = f"race-{uuid.uuid4()}"
+    with psycopg.connect(role_dsn("app_service"), autocommit=True) as conn:
+        Client(conn).create_session(thread_id)
+    barrier = threading.Barrier(8, timeout=30)
+    outcomes: list[str] = []
+    lock = threading.Lock()
+
+    def racer() -> None:
+        with psycopg.connect(role_dsn("app_service"), autocommit=True) as conn:
+            client = Client(conn)
+            barrier.wait()
+            begun = client.begin_side_effect(thread_id, "race", {"n": 1})
+            with lock:
+                outcomes.append(begun.outcome)
+
+    threads = [threading.Thread(target=racer) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert sorted(outcomes) == ["busy"] * 7 + ["execute"]
