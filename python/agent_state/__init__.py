@@ -6,19 +6,26 @@ The logic lives in the ``ai`` schema (PL/pgSQL); this package only calls it.
 from .client import AsyncClient, ChannelValue, Client, PendingWrite
 from .errors import (
     AgentStateError,
+    AlreadyResolved,
     Conflict,
     InvalidArgument,
     InvalidTransition,
+    KeyReused,
     LeaseLost,
     NotArchivable,
     NotFound,
+    NotReserved,
+    NotWaiting,
     PermissionDenied,
+    StaleCheckpoint,
     StaleCompaction,
     ThreadDeleted,
     TooLarge,
 )
+from .hitl import human_decision
 from .models import (
     AppendResult,
+    Approval,
     ArchivedSession,
     CheckpointRow,
     CheckpointSummary,
@@ -30,14 +37,19 @@ from .models import (
     Message,
     QueueStats,
     Session,
+    SideEffect,
+    SideEffectBegin,
     TrajectoryStep,
     WindowMessage,
 )
+from .side_effects import SideEffectBusy, SideEffectCall, idempotency_key, side_effect
 from .worker import AsyncJobContext, AsyncWorker, JobContext, Worker, WorkerStats
 
 __all__ = [
     "AgentStateError",
+    "AlreadyResolved",
     "AppendResult",
+    "Approval",
     "ArchivedSession",
     "AsyncClient",
     "AsyncJobContext",
@@ -54,15 +66,23 @@ __all__ = [
     "InvalidTransition",
     "Job",
     "JobContext",
+    "KeyReused",
     "LeaseLost",
     "LineageStep",
     "Message",
     "NotArchivable",
     "NotFound",
+    "NotReserved",
+    "NotWaiting",
     "PendingWrite",
     "PermissionDenied",
     "QueueStats",
     "Session",
+    "SideEffect",
+    "SideEffectBegin",
+    "SideEffectBusy",
+    "SideEffectCall",
+    "StaleCheckpoint",
     "StaleCompaction",
     "ThreadDeleted",
     "TooLarge",
@@ -70,4 +90,7 @@ __all__ = [
     "WindowMessage",
     "Worker",
     "WorkerStats",
+    "human_decision",
+    "idempotency_key",
+    "side_effect",
 ]

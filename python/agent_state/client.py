@@ -23,6 +23,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from . import errors
+from .hitl import AsyncHumanInTheLoopMethods, HumanInTheLoopMethods
 from .models import (
     AppendResult,
     ArchivedSession,
@@ -39,6 +40,7 @@ from .models import (
     from_row,
 )
 from .queue import AsyncQueueMethods, QueueMethods
+from .side_effects import AsyncSideEffectMethods, SideEffectMethods
 
 T = TypeVar("T")
 Row = dict[str, Any]
@@ -227,7 +229,7 @@ def _reraise(error: psycopg.Error) -> Exception:
     return error if translated is error else translated
 
 
-class Client(QueueMethods):
+class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods):
     """Synchronous client over a psycopg ``Connection`` or a ``ConnectionPool``."""
 
     def __init__(self, source: SyncSource):
@@ -485,7 +487,7 @@ class Client(QueueMethods):
         return self._one(RESTORE_SESSION, (thread_id,))
 
 
-class AsyncClient(AsyncQueueMethods):
+class AsyncClient(AsyncQueueMethods, AsyncSideEffectMethods, AsyncHumanInTheLoopMethods):
     """Asynchronous twin of :class:`Client`, over an ``AsyncConnection`` or ``AsyncConnectionPool``."""
 
     def __init__(self, source: AsyncSource):

@@ -83,6 +83,36 @@ class NotArchivable(AgentStateError):
     sqlstate = "AS041"
 
 
+class KeyReused(AgentStateError):
+    """AS030: a side-effect idempotency key reused for a different request in the same thread."""
+
+    sqlstate = "AS030"
+
+
+class NotReserved(AgentStateError):
+    """AS031: finish or abandon of a side effect the caller does not hold (taken over, finished, abandoned)."""
+
+    sqlstate = "AS031"
+
+
+class NotWaiting(AgentStateError):
+    """AS032: resolve_human for a thread with nothing waiting for a person."""
+
+    sqlstate = "AS032"
+
+
+class AlreadyResolved(AgentStateError):
+    """AS033: resolve_human for a checkpoint whose approval was already resolved."""
+
+    sqlstate = "AS033"
+
+
+class StaleCheckpoint(AgentStateError):
+    """AS034: the checkpoint named is not the one the thread waits on (the thread moved on)."""
+
+    sqlstate = "AS034"
+
+
 #: SQLSTATE -> exception class. Later features add their codes here.
 ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
     cls.sqlstate: cls
@@ -97,6 +127,11 @@ ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
         ThreadDeleted,
         StaleCompaction,
         NotArchivable,
+        KeyReused,
+        NotReserved,
+        NotWaiting,
+        AlreadyResolved,
+        StaleCheckpoint,
     )
 }
 # Postgres rejects "\u0000" inside JSON with untranslatable_character before any function runs.
