@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Queue: claim + complete through ai.claim_job/ai.complete_job and in batches of 100
 # (ai.claim_jobs/ai.complete_jobs), side by side with the same loop as the bare SQL of the design
+# (on a plain table, and on ai.agent_jobs itself as its owner: same writes, no checks, no RLS)
 # and with pgbench's single-row UPDATE (the ceiling), at 1, 2, 4 and 8 clients, without and with
 # 1M finished jobs in the table; then the Python Worker against pgqueuer at 1, 2 and 4 worker
-# processes. Medians of BENCH_REPEATS runs; ratios against the bare SQL. Run by `make bench`.
+# processes, and the backend CPU per job (steadier than throughput on a shared machine). Medians
+# of BENCH_REPEATS runs; ratios against the bare SQL. Run by `make bench`.
 # Works in a database of its own (created and dropped here) on the server of $DATABASE_URL.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -27,47 +29,66 @@ psql -X -q -d "$admin_url" -c "drop database if exists $db with (force)" -c "cre
 psql -X -q -v ON_ERROR_STOP=1 -d "$bench_url" -f "$HERE/queue/setup.sql" >/dev/null 2>&1
 [ -n "${BENCH_QUEUE_SETUP_ONLY:-}" ] && exit 0
 
-run() {  # script clients loops -> median tps over the repeats; each run on freshly filled queues
-  local script=$1 clients=$2 loops=$3 per=$4 runs=()
-  for _ in $(seq "$REPEATS"); do
-    psql -X -q -v ON_ERROR_STOP=1 -v n=$((clients * loops * per)) -d "$bench_url" -f "$HERE/queue/fill.sql" >/dev/null
-    runs+=("$(pgbench -n -f "$HERE/queue/$script" -c "$clients" -j "$clients" -t "$loops" "$worker_url" 2>/dev/null \
-      | sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p')")
-  done
-  printf '%s\n' "${runs[@]}" | sort -n | awk -v per="$per" '{a[NR]=$1} END {print a[int((NR+1)/2)] * per}'
+once() {  # script clients loops per url -> jobs/s of one run on freshly filled queues
+  local script=$1 clients=$2 loops=$3 per=$4 as=$5
+  psql -X -q -v ON_ERROR_STOP=1 -v n=$((clients * loops * per)) -d "$bench_url" -f "$HERE/queue/fill.sql" >/dev/null
+  pgbench -n -f "$HERE/queue/$script" -c "$clients" -j "$clients" -t "$loops" "$as" 2>/dev/null \
+    | sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' | awk -v per="$per" '{print $1 * per}'
 }
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}'; }
 
+# The points of one client count, interleaved: each repeat runs every script once, so load from
+# elsewhere on the machine falls on all of them alike; medians per script.
+POINTS="ceiling.sql:1:s baseline_single.sql:1:w same_table_single.sql:1:o claim_complete.sql:1:w
+baseline_batch.sql:100:w same_table_batch.sql:100:o claim_complete_batch.sql:100:w"
 table() {  # $1: label of the table state
-  printf '\n%s\n' "jobs per second, $1 (median of $REPEATS; pgbench -t, clients run as a member of ai_service)"
-  printf '%-8s %10s %10s %10s %7s %12s %12s %7s %8s\n' clients ceiling bare_sql claim_job ratio bare_batch claim_jobs ratio x_single
+  printf '\n%s\n' "jobs per second, $1 (median of $REPEATS, interleaved; pgbench -t; functions run as a member of ai_service)"
+  printf '%-7s %8s | %8s %8s %9s %6s %6s | %9s %9s %10s %6s %6s %7s\n' clients ceiling \
+    bare same claim_job /bare /same bare_100 same_100 claim_jobs /bare /same /single
   for clients in 1 2 4 8; do
-    ceiling=$(run ceiling.sql "$clients" "$SINGLE" 1)
-    bare=$(run baseline_single.sql "$clients" "$SINGLE" 1)
-    single=$(run claim_complete.sql "$clients" "$SINGLE" 1)
-    bare_batch=$(run baseline_batch.sql "$clients" "$BATCHES" 100)
-    batch=$(run claim_complete_batch.sql "$clients" "$BATCHES" 100)
-    printf '%-8s %10.0f %10.0f %10.0f %7s %12.0f %12.0f %7s %8s\n' "$clients" "$ceiling" "$bare" "$single" \
-      "$(ratio "$single" "$bare")" "$bare_batch" "$batch" "$(ratio "$batch" "$bare_batch")" "$(ratio "$batch" "$single")"
+    declare -A got=()
+    for _ in $(seq "$REPEATS"); do
+      for point in $POINTS; do
+        IFS=: read -r script per who <<<"$point"
+        loops=$SINGLE; [ "$per" = 100 ] && loops=$BATCHES
+        as=$worker_url; [ "$who" = o ] && as=$bench_url
+        got[$script]+="$(once "$script" "$clients" "$loops" "$per" "$as") "
+      done
+    done
+    m() { tr ' ' '\n' <<<"${got[$1]}" | grep . | median; }
+    ceiling=$(m ceiling.sql) bare=$(m baseline_single.sql) same=$(m same_table_single.sql) single=$(m claim_complete.sql)
+    bare_batch=$(m baseline_batch.sql) same_batch=$(m same_table_batch.sql) batch=$(m claim_complete_batch.sql)
+    printf '%-7s %8.0f | %8.0f %8.0f %9.0f %6s %6s | %9.0f %9.0f %10.0f %6s %6s %7s\n' "$clients" "$ceiling" \
+      "$bare" "$same" "$single" "$(ratio "$single" "$bare")" "$(ratio "$single" "$same")" \
+      "$bare_batch" "$same_batch" "$batch" "$(ratio "$batch" "$bare_batch")" "$(ratio "$batch" "$same_batch")" \
+      "$(ratio "$batch" "$single")"
+    unset got
   done
 }
 
 table "empty table"
 psql -X -q -v ON_ERROR_STOP=1 -v n="$FINISHED" -d "$bench_url" -f "$HERE/queue/finished.sql" >/dev/null
 table "with $FINISHED finished jobs in the same table and queue"
-echo "(ceiling: single-row UPDATE; bare_sql/bare_batch: the plain SQL of the design on a plain table;"
-echo " ratio: ours / bare at the same client count; x_single: claim_jobs(100) / claim_job)"
+echo "(ceiling: pgbench's single-row UPDATE. bare: the plain SQL of the design on a plain table with one"
+echo " partial index. same: that SQL on ai.agent_jobs as its owner (the same index writes; no token, no"
+echo " one-thread check, no RLS). claim_job / claim_jobs: the functions, then complete_job / complete_jobs."
+echo " /bare, /same: the functions' jobs/s over those; /single: claim_jobs(100) over claim_job)"
+
+printf '\n%s\n' "backend CPU per job, 1 client, asynchronous commit (median of $REPEATS; us; ratio: bare / ours)"
+printf '%-32s %8s %8s %7s\n' "" bare ours ratio
+"$PY" "$HERE/queue/cpu_per_job.py" "$bench_url" "$worker_url" "$HERE/queue/fill.sql" "$REPEATS"
 
 printf '\n%s\n' "Python workers, no-op handler, $PYJOBS jobs, jobs per second (median of $REPEATS)"
 printf '%-10s %12s %12s %7s\n' processes Worker pgqueuer ratio
 for processes in 1 2 4; do
   ours=() theirs=()
-  for _ in $(seq "$REPEATS"); do
+  for _ in $(seq "$REPEATS"); do  # interleaved, as above
     ours+=("$("$PY" "$HERE/queue/python_workers.py" "$bench_url" "$worker_url" "$processes" "$PYJOBS" agent_state | awk '{print $3}')")
     theirs+=("$("$PY" "$HERE/queue/python_workers.py" "$bench_url" "$worker_url" "$processes" "$PYJOBS" pgqueuer | awk '{print $3}')")
   done
-  a=$(printf '%s\n' "${ours[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-  b=$(printf '%s\n' "${theirs[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  a=$(printf '%s\n' "${ours[@]}" | median)
+  b=$(printf '%s\n' "${theirs[@]}" | median)
   printf '%-10s %12.0f %12.0f %7s\n' "$processes" "$a" "$b" "$(ratio "$a" "$b")"
 done
 echo "(Worker: concurrency 1, prefetch 9 (claims 10 per round trip), completions batched; pgqueuer: batch_size 10,"

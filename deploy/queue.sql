@@ -33,15 +33,15 @@ begin;
 --   the check and the caller's commit, while the holder's renew_lease (a non-key UPDATE) passes.
 --
 -- One thread at a time
---   Two jobs of one thread are never IN_PROGRESS together. A claim skips a thread that has another
---   job IN_PROGRESS and takes at most one job per thread; the partial unique index
---   agent_jobs_one_running_per_thread backs it. Two claimers racing for two jobs of the same idle
---   thread under read committed both see it idle; the later one meets the index, catches the
---   unique_violation and claims again with a fresh snapshot, in which the thread is busy.
+--   Two jobs of one thread are never IN_PROGRESS together. A claim picks only jobs whose thread has
+--   no other job IN_PROGRESS and whose thread lock (a transaction-level advisory lock, tried, never
+--   waited for) it gets, then takes them in a second statement that checks the thread again with
+--   a snapshot younger than that lock, so it sees a sibling's claim that committed meanwhile. The
+--   partial unique index agent_jobs_one_running_per_thread backs the rule, even for raw UPDATEs.
 --
 -- Lock order
---   A claim locks job rows only, with FOR UPDATE SKIP LOCKED; it waits on nothing except, on the
---   unique index check of a racing sibling, the end of that claimer's one-statement transaction.
+--   A claim tries thread advisory locks and locks job rows with FOR UPDATE SKIP LOCKED: it waits
+--   on nothing.
 --   Every other function locks exactly one job row, by primary key, with an UPDATE (or FOR KEY
 --   SHARE in fenced_write). enqueue_job reads the session and inserts; its FK check takes KEY
 --   SHARE on the session row. No function holds one job row while waiting for another.
@@ -113,8 +113,8 @@ create unique index agent_jobs_one_running_per_thread on ai.agent_jobs (thread_i
 create unique index agent_jobs_idempotency_key on ai.agent_jobs (owner, queue, idempotency_key)
   where idempotency_key is not null;
 -- No index on thread_id alone: every claim and finish moves a row to a new version, and each
--- index pays for that (measured: a fifth of a claim's cost). The cost lands on deleting a
--- session, whose cascade scans the jobs; archive_jobs keeps that table small.
+-- index pays for that (one CPU measurement: a quarter of a claim + complete). The cost lands on
+-- deleting a session, whose cascade scans the jobs; archive_jobs keeps that table small.
 
 alter table ai.agent_jobs enable row level security;
 alter table ai.agent_jobs force row level security;
@@ -174,6 +174,14 @@ begin
 end
 $$;
 comment on function ai._check_claim(text, interval, text) is 'Internal guard of claim_job and claim_jobs: worker_id, lease and queue.';
+
+-- The claim's per-thread lock: a transaction-level advisory lock on (class 'ai', thread), tried,
+-- never waited for. A claimer that holds it is the only one that may start a job of that thread
+-- until it commits; a hash collision only makes a claimer skip a thread for a moment.
+create function ai._lock_thread(thread_id text) returns boolean
+language sql volatile parallel restricted
+as $$ select pg_catalog.pg_try_advisory_xact_lock(1634296929, pg_catalog.hashtext(thread_id)) $$;
+comment on function ai._lock_thread(text) is 'Internal: tries the claim''s transaction-level advisory lock on a thread; true when taken (or already held).';
 
 -- Called after a fenced UPDATE matched no row: AS001 when the caller cannot see the job at all
 -- (unknown, or another tenant's), AS006 (lease lost) otherwise, with what the row holds now.
@@ -311,47 +319,51 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := ai.now();
+  v_id bigint;
+  v_passed bigint[] := '{}'::bigint[];
   j ai.agent_jobs;
 begin
   perform ai._check_claim(claim_job.worker_id, claim_job.lease, claim_job.queue);
 
   for attempt in 1..5 loop
-    begin
-      -- One ordered scan of agent_jobs_claim: due PENDING jobs and expired leases alike.
-      update ai.agent_jobs u
-      set status = case when u.status = 'IN_PROGRESS' and u.attempts >= u.max_attempts then 'FAILED' else 'IN_PROGRESS' end,
-          attempts = u.attempts + 1,
-          fencing_token = u.fencing_token + 1,
-          lease_owner = claim_job.worker_id,
-          lease_expires_at = v_now + claim_job.lease,
-          updated_at = v_now
-      where u.job_id = (
-        select c.job_id
-        from ai.agent_jobs c
-        where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_job.queue and c.available_at <= v_now
-          and not exists (select from ai.agent_jobs b
-                          where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id)
-        order by c.priority desc, c.available_at, c.job_id
-        limit 1
-        for update skip locked)
-      returning u.* into j;
-    exception when unique_violation then
-      -- A racing claimer took a sibling of this thread; the next snapshot sees the thread busy.
-      if attempt = 5 then
-        raise;
-      end if;
-      continue;
-    end;
-    if j.job_id is null then
+    -- 1. Pick: one ordered scan of agent_jobs_claim finds due jobs and expired leases alike. The
+    --    thread's advisory lock keeps every other claimer off this thread until we commit.
+    select c.job_id into v_id
+    from ai.agent_jobs c
+    where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_job.queue and c.available_at <= v_now
+      and not exists (select from ai.agent_jobs b
+                      where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id)
+      and c.job_id <> all (v_passed)
+      and ai._lock_thread(c.thread_id)
+    order by c.priority desc, c.available_at, c.job_id
+    limit 1
+    for update skip locked;
+    if v_id is null then
       return;
     end if;
-    if j.status = 'IN_PROGRESS' then
+    -- 2. Take it, if its thread is still idle as seen now: this statement's snapshot is younger
+    --    than our thread lock, so it sees any claim of a sibling that committed before we got it.
+    update ai.agent_jobs u
+    set status = case when u.status = 'IN_PROGRESS' and u.attempts >= u.max_attempts then 'FAILED' else 'IN_PROGRESS' end,
+        attempts = u.attempts + 1,
+        fencing_token = u.fencing_token + 1,
+        lease_owner = claim_job.worker_id,
+        lease_expires_at = v_now + claim_job.lease,
+        updated_at = v_now
+    where u.job_id = v_id
+      and not exists (select from ai.agent_jobs b
+                      where b.thread_id = u.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> u.job_id)
+    returning u.* into j;
+    if found and j.status = 'IN_PROGRESS' then
       return next j;
       return;
     end if;
-    -- Its last attempt's lease ran out: finished as FAILED; look again.
-    perform ai._finish_spent(j.job_id, v_now);
-    j := null;
+    if found then
+      -- its last attempt's lease ran out: finished as FAILED; look again
+      perform ai._finish_spent(j.job_id, v_now);
+    end if;
+    v_passed := v_passed || v_id;
+    v_id := null;
   end loop;
 end
 $$;
@@ -371,39 +383,39 @@ begin
   perform ai._check_claim(claim_jobs.worker_id, claim_jobs.lease, claim_jobs.queue);
   perform ai._check_limit(claim_jobs.max_jobs, 'max_jobs', 1000);
 
-  for attempt in 1..5 loop
-    begin
-      -- The picked ids go to the UPDATE as one array (no join: no whole-row copies for recheck).
-      with candidates as (
-        select c.job_id, c.thread_id, c.priority, c.available_at
-        from ai.agent_jobs c
-        where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_jobs.queue and c.available_at <= v_now
-          and not exists (select from ai.agent_jobs b
-                          where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id)
-        order by c.priority desc, c.available_at, c.job_id
-        limit claim_jobs.max_jobs
-        for update skip locked
-      ), claimed as (
-        update ai.agent_jobs u
-        set status = case when u.status = 'IN_PROGRESS' and u.attempts >= u.max_attempts then 'FAILED' else 'IN_PROGRESS' end,
-            attempts = u.attempts + 1,
-            fencing_token = u.fencing_token + 1,
-            lease_owner = claim_jobs.worker_id,
-            lease_expires_at = v_now + claim_jobs.lease,
-            updated_at = v_now
-        -- at most one job per thread: a sibling locked above but not picked stays as it was
-        where u.job_id = any (array(select distinct on (c.thread_id) c.job_id from candidates c
-                                    order by c.thread_id, c.priority desc, c.available_at, c.job_id))
-        returning u.job_id
-      )
-      select pg_catalog.array_agg(c.job_id) into v_ids from claimed c;
-      exit;
-    exception when unique_violation then
-      if attempt = 5 then
-        raise;
-      end if;
-    end;
-  end loop;
+  -- 1. Pick, as claim_job does, at most one job per thread (a sibling locked here but not picked
+  --    stays as it was; the row lock ends with this transaction).
+  with candidates as (
+    select c.job_id, c.thread_id, c.priority, c.available_at
+    from ai.agent_jobs c
+    where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_jobs.queue and c.available_at <= v_now
+      and not exists (select from ai.agent_jobs b
+                      where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id)
+      and ai._lock_thread(c.thread_id)
+    order by c.priority desc, c.available_at, c.job_id
+    limit claim_jobs.max_jobs
+    for update skip locked
+  )
+  select pg_catalog.array_agg(d.job_id) into v_ids
+  from (select distinct on (c.thread_id) c.job_id from candidates c
+        order by c.thread_id, c.priority desc, c.available_at, c.job_id) d;
+
+  -- 2. Take those whose thread is still idle as seen now (see claim_job). The ids go to the UPDATE
+  --    as one array: no join, so no whole-row copies kept for the recheck.
+  with claimed as (
+    update ai.agent_jobs u
+    set status = case when u.status = 'IN_PROGRESS' and u.attempts >= u.max_attempts then 'FAILED' else 'IN_PROGRESS' end,
+        attempts = u.attempts + 1,
+        fencing_token = u.fencing_token + 1,
+        lease_owner = claim_jobs.worker_id,
+        lease_expires_at = v_now + claim_jobs.lease,
+        updated_at = v_now
+    where u.job_id = any (v_ids)
+      and not exists (select from ai.agent_jobs b
+                      where b.thread_id = u.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> u.job_id)
+    returning u.job_id
+  )
+  select pg_catalog.array_agg(c.job_id) into v_ids from claimed c;
 
   -- expired jobs whose attempts were spent are finished as FAILED; the others are handed out
   perform ai._finish_spent(f.job_id, v_now) from ai.agent_jobs f where f.job_id = any (v_ids) and f.status = 'FAILED';
@@ -747,7 +759,7 @@ comment on function ai.archive_jobs(interval, integer) is
 
 revoke execute on function
   ai._check_lease(interval), ai._check_claim(text, interval, text), ai._raise_lease_lost(bigint, bigint),
-  ai._raise_not_allowed(bigint, text),
+  ai._raise_not_allowed(bigint, text), ai._lock_thread(text),
   ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
   ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
@@ -762,7 +774,7 @@ grant execute on function
 to ai_user, ai_service;
 grant execute on function
   ai._check_lease(interval), ai._check_claim(text, interval, text), ai._raise_lease_lost(bigint, bigint),
-  ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
+  ai._lock_thread(text), ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),

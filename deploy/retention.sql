@@ -37,7 +37,12 @@ grant select on ai._archived_tables to ai_user, ai_service;
 insert into ai._archived_tables (table_name, copy_order, order_by) values
   ('session_messages', 10, 'seq'),
   ('session_events', 20, 'event_id'),
-  ('eval_runs', 30, 'eval_id');
+  ('eval_runs', 30, 'eval_id'),
+  ('agent_jobs', 40, 'job_id'),
+  ('agent_jobs_archive', 50, 'job_id'),
+  ('checkpoints', 60, 'checkpoint_id'),
+  ('checkpoint_blobs', 70, 'version'),
+  ('checkpoint_writes', 80, 'checkpoint_id');
 
 -- The twins: the same columns in the same order (LIKE), plain columns where the hot table has an
 -- identity (archived rows keep their ids), the children tied to their archived session.
@@ -49,6 +54,16 @@ create table ai_archive.session_events (like ai.session_events including default
   foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
 create table ai_archive.eval_runs (like ai.eval_runs including defaults including constraints including indexes,
   foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create table ai_archive.agent_jobs (like ai.agent_jobs including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create table ai_archive.agent_jobs_archive (like ai.agent_jobs_archive including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create table ai_archive.checkpoints (like ai.checkpoints including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create table ai_archive.checkpoint_blobs (like ai.checkpoint_blobs including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create table ai_archive.checkpoint_writes (like ai.checkpoint_writes including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
 create index agent_sessions_completed on ai_archive.agent_sessions (completed_at);
 
 -- Finding what to archive: finished sessions by completion time.
@@ -58,7 +73,8 @@ do $$
 declare
   t text;
 begin
-  foreach t in array array['agent_sessions', 'session_messages', 'session_events', 'eval_runs'] loop
+  foreach t in array array['agent_sessions', 'session_messages', 'session_events', 'eval_runs', 'agent_jobs',
+                           'agent_jobs_archive', 'checkpoints', 'checkpoint_blobs', 'checkpoint_writes'] loop
     execute format('alter table ai_archive.%I enable row level security', t);
     execute format('alter table ai_archive.%I force row level security', t);
     execute format('create policy %I on ai_archive.%I
@@ -75,6 +91,20 @@ $$;
 -- Deleting a session cascades (as the table owner) to what hangs off it, so the service needs
 -- DELETE on sessions alone: messages and events stay append-only for every caller.
 grant delete on ai.agent_sessions to ai_service;
+
+-- The columns a copy names, of the hot table: all of them into the archive (where a generated
+-- column is a plain one that keeps its value), the non-generated ones on the way back (the hot
+-- table computes the others again). Named explicitly, so a column added later to both tables,
+-- in any position, still lands in the right place.
+create function ai._copy_columns(table_name text, with_generated boolean) returns text
+language sql stable
+as $$
+  select pg_catalog.string_agg(pg_catalog.quote_ident(a.attname), ', ' order by a.attnum)
+  from pg_catalog.pg_attribute a
+  where a.attrelid = pg_catalog.format('ai.%I', table_name)::regclass
+    and a.attnum > 0 and not a.attisdropped and (with_generated or a.attgenerated = '')
+$$;
+comment on function ai._copy_columns(text, boolean) is 'Internal: the quoted, comma-separated columns of a table of schema ai, with or without generated ones.';
 
 create function ai.archive_sessions(older_than interval default '90 days', batch_size integer default 1000)
 returns table (thread_id text, owner text, status text, completed_at timestamptz, rows_moved jsonb)
@@ -107,12 +137,13 @@ begin
   end if;
 
   insert into ai_archive.agent_sessions select * from ai.agent_sessions s where s.thread_id = any (v_ids);
-  for v_table in select a.table_name from ai._archived_tables a order by a.copy_order loop
+  for v_table in select a.table_name, ai._copy_columns(a.table_name, true) as columns
+                 from ai._archived_tables a order by a.copy_order loop
     execute format($q$
-      with copied as (insert into ai_archive.%I select * from ai.%I where thread_id = any ($1) returning thread_id)
+      with copied as (insert into ai_archive.%I (%s) select %s from ai.%I where thread_id = any ($1) returning thread_id)
       select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('thread_id', c.thread_id, 'tab', %L, 'n', c.n)), '[]')
       from (select thread_id, count(*) as n from copied group by thread_id) c$q$,
-      v_table.table_name, v_table.table_name, v_table.table_name)
+      v_table.table_name, v_table.columns, v_table.columns, v_table.table_name, v_table.table_name)
     into v_step using v_ids;
     v_counts := v_counts || v_step;
   end loop;
@@ -153,10 +184,11 @@ begin
 
   insert into ai.agent_sessions select * from ai_archive.agent_sessions a where a.thread_id = a_thread_id
   returning * into s;
-  for v_table in select a.table_name, a.order_by from ai._archived_tables a order by a.copy_order loop
+  for v_table in select a.table_name, a.order_by, ai._copy_columns(a.table_name, false) as columns
+                 from ai._archived_tables a order by a.copy_order loop
     -- In the thread's own order, so that messages come back 1, 2, 3, ... as the seq guard wants.
-    execute format('insert into ai.%I overriding system value select * from ai_archive.%I where thread_id = $1 order by %I',
-                   v_table.table_name, v_table.table_name, v_table.order_by)
+    execute format('insert into ai.%I (%s) overriding system value select %s from ai_archive.%I where thread_id = $1 order by %I',
+                   v_table.table_name, v_table.columns, v_table.columns, v_table.table_name, v_table.order_by)
     using a_thread_id;
   end loop;
   delete from ai_archive.agent_sessions a where a.thread_id = a_thread_id;
@@ -182,7 +214,8 @@ $$;
 comment on procedure ai.archive_all_sessions(interval, integer) is
   'Archives every finished session older than older_than, one committed batch of batch_size at a time (CALL it outside a transaction block, e.g. from cron or pg_cron).';
 
-revoke execute on function ai.archive_sessions(interval, integer), ai.restore_session(text) from public;
+revoke execute on function ai._copy_columns(text, boolean), ai.archive_sessions(interval, integer), ai.restore_session(text) from public;
+grant execute on function ai._copy_columns(text, boolean) to ai_service;
 revoke execute on procedure ai.archive_all_sessions(interval, integer) from public;
 grant execute on function ai.archive_sessions(interval, integer), ai.restore_session(text) to ai_service;
 grant execute on procedure ai.archive_all_sessions(interval, integer) to ai_service;

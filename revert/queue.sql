@@ -20,6 +20,7 @@ drop function ai._backoff(integer);
 drop function ai._raise_lease_lost(bigint, bigint);
 drop function ai._raise_not_allowed(bigint, text);
 drop function ai._check_claim(text, interval, text);
+drop function ai._lock_thread(text);
 drop function ai._check_lease(interval);
 drop table ai.agent_jobs_archive;
 drop table ai.agent_jobs;

@@ -840,15 +840,15 @@ grant execute on function ai.estimate_tokens(jsonb), ai.message_key(text, text, 
 --   the check and the caller's commit, while the holder's renew_lease (a non-key UPDATE) passes.
 --
 -- One thread at a time
---   Two jobs of one thread are never IN_PROGRESS together. A claim skips a thread that has another
---   job IN_PROGRESS and takes at most one job per thread; the partial unique index
---   agent_jobs_one_running_per_thread backs it. Two claimers racing for two jobs of the same idle
---   thread under read committed both see it idle; the later one meets the index, catches the
---   unique_violation and claims again with a fresh snapshot, in which the thread is busy.
+--   Two jobs of one thread are never IN_PROGRESS together. A claim picks only jobs whose thread has
+--   no other job IN_PROGRESS and whose thread lock (a transaction-level advisory lock, tried, never
+--   waited for) it gets, then takes them in a second statement that checks the thread again with
+--   a snapshot younger than that lock, so it sees a sibling's claim that committed meanwhile. The
+--   partial unique index agent_jobs_one_running_per_thread backs the rule, even for raw UPDATEs.
 --
 -- Lock order
---   A claim locks job rows only, with FOR UPDATE SKIP LOCKED; it waits on nothing except, on the
---   unique index check of a racing sibling, the end of that claimer's one-statement transaction.
+--   A claim tries thread advisory locks and locks job rows with FOR UPDATE SKIP LOCKED: it waits
+--   on nothing.
 --   Every other function locks exactly one job row, by primary key, with an UPDATE (or FOR KEY
 --   SHARE in fenced_write). enqueue_job reads the session and inserts; its FK check takes KEY
 --   SHARE on the session row. No function holds one job row while waiting for another.
@@ -920,8 +920,8 @@ create unique index agent_jobs_one_running_per_thread on ai.agent_jobs (thread_i
 create unique index agent_jobs_idempotency_key on ai.agent_jobs (owner, queue, idempotency_key)
   where idempotency_key is not null;
 -- No index on thread_id alone: every claim and finish moves a row to a new version, and each
--- index pays for that (measured: a fifth of a claim's cost). The cost lands on deleting a
--- session, whose cascade scans the jobs; archive_jobs keeps that table small.
+-- index pays for that (one CPU measurement: a quarter of a claim + complete). The cost lands on
+-- deleting a session, whose cascade scans the jobs; archive_jobs keeps that table small.
 
 alter table ai.agent_jobs enable row level security;
 alter table ai.agent_jobs force row level security;
@@ -981,6 +981,14 @@ begin
 end
 $$;
 comment on function ai._check_claim(text, interval, text) is 'Internal guard of claim_job and claim_jobs: worker_id, lease and queue.';
+
+-- The claim's per-thread lock: a transaction-level advisory lock on (class 'ai', thread), tried,
+-- never waited for. A claimer that holds it is the only one that may start a job of that thread
+-- until it commits; a hash collision only makes a claimer skip a thread for a moment.
+create function ai._lock_thread(thread_id text) returns boolean
+language sql volatile parallel restricted
+as $$ select pg_catalog.pg_try_advisory_xact_lock(1634296929, pg_catalog.hashtext(thread_id)) $$;
+comment on function ai._lock_thread(text) is 'Internal: tries the claim''s transaction-level advisory lock on a thread; true when taken (or already held).';
 
 -- Called after a fenced UPDATE matched no row: AS001 when the caller cannot see the job at all
 -- (unknown, or another tenant's), AS006 (lease lost) otherwise, with what the row holds now.
@@ -1118,47 +1126,51 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := ai.now();
+  v_id bigint;
+  v_passed bigint[] := '{}'::bigint[];
   j ai.agent_jobs;
 begin
   perform ai._check_claim(claim_job.worker_id, claim_job.lease, claim_job.queue);
 
   for attempt in 1..5 loop
-    begin
-      -- One ordered scan of agent_jobs_claim: due PENDING jobs and expired leases alike.
-      update ai.agent_jobs u
-      set status = case when u.status = 'IN_PROGRESS' and u.attempts >= u.max_attempts then 'FAILED' else 'IN_PROGRESS' end,
-          attempts = u.attempts + 1,
-          fencing_token = u.fencing_token + 1,
-          lease_owner = claim_job.worker_id,
-          lease_expires_at = v_now + claim_job.lease,
-          updated_at = v_now
-      where u.job_id = (
-        select c.job_id
-        from ai.agent_jobs c
-        where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_job.queue and c.available_at <= v_now
-          and not exists (select from ai.agent_jobs b
-                          where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id)
-        order by c.priority desc, c.available_at, c.job_id
-        limit 1
-        for update skip locked)
-      returning u.* into j;
-    exception when unique_violation then
-      -- A racing claimer took a sibling of this thread; the next snapshot sees the thread busy.
-      if attempt = 5 then
-        raise;
-      end if;
-      continue;
-    end;
-    if j.job_id is null then
+    -- 1. Pick: one ordered scan of agent_jobs_claim finds due jobs and expired leases alike. The
+    --    thread's advisory lock keeps every other claimer off this thread until we commit.
+    select c.job_id into v_id
+    from ai.agent_jobs c
+    where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_job.queue and c.available_at <= v_now
+      and not exists (select from ai.agent_jobs b
+                      where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id)
+      and c.job_id <> all (v_passed)
+      and ai._lock_thread(c.thread_id)
+    order by c.priority desc, c.available_at, c.job_id
+    limit 1
+    for update skip locked;
+    if v_id is null then
       return;
     end if;
-    if j.status = 'IN_PROGRESS' then
+    -- 2. Take it, if its thread is still idle as seen now: this statement's snapshot is younger
+    --    than our thread lock, so it sees any claim of a sibling that committed before we got it.
+    update ai.agent_jobs u
+    set status = case when u.status = 'IN_PROGRESS' and u.attempts >= u.max_attempts then 'FAILED' else 'IN_PROGRESS' end,
+        attempts = u.attempts + 1,
+        fencing_token = u.fencing_token + 1,
+        lease_owner = claim_job.worker_id,
+        lease_expires_at = v_now + claim_job.lease,
+        updated_at = v_now
+    where u.job_id = v_id
+      and not exists (select from ai.agent_jobs b
+                      where b.thread_id = u.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> u.job_id)
+    returning u.* into j;
+    if found and j.status = 'IN_PROGRESS' then
       return next j;
       return;
     end if;
-    -- Its last attempt's lease ran out: finished as FAILED; look again.
-    perform ai._finish_spent(j.job_id, v_now);
-    j := null;
+    if found then
+      -- its last attempt's lease ran out: finished as FAILED; look again
+      perform ai._finish_spent(j.job_id, v_now);
+    end if;
+    v_passed := v_passed || v_id;
+    v_id := null;
   end loop;
 end
 $$;
@@ -1178,39 +1190,39 @@ begin
   perform ai._check_claim(claim_jobs.worker_id, claim_jobs.lease, claim_jobs.queue);
   perform ai._check_limit(claim_jobs.max_jobs, 'max_jobs', 1000);
 
-  for attempt in 1..5 loop
-    begin
-      -- The picked ids go to the UPDATE as one array (no join: no whole-row copies for recheck).
-      with candidates as (
-        select c.job_id, c.thread_id, c.priority, c.available_at
-        from ai.agent_jobs c
-        where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_jobs.queue and c.available_at <= v_now
-          and not exists (select from ai.agent_jobs b
-                          where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id)
-        order by c.priority desc, c.available_at, c.job_id
-        limit claim_jobs.max_jobs
-        for update skip locked
-      ), claimed as (
-        update ai.agent_jobs u
-        set status = case when u.status = 'IN_PROGRESS' and u.attempts >= u.max_attempts then 'FAILED' else 'IN_PROGRESS' end,
-            attempts = u.attempts + 1,
-            fencing_token = u.fencing_token + 1,
-            lease_owner = claim_jobs.worker_id,
-            lease_expires_at = v_now + claim_jobs.lease,
-            updated_at = v_now
-        -- at most one job per thread: a sibling locked above but not picked stays as it was
-        where u.job_id = any (array(select distinct on (c.thread_id) c.job_id from candidates c
-                                    order by c.thread_id, c.priority desc, c.available_at, c.job_id))
-        returning u.job_id
-      )
-      select pg_catalog.array_agg(c.job_id) into v_ids from claimed c;
-      exit;
-    exception when unique_violation then
-      if attempt = 5 then
-        raise;
-      end if;
-    end;
-  end loop;
+  -- 1. Pick, as claim_job does, at most one job per thread (a sibling locked here but not picked
+  --    stays as it was; the row lock ends with this transaction).
+  with candidates as (
+    select c.job_id, c.thread_id, c.priority, c.available_at
+    from ai.agent_jobs c
+    where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_jobs.queue and c.available_at <= v_now
+      and not exists (select from ai.agent_jobs b
+                      where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id)
+      and ai._lock_thread(c.thread_id)
+    order by c.priority desc, c.available_at, c.job_id
+    limit claim_jobs.max_jobs
+    for update skip locked
+  )
+  select pg_catalog.array_agg(d.job_id) into v_ids
+  from (select distinct on (c.thread_id) c.job_id from candidates c
+        order by c.thread_id, c.priority desc, c.available_at, c.job_id) d;
+
+  -- 2. Take those whose thread is still idle as seen now (see claim_job). The ids go to the UPDATE
+  --    as one array: no join, so no whole-row copies kept for the recheck.
+  with claimed as (
+    update ai.agent_jobs u
+    set status = case when u.status = 'IN_PROGRESS' and u.attempts >= u.max_attempts then 'FAILED' else 'IN_PROGRESS' end,
+        attempts = u.attempts + 1,
+        fencing_token = u.fencing_token + 1,
+        lease_owner = claim_jobs.worker_id,
+        lease_expires_at = v_now + claim_jobs.lease,
+        updated_at = v_now
+    where u.job_id = any (v_ids)
+      and not exists (select from ai.agent_jobs b
+                      where b.thread_id = u.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> u.job_id)
+    returning u.job_id
+  )
+  select pg_catalog.array_agg(c.job_id) into v_ids from claimed c;
 
   -- expired jobs whose attempts were spent are finished as FAILED; the others are handed out
   perform ai._finish_spent(f.job_id, v_now) from ai.agent_jobs f where f.job_id = any (v_ids) and f.status = 'FAILED';
@@ -1554,7 +1566,7 @@ comment on function ai.archive_jobs(interval, integer) is
 
 revoke execute on function
   ai._check_lease(interval), ai._check_claim(text, interval, text), ai._raise_lease_lost(bigint, bigint),
-  ai._raise_not_allowed(bigint, text),
+  ai._raise_not_allowed(bigint, text), ai._lock_thread(text),
   ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
   ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
@@ -1569,506 +1581,12 @@ grant execute on function
 to ai_user, ai_service;
 grant execute on function
   ai._check_lease(interval), ai._check_claim(text, interval, text), ai._raise_lease_lost(bigint, bigint),
-  ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
+  ai._lock_thread(text), ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
   ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.retry_dead_job(bigint), ai.reap_expired(text), ai.archive_jobs(interval, integer)
 to ai_service;
-
-
--- ===== change: compaction =====
--- Deploy agent-state:compaction to pg
--- requires: messages
---
--- Context compaction changes what is sent to the model, never what is kept. A summary is one
--- more message of the thread: role system, content {"compaction": {"from_seq": a,
--- "through_seq": b}, "text": "..."}, key 'compaction:<b>'. It stands for every message up to
--- b (the summarizer is given the previous summary plus messages a..b, so summaries chain over
--- contiguous ranges). The originals stay in ai.session_messages untouched.
--- A context window is the newest summary, then every message after its through_seq that is not
--- itself a summary. It reads the newest summary through a small partial index and the tail
--- through the primary key, so its cost depends on the tail, not on the thread's length.
-
-insert into ai.error_codes (sqlstate, name, description) values
-  ('AS040', 'stale_compaction', 'A newer compaction of the thread already covers as much or more: the summary was not stored.');
-
-create index session_messages_summaries on ai.session_messages (thread_id, seq desc)
-  where role = 'system' and content ? 'compaction';
-
--- What ai.context_window returns: always one row.
-create type ai.context_window as (
-  messages jsonb,               -- [{seq, role, content, token_count, is_summary}], summary first
-  total_tokens bigint,          -- tokens of those messages
-  compaction_due boolean,       -- total_tokens > threshold * window_tokens
-  compact_from_seq bigint,      -- the range a new summary should cover, or NULL when the tail is
-  compact_through_seq bigint,   --   no longer than keep_last
-  summary_through_seq bigint,   -- what the newest summary covers (0: none yet)
-  last_seq bigint
-);
-comment on type ai.context_window is 'The messages to send to the model now, and whether (and over which range) to compact.';
-
-create function ai._newest_summary(thread_id text) returns ai.session_messages
-language sql stable
-as $$
-  select * from ai.session_messages m
-  where m.thread_id = _newest_summary.thread_id and m.role = 'system' and m.content ? 'compaction'
-  order by m.seq desc
-  limit 1
-$$;
-comment on function ai._newest_summary(text) is 'Internal: the newest summary message of a thread, or NULL.';
-
-create function ai.context_window(thread_id text, window_tokens integer, keep_last integer default 20,
-                                  threshold real default 0.7)
-returns ai.context_window
-language plpgsql stable
-as $$
-#variable_conflict use_column
-declare
-  a_thread_id alias for $1;
-  v_last bigint;
-  v_summary ai.session_messages;
-  v_through bigint;
-  w ai.context_window;
-begin
-  perform ai._check_thread_id(a_thread_id);
-  if window_tokens is null or window_tokens < 1 then
-    raise exception using errcode = 'AS002',
-      message = format('window_tokens must be 1 or more, not %s', coalesce(window_tokens::text, 'NULL'));
-  end if;
-  if keep_last is null or keep_last < 0 then
-    raise exception using errcode = 'AS002',
-      message = format('keep_last must be 0 or more, not %s', coalesce(keep_last::text, 'NULL'));
-  end if;
-  if threshold is null or threshold <= 0 or threshold > 1 then
-    raise exception using errcode = 'AS002',
-      message = format('threshold must be in (0, 1], not %s', coalesce(threshold::text, 'NULL'));
-  end if;
-
-  select s.last_seq into v_last from ai.agent_sessions s where s.thread_id = a_thread_id;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-  end if;
-
-  v_summary := ai._newest_summary(a_thread_id);
-  v_through := coalesce((v_summary.content -> 'compaction' ->> 'through_seq')::bigint, 0);
-
-  with tail as (
-    select m.seq, m.role, m.content, m.token_count,
-           count(*) over (order by m.seq desc rows between unbounded preceding and current row) as from_end
-    from ai.session_messages m
-    where m.thread_id = a_thread_id and m.seq > v_through
-      and not (m.role = 'system' and m.content ? 'compaction')
-  ),
-  window_rows as (
-    select v_summary.seq as seq, v_summary.role as role, v_summary.content as content,
-           v_summary.token_count as token_count, true as is_summary
-    where v_summary.seq is not null
-    union all
-    select seq, role, content, token_count, false from tail
-  )
-  select coalesce((select jsonb_agg(jsonb_build_object('seq', r.seq, 'role', r.role, 'content', r.content,
-                                                        'token_count', r.token_count, 'is_summary', r.is_summary)
-                                    order by r.is_summary desc, r.seq)
-                   from window_rows r), '[]'::jsonb),
-         coalesce((select sum(r.token_count) from window_rows r), 0),
-         (select max(t.seq) from tail t where t.from_end > keep_last)
-  into w.messages, w.total_tokens, w.compact_through_seq;
-
-  w.compaction_due := w.total_tokens > threshold * window_tokens;
-  w.compact_from_seq := case when w.compact_through_seq is not null then v_through + 1 end;
-  w.summary_through_seq := v_through;
-  w.last_seq := v_last;
-  return w;
-end
-$$;
-comment on function ai.context_window(text, integer, integer, real) is
-  'The messages to send to the model now: the newest summary (a system message) first, then every message after what it covers. compaction_due is true when their tokens exceed threshold x window_tokens; compact_from_seq..compact_through_seq is the range a new summary should cover (all but the last keep_last messages), NULL when there is nothing to compact. One round trip; reads the summary through a partial index and the tail through the primary key. AS001 unknown thread, AS002 bad argument.';
-
-create function ai.record_compaction(thread_id text, summary text, through_seq bigint,
-                                     summary_tokens integer default null)
-returns ai.appended_message
-language plpgsql volatile
-as $$
-#variable_conflict use_column
-declare
-  a_thread_id alias for $1;
-  a_summary alias for $2;
-  a_through alias for $3;
-  v_key text := 'compaction:' || a_through;
-  v_last bigint;
-  v_prev bigint;
-begin
-  perform ai._check_thread_id(a_thread_id);
-  perform ai._check_text(a_summary, 'summary', ai._max_document_bytes());
-  if a_through is null or a_through < 1 then
-    raise exception using errcode = 'AS002',
-      message = format('through_seq must be 1 or more, not %s', coalesce(a_through::text, 'NULL'));
-  end if;
-
-  -- Serialize compactions of this thread (and appends) on the session row, so that two
-  -- summarizers racing cannot both pass the staleness check.
-  select s.last_seq into v_last from ai.agent_sessions s where s.thread_id = a_thread_id for no key update;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-  end if;
-
-  -- A retry of a stored compaction returns it (or AS005 if the summary text differs).
-  if not exists (select from ai.session_messages m where m.thread_id = a_thread_id and m.idempotency_key = v_key) then
-    if a_through > v_last then
-      raise exception using errcode = 'AS002',
-        message = format('through_seq %s is past the last message (%s) of thread %s', a_through, v_last, a_thread_id);
-    end if;
-    v_prev := coalesce(((ai._newest_summary(a_thread_id)).content -> 'compaction' ->> 'through_seq')::bigint, 0);
-    if v_prev >= a_through then
-      raise exception using errcode = 'AS040',
-        message = format('thread %s is already compacted through seq %s; a summary through %s is stale',
-                         a_thread_id, v_prev, a_through);
-    end if;
-  else
-    v_prev := coalesce((select (m.content -> 'compaction' ->> 'from_seq')::bigint - 1 from ai.session_messages m
-                        where m.thread_id = a_thread_id and m.idempotency_key = v_key), 0);
-  end if;
-
-  return ai.append_message_idempotent(
-    a_thread_id, 'system',
-    pg_catalog.jsonb_build_object('compaction', pg_catalog.jsonb_build_object('from_seq', v_prev + 1, 'through_seq', a_through),
-                                  'text', a_summary),
-    null, v_key, summary_tokens);
-end
-$$;
-comment on function ai.record_compaction(text, text, bigint, integer) is
-  'Stores a summary of a thread''s messages up to through_seq (chained onto the previous summary) as a new system message; the originals stay. summary_tokens defaults to the estimate. A retry returns the stored summary (inserted = false). AS001 unknown thread, AS002 bad argument or through_seq past the last message, AS004 session finished, AS005 same range with another summary, AS040 a newer compaction already covers as much.';
-
-revoke execute on function ai._newest_summary(text), ai.context_window(text, integer, integer, real),
-  ai.record_compaction(text, text, bigint, integer) from public;
-grant execute on function ai._newest_summary(text), ai.context_window(text, integer, integer, real),
-  ai.record_compaction(text, text, bigint, integer) to ai_user, ai_service;
-
-
--- ===== change: evals =====
--- Deploy agent-state:evals to pg
--- requires: compaction
---
--- Every recorded session is a ground-truth trajectory. ai.trajectory reads it back as the
--- steps an eval compares: the tool calls with their arguments, the tool results, and the final
--- assistant message. ai.eval_runs keeps each replay's comparison and scores for later queries.
-
--- One step of a recorded trajectory. Tool calls are messages of role tool_call whose content
--- is {"name": ..., "arguments": {...}} (or "args", as some frameworks write it).
-create type ai.trajectory_step as (
-  seq bigint,
-  role text,
-  tool_name text,     -- tool_call and tool_result: content->>'name' when present
-  arguments jsonb,    -- tool_call: content->'arguments' (or content->'args')
-  content jsonb,
-  is_final boolean    -- the last assistant message of the thread
-);
-comment on type ai.trajectory_step is 'One step of a recorded trajectory: a message, with the tool name and arguments pulled out of tool calls.';
-
-create function ai.trajectory(thread_id text) returns setof ai.trajectory_step
-language plpgsql stable
-as $$
-#variable_conflict use_column
-declare
-  a_thread_id alias for $1;
-  v_final bigint;
-begin
-  perform ai._check_thread_id(a_thread_id);
-  perform from ai.agent_sessions s where s.thread_id = a_thread_id;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-  end if;
-  select max(m.seq) into v_final from ai.session_messages m where m.thread_id = a_thread_id and m.role = 'assistant';
-
-  -- Compaction summaries are not steps: they describe the trajectory, they are not part of it.
-  return query
-    select m.seq, m.role,
-           case when m.role in ('tool_call', 'tool_result') and pg_catalog.jsonb_typeof(m.content) = 'object'
-                then m.content ->> 'name' end,
-           case when m.role = 'tool_call' and pg_catalog.jsonb_typeof(m.content) = 'object'
-                then coalesce(m.content -> 'arguments', m.content -> 'args') end,
-           m.content,
-           coalesce(m.seq = v_final, false)
-    from ai.session_messages m
-    where m.thread_id = a_thread_id and not (m.role = 'system' and m.content ? 'compaction')
-    order by m.seq;
-end
-$$;
-comment on function ai.trajectory(text) is
-  'The recorded reference trajectory of a thread, in order: every message (compaction summaries left out) with tool names and arguments pulled out of tool calls ({"name", "arguments" or "args"}) and the final assistant message marked. AS001 unknown thread.';
-
-create table ai.eval_runs (
-  eval_id bigint generated always as identity,
-  thread_id text not null,          -- the recorded (reference) thread
-  owner text not null,
-  replay_thread_id text,            -- the fork the candidate ran on
-  from_checkpoint_id text,
-  candidate text not null,          -- what ran: a model, a prompt, module:function
-  passed boolean not null,
-  scores jsonb not null default '{}' check (pg_catalog.jsonb_typeof(scores) = 'object'),
-  diff jsonb not null default '{}',
-  created_at timestamptz not null default ai.now(),
-  primary key (thread_id, eval_id),
-  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
-);
-comment on table ai.eval_runs is 'Each replay of a recorded thread by a candidate, with its comparison and scores.';
-create index eval_runs_candidate on ai.eval_runs (owner, candidate, created_at desc);
-
-alter table ai.eval_runs enable row level security;
-alter table ai.eval_runs force row level security;
-create policy eval_runs_by_owner on ai.eval_runs
-  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
-  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
-grant select, insert on ai.eval_runs to ai_user, ai_service;
-
-create function ai.record_eval_run(thread_id text, candidate text, passed boolean, scores jsonb default '{}',
-                                   diff jsonb default '{}', replay_thread_id text default null,
-                                   from_checkpoint_id text default null)
-returns ai.eval_runs
-language plpgsql volatile
-as $$
-#variable_conflict use_column
-declare
-  a_thread_id alias for $1;
-  v_owner text;
-  e ai.eval_runs;
-begin
-  perform ai._check_thread_id(a_thread_id);
-  perform ai._check_text(candidate, 'candidate', 1000);
-  if passed is null then
-    raise exception using errcode = 'AS002', message = 'passed must not be NULL';
-  end if;
-  perform ai._check_document(scores, 'scores', must_be_object => true);
-  perform ai._check_document(diff, 'diff');
-  if replay_thread_id is not null then
-    perform ai._check_thread_id(replay_thread_id);
-  end if;
-  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-  end if;
-  insert into ai.eval_runs (thread_id, owner, replay_thread_id, from_checkpoint_id, candidate, passed, scores, diff, created_at)
-  values (a_thread_id, v_owner, replay_thread_id, from_checkpoint_id, candidate, passed, scores, diff, ai.now())
-  returning * into e;
-  return e;
-end
-$$;
-comment on function ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text) is
-  'Records one replay of a recorded thread: the candidate that ran, whether it passed, its scores (a JSON object) and diff, and the fork it ran on. AS001 unknown thread, AS002 bad argument, AS003 document too large.';
-
-create function ai.get_eval_runs(thread_id text default null, candidate text default null, max_rows integer default 100)
-returns setof ai.eval_runs
-language plpgsql stable
-as $$
-#variable_conflict use_column
-begin
-  perform ai._check_limit(max_rows, 'max_rows');
-  return query
-    select * from ai.eval_runs e
-    where (get_eval_runs.thread_id is null or e.thread_id = get_eval_runs.thread_id)
-      and (get_eval_runs.candidate is null or e.candidate = get_eval_runs.candidate)
-    order by e.created_at desc, e.eval_id desc
-    limit max_rows;
-end
-$$;
-comment on function ai.get_eval_runs(text, text, integer) is
-  'The caller''s eval runs, newest first, optionally of one recorded thread and/or one candidate, at most max_rows (1 to 10000). AS002 bad max_rows.';
-
-revoke execute on function ai.trajectory(text), ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text),
-  ai.get_eval_runs(text, text, integer) from public;
-grant execute on function ai.trajectory(text), ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text),
-  ai.get_eval_runs(text, text, integer) to ai_user, ai_service;
-
-
--- ===== change: retention =====
--- Deploy agent-state:retention to pg
--- requires: evals
---
--- Never DELETE without a copy. A finished session (completed, failed or cancelled) older than a
--- cutoff moves, with everything that hangs off it, into schema ai_archive, whose tables have the
--- same columns; ai.restore_session moves it back so it can be replayed. Archived rows keep their
--- owner and the same row level security, so they stay queryable for audit by their tenant.
---
--- One call of ai.archive_sessions is one batch in the caller's transaction: a crash (or a
--- pg_terminate_backend) in the middle rolls the whole batch back, so every session is either
--- wholly hot or wholly archived. It locks only the sessions it picks (FOR UPDATE SKIP LOCKED:
--- one being written is skipped and picked next time); no table lock, nothing the queue waits on.
---
--- The tables that hang off a session are listed in ai._archived_tables, in copy order; a later
--- change that adds such a table creates its twin in ai_archive and registers it. The copy is
--- dynamic SQL over that fixed internal list (identifiers quoted with %I), never over arguments.
-
-insert into ai.error_codes (sqlstate, name, description) values
-  ('AS041', 'not_archivable', 'The session cannot be archived or restored as asked: it is not finished, or a hot session with that id exists.');
-
-create schema ai_archive;
-comment on schema ai_archive is 'agent-state: finished sessions and everything they own, moved out of the hot tables by ai.archive_sessions.';
-grant usage on schema ai_archive to ai_user, ai_service;
-
-create table ai._archived_tables (
-  table_name text primary key,
-  copy_order integer not null unique,
-  order_by text not null  -- the column that orders a thread's rows (restore inserts in this order)
-);
-comment on table ai._archived_tables is 'Internal: the tables that hang off a session and move with it to ai_archive, in copy order.';
-alter table ai._archived_tables enable row level security;
-alter table ai._archived_tables force row level security;
-create policy archived_tables_all_rows on ai._archived_tables using (true) with check (true);
-grant select on ai._archived_tables to ai_user, ai_service;
-
-insert into ai._archived_tables (table_name, copy_order, order_by) values
-  ('session_messages', 10, 'seq'),
-  ('session_events', 20, 'event_id'),
-  ('eval_runs', 30, 'eval_id');
-
--- The twins: the same columns in the same order (LIKE), plain columns where the hot table has an
--- identity (archived rows keep their ids), the children tied to their archived session.
-create table ai_archive.agent_sessions (like ai.agent_sessions including defaults including constraints including indexes);
-alter table ai_archive.agent_sessions add constraint agent_sessions_thread_owner_key unique (thread_id, owner);
-create table ai_archive.session_messages (like ai.session_messages including defaults including constraints including indexes,
-  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
-create table ai_archive.session_events (like ai.session_events including defaults including constraints including indexes,
-  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
-create table ai_archive.eval_runs (like ai.eval_runs including defaults including constraints including indexes,
-  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
-create index agent_sessions_completed on ai_archive.agent_sessions (completed_at);
-
--- Finding what to archive: finished sessions by completion time.
-create index agent_sessions_finished on ai.agent_sessions (completed_at) where completed_at is not null;
-
-do $$
-declare
-  t text;
-begin
-  foreach t in array array['agent_sessions', 'session_messages', 'session_events', 'eval_runs'] loop
-    execute format('alter table ai_archive.%I enable row level security', t);
-    execute format('alter table ai_archive.%I force row level security', t);
-    execute format('create policy %I on ai_archive.%I
-                      using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
-                      with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))',
-                   t || '_by_owner', t);
-    -- Tenants read their archive; moving rows in and out is the service's job.
-    execute format('grant select on ai_archive.%I to ai_user', t);
-    execute format('grant select, insert, delete on ai_archive.%I to ai_service', t);
-    execute format('grant update (owner) on ai_archive.%I to ai_service', t);  -- only to lock rows FOR UPDATE
-  end loop;
-end
-$$;
--- Deleting a session cascades (as the table owner) to what hangs off it, so the service needs
--- DELETE on sessions alone: messages and events stay append-only for every caller.
-grant delete on ai.agent_sessions to ai_service;
-
-create function ai.archive_sessions(older_than interval default '90 days', batch_size integer default 1000)
-returns table (thread_id text, owner text, status text, completed_at timestamptz, rows_moved jsonb)
-language plpgsql volatile
-as $$
-#variable_conflict use_column
-declare
-  v_cutoff timestamptz;
-  v_ids text[];
-  v_counts jsonb := '[]'::jsonb;
-  v_table record;
-  v_step jsonb;
-begin
-  if older_than is null or older_than < interval '0' then
-    raise exception using errcode = 'AS002',
-      message = format('older_than must be a non-negative interval, not %s', coalesce(older_than::text, 'NULL'));
-  end if;
-  perform ai._check_limit(batch_size, 'batch_size');
-  v_cutoff := ai.now() - older_than;
-
-  -- Oldest first; a session someone holds is skipped, not waited for.
-  select pg_catalog.array_agg(picked.thread_id) into v_ids
-  from (select s.thread_id from ai.agent_sessions s
-        where s.completed_at is not null and s.completed_at < v_cutoff
-        order by s.completed_at
-        limit batch_size
-        for update skip locked) picked;
-  if v_ids is null then
-    return;
-  end if;
-
-  insert into ai_archive.agent_sessions select * from ai.agent_sessions s where s.thread_id = any (v_ids);
-  for v_table in select a.table_name from ai._archived_tables a order by a.copy_order loop
-    execute format($q$
-      with copied as (insert into ai_archive.%I select * from ai.%I where thread_id = any ($1) returning thread_id)
-      select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('thread_id', c.thread_id, 'tab', %L, 'n', c.n)), '[]')
-      from (select thread_id, count(*) as n from copied group by thread_id) c$q$,
-      v_table.table_name, v_table.table_name, v_table.table_name)
-    into v_step using v_ids;
-    v_counts := v_counts || v_step;
-  end loop;
-  -- The copies are in; the cascade removes the hot rows of every registered table.
-  delete from ai.agent_sessions s where s.thread_id = any (v_ids);
-
-  return query
-    select a.thread_id, a.owner, a.status, a.completed_at,
-           coalesce((select pg_catalog.jsonb_object_agg(c.tab, c.n)
-                     from pg_catalog.jsonb_to_recordset(v_counts) as c(thread_id text, tab text, n bigint)
-                     where c.thread_id = a.thread_id), '{}')
-    from ai_archive.agent_sessions a
-    where a.thread_id = any (v_ids)
-    order by a.completed_at, a.thread_id;
-end
-$$;
-comment on function ai.archive_sessions(interval, integer) is
-  'Moves up to batch_size finished sessions (completed, failed or cancelled before now - older_than), oldest first, with every row that hangs off them, into ai_archive, and returns them with the rows moved per table. One batch per call, in the caller''s transaction: call it until it returns nothing (or call ai.archive_all_sessions). Skips sessions someone holds. For ai_service. AS002 bad argument.';
-
-create function ai.restore_session(thread_id text) returns ai.agent_sessions
-language plpgsql volatile
-as $$
-#variable_conflict use_column
-declare
-  a_thread_id alias for $1;
-  v_table record;
-  s ai.agent_sessions;
-begin
-  perform ai._check_thread_id(a_thread_id);
-  perform from ai_archive.agent_sessions a where a.thread_id = a_thread_id for update;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('archived thread %s not found', a_thread_id);
-  end if;
-  if exists (select from ai.agent_sessions h where h.thread_id = a_thread_id) then
-    raise exception using errcode = 'AS041',
-      message = format('thread %s exists among the hot sessions: it cannot be restored over them', a_thread_id);
-  end if;
-
-  insert into ai.agent_sessions select * from ai_archive.agent_sessions a where a.thread_id = a_thread_id
-  returning * into s;
-  for v_table in select a.table_name, a.order_by from ai._archived_tables a order by a.copy_order loop
-    -- In the thread's own order, so that messages come back 1, 2, 3, ... as the seq guard wants.
-    execute format('insert into ai.%I overriding system value select * from ai_archive.%I where thread_id = $1 order by %I',
-                   v_table.table_name, v_table.table_name, v_table.order_by)
-    using a_thread_id;
-  end loop;
-  delete from ai_archive.agent_sessions a where a.thread_id = a_thread_id;
-  return s;
-end
-$$;
-comment on function ai.restore_session(text) is
-  'Moves one archived session, with everything archived with it, back into the hot tables (byte for byte) so it can be read or replayed, and returns it. For ai_service. AS001 not in the archive (or another tenant''s), AS041 a hot session with that id exists.';
-
-create procedure ai.archive_all_sessions(older_than interval default '90 days', batch_size integer default 1000)
-language plpgsql
-as $$
-declare
-  moved integer;
-begin
-  loop
-    select count(*) into moved from ai.archive_sessions(older_than, batch_size);
-    commit;  -- one transaction per batch: a crash loses at most the batch in flight, and it rolls back whole
-    exit when moved = 0;
-  end loop;
-end
-$$;
-comment on procedure ai.archive_all_sessions(interval, integer) is
-  'Archives every finished session older than older_than, one committed batch of batch_size at a time (CALL it outside a transaction block, e.g. from cron or pg_cron).';
-
-revoke execute on function ai.archive_sessions(interval, integer), ai.restore_session(text) from public;
-revoke execute on procedure ai.archive_all_sessions(interval, integer) from public;
-grant execute on function ai.archive_sessions(interval, integer), ai.restore_session(text) to ai_service;
-grant execute on procedure ai.archive_all_sessions(interval, integer) to ai_service;
 
 
 -- ===== change: ulid =====
@@ -3248,6 +2766,550 @@ grant execute on function
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
   ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text)
 to ai_user, ai_service;
+
+
+-- ===== change: compaction =====
+-- Deploy agent-state:compaction to pg
+-- requires: messages
+--
+-- Context compaction changes what is sent to the model, never what is kept. A summary is one
+-- more message of the thread: role system, content {"compaction": {"from_seq": a,
+-- "through_seq": b}, "text": "..."}, key 'compaction:<b>'. It stands for every message up to
+-- b (the summarizer is given the previous summary plus messages a..b, so summaries chain over
+-- contiguous ranges). The originals stay in ai.session_messages untouched.
+-- A context window is the newest summary, then every message after its through_seq that is not
+-- itself a summary. It reads the newest summary through a small partial index and the tail
+-- through the primary key, so its cost depends on the tail, not on the thread's length.
+
+insert into ai.error_codes (sqlstate, name, description) values
+  ('AS040', 'stale_compaction', 'A newer compaction of the thread already covers as much or more: the summary was not stored.');
+
+create index session_messages_summaries on ai.session_messages (thread_id, seq desc)
+  where role = 'system' and content ? 'compaction';
+
+-- What ai.context_window returns: always one row.
+create type ai.context_window as (
+  messages jsonb,               -- [{seq, role, content, token_count, is_summary}], summary first
+  total_tokens bigint,          -- tokens of those messages
+  compaction_due boolean,       -- total_tokens > threshold * window_tokens
+  compact_from_seq bigint,      -- the range a new summary should cover, or NULL when the tail is
+  compact_through_seq bigint,   --   no longer than keep_last
+  summary_through_seq bigint,   -- what the newest summary covers (0: none yet)
+  last_seq bigint
+);
+comment on type ai.context_window is 'The messages to send to the model now, and whether (and over which range) to compact.';
+
+create function ai._newest_summary(thread_id text) returns ai.session_messages
+language sql stable
+as $$
+  select * from ai.session_messages m
+  where m.thread_id = _newest_summary.thread_id and m.role = 'system' and m.content ? 'compaction'
+  order by m.seq desc
+  limit 1
+$$;
+comment on function ai._newest_summary(text) is 'Internal: the newest summary message of a thread, or NULL.';
+
+create function ai.context_window(thread_id text, window_tokens integer, keep_last integer default 20,
+                                  threshold real default 0.7)
+returns ai.context_window
+language plpgsql stable
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  v_last bigint;
+  v_summary ai.session_messages;
+  v_through bigint;
+  w ai.context_window;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  if window_tokens is null or window_tokens < 1 then
+    raise exception using errcode = 'AS002',
+      message = format('window_tokens must be 1 or more, not %s', coalesce(window_tokens::text, 'NULL'));
+  end if;
+  if keep_last is null or keep_last < 0 then
+    raise exception using errcode = 'AS002',
+      message = format('keep_last must be 0 or more, not %s', coalesce(keep_last::text, 'NULL'));
+  end if;
+  if threshold is null or threshold <= 0 or threshold > 1 then
+    raise exception using errcode = 'AS002',
+      message = format('threshold must be in (0, 1], not %s', coalesce(threshold::text, 'NULL'));
+  end if;
+
+  select s.last_seq into v_last from ai.agent_sessions s where s.thread_id = a_thread_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+
+  v_summary := ai._newest_summary(a_thread_id);
+  v_through := coalesce((v_summary.content -> 'compaction' ->> 'through_seq')::bigint, 0);
+
+  with tail as (
+    select m.seq, m.role, m.content, m.token_count,
+           count(*) over (order by m.seq desc rows between unbounded preceding and current row) as from_end
+    from ai.session_messages m
+    where m.thread_id = a_thread_id and m.seq > v_through
+      and not (m.role = 'system' and m.content ? 'compaction')
+  ),
+  window_rows as (
+    select v_summary.seq as seq, v_summary.role as role, v_summary.content as content,
+           v_summary.token_count as token_count, true as is_summary
+    where v_summary.seq is not null
+    union all
+    select seq, role, content, token_count, false from tail
+  )
+  select coalesce((select jsonb_agg(jsonb_build_object('seq', r.seq, 'role', r.role, 'content', r.content,
+                                                        'token_count', r.token_count, 'is_summary', r.is_summary)
+                                    order by r.is_summary desc, r.seq)
+                   from window_rows r), '[]'::jsonb),
+         coalesce((select sum(r.token_count) from window_rows r), 0),
+         (select max(t.seq) from tail t where t.from_end > keep_last)
+  into w.messages, w.total_tokens, w.compact_through_seq;
+
+  w.compaction_due := w.total_tokens > threshold * window_tokens;
+  w.compact_from_seq := case when w.compact_through_seq is not null then v_through + 1 end;
+  w.summary_through_seq := v_through;
+  w.last_seq := v_last;
+  return w;
+end
+$$;
+comment on function ai.context_window(text, integer, integer, real) is
+  'The messages to send to the model now: the newest summary (a system message) first, then every message after what it covers. compaction_due is true when their tokens exceed threshold x window_tokens; compact_from_seq..compact_through_seq is the range a new summary should cover (all but the last keep_last messages), NULL when there is nothing to compact. One round trip; reads the summary through a partial index and the tail through the primary key. AS001 unknown thread, AS002 bad argument.';
+
+create function ai.record_compaction(thread_id text, summary text, through_seq bigint,
+                                     summary_tokens integer default null)
+returns ai.appended_message
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_summary alias for $2;
+  a_through alias for $3;
+  v_key text := 'compaction:' || a_through;
+  v_last bigint;
+  v_prev bigint;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  perform ai._check_text(a_summary, 'summary', ai._max_document_bytes());
+  if a_through is null or a_through < 1 then
+    raise exception using errcode = 'AS002',
+      message = format('through_seq must be 1 or more, not %s', coalesce(a_through::text, 'NULL'));
+  end if;
+
+  -- Serialize compactions of this thread (and appends) on the session row, so that two
+  -- summarizers racing cannot both pass the staleness check.
+  select s.last_seq into v_last from ai.agent_sessions s where s.thread_id = a_thread_id for no key update;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+
+  -- A retry of a stored compaction returns it (or AS005 if the summary text differs).
+  if not exists (select from ai.session_messages m where m.thread_id = a_thread_id and m.idempotency_key = v_key) then
+    if a_through > v_last then
+      raise exception using errcode = 'AS002',
+        message = format('through_seq %s is past the last message (%s) of thread %s', a_through, v_last, a_thread_id);
+    end if;
+    v_prev := coalesce(((ai._newest_summary(a_thread_id)).content -> 'compaction' ->> 'through_seq')::bigint, 0);
+    if v_prev >= a_through then
+      raise exception using errcode = 'AS040',
+        message = format('thread %s is already compacted through seq %s; a summary through %s is stale',
+                         a_thread_id, v_prev, a_through);
+    end if;
+  else
+    v_prev := coalesce((select (m.content -> 'compaction' ->> 'from_seq')::bigint - 1 from ai.session_messages m
+                        where m.thread_id = a_thread_id and m.idempotency_key = v_key), 0);
+  end if;
+
+  return ai.append_message_idempotent(
+    a_thread_id, 'system',
+    pg_catalog.jsonb_build_object('compaction', pg_catalog.jsonb_build_object('from_seq', v_prev + 1, 'through_seq', a_through),
+                                  'text', a_summary),
+    null, v_key, summary_tokens);
+end
+$$;
+comment on function ai.record_compaction(text, text, bigint, integer) is
+  'Stores a summary of a thread''s messages up to through_seq (chained onto the previous summary) as a new system message; the originals stay. summary_tokens defaults to the estimate. A retry returns the stored summary (inserted = false). AS001 unknown thread, AS002 bad argument or through_seq past the last message, AS004 session finished, AS005 same range with another summary, AS040 a newer compaction already covers as much.';
+
+revoke execute on function ai._newest_summary(text), ai.context_window(text, integer, integer, real),
+  ai.record_compaction(text, text, bigint, integer) from public;
+grant execute on function ai._newest_summary(text), ai.context_window(text, integer, integer, real),
+  ai.record_compaction(text, text, bigint, integer) to ai_user, ai_service;
+
+
+-- ===== change: evals =====
+-- Deploy agent-state:evals to pg
+-- requires: compaction
+-- requires: checkpoints
+--
+-- Every recorded session is a ground-truth trajectory. ai.trajectory reads it back as the
+-- steps an eval compares: the tool calls with their arguments, the tool results, and the final
+-- assistant message. ai.eval_runs keeps each replay's comparison and scores for later queries.
+
+-- One step of a recorded trajectory. Tool calls are messages of role tool_call whose content
+-- is {"name": ..., "arguments": {...}} (or "args", as some frameworks write it).
+create type ai.trajectory_step as (
+  seq bigint,
+  role text,
+  tool_name text,     -- tool_call and tool_result: content->>'name' when present
+  arguments jsonb,    -- tool_call: content->'arguments' (or content->'args')
+  content jsonb,
+  is_final boolean    -- the last assistant message of the thread
+);
+comment on type ai.trajectory_step is 'One step of a recorded trajectory: a message, with the tool name and arguments pulled out of tool calls.';
+
+create function ai.trajectory(thread_id text, after_checkpoint_id text default null, checkpoint_ns text default '')
+returns setof ai.trajectory_step
+language plpgsql stable
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_checkpoint alias for $2;
+  a_ns alias for $3;
+  v_final bigint;
+  v_after timestamptz := '-infinity'::timestamptz;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  perform from ai.agent_sessions s where s.thread_id = a_thread_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+  if a_checkpoint is not null then
+    perform ai._check_checkpoint_ns(a_ns);
+    -- Messages and checkpoints are two grains of one timeline: what happened after a checkpoint
+    -- is what was written after it was saved.
+    select c.created_at into v_after from ai.checkpoints c
+    where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = a_checkpoint;
+    if not found then
+      raise exception using errcode = 'AS001',
+        message = format('checkpoint %s of thread %s not found', a_checkpoint, a_thread_id);
+    end if;
+  end if;
+  select max(m.seq) into v_final from ai.session_messages m where m.thread_id = a_thread_id and m.role = 'assistant';
+
+  -- Compaction summaries are not steps: they describe the trajectory, they are not part of it.
+  return query
+    select m.seq, m.role,
+           case when m.role in ('tool_call', 'tool_result') and pg_catalog.jsonb_typeof(m.content) = 'object'
+                then m.content ->> 'name' end,
+           case when m.role = 'tool_call' and pg_catalog.jsonb_typeof(m.content) = 'object'
+                then coalesce(m.content -> 'arguments', m.content -> 'args') end,
+           m.content,
+           coalesce(m.seq = v_final, false)
+    from ai.session_messages m
+    where m.thread_id = a_thread_id and m.created_at > v_after
+      and not (m.role = 'system' and m.content ? 'compaction')
+    order by m.seq;
+end
+$$;
+comment on function ai.trajectory(text, text, text) is
+  'The recorded reference trajectory of a thread, in order: every message (compaction summaries left out) with tool names and arguments pulled out of tool calls ({"name", "arguments" or "args"}) and the final assistant message marked; with after_checkpoint_id, only what was written after that checkpoint was saved (what a replay from it must reproduce). AS001 unknown thread or checkpoint, AS002 bad argument.';
+
+create table ai.eval_runs (
+  eval_id bigint generated always as identity,
+  thread_id text not null,          -- the recorded (reference) thread
+  owner text not null,
+  replay_thread_id text,            -- the fork the candidate ran on
+  from_checkpoint_id text,
+  candidate text not null,          -- what ran: a model, a prompt, module:function
+  passed boolean not null,
+  scores jsonb not null default '{}' check (pg_catalog.jsonb_typeof(scores) = 'object'),
+  diff jsonb not null default '{}',
+  created_at timestamptz not null default ai.now(),
+  primary key (thread_id, eval_id),
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.eval_runs is 'Each replay of a recorded thread by a candidate, with its comparison and scores.';
+create index eval_runs_candidate on ai.eval_runs (owner, candidate, created_at desc);
+
+alter table ai.eval_runs enable row level security;
+alter table ai.eval_runs force row level security;
+create policy eval_runs_by_owner on ai.eval_runs
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+grant select, insert on ai.eval_runs to ai_user, ai_service;
+
+create function ai.record_eval_run(thread_id text, candidate text, passed boolean, scores jsonb default '{}',
+                                   diff jsonb default '{}', replay_thread_id text default null,
+                                   from_checkpoint_id text default null)
+returns ai.eval_runs
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  v_owner text;
+  e ai.eval_runs;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  perform ai._check_text(candidate, 'candidate', 1000);
+  if passed is null then
+    raise exception using errcode = 'AS002', message = 'passed must not be NULL';
+  end if;
+  perform ai._check_document(scores, 'scores', must_be_object => true);
+  perform ai._check_document(diff, 'diff');
+  if replay_thread_id is not null then
+    perform ai._check_thread_id(replay_thread_id);
+  end if;
+  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+  insert into ai.eval_runs (thread_id, owner, replay_thread_id, from_checkpoint_id, candidate, passed, scores, diff, created_at)
+  values (a_thread_id, v_owner, replay_thread_id, from_checkpoint_id, candidate, passed, scores, diff, ai.now())
+  returning * into e;
+  return e;
+end
+$$;
+comment on function ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text) is
+  'Records one replay of a recorded thread: the candidate that ran, whether it passed, its scores (a JSON object) and diff, and the fork it ran on. AS001 unknown thread, AS002 bad argument, AS003 document too large.';
+
+create function ai.get_eval_runs(thread_id text default null, candidate text default null, max_rows integer default 100)
+returns setof ai.eval_runs
+language plpgsql stable
+as $$
+#variable_conflict use_column
+begin
+  perform ai._check_limit(max_rows, 'max_rows');
+  return query
+    select * from ai.eval_runs e
+    where (get_eval_runs.thread_id is null or e.thread_id = get_eval_runs.thread_id)
+      and (get_eval_runs.candidate is null or e.candidate = get_eval_runs.candidate)
+    order by e.created_at desc, e.eval_id desc
+    limit max_rows;
+end
+$$;
+comment on function ai.get_eval_runs(text, text, integer) is
+  'The caller''s eval runs, newest first, optionally of one recorded thread and/or one candidate, at most max_rows (1 to 10000). AS002 bad max_rows.';
+
+revoke execute on function ai.trajectory(text, text, text), ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text),
+  ai.get_eval_runs(text, text, integer) from public;
+grant execute on function ai.trajectory(text, text, text), ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text),
+  ai.get_eval_runs(text, text, integer) to ai_user, ai_service;
+
+
+-- ===== change: retention =====
+-- Deploy agent-state:retention to pg
+-- requires: evals
+--
+-- Never DELETE without a copy. A finished session (completed, failed or cancelled) older than a
+-- cutoff moves, with everything that hangs off it, into schema ai_archive, whose tables have the
+-- same columns; ai.restore_session moves it back so it can be replayed. Archived rows keep their
+-- owner and the same row level security, so they stay queryable for audit by their tenant.
+--
+-- One call of ai.archive_sessions is one batch in the caller's transaction: a crash (or a
+-- pg_terminate_backend) in the middle rolls the whole batch back, so every session is either
+-- wholly hot or wholly archived. It locks only the sessions it picks (FOR UPDATE SKIP LOCKED:
+-- one being written is skipped and picked next time); no table lock, nothing the queue waits on.
+--
+-- The tables that hang off a session are listed in ai._archived_tables, in copy order; a later
+-- change that adds such a table creates its twin in ai_archive and registers it. The copy is
+-- dynamic SQL over that fixed internal list (identifiers quoted with %I), never over arguments.
+
+insert into ai.error_codes (sqlstate, name, description) values
+  ('AS041', 'not_archivable', 'The session cannot be archived or restored as asked: it is not finished, or a hot session with that id exists.');
+
+create schema ai_archive;
+comment on schema ai_archive is 'agent-state: finished sessions and everything they own, moved out of the hot tables by ai.archive_sessions.';
+grant usage on schema ai_archive to ai_user, ai_service;
+
+create table ai._archived_tables (
+  table_name text primary key,
+  copy_order integer not null unique,
+  order_by text not null  -- the column that orders a thread's rows (restore inserts in this order)
+);
+comment on table ai._archived_tables is 'Internal: the tables that hang off a session and move with it to ai_archive, in copy order.';
+alter table ai._archived_tables enable row level security;
+alter table ai._archived_tables force row level security;
+create policy archived_tables_all_rows on ai._archived_tables using (true) with check (true);
+grant select on ai._archived_tables to ai_user, ai_service;
+
+insert into ai._archived_tables (table_name, copy_order, order_by) values
+  ('session_messages', 10, 'seq'),
+  ('session_events', 20, 'event_id'),
+  ('eval_runs', 30, 'eval_id'),
+  ('agent_jobs', 40, 'job_id'),
+  ('agent_jobs_archive', 50, 'job_id'),
+  ('checkpoints', 60, 'checkpoint_id'),
+  ('checkpoint_blobs', 70, 'version'),
+  ('checkpoint_writes', 80, 'checkpoint_id');
+
+-- The twins: the same columns in the same order (LIKE), plain columns where the hot table has an
+-- identity (archived rows keep their ids), the children tied to their archived session.
+create table ai_archive.agent_sessions (like ai.agent_sessions including defaults including constraints including indexes);
+alter table ai_archive.agent_sessions add constraint agent_sessions_thread_owner_key unique (thread_id, owner);
+create table ai_archive.session_messages (like ai.session_messages including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create table ai_archive.session_events (like ai.session_events including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create table ai_archive.eval_runs (like ai.eval_runs including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create table ai_archive.agent_jobs (like ai.agent_jobs including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create table ai_archive.agent_jobs_archive (like ai.agent_jobs_archive including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create table ai_archive.checkpoints (like ai.checkpoints including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create table ai_archive.checkpoint_blobs (like ai.checkpoint_blobs including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create table ai_archive.checkpoint_writes (like ai.checkpoint_writes including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+create index agent_sessions_completed on ai_archive.agent_sessions (completed_at);
+
+-- Finding what to archive: finished sessions by completion time.
+create index agent_sessions_finished on ai.agent_sessions (completed_at) where completed_at is not null;
+
+do $$
+declare
+  t text;
+begin
+  foreach t in array array['agent_sessions', 'session_messages', 'session_events', 'eval_runs', 'agent_jobs',
+                           'agent_jobs_archive', 'checkpoints', 'checkpoint_blobs', 'checkpoint_writes'] loop
+    execute format('alter table ai_archive.%I enable row level security', t);
+    execute format('alter table ai_archive.%I force row level security', t);
+    execute format('create policy %I on ai_archive.%I
+                      using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+                      with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))',
+                   t || '_by_owner', t);
+    -- Tenants read their archive; moving rows in and out is the service's job.
+    execute format('grant select on ai_archive.%I to ai_user', t);
+    execute format('grant select, insert, delete on ai_archive.%I to ai_service', t);
+    execute format('grant update (owner) on ai_archive.%I to ai_service', t);  -- only to lock rows FOR UPDATE
+  end loop;
+end
+$$;
+-- Deleting a session cascades (as the table owner) to what hangs off it, so the service needs
+-- DELETE on sessions alone: messages and events stay append-only for every caller.
+grant delete on ai.agent_sessions to ai_service;
+
+-- The columns a copy names, of the hot table: all of them into the archive (where a generated
+-- column is a plain one that keeps its value), the non-generated ones on the way back (the hot
+-- table computes the others again). Named explicitly, so a column added later to both tables,
+-- in any position, still lands in the right place.
+create function ai._copy_columns(table_name text, with_generated boolean) returns text
+language sql stable
+as $$
+  select pg_catalog.string_agg(pg_catalog.quote_ident(a.attname), ', ' order by a.attnum)
+  from pg_catalog.pg_attribute a
+  where a.attrelid = pg_catalog.format('ai.%I', table_name)::regclass
+    and a.attnum > 0 and not a.attisdropped and (with_generated or a.attgenerated = '')
+$$;
+comment on function ai._copy_columns(text, boolean) is 'Internal: the quoted, comma-separated columns of a table of schema ai, with or without generated ones.';
+
+create function ai.archive_sessions(older_than interval default '90 days', batch_size integer default 1000)
+returns table (thread_id text, owner text, status text, completed_at timestamptz, rows_moved jsonb)
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  v_cutoff timestamptz;
+  v_ids text[];
+  v_counts jsonb := '[]'::jsonb;
+  v_table record;
+  v_step jsonb;
+begin
+  if older_than is null or older_than < interval '0' then
+    raise exception using errcode = 'AS002',
+      message = format('older_than must be a non-negative interval, not %s', coalesce(older_than::text, 'NULL'));
+  end if;
+  perform ai._check_limit(batch_size, 'batch_size');
+  v_cutoff := ai.now() - older_than;
+
+  -- Oldest first; a session someone holds is skipped, not waited for.
+  select pg_catalog.array_agg(picked.thread_id) into v_ids
+  from (select s.thread_id from ai.agent_sessions s
+        where s.completed_at is not null and s.completed_at < v_cutoff
+        order by s.completed_at
+        limit batch_size
+        for update skip locked) picked;
+  if v_ids is null then
+    return;
+  end if;
+
+  insert into ai_archive.agent_sessions select * from ai.agent_sessions s where s.thread_id = any (v_ids);
+  for v_table in select a.table_name, ai._copy_columns(a.table_name, true) as columns
+                 from ai._archived_tables a order by a.copy_order loop
+    execute format($q$
+      with copied as (insert into ai_archive.%I (%s) select %s from ai.%I where thread_id = any ($1) returning thread_id)
+      select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('thread_id', c.thread_id, 'tab', %L, 'n', c.n)), '[]')
+      from (select thread_id, count(*) as n from copied group by thread_id) c$q$,
+      v_table.table_name, v_table.columns, v_table.columns, v_table.table_name, v_table.table_name)
+    into v_step using v_ids;
+    v_counts := v_counts || v_step;
+  end loop;
+  -- The copies are in; the cascade removes the hot rows of every registered table.
+  delete from ai.agent_sessions s where s.thread_id = any (v_ids);
+
+  return query
+    select a.thread_id, a.owner, a.status, a.completed_at,
+           coalesce((select pg_catalog.jsonb_object_agg(c.tab, c.n)
+                     from pg_catalog.jsonb_to_recordset(v_counts) as c(thread_id text, tab text, n bigint)
+                     where c.thread_id = a.thread_id), '{}')
+    from ai_archive.agent_sessions a
+    where a.thread_id = any (v_ids)
+    order by a.completed_at, a.thread_id;
+end
+$$;
+comment on function ai.archive_sessions(interval, integer) is
+  'Moves up to batch_size finished sessions (completed, failed or cancelled before now - older_than), oldest first, with every row that hangs off them, into ai_archive, and returns them with the rows moved per table. One batch per call, in the caller''s transaction: call it until it returns nothing (or call ai.archive_all_sessions). Skips sessions someone holds. For ai_service. AS002 bad argument.';
+
+create function ai.restore_session(thread_id text) returns ai.agent_sessions
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  v_table record;
+  s ai.agent_sessions;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  perform from ai_archive.agent_sessions a where a.thread_id = a_thread_id for update;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('archived thread %s not found', a_thread_id);
+  end if;
+  if exists (select from ai.agent_sessions h where h.thread_id = a_thread_id) then
+    raise exception using errcode = 'AS041',
+      message = format('thread %s exists among the hot sessions: it cannot be restored over them', a_thread_id);
+  end if;
+
+  insert into ai.agent_sessions select * from ai_archive.agent_sessions a where a.thread_id = a_thread_id
+  returning * into s;
+  for v_table in select a.table_name, a.order_by, ai._copy_columns(a.table_name, false) as columns
+                 from ai._archived_tables a order by a.copy_order loop
+    -- In the thread's own order, so that messages come back 1, 2, 3, ... as the seq guard wants.
+    execute format('insert into ai.%I (%s) overriding system value select %s from ai_archive.%I where thread_id = $1 order by %I',
+                   v_table.table_name, v_table.columns, v_table.columns, v_table.table_name, v_table.order_by)
+    using a_thread_id;
+  end loop;
+  delete from ai_archive.agent_sessions a where a.thread_id = a_thread_id;
+  return s;
+end
+$$;
+comment on function ai.restore_session(text) is
+  'Moves one archived session, with everything archived with it, back into the hot tables (byte for byte) so it can be read or replayed, and returns it. For ai_service. AS001 not in the archive (or another tenant''s), AS041 a hot session with that id exists.';
+
+create procedure ai.archive_all_sessions(older_than interval default '90 days', batch_size integer default 1000)
+language plpgsql
+as $$
+declare
+  moved integer;
+begin
+  loop
+    select count(*) into moved from ai.archive_sessions(older_than, batch_size);
+    commit;  -- one transaction per batch: a crash loses at most the batch in flight, and it rolls back whole
+    exit when moved = 0;
+  end loop;
+end
+$$;
+comment on procedure ai.archive_all_sessions(interval, integer) is
+  'Archives every finished session older than older_than, one committed batch of batch_size at a time (CALL it outside a transaction block, e.g. from cron or pg_cron).';
+
+revoke execute on function ai._copy_columns(text, boolean), ai.archive_sessions(interval, integer), ai.restore_session(text) from public;
+grant execute on function ai._copy_columns(text, boolean) to ai_service;
+revoke execute on procedure ai.archive_all_sessions(interval, integer) from public;
+grant execute on function ai.archive_sessions(interval, integer), ai.restore_session(text) to ai_service;
+grant execute on procedure ai.archive_all_sessions(interval, integer) to ai_service;
 
 
 commit;

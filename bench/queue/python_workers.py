@@ -58,12 +58,12 @@ async def _pgqueuer_install_and_enqueue(dsn: str, jobs: int) -> None:
 
 
 async def _pgqueuer_worker(dsn: str) -> dict[str, Any]:
-    from pgqueuer import PsycopgDriver, QueueManager
+    from pgqueuer import PsycopgDriver, Queries, QueueManager
     from pgqueuer.domain.types import QueueExecutionMode
 
     times: list[float] = []
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
-        qm = QueueManager(PsycopgDriver(conn))
+        qm = QueueManager(Queries(PsycopgDriver(conn)))
 
         @qm.entrypoint("noop")
         async def noop(job: Any) -> None:
@@ -79,13 +79,8 @@ def main() -> None:
         result = _agent_state_worker(dsn) if system == "agent_state" else asyncio.run(_pgqueuer_worker(dsn))
         print(json.dumps(result), flush=True)
         return
-    dsn, service_dsn, processes, jobs, system = (
-        sys.argv[1],
-        sys.argv[2],
-        int(sys.argv[3]),
-        int(sys.argv[4]),
-        sys.argv[5],
-    )
+    dsn, service_dsn, system = sys.argv[1], sys.argv[2], sys.argv[5]
+    processes, jobs = int(sys.argv[3]), int(sys.argv[4])
     if system == "agent_state":
         _agent_state_enqueue(service_dsn, jobs)
         child_dsn = service_dsn

@@ -1,6 +1,7 @@
 -- Queue bench fixtures (run as a superuser in the bench's own database): a worker role that is a
--- member of ai_service (so RLS is paid, as in production), 1000 sessions, and the baseline: the
+-- member of ai_service (so RLS is paid, as in production), 10,000 sessions, and the baseline: the
 -- same queue table as the plain SQL of the design (no RLS, no session FK, no one-thread index).
+-- 10,000 sessions: many agent threads with a few jobs each; the one-thread rule then skips little.
 do $$
 begin
   if not exists (select from pg_roles where rolname = 'bench_worker') then
@@ -35,5 +36,5 @@ grant usage on schema bench_queue to bench_worker;
 grant all on all tables in schema bench_queue to bench_worker;
 
 set role bench_worker;
-select count(ai.create_session('bq-' || i)) from generate_series(0, 999) i;
+select count(ai.create_session('bq-' || i)) from generate_series(0, 9999) i;
 reset role;

@@ -75,7 +75,7 @@ def _context_window(row: Row) -> ContextWindow:
 
 CONTEXT_WINDOW = _Call("select * from ai.context_window(%s, %s, %s, %s::real)", _context_window)
 RECORD_COMPACTION = _Call("select * from ai.record_compaction(%s, %s, %s, %s)", _append_result)
-TRAJECTORY = _Call("select * from ai.trajectory(%s)", lambda r: from_row(TrajectoryStep, r))
+TRAJECTORY = _Call("select * from ai.trajectory(%s, %s, %s)", lambda r: from_row(TrajectoryStep, r))
 RECORD_EVAL_RUN = _Call("select * from ai.record_eval_run(%s, %s, %s, %s, %s, %s, %s)", lambda r: from_row(EvalRun, r))
 GET_EVAL_RUNS = _Call("select * from ai.get_eval_runs(%s, %s, %s)", lambda r: from_row(EvalRun, r))
 ARCHIVE_SESSIONS = _Call("select * from ai.archive_sessions(%s, %s)", lambda r: from_row(ArchivedSession, r))
@@ -324,6 +324,7 @@ class Client(QueueMethods):
         """``ai.get_events``: events after after_event_id, oldest first, optionally of some kinds."""
         return self._rows(GET_EVENTS, (thread_id, after_event_id, max_rows, None if kinds is None else list(kinds)))
 
+    # -- compaction -----------------------------------------------------------------------------
     # -- checkpoints ----------------------------------------------------------------------------
 
     def ulid(self) -> str:
@@ -430,8 +431,6 @@ class Client(QueueMethods):
         """``ai.prune_idle_threads``: prunes threads with no checkpoint newer than now - idle."""
         return self._one(PRUNE_IDLE_THREADS, (idle, strategy))
 
-    # -- compaction -----------------------------------------------------------------------------
-
     def context_window(
         self, thread_id: str, window_tokens: int, keep_last: int = 20, threshold: float = 0.7
     ) -> ContextWindow:
@@ -446,9 +445,12 @@ class Client(QueueMethods):
 
     # -- evals ----------------------------------------------------------------------------------
 
-    def trajectory(self, thread_id: str) -> list[TrajectoryStep]:
-        """``ai.trajectory``: the recorded steps of a thread (tool calls with arguments, final answer)."""
-        return self._rows(TRAJECTORY, (thread_id,))
+    def trajectory(
+        self, thread_id: str, after_checkpoint_id: str | None = None, checkpoint_ns: str = ""
+    ) -> list[TrajectoryStep]:
+        """``ai.trajectory``: the recorded steps of a thread (tool calls with arguments, final answer),
+        optionally only those written after a checkpoint."""
+        return self._rows(TRAJECTORY, (thread_id, after_checkpoint_id, checkpoint_ns))
 
     def record_eval_run(
         self,
@@ -565,6 +567,47 @@ class AsyncClient(AsyncQueueMethods):
         params = (thread_id, after_event_id, max_rows, None if kinds is None else list(kinds))
         return await self._rows(GET_EVENTS, params)
 
+    async def context_window(
+        self, thread_id: str, window_tokens: int, keep_last: int = 20, threshold: float = 0.7
+    ) -> ContextWindow:
+        return await self._one(CONTEXT_WINDOW, (thread_id, window_tokens, keep_last, threshold))
+
+    async def record_compaction(
+        self, thread_id: str, summary: str, through_seq: int, summary_tokens: int | None = None
+    ) -> AppendResult:
+        return await self._one(RECORD_COMPACTION, (thread_id, summary, through_seq, summary_tokens))
+
+    async def trajectory(
+        self, thread_id: str, after_checkpoint_id: str | None = None, checkpoint_ns: str = ""
+    ) -> list[TrajectoryStep]:
+        return await self._rows(TRAJECTORY, (thread_id, after_checkpoint_id, checkpoint_ns))
+
+    async def record_eval_run(
+        self,
+        thread_id: str,
+        candidate: str,
+        passed: bool,
+        scores: dict[str, Any] | None = None,
+        diff: Any = None,
+        replay_thread_id: str | None = None,
+        from_checkpoint_id: str | None = None,
+    ) -> EvalRun:
+        params = _eval_run_args(thread_id, candidate, passed, scores, diff, replay_thread_id, from_checkpoint_id)
+        return await self._one(RECORD_EVAL_RUN, params)
+
+    async def get_eval_runs(
+        self, thread_id: str | None = None, candidate: str | None = None, max_rows: int = 100
+    ) -> list[EvalRun]:
+        return await self._rows(GET_EVAL_RUNS, (thread_id, candidate, max_rows))
+
+    async def archive_sessions(
+        self, older_than: timedelta = timedelta(days=90), batch_size: int = 1000
+    ) -> list[ArchivedSession]:
+        return await self._rows(ARCHIVE_SESSIONS, (older_than, batch_size))
+
+    async def restore_session(self, thread_id: str) -> Session:
+        return await self._one(RESTORE_SESSION, (thread_id,))
+
     # -- checkpoints ----------------------------------------------------------------------------
 
     async def ulid(self) -> str:
@@ -672,42 +715,3 @@ class AsyncClient(AsyncQueueMethods):
     async def prune_idle_threads(self, idle: timedelta, strategy: str = "keep_latest") -> int:
         """``ai.prune_idle_threads``: prunes threads with no checkpoint newer than now - idle."""
         return await self._one(PRUNE_IDLE_THREADS, (idle, strategy))
-
-    async def context_window(
-        self, thread_id: str, window_tokens: int, keep_last: int = 20, threshold: float = 0.7
-    ) -> ContextWindow:
-        return await self._one(CONTEXT_WINDOW, (thread_id, window_tokens, keep_last, threshold))
-
-    async def record_compaction(
-        self, thread_id: str, summary: str, through_seq: int, summary_tokens: int | None = None
-    ) -> AppendResult:
-        return await self._one(RECORD_COMPACTION, (thread_id, summary, through_seq, summary_tokens))
-
-    async def trajectory(self, thread_id: str) -> list[TrajectoryStep]:
-        return await self._rows(TRAJECTORY, (thread_id,))
-
-    async def record_eval_run(
-        self,
-        thread_id: str,
-        candidate: str,
-        passed: bool,
-        scores: dict[str, Any] | None = None,
-        diff: Any = None,
-        replay_thread_id: str | None = None,
-        from_checkpoint_id: str | None = None,
-    ) -> EvalRun:
-        params = _eval_run_args(thread_id, candidate, passed, scores, diff, replay_thread_id, from_checkpoint_id)
-        return await self._one(RECORD_EVAL_RUN, params)
-
-    async def get_eval_runs(
-        self, thread_id: str | None = None, candidate: str | None = None, max_rows: int = 100
-    ) -> list[EvalRun]:
-        return await self._rows(GET_EVAL_RUNS, (thread_id, candidate, max_rows))
-
-    async def archive_sessions(
-        self, older_than: timedelta = timedelta(days=90), batch_size: int = 1000
-    ) -> list[ArchivedSession]:
-        return await self._rows(ARCHIVE_SESSIONS, (older_than, batch_size))
-
-    async def restore_session(self, thread_id: str) -> Session:
-        return await self._one(RESTORE_SESSION, (thread_id,))

@@ -65,58 +65,6 @@ class Event:
     created_at: datetime
 
 
-# -- checkpoints ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class CheckpointRow:
-    """ai.checkpoint_tuple: a checkpoint with its channel values (blob_*) and pending writes (write_*).
-
-    The bytes are in the caller's serialization (``type`` / ``blob_types`` / ``write_types`` name it).
-    """
-
-    thread_id: str
-    checkpoint_ns: str
-    checkpoint_id: str
-    parent_checkpoint_id: str | None
-    type: str
-    checkpoint: bytes
-    metadata: dict[str, Any]
-    channel_versions: dict[str, Any]
-    created_at: datetime
-    blob_channels: list[str] | None
-    blob_types: list[str] | None
-    blobs: list[bytes | None] | None
-    write_task_ids: list[str] | None
-    write_task_paths: list[str] | None
-    write_idx: list[int] | None
-    write_channels: list[str] | None
-    write_types: list[str] | None
-    write_blobs: list[bytes] | None
-
-
-@dataclass(frozen=True, slots=True)
-class LineageStep:
-    """One row of ai.checkpoint_lineage: a checkpoint along a parent chain, at its distance (depth)."""
-
-    id: str
-    parent_id: str | None
-    depth: int
-    created_at: datetime
-    metadata: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class CheckpointSummary:
-    """One row of ai.checkpoints_between."""
-
-    checkpoint_ns: str
-    checkpoint_id: str
-    parent_checkpoint_id: str | None
-    created_at: datetime
-    metadata: dict[str, Any]
-
-
 @dataclass(frozen=True, slots=True)
 class WindowMessage:
     """One message of a context window; is_summary marks the summary at its head."""
@@ -223,3 +171,55 @@ class QueueStats:
     failed: int
     cancelled: int
     oldest_due_age: timedelta | None
+
+
+# -- checkpoints ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointRow:
+    """ai.checkpoint_tuple: a checkpoint with its channel values (blob_*) and pending writes (write_*).
+
+    The bytes are in the caller's serialization (``type`` / ``blob_types`` / ``write_types`` name it).
+    """
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    parent_checkpoint_id: str | None
+    type: str
+    checkpoint: bytes
+    metadata: dict[str, Any]
+    channel_versions: dict[str, Any]
+    created_at: datetime
+    blob_channels: list[str] | None
+    blob_types: list[str] | None
+    blobs: list[bytes | None] | None
+    write_task_ids: list[str] | None
+    write_task_paths: list[str] | None
+    write_idx: list[int] | None
+    write_channels: list[str] | None
+    write_types: list[str] | None
+    write_blobs: list[bytes] | None
+
+
+@dataclass(frozen=True, slots=True)
+class LineageStep:
+    """One row of ai.checkpoint_lineage: a checkpoint along a parent chain, at its distance (depth)."""
+
+    id: str
+    parent_id: str | None
+    depth: int
+    created_at: datetime
+    metadata: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointSummary:
+    """One row of ai.checkpoints_between."""
+
+    checkpoint_ns: str
+    checkpoint_id: str
+    parent_checkpoint_id: str | None
+    created_at: datetime
+    metadata: dict[str, Any]

@@ -526,6 +526,7 @@ class AsyncWorker:
     async def _claim_loop(self, drain: bool) -> None:
         while not self._stopping.is_set():
             free = self.concurrency - len(self._running)
+            held_before = bool(self._running)  # idle only if nothing of ours ran while we looked
             jobs = []
             if free > 0:
                 try:
@@ -538,7 +539,7 @@ class AsyncWorker:
             self.stats.claimed += len(jobs)
             if jobs and len(self._running) < self.concurrency:
                 continue
-            if drain and not jobs and not self._running:
+            if drain and not jobs and not held_before:
                 return
             with suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.poll_interval)

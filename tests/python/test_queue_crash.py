@@ -69,7 +69,23 @@ def test_sigkill_and_sigstop_zombies_never_double_fire(
                     break
                 time.sleep(rng.uniform(0.2, 0.5))
                 victim = rng.randrange(len(procs))
-                if rng.random() < 0.5:
+                freeze = stops == 0 or (kills > 0 and rng.random() < 0.5)
+                if freeze:
+                    # Freeze a process that holds jobs right now (worker ids carry the pid), so a
+                    # zombie really wakes up with work in hand; a process still starting holds none.
+                    holders = {
+                        int(r[0])
+                        for r in conn.execute(
+                            "select distinct split_part(lease_owner, ':', 2) from ai.agent_jobs"
+                            " where queue = %s and status = 'IN_PROGRESS'",
+                            (queue,),
+                        )
+                    }
+                    busy = [i for i, p in enumerate(procs) if p.pid in holders]
+                    if not busy:
+                        continue
+                    victim = rng.choice(busy)
+                if not freeze:
                     procs[victim].send_signal(signal.SIGKILL)
                     procs[victim].wait()
                     procs[victim] = _spawn(service, queue, table, tmp_path)

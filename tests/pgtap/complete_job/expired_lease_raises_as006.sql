@@ -3,10 +3,7 @@ begin;
 select plan(1);
 \ir ../fixtures/queue.sql
 
-set local role tenant_a;
-select (ai.enqueue_job('qa1')).job_id as id \gset
-set local role app_service;
-select (ai.claim_job('w1', '1 minute')).fencing_token as token \gset
+\ir ../fixtures/queue_held.sql
 
 select set_config('ai.frozen_now', '2030-01-01 00:01:00+00', true) is not null as moved \gset
 select throws_ok(format('select ai.complete_job(%s, %s)', :id, :token), 'AS006', format('job %s: lease lost', :id), 'too late: the lease ran out');

@@ -3,10 +3,7 @@ begin;
 select plan(3);
 \ir ../fixtures/queue.sql
 
-set local role tenant_a;
-select (ai.enqueue_job('qa1')).job_id as id \gset
-set local role app_service;
-select (ai.claim_job('w1', '1 minute')).fencing_token as token \gset
+\ir ../fixtures/queue_held.sql
 
 select is((ai.fail_job(:id, :token, 'rate limited', '5 minutes')).run_at, '2030-01-01 00:05:00+00'::timestamptz, 'due again after retry_in');
 select is((select count(*)::int from ai.claim_job('w')), 0, 'not before');

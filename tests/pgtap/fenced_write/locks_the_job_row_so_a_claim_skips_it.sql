@@ -3,10 +3,7 @@ begin;
 select plan(1);
 \ir ../fixtures/queue.sql
 
-set local role tenant_a;
-select (ai.enqueue_job('qa1')).job_id as id \gset
-set local role app_service;
-select (ai.claim_job('w1', '1 minute')).fencing_token as token \gset
+\ir ../fixtures/queue_held.sql
 
 -- The lock itself: FOR KEY SHARE on the job row, held by this transaction.
 select ai.fenced_write(:id, :token) is not null as locked \gset

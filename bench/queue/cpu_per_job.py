@@ -1,0 +1,89 @@
+"""Backend CPU time per job: the functions against the bare SQL of the design, one client.
+
+Throughput on a shared machine moves with everyone else's disk flushes; the CPU the serving
+backend spends per job (read from /proc/<pid>/stat, same machine only) moves much less, so it
+shows what fencing, the one-thread rule and RLS cost. Commits are asynchronous here
+(synchronous_commit off for this session) so flush waits do not blur it.
+
+    python cpu_per_job.py ADMIN_DSN WORKER_DSN FILL_SQL REPEATS
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+BARE_CLAIM = """update bench_queue.jobs set status = 'IN_PROGRESS', attempts = attempts + 1, lease_owner = 'w',
+  lease_expires_at = now() + interval '60 seconds', updated_at = now()
+  where job_id in (select job_id from bench_queue.jobs where status = 'PENDING' and queue = 'bench' and run_at <= now()
+                   order by priority desc, run_at, job_id limit %s for update skip locked) returning job_id"""
+BARE_COMPLETE = """update bench_queue.jobs set status = 'COMPLETED', lease_owner = null, lease_expires_at = null,
+  finished_at = now(), updated_at = now() where job_id = any(%s)"""
+CLAIM_ONE = "select job_id, fencing_token from ai.claim_job('w', '60 seconds', 'bench')"
+COMPLETE_ONE = "select 1 from ai.complete_job(%s, %s)"
+CLAIM_MANY = "select job_id, fencing_token from ai.claim_jobs('w', '60 seconds', 'bench', %s)"
+COMPLETE_MANY = "select count(*) from ai.complete_jobs(%s, %s)"
+
+
+def _cpu(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _fill(admin: psycopg.Connection[Any], fill_sql: str, n: int) -> None:
+    code = "\n".join(line for line in fill_sql.splitlines() if not line.lstrip().startswith("--"))
+    for statement in code.replace(":n", str(n)).split(";"):
+        if statement.strip():
+            admin.execute(statement)
+
+
+def _loop(conn: psycopg.Connection[Any], ours: bool, per: int, loops: int) -> int:
+    done = 0
+    for _ in range(loops):
+        if ours and per == 1:
+            rows = conn.execute(CLAIM_ONE, prepare=True).fetchall()
+            for row in rows:
+                conn.execute(COMPLETE_ONE, row, prepare=True)
+        elif ours:
+            rows = conn.execute(CLAIM_MANY, (per,), prepare=True).fetchall()
+            conn.execute(COMPLETE_MANY, ([r[0] for r in rows], [r[1] for r in rows]), prepare=True)
+        else:
+            rows = conn.execute(BARE_CLAIM, (per,), prepare=True).fetchall()
+            conn.execute(BARE_COMPLETE, ([r[0] for r in rows],), prepare=True)
+        done += len(rows)
+    return done
+
+
+def measure(admin: psycopg.Connection[Any], worker_dsn: str, fill_sql: str, ours: bool, per: int) -> float:
+    loops = 2000 if per == 1 else 100
+    _fill(admin, fill_sql, loops * per + 20 * per)
+    with psycopg.connect(worker_dsn, autocommit=True) as conn:
+        conn.execute("set synchronous_commit = off")
+        pid = conn.execute("select pg_backend_pid()").fetchone()[0]  # type: ignore[index]
+        _loop(conn, ours, per, 20)  # plans cached, functions compiled
+        start = _cpu(pid)
+        done = _loop(conn, ours, per, loops)
+        return (_cpu(pid) - start) / done * 1e6
+
+
+def main() -> None:
+    admin_dsn, worker_dsn, fill_path, repeats = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    fill_sql = Path(fill_path).read_text()
+    with psycopg.connect(admin_dsn, autocommit=True) as admin:
+        for per in (1, 100):
+            bare, ours = [], []
+            for _ in range(repeats):
+                bare.append(measure(admin, worker_dsn, fill_sql, False, per))
+                ours.append(measure(admin, worker_dsn, fill_sql, True, per))
+            b, o = statistics.median(bare), statistics.median(ours)
+            label = "claim_job + complete_job" if per == 1 else "claim_jobs(100) + complete_jobs"
+            print(f"{label:32} {b:8.1f} {o:8.1f} {b / o:7.2f}")
+
+
+if __name__ == "__main__":
+    main()
