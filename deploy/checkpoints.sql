@@ -1,6 +1,7 @@
 -- Deploy agent-state:checkpoints to pg
 -- requires: ulid
 -- requires: session_lifecycle
+-- requires: queue
 --
 -- Checkpoints: "which node of the graph were we on when the process died".
 --
@@ -30,8 +31,7 @@
 begin;
 
 insert into ai.error_codes (sqlstate, name, description) values
-  ('AS020', 'thread_deleted', 'The thread was deleted with ai.delete_thread: a late checkpoint or write cannot bring it back.'),
-  ('AS021', 'fencing_unavailable', 'A job_id and fencing_token were given, but the job queue (ai.fenced_write) is not installed.');
+  ('AS020', 'thread_deleted', 'The thread was deleted with ai.delete_thread: a late checkpoint or write cannot bring it back.');
 
 create table ai.checkpoints (
   thread_id text not null,
@@ -125,34 +125,27 @@ grant select, insert, update (deleted_at) on ai.deleted_threads to ai_user, ai_s
 -- Tenants may not delete sessions (see the sessions change). A tombstone is what deletes one:
 -- RLS lets a caller write a tombstone only for its own owner, and this trigger then deletes that
 -- owner's session of that thread, as the schema owner; the foreign keys cascade to everything the
--- thread owns (messages, events, checkpoints, values, writes).
--- RLS is forced on ai.agent_sessions, for the schema owner too (unless it is a superuser): the
--- function acts for the tombstone's owner (ai.acting_owner, honoured for members of ai_service,
--- which the schema owner is made below) and restores the caller's setting afterwards.
+-- thread owns (messages, events, checkpoints, values, writes). RLS is forced for the schema owner
+-- too (unless it is a superuser), so two policies for it alone let it see the tombstones and
+-- delete exactly the sessions they name.
 create function ai._delete_tombstoned_session() returns trigger
 language plpgsql volatile security definer
 set search_path = pg_catalog, pg_temp
 as $$
-declare
-  v_caller_acting_owner text := coalesce(pg_catalog.current_setting('ai.acting_owner', true), '');
 begin
-  perform pg_catalog.set_config('ai.acting_owner', new.owner, true);
   delete from ai.agent_sessions s where s.thread_id = new.thread_id and s.owner = new.owner;
-  perform pg_catalog.set_config('ai.acting_owner', v_caller_acting_owner, true);
   return null;
 end
 $$;
-do $$
-begin
-  if not pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER') then
-    execute pg_catalog.format('grant ai_service to %I', current_user);
-  end if;
-exception when insufficient_privilege then
-  raise warning 'the schema owner % is not a member of ai_service: ai.delete_thread will not delete sessions',
-    current_user;
-end
-$$;
 comment on function ai._delete_tombstoned_session() is 'Internal trigger: deletes the session a tombstone in ai.deleted_threads names (owner and thread must match).';
+create policy deleted_threads_seen_by_schema_owner on ai.deleted_threads for select to current_user using (true);
+-- a DELETE with a WHERE reads the row, so it needs a SELECT policy as well as a DELETE one
+create policy agent_sessions_tombstoned_seen_by_schema_owner on ai.agent_sessions for select to current_user
+  using (exists (select from ai.deleted_threads d
+                 where d.thread_id = agent_sessions.thread_id and d.owner = agent_sessions.owner));
+create policy agent_sessions_deleted_by_tombstone on ai.agent_sessions for delete to current_user
+  using (exists (select from ai.deleted_threads d
+                 where d.thread_id = agent_sessions.thread_id and d.owner = agent_sessions.owner));
 revoke execute on function ai._delete_tombstoned_session() from public;
 create trigger deleted_threads_delete_session
   after insert or update on ai.deleted_threads
@@ -175,13 +168,10 @@ end
 $$;
 comment on function ai._check_checkpoint_ns(text) is 'Internal guard: raises AS002 unless checkpoint_ns is a text of at most 1024 characters (empty is the root).';
 
--- Calls the queue's fencing check when the queue is installed. Both or neither argument.
+-- A fenced write: the queue's check that the caller still holds the job, in this transaction.
 create function ai._fence(job_id bigint, fencing_token bigint) returns void
 language plpgsql volatile
 as $$
-declare
-  v_fenced_write regprocedure;
-  v_result text;
 begin
   if job_id is null and fencing_token is null then
     return;
@@ -189,23 +179,12 @@ begin
   if job_id is null or fencing_token is null then
     raise exception using errcode = 'AS002', message = 'job_id and fencing_token go together: give both or neither';
   end if;
-  v_fenced_write := pg_catalog.to_regprocedure('ai.fenced_write(bigint,bigint)');
-  if v_fenced_write is null then
-    raise exception using errcode = 'AS021',
-      message = 'a fenced checkpoint needs ai.fenced_write(job_id, fencing_token), which is not installed';
-  end if;
-  -- Called by its oid, found at run time: the queue's change may deploy after this one. Only the
-  -- function's own name is spliced in, never an argument. ai.fenced_write raises AS006 for a
-  -- stale token; a false result is treated the same way.
-  execute pg_catalog.format('select %s($1, $2)::text', v_fenced_write::oid::regproc)
-    into v_result using job_id, fencing_token;
-  if v_result = 'false' then
-    raise exception using errcode = 'AS006',
-      message = format('job %s: fencing token %s is stale', job_id, fencing_token);
-  end if;
+  -- AS006 when the token is stale or the lease expired; keeps the job row locked (FOR KEY SHARE)
+  -- until this transaction ends, so nobody reclaims the job before the checkpoint commits.
+  perform ai.fenced_write(job_id, fencing_token);
 end
 $$;
-comment on function ai._fence(bigint, bigint) is 'Internal: a no-op without job_id/fencing_token; else ai.fenced_write(job_id, fencing_token) (AS006 when stale, AS021 when the queue is not installed).';
+comment on function ai._fence(bigint, bigint) is 'Internal: a no-op without job_id/fencing_token; else ai.fenced_write(job_id, fencing_token) (AS006 when stale, AS001 unknown job).';
 
 -- The owner of a thread that a checkpoint write goes to. An unknown thread is created for the
 -- caller (LangGraph users never call create_session), unless the caller deleted it (AS020).
@@ -415,7 +394,7 @@ begin
 end
 $$;
 comment on function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text) is
-  'Saves a checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version) in one call; returns its id (a new ULID when checkpoint_id is NULL). Putting the same id again replaces it. Creates the session for the caller when the thread is new; in the root namespace keeps agent_sessions.current_checkpoint_id at the newest id. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument, AS003 metadata too large, AS006 stale fencing token, AS020 deleted thread, AS021 fencing without the queue.';
+  'Saves a checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version) in one call; returns its id (a new ULID when checkpoint_id is NULL). Putting the same id again replaces it. Creates the session for the caller when the thread is new; in the root namespace keeps agent_sessions.current_checkpoint_id at the newest id. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument, AS003 metadata too large, AS006 stale fencing token, AS020 deleted thread.';
 
 create function ai.put_writes(
   thread_id text,
@@ -496,7 +475,7 @@ begin
 end
 $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
-  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument, AS006 stale fencing token, AS020 deleted thread, AS021 fencing without the queue.';
+  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument, AS006 stale fencing token, AS020 deleted thread.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Reading. get_checkpoint and list_checkpoints return the same row: the checkpoint, the values
@@ -524,46 +503,27 @@ create type ai.checkpoint_tuple as (
 );
 comment on type ai.checkpoint_tuple is 'A checkpoint with its channel values (blob_*) and pending writes (write_*), as get_checkpoint and list_checkpoints return it.';
 
-create function ai.get_checkpoint(thread_id text, checkpoint_ns text default '', checkpoint_id text default null)
-returns setof ai.checkpoint_tuple
-language plpgsql stable
+-- The values and pending writes of one checkpoint row, for get_checkpoint and list_checkpoints.
+-- A set-returning SQL function of one SELECT: inlined into the caller's query and planned with it.
+-- Values: one primary-key probe per channel (LATERAL ... LIMIT 1), whatever the statistics say
+-- (a join could scan every value of a long thread). Writes: in (task_path, task_id, idx) order.
+create function ai._checkpoint_tuple(c ai.checkpoints) returns setof ai.checkpoint_tuple
+language sql stable rows 1
 as $$
-#variable_conflict use_column
-declare
-  a_thread_id alias for $1;
-  a_ns alias for $2;
-  a_checkpoint_id alias for $3;
-  v_id text;
-begin
-  if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
-    perform ai._check_thread_id(a_thread_id);
-  end if;
-  if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
-    perform ai._check_checkpoint_ns(a_ns);
-  end if;
-  if a_checkpoint_id is null then
-    select c.checkpoint_id into v_id from ai.checkpoints c
-    where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns
-    order by c.checkpoint_id desc limit 1;
-    if not found then
-      return;
-    end if;
-  else
-    v_id := a_checkpoint_id;
-  end if;
-  return query
   select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
          c.checkpoint, c.metadata, c.channel_versions, c.created_at,
          bl.channels, bl.types, bl.blobs,
          w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
-  from ai.checkpoints c
-  cross join lateral (
+  from (
     select array_agg(b.channel::text) as channels, array_agg(b.type) as types, array_agg(b.blob) as blobs
     from pg_catalog.jsonb_each_text(c.channel_versions) v
-    join ai.checkpoint_blobs b
-      on b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
+    cross join lateral (
+      select b.channel, b.type, b.blob from ai.checkpoint_blobs b
+      where b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
+      limit 1
+    ) b
   ) bl
-  cross join lateral (
+  cross join (
     select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
            array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
            array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
@@ -573,21 +533,49 @@ begin
     from ai.checkpoint_writes x
     where x.thread_id = c.thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
   ) w
-  where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = v_id;
+$$;
+comment on function ai._checkpoint_tuple(ai.checkpoints) is 'Internal: one checkpoint row with its channel values and pending writes, as ai.checkpoint_tuple.';
+
+create function ai.get_checkpoint(thread_id text, checkpoint_ns text default '', checkpoint_id text default null)
+returns setof ai.checkpoint_tuple
+language plpgsql stable
+-- one plan for every call: the query below has no shape that depends on the arguments
+set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_ns alias for $2;
+  a_checkpoint_id alias for $3;
+  -- the newest id <= this bound: the given id, or (NULL) above any id
+  v_bound text := coalesce(a_checkpoint_id, pg_catalog.chr(1114111));
+begin
+  if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
+    perform ai._check_thread_id(a_thread_id);
+  end if;
+  if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
+    perform ai._check_checkpoint_ns(a_ns);
+  end if;
+  -- one backward probe of the primary key (ordered by it, so no other index competes)
+  return query
+  select t.*
+  from (select * from ai.checkpoints c
+        where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id <= v_bound
+        order by c.checkpoint_id desc
+        limit 1) c
+  cross join lateral ai._checkpoint_tuple(c) t
+  where a_checkpoint_id is null or c.checkpoint_id = a_checkpoint_id;
 end
 $$;
 comment on function ai.get_checkpoint(text, text, text) is
   'One checkpoint with its channel values and pending writes, in one call: the given id, or the newest of the namespace when checkpoint_id is NULL. No row when there is none (or the thread is another tenant''s). AS002 bad argument.';
 
-create function ai.list_checkpoints(
-  thread_id text,
-  checkpoint_ns text default null,
-  before text default null,
-  max_rows integer default null,
-  metadata_filter jsonb default null
-) returns setof ai.checkpoint_tuple
+-- The general case of list_checkpoints (no thread, or no namespace): planned for the arguments
+-- of each call, so the NULL branches fold away and the right index is used.
+create function ai._list_checkpoints_any(thread_id text, checkpoint_ns text, before text, max_rows integer,
+                                         metadata_filter jsonb)
+returns setof ai.checkpoint_tuple
 language plpgsql stable
--- planned for the arguments of each call, so the NULL branches fold away and the index fits
 set plan_cache_mode = force_custom_plan
 as $$
 #variable_conflict use_column
@@ -597,6 +585,41 @@ declare
   a_before alias for $3;
   a_max_rows alias for $4;
   a_filter alias for $5;
+begin
+  return query
+  select t.*
+  from (select * from ai.checkpoints c
+        where (a_thread_id is null or c.thread_id = a_thread_id)
+          and (a_ns is null or c.checkpoint_ns = a_ns)
+          and (a_before is null or c.checkpoint_id < a_before)
+          and (a_filter is null or c.metadata @> a_filter)
+        order by c.checkpoint_id desc
+        limit a_max_rows) c
+  cross join lateral ai._checkpoint_tuple(c) t
+  order by t.checkpoint_id desc;
+end
+$$;
+comment on function ai._list_checkpoints_any(text, text, text, integer, jsonb) is 'Internal: list_checkpoints across threads or namespaces, planned per call.';
+
+create function ai.list_checkpoints(
+  thread_id text,
+  checkpoint_ns text default null,
+  before text default null,
+  max_rows integer default null,
+  metadata_filter jsonb default null
+) returns setof ai.checkpoint_tuple
+language plpgsql stable
+-- the common case (one thread, one namespace) has one plan for every call
+set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_ns alias for $2;
+  a_before alias for $3;
+  a_max_rows alias for $4;
+  a_filter alias for $5;
+  v_before text := coalesce(a_before, pg_catalog.chr(1114111));
 begin
   if a_thread_id is not null then
     perform ai._check_thread_id(a_thread_id);
@@ -610,37 +633,20 @@ begin
   if a_filter is not null then
     perform ai._check_document(a_filter, 'metadata_filter', must_be_object => true);
   end if;
+  if a_thread_id is null or a_ns is null then
+    return query select * from ai._list_checkpoints_any(a_thread_id, a_ns, a_before, a_max_rows, a_filter);
+    return;
+  end if;
+  -- one thread, one namespace: a backward range scan of the primary key, newest first
   return query
-  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
-         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
-         bl.channels, bl.types, bl.blobs,
-         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
-  from (
-    select * from ai.checkpoints c
-    where (a_thread_id is null or c.thread_id = a_thread_id)
-      and (a_ns is null or c.checkpoint_ns = a_ns)
-      and (a_before is null or c.checkpoint_id < a_before)
-      and (a_filter is null or c.metadata @> a_filter)
-    order by c.checkpoint_id desc
-    limit a_max_rows
-  ) c
-  cross join lateral (
-    select array_agg(b.channel::text) as channels, array_agg(b.type) as types, array_agg(b.blob) as blobs
-    from pg_catalog.jsonb_each_text(c.channel_versions) v
-    join ai.checkpoint_blobs b
-      on b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
-  ) bl
-  cross join lateral (
-    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
-           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
-           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
-           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
-           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
-           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
-    from ai.checkpoint_writes x
-    where x.thread_id = c.thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
-  ) w
-  order by c.checkpoint_id desc;
+  select t.*
+  from (select * from ai.checkpoints c
+        where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id < v_before
+          and (a_filter is null or c.metadata @> a_filter)
+        order by c.checkpoint_id desc
+        limit a_max_rows) c
+  cross join lateral ai._checkpoint_tuple(c) t
+  order by t.checkpoint_id desc;
 end
 $$;
 comment on function ai.list_checkpoints(text, text, text, integer, jsonb) is
@@ -1048,6 +1054,7 @@ revoke execute on function
   ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
+  ai._checkpoint_tuple(ai.checkpoints), ai._list_checkpoints_any(text, text, text, integer, jsonb),
   ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb),
   ai.checkpoint_lineage(text, text, text, text), ai.checkpoints_between(text, timestamptz, timestamptz),
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
@@ -1059,6 +1066,7 @@ grant execute on function
   ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
+  ai._checkpoint_tuple(ai.checkpoints), ai._list_checkpoints_any(text, text, text, integer, jsonb),
   ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb),
   ai.checkpoint_lineage(text, text, text, text), ai.checkpoints_between(text, timestamptz, timestamptz),
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),

@@ -1,5 +1,6 @@
 -- Deploy agent-state:evals to pg
 -- requires: compaction
+-- requires: checkpoints
 --
 -- Every recorded session is a ground-truth trajectory. ai.trajectory reads it back as the
 -- steps an eval compares: the tool calls with their arguments, the tool results, and the final
@@ -18,18 +19,33 @@ create type ai.trajectory_step as (
 );
 comment on type ai.trajectory_step is 'One step of a recorded trajectory: a message, with the tool name and arguments pulled out of tool calls.';
 
-create function ai.trajectory(thread_id text) returns setof ai.trajectory_step
+create function ai.trajectory(thread_id text, after_checkpoint_id text default null, checkpoint_ns text default '')
+returns setof ai.trajectory_step
 language plpgsql stable
 as $$
 #variable_conflict use_column
 declare
   a_thread_id alias for $1;
+  a_checkpoint alias for $2;
+  a_ns alias for $3;
   v_final bigint;
+  v_after timestamptz := '-infinity'::timestamptz;
 begin
   perform ai._check_thread_id(a_thread_id);
   perform from ai.agent_sessions s where s.thread_id = a_thread_id;
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+  if a_checkpoint is not null then
+    perform ai._check_checkpoint_ns(a_ns);
+    -- Messages and checkpoints are two grains of one timeline: what happened after a checkpoint
+    -- is what was written after it was saved.
+    select c.created_at into v_after from ai.checkpoints c
+    where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = a_checkpoint;
+    if not found then
+      raise exception using errcode = 'AS001',
+        message = format('checkpoint %s of thread %s not found', a_checkpoint, a_thread_id);
+    end if;
   end if;
   select max(m.seq) into v_final from ai.session_messages m where m.thread_id = a_thread_id and m.role = 'assistant';
 
@@ -43,12 +59,13 @@ begin
            m.content,
            coalesce(m.seq = v_final, false)
     from ai.session_messages m
-    where m.thread_id = a_thread_id and not (m.role = 'system' and m.content ? 'compaction')
+    where m.thread_id = a_thread_id and m.created_at > v_after
+      and not (m.role = 'system' and m.content ? 'compaction')
     order by m.seq;
 end
 $$;
-comment on function ai.trajectory(text) is
-  'The recorded reference trajectory of a thread, in order: every message (compaction summaries left out) with tool names and arguments pulled out of tool calls ({"name", "arguments" or "args"}) and the final assistant message marked. AS001 unknown thread.';
+comment on function ai.trajectory(text, text, text) is
+  'The recorded reference trajectory of a thread, in order: every message (compaction summaries left out) with tool names and arguments pulled out of tool calls ({"name", "arguments" or "args"}) and the final assistant message marked; with after_checkpoint_id, only what was written after that checkpoint was saved (what a replay from it must reproduce). AS001 unknown thread or checkpoint, AS002 bad argument.';
 
 create table ai.eval_runs (
   eval_id bigint generated always as identity,
@@ -127,9 +144,9 @@ $$;
 comment on function ai.get_eval_runs(text, text, integer) is
   'The caller''s eval runs, newest first, optionally of one recorded thread and/or one candidate, at most max_rows (1 to 10000). AS002 bad max_rows.';
 
-revoke execute on function ai.trajectory(text), ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text),
+revoke execute on function ai.trajectory(text, text, text), ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text),
   ai.get_eval_runs(text, text, integer) from public;
-grant execute on function ai.trajectory(text), ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text),
+grant execute on function ai.trajectory(text, text, text), ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text),
   ai.get_eval_runs(text, text, integer) to ai_user, ai_service;
 
 commit;

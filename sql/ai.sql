@@ -1703,6 +1703,7 @@ grant execute on function ai.ulid_time(text) to ai_user, ai_service;
 -- Deploy agent-state:checkpoints to pg
 -- requires: ulid
 -- requires: session_lifecycle
+-- requires: queue
 --
 -- Checkpoints: "which node of the graph were we on when the process died".
 --
@@ -1731,8 +1732,7 @@ grant execute on function ai.ulid_time(text) to ai_user, ai_service;
 -- delete therefore either commits before it (and is deleted with it) or sees the tombstone.
 
 insert into ai.error_codes (sqlstate, name, description) values
-  ('AS020', 'thread_deleted', 'The thread was deleted with ai.delete_thread: a late checkpoint or write cannot bring it back.'),
-  ('AS021', 'fencing_unavailable', 'A job_id and fencing_token were given, but the job queue (ai.fenced_write) is not installed.');
+  ('AS020', 'thread_deleted', 'The thread was deleted with ai.delete_thread: a late checkpoint or write cannot bring it back.');
 
 create table ai.checkpoints (
   thread_id text not null,
@@ -1826,34 +1826,27 @@ grant select, insert, update (deleted_at) on ai.deleted_threads to ai_user, ai_s
 -- Tenants may not delete sessions (see the sessions change). A tombstone is what deletes one:
 -- RLS lets a caller write a tombstone only for its own owner, and this trigger then deletes that
 -- owner's session of that thread, as the schema owner; the foreign keys cascade to everything the
--- thread owns (messages, events, checkpoints, values, writes).
--- RLS is forced on ai.agent_sessions, for the schema owner too (unless it is a superuser): the
--- function acts for the tombstone's owner (ai.acting_owner, honoured for members of ai_service,
--- which the schema owner is made below) and restores the caller's setting afterwards.
+-- thread owns (messages, events, checkpoints, values, writes). RLS is forced for the schema owner
+-- too (unless it is a superuser), so two policies for it alone let it see the tombstones and
+-- delete exactly the sessions they name.
 create function ai._delete_tombstoned_session() returns trigger
 language plpgsql volatile security definer
 set search_path = pg_catalog, pg_temp
 as $$
-declare
-  v_caller_acting_owner text := coalesce(pg_catalog.current_setting('ai.acting_owner', true), '');
 begin
-  perform pg_catalog.set_config('ai.acting_owner', new.owner, true);
   delete from ai.agent_sessions s where s.thread_id = new.thread_id and s.owner = new.owner;
-  perform pg_catalog.set_config('ai.acting_owner', v_caller_acting_owner, true);
   return null;
 end
 $$;
-do $$
-begin
-  if not pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER') then
-    execute pg_catalog.format('grant ai_service to %I', current_user);
-  end if;
-exception when insufficient_privilege then
-  raise warning 'the schema owner % is not a member of ai_service: ai.delete_thread will not delete sessions',
-    current_user;
-end
-$$;
 comment on function ai._delete_tombstoned_session() is 'Internal trigger: deletes the session a tombstone in ai.deleted_threads names (owner and thread must match).';
+create policy deleted_threads_seen_by_schema_owner on ai.deleted_threads for select to current_user using (true);
+-- a DELETE with a WHERE reads the row, so it needs a SELECT policy as well as a DELETE one
+create policy agent_sessions_tombstoned_seen_by_schema_owner on ai.agent_sessions for select to current_user
+  using (exists (select from ai.deleted_threads d
+                 where d.thread_id = agent_sessions.thread_id and d.owner = agent_sessions.owner));
+create policy agent_sessions_deleted_by_tombstone on ai.agent_sessions for delete to current_user
+  using (exists (select from ai.deleted_threads d
+                 where d.thread_id = agent_sessions.thread_id and d.owner = agent_sessions.owner));
 revoke execute on function ai._delete_tombstoned_session() from public;
 create trigger deleted_threads_delete_session
   after insert or update on ai.deleted_threads
@@ -1876,13 +1869,10 @@ end
 $$;
 comment on function ai._check_checkpoint_ns(text) is 'Internal guard: raises AS002 unless checkpoint_ns is a text of at most 1024 characters (empty is the root).';
 
--- Calls the queue's fencing check when the queue is installed. Both or neither argument.
+-- A fenced write: the queue's check that the caller still holds the job, in this transaction.
 create function ai._fence(job_id bigint, fencing_token bigint) returns void
 language plpgsql volatile
 as $$
-declare
-  v_fenced_write regprocedure;
-  v_result text;
 begin
   if job_id is null and fencing_token is null then
     return;
@@ -1890,23 +1880,12 @@ begin
   if job_id is null or fencing_token is null then
     raise exception using errcode = 'AS002', message = 'job_id and fencing_token go together: give both or neither';
   end if;
-  v_fenced_write := pg_catalog.to_regprocedure('ai.fenced_write(bigint,bigint)');
-  if v_fenced_write is null then
-    raise exception using errcode = 'AS021',
-      message = 'a fenced checkpoint needs ai.fenced_write(job_id, fencing_token), which is not installed';
-  end if;
-  -- Called by its oid, found at run time: the queue's change may deploy after this one. Only the
-  -- function's own name is spliced in, never an argument. ai.fenced_write raises AS006 for a
-  -- stale token; a false result is treated the same way.
-  execute pg_catalog.format('select %s($1, $2)::text', v_fenced_write::oid::regproc)
-    into v_result using job_id, fencing_token;
-  if v_result = 'false' then
-    raise exception using errcode = 'AS006',
-      message = format('job %s: fencing token %s is stale', job_id, fencing_token);
-  end if;
+  -- AS006 when the token is stale or the lease expired; keeps the job row locked (FOR KEY SHARE)
+  -- until this transaction ends, so nobody reclaims the job before the checkpoint commits.
+  perform ai.fenced_write(job_id, fencing_token);
 end
 $$;
-comment on function ai._fence(bigint, bigint) is 'Internal: a no-op without job_id/fencing_token; else ai.fenced_write(job_id, fencing_token) (AS006 when stale, AS021 when the queue is not installed).';
+comment on function ai._fence(bigint, bigint) is 'Internal: a no-op without job_id/fencing_token; else ai.fenced_write(job_id, fencing_token) (AS006 when stale, AS001 unknown job).';
 
 -- The owner of a thread that a checkpoint write goes to. An unknown thread is created for the
 -- caller (LangGraph users never call create_session), unless the caller deleted it (AS020).
@@ -2116,7 +2095,7 @@ begin
 end
 $$;
 comment on function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text) is
-  'Saves a checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version) in one call; returns its id (a new ULID when checkpoint_id is NULL). Putting the same id again replaces it. Creates the session for the caller when the thread is new; in the root namespace keeps agent_sessions.current_checkpoint_id at the newest id. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument, AS003 metadata too large, AS006 stale fencing token, AS020 deleted thread, AS021 fencing without the queue.';
+  'Saves a checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version) in one call; returns its id (a new ULID when checkpoint_id is NULL). Putting the same id again replaces it. Creates the session for the caller when the thread is new; in the root namespace keeps agent_sessions.current_checkpoint_id at the newest id. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument, AS003 metadata too large, AS006 stale fencing token, AS020 deleted thread.';
 
 create function ai.put_writes(
   thread_id text,
@@ -2197,7 +2176,7 @@ begin
 end
 $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
-  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument, AS006 stale fencing token, AS020 deleted thread, AS021 fencing without the queue.';
+  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument, AS006 stale fencing token, AS020 deleted thread.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Reading. get_checkpoint and list_checkpoints return the same row: the checkpoint, the values
@@ -2225,46 +2204,27 @@ create type ai.checkpoint_tuple as (
 );
 comment on type ai.checkpoint_tuple is 'A checkpoint with its channel values (blob_*) and pending writes (write_*), as get_checkpoint and list_checkpoints return it.';
 
-create function ai.get_checkpoint(thread_id text, checkpoint_ns text default '', checkpoint_id text default null)
-returns setof ai.checkpoint_tuple
-language plpgsql stable
+-- The values and pending writes of one checkpoint row, for get_checkpoint and list_checkpoints.
+-- A set-returning SQL function of one SELECT: inlined into the caller's query and planned with it.
+-- Values: one primary-key probe per channel (LATERAL ... LIMIT 1), whatever the statistics say
+-- (a join could scan every value of a long thread). Writes: in (task_path, task_id, idx) order.
+create function ai._checkpoint_tuple(c ai.checkpoints) returns setof ai.checkpoint_tuple
+language sql stable rows 1
 as $$
-#variable_conflict use_column
-declare
-  a_thread_id alias for $1;
-  a_ns alias for $2;
-  a_checkpoint_id alias for $3;
-  v_id text;
-begin
-  if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
-    perform ai._check_thread_id(a_thread_id);
-  end if;
-  if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
-    perform ai._check_checkpoint_ns(a_ns);
-  end if;
-  if a_checkpoint_id is null then
-    select c.checkpoint_id into v_id from ai.checkpoints c
-    where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns
-    order by c.checkpoint_id desc limit 1;
-    if not found then
-      return;
-    end if;
-  else
-    v_id := a_checkpoint_id;
-  end if;
-  return query
   select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
          c.checkpoint, c.metadata, c.channel_versions, c.created_at,
          bl.channels, bl.types, bl.blobs,
          w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
-  from ai.checkpoints c
-  cross join lateral (
+  from (
     select array_agg(b.channel::text) as channels, array_agg(b.type) as types, array_agg(b.blob) as blobs
     from pg_catalog.jsonb_each_text(c.channel_versions) v
-    join ai.checkpoint_blobs b
-      on b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
+    cross join lateral (
+      select b.channel, b.type, b.blob from ai.checkpoint_blobs b
+      where b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
+      limit 1
+    ) b
   ) bl
-  cross join lateral (
+  cross join (
     select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
            array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
            array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
@@ -2274,21 +2234,49 @@ begin
     from ai.checkpoint_writes x
     where x.thread_id = c.thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
   ) w
-  where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = v_id;
+$$;
+comment on function ai._checkpoint_tuple(ai.checkpoints) is 'Internal: one checkpoint row with its channel values and pending writes, as ai.checkpoint_tuple.';
+
+create function ai.get_checkpoint(thread_id text, checkpoint_ns text default '', checkpoint_id text default null)
+returns setof ai.checkpoint_tuple
+language plpgsql stable
+-- one plan for every call: the query below has no shape that depends on the arguments
+set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_ns alias for $2;
+  a_checkpoint_id alias for $3;
+  -- the newest id <= this bound: the given id, or (NULL) above any id
+  v_bound text := coalesce(a_checkpoint_id, pg_catalog.chr(1114111));
+begin
+  if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
+    perform ai._check_thread_id(a_thread_id);
+  end if;
+  if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
+    perform ai._check_checkpoint_ns(a_ns);
+  end if;
+  -- one backward probe of the primary key (ordered by it, so no other index competes)
+  return query
+  select t.*
+  from (select * from ai.checkpoints c
+        where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id <= v_bound
+        order by c.checkpoint_id desc
+        limit 1) c
+  cross join lateral ai._checkpoint_tuple(c) t
+  where a_checkpoint_id is null or c.checkpoint_id = a_checkpoint_id;
 end
 $$;
 comment on function ai.get_checkpoint(text, text, text) is
   'One checkpoint with its channel values and pending writes, in one call: the given id, or the newest of the namespace when checkpoint_id is NULL. No row when there is none (or the thread is another tenant''s). AS002 bad argument.';
 
-create function ai.list_checkpoints(
-  thread_id text,
-  checkpoint_ns text default null,
-  before text default null,
-  max_rows integer default null,
-  metadata_filter jsonb default null
-) returns setof ai.checkpoint_tuple
+-- The general case of list_checkpoints (no thread, or no namespace): planned for the arguments
+-- of each call, so the NULL branches fold away and the right index is used.
+create function ai._list_checkpoints_any(thread_id text, checkpoint_ns text, before text, max_rows integer,
+                                         metadata_filter jsonb)
+returns setof ai.checkpoint_tuple
 language plpgsql stable
--- planned for the arguments of each call, so the NULL branches fold away and the index fits
 set plan_cache_mode = force_custom_plan
 as $$
 #variable_conflict use_column
@@ -2298,6 +2286,41 @@ declare
   a_before alias for $3;
   a_max_rows alias for $4;
   a_filter alias for $5;
+begin
+  return query
+  select t.*
+  from (select * from ai.checkpoints c
+        where (a_thread_id is null or c.thread_id = a_thread_id)
+          and (a_ns is null or c.checkpoint_ns = a_ns)
+          and (a_before is null or c.checkpoint_id < a_before)
+          and (a_filter is null or c.metadata @> a_filter)
+        order by c.checkpoint_id desc
+        limit a_max_rows) c
+  cross join lateral ai._checkpoint_tuple(c) t
+  order by t.checkpoint_id desc;
+end
+$$;
+comment on function ai._list_checkpoints_any(text, text, text, integer, jsonb) is 'Internal: list_checkpoints across threads or namespaces, planned per call.';
+
+create function ai.list_checkpoints(
+  thread_id text,
+  checkpoint_ns text default null,
+  before text default null,
+  max_rows integer default null,
+  metadata_filter jsonb default null
+) returns setof ai.checkpoint_tuple
+language plpgsql stable
+-- the common case (one thread, one namespace) has one plan for every call
+set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_ns alias for $2;
+  a_before alias for $3;
+  a_max_rows alias for $4;
+  a_filter alias for $5;
+  v_before text := coalesce(a_before, pg_catalog.chr(1114111));
 begin
   if a_thread_id is not null then
     perform ai._check_thread_id(a_thread_id);
@@ -2311,37 +2334,20 @@ begin
   if a_filter is not null then
     perform ai._check_document(a_filter, 'metadata_filter', must_be_object => true);
   end if;
+  if a_thread_id is null or a_ns is null then
+    return query select * from ai._list_checkpoints_any(a_thread_id, a_ns, a_before, a_max_rows, a_filter);
+    return;
+  end if;
+  -- one thread, one namespace: a backward range scan of the primary key, newest first
   return query
-  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
-         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
-         bl.channels, bl.types, bl.blobs,
-         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
-  from (
-    select * from ai.checkpoints c
-    where (a_thread_id is null or c.thread_id = a_thread_id)
-      and (a_ns is null or c.checkpoint_ns = a_ns)
-      and (a_before is null or c.checkpoint_id < a_before)
-      and (a_filter is null or c.metadata @> a_filter)
-    order by c.checkpoint_id desc
-    limit a_max_rows
-  ) c
-  cross join lateral (
-    select array_agg(b.channel::text) as channels, array_agg(b.type) as types, array_agg(b.blob) as blobs
-    from pg_catalog.jsonb_each_text(c.channel_versions) v
-    join ai.checkpoint_blobs b
-      on b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
-  ) bl
-  cross join lateral (
-    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
-           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
-           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
-           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
-           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
-           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
-    from ai.checkpoint_writes x
-    where x.thread_id = c.thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
-  ) w
-  order by c.checkpoint_id desc;
+  select t.*
+  from (select * from ai.checkpoints c
+        where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id < v_before
+          and (a_filter is null or c.metadata @> a_filter)
+        order by c.checkpoint_id desc
+        limit a_max_rows) c
+  cross join lateral ai._checkpoint_tuple(c) t
+  order by t.checkpoint_id desc;
 end
 $$;
 comment on function ai.list_checkpoints(text, text, text, integer, jsonb) is
@@ -2749,6 +2755,7 @@ revoke execute on function
   ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
+  ai._checkpoint_tuple(ai.checkpoints), ai._list_checkpoints_any(text, text, text, integer, jsonb),
   ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb),
   ai.checkpoint_lineage(text, text, text, text), ai.checkpoints_between(text, timestamptz, timestamptz),
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
@@ -2760,6 +2767,7 @@ grant execute on function
   ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
+  ai._checkpoint_tuple(ai.checkpoints), ai._list_checkpoints_any(text, text, text, integer, jsonb),
   ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb),
   ai.checkpoint_lineage(text, text, text, text), ai.checkpoints_between(text, timestamptz, timestamptz),
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
@@ -2939,6 +2947,7 @@ grant execute on function ai._newest_summary(text), ai.context_window(text, inte
 -- ===== change: evals =====
 -- Deploy agent-state:evals to pg
 -- requires: compaction
+-- requires: checkpoints
 --
 -- Every recorded session is a ground-truth trajectory. ai.trajectory reads it back as the
 -- steps an eval compares: the tool calls with their arguments, the tool results, and the final
@@ -2956,18 +2965,33 @@ create type ai.trajectory_step as (
 );
 comment on type ai.trajectory_step is 'One step of a recorded trajectory: a message, with the tool name and arguments pulled out of tool calls.';
 
-create function ai.trajectory(thread_id text) returns setof ai.trajectory_step
+create function ai.trajectory(thread_id text, after_checkpoint_id text default null, checkpoint_ns text default '')
+returns setof ai.trajectory_step
 language plpgsql stable
 as $$
 #variable_conflict use_column
 declare
   a_thread_id alias for $1;
+  a_checkpoint alias for $2;
+  a_ns alias for $3;
   v_final bigint;
+  v_after timestamptz := '-infinity'::timestamptz;
 begin
   perform ai._check_thread_id(a_thread_id);
   perform from ai.agent_sessions s where s.thread_id = a_thread_id;
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+  if a_checkpoint is not null then
+    perform ai._check_checkpoint_ns(a_ns);
+    -- Messages and checkpoints are two grains of one timeline: what happened after a checkpoint
+    -- is what was written after it was saved.
+    select c.created_at into v_after from ai.checkpoints c
+    where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = a_checkpoint;
+    if not found then
+      raise exception using errcode = 'AS001',
+        message = format('checkpoint %s of thread %s not found', a_checkpoint, a_thread_id);
+    end if;
   end if;
   select max(m.seq) into v_final from ai.session_messages m where m.thread_id = a_thread_id and m.role = 'assistant';
 
@@ -2981,12 +3005,13 @@ begin
            m.content,
            coalesce(m.seq = v_final, false)
     from ai.session_messages m
-    where m.thread_id = a_thread_id and not (m.role = 'system' and m.content ? 'compaction')
+    where m.thread_id = a_thread_id and m.created_at > v_after
+      and not (m.role = 'system' and m.content ? 'compaction')
     order by m.seq;
 end
 $$;
-comment on function ai.trajectory(text) is
-  'The recorded reference trajectory of a thread, in order: every message (compaction summaries left out) with tool names and arguments pulled out of tool calls ({"name", "arguments" or "args"}) and the final assistant message marked. AS001 unknown thread.';
+comment on function ai.trajectory(text, text, text) is
+  'The recorded reference trajectory of a thread, in order: every message (compaction summaries left out) with tool names and arguments pulled out of tool calls ({"name", "arguments" or "args"}) and the final assistant message marked; with after_checkpoint_id, only what was written after that checkpoint was saved (what a replay from it must reproduce). AS001 unknown thread or checkpoint, AS002 bad argument.';
 
 create table ai.eval_runs (
   eval_id bigint generated always as identity,
@@ -3065,9 +3090,9 @@ $$;
 comment on function ai.get_eval_runs(text, text, integer) is
   'The caller''s eval runs, newest first, optionally of one recorded thread and/or one candidate, at most max_rows (1 to 10000). AS002 bad max_rows.';
 
-revoke execute on function ai.trajectory(text), ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text),
+revoke execute on function ai.trajectory(text, text, text), ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text),
   ai.get_eval_runs(text, text, integer) from public;
-grant execute on function ai.trajectory(text), ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text),
+grant execute on function ai.trajectory(text, text, text), ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text),
   ai.get_eval_runs(text, text, integer) to ai_user, ai_service;
 
 
@@ -3292,6 +3317,648 @@ grant execute on function ai._copy_columns(text, boolean) to ai_service;
 revoke execute on procedure ai.archive_all_sessions(interval, integer) from public;
 grant execute on function ai.archive_sessions(interval, integer), ai.restore_session(text) to ai_service;
 grant execute on procedure ai.archive_all_sessions(interval, integer) to ai_service;
+
+
+-- ===== change: side_effects =====
+-- Deploy agent-state:side_effects to pg
+-- requires: queue
+-- requires: retention
+--
+-- The tool-call ledger: exactly-once external side effects
+-- =========================================================
+-- A retried step must not fire the same external action twice (charge a card, send a mail). The
+-- caller names each logical action with an idempotency key (ai.idempotency_key over the fields
+-- that identify it: step, user, amount, ...) and brackets the call:
+--
+--   ai.begin_side_effect(thread, key, request, job_id, fencing_token)
+--     outcome 'execute'  the key is now reserved for this caller: do it, then finish
+--             'done'     it was done before: here is the stored result, do not do it again
+--             'busy'     another live claim holds the key: do not do it, try later
+--   ai.finish_side_effect(thread, key, result, job_id, fencing_token)   stores the result (fenced)
+--   ai.abandon_side_effect(thread, key, job_id, fencing_token, error)   gives the key back after a clean failure
+--
+-- Who holds a reservation
+--   With a job: the (job_id, fencing_token) of the claim that reserved it. The reservation lives
+--   exactly as long as that claim: while the job is IN_PROGRESS under that token with its lease
+--   running. Without a job: the reservation's own attempt number stands for the token and it
+--   lives until reserved_until (begin's `reservation`, 5 minutes by default).
+--
+-- Takeover
+--   A reservation whose holder is dead (its worker crashed, the job was reclaimed, the lease ran
+--   out) is taken over by the next begin: outcome 'execute' with taken_over = true. The dead
+--   holder may or may not have reached the outside world before it died, and no database can
+--   know; taken_over tells the tool to check (or to pass the same key downstream, e.g. to a
+--   payment API that deduplicates on it) before executing again. A dead holder's finish is
+--   refused (AS006 with a job, AS031 without), so the ledger never holds two results for one key.
+--
+-- Calls that time out
+--   Every call can be repeated: begin by the same holder returns 'execute' again, finish of an
+--   already finished key with the same holder and result returns the row, so a caller that did
+--   not hear the answer (did it land?) simply retries the same call.
+--
+-- Locks: begin and finish take the job row FOR KEY SHARE (ai.fenced_write) when given a job,
+-- then one ledger row FOR UPDATE. Never the other way round.
+
+insert into ai.error_codes (sqlstate, name, description) values
+  ('AS030', 'key_reused', 'A side-effect idempotency key was reused for a different request in the same thread.'),
+  ('AS031', 'not_reserved', 'finish_side_effect or abandon_side_effect by a caller that does not hold the reservation (another holder took it over, it was finished or abandoned, or never begun).');
+
+create table ai.side_effects (
+  thread_id text not null,
+  idempotency_key text not null check (pg_catalog.char_length(idempotency_key) between 1 and 255),
+  owner text not null,
+  request jsonb not null default '{}',
+  status text not null check (status in ('reserved', 'done', 'abandoned')),
+  result jsonb,
+  attempt integer not null default 1 check (attempt >= 1),
+  takeovers integer not null default 0 check (takeovers >= 0),
+  job_id bigint,
+  fencing_token bigint,
+  reserved_until timestamptz,
+  last_error text,
+  created_at timestamptz not null,
+  updated_at timestamptz not null,
+  finished_at timestamptz,
+  primary key (thread_id, idempotency_key),
+  constraint side_effects_done_has_time check (status <> 'done' or finished_at is not null),
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.side_effects is 'The tool-call ledger: one row per logical external action of a thread (its idempotency key), reserved, done with its result, or abandoned. See docs/human-in-the-loop.md.';
+comment on column ai.side_effects.attempt is 'Reservations taken so far; without a job it is the token finish and abandon name.';
+comment on column ai.side_effects.takeovers is 'How many times a dead holder''s reservation was taken over.';
+comment on column ai.side_effects.reserved_until is 'Without a job: when the reservation dies. With a job the job''s lease decides.';
+
+alter table ai.side_effects enable row level security;
+alter table ai.side_effects force row level security;
+create policy side_effects_by_owner on ai.side_effects
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+grant select, insert, update on ai.side_effects to ai_user, ai_service;
+
+-- Retention: the ledger moves with its session.
+create table ai_archive.side_effects (like ai.side_effects including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+alter table ai_archive.side_effects enable row level security;
+alter table ai_archive.side_effects force row level security;
+create policy side_effects_by_owner on ai_archive.side_effects
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+grant select on ai_archive.side_effects to ai_user;
+grant select, insert, delete on ai_archive.side_effects to ai_service;
+grant update (owner) on ai_archive.side_effects to ai_service;
+insert into ai._archived_tables (table_name, copy_order, order_by) values ('side_effects', 90, 'created_at');
+
+-- ---------------------------------------------------------------------------------------------
+
+create function ai.idempotency_key(variadic parts text[]) returns text
+language plpgsql immutable parallel safe
+as $$
+declare
+  v_buf text := '';
+  v_part text;
+begin
+  if parts is null or pg_catalog.cardinality(parts) = 0 then
+    raise exception using errcode = 'AS002', message = 'idempotency_key needs at least one part';
+  end if;
+  -- Each part length-prefixed (NULL as its own marker), so ('ab','c') and ('a','bc') differ.
+  foreach v_part in array parts loop
+    if v_part is null then
+      v_buf := v_buf || 'N;';
+    else
+      v_buf := v_buf || pg_catalog.char_length(v_part)::text || ':' || v_part || ';';
+    end if;
+  end loop;
+  return pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(v_buf, 'UTF8')), 'hex');
+end
+$$;
+comment on function ai.idempotency_key(text[]) is
+  'A deterministic key (64 hex characters, sha256) over the identifying fields of an operation, e.g. ai.idempotency_key(''charge'', user_id, amount::text). Each part is length-prefixed and NULL is distinct from ''''; the Python client computes the same key. AS002 no parts.';
+
+-- Guards shared by the three calls: the key, and (job_id, fencing_token) given together.
+create function ai._check_side_effect_args(thread_id text, idempotency_key text, job_id bigint, fencing_token bigint,
+                                           need_token boolean)
+returns void
+language plpgsql immutable parallel safe
+as $$
+begin
+  perform ai._check_thread_id(thread_id);
+  perform ai._check_text(idempotency_key, 'idempotency_key');
+  if job_id is not null and fencing_token is null then
+    raise exception using errcode = 'AS002', message = 'fencing_token must not be NULL when job_id is given';
+  end if;
+  if need_token and fencing_token is null then
+    raise exception using errcode = 'AS002',
+      message = 'fencing_token must not be NULL (without a job: the attempt begin_side_effect returned)';
+  end if;
+end
+$$;
+comment on function ai._check_side_effect_args(text, text, bigint, bigint, boolean) is 'Internal guard of the side-effect calls: thread id, key, and a token with every job.';
+
+-- With a job: asserts the caller holds it (AS006 otherwise), locks it FOR KEY SHARE until the
+-- caller's transaction ends, and checks it advances this thread.
+create function ai._fence_side_effect(thread_id text, job_id bigint, fencing_token bigint) returns void
+language plpgsql volatile
+as $$
+declare
+  v_thread text;
+begin
+  if job_id is null then
+    return;
+  end if;
+  perform ai.fenced_write(job_id, fencing_token);
+  select j.thread_id into v_thread from ai.agent_jobs j where j.job_id = _fence_side_effect.job_id;
+  if v_thread is distinct from _fence_side_effect.thread_id then
+    raise exception using errcode = 'AS002',
+      message = format('job %s does not advance thread %s', job_id, thread_id);
+  end if;
+end
+$$;
+comment on function ai._fence_side_effect(text, bigint, bigint) is 'Internal: fenced_write for a side-effect call made for a job, and the job must advance the thread.';
+
+-- Whether the holder of a reservation can still finish it.
+create function ai._side_effect_holder_alive(e ai.side_effects, now timestamptz) returns boolean
+language sql stable
+as $$
+  select case
+    when e.status <> 'reserved' then false
+    when e.job_id is null then e.reserved_until > now
+    else exists (select from ai.agent_jobs j
+                 where j.job_id = e.job_id and j.status = 'IN_PROGRESS'
+                   and j.fencing_token = e.fencing_token and j.lease_expires_at > now)
+  end
+$$;
+comment on function ai._side_effect_holder_alive(ai.side_effects, timestamptz) is 'Internal: whether a reservation''s holder (its claim, or its reserved_until) is still alive.';
+
+create function ai.begin_side_effect(
+  thread_id text, idempotency_key text, request jsonb default '{}', job_id bigint default null,
+  fencing_token bigint default null, reservation interval default '5 minutes')
+returns table (outcome text, attempt integer, taken_over boolean, result jsonb, holder_job_id bigint,
+               reserved_until timestamptz)
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_key alias for $2;
+  a_request alias for $3;
+  a_job_id alias for $4;
+  a_token alias for $5;
+  v_now timestamptz := ai.now();
+  v_owner text;
+  v_until timestamptz;
+  v_taken_over boolean;
+  e ai.side_effects;
+begin
+  perform ai._check_side_effect_args(a_thread_id, a_key, a_job_id, a_token, false);
+  perform ai._check_document(a_request, 'request');
+  if begin_side_effect.reservation is null or begin_side_effect.reservation <= interval '0' then
+    raise exception using errcode = 'AS002', message = 'reservation must be a positive interval';
+  end if;
+  perform ai._fence_side_effect(a_thread_id, a_job_id, a_token);
+  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+  v_until := case when a_job_id is null then v_now + begin_side_effect.reservation end;
+
+  -- A new key: reserved for the caller. A racing begin waits here for this insert to commit.
+  insert into ai.side_effects (thread_id, idempotency_key, owner, request, status, job_id, fencing_token,
+                               reserved_until, created_at, updated_at)
+  values (a_thread_id, a_key, v_owner, a_request, 'reserved', a_job_id, a_token, v_until, v_now, v_now)
+  on conflict on constraint side_effects_pkey do nothing
+  returning * into e;
+  if found then
+    return query select 'execute'::text, e.attempt, false, null::jsonb, e.job_id, e.reserved_until;
+    return;
+  end if;
+
+  select * into e from ai.side_effects s
+  where s.thread_id = a_thread_id and s.idempotency_key = a_key
+  for update;
+  if not found then
+    -- the conflicting row went away meanwhile: its session was deleted (or archived)
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+  if e.request <> a_request then
+    raise exception using errcode = 'AS030',
+      message = format('side-effect key %s of thread %s was used for a different request', a_key, a_thread_id);
+  end if;
+  if e.status = 'done' then
+    return query select 'done'::text, e.attempt, false, e.result, e.job_id, e.reserved_until;
+    return;
+  end if;
+  if e.status = 'reserved' and a_job_id is not null and e.job_id = a_job_id and e.fencing_token = a_token then
+    -- The holder asking again (it did not hear the first answer): the same reservation.
+    return query select 'execute'::text, e.attempt, e.takeovers > 0, null::jsonb, e.job_id, e.reserved_until;
+    return;
+  end if;
+  if ai._side_effect_holder_alive(e, v_now) then
+    return query select 'busy'::text, e.attempt, false, null::jsonb, e.job_id, e.reserved_until;
+    return;
+  end if;
+
+  -- Abandoned (a clean failure: nothing happened outside) or held by a dead holder (anything may
+  -- have happened): reserved again for the caller; a takeover says so.
+  v_taken_over := e.status = 'reserved';
+  update ai.side_effects s
+  set status = 'reserved', attempt = s.attempt + 1, takeovers = s.takeovers + v_taken_over::integer,
+      job_id = a_job_id, fencing_token = a_token, reserved_until = v_until, updated_at = v_now
+  where s.thread_id = a_thread_id and s.idempotency_key = a_key
+  returning * into e;
+  if v_taken_over then
+    insert into ai.session_events (thread_id, owner, kind, payload, created_at)
+    values (e.thread_id, e.owner, 'side_effect_takeover',
+            pg_catalog.jsonb_build_object('idempotency_key', e.idempotency_key, 'attempt', e.attempt, 'job_id', e.job_id),
+            v_now);
+  end if;
+  return query select 'execute'::text, e.attempt, v_taken_over, null::jsonb, e.job_id, e.reserved_until;
+end
+$$;
+comment on function ai.begin_side_effect(text, text, jsonb, bigint, bigint, interval) is
+  'Asks to perform the external action named by idempotency_key (thread-scoped) for request. outcome ''execute'': the key is reserved for the caller (for the claim job_id/fencing_token, fenced; without a job for `reservation`, and attempt is then the token to finish with); taken_over true means a dead holder''s reservation was taken over (it may have acted: check the outside world, pass the same key downstream) and a side_effect_takeover event is written. ''done'': result is the stored result; do not act again. ''busy'': a live holder has it. The holder asking again gets ''execute'' again. AS001 unknown thread, AS002 bad argument, AS003 request over 1 MiB, AS006 the caller lost the job, AS030 the key was used for a different request.';
+
+create function ai.finish_side_effect(thread_id text, idempotency_key text, result jsonb, job_id bigint default null,
+                                      fencing_token bigint default null)
+returns ai.side_effects
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_key alias for $2;
+  a_result alias for $3;
+  a_job_id alias for $4;
+  a_token alias for $5;
+  v_now timestamptz := ai.now();
+  e ai.side_effects;
+begin
+  perform ai._check_side_effect_args(a_thread_id, a_key, a_job_id, a_token, true);
+  perform ai._check_document(a_result, 'result');
+  perform ai._fence_side_effect(a_thread_id, a_job_id, a_token);
+
+  update ai.side_effects s
+  set status = 'done', result = a_result, finished_at = v_now, updated_at = v_now, last_error = null
+  where s.thread_id = a_thread_id and s.idempotency_key = a_key and s.status = 'reserved'
+    and (case when a_job_id is null then s.job_id is null and s.attempt = a_token
+              else s.job_id = a_job_id and s.fencing_token = a_token end)
+  returning * into e;
+  if found then
+    return e;
+  end if;
+
+  select * into e from ai.side_effects s where s.thread_id = a_thread_id and s.idempotency_key = a_key;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('side effect %s of thread %s not found', a_key, a_thread_id);
+  end if;
+  if e.status = 'done' and e.result = a_result and e.job_id is not distinct from a_job_id
+     and (case when a_job_id is null then e.attempt = a_token else e.fencing_token = a_token end) then
+    return e;  -- the same finish again: it landed the first time
+  end if;
+  raise exception using errcode = 'AS031',
+    message = format('side effect %s of thread %s is not reserved by the caller', a_key, a_thread_id),
+    detail = format('it is %s, attempt %s, held by job %s token %s', e.status, e.attempt,
+                    coalesce(e.job_id::text, 'none'), coalesce(e.fencing_token::text, 'none'));
+end
+$$;
+comment on function ai.finish_side_effect(text, text, jsonb, bigint, bigint) is
+  'Stores the result (JSON up to 1 MiB) of a side effect the caller reserved and returns the ledger row: with a job, fenced on (job_id, fencing_token); without, fencing_token is the attempt begin_side_effect returned. Repeating the same finish returns the row. AS001 unknown key, AS002 bad argument, AS003 result too large, AS006 the caller lost the job, AS031 the caller does not hold the reservation (taken over, abandoned, finished with another result).';
+
+create function ai.abandon_side_effect(thread_id text, idempotency_key text, job_id bigint default null,
+                                       fencing_token bigint default null, error text default null)
+returns ai.side_effects
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_key alias for $2;
+  a_job_id alias for $3;
+  a_token alias for $4;
+  v_now timestamptz := ai.now();
+  e ai.side_effects;
+begin
+  perform ai._check_side_effect_args(a_thread_id, a_key, a_job_id, a_token, true);
+  perform ai._fence_side_effect(a_thread_id, a_job_id, a_token);
+
+  update ai.side_effects s
+  set status = 'abandoned', last_error = abandon_side_effect.error, reserved_until = null, updated_at = v_now
+  where s.thread_id = a_thread_id and s.idempotency_key = a_key and s.status = 'reserved'
+    and (case when a_job_id is null then s.job_id is null and s.attempt = a_token
+              else s.job_id = a_job_id and s.fencing_token = a_token end)
+  returning * into e;
+  if found then
+    return e;
+  end if;
+  select * into e from ai.side_effects s where s.thread_id = a_thread_id and s.idempotency_key = a_key;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('side effect %s of thread %s not found', a_key, a_thread_id);
+  end if;
+  raise exception using errcode = 'AS031',
+    message = format('side effect %s of thread %s is not reserved by the caller', a_key, a_thread_id),
+    detail = format('it is %s, attempt %s', e.status, e.attempt);
+end
+$$;
+comment on function ai.abandon_side_effect(text, text, bigint, bigint, text) is
+  'Gives back a reservation after a clean failure (the action did not happen outside): the next begin_side_effect gets ''execute'' without taken_over. Fenced like finish_side_effect. Returns the ledger row. AS001 unknown key, AS002 bad argument, AS006 the caller lost the job, AS031 the caller does not hold the reservation.';
+
+create function ai.get_side_effect(thread_id text, idempotency_key text) returns ai.side_effects
+language plpgsql stable
+as $$
+#variable_conflict use_column
+declare
+  e ai.side_effects;
+begin
+  select * into e from ai.side_effects s
+  where s.thread_id = get_side_effect.thread_id and s.idempotency_key = get_side_effect.idempotency_key;
+  if not found then
+    raise exception using errcode = 'AS001',
+      message = format('side effect %s of thread %s not found', get_side_effect.idempotency_key, get_side_effect.thread_id);
+  end if;
+  return e;
+end
+$$;
+comment on function ai.get_side_effect(text, text) is 'The ledger row of one side effect. AS001 unknown key (or another tenant''s).';
+
+revoke execute on function ai.idempotency_key(text[]),
+  ai._check_side_effect_args(text, text, bigint, bigint, boolean), ai._fence_side_effect(text, bigint, bigint),
+  ai._side_effect_holder_alive(ai.side_effects, timestamptz),
+  ai.begin_side_effect(text, text, jsonb, bigint, bigint, interval), ai.finish_side_effect(text, text, jsonb, bigint, bigint),
+  ai.abandon_side_effect(text, text, bigint, bigint, text), ai.get_side_effect(text, text)
+from public;
+grant execute on function ai.idempotency_key(text[]),
+  ai._check_side_effect_args(text, text, bigint, bigint, boolean), ai._fence_side_effect(text, bigint, bigint),
+  ai._side_effect_holder_alive(ai.side_effects, timestamptz),
+  ai.begin_side_effect(text, text, jsonb, bigint, bigint, interval), ai.finish_side_effect(text, text, jsonb, bigint, bigint),
+  ai.abandon_side_effect(text, text, bigint, bigint, text), ai.get_side_effect(text, text)
+to ai_user, ai_service;
+
+
+-- ===== change: human_in_the_loop =====
+-- Deploy agent-state:human_in_the_loop to pg
+-- requires: queue
+-- requires: checkpoints
+-- requires: retention
+--
+-- Human in the loop: pause a job for a person, resume it days later
+-- ===================================================================
+-- A worker that needs a person's approval does not wait for one. It writes its checkpoint and
+-- calls ai.request_human(job_id, fencing_token, checkpoint_id, action), fenced like every write
+-- for a job: the job goes to AWAITING_HUMAN (no lease, no worker, the attempt given back), the
+-- session to 'waiting', a row in ai.human_approvals and a pending_approval event record the
+-- staged action and the checkpoint to resume from. The worker moves on to other jobs.
+--
+-- Later (minutes or days) the session's owner, or a service acting for it, calls
+-- ai.resolve_human(thread_id, checkpoint_id, decision): the decision is stored with who decided
+-- and when, a human_resolved event is written, the session is 'active' again, and the job goes
+-- back to PENDING, due now, its payload carrying the decision under the key "human". The next
+-- claim, by any worker in any process, resumes from that checkpoint with the person's input.
+-- A wait of three days and a crash of three days look the same to the queue: a gap between a
+-- checkpoint write and the next claim.
+--
+-- resolve_human changes nothing and raises when
+--   AS032 nothing waits (no pending approval, the job was cancelled, the session is not waiting)
+--   AS033 that checkpoint's approval was already resolved (a second click, a retried request)
+--   AS034 the checkpoint is stale: the thread has a newer checkpoint than the one paused on
+--   AS007 a service acting for nobody: a decision belongs to an owner (use ai.act_as)
+--
+-- Locks: request_human updates the job row, then the session row (set_session_status);
+-- resolve_human locks the session row, then the approval row, then the job row. A claim never
+-- touches an AWAITING_HUMAN job, so the two do not meet on the same rows in another order.
+
+insert into ai.error_codes (sqlstate, name, description) values
+  ('AS032', 'not_waiting', 'resolve_human for a thread with nothing waiting for a person (no pending approval, the job was cancelled, or the session is not waiting).'),
+  ('AS033', 'already_resolved', 'resolve_human for a checkpoint whose approval was already resolved.'),
+  ('AS034', 'stale_checkpoint', 'The checkpoint named is not the one the thread waits on: the thread moved on.');
+
+create table ai.human_approvals (
+  approval_id text primary key default ai.ulid(),
+  thread_id text not null,
+  owner text not null,
+  job_id bigint not null,
+  checkpoint_id text not null check (pg_catalog.char_length(checkpoint_id) between 1 and 255),
+  action jsonb not null default '{}',
+  status text not null default 'pending' check (status in ('pending', 'resolved')),
+  requested_by text,
+  requested_at timestamptz not null,
+  decision jsonb,
+  decided_by text,
+  decided_for text,
+  decided_at timestamptz,
+  constraint human_approvals_decided check (status = 'pending' or (decision is not null and decided_at is not null)),
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.human_approvals is 'What waits for a person: one row per ai.request_human, pending until ai.resolve_human stores the decision with who decided and when. See docs/human-in-the-loop.md.';
+comment on column ai.human_approvals.decided_by is 'The role that called resolve_human (a tenant, or a service acting for it).';
+comment on column ai.human_approvals.decided_for is 'The owner it decided for (ai.current_owner() at the time).';
+-- One pending approval per thread; the list of what waits, oldest first.
+create unique index human_approvals_one_pending_per_thread on ai.human_approvals (thread_id) where status = 'pending';
+create index human_approvals_pending on ai.human_approvals (requested_at, approval_id) where status = 'pending';
+create index human_approvals_thread on ai.human_approvals (thread_id, checkpoint_id);
+
+alter table ai.human_approvals enable row level security;
+alter table ai.human_approvals force row level security;
+create policy human_approvals_by_owner on ai.human_approvals
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+grant select on ai.human_approvals to ai_user, ai_service;
+grant insert on ai.human_approvals to ai_service;
+grant update (status, decision, decided_by, decided_for, decided_at) on ai.human_approvals to ai_user, ai_service;
+-- resolve_human runs as the tenant and puts its job back with the decision in its payload.
+grant update (payload, run_at) on ai.agent_jobs to ai_user;
+
+-- Retention: approvals move with their session.
+create table ai_archive.human_approvals (like ai.human_approvals including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+alter table ai_archive.human_approvals enable row level security;
+alter table ai_archive.human_approvals force row level security;
+create policy human_approvals_by_owner on ai_archive.human_approvals
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+grant select on ai_archive.human_approvals to ai_user;
+grant select, insert, delete on ai_archive.human_approvals to ai_service;
+grant update (owner) on ai_archive.human_approvals to ai_service;
+insert into ai._archived_tables (table_name, copy_order, order_by) values ('human_approvals', 100, 'approval_id');
+
+-- ---------------------------------------------------------------------------------------------
+
+create function ai.request_human(job_id bigint, fencing_token bigint, checkpoint_id text, action jsonb default '{}')
+returns text
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_job_id alias for $1;
+  a_token alias for $2;
+  a_checkpoint alias for $3;
+  a_action alias for $4;
+  v_now timestamptz := ai.now();
+  v_worker text;
+  v_current text;
+  j ai.agent_jobs;
+  h ai.human_approvals;
+begin
+  if a_job_id is null or a_token is null then
+    raise exception using errcode = 'AS002', message = 'job_id and fencing_token must not be NULL';
+  end if;
+  perform ai._check_text(a_checkpoint, 'checkpoint_id');
+  perform ai._check_document(a_action, 'action');
+
+  -- Fenced in the UPDATE itself, as complete_job is. The pause gives the attempt back.
+  select u.lease_owner into v_worker from ai.agent_jobs u
+  where u.job_id = a_job_id and u.status = 'IN_PROGRESS' and u.fencing_token = a_token and u.lease_expires_at > v_now;
+  update ai.agent_jobs u
+  set status = 'AWAITING_HUMAN', attempts = greatest(u.attempts - 1, 0), lease_owner = null, lease_expires_at = null,
+      updated_at = v_now
+  where u.job_id = a_job_id and u.status = 'IN_PROGRESS' and u.fencing_token = a_token and u.lease_expires_at > v_now
+  returning u.* into j;
+  if not found then
+    perform ai._raise_lease_lost(a_job_id, a_token);
+  end if;
+  if pg_catalog.jsonb_typeof(j.payload) <> 'object' then
+    raise exception using errcode = 'AS002',
+      message = format('job %s: only a job whose payload is a JSON object can wait for a person (the decision is added to it)', a_job_id);
+  end if;
+
+  select s.current_checkpoint_id into v_current from ai.agent_sessions s where s.thread_id = j.thread_id;
+  if v_current is not null and v_current <> a_checkpoint then
+    raise exception using errcode = 'AS034',
+      message = format('checkpoint %s is not the newest of thread %s (%s)', a_checkpoint, j.thread_id, v_current);
+  end if;
+  perform ai.set_session_status(j.thread_id, 'waiting');
+
+  begin
+    insert into ai.human_approvals (thread_id, owner, job_id, checkpoint_id, action, requested_by, requested_at)
+    values (j.thread_id, j.owner, j.job_id, a_checkpoint, a_action, v_worker, v_now)
+    returning * into h;
+  exception when unique_violation then
+    raise exception using errcode = 'AS004',
+      message = format('thread %s already waits for a person', j.thread_id);
+  end;
+  insert into ai.session_events (thread_id, owner, kind, payload, created_at)
+  values (h.thread_id, h.owner, 'pending_approval',
+          pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id,
+                                        'checkpoint_id', h.checkpoint_id, 'action', h.action),
+          v_now);
+  return h.approval_id;
+end
+$$;
+comment on function ai.request_human(bigint, bigint, text, jsonb) is
+  'Pauses a job held with fencing_token for a person (fenced): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. The checkpoint must be the thread''s newest (agent_sessions.current_checkpoint_id) when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
+
+create function ai.resolve_human(thread_id text, checkpoint_id text, decision jsonb)
+returns ai.human_approvals
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_checkpoint alias for $2;
+  a_decision alias for $3;
+  v_now timestamptz := ai.now();
+  s ai.agent_sessions;
+  h ai.human_approvals;
+  j ai.agent_jobs;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  perform ai._check_text(a_checkpoint, 'checkpoint_id');
+  perform ai._check_document(a_decision, 'decision');
+  if ai.sees_all_owners() then
+    raise exception using errcode = 'AS007',
+      message = 'a decision is made for an owner: a service must act for the session''s owner (ai.act_as)';
+  end if;
+
+  select * into s from ai.agent_sessions x where x.thread_id = a_thread_id for no key update;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+  select * into h from ai.human_approvals x where x.thread_id = a_thread_id and x.status = 'pending' for update;
+  if not found then
+    if exists (select from ai.human_approvals x
+               where x.thread_id = a_thread_id and x.checkpoint_id = a_checkpoint and x.status = 'resolved') then
+      raise exception using errcode = 'AS033',
+        message = format('the approval of thread %s at checkpoint %s was already resolved', a_thread_id, a_checkpoint);
+    end if;
+    raise exception using errcode = 'AS032', message = format('thread %s does not wait for a person', a_thread_id);
+  end if;
+  if h.checkpoint_id <> a_checkpoint or (s.current_checkpoint_id is not null and s.current_checkpoint_id <> a_checkpoint) then
+    raise exception using errcode = 'AS034',
+      message = format('checkpoint %s is stale: thread %s waits at %s', a_checkpoint, a_thread_id,
+                       coalesce(s.current_checkpoint_id, h.checkpoint_id));
+  end if;
+  if s.status <> 'waiting' then
+    raise exception using errcode = 'AS032',
+      message = format('thread %s does not wait for a person (the session is %s)', a_thread_id, s.status);
+  end if;
+
+  update ai.agent_jobs u
+  set status = 'PENDING', run_at = v_now, updated_at = v_now,
+      payload = u.payload || pg_catalog.jsonb_build_object('human', pg_catalog.jsonb_build_object(
+        'approval_id', h.approval_id, 'checkpoint_id', h.checkpoint_id, 'action', h.action,
+        'decision', a_decision, 'decided_by', current_user, 'decided_at', v_now))
+  where u.job_id = h.job_id and u.status = 'AWAITING_HUMAN'
+  returning u.* into j;
+  if not found then
+    raise exception using errcode = 'AS032',
+      message = format('thread %s does not wait for a person (job %s is no longer AWAITING_HUMAN)', a_thread_id, h.job_id);
+  end if;
+
+  update ai.human_approvals x
+  set status = 'resolved', decision = a_decision, decided_by = current_user, decided_for = ai.current_owner(),
+      decided_at = v_now
+  where x.approval_id = h.approval_id
+  returning x.* into h;
+  perform ai.set_session_status(a_thread_id, 'active');
+  insert into ai.session_events (thread_id, owner, kind, payload, created_at)
+  values (h.thread_id, h.owner, 'human_resolved',
+          pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id, 'checkpoint_id', h.checkpoint_id,
+                                        'decision', h.decision, 'decided_by', h.decided_by, 'decided_for', h.decided_for),
+          v_now);
+  perform pg_catalog.pg_notify('ai_jobs', j.queue);
+  return h;
+end
+$$;
+comment on function ai.resolve_human(text, text, jsonb) is
+  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (current_user) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits, AS033 already resolved, AS034 stale checkpoint.';
+
+create function ai.pending_approvals(owner text default null, max_rows integer default 100)
+returns setof ai.human_approvals
+language plpgsql stable
+as $$
+#variable_conflict use_column
+begin
+  perform ai._check_limit(pending_approvals.max_rows, 'max_rows');
+  return query
+  select h.* from ai.human_approvals h
+  where h.status = 'pending' and (pending_approvals.owner is null or h.owner = pending_approvals.owner)
+    and exists (select from ai.agent_jobs j where j.job_id = h.job_id and j.status = 'AWAITING_HUMAN')
+  order by h.requested_at, h.approval_id
+  limit pending_approvals.max_rows;
+end
+$$;
+comment on function ai.pending_approvals(text, integer) is
+  'What waits for a person, oldest first: pending approvals whose job is still AWAITING_HUMAN, of one owner or (NULL) of every owner the caller sees (RLS: a tenant sees its own). At most max_rows (1 to 10000). AS002 bad max_rows.';
+
+create function ai.get_approval(approval_id text) returns ai.human_approvals
+language plpgsql stable
+as $$
+#variable_conflict use_column
+declare
+  h ai.human_approvals;
+begin
+  select * into h from ai.human_approvals x where x.approval_id = get_approval.approval_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('approval %s not found', get_approval.approval_id);
+  end if;
+  return h;
+end
+$$;
+comment on function ai.get_approval(text) is 'One approval, pending or resolved. AS001 unknown approval (or another tenant''s).';
+
+revoke execute on function ai.request_human(bigint, bigint, text, jsonb), ai.resolve_human(text, text, jsonb),
+  ai.pending_approvals(text, integer), ai.get_approval(text) from public;
+grant execute on function ai.resolve_human(text, text, jsonb), ai.pending_approvals(text, integer), ai.get_approval(text)
+  to ai_user, ai_service;
+grant execute on function ai.request_human(bigint, bigint, text, jsonb) to ai_service;
 
 
 commit;

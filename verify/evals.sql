@@ -1,5 +1,5 @@
 -- Verify agent-state:evals on pg
-select 'ai.trajectory(text)'::regprocedure;
+select 'ai.trajectory(text, text, text)'::regprocedure;
 select 'ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text)'::regprocedure;
 select 'ai.get_eval_runs(text, text, integer)'::regprocedure;
 select eval_id, thread_id, owner, replay_thread_id, from_checkpoint_id, candidate, passed, scores, diff, created_at

@@ -232,8 +232,18 @@ SETUPS = [
 OPERATIONS = ["put", "put_writes", "get_tuple", "list50"]
 
 
+def settle() -> None:
+    """Vacuum and analyze both sides' tables before a point, so neither is measured while
+    autovacuum works on what the previous point wrote (on 2 cores that decides a point)."""
+    tables = [f"{PG_SCHEMA}.checkpoints", f"{PG_SCHEMA}.checkpoint_blobs", f"{PG_SCHEMA}.checkpoint_writes"]
+    tables += ["ai.checkpoints", "ai.checkpoint_blobs", "ai.checkpoint_writes", "ai.agent_sessions"]
+    with psycopg.connect(URL, autocommit=True) as conn:
+        conn.execute(f"vacuum (analyze) {', '.join(tables)}")
+
+
 def run_point(setup: Setup, threads: int, operation: str) -> float:
     """Operations per second: median over REPEATS runs of SECONDS each."""
+    settle()
     savers, closeables = setup.make(threads)
     try:
         workers = [Worker(s, f"bench-{uuid.uuid4()}") for s in savers]

@@ -23,6 +23,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from . import errors
+from .hitl import AsyncHumanInTheLoopMethods, HumanInTheLoopMethods
 from .models import (
     AppendResult,
     ArchivedSession,
@@ -39,6 +40,7 @@ from .models import (
     from_row,
 )
 from .queue import AsyncQueueMethods, QueueMethods
+from .side_effects import AsyncSideEffectMethods, SideEffectMethods
 
 T = TypeVar("T")
 Row = dict[str, Any]
@@ -75,7 +77,7 @@ def _context_window(row: Row) -> ContextWindow:
 
 CONTEXT_WINDOW = _Call("select * from ai.context_window(%s, %s, %s, %s::real)", _context_window)
 RECORD_COMPACTION = _Call("select * from ai.record_compaction(%s, %s, %s, %s)", _append_result)
-TRAJECTORY = _Call("select * from ai.trajectory(%s)", lambda r: from_row(TrajectoryStep, r))
+TRAJECTORY = _Call("select * from ai.trajectory(%s, %s, %s)", lambda r: from_row(TrajectoryStep, r))
 RECORD_EVAL_RUN = _Call("select * from ai.record_eval_run(%s, %s, %s, %s, %s, %s, %s)", lambda r: from_row(EvalRun, r))
 GET_EVAL_RUNS = _Call("select * from ai.get_eval_runs(%s, %s, %s)", lambda r: from_row(EvalRun, r))
 ARCHIVE_SESSIONS = _Call("select * from ai.archive_sessions(%s, %s)", lambda r: from_row(ArchivedSession, r))
@@ -227,7 +229,7 @@ def _reraise(error: psycopg.Error) -> Exception:
     return error if translated is error else translated
 
 
-class Client(QueueMethods):
+class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods):
     """Synchronous client over a psycopg ``Connection`` or a ``ConnectionPool``."""
 
     def __init__(self, source: SyncSource):
@@ -445,9 +447,12 @@ class Client(QueueMethods):
 
     # -- evals ----------------------------------------------------------------------------------
 
-    def trajectory(self, thread_id: str) -> list[TrajectoryStep]:
-        """``ai.trajectory``: the recorded steps of a thread (tool calls with arguments, final answer)."""
-        return self._rows(TRAJECTORY, (thread_id,))
+    def trajectory(
+        self, thread_id: str, after_checkpoint_id: str | None = None, checkpoint_ns: str = ""
+    ) -> list[TrajectoryStep]:
+        """``ai.trajectory``: the recorded steps of a thread (tool calls with arguments, final answer),
+        optionally only those written after a checkpoint."""
+        return self._rows(TRAJECTORY, (thread_id, after_checkpoint_id, checkpoint_ns))
 
     def record_eval_run(
         self,
@@ -482,7 +487,7 @@ class Client(QueueMethods):
         return self._one(RESTORE_SESSION, (thread_id,))
 
 
-class AsyncClient(AsyncQueueMethods):
+class AsyncClient(AsyncQueueMethods, AsyncSideEffectMethods, AsyncHumanInTheLoopMethods):
     """Asynchronous twin of :class:`Client`, over an ``AsyncConnection`` or ``AsyncConnectionPool``."""
 
     def __init__(self, source: AsyncSource):
@@ -574,8 +579,10 @@ class AsyncClient(AsyncQueueMethods):
     ) -> AppendResult:
         return await self._one(RECORD_COMPACTION, (thread_id, summary, through_seq, summary_tokens))
 
-    async def trajectory(self, thread_id: str) -> list[TrajectoryStep]:
-        return await self._rows(TRAJECTORY, (thread_id,))
+    async def trajectory(
+        self, thread_id: str, after_checkpoint_id: str | None = None, checkpoint_ns: str = ""
+    ) -> list[TrajectoryStep]:
+        return await self._rows(TRAJECTORY, (thread_id, after_checkpoint_id, checkpoint_ns))
 
     async def record_eval_run(
         self,

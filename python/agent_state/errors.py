@@ -65,6 +65,12 @@ class PermissionDenied(AgentStateError):
     sqlstate = "AS007"
 
 
+class ThreadDeleted(AgentStateError):
+    """AS020: a checkpoint or write for a thread that was deleted; a late write does not re-create it."""
+
+    sqlstate = "AS020"
+
+
 class StaleCompaction(AgentStateError):
     """AS040: a newer compaction already covers as much of the thread; the summary was not stored."""
 
@@ -77,16 +83,34 @@ class NotArchivable(AgentStateError):
     sqlstate = "AS041"
 
 
-class ThreadDeleted(AgentStateError):
-    """AS020: a checkpoint or write for a thread that was deleted; a late write does not re-create it."""
+class KeyReused(AgentStateError):
+    """AS030: a side-effect idempotency key reused for a different request in the same thread."""
 
-    sqlstate = "AS020"
+    sqlstate = "AS030"
 
 
-class FencingUnavailable(AgentStateError):
-    """AS021: a fenced checkpoint (job_id, fencing_token) while the job queue is not installed."""
+class NotReserved(AgentStateError):
+    """AS031: finish or abandon of a side effect the caller does not hold (taken over, finished, abandoned)."""
 
-    sqlstate = "AS021"
+    sqlstate = "AS031"
+
+
+class NotWaiting(AgentStateError):
+    """AS032: resolve_human for a thread with nothing waiting for a person."""
+
+    sqlstate = "AS032"
+
+
+class AlreadyResolved(AgentStateError):
+    """AS033: resolve_human for a checkpoint whose approval was already resolved."""
+
+    sqlstate = "AS033"
+
+
+class StaleCheckpoint(AgentStateError):
+    """AS034: the checkpoint named is not the one the thread waits on (the thread moved on)."""
+
+    sqlstate = "AS034"
 
 
 #: SQLSTATE -> exception class. Later features add their codes here.
@@ -100,10 +124,14 @@ ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
         Conflict,
         LeaseLost,
         PermissionDenied,
+        ThreadDeleted,
         StaleCompaction,
         NotArchivable,
-        ThreadDeleted,
-        FencingUnavailable,
+        KeyReused,
+        NotReserved,
+        NotWaiting,
+        AlreadyResolved,
+        StaleCheckpoint,
     )
 }
 # Postgres rejects "\u0000" inside JSON with untranslatable_character before any function runs.

@@ -223,3 +223,58 @@ class CheckpointSummary:
     parent_checkpoint_id: str | None
     created_at: datetime
     metadata: dict[str, Any]
+
+
+# -- side effects and human in the loop -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SideEffect:
+    """ai.side_effects: one logical external action of a thread, by its idempotency key."""
+
+    thread_id: str
+    idempotency_key: str
+    owner: str
+    request: Any
+    status: str
+    result: Any
+    attempt: int
+    takeovers: int
+    job_id: int | None
+    fencing_token: int | None
+    reserved_until: datetime | None
+    last_error: str | None
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class SideEffectBegin:
+    """ai.begin_side_effect: 'execute' (reserved for the caller), 'done' (result stored) or 'busy'."""
+
+    outcome: str
+    attempt: int
+    taken_over: bool
+    result: Any
+    holder_job_id: int | None
+    reserved_until: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """ai.human_approvals: what a thread waits for a person to decide, and the decision."""
+
+    approval_id: str
+    thread_id: str
+    owner: str
+    job_id: int
+    checkpoint_id: str
+    action: Any
+    status: str
+    requested_by: str | None
+    requested_at: datetime
+    decision: Any
+    decided_by: str | None
+    decided_for: str | None
+    decided_at: datetime | None

@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .models import TrajectoryStep
+from .client import Client
+from .models import EvalRun, TrajectoryStep
 
 #: scorer(expected final content, actual final content) -> score in [0, 1]
 Scorer = Callable[[Any, Any], float]
@@ -114,3 +115,45 @@ def compare(
         passed=not mismatches and score >= pass_score,
         scores={"tools": tools_score, "final": score},
     )
+
+
+#: run(client, fork_thread_id, checkpoint_id): the candidate (a graph, a new model or prompt) runs
+#: on the fork, starting from the checkpoint, and writes its messages to the fork thread.
+Run = Callable[[Client, str, str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayResult:
+    """A replay: the fork it ran on, the comparison, and the eval run recorded for it."""
+
+    fork_thread_id: str
+    comparison: Comparison
+    eval_run: EvalRun | None
+
+
+def replay(
+    client: Client,
+    thread_id: str,
+    checkpoint_id: str,
+    run: Run,
+    *,
+    scorer: Scorer = exact,
+    pass_score: float = 1.0,
+    candidate: str | None = None,
+    checkpoint_ns: str = "",
+    record: bool = True,
+) -> ReplayResult:
+    """Forks ``thread_id`` at ``checkpoint_id`` (``ai.fork_thread``), runs the candidate on the fork,
+    and compares what it did with what the recorded thread did after that checkpoint. The original
+    thread is never touched. With ``record``, the outcome goes to ``ai.eval_runs``."""
+    fork = client.fork_thread(thread_id, checkpoint_id, None, checkpoint_ns)
+    run(client, fork, checkpoint_id)
+    reference = client.trajectory(thread_id, checkpoint_id, checkpoint_ns)
+    comparison = compare(reference, client.trajectory(fork), scorer, pass_score)
+    eval_run = None
+    if record:
+        name = candidate or getattr(run, "__qualname__", repr(run))
+        eval_run = client.record_eval_run(
+            thread_id, name, comparison.passed, comparison.scores, comparison.as_json(), fork, checkpoint_id
+        )
+    return ReplayResult(fork, comparison, eval_run)

@@ -45,6 +45,7 @@ from . import errors
 from .client import AsyncClient, Client
 from .models import Job
 from .queue import DEFAULT_LEASE
+from .side_effects import side_effect as _side_effect
 
 log = logging.getLogger("agent_state.worker")
 
@@ -53,13 +54,15 @@ CHANNEL = "ai_jobs"
 
 @dataclass
 class WorkerStats:
-    """What a worker did: jobs completed, failed, lost (lease lost before finishing) and released."""
+    """What a worker did: jobs completed, failed, lost (lease lost before finishing), released and
+    paused for a person (``ctx.request_human``)."""
 
     claimed: int = 0
     completed: int = 0
     failed: int = 0
     lost: int = 0
     released: int = 0
+    paused: int = 0
 
 
 def _default_worker_id() -> str:
@@ -85,6 +88,7 @@ class JobContext:
         self._worker = worker
         self._lost = threading.Event()
         self.finished = False
+        self.paused = False  # request_human handed the job to a person
         self.running = False
         self.renewed_at = time.monotonic()
 
@@ -129,6 +133,37 @@ class JobContext:
             self._mark_lost(error)
             raise
         self.finished = True
+
+    def side_effect(self, *key_parts: Any, request: Any = None) -> _side_effect:
+        """The tool-call ledger for this claim: ``@ctx.side_effect("charge", user, amount)`` on a
+        tool ``def charge(call): ...`` (or ``with ctx.side_effect(...) as call:``) runs it once per
+        key in the thread, fenced on the job; a retry returns the recorded result. ``call.key``
+        goes to downstream APIs; ``call.taken_over`` says a dead worker may have acted. See
+        :mod:`agent_state.side_effects`."""
+        self.check()
+        return _side_effect(
+            self._worker.client,
+            self.job.thread_id,
+            *key_parts,
+            request=request,
+            job_id=self.job.job_id,
+            fencing_token=self.job.fencing_token,
+            on_lease_lost=self._mark_lost,
+        )
+
+    def request_human(self, checkpoint_id: str, action: Any = None) -> str:
+        """Pauses the job for a person (``ai.request_human``): it waits as AWAITING_HUMAN, this
+        worker holds it no more, and whoever claims it after ``resolve_human`` finds the decision
+        in ``job.payload["human"]``. The handler should return right after. Returns the approval id."""
+        self.check()
+        try:
+            approval = self._worker.client.request_human(self.job.job_id, self.job.fencing_token, checkpoint_id, action)
+        except errors.LeaseLost as error:
+            self._mark_lost(error)
+            raise
+        self.finished = self.paused = True
+        self._lost.set()  # nothing more may be written under this claim
+        return approval
 
     def fail(self, error: str, retry_in: timedelta | None = None) -> None:
         """Fails the job now (retried after retry_in, or a backoff, while attempts remain)."""
@@ -305,7 +340,7 @@ class Worker:
         to_complete = []
         for ctx, outcome in batch:
             if ctx.finished:
-                self._count("completed")
+                self._count("paused" if ctx.paused else "completed")
             elif outcome is _LOST or ctx.lease_lost:
                 self._count("lost")
             elif isinstance(outcome, _Failure):
@@ -423,6 +458,7 @@ class AsyncJobContext:
         self._worker = worker
         self._lost = asyncio.Event()
         self.finished = False
+        self.paused = False
 
     @property
     def lease_lost(self) -> bool:
@@ -456,6 +492,34 @@ class AsyncJobContext:
             self._lost.set()
             raise
         self.finished = True
+
+    def side_effect(self, *key_parts: Any, request: Any = None) -> _side_effect:
+        """The async twin of :meth:`JobContext.side_effect`: ``await ctx.side_effect(...).arun(tool)``
+        or ``async with ctx.side_effect(...) as call:``."""
+        self.check()
+        return _side_effect(
+            self._worker.client,
+            self.job.thread_id,
+            *key_parts,
+            request=request,
+            job_id=self.job.job_id,
+            fencing_token=self.job.fencing_token,
+            on_lease_lost=lambda _error: self._lost.set(),
+        )
+
+    async def request_human(self, checkpoint_id: str, action: Any = None) -> str:
+        """The async twin of :meth:`JobContext.request_human`."""
+        self.check()
+        try:
+            approval = await self._worker.client.request_human(
+                self.job.job_id, self.job.fencing_token, checkpoint_id, action
+            )
+        except errors.LeaseLost:
+            self._lost.set()
+            raise
+        self.finished = self.paused = True
+        self._lost.set()
+        return approval
 
 
 AsyncHandler = Callable[[Job, AsyncJobContext], Awaitable[Any]]
@@ -550,7 +614,10 @@ class AsyncWorker:
             result = await self.handler(ctx.job, ctx)
             if not ctx.finished:
                 await ctx.complete(result)
-            self.stats.completed += 1
+            if ctx.paused:
+                self.stats.paused += 1
+            else:
+                self.stats.completed += 1
         except errors.LeaseLost:
             self.stats.lost += 1
         except asyncio.CancelledError:

@@ -92,20 +92,38 @@ def test_another_tenants_thread_is_not_found(role_dsn: Any, thread_id: str) -> N
             _put(other, _config(thread_id), {"n": 2}, {"n": "2"})
 
 
-def test_fencing_arguments_reach_the_database(conn: Any, thread_id: str) -> None:
-    saver = AgentStateSaver(conn)
-    queue = f"q-{thread_id}"  # a queue of its own: no other test's job can be claimed instead
-    job = conn.execute(
-        "select (ai.enqueue_job(t.thread_id, '{}', %s)).job_id from ai.create_session(%s) t", (queue, thread_id)
-    )
-    job_id = job.fetchone()[0]
-    claimed = conn.execute("select job_id, fencing_token from ai.claim_job('w1', '60 seconds', %s)", (queue,))
-    token = claimed.fetchone()
-    assert token is not None and token[0] == job_id, "the job just enqueued must be the one claimed"
-    token = token[1:]
-    _put(saver, _config(thread_id, job_id=job_id, fencing_token=token[0]), {"n": 1}, {"n": "1"})
-    with pytest.raises(LeaseLost):  # a stale token: the zombie's write is rejected
-        _put(saver, _config(thread_id, job_id=job_id, fencing_token=token[0] - 1), {"n": 2}, {"n": "2"})
+def test_a_zombie_workers_checkpoint_is_refused(role_dsn: Any, conn: Any, thread_id: str) -> None:
+    """job_id and fencing_token in the config make the saver's writes fenced (ai.fenced_write)."""
+    from datetime import timedelta
+
+    from agent_state import Client
+
+    superuser = conn
+    with psycopg.connect(role_dsn("app_service"), autocommit=True) as conn:
+        client = Client(conn)
+        client.create_session(thread_id)
+        job = client.enqueue_job(thread_id)
+        first = client.claim_job("w1", lease=timedelta(minutes=1))
+        assert first is not None and first.job_id == job.job_id
+        saver = AgentStateSaver(conn)
+        fenced = _config(thread_id, job_id=job.job_id, fencing_token=first.fencing_token)
+        stored, cp = _put(saver, fenced, {"n": 1}, {"n": "1"})
+        # another worker takes the job over (the first one's token is stale from now on)
+        superuser.execute(
+            "update ai.agent_jobs set lease_expires_at = ai.now() - interval '1 second' where job_id = %s",
+            (job.job_id,),
+        )
+        second = client.claim_job("w2", lease=timedelta(minutes=1))
+        assert second is not None and second.fencing_token > first.fencing_token
+        zombie = {
+            **stored,
+            "configurable": {**stored["configurable"], "job_id": job.job_id, "fencing_token": first.fencing_token},
+        }
+        with pytest.raises(LeaseLost):
+            _put(saver, zombie, {"n": 2}, {"n": "2"}, previous=cp)
+        with pytest.raises(LeaseLost):
+            saver.put_writes(zombie, [("n", 3)], "task")
+        assert len(list(saver.list(_config(thread_id)))) == 1
 
 
 def test_one_saver_over_a_pool_serves_threads_concurrently(role_dsn: Any) -> None:

@@ -155,6 +155,23 @@ def test_deploy_works_as_a_non_superuser_that_owns_the_database(dsn: str, scratc
         tenant,
     )
     assert out.split() == ["tenant_a", "1"]
+    # delete_thread deletes the session through its tombstone's trigger, which runs as this
+    # non-superuser schema owner under forced RLS
+    out = _run(
+        [
+            "psql",
+            "-X",
+            "-At",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+            "select ai.put_checkpoint('t-owned', '', 'c1', null, 'test', '\\x01');"
+            " select ai.delete_thread('t-owned');"
+            " select count(*) from ai.agent_sessions where thread_id = 't-owned'",
+        ],
+        tenant,
+    )
+    assert out.split() == ["c1", "t", "0"]
     other = _run(["psql", "-X", "-At", "-c", "select count(*) from ai.agent_sessions"], dict(env, PGUSER="tenant_b"))
     assert other.strip() == "0"
     _run(["sqitch", "--quiet", "revert", "-y", "db:pg:"], deployer)

@@ -99,3 +99,20 @@ def test_a_backend_killed_mid_batch_loses_and_duplicates_nothing(dsn: str, conn:
     assert client.restore_session(threads[0]).status == "completed"
     assert _counts(conn, prefix)[threads[0]] == (28, 0)
     assert [m.seq for m in client.get_messages(threads[0])] == list(range(1, 26))
+
+
+def test_archive_all_sessions_commits_batch_after_batch(dsn: str, conn: psycopg.Connection[Any]) -> None:
+    prefix = f"all-{uuid.uuid4().hex[:8]}-"
+    client = Client(conn)
+    threads = [f"{prefix}{i}" for i in range(5)]
+    for t in threads:
+        client.create_session(t)
+        client.append_message(t, "user", "bye")
+        client.set_session_status(t, "cancelled")
+    # A procedure that commits: called outside any transaction block, in batches of two.
+    with psycopg.connect(dsn, autocommit=True) as caller:
+        caller.execute("call ai.archive_all_sessions('0 seconds', 2)")
+    assert _counts(conn, prefix) == {t: (0, 4) for t in threads}  # session, message, 2 events
+    with pytest.raises(psycopg.errors.InvalidTransactionTermination), psycopg.connect(dsn) as in_transaction:
+        in_transaction.execute("select 1")  # opens a transaction block
+        in_transaction.execute("call ai.archive_all_sessions('0 seconds', 2)")

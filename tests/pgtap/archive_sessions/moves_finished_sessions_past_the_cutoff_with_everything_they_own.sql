@@ -5,7 +5,7 @@ select plan(8);
 set local role app_service;
 
 select results_eq($$select thread_id, rows_moved from ai.archive_sessions('90 days')$$,
-                  $$values ('done-a'::text, '{"agent_jobs": 1, "eval_runs": 1, "session_events": 2, "session_messages": 3}'::jsonb),
+                  $$values ('done-a'::text, '{"agent_jobs": 1, "checkpoint_blobs": 1, "checkpoint_writes": 1, "checkpoints": 1, "eval_runs": 1, "session_events": 2, "session_messages": 3}'::jsonb),
                            ('done-b', '{"session_events": 2, "session_messages": 1}'::jsonb)$$,
                   'the two sessions finished 100 days ago, with what moved per table');
 select is((select count(*)::int from ai.agent_sessions where thread_id in ('done-a', 'done-b')), 0, 'gone from the hot sessions');

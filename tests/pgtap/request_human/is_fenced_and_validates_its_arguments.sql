@@ -1,0 +1,19 @@
+\ir ../fixtures/helpers.sql
+begin;
+select plan(8);
+\ir ../fixtures/side_effects.sql
+
+select throws_ok(format($$select ai.request_human(%s, %s, null)$$, :job, :token), 'AS002', 'checkpoint_id must not be NULL', 'NULL checkpoint');
+select throws_ok(format($$select ai.request_human(%s, null, 'c1')$$, :job), 'AS002', 'job_id and fencing_token must not be NULL', 'NULL token');
+select throws_ok(format($$select ai.request_human(%s, %s, 'c1', null)$$, :job, :token), 'AS002', 'action must not be NULL', 'NULL action');
+select throws_ok(format($$select ai.request_human(%s, %s, 'c1')$$, :job, :token + 1), 'AS006', format('job %s: lease lost', :job), 'a stale token');
+select throws_ok($$select ai.request_human(-1, 1, 'c1')$$, 'AS001', 'job -1 not found', 'an unknown job');
+-- the checkpoint must be the newest of the thread when it has checkpoints
+select ai.put_checkpoint('qa1', '', '01J00000000000000000000002', null, 'test', '\x01', '{}', '{}') is not null as put \gset
+select throws_ok(format($$select ai.request_human(%s, %s, 'c1')$$, :job, :token), 'AS034',
+                 'checkpoint c1 is not the newest of thread qa1 (01J00000000000000000000002)', 'a stale checkpoint');
+select is((select status from ai.agent_jobs where job_id = :job), 'IN_PROGRESS', 'a refused pause changes nothing');
+set local role tenant_a;
+select throws_ok(format($$select ai.request_human(%s, %s, 'c1')$$, :job, :token), '42501', null, 'tenants cannot pause jobs');
+select * from finish();
+rollback;
