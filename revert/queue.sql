@@ -24,4 +24,5 @@ drop function ai._lock_thread(text);
 drop function ai._check_lease(interval);
 drop table ai.agent_jobs_archive;
 drop table ai.agent_jobs;
+drop function ai._guard_tenant_job_status();
 commit;

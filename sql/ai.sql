@@ -926,6 +926,33 @@ create unique index agent_jobs_idempotency_key on ai.agent_jobs (owner, queue, i
 -- index pays for that (one CPU measurement: a quarter of a claim + complete). The cost lands on
 -- deleting a session, whose cascade scans the jobs; archive_jobs keeps that table small.
 
+-- Tenants hold UPDATE (status, ...) on their own jobs because cancel_job (and resolve_human, in
+-- a later change) run as the caller. The table itself allows a tenant only those two moves, so a
+-- raw UPDATE cannot revive a cancelled job or mark one completed. Workers (ai_service) are not
+-- checked: the WHEN clause lets their claims and finishes through without calling the function.
+create function ai._guard_tenant_job_status() returns trigger
+language plpgsql
+as $$
+begin
+  if (new.status = 'CANCELLED' and old.status in ('PENDING', 'IN_PROGRESS', 'AWAITING_HUMAN'))
+     or (new.status = 'PENDING' and old.status = 'AWAITING_HUMAN') then
+    return new;
+  end if;
+  raise exception using errcode = 'AS004',
+    message = format('job %s cannot go from %s to %s: a tenant may only cancel a job or answer one that waits for a person',
+                     old.job_id, old.status, new.status);
+end
+$$;
+comment on function ai._guard_tenant_job_status() is 'Internal trigger: a caller outside ai_service may only cancel a job or put one that waits for a person back to PENDING.';
+revoke execute on function ai._guard_tenant_job_status() from public;  -- a trigger needs no grant
+
+create trigger agent_jobs_tenant_status
+  before update of status on ai.agent_jobs
+  for each row
+  when (old.status is distinct from new.status
+        and not pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER'))
+  execute function ai._guard_tenant_job_status();
+
 alter table ai.agent_jobs enable row level security;
 alter table ai.agent_jobs force row level security;
 create policy agent_jobs_by_owner on ai.agent_jobs
