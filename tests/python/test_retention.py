@@ -116,3 +116,24 @@ def test_archive_all_sessions_commits_batch_after_batch(dsn: str, conn: psycopg.
     with pytest.raises(psycopg.errors.InvalidTransactionTermination), psycopg.connect(dsn) as in_transaction:
         in_transaction.execute("select 1")  # opens a transaction block
         in_transaction.execute("call ai.archive_all_sessions('0 seconds', 2)")
+
+
+def test_a_session_being_written_is_skipped_not_waited_for(dsn: str, conn: psycopg.Connection[Any]) -> None:
+    prefix = f"busy-{uuid.uuid4().hex[:8]}-"
+    client = Client(conn)
+    busy, idle = f"{prefix}busy", f"{prefix}idle"
+    for t in (busy, idle):
+        client.create_session(t)
+        client.set_session_status(t, "completed")
+    # A writer holds the busy session (a late event or checkpoint in flight takes this lock too).
+    with psycopg.connect(dsn) as writer:
+        writer.execute("select from ai.agent_sessions where thread_id = %s for key share", (busy,))
+        conn.execute("set lock_timeout = '5s'")  # a wait would fail the test instead of hanging it
+        try:
+            moved = {m.thread_id for m in client.archive_sessions(timedelta(0), 10000)}
+        finally:
+            conn.execute("reset lock_timeout")
+        assert idle in moved and busy not in moved
+        writer.rollback()
+    moved_later = {m.thread_id for m in client.archive_sessions(timedelta(0), 10000)}
+    assert busy in moved_later, "picked up on the next call, once the writer is done"
