@@ -31,11 +31,7 @@ declare
   v_final bigint;
   v_after timestamptz := '-infinity'::timestamptz;
 begin
-  perform ai._check_thread_id(a_thread_id);
-  perform from ai.agent_sessions s where s.thread_id = a_thread_id;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-  end if;
+  perform ai._session_owner(a_thread_id);
   if a_checkpoint is not null then
     perform ai._check_checkpoint_ns(a_ns);
     -- Messages and checkpoints are two grains of one timeline: what happened after a checkpoint
@@ -113,10 +109,7 @@ begin
   if replay_thread_id is not null then
     perform ai._check_thread_id(replay_thread_id);
   end if;
-  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-  end if;
+  v_owner := ai._session_owner(a_thread_id);
   insert into ai.eval_runs (thread_id, owner, replay_thread_id, from_checkpoint_id, candidate, passed, scores, diff, created_at)
   values (a_thread_id, v_owner, replay_thread_id, from_checkpoint_id, candidate, passed, scores, diff, ai.now())
   returning * into e;

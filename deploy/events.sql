@@ -51,7 +51,6 @@ declare
   v_owner text;
   e ai.session_events;
 begin
-  perform ai._check_thread_id(a_thread_id);
   perform ai._check_event_kind(a_kind);
   perform ai._check_document(a_payload, 'payload');
   if a_kind in ('start', 'status') then
@@ -60,10 +59,7 @@ begin
       message = format('event kind %s is reserved for agent-state itself', a_kind);
   end if;
 
-  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-  end if;
+  v_owner := ai._session_owner(a_thread_id);
 
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (a_thread_id, v_owner, a_kind, a_payload, ai.now())
@@ -83,16 +79,12 @@ as $$
 declare
   a_thread_id alias for $1;
 begin
-  perform ai._check_thread_id(a_thread_id);
   perform ai._check_limit(max_rows, 'max_rows');
   if after_event_id is null or after_event_id < 0 then
     raise exception using errcode = 'AS002',
       message = format('after_event_id must be 0 or more, not %s', coalesce(after_event_id::text, 'NULL'));
   end if;
-  perform from ai.agent_sessions s where s.thread_id = a_thread_id;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-  end if;
+  perform ai._session_owner(a_thread_id);
 
   return query
     select * from ai.session_events e

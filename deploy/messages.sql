@@ -210,16 +210,12 @@ as $$
 declare
   a_thread_id alias for $1;
 begin
-  perform ai._check_thread_id(a_thread_id);
   perform ai._check_limit(max_rows, 'max_rows');
   if after_seq is null or after_seq < 0 then
     raise exception using errcode = 'AS002',
       message = format('after_seq must be 0 or more, not %s', coalesce(after_seq::text, 'NULL'));
   end if;
-  perform from ai.agent_sessions s where s.thread_id = a_thread_id;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-  end if;
+  perform ai._session_owner(a_thread_id);
 
   return query
     select * from ai.session_messages m

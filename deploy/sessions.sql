@@ -46,6 +46,24 @@ language sql immutable parallel safe
 as $$ select ai._check_text(thread_id, 'thread_id', 255) $$;
 comment on function ai._check_thread_id(text) is 'Internal guard: raises AS002 unless thread_id is 1 to 255 characters.';
 
+-- The owner of a thread the caller may see; AS001 when it does not exist or is another tenant's
+-- (RLS hides those, so the two are one case). The guard that read-side functions start with.
+create function ai._session_owner(thread_id text) returns text
+language plpgsql stable
+as $$
+declare
+  v_owner text;
+begin
+  perform ai._check_thread_id(_session_owner.thread_id);
+  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = _session_owner.thread_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', _session_owner.thread_id);
+  end if;
+  return v_owner;
+end
+$$;
+comment on function ai._session_owner(text) is 'Internal guard: the owner of a visible thread; AS002 for a bad id, AS001 when not found (or another tenant''s).';
+
 create function ai.get_session(thread_id text) returns ai.agent_sessions
 language plpgsql stable
 as $$
@@ -63,7 +81,7 @@ $$;
 comment on function ai.get_session(text) is
   'The session row of a thread. Raises AS001 when the thread does not exist or belongs to another tenant.';
 
-revoke execute on function ai._check_thread_id(text), ai.get_session(text) from public;
-grant execute on function ai._check_thread_id(text), ai.get_session(text) to ai_user, ai_service;
+revoke execute on function ai._check_thread_id(text), ai._session_owner(text), ai.get_session(text) from public;
+grant execute on function ai._check_thread_id(text), ai._session_owner(text), ai.get_session(text) to ai_user, ai_service;
 
 commit;

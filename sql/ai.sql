@@ -296,6 +296,24 @@ language sql immutable parallel safe
 as $$ select ai._check_text(thread_id, 'thread_id', 255) $$;
 comment on function ai._check_thread_id(text) is 'Internal guard: raises AS002 unless thread_id is 1 to 255 characters.';
 
+-- The owner of a thread the caller may see; AS001 when it does not exist or is another tenant's
+-- (RLS hides those, so the two are one case). The guard that read-side functions start with.
+create function ai._session_owner(thread_id text) returns text
+language plpgsql stable
+as $$
+declare
+  v_owner text;
+begin
+  perform ai._check_thread_id(_session_owner.thread_id);
+  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = _session_owner.thread_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', _session_owner.thread_id);
+  end if;
+  return v_owner;
+end
+$$;
+comment on function ai._session_owner(text) is 'Internal guard: the owner of a visible thread; AS002 for a bad id, AS001 when not found (or another tenant''s).';
+
 create function ai.get_session(thread_id text) returns ai.agent_sessions
 language plpgsql stable
 as $$
@@ -313,8 +331,8 @@ $$;
 comment on function ai.get_session(text) is
   'The session row of a thread. Raises AS001 when the thread does not exist or belongs to another tenant.';
 
-revoke execute on function ai._check_thread_id(text), ai.get_session(text) from public;
-grant execute on function ai._check_thread_id(text), ai.get_session(text) to ai_user, ai_service;
+revoke execute on function ai._check_thread_id(text), ai._session_owner(text), ai.get_session(text) from public;
+grant execute on function ai._check_thread_id(text), ai._session_owner(text), ai.get_session(text) to ai_user, ai_service;
 
 
 -- ===== change: events =====
@@ -370,7 +388,6 @@ declare
   v_owner text;
   e ai.session_events;
 begin
-  perform ai._check_thread_id(a_thread_id);
   perform ai._check_event_kind(a_kind);
   perform ai._check_document(a_payload, 'payload');
   if a_kind in ('start', 'status') then
@@ -379,10 +396,7 @@ begin
       message = format('event kind %s is reserved for agent-state itself', a_kind);
   end if;
 
-  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-  end if;
+  v_owner := ai._session_owner(a_thread_id);
 
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (a_thread_id, v_owner, a_kind, a_payload, ai.now())
@@ -402,16 +416,12 @@ as $$
 declare
   a_thread_id alias for $1;
 begin
-  perform ai._check_thread_id(a_thread_id);
   perform ai._check_limit(max_rows, 'max_rows');
   if after_event_id is null or after_event_id < 0 then
     raise exception using errcode = 'AS002',
       message = format('after_event_id must be 0 or more, not %s', coalesce(after_event_id::text, 'NULL'));
   end if;
-  perform from ai.agent_sessions s where s.thread_id = a_thread_id;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-  end if;
+  perform ai._session_owner(a_thread_id);
 
   return query
     select * from ai.session_events e
@@ -774,16 +784,12 @@ as $$
 declare
   a_thread_id alias for $1;
 begin
-  perform ai._check_thread_id(a_thread_id);
   perform ai._check_limit(max_rows, 'max_rows');
   if after_seq is null or after_seq < 0 then
     raise exception using errcode = 'AS002',
       message = format('after_seq must be 0 or more, not %s', coalesce(after_seq::text, 'NULL'));
   end if;
-  perform from ai.agent_sessions s where s.thread_id = a_thread_id;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-  end if;
+  perform ai._session_owner(a_thread_id);
 
   return query
     select * from ai.session_messages m
@@ -3004,11 +3010,7 @@ declare
   v_final bigint;
   v_after timestamptz := '-infinity'::timestamptz;
 begin
-  perform ai._check_thread_id(a_thread_id);
-  perform from ai.agent_sessions s where s.thread_id = a_thread_id;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-  end if;
+  perform ai._session_owner(a_thread_id);
   if a_checkpoint is not null then
     perform ai._check_checkpoint_ns(a_ns);
     -- Messages and checkpoints are two grains of one timeline: what happened after a checkpoint
@@ -3086,10 +3088,7 @@ begin
   if replay_thread_id is not null then
     perform ai._check_thread_id(replay_thread_id);
   end if;
-  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-  end if;
+  v_owner := ai._session_owner(a_thread_id);
   insert into ai.eval_runs (thread_id, owner, replay_thread_id, from_checkpoint_id, candidate, passed, scores, diff, created_at)
   values (a_thread_id, v_owner, replay_thread_id, from_checkpoint_id, candidate, passed, scores, diff, ai.now())
   returning * into e;

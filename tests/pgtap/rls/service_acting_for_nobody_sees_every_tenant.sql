@@ -2,14 +2,7 @@
 begin;
 select plan(4);
 
-set local role tenant_a;
-select ai.create_session('t-a');
-select ai.append_message_idempotent('t-a', 'user', '"from a"');
-select ai.record_event('t-a', 'tool_call');
-set local role tenant_b;
-select ai.create_session('t-b');
-select ai.append_message_idempotent('t-b', 'user', '"from b"');
-select ai.record_event('t-b', 'tool_call');
+\ir ../fixtures/two_tenants.sql
 
 set local role app_service;
 select results_eq($$select thread_id from ai.agent_sessions order by thread_id$$, array['t-a', 't-b'], 'every session');

@@ -2,14 +2,7 @@
 begin;
 select plan(4);
 
-set local role tenant_a;
-select ai.create_session('t-a');
-select ai.append_message_idempotent('t-a', 'user', '"from a"');
-select ai.record_event('t-a', 'tool_call');
-set local role tenant_b;
-select ai.create_session('t-b');
-select ai.append_message_idempotent('t-b', 'user', '"from b"');
-select ai.record_event('t-b', 'tool_call');
+\ir ../fixtures/two_tenants.sql
 
 -- The seq guard (a BEFORE trigger, which cannot see tenant_a's session either) or the policy
 -- refuses each of these; what matters is that nothing lands in tenant_a's thread.
