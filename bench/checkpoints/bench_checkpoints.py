@@ -229,7 +229,8 @@ SETUPS = [
     Setup("PostgresSaver, one saver per thread (fastest)", pg_per_thread),
     Setup("AgentStateSaver, one saver over a pool", ours_shared),
 ]
-OPERATIONS = ["put", "put_writes", "get_tuple", "list50"]
+OPERATIONS = os.environ.get("BENCH_OPERATIONS", "put put_writes get_tuple list50").split()
+THREADS = [int(n) for n in os.environ.get("BENCH_THREADS", "1 8").split()]
 
 
 def settle() -> None:
@@ -287,7 +288,7 @@ def throughput() -> None:
     print(f"{'':<20}" + "   ".join(f"[{i}] {s.name}" for i, s in enumerate(SETUPS)))
     print(header.replace("PostgresSaver  ", "[0] usual      ", 1))
     rows = []
-    for threads in (1, 8):
+    for threads in THREADS:
         for operation in OPERATIONS:
             figures = [run_point(s, threads, operation) for s in SETUPS]
             rows.append((operation, threads, figures))
