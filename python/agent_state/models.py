@@ -263,7 +263,10 @@ class SideEffectBegin:
 
 @dataclass(frozen=True, slots=True)
 class Approval:
-    """ai.human_approvals: what a thread waits for a person to decide, and the decision."""
+    """ai.human_approvals: what a thread waits for a person to decide, and the decision.
+
+    ``status`` is ``pending``, ``resolved`` (``decision`` holds it) or ``cancelled`` (its job was
+    cancelled: no decision, ``decided_by`` is who cancelled, ``decided_at`` when)."""
 
     approval_id: str
     thread_id: str

@@ -11,6 +11,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
@@ -212,3 +214,103 @@ def test_workers_pause_and_resume_with_side_effects_sync_and_async(role_dsn: Cal
         asyncio.run(scenario())
         assert tenant.get_job(job2.job_id).result == {"receipt": {"charged": 1}, "decision": {"go": 2}}
         assert len(async_charges) == 1
+
+
+def _waiting_job(role_dsn: Callable[[str], str], tag: str) -> tuple[str, int, str]:
+    """A fresh thread of tenant_a whose job waits for a person at checkpoint c1."""
+    queue, thread = f"{tag}-{uuid.uuid4().hex[:8]}", f"{tag}-{uuid.uuid4()}"
+    with _as(role_dsn, "tenant_a", DAY0) as a, _as(role_dsn, "app_service", DAY0) as s:
+        Client(a).create_session(thread)
+        job = Client(a).enqueue_job(thread, {}, queue=queue)
+        claimed = Client(s).claim_job("w", queue=queue)
+        assert claimed is not None and claimed.job_id == job.job_id
+        approval_id = Client(s).request_human(claimed.job_id, claimed.fencing_token, "c1", {"x": 1})
+    return thread, job.job_id, approval_id
+
+
+def test_cancelling_a_waiting_job_cancels_its_approval_and_the_session_is_active_again(
+    role_dsn: Callable[[str], str],
+) -> None:
+    thread, job_id, approval_id = _waiting_job(role_dsn, "hitl-cancel")
+    with _as(role_dsn, "tenant_a", DAY3) as conn:
+        tenant = Client(conn)
+        assert [a.approval_id for a in tenant.pending_approvals() if a.thread_id == thread] == [approval_id]
+        assert tenant.cancel_job(job_id).status == "CANCELLED"
+        approval = tenant.get_approval(approval_id)
+        assert (approval.status, approval.decision, approval.decided_by) == ("cancelled", None, "tenant_a")
+        assert approval.decided_at is not None and approval.decided_at.day == 4
+        assert tenant.get_session(thread).status == "active"
+        assert [a for a in tenant.pending_approvals() if a.thread_id == thread] == []
+        with pytest.raises(NotWaiting, match=f"was cancelled with job {job_id}"):
+            tenant.resolve_human(thread, "c1", {"approved": True})
+        kinds = [e.kind for e in tenant.get_events(thread)]
+        assert kinds.count("approval_cancelled") == 1 and "human_resolved" not in kinds
+
+
+def _wait_until_blocked(watcher: psycopg.Connection[Any], pid: int) -> None:
+    """Until the backend pid waits for a lock (at most 10 seconds)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        row = watcher.execute("select wait_event_type from pg_stat_activity where pid = %s", (pid,)).fetchone()
+        if row and row[0] == "Lock":
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"backend {pid} never waited for a lock")
+
+
+@pytest.mark.parametrize("first", ["cancel", "resolve"])
+def test_a_cancel_and_a_resolve_of_one_job_queue_on_the_job_and_never_deadlock(
+    dsn: str, role_dsn: Callable[[str], str], first: str
+) -> None:
+    """The job row is held by a third transaction while a cancel and a resolve queue on it, in
+    either order. Both lock the job first (then the session, then the approval), so the one
+    queued first wins and the other sees its outcome. Had resolve_human locked the session and
+    the approval before the job (as before cancel_awaiting_human), the cancel's trigger would
+    wait for the session while the resolve waits for the job: a deadlock (40P01)."""
+    thread, job_id, approval_id = _waiting_job(role_dsn, "hitl-race")
+    outcomes: dict[str, Any] = {}
+
+    def run(name: str, call: Callable[[], Any]) -> None:
+        try:
+            outcomes[name] = call()
+        except Exception as exc:  # recorded, and asserted on below
+            outcomes[name] = exc
+
+    with (
+        psycopg.connect(dsn, autocommit=True) as watcher,
+        psycopg.connect(dsn) as holder,
+        _as(role_dsn, "tenant_a", DAY3) as canceller,
+        _as(role_dsn, "tenant_a", DAY3) as resolver,
+    ):
+        holder.execute("select from ai.agent_jobs where job_id = %s for no key update", (job_id,))
+        calls = {
+            "cancel": (canceller, lambda: Client(canceller).cancel_job(job_id)),
+            "resolve": (resolver, lambda: Client(resolver).resolve_human(thread, "c1", {"approved": True})),
+        }
+        order = [first, "resolve" if first == "cancel" else "cancel"]
+        threads = []
+        for name in order:
+            conn, call = calls[name]
+            t = threading.Thread(target=run, args=(name, call))
+            t.start()
+            threads.append(t)
+            _wait_until_blocked(watcher, conn.info.backend_pid)
+        holder.rollback()  # lets the queue go
+        for t in threads:
+            t.join(timeout=30)
+            assert not t.is_alive()
+
+    with _as(role_dsn, "tenant_a", DAY3) as conn:
+        tenant = Client(conn)
+        approval = tenant.get_approval(approval_id)
+        assert tenant.get_job(job_id).status == "CANCELLED"
+        assert tenant.get_session(thread).status == "active"
+    if first == "cancel":
+        assert isinstance(outcomes["cancel"], Job) and outcomes["cancel"].status == "CANCELLED"
+        assert isinstance(outcomes["resolve"], NotWaiting), outcomes["resolve"]
+        assert "was cancelled" in str(outcomes["resolve"])
+        assert approval.status == "cancelled"
+    else:
+        assert getattr(outcomes["resolve"], "status", None) == "resolved", outcomes["resolve"]
+        assert isinstance(outcomes["cancel"], Job) and outcomes["cancel"].status == "CANCELLED"
+        assert approval.status == "resolved" and approval.decision == {"approved": True}

@@ -175,3 +175,81 @@ def test_deploy_works_as_a_non_superuser_that_owns_the_database(dsn: str, scratc
     other = _run(["psql", "-X", "-At", "-c", "select count(*) from ai.agent_sessions"], dict(env, PGUSER="tenant_b"))
     assert other.strip() == "0"
     _run(["sqitch", "--quiet", "revert", "-y", "db:pg:"], deployer)
+
+
+def test_cancel_awaiting_human_closes_approvals_left_pending_and_reverts_to_the_previous_catalog(
+    dsn: str, scratch_db: Any
+) -> None:
+    """Deployed over data of the earlier release, as a non-superuser owner (so under forced RLS):
+    an approval that a cancel left pending is closed and its session made active. The revert
+    restores the catalog of human_in_the_loop, turns cancelled approvals back into pending ones,
+    and refuses while a thread holds two that the old schema could not (one pending per thread)."""
+    env = scratch_db()
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        admin.execute(
+            "do $$ begin if not exists (select from pg_roles where rolname = 'agent_state_deployer') then"
+            " create role agent_state_deployer login nosuperuser nocreaterole nocreatedb; end if; end $$"
+        )
+        admin.execute(
+            sql.SQL("alter database {} owner to agent_state_deployer").format(sql.Identifier(env["PGDATABASE"]))
+        )
+    deployer = dict(env, PGUSER="agent_state_deployer")
+    _run(["sqitch", "--quiet", "deploy", "--verify", "--to", "human_in_the_loop", "db:pg:"], deployer)
+    before = _dump(env)
+
+    def connect(user: str) -> psycopg.Connection[Any]:
+        return psycopg.connect(
+            host=env.get("PGHOST"), port=env.get("PGPORT"), dbname=env["PGDATABASE"], user=user, autocommit=True
+        )
+
+    def wait_and_cancel(thread: str) -> str:
+        with connect("tenant_a") as a, connect("app_service") as s:
+            (job,) = a.execute("select job_id from ai.enqueue_job(%s)", (thread,)).fetchone()  # type: ignore[misc]
+            (token,) = s.execute("select fencing_token from ai.claim_job('w', '1 minute')").fetchone()  # type: ignore[misc]
+            (approval,) = s.execute("select ai.request_human(%s, %s, 'c1')", (job, token)).fetchone()  # type: ignore[misc]
+            a.execute("select ai.cancel_job(%s)", (job,))
+            return str(approval)
+
+    with connect("tenant_a") as a:
+        a.execute("select ai.create_session('left-waiting')")
+    stuck = wait_and_cancel("left-waiting")
+    with connect("tenant_a") as a:
+        row = a.execute(
+            "select h.status, s.status from ai.human_approvals h join ai.agent_sessions s using (thread_id)"
+            " where h.approval_id = %s",
+            (stuck,),
+        ).fetchone()
+    assert row == ("pending", "waiting"), "the earlier release left the approval pending and the session waiting"
+
+    _run(["sqitch", "--quiet", "deploy", "--verify", "db:pg:"], deployer)
+    with connect("tenant_a") as a:
+        row = a.execute(
+            "select h.status, h.decided_by, s.status"
+            " from ai.human_approvals h join ai.agent_sessions s using (thread_id) where h.approval_id = %s",
+            (stuck,),
+        ).fetchone()
+        assert row == ("cancelled", None, "active")
+        events = a.execute("select kind from ai.session_events where thread_id = 'left-waiting' order by event_id")
+        kinds = [k for (k,) in events]
+        assert kinds[-2:] == ["approval_cancelled", "status"]
+
+    # The thread waits again and is cancelled again: two cancelled approvals, which the earlier
+    # schema cannot hold, so the revert refuses and changes nothing.
+    wait_and_cancel("left-waiting")
+    done = subprocess.run(
+        ["sqitch", "revert", "-y", "--to", "human_in_the_loop", "db:pg:"],
+        cwd=ROOT,
+        env=deployer,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode != 0 and "thread left-waiting has a cancelled approval" in done.stdout + done.stderr
+    with psycopg.connect(dsn, dbname=env["PGDATABASE"], autocommit=True) as admin:  # a superuser sees every row
+        admin.execute("delete from ai.human_approvals where approval_id <> %s", (stuck,))
+    _run(["sqitch", "--quiet", "revert", "-y", "--to", "human_in_the_loop", "db:pg:"], deployer)
+    assert _dump(env) == before, "the revert restores the catalog of human_in_the_loop"
+    with connect("tenant_a") as a:
+        row = a.execute("select status, decided_at from ai.human_approvals where approval_id = %s", (stuck,)).fetchone()
+    assert row == ("pending", None)
+    _run(["sqitch", "--quiet", "revert", "-y", "db:pg:"], deployer)

@@ -1,0 +1,13 @@
+-- Verify agent-state:cancel_awaiting_human on pg
+select 'ai._close_approval_of_cancelled_job()'::regprocedure;
+select 1 / (select count(*)::int from pg_catalog.pg_trigger
+            where tgrelid = 'ai.agent_jobs'::regclass and tgname = 'agent_jobs_close_approval_on_cancel');
+select 1 / (select count(*)::int from pg_catalog.pg_constraint
+            where conrelid = 'ai.human_approvals'::regclass and conname = 'human_approvals_status_check'
+              and pg_catalog.pg_get_constraintdef(oid) like '%cancelled%');
+select 1 / (select count(*)::int from pg_catalog.pg_constraint
+            where conrelid = 'ai_archive.human_approvals'::regclass and conname = 'human_approvals_status_check'
+              and pg_catalog.pg_get_constraintdef(oid) like '%cancelled%');
+select 1 / (select (prosrc like '%was cancelled with job%')::int from pg_catalog.pg_proc
+            where oid = 'ai.resolve_human(text, text, jsonb)'::regprocedure);
+select 1 / (select relforcerowsecurity::int from pg_catalog.pg_class where oid = 'ai.agent_sessions'::regclass);
