@@ -18,6 +18,7 @@ BATCHES=${BENCH_QUEUE_BATCHES:-20}    # batches of 100 per client
 FINISHED=${BENCH_QUEUE_FINISHED:-1000000}
 PYJOBS=${BENCH_QUEUE_PYJOBS:-10000}
 PY=${PYTHON:-$ROOT/.venv/bin/python}
+# BENCH_QUEUE_QUICK=1: only the empty-table table (a few minutes), for work on the queue itself
 db=agent_state_bench_queue
 bench_url="${url%/*}/$db"
 worker_url="$bench_url?user=bench_worker"
@@ -68,6 +69,7 @@ table() {  # $1: label of the table state
 }
 
 table "empty table"
+[ -n "${BENCH_QUEUE_QUICK:-}" ] && exit 0  # the empty-table figures only (while working on the queue)
 psql -X -q -v ON_ERROR_STOP=1 -v n="$FINISHED" -d "$bench_url" -f "$HERE/queue/finished.sql" >/dev/null
 table "with $FINISHED finished jobs in the same table and queue"
 echo "(ceiling: pgbench's single-row UPDATE. bare: the plain SQL of the design on a plain table with one"

@@ -1,7 +1,11 @@
 -- Verify agent-state:cancel_awaiting_human on pg
-select 'ai._close_approval_of_cancelled_job()'::regprocedure;
+-- A trigger on ai.agent_jobs closes the approval of a cancelled job: this change's own
+-- (agent_jobs_close_approval_on_cancel), or, once queue_lean_writes folded the job triggers into
+-- one, agent_jobs_status_moved. (A verify script checks the final state, so it names both.)
 select 1 / (select count(*)::int from pg_catalog.pg_trigger
-            where tgrelid = 'ai.agent_jobs'::regclass and tgname = 'agent_jobs_close_approval_on_cancel');
+            where tgrelid = 'ai.agent_jobs'::regclass
+              and tgname in ('agent_jobs_close_approval_on_cancel', 'agent_jobs_status_moved')
+              and pg_catalog.pg_get_functiondef(tgfoid) like '%approval_cancelled%');
 select 1 / (select count(*)::int from pg_catalog.pg_constraint
             where conrelid = 'ai.human_approvals'::regclass and conname = 'human_approvals_status_check'
               and pg_catalog.pg_get_constraintdef(oid) like '%cancelled%');
