@@ -37,6 +37,14 @@ returns boolean
 language plpgsql immutable parallel safe
 as $$
 begin
+  -- One expression for the common case (plpgsql prepares each expression once per transaction,
+  -- and a queue's transactions are short); the rules one at a time only to name the one broken.
+  if status in ('PENDING', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'AWAITING_HUMAN')
+     and pg_catalog.char_length(queue) between 1 and 255 and attempts >= 0 and max_attempts >= 1
+     and (idempotency_key is null or pg_catalog.char_length(idempotency_key) between 1 and 255)
+     and (status <> 'IN_PROGRESS' or (lease_owner is not null and lease_expires_at is not null)) then
+    return true;
+  end if;
   if status is null or status not in ('PENDING', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'AWAITING_HUMAN') then
     raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
       message = format('job status %s is not PENDING, IN_PROGRESS, COMPLETED, FAILED, CANCELLED or AWAITING_HUMAN',
@@ -54,11 +62,8 @@ begin
     raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
       message = 'an idempotency key has 1 to 255 characters';
   end if;
-  if status = 'IN_PROGRESS' and (lease_owner is null or lease_expires_at is null) then
-    raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
-      message = 'an IN_PROGRESS job has a lease owner and a lease expiry';
-  end if;
-  return true;
+  raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
+    message = 'an IN_PROGRESS job has a lease owner and a lease expiry';
 end
 $$;
 comment on function ai._check_job_row(text, text, integer, integer, text, text, timestamptz) is
@@ -77,13 +82,15 @@ alter table ai.agent_jobs
     check (ai._check_job_row(status, queue, attempts, max_attempts, idempotency_key, lease_owner, lease_expires_at));
 
 -- The tenant guard, after the row is written: an error rolls the statement back all the same.
--- One trigger for status moves, and a WHEN clause that is false for a worker's claim and finish
--- (the two UPDATEs a queue is made of), so they never run it. A tenant holds no privilege on
--- fencing_token or lease_owner, so a tenant's raw UPDATE leaves both as they were, which a claim
--- (new token) and a finish (lease_owner cleared) never do; moves to CANCELLED or PENDING (cancel,
--- an answer, a retry, a release) always run it. It applies the tenant rule (only cancel a job, or
--- answer one that waits for a person) and, when a job that waited for a person is cancelled,
--- closes its approval (the change cancel_awaiting_human).
+-- One trigger for status moves, with the smallest WHEN clause that is false for a worker's claim
+-- and finish (the two UPDATEs a queue is made of), so they never run it: a claim sets lease_owner,
+-- a complete, fail, release, reap or request_human clears it. A tenant holds no privilege on
+-- lease_owner, so each of a tenant's raw UPDATEs runs it; so does every cancel (cancel_job leaves
+-- lease_owner as it was; a job that waits for a person has none) and an answer to a job that waits
+-- (none before, none after). It applies the tenant rule (only cancel a job, or answer one that
+-- waits for a person) and, when a job that waited for a person is cancelled, closes its approval
+-- (the change cancel_awaiting_human). A service that cancels a waiting job by hand must leave
+-- lease_owner alone for that to happen, as cancel_job does.
 create function ai._job_status_moved() returns trigger
 language plpgsql
 as $$
@@ -144,8 +151,7 @@ drop function ai._close_approval_of_cancelled_job();
 create trigger agent_jobs_status_moved
   after update of status on ai.agent_jobs
   for each row
-  when (new.status in ('CANCELLED', 'PENDING')
-        or (new.fencing_token = old.fencing_token and new.lease_owner is not distinct from old.lease_owner))
+  when (new.lease_owner is not distinct from old.lease_owner)
   execute function ai._job_status_moved();
 
 create or replace function ai.claim_job(worker_id text, lease interval default '60 seconds', queue text default 'default')

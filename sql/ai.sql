@@ -4310,6 +4310,14 @@ returns boolean
 language plpgsql immutable parallel safe
 as $$
 begin
+  -- One expression for the common case (plpgsql prepares each expression once per transaction,
+  -- and a queue's transactions are short); the rules one at a time only to name the one broken.
+  if status in ('PENDING', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'AWAITING_HUMAN')
+     and pg_catalog.char_length(queue) between 1 and 255 and attempts >= 0 and max_attempts >= 1
+     and (idempotency_key is null or pg_catalog.char_length(idempotency_key) between 1 and 255)
+     and (status <> 'IN_PROGRESS' or (lease_owner is not null and lease_expires_at is not null)) then
+    return true;
+  end if;
   if status is null or status not in ('PENDING', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'AWAITING_HUMAN') then
     raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
       message = format('job status %s is not PENDING, IN_PROGRESS, COMPLETED, FAILED, CANCELLED or AWAITING_HUMAN',
@@ -4327,11 +4335,8 @@ begin
     raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
       message = 'an idempotency key has 1 to 255 characters';
   end if;
-  if status = 'IN_PROGRESS' and (lease_owner is null or lease_expires_at is null) then
-    raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
-      message = 'an IN_PROGRESS job has a lease owner and a lease expiry';
-  end if;
-  return true;
+  raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
+    message = 'an IN_PROGRESS job has a lease owner and a lease expiry';
 end
 $$;
 comment on function ai._check_job_row(text, text, integer, integer, text, text, timestamptz) is
@@ -4350,13 +4355,15 @@ alter table ai.agent_jobs
     check (ai._check_job_row(status, queue, attempts, max_attempts, idempotency_key, lease_owner, lease_expires_at));
 
 -- The tenant guard, after the row is written: an error rolls the statement back all the same.
--- One trigger for status moves, and a WHEN clause that is false for a worker's claim and finish
--- (the two UPDATEs a queue is made of), so they never run it. A tenant holds no privilege on
--- fencing_token or lease_owner, so a tenant's raw UPDATE leaves both as they were, which a claim
--- (new token) and a finish (lease_owner cleared) never do; moves to CANCELLED or PENDING (cancel,
--- an answer, a retry, a release) always run it. It applies the tenant rule (only cancel a job, or
--- answer one that waits for a person) and, when a job that waited for a person is cancelled,
--- closes its approval (the change cancel_awaiting_human).
+-- One trigger for status moves, with the smallest WHEN clause that is false for a worker's claim
+-- and finish (the two UPDATEs a queue is made of), so they never run it: a claim sets lease_owner,
+-- a complete, fail, release, reap or request_human clears it. A tenant holds no privilege on
+-- lease_owner, so each of a tenant's raw UPDATEs runs it; so does every cancel (cancel_job leaves
+-- lease_owner as it was; a job that waits for a person has none) and an answer to a job that waits
+-- (none before, none after). It applies the tenant rule (only cancel a job, or answer one that
+-- waits for a person) and, when a job that waited for a person is cancelled, closes its approval
+-- (the change cancel_awaiting_human). A service that cancels a waiting job by hand must leave
+-- lease_owner alone for that to happen, as cancel_job does.
 create function ai._job_status_moved() returns trigger
 language plpgsql
 as $$
@@ -4417,8 +4424,7 @@ drop function ai._close_approval_of_cancelled_job();
 create trigger agent_jobs_status_moved
   after update of status on ai.agent_jobs
   for each row
-  when (new.status in ('CANCELLED', 'PENDING')
-        or (new.fencing_token = old.fencing_token and new.lease_owner is not distinct from old.lease_owner))
+  when (new.lease_owner is not distinct from old.lease_owner)
   execute function ai._job_status_moved();
 
 create or replace function ai.claim_job(worker_id text, lease interval default '60 seconds', queue text default 'default')
@@ -4610,6 +4616,140 @@ begin
   returning u.job_id;
 end
 $$;
+
+
+-- ===== change: lean_session_writes =====
+-- Deploy agent-state:lean_session_writes to pg
+-- requires: session_lifecycle
+-- requires: messages
+-- requires: checkpoints
+--
+-- What queue_lean_writes did for ai.agent_jobs, for the tables every graph step and every message
+-- writes: ai.agent_sessions (each put_checkpoint moves current_checkpoint_id, each append moves
+-- last_seq), ai.checkpoints and ai.session_messages.
+--
+-- * Postgres rebuilds every CHECK expression of a table from its stored text once per statement
+--   that writes the table (stringToNode), whichever columns the statement sets. The rules of each
+--   table now sit in one CHECK calling one function (SQLSTATE 23514 as before, with a message that
+--   names the rule).
+-- * A BEFORE ROW UPDATE trigger makes each UPDATE of a session lock the row once more, with a WAL
+--   record, before it looks at the trigger's WHEN clause. The two guards of ai.agent_sessions
+--   (the status transitions, last_seq) change no column, so they run AFTER the row is written:
+--   an error rolls the statement back all the same.
+
+create function ai._check_session_row(thread_id text, status text, config jsonb, last_seq bigint,
+                                      completed_at timestamptz)
+returns boolean
+language plpgsql immutable parallel safe
+as $$
+begin
+  if pg_catalog.char_length(thread_id) between 1 and 255
+     and status in ('active', 'waiting', 'completed', 'failed', 'cancelled')
+     and pg_catalog.jsonb_typeof(config) = 'object' and last_seq >= 0
+     and (completed_at is not null) = (status in ('completed', 'failed', 'cancelled')) then
+    return true;
+  end if;
+  if pg_catalog.char_length(thread_id) not between 1 and 255 then
+    raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
+      message = 'a thread_id has 1 to 255 characters';
+  end if;
+  if status is null or status not in ('active', 'waiting', 'completed', 'failed', 'cancelled') then
+    raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
+      message = format('session status %s is not active, waiting, completed, failed or cancelled',
+                       coalesce(pg_catalog.quote_literal(status), 'NULL'));
+  end if;
+  if pg_catalog.jsonb_typeof(config) is distinct from 'object' then
+    raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
+      message = 'a session''s config is a JSON object';
+  end if;
+  if last_seq < 0 then
+    raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
+      message = format('last_seq must be 0 or more, not %s', last_seq);
+  end if;
+  raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
+    message = 'completed_at is set exactly when a session is completed, failed or cancelled';
+end
+$$;
+comment on function ai._check_session_row(text, text, jsonb, bigint, timestamptz) is
+  'Internal: the CHECK of ai.agent_sessions rows (thread_id length, status, config an object, last_seq, completed_at with a final status); raises 23514 naming the rule a row breaks.';
+
+create function ai._check_message_row(seq bigint, role text, token_count integer, idempotency_key text)
+returns boolean
+language plpgsql immutable parallel safe
+as $$
+begin
+  if seq > 0 and role in ('system', 'user', 'assistant', 'tool_call', 'tool_result') and token_count >= 0
+     and pg_catalog.char_length(idempotency_key) between 1 and 255 then
+    return true;
+  end if;
+  if seq <= 0 then
+    raise exception using errcode = '23514', constraint = 'session_messages_row_check',
+      message = format('a message seq is 1 or more, not %s', seq);
+  end if;
+  if role is null or role not in ('system', 'user', 'assistant', 'tool_call', 'tool_result') then
+    raise exception using errcode = '23514', constraint = 'session_messages_row_check',
+      message = format('message role %s is not system, user, assistant, tool_call or tool_result',
+                       coalesce(pg_catalog.quote_literal(role), 'NULL'));
+  end if;
+  if token_count < 0 then
+    raise exception using errcode = '23514', constraint = 'session_messages_row_check',
+      message = format('token_count must be 0 or more, not %s', token_count);
+  end if;
+  raise exception using errcode = '23514', constraint = 'session_messages_row_check',
+    message = 'an idempotency key has 1 to 255 characters';
+end
+$$;
+comment on function ai._check_message_row(bigint, text, integer, text) is
+  'Internal: the CHECK of ai.session_messages rows (seq, role, token_count, idempotency key); raises 23514 naming the rule a row breaks.';
+
+create function ai._check_checkpoint_row(metadata jsonb, channel_versions jsonb)
+returns boolean
+language plpgsql immutable parallel safe
+as $$
+begin
+  if pg_catalog.jsonb_typeof(metadata) = 'object' and pg_catalog.jsonb_typeof(channel_versions) = 'object' then
+    return true;
+  end if;
+  raise exception using errcode = '23514', constraint = 'checkpoints_row_check',
+    message = 'a checkpoint''s metadata and channel_versions are JSON objects';
+end
+$$;
+comment on function ai._check_checkpoint_row(jsonb, jsonb) is
+  'Internal: the CHECK of ai.checkpoints rows (metadata and channel_versions are JSON objects); raises 23514.';
+
+revoke execute on function ai._check_session_row(text, text, jsonb, bigint, timestamptz),
+  ai._check_message_row(bigint, text, integer, text), ai._check_checkpoint_row(jsonb, jsonb) from public;
+grant execute on function ai._check_session_row(text, text, jsonb, bigint, timestamptz),
+  ai._check_message_row(bigint, text, integer, text), ai._check_checkpoint_row(jsonb, jsonb) to ai_user, ai_service;
+
+alter table ai.agent_sessions
+  drop constraint agent_sessions_thread_id_check,
+  drop constraint agent_sessions_status_check,
+  drop constraint agent_sessions_config_check,
+  drop constraint agent_sessions_last_seq_check,
+  drop constraint agent_sessions_completed_at,
+  add constraint agent_sessions_row_check check (ai._check_session_row(thread_id, status, config, last_seq, completed_at));
+alter table ai.session_messages
+  drop constraint session_messages_seq_check,
+  drop constraint session_messages_role_check,
+  drop constraint session_messages_token_count_check,
+  drop constraint session_messages_idempotency_key_check,
+  add constraint session_messages_row_check check (ai._check_message_row(seq, role, token_count, idempotency_key));
+alter table ai.checkpoints
+  drop constraint checkpoints_metadata_check,
+  drop constraint checkpoints_channel_versions_check,
+  add constraint checkpoints_row_check check (ai._check_checkpoint_row(metadata, channel_versions));
+
+drop trigger agent_sessions_status_transition on ai.agent_sessions;
+create trigger agent_sessions_status_transition
+  after update of status on ai.agent_sessions
+  for each row when (old.status is distinct from new.status)
+  execute function ai._guard_session_status();
+drop trigger agent_sessions_last_seq on ai.agent_sessions;
+create trigger agent_sessions_last_seq
+  after update of last_seq on ai.agent_sessions
+  for each row when (new.last_seq is distinct from old.last_seq + 1)
+  execute function ai._guard_last_seq();
 
 
 commit;
