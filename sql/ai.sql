@@ -4382,6 +4382,12 @@ begin
       message = format('job %s cannot go from %s to %s: a tenant may only cancel a job or answer one that waits for a person',
                        old.job_id, old.status, new.status);
   end if;
+  -- A raw UPDATE to CANCELLED (cancel_job sets it) gets its finish time, or archive_jobs, which
+  -- moves jobs by finished_at, would keep it forever. (This UPDATE runs the trigger again, and
+  -- stops at the first test above: the status does not move.)
+  if new.status = 'CANCELLED' and new.finished_at is null then
+    update ai.agent_jobs j set finished_at = ai.now() where j.job_id = new.job_id;
+  end if;
   if old.status = 'AWAITING_HUMAN' and new.status = 'CANCELLED' then
     -- The session before the approval (job, session, approval: the order of request_human and
     -- resolve_human), and only when it waits: a finished session is not touched.
@@ -4414,7 +4420,7 @@ begin
 end
 $$;
 comment on function ai._job_status_moved() is
-  'Internal trigger (after a job''s status moves, except a worker''s claim or finish): outside ai_service only a cancel or the answer to a job that waits for a person is allowed (AS004 otherwise); a job that goes from AWAITING_HUMAN to CANCELLED has its pending approval cancelled, an approval_cancelled event written, and a waiting session made active again. Runs as the caller.';
+  'Internal trigger (after a job''s status moves, except a worker''s claim or finish): outside ai_service only a cancel or the answer to a job that waits for a person is allowed (AS004 otherwise); a cancel written without finished_at gets it; a job that goes from AWAITING_HUMAN to CANCELLED has its pending approval cancelled, an approval_cancelled event written, and a waiting session made active again. Runs as the caller.';
 revoke execute on function ai._job_status_moved() from public;  -- a trigger needs no grant
 
 drop trigger agent_jobs_tenant_status on ai.agent_jobs;
