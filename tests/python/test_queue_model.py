@@ -204,6 +204,33 @@ class QueueModel(RuleBasedStateMachine):
         self.now += timedelta(seconds=seconds)
         self._set_clock()
 
+    @rule(call=st.sampled_from(["complete", "renew", "fail", "release"]))
+    def holder_at_its_lease_end(self, call: str) -> None:
+        """The worker whose lease ends this very instant tries to finish or renew: refused, as the
+        lease is held only while now < its end (right after advance_to_a_lease_end)."""
+        ending = [j for j in self.jobs.values() if j.status == "IN_PROGRESS" and j.lease_expires == self.now]
+        if not ending:
+            return
+        job = ending[0]
+        calls: dict[str, Callable[[], Any]] = {
+            "complete": lambda: self.client.complete_job(job.job_id, job.token),
+            "renew": lambda: self.client.renew_lease(job.job_id, job.token, LEASE),
+            "fail": lambda: self.client.fail_job(job.job_id, job.token, "too late"),
+            "release": lambda: self.client.release_job(job.job_id, job.token),
+        }
+        self._refused(calls[call])
+
+    @rule()
+    def advance_to_a_lease_end(self) -> None:
+        """Time lands exactly on the end of the next lease: the instant where "still held" and
+        "claimable again" meet, which random steps of time rarely hit (a `>` for `>=` there must
+        not go unnoticed)."""
+        ends = [j.lease_expires for j in self.jobs.values() if j.status == "IN_PROGRESS" and j.lease_expires]
+        later = [end for end in ends if end > self.now]
+        if later:
+            self.now = min(later)
+            self._set_clock()
+
     def _refused(self, call: Callable[[], Any]) -> None:
         try:
             call()
