@@ -67,29 +67,32 @@ comment on column ai.human_approvals.decided_for is 'The owner it decided for (a
 -- ---------------------------------------------------------------------------------------------
 -- The trigger
 
-create function ai._close_approval_of_cancelled_job() returns trigger
-language plpgsql
+create function ai._close_approval_of_job(job_id bigint, thread_id text) returns void
+language plpgsql volatile
 as $$
+#variable_conflict use_column
 declare
+  a_job_id alias for $1;
+  a_thread_id alias for $2;
   v_now timestamptz := ai.now();
   v_session text;
   h ai.human_approvals;
 begin
   -- The session before the approval (job, session, approval: the order of request_human and
   -- resolve_human), and only when it waits: a finished session is not touched.
-  select s.status into v_session from ai.agent_sessions s where s.thread_id = new.thread_id;
+  select s.status into v_session from ai.agent_sessions s where s.thread_id = a_thread_id;
   if v_session = 'waiting' then
-    select s.status into v_session from ai.agent_sessions s where s.thread_id = new.thread_id for no key update;
+    select s.status into v_session from ai.agent_sessions s where s.thread_id = a_thread_id for no key update;
   end if;
 
   update ai.human_approvals x
   set status = 'cancelled', decided_by = current_user,
       decided_for = case when ai.sees_all_owners() then null else ai.current_owner() end,
       decided_at = v_now
-  where x.job_id = new.job_id and x.status = 'pending'
+  where x.job_id = a_job_id and x.status = 'pending'
   returning x.* into h;
   if not found then
-    return null;  -- nothing waited (a row written by hand)
+    return;  -- nothing waited (a row written by hand)
   end if;
 
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
@@ -101,11 +104,23 @@ begin
      and not exists (select from ai.human_approvals x where x.thread_id = h.thread_id and x.status = 'pending') then
     perform ai.set_session_status(h.thread_id, 'active');
   end if;
+end
+$$;
+comment on function ai._close_approval_of_job(bigint, text) is
+  'Internal (the status trigger of ai.agent_jobs, after a job went from AWAITING_HUMAN to CANCELLED): the job''s pending approval becomes cancelled (decided_by = current_user), an approval_cancelled event is written, and a waiting session is active again when nothing else of the thread waits. Runs as the caller.';
+revoke execute on function ai._close_approval_of_job(bigint, text) from public;
+grant execute on function ai._close_approval_of_job(bigint, text) to ai_user, ai_service;
+
+create function ai._close_approval_of_cancelled_job() returns trigger
+language plpgsql
+as $$
+begin
+  perform ai._close_approval_of_job(new.job_id, new.thread_id);
   return null;
 end
 $$;
 comment on function ai._close_approval_of_cancelled_job() is
-  'Internal trigger (after a job goes from AWAITING_HUMAN to CANCELLED, however written): its pending approval becomes cancelled (decided_by = current_user), an approval_cancelled event is written, and a waiting session is active again when nothing else of the thread waits. Runs as the caller.';
+  'Internal trigger (after a job goes from AWAITING_HUMAN to CANCELLED, however written): ai._close_approval_of_job.';
 revoke execute on function ai._close_approval_of_cancelled_job() from public;  -- a trigger needs no grant
 
 create trigger agent_jobs_close_approval_on_cancel

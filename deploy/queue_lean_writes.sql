@@ -94,10 +94,6 @@ alter table ai.agent_jobs
 create function ai._job_status_moved() returns trigger
 language plpgsql
 as $$
-declare
-  v_now timestamptz := ai.now();
-  v_session text;
-  h ai.human_approvals;
 begin
   if old.status = new.status then
     return null;
@@ -116,32 +112,7 @@ begin
     update ai.agent_jobs j set finished_at = ai.now() where j.job_id = new.job_id;
   end if;
   if old.status = 'AWAITING_HUMAN' and new.status = 'CANCELLED' then
-    -- The session before the approval (job, session, approval: the order of request_human and
-    -- resolve_human), and only when it waits: a finished session is not touched.
-    select s.status into v_session from ai.agent_sessions s where s.thread_id = new.thread_id;
-    if v_session = 'waiting' then
-      select s.status into v_session from ai.agent_sessions s where s.thread_id = new.thread_id for no key update;
-    end if;
-
-    update ai.human_approvals x
-    set status = 'cancelled', decided_by = current_user,
-        decided_for = case when ai.sees_all_owners() then null else ai.current_owner() end,
-        decided_at = v_now
-    where x.job_id = new.job_id and x.status = 'pending'
-    returning x.* into h;
-    if not found then
-      return null;  -- nothing waited (a row written by hand)
-    end if;
-
-    insert into ai.session_events (thread_id, owner, kind, payload, created_at)
-    values (h.thread_id, h.owner, 'approval_cancelled',
-            pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id,
-                                          'checkpoint_id', h.checkpoint_id, 'cancelled_by', h.decided_by),
-            v_now);
-    if v_session = 'waiting'
-       and not exists (select from ai.human_approvals x where x.thread_id = h.thread_id and x.status = 'pending') then
-      perform ai.set_session_status(h.thread_id, 'active');
-    end if;
+    perform ai._close_approval_of_job(new.job_id, new.thread_id);
   end if;
   return null;
 end

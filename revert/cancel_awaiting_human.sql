@@ -9,6 +9,7 @@ begin;
 
 drop trigger agent_jobs_close_approval_on_cancel on ai.agent_jobs;
 drop function ai._close_approval_of_cancelled_job();
+drop function ai._close_approval_of_job(bigint, text);
 
 -- The deploying role owns the tables but is subject to their forced row level security.
 alter table ai.human_approvals no force row level security;

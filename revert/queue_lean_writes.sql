@@ -36,42 +36,13 @@ revoke execute on function ai._guard_tenant_job_status() from public;  -- a trig
 create function ai._close_approval_of_cancelled_job() returns trigger
 language plpgsql
 as $$
-declare
-  v_now timestamptz := ai.now();
-  v_session text;
-  h ai.human_approvals;
 begin
-  -- The session before the approval (job, session, approval: the order of request_human and
-  -- resolve_human), and only when it waits: a finished session is not touched.
-  select s.status into v_session from ai.agent_sessions s where s.thread_id = new.thread_id;
-  if v_session = 'waiting' then
-    select s.status into v_session from ai.agent_sessions s where s.thread_id = new.thread_id for no key update;
-  end if;
-
-  update ai.human_approvals x
-  set status = 'cancelled', decided_by = current_user,
-      decided_for = case when ai.sees_all_owners() then null else ai.current_owner() end,
-      decided_at = v_now
-  where x.job_id = new.job_id and x.status = 'pending'
-  returning x.* into h;
-  if not found then
-    return null;  -- nothing waited (a row written by hand)
-  end if;
-
-  insert into ai.session_events (thread_id, owner, kind, payload, created_at)
-  values (h.thread_id, h.owner, 'approval_cancelled',
-          pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id,
-                                        'checkpoint_id', h.checkpoint_id, 'cancelled_by', h.decided_by),
-          v_now);
-  if v_session = 'waiting'
-     and not exists (select from ai.human_approvals x where x.thread_id = h.thread_id and x.status = 'pending') then
-    perform ai.set_session_status(h.thread_id, 'active');
-  end if;
+  perform ai._close_approval_of_job(new.job_id, new.thread_id);
   return null;
 end
 $$;
 comment on function ai._close_approval_of_cancelled_job() is
-  'Internal trigger (after a job goes from AWAITING_HUMAN to CANCELLED, however written): its pending approval becomes cancelled (decided_by = current_user), an approval_cancelled event is written, and a waiting session is active again when nothing else of the thread waits. Runs as the caller.';
+  'Internal trigger (after a job goes from AWAITING_HUMAN to CANCELLED, however written): ai._close_approval_of_job.';
 revoke execute on function ai._close_approval_of_cancelled_job() from public;  -- a trigger needs no grant
 
 create trigger agent_jobs_close_approval_on_cancel

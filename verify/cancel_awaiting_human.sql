@@ -5,7 +5,8 @@
 select 1 / (select count(*)::int from pg_catalog.pg_trigger
             where tgrelid = 'ai.agent_jobs'::regclass
               and tgname in ('agent_jobs_close_approval_on_cancel', 'agent_jobs_status_moved')
-              and pg_catalog.pg_get_functiondef(tgfoid) like '%approval_cancelled%');
+              and pg_catalog.pg_get_functiondef(tgfoid) like '%ai._close_approval_of_job(%');
+select 'ai._close_approval_of_job(bigint, text)'::regprocedure;
 select 1 / (select count(*)::int from pg_catalog.pg_constraint
             where conrelid = 'ai.human_approvals'::regclass and conname = 'human_approvals_status_check'
               and pg_catalog.pg_get_constraintdef(oid) like '%cancelled%');
