@@ -77,9 +77,10 @@ echo " partial index. same: that SQL on ai.agent_jobs as its owner (the same ind
 echo " one-thread check, no RLS). claim_job / claim_jobs: the functions, then complete_job / complete_jobs."
 echo " /bare, /same: the functions' jobs/s over those; /single: claim_jobs(100) over claim_job)"
 
-printf '\n%s\n' "backend CPU per job, 1 client, asynchronous commit (median of $REPEATS; us; ratio: bare / ours)"
-printf '%-32s %8s %8s %7s\n' "" bare ours ratio
-"$PY" "$HERE/queue/cpu_per_job.py" "$bench_url" "$worker_url" "$HERE/queue/fill.sql" "$REPEATS"
+CPU_REPEATS=${BENCH_CPU_REPEATS:-9}
+printf '\n%s\n' "backend CPU per job, 1 client, asynchronous commit ($CPU_REPEATS runs each, interleaved; us; ratio: bare / ours)"
+printf '%-32s %8s %8s %7s | %8s %8s %7s\n' "" "bare" "ours" "ratio" "bare min" "ours min" "ratio"
+"$PY" "$HERE/queue/cpu_per_job.py" "$bench_url" "$worker_url" "$HERE/queue/fill.sql" "$CPU_REPEATS"
 
 printf '\n%s\n' "Python workers, no-op handler, $PYJOBS jobs, jobs per second (median of $REPEATS)"
 printf '%-10s %12s %12s %7s\n' processes Worker pgqueuer ratio

@@ -4764,4 +4764,33 @@ alter function ai.list_checkpoints(text, text, text, integer, jsonb) set enable_
 alter function ai._list_checkpoints_any(text, text, text, integer, jsonb) set enable_seqscan = off;
 
 
+-- ===== change: job_row_check_fast_path =====
+-- Deploy agent-state:job_row_check_fast_path to pg
+-- requires: queue_lean_writes
+--
+-- The row CHECK of ai.agent_jobs called ai._check_job_row for every row a statement writes: a
+-- PL/pgSQL call per row, whose expression PL/pgSQL prepares anew in every transaction, and a
+-- queue's transactions are one claim or one finish each. It now states the same rules as a plain
+-- expression and calls the function only when that expression is false, so that the error still
+-- names the rule a row breaks. A valid row (every row a worker writes) costs a few comparisons.
+-- Same rules, same SQLSTATE (23514), same constraint name. (The columns it reads are NOT NULL or
+-- tested with IS NULL, so the expression is true or false, never NULL: a false one always reaches
+-- the function, which raises.)
+--
+-- Replacing the constraint reads ai.agent_jobs once under a lock that holds writers off: archive
+-- finished jobs first to keep it short.
+
+alter table ai.agent_jobs
+  drop constraint agent_jobs_row_check,
+  add constraint agent_jobs_row_check check (
+    (status in ('PENDING', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'AWAITING_HUMAN')
+     and pg_catalog.char_length(queue) between 1 and 255 and attempts >= 0 and max_attempts >= 1
+     and (idempotency_key is null or pg_catalog.char_length(idempotency_key) between 1 and 255)
+     and (status <> 'IN_PROGRESS' or (lease_owner is not null and lease_expires_at is not null)))
+    or ai._check_job_row(status, queue, attempts, max_attempts, idempotency_key, lease_owner, lease_expires_at));
+
+comment on function ai._check_job_row(text, text, integer, integer, text, text, timestamptz) is
+  'Internal: called by the CHECK of ai.agent_jobs rows only for a row that breaks a rule (status, queue name, attempts, idempotency key, a running job''s lease); raises 23514 naming the rule.';
+
+
 commit;
