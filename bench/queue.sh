@@ -3,7 +3,8 @@
 # (ai.claim_jobs/ai.complete_jobs), side by side with the same loop as the bare SQL of the design
 # (on a plain table, and on ai.agent_jobs itself as its owner: same writes, no checks, no RLS)
 # and with pgbench's single-row UPDATE (the ceiling), at 1, 2, 4 and 8 clients, without and with
-# 1M finished jobs in the table; then the Python Worker against pgqueuer at 1, 2 and 4 worker
+# 1M finished jobs in the table (and, on the empty table, single claims with prepared statements);
+# then the Python Worker against pgqueuer at 1, 2 and 4 worker
 # processes, and the backend CPU per job (steadier than throughput on a shared machine). Medians
 # of BENCH_REPEATS runs; ratios against the bare SQL. Run by `make bench`.
 # Works in a database of its own (created and dropped here) on the server of $DATABASE_URL.
@@ -33,7 +34,7 @@ psql -X -q -v ON_ERROR_STOP=1 -d "$bench_url" -f "$HERE/queue/setup.sql" >/dev/n
 once() {  # script clients loops per url -> jobs/s of one run on freshly filled queues
   local script=$1 clients=$2 loops=$3 per=$4 as=$5
   psql -X -q -v ON_ERROR_STOP=1 -v n=$((clients * loops * per)) -d "$bench_url" -f "$HERE/queue/fill.sql" >/dev/null
-  pgbench -n -f "$HERE/queue/$script" -c "$clients" -j "$clients" -t "$loops" "$as" 2>/dev/null \
+  pgbench -n -M "${PGBENCH_MODE:-simple}" -f "$HERE/queue/$script" -c "$clients" -j "$clients" -t "$loops" "$as" 2>/dev/null \
     | sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' | awk -v per="$per" '{print $1 * per}'
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -68,7 +69,31 @@ table() {  # $1: label of the table state
   done
 }
 
+# The same single claims with prepared statements (pgbench -M prepared; what psycopg does after
+# five executions): the bare SQL is then no longer planned per call, as the functions' statements
+# never are. Adds the bare SQL on a table with only what the issue requires (its indexes and RLS).
+prepared_table() {
+  printf '\n%s\n' "jobs per second, empty table, prepared statements (median of $REPEATS, interleaved; pgbench -M prepared -t)"
+  printf '%-7s %8s %9s %9s %6s %9s\n' clients bare required claim_job /bare /required
+  for clients in 1 2 4 8; do
+    declare -A got=()
+    for _ in $(seq "$REPEATS"); do
+      for script in baseline_single.sql required_table_single.sql claim_complete.sql; do
+        got[$script]+="$(PGBENCH_MODE=prepared once "$script" "$clients" "$SINGLE" 1 "$worker_url") "
+      done
+    done
+    m() { tr ' ' '\n' <<<"${got[$1]}" | grep . | median; }
+    bare=$(m baseline_single.sql) required=$(m required_table_single.sql) single=$(m claim_complete.sql)
+    printf '%-7s %8.0f %9.0f %9.0f %6s %9s\n' "$clients" "$bare" "$required" "$single" \
+      "$(ratio "$single" "$bare")" "$(ratio "$single" "$required")"
+    unset got
+  done
+  echo "(required: the bare SQL on bench_queue.required_jobs, ai.agent_jobs' columns, indexes and RLS policy"
+  echo " without its row CHECK and foreign key, as the worker. /required: claim_job's jobs/s over that)"
+}
+
 table "empty table"
+prepared_table
 [ -n "${BENCH_QUEUE_QUICK:-}" ] && exit 0  # the empty-table figures only (while working on the queue)
 psql -X -q -v ON_ERROR_STOP=1 -v n="$FINISHED" -d "$bench_url" -f "$HERE/queue/finished.sql" >/dev/null
 table "with $FINISHED finished jobs in the same table and queue"

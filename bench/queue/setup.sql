@@ -29,6 +29,15 @@ create table bench_queue.jobs (
   finished_at timestamptz
 ) with (fillfactor = 80);
 create index on bench_queue.jobs (queue, priority desc, run_at, job_id) where status = 'PENDING';
+-- What the issue requires of the table and no more: ai.agent_jobs' columns and indexes (the claim
+-- index that also holds leases, the one-thread unique index) and its RLS policy, without the row
+-- CHECK and the foreign key; the bare SQL runs on it as the worker (prepared-statement table).
+create table bench_queue.required_jobs (like ai.agent_jobs including defaults including generated
+  including identity including indexes) with (fillfactor = 80);
+alter table bench_queue.required_jobs enable row level security, force row level security;
+create policy required_jobs_by_owner on bench_queue.required_jobs
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 -- pgbench's single-row UPDATE, the ceiling
 create table bench_queue.counter (id integer primary key, n bigint not null default 0) with (fillfactor = 50);
 insert into bench_queue.counter (id) select generate_series(1, 1000);
