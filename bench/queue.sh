@@ -74,22 +74,26 @@ table() {  # $1: label of the table state
 # never are. Adds the bare SQL on a table with only what the issue requires (its indexes and RLS).
 prepared_table() {
   printf '\n%s\n' "jobs per second, empty table, prepared statements (median of $REPEATS, interleaved; pgbench -M prepared -t)"
-  printf '%-7s %8s %9s %9s %6s %9s\n' clients bare required claim_job /bare /required
+  printf '%-7s %8s %9s %8s %9s %6s %9s %6s\n' clients bare required same claim_job /bare /required /same
   for clients in 1 2 4 8; do
     declare -A got=()
     for _ in $(seq "$REPEATS"); do
-      for script in baseline_single.sql required_table_single.sql claim_complete.sql; do
-        got[$script]+="$(PGBENCH_MODE=prepared once "$script" "$clients" "$SINGLE" 1 "$worker_url") "
+      for point in baseline_single.sql:w required_table_single.sql:w same_table_single.sql:o claim_complete.sql:w; do
+        IFS=: read -r script who <<<"$point"
+        as=$worker_url; [ "$who" = o ] && as=$bench_url
+        got[$script]+="$(PGBENCH_MODE=prepared once "$script" "$clients" "$SINGLE" 1 "$as") "
       done
     done
     m() { tr ' ' '\n' <<<"${got[$1]}" | grep . | median; }
-    bare=$(m baseline_single.sql) required=$(m required_table_single.sql) single=$(m claim_complete.sql)
-    printf '%-7s %8.0f %9.0f %9.0f %6s %9s\n' "$clients" "$bare" "$required" "$single" \
-      "$(ratio "$single" "$bare")" "$(ratio "$single" "$required")"
+    bare=$(m baseline_single.sql) required=$(m required_table_single.sql) same=$(m same_table_single.sql)
+    single=$(m claim_complete.sql)
+    printf '%-7s %8.0f %9.0f %8.0f %9.0f %6s %9s %6s\n' "$clients" "$bare" "$required" "$same" "$single" \
+      "$(ratio "$single" "$bare")" "$(ratio "$single" "$required")" "$(ratio "$single" "$same")"
     unset got
   done
   echo "(required: the bare SQL on bench_queue.required_jobs, ai.agent_jobs' columns, indexes and RLS policy"
-  echo " without its row CHECK and foreign key, as the worker. /required: claim_job's jobs/s over that)"
+  echo " without its row CHECK and foreign key, as the worker. same: as above (ai.agent_jobs as its owner:"
+  echo " CHECK, foreign key and triggers, no RLS). /required, /same: claim_job's jobs/s over those)"
 }
 
 table "empty table"
