@@ -4789,8 +4789,41 @@ alter table ai.agent_jobs
      and (status <> 'IN_PROGRESS' or (lease_owner is not null and lease_expires_at is not null)))
     or ai._check_job_row(status, queue, attempts, max_attempts, idempotency_key, lease_owner, lease_expires_at));
 
+-- The function now runs only for a row that breaks a rule, so it no longer repeats the rules as one
+-- expression: it tests them one at a time, raises for the first broken, and returns true when none
+-- is (a direct call on a valid row).
+create or replace function ai._check_job_row(status text, queue text, attempts integer, max_attempts integer,
+                                             idempotency_key text, lease_owner text, lease_expires_at timestamptz)
+returns boolean
+language plpgsql immutable parallel safe
+as $$
+begin
+  if status is null or status not in ('PENDING', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'AWAITING_HUMAN') then
+    raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
+      message = format('job status %s is not PENDING, IN_PROGRESS, COMPLETED, FAILED, CANCELLED or AWAITING_HUMAN',
+                       coalesce(pg_catalog.quote_literal(status), 'NULL'));
+  end if;
+  if pg_catalog.char_length(queue) not between 1 and 255 then
+    raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
+      message = 'a queue name has 1 to 255 characters';
+  end if;
+  if attempts < 0 or max_attempts < 1 then
+    raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
+      message = format('attempts must be 0 or more and max_attempts 1 or more, not %s and %s', attempts, max_attempts);
+  end if;
+  if pg_catalog.char_length(idempotency_key) not between 1 and 255 then
+    raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
+      message = 'an idempotency key has 1 to 255 characters';
+  end if;
+  if status = 'IN_PROGRESS' and (lease_owner is null or lease_expires_at is null) then
+    raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
+      message = 'an IN_PROGRESS job has a lease owner and a lease expiry';
+  end if;
+  return true;
+end
+$$;
 comment on function ai._check_job_row(text, text, integer, integer, text, text, timestamptz) is
-  'Internal: called by the CHECK of ai.agent_jobs rows only for a row that breaks a rule (status, queue name, attempts, idempotency key, a running job''s lease); raises 23514 naming the rule.';
+  'Internal: called by the CHECK of ai.agent_jobs rows only for a row that breaks a rule (status, queue name, attempts, idempotency key, a running job''s lease); raises 23514 naming the rule, true when none is broken.';
 
 
 commit;
