@@ -34,6 +34,7 @@ sys.path.insert(0, str(HERE))
 from graph_run_worker import build  # noqa: E402
 
 DAY0, LATER, MUCH_LATER = "2030-01-01T00:00:00Z", "2030-01-01T00:05:00Z", "2030-01-01T02:00:00Z"
+DAY3 = "2030-01-04T00:00:00Z"
 MODES = ["sync", "async"]
 
 
@@ -173,16 +174,17 @@ def test_an_interrupt_waits_for_a_person_and_another_process_resumes_it(
     service = role_dsn("app_service")
 
     _drain(service, queue, mode, _env(DAY0, **env))  # runs up to the interrupt, then exits
-    with psycopg.connect(role_dsn("tenant_a"), autocommit=True) as conn:
+    with psycopg.connect(role_dsn("tenant_a"), autocommit=True) as conn:  # three days later
+        conn.execute("select set_config('ai.frozen_now', %s, false)", (DAY3,))
         tenant = Client(conn)
         assert tenant.get_job(job_id).status == "AWAITING_HUMAN"
         [approval] = [a for a in tenant.pending_approvals() if a.thread_id == thread]
         assert approval.action["interrupt"] == [{"send": "report", "to": "alice"}]
         assert len(approval.action["interrupt_ids"]) == 1
         assert approval.checkpoint_id == tenant.get_session(thread).current_checkpoint_id
-        tenant.resolve_human(thread, approval.checkpoint_id, {"approved": True})
+        assert tenant.resolve_human(thread, approval.checkpoint_id, {"approved": True}).decided_at.day == 4
 
-    _drain(service, queue, mode, _env(DAY0, **env))
+    _drain(service, queue, mode, _env(DAY3, **env))
     job = _job(role_dsn, job_id)
     assert job.status == "COMPLETED"
     nodes = _lines(node_log)
