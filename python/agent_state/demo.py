@@ -170,7 +170,8 @@ def research(state: State, config: RunnableConfig) -> State:
 def send_email(call: SideEffectCall, to: str, subject: str, body: str) -> dict[str, Any]:
     """The external action: appends the email to the outbox file (the demo's mail server)."""
     receipt = {"message_id": f"<{call.key[:12]}@demo>", "to": to, "sent_by": _label()}
-    with open(os.environ[OUTBOX_ENV], "a") as outbox:
+    path = os.environ.get(OUTBOX_ENV) or os.path.join(tempfile.gettempdir(), "agent-state-demo-outbox.jsonl")
+    with open(path, "a") as outbox:
         outbox.write(json.dumps({**receipt, "subject": subject, "body": body}) + "\n")
     return receipt
 

@@ -17,8 +17,10 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -354,3 +356,68 @@ def test_start_dedups_on_the_thread_and_input_unless_given_a_key(role_dsn: Calla
                 assert (await aruns.start(thread, {"log": ["x"]})).job_id == first.job_id
 
         asyncio.run(twin())
+
+
+# -- the lease, renewed while a node runs --------------------------------------------------------
+
+RENEWAL_LEASE = timedelta(seconds=6)
+
+
+def _renewed_twice(read: Callable[[], Any], first: Any) -> None:
+    """Until the job's lease expiry has moved forward twice (at most 30 seconds)."""
+    seen = {first}
+    deadline = time.monotonic() + 30
+    while len(seen) < 3:
+        assert time.monotonic() < deadline, f"the lease was not renewed: {seen}"
+        job = read()
+        assert job.status == "IN_PROGRESS", job.status
+        seen.add(job.lease_expires_at)
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_lease_is_renewed_while_a_node_runs(role_dsn: Callable[[str], str], mode: str) -> None:
+    """Node c holds the run (on an event) until the test has seen two renewals of the lease: the
+    claim outlives its lease and the run completes on its first attempt."""
+    queue, thread = f"gr-{uuid.uuid4().hex[:8]}", f"gr-{uuid.uuid4()}"
+    job_id = _start(role_dsn, queue, thread)
+    blocker, started = threading.Event(), threading.Event()
+    graph = build(mode=mode, block_at="c", blocker=blocker, started=started)
+    service = role_dsn("app_service")
+    read = lambda: _job(role_dsn, job_id)  # noqa: E731
+    options: dict[str, Any] = {"concurrency": 1, "lease": RENEWAL_LEASE, "poll_interval": 0.05, "listen": False}
+
+    if mode == "sync":
+        with ConnectionPool(service, min_size=1, max_size=6, kwargs={"autocommit": True}) as pool:
+            worker = Worker(pool, GraphRuns(Client(pool), graph, queue=queue).handler, queue, **options)
+            outcome: list[Any] = []
+            runner = threading.Thread(
+                target=lambda: outcome.append(worker.run(drain=True, install_signal_handlers=False))
+            )
+            runner.start()
+            try:
+                assert started.wait(30), "node c started"
+                _renewed_twice(read, read().lease_expires_at)
+            finally:
+                blocker.set()
+                runner.join(30)
+            stats = outcome[0]
+    else:
+
+        async def scenario() -> Any:
+            async with AsyncConnectionPool(service, min_size=1, max_size=6, kwargs={"autocommit": True}) as pool:
+                runs = AsyncGraphRuns(AsyncClient(pool), graph, queue=queue)
+                task = asyncio.create_task(
+                    AsyncWorker(pool, runs.handler, queue, **options).run(drain=True, install_signal_handlers=False)
+                )
+                try:
+                    assert await asyncio.to_thread(started.wait, 30), "node c started"
+                    await asyncio.to_thread(_renewed_twice, read, read().lease_expires_at)
+                finally:
+                    blocker.set()
+                return await asyncio.wait_for(task, 30)
+
+        stats = asyncio.run(scenario())
+    assert (stats.completed, stats.lost, stats.failed) == (1, 0, 0), stats
+    job = read()
+    assert job.status == "COMPLETED" and job.attempts == 1
