@@ -272,25 +272,25 @@ class GraphRuns(_Runs):
                 raise TimeoutError(f"job {job_id} is still {job.status} after {timeout}s")
             time.sleep(0.05)
 
-    def _graph_for(self, ctx: JobContext) -> Any:
+    def _graph_for(self, source: Any) -> Any:
+        """The graph with an AgentStateSaver over ``source`` (unless it was compiled with one)."""
         from .langgraph import AgentStateSaver
 
         if isinstance(self.graph.checkpointer, AgentStateSaver):
             return self.graph
-        pool = ctx._worker.pool  # the worker's pool: the identity that holds the claim
-        bound = self._bound.get(id(pool))
+        bound = self._bound.get(id(source))
         if bound is None:
-            bound = self._bound[id(pool)] = self.graph.copy(update={"checkpointer": AgentStateSaver(pool)})
+            bound = self._bound[id(source)] = self.graph.copy(update={"checkpointer": AgentStateSaver(source)})
         return bound
 
     def plan(self, job: Job, graph: Any | None = None) -> RunPlan:
         """What a claim of ``job`` would do now (the resume rule), from the thread's checkpoints."""
-        graph = graph if graph is not None else self.graph
+        graph = graph if graph is not None else self._graph_for(self.client._source)
         return _plan(job, graph.checkpointer.get_tuple(self._head(job.thread_id)))
 
     def handler(self, job: Job, ctx: JobContext) -> Any:
         """The Worker handler: runs (or resumes) the graph for the claimed job; see the class docstring."""
-        graph = self._graph_for(ctx)
+        graph = self._graph_for(ctx._worker.pool)  # the worker's pool: the identity holding the claim
         plan = self.plan(job, graph)
         config = self._run_config(job, ctx)
         token = _current.set(ctx)
@@ -360,25 +360,24 @@ class AsyncGraphRuns(_Runs):
                 raise TimeoutError(f"job {job_id} is still {job.status} after {timeout}s")
             await asyncio.sleep(0.05)
 
-    def _graph_for(self, ctx: AsyncJobContext) -> Any:
+    def _graph_for(self, source: Any) -> Any:
         from .langgraph import AsyncAgentStateSaver
 
         if isinstance(self.graph.checkpointer, AsyncAgentStateSaver):
             return self.graph
-        pool = ctx._worker.pool
-        bound = self._bound.get(id(pool))
+        bound = self._bound.get(id(source))
         if bound is None:
-            bound = self._bound[id(pool)] = self.graph.copy(update={"checkpointer": AsyncAgentStateSaver(pool)})
+            bound = self._bound[id(source)] = self.graph.copy(update={"checkpointer": AsyncAgentStateSaver(source)})
         return bound
 
     async def plan(self, job: Job, graph: Any | None = None) -> RunPlan:
         """The async twin of :meth:`GraphRuns.plan`."""
-        graph = graph if graph is not None else self.graph
+        graph = graph if graph is not None else self._graph_for(self.client._source)
         return _plan(job, await graph.checkpointer.aget_tuple(self._head(job.thread_id)))
 
     async def handler(self, job: Job, ctx: AsyncJobContext) -> Any:
         """The AsyncWorker handler: the async twin of :meth:`GraphRuns.handler`."""
-        graph = self._graph_for(ctx)
+        graph = self._graph_for(ctx._worker.pool)
         plan = await self.plan(job, graph)
         config = self._run_config(job, ctx)
         token = _current.set(ctx)

@@ -421,3 +421,32 @@ def test_the_lease_is_renewed_while_a_node_runs(role_dsn: Callable[[str], str], 
     assert (stats.completed, stats.lost, stats.failed) == (1, 0, 0), stats
     job = read()
     assert job.status == "COMPLETED" and job.attempts == 1
+
+
+def test_a_claim_after_the_graph_finished_completes_with_the_final_state_and_runs_nothing(
+    role_dsn: Callable[[str], str], tmp_path: Path
+) -> None:
+    """The worker died after the last checkpoint, before complete_job: the next claim finds the
+    graph at its end (plan "resume"), runs no node and completes the job with the final state."""
+    queue, thread = f"gr-{uuid.uuid4().hex[:8]}", f"gr-{uuid.uuid4()}"
+    job_id = _start(role_dsn, queue, thread)
+    graph = build(node_log=str(tmp_path / "nodes"), sent_log=str(tmp_path / "sent"))
+    service = role_dsn("app_service")
+    with (
+        ConnectionPool(service, min_size=1, max_size=6, kwargs=_frozen_kwargs(DAY0)) as old,
+        ConnectionPool(service, min_size=1, max_size=6, kwargs=_frozen_kwargs(LATER)) as new,
+    ):
+        runs = GraphRuns(Client(new), graph, queue=queue)
+        first = Client(old).claim_job("dies-before-complete", queue=queue)
+        assert first is not None and runs.plan(first).mode == "start"
+        final = GraphRuns(Client(old), graph, queue=queue).handler(first, JobContext(Worker(old, runs.handler), first))
+        assert len(_lines(tmp_path / "nodes")) == 5  # ...and the worker dies here, the job not completed
+
+        again = Client(new).claim_job("next", queue=queue)
+        assert again is not None and again.job_id == job_id and runs.plan(again).mode == "resume"
+        Client(new).release_job(again.job_id, again.fencing_token)  # let a real worker take it
+        worker = Worker(new, runs.handler, queue, concurrency=1, poll_interval=0.05, listen=False)
+        assert worker.run(drain=True, install_signal_handlers=False).completed == 1
+    assert len(_lines(tmp_path / "nodes")) == 5, "no node ran again"
+    job = _job(role_dsn, job_id)
+    assert job.status == "COMPLETED" and job.result == final
