@@ -69,6 +69,7 @@ comment on column ai.human_approvals.decided_for is 'The owner it decided for (a
 
 create function ai._close_approval_of_job(job_id bigint, thread_id text) returns void
 language plpgsql volatile
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -86,7 +87,7 @@ begin
   end if;
 
   update ai.human_approvals x
-  set status = 'cancelled', decided_by = current_user,
+  set status = 'cancelled', decided_by = ai.calling_role(),
       decided_for = case when ai.sees_all_owners() then null else ai.current_owner() end,
       decided_at = v_now
   where x.job_id = a_job_id and x.status = 'pending'
@@ -107,12 +108,13 @@ begin
 end
 $$;
 comment on function ai._close_approval_of_job(bigint, text) is
-  'Internal (the status trigger of ai.agent_jobs, after a job went from AWAITING_HUMAN to CANCELLED): the job''s pending approval becomes cancelled (decided_by = current_user), an approval_cancelled event is written, and a waiting session is active again when nothing else of the thread waits. Runs as the caller.';
+  'Internal (the status trigger of ai.agent_jobs, after a job went from AWAITING_HUMAN to CANCELLED): the job''s pending approval becomes cancelled (decided_by = ai.calling_role()), an approval_cancelled event is written, and a waiting session is active again when nothing else of the thread waits. Runs as the caller.';
 revoke execute on function ai._close_approval_of_job(bigint, text) from public;
-grant execute on function ai._close_approval_of_job(bigint, text) to ai_user, ai_service;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
 create function ai._close_approval_of_cancelled_job() returns trigger
 language plpgsql
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform ai._close_approval_of_job(new.job_id, new.thread_id);
@@ -138,6 +140,8 @@ comment on function ai.cancel_job(bigint) is
 create or replace function ai.resolve_human(thread_id text, checkpoint_id text, decision jsonb)
 returns ai.human_approvals
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -201,7 +205,7 @@ begin
   set status = 'PENDING', run_at = v_now, updated_at = v_now,
       payload = u.payload || pg_catalog.jsonb_build_object('human', pg_catalog.jsonb_build_object(
         'approval_id', h.approval_id, 'checkpoint_id', h.checkpoint_id, 'action', h.action,
-        'decision', a_decision, 'decided_by', current_user, 'decided_at', v_now))
+        'decision', a_decision, 'decided_by', ai.calling_role(), 'decided_at', v_now))
   where u.job_id = h.job_id and u.status = 'AWAITING_HUMAN'
   returning u.* into j;
   if not found then
@@ -210,7 +214,7 @@ begin
   end if;
 
   update ai.human_approvals x
-  set status = 'resolved', decision = a_decision, decided_by = current_user, decided_for = ai.current_owner(),
+  set status = 'resolved', decision = a_decision, decided_by = ai.calling_role(), decided_for = ai.current_owner(),
       decided_at = v_now
   where x.approval_id = h.approval_id
   returning x.* into h;
@@ -225,7 +229,7 @@ begin
 end
 $$;
 comment on function ai.resolve_human(text, text, jsonb) is
-  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (current_user) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
+  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Backfill: approvals that earlier cancels left pending

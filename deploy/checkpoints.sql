@@ -117,19 +117,15 @@ create policy deleted_threads_by_owner on ai.deleted_threads
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
--- The functions run as the caller; RLS narrows every privilege to the caller's own rows.
-grant select, insert, update, delete on ai.checkpoints, ai.checkpoint_blobs, ai.checkpoint_writes
-  to ai_user, ai_service;
-grant select, insert, update (deleted_at) on ai.deleted_threads to ai_user, ai_service;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
--- Tenants may not delete sessions (see the sessions change). A tombstone is what deletes one:
--- RLS lets a caller write a tombstone only for its own owner, and this trigger then deletes that
--- owner's session of that thread, as the schema owner; the foreign keys cascade to everything the
--- thread owns (messages, events, checkpoints, values, writes). RLS is forced for the schema owner
--- too (unless it is a superuser), so two policies for it alone let it see the tombstones and
--- delete exactly the sessions they name.
+-- A tombstone is what deletes a session: ai.delete_thread writes one for the caller's own thread
+-- and this trigger then deletes that owner's session of that thread; the foreign keys cascade to
+-- everything the thread owns (messages, events, checkpoints, values, writes). It runs inside the
+-- schema owner's functions, under the same policies (a caller's own rows only).
 create function ai._delete_tombstoned_session() returns trigger
-language plpgsql volatile security definer
+language plpgsql volatile
 set search_path = pg_catalog, pg_temp
 as $$
 begin
@@ -138,14 +134,6 @@ begin
 end
 $$;
 comment on function ai._delete_tombstoned_session() is 'Internal trigger: deletes the session a tombstone in ai.deleted_threads names (owner and thread must match).';
-create policy deleted_threads_seen_by_schema_owner on ai.deleted_threads for select to current_user using (true);
--- a DELETE with a WHERE reads the row, so it needs a SELECT policy as well as a DELETE one
-create policy agent_sessions_tombstoned_seen_by_schema_owner on ai.agent_sessions for select to current_user
-  using (exists (select from ai.deleted_threads d
-                 where d.thread_id = agent_sessions.thread_id and d.owner = agent_sessions.owner));
-create policy agent_sessions_deleted_by_tombstone on ai.agent_sessions for delete to current_user
-  using (exists (select from ai.deleted_threads d
-                 where d.thread_id = agent_sessions.thread_id and d.owner = agent_sessions.owner));
 revoke execute on function ai._delete_tombstoned_session() from public;
 create trigger deleted_threads_delete_session
   after insert or update on ai.deleted_threads
@@ -156,6 +144,7 @@ create trigger deleted_threads_delete_session
 
 create function ai._check_checkpoint_ns(checkpoint_ns text) returns void
 language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if checkpoint_ns is null then
@@ -171,6 +160,7 @@ comment on function ai._check_checkpoint_ns(text) is 'Internal guard: raises AS0
 -- A fenced write: the queue's check that the caller still holds the job, in this transaction.
 create function ai._fence(job_id bigint, fencing_token bigint) returns void
 language plpgsql volatile
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if job_id is null and fencing_token is null then
@@ -191,6 +181,7 @@ comment on function ai._fence(bigint, bigint) is 'Internal: a no-op without job_
 -- Another tenant's thread is AS001, as anywhere else.
 create function ai._checkpoint_thread_owner(thread_id text) returns text
 language plpgsql volatile
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -230,6 +221,7 @@ comment on function ai._checkpoint_thread_owner(text) is 'Internal: the owner of
 -- Blobs no remaining checkpoint of their (thread, namespace) references, for the given threads.
 create function ai._collect_checkpoint_blobs(thread_ids text[]) returns bigint
 language plpgsql volatile
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_count bigint;
@@ -254,6 +246,7 @@ comment on function ai._collect_checkpoint_blobs(text[]) is 'Internal: deletes t
 -- current_checkpoint_id after checkpoints were deleted: the newest remaining root checkpoint.
 create function ai._reset_current_checkpoint(thread_ids text[]) returns void
 language sql volatile
+set search_path = pg_catalog, pg_temp
 as $$
   update ai.agent_sessions s
   set current_checkpoint_id = (select max(c.checkpoint_id) from ai.checkpoints c
@@ -283,6 +276,8 @@ create function ai.put_checkpoint(
   durability text default 'sync'
 ) returns text
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -410,6 +405,8 @@ create function ai.put_writes(
   fencing_token bigint default null
 ) returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -509,6 +506,7 @@ comment on type ai.checkpoint_tuple is 'A checkpoint with its channel values (bl
 -- (a join could scan every value of a long thread). Writes: in (task_path, task_id, idx) order.
 create function ai._checkpoint_tuple(c ai.checkpoints) returns setof ai.checkpoint_tuple
 language sql stable rows 1
+set search_path = pg_catalog, pg_temp
 as $$
   select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
          c.checkpoint, c.metadata, c.channel_versions, c.created_at,
@@ -541,6 +539,8 @@ returns setof ai.checkpoint_tuple
 language plpgsql stable
 -- one plan for every call: the query below has no shape that depends on the arguments
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -577,6 +577,7 @@ create function ai._list_checkpoints_any(thread_id text, checkpoint_ns text, bef
 returns setof ai.checkpoint_tuple
 language plpgsql stable
 set plan_cache_mode = force_custom_plan
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -611,6 +612,8 @@ create function ai.list_checkpoints(
 language plpgsql stable
 -- the common case (one thread, one namespace) has one plan for every call
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -664,6 +667,8 @@ create function ai.checkpoint_lineage(
   direction text default 'ancestors'
 ) returns table (id text, parent_id text, depth integer, created_at timestamptz, metadata jsonb)
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -748,6 +753,8 @@ comment on function ai.checkpoint_lineage(text, text, text, text) is
 create function ai.checkpoints_between(thread_id text, from_time timestamptz, to_time timestamptz)
 returns table (checkpoint_ns text, checkpoint_id text, parent_checkpoint_id text, created_at timestamptz, metadata jsonb)
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -778,6 +785,7 @@ comment on function ai.checkpoints_between(text, timestamptz, timestamptz) is
 -- The session a copy goes to: new, same owner as the source (also when a service copies).
 create function ai._create_copy_session(source_thread_id text, target_thread_id text) returns text
 language plpgsql volatile
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := ai.now();
@@ -809,6 +817,7 @@ comment on function ai._create_copy_session(text, text) is 'Internal: creates th
 create function ai._copy_checkpoint_rows(source_thread_id text, target_thread_id text, owner text,
                                          checkpoint_ns text, checkpoint_ids text[]) returns integer
 language plpgsql volatile
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -859,6 +868,8 @@ create function ai.fork_thread(
   checkpoint_ns text default ''
 ) returns text
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -888,6 +899,8 @@ comment on function ai.fork_thread(text, text, text, text) is
 
 create function ai.copy_thread(source_thread_id text, target_thread_id text) returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_owner text;
@@ -906,6 +919,8 @@ comment on function ai.copy_thread(text, text) is
 
 create function ai.delete_thread(thread_id text) returns boolean
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -931,6 +946,8 @@ comment on function ai.delete_thread(text) is
 
 create function ai.delete_for_runs(run_ids text[]) returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_threads text[];
@@ -965,6 +982,8 @@ comment on function ai.delete_for_runs(text[]) is
 
 create function ai.prune_checkpoints(thread_ids text[], strategy text default 'keep_latest') returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_count integer;
@@ -1020,6 +1039,8 @@ comment on function ai.prune_checkpoints(text[], text) is
 
 create function ai.prune_idle_threads(idle interval, strategy text default 'keep_latest') returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_cutoff timestamptz;
@@ -1061,12 +1082,8 @@ revoke execute on function
   ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text)
 from public;
 grant execute on function
-  ai._check_checkpoint_ns(text), ai._fence(bigint, bigint),
-  ai._checkpoint_thread_owner(text), ai._collect_checkpoint_blobs(text[]), ai._reset_current_checkpoint(text[]),
-  ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
-  ai._checkpoint_tuple(ai.checkpoints), ai._list_checkpoints_any(text, text, text, integer, jsonb),
   ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb),
   ai.checkpoint_lineage(text, text, text, text), ai.checkpoints_between(text, timestamptz, timestamptz),
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),

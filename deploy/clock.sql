@@ -8,6 +8,7 @@ begin;
 -- sleeping; the setting affects only the session that sets it.
 create function ai.now() returns timestamptz
 language sql volatile parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
   select coalesce(nullif(pg_catalog.current_setting('ai.frozen_now', true), '')::timestamptz,
                   pg_catalog.clock_timestamp())

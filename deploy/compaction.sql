@@ -31,6 +31,7 @@ comment on type ai.context_window is 'The messages to send to the model now, and
 
 create function ai._newest_summary(thread_id text) returns ai.session_messages
 language sql stable
+set search_path = pg_catalog, pg_temp
 as $$
   select * from ai.session_messages m
   where m.thread_id = _newest_summary.thread_id and m.role = 'system' and m.content ? 'compaction'
@@ -43,6 +44,8 @@ create function ai.context_window(thread_id text, window_tokens integer, keep_la
                                   threshold real default 0.7)
 returns ai.context_window
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -110,6 +113,8 @@ create function ai.record_compaction(thread_id text, summary text, through_seq b
                                      summary_tokens integer default null)
 returns ai.appended_message
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -163,7 +168,8 @@ comment on function ai.record_compaction(text, text, bigint, integer) is
 
 revoke execute on function ai._newest_summary(text), ai.context_window(text, integer, integer, real),
   ai.record_compaction(text, text, bigint, integer) from public;
-grant execute on function ai._newest_summary(text), ai.context_window(text, integer, integer, real),
-  ai.record_compaction(text, text, bigint, integer) to ai_user, ai_service;
+grant execute on function ai.context_window(text, integer, integer, real),
+  ai.record_compaction(text, text, bigint, integer)
+to ai_user, ai_service;
 
 commit;

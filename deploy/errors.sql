@@ -23,7 +23,8 @@ insert into ai.error_codes (sqlstate, name, description) values
   ('AS004', 'invalid_transition', 'The requested status change is not allowed from the current status, or the session is finished.'),
   ('AS005', 'conflict', 'An idempotency key was reused with different content, or an id is already taken.'),
   ('AS006', 'lease_lost', 'The fencing token is stale, the lease expired, or the job is no longer held by the caller.'),
-  ('AS007', 'permission_denied', 'The caller may not do this, e.g. act for another owner without being a member of ai_service.');
+  ('AS007', 'permission_denied', 'The caller may not do this, e.g. act for another owner without being a member of ai_service.'),
+  ('AS008', 'not_an_owner', 'The caller (after SET ROLE) or the acting owner is a role that cannot log in (ai_user, ai_service, any group role): it is never an owner identity.');
 
 -- Reference data, readable by everyone. RLS is on as on every table, with a policy that lets
 -- every row through: who may write is decided by the grants alone (only the schema owner, whose
@@ -31,19 +32,21 @@ insert into ai.error_codes (sqlstate, name, description) values
 alter table ai.error_codes enable row level security;
 alter table ai.error_codes force row level security;
 create policy error_codes_all_rows on ai.error_codes using (true) with check (true);
-grant select on ai.error_codes to ai_user, ai_service;
+-- No grant: the list is in docs/errors.md; the schema owner reads it (tests compare the two).
 
 -- The guards every public function runs before it writes. They raise the documented codes.
 
 -- The largest JSON document (message content, event payload, config) accepted, in bytes.
 create function ai._max_document_bytes() returns integer
 language sql immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$ select 1048576 $$;
 comment on function ai._max_document_bytes() is 'Internal: the largest JSON document accepted (1 MiB).';
 
 create function ai._check_text(value text, argument text, max_length integer default 255)
 returns void
 language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if value is null then
@@ -63,6 +66,7 @@ comment on function ai._check_text(text, text, integer) is 'Internal guard: rais
 create function ai._check_document(value jsonb, argument text, must_be_object boolean default false)
 returns void
 language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if value is null then
@@ -84,6 +88,7 @@ comment on function ai._check_document(jsonb, text, boolean) is 'Internal guard:
 create function ai._check_limit(value integer, argument text, max_value integer default 10000)
 returns void
 language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if value is null or value < 1 or value > max_value then
@@ -96,7 +101,6 @@ comment on function ai._check_limit(integer, text, integer) is 'Internal guard: 
 
 revoke execute on function ai._max_document_bytes(), ai._check_text(text, text, integer),
   ai._check_document(jsonb, text, boolean), ai._check_limit(integer, text, integer) from public;
-grant execute on function ai._max_document_bytes(), ai._check_text(text, text, integer),
-  ai._check_document(jsonb, text, boolean), ai._check_limit(integer, text, integer) to ai_user, ai_service;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
 commit;

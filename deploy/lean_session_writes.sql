@@ -21,6 +21,7 @@ create function ai._check_session_row(thread_id text, status text, config jsonb,
                                       completed_at timestamptz)
 returns boolean
 language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if pg_catalog.char_length(thread_id) between 1 and 255
@@ -56,6 +57,7 @@ comment on function ai._check_session_row(text, text, jsonb, bigint, timestamptz
 create function ai._check_message_row(seq bigint, role text, token_count integer, idempotency_key text)
 returns boolean
 language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if seq > 0 and role in ('system', 'user', 'assistant', 'tool_call', 'tool_result') and token_count >= 0
@@ -85,6 +87,7 @@ comment on function ai._check_message_row(bigint, text, integer, text) is
 create function ai._check_checkpoint_row(metadata jsonb, channel_versions jsonb)
 returns boolean
 language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if pg_catalog.jsonb_typeof(metadata) = 'object' and pg_catalog.jsonb_typeof(channel_versions) = 'object' then
@@ -99,8 +102,7 @@ comment on function ai._check_checkpoint_row(jsonb, jsonb) is
 
 revoke execute on function ai._check_session_row(text, text, jsonb, bigint, timestamptz),
   ai._check_message_row(bigint, text, integer, text), ai._check_checkpoint_row(jsonb, jsonb) from public;
-grant execute on function ai._check_session_row(text, text, jsonb, bigint, timestamptz),
-  ai._check_message_row(bigint, text, integer, text), ai._check_checkpoint_row(jsonb, jsonb) to ai_user, ai_service;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
 alter table ai.agent_sessions
   drop constraint agent_sessions_thread_id_check,

@@ -32,8 +32,9 @@ create policy session_messages_by_owner on ai.session_messages
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
--- Append-only: no UPDATE or DELETE privilege for anyone but the schema owner.
-grant select, insert on ai.session_messages to ai_user, ai_service;
+-- Append-only: no function updates or deletes a message (the cascade of a deleted session aside).
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 -- seq stays 1..n for raw writes too. Callers hold INSERT on messages and UPDATE (last_seq) on
 -- their sessions, because the functions run as the caller; these two triggers keep the messages
@@ -44,6 +45,7 @@ grant select, insert on ai.session_messages to ai_user, ai_service;
 -- restored last_seq = n. Anything else is AS004, not a later duplicate key or a gap.
 create function ai._guard_message_seq() returns trigger
 language plpgsql
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   -- Rows inserted earlier by the same statement are visible here (row-level BEFORE trigger).
@@ -65,6 +67,7 @@ create trigger session_messages_seq
 
 create function ai._guard_last_seq() returns trigger
 language plpgsql
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   -- Only "give back the number just taken" reaches here (the WHEN clause lets +1 through).
@@ -88,6 +91,7 @@ create trigger agent_sessions_last_seq
 -- for English with BPE tokenizers. Callers that know the real count pass it.
 create function ai.estimate_tokens(content jsonb) returns integer
 language sql immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$ select ceil(pg_catalog.octet_length(content::text) / 4.0)::integer $$;
 comment on function ai.estimate_tokens(jsonb) is
   'The token estimate used when a message comes without a token count: ceil(bytes of the JSON text / 4).';
@@ -95,6 +99,7 @@ comment on function ai.estimate_tokens(jsonb) is
 create function ai.message_key(thread_id text, role text, content jsonb, turn integer default null)
 returns text
 language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   -- A JSON array is an unambiguous encoding of the four fields (no separator can be forged).
@@ -119,6 +124,8 @@ create function ai.append_message_idempotent(
   idempotency_key text default null, token_count integer default null)
 returns ai.appended_message
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -205,6 +212,8 @@ comment on function ai.append_message_idempotent(text, text, jsonb, integer, tex
 create function ai.get_messages(thread_id text, after_seq bigint default 0, max_rows integer default 1000)
 returns setof ai.session_messages
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

@@ -125,6 +125,7 @@ create unique index agent_jobs_idempotency_key on ai.agent_jobs (owner, queue, i
 -- checked: the WHEN clause lets their claims and finishes through without calling the function.
 create function ai._guard_tenant_job_status() returns trigger
 language plpgsql
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if (new.status = 'CANCELLED' and old.status in ('PENDING', 'IN_PROGRESS', 'AWAITING_HUMAN'))
@@ -143,7 +144,7 @@ create trigger agent_jobs_tenant_status
   before update of status on ai.agent_jobs
   for each row
   when (old.status is distinct from new.status
-        and not pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER'))
+        and not pg_catalog.pg_has_role(ai.calling_role(), 'ai_service', 'MEMBER'))
   execute function ai._guard_tenant_job_status();
 
 alter table ai.agent_jobs enable row level security;
@@ -169,21 +170,15 @@ create policy agent_jobs_archive_by_owner on ai.agent_jobs_archive
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
--- The functions run as the caller, so callers hold what they need; RLS narrows it to their own
--- rows. Tenants may insert a job and cancel one (status and its timestamps), nothing else:
--- leases, attempts, tokens and results are written by workers only.
-grant select on ai.agent_jobs, ai.agent_jobs_archive to ai_user, ai_service;
-grant insert (thread_id, owner, queue, payload, priority, run_at, max_attempts, idempotency_key, created_at, updated_at)
-  on ai.agent_jobs to ai_user;
-grant update (status, updated_at, finished_at) on ai.agent_jobs to ai_user;
-grant insert, update, delete on ai.agent_jobs to ai_service;
-grant insert on ai.agent_jobs_archive to ai_service;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 -- ---------------------------------------------------------------------------------------------
 -- Internal helpers
 
 create function ai._check_lease(lease interval) returns void
 language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if lease is null or lease <= interval '0' then
@@ -196,6 +191,7 @@ comment on function ai._check_lease(interval) is 'Internal guard: raises AS002 u
 
 create function ai._check_claim(worker_id text, lease interval, queue text) returns void
 language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform ai._check_text(worker_id, 'worker_id');
@@ -210,6 +206,7 @@ comment on function ai._check_claim(text, interval, text) is 'Internal guard of 
 -- until it commits; a hash collision only makes a claimer skip a thread for a moment.
 create function ai._lock_thread(thread_id text) returns boolean
 language sql volatile parallel restricted
+set search_path = pg_catalog, pg_temp
 as $$ select pg_catalog.pg_try_advisory_xact_lock(1634296929, pg_catalog.hashtext(thread_id)) $$;
 comment on function ai._lock_thread(text) is 'Internal: tries the claim''s transaction-level advisory lock on a thread; true when taken (or already held).';
 
@@ -217,6 +214,7 @@ comment on function ai._lock_thread(text) is 'Internal: tries the claim''s trans
 -- (unknown, or another tenant's), AS006 (lease lost) otherwise, with what the row holds now.
 create function ai._raise_lease_lost(job_id bigint, fencing_token bigint) returns void
 language plpgsql stable
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   j ai.agent_jobs;
@@ -238,6 +236,7 @@ comment on function ai._raise_lease_lost(bigint, bigint) is 'Internal: raises AS
 -- AS004 (invalid transition) naming the status it is in otherwise.
 create function ai._raise_not_allowed(job_id bigint, why text) returns void
 language plpgsql stable
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_status text;
@@ -255,6 +254,7 @@ comment on function ai._raise_not_allowed(bigint, text) is 'Internal: raises AS0
 -- with "equal jitter" (half fixed, half random) so jobs that failed together spread out.
 create function ai._backoff(attempts integer) returns interval
 language sql volatile parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
   select pg_catalog.make_interval(secs => d / 2 + pg_catalog.random() * d / 2)
   from (select least(3600.0, pg_catalog.power(2.0, greatest(attempts, 1) - 1)) as d) x
@@ -265,6 +265,7 @@ comment on function ai._backoff(integer) is 'Internal: the default retry delay a
 -- FAILED (under a new token, so the dead attempt stays fenced out). Record why and stamp it.
 create function ai._finish_spent(job_id bigint, now timestamptz) returns void
 language sql volatile
+set search_path = pg_catalog, pg_temp
 as $$
   update ai.agent_jobs j
   set attempts = j.attempts - 1, last_error = format('the lease of attempt %s expired', j.attempts - 1),
@@ -282,6 +283,8 @@ create function ai.enqueue_job(
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -345,6 +348,8 @@ create function ai.claim_job(worker_id text, lease interval default '60 seconds'
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -406,6 +411,8 @@ create function ai.claim_jobs(worker_id text, lease interval, queue text, max_jo
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -469,6 +476,8 @@ create function ai.renew_lease(job_id bigint, fencing_token bigint, lease interv
 returns timestamptz
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -493,6 +502,8 @@ comment on function ai.renew_lease(bigint, bigint, interval) is
 create function ai.fenced_write(job_id bigint, fencing_token bigint) returns timestamptz
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -519,6 +530,8 @@ create function ai.complete_job(job_id bigint, fencing_token bigint, result json
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -547,6 +560,8 @@ create function ai.complete_jobs(job_ids bigint[], fencing_tokens bigint[], resu
 returns setof bigint
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -582,6 +597,8 @@ create function ai.fail_job(job_id bigint, fencing_token bigint, error text, ret
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -615,6 +632,8 @@ comment on function ai.fail_job(bigint, bigint, text, interval) is
 create function ai.release_job(job_id bigint, fencing_token bigint) returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -643,6 +662,8 @@ comment on function ai.release_job(bigint, bigint) is
 create function ai.cancel_job(job_id bigint) returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -666,6 +687,8 @@ comment on function ai.cancel_job(bigint) is
 create function ai.retry_dead_job(job_id bigint) returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -688,6 +711,8 @@ comment on function ai.retry_dead_job(bigint) is
 
 create function ai.get_job(job_id bigint) returns ai.agent_jobs
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -707,6 +732,8 @@ create function ai.queue_stats(queue text default null)
 returns table (queue_name text, pending bigint, due bigint, in_progress bigint, expired_leases bigint,
                awaiting_human bigint, completed bigint, failed bigint, cancelled bigint, oldest_due_age interval)
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -734,6 +761,8 @@ comment on function ai.queue_stats(text) is
 
 create function ai.reap_expired(queue text default null) returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -760,6 +789,8 @@ comment on function ai.reap_expired(text) is
 create function ai.archive_jobs(older_than interval default '1 day', max_rows integer default 10000)
 returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -802,17 +833,14 @@ revoke execute on function
   ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.cancel_job(bigint), ai.retry_dead_job(bigint), ai.get_job(bigint),
   ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer)
 from public;
-grant execute on function
-  ai._raise_not_allowed(bigint, text), ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
+grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
   ai.cancel_job(bigint), ai.get_job(bigint), ai.queue_stats(text)
 to ai_user, ai_service;
-grant execute on function
-  ai._check_lease(interval), ai._check_claim(text, interval, text), ai._raise_lease_lost(bigint, bigint),
-  ai._lock_thread(text), ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
-  ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
+grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
-  ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.retry_dead_job(bigint), ai.reap_expired(text), ai.archive_jobs(interval, integer)
+  ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.retry_dead_job(bigint),
+  ai.reap_expired(text), ai.archive_jobs(interval, integer)
 to ai_service;
 
 commit;

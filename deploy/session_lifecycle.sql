@@ -10,6 +10,7 @@ begin;
 -- Setting the status a session already has is a no-op, so a retried call succeeds.
 create function ai._session_transition_allowed(from_status text, to_status text) returns boolean
 language sql immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
   select from_status = to_status
       or (from_status in ('active', 'waiting')
@@ -22,6 +23,7 @@ comment on function ai._session_transition_allowed(text, text) is 'Internal: whe
 -- stays finished). The WHEN clause keeps the trigger off every update that leaves status alone.
 create function ai._guard_session_status() returns trigger
 language plpgsql
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if not ai._session_transition_allowed(old.status, new.status) then
@@ -41,6 +43,8 @@ create trigger agent_sessions_status_transition
 create function ai.create_session(thread_id text default null, config jsonb default '{}')
 returns ai.agent_sessions
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -79,6 +83,8 @@ comment on function ai.create_session(text, jsonb) is
 
 create function ai.set_session_status(thread_id text, status text) returns ai.agent_sessions
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -126,7 +132,7 @@ comment on function ai.set_session_status(text, text) is
 revoke execute on function ai._guard_session_status() from public;  -- a trigger needs no grant
 revoke execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
   ai.set_session_status(text, text) from public;
-grant execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
-  ai.set_session_status(text, text) to ai_user, ai_service;
+grant execute on function ai.create_session(text, jsonb), ai.set_session_status(text, text)
+to ai_user, ai_service;
 
 commit;

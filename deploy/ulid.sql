@@ -15,6 +15,7 @@ create function ai.ulid()
 returns text
 language plpgsql
 volatile parallel unsafe
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_ms bigint := floor(extract(epoch from ai.now()) * 1000)::bigint;
@@ -71,6 +72,7 @@ create function ai.ulid_time(ulid text)
 returns timestamptz
 language plpgsql
 immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_alphabet constant text := '0123456789ABCDEFGHJKMNPQRSTVWXYZ';

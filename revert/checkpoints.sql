@@ -22,8 +22,6 @@ drop function ai._collect_checkpoint_blobs(text[]);
 drop function ai._checkpoint_thread_owner(text);
 drop function ai._fence(bigint, bigint);
 drop function ai._check_checkpoint_ns(text);
-drop policy agent_sessions_deleted_by_tombstone on ai.agent_sessions;
-drop policy agent_sessions_tombstoned_seen_by_schema_owner on ai.agent_sessions;
 drop table ai.deleted_threads;
 drop function ai._delete_tombstoned_session();
 drop table ai.checkpoint_writes;

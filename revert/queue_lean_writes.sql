@@ -19,6 +19,7 @@ drop trigger agent_jobs_status_moved on ai.agent_jobs;
 drop function ai._job_status_moved();
 create function ai._guard_tenant_job_status() returns trigger
 language plpgsql
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if (new.status = 'CANCELLED' and old.status in ('PENDING', 'IN_PROGRESS', 'AWAITING_HUMAN'))
@@ -35,6 +36,7 @@ revoke execute on function ai._guard_tenant_job_status() from public;  -- a trig
 
 create function ai._close_approval_of_cancelled_job() returns trigger
 language plpgsql
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform ai._close_approval_of_job(new.job_id, new.thread_id);
@@ -54,13 +56,15 @@ create trigger agent_jobs_tenant_status
   before update of status on ai.agent_jobs
   for each row
   when (old.status is distinct from new.status
-        and not pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER'))
+        and not pg_catalog.pg_has_role(ai.calling_role(), 'ai_service', 'MEMBER'))
   execute function ai._guard_tenant_job_status();
 
 create or replace function ai.claim_job(worker_id text, lease interval default '60 seconds', queue text default 'default')
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -121,6 +125,8 @@ create or replace function ai.claim_jobs(worker_id text, lease interval, queue t
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -180,6 +186,8 @@ create or replace function ai.complete_jobs(job_ids bigint[], fencing_tokens big
 returns setof bigint
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
