@@ -105,8 +105,11 @@ begin
       message = pg_catalog.format('role %s may not act for another owner: it is not a member of ai_service', ai.calling_role());
   end if;
   if owner is not null then
-    if owner operator(pg_catalog.=) '' or pg_catalog.char_length(owner) operator(pg_catalog.>) 255 then
-      raise exception using errcode = 'AS002', message = 'owner must be 1 to 255 characters';
+    if owner operator(pg_catalog.=) '' then
+      raise exception using errcode = 'AS002', message = 'owner must not be empty';
+    end if;
+    if pg_catalog.char_length(owner) operator(pg_catalog.>) 255 then
+      raise exception using errcode = 'AS002', message = 'owner is longer than 255 characters';
     end if;
     if owner operator(pg_catalog.=) any ('{ai_user,ai_service}'::text[])
        or exists (select from pg_catalog.pg_roles r
