@@ -224,7 +224,7 @@ begin
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id, 'checkpoint_id', h.checkpoint_id,
                                         'decision', h.decision, 'decided_by', h.decided_by, 'decided_for', h.decided_for),
           v_now);
-  perform pg_catalog.pg_notify('ai_jobs', j.queue);
+  perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
   return h;
 end
 $$;

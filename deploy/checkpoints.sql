@@ -157,6 +157,40 @@ end
 $$;
 comment on function ai._check_checkpoint_ns(text) is 'Internal guard: raises AS002 unless checkpoint_ns is a text of at most 1024 characters (empty is the root).';
 
+-- Sizes: a checkpoint, each channel value and each pending write up to 16 MiB (AS003); channel
+-- names and versions, which are index keys, up to 255 characters (AS002; longer ones would hit
+-- the btree row limit, 54000). The hot paths test the common case inline and call this guard
+-- only when something is over, to raise the error that names it.
+create function ai._check_blob_sizes(checkpoint bytea, channels text[], versions text[], blobs bytea[])
+returns void
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_max constant integer := 16777216;
+  u record;
+begin
+  if pg_catalog.octet_length(checkpoint) > v_max then
+    raise exception using errcode = 'AS003',
+      message = format('checkpoint is %s bytes, over the limit of %s', pg_catalog.octet_length(checkpoint), v_max);
+  end if;
+  for u in select * from unnest(channels, versions, blobs) as x(channel, version, blob) loop
+    if pg_catalog.char_length(u.channel) > 255 then
+      raise exception using errcode = 'AS002', message = 'a channel name is longer than 255 characters';
+    end if;
+    if pg_catalog.char_length(u.version) > 255 then
+      raise exception using errcode = 'AS002',
+        message = format('the version of channel %s is longer than 255 characters', u.channel);
+    end if;
+    if pg_catalog.octet_length(u.blob) > v_max then
+      raise exception using errcode = 'AS003',
+        message = format('the value of channel %s is %s bytes, over the limit of %s', u.channel, pg_catalog.octet_length(u.blob), v_max);
+    end if;
+  end loop;
+end
+$$;
+comment on function ai._check_blob_sizes(bytea, text[], text[], bytea[]) is 'Internal guard: AS003 for a checkpoint or a value over 16 MiB, AS002 for a channel name or version over 255 characters.';
+
 -- A fenced write: the queue's check that the caller still holds the job, in this transaction.
 create function ai._fence(job_id bigint, fencing_token bigint) returns void
 language plpgsql volatile
@@ -338,6 +372,12 @@ begin
      or array_position(a_blob_types, null) is not null then
     raise exception using errcode = 'AS002', message = 'blob channels, versions and types must not contain NULL';
   end if;
+  if pg_catalog.octet_length(a_checkpoint) > 16777216
+     or exists (select from unnest(a_blob_channels, a_blob_versions, a_blobs) as u(channel, version, blob)
+                where pg_catalog.char_length(u.channel) > 255 or pg_catalog.char_length(u.version) > 255
+                   or pg_catalog.octet_length(u.blob) > 16777216) then
+    perform ai._check_blob_sizes(a_checkpoint, a_blob_channels, a_blob_versions, a_blobs);
+  end if;
   if a_durability is null or a_durability not in ('sync', 'async') then
     raise exception using errcode = 'AS002',
       message = format('durability %s is not sync or async', coalesce(pg_catalog.quote_literal(a_durability), 'NULL'));
@@ -389,7 +429,7 @@ begin
 end
 $$;
 comment on function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text) is
-  'Saves a checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version) in one call; returns its id (a new ULID when checkpoint_id is NULL). Putting the same id again replaces it. Creates the session for the caller when the thread is new; in the root namespace keeps agent_sessions.current_checkpoint_id at the newest id. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument, AS003 metadata too large, AS006 stale fencing token, AS020 deleted thread.';
+  'Saves a checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version) in one call; returns its id (a new ULID when checkpoint_id is NULL). Putting the same id again replaces it. Creates the session for the caller when the thread is new; in the root namespace keeps agent_sessions.current_checkpoint_id at the newest id. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument (a channel name or version over 255 characters too), AS003 metadata over 1 MiB or the checkpoint or a channel value over 16 MiB, AS006 stale fencing token, AS020 deleted thread.';
 
 create function ai.put_writes(
   thread_id text,
@@ -450,6 +490,10 @@ begin
      or array_position(a_types, null) is not null or array_position(a_blobs, null) is not null then
     raise exception using errcode = 'AS002', message = 'idx, channels, types and blobs must not contain NULL';
   end if;
+  if exists (select from unnest(a_channels, a_blobs) as u(channel, blob)
+             where pg_catalog.char_length(u.channel) > 255 or pg_catalog.octet_length(u.blob) > 16777216) then
+    perform ai._check_blob_sizes(null, a_channels, null, a_blobs);
+  end if;
   if job_id is not null or fencing_token is not null then
     perform ai._fence(job_id, fencing_token);
   end if;
@@ -472,7 +516,7 @@ begin
 end
 $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
-  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument, AS006 stale fencing token, AS020 deleted thread.';
+  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument (a channel name over 255 characters too), AS003 a value over 16 MiB, AS006 stale fencing token, AS020 deleted thread.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Reading. get_checkpoint and list_checkpoints return the same row: the checkpoint, the values
@@ -1070,7 +1114,7 @@ comment on function ai.prune_idle_threads(interval, text) is
   'Retention by age: prunes (ai.prune_checkpoints with the given strategy) every thread the caller sees whose newest checkpoint is older than now - idle; returns how many threads. AS002 bad argument.';
 
 revoke execute on function
-  ai._check_checkpoint_ns(text), ai._fence(bigint, bigint),
+  ai._check_checkpoint_ns(text), ai._check_blob_sizes(bytea, text[], text[], bytea[]), ai._fence(bigint, bigint),
   ai._checkpoint_thread_owner(text), ai._collect_checkpoint_blobs(text[]), ai._reset_current_checkpoint(text[]),
   ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text),

@@ -47,10 +47,15 @@ begin;
 --   SHARE on the session row. No function holds one job row while waiting for another.
 --
 -- NOTIFY
---   enqueue_job, release_job and retry_dead_job send pg_notify('ai_jobs', queue) when the job is
---   due now. Postgres folds identical (channel, payload) pairs within a transaction, so enqueuing
---   10,000 jobs into one queue in one transaction sends one notification. It is a hint: workers
---   poll as well, so a lost notification costs latency, never a job.
+--   enqueue_job, release_job and retry_dead_job send pg_notify(ai.queue_channel(queue), '') when
+--   the job is due now. Postgres folds identical (channel, payload) pairs within a transaction, so
+--   enqueuing 10,000 jobs into one queue in one transaction sends one notification. It is a hint:
+--   workers poll as well, so a lost notification costs latency, never a job.
+--   LISTEN needs no privilege, so anything in a channel name or payload is public to every role
+--   that can guess the name. The payload is empty and the channel is 'ai_jobs_' and a keyed hash
+--   of the queue name, under a random key only the schema owner reads (ai.notify_key): a tenant
+--   can neither learn queue names nor listen on a queue's channel. Workers (ai_service) ask
+--   ai.queue_channel(queue) for the name.
 --
 -- Churn
 --   Claims and finishes change status, which the partial indexes depend on, so those UPDATEs are
@@ -277,6 +282,30 @@ comment on function ai._finish_spent(bigint, timestamptz) is 'Internal: complete
 -- ---------------------------------------------------------------------------------------------
 -- Enqueue
 
+-- The wake-up channel of a queue (see NOTIFY in the header): a keyed hash of its name.
+create table ai.notify_key (
+  one boolean primary key default true check (one),
+  key text not null
+);
+comment on table ai.notify_key is 'Internal: the random key of the queue channel names (ai.queue_channel); one row, read by the schema owner only.';
+alter table ai.notify_key enable row level security;
+alter table ai.notify_key force row level security;
+create policy notify_key_schema_owner on ai.notify_key using (true) with check (true);  -- no grant to anyone
+insert into ai.notify_key (key)
+values (pg_catalog.md5(pg_catalog.gen_random_uuid()::text) || pg_catalog.md5(pg_catalog.gen_random_uuid()::text));
+
+create function ai.queue_channel(queue text) returns text
+language sql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+  select 'ai_jobs_' operator(pg_catalog.||) pg_catalog.left(pg_catalog.encode(pg_catalog.sha256(
+           pg_catalog.convert_to(k.key operator(pg_catalog.||) ':' operator(pg_catalog.||) queue, 'UTF8')), 'hex'), 32)
+  from ai.notify_key k
+$$;
+comment on function ai.queue_channel(text) is
+  'The channel a worker LISTENs on to wake when a job of the queue is due: ''ai_jobs_'' and a keyed hash of the queue name (the payload is empty). For ai_service; tenants cannot compute it, so they learn no queue name and hear no other tenant''s jobs.';
+
 create function ai.enqueue_job(
   thread_id text, payload jsonb default '{}', queue text default 'default', run_at timestamptz default null,
   priority integer default 0, max_attempts integer default 5, idempotency_key text default null)
@@ -333,13 +362,13 @@ begin
   end if;
 
   if j.run_at <= v_now then
-    perform pg_catalog.pg_notify('ai_jobs', a_queue);
+    perform pg_catalog.pg_notify(ai.queue_channel(a_queue), '');
   end if;
   return j;
 end
 $$;
 comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text) is
-  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Sends pg_notify(''ai_jobs'', queue) when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument, AS003 payload over 1 MiB, AS004 session finished.';
+  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument, AS003 payload over 1 MiB, AS004 session finished.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Claim
@@ -649,7 +678,7 @@ begin
   if not found then
     perform ai._raise_lease_lost(release_job.job_id, release_job.fencing_token);
   end if;
-  perform pg_catalog.pg_notify('ai_jobs', j.queue);
+  perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
   return j;
 end
 $$;
@@ -702,7 +731,7 @@ begin
   if not found then
     perform ai._raise_not_allowed(retry_dead_job.job_id, 'only FAILED jobs are retried');
   end if;
-  perform pg_catalog.pg_notify('ai_jobs', j.queue);
+  perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
   return j;
 end
 $$;
@@ -831,7 +860,7 @@ revoke execute on function
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
   ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.cancel_job(bigint), ai.retry_dead_job(bigint), ai.get_job(bigint),
-  ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer)
+  ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text)
 from public;
 grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
   ai.cancel_job(bigint), ai.get_job(bigint), ai.queue_stats(text)
@@ -840,7 +869,7 @@ grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
   ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.retry_dead_job(bigint),
-  ai.reap_expired(text), ai.archive_jobs(interval, integer)
+  ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text)
 to ai_service;
 
 commit;

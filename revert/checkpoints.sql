@@ -22,6 +22,7 @@ drop function ai._collect_checkpoint_blobs(text[]);
 drop function ai._checkpoint_thread_owner(text);
 drop function ai._fence(bigint, bigint);
 drop function ai._check_checkpoint_ns(text);
+drop function ai._check_blob_sizes(bytea, text[], text[], bytea[]);
 drop table ai.deleted_threads;
 drop function ai._delete_tombstoned_session();
 drop table ai.checkpoint_writes;
