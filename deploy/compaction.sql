@@ -121,7 +121,7 @@ declare
   a_thread_id alias for $1;
   a_summary alias for $2;
   a_through alias for $3;
-  v_key text := 'compaction:' || a_through;
+  v_key text := 'compaction:' || a_through::text;
   v_last bigint;
   v_prev bigint;
 begin

@@ -92,7 +92,7 @@ create trigger agent_sessions_last_seq
 create function ai.estimate_tokens(content jsonb) returns integer
 language sql immutable parallel safe
 set search_path = pg_catalog, pg_temp
-as $$ select ceil(pg_catalog.octet_length(content::text) / 4.0)::integer $$;
+as $$ select pg_catalog.ceil(pg_catalog.octet_length(content::text)::numeric operator(pg_catalog./) 4.0)::integer $$;
 comment on function ai.estimate_tokens(jsonb) is
   'The token estimate used when a message comes without a token count: ceil(bytes of the JSON text / 4).';
 

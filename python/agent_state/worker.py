@@ -52,7 +52,6 @@ from .side_effects import side_effect as _side_effect
 log = logging.getLogger("agent_state.worker")
 
 
-
 def _listen_statement(channel: str) -> sql.Composed:
     """LISTEN on the channel name ai.queue_channel returned (quoted as an identifier)."""
     return sql.SQL("listen {}").format(sql.Identifier(channel))

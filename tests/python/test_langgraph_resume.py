@@ -80,7 +80,7 @@ def test_get_state_history_equals_checkpoint_lineage(role_dsn: Any, thread_id: s
         config: dict[str, Any] = {"configurable": {"thread_id": thread_id}}
         graph.invoke({"visited": []}, config)
         history = [s.config["configurable"]["checkpoint_id"] for s in graph.get_state_history(config)]
-        head = conn.execute("select current_checkpoint_id from ai.agent_sessions where thread_id = %s", (thread_id,))
+        head = conn.execute("select current_checkpoint_id from ai.get_session(%s)", (thread_id,))
         head_id = head.fetchone()[0]  # type: ignore[index]
         lineage = [
             r[0]

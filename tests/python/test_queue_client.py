@@ -10,8 +10,8 @@ from datetime import timedelta
 from typing import Any
 
 import psycopg
-from psycopg import sql
 import pytest
+from psycopg import sql
 
 from agent_state import AsyncClient, Client, InvalidArgument, InvalidTransition, Job, LeaseLost, NotFound
 
@@ -100,7 +100,9 @@ def test_notifications_are_folded_per_transaction_and_queue(
             client.enqueue_job(thread_id, queue=queue + "-other")
         client.enqueue_job(thread_id, queue=queue, run_at=client.now() + timedelta(hours=1))
         notes = [(n.channel, n.payload) for n in listener.notifies(timeout=1.0)]
-    assert sorted(notes) == sorted((c, "") for c in channel.values()), "one per queue for the transaction, none for a future job"
+    assert sorted(notes) == sorted((c, "") for c in channel.values()), (
+        "one per queue for the transaction, none for a future job"
+    )
     assert all(queue not in c for c in channel.values()), "the channel does not name the queue"
 
 
