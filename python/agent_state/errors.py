@@ -66,7 +66,7 @@ class PermissionDenied(AgentStateError):
 
 
 class NotAnOwner(AgentStateError):
-    """AS008: the caller (after SET ROLE) or the acting owner is a role that cannot log in (ai_user, ai_service, ...)."""
+    """AS008: the calling role (after SET ROLE) or the acting owner cannot log in (ai_user, ai_service, ...)."""
 
     sqlstate = "AS008"
 
