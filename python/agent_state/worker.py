@@ -6,8 +6,8 @@ decide, this module only calls them.
 
 - Claims wake on a NOTIFY on the queue's channel (``ai.queue_channel(queue)``, a keyed hash of
   the queue name that tenants cannot compute; the payload is empty) and poll every
-  ``poll_interval`` as well (a notification is a hint; a lost one costs latency, never a job). Up to ``concurrency + prefetch`` jobs are held at
-  once, claimed in batches with ``ai.claim_jobs``.
+  ``poll_interval`` as well (a notification is a hint; a lost one costs latency, never a job).
+  Up to ``concurrency + prefetch`` jobs are held at once, claimed in batches with ``ai.claim_jobs``.
 - Leases are renewed in the background about every third of the lease. When a renewal reports
   "lease lost", the job's context is marked lost: ``ctx.fenced()`` and ``ctx.complete()`` then
   refuse at once, and the handler can check ``ctx.lease_lost``.
