@@ -18,11 +18,10 @@
 --                                    approval per thread, so today none can); a session that is not
 --                                    'waiting' (finished meanwhile, say) is left alone
 --
--- An AFTER UPDATE trigger on ai.agent_jobs does it. It runs as the caller (SECURITY INVOKER), who
--- holds what it needs already: ai_user and ai_service may update status and decided_* of
--- ai.human_approvals, the status of ai.agent_sessions and insert into ai.session_events, and RLS
--- narrows that to the job's owner, whose job the caller could see and cancel in the first place
--- (an approval and its session always have the job's owner).
+-- An AFTER UPDATE trigger on ai.agent_jobs does it. It runs inside the function that moved the
+-- job (SECURITY DEFINER, as the schema owner), under the same policies: RLS narrows it to the
+-- job's owner, whose job the caller could see and cancel in the first place (an approval and its
+-- session always have the job's owner).
 --
 -- Lock order: job, session, approval. The cancelling UPDATE holds the job row before the trigger
 -- runs; the trigger then locks the session row (only when it waits), then the approval row, as
@@ -108,7 +107,7 @@ begin
 end
 $$;
 comment on function ai._close_approval_of_job(bigint, text) is
-  'Internal (the status trigger of ai.agent_jobs, after a job went from AWAITING_HUMAN to CANCELLED): the job''s pending approval becomes cancelled (decided_by = ai.calling_role()), an approval_cancelled event is written, and a waiting session is active again when nothing else of the thread waits. Runs as the caller.';
+  'Internal (the status trigger of ai.agent_jobs, after a job went from AWAITING_HUMAN to CANCELLED): the job''s pending approval becomes cancelled (decided_by = ai.calling_role()), an approval_cancelled event is written, and a waiting session is active again when nothing else of the thread waits. Runs inside the function that moved the job.';
 revoke execute on function ai._close_approval_of_job(bigint, text) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 

@@ -36,8 +36,8 @@ create policy session_messages_by_owner on ai.session_messages
 -- No table privilege for ai_user or ai_service: they reach this table only through the functions,
 -- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
--- seq stays 1..n for raw writes too. Callers hold INSERT on messages and UPDATE (last_seq) on
--- their sessions, because the functions run as the caller; these two triggers keep the messages
+-- seq stays 1..n for raw writes too (only the schema owner writes raw: tenants hold no table
+-- privilege, docs/security.md); these two triggers keep the messages
 -- of a thread a gapless run 1..m with m <= last_seq, whoever writes: a message may only take a
 -- number the session has handed out (seq <= last_seq) right after its predecessor, and last_seq
 -- only moves up by one, or back by one when that number is still unused. The append follows

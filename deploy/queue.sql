@@ -124,10 +124,9 @@ create unique index agent_jobs_idempotency_key on ai.agent_jobs (owner, queue, i
 -- index pays for that (one CPU measurement: a quarter of a claim + complete). The cost lands on
 -- deleting a session, whose cascade scans the jobs; archive_jobs keeps that table small.
 
--- Tenants hold UPDATE (status, ...) on their own jobs because cancel_job (and resolve_human, in
--- a later change) run as the caller. The table itself allows a tenant only those two moves, so a
--- raw UPDATE cannot revive a cancelled job or mark one completed. Workers (ai_service) are not
--- checked: the WHEN clause lets their claims and finishes through without calling the function.
+-- A caller outside ai_service (by ai.calling_role(), as the functions run as the schema owner)
+-- may only cancel a job or answer one that waits for a person, whatever function moves it.
+-- Workers (ai_service) are not checked: the WHEN clause lets their claims and finishes through.
 create function ai._guard_tenant_job_status() returns trigger
 language plpgsql
 set search_path = pg_catalog, pg_temp

@@ -18,9 +18,8 @@ as $$
 $$;
 comment on function ai._session_transition_allowed(text, text) is 'Internal: whether a session may move from one status to another.';
 
--- The same rule for raw UPDATEs: a tenant holds UPDATE (status) on its own sessions because the
--- functions run as the caller, so the table itself refuses a forbidden move (a finished session
--- stays finished). The WHEN clause keeps the trigger off every update that leaves status alone.
+-- The same rule for raw UPDATEs (the schema owner's: tenants hold no table privilege): the table
+-- itself refuses a forbidden move (a finished session stays finished). The WHEN clause keeps the trigger off every update that leaves status alone.
 create function ai._guard_session_status() returns trigger
 language plpgsql
 set search_path = pg_catalog, pg_temp
