@@ -212,7 +212,7 @@ def test_cancel_awaiting_human_closes_approvals_left_pending_and_reverts_to_the_
         )
     deployer = dict(env, PGUSER="agent_state_deployer")
     _run(["sqitch", "--quiet", "deploy", "--verify", "--to", "human_in_the_loop", "db:pg:"], deployer)
-    before = _dump(env)
+    before = _dump(deployer)
 
     def connect(user: str) -> psycopg.Connection[Any]:
         return psycopg.connect(
@@ -231,10 +231,10 @@ def test_cancel_awaiting_human_closes_approvals_left_pending_and_reverts_to_the_
         a.execute("select ai.create_session('left-waiting')")
     stuck = wait_and_cancel("left-waiting")
 
-    def admin() -> psycopg.Connection[Any]:  # tenants hold no table privilege: assertions as the superuser
+    def as_superuser() -> psycopg.Connection[Any]:  # tenants hold no table privilege: assertions as the superuser
         return psycopg.connect(dsn, dbname=env["PGDATABASE"], autocommit=True)
 
-    with admin() as a:
+    with as_superuser() as a:
         row = a.execute(
             "select h.status, s.status from ai.human_approvals h join ai.agent_sessions s using (thread_id)"
             " where h.approval_id = %s",
@@ -243,7 +243,7 @@ def test_cancel_awaiting_human_closes_approvals_left_pending_and_reverts_to_the_
     assert row == ("pending", "waiting"), "the earlier release left the approval pending and the session waiting"
 
     _run(["sqitch", "--quiet", "deploy", "--verify", "db:pg:"], deployer)
-    with admin() as a:
+    with as_superuser() as a:
         row = a.execute(
             "select h.status, h.decided_by, s.status"
             " from ai.human_approvals h join ai.agent_sessions s using (thread_id) where h.approval_id = %s",
@@ -269,8 +269,8 @@ def test_cancel_awaiting_human_closes_approvals_left_pending_and_reverts_to_the_
     with psycopg.connect(dsn, dbname=env["PGDATABASE"], autocommit=True) as admin:  # a superuser sees every row
         admin.execute("delete from ai.human_approvals where approval_id <> %s", (stuck,))
     _run(["sqitch", "--quiet", "revert", "-y", "--to", "human_in_the_loop", "db:pg:"], deployer)
-    assert _dump(env) == before, "the revert restores the catalog of human_in_the_loop"
-    with admin() as a:
+    assert _dump(deployer) == before, "the revert restores the catalog of human_in_the_loop"
+    with as_superuser() as a:
         row = a.execute("select status, decided_at from ai.human_approvals where approval_id = %s", (stuck,)).fetchone()
     assert row == ("pending", None)
     _run(["sqitch", "--quiet", "revert", "-y", "db:pg:"], deployer)
