@@ -68,7 +68,6 @@ comment on column ai.human_approvals.decided_for is 'The owner it decided for (a
 
 create function ai._close_approval_of_job(job_id bigint, thread_id text) returns void
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -113,7 +112,6 @@ revoke execute on function ai._close_approval_of_job(bigint, text) from public;
 
 create function ai._close_approval_of_cancelled_job() returns trigger
 language plpgsql
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform ai._close_approval_of_job(new.job_id, new.thread_id);

@@ -126,7 +126,6 @@ create policy deleted_threads_by_owner on ai.deleted_threads
 -- schema owner's functions, under the same policies (a caller's own rows only).
 create function ai._delete_tombstoned_session() returns trigger
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   delete from ai.agent_sessions s where s.thread_id = new.thread_id and s.owner = new.owner;
@@ -144,7 +143,6 @@ create trigger deleted_threads_delete_session
 
 create function ai._check_checkpoint_ns(checkpoint_ns text) returns void
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if checkpoint_ns is null then
@@ -164,7 +162,6 @@ comment on function ai._check_checkpoint_ns(text) is 'Internal guard: raises AS0
 create function ai._check_blob_sizes(checkpoint bytea, channels text[], versions text[], blobs bytea[])
 returns void
 language plpgsql immutable
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_max constant integer := 16777216;
@@ -194,7 +191,6 @@ comment on function ai._check_blob_sizes(bytea, text[], text[], bytea[]) is 'Int
 -- A fenced write: the queue's check that the caller still holds the job, in this transaction.
 create function ai._fence(job_id bigint, fencing_token bigint) returns void
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if job_id is null and fencing_token is null then
@@ -215,7 +211,6 @@ comment on function ai._fence(bigint, bigint) is 'Internal: a no-op without job_
 -- Another tenant's thread is AS001, as anywhere else.
 create function ai._checkpoint_thread_owner(thread_id text) returns text
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -255,7 +250,6 @@ comment on function ai._checkpoint_thread_owner(text) is 'Internal: the owner of
 -- Blobs no remaining checkpoint of their (thread, namespace) references, for the given threads.
 create function ai._collect_checkpoint_blobs(thread_ids text[]) returns bigint
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_count bigint;
@@ -280,7 +274,6 @@ comment on function ai._collect_checkpoint_blobs(text[]) is 'Internal: deletes t
 -- current_checkpoint_id after checkpoints were deleted: the newest remaining root checkpoint.
 create function ai._reset_current_checkpoint(thread_ids text[]) returns void
 language sql volatile
-set search_path = pg_catalog, pg_temp
 as $$
   update ai.agent_sessions s
   set current_checkpoint_id = (select max(c.checkpoint_id) from ai.checkpoints c
@@ -550,7 +543,6 @@ comment on type ai.checkpoint_tuple is 'A checkpoint with its channel values (bl
 -- (a join could scan every value of a long thread). Writes: in (task_path, task_id, idx) order.
 create function ai._checkpoint_tuple(c ai.checkpoints) returns setof ai.checkpoint_tuple
 language sql stable rows 1
-set search_path = pg_catalog, pg_temp
 as $$
   select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
          c.checkpoint, c.metadata, c.channel_versions, c.created_at,
@@ -621,7 +613,6 @@ create function ai._list_checkpoints_any(thread_id text, checkpoint_ns text, bef
 returns setof ai.checkpoint_tuple
 language plpgsql stable
 set plan_cache_mode = force_custom_plan
-set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -829,7 +820,6 @@ comment on function ai.checkpoints_between(text, timestamptz, timestamptz) is
 -- The session a copy goes to: new, same owner as the source (also when a service copies).
 create function ai._create_copy_session(source_thread_id text, target_thread_id text) returns text
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := ai.now();
@@ -861,7 +851,6 @@ comment on function ai._create_copy_session(text, text) is 'Internal: creates th
 create function ai._copy_checkpoint_rows(source_thread_id text, target_thread_id text, owner text,
                                          checkpoint_ns text, checkpoint_ids text[]) returns integer
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

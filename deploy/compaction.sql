@@ -31,7 +31,6 @@ comment on type ai.context_window is 'The messages to send to the model now, and
 
 create function ai._newest_summary(thread_id text) returns ai.session_messages
 language sql stable
-set search_path = pg_catalog, pg_temp
 as $$
   select * from ai.session_messages m
   where m.thread_id = _newest_summary.thread_id and m.role = 'system' and m.content ? 'compaction'

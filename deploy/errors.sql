@@ -39,14 +39,12 @@ create policy error_codes_all_rows on ai.error_codes using (true) with check (tr
 -- The largest JSON document (message content, event payload, config) accepted, in bytes.
 create function ai._max_document_bytes() returns integer
 language sql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$ select 1048576 $$;
 comment on function ai._max_document_bytes() is 'Internal: the largest JSON document accepted (1 MiB).';
 
 create function ai._check_text(value text, argument text, max_length integer default 255)
 returns void
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if value is null then
@@ -66,7 +64,6 @@ comment on function ai._check_text(text, text, integer) is 'Internal guard: rais
 create function ai._check_document(value jsonb, argument text, must_be_object boolean default false)
 returns void
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if value is null then
@@ -88,7 +85,6 @@ comment on function ai._check_document(jsonb, text, boolean) is 'Internal guard:
 create function ai._check_limit(value integer, argument text, max_value integer default 10000)
 returns void
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if value is null or value < 1 or value > max_value then

@@ -29,7 +29,6 @@ create policy session_events_by_owner on ai.session_events
 
 create function ai._check_event_kind(kind text) returns void
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if kind is null or kind !~ '^[a-z][a-z0-9_.]{0,62}$' then

@@ -30,7 +30,6 @@ create or replace function ai._check_job_row(status text, queue text, attempts i
                                              idempotency_key text, lease_owner text, lease_expires_at timestamptz)
 returns boolean
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if status is null or status not in ('PENDING', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'AWAITING_HUMAN') then

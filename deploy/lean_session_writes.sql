@@ -21,7 +21,6 @@ create function ai._check_session_row(thread_id text, status text, config jsonb,
                                       completed_at timestamptz)
 returns boolean
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if pg_catalog.char_length(thread_id) between 1 and 255
@@ -57,7 +56,6 @@ comment on function ai._check_session_row(text, text, jsonb, bigint, timestamptz
 create function ai._check_message_row(seq bigint, role text, token_count integer, idempotency_key text)
 returns boolean
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if seq > 0 and role in ('system', 'user', 'assistant', 'tool_call', 'tool_result') and token_count >= 0
@@ -87,7 +85,6 @@ comment on function ai._check_message_row(bigint, text, integer, text) is
 create function ai._check_checkpoint_row(metadata jsonb, channel_versions jsonb)
 returns boolean
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if pg_catalog.jsonb_typeof(metadata) = 'object' and pg_catalog.jsonb_typeof(channel_versions) = 'object' then

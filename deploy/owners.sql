@@ -18,6 +18,10 @@
 -- anyone: ai.acting_owner is honoured only for members of ai_service.
 -- Policies call ai.current_owner() and ai.sees_all_owners() through (select ...), which Postgres
 -- evaluates once per statement.
+-- ai.calling_role, ai.current_owner and ai.sees_all_owners carry no SET search_path: every
+-- function and every policy calls them, and a SET clause costs each call a search-path switch
+-- (docs/benchmarks.md). Every name, type and operator in their bodies is qualified instead, so
+-- a caller's search_path resolves nothing in them.
 begin;
 
 -- The functions run as the schema owner, and row level security is what keeps one tenant's rows
@@ -36,17 +40,20 @@ $$;
 
 create function ai.calling_role() returns name
 language plpgsql stable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_role name := pg_catalog.current_setting('role');
+  v_role pg_catalog.name := pg_catalog.current_setting('role');
 begin
-  if v_role operator(pg_catalog.=) 'none'::name then
+  -- The login role logged in, so it may (a catalog lookup only after SET ROLE; the names of the
+  -- group roles are refused either way).
+  if v_role operator(pg_catalog.=) 'none'::pg_catalog.name then
     v_role := session_user;
-  end if;
-  if v_role operator(pg_catalog.=) any ('{ai_user,ai_service}'::name[])
-     or not exists (select from pg_catalog.pg_roles r
+  elsif not exists (select from pg_catalog.pg_roles r
                     where r.rolname operator(pg_catalog.=) v_role and r.rolcanlogin) then
+    v_role := null;
+  end if;
+  if v_role is null or v_role operator(pg_catalog.=) any ('{ai_user,ai_service}'::pg_catalog.name[]) then
+    v_role := coalesce(v_role, pg_catalog.current_setting('role')::pg_catalog.name);
     raise exception using errcode = 'AS008',
       message = pg_catalog.format('role %s cannot log in (a group role such as ai_user or ai_service): it is no owner identity', v_role),
       hint = 'RESET ROLE, or SET ROLE to a login role';
@@ -59,25 +66,34 @@ comment on function ai.calling_role() is
 
 create function ai.current_owner() returns text
 language plpgsql stable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_role name := ai.calling_role();
-  v_acting text;
+  v_role pg_catalog.name := pg_catalog.current_setting('role');
+  v_acting pg_catalog.text;
 begin
+  -- ai.calling_role(), inline: this runs in every policy of every statement
+  if v_role operator(pg_catalog.=) 'none'::pg_catalog.name then
+    v_role := session_user;
+  elsif not exists (select from pg_catalog.pg_roles r
+                    where r.rolname operator(pg_catalog.=) v_role and r.rolcanlogin) then
+    perform ai.calling_role();  -- raises AS008 with its message
+  end if;
   if pg_catalog.pg_has_role(v_role, 'ai_service', 'MEMBER') then
     v_acting := pg_catalog.current_setting('ai.acting_owner', true);
     if v_acting operator(pg_catalog.<>) '' then
-      if v_acting operator(pg_catalog.=) any ('{ai_user,ai_service}'::text[])
+      if v_acting operator(pg_catalog.=) any ('{ai_user,ai_service}'::pg_catalog.text[])
          or exists (select from pg_catalog.pg_roles r
-                    where r.rolname operator(pg_catalog.=) v_acting::name and not r.rolcanlogin) then
+                    where r.rolname operator(pg_catalog.=) v_acting::pg_catalog.name and not r.rolcanlogin) then
         raise exception using errcode = 'AS008',
           message = pg_catalog.format('acting owner %s is a role that cannot log in: it is no owner identity', v_acting);
       end if;
       return v_acting;
     end if;
   end if;
-  return v_role::text;
+  if v_role operator(pg_catalog.=) any ('{ai_user,ai_service}'::pg_catalog.name[]) then
+    perform ai.calling_role();  -- raises AS008 with its message
+  end if;
+  return v_role::pg_catalog.text;
 end
 $$;
 comment on function ai.current_owner() is
@@ -85,15 +101,23 @@ comment on function ai.current_owner() is
 
 create function ai.sees_all_owners() returns boolean
 language plpgsql stable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
+declare
+  v_role pg_catalog.name := pg_catalog.current_setting('role');
 begin
-  return pg_catalog.pg_has_role(ai.calling_role(), 'ai_service', 'MEMBER')
-     and coalesce(pg_catalog.current_setting('ai.acting_owner', true), '') operator(pg_catalog.=) '';
+  if v_role operator(pg_catalog.=) 'none'::pg_catalog.name then
+    v_role := session_user;
+  end if;
+  if not pg_catalog.pg_has_role(v_role, 'ai_service', 'MEMBER')
+     or coalesce(pg_catalog.current_setting('ai.acting_owner', true), ''::pg_catalog.text) operator(pg_catalog.<>) '' then
+    return false;
+  end if;
+  perform ai.calling_role();  -- AS008 for a role that cannot log in (SET ROLE ai_service sees nobody)
+  return true;
 end
 $$;
 comment on function ai.sees_all_owners() is
-  'True for a member of ai_service (by its calling role, ai.calling_role()) that acts for no particular owner: it sees and may change every tenant''s rows. AS008 for a role that cannot log in.';
+  'True for a member of ai_service (by its calling role, ai.calling_role()) that acts for no particular owner: it sees and may change every tenant''s rows. AS008 for such a role that cannot log in.';
 
 create function ai.act_as(owner text, local boolean default true) returns text
 language plpgsql volatile

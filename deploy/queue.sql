@@ -129,7 +129,6 @@ create unique index agent_jobs_idempotency_key on ai.agent_jobs (owner, queue, i
 -- Workers (ai_service) are not checked: the WHEN clause lets their claims and finishes through.
 create function ai._guard_tenant_job_status() returns trigger
 language plpgsql
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if (new.status = 'CANCELLED' and old.status in ('PENDING', 'IN_PROGRESS', 'AWAITING_HUMAN'))
@@ -182,7 +181,6 @@ create policy agent_jobs_archive_by_owner on ai.agent_jobs_archive
 
 create function ai._check_lease(lease interval) returns void
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if lease is null or lease <= interval '0' then
@@ -195,7 +193,6 @@ comment on function ai._check_lease(interval) is 'Internal guard: raises AS002 u
 
 create function ai._check_claim(worker_id text, lease interval, queue text) returns void
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform ai._check_text(worker_id, 'worker_id');
@@ -210,7 +207,6 @@ comment on function ai._check_claim(text, interval, text) is 'Internal guard of 
 -- until it commits; a hash collision only makes a claimer skip a thread for a moment.
 create function ai._lock_thread(thread_id text) returns boolean
 language sql volatile parallel restricted
-set search_path = pg_catalog, pg_temp
 as $$ select pg_catalog.pg_try_advisory_xact_lock(1634296929, pg_catalog.hashtext(thread_id)) $$;
 comment on function ai._lock_thread(text) is 'Internal: tries the claim''s transaction-level advisory lock on a thread; true when taken (or already held).';
 
@@ -218,7 +214,6 @@ comment on function ai._lock_thread(text) is 'Internal: tries the claim''s trans
 -- (unknown, or another tenant's), AS006 (lease lost) otherwise, with what the row holds now.
 create function ai._raise_lease_lost(job_id bigint, fencing_token bigint) returns void
 language plpgsql stable
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   j ai.agent_jobs;
@@ -240,7 +235,6 @@ comment on function ai._raise_lease_lost(bigint, bigint) is 'Internal: raises AS
 -- AS004 (invalid transition) naming the status it is in otherwise.
 create function ai._raise_not_allowed(job_id bigint, why text) returns void
 language plpgsql stable
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_status text;
@@ -258,7 +252,6 @@ comment on function ai._raise_not_allowed(bigint, text) is 'Internal: raises AS0
 -- with "equal jitter" (half fixed, half random) so jobs that failed together spread out.
 create function ai._backoff(attempts integer) returns interval
 language sql volatile parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
   select pg_catalog.make_interval(secs => d / 2 + pg_catalog.random() * d / 2)
   from (select least(3600.0, pg_catalog.power(2.0, greatest(attempts, 1) - 1)) as d) x
@@ -269,7 +262,6 @@ comment on function ai._backoff(integer) is 'Internal: the default retry delay a
 -- FAILED (under a new token, so the dead attempt stays fenced out). Record why and stamp it.
 create function ai._finish_spent(job_id bigint, now timestamptz) returns void
 language sql volatile
-set search_path = pg_catalog, pg_temp
 as $$
   update ai.agent_jobs j
   set attempts = j.attempts - 1, last_error = format('the lease of attempt %s expired', j.attempts - 1),

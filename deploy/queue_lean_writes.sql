@@ -35,7 +35,6 @@ create function ai._check_job_row(status text, queue text, attempts integer, max
                                   idempotency_key text, lease_owner text, lease_expires_at timestamptz)
 returns boolean
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   -- One expression for the common case (plpgsql prepares each expression once per transaction,
@@ -94,7 +93,6 @@ alter table ai.agent_jobs
 -- lease_owner alone for that to happen, as cancel_job does.
 create function ai._job_status_moved() returns trigger
 language plpgsql
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if old.status = new.status then

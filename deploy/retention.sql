@@ -90,7 +90,6 @@ $$;
 -- in any position, still lands in the right place.
 create function ai._copy_columns(table_name text, with_generated boolean) returns text
 language sql stable
-set search_path = pg_catalog, pg_temp
 as $$
   select pg_catalog.string_agg(pg_catalog.quote_ident(a.attname), ', ' order by a.attnum)
   from pg_catalog.pg_attribute a

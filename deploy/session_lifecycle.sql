@@ -10,7 +10,6 @@ begin;
 -- Setting the status a session already has is a no-op, so a retried call succeeds.
 create function ai._session_transition_allowed(from_status text, to_status text) returns boolean
 language sql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
   select from_status = to_status
       or (from_status in ('active', 'waiting')
@@ -22,7 +21,6 @@ comment on function ai._session_transition_allowed(text, text) is 'Internal: whe
 -- itself refuses a forbidden move (a finished session stays finished). The WHEN clause keeps the trigger off every update that leaves status alone.
 create function ai._guard_session_status() returns trigger
 language plpgsql
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if not ai._session_transition_allowed(old.status, new.status) then

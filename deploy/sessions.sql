@@ -39,7 +39,6 @@ create policy agent_sessions_by_owner on ai.agent_sessions
 
 create function ai._check_thread_id(thread_id text) returns void
 language sql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$ select ai._check_text(thread_id, 'thread_id', 255) $$;
 comment on function ai._check_thread_id(text) is 'Internal guard: raises AS002 unless thread_id is 1 to 255 characters.';
 
@@ -47,7 +46,6 @@ comment on function ai._check_thread_id(text) is 'Internal guard: raises AS002 u
 -- (RLS hides those, so the two are one case). The guard that read-side functions start with.
 create function ai._session_owner(thread_id text) returns text
 language plpgsql stable
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_owner text;

@@ -117,7 +117,6 @@ create function ai._check_side_effect_args(thread_id text, idempotency_key text,
                                            need_token boolean)
 returns void
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform ai._check_thread_id(thread_id);
@@ -137,7 +136,6 @@ comment on function ai._check_side_effect_args(text, text, bigint, bigint, boole
 -- caller's transaction ends, and checks it advances this thread.
 create function ai._fence_side_effect(thread_id text, job_id bigint, fencing_token bigint) returns void
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_thread text;
@@ -158,7 +156,6 @@ comment on function ai._fence_side_effect(text, bigint, bigint) is 'Internal: fe
 -- Whether the holder of a reservation can still finish it.
 create function ai._side_effect_holder_alive(e ai.side_effects, now timestamptz) returns boolean
 language sql stable
-set search_path = pg_catalog, pg_temp
 as $$
   select case
     when e.status <> 'reserved' then false

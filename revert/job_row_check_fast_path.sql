@@ -7,7 +7,6 @@ create or replace function ai._check_job_row(status text, queue text, attempts i
                                              idempotency_key text, lease_owner text, lease_expires_at timestamptz)
 returns boolean
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   -- One expression for the common case (plpgsql prepares each expression once per transaction,

@@ -19,7 +19,6 @@ drop trigger agent_jobs_status_moved on ai.agent_jobs;
 drop function ai._job_status_moved();
 create function ai._guard_tenant_job_status() returns trigger
 language plpgsql
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if (new.status = 'CANCELLED' and old.status in ('PENDING', 'IN_PROGRESS', 'AWAITING_HUMAN'))
@@ -36,7 +35,6 @@ revoke execute on function ai._guard_tenant_job_status() from public;  -- a trig
 
 create function ai._close_approval_of_cancelled_job() returns trigger
 language plpgsql
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform ai._close_approval_of_job(new.job_id, new.thread_id);

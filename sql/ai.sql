@@ -76,11 +76,14 @@ grant usage on schema ai to ai_user, ai_service;
 -- fenced write open) must still see leases expire. Callers read it once per function.
 -- Tests set ai.frozen_now (a timestamptz, transaction- or session-local) to move time without
 -- sleeping; the setting affects only the session that sets it.
+-- No SET search_path (docs/security.md, "search_path"): every function calls it, and a SET clause
+-- costs each call a search-path switch and stops inlining. Every name, type and operator in the
+-- body is qualified instead, so the caller's search_path resolves nothing in it.
 create function ai.now() returns timestamptz
 language sql volatile parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
-  select coalesce(nullif(pg_catalog.current_setting('ai.frozen_now', true), '')::timestamptz,
+  select coalesce(case when pg_catalog.current_setting('ai.frozen_now', true) operator(pg_catalog.<>) ''
+                       then pg_catalog.current_setting('ai.frozen_now', true)::pg_catalog.timestamptz end,
                   pg_catalog.clock_timestamp())
 $$;
 
@@ -132,14 +135,12 @@ create policy error_codes_all_rows on ai.error_codes using (true) with check (tr
 -- The largest JSON document (message content, event payload, config) accepted, in bytes.
 create function ai._max_document_bytes() returns integer
 language sql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$ select 1048576 $$;
 comment on function ai._max_document_bytes() is 'Internal: the largest JSON document accepted (1 MiB).';
 
 create function ai._check_text(value text, argument text, max_length integer default 255)
 returns void
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if value is null then
@@ -159,7 +160,6 @@ comment on function ai._check_text(text, text, integer) is 'Internal guard: rais
 create function ai._check_document(value jsonb, argument text, must_be_object boolean default false)
 returns void
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if value is null then
@@ -181,7 +181,6 @@ comment on function ai._check_document(jsonb, text, boolean) is 'Internal guard:
 create function ai._check_limit(value integer, argument text, max_value integer default 10000)
 returns void
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if value is null or value < 1 or value > max_value then
@@ -218,6 +217,10 @@ revoke execute on function ai._max_document_bytes(), ai._check_text(text, text, 
 -- anyone: ai.acting_owner is honoured only for members of ai_service.
 -- Policies call ai.current_owner() and ai.sees_all_owners() through (select ...), which Postgres
 -- evaluates once per statement.
+-- ai.calling_role, ai.current_owner and ai.sees_all_owners carry no SET search_path: every
+-- function and every policy calls them, and a SET clause costs each call a search-path switch
+-- (docs/benchmarks.md). Every name, type and operator in their bodies is qualified instead, so
+-- a caller's search_path resolves nothing in them.
 
 -- The functions run as the schema owner, and row level security is what keeps one tenant's rows
 -- from another inside them: the owner must be a role RLS applies to (every table forces it on
@@ -235,17 +238,20 @@ $$;
 
 create function ai.calling_role() returns name
 language plpgsql stable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_role name := pg_catalog.current_setting('role');
+  v_role pg_catalog.name := pg_catalog.current_setting('role');
 begin
-  if v_role operator(pg_catalog.=) 'none'::name then
+  -- The login role logged in, so it may (a catalog lookup only after SET ROLE; the names of the
+  -- group roles are refused either way).
+  if v_role operator(pg_catalog.=) 'none'::pg_catalog.name then
     v_role := session_user;
-  end if;
-  if v_role operator(pg_catalog.=) any ('{ai_user,ai_service}'::name[])
-     or not exists (select from pg_catalog.pg_roles r
+  elsif not exists (select from pg_catalog.pg_roles r
                     where r.rolname operator(pg_catalog.=) v_role and r.rolcanlogin) then
+    v_role := null;
+  end if;
+  if v_role is null or v_role operator(pg_catalog.=) any ('{ai_user,ai_service}'::pg_catalog.name[]) then
+    v_role := coalesce(v_role, pg_catalog.current_setting('role')::pg_catalog.name);
     raise exception using errcode = 'AS008',
       message = pg_catalog.format('role %s cannot log in (a group role such as ai_user or ai_service): it is no owner identity', v_role),
       hint = 'RESET ROLE, or SET ROLE to a login role';
@@ -258,25 +264,34 @@ comment on function ai.calling_role() is
 
 create function ai.current_owner() returns text
 language plpgsql stable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_role name := ai.calling_role();
-  v_acting text;
+  v_role pg_catalog.name := pg_catalog.current_setting('role');
+  v_acting pg_catalog.text;
 begin
+  -- ai.calling_role(), inline: this runs in every policy of every statement
+  if v_role operator(pg_catalog.=) 'none'::pg_catalog.name then
+    v_role := session_user;
+  elsif not exists (select from pg_catalog.pg_roles r
+                    where r.rolname operator(pg_catalog.=) v_role and r.rolcanlogin) then
+    perform ai.calling_role();  -- raises AS008 with its message
+  end if;
   if pg_catalog.pg_has_role(v_role, 'ai_service', 'MEMBER') then
     v_acting := pg_catalog.current_setting('ai.acting_owner', true);
     if v_acting operator(pg_catalog.<>) '' then
-      if v_acting operator(pg_catalog.=) any ('{ai_user,ai_service}'::text[])
+      if v_acting operator(pg_catalog.=) any ('{ai_user,ai_service}'::pg_catalog.text[])
          or exists (select from pg_catalog.pg_roles r
-                    where r.rolname operator(pg_catalog.=) v_acting::name and not r.rolcanlogin) then
+                    where r.rolname operator(pg_catalog.=) v_acting::pg_catalog.name and not r.rolcanlogin) then
         raise exception using errcode = 'AS008',
           message = pg_catalog.format('acting owner %s is a role that cannot log in: it is no owner identity', v_acting);
       end if;
       return v_acting;
     end if;
   end if;
-  return v_role::text;
+  if v_role operator(pg_catalog.=) any ('{ai_user,ai_service}'::pg_catalog.name[]) then
+    perform ai.calling_role();  -- raises AS008 with its message
+  end if;
+  return v_role::pg_catalog.text;
 end
 $$;
 comment on function ai.current_owner() is
@@ -284,15 +299,23 @@ comment on function ai.current_owner() is
 
 create function ai.sees_all_owners() returns boolean
 language plpgsql stable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
+declare
+  v_role pg_catalog.name := pg_catalog.current_setting('role');
 begin
-  return pg_catalog.pg_has_role(ai.calling_role(), 'ai_service', 'MEMBER')
-     and coalesce(pg_catalog.current_setting('ai.acting_owner', true), '') operator(pg_catalog.=) '';
+  if v_role operator(pg_catalog.=) 'none'::pg_catalog.name then
+    v_role := session_user;
+  end if;
+  if not pg_catalog.pg_has_role(v_role, 'ai_service', 'MEMBER')
+     or coalesce(pg_catalog.current_setting('ai.acting_owner', true), ''::pg_catalog.text) operator(pg_catalog.<>) '' then
+    return false;
+  end if;
+  perform ai.calling_role();  -- AS008 for a role that cannot log in (SET ROLE ai_service sees nobody)
+  return true;
 end
 $$;
 comment on function ai.sees_all_owners() is
-  'True for a member of ai_service (by its calling role, ai.calling_role()) that acts for no particular owner: it sees and may change every tenant''s rows. AS008 for a role that cannot log in.';
+  'True for a member of ai_service (by its calling role, ai.calling_role()) that acts for no particular owner: it sees and may change every tenant''s rows. AS008 for such a role that cannot log in.';
 
 create function ai.act_as(owner text, local boolean default true) returns text
 language plpgsql volatile
@@ -370,7 +393,6 @@ create policy agent_sessions_by_owner on ai.agent_sessions
 
 create function ai._check_thread_id(thread_id text) returns void
 language sql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$ select ai._check_text(thread_id, 'thread_id', 255) $$;
 comment on function ai._check_thread_id(text) is 'Internal guard: raises AS002 unless thread_id is 1 to 255 characters.';
 
@@ -378,7 +400,6 @@ comment on function ai._check_thread_id(text) is 'Internal guard: raises AS002 u
 -- (RLS hides those, so the two are one case). The guard that read-side functions start with.
 create function ai._session_owner(thread_id text) returns text
 language plpgsql stable
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_owner text;
@@ -448,7 +469,6 @@ create policy session_events_by_owner on ai.session_events
 
 create function ai._check_event_kind(kind text) returns void
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if kind is null or kind !~ '^[a-z][a-z0-9_.]{0,62}$' then
@@ -540,7 +560,6 @@ to ai_user, ai_service;
 -- Setting the status a session already has is a no-op, so a retried call succeeds.
 create function ai._session_transition_allowed(from_status text, to_status text) returns boolean
 language sql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
   select from_status = to_status
       or (from_status in ('active', 'waiting')
@@ -552,7 +571,6 @@ comment on function ai._session_transition_allowed(text, text) is 'Internal: whe
 -- itself refuses a forbidden move (a finished session stays finished). The WHEN clause keeps the trigger off every update that leaves status alone.
 create function ai._guard_session_status() returns trigger
 language plpgsql
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if not ai._session_transition_allowed(old.status, new.status) then
@@ -712,7 +730,6 @@ create policy session_messages_by_owner on ai.session_messages
 -- restored last_seq = n. Anything else is AS004, not a later duplicate key or a gap.
 create function ai._guard_message_seq() returns trigger
 language plpgsql
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   -- Rows inserted earlier by the same statement are visible here (row-level BEFORE trigger).
@@ -734,7 +751,6 @@ create trigger session_messages_seq
 
 create function ai._guard_last_seq() returns trigger
 language plpgsql
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   -- Only "give back the number just taken" reaches here (the WHEN clause lets +1 through).
@@ -756,24 +772,25 @@ create trigger agent_sessions_last_seq
 
 -- The default token estimate: about four bytes of JSON text per token, the usual rule of thumb
 -- for English with BPE tokenizers. Callers that know the real count pass it.
+-- No SET search_path, so that it inlines into the append; every name, type and operator is qualified.
 create function ai.estimate_tokens(content jsonb) returns integer
 language sql immutable parallel safe
-set search_path = pg_catalog, pg_temp
-as $$ select pg_catalog.ceil(pg_catalog.octet_length(content::text)::numeric operator(pg_catalog./) 4.0)::integer $$;
+as $$ select pg_catalog.ceil(pg_catalog.octet_length(content::pg_catalog.text)::pg_catalog.numeric
+                             operator(pg_catalog./) 4.0::pg_catalog.numeric)::pg_catalog.int4 $$;
 comment on function ai.estimate_tokens(jsonb) is
   'The token estimate used when a message comes without a token count: ceil(bytes of the JSON text / 4).';
 
 create function ai.message_key(thread_id text, role text, content jsonb, turn integer default null)
 returns text
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   -- A JSON array is an unambiguous encoding of the four fields (no separator can be forged).
   -- PL/pgSQL rather than SQL: this SQL body could not be inlined (convert_to is only stable),
   -- and a non-inlined SQL function is re-planned at every call (4x slower, measured).
+  -- No SET search_path (it runs on every append); every name and type is qualified instead.
   return pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
-           pg_catalog.jsonb_build_array(thread_id, role, content, turn)::text, 'UTF8')), 'hex');
+           pg_catalog.jsonb_build_array(thread_id, role, content, turn)::pg_catalog.text, 'UTF8')), 'hex');
 end
 $$;
 comment on function ai.message_key(text, text, jsonb, integer) is
@@ -1044,7 +1061,6 @@ create unique index agent_jobs_idempotency_key on ai.agent_jobs (owner, queue, i
 -- Workers (ai_service) are not checked: the WHEN clause lets their claims and finishes through.
 create function ai._guard_tenant_job_status() returns trigger
 language plpgsql
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if (new.status = 'CANCELLED' and old.status in ('PENDING', 'IN_PROGRESS', 'AWAITING_HUMAN'))
@@ -1097,7 +1113,6 @@ create policy agent_jobs_archive_by_owner on ai.agent_jobs_archive
 
 create function ai._check_lease(lease interval) returns void
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if lease is null or lease <= interval '0' then
@@ -1110,7 +1125,6 @@ comment on function ai._check_lease(interval) is 'Internal guard: raises AS002 u
 
 create function ai._check_claim(worker_id text, lease interval, queue text) returns void
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform ai._check_text(worker_id, 'worker_id');
@@ -1125,7 +1139,6 @@ comment on function ai._check_claim(text, interval, text) is 'Internal guard of 
 -- until it commits; a hash collision only makes a claimer skip a thread for a moment.
 create function ai._lock_thread(thread_id text) returns boolean
 language sql volatile parallel restricted
-set search_path = pg_catalog, pg_temp
 as $$ select pg_catalog.pg_try_advisory_xact_lock(1634296929, pg_catalog.hashtext(thread_id)) $$;
 comment on function ai._lock_thread(text) is 'Internal: tries the claim''s transaction-level advisory lock on a thread; true when taken (or already held).';
 
@@ -1133,7 +1146,6 @@ comment on function ai._lock_thread(text) is 'Internal: tries the claim''s trans
 -- (unknown, or another tenant's), AS006 (lease lost) otherwise, with what the row holds now.
 create function ai._raise_lease_lost(job_id bigint, fencing_token bigint) returns void
 language plpgsql stable
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   j ai.agent_jobs;
@@ -1155,7 +1167,6 @@ comment on function ai._raise_lease_lost(bigint, bigint) is 'Internal: raises AS
 -- AS004 (invalid transition) naming the status it is in otherwise.
 create function ai._raise_not_allowed(job_id bigint, why text) returns void
 language plpgsql stable
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_status text;
@@ -1173,7 +1184,6 @@ comment on function ai._raise_not_allowed(bigint, text) is 'Internal: raises AS0
 -- with "equal jitter" (half fixed, half random) so jobs that failed together spread out.
 create function ai._backoff(attempts integer) returns interval
 language sql volatile parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
   select pg_catalog.make_interval(secs => d / 2 + pg_catalog.random() * d / 2)
   from (select least(3600.0, pg_catalog.power(2.0, greatest(attempts, 1) - 1)) as d) x
@@ -1184,7 +1194,6 @@ comment on function ai._backoff(integer) is 'Internal: the default retry delay a
 -- FAILED (under a new token, so the dead attempt stays fenced out). Record why and stamp it.
 create function ai._finish_spent(job_id bigint, now timestamptz) returns void
 language sql volatile
-set search_path = pg_catalog, pg_temp
 as $$
   update ai.agent_jobs j
   set attempts = j.attempts - 1, last_error = format('the lease of attempt %s expired', j.attempts - 1),
@@ -2020,7 +2029,6 @@ create policy deleted_threads_by_owner on ai.deleted_threads
 -- schema owner's functions, under the same policies (a caller's own rows only).
 create function ai._delete_tombstoned_session() returns trigger
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   delete from ai.agent_sessions s where s.thread_id = new.thread_id and s.owner = new.owner;
@@ -2038,7 +2046,6 @@ create trigger deleted_threads_delete_session
 
 create function ai._check_checkpoint_ns(checkpoint_ns text) returns void
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if checkpoint_ns is null then
@@ -2058,7 +2065,6 @@ comment on function ai._check_checkpoint_ns(text) is 'Internal guard: raises AS0
 create function ai._check_blob_sizes(checkpoint bytea, channels text[], versions text[], blobs bytea[])
 returns void
 language plpgsql immutable
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_max constant integer := 16777216;
@@ -2088,7 +2094,6 @@ comment on function ai._check_blob_sizes(bytea, text[], text[], bytea[]) is 'Int
 -- A fenced write: the queue's check that the caller still holds the job, in this transaction.
 create function ai._fence(job_id bigint, fencing_token bigint) returns void
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if job_id is null and fencing_token is null then
@@ -2109,7 +2114,6 @@ comment on function ai._fence(bigint, bigint) is 'Internal: a no-op without job_
 -- Another tenant's thread is AS001, as anywhere else.
 create function ai._checkpoint_thread_owner(thread_id text) returns text
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -2149,7 +2153,6 @@ comment on function ai._checkpoint_thread_owner(text) is 'Internal: the owner of
 -- Blobs no remaining checkpoint of their (thread, namespace) references, for the given threads.
 create function ai._collect_checkpoint_blobs(thread_ids text[]) returns bigint
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_count bigint;
@@ -2174,7 +2177,6 @@ comment on function ai._collect_checkpoint_blobs(text[]) is 'Internal: deletes t
 -- current_checkpoint_id after checkpoints were deleted: the newest remaining root checkpoint.
 create function ai._reset_current_checkpoint(thread_ids text[]) returns void
 language sql volatile
-set search_path = pg_catalog, pg_temp
 as $$
   update ai.agent_sessions s
   set current_checkpoint_id = (select max(c.checkpoint_id) from ai.checkpoints c
@@ -2444,7 +2446,6 @@ comment on type ai.checkpoint_tuple is 'A checkpoint with its channel values (bl
 -- (a join could scan every value of a long thread). Writes: in (task_path, task_id, idx) order.
 create function ai._checkpoint_tuple(c ai.checkpoints) returns setof ai.checkpoint_tuple
 language sql stable rows 1
-set search_path = pg_catalog, pg_temp
 as $$
   select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
          c.checkpoint, c.metadata, c.channel_versions, c.created_at,
@@ -2515,7 +2516,6 @@ create function ai._list_checkpoints_any(thread_id text, checkpoint_ns text, bef
 returns setof ai.checkpoint_tuple
 language plpgsql stable
 set plan_cache_mode = force_custom_plan
-set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -2723,7 +2723,6 @@ comment on function ai.checkpoints_between(text, timestamptz, timestamptz) is
 -- The session a copy goes to: new, same owner as the source (also when a service copies).
 create function ai._create_copy_session(source_thread_id text, target_thread_id text) returns text
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_now timestamptz := ai.now();
@@ -2755,7 +2754,6 @@ comment on function ai._create_copy_session(text, text) is 'Internal: creates th
 create function ai._copy_checkpoint_rows(source_thread_id text, target_thread_id text, owner text,
                                          checkpoint_ns text, checkpoint_ids text[]) returns integer
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3062,7 +3060,6 @@ comment on type ai.context_window is 'The messages to send to the model now, and
 
 create function ai._newest_summary(thread_id text) returns ai.session_messages
 language sql stable
-set search_path = pg_catalog, pg_temp
 as $$
   select * from ai.session_messages m
   where m.thread_id = _newest_summary.thread_id and m.role = 'system' and m.content ? 'compaction'
@@ -3448,7 +3445,6 @@ $$;
 -- in any position, still lands in the right place.
 create function ai._copy_columns(table_name text, with_generated boolean) returns text
 language sql stable
-set search_path = pg_catalog, pg_temp
 as $$
   select pg_catalog.string_agg(pg_catalog.quote_ident(a.attname), ', ' order by a.attnum)
   from pg_catalog.pg_attribute a
@@ -3695,7 +3691,6 @@ create function ai._check_side_effect_args(thread_id text, idempotency_key text,
                                            need_token boolean)
 returns void
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform ai._check_thread_id(thread_id);
@@ -3715,7 +3710,6 @@ comment on function ai._check_side_effect_args(text, text, bigint, bigint, boole
 -- caller's transaction ends, and checks it advances this thread.
 create function ai._fence_side_effect(thread_id text, job_id bigint, fencing_token bigint) returns void
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_thread text;
@@ -3736,7 +3730,6 @@ comment on function ai._fence_side_effect(text, bigint, bigint) is 'Internal: fe
 -- Whether the holder of a reservation can still finish it.
 create function ai._side_effect_holder_alive(e ai.side_effects, now timestamptz) returns boolean
 language sql stable
-set search_path = pg_catalog, pg_temp
 as $$
   select case
     when e.status <> 'reserved' then false
@@ -4299,7 +4292,6 @@ comment on column ai.human_approvals.decided_for is 'The owner it decided for (a
 
 create function ai._close_approval_of_job(job_id bigint, thread_id text) returns void
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -4344,7 +4336,6 @@ revoke execute on function ai._close_approval_of_job(bigint, text) from public;
 
 create function ai._close_approval_of_cancelled_job() returns trigger
 language plpgsql
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform ai._close_approval_of_job(new.job_id, new.thread_id);
@@ -4568,7 +4559,6 @@ create function ai._check_job_row(status text, queue text, attempts integer, max
                                   idempotency_key text, lease_owner text, lease_expires_at timestamptz)
 returns boolean
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   -- One expression for the common case (plpgsql prepares each expression once per transaction,
@@ -4627,7 +4617,6 @@ alter table ai.agent_jobs
 -- lease_owner alone for that to happen, as cancel_job does.
 create function ai._job_status_moved() returns trigger
 language plpgsql
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if old.status = new.status then
@@ -4886,7 +4875,6 @@ create function ai._check_session_row(thread_id text, status text, config jsonb,
                                       completed_at timestamptz)
 returns boolean
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if pg_catalog.char_length(thread_id) between 1 and 255
@@ -4922,7 +4910,6 @@ comment on function ai._check_session_row(text, text, jsonb, bigint, timestamptz
 create function ai._check_message_row(seq bigint, role text, token_count integer, idempotency_key text)
 returns boolean
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if seq > 0 and role in ('system', 'user', 'assistant', 'tool_call', 'tool_result') and token_count >= 0
@@ -4952,7 +4939,6 @@ comment on function ai._check_message_row(bigint, text, integer, text) is
 create function ai._check_checkpoint_row(metadata jsonb, channel_versions jsonb)
 returns boolean
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if pg_catalog.jsonb_typeof(metadata) = 'object' and pg_catalog.jsonb_typeof(channel_versions) = 'object' then
@@ -5051,7 +5037,6 @@ create or replace function ai._check_job_row(status text, queue text, attempts i
                                              idempotency_key text, lease_owner text, lease_expires_at timestamptz)
 returns boolean
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if status is null or status not in ('PENDING', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'AWAITING_HUMAN') then
