@@ -7,7 +7,9 @@
 #   no-SET   this tree with every function's SET search_path removed (SECURITY DEFINER kept):
 #            the share of the pinned search_path alone.
 # Workloads: an append (bench/sessions/append.sql, as a tenant), a read of 20 messages (as a
-# tenant), a claim + complete (bench/queue/claim_complete.sql, as a worker).
+# tenant), a claim + complete (bench/queue/claim_complete.sql, as a worker); then microseconds
+# per call of a few functions in a loop inside one rolled-back transaction, logged in as a tenant
+# (no fsync in it, so it is steadier than throughput on a shared machine): the best of the repeats.
 # Usage: DATABASE_URL=postgresql:///agent_state bench/security_ab.sh   (a superuser URL)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -71,5 +73,48 @@ for w in append read claim; do
   done
   b=$(median < "$tmp/$w.before"); a=$(median < "$tmp/$w.after"); n=$(median < "$tmp/$w.noset")
   printf '%-34s %10.0f %10.0f %10.0f %8.2fx %8.2fx\n' "$w (tps)" "$b" "$a" "$n" \
+    "$(awk -v x="$a" -v y="$b" 'BEGIN {print x / y}')" "$(awk -v x="$n" -v y="$b" 'BEGIN {print x / y}')"
+done
+
+calls() {  # variant -> "name us" lines: microseconds per call, in a loop of N in one transaction
+  local u="${url%/*}/agent_state_ab_$1?user=bench_tenant" n=2000
+  psql -X -q -At -d "$u" <<SQL 2>/dev/null
+begin;
+select ai.create_session('ab-calls');
+select ai.append_message_idempotent('ab-calls', 'user', to_jsonb(i)) from generate_series(1, 20) i;
+create temp table t (name text, us numeric);
+do \$\$
+declare s timestamptz; x record;
+begin
+  s := clock_timestamp();
+  for i in 1..$n loop perform ai.now(); end loop;
+  insert into t values ('ai.now()', extract(epoch from clock_timestamp() - s) * 1e6 / $n);
+  s := clock_timestamp();
+  for i in 1..$n loop perform ai.get_session('ab-calls'); end loop;
+  insert into t values ('ai.get_session', extract(epoch from clock_timestamp() - s) * 1e6 / $n);
+  s := clock_timestamp();
+  for i in 1..$n loop perform count(*) from ai.get_messages('ab-calls', 0, 20); end loop;
+  insert into t values ('ai.get_messages (20 rows)', extract(epoch from clock_timestamp() - s) * 1e6 / $n);
+  s := clock_timestamp();
+  for i in 1..$n loop perform ai.append_message_idempotent('ab-calls', 'user', to_jsonb(i + 100)); end loop;
+  insert into t values ('ai.append_message_idempotent', extract(epoch from clock_timestamp() - s) * 1e6 / $n);
+  s := clock_timestamp();
+  for i in 1..$n loop perform ai.put_checkpoint('ab-calls', '', 'c' || i, null, 'json', '\x01', '{}', '{"m": "1"}',
+                                                array['m'], array[i::text], array['json'], array['\x02'::bytea]); end loop;
+  insert into t values ('ai.put_checkpoint', extract(epoch from clock_timestamp() - s) * 1e6 / $n);
+  s := clock_timestamp();
+  for i in 1..$n loop perform ai.enqueue_job('ab-calls', '{}', 'ab'); end loop;
+  insert into t values ('ai.enqueue_job', extract(epoch from clock_timestamp() - s) * 1e6 / $n);
+end \$\$;
+select name, round(us, 1) from t;
+rollback;
+SQL
+}
+for _ in $(seq "$REPEATS"); do for v in before after noset; do calls $v | sed "s/^/$v|/" >> "$tmp/calls"; done; done
+printf '\n%-34s %10s %10s %10s %9s %9s\n' "us per call, best of $REPEATS" before after no-SET after/b no-SET/b
+for name in 'ai.now()' ai.get_session 'ai.get_messages (20 rows)' ai.append_message_idempotent ai.put_checkpoint ai.enqueue_job; do
+  best() { awk -F'|' -v v="$1" -v n="$name" '$1 == v && $2 == n {print $3}' "$tmp/calls" | sort -n | head -1; }
+  b=$(best before); a=$(best after); n=$(best noset)
+  printf '%-34s %10.1f %10.1f %10.1f %8.2fx %8.2fx\n' "$name" "$b" "$a" "$n" \
     "$(awk -v x="$a" -v y="$b" 'BEGIN {print x / y}')" "$(awk -v x="$n" -v y="$b" 'BEGIN {print x / y}')"
 done
