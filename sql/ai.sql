@@ -4844,4 +4844,10 @@ comment on function ai._check_job_row(text, text, integer, integer, text, text, 
   'Internal: called by the CHECK of ai.agent_jobs rows only for a row that breaks a rule (status, queue name, attempts, idempotency key, a running job''s lease); raises 23514 naming the rule, true when none is broken.';
 
 
+-- ===== version marker =====
+-- A database installed from this file has no sqitch registry: the schema's comment names the last
+-- change it holds. agent_state.schema.status() reads it; docs/upgrading.md moves such a
+-- database to sqitch (sqitch deploy --log-only --to job_row_check_fast_path, then sqitch deploy).
+comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change job_row_check_fast_path)';
+
 commit;
