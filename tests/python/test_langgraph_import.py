@@ -4,6 +4,7 @@ PostgresSaver reads, including pending sends of checkpoints from LangGraph befor
 
 from __future__ import annotations
 
+import asyncio
 import operator
 import uuid
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
 from typing_extensions import TypedDict
 
-from agent_state.langgraph import AgentStateSaver
+from agent_state.langgraph import AgentStateSaver, AsyncAgentStateSaver
 from agent_state.langgraph_import import import_from_postgres_saver
 
 
@@ -129,6 +130,14 @@ def test_imported_threads_read_as_postgres_saver_reads_them_and_a_rerun_changes_
         assert mine is not None and mine.config["configurable"]["checkpoint_id"] == old_child
         assert mine.checkpoint["channel_values"][TASKS] == converted.checkpoint["channel_values"][TASKS]
         assert mine.checkpoint["channel_versions"] == converted.checkpoint["channel_versions"]
+
+        async def aread() -> Any:
+            async with await psycopg.AsyncConnection.connect(role_dsn("tenant_a"), autocommit=True) as aconn:
+                asaver = AsyncAgentStateSaver(aconn)
+                return [t async for t in asaver.alist({"configurable": {"thread_id": old_thread, "checkpoint_ns": ""}})]
+
+        newest = asyncio.run(aread())[0]
+        assert newest.checkpoint["channel_values"] == converted.checkpoint["channel_values"], "async twin converts too"
 
         counts = (
             "select (select count(*) from ai.checkpoints where thread_id = any(%(t)s)),"
