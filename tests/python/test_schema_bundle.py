@@ -163,3 +163,21 @@ def test_async_deploy_and_status_on_an_empty_database(empty_db: Any) -> None:
             assert (await checkpointer.setup()).version == LAST
 
     asyncio.run(run())
+
+
+def test_setup_deploys_on_a_pipeline_a_non_autocommit_connection_and_a_pool(empty_db: Any) -> None:
+    from psycopg_pool import ConnectionPool
+
+    # Pipeline mode: the bundle runs on a connection of its own (a script cannot be pipelined).
+    with AgentStateSaver.from_conn_string(empty_db(), pipeline=True) as checkpointer:
+        assert checkpointer.setup().version == LAST
+    # Outside autocommit: installed and committed, nothing left open.
+    url = empty_db()
+    with psycopg.connect(url) as conn:
+        assert AgentStateSaver(conn).setup().version == LAST
+        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    with psycopg.connect(url, autocommit=True) as other:
+        assert schema.status(other).compatible
+    # A pool.
+    with ConnectionPool(empty_db(), min_size=1, max_size=1, open=True) as pool:
+        assert AgentStateSaver(pool).setup().version == LAST
