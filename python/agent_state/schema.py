@@ -114,20 +114,22 @@ select n.oid is not null,
        case when s.oid is not null and pg_catalog.has_schema_privilege(s.oid, 'usage')
             then pg_catalog.to_regclass('sqitch.changes') is not null
                  and pg_catalog.has_table_privilege('sqitch.changes', 'select')
-            else false end
+            else false end,
+       n.oid is not null and pg_catalog.has_schema_privilege(n.oid, 'usage')
 from (select) as one
 left join pg_catalog.pg_namespace n on n.nspname = 'ai'
 left join pg_catalog.pg_namespace s on s.nspname = 'sqitch'
 """
 _REGISTRY = "select change from sqitch.changes where project = %s order by committed_at, change"
-_FUNCTIONS = (
-    "select pg_catalog.to_regprocedure(f) is not null and pg_catalog.has_function_privilege(f, 'execute')"
-    " from unnest(%s::text[]) as f"
-)
+_FUNCTIONS = """
+select case when pg_catalog.to_regprocedure(f) is null then false
+            else pg_catalog.has_function_privilege(pg_catalog.to_regprocedure(f), 'execute') end
+from unnest(%s::text[]) as f
+"""
 
 
 def _status(probe: tuple[Any, ...], registry: list[str] | None, functions_ok: bool | None) -> SchemaStatus:
-    exists, comment, _ = probe
+    exists, comment = probe[0], probe[1]
     if not exists:
         return SchemaStatus(False, None, [], None, list(_bundle_changes()), False)
     if registry:
@@ -182,8 +184,10 @@ def _read_status(conn: psycopg.Connection[Any]) -> SchemaStatus:
             registry = [r[0] for r in cur.execute(_REGISTRY, (PROJECT,), prepare=False).fetchall()]
         functions_ok = None
         if probe[0] and not registry and not _MARKER.search(probe[1] or ""):
-            rows = cur.execute(_FUNCTIONS, (list(_REQUIRED_FUNCTIONS),), prepare=False).fetchall()
-            functions_ok = all(r[0] for r in rows)
+            functions_ok = False  # without USAGE on schema ai, nothing in it is callable
+            if probe[3]:
+                rows = cur.execute(_FUNCTIONS, (list(_REQUIRED_FUNCTIONS),), prepare=False).fetchall()
+                functions_ok = all(r[0] for r in rows)
     return _status(probe, registry, functions_ok)
 
 
@@ -198,8 +202,10 @@ async def _aread_status(conn: psycopg.AsyncConnection[Any]) -> SchemaStatus:
             registry = [r[0] for r in await cur.fetchall()]
         functions_ok = None
         if probe[0] and not registry and not _MARKER.search(probe[1] or ""):
-            await cur.execute(_FUNCTIONS, (list(_REQUIRED_FUNCTIONS),), prepare=False)
-            functions_ok = all(r[0] for r in await cur.fetchall())
+            functions_ok = False
+            if probe[3]:
+                await cur.execute(_FUNCTIONS, (list(_REQUIRED_FUNCTIONS),), prepare=False)
+                functions_ok = all(r[0] for r in await cur.fetchall())
     return _status(probe, registry, functions_ok)
 
 

@@ -110,6 +110,14 @@ def test_status_of_a_sqitch_deployed_database_reads_the_registry(dsn: str, role_
         assert AgentStateSaver(tenant).setup() == found
 
 
+def test_a_role_without_an_agent_state_grant_is_told_so_not_given_a_permission_error(role_dsn: Any) -> None:
+    with psycopg.connect(role_dsn("outsider"), autocommit=True) as conn:  # neither ai_user nor ai_service
+        found = schema.status(conn)
+        assert (found.deployed, found.compatible) == (True, False)
+        with pytest.raises(schema.SchemaError, match="grant the role ai_user or ai_service"):
+            AgentStateSaver(conn).setup()
+
+
 def test_a_role_that_may_not_create_the_schema_gets_an_error_naming_what_to_run(empty_db: Any) -> None:
     url = empty_db()
     with psycopg.connect(_as(url, "tenant_a"), autocommit=True) as conn:
