@@ -14,7 +14,8 @@ need not be importable here.
   versions name and every pending write, including those of checkpoints written by a LangGraph
   before checkpoint format v4: their pending sends stay writes of the parent, and
   ``AgentStateSaver`` converts them when it reads the checkpoint, as PostgresSaver does.
-* One transaction per thread on the target: a thread is imported whole or not at all.
+* One transaction per thread on the target: a thread is imported whole or not at all. One
+  thread's rows are held in memory at a time.
 * Idempotent: a rerun writes the same rows again (a checkpoint put twice is replaced by itself,
   values and writes are kept as first written), so an interrupted import is finished by running
   it again. Threads written on the source since the last run gain their new checkpoints.

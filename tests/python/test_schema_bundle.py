@@ -79,6 +79,23 @@ def test_setup_on_an_empty_database_deploys_the_bundle_with_sqitchs_catalog(empt
     assert bundled.replace(marker, "") == deployed
 
 
+def test_setup_works_as_a_non_superuser_that_owns_the_database(dsn: str, empty_db: Any) -> None:
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        admin.execute(
+            "do $$ begin if not exists (select from pg_roles where rolname = 'agent_state_deployer') then"
+            " create role agent_state_deployer login nosuperuser nocreaterole nocreatedb; end if; end $$"
+        )
+    url = empty_db(owner="agent_state_deployer")  # ai_user and ai_service exist on the cluster already
+    with AgentStateSaver.from_conn_string(_as(url, "agent_state_deployer")) as checkpointer:
+        assert checkpointer.setup().version == LAST
+    # Tenants work in it at once, and their setup() only checks.
+    with AgentStateSaver.from_conn_string(_as(url, "tenant_a")) as checkpointer:
+        assert checkpointer.setup().compatible
+        checkpointer.put_writes(
+            {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c1"}}, [("a", 1)], "task"
+        )
+
+
 def test_two_setups_racing_on_an_empty_database_deploy_once(empty_db: Any) -> None:
     url = empty_db()
     results: list[Any] = []
