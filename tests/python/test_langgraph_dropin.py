@@ -136,6 +136,11 @@ def test_outside_autocommit_each_call_commits_and_inside_a_transaction_it_joins_
         tenant.rollback()
 
 
+def test_saver_works_over_a_pool_of_connections_outside_autocommit(role_dsn: Any, thread_id: str) -> None:
+    with ConnectionPool(role_dsn("tenant_a"), min_size=1, max_size=2, open=True) as pool:  # psycopg's defaults
+        _round_trip(AgentStateSaver(pool), thread_id)
+
+
 # -- from_conn_string and setup --------------------------------------------------------------------
 
 
