@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-
 from cpu_per_job import _cpu, _fill
 
 CLAIM_ONE = "select job_id, fencing_token, thread_id from ai.claim_job('w', '60 seconds', 'bench')"
@@ -59,7 +58,8 @@ def main() -> None:
             fenced.append(measure(admin, worker_dsn, fill_sql, True))
         p, f = statistics.median(plain), statistics.median(fenced)
         label = "claim + put_checkpoint + complete"
-        print(f"{label:36} {p:8.1f} {f:8.1f} {p / f:7.2f} | {min(plain):8.1f} {min(fenced):8.1f} {min(plain) / min(fenced):7.2f}")
+        lo_p, lo_f = min(plain), min(fenced)
+        print(f"{label:36} {p:8.1f} {f:8.1f} {p / f:7.2f} | {lo_p:8.1f} {lo_f:8.1f} {lo_p / lo_f:7.2f}")
 
 
 if __name__ == "__main__":

@@ -72,12 +72,13 @@ def scene(dsn: str, role_dsn: Callable[[str], str]) -> Iterator[Scene]:
         _connect(role_dsn("app_service")) as zombie,
         _connect(role_dsn("app_service"), LATER) as other,
     ):
-        admin.execute(f"create table public.{effects} (job_id bigint not null, token bigint not null, who text not null)")
+        admin.execute(f"create table public.{effects} (job_id bigint, token bigint, who text not null)")
         admin.execute(f"grant insert, select on public.{effects} to app_service")
         tenant.execute("select ai.create_session(%s)", (thread_id,))
         job_id = tenant.execute("select (ai.enqueue_job(%s, queue => %s)).job_id", (thread_id, queue)).fetchone()[0]  # type: ignore[index]
         sibling_id = tenant.execute("select (ai.enqueue_job(%s, queue => %s)).job_id", (thread_id, queue)).fetchone()[0]  # type: ignore[index]
-        row = zombie.execute("select job_id, fencing_token from ai.claim_job('zombie', '1 minute', %s)", (queue,)).fetchone()
+        claim = "select job_id, fencing_token from ai.claim_job('zombie', '1 minute', %s)"
+        row = zombie.execute(claim, (queue,)).fetchone()
         assert row is not None and row[0] == job_id
         s = Scene(admin, tenant, zombie, other, queue, thread_id, job_id, row[1], sibling_id, effects)
         zombie.execute("begin")
@@ -128,7 +129,8 @@ def _complete(s: Scene, conn: psycopg.Connection[Any]) -> None:
 
 
 def _reclaim(s: Scene, conn: psycopg.Connection[Any]) -> None:
-    row = conn.execute("select job_id, fencing_token from ai.claim_job('reclaimer', '1 minute', %s)", (s.queue,)).fetchone()
+    claim = "select job_id, fencing_token from ai.claim_job('reclaimer', '1 minute', %s)"
+    row = conn.execute(claim, (s.queue,)).fetchone()
     assert row == (s.job_id, s.token + 1), "an expired lease is reclaimed even while its holder's transaction is open"
 
 
@@ -248,9 +250,9 @@ def test_a_tenant_cannot_starve_another_tenants_job(dsn: str, role_dsn: Callable
         try:
             b.execute("savepoint s")
             locked = b.execute(
-                "select count(*) from ai.agent_sessions where thread_id = %s for no key update", (victim,)
-            ).fetchone()
-            assert locked == (0,)
+                "select thread_id from ai.agent_sessions where thread_id = %s for no key update", (victim,)
+            ).fetchall()
+            assert locked == []
         except psycopg.errors.InsufficientPrivilege:
             b.execute("rollback to savepoint s")
         row = service.execute("select job_id from ai.claim_job('w', '1 minute', %s)", (queue,)).fetchone()
