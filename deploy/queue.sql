@@ -28,23 +28,29 @@ begin;
 --   caller acting on a stale view (a zombie worker, a sweep) changes nothing and gets AS006.
 --   Maintenance too: reap_expired and cancel_job state the status they act on in their UPDATE,
 --   which Postgres re-checks on the newest row version (the race of River #1302 cannot happen).
---   ai.fenced_write() is that check for a caller's own transaction: it takes FOR KEY SHARE on the
---   job row, which a claim (FOR UPDATE SKIP LOCKED) skips, so nobody reclaims the job between
---   the check and the caller's commit, while the holder's renew_lease (a non-key UPDATE) passes.
+--   ai.fenced_write() is that check for a caller's own transaction, made twice: when called, and
+--   again when the transaction commits (a deferred constraint trigger). The commit goes through
+--   only if the job is still IN_PROGRESS under the caller's token with a lease that has not ended,
+--   or was finished by that very transaction; else it fails with AS006 and nothing it wrote stays.
+--   fenced_write holds no lock, so nothing waits for an open fenced transaction: a reap, a cancel,
+--   a release or complete by another transaction, a reclaim go ahead and fence it out.
 --
 -- One thread at a time
 --   Two jobs of one thread are never IN_PROGRESS together. A claim picks only jobs whose thread has
---   no other job IN_PROGRESS and whose thread lock (a transaction-level advisory lock, tried, never
---   waited for) it gets, then takes them in a second statement that checks the thread again with
---   a snapshot younger than that lock, so it sees a sibling's claim that committed meanwhile. The
---   partial unique index agent_jobs_one_running_per_thread backs the rule, even for raw UPDATEs.
+--   no other job IN_PROGRESS and whose thread lock (a row lock on the thread's ai.agent_sessions
+--   row, which no tenant can take for another's thread; tried, never waited for) it gets, then
+--   takes them in a second statement that checks the thread again with a snapshot younger than
+--   that lock, so it sees a sibling's claim that committed meanwhile. The partial unique index
+--   agent_jobs_one_running_per_thread backs the rule, even for raw UPDATEs.
 --
 -- Lock order
---   A claim tries thread advisory locks and locks job rows with FOR UPDATE SKIP LOCKED: it waits
---   on nothing.
---   Every other function locks exactly one job row, by primary key, with an UPDATE (or FOR KEY
---   SHARE in fenced_write). enqueue_job reads the session and inserts; its FK check takes KEY
---   SHARE on the session row. No function holds one job row while waiting for another.
+--   A claim tries thread locks (session rows, FOR NO KEY UPDATE SKIP LOCKED) and locks job rows
+--   with FOR UPDATE SKIP LOCKED: it waits on nothing.
+--   Every other function locks exactly one job row, by primary key, with an UPDATE. A fenced
+--   transaction locks its job row FOR SHARE only at commit (a writer of that row in flight makes it
+--   wait; renew_lease waits for it that long). enqueue_job reads the session and inserts; its FK
+--   check takes KEY SHARE on the session row. No function holds one job row while waiting for
+--   another.
 --
 -- NOTIFY
 --   enqueue_job, release_job and retry_dead_job send pg_notify('ai_jobs', queue) when the job is
@@ -211,7 +217,8 @@ comment on function ai._check_claim(text, interval, text) is 'Internal guard of 
 -- another tenant's thread: row-level security hides that row (an advisory-lock key, which any
 -- role can take, let a tenant starve another's jobs). It does not conflict with the KEY SHARE
 -- that enqueue_job's foreign key takes; a write to the session in flight (an append, a
--- checkpoint) makes a claim skip the thread for that moment.
+-- checkpoint) makes a claim skip the thread for that moment. claim_job and claim_jobs (change
+-- queue_lean_writes) write the same lock out in their query, which spares a call per row.
 create function ai._lock_thread(thread_id text) returns boolean
 language plpgsql volatile parallel restricted
 set search_path = pg_catalog, pg_temp
@@ -367,7 +374,7 @@ begin
 
   for attempt in 1..5 loop
     -- 1. Pick: one ordered scan of agent_jobs_claim finds due jobs and expired leases alike. The
-    --    thread's advisory lock keeps every other claimer off this thread until we commit.
+    --    thread's lock keeps every other claimer off this thread until we commit.
     select c.job_id into v_id
     from ai.agent_jobs c
     where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_job.queue and c.available_at <= v_now

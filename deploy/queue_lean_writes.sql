@@ -135,6 +135,7 @@ create or replace function ai.claim_job(worker_id text, lease interval default '
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -153,7 +154,7 @@ begin
 
   for attempt in 1..5 loop
     -- 1. Pick: one ordered scan of agent_jobs_claim finds due jobs and expired leases alike. The
-    --    thread's advisory lock keeps every other claimer off this thread until we commit.
+    --    thread's lock keeps every other claimer off this thread until we commit.
     select c.job_id into v_id
     from ai.agent_jobs c
     where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_job.queue and c.available_at <= v_now
@@ -161,7 +162,10 @@ begin
                       where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                       offset 0)  -- stays a per-row probe of the one-thread index, never a join
       and c.job_id <> all (v_passed)
-      and ai._lock_thread(c.thread_id)
+      -- the thread lock (ai._lock_thread, written out so it costs no function call per row):
+      -- the thread's session row, which no tenant can lock for another tenant's thread
+      and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
+                  offset 0 for no key update skip locked)
     order by c.priority desc, c.available_at, c.job_id
     limit 1
     for update skip locked;
@@ -200,6 +204,7 @@ create or replace function ai.claim_jobs(worker_id text, lease interval, queue t
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -225,7 +230,10 @@ begin
       and not exists (select from ai.agent_jobs b
                       where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                       offset 0)  -- stays a per-row probe of the one-thread index, never a join
-      and ai._lock_thread(c.thread_id)
+      -- the thread lock (ai._lock_thread, written out so it costs no function call per row):
+      -- the thread's session row, which no tenant can lock for another tenant's thread
+      and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
+                  offset 0 for no key update skip locked)
     order by c.priority desc, c.available_at, c.job_id
     limit claim_jobs.max_jobs
     for update skip locked
