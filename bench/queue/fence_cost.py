@@ -1,8 +1,10 @@
-"""Backend CPU per job of a worker that writes one checkpoint per job: claim_job, put_checkpoint
-in its own transaction, complete_job; the checkpoint written unfenced and fenced (job_id and
-fencing_token given, so ai.fenced_write runs and the fence is checked again at commit). The
-difference is what the fence costs a worker's write. Same method as cpu_per_job.py (schedstat
-nanoseconds of the serving backend, asynchronous commit, interleaved runs, medians and minimums).
+"""What the fence and the claim's thread lock cost a worker, per job, one client: claim_job +
+complete_job alone; with one checkpoint written in its own transaction between them, unfenced;
+and the same checkpoint fenced (job_id and fencing_token given: ai.fenced_write runs, and the
+fence is checked again at commit). Two figures each: backend CPU (schedstat nanoseconds of the
+serving backend, asynchronous commit, as in cpu_per_job.py: medians and minimums of interleaved
+runs) and WAL bytes per job (pg_current_wal_insert_lsn before and after; steady on a busy machine,
+as long as nothing else writes to the cluster meanwhile).
 
     python fence_cost.py ADMIN_DSN WORKER_DSN FILL_SQL REPEATS
 """
@@ -23,43 +25,50 @@ PUT = (
     "select ai.put_checkpoint(%s, '', null, null, 'msgpack', '\\x00010203'::bytea, '{}', '{}',"
     " '{}', '{}', '{}', '{}', %s, %s)"
 )
+LSN = "select pg_current_wal_insert_lsn()"
+VARIANTS = ("claim + complete", "claim + put + complete", "claim + fenced put + complete")
 
 
-def _loop(conn: psycopg.Connection[Any], fenced: bool, loops: int) -> int:
+def _loop(conn: psycopg.Connection[Any], variant: str, loops: int) -> int:
     done = 0
     for _ in range(loops):
         for job_id, token, thread in conn.execute(CLAIM_ONE, prepare=True).fetchall():
-            with conn.transaction():
-                conn.execute(PUT, (thread, job_id if fenced else None, token if fenced else None), prepare=True)
+            if variant != VARIANTS[0]:
+                fenced = variant == VARIANTS[2]
+                with conn.transaction():
+                    conn.execute(PUT, (thread, job_id if fenced else None, token if fenced else None), prepare=True)
             conn.execute(COMPLETE_ONE, (job_id, token), prepare=True)
             done += 1
     return done
 
 
-def measure(admin: psycopg.Connection[Any], worker_dsn: str, fill_sql: str, fenced: bool) -> float:
+def measure(admin: psycopg.Connection[Any], worker_dsn: str, fill_sql: str, variant: str) -> tuple[float, float]:
     loops = 1000
     _fill(admin, fill_sql, loops + 20)
     with psycopg.connect(worker_dsn, autocommit=True) as conn:
         conn.execute("set synchronous_commit = off")
         pid = conn.execute("select pg_backend_pid()").fetchone()[0]  # type: ignore[index]
-        _loop(conn, fenced, 20)  # plans cached, functions compiled
+        _loop(conn, variant, 20)  # plans cached, functions compiled
+        lsn = admin.execute(LSN).fetchone()[0]  # type: ignore[index]
         start = _cpu(pid)
-        done = _loop(conn, fenced, loops)
-        return (_cpu(pid) - start) / done * 1e6
+        done = _loop(conn, variant, loops)
+        cpu = (_cpu(pid) - start) / done * 1e6
+        wal = admin.execute("select pg_current_wal_insert_lsn() - %s::pg_lsn", (lsn,)).fetchone()[0]  # type: ignore[index]
+        return cpu, float(wal) / done
 
 
 def main() -> None:
     admin_dsn, worker_dsn, fill_path, repeats = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     fill_sql = Path(fill_path).read_text()
     with psycopg.connect(admin_dsn, autocommit=True) as admin:
-        plain, fenced = [], []
+        got: dict[str, list[tuple[float, float]]] = {v: [] for v in VARIANTS}
         for _ in range(repeats):
-            plain.append(measure(admin, worker_dsn, fill_sql, False))
-            fenced.append(measure(admin, worker_dsn, fill_sql, True))
-        p, f = statistics.median(plain), statistics.median(fenced)
-        label = "claim + put_checkpoint + complete"
-        lo_p, lo_f = min(plain), min(fenced)
-        print(f"{label:36} {p:8.1f} {f:8.1f} {p / f:7.2f} | {lo_p:8.1f} {lo_f:8.1f} {lo_p / lo_f:7.2f}")
+            for variant in VARIANTS:
+                got[variant].append(measure(admin, worker_dsn, fill_sql, variant))
+        for variant in VARIANTS:
+            cpu = [c for c, _ in got[variant]]
+            wal = [w for _, w in got[variant]]
+            print(f"{variant:32} {statistics.median(cpu):8.1f} {min(cpu):8.1f} {statistics.median(wal):8.0f}")
 
 
 if __name__ == "__main__":
