@@ -550,13 +550,14 @@ language plpgsql volatile
 set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_now timestamptz := ai.now();
+  v_now timestamptz;
   j record;
 begin
   select a.status, a.fencing_token, a.lease_expires_at, a.xmin into j
   from ai.agent_jobs a
   where a.job_id = new.job_id
   for share;
+  v_now := ai.now();  -- after the lock, which may have waited for a writer of the row
   if found and j.fencing_token = new.fencing_token
      and ((j.status = 'IN_PROGRESS' and j.lease_expires_at > v_now)
           or (j.status <> 'IN_PROGRESS' and ai._written_here(j.xmin))) then
