@@ -199,8 +199,8 @@ begin
   if job_id is null or fencing_token is null then
     raise exception using errcode = 'AS002', message = 'job_id and fencing_token go together: give both or neither';
   end if;
-  -- AS006 when the token is stale or the lease expired; keeps the job row locked (FOR KEY SHARE)
-  -- until this transaction ends, so nobody reclaims the job before the checkpoint commits.
+  -- AS006 when the token is stale or the lease expired; checked again when this transaction
+  -- commits, so a checkpoint of a job taken away meanwhile is not kept.
   perform ai.fenced_write(job_id, fencing_token);
 end
 $$;

@@ -155,7 +155,7 @@ begin
 
   for attempt in 1..5 loop
     -- 1. Pick: one ordered scan of agent_jobs_claim finds due jobs and expired leases alike. The
-    --    thread's advisory lock keeps every other claimer off this thread until we commit.
+    --    thread's lock keeps every other claimer off this thread until we commit.
     select c.job_id into v_id
     from ai.agent_jobs c
     where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_job.queue and c.available_at <= v_now
@@ -163,7 +163,10 @@ begin
                       where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                       offset 0)  -- stays a per-row probe of the one-thread index, never a join
       and c.job_id <> all (v_passed)
-      and ai._lock_thread(c.thread_id)
+      -- the thread lock (ai._lock_thread, written out so it costs no function call per row):
+      -- the thread's session row, which no tenant can lock for another tenant's thread
+      and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
+                  offset 0 for no key update skip locked)
     order by c.priority desc, c.available_at, c.job_id
     limit 1
     for update skip locked;
@@ -229,7 +232,10 @@ begin
       and not exists (select from ai.agent_jobs b
                       where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                       offset 0)  -- stays a per-row probe of the one-thread index, never a join
-      and ai._lock_thread(c.thread_id)
+      -- the thread lock (ai._lock_thread, written out so it costs no function call per row):
+      -- the thread's session row, which no tenant can lock for another tenant's thread
+      and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
+                  offset 0 for no key update skip locked)
     order by c.priority desc, c.available_at, c.job_id
     limit claim_jobs.max_jobs
     for update skip locked

@@ -34,8 +34,8 @@
 --   already finished key with the same holder and result returns the row, so a caller that did
 --   not hear the answer (did it land?) simply retries the same call.
 --
--- Locks: begin and finish take the job row FOR KEY SHARE (ai.fenced_write) when given a job,
--- then one ledger row FOR UPDATE. Never the other way round.
+-- Locks: begin and finish check the job (ai.fenced_write, checked again at commit, which then
+-- locks the job row FOR SHARE) when given a job, then lock one ledger row FOR UPDATE.
 begin;
 
 insert into ai.error_codes (sqlstate, name, description) values
@@ -132,8 +132,8 @@ end
 $$;
 comment on function ai._check_side_effect_args(text, text, bigint, bigint, boolean) is 'Internal guard of the side-effect calls: thread id, key, and a token with every job.';
 
--- With a job: asserts the caller holds it (AS006 otherwise), locks it FOR KEY SHARE until the
--- caller's transaction ends, and checks it advances this thread.
+-- With a job: asserts the caller holds it (AS006 otherwise; checked again when the caller's
+-- transaction commits), and checks it advances this thread.
 create function ai._fence_side_effect(thread_id text, job_id bigint, fencing_token bigint) returns void
 language plpgsql volatile
 as $$

@@ -75,7 +75,7 @@ begin
 
   for attempt in 1..5 loop
     -- 1. Pick: one ordered scan of agent_jobs_claim finds due jobs and expired leases alike. The
-    --    thread's advisory lock keeps every other claimer off this thread until we commit.
+    --    thread's lock keeps every other claimer off this thread until we commit.
     select c.job_id into v_id
     from ai.agent_jobs c
     where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_job.queue and c.available_at <= v_now

@@ -864,23 +864,29 @@ grant execute on function ai.estimate_tokens(jsonb), ai.message_key(text, text, 
 --   caller acting on a stale view (a zombie worker, a sweep) changes nothing and gets AS006.
 --   Maintenance too: reap_expired and cancel_job state the status they act on in their UPDATE,
 --   which Postgres re-checks on the newest row version (the race of River #1302 cannot happen).
---   ai.fenced_write() is that check for a caller's own transaction: it takes FOR KEY SHARE on the
---   job row, which a claim (FOR UPDATE SKIP LOCKED) skips, so nobody reclaims the job between
---   the check and the caller's commit, while the holder's renew_lease (a non-key UPDATE) passes.
+--   ai.fenced_write() is that check for a caller's own transaction, made twice: when called, and
+--   again when the transaction commits (a deferred constraint trigger). The commit goes through
+--   only if the job is still IN_PROGRESS under the caller's token with a lease that has not ended,
+--   or was finished by that very transaction; else it fails with AS006 and nothing it wrote stays.
+--   fenced_write holds no lock, so nothing waits for an open fenced transaction: a reap, a cancel,
+--   a release or complete by another transaction, a reclaim go ahead and fence it out.
 --
 -- One thread at a time
 --   Two jobs of one thread are never IN_PROGRESS together. A claim picks only jobs whose thread has
---   no other job IN_PROGRESS and whose thread lock (a transaction-level advisory lock, tried, never
---   waited for) it gets, then takes them in a second statement that checks the thread again with
---   a snapshot younger than that lock, so it sees a sibling's claim that committed meanwhile. The
---   partial unique index agent_jobs_one_running_per_thread backs the rule, even for raw UPDATEs.
+--   no other job IN_PROGRESS and whose thread lock (a row lock on the thread's ai.agent_sessions
+--   row, which no tenant can take for another's thread; tried, never waited for) it gets, then
+--   takes them in a second statement that checks the thread again with a snapshot younger than
+--   that lock, so it sees a sibling's claim that committed meanwhile. The partial unique index
+--   agent_jobs_one_running_per_thread backs the rule, even for raw UPDATEs.
 --
 -- Lock order
---   A claim tries thread advisory locks and locks job rows with FOR UPDATE SKIP LOCKED: it waits
---   on nothing.
---   Every other function locks exactly one job row, by primary key, with an UPDATE (or FOR KEY
---   SHARE in fenced_write). enqueue_job reads the session and inserts; its FK check takes KEY
---   SHARE on the session row. No function holds one job row while waiting for another.
+--   A claim tries thread locks (session rows, FOR NO KEY UPDATE SKIP LOCKED) and locks job rows
+--   with FOR UPDATE SKIP LOCKED: it waits on nothing.
+--   Every other function locks exactly one job row, by primary key, with an UPDATE. A fenced
+--   transaction locks its job row FOR SHARE only at commit (a writer of that row in flight makes it
+--   wait; renew_lease waits for it that long). enqueue_job reads the session and inserts; its FK
+--   check takes KEY SHARE on the session row. No function holds one job row while waiting for
+--   another.
 --
 -- NOTIFY
 --   enqueue_job, release_job and retry_dead_job send pg_notify('ai_jobs', queue) when the job is
@@ -1041,13 +1047,24 @@ end
 $$;
 comment on function ai._check_claim(text, interval, text) is 'Internal guard of claim_job and claim_jobs: worker_id, lease and queue.';
 
--- The claim's per-thread lock: a transaction-level advisory lock on (class 'ai', thread), tried,
--- never waited for. A claimer that holds it is the only one that may start a job of that thread
--- until it commits; a hash collision only makes a claimer skip a thread for a moment.
+-- The claim's per-thread lock: a row lock (FOR NO KEY UPDATE, tried with SKIP LOCKED, never
+-- waited for) on the thread's row in ai.agent_sessions, held until the claim commits. A claimer
+-- that holds it is the only one that may start a job of that thread. No tenant can take it for
+-- another tenant's thread: row-level security hides that row (an advisory-lock key, which any
+-- role can take, let a tenant starve another's jobs). It does not conflict with the KEY SHARE
+-- that enqueue_job's foreign key takes; a write to the session in flight (an append, a
+-- checkpoint) makes a claim skip the thread for that moment. claim_job and claim_jobs (change
+-- queue_lean_writes) write the same lock out in their query, which spares a call per row.
 create function ai._lock_thread(thread_id text) returns boolean
-language sql volatile parallel restricted
-as $$ select pg_catalog.pg_try_advisory_xact_lock(1634296929, pg_catalog.hashtext(thread_id)) $$;
-comment on function ai._lock_thread(text) is 'Internal: tries the claim''s transaction-level advisory lock on a thread; true when taken (or already held).';
+language plpgsql volatile parallel restricted
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  perform from ai.agent_sessions s where s.thread_id = _lock_thread.thread_id for no key update skip locked;
+  return found;
+end
+$$;
+comment on function ai._lock_thread(text) is 'Internal: tries the claim''s lock on a thread (its ai.agent_sessions row, FOR NO KEY UPDATE SKIP LOCKED, until the transaction ends); true when taken (or already held).';
 
 -- Called after a fenced UPDATE matched no row: AS001 when the caller cannot see the job at all
 -- (unknown, or another tenant's), AS006 (lease lost) otherwise, with what the row holds now.
@@ -1193,7 +1210,7 @@ begin
 
   for attempt in 1..5 loop
     -- 1. Pick: one ordered scan of agent_jobs_claim finds due jobs and expired leases alike. The
-    --    thread's advisory lock keeps every other claimer off this thread until we commit.
+    --    thread's lock keeps every other claimer off this thread until we commit.
     select c.job_id into v_id
     from ai.agent_jobs c
     where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_job.queue and c.available_at <= v_now
@@ -1326,30 +1343,108 @@ $$;
 comment on function ai.renew_lease(bigint, bigint, interval) is
   'Extends the lease of a job held with fencing_token to ai.now() + lease and returns the new expiry. AS006 lease lost (stale token, lease already expired, job no longer IN_PROGRESS), AS001 unknown job, AS002 bad lease.';
 
+-- The fence at commit. fenced_write queues a check that runs when the caller's transaction
+-- commits (a deferred constraint trigger on ai.job_fences): the job must still be IN_PROGRESS under
+-- the caller's token with a lease that has not ended at that moment (ai.now()), or have been moved
+-- by that very transaction (its own complete_job, fail_job, release_job or request_human, which
+-- hold the row from then on). Otherwise the commit fails with AS006 and nothing the transaction
+-- wrote is kept. The check locks the job row FOR SHARE: a reap, cancel, release, complete or claim
+-- in flight makes it wait and then look at what that one did; once it holds the lock, they wait
+-- for its commit. So nothing waits for an open fenced transaction, and whoever takes a job from its
+-- holder fences out the holder's open transaction, whichever of the two commits first.
+-- The table never holds a committed row: fenced_write deletes its row at once (the queued trigger
+-- fires all the same). Unlogged: nothing in it is worth a WAL record.
+create unlogged table ai.job_fences (
+  job_id bigint not null,
+  fencing_token bigint not null
+) with (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000,
+        autovacuum_vacuum_insert_scale_factor = 0, autovacuum_vacuum_insert_threshold = 1000);
+comment on table ai.job_fences is 'Internal: one row per ai.fenced_write call, deleted at once; its deferred trigger checks the fence again at commit.';
+alter table ai.job_fences enable row level security;
+alter table ai.job_fences force row level security;
+-- A row is only ever seen by the transaction that wrote it (it is gone before that one commits).
+create policy job_fences_own_transaction on ai.job_fences to ai_service using (true) with check (true);
+grant select, insert, delete on ai.job_fences to ai_service;
+
+-- Whether a row version was written by the current transaction (or one of its subtransactions).
+-- Used on a row locked FOR SHARE, so any writer still in progress is this transaction.
+create function ai._written_here(x xid) returns boolean
+language sql volatile parallel restricted
+set search_path = pg_catalog, pg_temp
+as $$
+  -- the 64-bit id nearest to the current one with these low 32 bits (a subtransaction's id is
+  -- larger than its parent's, a row's older): xmin is never 2^31 transactions away
+  select case when f >= 0 then coalesce(pg_catalog.pg_xact_status(f::text::xid8) = 'in progress', false) else false end
+  from (select c + d - case when d > 2147483648 then 4294967296 when d < -2147483648 then -4294967296 else 0 end as f
+        from (select c, x::text::numeric - pg_catalog.mod(c, 4294967296) as d
+              from (select pg_catalog.pg_current_xact_id()::text::numeric as c) cur) diff) full_xid
+$$;
+comment on function ai._written_here(xid) is 'Internal: true when a row version''s xmin is the current transaction or one of its subtransactions.';
+
+create function ai._check_fence_at_commit() returns trigger
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz;
+  j record;
+begin
+  select a.status, a.fencing_token, a.lease_expires_at, a.xmin into j
+  from ai.agent_jobs a
+  where a.job_id = new.job_id
+  for share;
+  v_now := ai.now();  -- after the lock, which may have waited for a writer of the row
+  if found and j.fencing_token = new.fencing_token
+     and ((j.status = 'IN_PROGRESS' and j.lease_expires_at > v_now)
+          or (j.status <> 'IN_PROGRESS' and ai._written_here(j.xmin))) then
+    return null;
+  end if;
+  raise exception using errcode = 'AS006',
+    message = format('job %s: lease lost before the fenced transaction committed', new.job_id),
+    detail = case when found
+                  then format('the job is %s with fencing token %s (the transaction holds %s), lease until %s, now %s',
+                              j.status, j.fencing_token, new.fencing_token,
+                              coalesce(j.lease_expires_at::text, 'none'), v_now)
+                  else 'the job is gone' end,
+    hint = 'nothing this transaction wrote was kept; the job''s new holder, if any, does the work';
+end
+$$;
+comment on function ai._check_fence_at_commit() is 'Internal trigger (deferred, at commit): a transaction that called ai.fenced_write commits only if its job is still held under its token with a lease not ended, or was finished by that transaction itself; AS006 otherwise.';
+revoke execute on function ai._check_fence_at_commit() from public;  -- a trigger needs no grant
+
+create constraint trigger job_fences_checked_at_commit
+  after insert on ai.job_fences
+  deferrable initially deferred
+  for each row execute function ai._check_fence_at_commit();
+
 create function ai.fenced_write(job_id bigint, fencing_token bigint) returns timestamptz
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := ai.now();
   v_expires timestamptz;
+  v_fence tid;
 begin
-  -- KEY SHARE: a claim (FOR UPDATE SKIP LOCKED) skips the row until the caller's transaction
-  -- ends, while the holder's renew_lease, a non-key UPDATE, is not blocked.
+  -- The check now, without a row lock: nothing waits for this transaction. Its commit checks
+  -- again (ai._check_fence_at_commit, queued by the insert; the row itself goes at once).
   select j.lease_expires_at into v_expires
   from ai.agent_jobs j
   where j.job_id = fenced_write.job_id and j.status = 'IN_PROGRESS'
-    and j.fencing_token = fenced_write.fencing_token and j.lease_expires_at > v_now
-  for key share;
+    and j.fencing_token = fenced_write.fencing_token and j.lease_expires_at > v_now;
   if not found then
     perform ai._raise_lease_lost(fenced_write.job_id, fenced_write.fencing_token);
   end if;
+  insert into ai.job_fences (job_id, fencing_token) values (fenced_write.job_id, fenced_write.fencing_token)
+  returning ctid into v_fence;
+  delete from ai.job_fences f where f.ctid = v_fence;
   return v_expires;
 end
 $$;
 comment on function ai.fenced_write(bigint, bigint) is
-  'Asserts that the caller still holds the job (IN_PROGRESS, fencing_token current, lease not expired) and keeps its row locked (FOR KEY SHARE) until the caller''s transaction ends, so no other worker can reclaim it between this check and the commit. Call it first in every transaction that writes on behalf of a job. Returns the lease expiry. AS006 lease lost, AS001 unknown job.';
+  'Asserts that the caller still holds the job (IN_PROGRESS, fencing_token current, lease not expired) and checks it again when the caller''s transaction commits: the commit fails with AS006, keeping nothing, if by then the job was taken away (reaped, cancelled, released, completed or failed by another transaction, reclaimed) or its lease has ended, unless the transaction finished the job itself. Call it first in every transaction that writes on behalf of a job. Takes no lock: nothing waits for the transaction. Returns the lease expiry. AS006 lease lost, AS001 unknown job.';
 
 create function ai.complete_job(job_id bigint, fencing_token bigint, result jsonb default null)
 returns ai.agent_jobs
@@ -1636,7 +1731,7 @@ revoke execute on function
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
   ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.cancel_job(bigint), ai.retry_dead_job(bigint), ai.get_job(bigint),
-  ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer)
+  ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer), ai._written_here(xid)
 from public;
 grant execute on function
   ai._raise_not_allowed(bigint, text), ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
@@ -1644,7 +1739,7 @@ grant execute on function
 to ai_user, ai_service;
 grant execute on function
   ai._check_lease(interval), ai._check_claim(text, interval, text), ai._raise_lease_lost(bigint, bigint),
-  ai._lock_thread(text), ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
+  ai._lock_thread(text), ai._backoff(integer), ai._finish_spent(bigint, timestamptz), ai._written_here(xid),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
@@ -1936,8 +2031,8 @@ begin
   if job_id is null or fencing_token is null then
     raise exception using errcode = 'AS002', message = 'job_id and fencing_token go together: give both or neither';
   end if;
-  -- AS006 when the token is stale or the lease expired; keeps the job row locked (FOR KEY SHARE)
-  -- until this transaction ends, so nobody reclaims the job before the checkpoint commits.
+  -- AS006 when the token is stale or the lease expired; checked again when this transaction
+  -- commits, so a checkpoint of a job taken away meanwhile is not kept.
   perform ai.fenced_write(job_id, fencing_token);
 end
 $$;
@@ -3408,8 +3503,8 @@ grant execute on procedure ai.archive_all_sessions(interval, integer) to ai_serv
 --   already finished key with the same holder and result returns the row, so a caller that did
 --   not hear the answer (did it land?) simply retries the same call.
 --
--- Locks: begin and finish take the job row FOR KEY SHARE (ai.fenced_write) when given a job,
--- then one ledger row FOR UPDATE. Never the other way round.
+-- Locks: begin and finish check the job (ai.fenced_write, checked again at commit, which then
+-- locks the job row FOR SHARE) when given a job, then lock one ledger row FOR UPDATE.
 
 insert into ai.error_codes (sqlstate, name, description) values
   ('AS030', 'key_reused', 'A side-effect idempotency key was reused for a different request in the same thread.'),
@@ -3506,8 +3601,8 @@ end
 $$;
 comment on function ai._check_side_effect_args(text, text, bigint, bigint, boolean) is 'Internal guard of the side-effect calls: thread id, key, and a token with every job.';
 
--- With a job: asserts the caller holds it (AS006 otherwise), locks it FOR KEY SHARE until the
--- caller's transaction ends, and checks it advances this thread.
+-- With a job: asserts the caller holds it (AS006 otherwise; checked again when the caller's
+-- transaction commits), and checks it advances this thread.
 create function ai._fence_side_effect(thread_id text, job_id bigint, fencing_token bigint) returns void
 language plpgsql volatile
 as $$
@@ -4449,6 +4544,7 @@ create or replace function ai.claim_job(worker_id text, lease interval default '
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -4467,7 +4563,7 @@ begin
 
   for attempt in 1..5 loop
     -- 1. Pick: one ordered scan of agent_jobs_claim finds due jobs and expired leases alike. The
-    --    thread's advisory lock keeps every other claimer off this thread until we commit.
+    --    thread's lock keeps every other claimer off this thread until we commit.
     select c.job_id into v_id
     from ai.agent_jobs c
     where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_job.queue and c.available_at <= v_now
@@ -4475,7 +4571,10 @@ begin
                       where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                       offset 0)  -- stays a per-row probe of the one-thread index, never a join
       and c.job_id <> all (v_passed)
-      and ai._lock_thread(c.thread_id)
+      -- the thread lock (ai._lock_thread, written out so it costs no function call per row):
+      -- the thread's session row, which no tenant can lock for another tenant's thread
+      and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
+                  offset 0 for no key update skip locked)
     order by c.priority desc, c.available_at, c.job_id
     limit 1
     for update skip locked;
@@ -4514,6 +4613,7 @@ create or replace function ai.claim_jobs(worker_id text, lease interval, queue t
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -4539,7 +4639,10 @@ begin
       and not exists (select from ai.agent_jobs b
                       where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                       offset 0)  -- stays a per-row probe of the one-thread index, never a join
-      and ai._lock_thread(c.thread_id)
+      -- the thread lock (ai._lock_thread, written out so it costs no function call per row):
+      -- the thread's session row, which no tenant can lock for another tenant's thread
+      and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
+                  offset 0 for no key update skip locked)
     order by c.priority desc, c.available_at, c.job_id
     limit claim_jobs.max_jobs
     for update skip locked

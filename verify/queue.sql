@@ -17,6 +17,13 @@ select 'ai.claim_job(text, interval, text)'::regprocedure;
 select 'ai.claim_jobs(text, interval, text, integer)'::regprocedure;
 select 'ai.renew_lease(bigint, bigint, interval)'::regprocedure;
 select 'ai.fenced_write(bigint, bigint)'::regprocedure;
+-- the fence is checked again at commit: a deferred constraint trigger on ai.job_fences
+select job_id, fencing_token from ai.job_fences where false;
+select 1 / (select relforcerowsecurity::int from pg_catalog.pg_class where oid = 'ai.job_fences'::regclass);
+select 1 / (select (tgdeferrable and tginitdeferred)::int from pg_catalog.pg_trigger
+            where tgrelid = 'ai.job_fences'::regclass and tgname = 'job_fences_checked_at_commit');
+select 'ai._check_fence_at_commit()'::regprocedure;
+select 'ai._written_here(xid)'::regprocedure;
 select 'ai.complete_job(bigint, bigint, jsonb)'::regprocedure;
 select 'ai.complete_jobs(bigint[], bigint[], jsonb[])'::regprocedure;
 select 'ai.fail_job(bigint, bigint, text, interval)'::regprocedure;

@@ -12,7 +12,7 @@ decide, this module only calls them.
   "lease lost", the job's context is marked lost: ``ctx.fenced()`` and ``ctx.complete()`` then
   refuse at once, and the handler can check ``ctx.lease_lost``.
 - ``ctx.fenced()`` is a transaction that starts with ``ai.fenced_write``: writes made in it commit
-  only while the job is held, and nobody can reclaim the job before they commit. Completing the
+  only if the job is still held when they commit (else the commit fails: LeaseLost). Completing the
   job inside it (``ctx.complete(result, conn)``) makes the writes and the completion one commit.
 - A handler that returns completes the job with its return value (completions are sent in
   batches through ``ai.complete_jobs``); one that raises fails it (``ai.fail_job``, retried with

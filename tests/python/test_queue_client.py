@@ -1,5 +1,5 @@
 """The queue through the Python client: one call per SQL function, typed rows, typed errors,
-NOTIFY folded per transaction, and the row lock that ai.fenced_write holds."""
+NOTIFY folded per transaction, and a reclaim fencing out an open fenced transaction."""
 
 from __future__ import annotations
 
@@ -106,8 +106,8 @@ def test_notifications_are_folded_per_transaction_and_queue(
     assert all(queue not in c for c in channel.values()), "the channel does not name the queue"
 
 
-def test_fenced_write_keeps_a_reclaim_out_until_commit(
-    role_dsn: Callable[[str], str], thread_id: str, queue: str
+def test_a_reclaim_fences_out_the_open_fenced_transaction(
+    dsn: str, role_dsn: Callable[[str], str], thread_id: str, queue: str
 ) -> None:
     with (
         psycopg.connect(role_dsn("app_service"), autocommit=True) as a,
@@ -118,13 +118,14 @@ def test_fenced_write_keeps_a_reclaim_out_until_commit(
         job = first.enqueue_job(thread_id, queue=queue)
         held = first.claim_job("w1", timedelta(seconds=1), queue)
         assert held is not None
-        with a.transaction():
+        with pytest.raises(psycopg.Error) as caught, a.transaction():
             first.fenced_write(job.job_id, held.fencing_token)
             b.execute("select set_config('ai.frozen_now', (clock_timestamp() + interval '1 hour')::text, false)")
-            assert second.claim_job("w2", MINUTE, queue) is None, "expired, but the fenced transaction is open"
-            a.execute("select 1")  # the zombie's write would go here and commit
-        reclaimed = second.claim_job("w2", MINUTE, queue)
-        assert reclaimed is not None and reclaimed.fencing_token == held.fencing_token + 1
+            reclaimed = second.claim_job("w2", MINUTE, queue)
+            assert reclaimed is not None, "expired: reclaimed though the fenced transaction is open"
+            assert reclaimed.fencing_token == held.fencing_token + 1
+            a.execute("select 1")  # the zombie's write would go here; its commit fails
+        assert caught.value.sqlstate == "AS006"
 
 
 def test_async_client(dsn: str, role_dsn: Callable[[str], str], thread_id: str, queue: str) -> None:

@@ -1,6 +1,6 @@
 """Racing claimers on few threads with many jobs each: the one-thread rule holds without a
 single unique-violation error, every job is claimed exactly once, and batches and single claims
-mix. (The advisory thread lock plus the second look with a fresh snapshot is what makes it so.)"""
+mix. (The thread lock plus the second look with a fresh snapshot is what makes it so.)"""
 
 from __future__ import annotations
 
