@@ -4,9 +4,11 @@
 -- Checkpoints, channel values and pending writes are compressed with LZ4 instead of the default
 -- pglz. Every put compresses the channel values it writes (a LangGraph `messages` channel is
 -- several KB of serialized messages each step) and every get decompresses them; measured on a
--- realistic checkpoint, pglz took more than half of a put's server time, LZ4 a fraction of it,
--- for some 10-30% more bytes on disk (docs/benchmarks.md). Only the hot tables: the archive
--- keeps the default, which packs tighter and is written once.
+-- realistic checkpoint, pglz took more than half of a put's server time, LZ4 a fraction of it.
+-- On an English-like agent conversation (bench/checkpoint_growth.sh) both store the same bytes
+-- within 0.5 % (a text of few distinct words, as bench/checkpoints.sh uses, packs tighter with
+-- pglz); Postgres compresses nothing in a row under ~2 KB, so this matters for channel values
+-- only (docs/benchmarks.md). Only the hot tables: the archive keeps the default, written once.
 --
 -- Column compression exists from Postgres 14 and LZ4 only in servers built with it; elsewhere
 -- this change does nothing and values stay compressed with pglz. Values written before keep their

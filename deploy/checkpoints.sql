@@ -816,6 +816,206 @@ comment on function ai.checkpoints_between(text, timestamptz, timestamptz) is
   'The checkpoints of a thread (all namespaces) saved in [from_time, to_time), oldest first: one range scan of the (thread_id, created_at) index. AS002 bad argument.';
 
 -- ---------------------------------------------------------------------------------------------
+-- DeltaChannel history (LangGraph 1.2, beta). A DeltaChannel stores its value only every so many
+-- steps (a snapshot: a channel value like any other); in between it stores nothing and its value
+-- is rebuilt from the pending writes of the ancestors back to the nearest stored value (the seed).
+-- ai._delta_walk is that walk, shared by ai.delta_channel_history (which reads it) and
+-- ai.prune_checkpoints (which must keep it).
+--
+-- The walk is checkpoint_lineage's: one backward range scan of the thread's ids, following the
+-- parent pointer as rows stream by, from the target's parent (the target's own writes are pending
+-- for the next step, not part of its value). For each channel still looking, an ancestor ends the
+-- walk when it holds a value for the channel:
+--   'blob'       a row of ai.checkpoint_blobs for the version the ancestor names;
+--   'checkpoint' no such row, yet the ancestor names a version and its metadata does not count the
+--                channel as a delta channel since a snapshot (counters_since_delta_snapshot): a
+--                value written before the channel became a DeltaChannel, kept inline in the
+--                checkpoint bytes (small primitives) or absent; the client reads the checkpoint.
+-- Rows: each ancestor on a channel's path (depth 1 = the target's parent), the channel, and on the
+-- ancestor that ends it, how (seed_kind) and the version. No row when the target is unknown (or
+-- another tenant's: RLS), or a channel has no ancestor.
+create function ai._delta_walk(thread_id text, checkpoint_ns text, checkpoint_id text, channels text[])
+returns table (depth integer, ancestor_id text, channel text, seed_kind text, seed_version text)
+language plpgsql stable
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_ns alias for $2;
+  a_checkpoint_id alias for $3;
+  v_channels text[];
+  v_last text[];     -- per channel: the version last probed (an unchanged version needs no probe)
+  v_done boolean[];
+  v_left integer;
+  v_want text;
+  v_depth integer := 0;
+  v_version text;
+  v_kind text;
+  r record;
+begin
+  select array_agg(distinct c) into v_channels from pg_catalog.unnest(channels) c where c is not null;
+  if v_channels is null then
+    return;
+  end if;
+  v_left := pg_catalog.cardinality(v_channels);
+  v_last := pg_catalog.array_fill(null::text, array[v_left]);
+  v_done := pg_catalog.array_fill(false, array[v_left]);
+  select c.parent_checkpoint_id into v_want
+  from ai.checkpoints c
+  where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = a_checkpoint_id;
+  if v_want is null then
+    return;  -- unknown target, or a root: nothing before it
+  end if;
+
+  -- One backward range scan; a parent not older than its child is followed by probes below.
+  for r in
+    select c.checkpoint_id, c.parent_checkpoint_id, c.channel_versions, c.metadata
+    from ai.checkpoints c
+    where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id <= v_want
+    order by c.checkpoint_id desc
+  loop
+    continue when r.checkpoint_id <> v_want;
+    v_depth := v_depth + 1;
+    for i in 1 .. pg_catalog.cardinality(v_channels) loop
+      continue when v_done[i];
+      v_kind := null;
+      v_version := r.channel_versions ->> v_channels[i];
+      if v_version is not null and v_version is distinct from v_last[i] then
+        v_last[i] := v_version;
+        if exists (select from ai.checkpoint_blobs b
+                   where b.thread_id = a_thread_id and b.checkpoint_ns = a_ns
+                     and b.channel = v_channels[i] and b.version = v_version) then
+          v_kind := 'blob';
+        elsif not coalesce(r.metadata -> 'counters_since_delta_snapshot' ? v_channels[i], false) then
+          v_kind := 'checkpoint';
+        end if;
+      end if;
+      depth := v_depth;
+      ancestor_id := r.checkpoint_id;
+      channel := v_channels[i];
+      seed_kind := v_kind;
+      seed_version := case when v_kind is not null then v_version end;
+      return next;
+      if v_kind is not null then
+        v_done[i] := true;
+        v_left := v_left - 1;
+      end if;
+    end loop;
+    v_want := r.parent_checkpoint_id;
+    exit when v_want is null or v_left = 0;
+  end loop;
+
+  -- A parent newer than its child (ids in no time order): one primary-key probe per step.
+  while v_want is not null and v_left > 0 loop
+    select c.checkpoint_id, c.parent_checkpoint_id, c.channel_versions, c.metadata into r
+    from ai.checkpoints c
+    where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = v_want;
+    exit when not found;
+    v_depth := v_depth + 1;
+    for i in 1 .. pg_catalog.cardinality(v_channels) loop
+      continue when v_done[i];
+      v_kind := null;
+      v_version := r.channel_versions ->> v_channels[i];
+      if v_version is not null and v_version is distinct from v_last[i] then
+        v_last[i] := v_version;
+        if exists (select from ai.checkpoint_blobs b
+                   where b.thread_id = a_thread_id and b.checkpoint_ns = a_ns
+                     and b.channel = v_channels[i] and b.version = v_version) then
+          v_kind := 'blob';
+        elsif not coalesce(r.metadata -> 'counters_since_delta_snapshot' ? v_channels[i], false) then
+          v_kind := 'checkpoint';
+        end if;
+      end if;
+      depth := v_depth;
+      ancestor_id := r.checkpoint_id;
+      channel := v_channels[i];
+      seed_kind := v_kind;
+      seed_version := case when v_kind is not null then v_version end;
+      return next;
+      if v_kind is not null then
+        v_done[i] := true;
+        v_left := v_left - 1;
+      end if;
+    end loop;
+    v_want := r.parent_checkpoint_id;
+  end loop;
+end
+$$;
+comment on function ai._delta_walk(text, text, text, text[]) is
+  'Internal: the ancestors a DeltaChannel''s value at a checkpoint is rebuilt from, per channel: from the parent (depth 1) back to the nearest ancestor holding a value (seed_kind ''blob'': a channel value row; ''checkpoint'': possibly inline in the checkpoint bytes), or to the root.';
+
+create function ai.delta_channel_history(thread_id text, checkpoint_ns text, checkpoint_id text, channels text[])
+returns table (channel text, kind text, from_checkpoint_id text, task_id text, idx integer, type text, blob bytea)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_ns alias for $2;
+  a_channels alias for $4;
+  v_id text := $3;
+begin
+  if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
+    perform ai._check_thread_id(a_thread_id);
+  end if;
+  if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
+    perform ai._check_checkpoint_ns(a_ns);
+  end if;
+  if v_id = '' or pg_catalog.char_length(v_id) > 255 then
+    perform ai._check_text(v_id, 'checkpoint_id');
+  end if;
+  if a_channels is null or pg_catalog.array_position(a_channels, null) is not null then
+    raise exception using errcode = 'AS002', message = 'channels must not be NULL or contain NULL';
+  end if;
+  if v_id is null then
+    select c.checkpoint_id into v_id
+    from ai.checkpoints c
+    where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns
+    order by c.checkpoint_id desc
+    limit 1;
+  end if;
+  return query
+  with walk as materialized (
+    select * from ai._delta_walk(a_thread_id, a_ns, v_id, a_channels)
+  )
+  select s.channel, s.kind, s.from_checkpoint_id, s.task_id, s.idx, s.type, s.blob
+  from (
+    -- the seed first: a channel value row ...
+    select w.channel, 'seed' as kind, w.ancestor_id as from_checkpoint_id, null::text as task_id, null::integer as idx,
+           b.type, b.blob, 0 as part, 0 as depth, ''::text as task_path
+    from walk w
+    join ai.checkpoint_blobs b
+      on b.thread_id = a_thread_id and b.checkpoint_ns = a_ns and b.channel = w.channel and b.version = w.seed_version
+    where w.seed_kind = 'blob'
+    union all
+    -- ... or the checkpoint that may hold it inline
+    select w.channel, 'checkpoint', w.ancestor_id, null, null, c.type, c.checkpoint, 0, 0, ''
+    from walk w
+    join ai.checkpoints c
+      on c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = w.ancestor_id
+    where w.seed_kind = 'checkpoint'
+    union all
+    -- then the writes, oldest ancestor first, each step's in (task_path, task_id, idx) order
+    select w.channel, 'write', w.ancestor_id, x.task_id::text, x.idx, x.type, x.blob, 1, w.depth, x.task_path::text
+    from walk w
+    join ai.checkpoint_writes x
+      on x.thread_id = a_thread_id and x.checkpoint_ns = a_ns and x.checkpoint_id = w.ancestor_id
+         and x.channel = w.channel
+  ) s
+  order by s.channel, s.part, s.depth desc, s.task_path, s.task_id, s.idx;
+end
+$$;
+comment on function ai.delta_channel_history(text, text, text, text[]) is
+  'LangGraph''s get_delta_channel_history in one call: for each channel, the value a DeltaChannel is rebuilt from (kind ''seed'': the nearest ancestor''s stored value, type and blob; or ''checkpoint'': that ancestor''s checkpoint bytes, where a small pre-delta value may be inline) and the pending writes of the ancestors since, oldest first (kind ''write''). Walks the parent chain from the parent of checkpoint_id (NULL: the newest of the namespace) in one index range scan; the target''s own writes are not included. No rows for an unknown checkpoint (or another tenant''s). AS002 bad argument.';
+
+revoke execute on function ai._delta_walk(text, text, text, text[]),
+  ai.delta_channel_history(text, text, text, text[]) from public;
+grant execute on function ai.delta_channel_history(text, text, text, text[]) to ai_user, ai_service;
+
+-- ---------------------------------------------------------------------------------------------
 -- Copying and forgetting
 
 -- The session a copy goes to: new, same owner as the source (also when a service copies).
@@ -1031,17 +1231,34 @@ begin
     delete from ai.checkpoints c where c.thread_id = any (thread_ids);
     get diagnostics v_count = row_count;
   else
-    -- Keep the newest checkpoint of each (thread, namespace) with its writes and the values it names.
+    -- Keep the newest checkpoint of each (thread, namespace) with its writes and the values it
+    -- names; and, for each DeltaChannel whose value it does not store (the channels its metadata
+    -- counts in counters_since_delta_snapshot), the ancestors that value is rebuilt from, back to
+    -- the nearest stored one (ai._delta_walk), with their writes.
     with latest as (
-      select distinct on (c.thread_id, c.checkpoint_ns) c.thread_id, c.checkpoint_ns, c.checkpoint_id
+      select distinct on (c.thread_id, c.checkpoint_ns) c.thread_id, c.checkpoint_ns, c.checkpoint_id,
+             c.metadata, c.channel_versions
       from ai.checkpoints c
       where c.thread_id = any (thread_ids)
       order by c.thread_id, c.checkpoint_ns, c.checkpoint_id desc
+    ), kept as materialized (
+      select l.thread_id, l.checkpoint_ns, l.checkpoint_id from latest l
+      union
+      select l.thread_id, l.checkpoint_ns, w.ancestor_id
+      from latest l
+      cross join lateral ai._delta_walk(
+        l.thread_id, l.checkpoint_ns, l.checkpoint_id,
+        array(select k.key
+              from pg_catalog.jsonb_each(l.metadata -> 'counters_since_delta_snapshot') k
+              where not exists (select from ai.checkpoint_blobs b
+                                where b.thread_id = l.thread_id and b.checkpoint_ns = l.checkpoint_ns
+                                  and b.channel = k.key and b.version = l.channel_versions ->> k.key))) w
+      where pg_catalog.jsonb_typeof(l.metadata -> 'counters_since_delta_snapshot') = 'object'
     ), gone as (
       delete from ai.checkpoints c
       where c.thread_id = any (thread_ids)
-        and not exists (select from latest l where l.thread_id = c.thread_id
-                          and l.checkpoint_ns = c.checkpoint_ns and l.checkpoint_id = c.checkpoint_id)
+        and not exists (select from kept k where k.thread_id = c.thread_id
+                          and k.checkpoint_ns = c.checkpoint_ns and k.checkpoint_id = c.checkpoint_id)
       returning c.thread_id, c.checkpoint_ns, c.checkpoint_id
     ), gone_writes as (
       delete from ai.checkpoint_writes w
@@ -1050,9 +1267,11 @@ begin
     ), orphaned as (
       -- a kept checkpoint whose parent is gone becomes a root
       update ai.checkpoints c set parent_checkpoint_id = null
-      from latest l
-      where c.thread_id = l.thread_id and c.checkpoint_ns = l.checkpoint_ns and c.checkpoint_id = l.checkpoint_id
+      from kept k
+      where c.thread_id = k.thread_id and c.checkpoint_ns = k.checkpoint_ns and c.checkpoint_id = k.checkpoint_id
         and c.parent_checkpoint_id is not null
+        and not exists (select from kept p where p.thread_id = c.thread_id and p.checkpoint_ns = c.checkpoint_ns
+                          and p.checkpoint_id = c.parent_checkpoint_id)
     )
     select count(*) into v_count from gone;
     perform ai._collect_checkpoint_blobs(thread_ids);
@@ -1062,7 +1281,7 @@ begin
 end
 $$;
 comment on function ai.prune_checkpoints(text[], text) is
-  'Retention for the given threads: ''keep_latest'' keeps the newest checkpoint of each namespace (with its pending writes and channel values, and no parent), ''delete'' removes all checkpoints, writes and values. The sessions stay. Returns the checkpoints deleted. AS002 bad argument.';
+  'Retention for the given threads: ''keep_latest'' keeps the newest checkpoint of each namespace (with its pending writes and channel values) and, for the LangGraph DeltaChannels whose value it does not store, the ancestors that value is rebuilt from (back to the nearest stored value, with their writes); the oldest kept checkpoint loses its parent. ''delete'' removes all checkpoints, writes and values. The sessions stay. Returns the checkpoints deleted. AS002 bad argument.';
 
 create function ai.prune_idle_threads(idle interval, strategy text default 'keep_latest') returns integer
 language plpgsql volatile

@@ -7,6 +7,8 @@ drop function ai.delete_thread(text);
 drop function ai.copy_thread(text, text);
 drop function ai.fork_thread(text, text, text, text);
 drop function ai._copy_checkpoint_rows(text, text, text, text, text[]);
+drop function ai.delta_channel_history(text, text, text, text[]);
+drop function ai._delta_walk(text, text, text, text[]);
 drop function ai._create_copy_session(text, text);
 drop function ai.checkpoints_between(text, timestamptz, timestamptz);
 drop function ai.checkpoint_lineage(text, text, text, text);

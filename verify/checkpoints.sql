@@ -18,6 +18,7 @@ select 'ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, tex
        'ai.list_checkpoints(text, text, text, integer, jsonb)'::regprocedure,
        'ai.checkpoint_lineage(text, text, text, text)'::regprocedure,
        'ai.checkpoints_between(text, timestamptz, timestamptz)'::regprocedure,
+       'ai.delta_channel_history(text, text, text, text[])'::regprocedure,
        'ai.fork_thread(text, text, text, text)'::regprocedure,
        'ai.copy_thread(text, text)'::regprocedure,
        'ai.delete_thread(text)'::regprocedure,

@@ -3,7 +3,8 @@
 Swap ``PostgresSaver`` for one of these and a graph resumes from its last completed node when it
 is invoked again with the same ``thread_id``. Every method is one call of a SQL function
 (``ai.put_checkpoint``, ``ai.put_writes``, ``ai.get_checkpoint``, ``ai.list_checkpoints``,
-``ai.delete_thread``, ``ai.delete_for_runs``, ``ai.copy_thread``, ``ai.prune_checkpoints``); the
+``ai.delete_thread``, ``ai.delete_for_runs``, ``ai.copy_thread``, ``ai.prune_checkpoints``,
+``ai.delta_channel_history``); the
 only work done here is LangGraph's own serialization (``self.serde``).
 
 What is stored where:
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Literal
 
@@ -42,6 +43,7 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    DeltaChannelHistory,
     get_checkpoint_id,
     get_serializable_checkpoint_metadata,
 )
@@ -69,6 +71,10 @@ DELETE_THREAD = client.DELETE_THREAD.sql
 DELETE_FOR_RUNS = client.DELETE_FOR_RUNS.sql
 COPY_THREAD = client.COPY_THREAD.sql
 PRUNE = client.PRUNE_CHECKPOINTS.sql
+# get_delta_channel_history: rows (channel, kind, from_checkpoint_id, task_id, idx, type, blob)
+DELTA_CHANNEL_HISTORY = (
+    "select channel, kind, from_checkpoint_id, task_id, idx, type, blob from ai.delta_channel_history(%s, %s, %s, %s)"
+)
 
 # Column positions of ai.checkpoint_tuple.
 (
@@ -312,6 +318,38 @@ class _Codec(BaseCheckpointSaver[str]):
             raise TypeError("thread_ids must be a sequence of thread IDs, not a str")
         return ([str(t) for t in thread_ids], strategy)
 
+    @staticmethod
+    def _delta_args(config: RunnableConfig, channels: Sequence[str]) -> tuple[Any, ...]:
+        configurable = config["configurable"]
+        return (
+            str(configurable["thread_id"]),
+            configurable.get("checkpoint_ns") or "",
+            get_checkpoint_id(config),
+            [str(c) for c in channels],
+        )
+
+    def _delta_history(
+        self, rows: Sequence[Sequence[Any]], channels: Sequence[str]
+    ) -> tuple[dict[str, DeltaChannelHistory], list[str]]:
+        """ai.delta_channel_history's rows as LangGraph's mapping, and the channels whose walk ended
+        at a checkpoint that turned out not to hold the value (left to LangGraph's own walk)."""
+        loads = self.serde.loads_typed
+        history: dict[str, DeltaChannelHistory] = {c: {"writes": []} for c in channels}
+        unresolved: list[str] = []
+        for channel, kind, _checkpoint_id, task_id, _idx, type_, blob in rows:
+            entry = history[channel]
+            if kind == "write":
+                entry["writes"].append((task_id, channel, loads((type_, blob))))
+            elif kind == "seed":
+                entry["seed"] = loads((type_, blob))
+            else:  # "checkpoint": a pre-delta value, inline in the checkpoint bytes (or absent)
+                values = loads((type_, blob)).get("channel_values") or {}
+                if channel in values:
+                    entry["seed"] = values[channel]
+                else:
+                    unresolved.append(channel)
+        return history, unresolved
+
 
 class AgentStateSaver(_Codec):
     """Synchronous LangGraph checkpointer over a psycopg ``Connection`` (autocommit) or ``ConnectionPool``.
@@ -428,6 +466,19 @@ class AgentStateSaver(_Codec):
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         self._execute(PRUNE, self._prune_args(thread_ids, strategy))
 
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """LangGraph's DeltaChannel history (beta) in one call of ``ai.delta_channel_history``: per
+        channel, the nearest stored value on the parent chain and the writes since, oldest first."""
+        if not channels:
+            return {}
+        rows = self._execute(DELTA_CHANNEL_HISTORY, self._delta_args(config, channels))
+        history, unresolved = self._delta_history(rows, channels)
+        if unresolved:
+            history.update(BaseCheckpointSaver.get_delta_channel_history(self, config=config, channels=unresolved))
+        return history
+
     # -- async: the sync methods in a worker thread ---------------------------------------------
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -470,6 +521,11 @@ class AgentStateSaver(_Codec):
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         await asyncio.to_thread(self.prune, thread_ids, strategy=strategy)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        return await asyncio.to_thread(lambda: self.get_delta_channel_history(config=config, channels=channels))
 
 
 class AsyncAgentStateSaver(_Codec):
@@ -587,6 +643,21 @@ class AsyncAgentStateSaver(_Codec):
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         await self._execute(PRUNE, self._prune_args(thread_ids, strategy))
 
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """LangGraph's DeltaChannel history (beta) in one call of ``ai.delta_channel_history``: per
+        channel, the nearest stored value on the parent chain and the writes since, oldest first."""
+        if not channels:
+            return {}
+        rows = await self._execute(DELTA_CHANNEL_HISTORY, self._delta_args(config, channels))
+        history, unresolved = self._delta_history(rows, channels)
+        if unresolved:
+            history.update(
+                await BaseCheckpointSaver.aget_delta_channel_history(self, config=config, channels=unresolved)
+            )
+        return history
+
     # -- sync: run on the saver's loop from another thread --------------------------------------
 
     def _run(self, coro: Any) -> Any:
@@ -646,6 +717,10 @@ class AsyncAgentStateSaver(_Codec):
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         self._run(self.aprune(thread_ids, strategy=strategy))
 
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        return self._run(self.aget_delta_channel_history(config=config, channels=channels))
 
 # Durable graph runs through the queue (agent_state/graph_runs.py), importable from here too.
 from .graph_runs import AsyncGraphRuns, GraphRuns, async_graph_worker, graph_handler, graph_worker, job_context  # noqa: E402
