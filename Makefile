@@ -63,7 +63,7 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: python/pyproject.toml
 	[ -x $(VPY) ] || $(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e 'python[test,langgraph]'
+	$(VPY) -m pip install -q -e 'python[test,langgraph,cli]'
 	touch $@
 
 db:

@@ -1,0 +1,719 @@
+"""The thin client: one method per SQL function of the ``ai`` schema, sync and async.
+
+The client holds no connection of its own: it is given a psycopg connection or a psycopg_pool
+pool. With a pool, each call borrows a connection for that one statement. With a connection,
+a call made outside a transaction commits itself (unless the connection is in autocommit), and
+a call made inside the caller's transaction joins it, so several calls can commit together.
+
+Every method is exactly one round trip: ``select * from ai.<function>(...)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, TypeVar, Union
+
+import psycopg
+from psycopg.pq import TransactionStatus
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+from . import errors
+from .hitl import AsyncHumanInTheLoopMethods, HumanInTheLoopMethods
+from .models import (
+    AppendResult,
+    ArchivedSession,
+    CheckpointRow,
+    CheckpointSummary,
+    ContextWindow,
+    EvalRun,
+    Event,
+    LineageStep,
+    Message,
+    Session,
+    TrajectoryStep,
+    WindowMessage,
+    from_row,
+)
+from .queue import AsyncQueueMethods, QueueMethods
+from .side_effects import AsyncSideEffectMethods, SideEffectMethods
+
+T = TypeVar("T")
+Row = dict[str, Any]
+
+SyncSource = Union["psycopg.Connection[Any]", ConnectionPool]
+AsyncSource = Union["psycopg.AsyncConnection[Any]", AsyncConnectionPool]
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One SQL function call and how to turn its rows into Python values."""
+
+    sql: str
+    convert: Callable[[Row], Any]
+
+
+def _append_result(row: Row) -> AppendResult:
+    return AppendResult(message=from_row(Message, row), inserted=row["inserted"])
+
+
+CREATE_SESSION = _Call("select * from ai.create_session(%s, %s)", lambda r: from_row(Session, r))
+GET_SESSION = _Call("select * from ai.get_session(%s)", lambda r: from_row(Session, r))
+SET_SESSION_STATUS = _Call("select * from ai.set_session_status(%s, %s)", lambda r: from_row(Session, r))
+APPEND_MESSAGE = _Call("select * from ai.append_message_idempotent(%s, %s, %s, %s, %s, %s)", _append_result)
+GET_MESSAGES = _Call("select * from ai.get_messages(%s, %s, %s)", lambda r: from_row(Message, r))
+RECORD_EVENT = _Call("select * from ai.record_event(%s, %s, %s)", lambda r: from_row(Event, r))
+GET_EVENTS = _Call("select * from ai.get_events(%s, %s, %s, %s)", lambda r: from_row(Event, r))
+
+
+def _context_window(row: Row) -> ContextWindow:
+    messages = [WindowMessage(**m) for m in row["messages"]]
+    return ContextWindow(**{**row, "messages": messages})
+
+
+CONTEXT_WINDOW = _Call("select * from ai.context_window(%s, %s, %s, %s::real)", _context_window)
+RECORD_COMPACTION = _Call("select * from ai.record_compaction(%s, %s, %s, %s)", _append_result)
+TRAJECTORY = _Call("select * from ai.trajectory(%s, %s, %s)", lambda r: from_row(TrajectoryStep, r))
+RECORD_EVAL_RUN = _Call("select * from ai.record_eval_run(%s, %s, %s, %s, %s, %s, %s)", lambda r: from_row(EvalRun, r))
+GET_EVAL_RUNS = _Call("select * from ai.get_eval_runs(%s, %s, %s)", lambda r: from_row(EvalRun, r))
+ARCHIVE_SESSIONS = _Call("select * from ai.archive_sessions(%s, %s)", lambda r: from_row(ArchivedSession, r))
+RESTORE_SESSION = _Call("select * from ai.restore_session(%s)", lambda r: from_row(Session, r))
+ACT_AS = _Call("select ai.act_as(%s) as owner", lambda r: r["owner"])
+NOW = _Call("select ai.now() as now", lambda r: r["now"])
+
+# checkpoints (%b: bytes and bytea[] go in binary, not hex-escaped text)
+ULID = _Call("select ai.ulid() as ulid", lambda r: r["ulid"])
+ULID_TIME = _Call("select ai.ulid_time(%s) as t", lambda r: r["t"])
+PUT_CHECKPOINT = _Call(
+    "select ai.put_checkpoint(%s, %s, %s, %s, %s, %b, %s, %s, %s, %s, %s, %b, %s, %s, %s) as id", lambda r: r["id"]
+)
+PUT_WRITES = _Call("select ai.put_writes(%s, %s, %s, %s, %s, %s, %s, %b, %s, %s, %s) as n", lambda r: r["n"])
+GET_CHECKPOINT = _Call("select * from ai.get_checkpoint(%s, %s, %s)", lambda r: from_row(CheckpointRow, r))
+LIST_CHECKPOINTS = _Call("select * from ai.list_checkpoints(%s, %s, %s, %s, %s)", lambda r: from_row(CheckpointRow, r))
+CHECKPOINT_LINEAGE = _Call("select * from ai.checkpoint_lineage(%s, %s, %s, %s)", lambda r: from_row(LineageStep, r))
+CHECKPOINTS_BETWEEN = _Call(
+    "select * from ai.checkpoints_between(%s, %s, %s)", lambda r: from_row(CheckpointSummary, r)
+)
+FORK_THREAD = _Call("select ai.fork_thread(%s, %s, %s, %s) as id", lambda r: r["id"])
+COPY_THREAD = _Call("select ai.copy_thread(%s, %s) as n", lambda r: r["n"])
+DELETE_THREAD = _Call("select ai.delete_thread(%s) as deleted", lambda r: r["deleted"])
+DELETE_FOR_RUNS = _Call("select ai.delete_for_runs(%s) as n", lambda r: r["n"])
+PRUNE_CHECKPOINTS = _Call("select ai.prune_checkpoints(%s, %s) as n", lambda r: r["n"])
+PRUNE_IDLE_THREADS = _Call("select ai.prune_idle_threads(%s, %s) as n", lambda r: r["n"])
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelValue:
+    """A channel value for put_checkpoint, stored once per (channel, version)."""
+
+    channel: str
+    version: str
+    type: str
+    blob: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class PendingWrite:
+    """A pending write for put_writes: (idx, channel) of one task, in the caller's serialization."""
+
+    idx: int
+    channel: str
+    type: str
+    blob: bytes
+
+
+def _put_checkpoint_args(
+    thread_id: str,
+    checkpoint_ns: str,
+    checkpoint_id: str | None,
+    parent_checkpoint_id: str | None,
+    type: str,
+    checkpoint: bytes,
+    metadata: dict[str, Any] | None,
+    channel_versions: dict[str, Any] | None,
+    values: Sequence[ChannelValue],
+    job_id: int | None,
+    fencing_token: int | None,
+    durability: str,
+) -> tuple[Any, ...]:
+    return (
+        thread_id,
+        checkpoint_ns,
+        checkpoint_id,
+        parent_checkpoint_id,
+        type,
+        checkpoint,
+        _json(metadata or {}),
+        _json(channel_versions or {}),
+        [v.channel for v in values],
+        [v.version for v in values],
+        [v.type for v in values],
+        [v.blob for v in values],
+        job_id,
+        fencing_token,
+        durability,
+    )
+
+
+def _put_writes_args(
+    thread_id: str,
+    checkpoint_ns: str,
+    checkpoint_id: str,
+    task_id: str,
+    writes: Sequence[PendingWrite],
+    task_path: str,
+    job_id: int | None,
+    fencing_token: int | None,
+) -> tuple[Any, ...]:
+    return (
+        thread_id,
+        checkpoint_ns,
+        checkpoint_id,
+        task_id,
+        [w.idx for w in writes],
+        [w.channel for w in writes],
+        [w.type for w in writes],
+        [w.blob for w in writes],
+        task_path,
+        job_id,
+        fencing_token,
+    )
+
+
+def _json(value: Any) -> Jsonb | None:
+    """A JSON parameter; Python None is SQL NULL (which the functions refuse where a value is required)."""
+    return None if value is None else Jsonb(value)
+
+
+def _create_session_args(thread_id: str | None, config: dict[str, Any] | None) -> tuple[Any, ...]:
+    return (thread_id, _json({} if config is None else config))
+
+
+def _append_args(
+    thread_id: str,
+    role: str,
+    content: Any,
+    turn: int | None,
+    idempotency_key: str | None,
+    token_count: int | None,
+) -> tuple[Any, ...]:
+    return (thread_id, role, _json(content), turn, idempotency_key, token_count)
+
+
+def _eval_run_args(
+    thread_id: str,
+    candidate: str,
+    passed: bool,
+    scores: dict[str, Any] | None,
+    diff: Any,
+    replay_thread_id: str | None,
+    from_checkpoint_id: str | None,
+) -> tuple[Any, ...]:
+    return (
+        thread_id,
+        candidate,
+        passed,
+        _json({} if scores is None else scores),
+        _json({} if diff is None else diff),
+        replay_thread_id,
+        from_checkpoint_id,
+    )
+
+
+def _reraise(error: psycopg.Error) -> Exception:
+    translated = errors.translate(error)
+    return error if translated is error else translated
+
+
+class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods):
+    """Synchronous client over a psycopg ``Connection`` or a ``ConnectionPool``."""
+
+    def __init__(self, source: SyncSource):
+        self._source = source
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        if isinstance(self._source, ConnectionPool):
+            with self._source.connection() as conn:
+                yield conn
+            return
+        conn = self._source
+        owns_transaction = not conn.autocommit and conn.info.transaction_status == TransactionStatus.IDLE
+        try:
+            yield conn
+        except BaseException:
+            if owns_transaction:
+                conn.rollback()
+            raise
+        if owns_transaction:
+            conn.commit()
+
+    def _rows(self, call: _Call, params: Sequence[Any]) -> list[Any]:
+        try:
+            with self._connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+                cur.execute(call.sql, params)
+                return [call.convert(row) for row in cur.fetchall()]
+        except psycopg.Error as error:
+            raise _reraise(error) from error
+
+    def _one(self, call: _Call, params: Sequence[Any]) -> Any:
+        return self._rows(call, params)[0]
+
+    # -- identity -------------------------------------------------------------------------------
+
+    @contextmanager
+    def acting_as(self, owner: str) -> Iterator[Client]:
+        """For an ai_service back-end: a client bound to one connection and one transaction in
+        which every call acts for ``owner`` (``ai.act_as``). Commits when the block ends."""
+        with self._connection() as conn, conn.transaction():
+            bound = Client(conn)
+            bound._one(ACT_AS, (owner,))
+            yield bound
+
+    def now(self) -> datetime:
+        """``ai.now()``: the database clock every function uses."""
+        return self._one(NOW, ())
+
+    # -- sessions -------------------------------------------------------------------------------
+
+    def create_session(self, thread_id: str | None = None, config: dict[str, Any] | None = None) -> Session:
+        """``ai.create_session``: a new session (fresh id when None); the existing one on retry."""
+        return self._one(CREATE_SESSION, _create_session_args(thread_id, config))
+
+    def get_session(self, thread_id: str) -> Session:
+        """``ai.get_session``."""
+        return self._one(GET_SESSION, (thread_id,))
+
+    def set_session_status(self, thread_id: str, status: str) -> Session:
+        """``ai.set_session_status``: active, waiting, completed, failed or cancelled."""
+        return self._one(SET_SESSION_STATUS, (thread_id, status))
+
+    # -- messages -------------------------------------------------------------------------------
+
+    def append_message(
+        self,
+        thread_id: str,
+        role: str,
+        content: Any,
+        turn: int | None = None,
+        idempotency_key: str | None = None,
+        token_count: int | None = None,
+    ) -> AppendResult:
+        """``ai.append_message_idempotent``: appends once; a retry returns the original row."""
+        return self._one(APPEND_MESSAGE, _append_args(thread_id, role, content, turn, idempotency_key, token_count))
+
+    def get_messages(self, thread_id: str, after_seq: int = 0, max_rows: int = 1000) -> list[Message]:
+        """``ai.get_messages``: messages with seq > after_seq, oldest first."""
+        return self._rows(GET_MESSAGES, (thread_id, after_seq, max_rows))
+
+    # -- events ---------------------------------------------------------------------------------
+
+    def record_event(self, thread_id: str, kind: str, payload: Any = None) -> Event:
+        """``ai.record_event``."""
+        return self._one(RECORD_EVENT, (thread_id, kind, _json({} if payload is None else payload)))
+
+    def get_events(
+        self,
+        thread_id: str,
+        after_event_id: int = 0,
+        max_rows: int = 1000,
+        kinds: Sequence[str] | None = None,
+    ) -> list[Event]:
+        """``ai.get_events``: events after after_event_id, oldest first, optionally of some kinds."""
+        return self._rows(GET_EVENTS, (thread_id, after_event_id, max_rows, None if kinds is None else list(kinds)))
+
+    # -- compaction -----------------------------------------------------------------------------
+    # -- checkpoints ----------------------------------------------------------------------------
+
+    def ulid(self) -> str:
+        """``ai.ulid()``: a new time-ordered id."""
+        return self._one(ULID, ())
+
+    def ulid_time(self, ulid: str) -> datetime:
+        """``ai.ulid_time``: the timestamp a ULID encodes."""
+        return self._one(ULID_TIME, (ulid,))
+
+    def put_checkpoint(
+        self,
+        thread_id: str,
+        checkpoint_ns: str,
+        checkpoint_id: str | None,
+        parent_checkpoint_id: str | None,
+        type: str,
+        checkpoint: bytes,
+        metadata: dict[str, Any] | None = None,
+        channel_versions: dict[str, Any] | None = None,
+        values: Sequence[ChannelValue] = (),
+        *,
+        job_id: int | None = None,
+        fencing_token: int | None = None,
+        durability: str = "sync",
+    ) -> str:
+        """``ai.put_checkpoint``: saves a checkpoint and its new channel values; returns its id."""
+        args = _put_checkpoint_args(
+            thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata,
+            channel_versions, values, job_id, fencing_token, durability,
+        )  # fmt: skip
+        return self._one(PUT_CHECKPOINT, args)
+
+    def put_writes(
+        self,
+        thread_id: str,
+        checkpoint_ns: str,
+        checkpoint_id: str,
+        task_id: str,
+        writes: Sequence[PendingWrite],
+        task_path: str = "",
+        *,
+        job_id: int | None = None,
+        fencing_token: int | None = None,
+    ) -> int:
+        """``ai.put_writes``: a task's pending writes, idempotent per (task_id, idx); returns rows written."""
+        args = _put_writes_args(
+            thread_id, checkpoint_ns, checkpoint_id, task_id, writes, task_path, job_id, fencing_token
+        )
+        return self._one(PUT_WRITES, args)
+
+    def get_checkpoint(
+        self, thread_id: str, checkpoint_ns: str = "", checkpoint_id: str | None = None
+    ) -> CheckpointRow | None:
+        """``ai.get_checkpoint``: the given checkpoint, or the newest; None when there is none."""
+        rows = self._rows(GET_CHECKPOINT, (thread_id, checkpoint_ns, checkpoint_id))
+        return rows[0] if rows else None
+
+    def list_checkpoints(
+        self,
+        thread_id: str | None,
+        checkpoint_ns: str | None = None,
+        before: str | None = None,
+        max_rows: int | None = None,
+        metadata_filter: dict[str, Any] | None = None,
+    ) -> list[CheckpointRow]:
+        """``ai.list_checkpoints``: newest first."""
+        flt = None if metadata_filter is None else _json(metadata_filter)
+        return self._rows(LIST_CHECKPOINTS, (thread_id, checkpoint_ns, before, max_rows, flt))
+
+    def checkpoint_lineage(
+        self, thread_id: str, checkpoint_id: str, checkpoint_ns: str = "", direction: str = "ancestors"
+    ) -> list[LineageStep]:
+        """``ai.checkpoint_lineage``: the parent chain ('ancestors') or every branch below ('descendants')."""
+        return self._rows(CHECKPOINT_LINEAGE, (thread_id, checkpoint_id, checkpoint_ns, direction))
+
+    def checkpoints_between(self, thread_id: str, from_time: datetime, to_time: datetime) -> list[CheckpointSummary]:
+        """``ai.checkpoints_between``: checkpoints saved in [from_time, to_time), oldest first."""
+        return self._rows(CHECKPOINTS_BETWEEN, (thread_id, from_time, to_time))
+
+    def fork_thread(
+        self, source_thread_id: str, checkpoint_id: str, new_thread_id: str | None = None, checkpoint_ns: str = ""
+    ) -> str:
+        """``ai.fork_thread``: a new thread holding the checkpoint and its ancestors; returns its id."""
+        return self._one(FORK_THREAD, (source_thread_id, checkpoint_id, new_thread_id, checkpoint_ns))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> int:
+        """``ai.copy_thread``: every checkpoint into a new thread; returns how many."""
+        return self._one(COPY_THREAD, (source_thread_id, target_thread_id))
+
+    def delete_thread(self, thread_id: str) -> bool:
+        """``ai.delete_thread``: the thread and all it owns, leaving a tombstone; False when not found."""
+        return self._one(DELETE_THREAD, (thread_id,))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> int:
+        """``ai.delete_for_runs``: the checkpoints of these runs; returns how many."""
+        return self._one(DELETE_FOR_RUNS, (list(run_ids),))
+
+    def prune_checkpoints(self, thread_ids: Sequence[str], strategy: str = "keep_latest") -> int:
+        """``ai.prune_checkpoints``: 'keep_latest' or 'delete'; returns the checkpoints deleted."""
+        return self._one(PRUNE_CHECKPOINTS, (list(thread_ids), strategy))
+
+    def prune_idle_threads(self, idle: timedelta, strategy: str = "keep_latest") -> int:
+        """``ai.prune_idle_threads``: prunes threads with no checkpoint newer than now - idle."""
+        return self._one(PRUNE_IDLE_THREADS, (idle, strategy))
+
+    def context_window(
+        self, thread_id: str, window_tokens: int, keep_last: int = 20, threshold: float = 0.7
+    ) -> ContextWindow:
+        """``ai.context_window``: the newest summary plus every message after it, and whether to compact."""
+        return self._one(CONTEXT_WINDOW, (thread_id, window_tokens, keep_last, threshold))
+
+    def record_compaction(
+        self, thread_id: str, summary: str, through_seq: int, summary_tokens: int | None = None
+    ) -> AppendResult:
+        """``ai.record_compaction``: stores a summary of everything up to through_seq; originals stay."""
+        return self._one(RECORD_COMPACTION, (thread_id, summary, through_seq, summary_tokens))
+
+    # -- evals ----------------------------------------------------------------------------------
+
+    def trajectory(
+        self, thread_id: str, after_checkpoint_id: str | None = None, checkpoint_ns: str = ""
+    ) -> list[TrajectoryStep]:
+        """``ai.trajectory``: the recorded steps of a thread (tool calls with arguments, final answer),
+        optionally only those written after a checkpoint."""
+        return self._rows(TRAJECTORY, (thread_id, after_checkpoint_id, checkpoint_ns))
+
+    def record_eval_run(
+        self,
+        thread_id: str,
+        candidate: str,
+        passed: bool,
+        scores: dict[str, Any] | None = None,
+        diff: Any = None,
+        replay_thread_id: str | None = None,
+        from_checkpoint_id: str | None = None,
+    ) -> EvalRun:
+        """``ai.record_eval_run``: keeps one replay's outcome for later queries."""
+        params = _eval_run_args(thread_id, candidate, passed, scores, diff, replay_thread_id, from_checkpoint_id)
+        return self._one(RECORD_EVAL_RUN, params)
+
+    def get_eval_runs(
+        self, thread_id: str | None = None, candidate: str | None = None, max_rows: int = 100
+    ) -> list[EvalRun]:
+        """``ai.get_eval_runs``: the caller's eval runs, newest first."""
+        return self._rows(GET_EVAL_RUNS, (thread_id, candidate, max_rows))
+
+    # -- retention ------------------------------------------------------------------------------
+
+    def archive_sessions(
+        self, older_than: timedelta = timedelta(days=90), batch_size: int = 1000
+    ) -> list[ArchivedSession]:
+        """``ai.archive_sessions``: one batch of finished sessions moved to ai_archive (ai_service)."""
+        return self._rows(ARCHIVE_SESSIONS, (older_than, batch_size))
+
+    def restore_session(self, thread_id: str) -> Session:
+        """``ai.restore_session``: moves an archived session back into the hot tables (ai_service)."""
+        return self._one(RESTORE_SESSION, (thread_id,))
+
+
+class AsyncClient(AsyncQueueMethods, AsyncSideEffectMethods, AsyncHumanInTheLoopMethods):
+    """Asynchronous twin of :class:`Client`, over an ``AsyncConnection`` or ``AsyncConnectionPool``."""
+
+    def __init__(self, source: AsyncSource):
+        self._source = source
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        if isinstance(self._source, AsyncConnectionPool):
+            async with self._source.connection() as conn:
+                yield conn
+            return
+        conn = self._source
+        owns_transaction = not conn.autocommit and conn.info.transaction_status == TransactionStatus.IDLE
+        try:
+            yield conn
+        except BaseException:
+            if owns_transaction:
+                await conn.rollback()
+            raise
+        if owns_transaction:
+            await conn.commit()
+
+    async def _rows(self, call: _Call, params: Sequence[Any]) -> list[Any]:
+        try:
+            async with self._connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+                await cur.execute(call.sql, params)
+                return [call.convert(row) for row in await cur.fetchall()]
+        except psycopg.Error as error:
+            raise _reraise(error) from error
+
+    async def _one(self, call: _Call, params: Sequence[Any]) -> Any:
+        return (await self._rows(call, params))[0]
+
+    @asynccontextmanager
+    async def acting_as(self, owner: str) -> AsyncIterator[AsyncClient]:
+        """See :meth:`Client.acting_as`."""
+        async with self._connection() as conn, conn.transaction():
+            bound = AsyncClient(conn)
+            await bound._one(ACT_AS, (owner,))
+            yield bound
+
+    async def now(self) -> datetime:
+        return await self._one(NOW, ())
+
+    async def create_session(self, thread_id: str | None = None, config: dict[str, Any] | None = None) -> Session:
+        return await self._one(CREATE_SESSION, _create_session_args(thread_id, config))
+
+    async def get_session(self, thread_id: str) -> Session:
+        return await self._one(GET_SESSION, (thread_id,))
+
+    async def set_session_status(self, thread_id: str, status: str) -> Session:
+        return await self._one(SET_SESSION_STATUS, (thread_id, status))
+
+    async def append_message(
+        self,
+        thread_id: str,
+        role: str,
+        content: Any,
+        turn: int | None = None,
+        idempotency_key: str | None = None,
+        token_count: int | None = None,
+    ) -> AppendResult:
+        args = _append_args(thread_id, role, content, turn, idempotency_key, token_count)
+        return await self._one(APPEND_MESSAGE, args)
+
+    async def get_messages(self, thread_id: str, after_seq: int = 0, max_rows: int = 1000) -> list[Message]:
+        return await self._rows(GET_MESSAGES, (thread_id, after_seq, max_rows))
+
+    async def record_event(self, thread_id: str, kind: str, payload: Any = None) -> Event:
+        return await self._one(RECORD_EVENT, (thread_id, kind, _json({} if payload is None else payload)))
+
+    async def get_events(
+        self,
+        thread_id: str,
+        after_event_id: int = 0,
+        max_rows: int = 1000,
+        kinds: Sequence[str] | None = None,
+    ) -> list[Event]:
+        params = (thread_id, after_event_id, max_rows, None if kinds is None else list(kinds))
+        return await self._rows(GET_EVENTS, params)
+
+    async def context_window(
+        self, thread_id: str, window_tokens: int, keep_last: int = 20, threshold: float = 0.7
+    ) -> ContextWindow:
+        return await self._one(CONTEXT_WINDOW, (thread_id, window_tokens, keep_last, threshold))
+
+    async def record_compaction(
+        self, thread_id: str, summary: str, through_seq: int, summary_tokens: int | None = None
+    ) -> AppendResult:
+        return await self._one(RECORD_COMPACTION, (thread_id, summary, through_seq, summary_tokens))
+
+    async def trajectory(
+        self, thread_id: str, after_checkpoint_id: str | None = None, checkpoint_ns: str = ""
+    ) -> list[TrajectoryStep]:
+        return await self._rows(TRAJECTORY, (thread_id, after_checkpoint_id, checkpoint_ns))
+
+    async def record_eval_run(
+        self,
+        thread_id: str,
+        candidate: str,
+        passed: bool,
+        scores: dict[str, Any] | None = None,
+        diff: Any = None,
+        replay_thread_id: str | None = None,
+        from_checkpoint_id: str | None = None,
+    ) -> EvalRun:
+        params = _eval_run_args(thread_id, candidate, passed, scores, diff, replay_thread_id, from_checkpoint_id)
+        return await self._one(RECORD_EVAL_RUN, params)
+
+    async def get_eval_runs(
+        self, thread_id: str | None = None, candidate: str | None = None, max_rows: int = 100
+    ) -> list[EvalRun]:
+        return await self._rows(GET_EVAL_RUNS, (thread_id, candidate, max_rows))
+
+    async def archive_sessions(
+        self, older_than: timedelta = timedelta(days=90), batch_size: int = 1000
+    ) -> list[ArchivedSession]:
+        return await self._rows(ARCHIVE_SESSIONS, (older_than, batch_size))
+
+    async def restore_session(self, thread_id: str) -> Session:
+        return await self._one(RESTORE_SESSION, (thread_id,))
+
+    # -- checkpoints ----------------------------------------------------------------------------
+
+    async def ulid(self) -> str:
+        """``ai.ulid()``: a new time-ordered id."""
+        return await self._one(ULID, ())
+
+    async def ulid_time(self, ulid: str) -> datetime:
+        """``ai.ulid_time``: the timestamp a ULID encodes."""
+        return await self._one(ULID_TIME, (ulid,))
+
+    async def put_checkpoint(
+        self,
+        thread_id: str,
+        checkpoint_ns: str,
+        checkpoint_id: str | None,
+        parent_checkpoint_id: str | None,
+        type: str,
+        checkpoint: bytes,
+        metadata: dict[str, Any] | None = None,
+        channel_versions: dict[str, Any] | None = None,
+        values: Sequence[ChannelValue] = (),
+        *,
+        job_id: int | None = None,
+        fencing_token: int | None = None,
+        durability: str = "sync",
+    ) -> str:
+        """``ai.put_checkpoint``: saves a checkpoint and its new channel values; returns its id."""
+        args = _put_checkpoint_args(
+            thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata,
+            channel_versions, values, job_id, fencing_token, durability,
+        )  # fmt: skip
+        return await self._one(PUT_CHECKPOINT, args)
+
+    async def put_writes(
+        self,
+        thread_id: str,
+        checkpoint_ns: str,
+        checkpoint_id: str,
+        task_id: str,
+        writes: Sequence[PendingWrite],
+        task_path: str = "",
+        *,
+        job_id: int | None = None,
+        fencing_token: int | None = None,
+    ) -> int:
+        """``ai.put_writes``: a task's pending writes, idempotent per (task_id, idx); returns rows written."""
+        args = _put_writes_args(
+            thread_id, checkpoint_ns, checkpoint_id, task_id, writes, task_path, job_id, fencing_token
+        )
+        return await self._one(PUT_WRITES, args)
+
+    async def get_checkpoint(
+        self, thread_id: str, checkpoint_ns: str = "", checkpoint_id: str | None = None
+    ) -> CheckpointRow | None:
+        """``ai.get_checkpoint``: the given checkpoint, or the newest; None when there is none."""
+        rows = await self._rows(GET_CHECKPOINT, (thread_id, checkpoint_ns, checkpoint_id))
+        return rows[0] if rows else None
+
+    async def list_checkpoints(
+        self,
+        thread_id: str | None,
+        checkpoint_ns: str | None = None,
+        before: str | None = None,
+        max_rows: int | None = None,
+        metadata_filter: dict[str, Any] | None = None,
+    ) -> list[CheckpointRow]:
+        """``ai.list_checkpoints``: newest first."""
+        flt = None if metadata_filter is None else _json(metadata_filter)
+        return await self._rows(LIST_CHECKPOINTS, (thread_id, checkpoint_ns, before, max_rows, flt))
+
+    async def checkpoint_lineage(
+        self, thread_id: str, checkpoint_id: str, checkpoint_ns: str = "", direction: str = "ancestors"
+    ) -> list[LineageStep]:
+        """``ai.checkpoint_lineage``: the parent chain ('ancestors') or every branch below ('descendants')."""
+        return await self._rows(CHECKPOINT_LINEAGE, (thread_id, checkpoint_id, checkpoint_ns, direction))
+
+    async def checkpoints_between(
+        self, thread_id: str, from_time: datetime, to_time: datetime
+    ) -> list[CheckpointSummary]:
+        """``ai.checkpoints_between``: checkpoints saved in [from_time, to_time), oldest first."""
+        return await self._rows(CHECKPOINTS_BETWEEN, (thread_id, from_time, to_time))
+
+    async def fork_thread(
+        self, source_thread_id: str, checkpoint_id: str, new_thread_id: str | None = None, checkpoint_ns: str = ""
+    ) -> str:
+        """``ai.fork_thread``: a new thread holding the checkpoint and its ancestors; returns its id."""
+        return await self._one(FORK_THREAD, (source_thread_id, checkpoint_id, new_thread_id, checkpoint_ns))
+
+    async def copy_thread(self, source_thread_id: str, target_thread_id: str) -> int:
+        """``ai.copy_thread``: every checkpoint into a new thread; returns how many."""
+        return await self._one(COPY_THREAD, (source_thread_id, target_thread_id))
+
+    async def delete_thread(self, thread_id: str) -> bool:
+        """``ai.delete_thread``: the thread and all it owns, leaving a tombstone; False when not found."""
+        return await self._one(DELETE_THREAD, (thread_id,))
+
+    async def delete_for_runs(self, run_ids: Sequence[str]) -> int:
+        """``ai.delete_for_runs``: the checkpoints of these runs; returns how many."""
+        return await self._one(DELETE_FOR_RUNS, (list(run_ids),))
+
+    async def prune_checkpoints(self, thread_ids: Sequence[str], strategy: str = "keep_latest") -> int:
+        """``ai.prune_checkpoints``: 'keep_latest' or 'delete'; returns the checkpoints deleted."""
+        return await self._one(PRUNE_CHECKPOINTS, (list(thread_ids), strategy))
+
+    async def prune_idle_threads(self, idle: timedelta, strategy: str = "keep_latest") -> int:
+        """``ai.prune_idle_threads``: prunes threads with no checkpoint newer than now - idle."""
+        return await self._one(PRUNE_IDLE_THREADS, (idle, strategy))

@@ -1,0 +1,151 @@
+"""Exceptions keyed by SQLSTATE.
+
+Every domain failure of the SQL API raises a custom SQLSTATE of class ``AS`` (the list is the
+table ``ai.error_codes`` and docs/errors.md). The client turns those into the exceptions below,
+so callers catch ``NotFound`` instead of parsing messages. Anything else psycopg raises passes
+through unchanged.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+
+class AgentStateError(Exception):
+    """Base class of every error the SQL API raises on purpose."""
+
+    sqlstate: str = ""
+
+    def __init__(self, message: str, *, sqlstate: str | None = None, cause: psycopg.Error | None = None):
+        super().__init__(message)
+        if sqlstate is not None:
+            self.sqlstate = sqlstate
+        self.cause = cause
+
+
+class NotFound(AgentStateError):
+    """AS001: unknown object, or one that belongs to another tenant."""
+
+    sqlstate = "AS001"
+
+
+class InvalidArgument(AgentStateError):
+    """AS002 (and 22P05, a NUL character in JSON): an argument is missing or malformed."""
+
+    sqlstate = "AS002"
+
+
+class TooLarge(AgentStateError):
+    """AS003: a JSON document over the size limit."""
+
+    sqlstate = "AS003"
+
+
+class InvalidTransition(AgentStateError):
+    """AS004: a status change that is not allowed, or a write to a finished session."""
+
+    sqlstate = "AS004"
+
+
+class Conflict(AgentStateError):
+    """AS005: an idempotency key reused for different content, or an id already taken."""
+
+    sqlstate = "AS005"
+
+
+class LeaseLost(AgentStateError):
+    """AS006: the fencing token is stale or the lease expired; the caller no longer owns the job."""
+
+    sqlstate = "AS006"
+
+
+class PermissionDenied(AgentStateError):
+    """AS007: the caller may not do this."""
+
+    sqlstate = "AS007"
+
+
+class ThreadDeleted(AgentStateError):
+    """AS020: a checkpoint or write for a thread that was deleted; a late write does not re-create it."""
+
+    sqlstate = "AS020"
+
+
+class StaleCompaction(AgentStateError):
+    """AS040: a newer compaction already covers as much of the thread; the summary was not stored."""
+
+    sqlstate = "AS040"
+
+
+class NotArchivable(AgentStateError):
+    """AS041: the session cannot be archived or restored as asked (e.g. a hot session has that id)."""
+
+    sqlstate = "AS041"
+
+
+class KeyReused(AgentStateError):
+    """AS030: a side-effect idempotency key reused for a different request in the same thread."""
+
+    sqlstate = "AS030"
+
+
+class NotReserved(AgentStateError):
+    """AS031: finish or abandon of a side effect the caller does not hold (taken over, finished, abandoned)."""
+
+    sqlstate = "AS031"
+
+
+class NotWaiting(AgentStateError):
+    """AS032: resolve_human for a thread with nothing waiting for a person."""
+
+    sqlstate = "AS032"
+
+
+class AlreadyResolved(AgentStateError):
+    """AS033: resolve_human for a checkpoint whose approval was already resolved."""
+
+    sqlstate = "AS033"
+
+
+class StaleCheckpoint(AgentStateError):
+    """AS034: the checkpoint named is not the one the thread waits on (the thread moved on)."""
+
+    sqlstate = "AS034"
+
+
+#: SQLSTATE -> exception class. Later features add their codes here.
+ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
+    cls.sqlstate: cls
+    for cls in (
+        NotFound,
+        InvalidArgument,
+        TooLarge,
+        InvalidTransition,
+        Conflict,
+        LeaseLost,
+        PermissionDenied,
+        ThreadDeleted,
+        StaleCompaction,
+        NotArchivable,
+        KeyReused,
+        NotReserved,
+        NotWaiting,
+        AlreadyResolved,
+        StaleCheckpoint,
+    )
+}
+# Postgres rejects "\u0000" inside JSON with untranslatable_character before any function runs.
+ERRORS_BY_SQLSTATE["22P05"] = InvalidArgument
+
+
+def translate(error: psycopg.Error) -> Exception:
+    """The typed exception for a psycopg error, or the error itself when it is not ours."""
+    sqlstate = error.sqlstate or ""
+    if not sqlstate and isinstance(error, psycopg.DataError) and "NUL" in str(error):
+        # psycopg refuses a text argument holding a NUL byte before sending it.
+        return InvalidArgument(str(error), sqlstate="22P05", cause=error)
+    cls = ERRORS_BY_SQLSTATE.get(sqlstate)
+    if cls is None:
+        return error
+    message = error.diag.message_primary or str(error)
+    return cls(message, sqlstate=sqlstate, cause=error)

@@ -1,0 +1,283 @@
+"""Rows of the SQL API as frozen dataclasses (one per composite type the functions return)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def from_row(cls: type[T], row: dict[str, Any]) -> T:
+    """Builds a dataclass from a dict row, ignoring columns it does not declare (newer schema)."""
+    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    return cls(**{k: v for k, v in row.items() if k in names})
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """ai.agent_sessions: one agent run."""
+
+    thread_id: str
+    owner: str
+    status: str
+    config: dict[str, Any]
+    current_checkpoint_id: str | None
+    last_seq: int
+    created_at: datetime
+    updated_at: datetime
+    completed_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """ai.session_messages: one message of a thread, numbered by seq from 1."""
+
+    thread_id: str
+    seq: int
+    owner: str
+    role: str
+    content: Any
+    token_count: int
+    turn: int | None
+    idempotency_key: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """What append_message returns: the message, and whether this call wrote it."""
+
+    message: Message
+    inserted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """ai.session_events: one entry of a thread's event stream."""
+
+    thread_id: str
+    event_id: int
+    owner: str
+    kind: str
+    payload: Any
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class WindowMessage:
+    """One message of a context window; is_summary marks the summary at its head."""
+
+    seq: int
+    role: str
+    content: Any
+    token_count: int
+    is_summary: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ContextWindow:
+    """ai.context_window: what to send to the model now, and whether to compact (and what)."""
+
+    messages: list[WindowMessage]
+    total_tokens: int
+    compaction_due: bool
+    compact_from_seq: int | None
+    compact_through_seq: int | None
+    summary_through_seq: int
+    last_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class TrajectoryStep:
+    """ai.trajectory: one step of a recorded trajectory."""
+
+    seq: int
+    role: str
+    tool_name: str | None
+    arguments: Any
+    content: Any
+    is_final: bool
+
+
+@dataclass(frozen=True, slots=True)
+class EvalRun:
+    """ai.eval_runs: one replay of a recorded thread by a candidate, with its scores."""
+
+    eval_id: int
+    thread_id: str
+    owner: str
+    replay_thread_id: str | None
+    from_checkpoint_id: str | None
+    candidate: str
+    passed: bool
+    scores: dict[str, Any]
+    diff: Any
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivedSession:
+    """One row of ai.archive_sessions: a session moved to ai_archive, with rows moved per table."""
+
+    thread_id: str
+    owner: str
+    status: str
+    completed_at: datetime
+    rows_moved: dict[str, int]
+
+
+# -- queue ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """ai.agent_jobs: one job of the durable queue."""
+
+    job_id: int
+    thread_id: str
+    owner: str
+    queue: str
+    status: str
+    payload: Any
+    priority: int
+    run_at: datetime
+    attempts: int
+    max_attempts: int
+    lease_owner: str | None
+    lease_expires_at: datetime | None
+    fencing_token: int
+    last_error: str | None
+    result: Any
+    idempotency_key: str | None
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+    available_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    """One row of ai.queue_stats: the jobs of one queue, by status."""
+
+    queue_name: str
+    pending: int
+    due: int
+    in_progress: int
+    expired_leases: int
+    awaiting_human: int
+    completed: int
+    failed: int
+    cancelled: int
+    oldest_due_age: timedelta | None
+
+
+# -- checkpoints ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointRow:
+    """ai.checkpoint_tuple: a checkpoint with its channel values (blob_*) and pending writes (write_*).
+
+    The bytes are in the caller's serialization (``type`` / ``blob_types`` / ``write_types`` name it).
+    """
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    parent_checkpoint_id: str | None
+    type: str
+    checkpoint: bytes
+    metadata: dict[str, Any]
+    channel_versions: dict[str, Any]
+    created_at: datetime
+    blob_channels: list[str] | None
+    blob_types: list[str] | None
+    blobs: list[bytes | None] | None
+    write_task_ids: list[str] | None
+    write_task_paths: list[str] | None
+    write_idx: list[int] | None
+    write_channels: list[str] | None
+    write_types: list[str] | None
+    write_blobs: list[bytes] | None
+
+
+@dataclass(frozen=True, slots=True)
+class LineageStep:
+    """One row of ai.checkpoint_lineage: a checkpoint along a parent chain, at its distance (depth)."""
+
+    id: str
+    parent_id: str | None
+    depth: int
+    created_at: datetime
+    metadata: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointSummary:
+    """One row of ai.checkpoints_between."""
+
+    checkpoint_ns: str
+    checkpoint_id: str
+    parent_checkpoint_id: str | None
+    created_at: datetime
+    metadata: dict[str, Any]
+
+
+# -- side effects and human in the loop -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SideEffect:
+    """ai.side_effects: one logical external action of a thread, by its idempotency key."""
+
+    thread_id: str
+    idempotency_key: str
+    owner: str
+    request: Any
+    status: str
+    result: Any
+    attempt: int
+    takeovers: int
+    job_id: int | None
+    fencing_token: int | None
+    reserved_until: datetime | None
+    last_error: str | None
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class SideEffectBegin:
+    """ai.begin_side_effect: 'execute' (reserved for the caller), 'done' (result stored) or 'busy'."""
+
+    outcome: str
+    attempt: int
+    taken_over: bool
+    result: Any
+    holder_job_id: int | None
+    reserved_until: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """ai.human_approvals: what a thread waits for a person to decide, and the decision.
+
+    ``status`` is ``pending``, ``resolved`` (``decision`` holds it) or ``cancelled`` (its job was
+    cancelled: no decision, ``decided_by`` is who cancelled, ``decided_at`` when)."""
+
+    approval_id: str
+    thread_id: str
+    owner: str
+    job_id: int
+    checkpoint_id: str
+    action: Any
+    status: str
+    requested_by: str | None
+    requested_at: datetime
+    decision: Any
+    decided_by: str | None
+    decided_for: str | None
+    decided_at: datetime | None

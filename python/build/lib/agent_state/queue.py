@@ -1,0 +1,212 @@
+"""The queue functions of the client (``ai.enqueue_job`` ... ``ai.archive_jobs``), sync and async.
+
+:class:`~agent_state.Client` and :class:`~agent_state.AsyncClient` inherit these methods; each is
+one round trip, ``select * from ai.<function>(...)``, like every other client method.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from .models import Job, QueueStats, from_row
+
+#: The lease a claim takes when none is given (the SQL default too).
+DEFAULT_LEASE = timedelta(seconds=60)
+
+
+@dataclass(frozen=True, slots=True)
+class _QueueCall:
+    sql: str
+    convert: Callable[[dict[str, Any]], Any]
+
+
+def _job(row: dict[str, Any]) -> Job:
+    return from_row(Job, row)
+
+
+def _scalar(row: dict[str, Any]) -> Any:
+    return row["value"]
+
+
+ENQUEUE_JOB = _QueueCall("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s)", _job)
+CLAIM_JOB = _QueueCall("select * from ai.claim_job(%s, %s, %s)", _job)
+CLAIM_JOBS = _QueueCall("select * from ai.claim_jobs(%s, %s, %s, %s)", _job)
+RENEW_LEASE = _QueueCall("select ai.renew_lease(%s, %s, %s) as value", _scalar)
+FENCED_WRITE = _QueueCall("select ai.fenced_write(%s, %s) as value", _scalar)
+COMPLETE_JOB = _QueueCall("select * from ai.complete_job(%s, %s, %s)", _job)
+COMPLETE_JOBS = _QueueCall("select value from ai.complete_jobs(%s, %s, %s) as value", _scalar)
+FAIL_JOB = _QueueCall("select * from ai.fail_job(%s, %s, %s, %s)", _job)
+RELEASE_JOB = _QueueCall("select * from ai.release_job(%s, %s)", _job)
+CANCEL_JOB = _QueueCall("select * from ai.cancel_job(%s)", _job)
+RETRY_DEAD_JOB = _QueueCall("select * from ai.retry_dead_job(%s)", _job)
+GET_JOB = _QueueCall("select * from ai.get_job(%s)", _job)
+QUEUE_STATS = _QueueCall("select * from ai.queue_stats(%s)", lambda r: from_row(QueueStats, r))
+REAP_EXPIRED = _QueueCall("select ai.reap_expired(%s) as value", _scalar)
+ARCHIVE_JOBS = _QueueCall("select ai.archive_jobs(%s, %s) as value", _scalar)
+
+
+def _enqueue_args(
+    thread_id: str,
+    payload: Any,
+    queue: str,
+    run_at: datetime | None,
+    priority: int,
+    max_attempts: int,
+    idempotency_key: str | None,
+) -> tuple[Any, ...]:
+    document = Jsonb({} if payload is None else payload)
+    return (thread_id, document, queue, run_at, priority, max_attempts, idempotency_key)
+
+
+def _complete_jobs_args(done: Sequence[tuple[int, int, Any]]) -> tuple[Any, ...]:
+    return ([d[0] for d in done], [d[1] for d in done], [None if d[2] is None else Jsonb(d[2]) for d in done])
+
+
+def _optional_json(value: Any) -> Jsonb | None:
+    return None if value is None else Jsonb(value)
+
+
+class QueueMethods:
+    """The queue half of :class:`~agent_state.Client`."""
+
+    def _rows(self, call: Any, params: Sequence[Any]) -> list[Any]:  # provided by Client
+        raise NotImplementedError
+
+    def enqueue_job(
+        self,
+        thread_id: str,
+        payload: Any = None,
+        queue: str = "default",
+        run_at: datetime | None = None,
+        priority: int = 0,
+        max_attempts: int = 5,
+        idempotency_key: str | None = None,
+    ) -> Job:
+        """``ai.enqueue_job``: a PENDING job for the thread; the first job again for a reused key."""
+        args = _enqueue_args(thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key)
+        return self._rows(ENQUEUE_JOB, args)[0]
+
+    def claim_job(self, worker_id: str, lease: timedelta = DEFAULT_LEASE, queue: str = "default") -> Job | None:
+        """``ai.claim_job``: the next due job (or expired lease) of the queue, leased to worker_id."""
+        rows = self._rows(CLAIM_JOB, (worker_id, lease, queue))
+        return rows[0] if rows else None
+
+    def claim_jobs(self, worker_id: str, lease: timedelta, queue: str, max_jobs: int) -> list[Job]:
+        """``ai.claim_jobs``: up to max_jobs jobs in one round trip, at most one per thread."""
+        return self._rows(CLAIM_JOBS, (worker_id, lease, queue, max_jobs))
+
+    def renew_lease(self, job_id: int, fencing_token: int, lease: timedelta = DEFAULT_LEASE) -> datetime:
+        """``ai.renew_lease``: the new expiry; raises LeaseLost when the job is no longer held."""
+        return self._rows(RENEW_LEASE, (job_id, fencing_token, lease))[0]
+
+    def fenced_write(self, job_id: int, fencing_token: int) -> datetime:
+        """``ai.fenced_write``: call first in a transaction that writes for the job (LeaseLost if not held)."""
+        return self._rows(FENCED_WRITE, (job_id, fencing_token))[0]
+
+    def complete_job(self, job_id: int, fencing_token: int, result: Any = None) -> Job:
+        """``ai.complete_job``."""
+        return self._rows(COMPLETE_JOB, (job_id, fencing_token, _optional_json(result)))[0]
+
+    def complete_jobs(self, done: Sequence[tuple[int, int, Any]]) -> list[int]:
+        """``ai.complete_jobs``: (job_id, fencing_token, result) triples; returns the ids completed."""
+        return self._rows(COMPLETE_JOBS, _complete_jobs_args(done))
+
+    def fail_job(self, job_id: int, fencing_token: int, error: str, retry_in: timedelta | None = None) -> Job:
+        """``ai.fail_job``: PENDING again after a backoff (or retry_in), FAILED when attempts are spent."""
+        return self._rows(FAIL_JOB, (job_id, fencing_token, error, retry_in))[0]
+
+    def release_job(self, job_id: int, fencing_token: int) -> Job:
+        """``ai.release_job``: back to PENDING, due now, the attempt not counted."""
+        return self._rows(RELEASE_JOB, (job_id, fencing_token))[0]
+
+    def cancel_job(self, job_id: int) -> Job:
+        """``ai.cancel_job``."""
+        return self._rows(CANCEL_JOB, (job_id,))[0]
+
+    def retry_dead_job(self, job_id: int) -> Job:
+        """``ai.retry_dead_job``: a FAILED job back to PENDING with its attempts reset."""
+        return self._rows(RETRY_DEAD_JOB, (job_id,))[0]
+
+    def get_job(self, job_id: int) -> Job:
+        """``ai.get_job``."""
+        return self._rows(GET_JOB, (job_id,))[0]
+
+    def queue_stats(self, queue: str | None = None) -> list[QueueStats]:
+        """``ai.queue_stats``: one row per queue (or for the one named)."""
+        return self._rows(QUEUE_STATS, (queue,))
+
+    def reap_expired(self, queue: str | None = None) -> int:
+        """``ai.reap_expired``: how many expired leases it moved back to PENDING or to FAILED."""
+        return self._rows(REAP_EXPIRED, (queue,))[0]
+
+    def archive_jobs(self, older_than: timedelta = timedelta(days=1), max_rows: int = 10000) -> int:
+        """``ai.archive_jobs``: how many finished jobs it moved to ai.agent_jobs_archive."""
+        return self._rows(ARCHIVE_JOBS, (older_than, max_rows))[0]
+
+
+class AsyncQueueMethods:
+    """The queue half of :class:`~agent_state.AsyncClient` (same names as :class:`QueueMethods`)."""
+
+    async def _rows(self, call: Any, params: Sequence[Any]) -> list[Any]:  # provided by AsyncClient
+        raise NotImplementedError
+
+    async def enqueue_job(
+        self,
+        thread_id: str,
+        payload: Any = None,
+        queue: str = "default",
+        run_at: datetime | None = None,
+        priority: int = 0,
+        max_attempts: int = 5,
+        idempotency_key: str | None = None,
+    ) -> Job:
+        args = _enqueue_args(thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key)
+        return (await self._rows(ENQUEUE_JOB, args))[0]
+
+    async def claim_job(self, worker_id: str, lease: timedelta = DEFAULT_LEASE, queue: str = "default") -> Job | None:
+        rows = await self._rows(CLAIM_JOB, (worker_id, lease, queue))
+        return rows[0] if rows else None
+
+    async def claim_jobs(self, worker_id: str, lease: timedelta, queue: str, max_jobs: int) -> list[Job]:
+        return await self._rows(CLAIM_JOBS, (worker_id, lease, queue, max_jobs))
+
+    async def renew_lease(self, job_id: int, fencing_token: int, lease: timedelta = DEFAULT_LEASE) -> datetime:
+        return (await self._rows(RENEW_LEASE, (job_id, fencing_token, lease)))[0]
+
+    async def fenced_write(self, job_id: int, fencing_token: int) -> datetime:
+        return (await self._rows(FENCED_WRITE, (job_id, fencing_token)))[0]
+
+    async def complete_job(self, job_id: int, fencing_token: int, result: Any = None) -> Job:
+        return (await self._rows(COMPLETE_JOB, (job_id, fencing_token, _optional_json(result))))[0]
+
+    async def complete_jobs(self, done: Sequence[tuple[int, int, Any]]) -> list[int]:
+        return await self._rows(COMPLETE_JOBS, _complete_jobs_args(done))
+
+    async def fail_job(self, job_id: int, fencing_token: int, error: str, retry_in: timedelta | None = None) -> Job:
+        return (await self._rows(FAIL_JOB, (job_id, fencing_token, error, retry_in)))[0]
+
+    async def release_job(self, job_id: int, fencing_token: int) -> Job:
+        return (await self._rows(RELEASE_JOB, (job_id, fencing_token)))[0]
+
+    async def cancel_job(self, job_id: int) -> Job:
+        return (await self._rows(CANCEL_JOB, (job_id,)))[0]
+
+    async def retry_dead_job(self, job_id: int) -> Job:
+        return (await self._rows(RETRY_DEAD_JOB, (job_id,)))[0]
+
+    async def get_job(self, job_id: int) -> Job:
+        return (await self._rows(GET_JOB, (job_id,)))[0]
+
+    async def queue_stats(self, queue: str | None = None) -> list[QueueStats]:
+        return await self._rows(QUEUE_STATS, (queue,))
+
+    async def reap_expired(self, queue: str | None = None) -> int:
+        return (await self._rows(REAP_EXPIRED, (queue,)))[0]
+
+    async def archive_jobs(self, older_than: timedelta = timedelta(days=1), max_rows: int = 10000) -> int:
+        return (await self._rows(ARCHIVE_JOBS, (older_than, max_rows)))[0]
