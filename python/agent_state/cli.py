@@ -240,36 +240,39 @@ def progress(total: int, label: str, *, enabled: bool = True, stream: Any = None
 
 
 def cmd_status(args: argparse.Namespace, conn: Conn) -> int:
-    """Is the schema deployed, which version and changes (agent_state.schema.status)."""
+    """Is the schema deployed, at which version, with which changes (``agent_state.schema.status``).
+    Exit 1 when it is absent or lacks changes this package needs."""
     from . import schema
 
     state = schema.status(conn)
     if args.json:
         _print_json(state)
-    elif state.deployed:
-        print(f"schema ai is deployed: version {state.version or 'unknown'}, {len(state.changes)} changes")
+    elif not state.deployed:
+        print(NOT_DEPLOYED)
+    else:
+        source = {"sqitch": "with sqitch", "bundle": "from the bundle"}.get(state.source or "", "")
+        changes = _count(len(state.changes), "change")
+        print(f"schema ai is deployed {source}: version {state.version or 'unknown'}, {changes}".replace("  ", " "))
         for change in state.changes:
             print(f"  {change}")
-    else:
-        print(NOT_DEPLOYED)
-    return EXIT_OK if state.deployed else EXIT_VERDICT
+        if state.missing:
+            print(f"missing (this agent-state needs them): {', '.join(state.missing)}: see docs/upgrading.md")
+    return EXIT_OK if state.deployed and state.compatible else EXIT_VERDICT
 
 
 def cmd_deploy(args: argparse.Namespace, conn: Conn) -> int:
-    """Deploys the bundled schema into a database that has none (agent_state.schema.deploy)."""
+    """Deploys the bundled schema into a database that has none (``agent_state.schema.deploy``);
+    a database that already holds it is left as it is."""
     from . import schema
 
     before = schema.status(conn)
-    if before.deployed:
-        raise CliError(
-            f"schema ai is already deployed (version {before.version or 'unknown'}): "
-            "upgrade it with `sqitch deploy` (docs/upgrading.md)"
-        )
-    state = schema.deploy(conn)
+    state = schema.deploy(conn)  # SchemaError (one line) when the schema is too old or the role may not
     if args.json:
-        _print_json(state)
+        _print_json({"deployed_now": not before.deployed, **_jsonable(state)})
+    elif before.deployed:
+        print(f"schema ai is already deployed (version {state.version or 'unknown'}): nothing to do")
     else:
-        print(f"deployed schema ai version {state.version or 'unknown'} ({len(state.changes)} changes)")
+        print(f"deployed schema ai version {state.version} ({_count(len(state.changes), 'change')}) from the bundle")
     return EXIT_OK
 
 

@@ -314,6 +314,32 @@ def test_replay_passes_and_fails_with_exit_codes_0_and_1(dsn: str, client: Clien
     assert other.stdout.strip().endswith("FAIL")
 
 
+def test_import_langgraph_copies_postgres_saver_threads(dsn: str, role_dsn: Callable[[str], str]) -> None:
+    postgres = pytest.importorskip("langgraph.checkpoint.postgres")
+    graph_module = pytest.importorskip("langgraph.graph")
+    name, thread = f"cli_lg_{ids()}", f"cli-lg-{ids()}"
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        admin.execute(f'create database "{name}"')
+        try:
+            source = make_conninfo(dsn, dbname=name)
+            with postgres.PostgresSaver.from_conn_string(source) as saver:
+                saver.setup()
+                builder = graph_module.StateGraph(dict)
+                builder.add_node("step", lambda state: {"n": 1})
+                builder.add_edge(graph_module.START, "step")
+                builder.compile(checkpointer=saver).invoke({"n": 0}, {"configurable": {"thread_id": thread}})
+
+            report = run_json("import-langgraph", "--from", source, "--thread", thread, dsn=role_dsn("tenant_a"))
+            assert report["threads"] == [thread] and report["checkpoints"] >= 2
+            tree = run_json("lineage", thread, dsn=role_dsn("tenant_a"))
+            assert len(tree) == report["checkpoints"] and tree[0]["parent_id"] is None
+
+            bad = run("import-langgraph", "--from", "postgresql://127.0.0.1:1/x", dsn=dsn)
+            assert_error(bad, 2, "cannot connect to the source database (--from)")
+        finally:
+            admin.execute(f'drop database if exists "{name}" with (force)')
+
+
 # -- errors: one line, no traceback, exit 2 -------------------------------------------------------
 
 
@@ -323,7 +349,9 @@ def test_a_bad_or_unreachable_database_is_one_line(dsn: str) -> None:
     assert_error(run("sessions", dsn=make_conninfo(dsn, dbname="no_such_db_here")), 2, "cannot connect to the database")
 
 
-def test_a_database_without_the_schema_says_how_to_deploy_it(dsn: str, conn: psycopg.Connection[Any]) -> None:
+def test_a_database_without_the_schema_says_how_to_deploy_it_and_deploy_does(
+    dsn: str, conn: psycopg.Connection[Any]
+) -> None:
     name = f"cli_empty_{ids()}"
     conn.execute(f'create database "{name}"')
     try:
@@ -331,8 +359,30 @@ def test_a_database_without_the_schema_says_how_to_deploy_it(dsn: str, conn: psy
         for args in (("sessions",), ("show", "t"), ("jobs",), ("stats",), ("approvals",), ("archive",)):
             line = assert_error(run(*args, dsn=empty), 2, NOT_DEPLOYED)
             assert line == f"agent-state: {NOT_DEPLOYED}"
+        absent = run("status", dsn=empty)
+        assert (absent.returncode, absent.stdout.strip()) == (1, NOT_DEPLOYED)  # a verdict: exit 1
+
+        done = run("deploy", dsn=empty)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("deployed schema ai version ") and "from the bundle" in done.stdout
+        state = run_json("status", dsn=empty)
+        assert (state["deployed"], state["source"], state["compatible"]) == (True, "bundle", True)
+        assert "operator_reads" in state["changes"] and state["version"] == state["changes"][-1]
+        assert run_json("sessions", dsn=empty) == []
+        again = run("deploy", dsn=empty)
+        assert again.returncode == 0 and "already deployed" in again.stdout and "nothing to do" in again.stdout
     finally:
         conn.execute(f'drop database "{name}"')
+
+
+def test_status_of_a_database_deployed_with_sqitch(dsn: str) -> None:
+    state = run_json("status", dsn=dsn)
+    assert (state["deployed"], state["source"], state["compatible"], state["missing"]) == (True, "sqitch", True, [])
+    assert state["changes"][0] == "schema" and state["version"] == state["changes"][-1]
+    text = run("status", dsn=dsn)
+    assert text.returncode == 0
+    assert text.stdout.startswith(f"schema ai is deployed with sqitch: version {state['version']}, ")
+    assert "  operator_reads" in text.stdout.splitlines()
 
 
 def test_unknown_threads_and_checkpoints_are_one_line(dsn: str, as_tenant: Client) -> None:
