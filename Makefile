@@ -63,7 +63,7 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: python/pyproject.toml
 	[ -x $(VPY) ] || $(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e 'python[test,langgraph,cli]'
+	$(VPY) -m pip install -q -e 'python[test,langgraph,demo]'
 	touch $@
 
 db:
@@ -118,7 +118,7 @@ bundle:
 	@echo "wrote sql/ai.sql and python/agent_state/sql/ai.sql"
 
 bench: setup
-	@$(VPY) -c 'import pgqueuer, langgraph.checkpoint.postgres' 2>/dev/null || $(VPY) -m pip install -q -e 'python[test,langgraph,bench]'
+	@$(VPY) -c 'import pgqueuer, langgraph.checkpoint.postgres' 2>/dev/null || $(VPY) -m pip install -q -e 'python[test,langgraph,demo,bench]'
 	@DATABASE_URL='$(DB_URL)' bench/run_all.sh
 
 clean: db-stop
