@@ -296,6 +296,49 @@ def test_worker_runs_a_handler_over_a_queue(dsn: str, as_tenant: Client, tmp_pat
     assert [as_tenant.get_job(j.job_id).result for j in jobs] == [{"doubled": 2}, {"doubled": 4}]
 
 
+GRAPH_MODULE = """
+from typing import TypedDict
+
+from langgraph.graph import START, StateGraph
+
+
+class State(TypedDict):
+    n: int
+
+
+def step(state: State) -> State:
+    return {"n": state["n"] + 1}
+
+
+builder = StateGraph(State)
+builder.add_node("step", step)
+builder.add_edge(START, "step")
+graph = builder.compile()
+"""
+
+
+def test_worker_runs_durable_graph_runs(dsn: str, as_tenant: Client, tmp_path: Path) -> None:
+    pytest.importorskip("langgraph")
+    from agent_state.graph_runs import GraphRuns
+
+    (tmp_path / "cli_graphs.py").write_text(GRAPH_MODULE, encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        from cli_graphs import graph  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(tmp_path))
+    queue, thread = f"cli-g-{ids()}", f"cli-graph-{ids()}"
+    job = GraphRuns(as_tenant, graph, queue=queue).start(thread, {"n": 41})
+
+    done = run("worker", "--graph", "cli_graphs:graph", "--queue", queue, "--drain", "--poll-interval", "0.05",
+               dsn=dsn, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "1 completed" in done.stderr
+    finished = as_tenant.get_job(job.job_id)
+    assert finished.status == "COMPLETED" and finished.result == {"n": 42}
+    assert len(run_json("lineage", thread, dsn=dsn)) >= 2  # its checkpoints
+
+
 def test_replay_passes_and_fails_with_exit_codes_0_and_1(dsn: str, client: Client) -> None:
     thread = f"cli-replay-{ids()}"
     client.create_session(thread)
