@@ -222,17 +222,16 @@ def progress(total: int, label: str, *, enabled: bool = True, stream: Any = None
     def draw(n: int) -> None:
         nonlocal done
         done += n
-        shown = min(done, total) if total else done
-        share = shown / total if total else 1.0
+        of = max(total, done)  # more may have become due since the count
+        share = done / of if of else 1.0
         if out.isatty():
-            bar = "#" * int(30 * share)
-            out.write(f"\r{label} [{bar:<30}] {shown}/{total}")
+            out.write(f"\r{label} [{'#' * int(30 * share):<30}] {done}/{of}")
         else:
-            out.write(f"{label}: {shown}/{total} ({share:.0%})\n")
+            out.write(f"{label}: {done}/{of} ({share:.0%})\n")
         out.flush()
 
     yield draw
-    if out.isatty():
+    if out.isatty() and done:
         out.write("\n")
 
 
@@ -250,9 +249,10 @@ def cmd_status(args: argparse.Namespace, conn: Conn) -> int:
     elif not state.deployed:
         print(NOT_DEPLOYED)
     else:
-        source = {"sqitch": "with sqitch", "bundle": "from the bundle"}.get(state.source or "", "")
-        changes = _count(len(state.changes), "change")
-        print(f"schema ai is deployed {source}: version {state.version or 'unknown'}, {changes}".replace("  ", " "))
+        how = {"sqitch": "deployed with sqitch", "bundle": "deployed from the bundle"}.get(
+            state.source or "", "deployed"
+        )
+        print(f"schema ai is {how}: version {state.version or 'unknown'}, {_count(len(state.changes), 'change')}")
         for change in state.changes:
             print(f"  {change}")
         if state.missing:
