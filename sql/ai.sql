@@ -4858,6 +4858,11 @@ comment on function ai._check_job_row(text, text, integer, integer, text, text, 
 -- read is a function, and row level security still narrows it to what the caller may see (a
 -- tenant its own rows, a service acting for nobody every tenant's).
 
+-- list_sessions without an owner: the newest sessions come straight off an index (with an owner,
+-- agent_sessions_owner_created serves). created_at never changes, so unlike an index on
+-- updated_at this one leaves the HOT updates of every append alone.
+create index agent_sessions_created on ai.agent_sessions (created_at desc, thread_id desc);
+
 create function ai.list_sessions(status text default null, owner text default null, max_rows integer default 100)
 returns setof ai.agent_sessions
 language plpgsql stable

@@ -4,6 +4,7 @@ select 'ai.list_jobs(text, text, text, integer)'::regprocedure;
 select 'ai.session_timeline(text, integer)'::regprocedure;
 select 'ai.checkpoint_tree(text, text, integer)'::regprocedure;
 select 'ai.archive_backlog(interval, interval)'::regprocedure;
+select 1 / (pg_catalog.to_regclass('ai.agent_sessions_created') is not null)::int;
 -- every function of the change pins its search_path
 select 1 / (select (count(*) = 5)::int from pg_catalog.pg_proc
             where pronamespace = 'ai'::regnamespace
