@@ -548,6 +548,7 @@ def cmd_restore(args: argparse.Namespace, conn: Conn) -> int:
 def cmd_worker(args: argparse.Namespace, conn: Conn) -> int:
     """Runs a Worker: ``--handler module:function`` on a queue, or ``--graph module:attr`` as durable graph runs."""
     Client(conn).now()  # the schema is there (one clear line if not) before threads start
+    conn.close()  # the worker's pool has its own connections
     conninfo = _conninfo(args)
     options: dict[str, Any] = {"lease": args.lease, "poll_interval": args.poll_interval}
     if args.graph:

@@ -7,8 +7,10 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -294,6 +296,32 @@ def test_worker_runs_a_handler_over_a_queue(dsn: str, as_tenant: Client, tmp_pat
     assert done.returncode == 0, done.stderr
     assert "2 completed" in done.stderr
     assert [as_tenant.get_job(j.job_id).result for j in jobs] == [{"doubled": 2}, {"doubled": 4}]
+
+
+def test_worker_stops_on_sigterm(dsn: str, as_tenant: Client, tmp_path: Path) -> None:
+    queue, thread = f"cli-t-{ids()}", f"cli-term-{ids()}"
+    (tmp_path / "cli_handlers.py").write_text("def done(job, ctx):\n    return 'ok'\n", encoding="utf-8")
+    as_tenant.create_session(thread)
+    job = as_tenant.enqueue_job(thread, queue=queue)
+    environment = {**os.environ, "DATABASE_URL": dsn}
+    worker = subprocess.Popen(
+        [AGENT_STATE, "worker", "--handler", "cli_handlers:done", "--queue", queue, "--poll-interval", "0.05"],
+        cwd=tmp_path, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while as_tenant.get_job(job.job_id).status != "COMPLETED":  # it works, and keeps running
+            assert worker.poll() is None, worker.communicate()
+            assert time.monotonic() < deadline, "the worker did not complete the job within 60 s"
+            time.sleep(0.05)
+        worker.send_signal(signal.SIGTERM)
+        _, stderr = worker.communicate(timeout=60)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+    assert worker.returncode == 0, stderr
+    assert stderr.strip().splitlines()[-1].startswith("worker stopped: 1 claimed, 1 completed")
 
 
 GRAPH_MODULE = """
