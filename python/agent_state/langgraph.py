@@ -48,7 +48,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.types import TASKS
 from psycopg import pq
-from psycopg.rows import tuple_row
+from psycopg.rows import dict_row, tuple_row
 from psycopg.types.json import Jsonb
 
 from . import client, schema
@@ -335,10 +335,12 @@ class AgentStateSaver(_Codec):
     ) -> Iterator[AgentStateSaver]:
         """A saver over one new connection, closed when the block ends (``PostgresSaver``'s signature).
 
-        The connection is in autocommit and never prepares statements (``prepare_threshold=None``),
-        so the same string works behind PgBouncer in transaction pooling; ``pipeline=True`` runs it
-        in pipeline mode."""
-        with psycopg.Connection.connect(conn_string, autocommit=True, prepare_threshold=None) as conn:
+        The connection is PostgresSaver's (autocommit, ``dict_row``) except that it never prepares
+        statements (``prepare_threshold=None``), so the same string works behind PgBouncer in
+        transaction pooling; ``pipeline=True`` runs it in pipeline mode."""
+        with psycopg.Connection.connect(
+            conn_string, autocommit=True, prepare_threshold=None, row_factory=dict_row
+        ) as conn:
             saver = cls(conn, serde=serde)
             saver._conn_string = conn_string
             if pipeline:
@@ -496,7 +498,9 @@ class AsyncAgentStateSaver(_Codec):
         cls, conn_string: str, *, pipeline: bool = False, serde: SerializerProtocol | None = None
     ) -> AsyncIterator[AsyncAgentStateSaver]:
         """The async twin of :meth:`AgentStateSaver.from_conn_string`."""
-        async with await psycopg.AsyncConnection.connect(conn_string, autocommit=True, prepare_threshold=None) as conn:
+        async with await psycopg.AsyncConnection.connect(
+            conn_string, autocommit=True, prepare_threshold=None, row_factory=dict_row
+        ) as conn:
             saver = cls(conn, serde=serde)
             saver._conn_string = conn_string
             if pipeline:

@@ -3,11 +3,12 @@
 ``import_from_postgres_saver(source, target)`` reads PostgresSaver's three tables
 (``checkpoints``, ``checkpoint_blobs``, ``checkpoint_writes``, as its migrations leave them) on
 the ``source`` connection and writes each thread through ``ai.put_checkpoint`` and
-``ai.put_writes`` on the ``target`` connection, so the imported threads belong to the target's
-role (or, for an ``ai_service`` role, to the owner it acts for) and pass every check a live write
-passes. The serialized bytes are copied as they are (nothing is deserialized but the checkpoint
-document itself, which PostgresSaver keeps as JSON and the saver keeps in the serializer's
-format), so state classes need not be importable here.
+``ai.put_writes`` on the ``target`` connection, so the imported threads belong to
+``ai.current_owner()`` there (the target's role, or the owner an ``ai_service`` role acts for after
+``ai.act_as(owner, false)``) and pass every check a live write passes. The serialized bytes are
+copied as they are (nothing is deserialized but the checkpoint document itself, which
+PostgresSaver keeps as JSON and the saver keeps in the serializer's format), so state classes
+need not be importable here.
 
 * Every checkpoint of every namespace, in id order (parents first), with the channel values its
   versions name and every pending write, including those of checkpoints written by a LangGraph

@@ -33,11 +33,11 @@ from psycopg.rows import tuple_row
 from .errors import AgentStateError
 
 __all__ = [
-    "BUNDLE_CHANGES",
     "SchemaError",
     "SchemaStatus",
     "adeploy",
     "astatus",
+    "bundle_changes",
     "bundle_sql",
     "deploy",
     "status",
@@ -90,11 +90,14 @@ def bundle_sql() -> str:
     return resources.files("agent_state").joinpath("sql/ai.sql").read_text(encoding="utf-8")
 
 
-def _bundle_changes() -> list[str]:
-    return _CHANGE.findall(bundle_sql())
+@lru_cache(maxsize=1)
+def _bundle_changes() -> tuple[str, ...]:
+    return tuple(_CHANGE.findall(bundle_sql()))
 
 
-BUNDLE_CHANGES: list[str] = _bundle_changes()
+def bundle_changes() -> list[str]:
+    """The changes the bundle holds, in ``sqitch.plan`` order (the last one is its version)."""
+    return list(_bundle_changes())
 
 
 def _bundle_body() -> str:
@@ -126,18 +129,19 @@ _FUNCTIONS = (
 def _status(probe: tuple[Any, ...], registry: list[str] | None, functions_ok: bool | None) -> SchemaStatus:
     exists, comment, _ = probe
     if not exists:
-        return SchemaStatus(False, None, [], None, list(BUNDLE_CHANGES), False)
+        return SchemaStatus(False, None, [], None, list(_bundle_changes()), False)
     if registry:
-        missing = [c for c in BUNDLE_CHANGES if c not in registry]
+        missing = [c for c in _bundle_changes() if c not in registry]
         return SchemaStatus(True, registry[-1], registry, "sqitch", missing, not missing)
     marker = _MARKER.search(comment or "")
     if marker:
         version = marker.group(1)
-        if version in BUNDLE_CHANGES:
-            changes = BUNDLE_CHANGES[: BUNDLE_CHANGES.index(version) + 1]
-            missing = BUNDLE_CHANGES[len(changes) :]
+        ours = list(_bundle_changes())
+        if version in ours:
+            changes = ours[: ours.index(version) + 1]
+            missing = ours[len(changes) :]
         else:  # a newer bundle than this package's: assume it holds ours (changes are additive)
-            changes, missing = [*BUNDLE_CHANGES, version], []
+            changes, missing = [*ours, version], []
         return SchemaStatus(True, version, changes, "bundle", missing, not missing)
     # Deployed, and nothing the role may read says which changes: accept it when what the
     # package calls is there and executable.

@@ -147,6 +147,7 @@ def test_from_conn_string_runs_the_postgres_saver_snippet_with_the_class_name_ch
             status = checkpointer.setup()
             assert status.compatible and status.deployed
             assert checkpointer.conn.prepare_threshold is None and checkpointer.conn.autocommit
+            assert checkpointer.conn.row_factory is dict_row  # PostgresSaver's, for code that reuses .conn
             _round_trip(checkpointer, f"{thread_id}-{pipeline}")
 
 
@@ -155,7 +156,7 @@ def test_async_from_conn_string_and_setup(role_dsn: Any, thread_id: str) -> None
         for pipeline in (False, True):
             async with AsyncAgentStateSaver.from_conn_string(role_dsn("tenant_a"), pipeline=pipeline) as checkpointer:
                 assert (await checkpointer.setup()).compatible
-                assert checkpointer.conn.prepare_threshold is None
+                assert checkpointer.conn.prepare_threshold is None and checkpointer.conn.row_factory is dict_row
                 await _around_trip(checkpointer, f"{thread_id}-{pipeline}")
 
     asyncio.run(run())

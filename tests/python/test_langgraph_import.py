@@ -4,6 +4,7 @@ PostgresSaver reads, including pending sends of checkpoints from LangGraph befor
 
 from __future__ import annotations
 
+import asyncio
 import operator
 import uuid
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
 from typing_extensions import TypedDict
 
-from agent_state.langgraph import AgentStateSaver
+from agent_state.langgraph import AgentStateSaver, AsyncAgentStateSaver
 from agent_state.langgraph_import import import_from_postgres_saver
 
 
@@ -41,8 +42,12 @@ def _graph(checkpointer: Any) -> Any:
     def ask(state: State) -> State:
         return {"items": [interrupt("first?"), interrupt("second?")]}
 
-    builder = StateGraph(State).add_node("work", work).add_node("ask", ask)
-    builder.add_conditional_edges(START, fan, ["work"]).add_edge("work", "ask")
+    def inner(state: State) -> State:
+        return {"items": ["sub"]}
+
+    subgraph = StateGraph(State).add_node("inner", inner).add_edge(START, "inner").compile()
+    builder = StateGraph(State).add_node("work", work).add_node("sub", subgraph).add_node("ask", ask)
+    builder.add_conditional_edges(START, fan, ["work"]).add_edge("work", "sub").add_edge("sub", "ask")
     return builder.compile(checkpointer=checkpointer)
 
 
@@ -81,20 +86,21 @@ def _old_format_thread(saver: PostgresSaver, thread_id: str) -> str:
 
 
 def _history(saver: Any, thread_id: str) -> list[tuple[Any, ...]]:
+    """Every checkpoint of every namespace, as the saver reads it."""
     out = []
-    for ns in ("",):
-        for t in saver.list({"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}):
-            out.append(
-                (
-                    t.config["configurable"]["checkpoint_id"],
-                    t.checkpoint["channel_values"],
-                    t.checkpoint["channel_versions"],
-                    {k: v for k, v in t.metadata.items()},
-                    (t.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
-                    sorted(map(repr, t.pending_writes or [])),
-                )
+    for t in saver.list({"configurable": {"thread_id": thread_id}}):
+        out.append(
+            (
+                t.config["configurable"]["checkpoint_ns"],
+                t.config["configurable"]["checkpoint_id"],
+                t.checkpoint["channel_values"],
+                t.checkpoint["channel_versions"],
+                t.metadata,
+                (t.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
+                sorted(map(repr, t.pending_writes or [])),
             )
-    return out
+        )
+    return sorted(out, key=lambda row: (row[0], row[1]))
 
 
 def test_imported_threads_read_as_postgres_saver_reads_them_and_a_rerun_changes_nothing(
@@ -109,6 +115,7 @@ def test_imported_threads_read_as_postgres_saver_reads_them_and_a_rerun_changes_
         graph.invoke(Command(resume="r1"), config)  # still waiting for the second answer
         old_child = _old_format_thread(reference, old_thread)
         expected = {t: _history(reference, t) for t in (graph_thread, old_thread)}
+        assert {row[0] for row in expected[graph_thread]} != {""}, "the subgraph's namespace is imported too"
         converted = reference.get_tuple({"configurable": {"thread_id": old_thread, "checkpoint_ns": ""}})
         assert converted is not None and converted.checkpoint["channel_values"][TASKS] == [
             Send("work", {"n": 1}),
@@ -130,6 +137,14 @@ def test_imported_threads_read_as_postgres_saver_reads_them_and_a_rerun_changes_
         assert mine.checkpoint["channel_values"][TASKS] == converted.checkpoint["channel_values"][TASKS]
         assert mine.checkpoint["channel_versions"] == converted.checkpoint["channel_versions"]
 
+        async def aread() -> Any:
+            async with await psycopg.AsyncConnection.connect(role_dsn("tenant_a"), autocommit=True) as aconn:
+                asaver = AsyncAgentStateSaver(aconn)
+                return [t async for t in asaver.alist({"configurable": {"thread_id": old_thread, "checkpoint_ns": ""}})]
+
+        newest = asyncio.run(aread())[0]
+        assert newest.checkpoint["channel_values"] == converted.checkpoint["channel_values"], "async twin converts too"
+
         counts = (
             "select (select count(*) from ai.checkpoints where thread_id = any(%(t)s)),"
             " (select count(*) from ai.checkpoint_blobs where thread_id = any(%(t)s)),"
@@ -147,4 +162,8 @@ def test_imported_threads_read_as_postgres_saver_reads_them_and_a_rerun_changes_
 
         # The imported run goes on where it stopped, now on agent-state.
         result = _graph(saver).invoke(Command(resume="r2"), {"configurable": {"thread_id": graph_thread}})
-        assert sorted(result["items"]) == ["W0", "W1", "W2", "r1", "r2"]
+        assert {"W0", "W1", "W2", "r1", "r2", "sub"} <= set(result["items"])
+    with psycopg.connect(source_dsn, autocommit=True, row_factory=dict_row) as src_conn:
+        config = {"configurable": {"thread_id": graph_thread}}
+        same = _graph(PostgresSaver(src_conn)).invoke(Command(resume="r2"), config)
+        assert result == same, "the same run as it would have gone on in PostgresSaver"

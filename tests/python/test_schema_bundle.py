@@ -21,7 +21,7 @@ from agent_state import schema
 from agent_state.langgraph import AgentStateSaver, AsyncAgentStateSaver
 
 ROOT = Path(__file__).resolve().parents[2]
-LAST = schema.BUNDLE_CHANGES[-1]
+LAST = schema.bundle_changes()[-1]
 
 
 @pytest.fixture
@@ -60,16 +60,16 @@ def _sqitch_env(url: str) -> dict[str, str]:
 def test_the_package_carries_the_same_bundle_as_sql_ai_sql() -> None:
     assert schema.bundle_sql() == (ROOT / "sql" / "ai.sql").read_text(), "run `make bundle`"
     plan = [line.split()[0] for line in (ROOT / "sqitch.plan").read_text().splitlines() if line[:1].isalpha()]
-    assert plan == schema.BUNDLE_CHANGES
+    assert plan == schema.bundle_changes()
 
 
 def test_setup_on_an_empty_database_deploys_the_bundle_with_sqitchs_catalog(empty_db: Any) -> None:
     by_setup, by_sqitch = empty_db(), empty_db()
     with AgentStateSaver.from_conn_string(by_setup) as checkpointer:
-        assert schema.status(checkpointer.conn) == schema.SchemaStatus(False, None, [], None, schema.BUNDLE_CHANGES)
+        assert schema.status(checkpointer.conn) == schema.SchemaStatus(False, None, [], None, schema.bundle_changes())
         status = checkpointer.setup()
         assert (status.deployed, status.version, status.source, status.compatible) == (True, LAST, "bundle", True)
-        assert status.changes == schema.BUNDLE_CHANGES and status.missing == []
+        assert status.changes == schema.bundle_changes() and status.missing == []
         assert checkpointer.setup() == status  # idempotent
     _run(["sqitch", "--quiet", "deploy", "db:pg:"], _sqitch_env(by_sqitch))
     bundled, deployed = _dump(_sqitch_env(by_setup)), _dump(_sqitch_env(by_sqitch))
@@ -102,7 +102,7 @@ def test_status_of_a_sqitch_deployed_database_reads_the_registry(dsn: str, role_
     with psycopg.connect(dsn, autocommit=True) as conn:
         found = schema.status(conn)
     assert (found.source, found.version, found.compatible, found.missing) == ("sqitch", LAST, True, [])
-    assert found.changes == schema.BUNDLE_CHANGES
+    assert found.changes == schema.bundle_changes()
     # A tenant may not read sqitch's registry: the functions the package calls decide.
     with psycopg.connect(role_dsn("tenant_a"), autocommit=True) as tenant:
         found = schema.status(tenant)
@@ -122,7 +122,7 @@ def test_an_older_bundle_install_is_refused_with_the_upgrade_commands(empty_db: 
     url = empty_db()
     with psycopg.connect(url, autocommit=True) as conn:
         schema.deploy(conn)
-        older = schema.BUNDLE_CHANGES[-2]
+        older = schema.bundle_changes()[-2]
         conn.execute(
             sql.SQL("comment on schema ai is {}").format(
                 sql.Literal(f"agent-state (installed from the bundle up to change {older})")
@@ -163,3 +163,21 @@ def test_async_deploy_and_status_on_an_empty_database(empty_db: Any) -> None:
             assert (await checkpointer.setup()).version == LAST
 
     asyncio.run(run())
+
+
+def test_setup_deploys_on_a_pipeline_a_non_autocommit_connection_and_a_pool(empty_db: Any) -> None:
+    from psycopg_pool import ConnectionPool
+
+    # Pipeline mode: the bundle runs on a connection of its own (a script cannot be pipelined).
+    with AgentStateSaver.from_conn_string(empty_db(), pipeline=True) as checkpointer:
+        assert checkpointer.setup().version == LAST
+    # Outside autocommit: installed and committed, nothing left open.
+    url = empty_db()
+    with psycopg.connect(url) as conn:
+        assert AgentStateSaver(conn).setup().version == LAST
+        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    with psycopg.connect(url, autocommit=True) as other:
+        assert schema.status(other).compatible
+    # A pool.
+    with ConnectionPool(empty_db(), min_size=1, max_size=1, open=True) as pool:
+        assert AgentStateSaver(pool).setup().version == LAST
