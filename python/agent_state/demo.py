@@ -607,9 +607,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("select ai.now()")
+    except psycopg.errors.InvalidSchemaName:
+        hint = "run `make demo` or `sqitch deploy`"
+        print(f"agent-state demo: schema ai is not deployed in {url!r}: {hint}", file=sys.stderr)
+        return 2
     except psycopg.Error as error:
-        print(f"agent-state demo: cannot use the database {url!r}: {str(error).strip()}", file=sys.stderr)
-        print("run `make demo` (it deploys the schema first)", file=sys.stderr)
+        reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        print(f"agent-state demo: cannot connect to {url!r}: {reason}", file=sys.stderr)
         return 2
     started = time.monotonic()
     code = run(url, out)

@@ -69,3 +69,18 @@ def test_the_verdict_fails_each_broken_promise() -> None:
         facts = _kept()
         setattr(facts, name, value)
         assert [ok for _, ok in verdict(facts)].count(False) == 1, name
+
+
+def test_the_demo_says_in_one_line_when_the_schema_is_not_deployed(dsn: str) -> None:
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    other = make_conninfo(**{**conninfo_to_dict(dsn), "dbname": "postgres"})
+    env = dict(os.environ, DATABASE_URL=other)
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parents[1] / "python"), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_state.demo"], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"agent-state demo: schema ai is not deployed in {other!r}: run `make demo` or `sqitch deploy`"
+    ]

@@ -120,6 +120,24 @@ def _job(role_dsn: Callable[[str], str], job_id: int) -> Any:
         return Client(conn).get_job(job_id)
 
 
+def _claim(claim: Callable[[], Any]) -> Any:
+    """Claims until a job comes back (at most 30 seconds): a claim skips a job whose holder is in
+    the middle of a fenced write (``for update skip locked``), so one attempt may find nothing."""
+    deadline = time.monotonic() + 30
+    while (job := claim()) is None:
+        assert time.monotonic() < deadline, "nothing to claim"
+        time.sleep(0.02)
+    return job
+
+
+async def _aclaim(claim: Callable[[], Any]) -> Any:
+    deadline = time.monotonic() + 30
+    while (job := await claim()) is None:
+        assert time.monotonic() < deadline, "nothing to claim"
+        await asyncio.sleep(0.02)
+    return job
+
+
 # -- crash and resume, in processes ---------------------------------------------------------------
 
 
@@ -293,7 +311,7 @@ def test_a_zombies_checkpoints_are_rejected(dsn: str, role_dsn: Callable[[str], 
         thread_ = threading.Thread(target=zombie)
         thread_.start()
         assert started.wait(30), "the zombie reached node c"
-        taken = Client(new).claim_job("new", queue=queue)  # the lease expired on this clock
+        taken = _claim(lambda: Client(new).claim_job("new", queue=queue))  # the lease expired on this clock
         assert taken is not None and taken.fencing_token > claimed.fencing_token
         blocker.set()
         thread_.join(30)
@@ -324,7 +342,7 @@ def test_a_zombies_checkpoints_are_rejected_async(dsn: str, role_dsn: Callable[[
             zombie_ctx = AsyncJobContext(AsyncWorker(old, zombie_runs.handler, queue), claimed)
             zombie = asyncio.create_task(zombie_runs.handler(claimed, zombie_ctx))
             assert await asyncio.to_thread(started.wait, 30), "the zombie reached node c"
-            taken = await AsyncClient(new).claim_job("new", queue=queue)
+            taken = await _aclaim(lambda: AsyncClient(new).claim_job("new", queue=queue))
             assert taken is not None and taken.fencing_token > claimed.fencing_token
             blocker.set()
             with pytest.raises(LeaseLost):
@@ -442,7 +460,7 @@ def test_a_claim_after_the_graph_finished_completes_with_the_final_state_and_run
         final = GraphRuns(Client(old), graph, queue=queue).handler(first, JobContext(Worker(old, runs.handler), first))
         assert len(_lines(tmp_path / "nodes")) == 5  # ...and the worker dies here, the job not completed
 
-        again = Client(new).claim_job("next", queue=queue)
+        again = _claim(lambda: Client(new).claim_job("next", queue=queue))
         assert again is not None and again.job_id == job_id and runs.plan(again).mode == "resume"
         Client(new).release_job(again.job_id, again.fencing_token)  # let a real worker take it
         worker = Worker(new, runs.handler, queue, concurrency=1, poll_interval=0.05, listen=False)
