@@ -695,8 +695,13 @@ def parser() -> argparse.ArgumentParser:
     json_option = _Parser(add_help=False)
     json_option.add_argument("--json", action="store_true", help="print one JSON document instead of text")
 
+    # --database-url after the subcommand too (it does not reset one given before it)
+    url_option = _Parser(add_help=False)
+    url_option.add_argument("--database-url", metavar="DSN", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
     def command(name: str, help: str, *, reads: bool = True) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=help, description=help, parents=[json_option] if reads else [])
+        parents = [url_option, json_option] if reads else [url_option]
+        return sub.add_parser(name, help=help, description=help, parents=parents)
 
     command("status", "is the schema deployed, at which version, with which changes (exit 1 if not)")
     command("deploy", "deploy the bundled schema into a database without one (no sqitch needed)")
