@@ -446,6 +446,9 @@ def test_a_database_without_the_schema_says_how_to_deploy_it_and_deploy_does(
         assert run_json("sessions", dsn=empty) == []
         again = run("deploy", dsn=empty)
         assert again.returncode == 0 and "already deployed" in again.stdout and "nothing to do" in again.stdout
+        with psycopg.connect(empty, autocommit=True) as scratch:  # a schema from before ai.list_jobs
+            scratch.execute("drop function ai.list_jobs(text, text, text, integer)")
+        assert_error(run("jobs", dsn=empty), 2, "the database's schema is older than this agent-state")
     finally:
         conn.execute(f'drop database "{name}"')
 
