@@ -1,46 +1,636 @@
-"""The operator's command line: ``agent-state SUBCOMMAND ...``.
+"""The operator's command line: ``agent-state SUBCOMMAND ...`` (docs/cli.md).
 
-Each subcommand is a small function registered in :data:`COMMANDS`; later ones (queue stats,
-approvals, archive) join the same parser. The database is ``--database-url`` or ``DATABASE_URL``.
+Every subcommand is one SQL function of the ``ai`` schema underneath (``sessions`` is
+``ai.list_sessions``, ``show`` is ``ai.session_timeline``, ...), so what the command line shows is
+what a tenant or a service may see through the SQL API, row level security included.
+
+- The database is ``--database-url``, else ``$DATABASE_URL``, else libpq's ``PG*`` variables.
+- ``--json`` on every read command prints one JSON document on stdout instead of a table.
+- An error is one line on stderr, never a traceback (``AGENT_STATE_DEBUG=1`` shows it).
+- Exit codes: 0 success, 1 a verdict that failed (``replay`` FAIL, ``status`` of a database without
+  the schema), 2 a usage, connection or database error (an unknown thread, a refused call, ...).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import importlib
+import json
 import os
+import re
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime, timedelta, timezone
+from importlib import metadata
+from typing import Any, NoReturn
 
 import psycopg
+from psycopg.rows import dict_row
 
+from . import errors
 from .client import Client
-from .replay import Run, replay
+from .models import Approval, Job, QueueStats, Session, from_row
+
+EXIT_OK = 0
+EXIT_VERDICT = 1
+EXIT_ERROR = 2
+
+NOT_DEPLOYED = "schema ai is not deployed: run `agent-state deploy` or `sqitch deploy`"
+
+Conn = psycopg.Connection[Any]
 
 
-def _load(target: str) -> Run:
+class CliError(Exception):
+    """A failure reported as one line on stderr with an exit code (2 unless told)."""
+
+    def __init__(self, message: str, code: int = EXIT_ERROR):
+        super().__init__(message)
+        self.code = code
+
+
+# -- helpers: one line per error, SQL calls, output ----------------------------------------------
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _describe(error: psycopg.Error) -> str:
+    """One line for a psycopg error, naming the fix where there is one."""
+    sqlstate = error.sqlstate or ""
+    primary = error.diag.message_primary if sqlstate else None
+    text = _one_line(primary or str(error))
+    if sqlstate == "3F000" and '"ai"' in text:  # invalid_schema_name
+        return NOT_DEPLOYED
+    if sqlstate == "42883" and "ai." in text:  # undefined_function: an older schema
+        return f"{text}: the database's schema is older than this agent-state (see `agent-state status`)"
+    return text
+
+
+def _translated(error: psycopg.Error) -> Exception:
+    translated = errors.translate(error)
+    return error if translated is error else translated
+
+
+def _rows(conn: Conn, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    """One SQL function call, its rows as dicts; our SQLSTATEs become agent_state exceptions."""
+    try:
+        with conn.cursor(row_factory=dict_row) as cur:
+            cur.execute(sql, params)
+            return cur.fetchall() if cur.description is not None else []
+    except psycopg.Error as error:
+        raise _translated(error) from error
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, (bytes, memoryview)):
+        return bytes(value).hex()
+    return value
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(_jsonable(value), indent=2, ensure_ascii=False))
+
+
+def _when(value: datetime | None) -> str:
+    return "" if value is None else value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _age(value: timedelta | None) -> str:
+    if value is None:
+        return ""
+    seconds = int(value.total_seconds())
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, seconds = divmod(rest, 60)
+    parts = [f"{days}d" if days else "", f"{hours}h" if hours else "", f"{minutes}m" if minutes else ""]
+    return "".join(parts) + (f"{seconds}s" if seconds or not any(parts) else "")
+
+
+def _brief(value: Any, width: int = 60) -> str:
+    """A JSON value on one line, cut to width characters."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(_jsonable(value), ensure_ascii=False, sort_keys=True)
+    text = _one_line(text)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> None:
+    """Plain columns, the last one unpadded; '(none)' for no rows."""
+    if not rows:
+        print("(none)")
+        return
+    cells = [[str(c) for c in headers]] + [["" if c is None else str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    for row in cells:
+        padded = [c.ljust(widths[i]) if i < len(row) - 1 else c for i, c in enumerate(row)]
+        print("  ".join(padded).rstrip())
+
+
+_DURATION = re.compile(r"(\d+)([smhdw])")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def duration(text: str) -> timedelta:
+    """``90d``, ``12h``, ``30m``, ``45s``, ``2w`` or a sum of them (``1d12h``)."""
+    parts = _DURATION.findall(text.strip())
+    if not parts or "".join(n + u for n, u in parts) != text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration like 90d, 12h, 30m, 45s or 1d12h")
+    total = timedelta()
+    for number, unit in parts:
+        total += timedelta(**{_UNITS[unit]: int(number)})
+    return total
+
+
+def json_document(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"not JSON: {error.msg} at character {error.pos}") from error
+
+
+def _load(target: str, option: str) -> Any:
+    """The object ``module:attr`` names (attr may be dotted), imported from the current directory too."""
     module_name, _, attribute = target.partition(":")
     if not module_name or not attribute:
-        raise SystemExit(f"--run takes module:function, not {target!r}")
-    function: Any = importlib.import_module(module_name)
+        raise CliError(f"{option} takes module:attr, not {target!r}")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())  # like `python -m`: the project's own modules are importable
+    try:
+        value: Any = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        raise CliError(f"{option} {target}: cannot import {module_name!r} ({error})") from error
+    except Exception as error:  # the module raised while being imported
+        raise CliError(
+            f"{option} {target}: importing {module_name!r} failed: {type(error).__name__}: {error}"
+        ) from error
     for part in attribute.split("."):
-        function = getattr(function, part)
-    return function  # type: ignore[no-any-return]
+        if not hasattr(value, part):
+            raise CliError(f"{option} {target}: {module_name!r} has no attribute {attribute!r}")
+        value = getattr(value, part)
+    return value
 
 
-def cmd_replay(args: argparse.Namespace, client: Client) -> int:
+# -- progress -----------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def progress(total: int, label: str, *, enabled: bool = True, stream: Any = None) -> Iterator[Callable[[int], None]]:
+    """A progress bar on stderr (rich's when installed and stderr is a terminal, else plain), as
+    ``advance(n)``. Plain output is a bar redrawn in place on a terminal, one line per step elsewhere."""
+    out = sys.stderr if stream is None else stream
+    done = 0
+    if not enabled:
+        yield lambda n: None
+        return
+    rich_progress: Any = None
+    if out.isatty():
+        with contextlib.suppress(ImportError):
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            rich_progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=Console(file=out),
+            )
+    if rich_progress is not None:
+        with rich_progress:
+            task = rich_progress.add_task(label, total=total or None)
+            yield lambda n: rich_progress.advance(task, n)
+        return
+
+    def draw(n: int) -> None:
+        nonlocal done
+        done += n
+        of = max(total, done)  # more may have become due since the count
+        share = done / of if of else 1.0
+        if out.isatty():
+            out.write(f"\r{label} [{'#' * int(30 * share):<30}] {done}/{of}")
+        else:
+            out.write(f"{label}: {done}/{of} ({share:.0%})\n")
+        out.flush()
+
+    yield draw
+    if out.isatty() and done:
+        out.write("\n")
+
+
+# -- the subcommands ----------------------------------------------------------------------------
+
+
+def cmd_status(args: argparse.Namespace, conn: Conn) -> int:
+    """Is the schema deployed, at which version, with which changes (``agent_state.schema.status``).
+    Exit 1 when it is absent or lacks changes this package needs."""
+    from . import schema
+
+    state = schema.status(conn)
+    if args.json:
+        _print_json(state)
+    elif not state.deployed:
+        print(NOT_DEPLOYED)
+    else:
+        how = {"sqitch": "deployed with sqitch", "bundle": "deployed from the bundle"}.get(
+            state.source or "", "deployed"
+        )
+        print(f"schema ai is {how}: version {state.version or 'unknown'}, {_count(len(state.changes), 'change')}")
+        for change in state.changes:
+            print(f"  {change}")
+        if state.missing:
+            print(f"missing (this agent-state needs them): {', '.join(state.missing)}: see docs/upgrading.md")
+    return EXIT_OK if state.deployed and state.compatible else EXIT_VERDICT
+
+
+def cmd_deploy(args: argparse.Namespace, conn: Conn) -> int:
+    """Deploys the bundled schema into a database that has none (``agent_state.schema.deploy``);
+    a database that already holds it is left as it is."""
+    from . import schema
+
+    before = schema.status(conn)
+    state = schema.deploy(conn)  # SchemaError (one line) when the schema is too old or the role may not
+    if args.json:
+        _print_json({"deployed_now": not before.deployed, **_jsonable(state)})
+    elif before.deployed:
+        print(f"schema ai is already deployed (version {state.version or 'unknown'}): nothing to do")
+    else:
+        print(f"deployed schema ai version {state.version} ({_count(len(state.changes), 'change')}) from the bundle")
+    return EXIT_OK
+
+
+def cmd_sessions(args: argparse.Namespace, conn: Conn) -> int:
+    """``ai.list_sessions``: newest first, by status and/or owner."""
+    rows = _rows(conn, "select * from ai.list_sessions(%s, %s, %s)", (args.status, args.owner, args.limit))
+    sessions = [from_row(Session, r) for r in rows]
+    if args.json:
+        _print_json(sessions)
+        return EXIT_OK
+    _table(
+        [(s.thread_id, s.owner, s.status, s.last_seq, _when(s.created_at), _when(s.updated_at)) for s in sessions],
+        ("THREAD", "OWNER", "STATUS", "MESSAGES", "CREATED", "UPDATED"),
+    )
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace, conn: Conn) -> int:
+    """``ai.session_timeline``: a thread's jobs, messages, checkpoints, events and side effects."""
+    rows = _rows(conn, "select * from ai.session_timeline(%s, %s)", (args.thread, args.limit))
+    if args.json:
+        _print_json(rows)
+        return EXIT_OK
+    print(f"thread {args.thread}")
+    lines = []
+    for r in rows:
+        detail = r["detail"]
+        if r["item"] == "message":
+            detail = detail.get("content")
+        elif r["item"] == "checkpoint":
+            parent = detail.get("parent_checkpoint_id")
+            ns = detail.get("checkpoint_ns")
+            step = (detail.get("metadata") or {}).get("step")
+            detail = " ".join(
+                p
+                for p in (
+                    f"ns={ns}" if ns else "",
+                    f"step={step}" if step is not None else "",
+                    f"parent={parent}" if parent else "root",
+                )
+                if p
+            )
+        elif r["item"] == "job":
+            detail = {k: v for k, v in detail.items() if v is not None}
+        lines.append((_when(r["created_at"]), r["item"], r["ref"], r["label"], _brief(detail, args.width)))
+    _table(lines, ("TIME", "ITEM", "REF", "LABEL", "DETAIL"))
+    return EXIT_OK
+
+
+def _tree_lines(nodes: list[dict[str, Any]]) -> list[str]:
+    """Checkpoints drawn as a tree (children under their parent, oldest first), iteratively."""
+    ids = {n["id"] for n in nodes}
+    children: dict[str | None, list[dict[str, Any]]] = {}
+    for node in sorted(nodes, key=lambda n: n["id"]):
+        parent = node["parent_id"] if node["parent_id"] in ids else None
+        children.setdefault(parent, []).append(node)
+
+    def label(node: dict[str, Any]) -> str:
+        meta = node.get("metadata") or {}
+        bits = [node["id"]]
+        if meta.get("source"):
+            bits.append(str(meta["source"]))
+        if meta.get("step") is not None:
+            bits.append(f"step {meta['step']}")
+        bits.append(_when(node["created_at"]))
+        if node["parent_id"] and node["parent_id"] not in ids:
+            bits.append(f"(parent {node['parent_id']} not shown)")
+        if node.get("is_current"):
+            bits.append("<- current")
+        return "  ".join(bits)
+
+    lines: list[str] = []
+    # (node, prefix for its children, its own connector)
+    stack: list[tuple[dict[str, Any], str, str]] = [(n, "", "") for n in reversed(children.get(None, []))]
+    while stack:
+        node, prefix, connector = stack.pop()
+        lines.append(prefix + connector + label(node))
+        kids = children.get(node["id"], [])
+        child_prefix = prefix + ("" if not connector else ("    " if connector == "└── " else "│   "))
+        for i, kid in reversed(list(enumerate(kids))):
+            stack.append((kid, child_prefix, "└── " if i == len(kids) - 1 else "├── "))
+    return lines
+
+
+def cmd_lineage(args: argparse.Namespace, conn: Conn) -> int:
+    """``ai.checkpoint_tree`` (the whole thread) or ``ai.checkpoint_lineage`` (below one checkpoint)."""
+    if args.checkpoint is None:
+        nodes = _rows(conn, "select * from ai.checkpoint_tree(%s, %s, %s)", (args.thread, args.namespace, args.limit))
+    else:
+        nodes = _rows(
+            conn,
+            "select * from ai.checkpoint_lineage(%s, %s, %s, 'descendants')",
+            (args.thread, args.checkpoint, args.namespace),
+        )
+    if args.json:
+        _print_json(nodes)
+        return EXIT_OK
+    if not nodes:
+        print(
+            f"thread {args.thread} has no checkpoints" + (f" in namespace {args.namespace!r}" if args.namespace else "")
+        )
+        return EXIT_OK
+    branches = sum(1 for n in nodes if sum(1 for m in nodes if m["parent_id"] == n["id"]) > 1)
+    print(f"thread {args.thread}: {len(nodes)} checkpoints, {branches} branching")
+    for line in _tree_lines(nodes):
+        print(line)
+    return EXIT_OK
+
+
+def cmd_jobs(args: argparse.Namespace, conn: Conn) -> int:
+    """``ai.list_jobs``: newest first, by queue, status and/or thread."""
+    status = args.status.upper() if args.status else None
+    rows = _rows(conn, "select * from ai.list_jobs(%s, %s, %s, %s)", (args.queue, status, args.thread, args.limit))
+    jobs = [from_row(Job, r) for r in rows]
+    if args.json:
+        _print_json(jobs)
+        return EXIT_OK
+    _table(
+        [
+            (
+                j.job_id,
+                j.thread_id,
+                j.queue,
+                j.status,
+                f"{j.attempts}/{j.max_attempts}",
+                _when(j.run_at),
+                f"{j.lease_owner} until {_when(j.lease_expires_at)}" if j.lease_owner else "",
+                _brief(j.last_error, 50),
+            )
+            for j in jobs
+        ],
+        ("JOB", "THREAD", "QUEUE", "STATUS", "ATTEMPTS", "RUN_AT", "LEASE", "LAST_ERROR"),
+    )
+    return EXIT_OK
+
+
+def cmd_stats(args: argparse.Namespace, conn: Conn) -> int:
+    """``ai.queue_stats``: per queue, jobs by status, due jobs, expired leases, oldest due age."""
+    stats = [from_row(QueueStats, r) for r in _rows(conn, "select * from ai.queue_stats(%s)", (args.queue,))]
+    if args.json:
+        _print_json(stats)
+        return EXIT_OK
+    _table(
+        [
+            (
+                s.queue_name,
+                s.pending,
+                s.due,
+                s.in_progress,
+                s.expired_leases,
+                s.awaiting_human,
+                s.completed,
+                s.failed,
+                s.cancelled,
+                _age(s.oldest_due_age),
+            )
+            for s in stats
+        ],
+        (
+            "QUEUE",
+            "PENDING",
+            "DUE",
+            "IN_PROGRESS",
+            "EXPIRED",
+            "AWAITING_HUMAN",
+            "COMPLETED",
+            "FAILED",
+            "CANCELLED",
+            "OLDEST_DUE",
+        ),
+    )
+    return EXIT_OK
+
+
+def cmd_approvals(args: argparse.Namespace, conn: Conn) -> int:
+    """``ai.pending_approvals``: what waits for a person, oldest first."""
+    rows = _rows(conn, "select * from ai.pending_approvals(%s, %s)", (args.owner, args.limit))
+    approvals = [from_row(Approval, r) for r in rows]
+    if args.json:
+        _print_json(approvals)
+        return EXIT_OK
+    _table(
+        [
+            (a.thread_id, a.checkpoint_id, a.job_id, a.owner, _when(a.requested_at), _brief(a.action, args.width))
+            for a in approvals
+        ],
+        ("THREAD", "CHECKPOINT", "JOB", "OWNER", "REQUESTED", "ACTION"),
+    )
+    return EXIT_OK
+
+
+def _resolve(args: argparse.Namespace, conn: Conn, decision: Any) -> int:
+    """``ai.resolve_human``. A service that acts for nobody decides for the thread's owner (``ai.act_as``);
+    the approval records the operator's role as ``decided_by``."""
+    client = Client(conn)
+    sees_all = _rows(conn, "select ai.sees_all_owners() as v")[0]["v"]
+    if sees_all:
+        owner = client.get_session(args.thread).owner
+        with client.acting_as(owner) as bound:
+            approval = bound.resolve_human(args.thread, args.checkpoint, decision)
+    else:
+        approval = client.resolve_human(args.thread, args.checkpoint, decision)
+    if args.json:
+        _print_json(approval)
+    else:
+        print(
+            f"resolved approval {approval.approval_id} of thread {approval.thread_id} at checkpoint "
+            f"{approval.checkpoint_id}: {_brief(approval.decision)}; job {approval.job_id} is PENDING again"
+        )
+    return EXIT_OK
+
+
+def cmd_approve(args: argparse.Namespace, conn: Conn) -> int:
+    return _resolve(args, conn, {"approved": True} if args.decision is None else args.decision)
+
+
+def cmd_reject(args: argparse.Namespace, conn: Conn) -> int:
+    decision: dict[str, Any] = {"approved": False}
+    if args.reason:
+        decision["reason"] = args.reason
+    return _resolve(args, conn, decision)
+
+
+def cmd_archive(args: argparse.Namespace, conn: Conn) -> int:
+    """``ai.archive_jobs`` then ``ai.archive_sessions``, batch after batch (each its own transaction),
+    with ``ai.archive_backlog`` as the progress bar's total."""
+    older = args.older_than
+    jobs_older = args.jobs_older_than if args.jobs_older_than is not None else older
+    backlog = _rows(conn, "select * from ai.archive_backlog(%s, %s)", (older, jobs_older))[0]
+    if args.dry_run:
+        if args.json:
+            _print_json({"dry_run": True, **backlog})
+        else:
+            print(f"would archive {_count(backlog['sessions'], 'session')} and {_count(backlog['jobs'], 'job')}")
+        return EXIT_OK
+    jobs = sessions = 0
+    rows_moved: dict[str, int] = {}
+    with progress(backlog["jobs"], "archiving jobs", enabled=not args.quiet) as advance:
+        while True:
+            n = _rows(conn, "select ai.archive_jobs(%s, %s) as n", (jobs_older, args.batch_size))[0]["n"]
+            if not n:
+                break
+            jobs += n
+            advance(n)
+    with progress(backlog["sessions"], "archiving sessions", enabled=not args.quiet) as advance:
+        while True:
+            batch = _rows(conn, "select * from ai.archive_sessions(%s, %s)", (older, args.batch_size))
+            if not batch:
+                break
+            sessions += len(batch)
+            for row in batch:
+                for table, count in row["rows_moved"].items():
+                    rows_moved[table] = rows_moved.get(table, 0) + count
+            advance(len(batch))
+    if args.json:
+        _print_json({"sessions": sessions, "jobs": jobs, "rows_moved": rows_moved})
+    else:
+        rows = sum(rows_moved.values())
+        print(f"archived {_count(sessions, 'session')} ({_count(rows, 'row')} with them) and {_count(jobs, 'job')}")
+    return EXIT_OK
+
+
+def cmd_restore(args: argparse.Namespace, conn: Conn) -> int:
+    """``ai.restore_session``: an archived session back into the hot tables."""
+    session = Client(conn).restore_session(args.thread)
+    if args.json:
+        _print_json(session)
+    else:
+        print(f"restored thread {session.thread_id} ({session.status}, {session.last_seq} messages)")
+    return EXIT_OK
+
+
+def cmd_worker(args: argparse.Namespace, conn: Conn) -> int:
+    """Runs a Worker: ``--handler module:function`` on a queue, or ``--graph module:attr`` as durable graph runs."""
+    Client(conn).now()  # the schema is there (one clear line if not) before threads start
+    conn.close()  # the worker's pool has its own connections
+    conninfo = _conninfo(args)
+    options: dict[str, Any] = {"lease": args.lease, "poll_interval": args.poll_interval}
+    if args.graph:
+        graph = _load(args.graph, "--graph")
+        if not hasattr(graph, "invoke"):
+            raise CliError(f"--graph {args.graph}: not a compiled LangGraph graph (it has no .invoke)")
+        try:
+            from .graph_runs import graph_worker
+        except ImportError as error:
+            raise CliError(f"worker --graph needs LangGraph: pip install 'agent-state[langgraph]' ({error})") from error
+        worker = graph_worker(
+            conninfo, graph, queue=args.queue or "graph-runs", concurrency=args.concurrency or 1, **options
+        )
+        stats = worker.run(drain=args.drain) if args.drain else worker.run()
+    else:
+        handler = _load(args.handler, "--handler")
+        if not callable(handler):
+            raise CliError(f"--handler {args.handler}: not a function")
+        from psycopg_pool import ConnectionPool
+
+        from .worker import Worker
+
+        concurrency = args.concurrency or 4
+        with ConnectionPool(
+            conninfo, min_size=1, max_size=concurrency + 2, kwargs={"autocommit": True}, open=True
+        ) as pool:
+            worker = Worker(pool, handler, args.queue or "default", concurrency, **options)
+            stats = worker.run(drain=args.drain)
+    print(
+        f"worker stopped: {stats.claimed} claimed, {stats.completed} completed, {stats.failed} failed, "
+        f"{stats.lost} lost, {stats.released} released, {stats.paused} paused",
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
+def cmd_import_langgraph(args: argparse.Namespace, conn: Conn) -> int:
+    """Copies threads from LangGraph's PostgresSaver tables (agent_state.langgraph_import)."""
+    try:
+        from .langgraph_import import import_from_postgres_saver
+    except ImportError as error:
+        raise CliError(f"import-langgraph needs LangGraph: pip install 'agent-state[langgraph]' ({error})") from error
+    try:
+        source = psycopg.connect(args.source, autocommit=True, **_timeout(args.source))
+    except psycopg.Error as error:
+        raise CliError(f"cannot connect to the source database (--from): {_describe(error)}") from error
+    with source:
+        result = import_from_postgres_saver(source, conn, thread_ids=args.thread or None)
+    if args.json:
+        _print_json(result)
+    else:
+        print(f"imported: {_brief(_jsonable(result), 200)}")
+    return EXIT_OK
+
+
+def cmd_replay(args: argparse.Namespace, conn: Conn) -> int:
     """Replays a recorded thread from a checkpoint with a candidate and prints the differences."""
+    from .replay import replay
+
     result = replay(
-        client,
+        Client(conn),
         args.thread,
         args.from_checkpoint,
-        _load(args.run),
+        _load(args.run, "--run"),
         candidate=args.candidate or args.run,
         checkpoint_ns=args.namespace,
         record=not args.no_record,
     )
     comparison = result.comparison
+    if args.json:
+        _print_json(
+            {
+                "thread_id": args.thread,
+                "from_checkpoint_id": args.from_checkpoint,
+                "fork_thread_id": result.fork_thread_id,
+                "passed": comparison.passed,
+                "final_score": comparison.final_score,
+                "eval_id": None if result.eval_run is None else result.eval_run.eval_id,
+                **comparison.as_json(),
+            }
+        )
+        return EXIT_OK if comparison.passed else EXIT_VERDICT
     print(f"replayed {args.thread} from {args.from_checkpoint} on fork {result.fork_thread_id}")
     print(
         f"tools: {len(comparison.expected_tools)} recorded, {len(comparison.actual_tools)} replayed, "
@@ -51,35 +641,203 @@ def cmd_replay(args: argparse.Namespace, client: Client) -> int:
     if result.eval_run is not None:
         print(f"recorded as eval run {result.eval_run.eval_id}")
     print("PASS" if comparison.passed else "FAIL")
-    return 0 if comparison.passed else 1
+    return EXIT_OK if comparison.passed else EXIT_VERDICT
 
 
-COMMANDS: dict[str, Callable[[argparse.Namespace, Client], int]] = {"replay": cmd_replay}
+COMMANDS: dict[str, Callable[[argparse.Namespace, Conn], int]] = {
+    "status": cmd_status,
+    "deploy": cmd_deploy,
+    "sessions": cmd_sessions,
+    "show": cmd_show,
+    "lineage": cmd_lineage,
+    "jobs": cmd_jobs,
+    "stats": cmd_stats,
+    "approvals": cmd_approvals,
+    "approve": cmd_approve,
+    "reject": cmd_reject,
+    "worker": cmd_worker,
+    "import-langgraph": cmd_import_langgraph,
+    "archive": cmd_archive,
+    "restore": cmd_restore,
+    "replay": cmd_replay,
+}
+
+
+# -- the parser ---------------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line (exit 2) instead of the usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{self.prog}: {message} (see {self.prog} --help)\n")
+        raise SystemExit(EXIT_ERROR)
+
+
+def _version() -> str:
+    try:
+        return metadata.version("agent-state")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="agent-state", description="Operate agent-state from the shell.")
-    root.add_argument("--database-url", default=os.environ.get("DATABASE_URL"), help="default: $DATABASE_URL")
-    sub = root.add_subparsers(dest="command", required=True)
-    rp = sub.add_parser("replay", help="replay a recorded thread from a checkpoint and diff the outcome")
-    rp.add_argument("thread")
-    rp.add_argument("--from", dest="from_checkpoint", required=True, metavar="CHECKPOINT")
-    rp.add_argument(
-        "--run", required=True, metavar="MODULE:FUNCTION", help="run(client, fork_thread_id, checkpoint_id)"
+    root = _Parser(
+        prog="agent-state",
+        description="Operate agent-state from the shell. Each subcommand calls one SQL function of schema ai.",
+        epilog="The database: --database-url, else $DATABASE_URL, else libpq's PG* variables. Exit codes: 0 ok, "
+        "1 a failed verdict (replay FAIL, status: not deployed), 2 a usage, connection or database error.",
     )
-    rp.add_argument("--candidate", help="the name recorded in ai.eval_runs (default: the --run target)")
-    rp.add_argument("--namespace", default="", help="checkpoint namespace (default: the root)")
-    rp.add_argument("--no-record", action="store_true", help="do not write an ai.eval_runs row")
+    root.add_argument("--version", action="version", version=f"agent-state {_version()}")
+    root.add_argument("--database-url", metavar="DSN", help="a libpq URL or key=value string (default: $DATABASE_URL)")
+    sub = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    json_option = _Parser(add_help=False)
+    json_option.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+
+    # --database-url after the subcommand too (it does not reset one given before it)
+    url_option = _Parser(add_help=False)
+    url_option.add_argument("--database-url", metavar="DSN", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+    def command(name: str, help: str, *, reads: bool = True) -> argparse.ArgumentParser:
+        parents = [url_option, json_option] if reads else [url_option]
+        return sub.add_parser(name, help=help, description=help, parents=parents)
+
+    command("status", "is the schema deployed, at which version, with which changes (exit 1 if not)")
+    command("deploy", "deploy the bundled schema into a database without one (no sqitch needed)")
+
+    p = command("sessions", "sessions, newest first (ai.list_sessions)")
+    p.add_argument("--status", choices=("active", "waiting", "completed", "failed", "cancelled"))
+    p.add_argument("--owner")
+    p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+
+    p = command("show", "a thread's timeline: jobs, messages, checkpoints, events, side effects (ai.session_timeline)")
+    p.add_argument("thread")
+    p.add_argument("--limit", type=int, default=1000, help="at most this many entries, oldest first (default 1000)")
+    p.add_argument("--width", type=int, default=80, help="cut details to this many characters (default 80)")
+
+    p = command("lineage", "a thread's checkpoints drawn as a tree with its branches (ai.checkpoint_tree)")
+    p.add_argument("thread")
+    p.add_argument("checkpoint", nargs="?", help="only the tree below this checkpoint (ai.checkpoint_lineage)")
+    p.add_argument("--namespace", default="", help="checkpoint namespace (default: the root)")
+    p.add_argument("--limit", type=int, default=1000, help="the newest this many checkpoints (default 1000)")
+
+    p = command("jobs", "jobs, newest first (ai.list_jobs)")
+    p.add_argument("--queue")
+    p.add_argument(
+        "--status",
+        type=str.upper,
+        choices=("PENDING", "IN_PROGRESS", "AWAITING_HUMAN", "COMPLETED", "FAILED", "CANCELLED"),
+    )
+    p.add_argument("--thread")
+    p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+
+    p = command("stats", "jobs per queue and status, due jobs, expired leases (ai.queue_stats)")
+    p.add_argument("--queue")
+
+    p = command("approvals", "what waits for a person, oldest first (ai.pending_approvals)")
+    p.add_argument("--owner")
+    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--width", type=int, default=60, help="cut actions to this many characters (default 60)")
+
+    p = command("approve", "resolve what a thread waits for with a decision (ai.resolve_human)")
+    p.add_argument("thread")
+    p.add_argument("checkpoint")
+    p.add_argument("--decision", type=json_document, metavar="JSON", help='default: {"approved": true}')
+
+    p = command("reject", 'resolve with {"approved": false, "reason": ...} (ai.resolve_human)')
+    p.add_argument("thread")
+    p.add_argument("checkpoint")
+    p.add_argument("--reason")
+
+    p = command("worker", "run a worker until SIGTERM or SIGINT", reads=False)
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--graph", metavar="MODULE:ATTR", help="a compiled LangGraph graph: durable graph runs")
+    what.add_argument("--handler", metavar="MODULE:FUNCTION", help="handler(job, ctx) for each job of the queue")
+    p.add_argument("--queue", help="default: graph-runs with --graph, default with --handler")
+    p.add_argument("--concurrency", type=int, help="jobs at once (default 1 with --graph, 4 with --handler)")
+    p.add_argument("--lease", type=duration, default=timedelta(seconds=60), help="lease per claim (default 60s)")
+    p.add_argument("--poll-interval", type=float, default=1.0, help="seconds between polls (default 1)")
+    p.add_argument("--drain", action="store_true", help="exit once nothing is left to claim")
+
+    p = command("import-langgraph", "copy threads from LangGraph's PostgresSaver tables")
+    p.add_argument("--from", dest="source", required=True, metavar="DSN", help="the database PostgresSaver wrote")
+    p.add_argument("--thread", action="append", metavar="ID", help="only this thread (repeat; default: all)")
+
+    p = command("archive", "move finished sessions and jobs to the archive, batch by batch (ai.archive_sessions)")
+    p.add_argument("--older-than", type=duration, default=timedelta(days=90), help="sessions finished before (90d)")
+    p.add_argument("--jobs-older-than", type=duration, help="finished jobs before (default: --older-than)")
+    p.add_argument("--batch-size", type=int, default=1000, help="per transaction (default 1000)")
+    p.add_argument("--dry-run", action="store_true", help="only count what would move (ai.archive_backlog)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    p = command("restore", "move an archived session back (ai.restore_session)")
+    p.add_argument("thread")
+
+    p = command("replay", "replay a recorded thread from a checkpoint and diff the outcome")
+    p.add_argument("thread")
+    p.add_argument("--from", dest="from_checkpoint", required=True, metavar="CHECKPOINT")
+    p.add_argument("--run", required=True, metavar="MODULE:FUNCTION", help="run(client, fork_thread_id, checkpoint_id)")
+    p.add_argument("--candidate", help="the name recorded in ai.eval_runs (default: the --run target)")
+    p.add_argument("--namespace", default="", help="checkpoint namespace (default: the root)")
+    p.add_argument("--no-record", action="store_true", help="do not write an ai.eval_runs row")
     return root
 
 
+# -- main ---------------------------------------------------------------------------------------
+
+
+def _conninfo(args: argparse.Namespace) -> str:
+    """--database-url, else $DATABASE_URL, else '' (libpq then reads PGHOST, PGDATABASE, ...)."""
+    return args.database_url or os.environ.get("DATABASE_URL") or ""
+
+
+def _timeout(conninfo: str) -> dict[str, Any]:
+    """A connect timeout of 10 s unless the DSN or PGCONNECT_TIMEOUT names one (libpq waits forever)."""
+    if "connect_timeout" in conninfo or os.environ.get("PGCONNECT_TIMEOUT"):
+        return {}
+    return {"connect_timeout": 10}
+
+
+def _connect(args: argparse.Namespace) -> Conn:
+    conninfo = _conninfo(args)
+    try:
+        return psycopg.connect(conninfo, autocommit=True, **_timeout(conninfo))
+    except psycopg.ProgrammingError as error:  # a DSN libpq cannot parse
+        raise CliError(f"bad database URL: {_one_line(str(error))}") from error
+    except psycopg.Error as error:
+        raise CliError(f"cannot connect to the database: {_one_line(str(error))}") from error
+
+
+def _fail(message: str) -> None:
+    sys.stderr.write(f"agent-state: {_one_line(message)}\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    if not args.database_url:
-        print("agent-state: set DATABASE_URL or pass --database-url", file=sys.stderr)
-        return 2
-    with psycopg.connect(args.database_url, autocommit=True) as conn:
-        return COMMANDS[args.command](args, Client(conn))
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as exit_:  # --help, --version, a usage error (already printed on one line)
+        return exit_.code if isinstance(exit_.code, int) else EXIT_ERROR
+    try:
+        with _connect(args) as conn:
+            return COMMANDS[args.command](args, conn)
+    except CliError as error:
+        _fail(str(error))
+        return error.code
+    except errors.AgentStateError as error:
+        _fail(str(error))
+        return EXIT_ERROR
+    except psycopg.Error as error:
+        _fail(_describe(error))
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        _fail("interrupted")
+        return 130
+    except Exception as error:
+        if os.environ.get("AGENT_STATE_DEBUG"):
+            raise
+        _fail(f"{type(error).__name__}: {error} (AGENT_STATE_DEBUG=1 shows the traceback)")
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":
