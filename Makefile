@@ -72,7 +72,7 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: python/pyproject.toml
 	[ -x $(VPY) ] || $(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e 'python[test,langgraph,demo]'
+	$(VPY) -m pip install -q -e 'python[test,langgraph,demo,openai-agents]'
 	touch $@
 
 db:

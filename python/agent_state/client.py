@@ -34,6 +34,7 @@ from .models import (
     Event,
     LineageStep,
     Message,
+    NewMessage,
     Session,
     TrajectoryStep,
     WindowMessage,
@@ -68,6 +69,27 @@ APPEND_MESSAGE = _Call("select * from ai.append_message_idempotent(%s, %s, %s, %
 GET_MESSAGES = _Call("select * from ai.get_messages(%s, %s, %s)", lambda r: from_row(Message, r))
 RECORD_EVENT = _Call("select * from ai.record_event(%s, %s, %s)", lambda r: from_row(Event, r))
 GET_EVENTS = _Call("select * from ai.get_events(%s, %s, %s, %s)", lambda r: from_row(Event, r))
+APPEND_MESSAGES = _Call("select * from ai.append_messages(%s, %s)", _append_result)
+VISIBLE_MESSAGES = _Call("select * from ai.visible_messages(%s, %s)", lambda r: from_row(Message, r))
+HIDE_LAST_MESSAGE = _Call(
+    "select * from ai.hide_last_message(%s)", lambda r: None if r["seq"] is None else from_row(Message, r)
+)
+HIDE_MESSAGES = _Call("select ai.hide_messages(%s) as hidden", lambda r: r["hidden"])
+
+
+def _append_messages_args(thread_id: str, messages: Sequence[NewMessage]) -> tuple[Any, ...]:
+    batch = [{k: v for k, v in _message_fields(m).items() if v is not None} for m in messages]
+    return (thread_id, Jsonb(batch))
+
+
+def _message_fields(m: NewMessage) -> dict[str, Any]:
+    return {
+        "role": m.role,
+        "content": m.content,
+        "turn": m.turn,
+        "idempotency_key": m.idempotency_key,
+        "token_count": m.token_count,
+    }
 
 
 def _context_window(row: Row) -> ContextWindow:
@@ -309,6 +331,25 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods):
     def get_messages(self, thread_id: str, after_seq: int = 0, max_rows: int = 1000) -> list[Message]:
         """``ai.get_messages``: messages with seq > after_seq, oldest first."""
         return self._rows(GET_MESSAGES, (thread_id, after_seq, max_rows))
+
+    def append_messages(self, thread_id: str, messages: Sequence[NewMessage]) -> list[AppendResult]:
+        """``ai.append_messages``: a batch in one transaction, each appended once (retries return
+        the originals with ``inserted=False``)."""
+        return self._rows(APPEND_MESSAGES, _append_messages_args(thread_id, messages))
+
+    def visible_messages(self, thread_id: str, max_rows: int | None = None) -> list[Message]:
+        """``ai.visible_messages``: the newest ``max_rows`` (all when None) messages that are not
+        hidden and not compaction summaries, oldest first."""
+        return self._rows(VISIBLE_MESSAGES, (thread_id, max_rows))
+
+    def hide_last_message(self, thread_id: str) -> Message | None:
+        """``ai.hide_last_message``: hides the newest visible message and returns it (None when
+        there is none). The message itself stays."""
+        return self._one(HIDE_LAST_MESSAGE, (thread_id,))
+
+    def hide_messages(self, thread_id: str) -> int:
+        """``ai.hide_messages``: hides every visible message; returns how many."""
+        return self._one(HIDE_MESSAGES, (thread_id,))
 
     # -- events ---------------------------------------------------------------------------------
 
@@ -555,6 +596,18 @@ class AsyncClient(AsyncQueueMethods, AsyncSideEffectMethods, AsyncHumanInTheLoop
 
     async def get_messages(self, thread_id: str, after_seq: int = 0, max_rows: int = 1000) -> list[Message]:
         return await self._rows(GET_MESSAGES, (thread_id, after_seq, max_rows))
+
+    async def append_messages(self, thread_id: str, messages: Sequence[NewMessage]) -> list[AppendResult]:
+        return await self._rows(APPEND_MESSAGES, _append_messages_args(thread_id, messages))
+
+    async def visible_messages(self, thread_id: str, max_rows: int | None = None) -> list[Message]:
+        return await self._rows(VISIBLE_MESSAGES, (thread_id, max_rows))
+
+    async def hide_last_message(self, thread_id: str) -> Message | None:
+        return await self._one(HIDE_LAST_MESSAGE, (thread_id,))
+
+    async def hide_messages(self, thread_id: str) -> int:
+        return await self._one(HIDE_MESSAGES, (thread_id,))
 
     async def record_event(self, thread_id: str, kind: str, payload: Any = None) -> Event:
         return await self._one(RECORD_EVENT, (thread_id, kind, _json({} if payload is None else payload)))

@@ -46,6 +46,17 @@ class Message:
 
 
 @dataclass(frozen=True, slots=True)
+class NewMessage:
+    """One message of a batch for ``append_messages``; the key and token count are optional."""
+
+    role: str
+    content: Any
+    turn: int | None = None
+    idempotency_key: str | None = None
+    token_count: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class AppendResult:
     """What append_message returns: the message, and whether this call wrote it."""
 
