@@ -40,9 +40,12 @@ from .models import (
     SideEffect,
     SideEffectBegin,
     TrajectoryStep,
+    UsageRecord,
+    UsageSummaryRow,
     WindowMessage,
 )
 from .side_effects import SideEffectBusy, SideEffectCall, idempotency_key, side_effect
+from .usage import usage_key
 from .worker import AsyncJobContext, AsyncWorker, JobContext, Worker, WorkerStats
 
 __all__ = [
@@ -87,10 +90,13 @@ __all__ = [
     "ThreadDeleted",
     "TooLarge",
     "TrajectoryStep",
+    "UsageRecord",
+    "UsageSummaryRow",
     "WindowMessage",
     "Worker",
     "WorkerStats",
     "human_decision",
     "idempotency_key",
     "side_effect",
+    "usage_key",
 ]

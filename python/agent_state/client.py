@@ -41,6 +41,7 @@ from .models import (
 )
 from .queue import AsyncQueueMethods, QueueMethods
 from .side_effects import AsyncSideEffectMethods, SideEffectMethods
+from .usage import AsyncUsageMethods, UsageMethods
 
 T = TypeVar("T")
 Row = dict[str, Any]
@@ -229,7 +230,7 @@ def _reraise(error: psycopg.Error) -> Exception:
     return error if translated is error else translated
 
 
-class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods):
+class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethods):
     """Synchronous client over a psycopg ``Connection`` or a ``ConnectionPool``."""
 
     def __init__(self, source: SyncSource):
@@ -487,7 +488,7 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods):
         return self._one(RESTORE_SESSION, (thread_id,))
 
 
-class AsyncClient(AsyncQueueMethods, AsyncSideEffectMethods, AsyncHumanInTheLoopMethods):
+class AsyncClient(AsyncQueueMethods, AsyncSideEffectMethods, AsyncHumanInTheLoopMethods, AsyncUsageMethods):
     """Asynchronous twin of :class:`Client`, over an ``AsyncConnection`` or ``AsyncConnectionPool``."""
 
     def __init__(self, source: AsyncSource):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
+from decimal import Decimal
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -171,6 +172,41 @@ class QueueStats:
     failed: int
     cancelled: int
     oldest_due_age: timedelta | None
+
+
+# -- usage ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRecord:
+    """ai.usage_records: one metered model call; inserted is False when the call was a retry."""
+
+    thread_id: str
+    usage_id: int
+    owner: str
+    idempotency_key: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cost: Decimal
+    details: Any
+    job_id: int | None
+    recorded_at: datetime
+    inserted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class UsageSummaryRow:
+    """One row of ai.usage_summary; a dimension not grouped by is None."""
+
+    owner: str | None
+    thread_id: str | None
+    model: str | None
+    day: date | None
+    records: int
+    input_tokens: Decimal
+    output_tokens: Decimal
+    cost: Decimal
 
 
 # -- checkpoints ----------------------------------------------------------------------------------
