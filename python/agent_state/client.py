@@ -40,6 +40,7 @@ from .models import (
     from_row,
 )
 from .queue import AsyncQueueMethods, QueueMethods
+from .retrievals import AsyncRetrievalMethods, RetrievalMethods
 from .side_effects import AsyncSideEffectMethods, SideEffectMethods
 from .usage import AsyncUsageMethods, UsageMethods
 
@@ -230,7 +231,7 @@ def _reraise(error: psycopg.Error) -> Exception:
     return error if translated is error else translated
 
 
-class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethods):
+class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethods, RetrievalMethods):
     """Synchronous client over a psycopg ``Connection`` or a ``ConnectionPool``."""
 
     def __init__(self, source: SyncSource):
@@ -488,7 +489,9 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethod
         return self._one(RESTORE_SESSION, (thread_id,))
 
 
-class AsyncClient(AsyncQueueMethods, AsyncSideEffectMethods, AsyncHumanInTheLoopMethods, AsyncUsageMethods):
+class AsyncClient(
+    AsyncQueueMethods, AsyncSideEffectMethods, AsyncHumanInTheLoopMethods, AsyncUsageMethods, AsyncRetrievalMethods
+):
     """Asynchronous twin of :class:`Client`, over an ``AsyncConnection`` or ``AsyncConnectionPool``."""
 
     def __init__(self, source: AsyncSource):

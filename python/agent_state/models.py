@@ -209,6 +209,33 @@ class UsageSummaryRow:
     cost: Decimal
 
 
+# -- retrievals -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalRecord:
+    """ai.turn_retrievals: the documents retrieved for a turn; inserted is False on a retry."""
+
+    thread_id: str
+    retrieval_id: int
+    owner: str
+    turn: int
+    idempotency_key: str
+    documents: Any
+    created_at: datetime
+    inserted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TurnContext:
+    """ai.get_turn_context: a turn's messages and the documents retrieved for it (JSON lists)."""
+
+    thread_id: str
+    turn: int
+    messages: Any
+    retrievals: Any
+
+
 # -- checkpoints ----------------------------------------------------------------------------------
 
 
