@@ -47,24 +47,25 @@ create table ai.message_streams (
 );
 comment on table ai.message_streams is 'Messages being streamed: open until finished (assembled into one message) or abandoned.';
 
-create table ai.stream_chunks (
+-- Chunks are stored as the batches that brought them: one row per append, holding chunks
+-- first_chunk .. first_chunk + n - 1. A writer that batches 64 tokens writes one row, not 64.
+create table ai.stream_batches (
   thread_id text not null,
   stream_key text not null,
-  chunk_no integer not null check (chunk_no > 0),
+  first_chunk integer not null check (first_chunk > 0),
   owner text not null,
-  content text not null,
+  chunks text[] not null check (pg_catalog.cardinality(chunks) > 0),
   created_at timestamptz not null default ai.now(),
-  primary key (thread_id, stream_key, chunk_no),
-  foreign key (thread_id, stream_key) references ai.message_streams (thread_id, stream_key) on delete cascade,
-  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+  primary key (thread_id, stream_key, first_chunk),
+  foreign key (thread_id, stream_key) references ai.message_streams (thread_id, stream_key) on delete cascade
 );
-comment on table ai.stream_chunks is 'The chunks of each stream, numbered 1, 2, 3, ... with no gap.';
+comment on table ai.stream_batches is 'The chunks of each stream, as the batches that brought them: chunks first_chunk, first_chunk + 1, ... with no gap across batches.';
 
 do $$
 declare
   t text;
 begin
-  foreach t in array array['message_streams', 'stream_chunks'] loop
+  foreach t in array array['message_streams', 'stream_batches'] loop
     execute format('alter table ai.%I enable row level security', t);
     execute format('alter table ai.%I force row level security', t);
     execute format('create policy %I on ai.%I
@@ -86,11 +87,11 @@ begin
   end loop;
 end
 $$;
-grant select, insert on ai.message_streams, ai.stream_chunks to ai_user, ai_service;
+grant select, insert on ai.message_streams, ai.stream_batches to ai_user, ai_service;
 grant update (status, last_chunk, total_bytes, last_chunk_at, closed_at, message_seq) on ai.message_streams to ai_user, ai_service;
 insert into ai._archived_tables (table_name, copy_order, order_by) values
   ('message_streams', 130, 'opened_at'),
-  ('stream_chunks', 140, 'chunk_no');
+  ('stream_batches', 140, 'first_chunk');
 
 -- The stream's NOTIFY channel: nothing in it but a hash of the two ids.
 create function ai.stream_channel(thread_id text, stream_key text) returns text
@@ -153,8 +154,27 @@ end
 $$;
 comment on function ai._lock_stream(text, text) is 'Internal: the stream row, locked FOR UPDATE; AS001 when not found (or another tenant''s).';
 
+-- 'async': this transaction's commit does not wait for the WAL flush. A writer crash loses nothing
+-- it was told is stored; a database crash may lose the last fraction of a second of an open stream.
+create function ai._set_stream_durability(durability text) returns void
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if durability is null or durability not in ('sync', 'async') then
+    raise exception using errcode = 'AS002',
+      message = format('durability %s is not sync or async', coalesce(pg_catalog.quote_literal(durability), 'NULL'));
+  end if;
+  if durability = 'async' then
+    perform pg_catalog.set_config('synchronous_commit', 'off', true);
+  end if;
+end
+$$;
+comment on function ai._set_stream_durability(text) is 'Internal: AS002 unless durability is sync or async; async turns synchronous_commit off for the transaction.';
+
 create function ai.open_stream(thread_id text, stream_key text, role text default 'assistant', turn integer default null,
-                               job_id bigint default null, fencing_token bigint default null)
+                               job_id bigint default null, fencing_token bigint default null,
+                               durability text default 'sync')
 returns ai.stream_state
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp
@@ -167,10 +187,12 @@ declare
   a_turn alias for $4;
   a_job alias for $5;
   a_token alias for $6;
+  a_durability alias for $7;
   v_owner text;
   s ai.message_streams;
 begin
   perform ai._check_stream_args(a_thread_id, a_key, a_job, a_token);
+  perform ai._set_stream_durability(a_durability);
   if a_role is null or a_role not in ('system', 'user', 'assistant', 'tool_call', 'tool_result') then
     raise exception using errcode = 'AS002',
       message = format('role %s is not one of system, user, assistant, tool_call, tool_result',
@@ -189,11 +211,12 @@ begin
   return ai._stream_state(s, interval '30 seconds');
 end
 $$;
-comment on function ai.open_stream(text, text, text, integer, bigint, bigint) is
-  'Opens a stream for a message of a thread (role, optional turn) and returns it; opening the same stream_key again returns the stream as it is (last_chunk tells a writer where to go on). job_id + fencing_token make it a fenced write. AS001 unknown thread, AS002 bad argument, AS006 lease lost.';
+comment on function ai.open_stream(text, text, text, integer, bigint, bigint, text) is
+  'Opens a stream for a message of a thread (role, optional turn) and returns it; opening the same stream_key again returns the stream as it is (last_chunk tells a writer where to go on). job_id + fencing_token make it a fenced write; durability ''async'' as for ai.append_stream_chunks. AS001 unknown thread, AS002 bad argument, AS006 lease lost.';
 
 create function ai.append_stream_chunks(thread_id text, stream_key text, first_chunk integer, chunks text[],
-                                        job_id bigint default null, fencing_token bigint default null)
+                                        job_id bigint default null, fencing_token bigint default null,
+                                        durability text default 'sync')
 returns integer
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp
@@ -206,6 +229,7 @@ declare
   a_chunks alias for $4;
   a_job alias for $5;
   a_token alias for $6;
+  a_durability alias for $7;
   v_count integer := coalesce(pg_catalog.cardinality(a_chunks), 0);
   v_now timestamptz := ai.now();
   v_new integer;
@@ -220,6 +244,7 @@ begin
   if a_chunks is null or v_count = 0 or pg_catalog.array_position(a_chunks, null) is not null then
     raise exception using errcode = 'AS002', message = 'chunks must be a non-empty array without NULLs';
   end if;
+  perform ai._set_stream_durability(a_durability);
   perform ai._fence_side_effect(a_thread_id, a_job, a_token);
   s := ai._lock_stream(a_thread_id, a_key);
   if s.status <> 'open' then
@@ -242,9 +267,8 @@ begin
       message = format('stream %s of thread %s would be %s bytes, over the limit of %s', a_key, a_thread_id,
                        s.total_bytes + v_bytes, ai._max_document_bytes());
   end if;
-  insert into ai.stream_chunks (thread_id, stream_key, chunk_no, owner, content, created_at)
-  select a_thread_id, a_key, s.last_chunk + o.n, s.owner, o.c, v_now
-  from pg_catalog.unnest(a_chunks[v_count - v_new + 1:v_count]) with ordinality as o(c, n);
+  insert into ai.stream_batches (thread_id, stream_key, first_chunk, owner, chunks, created_at)
+  values (a_thread_id, a_key, s.last_chunk + 1, s.owner, a_chunks[v_count - v_new + 1:v_count], v_now);
   update ai.message_streams m
   set last_chunk = s.last_chunk + v_new, total_bytes = s.total_bytes + v_bytes, last_chunk_at = v_now
   where m.thread_id = a_thread_id and m.stream_key = a_key;
@@ -252,8 +276,8 @@ begin
   return s.last_chunk + v_new;
 end
 $$;
-comment on function ai.append_stream_chunks(text, text, integer, text[], bigint, bigint) is
-  'Stores chunks first_chunk, first_chunk + 1, ... of an open stream in one call and returns the stream''s last chunk number. Chunks already stored (a retried batch) are skipped; notifies the stream''s channel. The whole stream is limited to 1 MiB of text. AS001 unknown stream, AS002 bad argument, AS003 too large, AS050 a gap after the last chunk, AS051 stream finished or abandoned, AS006 lease lost.';
+comment on function ai.append_stream_chunks(text, text, integer, text[], bigint, bigint, text) is
+  'Stores chunks first_chunk, first_chunk + 1, ... of an open stream in one call and returns the stream''s last chunk number. Chunks already stored (a retried batch) are skipped; notifies the stream''s channel. The whole stream is limited to 1 MiB of text. durability ''async'' commits this transaction with synchronous_commit off (a database crash may lose the newest chunks; a writer crash loses none it was told are stored). AS001 unknown stream, AS002 bad argument, AS003 too large, AS050 a gap after the last chunk, AS051 stream finished or abandoned, AS006 lease lost.';
 
 create function ai.finish_stream(thread_id text, stream_key text, job_id bigint default null,
                                  fencing_token bigint default null)
@@ -278,8 +302,8 @@ begin
     raise exception using errcode = 'AS051',
       message = format('stream %s of thread %s was abandoned: it cannot be finished', a_key, a_thread_id);
   end if;
-  select coalesce(pg_catalog.string_agg(c.content, '' order by c.chunk_no), '') into v_text
-  from ai.stream_chunks c where c.thread_id = a_thread_id and c.stream_key = a_key;
+  select coalesce(pg_catalog.string_agg(pg_catalog.array_to_string(b.chunks, ''), '' order by b.first_chunk), '') into v_text
+  from ai.stream_batches b where b.thread_id = a_thread_id and b.stream_key = a_key;
   -- The stream key is the message's idempotency key: a second finish returns the same message.
   m := ai.append_message_idempotent(a_thread_id, s.role, pg_catalog.to_jsonb(v_text), s.turn, 'stream:' || a_key);
   if s.status = 'open' then
@@ -369,26 +393,33 @@ begin
     raise exception using errcode = 'AS001',
       message = format('stream %s of thread %s not found', read_stream.stream_key, read_stream.thread_id);
   end if;
+  -- The batches that hold a chunk past after_chunk (the last one that starts at or before it,
+  -- and every later one), unrolled into chunks.
   return query
-    select c.chunk_no, c.content, c.created_at from ai.stream_chunks c
-    where c.thread_id = read_stream.thread_id and c.stream_key = read_stream.stream_key and c.chunk_no > after_chunk
-    order by c.chunk_no
+    select (b.first_chunk + u.i - 1)::integer, u.c, b.created_at
+    from ai.stream_batches b, pg_catalog.unnest(b.chunks) with ordinality as u(c, i)
+    where b.thread_id = read_stream.thread_id and b.stream_key = read_stream.stream_key
+      and b.first_chunk >= coalesce((select max(x.first_chunk) from ai.stream_batches x
+                                     where x.thread_id = read_stream.thread_id and x.stream_key = read_stream.stream_key
+                                       and x.first_chunk <= after_chunk + 1), 1)
+      and b.first_chunk + u.i - 1 > after_chunk
+    order by b.first_chunk, u.i
     limit max_chunks;
 end
 $$;
 comment on function ai.read_stream(text, text, integer, integer) is
   'The chunks of a stream after after_chunk, in order, at most max_chunks (1 to 10000): a reader resumes from the last chunk it saw. AS001 unknown stream, AS002 bad argument.';
 
-revoke execute on function ai.stream_channel(text, text), ai._stream_state(ai.message_streams, interval),
+revoke execute on function ai._set_stream_durability(text), ai.stream_channel(text, text), ai._stream_state(ai.message_streams, interval),
   ai._check_stream_args(text, text, bigint, bigint), ai._lock_stream(text, text),
-  ai.open_stream(text, text, text, integer, bigint, bigint),
-  ai.append_stream_chunks(text, text, integer, text[], bigint, bigint), ai.finish_stream(text, text, bigint, bigint),
+  ai.open_stream(text, text, text, integer, bigint, bigint, text),
+  ai.append_stream_chunks(text, text, integer, text[], bigint, bigint, text), ai.finish_stream(text, text, bigint, bigint),
   ai.abandon_stream(text, text, bigint, bigint), ai.get_stream(text, text, interval),
   ai.read_stream(text, text, integer, integer) from public;
-grant execute on function ai.stream_channel(text, text), ai._stream_state(ai.message_streams, interval),
+grant execute on function ai._set_stream_durability(text), ai.stream_channel(text, text), ai._stream_state(ai.message_streams, interval),
   ai._check_stream_args(text, text, bigint, bigint), ai._lock_stream(text, text),
-  ai.open_stream(text, text, text, integer, bigint, bigint),
-  ai.append_stream_chunks(text, text, integer, text[], bigint, bigint), ai.finish_stream(text, text, bigint, bigint),
+  ai.open_stream(text, text, text, integer, bigint, bigint, text),
+  ai.append_stream_chunks(text, text, integer, text[], bigint, bigint, text), ai.finish_stream(text, text, bigint, bigint),
   ai.abandon_stream(text, text, bigint, bigint), ai.get_stream(text, text, interval),
   ai.read_stream(text, text, integer, integer) to ai_user, ai_service;
 

@@ -19,6 +19,8 @@ from .errors import (
     PermissionDenied,
     StaleCheckpoint,
     StaleCompaction,
+    StreamClosed,
+    StreamGap,
     ThreadDeleted,
     TooLarge,
 )
@@ -40,6 +42,8 @@ from .models import (
     Session,
     SideEffect,
     SideEffectBegin,
+    StreamChunk,
+    StreamState,
     TrajectoryStep,
     TurnContext,
     UsageRecord,
@@ -47,6 +51,7 @@ from .models import (
     WindowMessage,
 )
 from .side_effects import SideEffectBusy, SideEffectCall, idempotency_key, side_effect
+from .streams import afollow_stream, apersisted_stream, follow_stream, persisted_stream
 from .usage import usage_key
 from .worker import AsyncJobContext, AsyncWorker, JobContext, Worker, WorkerStats
 
@@ -90,6 +95,10 @@ __all__ = [
     "SideEffectCall",
     "StaleCheckpoint",
     "StaleCompaction",
+    "StreamChunk",
+    "StreamClosed",
+    "StreamGap",
+    "StreamState",
     "ThreadDeleted",
     "TooLarge",
     "TrajectoryStep",
@@ -99,8 +108,12 @@ __all__ = [
     "WindowMessage",
     "Worker",
     "WorkerStats",
+    "afollow_stream",
+    "apersisted_stream",
+    "follow_stream",
     "human_decision",
     "idempotency_key",
+    "persisted_stream",
     "side_effect",
     "usage_key",
 ]

@@ -42,6 +42,7 @@ from .models import (
 from .queue import AsyncQueueMethods, QueueMethods
 from .retrievals import AsyncRetrievalMethods, RetrievalMethods
 from .side_effects import AsyncSideEffectMethods, SideEffectMethods
+from .streams import AsyncStreamMethods, StreamMethods
 from .usage import AsyncUsageMethods, UsageMethods
 
 T = TypeVar("T")
@@ -231,7 +232,7 @@ def _reraise(error: psycopg.Error) -> Exception:
     return error if translated is error else translated
 
 
-class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethods, RetrievalMethods):
+class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethods, RetrievalMethods, StreamMethods):
     """Synchronous client over a psycopg ``Connection`` or a ``ConnectionPool``."""
 
     def __init__(self, source: SyncSource):
@@ -490,7 +491,12 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethod
 
 
 class AsyncClient(
-    AsyncQueueMethods, AsyncSideEffectMethods, AsyncHumanInTheLoopMethods, AsyncUsageMethods, AsyncRetrievalMethods
+    AsyncQueueMethods,
+    AsyncSideEffectMethods,
+    AsyncHumanInTheLoopMethods,
+    AsyncUsageMethods,
+    AsyncRetrievalMethods,
+    AsyncStreamMethods,
 ):
     """Asynchronous twin of :class:`Client`, over an ``AsyncConnection`` or ``AsyncConnectionPool``."""
 

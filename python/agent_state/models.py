@@ -209,6 +209,39 @@ class UsageSummaryRow:
     cost: Decimal
 
 
+# -- streams --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StreamState:
+    """ai.get_stream: a message being streamed; stale when open with no chunk for a while."""
+
+    thread_id: str
+    stream_key: str
+    owner: str
+    role: str
+    turn: int | None
+    status: str
+    last_chunk: int
+    total_bytes: int
+    job_id: int | None
+    opened_at: datetime
+    last_chunk_at: datetime | None
+    closed_at: datetime | None
+    message_seq: int | None
+    stale: bool
+    channel: str
+
+
+@dataclass(frozen=True, slots=True)
+class StreamChunk:
+    """One chunk of a stream, numbered from 1."""
+
+    chunk_no: int
+    content: str
+    created_at: datetime
+
+
 # -- retrievals -----------------------------------------------------------------------------------
 
 

@@ -13,7 +13,7 @@ set local ai.frozen_now = '2030-04-11 00:00:00+00';
 set local role app_service;
 select count(*) from ai.archive_sessions('90 days');
 reset role;
-select is((select count(*)::int from ai_archive.stream_chunks where thread_id = 'stream-done'), 2, 'chunks archived');
+select is((select sum(cardinality(chunks))::int from ai_archive.stream_batches where thread_id = 'stream-done'), 2, 'chunks archived');
 set local role app_service;
 select (ai.restore_session('stream-done')).status;
 set local role tenant_a;
