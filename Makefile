@@ -20,6 +20,9 @@ ifdef DATABASE_URL
   # A server of the user's: deploy into that database and run the tests there.
   DB_URL := $(DATABASE_URL)
   TEST_URL := $(DATABASE_URL)
+  # sqitch deploys as the URL's role: it must not be a superuser or have BYPASSRLS (docs/security.md)
+  DEPLOY_DB_URL := $(DATABASE_URL)
+  DEPLOY_TEST_URL := $(DATABASE_URL)
   PRIVATE := 0
 else
   export PGHOST := $(ROOT)/.pgdata/run
@@ -27,6 +30,12 @@ else
   export PGUSER := postgres
   DB_URL := postgresql:///agent_state
   TEST_URL := postgresql:///agent_state_test
+  # The schema owner: the functions run as it (SECURITY DEFINER), so it must be a role that row
+  # level security applies to (no SUPERUSER, no BYPASSRLS); it owns the databases and deploys.
+  DEPLOY_USER := agent_state_owner
+  DEPLOY_DB_URL := postgresql://$(DEPLOY_USER)@/agent_state
+  DEPLOY_TEST_URL := postgresql://$(DEPLOY_USER)@/agent_state_test
+  export AGENT_STATE_DEPLOY_USER := $(DEPLOY_USER)
   PRIVATE := 1
 endif
 export AGENT_STATE_PGPORT := $(PGPORT_PRIVATE)
@@ -63,21 +72,23 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: python/pyproject.toml
 	[ -x $(VPY) ] || $(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e 'python[test,langgraph]'
+	$(VPY) -m pip install -q -e 'python[test,langgraph,demo]'
 	touch $@
 
 db:
 ifeq ($(PRIVATE),1)
 	@scripts/pg.sh start
+	@psql -d postgres -Atqc "select 1 from pg_roles where rolname = '$(DEPLOY_USER)'" | grep -q 1 \
+	  || psql -d postgres -qc 'create role $(DEPLOY_USER) login createrole'
 	@psql -d postgres -Atqc "select 1 from pg_database where datname = 'agent_state'" | grep -q 1 \
-	  || createdb agent_state
+	  || createdb -O $(DEPLOY_USER) agent_state
 endif
 
 db-stop:
 	@scripts/pg.sh stop
 
 deploy: venv db
-	@scripts/sqitch.sh '$(DB_URL)' --quiet deploy --verify
+	@scripts/sqitch.sh '$(DEPLOY_DB_URL)' --quiet deploy --verify
 
 # Prints the environment for the private cluster: eval "$$(make -s env)"
 env:
@@ -90,9 +101,9 @@ demo: setup
 test-db: deps venv db
 ifeq ($(PRIVATE),1)
 	@dropdb --if-exists agent_state_test 2>/dev/null
-	@createdb agent_state_test
+	@createdb -O $(DEPLOY_USER) agent_state_test
 endif
-	@scripts/sqitch.sh '$(TEST_URL)' --quiet deploy --verify
+	@scripts/sqitch.sh '$(DEPLOY_TEST_URL)' --quiet deploy --verify
 	@psql -X -q -v ON_ERROR_STOP=1 -d '$(TEST_URL)' -f tests/pgtap/fixtures/setup.sql
 
 test-pgtap: test-db
@@ -116,7 +127,7 @@ bundle:
 	@echo "wrote sql/ai.sql"
 
 bench: setup
-	@$(VPY) -c 'import pgqueuer, langgraph.checkpoint.postgres' 2>/dev/null || $(VPY) -m pip install -q -e 'python[test,langgraph,bench]'
+	@$(VPY) -c 'import pgqueuer, langgraph.checkpoint.postgres' 2>/dev/null || $(VPY) -m pip install -q -e 'python[test,langgraph,demo,bench]'
 	@DATABASE_URL='$(DB_URL)' bench/run_all.sh
 
 clean: db-stop

@@ -25,9 +25,12 @@ bench_url="${url%/*}/$db"
 worker_url="$bench_url?user=bench_worker"
 admin_url="${url%/*}/postgres"
 
-psql -X -q -d "$admin_url" -c "drop database if exists $db with (force)" -c "create database $db" >/dev/null
+# The schema owner must be a role RLS applies to (docs/security.md): the database belongs to it and
+# it deploys; the fixtures below run as the superuser of $DATABASE_URL.
+deploy_user=${AGENT_STATE_DEPLOY_USER:-agent_state_owner}
+psql -X -q -d "$admin_url" -c "drop database if exists $db with (force)" -c "create database $db owner $deploy_user" >/dev/null
 [ -n "${BENCH_QUEUE_KEEP:-}" ] || trap 'psql -X -q -d "$admin_url" -c "drop database if exists $db with (force)" >/dev/null 2>&1 || true' EXIT
-"$ROOT/scripts/sqitch.sh" "$bench_url" --quiet deploy >/dev/null
+"$ROOT/scripts/sqitch.sh" "$bench_url?user=$deploy_user" --quiet deploy >/dev/null
 psql -X -q -v ON_ERROR_STOP=1 -d "$bench_url" -f "$HERE/queue/setup.sql" >/dev/null 2>&1
 [ -n "${BENCH_QUEUE_SETUP_ONLY:-}" ] && exit 0
 

@@ -20,9 +20,10 @@ bench_url="${url%/*}/$db"
 worker_url="$bench_url?user=bench_worker"
 admin_url="${url%/*}/postgres"
 
-psql -X -q -d "$admin_url" -c "drop database if exists $db with (force)" -c "create database $db" >/dev/null
+deploy_user=${AGENT_STATE_DEPLOY_USER:-agent_state_owner}  # the schema owner: no superuser (docs/security.md)
+psql -X -q -d "$admin_url" -c "drop database if exists $db with (force)" -c "create database $db owner $deploy_user" >/dev/null
 trap 'psql -X -q -d "$admin_url" -c "drop database if exists $db with (force)" >/dev/null 2>&1 || true' EXIT
-"$ROOT/scripts/sqitch.sh" "$bench_url" --quiet deploy >/dev/null
+"$ROOT/scripts/sqitch.sh" "$bench_url?user=$deploy_user" --quiet deploy >/dev/null
 psql -X -q -v ON_ERROR_STOP=1 -d "$bench_url" -f "$HERE/queue/setup.sql" >/dev/null 2>&1
 
 fresh() {  # new finished sessions and a full queue

@@ -18,11 +18,10 @@
 --                                    approval per thread, so today none can); a session that is not
 --                                    'waiting' (finished meanwhile, say) is left alone
 --
--- An AFTER UPDATE trigger on ai.agent_jobs does it. It runs as the caller (SECURITY INVOKER), who
--- holds what it needs already: ai_user and ai_service may update status and decided_* of
--- ai.human_approvals, the status of ai.agent_sessions and insert into ai.session_events, and RLS
--- narrows that to the job's owner, whose job the caller could see and cancel in the first place
--- (an approval and its session always have the job's owner).
+-- An AFTER UPDATE trigger on ai.agent_jobs does it. It runs inside the function that moved the
+-- job (SECURITY DEFINER, as the schema owner), under the same policies: RLS narrows it to the
+-- job's owner, whose job the caller could see and cancel in the first place (an approval and its
+-- session always have the job's owner).
 --
 -- Lock order: job, session, approval. The cancelling UPDATE holds the job row before the trigger
 -- runs; the trigger then locks the session row (only when it waits), then the approval row, as
@@ -86,7 +85,7 @@ begin
   end if;
 
   update ai.human_approvals x
-  set status = 'cancelled', decided_by = current_user,
+  set status = 'cancelled', decided_by = ai.calling_role(),
       decided_for = case when ai.sees_all_owners() then null else ai.current_owner() end,
       decided_at = v_now
   where x.job_id = a_job_id and x.status = 'pending'
@@ -107,9 +106,9 @@ begin
 end
 $$;
 comment on function ai._close_approval_of_job(bigint, text) is
-  'Internal (the status trigger of ai.agent_jobs, after a job went from AWAITING_HUMAN to CANCELLED): the job''s pending approval becomes cancelled (decided_by = current_user), an approval_cancelled event is written, and a waiting session is active again when nothing else of the thread waits. Runs as the caller.';
+  'Internal (the status trigger of ai.agent_jobs, after a job went from AWAITING_HUMAN to CANCELLED): the job''s pending approval becomes cancelled (decided_by = ai.calling_role()), an approval_cancelled event is written, and a waiting session is active again when nothing else of the thread waits. Runs inside the function that moved the job.';
 revoke execute on function ai._close_approval_of_job(bigint, text) from public;
-grant execute on function ai._close_approval_of_job(bigint, text) to ai_user, ai_service;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
 create function ai._close_approval_of_cancelled_job() returns trigger
 language plpgsql
@@ -138,6 +137,8 @@ comment on function ai.cancel_job(bigint) is
 create or replace function ai.resolve_human(thread_id text, checkpoint_id text, decision jsonb)
 returns ai.human_approvals
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -201,7 +202,7 @@ begin
   set status = 'PENDING', run_at = v_now, updated_at = v_now,
       payload = u.payload || pg_catalog.jsonb_build_object('human', pg_catalog.jsonb_build_object(
         'approval_id', h.approval_id, 'checkpoint_id', h.checkpoint_id, 'action', h.action,
-        'decision', a_decision, 'decided_by', current_user, 'decided_at', v_now))
+        'decision', a_decision, 'decided_by', ai.calling_role(), 'decided_at', v_now))
   where u.job_id = h.job_id and u.status = 'AWAITING_HUMAN'
   returning u.* into j;
   if not found then
@@ -210,7 +211,7 @@ begin
   end if;
 
   update ai.human_approvals x
-  set status = 'resolved', decision = a_decision, decided_by = current_user, decided_for = ai.current_owner(),
+  set status = 'resolved', decision = a_decision, decided_by = ai.calling_role(), decided_for = ai.current_owner(),
       decided_at = v_now
   where x.approval_id = h.approval_id
   returning x.* into h;
@@ -220,12 +221,12 @@ begin
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id, 'checkpoint_id', h.checkpoint_id,
                                         'decision', h.decision, 'decided_by', h.decided_by, 'decided_for', h.decided_for),
           v_now);
-  perform pg_catalog.pg_notify('ai_jobs', j.queue);
+  perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
   return h;
 end
 $$;
 comment on function ai.resolve_human(text, text, jsonb) is
-  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (current_user) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
+  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Backfill: approvals that earlier cancels left pending

@@ -117,20 +117,15 @@ create policy deleted_threads_by_owner on ai.deleted_threads
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
--- The functions run as the caller; RLS narrows every privilege to the caller's own rows.
-grant select, insert, update, delete on ai.checkpoints, ai.checkpoint_blobs, ai.checkpoint_writes
-  to ai_user, ai_service;
-grant select, insert, update (deleted_at) on ai.deleted_threads to ai_user, ai_service;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
--- Tenants may not delete sessions (see the sessions change). A tombstone is what deletes one:
--- RLS lets a caller write a tombstone only for its own owner, and this trigger then deletes that
--- owner's session of that thread, as the schema owner; the foreign keys cascade to everything the
--- thread owns (messages, events, checkpoints, values, writes). RLS is forced for the schema owner
--- too (unless it is a superuser), so two policies for it alone let it see the tombstones and
--- delete exactly the sessions they name.
+-- A tombstone is what deletes a session: ai.delete_thread writes one for the caller's own thread
+-- and this trigger then deletes that owner's session of that thread; the foreign keys cascade to
+-- everything the thread owns (messages, events, checkpoints, values, writes). It runs inside the
+-- schema owner's functions, under the same policies (a caller's own rows only).
 create function ai._delete_tombstoned_session() returns trigger
-language plpgsql volatile security definer
-set search_path = pg_catalog, pg_temp
+language plpgsql volatile
 as $$
 begin
   delete from ai.agent_sessions s where s.thread_id = new.thread_id and s.owner = new.owner;
@@ -138,14 +133,6 @@ begin
 end
 $$;
 comment on function ai._delete_tombstoned_session() is 'Internal trigger: deletes the session a tombstone in ai.deleted_threads names (owner and thread must match).';
-create policy deleted_threads_seen_by_schema_owner on ai.deleted_threads for select to current_user using (true);
--- a DELETE with a WHERE reads the row, so it needs a SELECT policy as well as a DELETE one
-create policy agent_sessions_tombstoned_seen_by_schema_owner on ai.agent_sessions for select to current_user
-  using (exists (select from ai.deleted_threads d
-                 where d.thread_id = agent_sessions.thread_id and d.owner = agent_sessions.owner));
-create policy agent_sessions_deleted_by_tombstone on ai.agent_sessions for delete to current_user
-  using (exists (select from ai.deleted_threads d
-                 where d.thread_id = agent_sessions.thread_id and d.owner = agent_sessions.owner));
 revoke execute on function ai._delete_tombstoned_session() from public;
 create trigger deleted_threads_delete_session
   after insert or update on ai.deleted_threads
@@ -167,6 +154,39 @@ begin
 end
 $$;
 comment on function ai._check_checkpoint_ns(text) is 'Internal guard: raises AS002 unless checkpoint_ns is a text of at most 1024 characters (empty is the root).';
+
+-- Sizes: a checkpoint, each channel value and each pending write up to 16 MiB (AS003); channel
+-- names and versions, which are index keys, up to 255 characters (AS002; longer ones would hit
+-- the btree row limit, 54000). The hot paths test the common case inline and call this guard
+-- only when something is over, to raise the error that names it.
+create function ai._check_blob_sizes(checkpoint bytea, channels text[], versions text[], blobs bytea[])
+returns void
+language plpgsql immutable
+as $$
+declare
+  v_max constant integer := 16777216;
+  u record;
+begin
+  if pg_catalog.octet_length(checkpoint) > v_max then
+    raise exception using errcode = 'AS003',
+      message = format('checkpoint is %s bytes, over the limit of %s', pg_catalog.octet_length(checkpoint), v_max);
+  end if;
+  for u in select * from unnest(channels, versions, blobs) as x(channel, version, blob) loop
+    if pg_catalog.char_length(u.channel) > 255 then
+      raise exception using errcode = 'AS002', message = 'a channel name is longer than 255 characters';
+    end if;
+    if pg_catalog.char_length(u.version) > 255 then
+      raise exception using errcode = 'AS002',
+        message = format('the version of channel %s is longer than 255 characters', u.channel);
+    end if;
+    if pg_catalog.octet_length(u.blob) > v_max then
+      raise exception using errcode = 'AS003',
+        message = format('the value of channel %s is %s bytes, over the limit of %s', u.channel, pg_catalog.octet_length(u.blob), v_max);
+    end if;
+  end loop;
+end
+$$;
+comment on function ai._check_blob_sizes(bytea, text[], text[], bytea[]) is 'Internal guard: AS003 for a checkpoint or a value over 16 MiB, AS002 for a channel name or version over 255 characters.';
 
 -- A fenced write: the queue's check that the caller still holds the job, in this transaction.
 create function ai._fence(job_id bigint, fencing_token bigint) returns void
@@ -283,6 +303,8 @@ create function ai.put_checkpoint(
   durability text default 'sync'
 ) returns text
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -343,6 +365,12 @@ begin
      or array_position(a_blob_types, null) is not null then
     raise exception using errcode = 'AS002', message = 'blob channels, versions and types must not contain NULL';
   end if;
+  if pg_catalog.octet_length(a_checkpoint) > 16777216
+     or exists (select from unnest(a_blob_channels, a_blob_versions, a_blobs) as u(channel, version, blob)
+                where pg_catalog.char_length(u.channel) > 255 or pg_catalog.char_length(u.version) > 255
+                   or pg_catalog.octet_length(u.blob) > 16777216) then
+    perform ai._check_blob_sizes(a_checkpoint, a_blob_channels, a_blob_versions, a_blobs);
+  end if;
   if a_durability is null or a_durability not in ('sync', 'async') then
     raise exception using errcode = 'AS002',
       message = format('durability %s is not sync or async', coalesce(pg_catalog.quote_literal(a_durability), 'NULL'));
@@ -394,7 +422,7 @@ begin
 end
 $$;
 comment on function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text) is
-  'Saves a checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version) in one call; returns its id (a new ULID when checkpoint_id is NULL). Putting the same id again replaces it. Creates the session for the caller when the thread is new; in the root namespace keeps agent_sessions.current_checkpoint_id at the newest id. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument, AS003 metadata too large, AS006 stale fencing token, AS020 deleted thread.';
+  'Saves a checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version) in one call; returns its id (a new ULID when checkpoint_id is NULL). Putting the same id again replaces it. Creates the session for the caller when the thread is new; in the root namespace keeps agent_sessions.current_checkpoint_id at the newest id. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument (a channel name or version over 255 characters too), AS003 metadata over 1 MiB or the checkpoint or a channel value over 16 MiB, AS006 stale fencing token, AS020 deleted thread.';
 
 create function ai.put_writes(
   thread_id text,
@@ -410,6 +438,8 @@ create function ai.put_writes(
   fencing_token bigint default null
 ) returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -453,6 +483,10 @@ begin
      or array_position(a_types, null) is not null or array_position(a_blobs, null) is not null then
     raise exception using errcode = 'AS002', message = 'idx, channels, types and blobs must not contain NULL';
   end if;
+  if exists (select from unnest(a_channels, a_blobs) as u(channel, blob)
+             where pg_catalog.char_length(u.channel) > 255 or pg_catalog.octet_length(u.blob) > 16777216) then
+    perform ai._check_blob_sizes(null, a_channels, null, a_blobs);
+  end if;
   if job_id is not null or fencing_token is not null then
     perform ai._fence(job_id, fencing_token);
   end if;
@@ -475,7 +509,7 @@ begin
 end
 $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
-  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument, AS006 stale fencing token, AS020 deleted thread.';
+  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument (a channel name over 255 characters too), AS003 a value over 16 MiB, AS006 stale fencing token, AS020 deleted thread.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Reading. get_checkpoint and list_checkpoints return the same row: the checkpoint, the values
@@ -541,6 +575,8 @@ returns setof ai.checkpoint_tuple
 language plpgsql stable
 -- one plan for every call: the query below has no shape that depends on the arguments
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -611,6 +647,8 @@ create function ai.list_checkpoints(
 language plpgsql stable
 -- the common case (one thread, one namespace) has one plan for every call
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -664,6 +702,8 @@ create function ai.checkpoint_lineage(
   direction text default 'ancestors'
 ) returns table (id text, parent_id text, depth integer, created_at timestamptz, metadata jsonb)
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -748,6 +788,8 @@ comment on function ai.checkpoint_lineage(text, text, text, text) is
 create function ai.checkpoints_between(thread_id text, from_time timestamptz, to_time timestamptz)
 returns table (checkpoint_ns text, checkpoint_id text, parent_checkpoint_id text, created_at timestamptz, metadata jsonb)
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -859,6 +901,8 @@ create function ai.fork_thread(
   checkpoint_ns text default ''
 ) returns text
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -888,6 +932,8 @@ comment on function ai.fork_thread(text, text, text, text) is
 
 create function ai.copy_thread(source_thread_id text, target_thread_id text) returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_owner text;
@@ -906,6 +952,8 @@ comment on function ai.copy_thread(text, text) is
 
 create function ai.delete_thread(thread_id text) returns boolean
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -931,6 +979,8 @@ comment on function ai.delete_thread(text) is
 
 create function ai.delete_for_runs(run_ids text[]) returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_threads text[];
@@ -965,6 +1015,8 @@ comment on function ai.delete_for_runs(text[]) is
 
 create function ai.prune_checkpoints(thread_ids text[], strategy text default 'keep_latest') returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_count integer;
@@ -1020,6 +1072,8 @@ comment on function ai.prune_checkpoints(text[], text) is
 
 create function ai.prune_idle_threads(idle interval, strategy text default 'keep_latest') returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_cutoff timestamptz;
@@ -1049,7 +1103,7 @@ comment on function ai.prune_idle_threads(interval, text) is
   'Retention by age: prunes (ai.prune_checkpoints with the given strategy) every thread the caller sees whose newest checkpoint is older than now - idle; returns how many threads. AS002 bad argument.';
 
 revoke execute on function
-  ai._check_checkpoint_ns(text), ai._fence(bigint, bigint),
+  ai._check_checkpoint_ns(text), ai._check_blob_sizes(bytea, text[], text[], bytea[]), ai._fence(bigint, bigint),
   ai._checkpoint_thread_owner(text), ai._collect_checkpoint_blobs(text[]), ai._reset_current_checkpoint(text[]),
   ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text),
@@ -1061,12 +1115,8 @@ revoke execute on function
   ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text)
 from public;
 grant execute on function
-  ai._check_checkpoint_ns(text), ai._fence(bigint, bigint),
-  ai._checkpoint_thread_owner(text), ai._collect_checkpoint_blobs(text[]), ai._reset_current_checkpoint(text[]),
-  ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
-  ai._checkpoint_tuple(ai.checkpoints), ai._list_checkpoints_any(text, text, text, integer, jsonb),
   ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb),
   ai.checkpoint_lineage(text, text, text, text), ai.checkpoints_between(text, timestamptz, timestamptz),
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),

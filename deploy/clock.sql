@@ -6,10 +6,14 @@ begin;
 -- fenced write open) must still see leases expire. Callers read it once per function.
 -- Tests set ai.frozen_now (a timestamptz, transaction- or session-local) to move time without
 -- sleeping; the setting affects only the session that sets it.
+-- No SET search_path (docs/security.md, "search_path"): every function calls it, and a SET clause
+-- costs each call a search-path switch and stops inlining. Every name, type and operator in the
+-- body is qualified instead, so the caller's search_path resolves nothing in it.
 create function ai.now() returns timestamptz
 language sql volatile parallel safe
 as $$
-  select coalesce(nullif(pg_catalog.current_setting('ai.frozen_now', true), '')::timestamptz,
+  select coalesce(case when pg_catalog.current_setting('ai.frozen_now', true) operator(pg_catalog.<>) ''
+                       then pg_catalog.current_setting('ai.frozen_now', true)::pg_catalog.timestamptz end,
                   pg_catalog.clock_timestamp())
 $$;
 

@@ -43,6 +43,8 @@ create function ai.context_window(thread_id text, window_tokens integer, keep_la
                                   threshold real default 0.7)
 returns ai.context_window
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -110,13 +112,15 @@ create function ai.record_compaction(thread_id text, summary text, through_seq b
                                      summary_tokens integer default null)
 returns ai.appended_message
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
   a_thread_id alias for $1;
   a_summary alias for $2;
   a_through alias for $3;
-  v_key text := 'compaction:' || a_through;
+  v_key text := 'compaction:' || a_through::text;
   v_last bigint;
   v_prev bigint;
 begin
@@ -163,7 +167,8 @@ comment on function ai.record_compaction(text, text, bigint, integer) is
 
 revoke execute on function ai._newest_summary(text), ai.context_window(text, integer, integer, real),
   ai.record_compaction(text, text, bigint, integer) from public;
-grant execute on function ai._newest_summary(text), ai.context_window(text, integer, integer, real),
-  ai.record_compaction(text, text, bigint, integer) to ai_user, ai_service;
+grant execute on function ai.context_window(text, integer, integer, real),
+  ai.record_compaction(text, text, bigint, integer)
+to ai_user, ai_service;
 
 commit;

@@ -23,7 +23,8 @@ insert into ai.error_codes (sqlstate, name, description) values
   ('AS004', 'invalid_transition', 'The requested status change is not allowed from the current status, or the session is finished.'),
   ('AS005', 'conflict', 'An idempotency key was reused with different content, or an id is already taken.'),
   ('AS006', 'lease_lost', 'The fencing token is stale, the lease expired, or the job is no longer held by the caller.'),
-  ('AS007', 'permission_denied', 'The caller may not do this, e.g. act for another owner without being a member of ai_service.');
+  ('AS007', 'permission_denied', 'The caller may not do this, e.g. act for another owner without being a member of ai_service.'),
+  ('AS008', 'not_an_owner', 'The caller (after SET ROLE) or the acting owner is a role that cannot log in (ai_user, ai_service, any group role): it is never an owner identity.');
 
 -- Reference data, readable by everyone. RLS is on as on every table, with a policy that lets
 -- every row through: who may write is decided by the grants alone (only the schema owner, whose
@@ -31,7 +32,7 @@ insert into ai.error_codes (sqlstate, name, description) values
 alter table ai.error_codes enable row level security;
 alter table ai.error_codes force row level security;
 create policy error_codes_all_rows on ai.error_codes using (true) with check (true);
-grant select on ai.error_codes to ai_user, ai_service;
+-- No grant: the list is in docs/errors.md; the schema owner reads it (tests compare the two).
 
 -- The guards every public function runs before it writes. They raise the documented codes.
 
@@ -96,7 +97,6 @@ comment on function ai._check_limit(integer, text, integer) is 'Internal guard: 
 
 revoke execute on function ai._max_document_bytes(), ai._check_text(text, text, integer),
   ai._check_document(jsonb, text, boolean), ai._check_limit(integer, text, integer) from public;
-grant execute on function ai._max_document_bytes(), ai._check_text(text, text, integer),
-  ai._check_document(jsonb, text, boolean), ai._check_limit(integer, text, integer) to ai_user, ai_service;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
 commit;

@@ -22,6 +22,8 @@ comment on type ai.trajectory_step is 'One step of a recorded trajectory: a mess
 create function ai.trajectory(thread_id text, after_checkpoint_id text default null, checkpoint_ns text default '')
 returns setof ai.trajectory_step
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -85,13 +87,16 @@ alter table ai.eval_runs force row level security;
 create policy eval_runs_by_owner on ai.eval_runs
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
-grant select, insert on ai.eval_runs to ai_user, ai_service;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 create function ai.record_eval_run(thread_id text, candidate text, passed boolean, scores jsonb default '{}',
                                    diff jsonb default '{}', replay_thread_id text default null,
                                    from_checkpoint_id text default null)
 returns ai.eval_runs
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -122,6 +127,8 @@ comment on function ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, 
 create function ai.get_eval_runs(thread_id text default null, candidate text default null, max_rows integer default 100)
 returns setof ai.eval_runs
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 begin

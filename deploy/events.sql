@@ -24,7 +24,8 @@ create policy session_events_by_owner on ai.session_events
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
-grant select, insert on ai.session_events to ai_user, ai_service;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 create function ai._check_event_kind(kind text) returns void
 language plpgsql immutable parallel safe
@@ -42,6 +43,8 @@ comment on function ai._check_event_kind(text) is 'Internal guard: raises AS002 
 create function ai.record_event(thread_id text, kind text, payload jsonb default '{}')
 returns ai.session_events
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -74,6 +77,8 @@ create function ai.get_events(thread_id text, after_event_id bigint default 0, m
                               kinds text[] default null)
 returns setof ai.session_events
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -99,7 +104,7 @@ comment on function ai.get_events(text, bigint, integer, text[]) is
 
 revoke execute on function ai._check_event_kind(text), ai.record_event(text, text, jsonb),
   ai.get_events(text, bigint, integer, text[]) from public;
-grant execute on function ai._check_event_kind(text), ai.record_event(text, text, jsonb),
-  ai.get_events(text, bigint, integer, text[]) to ai_user, ai_service;
+grant execute on function ai.record_event(text, text, jsonb), ai.get_events(text, bigint, integer, text[])
+to ai_user, ai_service;
 
 commit;

@@ -65,11 +65,8 @@ alter table ai.human_approvals force row level security;
 create policy human_approvals_by_owner on ai.human_approvals
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
-grant select on ai.human_approvals to ai_user, ai_service;
-grant insert on ai.human_approvals to ai_service;
-grant update (status, decision, decided_by, decided_for, decided_at) on ai.human_approvals to ai_user, ai_service;
--- resolve_human runs as the tenant and puts its job back with the decision in its payload.
-grant update (payload, run_at) on ai.agent_jobs to ai_user;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 -- Retention: approvals move with their session.
 create table ai_archive.human_approvals (like ai.human_approvals including defaults including constraints including indexes,
@@ -79,9 +76,6 @@ alter table ai_archive.human_approvals force row level security;
 create policy human_approvals_by_owner on ai_archive.human_approvals
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
-grant select on ai_archive.human_approvals to ai_user;
-grant select, insert, delete on ai_archive.human_approvals to ai_service;
-grant update (owner) on ai_archive.human_approvals to ai_service;
 insert into ai._archived_tables (table_name, copy_order, order_by) values ('human_approvals', 100, 'approval_id');
 
 -- ---------------------------------------------------------------------------------------------
@@ -89,6 +83,8 @@ insert into ai._archived_tables (table_name, copy_order, order_by) values ('huma
 create function ai.request_human(job_id bigint, fencing_token bigint, checkpoint_id text, action jsonb default '{}')
 returns text
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -153,6 +149,8 @@ comment on function ai.request_human(bigint, bigint, text, jsonb) is
 create function ai.resolve_human(thread_id text, checkpoint_id text, decision jsonb)
 returns ai.human_approvals
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -199,7 +197,7 @@ begin
   set status = 'PENDING', run_at = v_now, updated_at = v_now,
       payload = u.payload || pg_catalog.jsonb_build_object('human', pg_catalog.jsonb_build_object(
         'approval_id', h.approval_id, 'checkpoint_id', h.checkpoint_id, 'action', h.action,
-        'decision', a_decision, 'decided_by', current_user, 'decided_at', v_now))
+        'decision', a_decision, 'decided_by', ai.calling_role(), 'decided_at', v_now))
   where u.job_id = h.job_id and u.status = 'AWAITING_HUMAN'
   returning u.* into j;
   if not found then
@@ -208,7 +206,7 @@ begin
   end if;
 
   update ai.human_approvals x
-  set status = 'resolved', decision = a_decision, decided_by = current_user, decided_for = ai.current_owner(),
+  set status = 'resolved', decision = a_decision, decided_by = ai.calling_role(), decided_for = ai.current_owner(),
       decided_at = v_now
   where x.approval_id = h.approval_id
   returning x.* into h;
@@ -218,16 +216,18 @@ begin
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id, 'checkpoint_id', h.checkpoint_id,
                                         'decision', h.decision, 'decided_by', h.decided_by, 'decided_for', h.decided_for),
           v_now);
-  perform pg_catalog.pg_notify('ai_jobs', j.queue);
+  perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
   return h;
 end
 $$;
 comment on function ai.resolve_human(text, text, jsonb) is
-  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (current_user) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits, AS033 already resolved, AS034 stale checkpoint.';
+  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits, AS033 already resolved, AS034 stale checkpoint.';
 
 create function ai.pending_approvals(owner text default null, max_rows integer default 100)
 returns setof ai.human_approvals
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 begin
@@ -245,6 +245,8 @@ comment on function ai.pending_approvals(text, integer) is
 
 create function ai.get_approval(approval_id text) returns ai.human_approvals
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

@@ -99,8 +99,7 @@ comment on function ai._check_checkpoint_row(jsonb, jsonb) is
 
 revoke execute on function ai._check_session_row(text, text, jsonb, bigint, timestamptz),
   ai._check_message_row(bigint, text, integer, text), ai._check_checkpoint_row(jsonb, jsonb) from public;
-grant execute on function ai._check_session_row(text, text, jsonb, bigint, timestamptz),
-  ai._check_message_row(bigint, text, integer, text), ai._check_checkpoint_row(jsonb, jsonb) to ai_user, ai_service;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
 alter table ai.agent_sessions
   drop constraint agent_sessions_thread_id_check,

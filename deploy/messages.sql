@@ -32,11 +32,12 @@ create policy session_messages_by_owner on ai.session_messages
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
--- Append-only: no UPDATE or DELETE privilege for anyone but the schema owner.
-grant select, insert on ai.session_messages to ai_user, ai_service;
+-- Append-only: no function updates or deletes a message (the cascade of a deleted session aside).
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
--- seq stays 1..n for raw writes too. Callers hold INSERT on messages and UPDATE (last_seq) on
--- their sessions, because the functions run as the caller; these two triggers keep the messages
+-- seq stays 1..n for raw writes too (only the schema owner writes raw: tenants hold no table
+-- privilege, docs/security.md); these two triggers keep the messages
 -- of a thread a gapless run 1..m with m <= last_seq, whoever writes: a message may only take a
 -- number the session has handed out (seq <= last_seq) right after its predecessor, and last_seq
 -- only moves up by one, or back by one when that number is still unused. The append follows
@@ -86,9 +87,11 @@ create trigger agent_sessions_last_seq
 
 -- The default token estimate: about four bytes of JSON text per token, the usual rule of thumb
 -- for English with BPE tokenizers. Callers that know the real count pass it.
+-- No SET search_path, so that it inlines into the append; every name, type and operator is qualified.
 create function ai.estimate_tokens(content jsonb) returns integer
 language sql immutable parallel safe
-as $$ select ceil(pg_catalog.octet_length(content::text) / 4.0)::integer $$;
+as $$ select pg_catalog.ceil(pg_catalog.octet_length(content::pg_catalog.text)::pg_catalog.numeric
+                             operator(pg_catalog./) 4.0::pg_catalog.numeric)::pg_catalog.int4 $$;
 comment on function ai.estimate_tokens(jsonb) is
   'The token estimate used when a message comes without a token count: ceil(bytes of the JSON text / 4).';
 
@@ -100,8 +103,9 @@ begin
   -- A JSON array is an unambiguous encoding of the four fields (no separator can be forged).
   -- PL/pgSQL rather than SQL: this SQL body could not be inlined (convert_to is only stable),
   -- and a non-inlined SQL function is re-planned at every call (4x slower, measured).
+  -- No SET search_path (it runs on every append); every name and type is qualified instead.
   return pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
-           pg_catalog.jsonb_build_array(thread_id, role, content, turn)::text, 'UTF8')), 'hex');
+           pg_catalog.jsonb_build_array(thread_id, role, content, turn)::pg_catalog.text, 'UTF8')), 'hex');
 end
 $$;
 comment on function ai.message_key(text, text, jsonb, integer) is
@@ -119,6 +123,8 @@ create function ai.append_message_idempotent(
   idempotency_key text default null, token_count integer default null)
 returns ai.appended_message
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -205,6 +211,8 @@ comment on function ai.append_message_idempotent(text, text, jsonb, integer, tex
 create function ai.get_messages(thread_id text, after_seq bigint default 0, max_rows integer default 1000)
 returns setof ai.session_messages
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

@@ -47,10 +47,15 @@ begin;
 --   SHARE on the session row. No function holds one job row while waiting for another.
 --
 -- NOTIFY
---   enqueue_job, release_job and retry_dead_job send pg_notify('ai_jobs', queue) when the job is
---   due now. Postgres folds identical (channel, payload) pairs within a transaction, so enqueuing
---   10,000 jobs into one queue in one transaction sends one notification. It is a hint: workers
---   poll as well, so a lost notification costs latency, never a job.
+--   enqueue_job, release_job and retry_dead_job send pg_notify(ai.queue_channel(queue), '') when
+--   the job is due now. Postgres folds identical (channel, payload) pairs within a transaction, so
+--   enqueuing 10,000 jobs into one queue in one transaction sends one notification. It is a hint:
+--   workers poll as well, so a lost notification costs latency, never a job.
+--   LISTEN needs no privilege, so anything in a channel name or payload is public to every role
+--   that can guess the name. The payload is empty and the channel is 'ai_jobs_' and a keyed hash
+--   of the queue name, under a random key only the schema owner reads (ai.notify_key): a tenant
+--   can neither learn queue names nor listen on a queue's channel. Workers (ai_service) ask
+--   ai.queue_channel(queue) for the name.
 --
 -- Churn
 --   Claims and finishes change status, which the partial indexes depend on, so those UPDATEs are
@@ -119,10 +124,9 @@ create unique index agent_jobs_idempotency_key on ai.agent_jobs (owner, queue, i
 -- index pays for that (one CPU measurement: a quarter of a claim + complete). The cost lands on
 -- deleting a session, whose cascade scans the jobs; archive_jobs keeps that table small.
 
--- Tenants hold UPDATE (status, ...) on their own jobs because cancel_job (and resolve_human, in
--- a later change) run as the caller. The table itself allows a tenant only those two moves, so a
--- raw UPDATE cannot revive a cancelled job or mark one completed. Workers (ai_service) are not
--- checked: the WHEN clause lets their claims and finishes through without calling the function.
+-- A caller outside ai_service (by ai.calling_role(), as the functions run as the schema owner)
+-- may only cancel a job or answer one that waits for a person, whatever function moves it.
+-- Workers (ai_service) are not checked: the WHEN clause lets their claims and finishes through.
 create function ai._guard_tenant_job_status() returns trigger
 language plpgsql
 as $$
@@ -143,7 +147,7 @@ create trigger agent_jobs_tenant_status
   before update of status on ai.agent_jobs
   for each row
   when (old.status is distinct from new.status
-        and not pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER'))
+        and not pg_catalog.pg_has_role(ai.calling_role(), 'ai_service', 'MEMBER'))
   execute function ai._guard_tenant_job_status();
 
 alter table ai.agent_jobs enable row level security;
@@ -169,15 +173,8 @@ create policy agent_jobs_archive_by_owner on ai.agent_jobs_archive
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
--- The functions run as the caller, so callers hold what they need; RLS narrows it to their own
--- rows. Tenants may insert a job and cancel one (status and its timestamps), nothing else:
--- leases, attempts, tokens and results are written by workers only.
-grant select on ai.agent_jobs, ai.agent_jobs_archive to ai_user, ai_service;
-grant insert (thread_id, owner, queue, payload, priority, run_at, max_attempts, idempotency_key, created_at, updated_at)
-  on ai.agent_jobs to ai_user;
-grant update (status, updated_at, finished_at) on ai.agent_jobs to ai_user;
-grant insert, update, delete on ai.agent_jobs to ai_service;
-grant insert on ai.agent_jobs_archive to ai_service;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 -- ---------------------------------------------------------------------------------------------
 -- Internal helpers
@@ -276,12 +273,38 @@ comment on function ai._finish_spent(bigint, timestamptz) is 'Internal: complete
 -- ---------------------------------------------------------------------------------------------
 -- Enqueue
 
+-- The wake-up channel of a queue (see NOTIFY in the header): a keyed hash of its name.
+create table ai.notify_key (
+  one boolean primary key default true check (one),
+  key text not null
+);
+comment on table ai.notify_key is 'Internal: the random key of the queue channel names (ai.queue_channel); one row, read by the schema owner only.';
+alter table ai.notify_key enable row level security;
+alter table ai.notify_key force row level security;
+create policy notify_key_schema_owner on ai.notify_key using (true) with check (true);  -- no grant to anyone
+insert into ai.notify_key (key)
+values (pg_catalog.md5(pg_catalog.gen_random_uuid()::text) || pg_catalog.md5(pg_catalog.gen_random_uuid()::text));
+
+create function ai.queue_channel(queue text) returns text
+language sql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+  select 'ai_jobs_' operator(pg_catalog.||) pg_catalog.left(pg_catalog.encode(pg_catalog.sha256(
+           pg_catalog.convert_to(k.key operator(pg_catalog.||) ':' operator(pg_catalog.||) queue, 'UTF8')), 'hex'), 32)
+  from ai.notify_key k
+$$;
+comment on function ai.queue_channel(text) is
+  'The channel a worker LISTENs on to wake when a job of the queue is due: ''ai_jobs_'' and a keyed hash of the queue name (the payload is empty). For ai_service; tenants cannot compute it, so they learn no queue name and hear no other tenant''s jobs.';
+
 create function ai.enqueue_job(
   thread_id text, payload jsonb default '{}', queue text default 'default', run_at timestamptz default null,
   priority integer default 0, max_attempts integer default 5, idempotency_key text default null)
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -330,13 +353,13 @@ begin
   end if;
 
   if j.run_at <= v_now then
-    perform pg_catalog.pg_notify('ai_jobs', a_queue);
+    perform pg_catalog.pg_notify(ai.queue_channel(a_queue), '');
   end if;
   return j;
 end
 $$;
 comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text) is
-  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Sends pg_notify(''ai_jobs'', queue) when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument, AS003 payload over 1 MiB, AS004 session finished.';
+  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument, AS003 payload over 1 MiB, AS004 session finished.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Claim
@@ -345,6 +368,8 @@ create function ai.claim_job(worker_id text, lease interval default '60 seconds'
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -406,6 +431,8 @@ create function ai.claim_jobs(worker_id text, lease interval, queue text, max_jo
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -469,6 +496,8 @@ create function ai.renew_lease(job_id bigint, fencing_token bigint, lease interv
 returns timestamptz
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -493,6 +522,8 @@ comment on function ai.renew_lease(bigint, bigint, interval) is
 create function ai.fenced_write(job_id bigint, fencing_token bigint) returns timestamptz
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -519,6 +550,8 @@ create function ai.complete_job(job_id bigint, fencing_token bigint, result json
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -547,6 +580,8 @@ create function ai.complete_jobs(job_ids bigint[], fencing_tokens bigint[], resu
 returns setof bigint
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -582,6 +617,8 @@ create function ai.fail_job(job_id bigint, fencing_token bigint, error text, ret
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -615,6 +652,8 @@ comment on function ai.fail_job(bigint, bigint, text, interval) is
 create function ai.release_job(job_id bigint, fencing_token bigint) returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -630,7 +669,7 @@ begin
   if not found then
     perform ai._raise_lease_lost(release_job.job_id, release_job.fencing_token);
   end if;
-  perform pg_catalog.pg_notify('ai_jobs', j.queue);
+  perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
   return j;
 end
 $$;
@@ -643,6 +682,8 @@ comment on function ai.release_job(bigint, bigint) is
 create function ai.cancel_job(job_id bigint) returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -666,6 +707,8 @@ comment on function ai.cancel_job(bigint) is
 create function ai.retry_dead_job(job_id bigint) returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -679,7 +722,7 @@ begin
   if not found then
     perform ai._raise_not_allowed(retry_dead_job.job_id, 'only FAILED jobs are retried');
   end if;
-  perform pg_catalog.pg_notify('ai_jobs', j.queue);
+  perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
   return j;
 end
 $$;
@@ -688,6 +731,8 @@ comment on function ai.retry_dead_job(bigint) is
 
 create function ai.get_job(job_id bigint) returns ai.agent_jobs
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -707,6 +752,8 @@ create function ai.queue_stats(queue text default null)
 returns table (queue_name text, pending bigint, due bigint, in_progress bigint, expired_leases bigint,
                awaiting_human bigint, completed bigint, failed bigint, cancelled bigint, oldest_due_age interval)
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -734,6 +781,8 @@ comment on function ai.queue_stats(text) is
 
 create function ai.reap_expired(queue text default null) returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -760,6 +809,8 @@ comment on function ai.reap_expired(text) is
 create function ai.archive_jobs(older_than interval default '1 day', max_rows integer default 10000)
 returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -800,19 +851,16 @@ revoke execute on function
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
   ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.cancel_job(bigint), ai.retry_dead_job(bigint), ai.get_job(bigint),
-  ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer)
+  ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text)
 from public;
-grant execute on function
-  ai._raise_not_allowed(bigint, text), ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
+grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
   ai.cancel_job(bigint), ai.get_job(bigint), ai.queue_stats(text)
 to ai_user, ai_service;
-grant execute on function
-  ai._check_lease(interval), ai._check_claim(text, interval, text), ai._raise_lease_lost(bigint, bigint),
-  ai._lock_thread(text), ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
-  ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
+grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
-  ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.retry_dead_job(bigint), ai.reap_expired(text), ai.archive_jobs(interval, integer)
+  ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.retry_dead_job(bigint),
+  ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text)
 to ai_service;
 
 commit;

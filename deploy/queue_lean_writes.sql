@@ -69,7 +69,7 @@ $$;
 comment on function ai._check_job_row(text, text, integer, integer, text, text, timestamptz) is
   'Internal: the CHECK of ai.agent_jobs rows (status, queue name, attempts, idempotency key, a running job''s lease); raises 23514 naming the rule a row breaks.';
 revoke execute on function ai._check_job_row(text, text, integer, integer, text, text, timestamptz) from public;
-grant execute on function ai._check_job_row(text, text, integer, integer, text, text, timestamptz) to ai_user, ai_service;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
 alter table ai.agent_jobs
   drop constraint agent_jobs_status_check,
@@ -98,7 +98,7 @@ begin
   if old.status = new.status then
     return null;
   end if;
-  if not pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER')
+  if not pg_catalog.pg_has_role(ai.calling_role(), 'ai_service', 'MEMBER')
      and not ((new.status = 'CANCELLED' and old.status in ('PENDING', 'IN_PROGRESS', 'AWAITING_HUMAN'))
               or (new.status = 'PENDING' and old.status = 'AWAITING_HUMAN')) then
     raise exception using errcode = 'AS004',
@@ -135,6 +135,8 @@ create or replace function ai.claim_job(worker_id text, lease interval default '
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -200,6 +202,8 @@ create or replace function ai.claim_jobs(worker_id text, lease interval, queue t
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -289,6 +293,8 @@ create or replace function ai.complete_jobs(job_ids bigint[], fencing_tokens big
 returns setof bigint
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

@@ -21,7 +21,7 @@ insert into ai.error_codes (sqlstate, name, description) values
 
 create schema ai_archive;
 comment on schema ai_archive is 'agent-state: finished sessions and everything they own, moved out of the hot tables by ai.archive_sessions.';
-grant usage on schema ai_archive to ai_user, ai_service;
+-- No USAGE for ai_user or ai_service: only the schema owner's functions read or write it.
 
 create table ai._archived_tables (
   table_name text primary key,
@@ -32,7 +32,6 @@ comment on table ai._archived_tables is 'Internal: the tables that hang off a se
 alter table ai._archived_tables enable row level security;
 alter table ai._archived_tables force row level security;
 create policy archived_tables_all_rows on ai._archived_tables using (true) with check (true);
-grant select on ai._archived_tables to ai_user, ai_service;
 
 insert into ai._archived_tables (table_name, copy_order, order_by) values
   ('session_messages', 10, 'seq'),
@@ -81,17 +80,10 @@ begin
                       using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
                       with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))',
                    t || '_by_owner', t);
-    -- Tenants read their archive; moving rows in and out is the service's job.
-    execute format('grant select on ai_archive.%I to ai_user', t);
-    execute format('grant select, insert, delete on ai_archive.%I to ai_service', t);
-    execute format('grant update (owner) on ai_archive.%I to ai_service', t);  -- only to lock rows FOR UPDATE
+    -- No grant: archive_sessions and restore_session (SECURITY DEFINER) move the rows.
   end loop;
 end
 $$;
--- Deleting a session cascades (as the table owner) to what hangs off it, so the service needs
--- DELETE on sessions alone: messages and events stay append-only for every caller.
-grant delete on ai.agent_sessions to ai_service;
-
 -- The columns a copy names, of the hot table: all of them into the archive (where a generated
 -- column is a plain one that keeps its value), the non-generated ones on the way back (the hot
 -- table computes the others again). Named explicitly, so a column added later to both tables,
@@ -109,6 +101,8 @@ comment on function ai._copy_columns(text, boolean) is 'Internal: the quoted, co
 create function ai.archive_sessions(older_than interval default '90 days', batch_size integer default 1000)
 returns table (thread_id text, owner text, status text, completed_at timestamptz, rows_moved jsonb)
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -165,6 +159,8 @@ comment on function ai.archive_sessions(interval, integer) is
 
 create function ai.restore_session(thread_id text) returns ai.agent_sessions
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -215,7 +211,7 @@ comment on procedure ai.archive_all_sessions(interval, integer) is
   'Archives every finished session older than older_than, one committed batch of batch_size at a time (CALL it outside a transaction block, e.g. from cron or pg_cron).';
 
 revoke execute on function ai._copy_columns(text, boolean), ai.archive_sessions(interval, integer), ai.restore_session(text) from public;
-grant execute on function ai._copy_columns(text, boolean) to ai_service;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 revoke execute on procedure ai.archive_all_sessions(interval, integer) from public;
 grant execute on function ai.archive_sessions(interval, integer), ai.restore_session(text) to ai_service;
 grant execute on procedure ai.archive_all_sessions(interval, integer) to ai_service;

@@ -21,9 +21,10 @@
 -- Time. Every function reads the time through ai.now(), once, at its start. Tests freeze or
 -- move that clock with the setting ai.frozen_now instead of sleeping.
 --
--- Identity. Functions run as the caller (SECURITY INVOKER). The caller's tenant is
--- ai.current_owner(): the login role's name, or, for a member of ai_service, the end-user id the
--- back-end set with ai.act_as(). See deploy/owners.sql.
+-- Identity. Functions that touch tables run as the schema owner (SECURITY DEFINER, a role RLS
+-- applies to); nobody else holds a table privilege. The caller is ai.calling_role() (the SET ROLE
+-- role or the login role), and its tenant ai.current_owner(): that role's name, or, for a member
+-- of ai_service, the end-user id the back-end set with ai.act_as(). See deploy/owners.sql.
 begin;
 
 create schema ai;

@@ -17,9 +17,8 @@ as $$
 $$;
 comment on function ai._session_transition_allowed(text, text) is 'Internal: whether a session may move from one status to another.';
 
--- The same rule for raw UPDATEs: a tenant holds UPDATE (status) on its own sessions because the
--- functions run as the caller, so the table itself refuses a forbidden move (a finished session
--- stays finished). The WHEN clause keeps the trigger off every update that leaves status alone.
+-- The same rule for raw UPDATEs (the schema owner's: tenants hold no table privilege): the table
+-- itself refuses a forbidden move (a finished session stays finished). The WHEN clause keeps the trigger off every update that leaves status alone.
 create function ai._guard_session_status() returns trigger
 language plpgsql
 as $$
@@ -41,6 +40,8 @@ create trigger agent_sessions_status_transition
 create function ai.create_session(thread_id text default null, config jsonb default '{}')
 returns ai.agent_sessions
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -79,6 +80,8 @@ comment on function ai.create_session(text, jsonb) is
 
 create function ai.set_session_status(thread_id text, status text) returns ai.agent_sessions
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -126,7 +129,7 @@ comment on function ai.set_session_status(text, text) is
 revoke execute on function ai._guard_session_status() from public;  -- a trigger needs no grant
 revoke execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
   ai.set_session_status(text, text) from public;
-grant execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
-  ai.set_session_status(text, text) to ai_user, ai_service;
+grant execute on function ai.create_session(text, jsonb), ai.set_session_status(text, text)
+to ai_user, ai_service;
 
 commit;

@@ -34,12 +34,8 @@ create policy agent_sessions_by_owner on ai.agent_sessions
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
--- The functions run as the caller, so callers need these privileges; RLS narrows them to the
--- caller's own rows. Owner and thread_id are never updatable; nobody but the owner of the
--- schema deletes (ai.delete_thread, in a later change, does it for the tenant).
-grant select, insert on ai.agent_sessions to ai_user, ai_service;
-grant update (status, config, current_checkpoint_id, last_seq, updated_at, completed_at)
-  on ai.agent_sessions to ai_user, ai_service;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 create function ai._check_thread_id(thread_id text) returns void
 language sql immutable parallel safe
@@ -66,6 +62,8 @@ comment on function ai._session_owner(text) is 'Internal guard: the owner of a v
 
 create function ai.get_session(thread_id text) returns ai.agent_sessions
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   s ai.agent_sessions;
@@ -82,6 +80,7 @@ comment on function ai.get_session(text) is
   'The session row of a thread. Raises AS001 when the thread does not exist or belongs to another tenant.';
 
 revoke execute on function ai._check_thread_id(text), ai._session_owner(text), ai.get_session(text) from public;
-grant execute on function ai._check_thread_id(text), ai._session_owner(text), ai.get_session(text) to ai_user, ai_service;
+grant execute on function ai.get_session(text)
+to ai_user, ai_service;
 
 commit;

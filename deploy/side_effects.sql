@@ -72,7 +72,8 @@ alter table ai.side_effects force row level security;
 create policy side_effects_by_owner on ai.side_effects
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
-grant select, insert, update on ai.side_effects to ai_user, ai_service;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 -- Retention: the ledger moves with its session.
 create table ai_archive.side_effects (like ai.side_effects including defaults including constraints including indexes,
@@ -82,15 +83,13 @@ alter table ai_archive.side_effects force row level security;
 create policy side_effects_by_owner on ai_archive.side_effects
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
-grant select on ai_archive.side_effects to ai_user;
-grant select, insert, delete on ai_archive.side_effects to ai_service;
-grant update (owner) on ai_archive.side_effects to ai_service;
 insert into ai._archived_tables (table_name, copy_order, order_by) values ('side_effects', 90, 'created_at');
 
 -- ---------------------------------------------------------------------------------------------
 
 create function ai.idempotency_key(variadic parts text[]) returns text
 language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_buf text := '';
@@ -174,6 +173,8 @@ create function ai.begin_side_effect(
 returns table (outcome text, attempt integer, taken_over boolean, result jsonb, holder_job_id bigint,
                reserved_until timestamptz)
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -260,6 +261,8 @@ create function ai.finish_side_effect(thread_id text, idempotency_key text, resu
                                       fencing_token bigint default null)
 returns ai.side_effects
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -306,6 +309,8 @@ create function ai.abandon_side_effect(thread_id text, idempotency_key text, job
                                        fencing_token bigint default null, error text default null)
 returns ai.side_effects
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -342,6 +347,8 @@ comment on function ai.abandon_side_effect(text, text, bigint, bigint, text) is
 
 create function ai.get_side_effect(thread_id text, idempotency_key text) returns ai.side_effects
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -365,9 +372,8 @@ revoke execute on function ai.idempotency_key(text[]),
   ai.abandon_side_effect(text, text, bigint, bigint, text), ai.get_side_effect(text, text)
 from public;
 grant execute on function ai.idempotency_key(text[]),
-  ai._check_side_effect_args(text, text, bigint, bigint, boolean), ai._fence_side_effect(text, bigint, bigint),
-  ai._side_effect_holder_alive(ai.side_effects, timestamptz),
-  ai.begin_side_effect(text, text, jsonb, bigint, bigint, interval), ai.finish_side_effect(text, text, jsonb, bigint, bigint),
+  ai.begin_side_effect(text, text, jsonb, bigint, bigint, interval),
+  ai.finish_side_effect(text, text, jsonb, bigint, bigint),
   ai.abandon_side_effect(text, text, bigint, bigint, text), ai.get_side_effect(text, text)
 to ai_user, ai_service;
 

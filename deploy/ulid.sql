@@ -15,6 +15,7 @@ create function ai.ulid()
 returns text
 language plpgsql
 volatile parallel unsafe
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_ms bigint := floor(extract(epoch from ai.now()) * 1000)::bigint;
@@ -44,20 +45,20 @@ begin
     v_hi := 0;
     v_lo := 0;
     for i in 0 .. 4 loop
-      v_hi := (v_hi << 8) | get_byte(v_rand, i);
-      v_lo := (v_lo << 8) | get_byte(v_rand, i + 5);
+      v_hi := (v_hi << 8) | get_byte(v_rand, i)::bigint;
+      v_lo := (v_lo << 8) | get_byte(v_rand, i + 5)::bigint;
     end loop;
   end if;
-  perform set_config('ai.ulid_state', v_ms || ':' || v_hi || ':' || v_lo, false);
+  perform set_config('ai.ulid_state', v_ms::text || ':' || v_hi::text || ':' || v_lo::text, false);
   -- 10 characters of time, then 8 + 8 of randomness (5 bits each, most significant first)
   for i in reverse 9 .. 0 loop
-    v_out := v_out || substr(v_alphabet, ((v_ms >> (5 * i)) & 31)::integer + 1, 1);
+    v_out := v_out || substr(v_alphabet, ((v_ms >> (5 * i)) & 31::bigint)::integer + 1, 1);
   end loop;
   for i in reverse 7 .. 0 loop
-    v_out := v_out || substr(v_alphabet, ((v_hi >> (5 * i)) & 31)::integer + 1, 1);
+    v_out := v_out || substr(v_alphabet, ((v_hi >> (5 * i)) & 31::bigint)::integer + 1, 1);
   end loop;
   for i in reverse 7 .. 0 loop
-    v_out := v_out || substr(v_alphabet, ((v_lo >> (5 * i)) & 31)::integer + 1, 1);
+    v_out := v_out || substr(v_alphabet, ((v_lo >> (5 * i)) & 31::bigint)::integer + 1, 1);
   end loop;
   return v_out;
 end;
@@ -71,6 +72,7 @@ create function ai.ulid_time(ulid text)
 returns timestamptz
 language plpgsql
 immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_alphabet constant text := '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
@@ -86,9 +88,9 @@ begin
   end if;
   for i in 1 .. 10 loop
     v_pos := strpos(v_alphabet, substr(p_ulid, i, 1)) - 1;
-    v_ms := (v_ms << 5) | v_pos;
+    v_ms := (v_ms << 5) | v_pos::bigint;
   end loop;
-  return to_timestamp(v_ms / 1000.0);
+  return to_timestamp(v_ms::numeric / 1000.0);
 end;
 $$;
 

@@ -60,6 +60,8 @@ comment on function ai.cancel_job(bigint) is
 create or replace function ai.resolve_human(thread_id text, checkpoint_id text, decision jsonb)
 returns ai.human_approvals
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -106,7 +108,7 @@ begin
   set status = 'PENDING', run_at = v_now, updated_at = v_now,
       payload = u.payload || pg_catalog.jsonb_build_object('human', pg_catalog.jsonb_build_object(
         'approval_id', h.approval_id, 'checkpoint_id', h.checkpoint_id, 'action', h.action,
-        'decision', a_decision, 'decided_by', current_user, 'decided_at', v_now))
+        'decision', a_decision, 'decided_by', ai.calling_role(), 'decided_at', v_now))
   where u.job_id = h.job_id and u.status = 'AWAITING_HUMAN'
   returning u.* into j;
   if not found then
@@ -115,7 +117,7 @@ begin
   end if;
 
   update ai.human_approvals x
-  set status = 'resolved', decision = a_decision, decided_by = current_user, decided_for = ai.current_owner(),
+  set status = 'resolved', decision = a_decision, decided_by = ai.calling_role(), decided_for = ai.current_owner(),
       decided_at = v_now
   where x.approval_id = h.approval_id
   returning x.* into h;
@@ -125,11 +127,11 @@ begin
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id, 'checkpoint_id', h.checkpoint_id,
                                         'decision', h.decision, 'decided_by', h.decided_by, 'decided_for', h.decided_for),
           v_now);
-  perform pg_catalog.pg_notify('ai_jobs', j.queue);
+  perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
   return h;
 end
 $$;
 comment on function ai.resolve_human(text, text, jsonb) is
-  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (current_user) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits, AS033 already resolved, AS034 stale checkpoint.';
+  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits, AS033 already resolved, AS034 stale checkpoint.';
 
 commit;

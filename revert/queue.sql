@@ -15,6 +15,8 @@ drop function ai.renew_lease(bigint, bigint, interval);
 drop function ai.claim_jobs(text, interval, text, integer);
 drop function ai.claim_job(text, interval, text);
 drop function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text);
+drop function ai.queue_channel(text);
+drop table ai.notify_key;
 drop function ai._finish_spent(bigint, timestamptz);
 drop function ai._backoff(integer);
 drop function ai._raise_lease_lost(bigint, bigint);

@@ -54,13 +54,15 @@ create trigger agent_jobs_tenant_status
   before update of status on ai.agent_jobs
   for each row
   when (old.status is distinct from new.status
-        and not pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER'))
+        and not pg_catalog.pg_has_role(ai.calling_role(), 'ai_service', 'MEMBER'))
   execute function ai._guard_tenant_job_status();
 
 create or replace function ai.claim_job(worker_id text, lease interval default '60 seconds', queue text default 'default')
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -121,6 +123,8 @@ create or replace function ai.claim_jobs(worker_id text, lease interval, queue t
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -180,6 +184,8 @@ create or replace function ai.complete_jobs(job_ids bigint[], fencing_tokens big
 returns setof bigint
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

@@ -26,9 +26,10 @@ begin;
 -- Time. Every function reads the time through ai.now(), once, at its start. Tests freeze or
 -- move that clock with the setting ai.frozen_now instead of sleeping.
 --
--- Identity. Functions run as the caller (SECURITY INVOKER). The caller's tenant is
--- ai.current_owner(): the login role's name, or, for a member of ai_service, the end-user id the
--- back-end set with ai.act_as(). See deploy/owners.sql.
+-- Identity. Functions that touch tables run as the schema owner (SECURITY DEFINER, a role RLS
+-- applies to); nobody else holds a table privilege. The caller is ai.calling_role() (the SET ROLE
+-- role or the login role), and its tenant ai.current_owner(): that role's name, or, for a member
+-- of ai_service, the end-user id the back-end set with ai.act_as(). See deploy/owners.sql.
 
 create schema ai;
 comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents';
@@ -75,10 +76,14 @@ grant usage on schema ai to ai_user, ai_service;
 -- fenced write open) must still see leases expire. Callers read it once per function.
 -- Tests set ai.frozen_now (a timestamptz, transaction- or session-local) to move time without
 -- sleeping; the setting affects only the session that sets it.
+-- No SET search_path (docs/security.md, "search_path"): every function calls it, and a SET clause
+-- costs each call a search-path switch and stops inlining. Every name, type and operator in the
+-- body is qualified instead, so the caller's search_path resolves nothing in it.
 create function ai.now() returns timestamptz
 language sql volatile parallel safe
 as $$
-  select coalesce(nullif(pg_catalog.current_setting('ai.frozen_now', true), '')::timestamptz,
+  select coalesce(case when pg_catalog.current_setting('ai.frozen_now', true) operator(pg_catalog.<>) ''
+                       then pg_catalog.current_setting('ai.frozen_now', true)::pg_catalog.timestamptz end,
                   pg_catalog.clock_timestamp())
 $$;
 
@@ -114,7 +119,8 @@ insert into ai.error_codes (sqlstate, name, description) values
   ('AS004', 'invalid_transition', 'The requested status change is not allowed from the current status, or the session is finished.'),
   ('AS005', 'conflict', 'An idempotency key was reused with different content, or an id is already taken.'),
   ('AS006', 'lease_lost', 'The fencing token is stale, the lease expired, or the job is no longer held by the caller.'),
-  ('AS007', 'permission_denied', 'The caller may not do this, e.g. act for another owner without being a member of ai_service.');
+  ('AS007', 'permission_denied', 'The caller may not do this, e.g. act for another owner without being a member of ai_service.'),
+  ('AS008', 'not_an_owner', 'The caller (after SET ROLE) or the acting owner is a role that cannot log in (ai_user, ai_service, any group role): it is never an owner identity.');
 
 -- Reference data, readable by everyone. RLS is on as on every table, with a policy that lets
 -- every row through: who may write is decided by the grants alone (only the schema owner, whose
@@ -122,7 +128,7 @@ insert into ai.error_codes (sqlstate, name, description) values
 alter table ai.error_codes enable row level security;
 alter table ai.error_codes force row level security;
 create policy error_codes_all_rows on ai.error_codes using (true) with check (true);
-grant select on ai.error_codes to ai_user, ai_service;
+-- No grant: the list is in docs/errors.md; the schema owner reads it (tests compare the two).
 
 -- The guards every public function runs before it writes. They raise the documented codes.
 
@@ -187,8 +193,7 @@ comment on function ai._check_limit(integer, text, integer) is 'Internal guard: 
 
 revoke execute on function ai._max_document_bytes(), ai._check_text(text, text, integer),
   ai._check_document(jsonb, text, boolean), ai._check_limit(integer, text, integer) from public;
-grant execute on function ai._max_document_bytes(), ai._check_text(text, text, integer),
-  ai._check_document(jsonb, text, boolean), ai._check_limit(integer, text, integer) to ai_user, ai_service;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
 
 -- ===== change: owners =====
@@ -196,56 +201,155 @@ grant execute on function ai._max_document_bytes(), ai._check_text(text, text, i
 -- requires: roles
 -- requires: errors
 --
--- Who is calling. A tenant is its login role (member of ai_user): owner = current_user.
--- A trusted back-end (member of ai_service) either acts for one end user it has authenticated,
--- after ai.act_as(owner), or, with no acting owner set, sees every tenant (workers claim across
--- tenants). A plain role cannot impersonate anyone: the setting ai.acting_owner is honoured only
--- for members of ai_service, so setting it by hand changes nothing for a tenant.
--- Policies call these through (select ...), which Postgres evaluates once per statement.
+-- Who is calling. Every function a tenant or a service calls to read or write rows is SECURITY
+-- DEFINER: it runs as the schema owner, so no caller needs (or holds) a privilege on any table
+-- (docs/security.md). Inside such a function current_user is the schema owner, so the caller's
+-- identity cannot come from it. It comes from what a SECURITY DEFINER call does not change:
+--   * the setting "role", which SET ROLE writes. Postgres lets a session set it only to a role its
+--     login role is a member of, and refuses to set it inside a SECURITY DEFINER function;
+--   * otherwise the login role, session_user (only a superuser can change it).
+-- That is ai.calling_role(): the role the session acts as outside any function. It refuses a role
+-- that cannot log in (ai_user, ai_service and every other group role) with AS008, so a tenant that
+-- runs SET ROLE ai_user does not become one identity shared by every tenant.
+-- A tenant is its calling role (owner = that name). A trusted back-end (member of ai_service)
+-- either acts for one end user it has authenticated, after ai.act_as(owner), or, with no acting
+-- owner set, sees every tenant (workers claim across tenants). A plain role cannot impersonate
+-- anyone: ai.acting_owner is honoured only for members of ai_service.
+-- Policies call ai.current_owner() and ai.sees_all_owners() through (select ...), which Postgres
+-- evaluates once per statement.
+-- ai.calling_role, ai.current_owner and ai.sees_all_owners carry no SET search_path: every
+-- function and every policy calls them, and a SET clause costs each call a search-path switch
+-- (docs/benchmarks.md). Every name, type and operator in their bodies is qualified instead, so
+-- a caller's search_path resolves nothing in them.
+
+-- The functions run as the schema owner, and row level security is what keeps one tenant's rows
+-- from another inside them: the owner must be a role RLS applies to (every table forces it on
+-- its owner). A superuser or a BYPASSRLS role would see every tenant's rows in every call.
+do $$
+begin
+  if exists (select from pg_catalog.pg_roles r
+             where r.rolname operator(pg_catalog.=) current_user and (r.rolsuper or r.rolbypassrls)) then
+    raise exception using errcode = '42501',
+      message = pg_catalog.format('deploy agent-state as a role that row level security applies to: %I is a superuser or has BYPASSRLS', current_user),
+      hint = 'create a role without SUPERUSER and BYPASSRLS that owns the database (docs/security.md) and deploy as it';
+  end if;
+end
+$$;
+
+create function ai.calling_role() returns name
+language plpgsql stable parallel safe
+as $$
+declare
+  v_role pg_catalog.name := pg_catalog.current_setting('role');
+begin
+  -- The login role logged in, so it may (a catalog lookup only after SET ROLE; the names of the
+  -- group roles are refused either way).
+  if v_role operator(pg_catalog.=) 'none'::pg_catalog.name then
+    v_role := session_user;
+  elsif not exists (select from pg_catalog.pg_roles r
+                    where r.rolname operator(pg_catalog.=) v_role and r.rolcanlogin) then
+    v_role := null;
+  end if;
+  if v_role is null or v_role operator(pg_catalog.=) any ('{ai_user,ai_service}'::pg_catalog.name[]) then
+    v_role := coalesce(v_role, pg_catalog.current_setting('role')::pg_catalog.name);
+    raise exception using errcode = 'AS008',
+      message = pg_catalog.format('role %s cannot log in (a group role such as ai_user or ai_service): it is no owner identity', v_role),
+      hint = 'RESET ROLE, or SET ROLE to a login role';
+  end if;
+  return v_role;
+end
+$$;
+comment on function ai.calling_role() is
+  'The role the session acts as outside any function: the role set by SET ROLE, else the login role (session_user); unchanged inside the SECURITY DEFINER functions of schema ai. AS008 for a role that cannot log in (ai_user, ai_service, any group role).';
 
 create function ai.current_owner() returns text
-language sql stable parallel safe
+language plpgsql stable parallel safe
 as $$
-  select case
-    when pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER')
-         and coalesce(pg_catalog.current_setting('ai.acting_owner', true), '') <> ''
-      then pg_catalog.current_setting('ai.acting_owner', true)
-    else current_user::text
-  end
+declare
+  v_role pg_catalog.name := pg_catalog.current_setting('role');
+  v_acting pg_catalog.text;
+begin
+  -- ai.calling_role(), inline: this runs in every policy of every statement
+  if v_role operator(pg_catalog.=) 'none'::pg_catalog.name then
+    v_role := session_user;
+  elsif not exists (select from pg_catalog.pg_roles r
+                    where r.rolname operator(pg_catalog.=) v_role and r.rolcanlogin) then
+    perform ai.calling_role();  -- raises AS008 with its message
+  end if;
+  if pg_catalog.pg_has_role(v_role, 'ai_service', 'MEMBER') then
+    v_acting := pg_catalog.current_setting('ai.acting_owner', true);
+    if v_acting operator(pg_catalog.<>) '' then
+      if v_acting operator(pg_catalog.=) any ('{ai_user,ai_service}'::pg_catalog.text[])
+         or exists (select from pg_catalog.pg_roles r
+                    where r.rolname operator(pg_catalog.=) v_acting::pg_catalog.name and not r.rolcanlogin) then
+        raise exception using errcode = 'AS008',
+          message = pg_catalog.format('acting owner %s is a role that cannot log in: it is no owner identity', v_acting);
+      end if;
+      return v_acting;
+    end if;
+  end if;
+  if v_role operator(pg_catalog.=) any ('{ai_user,ai_service}'::pg_catalog.name[]) then
+    perform ai.calling_role();  -- raises AS008 with its message
+  end if;
+  return v_role::pg_catalog.text;
+end
 $$;
 comment on function ai.current_owner() is
-  'The tenant the caller acts as: the acting owner set by ai.act_as() for members of ai_service, otherwise the current role''s name.';
+  'The tenant the caller acts as: the acting owner set by ai.act_as() for members of ai_service, otherwise ai.calling_role(). AS008 when that is a role that cannot log in (ai_user, ai_service, any group role).';
 
 create function ai.sees_all_owners() returns boolean
-language sql stable parallel safe
+language plpgsql stable parallel safe
 as $$
-  select pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER')
-     and coalesce(pg_catalog.current_setting('ai.acting_owner', true), '') = ''
+declare
+  v_role pg_catalog.name := pg_catalog.current_setting('role');
+begin
+  if v_role operator(pg_catalog.=) 'none'::pg_catalog.name then
+    v_role := session_user;
+  end if;
+  if not pg_catalog.pg_has_role(v_role, 'ai_service', 'MEMBER')
+     or coalesce(pg_catalog.current_setting('ai.acting_owner', true), ''::pg_catalog.text) operator(pg_catalog.<>) '' then
+    return false;
+  end if;
+  perform ai.calling_role();  -- AS008 for a role that cannot log in (SET ROLE ai_service sees nobody)
+  return true;
+end
 $$;
 comment on function ai.sees_all_owners() is
-  'True for a member of ai_service that acts for no particular owner: it sees and may change every tenant''s rows.';
+  'True for a member of ai_service (by its calling role, ai.calling_role()) that acts for no particular owner: it sees and may change every tenant''s rows. AS008 for such a role that cannot log in.';
 
 create function ai.act_as(owner text, local boolean default true) returns text
 language plpgsql volatile
+set search_path = pg_catalog, pg_temp
 as $$
 begin
-  if not pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER') then
+  if not pg_catalog.pg_has_role(ai.calling_role(), 'ai_service', 'MEMBER') then
     raise exception using errcode = 'AS007',
-      message = format('role %s may not act for another owner: it is not a member of ai_service', current_user);
+      message = pg_catalog.format('role %s may not act for another owner: it is not a member of ai_service', ai.calling_role());
   end if;
   if owner is not null then
-    perform ai._check_text(owner, 'owner');
+    if owner operator(pg_catalog.=) '' then
+      raise exception using errcode = 'AS002', message = 'owner must not be empty';
+    end if;
+    if pg_catalog.char_length(owner) operator(pg_catalog.>) 255 then
+      raise exception using errcode = 'AS002', message = 'owner is longer than 255 characters';
+    end if;
+    if owner operator(pg_catalog.=) any ('{ai_user,ai_service}'::text[])
+       or exists (select from pg_catalog.pg_roles r
+                  where r.rolname operator(pg_catalog.=) owner::name and not r.rolcanlogin) then
+      raise exception using errcode = 'AS008',
+        message = pg_catalog.format('owner %s is a role that cannot log in: it is no owner identity', owner);
+    end if;
   end if;
   -- NULL clears the acting owner: the service sees every tenant again. ('' is refused above.)
   return pg_catalog.set_config('ai.acting_owner', coalesce(owner, ''), local);
 end
 $$;
 comment on function ai.act_as(text, boolean) is
-  'For members of ai_service: act for the given end-user owner until the transaction ends (local => true) or the session ends; NULL stops acting. Raises AS007 for anyone else.';
+  'For members of ai_service: act for the given end-user owner until the transaction ends (local => true) or the session ends; NULL stops acting. Raises AS007 for anyone else, AS008 for an owner that is a role that cannot log in (ai_user, ai_service, any group role).';
 
-revoke execute on function ai.current_owner(), ai.sees_all_owners(), ai.act_as(text, boolean) from public;
-grant execute on function ai.current_owner(), ai.sees_all_owners() to ai_user, ai_service;
-grant execute on function ai.act_as(text, boolean) to ai_user, ai_service;
+revoke execute on function ai.calling_role(), ai.current_owner(), ai.sees_all_owners(), ai.act_as(text, boolean) from public;
+grant execute on function ai.calling_role(), ai.current_owner(), ai.sees_all_owners(), ai.act_as(text, boolean)
+  to ai_user, ai_service;
 
 
 -- ===== change: sessions =====
@@ -284,12 +388,8 @@ create policy agent_sessions_by_owner on ai.agent_sessions
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
--- The functions run as the caller, so callers need these privileges; RLS narrows them to the
--- caller's own rows. Owner and thread_id are never updatable; nobody but the owner of the
--- schema deletes (ai.delete_thread, in a later change, does it for the tenant).
-grant select, insert on ai.agent_sessions to ai_user, ai_service;
-grant update (status, config, current_checkpoint_id, last_seq, updated_at, completed_at)
-  on ai.agent_sessions to ai_user, ai_service;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 create function ai._check_thread_id(thread_id text) returns void
 language sql immutable parallel safe
@@ -316,6 +416,8 @@ comment on function ai._session_owner(text) is 'Internal guard: the owner of a v
 
 create function ai.get_session(thread_id text) returns ai.agent_sessions
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   s ai.agent_sessions;
@@ -332,7 +434,8 @@ comment on function ai.get_session(text) is
   'The session row of a thread. Raises AS001 when the thread does not exist or belongs to another tenant.';
 
 revoke execute on function ai._check_thread_id(text), ai._session_owner(text), ai.get_session(text) from public;
-grant execute on function ai._check_thread_id(text), ai._session_owner(text), ai.get_session(text) to ai_user, ai_service;
+grant execute on function ai.get_session(text)
+to ai_user, ai_service;
 
 
 -- ===== change: events =====
@@ -361,7 +464,8 @@ create policy session_events_by_owner on ai.session_events
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
-grant select, insert on ai.session_events to ai_user, ai_service;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 create function ai._check_event_kind(kind text) returns void
 language plpgsql immutable parallel safe
@@ -379,6 +483,8 @@ comment on function ai._check_event_kind(text) is 'Internal guard: raises AS002 
 create function ai.record_event(thread_id text, kind text, payload jsonb default '{}')
 returns ai.session_events
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -411,6 +517,8 @@ create function ai.get_events(thread_id text, after_event_id bigint default 0, m
                               kinds text[] default null)
 returns setof ai.session_events
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -436,8 +544,8 @@ comment on function ai.get_events(text, bigint, integer, text[]) is
 
 revoke execute on function ai._check_event_kind(text), ai.record_event(text, text, jsonb),
   ai.get_events(text, bigint, integer, text[]) from public;
-grant execute on function ai._check_event_kind(text), ai.record_event(text, text, jsonb),
-  ai.get_events(text, bigint, integer, text[]) to ai_user, ai_service;
+grant execute on function ai.record_event(text, text, jsonb), ai.get_events(text, bigint, integer, text[])
+to ai_user, ai_service;
 
 
 -- ===== change: session_lifecycle =====
@@ -459,9 +567,8 @@ as $$
 $$;
 comment on function ai._session_transition_allowed(text, text) is 'Internal: whether a session may move from one status to another.';
 
--- The same rule for raw UPDATEs: a tenant holds UPDATE (status) on its own sessions because the
--- functions run as the caller, so the table itself refuses a forbidden move (a finished session
--- stays finished). The WHEN clause keeps the trigger off every update that leaves status alone.
+-- The same rule for raw UPDATEs (the schema owner's: tenants hold no table privilege): the table
+-- itself refuses a forbidden move (a finished session stays finished). The WHEN clause keeps the trigger off every update that leaves status alone.
 create function ai._guard_session_status() returns trigger
 language plpgsql
 as $$
@@ -483,6 +590,8 @@ create trigger agent_sessions_status_transition
 create function ai.create_session(thread_id text default null, config jsonb default '{}')
 returns ai.agent_sessions
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -521,6 +630,8 @@ comment on function ai.create_session(text, jsonb) is
 
 create function ai.set_session_status(thread_id text, status text) returns ai.agent_sessions
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -568,8 +679,8 @@ comment on function ai.set_session_status(text, text) is
 revoke execute on function ai._guard_session_status() from public;  -- a trigger needs no grant
 revoke execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
   ai.set_session_status(text, text) from public;
-grant execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
-  ai.set_session_status(text, text) to ai_user, ai_service;
+grant execute on function ai.create_session(text, jsonb), ai.set_session_status(text, text)
+to ai_user, ai_service;
 
 
 -- ===== change: messages =====
@@ -606,11 +717,12 @@ create policy session_messages_by_owner on ai.session_messages
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
--- Append-only: no UPDATE or DELETE privilege for anyone but the schema owner.
-grant select, insert on ai.session_messages to ai_user, ai_service;
+-- Append-only: no function updates or deletes a message (the cascade of a deleted session aside).
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
--- seq stays 1..n for raw writes too. Callers hold INSERT on messages and UPDATE (last_seq) on
--- their sessions, because the functions run as the caller; these two triggers keep the messages
+-- seq stays 1..n for raw writes too (only the schema owner writes raw: tenants hold no table
+-- privilege, docs/security.md); these two triggers keep the messages
 -- of a thread a gapless run 1..m with m <= last_seq, whoever writes: a message may only take a
 -- number the session has handed out (seq <= last_seq) right after its predecessor, and last_seq
 -- only moves up by one, or back by one when that number is still unused. The append follows
@@ -660,9 +772,11 @@ create trigger agent_sessions_last_seq
 
 -- The default token estimate: about four bytes of JSON text per token, the usual rule of thumb
 -- for English with BPE tokenizers. Callers that know the real count pass it.
+-- No SET search_path, so that it inlines into the append; every name, type and operator is qualified.
 create function ai.estimate_tokens(content jsonb) returns integer
 language sql immutable parallel safe
-as $$ select ceil(pg_catalog.octet_length(content::text) / 4.0)::integer $$;
+as $$ select pg_catalog.ceil(pg_catalog.octet_length(content::pg_catalog.text)::pg_catalog.numeric
+                             operator(pg_catalog./) 4.0::pg_catalog.numeric)::pg_catalog.int4 $$;
 comment on function ai.estimate_tokens(jsonb) is
   'The token estimate used when a message comes without a token count: ceil(bytes of the JSON text / 4).';
 
@@ -674,8 +788,9 @@ begin
   -- A JSON array is an unambiguous encoding of the four fields (no separator can be forged).
   -- PL/pgSQL rather than SQL: this SQL body could not be inlined (convert_to is only stable),
   -- and a non-inlined SQL function is re-planned at every call (4x slower, measured).
+  -- No SET search_path (it runs on every append); every name and type is qualified instead.
   return pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
-           pg_catalog.jsonb_build_array(thread_id, role, content, turn)::text, 'UTF8')), 'hex');
+           pg_catalog.jsonb_build_array(thread_id, role, content, turn)::pg_catalog.text, 'UTF8')), 'hex');
 end
 $$;
 comment on function ai.message_key(text, text, jsonb, integer) is
@@ -693,6 +808,8 @@ create function ai.append_message_idempotent(
   idempotency_key text default null, token_count integer default null)
 returns ai.appended_message
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -779,6 +896,8 @@ comment on function ai.append_message_idempotent(text, text, jsonb, integer, tex
 create function ai.get_messages(thread_id text, after_seq bigint default 0, max_rows integer default 1000)
 returns setof ai.session_messages
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -860,10 +979,15 @@ grant execute on function ai.estimate_tokens(jsonb), ai.message_key(text, text, 
 --   SHARE on the session row. No function holds one job row while waiting for another.
 --
 -- NOTIFY
---   enqueue_job, release_job and retry_dead_job send pg_notify('ai_jobs', queue) when the job is
---   due now. Postgres folds identical (channel, payload) pairs within a transaction, so enqueuing
---   10,000 jobs into one queue in one transaction sends one notification. It is a hint: workers
---   poll as well, so a lost notification costs latency, never a job.
+--   enqueue_job, release_job and retry_dead_job send pg_notify(ai.queue_channel(queue), '') when
+--   the job is due now. Postgres folds identical (channel, payload) pairs within a transaction, so
+--   enqueuing 10,000 jobs into one queue in one transaction sends one notification. It is a hint:
+--   workers poll as well, so a lost notification costs latency, never a job.
+--   LISTEN needs no privilege, so anything in a channel name or payload is public to every role
+--   that can guess the name. The payload is empty and the channel is 'ai_jobs_' and a keyed hash
+--   of the queue name, under a random key only the schema owner reads (ai.notify_key): a tenant
+--   can neither learn queue names nor listen on a queue's channel. Workers (ai_service) ask
+--   ai.queue_channel(queue) for the name.
 --
 -- Churn
 --   Claims and finishes change status, which the partial indexes depend on, so those UPDATEs are
@@ -932,10 +1056,9 @@ create unique index agent_jobs_idempotency_key on ai.agent_jobs (owner, queue, i
 -- index pays for that (one CPU measurement: a quarter of a claim + complete). The cost lands on
 -- deleting a session, whose cascade scans the jobs; archive_jobs keeps that table small.
 
--- Tenants hold UPDATE (status, ...) on their own jobs because cancel_job (and resolve_human, in
--- a later change) run as the caller. The table itself allows a tenant only those two moves, so a
--- raw UPDATE cannot revive a cancelled job or mark one completed. Workers (ai_service) are not
--- checked: the WHEN clause lets their claims and finishes through without calling the function.
+-- A caller outside ai_service (by ai.calling_role(), as the functions run as the schema owner)
+-- may only cancel a job or answer one that waits for a person, whatever function moves it.
+-- Workers (ai_service) are not checked: the WHEN clause lets their claims and finishes through.
 create function ai._guard_tenant_job_status() returns trigger
 language plpgsql
 as $$
@@ -956,7 +1079,7 @@ create trigger agent_jobs_tenant_status
   before update of status on ai.agent_jobs
   for each row
   when (old.status is distinct from new.status
-        and not pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER'))
+        and not pg_catalog.pg_has_role(ai.calling_role(), 'ai_service', 'MEMBER'))
   execute function ai._guard_tenant_job_status();
 
 alter table ai.agent_jobs enable row level security;
@@ -982,15 +1105,8 @@ create policy agent_jobs_archive_by_owner on ai.agent_jobs_archive
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
--- The functions run as the caller, so callers hold what they need; RLS narrows it to their own
--- rows. Tenants may insert a job and cancel one (status and its timestamps), nothing else:
--- leases, attempts, tokens and results are written by workers only.
-grant select on ai.agent_jobs, ai.agent_jobs_archive to ai_user, ai_service;
-grant insert (thread_id, owner, queue, payload, priority, run_at, max_attempts, idempotency_key, created_at, updated_at)
-  on ai.agent_jobs to ai_user;
-grant update (status, updated_at, finished_at) on ai.agent_jobs to ai_user;
-grant insert, update, delete on ai.agent_jobs to ai_service;
-grant insert on ai.agent_jobs_archive to ai_service;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 -- ---------------------------------------------------------------------------------------------
 -- Internal helpers
@@ -1089,12 +1205,38 @@ comment on function ai._finish_spent(bigint, timestamptz) is 'Internal: complete
 -- ---------------------------------------------------------------------------------------------
 -- Enqueue
 
+-- The wake-up channel of a queue (see NOTIFY in the header): a keyed hash of its name.
+create table ai.notify_key (
+  one boolean primary key default true check (one),
+  key text not null
+);
+comment on table ai.notify_key is 'Internal: the random key of the queue channel names (ai.queue_channel); one row, read by the schema owner only.';
+alter table ai.notify_key enable row level security;
+alter table ai.notify_key force row level security;
+create policy notify_key_schema_owner on ai.notify_key using (true) with check (true);  -- no grant to anyone
+insert into ai.notify_key (key)
+values (pg_catalog.md5(pg_catalog.gen_random_uuid()::text) || pg_catalog.md5(pg_catalog.gen_random_uuid()::text));
+
+create function ai.queue_channel(queue text) returns text
+language sql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+  select 'ai_jobs_' operator(pg_catalog.||) pg_catalog.left(pg_catalog.encode(pg_catalog.sha256(
+           pg_catalog.convert_to(k.key operator(pg_catalog.||) ':' operator(pg_catalog.||) queue, 'UTF8')), 'hex'), 32)
+  from ai.notify_key k
+$$;
+comment on function ai.queue_channel(text) is
+  'The channel a worker LISTENs on to wake when a job of the queue is due: ''ai_jobs_'' and a keyed hash of the queue name (the payload is empty). For ai_service; tenants cannot compute it, so they learn no queue name and hear no other tenant''s jobs.';
+
 create function ai.enqueue_job(
   thread_id text, payload jsonb default '{}', queue text default 'default', run_at timestamptz default null,
   priority integer default 0, max_attempts integer default 5, idempotency_key text default null)
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1143,13 +1285,13 @@ begin
   end if;
 
   if j.run_at <= v_now then
-    perform pg_catalog.pg_notify('ai_jobs', a_queue);
+    perform pg_catalog.pg_notify(ai.queue_channel(a_queue), '');
   end if;
   return j;
 end
 $$;
 comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text) is
-  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Sends pg_notify(''ai_jobs'', queue) when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument, AS003 payload over 1 MiB, AS004 session finished.';
+  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument, AS003 payload over 1 MiB, AS004 session finished.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Claim
@@ -1158,6 +1300,8 @@ create function ai.claim_job(worker_id text, lease interval default '60 seconds'
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1219,6 +1363,8 @@ create function ai.claim_jobs(worker_id text, lease interval, queue text, max_jo
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1282,6 +1428,8 @@ create function ai.renew_lease(job_id bigint, fencing_token bigint, lease interv
 returns timestamptz
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1306,6 +1454,8 @@ comment on function ai.renew_lease(bigint, bigint, interval) is
 create function ai.fenced_write(job_id bigint, fencing_token bigint) returns timestamptz
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1332,6 +1482,8 @@ create function ai.complete_job(job_id bigint, fencing_token bigint, result json
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1360,6 +1512,8 @@ create function ai.complete_jobs(job_ids bigint[], fencing_tokens bigint[], resu
 returns setof bigint
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1395,6 +1549,8 @@ create function ai.fail_job(job_id bigint, fencing_token bigint, error text, ret
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1428,6 +1584,8 @@ comment on function ai.fail_job(bigint, bigint, text, interval) is
 create function ai.release_job(job_id bigint, fencing_token bigint) returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1443,7 +1601,7 @@ begin
   if not found then
     perform ai._raise_lease_lost(release_job.job_id, release_job.fencing_token);
   end if;
-  perform pg_catalog.pg_notify('ai_jobs', j.queue);
+  perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
   return j;
 end
 $$;
@@ -1456,6 +1614,8 @@ comment on function ai.release_job(bigint, bigint) is
 create function ai.cancel_job(job_id bigint) returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1479,6 +1639,8 @@ comment on function ai.cancel_job(bigint) is
 create function ai.retry_dead_job(job_id bigint) returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1492,7 +1654,7 @@ begin
   if not found then
     perform ai._raise_not_allowed(retry_dead_job.job_id, 'only FAILED jobs are retried');
   end if;
-  perform pg_catalog.pg_notify('ai_jobs', j.queue);
+  perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
   return j;
 end
 $$;
@@ -1501,6 +1663,8 @@ comment on function ai.retry_dead_job(bigint) is
 
 create function ai.get_job(job_id bigint) returns ai.agent_jobs
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1520,6 +1684,8 @@ create function ai.queue_stats(queue text default null)
 returns table (queue_name text, pending bigint, due bigint, in_progress bigint, expired_leases bigint,
                awaiting_human bigint, completed bigint, failed bigint, cancelled bigint, oldest_due_age interval)
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1547,6 +1713,8 @@ comment on function ai.queue_stats(text) is
 
 create function ai.reap_expired(queue text default null) returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1573,6 +1741,8 @@ comment on function ai.reap_expired(text) is
 create function ai.archive_jobs(older_than interval default '1 day', max_rows integer default 10000)
 returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1613,19 +1783,16 @@ revoke execute on function
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
   ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.cancel_job(bigint), ai.retry_dead_job(bigint), ai.get_job(bigint),
-  ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer)
+  ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text)
 from public;
-grant execute on function
-  ai._raise_not_allowed(bigint, text), ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
+grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
   ai.cancel_job(bigint), ai.get_job(bigint), ai.queue_stats(text)
 to ai_user, ai_service;
-grant execute on function
-  ai._check_lease(interval), ai._check_claim(text, interval, text), ai._raise_lease_lost(bigint, bigint),
-  ai._lock_thread(text), ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
-  ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
+grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
-  ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.retry_dead_job(bigint), ai.reap_expired(text), ai.archive_jobs(interval, integer)
+  ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.retry_dead_job(bigint),
+  ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text)
 to ai_service;
 
 
@@ -1646,6 +1813,7 @@ create function ai.ulid()
 returns text
 language plpgsql
 volatile parallel unsafe
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_ms bigint := floor(extract(epoch from ai.now()) * 1000)::bigint;
@@ -1675,20 +1843,20 @@ begin
     v_hi := 0;
     v_lo := 0;
     for i in 0 .. 4 loop
-      v_hi := (v_hi << 8) | get_byte(v_rand, i);
-      v_lo := (v_lo << 8) | get_byte(v_rand, i + 5);
+      v_hi := (v_hi << 8) | get_byte(v_rand, i)::bigint;
+      v_lo := (v_lo << 8) | get_byte(v_rand, i + 5)::bigint;
     end loop;
   end if;
-  perform set_config('ai.ulid_state', v_ms || ':' || v_hi || ':' || v_lo, false);
+  perform set_config('ai.ulid_state', v_ms::text || ':' || v_hi::text || ':' || v_lo::text, false);
   -- 10 characters of time, then 8 + 8 of randomness (5 bits each, most significant first)
   for i in reverse 9 .. 0 loop
-    v_out := v_out || substr(v_alphabet, ((v_ms >> (5 * i)) & 31)::integer + 1, 1);
+    v_out := v_out || substr(v_alphabet, ((v_ms >> (5 * i)) & 31::bigint)::integer + 1, 1);
   end loop;
   for i in reverse 7 .. 0 loop
-    v_out := v_out || substr(v_alphabet, ((v_hi >> (5 * i)) & 31)::integer + 1, 1);
+    v_out := v_out || substr(v_alphabet, ((v_hi >> (5 * i)) & 31::bigint)::integer + 1, 1);
   end loop;
   for i in reverse 7 .. 0 loop
-    v_out := v_out || substr(v_alphabet, ((v_lo >> (5 * i)) & 31)::integer + 1, 1);
+    v_out := v_out || substr(v_alphabet, ((v_lo >> (5 * i)) & 31::bigint)::integer + 1, 1);
   end loop;
   return v_out;
 end;
@@ -1702,6 +1870,7 @@ create function ai.ulid_time(ulid text)
 returns timestamptz
 language plpgsql
 immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_alphabet constant text := '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
@@ -1717,9 +1886,9 @@ begin
   end if;
   for i in 1 .. 10 loop
     v_pos := strpos(v_alphabet, substr(p_ulid, i, 1)) - 1;
-    v_ms := (v_ms << 5) | v_pos;
+    v_ms := (v_ms << 5) | v_pos::bigint;
   end loop;
-  return to_timestamp(v_ms / 1000.0);
+  return to_timestamp(v_ms::numeric / 1000.0);
 end;
 $$;
 
@@ -1851,20 +2020,15 @@ create policy deleted_threads_by_owner on ai.deleted_threads
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
--- The functions run as the caller; RLS narrows every privilege to the caller's own rows.
-grant select, insert, update, delete on ai.checkpoints, ai.checkpoint_blobs, ai.checkpoint_writes
-  to ai_user, ai_service;
-grant select, insert, update (deleted_at) on ai.deleted_threads to ai_user, ai_service;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
--- Tenants may not delete sessions (see the sessions change). A tombstone is what deletes one:
--- RLS lets a caller write a tombstone only for its own owner, and this trigger then deletes that
--- owner's session of that thread, as the schema owner; the foreign keys cascade to everything the
--- thread owns (messages, events, checkpoints, values, writes). RLS is forced for the schema owner
--- too (unless it is a superuser), so two policies for it alone let it see the tombstones and
--- delete exactly the sessions they name.
+-- A tombstone is what deletes a session: ai.delete_thread writes one for the caller's own thread
+-- and this trigger then deletes that owner's session of that thread; the foreign keys cascade to
+-- everything the thread owns (messages, events, checkpoints, values, writes). It runs inside the
+-- schema owner's functions, under the same policies (a caller's own rows only).
 create function ai._delete_tombstoned_session() returns trigger
-language plpgsql volatile security definer
-set search_path = pg_catalog, pg_temp
+language plpgsql volatile
 as $$
 begin
   delete from ai.agent_sessions s where s.thread_id = new.thread_id and s.owner = new.owner;
@@ -1872,14 +2036,6 @@ begin
 end
 $$;
 comment on function ai._delete_tombstoned_session() is 'Internal trigger: deletes the session a tombstone in ai.deleted_threads names (owner and thread must match).';
-create policy deleted_threads_seen_by_schema_owner on ai.deleted_threads for select to current_user using (true);
--- a DELETE with a WHERE reads the row, so it needs a SELECT policy as well as a DELETE one
-create policy agent_sessions_tombstoned_seen_by_schema_owner on ai.agent_sessions for select to current_user
-  using (exists (select from ai.deleted_threads d
-                 where d.thread_id = agent_sessions.thread_id and d.owner = agent_sessions.owner));
-create policy agent_sessions_deleted_by_tombstone on ai.agent_sessions for delete to current_user
-  using (exists (select from ai.deleted_threads d
-                 where d.thread_id = agent_sessions.thread_id and d.owner = agent_sessions.owner));
 revoke execute on function ai._delete_tombstoned_session() from public;
 create trigger deleted_threads_delete_session
   after insert or update on ai.deleted_threads
@@ -1901,6 +2057,39 @@ begin
 end
 $$;
 comment on function ai._check_checkpoint_ns(text) is 'Internal guard: raises AS002 unless checkpoint_ns is a text of at most 1024 characters (empty is the root).';
+
+-- Sizes: a checkpoint, each channel value and each pending write up to 16 MiB (AS003); channel
+-- names and versions, which are index keys, up to 255 characters (AS002; longer ones would hit
+-- the btree row limit, 54000). The hot paths test the common case inline and call this guard
+-- only when something is over, to raise the error that names it.
+create function ai._check_blob_sizes(checkpoint bytea, channels text[], versions text[], blobs bytea[])
+returns void
+language plpgsql immutable
+as $$
+declare
+  v_max constant integer := 16777216;
+  u record;
+begin
+  if pg_catalog.octet_length(checkpoint) > v_max then
+    raise exception using errcode = 'AS003',
+      message = format('checkpoint is %s bytes, over the limit of %s', pg_catalog.octet_length(checkpoint), v_max);
+  end if;
+  for u in select * from unnest(channels, versions, blobs) as x(channel, version, blob) loop
+    if pg_catalog.char_length(u.channel) > 255 then
+      raise exception using errcode = 'AS002', message = 'a channel name is longer than 255 characters';
+    end if;
+    if pg_catalog.char_length(u.version) > 255 then
+      raise exception using errcode = 'AS002',
+        message = format('the version of channel %s is longer than 255 characters', u.channel);
+    end if;
+    if pg_catalog.octet_length(u.blob) > v_max then
+      raise exception using errcode = 'AS003',
+        message = format('the value of channel %s is %s bytes, over the limit of %s', u.channel, pg_catalog.octet_length(u.blob), v_max);
+    end if;
+  end loop;
+end
+$$;
+comment on function ai._check_blob_sizes(bytea, text[], text[], bytea[]) is 'Internal guard: AS003 for a checkpoint or a value over 16 MiB, AS002 for a channel name or version over 255 characters.';
 
 -- A fenced write: the queue's check that the caller still holds the job, in this transaction.
 create function ai._fence(job_id bigint, fencing_token bigint) returns void
@@ -2017,6 +2206,8 @@ create function ai.put_checkpoint(
   durability text default 'sync'
 ) returns text
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -2077,6 +2268,12 @@ begin
      or array_position(a_blob_types, null) is not null then
     raise exception using errcode = 'AS002', message = 'blob channels, versions and types must not contain NULL';
   end if;
+  if pg_catalog.octet_length(a_checkpoint) > 16777216
+     or exists (select from unnest(a_blob_channels, a_blob_versions, a_blobs) as u(channel, version, blob)
+                where pg_catalog.char_length(u.channel) > 255 or pg_catalog.char_length(u.version) > 255
+                   or pg_catalog.octet_length(u.blob) > 16777216) then
+    perform ai._check_blob_sizes(a_checkpoint, a_blob_channels, a_blob_versions, a_blobs);
+  end if;
   if a_durability is null or a_durability not in ('sync', 'async') then
     raise exception using errcode = 'AS002',
       message = format('durability %s is not sync or async', coalesce(pg_catalog.quote_literal(a_durability), 'NULL'));
@@ -2128,7 +2325,7 @@ begin
 end
 $$;
 comment on function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text) is
-  'Saves a checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version) in one call; returns its id (a new ULID when checkpoint_id is NULL). Putting the same id again replaces it. Creates the session for the caller when the thread is new; in the root namespace keeps agent_sessions.current_checkpoint_id at the newest id. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument, AS003 metadata too large, AS006 stale fencing token, AS020 deleted thread.';
+  'Saves a checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version) in one call; returns its id (a new ULID when checkpoint_id is NULL). Putting the same id again replaces it. Creates the session for the caller when the thread is new; in the root namespace keeps agent_sessions.current_checkpoint_id at the newest id. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument (a channel name or version over 255 characters too), AS003 metadata over 1 MiB or the checkpoint or a channel value over 16 MiB, AS006 stale fencing token, AS020 deleted thread.';
 
 create function ai.put_writes(
   thread_id text,
@@ -2144,6 +2341,8 @@ create function ai.put_writes(
   fencing_token bigint default null
 ) returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -2187,6 +2386,10 @@ begin
      or array_position(a_types, null) is not null or array_position(a_blobs, null) is not null then
     raise exception using errcode = 'AS002', message = 'idx, channels, types and blobs must not contain NULL';
   end if;
+  if exists (select from unnest(a_channels, a_blobs) as u(channel, blob)
+             where pg_catalog.char_length(u.channel) > 255 or pg_catalog.octet_length(u.blob) > 16777216) then
+    perform ai._check_blob_sizes(null, a_channels, null, a_blobs);
+  end if;
   if job_id is not null or fencing_token is not null then
     perform ai._fence(job_id, fencing_token);
   end if;
@@ -2209,7 +2412,7 @@ begin
 end
 $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
-  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument, AS006 stale fencing token, AS020 deleted thread.';
+  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument (a channel name over 255 characters too), AS003 a value over 16 MiB, AS006 stale fencing token, AS020 deleted thread.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Reading. get_checkpoint and list_checkpoints return the same row: the checkpoint, the values
@@ -2275,6 +2478,8 @@ returns setof ai.checkpoint_tuple
 language plpgsql stable
 -- one plan for every call: the query below has no shape that depends on the arguments
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -2345,6 +2550,8 @@ create function ai.list_checkpoints(
 language plpgsql stable
 -- the common case (one thread, one namespace) has one plan for every call
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -2398,6 +2605,8 @@ create function ai.checkpoint_lineage(
   direction text default 'ancestors'
 ) returns table (id text, parent_id text, depth integer, created_at timestamptz, metadata jsonb)
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -2482,6 +2691,8 @@ comment on function ai.checkpoint_lineage(text, text, text, text) is
 create function ai.checkpoints_between(thread_id text, from_time timestamptz, to_time timestamptz)
 returns table (checkpoint_ns text, checkpoint_id text, parent_checkpoint_id text, created_at timestamptz, metadata jsonb)
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -2593,6 +2804,8 @@ create function ai.fork_thread(
   checkpoint_ns text default ''
 ) returns text
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -2622,6 +2835,8 @@ comment on function ai.fork_thread(text, text, text, text) is
 
 create function ai.copy_thread(source_thread_id text, target_thread_id text) returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_owner text;
@@ -2640,6 +2855,8 @@ comment on function ai.copy_thread(text, text) is
 
 create function ai.delete_thread(thread_id text) returns boolean
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -2665,6 +2882,8 @@ comment on function ai.delete_thread(text) is
 
 create function ai.delete_for_runs(run_ids text[]) returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_threads text[];
@@ -2699,6 +2918,8 @@ comment on function ai.delete_for_runs(text[]) is
 
 create function ai.prune_checkpoints(thread_ids text[], strategy text default 'keep_latest') returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_count integer;
@@ -2754,6 +2975,8 @@ comment on function ai.prune_checkpoints(text[], text) is
 
 create function ai.prune_idle_threads(idle interval, strategy text default 'keep_latest') returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_cutoff timestamptz;
@@ -2783,7 +3006,7 @@ comment on function ai.prune_idle_threads(interval, text) is
   'Retention by age: prunes (ai.prune_checkpoints with the given strategy) every thread the caller sees whose newest checkpoint is older than now - idle; returns how many threads. AS002 bad argument.';
 
 revoke execute on function
-  ai._check_checkpoint_ns(text), ai._fence(bigint, bigint),
+  ai._check_checkpoint_ns(text), ai._check_blob_sizes(bytea, text[], text[], bytea[]), ai._fence(bigint, bigint),
   ai._checkpoint_thread_owner(text), ai._collect_checkpoint_blobs(text[]), ai._reset_current_checkpoint(text[]),
   ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text),
@@ -2795,12 +3018,8 @@ revoke execute on function
   ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text)
 from public;
 grant execute on function
-  ai._check_checkpoint_ns(text), ai._fence(bigint, bigint),
-  ai._checkpoint_thread_owner(text), ai._collect_checkpoint_blobs(text[]), ai._reset_current_checkpoint(text[]),
-  ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
-  ai._checkpoint_tuple(ai.checkpoints), ai._list_checkpoints_any(text, text, text, integer, jsonb),
   ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb),
   ai.checkpoint_lineage(text, text, text, text), ai.checkpoints_between(text, timestamptz, timestamptz),
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
@@ -2853,6 +3072,8 @@ create function ai.context_window(thread_id text, window_tokens integer, keep_la
                                   threshold real default 0.7)
 returns ai.context_window
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -2920,13 +3141,15 @@ create function ai.record_compaction(thread_id text, summary text, through_seq b
                                      summary_tokens integer default null)
 returns ai.appended_message
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
   a_thread_id alias for $1;
   a_summary alias for $2;
   a_through alias for $3;
-  v_key text := 'compaction:' || a_through;
+  v_key text := 'compaction:' || a_through::text;
   v_last bigint;
   v_prev bigint;
 begin
@@ -2973,8 +3196,9 @@ comment on function ai.record_compaction(text, text, bigint, integer) is
 
 revoke execute on function ai._newest_summary(text), ai.context_window(text, integer, integer, real),
   ai.record_compaction(text, text, bigint, integer) from public;
-grant execute on function ai._newest_summary(text), ai.context_window(text, integer, integer, real),
-  ai.record_compaction(text, text, bigint, integer) to ai_user, ai_service;
+grant execute on function ai.context_window(text, integer, integer, real),
+  ai.record_compaction(text, text, bigint, integer)
+to ai_user, ai_service;
 
 
 -- ===== change: evals =====
@@ -3001,6 +3225,8 @@ comment on type ai.trajectory_step is 'One step of a recorded trajectory: a mess
 create function ai.trajectory(thread_id text, after_checkpoint_id text default null, checkpoint_ns text default '')
 returns setof ai.trajectory_step
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3064,13 +3290,16 @@ alter table ai.eval_runs force row level security;
 create policy eval_runs_by_owner on ai.eval_runs
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
-grant select, insert on ai.eval_runs to ai_user, ai_service;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 create function ai.record_eval_run(thread_id text, candidate text, passed boolean, scores jsonb default '{}',
                                    diff jsonb default '{}', replay_thread_id text default null,
                                    from_checkpoint_id text default null)
 returns ai.eval_runs
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3101,6 +3330,8 @@ comment on function ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, 
 create function ai.get_eval_runs(thread_id text default null, candidate text default null, max_rows integer default 100)
 returns setof ai.eval_runs
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 begin
@@ -3145,7 +3376,7 @@ insert into ai.error_codes (sqlstate, name, description) values
 
 create schema ai_archive;
 comment on schema ai_archive is 'agent-state: finished sessions and everything they own, moved out of the hot tables by ai.archive_sessions.';
-grant usage on schema ai_archive to ai_user, ai_service;
+-- No USAGE for ai_user or ai_service: only the schema owner's functions read or write it.
 
 create table ai._archived_tables (
   table_name text primary key,
@@ -3156,7 +3387,6 @@ comment on table ai._archived_tables is 'Internal: the tables that hang off a se
 alter table ai._archived_tables enable row level security;
 alter table ai._archived_tables force row level security;
 create policy archived_tables_all_rows on ai._archived_tables using (true) with check (true);
-grant select on ai._archived_tables to ai_user, ai_service;
 
 insert into ai._archived_tables (table_name, copy_order, order_by) values
   ('session_messages', 10, 'seq'),
@@ -3205,17 +3435,10 @@ begin
                       using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
                       with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))',
                    t || '_by_owner', t);
-    -- Tenants read their archive; moving rows in and out is the service's job.
-    execute format('grant select on ai_archive.%I to ai_user', t);
-    execute format('grant select, insert, delete on ai_archive.%I to ai_service', t);
-    execute format('grant update (owner) on ai_archive.%I to ai_service', t);  -- only to lock rows FOR UPDATE
+    -- No grant: archive_sessions and restore_session (SECURITY DEFINER) move the rows.
   end loop;
 end
 $$;
--- Deleting a session cascades (as the table owner) to what hangs off it, so the service needs
--- DELETE on sessions alone: messages and events stay append-only for every caller.
-grant delete on ai.agent_sessions to ai_service;
-
 -- The columns a copy names, of the hot table: all of them into the archive (where a generated
 -- column is a plain one that keeps its value), the non-generated ones on the way back (the hot
 -- table computes the others again). Named explicitly, so a column added later to both tables,
@@ -3233,6 +3456,8 @@ comment on function ai._copy_columns(text, boolean) is 'Internal: the quoted, co
 create function ai.archive_sessions(older_than interval default '90 days', batch_size integer default 1000)
 returns table (thread_id text, owner text, status text, completed_at timestamptz, rows_moved jsonb)
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3289,6 +3514,8 @@ comment on function ai.archive_sessions(interval, integer) is
 
 create function ai.restore_session(thread_id text) returns ai.agent_sessions
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3339,7 +3566,7 @@ comment on procedure ai.archive_all_sessions(interval, integer) is
   'Archives every finished session older than older_than, one committed batch of batch_size at a time (CALL it outside a transaction block, e.g. from cron or pg_cron).';
 
 revoke execute on function ai._copy_columns(text, boolean), ai.archive_sessions(interval, integer), ai.restore_session(text) from public;
-grant execute on function ai._copy_columns(text, boolean) to ai_service;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 revoke execute on procedure ai.archive_all_sessions(interval, integer) from public;
 grant execute on function ai.archive_sessions(interval, integer), ai.restore_session(text) to ai_service;
 grant execute on procedure ai.archive_all_sessions(interval, integer) to ai_service;
@@ -3419,7 +3646,8 @@ alter table ai.side_effects force row level security;
 create policy side_effects_by_owner on ai.side_effects
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
-grant select, insert, update on ai.side_effects to ai_user, ai_service;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 -- Retention: the ledger moves with its session.
 create table ai_archive.side_effects (like ai.side_effects including defaults including constraints including indexes,
@@ -3429,15 +3657,13 @@ alter table ai_archive.side_effects force row level security;
 create policy side_effects_by_owner on ai_archive.side_effects
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
-grant select on ai_archive.side_effects to ai_user;
-grant select, insert, delete on ai_archive.side_effects to ai_service;
-grant update (owner) on ai_archive.side_effects to ai_service;
 insert into ai._archived_tables (table_name, copy_order, order_by) values ('side_effects', 90, 'created_at');
 
 -- ---------------------------------------------------------------------------------------------
 
 create function ai.idempotency_key(variadic parts text[]) returns text
 language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_buf text := '';
@@ -3521,6 +3747,8 @@ create function ai.begin_side_effect(
 returns table (outcome text, attempt integer, taken_over boolean, result jsonb, holder_job_id bigint,
                reserved_until timestamptz)
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3607,6 +3835,8 @@ create function ai.finish_side_effect(thread_id text, idempotency_key text, resu
                                       fencing_token bigint default null)
 returns ai.side_effects
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3653,6 +3883,8 @@ create function ai.abandon_side_effect(thread_id text, idempotency_key text, job
                                        fencing_token bigint default null, error text default null)
 returns ai.side_effects
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3689,6 +3921,8 @@ comment on function ai.abandon_side_effect(text, text, bigint, bigint, text) is
 
 create function ai.get_side_effect(thread_id text, idempotency_key text) returns ai.side_effects
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3712,9 +3946,8 @@ revoke execute on function ai.idempotency_key(text[]),
   ai.abandon_side_effect(text, text, bigint, bigint, text), ai.get_side_effect(text, text)
 from public;
 grant execute on function ai.idempotency_key(text[]),
-  ai._check_side_effect_args(text, text, bigint, bigint, boolean), ai._fence_side_effect(text, bigint, bigint),
-  ai._side_effect_holder_alive(ai.side_effects, timestamptz),
-  ai.begin_side_effect(text, text, jsonb, bigint, bigint, interval), ai.finish_side_effect(text, text, jsonb, bigint, bigint),
+  ai.begin_side_effect(text, text, jsonb, bigint, bigint, interval),
+  ai.finish_side_effect(text, text, jsonb, bigint, bigint),
   ai.abandon_side_effect(text, text, bigint, bigint, text), ai.get_side_effect(text, text)
 to ai_user, ai_service;
 
@@ -3786,11 +4019,8 @@ alter table ai.human_approvals force row level security;
 create policy human_approvals_by_owner on ai.human_approvals
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
-grant select on ai.human_approvals to ai_user, ai_service;
-grant insert on ai.human_approvals to ai_service;
-grant update (status, decision, decided_by, decided_for, decided_at) on ai.human_approvals to ai_user, ai_service;
--- resolve_human runs as the tenant and puts its job back with the decision in its payload.
-grant update (payload, run_at) on ai.agent_jobs to ai_user;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 -- Retention: approvals move with their session.
 create table ai_archive.human_approvals (like ai.human_approvals including defaults including constraints including indexes,
@@ -3800,9 +4030,6 @@ alter table ai_archive.human_approvals force row level security;
 create policy human_approvals_by_owner on ai_archive.human_approvals
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
-grant select on ai_archive.human_approvals to ai_user;
-grant select, insert, delete on ai_archive.human_approvals to ai_service;
-grant update (owner) on ai_archive.human_approvals to ai_service;
 insert into ai._archived_tables (table_name, copy_order, order_by) values ('human_approvals', 100, 'approval_id');
 
 -- ---------------------------------------------------------------------------------------------
@@ -3810,6 +4037,8 @@ insert into ai._archived_tables (table_name, copy_order, order_by) values ('huma
 create function ai.request_human(job_id bigint, fencing_token bigint, checkpoint_id text, action jsonb default '{}')
 returns text
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3874,6 +4103,8 @@ comment on function ai.request_human(bigint, bigint, text, jsonb) is
 create function ai.resolve_human(thread_id text, checkpoint_id text, decision jsonb)
 returns ai.human_approvals
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3920,7 +4151,7 @@ begin
   set status = 'PENDING', run_at = v_now, updated_at = v_now,
       payload = u.payload || pg_catalog.jsonb_build_object('human', pg_catalog.jsonb_build_object(
         'approval_id', h.approval_id, 'checkpoint_id', h.checkpoint_id, 'action', h.action,
-        'decision', a_decision, 'decided_by', current_user, 'decided_at', v_now))
+        'decision', a_decision, 'decided_by', ai.calling_role(), 'decided_at', v_now))
   where u.job_id = h.job_id and u.status = 'AWAITING_HUMAN'
   returning u.* into j;
   if not found then
@@ -3929,7 +4160,7 @@ begin
   end if;
 
   update ai.human_approvals x
-  set status = 'resolved', decision = a_decision, decided_by = current_user, decided_for = ai.current_owner(),
+  set status = 'resolved', decision = a_decision, decided_by = ai.calling_role(), decided_for = ai.current_owner(),
       decided_at = v_now
   where x.approval_id = h.approval_id
   returning x.* into h;
@@ -3939,16 +4170,18 @@ begin
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id, 'checkpoint_id', h.checkpoint_id,
                                         'decision', h.decision, 'decided_by', h.decided_by, 'decided_for', h.decided_for),
           v_now);
-  perform pg_catalog.pg_notify('ai_jobs', j.queue);
+  perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
   return h;
 end
 $$;
 comment on function ai.resolve_human(text, text, jsonb) is
-  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (current_user) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits, AS033 already resolved, AS034 stale checkpoint.';
+  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits, AS033 already resolved, AS034 stale checkpoint.';
 
 create function ai.pending_approvals(owner text default null, max_rows integer default 100)
 returns setof ai.human_approvals
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 begin
@@ -3966,6 +4199,8 @@ comment on function ai.pending_approvals(text, integer) is
 
 create function ai.get_approval(approval_id text) returns ai.human_approvals
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -4008,11 +4243,10 @@ grant execute on function ai.request_human(bigint, bigint, text, jsonb) to ai_se
 --                                    approval per thread, so today none can); a session that is not
 --                                    'waiting' (finished meanwhile, say) is left alone
 --
--- An AFTER UPDATE trigger on ai.agent_jobs does it. It runs as the caller (SECURITY INVOKER), who
--- holds what it needs already: ai_user and ai_service may update status and decided_* of
--- ai.human_approvals, the status of ai.agent_sessions and insert into ai.session_events, and RLS
--- narrows that to the job's owner, whose job the caller could see and cancel in the first place
--- (an approval and its session always have the job's owner).
+-- An AFTER UPDATE trigger on ai.agent_jobs does it. It runs inside the function that moved the
+-- job (SECURITY DEFINER, as the schema owner), under the same policies: RLS narrows it to the
+-- job's owner, whose job the caller could see and cancel in the first place (an approval and its
+-- session always have the job's owner).
 --
 -- Lock order: job, session, approval. The cancelling UPDATE holds the job row before the trigger
 -- runs; the trigger then locks the session row (only when it waits), then the approval row, as
@@ -4075,7 +4309,7 @@ begin
   end if;
 
   update ai.human_approvals x
-  set status = 'cancelled', decided_by = current_user,
+  set status = 'cancelled', decided_by = ai.calling_role(),
       decided_for = case when ai.sees_all_owners() then null else ai.current_owner() end,
       decided_at = v_now
   where x.job_id = a_job_id and x.status = 'pending'
@@ -4096,9 +4330,9 @@ begin
 end
 $$;
 comment on function ai._close_approval_of_job(bigint, text) is
-  'Internal (the status trigger of ai.agent_jobs, after a job went from AWAITING_HUMAN to CANCELLED): the job''s pending approval becomes cancelled (decided_by = current_user), an approval_cancelled event is written, and a waiting session is active again when nothing else of the thread waits. Runs as the caller.';
+  'Internal (the status trigger of ai.agent_jobs, after a job went from AWAITING_HUMAN to CANCELLED): the job''s pending approval becomes cancelled (decided_by = ai.calling_role()), an approval_cancelled event is written, and a waiting session is active again when nothing else of the thread waits. Runs inside the function that moved the job.';
 revoke execute on function ai._close_approval_of_job(bigint, text) from public;
-grant execute on function ai._close_approval_of_job(bigint, text) to ai_user, ai_service;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
 create function ai._close_approval_of_cancelled_job() returns trigger
 language plpgsql
@@ -4127,6 +4361,8 @@ comment on function ai.cancel_job(bigint) is
 create or replace function ai.resolve_human(thread_id text, checkpoint_id text, decision jsonb)
 returns ai.human_approvals
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -4190,7 +4426,7 @@ begin
   set status = 'PENDING', run_at = v_now, updated_at = v_now,
       payload = u.payload || pg_catalog.jsonb_build_object('human', pg_catalog.jsonb_build_object(
         'approval_id', h.approval_id, 'checkpoint_id', h.checkpoint_id, 'action', h.action,
-        'decision', a_decision, 'decided_by', current_user, 'decided_at', v_now))
+        'decision', a_decision, 'decided_by', ai.calling_role(), 'decided_at', v_now))
   where u.job_id = h.job_id and u.status = 'AWAITING_HUMAN'
   returning u.* into j;
   if not found then
@@ -4199,7 +4435,7 @@ begin
   end if;
 
   update ai.human_approvals x
-  set status = 'resolved', decision = a_decision, decided_by = current_user, decided_for = ai.current_owner(),
+  set status = 'resolved', decision = a_decision, decided_by = ai.calling_role(), decided_for = ai.current_owner(),
       decided_at = v_now
   where x.approval_id = h.approval_id
   returning x.* into h;
@@ -4209,12 +4445,12 @@ begin
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id, 'checkpoint_id', h.checkpoint_id,
                                         'decision', h.decision, 'decided_by', h.decided_by, 'decided_for', h.decided_for),
           v_now);
-  perform pg_catalog.pg_notify('ai_jobs', j.queue);
+  perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
   return h;
 end
 $$;
 comment on function ai.resolve_human(text, text, jsonb) is
-  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (current_user) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
+  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Backfill: approvals that earlier cancels left pending
@@ -4357,7 +4593,7 @@ $$;
 comment on function ai._check_job_row(text, text, integer, integer, text, text, timestamptz) is
   'Internal: the CHECK of ai.agent_jobs rows (status, queue name, attempts, idempotency key, a running job''s lease); raises 23514 naming the rule a row breaks.';
 revoke execute on function ai._check_job_row(text, text, integer, integer, text, text, timestamptz) from public;
-grant execute on function ai._check_job_row(text, text, integer, integer, text, text, timestamptz) to ai_user, ai_service;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
 alter table ai.agent_jobs
   drop constraint agent_jobs_status_check,
@@ -4386,7 +4622,7 @@ begin
   if old.status = new.status then
     return null;
   end if;
-  if not pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER')
+  if not pg_catalog.pg_has_role(ai.calling_role(), 'ai_service', 'MEMBER')
      and not ((new.status = 'CANCELLED' and old.status in ('PENDING', 'IN_PROGRESS', 'AWAITING_HUMAN'))
               or (new.status = 'PENDING' and old.status = 'AWAITING_HUMAN')) then
     raise exception using errcode = 'AS004',
@@ -4423,6 +4659,8 @@ create or replace function ai.claim_job(worker_id text, lease interval default '
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -4488,6 +4726,8 @@ create or replace function ai.claim_jobs(worker_id text, lease interval, queue t
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -4577,6 +4817,8 @@ create or replace function ai.complete_jobs(job_ids bigint[], fencing_tokens big
 returns setof bigint
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -4711,8 +4953,7 @@ comment on function ai._check_checkpoint_row(jsonb, jsonb) is
 
 revoke execute on function ai._check_session_row(text, text, jsonb, bigint, timestamptz),
   ai._check_message_row(bigint, text, integer, text), ai._check_checkpoint_row(jsonb, jsonb) from public;
-grant execute on function ai._check_session_row(text, text, jsonb, bigint, timestamptz),
-  ai._check_message_row(bigint, text, integer, text), ai._check_checkpoint_row(jsonb, jsonb) to ai_user, ai_service;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
 alter table ai.agent_sessions
   drop constraint agent_sessions_thread_id_check,

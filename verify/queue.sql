@@ -10,6 +10,8 @@ select 1 / (select relforcerowsecurity::int from pg_catalog.pg_class where oid =
 select 1 / (select (indisunique and pg_catalog.pg_get_expr(indpred, indrelid) like '%IN_PROGRESS%')::int
             from pg_catalog.pg_index where indexrelid = 'ai.agent_jobs_one_running_per_thread'::regclass);
 select 'ai.agent_jobs_claim'::regclass;
+select 1 / (select count(*)::int from ai.notify_key);
+select 'ai.queue_channel(text)'::regprocedure;
 select 'ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text)'::regprocedure;
 select 'ai.claim_job(text, interval, text)'::regprocedure;
 select 'ai.claim_jobs(text, interval, text, integer)'::regprocedure;

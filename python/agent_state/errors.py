@@ -65,6 +65,12 @@ class PermissionDenied(AgentStateError):
     sqlstate = "AS007"
 
 
+class NotAnOwner(AgentStateError):
+    """AS008: the calling role (after SET ROLE) or the acting owner cannot log in (ai_user, ai_service, ...)."""
+
+    sqlstate = "AS008"
+
+
 class ThreadDeleted(AgentStateError):
     """AS020: a checkpoint or write for a thread that was deleted; a late write does not re-create it."""
 
@@ -136,6 +142,7 @@ ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
         Conflict,
         LeaseLost,
         PermissionDenied,
+        NotAnOwner,
         ThreadDeleted,
         StaleCompaction,
         NotArchivable,

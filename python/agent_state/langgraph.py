@@ -525,3 +525,9 @@ class AsyncAgentStateSaver(_Codec):
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         self._run(self.aprune(thread_ids, strategy=strategy))
+
+
+# Durable graph runs through the queue (agent_state/graph_runs.py), importable from here too.
+from .graph_runs import AsyncGraphRuns, GraphRuns, async_graph_worker, graph_handler, graph_worker, job_context  # noqa: E402
+
+__all__ += ["AsyncGraphRuns", "GraphRuns", "async_graph_worker", "graph_handler", "graph_worker", "job_context"]

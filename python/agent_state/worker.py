@@ -4,9 +4,10 @@ The loop is short: claim, run, renew, finish. Every finish names the job's fenci
 worker that lost its lease (paused, partitioned, too slow) writes nothing; the SQL functions
 decide, this module only calls them.
 
-- Claims wake on ``NOTIFY ai_jobs`` and poll every ``poll_interval`` as well (a notification is a
-  hint; a lost one costs latency, never a job). Up to ``concurrency + prefetch`` jobs are held at
-  once, claimed in batches with ``ai.claim_jobs``.
+- Claims wake on a NOTIFY on the queue's channel (``ai.queue_channel(queue)``, a keyed hash of
+  the queue name that tenants cannot compute; the payload is empty) and poll every
+  ``poll_interval`` as well (a notification is a hint; a lost one costs latency, never a job).
+  Up to ``concurrency + prefetch`` jobs are held at once, claimed in batches with ``ai.claim_jobs``.
 - Leases are renewed in the background about every third of the lease. When a renewal reports
   "lease lost", the job's context is marked lost: ``ctx.fenced()`` and ``ctx.complete()`` then
   refuse at once, and the handler can check ``ctx.lease_lost``.
@@ -39,6 +40,7 @@ from datetime import timedelta
 from typing import Any
 
 import psycopg
+from psycopg import sql
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from . import errors
@@ -49,7 +51,10 @@ from .side_effects import side_effect as _side_effect
 
 log = logging.getLogger("agent_state.worker")
 
-CHANNEL = "ai_jobs"
+
+def _listen_statement(channel: str) -> sql.Composed:
+    """LISTEN on the channel name ai.queue_channel returned (quoted as an identifier)."""
+    return sql.SQL("listen {}").format(sql.Identifier(channel))
 
 
 @dataclass
@@ -389,11 +394,12 @@ class Worker:
         while not self._closed.is_set():
             try:
                 with psycopg.connect(self.pool.conninfo, **{**self.pool.kwargs, "autocommit": True}) as conn:
-                    conn.execute(f"listen {CHANNEL}")
+                    row = conn.execute("select ai.queue_channel(%s)", (self.queue,)).fetchone()
+                    assert row is not None
+                    conn.execute(_listen_statement(row[0]))
                     while not self._closed.is_set():
-                        for note in conn.notifies(timeout=0.5):
-                            if note.payload == self.queue:
-                                self._wake.set()
+                        for _note in conn.notifies(timeout=0.5):
+                            self._wake.set()
             except psycopg.Error:
                 log.warning("LISTEN connection lost; polling until it is back", exc_info=True)
                 self._closed.wait(self.poll_interval)
@@ -650,10 +656,12 @@ class AsyncWorker:
             try:
                 kwargs = {**self.pool.kwargs, "autocommit": True}
                 async with await psycopg.AsyncConnection.connect(self.pool.conninfo, **kwargs) as conn:
-                    await conn.execute(f"listen {CHANNEL}")
-                    async for note in conn.notifies():
-                        if note.payload == self.queue:
-                            self._wake.set()
+                    cur = await conn.execute("select ai.queue_channel(%s)", (self.queue,))
+                    row = await cur.fetchone()
+                    assert row is not None
+                    await conn.execute(_listen_statement(row[0]))
+                    async for _note in conn.notifies():
+                        self._wake.set()
             except psycopg.Error:
                 log.warning("LISTEN connection lost; polling until it is back", exc_info=True)
                 await asyncio.sleep(self.poll_interval)

@@ -1,8 +1,8 @@
 """Human in the loop from Python, with real processes: a worker pauses a job for a person and
 exits; three days later (the database clock, moved with ai.frozen_now) the owner resolves it; a
-new process claims the job and resumes with the decision. The same through LangGraph's own
-interrupt() / Command(resume=...). Plus the client calls and their errors. Bounded: each process
-is given at most 60 seconds."""
+new process claims the job and resumes with the decision (the same through LangGraph's own
+interrupt() / Command(resume=...): test_graph_runs.py, durable graph runs). Plus the client
+calls and their errors. Bounded: each process is given at most 60 seconds."""
 
 from __future__ import annotations
 
@@ -42,13 +42,13 @@ from agent_state import (
 HERE = Path(__file__).resolve().parent
 
 
-def _run_worker(dsn: str, queue: str, mode: str, frozen: str) -> list[dict[str, Any]]:
+def _run_worker(dsn: str, queue: str, frozen: str) -> list[dict[str, Any]]:
     """Runs one worker process to completion (it drains the queue and exits); its JSON lines."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(HERE.parents[1] / "python"), env.get("PYTHONPATH", "")])
     env["PGOPTIONS"] = f"-c ai.frozen_now={frozen}"  # the process's database clock
     done = subprocess.run(
-        [sys.executable, str(HERE / "hitl_worker.py"), dsn, queue, mode],
+        [sys.executable, str(HERE / "hitl_worker.py"), dsn, queue],
         env=env,
         capture_output=True,
         timeout=60,
@@ -74,7 +74,7 @@ def test_a_person_resolves_three_days_after_the_pausing_worker_is_gone(role_dsn:
         tenant.create_session(thread)
         job = tenant.enqueue_job(thread, {"task": "refund"}, queue=queue)
 
-    [paused] = _run_worker(role_dsn("app_service"), queue, "plain", DAY0)  # the process has exited
+    [paused] = _run_worker(role_dsn("app_service"), queue, DAY0)  # the process has exited
 
     with _as(role_dsn, "tenant_a", DAY3) as conn:
         tenant = Client(conn)
@@ -87,7 +87,7 @@ def test_a_person_resolves_three_days_after_the_pausing_worker_is_gone(role_dsn:
         with pytest.raises(AlreadyResolved):
             tenant.resolve_human(thread, "step-1", {"approved": False})
 
-    [] = _run_worker(role_dsn("app_service"), queue, "plain", DAY3)
+    [] = _run_worker(role_dsn("app_service"), queue, DAY3)
     with _as(role_dsn, "tenant_a", DAY3) as conn:
         finished = Client(conn).get_job(job.job_id)
         assert finished.status == "COMPLETED" and finished.attempts == 1
@@ -95,31 +95,6 @@ def test_a_person_resolves_three_days_after_the_pausing_worker_is_gone(role_dsn:
         assert finished.result["resumed_by"] != paused["pid"], "another process resumed it"
         kinds = [e.kind for e in Client(conn).get_events(thread)]
         assert kinds.count("pending_approval") == 1 and kinds.count("human_resolved") == 1
-
-
-def test_a_langgraph_interrupt_pauses_through_the_queue_and_resumes_in_another_process(
-    role_dsn: Callable[[str], str],
-) -> None:
-    queue, thread = f"hitl-{uuid.uuid4().hex[:8]}", f"hitl-{uuid.uuid4()}"
-    with _as(role_dsn, "tenant_a", DAY0) as conn:
-        tenant = Client(conn)
-        tenant.create_session(thread)
-        job = tenant.enqueue_job(thread, {}, queue=queue)
-
-    [paused] = _run_worker(role_dsn("app_service"), queue, "graph", DAY0)
-    with _as(role_dsn, "tenant_a", DAY3) as conn:
-        tenant = Client(conn)
-        assert tenant.get_session(thread).current_checkpoint_id == paused["checkpoint_id"]
-        approval = tenant.get_approval(paused["paused"])
-        assert approval.action == {"interrupt": [{"refund": 30, "to": "alice"}]}
-        tenant.resolve_human(thread, paused["checkpoint_id"], {"approved": True})
-
-    [resumed] = _run_worker(role_dsn("app_service"), queue, "graph", DAY3)
-    assert resumed["pid"] != paused["pid"]
-    log = resumed["completed"]["log"]
-    assert log == [f"plan by {paused['pid']}", f"approved=True by {resumed['pid']}", f"refunded by {resumed['pid']}"]
-    with _as(role_dsn, "tenant_a", DAY3) as conn:
-        assert Client(conn).get_job(job.job_id).status == "COMPLETED"
 
 
 def test_resolve_errors_change_nothing(role_dsn: Callable[[str], str]) -> None:

@@ -55,12 +55,12 @@ def test_sync_round_trip_with_messages_writes_and_list(tenant_conn: Any, thread_
     assert list(saver.list(_config(thread_id), filter={"source": "input"})) == []
 
 
-def test_unchanged_channels_are_not_written_again(tenant_conn: Any, thread_id: str) -> None:
+def test_unchanged_channels_are_not_written_again(tenant_conn: Any, conn: Any, thread_id: str) -> None:
     saver = AgentStateSaver(tenant_conn)
     big = {"doc": "x" * 1000}
     first, cp1 = _put(saver, _config(thread_id), {"doc": big, "memo": ["m"]}, {"doc": "1", "memo": "1"})
     _put(saver, first, {"doc": big, "memo": ["m", "n"]}, {"memo": "2"}, previous=cp1)
-    rows = tenant_conn.execute(
+    rows = conn.execute(  # as the superuser: tenants hold no table privilege
         "select channel, count(*) from ai.checkpoint_blobs where thread_id = %s group by channel order by channel",
         (thread_id,),
     ).fetchall()
@@ -172,6 +172,6 @@ def test_a_graph_continues_a_conversation_on_the_same_thread(tenant_conn: Any, t
     # invoked again with the same thread_id, the state carries on
     assert graph.invoke({"visited": ["again"]}, config)["visited"][-5:] == ["again", "a", "b", "c", "d"]
     session = tenant_conn.execute(
-        "select current_checkpoint_id, owner from ai.agent_sessions where thread_id = %s", (thread_id,)
+        "select current_checkpoint_id, owner from ai.get_session(%s)", (thread_id,)
     ).fetchone()
     assert session == (graph.get_state(config).config["configurable"]["checkpoint_id"], "tenant_a")

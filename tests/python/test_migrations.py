@@ -45,9 +45,14 @@ def _dump(env: dict[str, str]) -> str:
     return "\n".join(line for line in dump.splitlines() if not line.startswith(("\\restrict", "\\unrestrict")))
 
 
+DEPLOY_USER = os.environ.get("AGENT_STATE_DEPLOY_USER", "agent_state_owner")
+
+
 @pytest.fixture
 def scratch_db(dsn: str) -> Iterator[Any]:
-    """Makes empty databases on the test server and drops them afterwards."""
+    """Makes empty databases on the test server, owned by the deploying role (no superuser: the
+    functions run as the schema owner under RLS, docs/security.md), and drops them afterwards.
+    The environment it returns connects as that role."""
     made: list[str] = []
     with psycopg.connect(dsn, autocommit=True) as admin:
         can_create = admin.execute(
@@ -56,11 +61,20 @@ def scratch_db(dsn: str) -> Iterator[Any]:
         if not (can_create and can_create[0]):
             pytest.skip("the test role may not create databases")
 
+        admin.execute(
+            sql.SQL(
+                "do $$ begin if not exists (select from pg_roles where rolname = {}) then"
+                " create role {} login createrole; end if; end $$"
+            ).format(sql.Literal(DEPLOY_USER), sql.Identifier(DEPLOY_USER))
+        )
+
         def make() -> dict[str, str]:
             name = f"agent_state_scratch_{uuid.uuid4().hex[:12]}"
-            admin.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
+            admin.execute(
+                sql.SQL("create database {} owner {}").format(sql.Identifier(name), sql.Identifier(DEPLOY_USER))
+            )
             made.append(name)
-            return _env(dsn, name)
+            return dict(_env(dsn, name), PGUSER=DEPLOY_USER)
 
         yield make
         for name in made:
@@ -167,13 +181,16 @@ def test_deploy_works_as_a_non_superuser_that_owns_the_database(dsn: str, scratc
             "-c",
             "select ai.put_checkpoint('t-owned', '', 'c1', null, 'test', '\\x01');"
             " select ai.delete_thread('t-owned');"
-            " select count(*) from ai.agent_sessions where thread_id = 't-owned'",
+            " select ai.delete_thread('t-owned')",
         ],
         tenant,
     )
-    assert out.split() == ["c1", "t", "0"]
-    other = _run(["psql", "-X", "-At", "-c", "select count(*) from ai.agent_sessions"], dict(env, PGUSER="tenant_b"))
-    assert other.strip() == "0"
+    assert out.split() == ["c1", "t", "f"], "deleted, and gone the second time"
+    other = _run(
+        ["psql", "-X", "-At", "-c", "select has_table_privilege('ai.agent_sessions', 'select')"],
+        dict(env, PGUSER="tenant_b"),
+    )
+    assert other.strip() == "f", "tenants hold no table privilege"
     _run(["sqitch", "--quiet", "revert", "-y", "db:pg:"], deployer)
 
 
@@ -195,7 +212,7 @@ def test_cancel_awaiting_human_closes_approvals_left_pending_and_reverts_to_the_
         )
     deployer = dict(env, PGUSER="agent_state_deployer")
     _run(["sqitch", "--quiet", "deploy", "--verify", "--to", "human_in_the_loop", "db:pg:"], deployer)
-    before = _dump(env)
+    before = _dump(deployer)
 
     def connect(user: str) -> psycopg.Connection[Any]:
         return psycopg.connect(
@@ -213,7 +230,11 @@ def test_cancel_awaiting_human_closes_approvals_left_pending_and_reverts_to_the_
     with connect("tenant_a") as a:
         a.execute("select ai.create_session('left-waiting')")
     stuck = wait_and_cancel("left-waiting")
-    with connect("tenant_a") as a:
+
+    def as_superuser() -> psycopg.Connection[Any]:  # tenants hold no table privilege: assertions as the superuser
+        return psycopg.connect(dsn, dbname=env["PGDATABASE"], autocommit=True)
+
+    with as_superuser() as a:
         row = a.execute(
             "select h.status, s.status from ai.human_approvals h join ai.agent_sessions s using (thread_id)"
             " where h.approval_id = %s",
@@ -222,7 +243,7 @@ def test_cancel_awaiting_human_closes_approvals_left_pending_and_reverts_to_the_
     assert row == ("pending", "waiting"), "the earlier release left the approval pending and the session waiting"
 
     _run(["sqitch", "--quiet", "deploy", "--verify", "db:pg:"], deployer)
-    with connect("tenant_a") as a:
+    with as_superuser() as a:
         row = a.execute(
             "select h.status, h.decided_by, s.status"
             " from ai.human_approvals h join ai.agent_sessions s using (thread_id) where h.approval_id = %s",
@@ -248,8 +269,8 @@ def test_cancel_awaiting_human_closes_approvals_left_pending_and_reverts_to_the_
     with psycopg.connect(dsn, dbname=env["PGDATABASE"], autocommit=True) as admin:  # a superuser sees every row
         admin.execute("delete from ai.human_approvals where approval_id <> %s", (stuck,))
     _run(["sqitch", "--quiet", "revert", "-y", "--to", "human_in_the_loop", "db:pg:"], deployer)
-    assert _dump(env) == before, "the revert restores the catalog of human_in_the_loop"
-    with connect("tenant_a") as a:
+    assert _dump(deployer) == before, "the revert restores the catalog of human_in_the_loop"
+    with as_superuser() as a:
         row = a.execute("select status, decided_at from ai.human_approvals where approval_id = %s", (stuck,)).fetchone()
     assert row == ("pending", None)
     _run(["sqitch", "--quiet", "revert", "-y", "db:pg:"], deployer)

@@ -11,6 +11,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from psycopg import sql
 
 from agent_state import AsyncClient, Client, InvalidArgument, InvalidTransition, Job, LeaseLost, NotFound
 
@@ -89,16 +90,20 @@ def test_notifications_are_folded_per_transaction_and_queue(
 ) -> None:
     client = Client(service)
     client.create_session(thread_id)
+    channel = {q: service.execute("select ai.queue_channel(%s)", (q,)).fetchone()[0] for q in (queue, queue + "-other")}  # type: ignore[index]
     with psycopg.connect(dsn, autocommit=True) as listener:
-        listener.execute("listen ai_jobs")
+        for name in channel.values():
+            listener.execute(sql.SQL("listen {}").format(sql.Identifier(name)))
         with service.transaction():
             for n in range(5):
                 client.enqueue_job(thread_id, {"n": n}, queue=queue)
             client.enqueue_job(thread_id, queue=queue + "-other")
         client.enqueue_job(thread_id, queue=queue, run_at=client.now() + timedelta(hours=1))
-        payloads = [n.payload for n in listener.notifies(timeout=1.0)]
-    mine = [p for p in payloads if p.startswith(queue)]
-    assert sorted(mine) == sorted([queue, queue + "-other"]), "one per queue for the transaction, none for a future job"
+        notes = [(n.channel, n.payload) for n in listener.notifies(timeout=1.0)]
+    assert sorted(notes) == sorted((c, "") for c in channel.values()), (
+        "one per queue for the transaction, none for a future job"
+    )
+    assert all(queue not in c for c in channel.values()), "the channel does not name the queue"
 
 
 def test_fenced_write_keeps_a_reclaim_out_until_commit(

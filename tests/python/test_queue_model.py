@@ -20,6 +20,7 @@ from agent_state import Client, LeaseLost
 
 LEASE = timedelta(seconds=60)
 SERVICE_DSN = ""
+ADMIN_DSN = ""
 
 
 @dataclass
@@ -43,6 +44,7 @@ class QueueModel(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.conn = psycopg.connect(SERVICE_DSN, autocommit=True)
+        self.admin = psycopg.connect(ADMIN_DSN, autocommit=True)  # reads the table: services hold no privilege
         self.client = Client(self.conn)
         self.queue = f"model-{uuid.uuid4().hex[:12]}"
         self.now = datetime(2031, 1, 1, tzinfo=timezone.utc)
@@ -58,6 +60,7 @@ class QueueModel(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         self.conn.close()
+        self.admin.close()
 
     def _set_clock(self) -> None:
         self.conn.execute("select set_config('ai.frozen_now', %s, false)", (self.now.isoformat(),))
@@ -240,7 +243,7 @@ class QueueModel(RuleBasedStateMachine):
 
     @invariant()
     def sql_and_model_agree(self) -> None:
-        rows = self.conn.execute(
+        rows = self.admin.execute(
             "select job_id, status, attempts, fencing_token, run_at, lease_expires_at"
             " from ai.agent_jobs where queue = %s",
             (self.queue,),
@@ -257,9 +260,10 @@ class QueueModel(RuleBasedStateMachine):
         assert len(busy) == len(set(busy)), "one job per thread at a time"
 
 
-def test_queue_agrees_with_its_model(role_dsn: Callable[[str], str]) -> None:
-    global SERVICE_DSN
+def test_queue_agrees_with_its_model(dsn: str, role_dsn: Callable[[str], str]) -> None:
+    global SERVICE_DSN, ADMIN_DSN
     SERVICE_DSN = role_dsn("app_service")
+    ADMIN_DSN = dsn
     run_state_machine_as_test(
         QueueModel,
         settings=settings(

@@ -4,7 +4,7 @@ begin;
 select plan(4);
 
 -- The queue's hot path (claim, complete) must not pay for the status trigger: its WHEN clause is
--- false for both (and for fail, release, reap). Cancels and a tenant's raw writes do run it.
+-- false for both (and for fail, release, reap). Cancels do run it; a tenant holds no privilege on the table.
 set local track_functions = 'pl';
 set local role tenant_a;
 select ai.enqueue_job('qa1', '{}', 'q') is not null as queued \gset
@@ -21,11 +21,11 @@ select is(pg_stat_get_xact_function_calls('ai._job_status_moved()'::regprocedure
           'three claims, a complete and a failure ran no trigger; the cancel ran it once');
 
 set local role tenant_a;
-select throws_ok(format($$update ai.agent_jobs set status = 'COMPLETED' where job_id = %s$$, :second), 'AS004', null,
-                 'a tenant''s raw UPDATE to COMPLETED still meets the trigger');
+select throws_ok(format($$update ai.agent_jobs set status = 'COMPLETED' where job_id = %s$$, :second), '42501', null,
+                 'a tenant''s raw UPDATE to COMPLETED is refused (no table privilege)');
 select throws_ok(format($$update ai.agent_jobs set status = 'IN_PROGRESS', lease_owner = 'me' where job_id = %s$$, :second),
                  '42501', null, 'and a tenant cannot write lease_owner, which the trigger''s WHEN clause relies on');
-select throws_ok(format($$update ai.agent_jobs set status = 'PENDING' where job_id = %s$$, :second), 'AS004', null,
+select throws_ok(format($$update ai.agent_jobs set status = 'PENDING' where job_id = %s$$, :second), '42501', null,
                  'nor revive a cancelled one');
 
 select * from finish();

@@ -14,8 +14,10 @@ select is((select role from r), 'user', 'role');
 select is((select content from r), '{"text": "hi"}'::jsonb, 'content');
 select is((select turn from r), 1, 'turn');
 select is((select created_at from r), '2030-01-01 00:00:00+00'::timestamptz, 'created now');
+reset role;  -- assertions on tables run as the superuser (tenants hold no table privilege)
 select results_eq($$select thread_id, seq, owner, role, content, token_count, turn, idempotency_key, created_at from r$$,
                   $$select * from ai.session_messages where thread_id = 't-m'$$, 'the returned row is the stored row');
+set local role tenant_a;
 
 select * from finish();
 rollback;

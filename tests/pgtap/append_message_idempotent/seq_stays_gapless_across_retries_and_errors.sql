@@ -13,8 +13,10 @@ select throws_ok($$select ai.append_message_idempotent('t-m', 'user', jsonb_buil
   'oversize content fails');
 select ai.append_message_idempotent('t-m', 'assistant', '"b"');
 
+reset role;  -- assertions on tables run as the superuser (tenants hold no table privilege)
 select results_eq($$select seq from ai.session_messages where thread_id = 't-m' order by seq$$,
                   array[1, 2]::bigint[], 'seq 1, 2: retries and errors took no number');
+set local role tenant_a;
 
 select * from finish();
 rollback;

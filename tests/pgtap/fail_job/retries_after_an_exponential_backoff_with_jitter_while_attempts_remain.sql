@@ -22,6 +22,7 @@ end
 $$;
 select ok((select bool_and(delay >= make_interval(secs => 2 ^ (attempt - 1) / 2) and delay <= make_interval(secs => 2 ^ (attempt - 1))) from delays),
           'attempt n waits between 2^(n-2) and 2^(n-1) seconds');
+reset role;  -- assertions on tables run as the superuser (tenants hold no table privilege)
 create temp table j on commit drop as select * from ai.agent_jobs where job_id = :id;
 select is((status, attempts, last_error), ('PENDING'::text, 4, 'boom 4'::text), 'PENDING again after 4 of 5 attempts, with the last error') from j;
 select is((lease_owner, lease_expires_at, finished_at), (null::text, null::timestamptz, null::timestamptz), 'no lease, not finished') from j;

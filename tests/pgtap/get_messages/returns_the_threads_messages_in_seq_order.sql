@@ -13,8 +13,10 @@ select ai.append_message_idempotent('t-m', 'assistant', '"hello"');
 select results_eq($$select seq, role, content from ai.get_messages('t-m')$$,
   $$values (1::bigint, 'system', '"be brief"'::jsonb), (2, 'user', '"hi"'), (3, 'assistant', '"hello"')$$,
   'the thread''s messages in seq order, no other thread''s');
+reset role;  -- assertions on tables run as the superuser (tenants hold no table privilege)
 select results_eq($$select * from ai.get_messages('t-m')$$,
   $$select * from ai.session_messages where thread_id = 't-m' order by seq$$, 'whole rows');
+set local role tenant_a;
 
 select * from finish();
 rollback;

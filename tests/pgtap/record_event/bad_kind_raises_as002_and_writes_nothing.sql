@@ -17,7 +17,9 @@ select throws_ok($$select ai.record_event('t-ev', 'tool call')$$, 'AS002',
 select throws_ok(format('select ai.record_event(%L, %L)', 't-ev', repeat('k', 64)), 'AS002',
   format('event kind %L is not a lowercase name (a-z, 0-9, _ and ., at most 63 characters)', repeat('k', 64)), 'kind of 64 characters');
 select lives_ok(format('select ai.record_event(%L, %L)', 't-ev', 'a.b_' || repeat('k', 59)), 'a kind of 63 characters with . and _ is fine');
+reset role;  -- assertions on tables run as the superuser (tenants hold no table privilege)
 select is((select count(*)::int from ai.session_events where thread_id = 't-ev'), 2, 'only the start event and the valid one');
+set local role tenant_a;
 
 select * from finish();
 rollback;

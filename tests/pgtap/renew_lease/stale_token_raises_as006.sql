@@ -8,7 +8,9 @@ select plan(2);
 select set_config('ai.frozen_now', '2030-01-01 00:01:00+00', true) is not null as moved \gset
 select (ai.claim_job('w2', '1 minute')).fencing_token as new_token \gset
 select throws_ok(format('select ai.renew_lease(%s, %s)', :id, :token), 'AS006', format('job %s: lease lost', :id), 'the old holder''s token is stale');
+reset role;  -- assertions on tables run as the superuser (tenants hold no table privilege)
 select is((select lease_expires_at from ai.agent_jobs where job_id = :id), '2030-01-01 00:02:00+00'::timestamptz, 'the new holder''s lease is untouched');
+set local role app_service;
 
 select * from finish();
 rollback;

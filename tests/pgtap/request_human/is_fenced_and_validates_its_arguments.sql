@@ -12,7 +12,9 @@ select throws_ok($$select ai.request_human(-1, 1, 'c1')$$, 'AS001', 'job -1 not 
 select ai.put_checkpoint('qa1', '', '01J00000000000000000000002', null, 'test', '\x01', '{}', '{}') is not null as put \gset
 select throws_ok(format($$select ai.request_human(%s, %s, 'c1')$$, :job, :token), 'AS034',
                  'checkpoint c1 is not the newest of thread qa1 (01J00000000000000000000002)', 'a stale checkpoint');
+reset role;  -- assertions on tables run as the superuser (tenants hold no table privilege)
 select is((select status from ai.agent_jobs where job_id = :job), 'IN_PROGRESS', 'a refused pause changes nothing');
+set local role app_service;
 set local role tenant_a;
 select throws_ok(format($$select ai.request_human(%s, %s, 'c1')$$, :job, :token), '42501', null, 'tenants cannot pause jobs');
 select * from finish();

@@ -12,7 +12,9 @@ select throws_ok($$select ai.resolve_human('qa1', '01J00000000000000000000000', 
 select ai.put_checkpoint('qa1', '', '01J00000000000000000000002', '01J00000000000000000000001', 'test', '\x01', '{}', '{}') is not null as put \gset
 select throws_ok($$select ai.resolve_human('qa1', '01J00000000000000000000001', '{}')$$, 'AS034',
                  'checkpoint 01J00000000000000000000001 is stale: thread qa1 waits at 01J00000000000000000000002', 'the checkpoint paused on, after the thread moved on');
+reset role;  -- assertions on tables run as the superuser (tenants hold no table privilege)
 select is((select status from ai.human_approvals where thread_id = 'qa1'), 'pending', 'the approval is still pending');
 select is((select status from ai.agent_jobs where job_id = :job), 'AWAITING_HUMAN', 'the job still waits');
+set local role tenant_a;
 select * from finish();
 rollback;

@@ -6,9 +6,7 @@ select plan(6);
 select ai.request_human(:job, :token, 'c1') as approval \gset
 set local role tenant_b;
 select throws_ok(format('select ai.cancel_job(%s)', :job), 'AS001', format('job %s not found', :job), 'tenant_b cannot cancel tenant_a''s waiting job');
-update ai.agent_jobs set status = 'CANCELLED' where job_id = :job;  -- matches no row it may see
-update ai.human_approvals set status = 'cancelled', decided_at = now() where approval_id = :'approval';  -- nor here
-set local role tenant_a;
+reset role;
 select is((select status from ai.agent_jobs where job_id = :job), 'AWAITING_HUMAN', 'the job still waits');
 select is((select status from ai.human_approvals where approval_id = :'approval'), 'pending', 'its approval is still pending');
 select is((select status from ai.agent_sessions where thread_id = 'qa1'), 'waiting', 'the session still waits');

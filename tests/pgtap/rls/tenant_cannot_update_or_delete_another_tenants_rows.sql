@@ -5,8 +5,8 @@ select plan(6);
 \ir ../fixtures/two_tenants.sql
 
 set local role tenant_b;
-select lives_ok($$update ai.agent_sessions set status = 'failed', completed_at = now() where thread_id = 't-a'$$,
-                'an update of tenant_a''s session is not an error...');
+select throws_ok($$update ai.agent_sessions set status = 'failed', completed_at = now() where thread_id = 't-a'$$,
+                 '42501', 'permission denied for table agent_sessions', 'tenants may not update sessions');
 select throws_ok($$delete from ai.agent_sessions where thread_id = 't-a'$$, '42501',
                  'permission denied for table agent_sessions', 'tenants may not delete sessions');
 select throws_ok($$delete from ai.session_messages where thread_id = 't-a'$$, '42501',

@@ -1,0 +1,21 @@
+\ir ../fixtures/helpers.sql
+begin;
+select plan(2);
+
+-- The public functions that touch no table run as the caller; every other one a role may call
+-- is SECURITY DEFINER, owned by the schema owner (tenants hold no table privilege).
+select is_empty($$
+  select p.oid::regprocedure::text from pg_proc p
+  where p.pronamespace = 'ai'::regnamespace and p.prokind = 'f' and p.proname not like '\_%'
+    and p.proname not in ('now', 'calling_role', 'current_owner', 'sees_all_owners', 'act_as', 'estimate_tokens',
+                          'message_key', 'idempotency_key', 'ulid', 'ulid_time')
+    and not p.prosecdef$$,
+  'every other public function is SECURITY DEFINER');
+select is_empty($$
+  select p.oid::regprocedure::text from pg_proc p
+  where p.pronamespace = 'ai'::regnamespace and p.prosecdef
+    and p.proowner <> (select nspowner from pg_namespace where nspname = 'ai')$$,
+  'owned by the owner of schema ai');
+
+select * from finish();
+rollback;
