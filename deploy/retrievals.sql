@@ -31,7 +31,7 @@ alter table ai.turn_retrievals force row level security;
 create policy turn_retrievals_by_owner on ai.turn_retrievals
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
-grant select, insert on ai.turn_retrievals to ai_user, ai_service;
+-- No table privilege for any role: the functions (SECURITY DEFINER) are the only way in.
 
 create table ai_archive.turn_retrievals (like ai.turn_retrievals including defaults including constraints including indexes,
   foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
@@ -40,9 +40,6 @@ alter table ai_archive.turn_retrievals force row level security;
 create policy turn_retrievals_by_owner on ai_archive.turn_retrievals
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
-grant select on ai_archive.turn_retrievals to ai_user;
-grant select, insert, delete on ai_archive.turn_retrievals to ai_service;
-grant update (owner) on ai_archive.turn_retrievals to ai_service;
 insert into ai._archived_tables (table_name, copy_order, order_by) values ('turn_retrievals', 120, 'retrieval_id');
 
 create type ai.recorded_retrieval as (
@@ -55,6 +52,7 @@ create function ai.record_retrieval(thread_id text, turn integer, documents json
                                     job_id bigint default null, fencing_token bigint default null)
 returns ai.recorded_retrieval
 language plpgsql volatile
+security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
@@ -118,6 +116,7 @@ comment on type ai.turn_context is 'One turn of a thread: its messages and the d
 
 create function ai.get_turn_context(thread_id text, turn integer) returns ai.turn_context
 language plpgsql stable
+security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column

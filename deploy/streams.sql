@@ -20,8 +20,8 @@
 --     stale_after); the next worker finishes or abandons it.
 --   - With job_id + fencing_token every write is fenced like any worker write (AS006).
 -- Readers poll read_stream(after_chunk) and may LISTEN on the channel get_stream names: each
--- append sends pg_notify on it with an empty payload. The channel is 'ai_stream_' and the md5 of
--- thread id and stream key, so a payload carries nothing and a listener must know both ids.
+-- append sends pg_notify on it with an empty payload. The channel is a keyed hash of thread id and
+-- stream key (ai._stream_channel), so only those who may see the stream learn it.
 begin;
 
 insert into ai.error_codes (sqlstate, name, description) values
@@ -57,7 +57,8 @@ create table ai.stream_batches (
   chunks text[] not null check (pg_catalog.cardinality(chunks) > 0),
   created_at timestamptz not null default ai.now(),
   primary key (thread_id, stream_key, first_chunk),
-  foreign key (thread_id, stream_key) references ai.message_streams (thread_id, stream_key) on delete cascade
+  foreign key (thread_id, stream_key) references ai.message_streams (thread_id, stream_key) on delete cascade,
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
 );
 comment on table ai.stream_batches is 'The chunks of each stream, as the batches that brought them: chunks first_chunk, first_chunk + 1, ... with no gap across batches.';
 
@@ -81,24 +82,28 @@ begin
                       using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
                       with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))',
                    t || '_by_owner', t);
-    execute format('grant select on ai_archive.%I to ai_user', t);
-    execute format('grant select, insert, delete on ai_archive.%I to ai_service', t);
-    execute format('grant update (owner) on ai_archive.%I to ai_service', t);
+    -- No grant: archive_sessions and restore_session (SECURITY DEFINER) move the rows.
   end loop;
 end
 $$;
-grant select, insert on ai.message_streams, ai.stream_batches to ai_user, ai_service;
-grant update (status, last_chunk, total_bytes, last_chunk_at, closed_at, message_seq) on ai.message_streams to ai_user, ai_service;
+-- No table privilege for any role: the functions (SECURITY DEFINER) are the only way in.
 insert into ai._archived_tables (table_name, copy_order, order_by) values
   ('message_streams', 130, 'opened_at'),
   ('stream_batches', 140, 'first_chunk');
 
--- The stream's NOTIFY channel: nothing in it but a hash of the two ids.
-create function ai.stream_channel(thread_id text, stream_key text) returns text
-language sql immutable parallel safe
+-- The stream's NOTIFY channel: 'ai_stream_' and a hash of the two ids under the key of the queue
+-- channels (ai.notify_key, readable by the schema owner only), so nobody computes the channel of a
+-- stream get_stream does not show them, and the empty payload tells a listener nothing.
+create function ai._stream_channel(thread_id text, stream_key text) returns text
+language sql stable
 set search_path = pg_catalog, pg_temp
-as $$ select 'ai_stream_' || pg_catalog.md5(pg_catalog.jsonb_build_array(thread_id, stream_key)::text) $$;
-comment on function ai.stream_channel(text, text) is 'The channel append_stream_chunks notifies for a stream (LISTEN on it to wake a reader).';
+as $$
+  select 'ai_stream_' operator(pg_catalog.||) pg_catalog.left(pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
+           k.key operator(pg_catalog.||) ':' operator(pg_catalog.||) pg_catalog.jsonb_build_array(thread_id, stream_key)::text,
+           'UTF8')), 'hex'), 32)
+  from ai.notify_key k
+$$;
+comment on function ai._stream_channel(text, text) is 'Internal: the channel append_stream_chunks notifies for a stream (get_stream returns it to those who may see the stream).';
 
 -- What get_stream returns: the stream and whether its writer looks dead.
 create type ai.stream_state as (
@@ -115,7 +120,7 @@ as $$
   select (s.thread_id, s.stream_key, s.owner, s.role, s.turn, s.status, s.last_chunk, s.total_bytes, s.job_id,
           s.opened_at, s.last_chunk_at, s.closed_at, s.message_seq,
           s.status = 'open' and coalesce(s.last_chunk_at, s.opened_at) < ai.now() - stale_after,
-          ai.stream_channel(s.thread_id, s.stream_key))::ai.stream_state
+          ai._stream_channel(s.thread_id, s.stream_key))::ai.stream_state
 $$;
 comment on function ai._stream_state(ai.message_streams, interval) is 'Internal: a stream row as ai.stream_state.';
 
@@ -177,6 +182,7 @@ create function ai.open_stream(thread_id text, stream_key text, role text defaul
                                durability text default 'sync')
 returns ai.stream_state
 language plpgsql volatile
+security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
@@ -219,6 +225,7 @@ create function ai.append_stream_chunks(thread_id text, stream_key text, first_c
                                         durability text default 'sync')
 returns integer
 language plpgsql volatile
+security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
@@ -272,7 +279,7 @@ begin
   update ai.message_streams m
   set last_chunk = s.last_chunk + v_new, total_bytes = s.total_bytes + v_bytes, last_chunk_at = v_now
   where m.thread_id = a_thread_id and m.stream_key = a_key;
-  perform pg_catalog.pg_notify(ai.stream_channel(a_thread_id, a_key), '');
+  perform pg_catalog.pg_notify(ai._stream_channel(a_thread_id, a_key), '');
   return s.last_chunk + v_new;
 end
 $$;
@@ -283,6 +290,7 @@ create function ai.finish_stream(thread_id text, stream_key text, job_id bigint 
                                  fencing_token bigint default null)
 returns ai.appended_message
 language plpgsql volatile
+security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
@@ -309,7 +317,7 @@ begin
   if s.status = 'open' then
     update ai.message_streams x set status = 'finished', closed_at = ai.now(), message_seq = m.seq
     where x.thread_id = a_thread_id and x.stream_key = a_key;
-    perform pg_catalog.pg_notify(ai.stream_channel(a_thread_id, a_key), '');
+    perform pg_catalog.pg_notify(ai._stream_channel(a_thread_id, a_key), '');
   end if;
   return m;
 end
@@ -321,6 +329,7 @@ create function ai.abandon_stream(thread_id text, stream_key text, job_id bigint
                                   fencing_token bigint default null)
 returns ai.stream_state
 language plpgsql volatile
+security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
@@ -340,7 +349,7 @@ begin
     update ai.message_streams x set status = 'abandoned', closed_at = ai.now()
     where x.thread_id = a_thread_id and x.stream_key = a_key
     returning * into s;
-    perform pg_catalog.pg_notify(ai.stream_channel(a_thread_id, a_key), '');
+    perform pg_catalog.pg_notify(ai._stream_channel(a_thread_id, a_key), '');
   end if;
   return ai._stream_state(s, interval '30 seconds');
 end
@@ -351,6 +360,7 @@ comment on function ai.abandon_stream(text, text, bigint, bigint) is
 create function ai.get_stream(thread_id text, stream_key text, stale_after interval default '30 seconds')
 returns ai.stream_state
 language plpgsql stable
+security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
@@ -378,6 +388,7 @@ create function ai.read_stream(thread_id text, stream_key text, after_chunk inte
                                max_chunks integer default 1000)
 returns table (chunk_no integer, content text, created_at timestamptz)
 language plpgsql stable
+security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
@@ -410,15 +421,13 @@ $$;
 comment on function ai.read_stream(text, text, integer, integer) is
   'The chunks of a stream after after_chunk, in order, at most max_chunks (1 to 10000): a reader resumes from the last chunk it saw. AS001 unknown stream, AS002 bad argument.';
 
-revoke execute on function ai._set_stream_durability(text), ai.stream_channel(text, text), ai._stream_state(ai.message_streams, interval),
-  ai._check_stream_args(text, text, bigint, bigint), ai._lock_stream(text, text),
-  ai.open_stream(text, text, text, integer, bigint, bigint, text),
+revoke execute on function ai._set_stream_durability(text), ai._stream_channel(text, text),
+  ai._stream_state(ai.message_streams, interval), ai._check_stream_args(text, text, bigint, bigint),
+  ai._lock_stream(text, text), ai.open_stream(text, text, text, integer, bigint, bigint, text),
   ai.append_stream_chunks(text, text, integer, text[], bigint, bigint, text), ai.finish_stream(text, text, bigint, bigint),
   ai.abandon_stream(text, text, bigint, bigint), ai.get_stream(text, text, interval),
   ai.read_stream(text, text, integer, integer) from public;
-grant execute on function ai._set_stream_durability(text), ai.stream_channel(text, text), ai._stream_state(ai.message_streams, interval),
-  ai._check_stream_args(text, text, bigint, bigint), ai._lock_stream(text, text),
-  ai.open_stream(text, text, text, integer, bigint, bigint, text),
+grant execute on function ai.open_stream(text, text, text, integer, bigint, bigint, text),
   ai.append_stream_chunks(text, text, integer, text[], bigint, bigint, text), ai.finish_stream(text, text, bigint, bigint),
   ai.abandon_stream(text, text, bigint, bigint), ai.get_stream(text, text, interval),
   ai.read_stream(text, text, integer, integer) to ai_user, ai_service;

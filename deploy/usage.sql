@@ -42,8 +42,8 @@ alter table ai.usage_records force row level security;
 create policy usage_records_by_owner on ai.usage_records
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
--- Append-only, as messages are: no UPDATE or DELETE for anyone but the schema owner.
-grant select, insert on ai.usage_records to ai_user, ai_service;
+-- Append-only, as messages are. No table privilege for any role: the functions (SECURITY DEFINER)
+-- are the only way in (docs/security.md).
 
 -- Archived with its session.
 create table ai_archive.usage_records (like ai.usage_records including defaults including constraints including indexes,
@@ -53,9 +53,6 @@ alter table ai_archive.usage_records force row level security;
 create policy usage_records_by_owner on ai_archive.usage_records
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
-grant select on ai_archive.usage_records to ai_user;
-grant select, insert, delete on ai_archive.usage_records to ai_service;
-grant update (owner) on ai_archive.usage_records to ai_service;
 insert into ai._archived_tables (table_name, copy_order, order_by) values ('usage_records', 110, 'usage_id');
 
 -- What record_usage returns: the row, and whether this call wrote it.
@@ -70,6 +67,7 @@ create function ai.record_usage(
   cost numeric, details jsonb default '{}', job_id bigint default null, fencing_token bigint default null)
 returns ai.recorded_usage
 language plpgsql volatile
+security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
@@ -130,6 +128,7 @@ create function ai.usage_summary(since timestamptz, until timestamptz, group_by 
 returns table (owner text, thread_id text, model text, day date, records bigint, input_tokens numeric,
                output_tokens numeric, cost numeric)
 language plpgsql stable
+security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column

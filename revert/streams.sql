@@ -11,7 +11,7 @@ drop function ai._set_stream_durability(text);
 drop function ai._check_stream_args(text, text, bigint, bigint);
 drop function ai._stream_state(ai.message_streams, interval);
 drop type ai.stream_state;
-drop function ai.stream_channel(text, text);
+drop function ai._stream_channel(text, text);
 delete from ai._archived_tables where table_name in ('message_streams', 'stream_batches');
 drop table ai_archive.stream_batches;
 drop table ai_archive.message_streams;
