@@ -20,6 +20,8 @@ from .errors import (
     PermissionDenied,
     StaleCheckpoint,
     StaleCompaction,
+    StreamClosed,
+    StreamGap,
     ThreadDeleted,
     TooLarge,
 )
@@ -38,13 +40,21 @@ from .models import (
     Message,
     NewMessage,
     QueueStats,
+    RetrievalRecord,
     Session,
     SideEffect,
     SideEffectBegin,
+    StreamChunk,
+    StreamState,
     TrajectoryStep,
+    TurnContext,
+    UsageRecord,
+    UsageSummaryRow,
     WindowMessage,
 )
 from .side_effects import SideEffectBusy, SideEffectCall, idempotency_key, side_effect
+from .streams import afollow_stream, apersisted_stream, follow_stream, persisted_stream
+from .usage import usage_key
 from .worker import AsyncJobContext, AsyncWorker, JobContext, Worker, WorkerStats
 
 __all__ = [
@@ -81,6 +91,7 @@ __all__ = [
     "PendingWrite",
     "PermissionDenied",
     "QueueStats",
+    "RetrievalRecord",
     "Session",
     "SideEffect",
     "SideEffectBegin",
@@ -88,13 +99,25 @@ __all__ = [
     "SideEffectCall",
     "StaleCheckpoint",
     "StaleCompaction",
+    "StreamChunk",
+    "StreamClosed",
+    "StreamGap",
+    "StreamState",
     "ThreadDeleted",
     "TooLarge",
     "TrajectoryStep",
+    "TurnContext",
+    "UsageRecord",
+    "UsageSummaryRow",
     "WindowMessage",
     "Worker",
     "WorkerStats",
+    "afollow_stream",
+    "apersisted_stream",
+    "follow_stream",
     "human_decision",
     "idempotency_key",
+    "persisted_stream",
     "side_effect",
+    "usage_key",
 ]

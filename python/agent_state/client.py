@@ -41,7 +41,10 @@ from .models import (
     from_row,
 )
 from .queue import AsyncQueueMethods, QueueMethods
+from .retrievals import AsyncRetrievalMethods, RetrievalMethods
 from .side_effects import AsyncSideEffectMethods, SideEffectMethods
+from .streams import AsyncStreamMethods, StreamMethods
+from .usage import AsyncUsageMethods, UsageMethods
 
 T = TypeVar("T")
 Row = dict[str, Any]
@@ -251,7 +254,7 @@ def _reraise(error: psycopg.Error) -> Exception:
     return error if translated is error else translated
 
 
-class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods):
+class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethods, RetrievalMethods, StreamMethods):
     """Synchronous client over a psycopg ``Connection`` or a ``ConnectionPool``."""
 
     def __init__(self, source: SyncSource):
@@ -528,7 +531,14 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods):
         return self._one(RESTORE_SESSION, (thread_id,))
 
 
-class AsyncClient(AsyncQueueMethods, AsyncSideEffectMethods, AsyncHumanInTheLoopMethods):
+class AsyncClient(
+    AsyncQueueMethods,
+    AsyncSideEffectMethods,
+    AsyncHumanInTheLoopMethods,
+    AsyncUsageMethods,
+    AsyncRetrievalMethods,
+    AsyncStreamMethods,
+):
     """Asynchronous twin of :class:`Client`, over an ``AsyncConnection`` or ``AsyncConnectionPool``."""
 
     def __init__(self, source: AsyncSource):

@@ -119,6 +119,18 @@ class StaleCheckpoint(AgentStateError):
     sqlstate = "AS034"
 
 
+class StreamGap(AgentStateError):
+    """AS050: stream chunks must follow the last stored chunk (a chunk number was skipped)."""
+
+    sqlstate = "AS050"
+
+
+class StreamClosed(AgentStateError):
+    """AS051: the stream was finished or abandoned (no more chunks; an abandoned one cannot be finished)."""
+
+    sqlstate = "AS051"
+
+
 #: SQLSTATE -> exception class. Later features add their codes here.
 ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
     cls.sqlstate: cls
@@ -139,6 +151,8 @@ ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
         NotWaiting,
         AlreadyResolved,
         StaleCheckpoint,
+        StreamGap,
+        StreamClosed,
     )
 }
 # Postgres rejects "\u0000" inside JSON with untranslatable_character before any function runs.

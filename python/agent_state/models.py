@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
+from decimal import Decimal
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -182,6 +183,101 @@ class QueueStats:
     failed: int
     cancelled: int
     oldest_due_age: timedelta | None
+
+
+# -- usage ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRecord:
+    """ai.usage_records: one metered model call; inserted is False when the call was a retry."""
+
+    thread_id: str
+    usage_id: int
+    owner: str
+    idempotency_key: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cost: Decimal
+    details: Any
+    job_id: int | None
+    recorded_at: datetime
+    inserted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class UsageSummaryRow:
+    """One row of ai.usage_summary; a dimension not grouped by is None."""
+
+    owner: str | None
+    thread_id: str | None
+    model: str | None
+    day: date | None
+    records: int
+    input_tokens: Decimal
+    output_tokens: Decimal
+    cost: Decimal
+
+
+# -- streams --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StreamState:
+    """ai.get_stream: a message being streamed; stale when open with no chunk for a while."""
+
+    thread_id: str
+    stream_key: str
+    owner: str
+    role: str
+    turn: int | None
+    status: str
+    last_chunk: int
+    total_bytes: int
+    job_id: int | None
+    opened_at: datetime
+    last_chunk_at: datetime | None
+    closed_at: datetime | None
+    message_seq: int | None
+    stale: bool
+    channel: str
+
+
+@dataclass(frozen=True, slots=True)
+class StreamChunk:
+    """One chunk of a stream, numbered from 1."""
+
+    chunk_no: int
+    content: str
+    created_at: datetime
+
+
+# -- retrievals -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalRecord:
+    """ai.turn_retrievals: the documents retrieved for a turn; inserted is False on a retry."""
+
+    thread_id: str
+    retrieval_id: int
+    owner: str
+    turn: int
+    idempotency_key: str
+    documents: Any
+    created_at: datetime
+    inserted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TurnContext:
+    """ai.get_turn_context: a turn's messages and the documents retrieved for it (JSON lists)."""
+
+    thread_id: str
+    turn: int
+    messages: Any
+    retrievals: Any
 
 
 # -- checkpoints ----------------------------------------------------------------------------------

@@ -1,0 +1,176 @@
+-- Deploy agent-state:usage to pg
+-- requires: side_effects
+-- requires: retention
+--
+-- Usage metering, keyed for exactly-once billing. Every model call an agent makes is one row of
+-- ai.usage_records: the model, input and output tokens, the cost as an exact numeric (never a
+-- float: money adds up to the cent), and free-form details. The row is keyed per thread by an
+-- idempotency key, so a retried record (a lost reply, a resumed run that derives the same key
+-- from thread, job, step and call index) returns the original row and writes nothing; the same key
+-- with other figures is AS005, never a second charge. A record made for a job is fenced like
+-- every worker write (job_id + fencing_token): a zombie's record is refused with AS006.
+--
+-- Reading: ai.usage_summary sums records over a time range grouped by any of owner, thread, model
+-- and day. RLS scopes it to the caller's own rows; a service (ai_service) sees every tenant's.
+-- The index on (owner, recorded_at) serves a tenant's range; (recorded_at) serves a service's.
+begin;
+
+create table ai.usage_records (
+  thread_id text not null,
+  usage_id bigint generated always as identity,
+  owner text not null,
+  idempotency_key text not null check (pg_catalog.char_length(idempotency_key) between 1 and 255),
+  model text not null check (pg_catalog.char_length(model) between 1 and 255),
+  input_tokens bigint not null check (input_tokens >= 0),
+  output_tokens bigint not null check (output_tokens >= 0),
+  cost numeric not null check (cost >= 0),
+  details jsonb not null default '{}',
+  job_id bigint,
+  recorded_at timestamptz not null default ai.now(),
+  primary key (thread_id, usage_id),
+  unique (thread_id, idempotency_key),
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.usage_records is 'One row per metered model call: tokens and exact cost, unique per thread by idempotency key.';
+comment on column ai.usage_records.cost is 'Exact numeric, in the caller''s currency unit; never a float.';
+
+create index usage_records_owner_time on ai.usage_records (owner, recorded_at);
+create index usage_records_time on ai.usage_records (recorded_at);
+
+alter table ai.usage_records enable row level security;
+alter table ai.usage_records force row level security;
+create policy usage_records_by_owner on ai.usage_records
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+-- Append-only, as messages are. No table privilege for any role: the functions (SECURITY DEFINER)
+-- are the only way in (docs/security.md).
+
+-- Archived with its session.
+create table ai_archive.usage_records (like ai.usage_records including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+alter table ai_archive.usage_records enable row level security;
+alter table ai_archive.usage_records force row level security;
+create policy usage_records_by_owner on ai_archive.usage_records
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+insert into ai._archived_tables (table_name, copy_order, order_by) values ('usage_records', 110, 'usage_id');
+
+-- What record_usage returns: the row, and whether this call wrote it.
+create type ai.recorded_usage as (
+  thread_id text, usage_id bigint, owner text, idempotency_key text, model text, input_tokens bigint,
+  output_tokens bigint, cost numeric, details jsonb, job_id bigint, recorded_at timestamptz, inserted boolean
+);
+comment on type ai.recorded_usage is 'A usage row plus inserted: true when this call wrote it, false when it was a retry.';
+
+create function ai.record_usage(
+  thread_id text, idempotency_key text, model text, input_tokens bigint, output_tokens bigint,
+  cost numeric, details jsonb default '{}', job_id bigint default null, fencing_token bigint default null)
+returns ai.recorded_usage
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_key alias for $2;
+  a_model alias for $3;
+  a_in alias for $4;
+  a_out alias for $5;
+  a_cost alias for $6;
+  a_details alias for $7;
+  a_job alias for $8;
+  a_token alias for $9;
+  v_owner text;
+  u ai.usage_records;
+begin
+  perform ai._check_side_effect_args(a_thread_id, a_key, a_job, a_token, false);
+  perform ai._check_text(a_model, 'model');
+  if a_in is null or a_in < 0 or a_out is null or a_out < 0 then
+    raise exception using errcode = 'AS002',
+      message = format('input_tokens and output_tokens must be 0 or more, not %s and %s',
+                       coalesce(a_in::text, 'NULL'), coalesce(a_out::text, 'NULL'));
+  end if;
+  if a_cost is null or a_cost < 0 or a_cost = 'NaN'::numeric then
+    raise exception using errcode = 'AS002',
+      message = format('cost must be a number, 0 or more, not %s', coalesce(a_cost::text, 'NULL'));
+  end if;
+  perform ai._check_document(a_details, 'details', must_be_object => true);
+  perform ai._fence_side_effect(a_thread_id, a_job, a_token);
+  v_owner := ai._session_owner(a_thread_id);
+
+  insert into ai.usage_records as r (thread_id, owner, idempotency_key, model, input_tokens, output_tokens, cost,
+                                     details, job_id, recorded_at)
+  values (a_thread_id, v_owner, a_key, a_model, a_in, a_out, a_cost, a_details, a_job, ai.now())
+  on conflict (thread_id, idempotency_key) do nothing
+  returning * into u;
+  if found then
+    return (u.thread_id, u.usage_id, u.owner, u.idempotency_key, u.model, u.input_tokens, u.output_tokens,
+            u.cost, u.details, u.job_id, u.recorded_at, true)::ai.recorded_usage;
+  end if;
+
+  -- A retry (or a concurrent twin that committed first): the original, if the figures agree.
+  select * into u from ai.usage_records r where r.thread_id = a_thread_id and r.idempotency_key = a_key;
+  if u.model <> a_model or u.input_tokens <> a_in or u.output_tokens <> a_out or u.cost <> a_cost
+     or u.details <> a_details then
+    raise exception using errcode = 'AS005',
+      message = format('usage key %s of thread %s was recorded with other figures (usage %s)',
+                       a_key, a_thread_id, u.usage_id);
+  end if;
+  return (u.thread_id, u.usage_id, u.owner, u.idempotency_key, u.model, u.input_tokens, u.output_tokens,
+          u.cost, u.details, u.job_id, u.recorded_at, false)::ai.recorded_usage;
+end
+$$;
+comment on function ai.record_usage(text, text, text, bigint, bigint, numeric, jsonb, bigint, bigint) is
+  'Records one metered model call of a thread (tokens, exact cost, details object) under an idempotency key unique per thread, and returns it with inserted = true. A retry with the same key and figures returns the original with inserted = false and writes nothing. job_id + fencing_token make it a fenced write. AS001 unknown thread, AS002 bad argument, AS003 details too large, AS005 key recorded with other figures, AS006 lease lost.';
+
+create function ai.usage_summary(since timestamptz, until timestamptz, group_by text[] default array['owner'])
+returns table (owner text, thread_id text, model text, day date, records bigint, input_tokens numeric,
+               output_tokens numeric, cost numeric)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  v_by_owner boolean;
+  v_by_thread boolean;
+  v_by_model boolean;
+  v_by_day boolean;
+begin
+  if since is null or until is null or since > until then
+    raise exception using errcode = 'AS002',
+      message = format('since and until must be timestamps with since <= until, not %s and %s',
+                       coalesce(since::text, 'NULL'), coalesce(until::text, 'NULL'));
+  end if;
+  if group_by is null or not group_by <@ array['owner', 'thread', 'model', 'day'] then
+    raise exception using errcode = 'AS002',
+      message = format('group_by must be a subset of {owner, thread, model, day}, not %s', coalesce(group_by::text, 'NULL'));
+  end if;
+  v_by_owner := 'owner' = any (group_by);
+  v_by_thread := 'thread' = any (group_by);
+  v_by_model := 'model' = any (group_by);
+  v_by_day := 'day' = any (group_by);
+
+  -- One static query: a dimension not asked for is NULL, so it groups as one value. Days are UTC.
+  return query
+    select case when v_by_owner then r.owner end,
+           case when v_by_thread then r.thread_id end,
+           case when v_by_model then r.model end,
+           case when v_by_day then (r.recorded_at at time zone 'UTC')::date end,
+           count(*), sum(r.input_tokens)::numeric, sum(r.output_tokens)::numeric, sum(r.cost)
+    from ai.usage_records r
+    where r.recorded_at >= since and r.recorded_at < until
+    group by 1, 2, 3, 4
+    order by 1, 2, 3, 4;
+end
+$$;
+comment on function ai.usage_summary(timestamptz, timestamptz, text[]) is
+  'Sums usage records with since <= recorded_at < until, grouped by any subset of owner, thread, model and day (UTC); columns not grouped by are NULL. A tenant sees its own records, a service every tenant''s. AS002 bad argument.';
+
+revoke execute on function ai.record_usage(text, text, text, bigint, bigint, numeric, jsonb, bigint, bigint),
+  ai.usage_summary(timestamptz, timestamptz, text[]) from public;
+grant execute on function ai.record_usage(text, text, text, bigint, bigint, numeric, jsonb, bigint, bigint),
+  ai.usage_summary(timestamptz, timestamptz, text[]) to ai_user, ai_service;
+
+commit;
