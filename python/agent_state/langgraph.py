@@ -722,6 +722,7 @@ class AsyncAgentStateSaver(_Codec):
     ) -> Mapping[str, DeltaChannelHistory]:
         return self._run(self.aget_delta_channel_history(config=config, channels=channels))
 
+
 # Durable graph runs through the queue (agent_state/graph_runs.py), importable from here too.
 from .graph_runs import AsyncGraphRuns, GraphRuns, async_graph_worker, graph_handler, graph_worker, job_context  # noqa: E402
 
