@@ -19,6 +19,7 @@ from typing import Any
 import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from test_migrations import DEPLOY_USER
 
 from agent_state import Client
 from agent_state.cli import NOT_DEPLOYED, progress
@@ -268,7 +269,8 @@ class _Terminal(io.StringIO):
 
 
 def test_the_progress_bar_is_drawn_in_place_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "rich", None)  # the plain bar
+    for name in [m for m in sys.modules if m == "rich" or m.startswith("rich.")] or ["rich"]:
+        monkeypatch.setitem(sys.modules, name, None)  # the plain bar, even when rich was imported before
     out = _Terminal()
     with progress(4, "archiving", stream=out) as advance:
         advance(1)
@@ -428,9 +430,10 @@ def test_a_database_without_the_schema_says_how_to_deploy_it_and_deploy_does(
     dsn: str, conn: psycopg.Connection[Any]
 ) -> None:
     name = f"cli_empty_{ids()}"
-    conn.execute(f'create database "{name}"')
+    # Owned by the deploying role, which `deploy` then runs as: a superuser deploy is refused (docs/security.md).
+    conn.execute(f'create database "{name}" owner {DEPLOY_USER}')
     try:
-        empty = make_conninfo(dsn, dbname=name)
+        empty = make_conninfo(dsn, dbname=name, user=DEPLOY_USER)
         for args in (("sessions",), ("show", "t"), ("jobs",), ("stats",), ("approvals",), ("archive",)):
             line = assert_error(run(*args, dsn=empty), 2, NOT_DEPLOYED)
             assert line == f"agent-state: {NOT_DEPLOYED}"

@@ -16,6 +16,7 @@ import os
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import psycopg
@@ -146,6 +147,11 @@ def _scalar(kind: str, pools: Pools) -> st.SearchStrategy[Any]:
         return _text(pools)
     if kind in ("bigint", "integer"):
         return st.one_of(st.none(), st.sampled_from(INTS), st.sampled_from(pools.numbers), st.integers(), wrong)
+    if kind == "numeric":
+        specials = [Decimal("NaN"), Decimal("Infinity"), Decimal("-Infinity"), Decimal("-0.01"), Decimal("1e-1000")]
+        return st.one_of(
+            st.none(), st.decimals(allow_nan=False, allow_infinity=False), st.sampled_from(specials), wrong
+        )
     if kind == "real":
         return st.one_of(st.none(), st.floats(), st.sampled_from([0.0, -1.0, 1e39, float("nan")]), wrong)
     if kind == "boolean":

@@ -514,9 +514,6 @@ def test_listen_tells_a_tenant_nothing_about_other_tenants_queues(
     _report(capsys, "LISTEN on the old channel and guessed channel names", len(guesses) + 1)
 
 
-@pytest.mark.xfail(
-    reason="issue 11 item 7 (the claim's advisory-lock key), fixed on another branch (h1-fencing)", strict=False
-)
 def test_an_advisory_lock_a_tenant_takes_does_not_starve_another_tenants_job(
     dsn: str, role_dsn: Callable[[str], str], owners: tuple[Owner, Owner]
 ) -> None:

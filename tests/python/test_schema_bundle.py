@@ -15,7 +15,7 @@ import psycopg
 import pytest
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from test_migrations import _dump, _env, _run
+from test_migrations import DEPLOY_USER, _dump, _env, _run
 
 from agent_state import schema
 from agent_state.langgraph import AgentStateSaver, AsyncAgentStateSaver
@@ -26,20 +26,24 @@ LAST = schema.bundle_changes()[-1]
 
 @pytest.fixture
 def empty_db(dsn: str) -> Iterator[Any]:
-    """Makes empty databases; each call returns a DSN for a role (the superuser by default)."""
+    """Makes empty databases owned by a role (the deploying role by default: a non-superuser, as
+    docs/security.md requires); each call returns a DSN that connects as that owner."""
     made: list[str] = []
     with psycopg.connect(dsn, autocommit=True) as admin:
+        admin.execute(
+            sql.SQL(
+                "do $$ begin if not exists (select from pg_roles where rolname = {}) then"
+                " create role {} login createrole; end if; end $$"
+            ).format(sql.Literal(DEPLOY_USER), sql.Identifier(DEPLOY_USER))
+        )
 
-        def make(owner: str | None = None) -> str:
+        def make(owner: str = DEPLOY_USER) -> str:
             name = f"agent_state_bundle_{uuid.uuid4().hex[:10]}"
-            admin.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
-            if owner:
-                admin.execute(
-                    sql.SQL("alter database {} owner to {}").format(sql.Identifier(name), sql.Identifier(owner))
-                )
+            admin.execute(sql.SQL("create database {} owner {}").format(sql.Identifier(name), sql.Identifier(owner)))
             made.append(name)
             params: dict[str, Any] = conninfo_to_dict(dsn)
             params["dbname"] = name
+            params["user"] = owner
             return make_conninfo(**params)
 
         yield make

@@ -1,6 +1,6 @@
 \ir ../fixtures/helpers.sql
 begin;
-select plan(9);
+select plan(10);
 
 set local role tenant_a;
 select ai.create_session('t-u');
@@ -11,6 +11,7 @@ select throws_ok($$select ai.record_usage('t-u', 'k', 'm', -1, 1, 0)$$, 'AS002',
 select throws_ok($$select ai.record_usage('t-u', 'k', 'm', 1, null, 0)$$, 'AS002', null, 'NULL output tokens');
 select throws_ok($$select ai.record_usage('t-u', 'k', 'm', 1, 1, -0.01)$$, 'AS002', null, 'negative cost');
 select throws_ok($$select ai.record_usage('t-u', 'k', 'm', 1, 1, 'NaN')$$, 'AS002', null, 'NaN cost');
+select throws_ok($$select ai.record_usage('t-u', 'k', 'm', 1, 1, 'Infinity')$$, 'AS002', null, 'an infinite cost');
 select throws_ok($$select ai.record_usage('t-u', 'k', 'm', 1, 1, 0, '[]')$$, 'AS002', null, 'details not an object');
 select throws_ok($$select ai.record_usage('t-u', 'k', 'm', 1, 1, 0, '{}', 1, null)$$, 'AS002', null, 'a job without a token');
 
