@@ -1,17 +1,15 @@
 """DeltaChannel (LangGraph 1.2, beta) on the savers: get_delta_channel_history in one SQL call.
 
-The DELTA_CHANNEL_HISTORY specs of LangGraph's conformance suite (vendored under tests/upstream/,
-the PyPI release lacks them) for both savers as tenants; one round trip however long the chain; a
-real graph with a DeltaChannel read back the same after prune(keep_latest) and copy_thread.
+One round trip however long the chain; a real graph with a DeltaChannel read back the same after
+prune(keep_latest) and copy_thread. (The delta-history tests of LangGraph's PostgresSaver suite run
+against both savers from the PyPI release, in `make test-upstream`: tests/upstream/langgraph/.)
 """
 
 from __future__ import annotations
 
 import asyncio
-import sys
 import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
@@ -23,32 +21,6 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from typing_extensions import TypedDict
 
 from agent_state.langgraph import AgentStateSaver, AsyncAgentStateSaver
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "upstream"))
-from conformance_delta.test_delta_channel_history import ALL_DELTA_CHANNEL_HISTORY_TESTS
-
-SPECS = {fn.__name__: fn for fn in ALL_DELTA_CHANNEL_HISTORY_TESTS}
-
-
-def test_the_vendored_suite_has_the_eight_upstream_specs() -> None:
-    assert len(SPECS) == 8
-
-
-@pytest.mark.parametrize("spec", sorted(SPECS))
-def test_async_saver_passes_the_delta_spec(role_dsn: Any, spec: str) -> None:
-    async def run() -> None:
-        async with AsyncConnectionPool(
-            role_dsn("tenant_a"), min_size=1, max_size=2, kwargs={"autocommit": True}
-        ) as pool:
-            await SPECS[spec](AsyncAgentStateSaver(pool))
-
-    asyncio.run(run())
-
-
-@pytest.mark.parametrize("spec", sorted(SPECS))
-def test_sync_saver_passes_the_delta_spec(role_dsn: Any, spec: str) -> None:
-    with ConnectionPool(role_dsn("tenant_b"), min_size=1, max_size=2, kwargs={"autocommit": True}) as pool:
-        asyncio.run(SPECS[spec](AgentStateSaver(pool)))
 
 
 # The graph tests use one connection: a new thread's first put racing its put_writes is issue 13's
