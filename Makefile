@@ -32,7 +32,7 @@ endif
 export AGENT_STATE_PGPORT := $(PGPORT_PRIVATE)
 
 .PHONY: help setup deps venv db db-stop deploy demo test test-db test-pgtap test-plpgsql-check test-python \
-        bundle bench lint env clean docs
+        test-upstream bundle bench lint env clean docs
 
 help:
 	@echo "make demo      set up and run the demo"
@@ -63,7 +63,7 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: python/pyproject.toml
 	[ -x $(VPY) ] || $(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e 'python[test,langgraph]'
+	$(VPY) -m pip install -q -e 'python[test,langgraph,upstream]'
 	touch $@
 
 db:
@@ -105,7 +105,19 @@ test-python: test-db
 	AGENT_STATE_TEST_DSN='$(TEST_URL)' \
 	  $(VPY) -m pytest -q tests/python $(PYTEST_ARGS)
 
-test: setup lint test-pgtap test-plpgsql-check test-python
+# LangGraph's own test suites against the savers (tests/upstream/langgraph/README.md): the sdists
+# pinned in sdists.txt are downloaded from PyPI once (into .upstream/), our conftest replaces theirs.
+UPSTREAM := $(ROOT)/.upstream
+UPSTREAM_ARGS ?=
+UPSTREAM_JOBS ?= 2
+test-upstream: test-db
+	$(VPY) tests/upstream/langgraph/prepare.py '$(UPSTREAM)'
+	cd '$(UPSTREAM)/saver' && AGENT_STATE_TEST_DSN='$(TEST_URL)' PYTHONPATH='$(ROOT)/tests/upstream/langgraph' \
+	  $(VPY) -m pytest -q -p no:cacheprovider -o addopts= -o asyncio_mode=auto -p no:anyio tests $(UPSTREAM_ARGS)
+	cd '$(UPSTREAM)/graph' && AGENT_STATE_TEST_DSN='$(TEST_URL)' PYTHONPATH='$(ROOT)/tests/upstream/langgraph' \
+	  $(VPY) -m pytest -q -p no:cacheprovider -o addopts= -p no:asyncio -n $(UPSTREAM_JOBS) tests $(UPSTREAM_ARGS)
+
+test: setup lint test-pgtap test-plpgsql-check test-python test-upstream
 
 lint: venv
 	$(VENV)/bin/ruff check python tests bench scripts
