@@ -191,11 +191,11 @@ comment on function ai._fence(bigint, bigint) is 'Internal: a no-op without job_
 -- Another tenant's thread is AS001, as anywhere else.
 create function ai._checkpoint_thread_owner(thread_id text) returns text
 language plpgsql volatile
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
   a_thread_id alias for $1;
-  v_now timestamptz := ai.now();
   v_owner text;
 begin
   select owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
@@ -208,16 +208,12 @@ begin
       message = format('thread %s was deleted', a_thread_id),
       hint = 'a deleted thread is not re-created by a late write; use a new thread_id';
   end if;
-  insert into ai.agent_sessions (thread_id, owner, created_at, updated_at)
-  values (a_thread_id, ai.current_owner(), v_now, v_now)
-  on conflict (thread_id) do nothing
-  returning owner into v_owner;
-  if found then
-    insert into ai.session_events (thread_id, owner, kind, payload, created_at)
-    values (a_thread_id, v_owner, 'start', pg_catalog.jsonb_build_object('config', '{}'::jsonb, 'by', 'checkpoint'), v_now);
-    return v_owner;
+  -- New, or created meanwhile by the caller in a concurrent transaction (LangGraph's background
+  -- put racing its put_writes): either way the caller's row. NULL: another tenant's thread.
+  if ai._start_session(a_thread_id, ai.current_owner(), '{}',
+                       pg_catalog.jsonb_build_object('config', '{}'::jsonb, 'by', 'checkpoint')) then
+    return ai.current_owner();
   end if;
-  -- Taken meanwhile: by the caller in a concurrent transaction (now committed), or by another tenant.
   select owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
@@ -410,6 +406,7 @@ create function ai.put_writes(
   fencing_token bigint default null
 ) returns integer
 language plpgsql volatile
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -462,11 +459,16 @@ begin
     v_owner := ai._checkpoint_thread_owner(a_thread_id);
   end if;
   -- A retried task writes the same (task_id, idx) again: kept as first written, except the
-  -- special channels (negative idx: error, interrupt, ...), where the newest wins.
+  -- special channels (negative idx: error, interrupt, resume, ...), where the newest wins. The same
+  -- rule inside one call, as LangGraph's savers apply it write by write (a node that calls
+  -- interrupt() twice sends two __resume__ writes at once): the last of a negative idx, the first
+  -- of any other. One row per key also keeps ON CONFLICT DO UPDATE from meeting a row twice.
   insert into ai.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, owner, channel,
                                     type, blob, task_path)
-  select a_thread_id, a_ns, a_checkpoint_id, a_task_id, u.idx, v_owner, u.channel, u.type, u.blob, a_task_path
-  from unnest(a_idx, a_channels, a_types, a_blobs) as u(idx, channel, type, blob)
+  select distinct on (u.idx)
+         a_thread_id, a_ns, a_checkpoint_id, a_task_id, u.idx, v_owner, u.channel, u.type, u.blob, a_task_path
+  from unnest(a_idx, a_channels, a_types, a_blobs) with ordinality as u(idx, channel, type, blob, ord)
+  order by u.idx, case when u.idx < 0 then -u.ord else u.ord end
   on conflict (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) do update
   set channel = excluded.channel, type = excluded.type, blob = excluded.blob, task_path = excluded.task_path
   where ai.checkpoint_writes.idx < 0;
@@ -475,7 +477,7 @@ begin
 end
 $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
-  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument, AS006 stale fencing token, AS020 deleted thread.';
+  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites; within one call, the last write of a negative idx and the first of any other idx count. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument, AS006 stale fencing token, AS020 deleted thread.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Reading. get_checkpoint and list_checkpoints return the same row: the checkpoint, the values
@@ -778,28 +780,21 @@ comment on function ai.checkpoints_between(text, timestamptz, timestamptz) is
 -- The session a copy goes to: new, same owner as the source (also when a service copies).
 create function ai._create_copy_session(source_thread_id text, target_thread_id text) returns text
 language plpgsql volatile
+set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_now timestamptz := ai.now();
   v_source ai.agent_sessions;
-  v_owner text;
 begin
   select * into v_source from ai.agent_sessions s where s.thread_id = source_thread_id;
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', source_thread_id);
   end if;
-  insert into ai.agent_sessions (thread_id, owner, config, created_at, updated_at)
-  values (target_thread_id, v_source.owner, v_source.config, v_now, v_now)
-  on conflict (thread_id) do nothing
-  returning owner into v_owner;
-  if not found then
+  if not ai._start_session(target_thread_id, v_source.owner, v_source.config,
+                           pg_catalog.jsonb_build_object('config', v_source.config, 'copied_from', source_thread_id)) then
     raise exception using errcode = 'AS005', message = format('thread id %s is not available', target_thread_id),
       hint = 'copy or fork into a new thread id';
   end if;
-  insert into ai.session_events (thread_id, owner, kind, payload, created_at)
-  values (target_thread_id, v_owner, 'start',
-          pg_catalog.jsonb_build_object('config', v_source.config, 'copied_from', source_thread_id), v_now);
-  return v_owner;
+  return v_source.owner;
 end
 $$;
 comment on function ai._create_copy_session(text, text) is 'Internal: creates the target session of a copy or fork with the source''s owner and config. AS001 unknown source, AS005 target id taken.';

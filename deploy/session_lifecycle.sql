@@ -38,33 +38,56 @@ create trigger agent_sessions_status_transition
   for each row when (old.status is distinct from new.status)
   execute function ai._guard_session_status();
 
+-- The one place a session row is created (create_session, a first checkpoint or pending write of
+-- a new thread, the target of a copy). ON CONFLICT without a target: the table has two unique
+-- keys (thread_id, and (thread_id, owner) that child tables reference), and naming only one let
+-- a concurrent create of the same thread by the same owner fail 23505 on the other instead of
+-- doing nothing. Returns whether this call created the row (then with a start event); when not,
+-- the row exists (the caller's, committed by a concurrent transaction, which the caller's next
+-- statement sees; or another tenant's, which RLS hides).
+create function ai._start_session(thread_id text, owner text, config jsonb, start_payload jsonb)
+returns boolean
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_owner alias for $2;
+  a_config alias for $3;
+  v_now timestamptz := ai.now();
+begin
+  insert into ai.agent_sessions (thread_id, owner, config, created_at, updated_at)
+  values (a_thread_id, a_owner, a_config, v_now, v_now)
+  on conflict do nothing;
+  if not found then
+    return false;
+  end if;
+  insert into ai.session_events (thread_id, owner, kind, payload, created_at)
+  values (a_thread_id, a_owner, 'start', start_payload, v_now);
+  return true;
+end
+$$;
+comment on function ai._start_session(text, text, jsonb, jsonb) is 'Internal: creates a session row with its start event and returns true, or returns false when the thread id exists (whoever owns it). Safe against concurrent creates of the same thread.';
+
 create function ai.create_session(thread_id text default null, config jsonb default '{}')
 returns ai.agent_sessions
 language plpgsql volatile
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
   a_thread_id text := coalesce($1, pg_catalog.gen_random_uuid()::text);
   a_config alias for $2;
-  v_now timestamptz := ai.now();
   s ai.agent_sessions;
 begin
   perform ai._check_thread_id(a_thread_id);
   perform ai._check_document(a_config, 'config', must_be_object => true);
 
-  insert into ai.agent_sessions (thread_id, owner, config, created_at, updated_at)
-  values (a_thread_id, ai.current_owner(), a_config, v_now, v_now)
-  on conflict (thread_id) do nothing
-  returning * into s;
-
-  if found then
-    insert into ai.session_events (thread_id, owner, kind, payload, created_at)
-    values (s.thread_id, s.owner, 'start', pg_catalog.jsonb_build_object('config', s.config), v_now);
-    return s;
-  end if;
-
-  -- The thread exists. Ours: return it unchanged (a retried create is harmless). Another
-  -- tenant's: RLS hides it, and all we may say is that the id is taken.
+  -- New: created with a start event. Ours already (a retry, or a concurrent create): returned
+  -- unchanged. Another tenant's: RLS hides it, and all we may say is that the id is taken.
+  perform ai._start_session(a_thread_id, ai.current_owner(), a_config,
+                            pg_catalog.jsonb_build_object('config', a_config));
   select * into s from ai.agent_sessions a where a.thread_id = a_thread_id;
   if not found or (s.owner <> ai.current_owner() and not ai.sees_all_owners()) then
     raise exception using errcode = 'AS005',
@@ -75,7 +98,7 @@ begin
 end
 $$;
 comment on function ai.create_session(text, jsonb) is
-  'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns returns the existing row unchanged. AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant.';
+  'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns (also concurrently) returns the existing row unchanged. AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant.';
 
 create function ai.set_session_status(thread_id text, status text) returns ai.agent_sessions
 language plpgsql volatile
@@ -125,8 +148,8 @@ comment on function ai.set_session_status(text, text) is
 
 revoke execute on function ai._guard_session_status() from public;  -- a trigger needs no grant
 revoke execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
-  ai.set_session_status(text, text) from public;
+  ai.set_session_status(text, text), ai._start_session(text, text, jsonb, jsonb) from public;
 grant execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
-  ai.set_session_status(text, text) to ai_user, ai_service;
+  ai.set_session_status(text, text), ai._start_session(text, text, jsonb, jsonb) to ai_user, ai_service;
 
 commit;

@@ -480,33 +480,56 @@ create trigger agent_sessions_status_transition
   for each row when (old.status is distinct from new.status)
   execute function ai._guard_session_status();
 
+-- The one place a session row is created (create_session, a first checkpoint or pending write of
+-- a new thread, the target of a copy). ON CONFLICT without a target: the table has two unique
+-- keys (thread_id, and (thread_id, owner) that child tables reference), and naming only one let
+-- a concurrent create of the same thread by the same owner fail 23505 on the other instead of
+-- doing nothing. Returns whether this call created the row (then with a start event); when not,
+-- the row exists (the caller's, committed by a concurrent transaction, which the caller's next
+-- statement sees; or another tenant's, which RLS hides).
+create function ai._start_session(thread_id text, owner text, config jsonb, start_payload jsonb)
+returns boolean
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_owner alias for $2;
+  a_config alias for $3;
+  v_now timestamptz := ai.now();
+begin
+  insert into ai.agent_sessions (thread_id, owner, config, created_at, updated_at)
+  values (a_thread_id, a_owner, a_config, v_now, v_now)
+  on conflict do nothing;
+  if not found then
+    return false;
+  end if;
+  insert into ai.session_events (thread_id, owner, kind, payload, created_at)
+  values (a_thread_id, a_owner, 'start', start_payload, v_now);
+  return true;
+end
+$$;
+comment on function ai._start_session(text, text, jsonb, jsonb) is 'Internal: creates a session row with its start event and returns true, or returns false when the thread id exists (whoever owns it). Safe against concurrent creates of the same thread.';
+
 create function ai.create_session(thread_id text default null, config jsonb default '{}')
 returns ai.agent_sessions
 language plpgsql volatile
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
   a_thread_id text := coalesce($1, pg_catalog.gen_random_uuid()::text);
   a_config alias for $2;
-  v_now timestamptz := ai.now();
   s ai.agent_sessions;
 begin
   perform ai._check_thread_id(a_thread_id);
   perform ai._check_document(a_config, 'config', must_be_object => true);
 
-  insert into ai.agent_sessions (thread_id, owner, config, created_at, updated_at)
-  values (a_thread_id, ai.current_owner(), a_config, v_now, v_now)
-  on conflict (thread_id) do nothing
-  returning * into s;
-
-  if found then
-    insert into ai.session_events (thread_id, owner, kind, payload, created_at)
-    values (s.thread_id, s.owner, 'start', pg_catalog.jsonb_build_object('config', s.config), v_now);
-    return s;
-  end if;
-
-  -- The thread exists. Ours: return it unchanged (a retried create is harmless). Another
-  -- tenant's: RLS hides it, and all we may say is that the id is taken.
+  -- New: created with a start event. Ours already (a retry, or a concurrent create): returned
+  -- unchanged. Another tenant's: RLS hides it, and all we may say is that the id is taken.
+  perform ai._start_session(a_thread_id, ai.current_owner(), a_config,
+                            pg_catalog.jsonb_build_object('config', a_config));
   select * into s from ai.agent_sessions a where a.thread_id = a_thread_id;
   if not found or (s.owner <> ai.current_owner() and not ai.sees_all_owners()) then
     raise exception using errcode = 'AS005',
@@ -517,7 +540,7 @@ begin
 end
 $$;
 comment on function ai.create_session(text, jsonb) is
-  'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns returns the existing row unchanged. AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant.';
+  'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns (also concurrently) returns the existing row unchanged. AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant.';
 
 create function ai.set_session_status(thread_id text, status text) returns ai.agent_sessions
 language plpgsql volatile
@@ -567,9 +590,9 @@ comment on function ai.set_session_status(text, text) is
 
 revoke execute on function ai._guard_session_status() from public;  -- a trigger needs no grant
 revoke execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
-  ai.set_session_status(text, text) from public;
+  ai.set_session_status(text, text), ai._start_session(text, text, jsonb, jsonb) from public;
 grant execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
-  ai.set_session_status(text, text) to ai_user, ai_service;
+  ai.set_session_status(text, text), ai._start_session(text, text, jsonb, jsonb) to ai_user, ai_service;
 
 
 -- ===== change: messages =====
@@ -1925,11 +1948,11 @@ comment on function ai._fence(bigint, bigint) is 'Internal: a no-op without job_
 -- Another tenant's thread is AS001, as anywhere else.
 create function ai._checkpoint_thread_owner(thread_id text) returns text
 language plpgsql volatile
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
   a_thread_id alias for $1;
-  v_now timestamptz := ai.now();
   v_owner text;
 begin
   select owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
@@ -1942,16 +1965,12 @@ begin
       message = format('thread %s was deleted', a_thread_id),
       hint = 'a deleted thread is not re-created by a late write; use a new thread_id';
   end if;
-  insert into ai.agent_sessions (thread_id, owner, created_at, updated_at)
-  values (a_thread_id, ai.current_owner(), v_now, v_now)
-  on conflict (thread_id) do nothing
-  returning owner into v_owner;
-  if found then
-    insert into ai.session_events (thread_id, owner, kind, payload, created_at)
-    values (a_thread_id, v_owner, 'start', pg_catalog.jsonb_build_object('config', '{}'::jsonb, 'by', 'checkpoint'), v_now);
-    return v_owner;
+  -- New, or created meanwhile by the caller in a concurrent transaction (LangGraph's background
+  -- put racing its put_writes): either way the caller's row. NULL: another tenant's thread.
+  if ai._start_session(a_thread_id, ai.current_owner(), '{}',
+                       pg_catalog.jsonb_build_object('config', '{}'::jsonb, 'by', 'checkpoint')) then
+    return ai.current_owner();
   end if;
-  -- Taken meanwhile: by the caller in a concurrent transaction (now committed), or by another tenant.
   select owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
@@ -2144,6 +2163,7 @@ create function ai.put_writes(
   fencing_token bigint default null
 ) returns integer
 language plpgsql volatile
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -2196,11 +2216,16 @@ begin
     v_owner := ai._checkpoint_thread_owner(a_thread_id);
   end if;
   -- A retried task writes the same (task_id, idx) again: kept as first written, except the
-  -- special channels (negative idx: error, interrupt, ...), where the newest wins.
+  -- special channels (negative idx: error, interrupt, resume, ...), where the newest wins. The same
+  -- rule inside one call, as LangGraph's savers apply it write by write (a node that calls
+  -- interrupt() twice sends two __resume__ writes at once): the last of a negative idx, the first
+  -- of any other. One row per key also keeps ON CONFLICT DO UPDATE from meeting a row twice.
   insert into ai.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, owner, channel,
                                     type, blob, task_path)
-  select a_thread_id, a_ns, a_checkpoint_id, a_task_id, u.idx, v_owner, u.channel, u.type, u.blob, a_task_path
-  from unnest(a_idx, a_channels, a_types, a_blobs) as u(idx, channel, type, blob)
+  select distinct on (u.idx)
+         a_thread_id, a_ns, a_checkpoint_id, a_task_id, u.idx, v_owner, u.channel, u.type, u.blob, a_task_path
+  from unnest(a_idx, a_channels, a_types, a_blobs) with ordinality as u(idx, channel, type, blob, ord)
+  order by u.idx, case when u.idx < 0 then -u.ord else u.ord end
   on conflict (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) do update
   set channel = excluded.channel, type = excluded.type, blob = excluded.blob, task_path = excluded.task_path
   where ai.checkpoint_writes.idx < 0;
@@ -2209,7 +2234,7 @@ begin
 end
 $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
-  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument, AS006 stale fencing token, AS020 deleted thread.';
+  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites; within one call, the last write of a negative idx and the first of any other idx count. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument, AS006 stale fencing token, AS020 deleted thread.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Reading. get_checkpoint and list_checkpoints return the same row: the checkpoint, the values
@@ -2512,28 +2537,21 @@ comment on function ai.checkpoints_between(text, timestamptz, timestamptz) is
 -- The session a copy goes to: new, same owner as the source (also when a service copies).
 create function ai._create_copy_session(source_thread_id text, target_thread_id text) returns text
 language plpgsql volatile
+set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_now timestamptz := ai.now();
   v_source ai.agent_sessions;
-  v_owner text;
 begin
   select * into v_source from ai.agent_sessions s where s.thread_id = source_thread_id;
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', source_thread_id);
   end if;
-  insert into ai.agent_sessions (thread_id, owner, config, created_at, updated_at)
-  values (target_thread_id, v_source.owner, v_source.config, v_now, v_now)
-  on conflict (thread_id) do nothing
-  returning owner into v_owner;
-  if not found then
+  if not ai._start_session(target_thread_id, v_source.owner, v_source.config,
+                           pg_catalog.jsonb_build_object('config', v_source.config, 'copied_from', source_thread_id)) then
     raise exception using errcode = 'AS005', message = format('thread id %s is not available', target_thread_id),
       hint = 'copy or fork into a new thread id';
   end if;
-  insert into ai.session_events (thread_id, owner, kind, payload, created_at)
-  values (target_thread_id, v_owner, 'start',
-          pg_catalog.jsonb_build_object('config', v_source.config, 'copied_from', source_thread_id), v_now);
-  return v_owner;
+  return v_source.owner;
 end
 $$;
 comment on function ai._create_copy_session(text, text) is 'Internal: creates the target session of a copy or fork with the source''s owner and config. AS001 unknown source, AS005 target id taken.';

@@ -45,6 +45,7 @@ from langgraph.checkpoint.base import (
     get_serializable_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from psycopg.rows import tuple_row
 from psycopg.types.json import Jsonb
 
 from . import client
@@ -54,7 +55,9 @@ __all__ = ["AgentStateSaver", "AsyncAgentStateSaver"]
 
 Durability = Literal["sync", "async"]
 
-# The same statements as the Client's (one SQL function call each); rows read by position.
+# The same statements as the Client's (one SQL function call each); rows read by position, from
+# cursors with their own row factory (the caller's connection may use dict_row, as LangGraph's
+# documentation has it for PostgresSaver).
 PUT_CHECKPOINT = client.PUT_CHECKPOINT.sql
 PUT_WRITES = client.PUT_WRITES.sql
 GET_CHECKPOINT = client.GET_CHECKPOINT.sql
@@ -294,7 +297,7 @@ class AgentStateSaver(_Codec):
 
     def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         try:
-            with self._client._connection() as conn, conn.cursor(binary=True) as cur:
+            with self._client._connection() as conn, conn.cursor(binary=True, row_factory=tuple_row) as cur:
                 cur.execute(sql, params)
                 return cur.fetchall()
         except psycopg.Error as error:
@@ -413,7 +416,7 @@ class AsyncAgentStateSaver(_Codec):
 
     async def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         try:
-            async with self._client._connection() as conn, conn.cursor(binary=True) as cur:
+            async with self._client._connection() as conn, conn.cursor(binary=True, row_factory=tuple_row) as cur:
                 await cur.execute(sql, params)
                 return await cur.fetchall()
         except psycopg.Error as error:

@@ -1,0 +1,113 @@
+"""Concurrent first writes of a new thread by the same owner: each returns the one session row.
+
+The failure (23505 on agent_sessions_thread_owner when ON CONFLICT named only the primary key)
+needs both inserts past their conflict check before either inserts its index entry, a window of
+microseconds that no lock can hold open. So each pair of calls races on fresh thread ids, in
+rounds of two kinds: released together by a barrier, and released together by the rollback of
+a third transaction whose uncommitted row of the same thread both wait for (seen in
+pg_stat_activity). Bounded: a fixed number of rounds, each call under a statement timeout.
+Before the fix this failed within the first rounds on every pair (several per hundred rounds).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from typing import Any
+
+import psycopg
+import pytest
+
+CALLS = {
+    "create_session": "select ai.create_session(%(t)s)",
+    "put_checkpoint": "select ai.put_checkpoint(%(t)s, '', %(c)s, null, 'test', '\\x01'::bytea)",
+    "put_writes": (
+        "select ai.put_writes(%(t)s, '', 'c0', %(c)s, array[0], array['a'], array['t'], array['\\x01']::bytea[])"
+    ),
+}
+ROUNDS = 400
+
+
+def _wait_until_blocked(admin: psycopg.Connection[Any], pids: list[int]) -> None:
+    """Until both backends wait for a lock (the third transaction's row), or fail after 20 s."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        row = admin.execute(
+            "select count(*) from pg_stat_activity where pid = any(%s) and wait_event_type = 'Lock'", (pids,)
+        ).fetchone()
+        if row and row[0] == len(pids):
+            return
+        time.sleep(0.002)
+    pytest.fail("the racing writes never waited for the uncommitted row")
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("create_session", "create_session"),
+        ("put_checkpoint", "put_writes"),  # LangGraph's background put racing its put_writes
+        ("put_writes", "put_writes"),
+        ("create_session", "put_checkpoint"),
+    ],
+)
+def test_concurrent_first_writes_of_a_new_thread_both_succeed(
+    role_dsn: Any, conn: psycopg.Connection[Any], first: str, second: str
+) -> None:
+    dsn = role_dsn("tenant_a")
+    with (
+        psycopg.connect(dsn) as holder,
+        psycopg.connect(dsn, autocommit=True) as one,
+        psycopg.connect(dsn, autocommit=True) as two,
+    ):
+        for c in (one, two):
+            c.execute("set statement_timeout = '20s'")
+        threads: list[str] = []
+        for round_ in range(ROUNDS):
+            thread_id = f"race-{uuid.uuid4()}"
+            threads.append(thread_id)
+            barrier = threading.Barrier(2, timeout=20)
+            held = round_ % 2 == 1
+            if held:
+                holder.execute("select ai.create_session(%s)", (thread_id,))
+            failures: list[str] = []
+
+            def call(
+                c: psycopg.Connection[Any],
+                name: str,
+                key: str,
+                tid: str = thread_id,
+                gate: threading.Barrier | None = None if held else barrier,
+                out: list[str] = failures,
+            ) -> None:
+                try:
+                    if gate is not None:
+                        gate.wait()
+                    c.execute(CALLS[name], {"t": tid, "c": key})
+                except psycopg.Error as error:
+                    out.append(f"{name}: {error.sqlstate} {error}")
+
+            runners = [
+                threading.Thread(target=call, args=(one, first, "c1")),
+                threading.Thread(target=call, args=(two, second, "c2")),
+            ]
+            for r in runners:
+                r.start()
+            if held:
+                try:
+                    _wait_until_blocked(conn, [one.info.backend_pid, two.info.backend_pid])
+                finally:
+                    holder.rollback()
+            for r in runners:
+                r.join(30)
+            assert not any(r.is_alive() for r in runners)
+            assert failures == [], f"round {round_} ({'released by a rollback' if held else 'barrier'})"
+
+    # As the owner of the schema: one session of tenant_a and one start event per thread.
+    rows = conn.execute(
+        "select count(*), count(*) filter (where owner = 'tenant_a'),"
+        " (select count(*) from ai.session_events e where e.thread_id = any(%s) and e.kind = 'start')"
+        " from ai.agent_sessions where thread_id = any(%s)",
+        (threads, threads),
+    ).fetchone()
+    assert rows == (ROUNDS, ROUNDS, ROUNDS)
