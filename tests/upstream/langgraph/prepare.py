@@ -50,17 +50,18 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _cached(dist: Path, name: str, version: str, digest: str) -> bool:
+    path = _sdist(dist, name, version)
+    return path is not None and _sha256(path) == digest
+
+
 def main(dest: Path) -> None:
     dist = dest / "dist"
     dist.mkdir(parents=True, exist_ok=True)
     pins = _pins()
-    cached = {name: _sdist(dist, name, version) for name, version, _ in pins}
-    if not all(path is not None and _sha256(path) == digest for (name, _, digest), path in zip(pins, cached.values())):
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
-            + ["--require-hashes", "-r", str(REQUIREMENTS), "-d", str(dist)],
-            check=True,
-        )
+    if not all(_cached(dist, name, version, digest) for name, version, digest in pins):
+        pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
+        subprocess.run([*pip, "--require-hashes", "-r", str(REQUIREMENTS), "-d", str(dist)], check=True)
     for name, version, digest in pins:
         path = _sdist(dist, name, version)
         if path is None or _sha256(path) != digest:

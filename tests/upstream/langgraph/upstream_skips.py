@@ -16,17 +16,79 @@ SKIP = "skip"
 XFAIL = "xfail"
 
 # suite -> [(pattern, kind, reason)]
+# Waiting for another branch of this session (the lead merges them); strict, so the merge is noticed.
+_H4_FROM_CONN_STRING = "waits for from_conn_string()/setup() (branch h4-dropin): the test opens the saver with it"
+_H6_DELTA = (
+    "waits for from_conn_string()/setup() (branch h4-dropin) and get_delta_channel_history "
+    "as one SQL call (branch h6-delta; the conformance suite's delta_channel_history capability "
+    "is not in langgraph-checkpoint-conformance 0.0.2)"
+)
+_PRE_V4_SENDS = (
+    "not done: the conversion of pending sends of checkpoints written before checkpoint v4 "
+    "(issue 13; docs/checkpoints.md lists it as not done)"
+)
+_PRUNE_HOOKS = (
+    "PostgresSaver internal: hooks its private _cursor to save a checkpoint between the statements "
+    "of its multi-statement prune (PRUNE_*_SQL) and opens a second saver from its connection; "
+    "ours prunes in one SQL function call, one transaction (pgTAP: tests/pgtap/prune_checkpoints/)"
+)
+
+# suite -> [(pattern, kind, reason)]; "[[]" matches a literal "[" (the start of the parameters).
 SKIPS: dict[str, list[tuple[str, str, str]]] = {
-    "graph": [],
+    "graph": [
+        (
+            "tests/test_pregel_async.py::test_imp_nested[[]*",
+            SKIP,
+            "timing: expects the task that sleeps 0 ms to finish, saver round trips included, before "
+            "the one that sleeps 10 ms starts streaming; on a loaded 2-core machine a round trip "
+            "takes longer (failed 1 run in 3 here)",
+        ),
+    ],
     "saver": [
-        ("*pipe]", SKIP, "PostgresSaver's pipeline flag (PostgresSaver(conn, pipe=...)), an internal"),
-        ("*-shallow]", SKIP, "ShallowPostgresSaver, another saver"),
+        ("*[[]*pipe*", SKIP, "PostgresSaver's pipeline flag (PostgresSaver(conn, pipe=...)), an internal"),
+        ("*[[]*shallow*", SKIP, "ShallowPostgresSaver, another saver (keeps only the latest checkpoint)"),
         ("tests/test_sync.py::test_nonnull_migrations*", SKIP, "PostgresSaver.MIGRATIONS, its own migrations"),
         (
             "tests/test_*.py::test_get_checkpoint_no_channel_values*",
             SKIP,
             "patches PostgresSaver._load_checkpoint_tuple, an internal",
         ),
+        ("tests/test_*.py::test_pending_sends_migration*", XFAIL, _PRE_V4_SENDS),
+        ("tests/test_prune.py::test_keep_latest_keeps_the_parent_holding_a_pre_v4_heads_sends*", XFAIL, _PRE_V4_SENDS),
+        ("tests/test_prune.py::test_keep_latest_keeps_a_checkpoint_saved_while_it_runs*", SKIP, _PRUNE_HOOKS),
+        (
+            "tests/test_prune.py::test_keep_latest_keeps_a_checkpoint_saved_meanwhile_whatever_its_id*",
+            SKIP,
+            _PRUNE_HOOKS,
+        ),
+        (
+            "tests/test_prune.py::test_keep_latest_refuses_a_thread_that_turns_delta_after_the_batch_check*",
+            SKIP,
+            _PRUNE_HOOKS,
+        ),
+        (
+            "tests/test_prune.py::test_keep_latest_keeps_the_history_of_a_delta_checkpoint_saved_after_the_thread_check*",
+            SKIP,
+            _PRUNE_HOOKS,
+        ),
+        (
+            "tests/test_prune.py::test_keep_latest_refuses_a_batch_with_a_delta_channel_thread*",
+            SKIP,
+            "documented as different: PostgresSaver 3.2.0 refuses keep_latest for a DeltaChannel thread "
+            "(NotImplementedError); agent-state prunes it and keeps the ancestors the channel is rebuilt "
+            "from (branch h6-delta, docs/checkpoints.md)",
+        ),
+        (
+            "tests/test_prune.py::test_keep_latest_deletes_a_subgraph_call_with_the_checkpoint_it_started_from*",
+            XFAIL,
+            "our defect, not fixed yet: keep_latest keeps the newest checkpoint of every namespace, also of "
+            "a subgraph call (namespace 'node:task') started from a root checkpoint it deletes; "
+            "PostgresSaver 3.2.0 deletes such a call (ai.prune_checkpoints is being changed by h6-delta)",
+        ),
+        ("tests/test_prune.py::test_prune_conformance*", XFAIL, _H4_FROM_CONN_STRING),
+        ("tests/test_delta_pagination.py::*", XFAIL, _H6_DELTA),
+        ("tests/test_delta_plain_value_seed.py::*", XFAIL, _H6_DELTA),
+        ("tests/test_conformance_delta.py::*", XFAIL, _H6_DELTA),
     ],
 }
 
