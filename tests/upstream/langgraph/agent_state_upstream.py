@@ -33,6 +33,8 @@ ROLES = {"service": "app_service", "tenant": "tenant_a"}
 _RESET = "delete from ai.agent_sessions; delete from ai.deleted_threads"
 
 _database: str | None = None
+# Set by each suite's conftest: the graph and saver suites never share a database.
+suite = "suite"
 
 
 def _template_dsn() -> str:
@@ -53,11 +55,14 @@ def _worker() -> str:
 
 
 def database() -> str:
-    """This process's private database (created on first use from the deployed test database)."""
+    """This process's private database (created on first use from the deployed test database).
+
+    Named by suite and xdist worker: two runs of the same suite in one worktree at once would share it.
+    """
     global _database
     if _database is None:
         template = conninfo_to_dict(_template_dsn()).get("dbname") or "agent_state_test"
-        name = f"{template}_upstream_{_worker()}"
+        name = f"{template}_upstream_{suite}_{_worker()}"
         with psycopg.connect(_with(_template_dsn(), dbname="postgres"), autocommit=True) as conn:
             conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
             conn.execute(

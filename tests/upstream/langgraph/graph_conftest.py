@@ -29,6 +29,8 @@ from upstream_skips import apply_skips
 # Imported by some upstream modules (test_remote_graph, test_prune_postgres); not run here.
 NO_DOCKER = True
 
+upstream.suite = "graph"  # its private database: agent_state_test_upstream_graph_<worker>
+
 CHECKPOINTER_FIXTURES = {"sync_checkpointer", "async_checkpointer"}
 
 # The modules with checkpointer-parametrized tests: time travel, subgraph persistence,
