@@ -116,7 +116,7 @@ test-upstream: test-db
 	  $(VPY) -m pytest -q -p no:cacheprovider -o addopts= -o asyncio_mode=auto -o asyncio_default_fixture_loop_scope=function \
 	    -p no:anyio --timeout=300 tests $(UPSTREAM_ARGS)
 	cd '$(UPSTREAM)/graph' && AGENT_STATE_TEST_DSN='$(TEST_URL)' PYTHONPATH='$(ROOT)/tests/upstream/langgraph' \
-	  $(VPY) -m pytest -q -p no:cacheprovider -o addopts= -p no:asyncio --snapshot-warn-unused \
+	  $(VPY) -m pytest -q -p no:cacheprovider -o addopts= -p no:asyncio --snapshot-warn-unused --disable-warnings \
 	    --timeout=300 -n $(UPSTREAM_JOBS) tests $(UPSTREAM_ARGS)
 
 test: setup lint test-pgtap test-plpgsql-check test-python test-upstream
