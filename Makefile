@@ -38,7 +38,7 @@ help:
 	@echo "make demo      set up and run the demo"
 	@echo "make test      set up and run every test (pgTAP, plpgsql_check, pytest)"
 	@echo "make bench     benchmarks (docs/benchmarks.md)"
-	@echo "make bundle    regenerate sql/ai.sql from deploy/"
+	@echo "make bundle    regenerate sql/ai.sql (and its copy in the Python package) from deploy/"
 	@echo "make db-stop   stop the private Postgres cluster"
 
 setup: deps venv db deploy
@@ -125,9 +125,11 @@ lint: venv
 	$(VENV)/bin/ruff check python tests bench scripts
 	$(VENV)/bin/ruff format --check python tests bench scripts
 
+# sql/ai.sql, and the same file as package data: setup() deploys it on an empty database.
 bundle:
 	@scripts/bundle.sh > sql/ai.sql
-	@echo "wrote sql/ai.sql"
+	@mkdir -p python/agent_state/sql && cp sql/ai.sql python/agent_state/sql/ai.sql
+	@echo "wrote sql/ai.sql and python/agent_state/sql/ai.sql"
 
 bench: setup
 	@$(VPY) -c 'import pgqueuer, langgraph.checkpoint.postgres' 2>/dev/null || $(VPY) -m pip install -q -e 'python[test,langgraph,bench]'

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prints sql/ai.sql: every deploy script in sqitch.plan order, as one transaction, for people
-# who install with `psql -f sql/ai.sql` instead of sqitch. A test checks that both give the
+# who install with `psql -f sql/ai.sql` instead of sqitch, and for setup() of the Python package
+# (make bundle copies it to python/agent_state/sql/ai.sql, the package data). A test checks that both give the
 # same catalog and that the committed file is current.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,5 +14,12 @@ grep -E '^[a-z_0-9]+ ' sqitch.plan | awk '{print $1}' | while read -r change; do
   # Each deploy script is its own transaction under sqitch; here one transaction holds them all.
   grep -v -E '^(begin|commit);$' "deploy/$change.sql"
 done
+last=$(grep -E '^[a-z_0-9]+ ' sqitch.plan | awk '{print $1}' | tail -n 1)
+echo
+echo "-- ===== version marker ====="
+echo "-- A database installed from this file has no sqitch registry: the schema's comment names the last"
+echo "-- change it holds. agent_state.schema.status() reads it; docs/upgrading.md moves such a"
+echo "-- database to sqitch (sqitch deploy --log-only --to $last, then sqitch deploy)."
+echo "comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change $last)';"
 echo
 echo "commit;"

@@ -3307,6 +3307,7 @@ comment on function ai.archive_sessions(interval, integer) is
 
 create function ai.restore_session(thread_id text) returns ai.agent_sessions
 language plpgsql volatile
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3324,8 +3325,15 @@ begin
       message = format('thread %s exists among the hot sessions: it cannot be restored over them', a_thread_id);
   end if;
 
+  -- A hot session of that id created meanwhile (not yet committed when checked above): the same
+  -- refusal, not a unique violation (ON CONFLICT waits for it, as in ai._start_session).
   insert into ai.agent_sessions select * from ai_archive.agent_sessions a where a.thread_id = a_thread_id
+  on conflict do nothing
   returning * into s;
+  if not found then
+    raise exception using errcode = 'AS041',
+      message = format('thread %s exists among the hot sessions: it cannot be restored over them', a_thread_id);
+  end if;
   for v_table in select a.table_name, a.order_by, ai._copy_columns(a.table_name, false) as columns
                  from ai._archived_tables a order by a.copy_order loop
     -- In the thread's own order, so that messages come back 1, 2, 3, ... as the seq guard wants.
@@ -4843,5 +4851,11 @@ $$;
 comment on function ai._check_job_row(text, text, integer, integer, text, text, timestamptz) is
   'Internal: called by the CHECK of ai.agent_jobs rows only for a row that breaks a rule (status, queue name, attempts, idempotency key, a running job''s lease); raises 23514 naming the rule, true when none is broken.';
 
+
+-- ===== version marker =====
+-- A database installed from this file has no sqitch registry: the schema's comment names the last
+-- change it holds. agent_state.schema.status() reads it; docs/upgrading.md moves such a
+-- database to sqitch (sqitch deploy --log-only --to job_row_check_fast_path, then sqitch deploy).
+comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change job_row_check_fast_path)';
 
 commit;

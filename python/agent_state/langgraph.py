@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Literal
 
 import psycopg
@@ -45,10 +46,12 @@ from langgraph.checkpoint.base import (
     get_serializable_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from psycopg.rows import tuple_row
+from langgraph.checkpoint.serde.types import TASKS
+from psycopg import pq
+from psycopg.rows import dict_row, tuple_row
 from psycopg.types.json import Jsonb
 
-from . import client
+from . import client, schema
 from .client import AsyncClient, AsyncSource, Client, SyncSource, _reraise
 
 __all__ = ["AgentStateSaver", "AsyncAgentStateSaver"]
@@ -244,6 +247,35 @@ class _Codec(BaseCheckpointSaver[str]):
         )
 
     @staticmethod
+    def _sends_parent(found: CheckpointTuple) -> tuple[str, str, str] | None:
+        """get_checkpoint's arguments for the parent that holds the pending sends of a checkpoint
+        written by LangGraph before checkpoint format v4 (sends were then writes to TASKS of the
+        parent; v4 keeps them in the TASKS channel). None for any other checkpoint."""
+        if found.checkpoint.get("v", 4) >= 4 or found.parent_config is None:
+            return None
+        parent = found.parent_config["configurable"]
+        return (parent["thread_id"], parent["checkpoint_ns"], parent["checkpoint_id"])
+
+    def _migrate_pending_sends(self, found: CheckpointTuple, parent_row: Sequence[Any]) -> None:
+        """PostgresSaver's conversion: the parent's TASKS writes, in (task_path, task_id, idx)
+        order, become the TASKS channel of the checkpoint, at its newest channel version."""
+        if not parent_row[_W_BLOBS]:
+            return
+        loads = self.serde.loads_typed
+        sends = [
+            loads((type_, blob))
+            for channel, type_, blob in zip(
+                parent_row[_W_CHANNELS], parent_row[_W_TYPES], parent_row[_W_BLOBS], strict=True
+            )
+            if channel == TASKS
+        ]
+        if not sends:
+            return
+        versions = found.checkpoint["channel_versions"]
+        found.checkpoint["channel_values"][TASKS] = sends
+        versions[TASKS] = max(versions.values()) if versions else self.get_next_version(None)
+
+    @staticmethod
     def _matches(found: CheckpointTuple | None, filter: dict[str, Any] | None) -> bool:
         """list() of one checkpoint id: whether it exists and its metadata passes the filter."""
         return found is not None and all(found.metadata.get(k) == v for k, v in (filter or {}).items())
@@ -294,6 +326,42 @@ class AgentStateSaver(_Codec):
         super().__init__(serde=serde, durability=durability)
         self.conn = conn
         self._client = Client(conn)
+        self._conn_string: str | None = None
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls, conn_string: str, *, pipeline: bool = False, serde: SerializerProtocol | None = None
+    ) -> Iterator[AgentStateSaver]:
+        """A saver over one new connection, closed when the block ends (``PostgresSaver``'s signature).
+
+        The connection is PostgresSaver's (autocommit, ``dict_row``) except that it never prepares
+        statements (``prepare_threshold=None``), so the same string works behind PgBouncer in
+        transaction pooling; ``pipeline=True`` runs it in pipeline mode."""
+        with psycopg.Connection.connect(
+            conn_string, autocommit=True, prepare_threshold=None, row_factory=dict_row
+        ) as conn:
+            saver = cls(conn, serde=serde)
+            saver._conn_string = conn_string
+            if pipeline:
+                with conn.pipeline():
+                    yield saver
+            else:
+                yield saver
+
+    def setup(self) -> schema.SchemaStatus:
+        """Checks that schema ``ai`` is deployed at a version this package can use; on an empty
+        database, deploys the schema bundled in the package when the role may (as
+        ``PostgresSaver.setup()`` creates its tables). Otherwise raises
+        :class:`agent_state.schema.SchemaError` naming what to run. Safe to call on every start."""
+        with self._client._connection() as conn:
+            if conn.info.pipeline_status != pq.PipelineStatus.OFF and self._conn_string is not None:
+                found = schema.status(conn)
+                if found.deployed:
+                    return schema.deploy(conn)  # checks only: raises unless compatible
+                with psycopg.Connection.connect(self._conn_string, autocommit=True) as own:
+                    return schema.deploy(own)
+            return schema.deploy(conn)
 
     def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         try:
@@ -303,9 +371,19 @@ class AgentStateSaver(_Codec):
         except psycopg.Error as error:
             raise _reraise(error) from error
 
+    def _load(self, rows: Sequence[Sequence[Any]]) -> list[CheckpointTuple]:
+        found = [self._tuple(row) for row in rows]
+        for item in found:
+            parent = self._sends_parent(item)
+            if parent is not None:  # a checkpoint of an old LangGraph (imported history): rare
+                parent_rows = self._execute(GET_CHECKPOINT, parent)
+                if parent_rows:
+                    self._migrate_pending_sends(item, parent_rows[0])
+        return found
+
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         rows = self._execute(GET_CHECKPOINT, self._get_args(config))
-        return self._tuple(rows[0]) if rows else None
+        return self._load(rows)[0] if rows else None
 
     def list(
         self,
@@ -320,8 +398,7 @@ class AgentStateSaver(_Codec):
             if self._matches(found, filter):
                 yield found
             return
-        for row in self._execute(LIST_CHECKPOINTS, self._list_args(config, filter, before, limit)):
-            yield self._tuple(row)
+        yield from self._load(self._execute(LIST_CHECKPOINTS, self._list_args(config, filter, before, limit)))
 
     def put(
         self,
@@ -409,10 +486,39 @@ class AsyncAgentStateSaver(_Codec):
         super().__init__(serde=serde, durability=durability)
         self.conn = conn
         self._client = AsyncClient(conn)
+        self._conn_string: str | None = None
         try:
             self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             self.loop = None
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(
+        cls, conn_string: str, *, pipeline: bool = False, serde: SerializerProtocol | None = None
+    ) -> AsyncIterator[AsyncAgentStateSaver]:
+        """The async twin of :meth:`AgentStateSaver.from_conn_string`."""
+        async with await psycopg.AsyncConnection.connect(
+            conn_string, autocommit=True, prepare_threshold=None, row_factory=dict_row
+        ) as conn:
+            saver = cls(conn, serde=serde)
+            saver._conn_string = conn_string
+            if pipeline:
+                async with conn.pipeline():
+                    yield saver
+            else:
+                yield saver
+
+    async def setup(self) -> schema.SchemaStatus:
+        """The async twin of :meth:`AgentStateSaver.setup`."""
+        async with self._client._connection() as conn:
+            if conn.info.pipeline_status != pq.PipelineStatus.OFF and self._conn_string is not None:
+                found = await schema.astatus(conn)
+                if found.deployed:
+                    return await schema.adeploy(conn)
+                async with await psycopg.AsyncConnection.connect(self._conn_string, autocommit=True) as own:
+                    return await schema.adeploy(own)
+            return await schema.adeploy(conn)
 
     async def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         try:
@@ -422,9 +528,19 @@ class AsyncAgentStateSaver(_Codec):
         except psycopg.Error as error:
             raise _reraise(error) from error
 
+    async def _load(self, rows: Sequence[Sequence[Any]]) -> list[CheckpointTuple]:
+        found = [self._tuple(row) for row in rows]
+        for item in found:
+            parent = self._sends_parent(item)
+            if parent is not None:
+                parent_rows = await self._execute(GET_CHECKPOINT, parent)
+                if parent_rows:
+                    self._migrate_pending_sends(item, parent_rows[0])
+        return found
+
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         rows = await self._execute(GET_CHECKPOINT, self._get_args(config))
-        return self._tuple(rows[0]) if rows else None
+        return (await self._load(rows))[0] if rows else None
 
     async def alist(
         self,
@@ -439,8 +555,9 @@ class AsyncAgentStateSaver(_Codec):
             if self._matches(found, filter):
                 yield found
             return
-        for row in await self._execute(LIST_CHECKPOINTS, self._list_args(config, filter, before, limit)):
-            yield self._tuple(row)
+        rows = await self._execute(LIST_CHECKPOINTS, self._list_args(config, filter, before, limit))
+        for item in await self._load(rows):
+            yield item
 
     async def aput(
         self,

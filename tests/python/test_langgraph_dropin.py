@@ -101,3 +101,67 @@ def test_a_node_that_interrupts_twice_resumes_to_the_end(role_dsn: Any, thread_i
         graph.invoke({"answers": []}, config)
         graph.invoke(Command(resume="a"), config)
         assert graph.invoke(Command(resume="b"), config) == {"answers": ["a", "b"]}
+
+
+# -- connection modes ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("prepare_threshold", [None, 0, 5], ids=["never", "always", "default"])
+def test_saver_works_whatever_the_prepare_threshold(role_dsn: Any, thread_id: str, prepare_threshold: Any) -> None:
+    with psycopg.connect(role_dsn("tenant_a"), autocommit=True, prepare_threshold=prepare_threshold) as conn:
+        for _ in range(2):  # the second round runs prepared statements when the threshold allows
+            _round_trip(AgentStateSaver(conn), f"{thread_id}-{_}")
+
+
+def test_saver_works_in_pipeline_mode(role_dsn: Any, thread_id: str) -> None:
+    with psycopg.connect(role_dsn("tenant_a"), autocommit=True) as conn, conn.pipeline():
+        _round_trip(AgentStateSaver(conn), thread_id)
+
+
+def test_outside_autocommit_each_call_commits_and_inside_a_transaction_it_joins_it(
+    role_dsn: Any, conn: psycopg.Connection[Any], thread_id: str
+) -> None:
+    with psycopg.connect(role_dsn("tenant_a")) as tenant:  # autocommit off, as psycopg's default
+        saver = AgentStateSaver(tenant)
+        _round_trip(saver, thread_id)
+        assert tenant.info.transaction_status == psycopg.pq.TransactionStatus.IDLE, "no transaction left open"
+        # Inside the caller's open transaction: the checkpoint is written only when the caller commits.
+        tenant.execute("select 1")
+        cp = _checkpoint({"n": 1})
+        saver.put(_config(f"{thread_id}-tx"), cp, {"source": "loop", "step": 0}, {"n": "1"})
+        seen = conn.execute("select count(*) from ai.checkpoints where thread_id = %s", (f"{thread_id}-tx",))
+        assert seen.fetchone() == (0,)
+        tenant.rollback()
+        assert saver.get_tuple(_config(f"{thread_id}-tx")) is None
+        tenant.rollback()
+
+
+def test_saver_works_over_a_pool_of_connections_outside_autocommit(role_dsn: Any, thread_id: str) -> None:
+    with ConnectionPool(role_dsn("tenant_a"), min_size=1, max_size=2, open=True) as pool:  # psycopg's defaults
+        _round_trip(AgentStateSaver(pool), thread_id)
+
+
+# -- from_conn_string and setup --------------------------------------------------------------------
+
+
+def test_from_conn_string_runs_the_postgres_saver_snippet_with_the_class_name_changed(
+    role_dsn: Any, thread_id: str
+) -> None:
+    for pipeline in (False, True):
+        with AgentStateSaver.from_conn_string(role_dsn("tenant_a"), pipeline=pipeline) as checkpointer:
+            status = checkpointer.setup()
+            assert status.compatible and status.deployed
+            assert checkpointer.conn.prepare_threshold is None and checkpointer.conn.autocommit
+            assert checkpointer.conn.row_factory is dict_row  # PostgresSaver's, for code that reuses .conn
+            _round_trip(checkpointer, f"{thread_id}-{pipeline}")
+
+
+def test_async_from_conn_string_and_setup(role_dsn: Any, thread_id: str) -> None:
+    async def run() -> None:
+        for pipeline in (False, True):
+            async with AsyncAgentStateSaver.from_conn_string(role_dsn("tenant_a"), pipeline=pipeline) as checkpointer:
+                assert (await checkpointer.setup()).compatible
+                assert checkpointer.conn.prepare_threshold is None and checkpointer.conn.row_factory is dict_row
+                await _around_trip(checkpointer, f"{thread_id}-{pipeline}")
+
+    asyncio.run(run())

@@ -108,7 +108,12 @@ def test_bundle_gives_the_same_catalog_as_sqitch(scratch_db: Any) -> None:
     by_sqitch, by_bundle = scratch_db(), scratch_db()
     _run(["sqitch", "--quiet", "deploy", "db:pg:"], by_sqitch)
     _run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", "sql/ai.sql"], by_bundle)
-    assert _dump(by_bundle) == _dump(by_sqitch)
+    # The one difference: the bundle's version marker in the schema's comment (agent_state.schema).
+    last = [line.split()[0] for line in (ROOT / "sqitch.plan").read_text().splitlines() if line[:1].isalpha()][-1]
+    marker = f" (installed from the bundle up to change {last})"
+    bundled = _dump(by_bundle)
+    assert marker in bundled
+    assert bundled.replace(marker, "") == _dump(by_sqitch)
 
 
 def test_committed_bundle_is_current() -> None:

@@ -111,3 +111,39 @@ def test_concurrent_first_writes_of_a_new_thread_both_succeed(
         (threads, threads),
     ).fetchone()
     assert rows == (ROUNDS, ROUNDS, ROUNDS)
+
+
+def test_restoring_a_thread_while_its_id_is_being_created_raises_as041_not_23505(
+    dsn: str, conn: psycopg.Connection[Any], thread_id: str
+) -> None:
+    from datetime import timedelta
+
+    from agent_state import Client
+    from agent_state.errors import AgentStateError
+
+    client = Client(conn)
+    client.create_session(thread_id)
+    client.set_session_status(thread_id, "completed")
+    assert thread_id in {m.thread_id for m in client.archive_sessions(timedelta(0), 10000)}
+    with psycopg.connect(dsn) as creator, psycopg.connect(dsn, autocommit=True) as restorer:
+        restorer.execute("set statement_timeout = '20s'")
+        creator.execute("select ai.create_session(%s)", (thread_id,))  # a new hot thread, not committed
+        outcome: list[Any] = []
+
+        def restore() -> None:
+            try:
+                outcome.append(Client(restorer).restore_session(thread_id))
+            except (psycopg.Error, AgentStateError) as error:
+                outcome.append(error)
+
+        runner = threading.Thread(target=restore)
+        runner.start()
+        try:
+            _wait_until_blocked(conn, [restorer.info.backend_pid])
+        finally:
+            creator.commit()
+            runner.join(30)
+        assert not runner.is_alive()
+    assert len(outcome) == 1 and getattr(outcome[0], "sqlstate", None) == "AS041", repr(outcome)
+    archived = conn.execute("select count(*) from ai_archive.agent_sessions where thread_id = %s", (thread_id,))
+    assert archived.fetchone() == (1,), "the archived copy stays where it was"

@@ -1,0 +1,208 @@
+"""agent_state.schema: the bundle shipped in the package, status() and deploy() on empty, bundled,
+sqitch-deployed and foreign databases, and the documented move of a bundled database to sqitch."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from test_migrations import _dump, _env, _run
+
+from agent_state import schema
+from agent_state.langgraph import AgentStateSaver, AsyncAgentStateSaver
+
+ROOT = Path(__file__).resolve().parents[2]
+LAST = schema.bundle_changes()[-1]
+
+
+@pytest.fixture
+def empty_db(dsn: str) -> Iterator[Any]:
+    """Makes empty databases; each call returns a DSN for a role (the superuser by default)."""
+    made: list[str] = []
+    with psycopg.connect(dsn, autocommit=True) as admin:
+
+        def make(owner: str | None = None) -> str:
+            name = f"agent_state_bundle_{uuid.uuid4().hex[:10]}"
+            admin.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
+            if owner:
+                admin.execute(
+                    sql.SQL("alter database {} owner to {}").format(sql.Identifier(name), sql.Identifier(owner))
+                )
+            made.append(name)
+            params: dict[str, Any] = conninfo_to_dict(dsn)
+            params["dbname"] = name
+            return make_conninfo(**params)
+
+        yield make
+        for name in made:
+            admin.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+
+
+def _as(url: str, user: str) -> str:
+    params: dict[str, Any] = conninfo_to_dict(url)
+    params["user"] = user
+    return make_conninfo(**params)
+
+
+def _sqitch_env(url: str) -> dict[str, str]:
+    return _env(url, conninfo_to_dict(url)["dbname"])
+
+
+def test_the_package_carries_the_same_bundle_as_sql_ai_sql() -> None:
+    assert schema.bundle_sql() == (ROOT / "sql" / "ai.sql").read_text(), "run `make bundle`"
+    plan = [line.split()[0] for line in (ROOT / "sqitch.plan").read_text().splitlines() if line[:1].isalpha()]
+    assert plan == schema.bundle_changes()
+
+
+def test_setup_on_an_empty_database_deploys_the_bundle_with_sqitchs_catalog(empty_db: Any) -> None:
+    by_setup, by_sqitch = empty_db(), empty_db()
+    with AgentStateSaver.from_conn_string(by_setup) as checkpointer:
+        assert schema.status(checkpointer.conn) == schema.SchemaStatus(False, None, [], None, schema.bundle_changes())
+        status = checkpointer.setup()
+        assert (status.deployed, status.version, status.source, status.compatible) == (True, LAST, "bundle", True)
+        assert status.changes == schema.bundle_changes() and status.missing == []
+        assert checkpointer.setup() == status  # idempotent
+    _run(["sqitch", "--quiet", "deploy", "db:pg:"], _sqitch_env(by_sqitch))
+    bundled, deployed = _dump(_sqitch_env(by_setup)), _dump(_sqitch_env(by_sqitch))
+    # The one difference: the bundle's version marker in the schema's comment.
+    marker = f" (installed from the bundle up to change {LAST})"
+    assert marker in bundled
+    assert bundled.replace(marker, "") == deployed
+
+
+def test_setup_works_as_a_non_superuser_that_owns_the_database(dsn: str, empty_db: Any) -> None:
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        admin.execute(
+            "do $$ begin if not exists (select from pg_roles where rolname = 'agent_state_deployer') then"
+            " create role agent_state_deployer login nosuperuser nocreaterole nocreatedb; end if; end $$"
+        )
+    url = empty_db(owner="agent_state_deployer")  # ai_user and ai_service exist on the cluster already
+    with AgentStateSaver.from_conn_string(_as(url, "agent_state_deployer")) as checkpointer:
+        assert checkpointer.setup().version == LAST
+    # Tenants work in it at once, and their setup() only checks.
+    with AgentStateSaver.from_conn_string(_as(url, "tenant_a")) as checkpointer:
+        assert checkpointer.setup().compatible
+        checkpointer.put_writes(
+            {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c1"}}, [("a", 1)], "task"
+        )
+
+
+def test_two_setups_racing_on_an_empty_database_deploy_once(empty_db: Any) -> None:
+    url = empty_db()
+    results: list[Any] = []
+
+    def setup() -> None:
+        try:
+            with AgentStateSaver.from_conn_string(url) as checkpointer:
+                results.append(checkpointer.setup().compatible)
+        except Exception as error:
+            results.append(error)
+
+    runners = [threading.Thread(target=setup) for _ in range(2)]
+    for r in runners:
+        r.start()
+    for r in runners:
+        r.join(120)
+    assert results == [True, True]
+
+
+def test_status_of_a_sqitch_deployed_database_reads_the_registry(dsn: str, role_dsn: Any) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        found = schema.status(conn)
+    assert (found.source, found.version, found.compatible, found.missing) == ("sqitch", LAST, True, [])
+    assert found.changes == schema.bundle_changes()
+    # A tenant may not read sqitch's registry: the functions the package calls decide.
+    with psycopg.connect(role_dsn("tenant_a"), autocommit=True) as tenant:
+        found = schema.status(tenant)
+        assert (found.deployed, found.source, found.compatible) == (True, None, True)
+        assert AgentStateSaver(tenant).setup() == found
+
+
+def test_a_role_without_an_agent_state_grant_is_told_so_not_given_a_permission_error(role_dsn: Any) -> None:
+    with psycopg.connect(role_dsn("outsider"), autocommit=True) as conn:  # neither ai_user nor ai_service
+        found = schema.status(conn)
+        assert (found.deployed, found.compatible) == (True, False)
+        with pytest.raises(schema.SchemaError, match="grant the role ai_user or ai_service"):
+            AgentStateSaver(conn).setup()
+
+
+def test_a_role_that_may_not_create_the_schema_gets_an_error_naming_what_to_run(empty_db: Any) -> None:
+    url = empty_db()
+    with psycopg.connect(_as(url, "tenant_a"), autocommit=True) as conn:
+        with pytest.raises(schema.SchemaError, match=r"sqitch deploy.*psql -v ON_ERROR_STOP=1 -f sql/ai\.sql"):
+            AgentStateSaver(conn).setup()
+        assert not schema.status(conn).deployed, "nothing half-written"
+
+
+def test_an_older_bundle_install_is_refused_with_the_upgrade_commands(empty_db: Any) -> None:
+    url = empty_db()
+    with psycopg.connect(url, autocommit=True) as conn:
+        schema.deploy(conn)
+        older = schema.bundle_changes()[-2]
+        conn.execute(
+            sql.SQL("comment on schema ai is {}").format(
+                sql.Literal(f"agent-state (installed from the bundle up to change {older})")
+            )
+        )
+        found = schema.status(conn)
+        assert (found.version, found.missing, found.compatible) == (older, [LAST], False)
+        with pytest.raises(schema.SchemaError, match=f"sqitch deploy --log-only --to {older}"):
+            schema.deploy(conn)
+
+
+def test_a_bundled_database_moves_to_sqitch_as_docs_upgrading_md_says(empty_db: Any) -> None:
+    url = empty_db()
+    with psycopg.connect(url, autocommit=True) as conn:
+        version = schema.deploy(conn).version
+    env = _sqitch_env(url)
+    # A plain sqitch deploy fails on the bundled schema...
+    failed = subprocess.run(["sqitch", "deploy", "db:pg:"], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert failed.returncode != 0 and 'schema "ai" already exists' in failed.stdout + failed.stderr
+    # ...the documented path: record the installed changes without running them, then deploy.
+    _run(["sqitch", "--quiet", "deploy", "--log-only", "--to", f"{version}", "db:pg:"], env)
+    _run(["sqitch", "--quiet", "deploy", "--verify", "db:pg:"], env)
+    _run(["sqitch", "--quiet", "verify", "db:pg:"], env)
+    with psycopg.connect(url, autocommit=True) as conn:
+        found = schema.status(conn)
+    assert (found.source, found.version, found.compatible) == ("sqitch", LAST, True)
+
+
+def test_async_deploy_and_status_on_an_empty_database(empty_db: Any) -> None:
+    url = empty_db()
+
+    async def run() -> None:
+        async with await psycopg.AsyncConnection.connect(url) as conn:  # not autocommit
+            assert not (await schema.astatus(conn)).deployed
+            assert (await schema.adeploy(conn)).compatible
+            assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        async with AsyncAgentStateSaver.from_conn_string(url) as checkpointer:
+            assert (await checkpointer.setup()).version == LAST
+
+    asyncio.run(run())
+
+
+def test_setup_deploys_on_a_pipeline_a_non_autocommit_connection_and_a_pool(empty_db: Any) -> None:
+    from psycopg_pool import ConnectionPool
+
+    # Pipeline mode: the bundle runs on a connection of its own (a script cannot be pipelined).
+    with AgentStateSaver.from_conn_string(empty_db(), pipeline=True) as checkpointer:
+        assert checkpointer.setup().version == LAST
+    # Outside autocommit: installed and committed, nothing left open.
+    url = empty_db()
+    with psycopg.connect(url) as conn:
+        assert AgentStateSaver(conn).setup().version == LAST
+        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    with psycopg.connect(url, autocommit=True) as other:
+        assert schema.status(other).compatible
+    # A pool.
+    with ConnectionPool(empty_db(), min_size=1, max_size=1, open=True) as pool:
+        assert AgentStateSaver(pool).setup().version == LAST
