@@ -15,17 +15,14 @@ import pytest
 SKIP = "skip"
 XFAIL = "xfail"
 
-# suite -> [(pattern, kind, reason)]
 # Waiting for another branch of this session (the lead merges them); strict, so the merge is noticed.
-_H4_FROM_CONN_STRING = "waits for from_conn_string()/setup() (branch h4-dropin): the test opens the saver with it"
 _H6_DELTA = (
-    "waits for from_conn_string()/setup() (branch h4-dropin) and get_delta_channel_history "
-    "as one SQL call (branch h6-delta; the conformance suite's delta_channel_history capability "
-    "is not in langgraph-checkpoint-conformance 0.0.2)"
+    "waits for get_delta_channel_history as one SQL call (branch h6-delta): BaseCheckpointSaver's "
+    "default walk, which the saver inherits until then, does not pass it"
 )
-_PRE_V4_SENDS = (
-    "not done: the conversion of pending sends of checkpoints written before checkpoint v4 "
-    "(issue 13; docs/checkpoints.md lists it as not done)"
+_H6_DELTA_CONFORMANCE = (
+    "waits for branch h6-delta: the conformance suite's delta_channel_history capability is not in "
+    "langgraph-checkpoint-conformance 0.0.2 (h6-delta brings its specs)"
 )
 _PRUNE_HOOKS = (
     "PostgresSaver internal: hooks its private _cursor to save a checkpoint between the statements "
@@ -53,8 +50,13 @@ SKIPS: dict[str, list[tuple[str, str, str]]] = {
             SKIP,
             "patches PostgresSaver._load_checkpoint_tuple, an internal",
         ),
-        ("tests/test_*.py::test_pending_sends_migration*", XFAIL, _PRE_V4_SENDS),
-        ("tests/test_prune.py::test_keep_latest_keeps_the_parent_holding_a_pre_v4_heads_sends*", XFAIL, _PRE_V4_SENDS),
+        (
+            "tests/test_prune.py::test_keep_latest_keeps_the_parent_holding_a_pre_v4_heads_sends*",
+            XFAIL,
+            "our defect, not fixed yet: keep_latest deletes the parent checkpoint whose writes hold the "
+            "pending sends of a pre-v4 head, which reading the head converts (since h4-dropin); "
+            "PostgresSaver keeps that parent (ai.prune_checkpoints is being changed by h6-delta)",
+        ),
         ("tests/test_prune.py::test_keep_latest_keeps_a_checkpoint_saved_while_it_runs*", SKIP, _PRUNE_HOOKS),
         (
             "tests/test_prune.py::test_keep_latest_keeps_a_checkpoint_saved_meanwhile_whatever_its_id*",
@@ -85,10 +87,18 @@ SKIPS: dict[str, list[tuple[str, str, str]]] = {
             "a subgraph call (namespace 'node:task') started from a root checkpoint it deletes; "
             "PostgresSaver 3.2.0 deletes such a call (ai.prune_checkpoints is being changed by h6-delta)",
         ),
-        ("tests/test_prune.py::test_prune_conformance*", XFAIL, _H4_FROM_CONN_STRING),
-        ("tests/test_delta_pagination.py::*", XFAIL, _H6_DELTA),
-        ("tests/test_delta_plain_value_seed.py::*", XFAIL, _H6_DELTA),
-        ("tests/test_conformance_delta.py::*", XFAIL, _H6_DELTA),
+        (
+            "tests/test_delta_pagination.py::test_*_walk_reads_nothing_newer_than_the_target*",
+            SKIP,
+            "spies on BasePostgresSaver._ingest_stage1_page, the page reader of PostgresSaver's own walk",
+        ),
+        (
+            "tests/test_delta_pagination.py::test_*_empty_checkpoint_id_reads_from_the_latest_checkpoint*",
+            XFAIL,
+            _H6_DELTA,
+        ),
+        ("tests/test_delta_plain_value_seed.py::test_inline_primitive_seed_is_found*", XFAIL, _H6_DELTA),
+        ("tests/test_conformance_delta.py::*", XFAIL, _H6_DELTA_CONFORMANCE),
     ],
 }
 
