@@ -78,7 +78,8 @@ SKIPS: dict[str, list[tuple[str, str, str]]] = {
             SKIP,
             "documented as different: PostgresSaver 3.2.0 refuses keep_latest for a DeltaChannel thread "
             "(NotImplementedError); agent-state prunes it and keeps the ancestors the channel is rebuilt "
-            "from (branch h6-delta, docs/checkpoints.md)",
+            "from (branch h6-delta; until it lands, docs/checkpoints.md says to prune such threads with "
+            "'delete')",
         ),
         (
             "tests/test_prune.py::test_keep_latest_deletes_a_subgraph_call_with_the_checkpoint_it_started_from*",
