@@ -42,3 +42,36 @@ def test_async_prune_with_an_unknown_strategy_raises_value_error(role_dsn: Any, 
             assert len([t async for t in saver.alist(_root(thread_id))]) == 1
 
     asyncio.run(scenario())
+
+
+def _committed_checkpoints(dsn: str, thread_id: str) -> int:
+    with psycopg.connect(dsn, autocommit=True) as other:
+        rows = other.execute("select count(*) from ai.checkpoints where thread_id = %s", (thread_id,)).fetchall()
+        return int(rows[0][0])
+
+
+def test_put_on_a_pipeline_mode_connection_is_committed_when_it_returns(
+    dsn: str, role_dsn: Any, thread_id: str
+) -> None:
+    """As PostgresSaver(conn, pipe=...): LangGraph's test_prune found writes left in the pipeline."""
+    with psycopg.connect(role_dsn("tenant_a"), autocommit=True) as conn, conn.pipeline():
+        saver = AgentStateSaver(conn)
+        saver.put(_root(thread_id), empty_checkpoint(), {"source": "input", "step": -1}, {})
+        assert _committed_checkpoints(dsn, thread_id) == 1  # seen by another connection (the owner's)
+        saver.prune([thread_id], strategy="delete")
+        assert _committed_checkpoints(dsn, thread_id) == 0
+
+
+def test_async_put_on_a_pipeline_mode_connection_is_committed_when_it_returns(
+    dsn: str, role_dsn: Any, thread_id: str
+) -> None:
+    async def scenario() -> None:
+        conn = await psycopg.AsyncConnection.connect(role_dsn("tenant_a"), autocommit=True)
+        async with conn, conn.pipeline():
+            saver = AsyncAgentStateSaver(conn)
+            await saver.aput(_root(thread_id), empty_checkpoint(), {"source": "input", "step": -1}, {})
+            assert _committed_checkpoints(dsn, thread_id) == 1
+            await saver.aprune([thread_id], strategy="delete")
+            assert _committed_checkpoints(dsn, thread_id) == 0
+
+    asyncio.run(scenario())

@@ -104,22 +104,30 @@ def _kwargs(row_factory: Any) -> dict[str, Any]:
 
 
 @contextmanager
-def sync_saver(role: str, *, pool: bool, row_factory: Any = None) -> Iterator[AgentStateSaver]:
+def sync_saver(role: str, *, pool: bool, row_factory: Any = None, pipeline: bool = False) -> Iterator[AgentStateSaver]:
     dsn = role_dsn(role)
     if pool:
         with ConnectionPool(dsn, min_size=1, max_size=10, kwargs=_kwargs(row_factory)) as source:
             yield AgentStateSaver(source)
+    elif pipeline:
+        with psycopg.connect(dsn, **_kwargs(row_factory)) as conn, conn.pipeline():
+            yield AgentStateSaver(conn)
     else:
         with psycopg.connect(dsn, **_kwargs(row_factory)) as conn:
             yield AgentStateSaver(conn)
 
 
 @asynccontextmanager
-async def async_saver(role: str, *, pool: bool, row_factory: Any = None) -> AsyncIterator[AsyncAgentStateSaver]:
+async def async_saver(
+    role: str, *, pool: bool, row_factory: Any = None, pipeline: bool = False
+) -> AsyncIterator[AsyncAgentStateSaver]:
     dsn = role_dsn(role)
     if pool:
         async with AsyncConnectionPool(dsn, min_size=1, max_size=10, kwargs=_kwargs(row_factory)) as source:
             yield AsyncAgentStateSaver(source)
+    elif pipeline:
+        async with await psycopg.AsyncConnection.connect(dsn, **_kwargs(row_factory)) as conn, conn.pipeline():
+            yield AsyncAgentStateSaver(conn)
     else:
         async with await psycopg.AsyncConnection.connect(dsn, **_kwargs(row_factory)) as conn:
             yield AsyncAgentStateSaver(conn)

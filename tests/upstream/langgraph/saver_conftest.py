@@ -44,6 +44,8 @@ def _connection(name: str) -> dict[str, Any]:
         return {"pool": False, "row_factory": dict_row}
     if name == "pool":
         return {"pool": True, "row_factory": dict_row}
+    if name == "pipe":  # upstream passes the pipeline to PostgresSaver(conn, pipe=...); ours needs no flag
+        return {"pool": False, "row_factory": dict_row, "pipeline": True}
     raise NotImplementedError(f"{name}: a PostgresSaver variant (listed as skipped in upstream_skips.py)")
 
 

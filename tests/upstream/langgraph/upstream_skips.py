@@ -42,7 +42,6 @@ SKIPS: dict[str, list[tuple[str, str, str]]] = {
         ),
     ],
     "saver": [
-        ("*[[]*pipe*", SKIP, "PostgresSaver's pipeline flag (PostgresSaver(conn, pipe=...)), an internal"),
         ("*[[]*shallow*", SKIP, "ShallowPostgresSaver, another saver (keeps only the latest checkpoint)"),
         ("tests/test_sync.py::test_nonnull_migrations*", SKIP, "PostgresSaver.MIGRATIONS, its own migrations"),
         (
