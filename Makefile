@@ -36,7 +36,7 @@ export AGENT_STATE_PGPORT := $(PGPORT_PRIVATE)
 
 help:
 	@echo "make demo      set up and run the demo"
-	@echo "make test      set up and run every test (pgTAP, plpgsql_check, pytest)"
+	@echo "make test      set up and run every test (pgTAP, plpgsql_check, pytest, LangGraph's own suites)"
 	@echo "make bench     benchmarks (docs/benchmarks.md)"
 	@echo "make bundle    regenerate sql/ai.sql (and its copy in the Python package) from deploy/"
 	@echo "make db-stop   stop the private Postgres cluster"
