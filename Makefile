@@ -41,11 +41,11 @@ endif
 export AGENT_STATE_PGPORT := $(PGPORT_PRIVATE)
 
 .PHONY: help setup deps venv db db-stop deploy demo test test-db test-pgtap test-plpgsql-check test-python \
-        bundle bench lint env clean docs
+        test-upstream bundle bench lint env clean docs
 
 help:
 	@echo "make demo      set up and run the demo"
-	@echo "make test      set up and run every test (pgTAP, plpgsql_check, pytest)"
+	@echo "make test      set up and run every test (pgTAP, plpgsql_check, pytest, LangGraph's own suites)"
 	@echo "make bench     benchmarks (docs/benchmarks.md)"
 	@echo "make bundle    regenerate sql/ai.sql (and its copy in the Python package) from deploy/"
 	@echo "make db-stop   stop the private Postgres cluster"
@@ -72,7 +72,7 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: python/pyproject.toml
 	[ -x $(VPY) ] || $(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e 'python[test,langgraph,demo,openai-agents]'
+	$(VPY) -m pip install -q -e 'python[test,langgraph,demo,openai-agents,upstream]'
 	touch $@
 
 db:
@@ -116,7 +116,21 @@ test-python: test-db
 	AGENT_STATE_TEST_DSN='$(TEST_URL)' \
 	  $(VPY) -m pytest -q tests/python $(PYTEST_ARGS)
 
-test: setup lint test-pgtap test-plpgsql-check test-python
+# LangGraph's own test suites against the savers (tests/upstream/langgraph/README.md): the sdists
+# pinned in sdists.txt are downloaded from PyPI once (into .upstream/), our conftest replaces theirs.
+UPSTREAM := $(ROOT)/.upstream
+UPSTREAM_ARGS ?=
+UPSTREAM_JOBS ?= 2
+test-upstream: test-db
+	$(VPY) tests/upstream/langgraph/prepare.py '$(UPSTREAM)'
+	cd '$(UPSTREAM)/saver' && AGENT_STATE_TEST_DSN='$(TEST_URL)' PYTHONPATH='$(ROOT)/tests/upstream/langgraph' \
+	  $(VPY) -m pytest -q -p no:cacheprovider -o addopts= -o asyncio_mode=auto -o asyncio_default_fixture_loop_scope=function \
+	    -p no:anyio --timeout=300 tests $(UPSTREAM_ARGS)
+	cd '$(UPSTREAM)/graph' && AGENT_STATE_TEST_DSN='$(TEST_URL)' PYTHONPATH='$(ROOT)/tests/upstream/langgraph' \
+	  $(VPY) -m pytest -q -p no:cacheprovider -o addopts= -p no:asyncio --snapshot-warn-unused --disable-warnings \
+	    --timeout=300 -n $(UPSTREAM_JOBS) tests $(UPSTREAM_ARGS)
+
+test: setup lint test-pgtap test-plpgsql-check test-python test-upstream
 
 lint: venv
 	$(VENV)/bin/ruff check python tests bench scripts

@@ -29,8 +29,12 @@ class NotFound(AgentStateError):
     sqlstate = "AS001"
 
 
-class InvalidArgument(AgentStateError):
-    """AS002 (and 22P05, a NUL character in JSON): an argument is missing or malformed."""
+class InvalidArgument(AgentStateError, ValueError):
+    """AS002 (and 22P05, a NUL character in JSON): an argument is missing or malformed.
+
+    Also a ``ValueError``, as LangGraph's savers raise for a bad argument (e.g. an unknown
+    ``prune`` strategy), so code written against ``PostgresSaver`` catches it.
+    """
 
     sqlstate = "AS002"
 

@@ -31,7 +31,13 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import (
+    AbstractAsyncContextManager,
+    AbstractContextManager,
+    asynccontextmanager,
+    contextmanager,
+    nullcontext,
+)
 from typing import Any, Literal
 
 import psycopg
@@ -106,6 +112,19 @@ def _inline(value: Any) -> bool:
     if value is None or isinstance(value, (bool, int, float)):
         return True
     return isinstance(value, str) and len(value) <= _INLINE_STR_MAX
+
+
+def _synced(conn: psycopg.Connection[Any]) -> AbstractContextManager[Any]:
+    """A nested pipeline block (it syncs on exit) when the caller's connection is in pipeline mode."""
+    if conn.info.pipeline_status != pq.PipelineStatus.OFF:
+        return conn.pipeline()
+    return nullcontext()
+
+
+def _asynced(conn: psycopg.AsyncConnection[Any]) -> AbstractAsyncContextManager[Any]:
+    if conn.info.pipeline_status != pq.PipelineStatus.OFF:
+        return conn.pipeline()
+    return nullcontext()
 
 
 class _Codec(BaseCheckpointSaver[str]):
@@ -403,7 +422,13 @@ class AgentStateSaver(_Codec):
 
     def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         try:
-            with self._client._connection() as conn, conn.cursor(binary=True, row_factory=tuple_row) as cur:
+            # On a connection in pipeline mode, a nested block syncs when it exits: the call is
+            # committed (autocommit) when the method returns, as with PostgresSaver(conn, pipe=...).
+            with (
+                self._client._connection() as conn,
+                _synced(conn),
+                conn.cursor(binary=True, row_factory=tuple_row) as cur,
+            ):
                 cur.execute(sql, params)
                 return cur.fetchall()
         except psycopg.Error as error:
@@ -578,7 +603,12 @@ class AsyncAgentStateSaver(_Codec):
 
     async def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         try:
-            async with self._client._connection() as conn, conn.cursor(binary=True, row_factory=tuple_row) as cur:
+            # In pipeline mode a nested block syncs on exit (see AgentStateSaver._execute).
+            async with (
+                self._client._connection() as conn,
+                _asynced(conn),
+                conn.cursor(binary=True, row_factory=tuple_row) as cur,
+            ):
                 await cur.execute(sql, params)
                 return await cur.fetchall()
         except psycopg.Error as error:

@@ -1,0 +1,115 @@
+"""What of LangGraph's suites does not run against agent-state, and why (README.md lists the same).
+
+Keys are fnmatch patterns on the test's node id (relative to the suite's rootdir, parameters
+included); the first matching entry wins. ``skip``: the test exercises something that is not the
+saver API (a PostgresSaver internal) or a capability documented as different. ``xfail``: a defect
+of ours not fixed yet, strict so that the fix is noticed.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+
+import pytest
+
+SKIP = "skip"
+XFAIL = "xfail"
+
+# Waiting for another branch of this session (the lead merges them); strict, so the merge is noticed.
+_H6_DELTA = (
+    "waits for get_delta_channel_history as one SQL call (branch h6-delta): BaseCheckpointSaver's "
+    "default walk, which the saver inherits until then, does not pass it"
+)
+_H6_DELTA_CONFORMANCE = (
+    "waits for branch h6-delta: the conformance suite's delta_channel_history capability is not in "
+    "langgraph-checkpoint-conformance 0.0.2 (h6-delta brings its specs)"
+)
+_PRUNE_HOOKS = (
+    "PostgresSaver internal: hooks its private _cursor to save a checkpoint between the statements "
+    "of its multi-statement prune (PRUNE_*_SQL) and opens a second saver from its connection; "
+    "ours prunes in one SQL function call, one transaction (pgTAP: tests/pgtap/prune_checkpoints/)"
+)
+
+# suite -> [(pattern, kind, reason)]; "[[]" matches a literal "[" (the start of the parameters).
+SKIPS: dict[str, list[tuple[str, str, str]]] = {
+    "graph": [
+        (
+            "tests/test_pregel_async.py::test_imp_nested[[]*",
+            SKIP,
+            "timing: expects the task that sleeps 0 ms to finish, saver round trips included, before "
+            "the one that sleeps 10 ms starts streaming; on a loaded 2-core machine a round trip "
+            "takes longer (failed 1 run in 3 here)",
+        ),
+    ],
+    "saver": [
+        ("*[[]*shallow*", SKIP, "ShallowPostgresSaver, another saver (keeps only the latest checkpoint)"),
+        ("tests/test_sync.py::test_nonnull_migrations*", SKIP, "PostgresSaver.MIGRATIONS, its own migrations"),
+        (
+            "tests/test_*.py::test_get_checkpoint_no_channel_values*",
+            SKIP,
+            "patches PostgresSaver._load_checkpoint_tuple, an internal",
+        ),
+        (
+            "tests/test_prune.py::test_keep_latest_keeps_the_parent_holding_a_pre_v4_heads_sends*",
+            XFAIL,
+            "our defect, not fixed yet: keep_latest deletes the parent checkpoint whose writes hold the "
+            "pending sends of a pre-v4 head, which reading the head converts (since h4-dropin); "
+            "PostgresSaver keeps that parent (ai.prune_checkpoints is being changed by h6-delta)",
+        ),
+        ("tests/test_prune.py::test_keep_latest_keeps_a_checkpoint_saved_while_it_runs*", SKIP, _PRUNE_HOOKS),
+        (
+            "tests/test_prune.py::test_keep_latest_keeps_a_checkpoint_saved_meanwhile_whatever_its_id*",
+            SKIP,
+            _PRUNE_HOOKS,
+        ),
+        (
+            "tests/test_prune.py::test_keep_latest_refuses_a_thread_that_turns_delta_after_the_batch_check*",
+            SKIP,
+            _PRUNE_HOOKS,
+        ),
+        (
+            "tests/test_prune.py::test_keep_latest_keeps_the_history_of_a_delta_checkpoint_saved_after_the_thread_check*",
+            SKIP,
+            _PRUNE_HOOKS,
+        ),
+        (
+            "tests/test_prune.py::test_keep_latest_refuses_a_batch_with_a_delta_channel_thread*",
+            SKIP,
+            "documented as different: PostgresSaver 3.2.0 refuses keep_latest for a DeltaChannel thread "
+            "(NotImplementedError); agent-state prunes it and keeps the ancestors the channel is rebuilt "
+            "from (branch h6-delta; until it lands, docs/checkpoints.md says to prune such threads with "
+            "'delete')",
+        ),
+        (
+            "tests/test_prune.py::test_keep_latest_deletes_a_subgraph_call_with_the_checkpoint_it_started_from*",
+            XFAIL,
+            "our defect, not fixed yet: keep_latest keeps the newest checkpoint of every namespace, also of "
+            "a subgraph call (namespace 'node:task') started from a root checkpoint it deletes; "
+            "PostgresSaver 3.2.0 deletes such a call (ai.prune_checkpoints is being changed by h6-delta)",
+        ),
+        (
+            "tests/test_delta_pagination.py::test_*_walk_reads_nothing_newer_than_the_target*",
+            SKIP,
+            "spies on BasePostgresSaver._ingest_stage1_page, the page reader of PostgresSaver's own walk",
+        ),
+        (
+            "tests/test_delta_pagination.py::test_*_empty_checkpoint_id_reads_from_the_latest_checkpoint*",
+            XFAIL,
+            _H6_DELTA,
+        ),
+        ("tests/test_delta_plain_value_seed.py::test_inline_primitive_seed_is_found*", XFAIL, _H6_DELTA),
+        ("tests/test_conformance_delta.py::*", XFAIL, _H6_DELTA_CONFORMANCE),
+    ],
+}
+
+
+def apply_skips(items: list[pytest.Item], *, suite: str) -> None:
+    entries = SKIPS[suite]
+    for item in items:
+        for pattern, kind, reason in entries:
+            if fnmatchcase(item.nodeid, pattern):
+                if kind == SKIP:
+                    item.add_marker(pytest.mark.skip(reason=reason))
+                else:
+                    item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
+                break
