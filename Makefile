@@ -116,8 +116,9 @@ test-python: test-db
 	AGENT_STATE_TEST_DSN='$(TEST_URL)' \
 	  $(VPY) -m pytest -q tests/python $(PYTEST_ARGS)
 
-# LangGraph's own test suites against the savers (tests/upstream/langgraph/README.md): the sdists
-# pinned in sdists.txt are downloaded from PyPI once (into .upstream/), our conftest replaces theirs.
+# LangGraph's own test suites against the savers and the OpenAI Agents SDK's session tests against
+# AgentStateSession (tests/upstream/*/README.md): the sdists pinned in sdists.txt are downloaded
+# from PyPI once (into .upstream/); our conftest replaces LangGraph's, a plugin adapts the SDK's.
 UPSTREAM := $(ROOT)/.upstream
 UPSTREAM_ARGS ?=
 UPSTREAM_JOBS ?= 2
@@ -126,6 +127,9 @@ test-upstream: test-db
 	cd '$(UPSTREAM)/saver' && AGENT_STATE_TEST_DSN='$(TEST_URL)' PYTHONPATH='$(ROOT)/tests/upstream/langgraph' \
 	  $(VPY) -m pytest -q -p no:cacheprovider -o addopts= -o asyncio_mode=auto -o asyncio_default_fixture_loop_scope=function \
 	    -p no:anyio --timeout=300 tests $(UPSTREAM_ARGS)
+	cd '$(UPSTREAM)/openai_agents' && AGENT_STATE_TEST_DSN='$(TEST_URL)' PYTHONPATH='$(ROOT)/tests/upstream/openai_agents' \
+	  $(VPY) -m pytest -q -p no:cacheprovider -o addopts= -o asyncio_mode=auto -p sdk_sessions -p no:anyio \
+	    --timeout=300 tests/memory/test_session.py tests/memory/test_session_limit.py $(UPSTREAM_ARGS)
 	cd '$(UPSTREAM)/graph' && AGENT_STATE_TEST_DSN='$(TEST_URL)' PYTHONPATH='$(ROOT)/tests/upstream/langgraph' \
 	  $(VPY) -m pytest -q -p no:cacheprovider -o addopts= -p no:asyncio --snapshot-warn-unused --disable-warnings \
 	    --timeout=300 -n $(UPSTREAM_JOBS) tests $(UPSTREAM_ARGS)

@@ -343,7 +343,7 @@ class _Codec(BaseCheckpointSaver[str]):
         return (
             str(configurable["thread_id"]),
             configurable.get("checkpoint_ns") or "",
-            get_checkpoint_id(config),
+            get_checkpoint_id(config) or None,  # "" means the newest, as PostgresSaver reads it
             [str(c) for c in channels],
         )
 
@@ -360,14 +360,37 @@ class _Codec(BaseCheckpointSaver[str]):
             if kind == "write":
                 entry["writes"].append((task_id, channel, loads((type_, blob))))
             elif kind == "seed":
-                entry["seed"] = loads((type_, blob))
+                seed = loads((type_, blob))
+                if seed is not None:  # a stored None is an empty channel: replay from empty (as PostgresSaver)
+                    entry["seed"] = seed
             else:  # "checkpoint": a pre-delta value, inline in the checkpoint bytes (or absent)
                 values = loads((type_, blob)).get("channel_values") or {}
-                if channel in values:
+                if values.get(channel) is not None:
                     entry["seed"] = values[channel]
-                else:
+                elif channel not in values:
                     unresolved.append(channel)
+                # an inline None is an empty channel then: replay from empty, no seed (as PostgresSaver)
         return history, unresolved
+
+
+def _newest_if_empty(config: RunnableConfig) -> RunnableConfig:
+    """An empty checkpoint_id means the newest checkpoint (as PostgresSaver reads it); LangGraph's
+    own walk, the fallback for an unresolved channel, wants it absent for that."""
+    if get_checkpoint_id(config):
+        return config
+    configurable = {k: v for k, v in config["configurable"].items() if k != "checkpoint_id"}
+    return {**config, "configurable": configurable}
+
+
+def _without_none_seeds(history: Mapping[str, DeltaChannelHistory]) -> dict[str, DeltaChannelHistory]:
+    """LangGraph's own walk reports a stored None as a seed; PostgresSaver (and ours) report none:
+    the channel was empty there, so it is replayed from empty."""
+    out: dict[str, DeltaChannelHistory] = {}
+    for channel, entry in history.items():
+        if "seed" in entry and entry["seed"] is None:
+            entry = {k: v for k, v in entry.items() if k != "seed"}  # type: ignore[assignment]
+        out[channel] = entry
+    return out
 
 
 class AgentStateSaver(_Codec):
@@ -501,7 +524,13 @@ class AgentStateSaver(_Codec):
         rows = self._execute(DELTA_CHANNEL_HISTORY, self._delta_args(config, channels))
         history, unresolved = self._delta_history(rows, channels)
         if unresolved:
-            history.update(BaseCheckpointSaver.get_delta_channel_history(self, config=config, channels=unresolved))
+            history.update(
+                _without_none_seeds(
+                    BaseCheckpointSaver.get_delta_channel_history(
+                        self, config=_newest_if_empty(config), channels=unresolved
+                    )
+                )
+            )
         return history
 
     # -- async: the sync methods in a worker thread ---------------------------------------------
@@ -684,7 +713,11 @@ class AsyncAgentStateSaver(_Codec):
         history, unresolved = self._delta_history(rows, channels)
         if unresolved:
             history.update(
-                await BaseCheckpointSaver.aget_delta_channel_history(self, config=config, channels=unresolved)
+                _without_none_seeds(
+                    await BaseCheckpointSaver.aget_delta_channel_history(
+                        self, config=_newest_if_empty(config), channels=unresolved
+                    )
+                )
             )
         return history
 

@@ -1,8 +1,10 @@
-"""Lays out LangGraph's test suites for `make test-upstream` (see README.md beside this file).
+"""Lays out the upstream test suites for `make test-upstream` (see README.md beside this file).
 
 Downloads the source releases pinned in sdists.txt from PyPI (pip checks their sha256; a download
-already there with the right hash is reused), extracts their tests/ into DEST, and puts our
-conftest.py in place of upstream's, which builds PostgresSaver, SQLite and Redis fixtures.
+already there with the right hash is reused), extracts their tests/ into DEST, and, for LangGraph's,
+puts our conftest.py in place of upstream's, which builds PostgresSaver, SQLite and Redis fixtures.
+The OpenAI Agents SDK keeps its own conftest; tests/upstream/openai_agents/sdk_sessions.py, a
+pytest plugin, points its session tests at AgentStateSession.
 
     python tests/upstream/langgraph/prepare.py DEST
 """
@@ -21,9 +23,10 @@ HERE = Path(__file__).resolve().parent
 REQUIREMENTS = HERE / "sdists.txt"
 
 # sdist -> (directory name under DEST, our conftest for it)
-SUITES = {
+SUITES: dict[str, tuple[str, Path | None]] = {
     "langgraph": ("graph", HERE / "graph_conftest.py"),
     "langgraph-checkpoint-postgres": ("saver", HERE / "saver_conftest.py"),
+    "openai-agents": ("openai_agents", None),
 }
 # What each suite needs from its release: its tests, its pytest settings, its license.
 KEEP = re.compile(r"^[^/]+/(tests/.*|pyproject\.toml|LICENSE)$")
@@ -76,7 +79,8 @@ def main(dest: Path) -> None:
                     continue
                 member.name = member.name.split("/", 1)[1]
                 archive.extract(member, target, filter="data")
-        shutil.copyfile(conftest, target / "tests" / "conftest.py")
+        if conftest is not None:
+            shutil.copyfile(conftest, target / "tests" / "conftest.py")
         (target / "VERSION").write_text(f"{name}=={version} sha256:{digest}\n")
 
 

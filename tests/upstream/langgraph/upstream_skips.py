@@ -15,11 +15,6 @@ import pytest
 SKIP = "skip"
 XFAIL = "xfail"
 
-# Waiting for another branch of this session (the lead merges them); strict, so the merge is noticed.
-_H6_DELTA = (
-    "waits for get_delta_channel_history as one SQL call (branch h6-delta): BaseCheckpointSaver's "
-    "default walk, which the saver inherits until then, does not pass it"
-)
 _H6_DELTA_CONFORMANCE = (
     "waits for branch h6-delta: the conformance suite's delta_channel_history capability is not in "
     "langgraph-checkpoint-conformance 0.0.2 (h6-delta brings its specs)"
@@ -92,12 +87,6 @@ SKIPS: dict[str, list[tuple[str, str, str]]] = {
             SKIP,
             "spies on BasePostgresSaver._ingest_stage1_page, the page reader of PostgresSaver's own walk",
         ),
-        (
-            "tests/test_delta_pagination.py::test_*_empty_checkpoint_id_reads_from_the_latest_checkpoint*",
-            XFAIL,
-            _H6_DELTA,
-        ),
-        ("tests/test_delta_plain_value_seed.py::test_inline_primitive_seed_is_found*", XFAIL, _H6_DELTA),
         ("tests/test_conformance_delta.py::*", XFAIL, _H6_DELTA_CONFORMANCE),
     ],
 }
