@@ -17,8 +17,10 @@ What is stored where:
 
 No lock is held in Python: one saver over a pool serves any number of threads (or tasks) at
 once, each call borrowing a connection for one statement. With a single connection, give it
-``autocommit=True``. Nothing depends on session state, so the savers work behind PgBouncer in
-transaction pooling (create the connections with ``prepare_threshold=None`` there).
+``autocommit=True``. Nothing depends on session state and no statement is prepared server-side,
+so the savers work behind PgBouncer in transaction pooling as they are; ``retry=RetryPolicy()``
+retries the idempotent calls (get, list, put with its id, put_writes) after a lost connection
+(docs/connections.md).
 
 A graph run by a queue worker can pass ``job_id`` and ``fencing_token`` in
 ``config["configurable"]``: checkpoints and writes then go through the queue's fencing check, and
@@ -32,7 +34,6 @@ import random
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, Literal
 
-import psycopg
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -48,7 +49,8 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg.types.json import Jsonb
 
 from . import client
-from .client import AsyncClient, AsyncSource, Client, SyncSource, _reraise
+from .client import AsyncClient, AsyncSource, Client, SyncSource
+from .retry import RetryPolicy
 
 __all__ = ["AgentStateSaver", "AsyncAgentStateSaver"]
 
@@ -286,19 +288,20 @@ class AgentStateSaver(_Codec):
     """
 
     def __init__(
-        self, conn: SyncSource, *, serde: SerializerProtocol | None = None, durability: Durability = "sync"
+        self,
+        conn: SyncSource,
+        *,
+        serde: SerializerProtocol | None = None,
+        durability: Durability = "sync",
+        retry: RetryPolicy | None = None,
     ) -> None:
         super().__init__(serde=serde, durability=durability)
         self.conn = conn
-        self._client = Client(conn)
+        self._client = Client(conn, retry=retry)
 
     def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        try:
-            with self._client._connection() as conn, conn.cursor(binary=True) as cur:
-                cur.execute(sql, params)
-                return cur.fetchall()
-        except psycopg.Error as error:
-            raise _reraise(error) from error
+        # The client's connection handling: never a server-side prepared statement, retries.
+        return self._client._fetch(sql, params, binary=True)
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         rows = self._execute(GET_CHECKPOINT, self._get_args(config))
@@ -401,23 +404,24 @@ class AsyncAgentStateSaver(_Codec):
     """
 
     def __init__(
-        self, conn: AsyncSource, *, serde: SerializerProtocol | None = None, durability: Durability = "sync"
+        self,
+        conn: AsyncSource,
+        *,
+        serde: SerializerProtocol | None = None,
+        durability: Durability = "sync",
+        retry: RetryPolicy | None = None,
     ) -> None:
         super().__init__(serde=serde, durability=durability)
         self.conn = conn
-        self._client = AsyncClient(conn)
+        self._client = AsyncClient(conn, retry=retry)
         try:
             self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             self.loop = None
 
     async def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        try:
-            async with self._client._connection() as conn, conn.cursor(binary=True) as cur:
-                await cur.execute(sql, params)
-                return await cur.fetchall()
-        except psycopg.Error as error:
-            raise _reraise(error) from error
+        # The client's connection handling: never a server-side prepared statement, retries.
+        return await self._client._fetch(sql, params, binary=True)
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         rows = await self._execute(GET_CHECKPOINT, self._get_args(config))
