@@ -3,7 +3,7 @@
 The logic lives in the ``ai`` schema (PL/pgSQL); this package only calls it.
 """
 
-from .client import AsyncClient, ChannelValue, Client, PendingWrite
+from .client import CONNECT_KWARGS, AsyncClient, ChannelValue, Client, PendingWrite
 from .errors import (
     AgentStateError,
     AlreadyResolved,
@@ -42,10 +42,12 @@ from .models import (
     TrajectoryStep,
     WindowMessage,
 )
+from .retry import RetryPolicy
 from .side_effects import SideEffectBusy, SideEffectCall, idempotency_key, side_effect
 from .worker import AsyncJobContext, AsyncWorker, JobContext, Worker, WorkerStats
 
 __all__ = [
+    "CONNECT_KWARGS",
     "AgentStateError",
     "AlreadyResolved",
     "AppendResult",
@@ -77,6 +79,7 @@ __all__ = [
     "PendingWrite",
     "PermissionDenied",
     "QueueStats",
+    "RetryPolicy",
     "Session",
     "SideEffect",
     "SideEffectBegin",

@@ -53,6 +53,39 @@ IDEMPOTENT: dict[str, Callable[[Sequence[Any]], bool]] = {
     "enqueue_job": _arg_given(6),  # only with an idempotency_key
 }
 
+#: SQL function -> why a retry after an unknown outcome is not done for the caller.
+NOT_RETRIED: dict[str, str] = {
+    "record_event": "a new event each call",
+    "record_eval_run": "a new eval run each call",
+    "record_compaction": "a retry after success is refused as stale (AS040)",
+    "set_session_status": "a retry after success may be refused as a transition (AS004)",
+    "fork_thread": "a retry after success finds the new thread taken (AS005) or, without an id, forks twice",
+    "copy_thread": "a retry after success finds the target taken",
+    "delete_thread": "the effect is idempotent but a retry answers False",
+    "delete_for_runs": "the effect is idempotent but a retry answers 0",
+    "prune_checkpoints": "the effect is idempotent but a retry answers 0",
+    "prune_idle_threads": "the effect is idempotent but a retry answers 0",
+    "archive_sessions": "a retry moves the next batch",
+    "restore_session": "a retry after success finds nothing archived (AS001)",
+    "act_as": "binds the caller's transaction (acting_as), which a lost connection ends",
+    "claim_job": "a retry claims another job; the first one's lease expires",
+    "claim_jobs": "a retry claims other jobs; the first ones' leases expire",
+    "complete_job": "a retry after success is refused (AS006): the worker decides",
+    "complete_jobs": "a retry after success answers without those ids: the worker decides",
+    "fail_job": "a retry after success is refused (AS006) or counts an attempt twice",
+    "release_job": "a retry after success is refused (AS006)",
+    "cancel_job": "a retry after success is refused as a transition",
+    "retry_dead_job": "a retry after success is refused as a transition",
+    "reap_expired": "maintenance: the next run does it",
+    "archive_jobs": "maintenance: the next run does it",
+    "fenced_write": "only meaningful inside the caller's transaction (ctx.fenced())",
+    "begin_side_effect": "the ledger's own recovery (lease expiry, takeover) handles a lost reservation",
+    "finish_side_effect": "a retry after success is refused (AS031)",
+    "abandon_side_effect": "a retry after success is refused (AS031)",
+    "request_human": "a retry after success is refused: the job is no longer held",
+    "resolve_human": "a retry after success is refused (AS033)",
+}
+
 _FUNCTION = re.compile(r"\bai\.([a-z_]+)\s*\(")
 
 

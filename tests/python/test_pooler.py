@@ -17,12 +17,12 @@ from typing import Annotated, Any, TypedDict
 
 import psycopg
 import pytest
+from conftest import dsn_as
 from langgraph.graph import END, START, StateGraph
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from agent_state import AsyncClient, AsyncJobContext, AsyncWorker, Client, Job, JobContext, Worker
 from agent_state.langgraph import AgentStateSaver, AsyncAgentStateSaver
-from conftest import dsn_as
 
 CLIENTS = 16
 ROUNDS = 25  # well past psycopg's prepare_threshold (5)
@@ -190,9 +190,11 @@ def test_langgraph_saver_runs_graphs_concurrently(pooler_dsn: str, source: str) 
             assert graph.get_state(config).values["visited"] == list("abcd")
 
     if source == "pool":
-        with ConnectionPool(tenant, min_size=2, max_size=8, kwargs={"autocommit": True}, open=True) as pool:
-            with ThreadPoolExecutor(8) as ex:
-                list(ex.map(lambda _: run(lambda: AgentStateSaver(pool)), range(16)))
+        with (
+            ConnectionPool(tenant, min_size=2, max_size=8, kwargs={"autocommit": True}, open=True) as pool,
+            ThreadPoolExecutor(8) as ex,
+        ):
+            list(ex.map(lambda _: run(lambda: AgentStateSaver(pool)), range(16)))
     else:
         conns = [psycopg.connect(tenant, autocommit=True) for _ in range(8)]
         try:
