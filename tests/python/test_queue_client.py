@@ -84,6 +84,7 @@ def test_batch_claim_and_completion(service: psycopg.Connection[Any], queue: str
     assert client.release_job(lost.job_id, lost.fencing_token).attempts == 0
 
 
+@pytest.mark.session_features("LISTEN")
 def test_notifications_are_folded_per_transaction_and_queue(
     dsn: str, service: psycopg.Connection[Any], thread_id: str, queue: str
 ) -> None:
@@ -101,6 +102,7 @@ def test_notifications_are_folded_per_transaction_and_queue(
     assert sorted(mine) == sorted([queue, queue + "-other"]), "one per queue for the transaction, none for a future job"
 
 
+@pytest.mark.session_features("the frozen clock ai.frozen_now is a session setting")
 def test_fenced_write_keeps_a_reclaim_out_until_commit(
     role_dsn: Callable[[str], str], thread_id: str, queue: str
 ) -> None:

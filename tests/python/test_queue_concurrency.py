@@ -38,7 +38,7 @@ def test_racing_claimers_never_run_two_jobs_of_a_thread(role_dsn: Callable[[str]
 
     def claimer(n: int) -> None:
         try:
-            with psycopg.connect(service, autocommit=True) as conn:
+            with psycopg.connect(service, autocommit=True, prepare_threshold=None) as conn:
                 client = Client(conn)
                 idle = 0
                 while idle < 20:

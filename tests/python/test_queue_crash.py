@@ -60,7 +60,7 @@ def test_sigkill_and_sigstop_zombies_never_double_fire(
     kills = stops = 0
     start = time.monotonic()
     try:
-        with psycopg.connect(service, autocommit=True) as conn:
+        with psycopg.connect(service, autocommit=True, prepare_threshold=None) as conn:
             while time.monotonic() - start < DEADLINE:
                 left = conn.execute(
                     "select count(*) from ai.agent_jobs where queue = %s and status <> 'COMPLETED'", (queue,)

@@ -75,7 +75,7 @@ def test_sigkill_before_during_and_after_a_tool_call_records_each_call_once(
     respawns = 0
     start = time.monotonic()
     try:
-        with psycopg.connect(service, autocommit=True) as conn:
+        with psycopg.connect(service, autocommit=True, prepare_threshold=None) as conn:
             while time.monotonic() - start < DEADLINE:
                 left = conn.execute(
                     "select count(*) from ai.agent_jobs where queue = %s and status <> 'COMPLETED'", (queue,)
