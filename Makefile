@@ -31,6 +31,7 @@ else
   DB_URL := postgresql:///agent_state
   TEST_URL := postgresql:///agent_state_test
   # The same test database through the private PgBouncer (transaction pooling).
+  POOLER_URL := host=$(ROOT)/.pgdata/bouncer port=$(PGPORT_BOUNCER) dbname=agent_state
   POOLER_TEST_URL := host=$(ROOT)/.pgdata/bouncer port=$(PGPORT_BOUNCER) dbname=agent_state_test
   PRIVATE := 1
 endif
@@ -145,9 +146,9 @@ bundle:
 	@scripts/bundle.sh > sql/ai.sql
 	@echo "wrote sql/ai.sql"
 
-bench: setup
+bench: setup pooler
 	@$(VPY) -c 'import pgqueuer, langgraph.checkpoint.postgres' 2>/dev/null || $(VPY) -m pip install -q -e 'python[test,langgraph,bench]'
-	@DATABASE_URL='$(DB_URL)' bench/run_all.sh
+	@DATABASE_URL='$(DB_URL)' POOLER_URL='$(POOLER_URL)' VPY='$(VPY)' bench/run_all.sh
 
 clean: db-stop
 	rm -rf .pgdata $(VENV)
