@@ -12,4 +12,4 @@ end $$;
 grant ai_user to bench_tenant;
 SQL
 export BENCH_TENANT=bench_tenant
-"${VPY:-.venv/bin/python}" bench/connections/prepare.py "$url" $pooler
+"${VPY:-.venv/bin/python}" bench/connections/prepare.py "$url" ${pooler:+"$pooler"}

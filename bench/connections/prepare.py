@@ -1,8 +1,9 @@
-"""What never preparing costs: the client's statements (``select * from ai.f(...)``) run on one
-connection with a server-side prepared statement (psycopg's default after five executions)
-against the same statements unprepared (what the client does since issue 11), interleaved,
-median of REPEATS runs of CALLS calls each; the prepared direct run is the baseline. Through the
-private PgBouncer (transaction pooling) only the unprepared form can run at all.
+"""What never preparing would cost: the client's statements (``select * from ai.f(...)``) run on
+one connection with a server-side prepared statement (psycopg's default after five executions,
+what the client does on a direct connection) against the same statements unprepared (what the
+client does behind a pooler, and would do everywhere if it never prepared), interleaved, median
+of REPEATS runs of CALLS calls each; the prepared direct run is the baseline. Through the private
+PgBouncer (transaction pooling) only the unprepared form can run at all.
 
     python bench/connections/prepare.py DATABASE_URL [POOLER_URL]
 """
@@ -57,11 +58,11 @@ def main() -> None:
         ),
     }
     print(f"calls per second, one connection, median of {REPEATS} x {CALLS} calls (interleaved)")
-    print(f"{'call':26} {'path':34} {'calls/s':>9} {'ratio':>7}")
+    print(f"{'call':26} {'path':34} {'calls/s':>9} {'ratio':>7}  (ratio: against the first line)")
     for name, (sql, args) in cases.items():
-        modes = [("direct, prepared (baseline)", url, True), ("direct, unprepared (the client)", url, False)]
+        modes = [("direct, prepared (the client)", url, True), ("direct, unprepared", url, False)]
         if pooler:
-            modes.append(("PgBouncer transaction, unprepared", pooler, False))
+            modes.append(("PgBouncer, unprepared (the client)", pooler, False))
         results: dict[str, list[float]] = {m[0]: [] for m in modes}
         for _ in range(REPEATS):
             for label, target, prepare in modes:

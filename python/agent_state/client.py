@@ -7,10 +7,13 @@ a call made inside the caller's transaction joins it, so several calls can commi
 
 Every method is exactly one round trip: ``select * from ai.<function>(...)``.
 
-Poolers: the client never uses a server-side prepared statement (every statement is sent with
-``prepare=False``, whatever the connection's ``prepare_threshold``) and no session state, so it
-works through PgBouncer in transaction pooling with psycopg's default connections
-(docs/connections.md).
+Poolers: the client keeps no session state, and uses server-side prepared statements (psycopg
+prepares a statement after its fifth execution) only on a connection that reaches the server
+itself. Behind a pooler every statement is sent unprepared (``prepare=False``), whatever the
+connection's ``prepare_threshold``: there a prepared statement fails (26000, 42P05, 08P01) or,
+worse, runs another client's statement of the same name. Which it is, is found once per
+connection (:func:`behind_pooler`), so the client works through PgBouncer in transaction
+pooling with psycopg's default connections (docs/connections.md).
 
 Retries: with ``retry=RetryPolicy()``, a call that is safe to retry (:data:`agent_state.retry.IDEMPOTENT`)
 and made outside the caller's transaction is retried after a connection error, on a new
@@ -22,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -30,7 +34,7 @@ from typing import Any, TypeVar, Union
 
 import psycopg
 from psycopg.pq import TransactionStatus
-from psycopg.rows import RowFactory, dict_row
+from psycopg.rows import RowFactory, dict_row, tuple_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
@@ -250,6 +254,42 @@ def _reraise(error: psycopg.Error) -> Exception:
     return error if translated is error else translated
 
 
+# connection -> True when it reaches the server through a pooler (found on its first call).
+_POOLED: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+_PID = "select pg_catalog.pg_backend_pid()"
+
+
+def _pooled(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any], server_pid: int) -> bool:
+    # The server announces its backend's pid at connect (BackendKeyData). A pooler that shares
+    # server connections must answer cancel requests itself, so it announces a key of its own:
+    # PgBouncer, pgcat, Supavisor, RDS Proxy do. A direct connection (or a plain TCP proxy)
+    # announces the pid of the backend that then answers pg_backend_pid().
+    pooled = server_pid != conn.info.backend_pid
+    _POOLED[conn] = pooled
+    return pooled
+
+
+def behind_pooler(conn: psycopg.Connection[Any]) -> bool:
+    """True when ``conn`` reaches the server through a pooler (one round trip the first time,
+    then remembered for the connection). The client then never prepares a statement on it."""
+    known = _POOLED.get(conn)
+    if known is not None:
+        return known
+    with conn.cursor(row_factory=tuple_row) as cur:
+        row = cur.execute(_PID, prepare=False).fetchone()
+    return _pooled(conn, row[0] if row else -1)
+
+
+async def abehind_pooler(conn: psycopg.AsyncConnection[Any]) -> bool:
+    """The asyncio twin of :func:`behind_pooler`."""
+    known = _POOLED.get(conn)
+    if known is not None:
+        return known
+    async with conn.cursor(row_factory=tuple_row) as cur:
+        row = await (await cur.execute(_PID, prepare=False)).fetchone()
+    return _pooled(conn, row[0] if row else -1)
+
+
 def _broken(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> bool:
     """The connection was lost (not closed by its owner): only then is it replaced."""
     return conn.broken
@@ -342,19 +382,21 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods):
     def _fetch(
         self, sql: str, params: Sequence[Any], row_factory: RowFactory[Any] | None = None, binary: bool | None = None
     ) -> list[Any]:
-        """Runs one statement (never prepared server-side) and returns its rows; retried as the
-        policy says. psycopg errors come out translated (errors.translate)."""
+        """Runs one statement (never prepared server-side behind a pooler) and returns its rows;
+        retried as the policy says. psycopg errors come out translated (errors.translate)."""
         attempts = _Attempts(self.retry, sql, params)
         while True:
             callers = self._in_callers_transaction()
             try:
                 if attempts.tries:
                     self._recover()
-                with self._connection() as conn, conn.cursor(binary=binary) as cur:
-                    if row_factory is not None:
-                        cur.row_factory = row_factory
-                    cur.execute(sql, params, prepare=False)
-                    return cur.fetchall()
+                with self._connection() as conn:
+                    prepare = False if behind_pooler(conn) else None
+                    with conn.cursor(binary=binary) as cur:
+                        if row_factory is not None:
+                            cur.row_factory = row_factory
+                        cur.execute(sql, params, prepare=prepare)
+                        return cur.fetchall()
             except psycopg.Error as error:
                 delay = attempts.delay_after(error, callers)
                 if delay is None:
@@ -648,11 +690,13 @@ class AsyncClient(AsyncQueueMethods, AsyncSideEffectMethods, AsyncHumanInTheLoop
             try:
                 if attempts.tries:
                     await self._recover()
-                async with self._connection() as conn, conn.cursor(binary=binary) as cur:
-                    if row_factory is not None:
-                        cur.row_factory = row_factory
-                    await cur.execute(sql, params, prepare=False)
-                    return await cur.fetchall()
+                async with self._connection() as conn:
+                    prepare = False if await abehind_pooler(conn) else None
+                    async with conn.cursor(binary=binary) as cur:
+                        if row_factory is not None:
+                            cur.row_factory = row_factory
+                        await cur.execute(sql, params, prepare=prepare)
+                        return await cur.fetchall()
             except psycopg.Error as error:
                 delay = attempts.delay_after(error, callers)
                 if delay is None:

@@ -17,8 +17,8 @@ What is stored where:
 
 No lock is held in Python: one saver over a pool serves any number of threads (or tasks) at
 once, each call borrowing a connection for one statement. With a single connection, give it
-``autocommit=True``. Nothing depends on session state and no statement is prepared server-side,
-so the savers work behind PgBouncer in transaction pooling as they are; ``retry=RetryPolicy()``
+``autocommit=True``. Nothing depends on session state and behind a pooler no statement is
+prepared server-side, so the savers work behind PgBouncer in transaction pooling as they are; ``retry=RetryPolicy()``
 retries the idempotent calls (get, list, put with its id, put_writes) after a lost connection
 (docs/connections.md).
 
@@ -300,7 +300,7 @@ class AgentStateSaver(_Codec):
         self._client = Client(conn, retry=retry)
 
     def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        # The client's connection handling: never a server-side prepared statement, retries.
+        # The client's connection handling: no prepared statement behind a pooler, retries.
         return self._client._fetch(sql, params, binary=True)
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -420,7 +420,7 @@ class AsyncAgentStateSaver(_Codec):
             self.loop = None
 
     async def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        # The client's connection handling: never a server-side prepared statement, retries.
+        # The client's connection handling: no prepared statement behind a pooler, retries.
         return await self._client._fetch(sql, params, binary=True)
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:

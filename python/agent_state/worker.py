@@ -23,7 +23,7 @@ decide, this module only calls them.
   connection is replaced by the pool. A server restart or failover costs latency, never the
   worker (docs/connections.md).
 - Behind a transaction pooler (PgBouncer ``pool_mode=transaction``) nothing breaks: no statement is
-  prepared server-side (also not the handler's own statements in ``ctx.fenced()``), but LISTEN
+  prepared server-side there (also not the handler's own statements in ``ctx.fenced()``), but LISTEN
   hears nothing there, so claims come from the poll alone. Give ``listen_conninfo`` a direct (or
   session-pooled) connection string to keep the wake-ups, or ``listen=False``.
 """
@@ -50,7 +50,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from . import errors
-from .client import AsyncClient, Client
+from .client import AsyncClient, Client, abehind_pooler, behind_pooler
 from .models import Job
 from .queue import DEFAULT_LEASE
 from .retry import Backoff, is_connection_error
@@ -97,10 +97,12 @@ def _log_failure(what: str, error: BaseException, delay: float) -> None:
 
 @contextmanager
 def _unprepared(conn: psycopg.Connection[Any]) -> Iterator[psycopg.Connection[Any]]:
-    """The connection with psycopg's automatic prepared statements off while the handler uses it
-    (they break behind a transaction pooler); the owner's setting comes back afterwards."""
+    """Behind a pooler, the connection with psycopg's automatic prepared statements off while the
+    handler uses it (there they fail or run another client's statement); the owner's setting
+    comes back afterwards. A direct connection is left as it is."""
     threshold = conn.prepare_threshold
-    conn.prepare_threshold = None
+    if behind_pooler(conn):
+        conn.prepare_threshold = None
     try:
         yield conn
     finally:
@@ -110,7 +112,8 @@ def _unprepared(conn: psycopg.Connection[Any]) -> Iterator[psycopg.Connection[An
 @asynccontextmanager
 async def _aunprepared(conn: psycopg.AsyncConnection[Any]) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
     threshold = conn.prepare_threshold
-    conn.prepare_threshold = None
+    if await abehind_pooler(conn):
+        conn.prepare_threshold = None
     try:
         yield conn
     finally:
@@ -157,9 +160,10 @@ class JobContext:
         Raises LeaseLost (and writes nothing) when the job is no longer held."""
         self.check()
         try:
-            with self._worker.pool.connection() as conn, _unprepared(conn), conn.transaction():
-                conn.execute("select ai.fenced_write(%s, %s)", (self.job.job_id, self.job.fencing_token))
-                yield conn
+            with self._worker.pool.connection() as conn, conn.transaction():
+                conn.execute("select ai.fenced_write(%s, %s)", (self.job.job_id, self.job.fencing_token), prepare=False)
+                with _unprepared(conn):
+                    yield conn
         except psycopg.Error as error:
             translated = _translated(error)
             self._mark_lost(translated)
@@ -556,9 +560,12 @@ class AsyncJobContext:
     async def fenced(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
         self.check()
         try:
-            async with self._worker.pool.connection() as conn, _aunprepared(conn), conn.transaction():
-                await conn.execute("select ai.fenced_write(%s, %s)", (self.job.job_id, self.job.fencing_token))
-                yield conn
+            async with self._worker.pool.connection() as conn, conn.transaction():
+                await conn.execute(
+                    "select ai.fenced_write(%s, %s)", (self.job.job_id, self.job.fencing_token), prepare=False
+                )
+                async with _aunprepared(conn):
+                    yield conn
         except psycopg.Error as error:
             translated = _translated(error)
             if isinstance(translated, errors.LeaseLost):

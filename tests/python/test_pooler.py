@@ -22,6 +22,7 @@ from langgraph.graph import END, START, StateGraph
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from agent_state import AsyncClient, AsyncJobContext, AsyncWorker, Client, Job, JobContext, Worker
+from agent_state.client import behind_pooler
 from agent_state.langgraph import AgentStateSaver, AsyncAgentStateSaver
 
 CLIENTS = 16
@@ -220,3 +221,26 @@ def test_async_langgraph_saver(pooler_dsn: str) -> None:
             await asyncio.gather(*(one() for _ in range(8)))
 
     asyncio.run(main())
+
+
+def test_statements_are_prepared_on_a_direct_connection_and_never_behind_the_pooler(
+    pooler_dsn: str, direct_dsn: str
+) -> None:
+    """Unprepared, a cheap call costs about twice as much (docs/benchmarks.md, "Connections"), so
+    the client prepares where that is safe: on a connection that reaches the server itself."""
+    with psycopg.connect(dsn_as(direct_dsn, "tenant_a"), autocommit=True) as direct:
+        assert not behind_pooler(direct)
+        client = Client(direct)
+        thread = f"prep-{uuid.uuid4()}"
+        client.create_session(thread)
+        for _ in range(8):
+            client.get_session(thread)
+        prepared = [r[0] for r in direct.execute("select statement from pg_prepared_statements", prepare=False)]
+        assert any("ai.get_session" in s for s in prepared), prepared
+        assert direct._prepared._names, "psycopg's own record of what it prepared (private) says so too"
+    with psycopg.connect(dsn_as(pooler_dsn, "tenant_a"), autocommit=True) as pooled:
+        assert behind_pooler(pooled)
+        client = Client(pooled)
+        for _ in range(8):
+            client.get_session(thread)
+        assert not pooled._prepared._names, "nothing prepared through the pooler"
