@@ -127,8 +127,10 @@ test-python: test-db pooler
 # test-python), test_retry.py and test_database_crash.py (they restart or kill the server itself).
 POOLED_SKIP := --ignore=tests/python/test_migrations.py --ignore=tests/python/test_pooler.py --ignore=tests/python/test_retry.py \
   --ignore=tests/python/test_database_crash.py
-test-python-pooled: test-db pooler
+# A fresh test database first, as for the direct run (some tests use the shared 'default' queue).
+test-python-pooled: deps venv db pooler
 ifeq ($(PRIVATE),1)
+	@$(MAKE) --no-print-directory test-db
 	AGENT_STATE_TEST_DSN='$(POOLER_TEST_URL)' AGENT_STATE_TEST_DIRECT_DSN='$(TEST_URL)' \
 	  AGENT_STATE_TEST_POOLER_DSN='$(POOLER_TEST_URL)' \
 	  $(VPY) -m pytest -q tests/python $(POOLED_SKIP) $(PYTEST_ARGS)

@@ -18,9 +18,9 @@ What is stored where:
 No lock is held in Python: one saver over a pool serves any number of threads (or tasks) at
 once, each call borrowing a connection for one statement. With a single connection, give it
 ``autocommit=True``. Nothing depends on session state and behind a pooler no statement is
-prepared server-side, so the savers work behind PgBouncer in transaction pooling as they are; ``retry=RetryPolicy()``
-retries the idempotent calls (get, list, put with its id, put_writes) after a lost connection
-(docs/connections.md).
+prepared server-side, so the savers work behind PgBouncer in transaction pooling as they are;
+``retry=RetryPolicy()`` retries the idempotent calls (get, list, put with its id, put_writes)
+after a lost connection (docs/connections.md).
 
 A graph run by a queue worker can pass ``job_id`` and ``fencing_token`` in
 ``config["configurable"]``: checkpoints and writes then go through the queue's fencing check, and
