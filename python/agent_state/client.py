@@ -344,9 +344,13 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods):
         return self._source
 
     def _in_callers_transaction(self) -> bool:
+        """True when a retry must not happen: the call runs in the caller's transaction, or on a
+        connection its owner closed (only a lost one is opened again)."""
         if isinstance(self._source, ConnectionPool):
             return False
         conn = self._source
+        if conn.closed and not conn.broken:
+            return True
         return not conn.autocommit and conn.info.transaction_status in (
             TransactionStatus.INTRANS,
             TransactionStatus.INERROR,
@@ -646,9 +650,13 @@ class AsyncClient(AsyncQueueMethods, AsyncSideEffectMethods, AsyncHumanInTheLoop
         return self._source
 
     def _in_callers_transaction(self) -> bool:
+        """True when a retry must not happen: the call runs in the caller's transaction, or on a
+        connection its owner closed (only a lost one is opened again)."""
         if isinstance(self._source, AsyncConnectionPool):
             return False
         conn = self._source
+        if conn.closed and not conn.broken:
+            return True
         return not conn.autocommit and conn.info.transaction_status in (
             TransactionStatus.INTRANS,
             TransactionStatus.INERROR,

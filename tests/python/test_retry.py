@@ -158,3 +158,12 @@ def test_policy_delays_grow_are_capped_and_jittered() -> None:
     assert inspect.signature(Client).parameters["retry"].default is None
     with pytest.raises(ValueError):
         RetryPolicy(attempts=0)
+
+
+def test_a_connection_its_owner_closed_is_not_reopened(direct_dsn: str) -> None:
+    conn = psycopg.connect(dsn_as(direct_dsn, "tenant_a"), autocommit=True)
+    conn.close()
+    client = Client(conn, retry=RetryPolicy(attempts=3, first_delay=5.0))  # a retry would take 5 s
+    with pytest.raises(psycopg.OperationalError, match="closed"):
+        client.now()
+    assert client.source is conn
