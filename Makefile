@@ -1,7 +1,8 @@
 # agent-state: `make demo` and `make test` set everything up from nothing.
 #
 # The embedded default is a private Postgres cluster under .pgdata/ (unix socket only, port
-# $(PGPORT_PRIVATE)); set DATABASE_URL to use a server of your own instead and nothing is started.
+# $(PGPORT_PRIVATE)) and a private PgBouncer in transaction pooling in front of it (.pgdata/bouncer,
+# port $(PGPORT_BOUNCER)); set DATABASE_URL to use a server of your own instead and nothing is started.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -13,7 +14,9 @@ VENV := $(ROOT)/.venv
 VPY := $(VENV)/bin/python
 PGBIN ?= /usr/lib/postgresql/15/bin
 PGPORT_PRIVATE ?= 54329
-APT_PACKAGES := sqitch postgresql-15 postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl postgresql-15-plpgsql-check
+PGPORT_BOUNCER ?= $(shell echo $$(( $(PGPORT_PRIVATE) + 1 )))
+APT_PACKAGES := sqitch postgresql-15 postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl postgresql-15-plpgsql-check \
+  pgbouncer
 PYTEST_ARGS ?=
 
 ifdef DATABASE_URL
@@ -36,19 +39,23 @@ else
   DEPLOY_DB_URL := postgresql://$(DEPLOY_USER)@/agent_state
   DEPLOY_TEST_URL := postgresql://$(DEPLOY_USER)@/agent_state_test
   export AGENT_STATE_DEPLOY_USER := $(DEPLOY_USER)
+  # The same test database through the private PgBouncer (transaction pooling).
+  POOLER_URL := host=$(ROOT)/.pgdata/bouncer port=$(PGPORT_BOUNCER) dbname=agent_state
+  POOLER_TEST_URL := host=$(ROOT)/.pgdata/bouncer port=$(PGPORT_BOUNCER) dbname=agent_state_test
   PRIVATE := 1
 endif
 export AGENT_STATE_PGPORT := $(PGPORT_PRIVATE)
+export AGENT_STATE_BOUNCER_PORT := $(PGPORT_BOUNCER)
 
-.PHONY: help setup deps venv db db-stop deploy demo test test-db test-pgtap test-plpgsql-check test-python \
-        test-upstream bundle bench lint env clean docs
+.PHONY: help setup deps venv db db-stop pooler deploy demo test test-db test-pgtap test-plpgsql-check test-python \
+        test-python-pooled test-upstream bundle bench lint env clean docs
 
 help:
 	@echo "make demo      set up and run the demo"
 	@echo "make test      set up and run every test (pgTAP, plpgsql_check, pytest, LangGraph's own suites)"
 	@echo "make bench     benchmarks (docs/benchmarks.md)"
 	@echo "make bundle    regenerate sql/ai.sql (and its copy in the Python package) from deploy/"
-	@echo "make db-stop   stop the private Postgres cluster"
+	@echo "make db-stop   stop the private Postgres cluster and its PgBouncer"
 
 setup: deps venv db deploy
 
@@ -60,6 +67,7 @@ deps:
 	[ -x $(PGBIN)/initdb ] || missing="$$missing postgresql-15"; \
 	[ -f /usr/share/postgresql/15/extension/pgtap.control ] || missing="$$missing postgresql-15-pgtap"; \
 	[ -f /usr/share/postgresql/15/extension/plpgsql_check.control ] || missing="$$missing postgresql-15-plpgsql-check"; \
+	command -v pgbouncer >/dev/null || [ -x /usr/sbin/pgbouncer ] || missing="$$missing pgbouncer"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi; \
@@ -85,7 +93,14 @@ ifeq ($(PRIVATE),1)
 endif
 
 db-stop:
+	@scripts/pgbouncer.sh stop
 	@scripts/pg.sh stop
+
+# The private PgBouncer (scripts/pgbouncer.sh), transaction pooling, in front of the private cluster.
+pooler: deps db
+ifeq ($(PRIVATE),1)
+	@scripts/pgbouncer.sh start
+endif
 
 deploy: venv db
 	@scripts/sqitch.sh '$(DEPLOY_DB_URL)' --quiet deploy --verify
@@ -100,7 +115,7 @@ demo: setup
 # A fresh test database each run (private cluster), the schema deployed with sqitch, test roles.
 test-db: deps venv db
 ifeq ($(PRIVATE),1)
-	@dropdb --if-exists agent_state_test 2>/dev/null
+	@dropdb --force --if-exists agent_state_test 2>/dev/null
 	@createdb -O $(DEPLOY_USER) agent_state_test
 endif
 	@scripts/sqitch.sh '$(DEPLOY_TEST_URL)' --quiet deploy --verify
@@ -112,8 +127,8 @@ test-pgtap: test-db
 test-plpgsql-check: test-db
 	@psql -X -q -v ON_ERROR_STOP=1 -d '$(TEST_URL)' -f tests/plpgsql_check.sql
 
-test-python: test-db
-	AGENT_STATE_TEST_DSN='$(TEST_URL)' \
+test-python: test-db pooler
+	AGENT_STATE_TEST_DSN='$(TEST_URL)' AGENT_STATE_TEST_POOLER_DSN='$(POOLER_TEST_URL)' \
 	  $(VPY) -m pytest -q tests/python $(PYTEST_ARGS)
 
 # LangGraph's own test suites against the savers and the OpenAI Agents SDK's session tests against
@@ -134,7 +149,24 @@ test-upstream: test-db
 	  $(VPY) -m pytest -q -p no:cacheprovider -o addopts= -p no:asyncio --snapshot-warn-unused --disable-warnings \
 	    --timeout=300 -n $(UPSTREAM_JOBS) tests $(UPSTREAM_ARGS)
 
-test: setup lint test-pgtap test-plpgsql-check test-python test-upstream
+# The suite again, every connection through PgBouncer in transaction pooling (tests marked
+# session_features connect directly). Left out: test_migrations.py (sqitch and the deploy
+# tooling connect directly, no client code in it), test_pooler.py (already through the pooler in
+# test-python), test_retry.py and test_database_crash.py (they restart or kill the server itself).
+POOLED_SKIP := --ignore=tests/python/test_migrations.py --ignore=tests/python/test_pooler.py --ignore=tests/python/test_retry.py \
+  --ignore=tests/python/test_database_crash.py
+# A fresh test database first, as for the direct run (some tests use the shared 'default' queue).
+test-python-pooled: deps venv db pooler
+ifeq ($(PRIVATE),1)
+	@$(MAKE) --no-print-directory test-db
+	AGENT_STATE_TEST_DSN='$(POOLER_TEST_URL)' AGENT_STATE_TEST_DIRECT_DSN='$(TEST_URL)' \
+	  AGENT_STATE_TEST_POOLER_DSN='$(POOLER_TEST_URL)' \
+	  $(VPY) -m pytest -q tests/python $(POOLED_SKIP) $(PYTEST_ARGS)
+else
+	@echo "test-python-pooled: skipped (DATABASE_URL is a server of your own: no private PgBouncer)"
+endif
+
+test: setup lint test-pgtap test-plpgsql-check test-python test-python-pooled test-upstream
 
 lint: venv
 	$(VENV)/bin/ruff check python tests bench scripts
@@ -146,9 +178,9 @@ bundle:
 	@mkdir -p python/agent_state/sql && cp sql/ai.sql python/agent_state/sql/ai.sql
 	@echo "wrote sql/ai.sql and python/agent_state/sql/ai.sql"
 
-bench: setup
+bench: setup pooler
 	@$(VPY) -c 'import pgqueuer, langgraph.checkpoint.postgres' 2>/dev/null || $(VPY) -m pip install -q -e 'python[test,langgraph,demo,bench]'
-	@DATABASE_URL='$(DB_URL)' bench/run_all.sh
+	@DATABASE_URL='$(DB_URL)' POOLER_URL='$(POOLER_URL)' VPY='$(VPY)' bench/run_all.sh
 
 clean: db-stop
 	rm -rf .pgdata $(VENV)

@@ -3,7 +3,7 @@
 The logic lives in the ``ai`` schema (PL/pgSQL); this package only calls it.
 """
 
-from .client import AsyncClient, ChannelValue, Client, PendingWrite
+from .client import CONNECT_KWARGS, AsyncClient, ChannelValue, Client, PendingWrite
 from .errors import (
     AgentStateError,
     AlreadyResolved,
@@ -52,12 +52,14 @@ from .models import (
     UsageSummaryRow,
     WindowMessage,
 )
+from .retry import RetryPolicy
 from .side_effects import SideEffectBusy, SideEffectCall, idempotency_key, side_effect
 from .streams import afollow_stream, apersisted_stream, follow_stream, persisted_stream
 from .usage import usage_key
 from .worker import AsyncJobContext, AsyncWorker, JobContext, Worker, WorkerStats
 
 __all__ = [
+    "CONNECT_KWARGS",
     "AgentStateError",
     "AlreadyResolved",
     "AppendResult",
@@ -92,6 +94,7 @@ __all__ = [
     "PermissionDenied",
     "QueueStats",
     "RetrievalRecord",
+    "RetryPolicy",
     "Session",
     "SideEffect",
     "SideEffectBegin",

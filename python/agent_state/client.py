@@ -6,19 +6,42 @@ a call made outside a transaction commits itself (unless the connection is in au
 a call made inside the caller's transaction joins it, so several calls can commit together.
 
 Every method is exactly one round trip: ``select * from ai.<function>(...)``.
+
+Poolers: the client keeps no session state, and uses server-side prepared statements (psycopg
+prepares a statement after its fifth execution) only on a connection that reaches the server
+itself. Behind a pooler every statement is sent unprepared (``prepare=False``), whatever the
+connection's ``prepare_threshold``: there a prepared statement fails (26000, 42P05, 08P01) or,
+worse, runs another client's statement of the same name. Which it is, is found once per
+connection (:func:`behind_pooler`), so the client works through PgBouncer in transaction
+pooling with psycopg's default connections (docs/connections.md).
+
+Retries: with ``retry=RetryPolicy()``, a call that is safe to retry (:data:`agent_state.retry.IDEMPOTENT`)
+and made outside the caller's transaction is retried after a connection error, on a new
+connection: a single connection is reconnected, a pool hands out another one.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import time
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import (
+    AbstractAsyncContextManager,
+    AbstractContextManager,
+    asynccontextmanager,
+    contextmanager,
+    nullcontext,
+)
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar, Union
 
 import psycopg
+from psycopg import pq
 from psycopg.pq import TransactionStatus
-from psycopg.rows import dict_row
+from psycopg.rows import RowFactory, dict_row, tuple_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
@@ -42,12 +65,21 @@ from .models import (
 )
 from .queue import AsyncQueueMethods, QueueMethods
 from .retrievals import AsyncRetrievalMethods, RetrievalMethods
+from .retry import RetryPolicy, is_connection_error, is_idempotent
 from .side_effects import AsyncSideEffectMethods, SideEffectMethods
 from .streams import AsyncStreamMethods, StreamMethods
 from .usage import AsyncUsageMethods, UsageMethods
 
 T = TypeVar("T")
 Row = dict[str, Any]
+
+log = logging.getLogger("agent_state.client")
+
+#: Keyword arguments for the connections an application makes for agent-state:
+#: ``psycopg.connect(url, **CONNECT_KWARGS)`` or ``ConnectionPool(url, kwargs=CONNECT_KWARGS)``.
+#: Autocommit (every call is one statement) and no automatic prepared statements, so the
+#: application's own statements on those connections work through a transaction pooler too.
+CONNECT_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": None}
 
 SyncSource = Union["psycopg.Connection[Any]", ConnectionPool]
 AsyncSource = Union["psycopg.AsyncConnection[Any]", AsyncConnectionPool]
@@ -254,11 +286,132 @@ def _reraise(error: psycopg.Error) -> Exception:
     return error if translated is error else translated
 
 
+def _synced(conn: psycopg.Connection[Any]) -> AbstractContextManager[Any]:
+    """A nested pipeline block when the caller's connection is in pipeline mode: it syncs on exit,
+    so a call has reached the server (and, on an autocommit connection, committed) when it returns."""
+    if conn.info.pipeline_status != pq.PipelineStatus.OFF:
+        return conn.pipeline()
+    return nullcontext()
+
+
+def _asynced(conn: psycopg.AsyncConnection[Any]) -> AbstractAsyncContextManager[Any]:
+    """The asyncio twin of :func:`_synced`."""
+    if conn.info.pipeline_status != pq.PipelineStatus.OFF:
+        return conn.pipeline()
+    return nullcontext()
+
+
+# connection -> True when it reaches the server through a pooler (found on its first call).
+_POOLED: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+_PID = "select pg_catalog.pg_backend_pid()"
+
+
+def _pooled(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any], server_pid: int) -> bool:
+    # The server announces its backend's pid at connect (BackendKeyData). A pooler that shares
+    # server connections must answer cancel requests itself, so it announces a key of its own:
+    # PgBouncer, pgcat, Supavisor, RDS Proxy do. A direct connection (or a plain TCP proxy)
+    # announces the pid of the backend that then answers pg_backend_pid().
+    pooled = server_pid != conn.info.backend_pid
+    _POOLED[conn] = pooled
+    return pooled
+
+
+def behind_pooler(conn: psycopg.Connection[Any]) -> bool:
+    """True when ``conn`` reaches the server through a pooler (one round trip the first time,
+    then remembered for the connection). The client then never prepares a statement on it."""
+    known = _POOLED.get(conn)
+    if known is not None:
+        return known
+    with conn.cursor(row_factory=tuple_row) as cur:
+        row = cur.execute(_PID, prepare=False).fetchone()
+    return _pooled(conn, row[0] if row else -1)
+
+
+async def abehind_pooler(conn: psycopg.AsyncConnection[Any]) -> bool:
+    """The asyncio twin of :func:`behind_pooler`."""
+    known = _POOLED.get(conn)
+    if known is not None:
+        return known
+    async with conn.cursor(row_factory=tuple_row) as cur:
+        row = await (await cur.execute(_PID, prepare=False)).fetchone()
+    return _pooled(conn, row[0] if row else -1)
+
+
+def _broken(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> bool:
+    """The connection was lost (not closed by its owner): only then is it replaced."""
+    return conn.broken
+
+
+def _reconnect_args(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> tuple[str, dict[str, Any]]:
+    """What it takes to open the same connection again: its conninfo, password, autocommit,
+    prepare_threshold, row factory and adapters."""
+    kwargs: dict[str, Any] = {
+        "autocommit": conn.autocommit,
+        "prepare_threshold": conn.prepare_threshold,
+        "row_factory": conn.row_factory,
+        "context": conn,
+    }
+    if conn.info.password:
+        kwargs["password"] = conn.info.password
+    return conn.info.dsn, kwargs
+
+
+class _Attempts:
+    """The retry loop of one call: whether the error may be retried, and the sleep before the
+    next try."""
+
+    def __init__(self, policy: RetryPolicy | None, sql: str, params: Sequence[Any]):
+        self.policy = policy
+        self.retryable = policy is not None and is_idempotent(sql, params)
+        self._delays = policy.delays() if policy is not None and self.retryable else iter(())
+        self.sql = sql
+        self.tries = 0
+
+    def delay_after(self, error: BaseException, in_callers_transaction: bool) -> float | None:
+        """The sleep before the next try, or None when ``error`` must reach the caller."""
+        self.tries += 1
+        if not self.retryable or in_callers_transaction or not is_connection_error(error):
+            return None
+        delay = next(self._delays, None)
+        if delay is not None:
+            log.warning("retrying %s after %s (try %d): %s", self.sql, type(error).__name__, self.tries, error)
+        return delay
+
+
 class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethods, RetrievalMethods, StreamMethods):
     """Synchronous client over a psycopg ``Connection`` or a ``ConnectionPool``."""
 
-    def __init__(self, source: SyncSource):
+    def __init__(self, source: SyncSource, *, retry: RetryPolicy | None = None):
         self._source = source
+        self.retry = retry
+
+    @property
+    def source(self) -> SyncSource:
+        """The pool or connection in use (after a reconnect, the new connection)."""
+        return self._source
+
+    def _in_callers_transaction(self) -> bool:
+        """True when a retry must not happen: the call runs in the caller's transaction, or on a
+        connection its owner closed (only a lost one is opened again)."""
+        if isinstance(self._source, ConnectionPool):
+            return False
+        conn = self._source
+        if conn.closed and not conn.broken:
+            return True
+        return not conn.autocommit and conn.info.transaction_status in (
+            TransactionStatus.INTRANS,
+            TransactionStatus.INERROR,
+            TransactionStatus.ACTIVE,
+        )
+
+    def _recover(self) -> None:
+        """Before a retry: a lost single connection is opened again; a pool checks its idle
+        connections (after a restart they are all dead) and replaces the broken ones."""
+        if isinstance(self._source, ConnectionPool):
+            self._source.check()
+        elif _broken(self._source):
+            dsn, kwargs = _reconnect_args(self._source)
+            self._source = psycopg.Connection.connect(dsn, **kwargs)
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
@@ -271,19 +424,38 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethod
         try:
             yield conn
         except BaseException:
-            if owns_transaction:
+            if owns_transaction and not conn.closed:
                 conn.rollback()
             raise
         if owns_transaction:
             conn.commit()
 
+    def _fetch(
+        self, sql: str, params: Sequence[Any], row_factory: RowFactory[Any] | None = None, binary: bool | None = None
+    ) -> list[Any]:
+        """Runs one statement (never prepared server-side behind a pooler) and returns its rows;
+        retried as the policy says. psycopg errors come out translated (errors.translate)."""
+        attempts = _Attempts(self.retry, sql, params)
+        while True:
+            callers = self._in_callers_transaction()
+            try:
+                if attempts.tries:
+                    self._recover()
+                with self._connection() as conn, _synced(conn):
+                    prepare = False if behind_pooler(conn) else None
+                    with conn.cursor(binary=binary) as cur:
+                        if row_factory is not None:
+                            cur.row_factory = row_factory
+                        cur.execute(sql, params, prepare=prepare)
+                        return cur.fetchall()
+            except psycopg.Error as error:
+                delay = attempts.delay_after(error, callers)
+                if delay is None:
+                    raise _reraise(error) from error
+                time.sleep(delay)
+
     def _rows(self, call: _Call, params: Sequence[Any]) -> list[Any]:
-        try:
-            with self._connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-                cur.execute(call.sql, params)
-                return [call.convert(row) for row in cur.fetchall()]
-        except psycopg.Error as error:
-            raise _reraise(error) from error
+        return [call.convert(row) for row in self._fetch(call.sql, params, dict_row)]
 
     def _one(self, call: _Call, params: Sequence[Any]) -> Any:
         return self._rows(call, params)[0]
@@ -295,7 +467,7 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethod
         """For an ai_service back-end: a client bound to one connection and one transaction in
         which every call acts for ``owner`` (``ai.act_as``). Commits when the block ends."""
         with self._connection() as conn, conn.transaction():
-            bound = Client(conn)
+            bound = Client(conn)  # inside one transaction: nothing is retried
             bound._one(ACT_AS, (owner,))
             yield bound
 
@@ -541,8 +713,36 @@ class AsyncClient(
 ):
     """Asynchronous twin of :class:`Client`, over an ``AsyncConnection`` or ``AsyncConnectionPool``."""
 
-    def __init__(self, source: AsyncSource):
+    def __init__(self, source: AsyncSource, *, retry: RetryPolicy | None = None):
         self._source = source
+        self.retry = retry
+
+    @property
+    def source(self) -> AsyncSource:
+        """The pool or connection in use (after a reconnect, the new connection)."""
+        return self._source
+
+    def _in_callers_transaction(self) -> bool:
+        """True when a retry must not happen: the call runs in the caller's transaction, or on a
+        connection its owner closed (only a lost one is opened again)."""
+        if isinstance(self._source, AsyncConnectionPool):
+            return False
+        conn = self._source
+        if conn.closed and not conn.broken:
+            return True
+        return not conn.autocommit and conn.info.transaction_status in (
+            TransactionStatus.INTRANS,
+            TransactionStatus.INERROR,
+            TransactionStatus.ACTIVE,
+        )
+
+    async def _recover(self) -> None:
+        """See :meth:`Client._recover`."""
+        if isinstance(self._source, AsyncConnectionPool):
+            await self._source.check()
+        elif _broken(self._source):
+            dsn, kwargs = _reconnect_args(self._source)
+            self._source = await psycopg.AsyncConnection.connect(dsn, **kwargs)
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
@@ -555,19 +755,37 @@ class AsyncClient(
         try:
             yield conn
         except BaseException:
-            if owns_transaction:
+            if owns_transaction and not conn.closed:
                 await conn.rollback()
             raise
         if owns_transaction:
             await conn.commit()
 
+    async def _fetch(
+        self, sql: str, params: Sequence[Any], row_factory: RowFactory[Any] | None = None, binary: bool | None = None
+    ) -> list[Any]:
+        """See :meth:`Client._fetch`."""
+        attempts = _Attempts(self.retry, sql, params)
+        while True:
+            callers = self._in_callers_transaction()
+            try:
+                if attempts.tries:
+                    await self._recover()
+                async with self._connection() as conn, _asynced(conn):
+                    prepare = False if await abehind_pooler(conn) else None
+                    async with conn.cursor(binary=binary) as cur:
+                        if row_factory is not None:
+                            cur.row_factory = row_factory
+                        await cur.execute(sql, params, prepare=prepare)
+                        return await cur.fetchall()
+            except psycopg.Error as error:
+                delay = attempts.delay_after(error, callers)
+                if delay is None:
+                    raise _reraise(error) from error
+                await asyncio.sleep(delay)
+
     async def _rows(self, call: _Call, params: Sequence[Any]) -> list[Any]:
-        try:
-            async with self._connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-                await cur.execute(call.sql, params)
-                return [call.convert(row) for row in await cur.fetchall()]
-        except psycopg.Error as error:
-            raise _reraise(error) from error
+        return [call.convert(row) for row in await self._fetch(call.sql, params, dict_row)]
 
     async def _one(self, call: _Call, params: Sequence[Any]) -> Any:
         return (await self._rows(call, params))[0]
@@ -576,7 +794,7 @@ class AsyncClient(
     async def acting_as(self, owner: str) -> AsyncIterator[AsyncClient]:
         """See :meth:`Client.acting_as`."""
         async with self._connection() as conn, conn.transaction():
-            bound = AsyncClient(conn)
+            bound = AsyncClient(conn)  # inside one transaction: nothing is retried
             await bound._one(ACT_AS, (owner,))
             yield bound
 

@@ -18,8 +18,10 @@ What is stored where:
 
 No lock is held in Python: one saver over a pool serves any number of threads (or tasks) at
 once, each call borrowing a connection for one statement. With a single connection, give it
-``autocommit=True``. Nothing depends on session state, so the savers work behind PgBouncer in
-transaction pooling (create the connections with ``prepare_threshold=None`` there).
+``autocommit=True``. Nothing depends on session state and behind a pooler no statement is
+prepared server-side, so the savers work behind PgBouncer in transaction pooling as they are;
+``retry=RetryPolicy()`` retries the idempotent calls (get, list, put with its id, put_writes)
+after a lost connection (docs/connections.md).
 
 A graph run by a queue worker can pass ``job_id`` and ``fencing_token`` in
 ``config["configurable"]``: checkpoints and writes then go through the queue's fencing check, and
@@ -32,11 +34,8 @@ import asyncio
 import random
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import (
-    AbstractAsyncContextManager,
-    AbstractContextManager,
     asynccontextmanager,
     contextmanager,
-    nullcontext,
 )
 from typing import Any, Literal
 
@@ -60,7 +59,8 @@ from psycopg.rows import dict_row, tuple_row
 from psycopg.types.json import Jsonb
 
 from . import client, schema
-from .client import AsyncClient, AsyncSource, Client, SyncSource, _reraise
+from .client import AsyncClient, AsyncSource, Client, SyncSource
+from .retry import RetryPolicy
 
 __all__ = ["AgentStateSaver", "AsyncAgentStateSaver"]
 
@@ -112,19 +112,6 @@ def _inline(value: Any) -> bool:
     if value is None or isinstance(value, (bool, int, float)):
         return True
     return isinstance(value, str) and len(value) <= _INLINE_STR_MAX
-
-
-def _synced(conn: psycopg.Connection[Any]) -> AbstractContextManager[Any]:
-    """A nested pipeline block (it syncs on exit) when the caller's connection is in pipeline mode."""
-    if conn.info.pipeline_status != pq.PipelineStatus.OFF:
-        return conn.pipeline()
-    return nullcontext()
-
-
-def _asynced(conn: psycopg.AsyncConnection[Any]) -> AbstractAsyncContextManager[Any]:
-    if conn.info.pipeline_status != pq.PipelineStatus.OFF:
-        return conn.pipeline()
-    return nullcontext()
 
 
 class _Codec(BaseCheckpointSaver[str]):
@@ -401,11 +388,16 @@ class AgentStateSaver(_Codec):
     """
 
     def __init__(
-        self, conn: SyncSource, *, serde: SerializerProtocol | None = None, durability: Durability = "sync"
+        self,
+        conn: SyncSource,
+        *,
+        serde: SerializerProtocol | None = None,
+        durability: Durability = "sync",
+        retry: RetryPolicy | None = None,
     ) -> None:
         super().__init__(serde=serde, durability=durability)
         self.conn = conn
-        self._client = Client(conn)
+        self._client = Client(conn, retry=retry)
         self._conn_string: str | None = None
 
     @classmethod
@@ -444,18 +436,10 @@ class AgentStateSaver(_Codec):
             return schema.deploy(conn)
 
     def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        try:
-            # On a connection in pipeline mode, a nested block syncs when it exits: the call is
-            # committed (autocommit) when the method returns, as with PostgresSaver(conn, pipe=...).
-            with (
-                self._client._connection() as conn,
-                _synced(conn),
-                conn.cursor(binary=True, row_factory=tuple_row) as cur,
-            ):
-                cur.execute(sql, params)
-                return cur.fetchall()
-        except psycopg.Error as error:
-            raise _reraise(error) from error
+        # The client's connection handling: no prepared statement behind a pooler, retries, and
+        # on a connection in pipeline mode a sync before it returns (committed, as with
+        # PostgresSaver(conn, pipe=...)). Tuples whatever the connection's row factory.
+        return self._client._fetch(sql, params, tuple_row, binary=True)
 
     def _load(self, rows: Sequence[Sequence[Any]]) -> list[CheckpointTuple]:
         found = [self._tuple(row) for row in rows]
@@ -591,11 +575,16 @@ class AsyncAgentStateSaver(_Codec):
     """
 
     def __init__(
-        self, conn: AsyncSource, *, serde: SerializerProtocol | None = None, durability: Durability = "sync"
+        self,
+        conn: AsyncSource,
+        *,
+        serde: SerializerProtocol | None = None,
+        durability: Durability = "sync",
+        retry: RetryPolicy | None = None,
     ) -> None:
         super().__init__(serde=serde, durability=durability)
         self.conn = conn
-        self._client = AsyncClient(conn)
+        self._client = AsyncClient(conn, retry=retry)
         self._conn_string: str | None = None
         try:
             self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
@@ -631,17 +620,8 @@ class AsyncAgentStateSaver(_Codec):
             return await schema.adeploy(conn)
 
     async def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        try:
-            # In pipeline mode a nested block syncs on exit (see AgentStateSaver._execute).
-            async with (
-                self._client._connection() as conn,
-                _asynced(conn),
-                conn.cursor(binary=True, row_factory=tuple_row) as cur,
-            ):
-                await cur.execute(sql, params)
-                return await cur.fetchall()
-        except psycopg.Error as error:
-            raise _reraise(error) from error
+        # See AgentStateSaver._execute.
+        return await self._client._fetch(sql, params, tuple_row, binary=True)
 
     async def _load(self, rows: Sequence[Sequence[Any]]) -> list[CheckpointTuple]:
         found = [self._tuple(row) for row in rows]

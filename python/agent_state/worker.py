@@ -19,6 +19,14 @@ decide, this module only calls them.
   backoff until its attempts are spent).
 - ``stop()``, SIGTERM or SIGINT: stop claiming, let running handlers finish within
   ``grace_period``, then release what is left (``ai.release_job``: the attempt is not counted).
+- No loop dies of a database error (claim, renew, complete, listen): any error is logged, the
+  loop backs off (exponential, with jitter, capped at ``max_backoff``) and goes on; a broken
+  connection is replaced by the pool. A server restart or failover costs latency, never the
+  worker (docs/connections.md).
+- Behind a transaction pooler (PgBouncer ``pool_mode=transaction``) nothing breaks: no statement is
+  prepared server-side there (also not the handler's own statements in ``ctx.fenced()``), but LISTEN
+  hears nothing there, so claims come from the poll alone. Give ``listen_conninfo`` a direct (or
+  session-pooled) connection string to keep the wake-ups, or ``listen=False``.
 """
 
 from __future__ import annotations
@@ -44,9 +52,10 @@ from psycopg import sql
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from . import errors
-from .client import AsyncClient, Client
+from .client import AsyncClient, Client, abehind_pooler, behind_pooler
 from .models import Job
 from .queue import DEFAULT_LEASE
+from .retry import Backoff, is_connection_error
 from .side_effects import side_effect as _side_effect
 
 log = logging.getLogger("agent_state.worker")
@@ -80,6 +89,44 @@ def _error_text(error: BaseException) -> str:
 
 def _translated(error: psycopg.Error) -> Exception:
     return errors.translate(error)
+
+
+def _log_failure(what: str, error: BaseException, delay: float) -> None:
+    """A loop's database error: a lost connection is a warning (it comes back), anything else an
+    error with its traceback. Either way the loop goes on after ``delay``."""
+    if is_connection_error(error):
+        log.warning("%s failed (%s: %s); again in %.2fs", what, type(error).__name__, error, delay)
+    else:
+        log.error("%s failed; again in %.2fs", what, delay, exc_info=error)
+
+
+@contextmanager
+def _unprepared(conn: psycopg.Connection[Any]) -> Iterator[psycopg.Connection[Any]]:
+    """Behind a pooler, the connection with psycopg's automatic prepared statements off while the
+    handler uses it (there they fail or run another client's statement); the owner's setting
+    comes back afterwards. A direct connection is left as it is."""
+    threshold = conn.prepare_threshold
+    if behind_pooler(conn):
+        conn.prepare_threshold = None
+    try:
+        yield conn
+    finally:
+        conn.prepare_threshold = threshold
+
+
+@asynccontextmanager
+async def _aunprepared(conn: psycopg.AsyncConnection[Any]) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    threshold = conn.prepare_threshold
+    if await abehind_pooler(conn):
+        conn.prepare_threshold = None
+    try:
+        yield conn
+    finally:
+        conn.prepare_threshold = threshold
+
+
+def _listen_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {**kwargs, "autocommit": True, "prepare_threshold": None}
 
 
 # -- sync -----------------------------------------------------------------------------------------
@@ -119,8 +166,9 @@ class JobContext:
         self.check()
         try:
             with self._worker.pool.connection() as conn, conn.transaction():
-                conn.execute("select ai.fenced_write(%s, %s)", (self.job.job_id, self.job.fencing_token))
-                yield conn
+                conn.execute("select ai.fenced_write(%s, %s)", (self.job.job_id, self.job.fencing_token), prepare=False)
+                with _unprepared(conn):
+                    yield conn
         except psycopg.Error as error:
             translated = _translated(error)
             self._mark_lost(translated)
@@ -188,7 +236,9 @@ class Worker:
     """Runs ``handler(job, ctx)`` for the jobs of one queue, ``concurrency`` at a time, in threads.
 
     ``pool`` is a psycopg_pool ``ConnectionPool`` of a member of ai_service; it needs a connection
-    per handler thread plus two (claims and completions), and the worker opens one more for LISTEN.
+    per handler thread plus two (claims and completions), and the worker opens one more for LISTEN
+    (to ``listen_conninfo`` when given, else to the pool's). Database errors in its loops are
+    logged and retried after a backoff of at most ``max_backoff`` seconds.
     """
 
     def __init__(
@@ -204,6 +254,8 @@ class Worker:
         poll_interval: float = 1.0,
         grace_period: float = 10.0,
         listen: bool = True,
+        listen_conninfo: str | None = None,
+        max_backoff: float = 5.0,
     ):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -218,6 +270,8 @@ class Worker:
         self.poll_interval = poll_interval
         self.grace_period = grace_period
         self.listen = listen
+        self.listen_conninfo = listen_conninfo
+        self.max_backoff = max_backoff
         self.stats = WorkerStats()
         self._held: dict[int, JobContext] = {}
         self._lock = threading.Lock()
@@ -274,7 +328,11 @@ class Worker:
 
     # -- the loops --------------------------------------------------------------------------------
 
+    def _backoff(self) -> Backoff:
+        return Backoff(first=min(0.1, self.max_backoff), cap=self.max_backoff)
+
     def _claim_loop(self, drain: bool) -> None:
+        backoff = self._backoff()
         while not self._stopping.is_set():
             with self._lock:
                 free = self.capacity - self._in_flight
@@ -285,10 +343,12 @@ class Worker:
                 continue
             try:
                 jobs = self.client.claim_jobs(self.worker_id, self.lease, self.queue, free)
-            except psycopg.OperationalError:
-                log.exception("claim failed; retrying after %ss", self.poll_interval)
-                self._stopping.wait(self.poll_interval)
+            except Exception as error:  # any database error: log, back off, go on
+                delay = backoff.next()
+                _log_failure("claim_jobs", error, delay)
+                self._stopping.wait(delay)
                 continue
+            backoff.reset()
             with self._lock:
                 for job in jobs:
                     ctx = JobContext(self, job)
@@ -339,7 +399,10 @@ class Worker:
                     self._done.put(None)
                     break
                 batch.append(item)
-            self._finish(batch)
+            try:
+                self._finish(batch)
+            except Exception:  # never dies: what was not finished runs again after its lease
+                log.exception("finishing %d jobs", len(batch))
 
     def _finish(self, batch: list[tuple[JobContext, Any]]) -> None:
         to_complete = []
@@ -354,16 +417,12 @@ class Worker:
                     self._count("failed")
                 except errors.LeaseLost:
                     self._count("lost")
-                except psycopg.Error:
-                    log.exception("fail_job for job %s", ctx.job.job_id)
+                except Exception as error:  # the job runs again when its lease expires
+                    _log_failure(f"fail_job for job {ctx.job.job_id}", error, 0)
             else:
                 to_complete.append((ctx, outcome))
         if to_complete:
-            try:
-                done = set(self.client.complete_jobs([(c.job.job_id, c.job.fencing_token, r) for c, r in to_complete]))
-            except psycopg.Error:
-                log.exception("complete_jobs failed; the jobs run again when their leases expire")
-                done = set()
+            done = self._complete_batch(to_complete)
             for ctx, _ in to_complete:
                 if ctx.job.job_id in done:
                     ctx.finished = True
@@ -375,9 +434,31 @@ class Worker:
             for ctx, _ in batch:
                 self._held.pop(ctx.job.job_id, None)
 
+    def _complete_batch(self, to_complete: list[tuple[JobContext, Any]]) -> set[int]:
+        """``ai.complete_jobs`` for a batch, tried again after an error while the leases last
+        (a retry after an ambiguous failure finds the jobs it completed already gone from its
+        answer: they count as lost, and are COMPLETED). Jobs not completed run again when their
+        leases expire."""
+        backoff = self._backoff()
+        deadline = time.monotonic() + self.lease.total_seconds() / 2
+        batch = [(c.job.job_id, c.job.fencing_token, r) for c, r in to_complete]
+        while True:
+            try:
+                return set(self.client.complete_jobs(batch))
+            except Exception as error:
+                delay = backoff.next()
+                if time.monotonic() + delay >= deadline:
+                    log.error("complete_jobs failed; the jobs run again when their leases expire", exc_info=error)
+                    return set()
+                _log_failure("complete_jobs", error, delay)
+                time.sleep(delay)
+
     def _renew_loop(self) -> None:
         every = self.lease.total_seconds() / 3
-        while not self._closed.wait(min(every / 4, 1.0)):
+        backoff = self._backoff()
+        pause = min(every / 4, 1.0)
+        while not self._closed.wait(pause):
+            pause = min(every / 4, 1.0)
             now = time.monotonic()
             with self._lock:
                 due = [c for c in self._held.values() if now - c.renewed_at >= every and not c.lease_lost]
@@ -385,24 +466,31 @@ class Worker:
                 try:
                     self.client.renew_lease(ctx.job.job_id, ctx.job.fencing_token, self.lease)
                     ctx.renewed_at = now
+                    backoff.reset()
                 except errors.LeaseLost:
                     ctx._lost.set()
-                except psycopg.Error:
-                    log.exception("renew_lease for job %s", ctx.job.job_id)
+                except Exception as error:  # the next round tries again, after a backoff
+                    pause = min(backoff.next(), every / 4)
+                    _log_failure(f"renew_lease for job {ctx.job.job_id}", error, pause)
+                    break
 
     def _listen_loop(self) -> None:
+        backoff = self._backoff()
+        conninfo = self.listen_conninfo or self.pool.conninfo
         while not self._closed.is_set():
             try:
-                with psycopg.connect(self.pool.conninfo, **{**self.pool.kwargs, "autocommit": True}) as conn:
-                    row = conn.execute("select ai.queue_channel(%s)", (self.queue,)).fetchone()
+                with psycopg.connect(conninfo, **_listen_kwargs(self.pool.kwargs)) as conn:
+                    row = conn.execute("select ai.queue_channel(%s)", (self.queue,), prepare=False).fetchone()
                     assert row is not None
-                    conn.execute(_listen_statement(row[0]))
+                    conn.execute(_listen_statement(row[0]), prepare=False)
+                    backoff.reset()
                     while not self._closed.is_set():
                         for _note in conn.notifies(timeout=0.5):
                             self._wake.set()
-            except psycopg.Error:
-                log.warning("LISTEN connection lost; polling until it is back", exc_info=True)
-                self._closed.wait(self.poll_interval)
+            except Exception as error:  # polling goes on meanwhile
+                delay = max(self.poll_interval, backoff.next())
+                _log_failure("LISTEN", error, delay)
+                self._closed.wait(delay)
 
     def _shut_down(self) -> None:
         """Release unstarted jobs, give running handlers grace_period, then release theirs."""
@@ -435,8 +523,8 @@ class Worker:
             self._count("released")
         except (errors.LeaseLost, errors.NotFound):
             self._count("lost")
-        except psycopg.Error:
-            log.exception("release_job for job %s", ctx.job.job_id)
+        except Exception as error:  # its lease expires instead
+            _log_failure(f"release_job for job {ctx.job.job_id}", error, 0)
         with self._lock:
             self._held.pop(ctx.job.job_id, None)
 
@@ -479,8 +567,11 @@ class AsyncJobContext:
         self.check()
         try:
             async with self._worker.pool.connection() as conn, conn.transaction():
-                await conn.execute("select ai.fenced_write(%s, %s)", (self.job.job_id, self.job.fencing_token))
-                yield conn
+                await conn.execute(
+                    "select ai.fenced_write(%s, %s)", (self.job.job_id, self.job.fencing_token), prepare=False
+                )
+                async with _aunprepared(conn):
+                    yield conn
         except psycopg.Error as error:
             translated = _translated(error)
             if isinstance(translated, errors.LeaseLost):
@@ -546,6 +637,8 @@ class AsyncWorker:
         poll_interval: float = 1.0,
         grace_period: float = 10.0,
         listen: bool = True,
+        listen_conninfo: str | None = None,
+        max_backoff: float = 5.0,
     ):
         if not inspect.iscoroutinefunction(handler):
             raise TypeError("AsyncWorker needs an async handler")
@@ -559,6 +652,8 @@ class AsyncWorker:
         self.poll_interval = poll_interval
         self.grace_period = grace_period
         self.listen = listen
+        self.listen_conninfo = listen_conninfo
+        self.max_backoff = max_backoff
         self.stats = WorkerStats()
         self._running: dict[int, tuple[AsyncJobContext, asyncio.Task[None]]] = {}
         self._wake = asyncio.Event()
@@ -593,7 +688,11 @@ class AsyncWorker:
                 loop.remove_signal_handler(sig)
         return self.stats
 
+    def _backoff(self) -> Backoff:
+        return Backoff(first=min(0.1, self.max_backoff), cap=self.max_backoff)
+
     async def _claim_loop(self, drain: bool) -> None:
+        backoff = self._backoff()
         while not self._stopping.is_set():
             free = self.concurrency - len(self._running)
             held_before = bool(self._running)  # idle only if nothing of ours ran while we looked
@@ -601,8 +700,13 @@ class AsyncWorker:
             if free > 0:
                 try:
                     jobs = await self.client.claim_jobs(self.worker_id, self.lease, self.queue, free)
-                except psycopg.OperationalError:
-                    log.exception("claim failed")
+                    backoff.reset()
+                except Exception as error:  # any database error: log, back off, go on
+                    delay = backoff.next()
+                    _log_failure("claim_jobs", error, delay)
+                    with suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(self._stopping.wait(), delay)
+                    continue
             for job in jobs:
                 ctx = AsyncJobContext(self, job)
                 self._running[job.job_id] = (ctx, asyncio.create_task(self._run_one(ctx)))
@@ -617,54 +721,92 @@ class AsyncWorker:
 
     async def _run_one(self, ctx: AsyncJobContext) -> None:
         try:
-            result = await self.handler(ctx.job, ctx)
+            try:
+                result = await self.handler(ctx.job, ctx)
+            except (errors.LeaseLost, asyncio.CancelledError):
+                raise
+            except Exception as error:  # the handler's failure is the job's failure
+                await self._fail(ctx, error)
+                return
             if not ctx.finished:
-                await ctx.complete(result)
+                await self._complete(ctx, result)
             if ctx.paused:
                 self.stats.paused += 1
-            else:
+            elif ctx.finished:
                 self.stats.completed += 1
         except errors.LeaseLost:
             self.stats.lost += 1
-        except asyncio.CancelledError:
-            raise
-        except Exception as error:
-            try:
-                ctx.check()
-                await self.client.fail_job(ctx.job.job_id, ctx.job.fencing_token, _error_text(error))
-                self.stats.failed += 1
-            except errors.LeaseLost:
-                self.stats.lost += 1
         finally:
             self._running.pop(ctx.job.job_id, None)
             self._wake.set()
 
+    async def _complete(self, ctx: AsyncJobContext, result: Any) -> None:
+        """complete_job, tried again after a database error while the lease lasts; then the job
+        runs again when its lease expires (counted lost). LeaseLost reaches the caller."""
+        backoff = self._backoff()
+        deadline = time.monotonic() + self.lease.total_seconds() / 2
+        while True:
+            try:
+                await ctx.complete(result)
+                return
+            except errors.LeaseLost:
+                raise
+            except Exception as error:
+                delay = backoff.next()
+                if time.monotonic() + delay >= deadline:
+                    log.error("complete_job for job %s failed; it runs again", ctx.job.job_id, exc_info=error)
+                    ctx._lost.set()
+                    raise errors.LeaseLost(f"job {ctx.job.job_id}: not completed", sqlstate="AS006") from error
+                _log_failure(f"complete_job for job {ctx.job.job_id}", error, delay)
+                await asyncio.sleep(delay)
+
+    async def _fail(self, ctx: AsyncJobContext, error: Exception) -> None:
+        try:
+            ctx.check()
+            await self.client.fail_job(ctx.job.job_id, ctx.job.fencing_token, _error_text(error))
+            self.stats.failed += 1
+        except errors.LeaseLost:
+            self.stats.lost += 1
+        except Exception as failure:  # the job runs again when its lease expires
+            _log_failure(f"fail_job for job {ctx.job.job_id}", failure, 0)
+            self.stats.lost += 1
+
     async def _renew_loop(self) -> None:
         every = self.lease.total_seconds() / 3
+        backoff = self._backoff()
+        pause = every
         while True:
-            await asyncio.sleep(every)
+            await asyncio.sleep(pause)
+            pause = every
             for ctx, _ in list(self._running.values()):
                 try:
                     await self.client.renew_lease(ctx.job.job_id, ctx.job.fencing_token, self.lease)
+                    backoff.reset()
                 except errors.LeaseLost:
                     ctx._lost.set()
-                except psycopg.Error:
-                    log.exception("renew_lease for job %s", ctx.job.job_id)
+                except Exception as error:  # the next round tries again, after a backoff
+                    pause = min(backoff.next(), every / 4)
+                    _log_failure(f"renew_lease for job {ctx.job.job_id}", error, pause)
+                    break
 
     async def _listen_loop(self) -> None:
+        backoff = self._backoff()
+        conninfo = self.listen_conninfo or self.pool.conninfo
         while True:
             try:
-                kwargs = {**self.pool.kwargs, "autocommit": True}
-                async with await psycopg.AsyncConnection.connect(self.pool.conninfo, **kwargs) as conn:
-                    cur = await conn.execute("select ai.queue_channel(%s)", (self.queue,))
+                kwargs = _listen_kwargs(self.pool.kwargs)
+                async with await psycopg.AsyncConnection.connect(conninfo, **kwargs) as conn:
+                    cur = await conn.execute("select ai.queue_channel(%s)", (self.queue,), prepare=False)
                     row = await cur.fetchone()
                     assert row is not None
-                    await conn.execute(_listen_statement(row[0]))
+                    await conn.execute(_listen_statement(row[0]), prepare=False)
+                    backoff.reset()
                     async for _note in conn.notifies():
                         self._wake.set()
-            except psycopg.Error:
-                log.warning("LISTEN connection lost; polling until it is back", exc_info=True)
-                await asyncio.sleep(self.poll_interval)
+            except Exception as error:  # polling goes on meanwhile
+                delay = max(self.poll_interval, backoff.next())
+                _log_failure("LISTEN", error, delay)
+                await asyncio.sleep(delay)
 
     async def _shut_down(self) -> None:
         if self._running:
@@ -677,4 +819,6 @@ class AsyncWorker:
                 self.stats.released += 1
             except (errors.LeaseLost, errors.NotFound):
                 self.stats.lost += 1
+            except Exception as error:  # its lease expires instead
+                _log_failure(f"release_job for job {ctx.job.job_id}", error, 0)
         self._running.clear()

@@ -2,6 +2,14 @@
 
 AGENT_STATE_TEST_DSN names it. Tests connect as the superuser for set-up and as the login roles
 tenant_a, tenant_b (members of ai_user) and app_service (member of ai_service) to exercise RLS.
+
+`make test` runs the suite twice: directly, then through a real PgBouncer in transaction pooling
+(scripts/pgbouncer.sh), with AGENT_STATE_TEST_DSN naming the pooler and
+AGENT_STATE_TEST_DIRECT_DSN the server. A test that needs a real session (LISTEN, a session-level
+``set_config``, advisory session locks, SET ROLE across statements) says so with
+``@pytest.mark.session_features("why")`` and then always connects directly: those features do not
+work through a transaction pooler, by design, and the library does not rely on them.
+AGENT_STATE_TEST_POOLER_DSN names the pooler in both runs, for the tests written for it.
 """
 
 from __future__ import annotations
@@ -18,14 +26,42 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from agent_state import Client
 
 
-@pytest.fixture(scope="session")
-def dsn() -> str:
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "session_features(reason): needs a real session (LISTEN, session-level set_config, advisory"
+        " session locks, SET ROLE across statements): connects directly, never through the pooler",
+    )
+
+
+def _env_dsn() -> str:
     value = os.environ.get("AGENT_STATE_TEST_DSN")
     if not value:
-        pytest.exit(
-            "AGENT_STATE_TEST_DSN is not set: run the tests with `make test`",
-            returncode=2,
-        )
+        pytest.exit("AGENT_STATE_TEST_DSN is not set: run the tests with `make test`", returncode=2)
+    return value
+
+
+@pytest.fixture
+def dsn(request: pytest.FixtureRequest) -> str:
+    """The database under test: through the pooler in the pooled run, except for tests marked
+    ``session_features``, which get the server itself."""
+    if request.node.get_closest_marker("session_features") is not None:
+        return os.environ.get("AGENT_STATE_TEST_DIRECT_DSN") or _env_dsn()
+    return _env_dsn()
+
+
+@pytest.fixture
+def direct_dsn() -> str:
+    """The server itself, never a pooler (set-up that needs a session, server restarts)."""
+    return os.environ.get("AGENT_STATE_TEST_DIRECT_DSN") or _env_dsn()
+
+
+@pytest.fixture
+def pooler_dsn() -> str:
+    """The same database through PgBouncer in transaction pooling (scripts/pgbouncer.sh)."""
+    value = os.environ.get("AGENT_STATE_TEST_POOLER_DSN")
+    if not value:
+        pytest.skip("AGENT_STATE_TEST_POOLER_DSN is not set (no PgBouncer: `make test` starts one)")
     return value
 
 
@@ -36,7 +72,7 @@ def dsn_as(dsn: str, user: str) -> str:
     return make_conninfo(**params)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def role_dsn(dsn: str):  # type: ignore[no-untyped-def]
     return lambda user: dsn_as(dsn, user)
 

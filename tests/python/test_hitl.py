@@ -39,6 +39,8 @@ from agent_state import (
     human_decision,
 )
 
+pytestmark = pytest.mark.session_features("the frozen clock ai.frozen_now is a session setting (set_config, PGOPTIONS)")
+
 HERE = Path(__file__).resolve().parent
 
 

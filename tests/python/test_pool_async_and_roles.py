@@ -47,6 +47,7 @@ def test_async_client_over_connection_and_pool(dsn: str, thread_id: str) -> None
     asyncio.run(scenario())
 
 
+@pytest.mark.session_features("a session-level set_config of ai.acting_owner")
 def test_tenants_see_only_their_own_threads(role_dsn: Callable[[str], str], thread_id: str) -> None:
     with (
         psycopg.connect(role_dsn("tenant_a"), autocommit=True) as a,

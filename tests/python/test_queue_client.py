@@ -85,6 +85,7 @@ def test_batch_claim_and_completion(service: psycopg.Connection[Any], queue: str
     assert client.release_job(lost.job_id, lost.fencing_token).attempts == 0
 
 
+@pytest.mark.session_features("LISTEN")
 def test_notifications_are_folded_per_transaction_and_queue(
     dsn: str, service: psycopg.Connection[Any], thread_id: str, queue: str
 ) -> None:
@@ -106,6 +107,7 @@ def test_notifications_are_folded_per_transaction_and_queue(
     assert all(queue not in c for c in channel.values()), "the channel does not name the queue"
 
 
+@pytest.mark.session_features("the frozen clock ai.frozen_now is a session setting")
 def test_a_reclaim_fences_out_the_open_fenced_transaction(
     dsn: str, role_dsn: Callable[[str], str], thread_id: str, queue: str
 ) -> None:

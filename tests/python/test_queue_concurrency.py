@@ -38,7 +38,10 @@ def test_racing_claimers_never_run_two_jobs_of_a_thread(dsn: str, role_dsn: Call
 
     def claimer(n: int) -> None:
         try:
-            with psycopg.connect(service, autocommit=True) as conn, psycopg.connect(dsn, autocommit=True) as watch:
+            with (
+                psycopg.connect(service, autocommit=True, prepare_threshold=None) as conn,
+                psycopg.connect(dsn, autocommit=True, prepare_threshold=None) as watch,
+            ):
                 client = Client(conn)
                 idle = 0
                 while idle < 20:

@@ -12,11 +12,14 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import psycopg
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
 from agent_state import Client, LeaseLost
+
+pytestmark = pytest.mark.session_features("the frozen clock ai.frozen_now is a session setting")
 
 LEASE = timedelta(seconds=60)
 SERVICE_DSN = ""

@@ -161,6 +161,7 @@ def test_renewal_keeps_a_long_job_and_reports_a_lost_lease(pool: ConnectionPool,
     assert client.get_job(job.job_id).status == "CANCELLED"
 
 
+@pytest.mark.session_features("LISTEN (behind a transaction pooler the worker polls: docs/connections.md)")
 def test_notify_wakes_an_idle_worker_long_before_its_poll(pool: ConnectionPool, queue: str) -> None:
     client = Client(pool)
     done = threading.Event()

@@ -33,6 +33,7 @@ def _counts(conn: psycopg.Connection[Any], prefix: str) -> dict[str, tuple[int, 
     return {t: (hot, arch) for t, hot, arch in rows}
 
 
+@pytest.mark.session_features("kills the backend of one connection by its pid")
 def test_a_backend_killed_mid_batch_loses_and_duplicates_nothing(dsn: str, conn: psycopg.Connection[Any]) -> None:
     prefix = f"arch-{uuid.uuid4().hex[:8]}-"
     client = Client(conn)

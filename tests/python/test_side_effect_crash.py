@@ -75,7 +75,9 @@ def test_sigkill_before_during_and_after_a_tool_call_records_each_call_once(
     respawns = 0
     start = time.monotonic()
     try:
-        with psycopg.connect(dsn, autocommit=True) as conn:  # the observer: the superuser reads the tables
+        with psycopg.connect(
+            dsn, autocommit=True, prepare_threshold=None
+        ) as conn:  # the observer: the superuser reads the tables
             while time.monotonic() - start < DEADLINE:
                 left = conn.execute(
                     "select count(*) from ai.agent_jobs where queue = %s and status <> 'COMPLETED'", (queue,)

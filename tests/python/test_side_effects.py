@@ -25,6 +25,8 @@ from agent_state import (
     side_effect,
 )
 
+pytestmark = pytest.mark.session_features("the frozen clock ai.frozen_now is a session setting")
+
 T0 = datetime(2030, 1, 1, tzinfo=timezone.utc)
 
 

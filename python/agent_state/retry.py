@@ -1,0 +1,171 @@
+"""Which client calls are safe to retry, and a policy that retries them (``Client(..., retry=...)``).
+
+A call is *safe to retry* when running it twice leaves the database as running it once did and
+answers the same: the reads, and the writes that are idempotent by design (a retried
+``append_message`` returns the original row, ``put_checkpoint`` with its id rewrites the same
+row, ...). When the connection breaks (server restart, ``AdminShutdown``, a failover, a pooler
+dropping its server connection) the caller cannot know whether the call committed; for a call
+in :data:`IDEMPOTENT` that does not matter, and :class:`RetryPolicy` runs it again, on a new
+connection. Anything else (``record_event``, ``complete_job``, ``begin_side_effect``, ...) is
+never retried: the error reaches the caller, who knows what to do (the queue and the tool-call
+ledger have their own recovery: leases and fencing tokens).
+
+A call made inside the caller's own transaction is never retried either: the transaction is gone
+with the connection, and only the caller can replay it.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg import errors as pg_errors
+
+
+def _always(_: Sequence[Any]) -> bool:
+    return True
+
+
+def _arg_given(position: int) -> Callable[[Sequence[Any]], bool]:
+    return lambda params: len(params) > position and params[position] is not None
+
+
+_READS = (
+    "now", "ulid", "ulid_time", "get_session", "get_messages", "get_events", "context_window", "trajectory",
+    "get_eval_runs", "get_checkpoint", "list_checkpoints", "checkpoint_lineage", "checkpoints_between",
+    "get_job", "queue_stats", "get_side_effect", "idempotency_key", "pending_approvals", "get_approval",
+    "visible_messages", "usage_summary", "get_turn_context", "get_stream", "read_stream",
+    "delta_channel_history",
+)  # fmt: skip
+
+#: SQL function -> whether a call with these arguments is safe to retry. Reads always are; the
+#: writes listed are idempotent by design (a retry finds the first call's row and returns it).
+IDEMPOTENT: dict[str, Callable[[Sequence[Any]], bool]] = {
+    **dict.fromkeys(_READS, _always),
+    # writes whose retry returns the first call's result
+    "append_message_idempotent": _always,  # the key defaults to a hash of the message
+    "put_writes": _always,  # one row per (task_id, idx), rewritten with the same value
+    "renew_lease": _always,  # extends the same lease again
+    "create_session": _arg_given(0),  # only with an explicit thread_id (None makes a new one)
+    "put_checkpoint": _arg_given(2),  # only with an explicit checkpoint_id
+    "enqueue_job": _arg_given(6),  # only with an idempotency_key
+    "append_messages": _always,  # each message keyed (its key, or the hash of the message)
+    "record_usage": _always,  # keyed: a retry returns the first row
+    "record_retrieval": _always,  # keyed (its key, or the hash of the documents)
+    "open_stream": _always,  # the same key returns the same stream
+    "append_stream_chunks": _always,  # chunks already stored are skipped
+    "finish_stream": _always,  # the message is keyed by the stream: a retry returns it
+    "abandon_stream": _always,  # abandoning again is a no-op
+}
+
+#: SQL function -> why a retry after an unknown outcome is not done for the caller.
+NOT_RETRIED: dict[str, str] = {
+    "record_event": "a new event each call",
+    "record_eval_run": "a new eval run each call",
+    "record_compaction": "a retry after success is refused as stale (AS040)",
+    "set_session_status": "a retry after success may be refused as a transition (AS004)",
+    "fork_thread": "a retry after success finds the new thread taken (AS005) or, without an id, forks twice",
+    "copy_thread": "a retry after success finds the target taken",
+    "delete_thread": "the effect is idempotent but a retry answers False",
+    "delete_for_runs": "the effect is idempotent but a retry answers 0",
+    "prune_checkpoints": "the effect is idempotent but a retry answers 0",
+    "prune_idle_threads": "the effect is idempotent but a retry answers 0",
+    "archive_sessions": "a retry moves the next batch",
+    "restore_session": "a retry after success finds nothing archived (AS001)",
+    "act_as": "binds the caller's transaction (acting_as), which a lost connection ends",
+    "claim_job": "a retry claims another job; the first one's lease expires",
+    "claim_jobs": "a retry claims other jobs; the first ones' leases expire",
+    "complete_job": "a retry after success is refused (AS006): the worker decides",
+    "complete_jobs": "a retry after success answers without those ids: the worker decides",
+    "fail_job": "a retry after success is refused (AS006) or counts an attempt twice",
+    "release_job": "a retry after success is refused (AS006)",
+    "cancel_job": "a retry after success is refused as a transition",
+    "retry_dead_job": "a retry after success is refused as a transition",
+    "reap_expired": "maintenance: the next run does it",
+    "archive_jobs": "maintenance: the next run does it",
+    "fenced_write": "only meaningful inside the caller's transaction (ctx.fenced())",
+    "begin_side_effect": "the ledger's own recovery (lease expiry, takeover) handles a lost reservation",
+    "finish_side_effect": "a retry after success is refused (AS031)",
+    "abandon_side_effect": "a retry after success is refused (AS031)",
+    "request_human": "a retry after success is refused: the job is no longer held",
+    "resolve_human": "a retry after success is refused (AS033)",
+    "hide_last_message": "a retry after success hides the next message too",
+    "hide_messages": "the effect is idempotent but a retry answers 0",
+}
+
+_FUNCTION = re.compile(r"\bai\.([a-z_]+)\s*\(")
+
+
+def function_of(sql: str) -> str | None:
+    """The ``ai`` function a client statement calls (``select * from ai.get_job(%s)`` -> get_job)."""
+    found = _FUNCTION.search(sql)
+    return found.group(1) if found else None
+
+
+def is_idempotent(sql: str, params: Sequence[Any]) -> bool:
+    """True when the client statement ``sql`` with ``params`` is safe to run again."""
+    name = function_of(sql)
+    rule = IDEMPOTENT.get(name) if name else None
+    return rule is not None and rule(params)
+
+
+def is_connection_error(error: BaseException) -> bool:
+    """True for the errors after which the connection is gone or unusable but the server may be
+    back soon: lost connection (08xxx, or no SQLSTATE at all), ``AdminShutdown`` /
+    ``CrashShutdown`` / ``CannotConnectNow`` (57P01-57P03), too many connections (53300, as
+    clients crowd back after a restart), a pool that could not connect in time.
+    A domain error (AS...), a constraint violation or a bug is never one."""
+    if isinstance(error, (pg_errors.AdminShutdown, pg_errors.CrashShutdown, pg_errors.CannotConnectNow)):
+        return True
+    if not isinstance(error, psycopg.OperationalError):
+        return False
+    sqlstate = error.sqlstate or ""
+    return sqlstate in ("", "53300") or sqlstate.startswith("08") or sqlstate.startswith("57P")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retries a call in :data:`IDEMPOTENT` after a connection error, up to ``attempts`` tries in
+    all, sleeping ``min(max_delay, first_delay * 2**n)`` scaled by a random factor in
+    ``[1 - jitter, 1]`` between them (so a crowd of clients does not reconnect in step). With
+    the defaults a call keeps trying for about ten seconds, long enough for a fast restart or a
+    failover. A single connection is reconnected (same conninfo and password, same autocommit);
+    a pool hands out another connection, and its idle ones are checked first."""
+
+    attempts: int = 8
+    first_delay: float = 0.1
+    max_delay: float = 3.0
+    jitter: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError("attempts must be at least 1")
+        if self.first_delay < 0 or self.max_delay < 0 or not 0 <= self.jitter <= 1:
+            raise ValueError("delays must be >= 0 and jitter in [0, 1]")
+
+    def delays(self) -> Iterator[float]:
+        """The sleeps between tries: ``attempts - 1`` of them."""
+        for n in range(self.attempts - 1):
+            base = min(self.max_delay, self.first_delay * (2**n))
+            yield base * (1 - self.jitter * random.random())
+
+
+class Backoff:
+    """Exponential backoff with jitter for the worker's loops: ``next()`` is the sleep after one
+    more failure in a row, ``reset()`` after a success."""
+
+    def __init__(self, first: float = 0.1, cap: float = 5.0, jitter: float = 0.5):
+        self.first, self.cap, self.jitter = first, cap, jitter
+        self.failures = 0
+
+    def next(self) -> float:
+        base = min(self.cap, self.first * (2**self.failures))
+        self.failures = min(self.failures + 1, 30)
+        return base * (1 - self.jitter * random.random())
+
+    def reset(self) -> None:
+        self.failures = 0
