@@ -5847,7 +5847,7 @@ create table ai.usage_records (
   model text not null check (pg_catalog.char_length(model) between 1 and 255),
   input_tokens bigint not null check (input_tokens >= 0),
   output_tokens bigint not null check (output_tokens >= 0),
-  cost numeric not null check (cost >= 0),
+  cost numeric not null check (cost >= 0 and cost <> 'Infinity' and cost <> 'NaN'),
   details jsonb not null default '{}',
   job_id bigint,
   recorded_at timestamptz not null default ai.now(),
@@ -5915,7 +5915,7 @@ begin
       message = format('input_tokens and output_tokens must be 0 or more, not %s and %s',
                        coalesce(a_in::text, 'NULL'), coalesce(a_out::text, 'NULL'));
   end if;
-  if a_cost is null or a_cost < 0 or a_cost = 'NaN'::numeric then
+  if a_cost is null or a_cost < 0 or a_cost = 'NaN'::numeric or a_cost = 'Infinity'::numeric then
     raise exception using errcode = 'AS002',
       message = format('cost must be a number, 0 or more, not %s', coalesce(a_cost::text, 'NULL'));
   end if;
