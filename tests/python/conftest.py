@@ -50,6 +50,17 @@ def dsn(request: pytest.FixtureRequest) -> str:
     return _env_dsn()
 
 
+@pytest.fixture(scope="module")
+def module_dsn() -> str:
+    """For module-scoped set-up (it outlives any one test's marker): the server itself."""
+    return os.environ.get("AGENT_STATE_TEST_DIRECT_DSN") or _env_dsn()
+
+
+@pytest.fixture(scope="module")
+def module_role_dsn(module_dsn: str):  # type: ignore[no-untyped-def]
+    return lambda user: dsn_as(module_dsn, user)
+
+
 @pytest.fixture
 def direct_dsn() -> str:
     """The server itself, never a pooler (set-up that needs a session, server restarts)."""

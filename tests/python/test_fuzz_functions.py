@@ -203,14 +203,14 @@ from pg_class c where c.relnamespace = 'ai'::regnamespace and c.relkind in ('r',
 
 
 @pytest.fixture(scope="module")
-def pools(dsn: str, role_dsn: Callable[[str], str]) -> Pools:
+def pools(module_dsn: str, module_role_dsn: Callable[[str], str]) -> Pools:
     texts, numbers = [], []
-    with psycopg.connect(role_dsn("tenant_a"), autocommit=True) as tenant:
+    with psycopg.connect(module_role_dsn("tenant_a"), autocommit=True) as tenant:
         thread = f"fuzz-a-{uuid.uuid4()}"
         tenant.execute("select ai.create_session(%s)", (thread,))
         numbers.append(tenant.execute("select (ai.enqueue_job(%s)).job_id", (thread,)).fetchone()[0])  # type: ignore[index]
         texts.append(thread)
-    with psycopg.connect(role_dsn("app_service"), autocommit=True) as service:
+    with psycopg.connect(module_role_dsn("app_service"), autocommit=True) as service:
         thread = f"fuzz-s-{uuid.uuid4()}"
         service.execute("select ai.create_session(%s)", (thread,))
         job = service.execute("select (ai.enqueue_job(%s, queue => %s)).job_id", (thread, thread)).fetchone()[0]  # type: ignore[index]
@@ -221,12 +221,12 @@ def pools(dsn: str, role_dsn: Callable[[str], str]) -> Pools:
 
 
 @pytest.fixture(scope="module")
-def connections(dsn: str, role_dsn: Callable[[str], str]) -> Iterator[dict[str, psycopg.Connection[Any]]]:
+def connections(module_dsn: str, module_role_dsn: Callable[[str], str]) -> Iterator[dict[str, psycopg.Connection[Any]]]:
     conns = {
-        role: psycopg.connect(role_dsn(role), autocommit=True, options=f"-c statement_timeout={TIMEOUT}")
+        role: psycopg.connect(module_role_dsn(role), autocommit=True, options=f"-c statement_timeout={TIMEOUT}")
         for role in ROLES
     }
-    conns["admin"] = psycopg.connect(dsn, autocommit=True)
+    conns["admin"] = psycopg.connect(module_dsn, autocommit=True)
     for conn in conns.values():
         conn.prepare_threshold = None  # DISCARD ALL after each call would drop prepared statements
     try:

@@ -147,8 +147,8 @@ def _make_owner(su: psycopg.Connection[Any], role: str, tag: str) -> Owner:
 
 
 @pytest.fixture(scope="module")
-def owners(dsn: str) -> Iterator[tuple[Owner, Owner]]:
-    with psycopg.connect(dsn, autocommit=True) as su:
+def owners(module_dsn: str) -> Iterator[tuple[Owner, Owner]]:
+    with psycopg.connect(module_dsn, autocommit=True) as su:
         a = _make_owner(su, "tenant_a", "a")
         b = _make_owner(su, "tenant_b", "b")
         yield a, b
