@@ -113,10 +113,20 @@ run_tests() {
   scripts/sqitch.sh "$DEPLOY_TEST_URL" --quiet deploy --verify
   psql -X -q -v ON_ERROR_STOP=1 -d "$TEST_URL" -f tests/pgtap/fixtures/setup.sql
   echo "== PostgreSQL $MAJOR: plpgsql_check skipped (a C extension Debian builds for 15 only)"
-  local status=0
+  # A test that creates a contrib extension this build lacks (pgserver ships no pgrowlocks) is
+  # listed as skipped, by name, rather than failed.
+  local status=0 file ext tests=()
+  while IFS= read -r file; do
+    ext=$(sed -nE 's/^create extension if not exists ([a-z_]+).*/\1/p' "$file" | head -1)
+    if [ -n "$ext" ] && ! psql -X -d agent_state_test -Atc \
+        "select 1 from pg_available_extensions where name = '$ext'" | grep -q 1; then
+      echo "== PostgreSQL $MAJOR: skipped $file (extension $ext is not in this build)"
+      continue
+    fi
+    tests+=("$file")
+  done < <(find tests/pgtap -name '*.sql' -not -path '*/fixtures/*' | sort)
   # pg_prove mangles a URL with parameters: the database name, with PGHOST / PGPORT exported
-  # shellcheck disable=SC2046
-  pg_prove -d agent_state_test --failures $(find tests/pgtap -name '*.sql' -not -path '*/fixtures/*' | sort) || status=$?
+  pg_prove -d agent_state_test --failures "${tests[@]}" || status=$?
   AGENT_STATE_TEST_DSN=$TEST_URL AGENT_STATE_PGPORT=$PORT AGENT_STATE_DEPLOY_USER=$DEPLOY_USER \
     "$VPY" -m pytest -q tests/python ${PYTEST_ARGS:-} || status=$?
   return $status
