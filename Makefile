@@ -146,9 +146,17 @@ test-matrix: deps venv
 
 # Minutes of workers and clients with retention on the private cluster (tests/soak/soak.py):
 # throughput per 30 s window, table sizes, worker RSS. Not part of `make test`.
+# On the private cluster it runs in a fresh database of its own, agent_state_soak.
 SOAK_SECONDS ?= 180
-soak: setup
+soak: deps venv db
+ifeq ($(PRIVATE),1)
+	@dropdb --if-exists agent_state_soak 2>/dev/null
+	@createdb -O $(DEPLOY_USER) agent_state_soak
+	@scripts/sqitch.sh 'postgresql://$(DEPLOY_USER)@/agent_state_soak' --quiet deploy --verify
+	@SOAK_SECONDS=$(SOAK_SECONDS) $(VPY) tests/soak/soak.py 'postgresql:///agent_state_soak'
+else
 	@SOAK_SECONDS=$(SOAK_SECONDS) $(VPY) tests/soak/soak.py '$(DB_URL)'
+endif
 
 clean: db-stop
 	rm -rf .pgdata .pgdata-* $(VENV)
