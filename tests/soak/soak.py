@@ -261,6 +261,14 @@ def report(
     for _, index, _, rss, n_completed, n_failed in sorted(workers, key=lambda x: x[1]):
         warm = rss.get("warm", rss["end"])
         print(f"| {index} | {rss['start']:.1f} | {warm:.1f} | {rss['end']:.1f} | {n_completed} | {n_failed} |")
+    print("\n| hot table at the end | total MB | live rows | dead rows | autovacuums |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for name, total, live, dead, vacuums in admin.execute(
+        """select relname, pg_total_relation_size(relid), n_live_tup, n_dead_tup, autovacuum_count
+           from pg_stat_all_tables where schemaname = 'ai' and pg_total_relation_size(relid) > 1000000
+           order by 2 desc"""
+    ).fetchall():
+        print(f"| {name} | {total / 1e6:.1f} | {live} | {dead} | {vacuums} |")
     print(
         f"\nretention: {archived['sessions']} sessions and {archived['jobs']} jobs archived, "
         f"{archived['purged']} archived jobs purged"
