@@ -34,7 +34,8 @@ PGBIN=$("$VPY" - "$module" <<'PY'
 import importlib.util, pathlib, sys
 spec = importlib.util.find_spec(sys.argv[1])
 if spec is None or spec.origin is None:
-    sys.exit(f"pg-matrix: {sys.argv[1]} is not installed in .venv: run `make test-matrix`")
+    sys.exit(f"pg-matrix: {sys.argv[1]} is not installed in .venv (`make test-matrix` installs the "
+             "matrix extra; pgserver has a CPython 3.11 wheel only)")
 print(pathlib.Path(spec.origin).parent / "pginstall" / "bin")
 PY
 )
