@@ -37,6 +37,7 @@ import multiprocessing as mp
 import os
 import statistics
 import sys
+import threading
 import time
 import uuid
 from collections import Counter
@@ -81,9 +82,10 @@ def worker_main(dsn: str, queue: str, t0: float, stop: Any, results: Any, index:
     from agent_state import ChannelValue, Client, Job, JobContext, Worker
 
     done: Counter[int] = Counter()
+    counting = threading.Lock()  # handlers run in 4 threads
     samples = {"start": rss_mb()}
 
-    def handler(job: Job, ctx: JobContext) -> dict[str, Any]:
+    def handler(job: Job, ctx: JobContext) -> None:
         thread = job.thread_id
         with ctx.fenced() as conn:
             client = Client(conn)
@@ -96,15 +98,13 @@ def worker_main(dsn: str, queue: str, t0: float, stop: Any, results: Any, index:
         with ctx.fenced() as conn:
             Client(conn).set_session_status(thread, "completed")
             ctx.complete({"sent": sent["sent"]}, conn)
-        done[window(t0)] += 1
-        if "warm" not in samples and window(t0) >= 1:
-            samples["warm"] = rss_mb()
-        return None
+        with counting:
+            done[window(t0)] += 1
+            if "warm" not in samples and window(t0) >= 1:
+                samples["warm"] = rss_mb()
 
     with ConnectionPool(dsn, min_size=2, max_size=8, kwargs={"autocommit": True}, open=True) as pool:
         worker = Worker(pool, handler, queue, concurrency=4, lease=timedelta(seconds=30), poll_interval=0.2)
-        import threading
-
         runner = threading.Thread(target=worker.run, kwargs={"install_signal_handlers": False}, daemon=True)
         runner.start()
         stop.wait()
