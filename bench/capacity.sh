@@ -5,8 +5,10 @@
 # messages and side-effect tables), levels of concurrent runs interleaved in one run; prints the
 # table, writes bench/capacity/results.json, docs/capacity.svg (p99 node-save latency against
 # concurrent runs) and the markdown table (bench/capacity/results.md). Run by `make bench`.
-# Sizes: BENCH_CAPACITY_LEVELS (default 25,50,100,200), _WARMUP (10 s), _WINDOW (20 s), _NODES
-# (24 per run), _STACKS (ours,stock,ours-1by1). The default run takes about 3 x 4 x 35 s = 7 min.
+# Sizes: BENCH_CAPACITY_LEVELS (default 50,100,200,400: what a 2-core VM that also runs the
+# driver carries), _WARMUP (10 s), _WINDOW (20 s), _NODES (24 per run), _STACKS (ours, stock and
+# the A/B variants ours-lz4, ours-1by1, stock-saver-per-run; capacity.py says what each is).
+# The default run takes about 5 stacks x 4 levels x 45 s = 15 min; then the per-call profile.
 # Works in a database of its own (created and dropped here) on the server of $DATABASE_URL.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -27,3 +29,5 @@ out=${BENCH_CAPACITY_OUT:-$HERE/capacity/results.json}
 "$PY" "$HERE/capacity/capacity.py" "$bench_url" "$bench_url?user=bench_cap_tenant" "$bench_url?user=bench_cap_worker" \
   "$bench_url?user=bench_cap_stock&options=-csearch_path%3Dbench_stock" "$out"
 "$PY" "$HERE/capacity/report.py" "$out" "$ROOT/docs/capacity.svg" "${out%.json}.md"
+"$PY" "$HERE/capacity/per_op.py" "$bench_url" "$bench_url?user=bench_cap_tenant" "$bench_url?user=bench_cap_worker" \
+  "$bench_url?user=bench_cap_stock&options=-csearch_path%3Dbench_stock"

@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 LIMIT_MS = 50.0
-COLOURS = {"ours": "#1f77b4", "ours-1by1": "#7fb8e0", "ours-pglz": "#2ca02c", "stock": "#d62728"}
+COLOURS = {
+    "ours": "#1f77b4",
+    "ours-1by1": "#7fb8e0",
+    "ours-lz4": "#2ca02c",
+    "stock": "#d62728",
+    "stock-saver-per-run": "#ff9896",
+}
 
 
 def capacity(rows: list[dict[str, Any]]) -> int:
