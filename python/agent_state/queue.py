@@ -37,6 +37,10 @@ ENQUEUE_JOB = _QueueCall("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %
 CLAIM_JOB = _QueueCall("select * from ai.claim_job(%s, %s, %s)", _job)
 CLAIM_JOBS = _QueueCall("select * from ai.claim_jobs(%s, %s, %s, %s)", _job)
 RENEW_LEASE = _QueueCall("select ai.renew_lease(%s, %s, %s) as value", _scalar)
+RENEW_LEASES = _QueueCall(
+    "select job_id, lease_expires_at from ai.renew_leases(%s, %s, %s, %s)",
+    lambda r: (r["job_id"], r["lease_expires_at"]),
+)
 FENCED_WRITE = _QueueCall("select ai.fenced_write(%s, %s) as value", _scalar)
 COMPLETE_JOB = _QueueCall("select * from ai.complete_job(%s, %s, %s)", _job)
 COMPLETE_JOBS = _QueueCall("select value from ai.complete_jobs(%s, %s, %s) as value", _scalar)
@@ -65,6 +69,10 @@ def _enqueue_args(
 
 def _complete_jobs_args(done: Sequence[tuple[int, int, Any]]) -> tuple[Any, ...]:
     return ([d[0] for d in done], [d[1] for d in done], [None if d[2] is None else Jsonb(d[2]) for d in done])
+
+
+def _renew_leases_args(worker_id: str, held: Sequence[tuple[int, int]], lease: timedelta) -> tuple[Any, ...]:
+    return (worker_id, [h[0] for h in held], [h[1] for h in held], lease)
 
 
 def _optional_json(value: Any) -> Jsonb | None:
@@ -103,6 +111,13 @@ class QueueMethods:
     def renew_lease(self, job_id: int, fencing_token: int, lease: timedelta = DEFAULT_LEASE) -> datetime:
         """``ai.renew_lease``: the new expiry; raises LeaseLost when the job is no longer held."""
         return self._rows(RENEW_LEASE, (job_id, fencing_token, lease))[0]
+
+    def renew_leases(
+        self, worker_id: str, held: Sequence[tuple[int, int]], lease: timedelta = DEFAULT_LEASE
+    ) -> dict[int, datetime]:
+        """``ai.renew_leases``: every (job_id, fencing_token) worker_id holds, renewed in one statement;
+        returns job_id -> new expiry for those renewed. A lost lease is left out (not raised)."""
+        return dict(self._rows(RENEW_LEASES, _renew_leases_args(worker_id, held, lease)))
 
     def fenced_write(self, job_id: int, fencing_token: int) -> datetime:
         """``ai.fenced_write``: call first in a transaction that writes for the job (LeaseLost if not held)."""
@@ -177,6 +192,11 @@ class AsyncQueueMethods:
 
     async def renew_lease(self, job_id: int, fencing_token: int, lease: timedelta = DEFAULT_LEASE) -> datetime:
         return (await self._rows(RENEW_LEASE, (job_id, fencing_token, lease)))[0]
+
+    async def renew_leases(
+        self, worker_id: str, held: Sequence[tuple[int, int]], lease: timedelta = DEFAULT_LEASE
+    ) -> dict[int, datetime]:
+        return dict(await self._rows(RENEW_LEASES, _renew_leases_args(worker_id, held, lease)))
 
     async def fenced_write(self, job_id: int, fencing_token: int) -> datetime:
         return (await self._rows(FENCED_WRITE, (job_id, fencing_token)))[0]

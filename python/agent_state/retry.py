@@ -50,6 +50,7 @@ IDEMPOTENT: dict[str, Callable[[Sequence[Any]], bool]] = {
     "append_message_idempotent": _always,  # the key defaults to a hash of the message
     "put_writes": _always,  # one row per (task_id, idx), rewritten with the same value
     "renew_lease": _always,  # extends the same lease again
+    "renew_leases": _always,  # extends the same leases again
     "create_session": _arg_given(0),  # only with an explicit thread_id (None makes a new one)
     "put_checkpoint": _arg_given(2),  # only with an explicit checkpoint_id
     "enqueue_job": _arg_given(6),  # only with an idempotency_key

@@ -146,3 +146,41 @@ def test_async_client(dsn: str, role_dsn: Callable[[str], str], thread_id: str, 
             assert (await client.queue_stats(queue))[0].completed == 1
 
     asyncio.run(scenario())
+
+
+def _two_held(client: Client, queue: str) -> list[Job]:
+    for _ in range(2):
+        t = f"t-{uuid.uuid4()}"
+        client.create_session(t)
+        client.enqueue_job(t, queue=queue)
+    return client.claim_jobs("w", MINUTE, queue, 10)
+
+
+def test_renew_leases_renews_every_held_lease_in_one_call_and_leaves_lost_ones_out(
+    service: psycopg.Connection[Any], queue: str
+) -> None:
+    client = Client(service)
+    a, b = _two_held(client, queue)
+    renewed = client.renew_leases("w", [(a.job_id, a.fencing_token), (b.job_id, b.fencing_token + 1)], 2 * MINUTE)
+    assert list(renewed) == [a.job_id], "b's stale token: left out, not raised"
+    assert renewed[a.job_id] > a.lease_expires_at
+    assert client.get_job(a.job_id).lease_expires_at == renewed[a.job_id]
+    assert client.get_job(b.job_id).lease_expires_at == b.lease_expires_at
+    assert client.renew_leases("other-worker", [(a.job_id, a.fencing_token)]) == {}
+    with pytest.raises(InvalidArgument):
+        client.renew_leases("w", [(a.job_id, a.fencing_token)], timedelta(0))
+
+
+def test_renew_leases_async_twin(service: psycopg.Connection[Any], role_dsn: Callable[[str], str], queue: str) -> None:
+    a, b = _two_held(Client(service), queue)
+
+    async def go() -> dict[int, Any]:
+        async with await psycopg.AsyncConnection.connect(role_dsn("app_service"), autocommit=True) as conn:
+            client = AsyncClient(conn)
+            with pytest.raises(InvalidArgument):
+                await client.renew_leases("", [(a.job_id, a.fencing_token)])
+            return await client.renew_leases("w", [(a.job_id, a.fencing_token), (b.job_id, b.fencing_token)], MINUTE)
+
+    renewed = asyncio.run(go())
+    assert sorted(renewed) == sorted([a.job_id, b.job_id])
+    assert all(renewed[j.job_id] >= j.lease_expires_at for j in (a, b))
