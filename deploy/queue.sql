@@ -92,6 +92,8 @@ create table ai.agent_jobs (
   created_at timestamptz not null,
   updated_at timestamptz not null,
   finished_at timestamptz,
+  claimed_at timestamptz,
+  attempt_log jsonb not null default '[]',
   -- When a claim may take the job: run_at while PENDING, the end of the lease while IN_PROGRESS.
   available_at timestamptz generated always as
     (case when status = 'IN_PROGRESS' then lease_expires_at else run_at end) stored,
@@ -111,6 +113,8 @@ create table ai.agent_jobs (
 comment on table ai.agent_jobs is 'The durable job queue: one row per job, each advancing one session (thread). See docs/queue.md.';
 comment on column ai.agent_jobs.fencing_token is 'Bumped by every claim; every write on behalf of the job must name the current one.';
 comment on column ai.agent_jobs.available_at is 'When a claim may take the job: run_at while PENDING, lease_expires_at while IN_PROGRESS.';
+comment on column ai.agent_jobs.claimed_at is 'When the current (or last) attempt was claimed.';
+comment on column ai.agent_jobs.attempt_log is 'The attempts that ended, oldest first: a JSON array of {attempt, worker, fencing_token, claimed_at, lease_expires_at, ended_at, outcome, error}, appended by the transaction that ended each one (ai.job_attempts reads it).';
 comment on column ai.agent_jobs.attempts is 'Claims counted so far (a release gives one back); at max_attempts a failure or an expired lease is final.';
 
 -- What a claim reads: the PENDING and IN_PROGRESS jobs of a queue in claim order, so one ordered
@@ -161,6 +165,55 @@ alter table ai.agent_jobs force row level security;
 create policy agent_jobs_by_owner on ai.agent_jobs
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+
+-- The attempt history. Transitions update the job row; an attempt that ends appends to it: the
+-- claim that took an expired lease, a complete, fail, release, cancel, a wait for a person, or a
+-- reap. The append is part of the UPDATE that ends the attempt, so the row is written once, by the
+-- same transaction, with no extra round trip and no extra row. A completion (the hot path) writes
+-- its entry in its own SET list; every other ending goes through a BEFORE trigger whose WHEN
+-- clause keeps it off claims of PENDING jobs, lease renewals and completions.
+-- One entry of the log. A plain SQL expression, so that it inlines where a completion writes it
+-- in its own UPDATE (complete_job, complete_jobs: the hot path calls no trigger).
+create function ai._attempt_entry(attempt integer, worker text, fencing_token bigint, claimed_at timestamptz,
+                                  lease_expires_at timestamptz, ended_at timestamptz, outcome text, error text)
+returns jsonb
+language sql immutable parallel safe
+as $$
+  select pg_catalog.jsonb_build_object('attempt', attempt, 'worker', worker, 'fencing_token', fencing_token,
+                                       'claimed_at', claimed_at, 'lease_expires_at', lease_expires_at,
+                                       'ended_at', ended_at, 'outcome', outcome, 'error', error)
+$$;
+comment on function ai._attempt_entry(integer, text, bigint, timestamptz, timestamptz, timestamptz, text, text) is
+  'Internal: one entry of ai.agent_jobs.attempt_log.';
+
+create function ai._log_attempt() returns trigger
+language plpgsql
+as $$
+begin
+  -- ended_at is the UPDATE's updated_at: every path that ends an attempt sets it to its ai.now().
+  new.attempt_log := new.attempt_log operator(pg_catalog.||) ai._attempt_entry(
+    old.attempts, old.lease_owner, old.fencing_token, old.claimed_at, old.lease_expires_at, new.updated_at,
+    case
+      when new.status = 'CANCELLED' then 'cancelled'
+      when new.status = 'AWAITING_HUMAN' then 'awaiting_human'
+      when new.status = 'IN_PROGRESS' or old.lease_expires_at <= new.updated_at then 'expired'
+      when new.status = 'PENDING' and new.attempts < old.attempts then 'released'
+      else 'failed' end,
+    case when new.status in ('PENDING', 'FAILED') and old.lease_expires_at > new.updated_at
+              and new.attempts >= old.attempts then new.last_error end);
+  return new;
+end
+$$;
+comment on function ai._log_attempt() is 'Internal trigger: appends the attempt an UPDATE ends to the job''s attempt_log (outcome failed, released, cancelled, awaiting_human or expired; a completion writes its own entry).';
+revoke execute on function ai._log_attempt() from public;  -- a trigger needs no grant
+revoke execute on function ai._attempt_entry(integer, text, bigint, timestamptz, timestamptz, timestamptz, text, text) from public;
+
+create trigger agent_jobs_attempt_ended
+  before update on ai.agent_jobs
+  for each row
+  when (old.status = 'IN_PROGRESS' and new.status <> 'COMPLETED'
+        and (new.status <> 'IN_PROGRESS' or new.fencing_token <> old.fencing_token))
+  execute function ai._log_attempt();
 
 -- Finished jobs moved out of the hot table by ai.archive_jobs().
 create table ai.agent_jobs_archive (
@@ -421,6 +474,7 @@ begin
         attempts = u.attempts + 1,
         fencing_token = u.fencing_token + 1,
         lease_owner = claim_job.worker_id,
+        claimed_at = v_now,
         lease_expires_at = v_now + claim_job.lease,
         updated_at = v_now
     where u.job_id = v_id
@@ -485,6 +539,7 @@ begin
         attempts = u.attempts + 1,
         fencing_token = u.fencing_token + 1,
         lease_owner = claim_jobs.worker_id,
+        claimed_at = v_now,
         lease_expires_at = v_now + claim_jobs.lease,
         updated_at = v_now
     where u.job_id = any (v_ids)
@@ -660,7 +715,9 @@ begin
   end if;
   update ai.agent_jobs u
   set status = 'COMPLETED', result = complete_job.result, lease_owner = null, lease_expires_at = null,
-      finished_at = v_now, updated_at = v_now
+      finished_at = v_now, updated_at = v_now,
+      attempt_log = u.attempt_log operator(pg_catalog.||) ai._attempt_entry(
+        u.attempts, u.lease_owner, u.fencing_token, u.claimed_at, u.lease_expires_at, v_now, 'completed', null)
   where u.job_id = complete_job.job_id and u.status = 'IN_PROGRESS'
     and u.fencing_token = complete_job.fencing_token and u.lease_expires_at > v_now
   returning u.* into j;
@@ -700,7 +757,9 @@ begin
   return query
   update ai.agent_jobs u
   set status = 'COMPLETED', result = complete_jobs.results[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)],
-      lease_owner = null, lease_expires_at = null, finished_at = v_now, updated_at = v_now
+      lease_owner = null, lease_expires_at = null, finished_at = v_now, updated_at = v_now,
+      attempt_log = u.attempt_log operator(pg_catalog.||) ai._attempt_entry(
+        u.attempts, u.lease_owner, u.fencing_token, u.claimed_at, u.lease_expires_at, v_now, 'completed', null)
   where u.job_id = any (complete_jobs.job_ids) and u.status = 'IN_PROGRESS'
     and u.fencing_token = complete_jobs.fencing_tokens[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)]
     and u.lease_expires_at > v_now
@@ -845,9 +904,46 @@ $$;
 comment on function ai.get_job(bigint) is
   'The job row (archived jobs are in ai.agent_jobs_archive). AS001 unknown job, or another tenant''s.';
 
+create function ai.job_attempts(job_id bigint)
+returns table (attempt integer, worker text, fencing_token bigint, claimed_at timestamptz,
+               lease_expires_at timestamptz, ended_at timestamptz, outcome text, error text)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  j record;
+begin
+  select x.job_id, x.status, x.attempts, x.lease_owner, x.fencing_token, x.claimed_at, x.lease_expires_at, x.attempt_log
+  into j from ai.agent_jobs x where x.job_id = job_attempts.job_id;
+  if not found then
+    select x.job_id, x.status, x.attempts, x.lease_owner, x.fencing_token, x.claimed_at, x.lease_expires_at, x.attempt_log
+    into j from ai.agent_jobs_archive x where x.job_id = job_attempts.job_id;
+    if not found then
+      raise exception using errcode = 'AS001', message = format('job %s not found', job_attempts.job_id);
+    end if;
+  end if;
+  return query
+    select (e.v ->> 'attempt')::integer, e.v ->> 'worker', (e.v ->> 'fencing_token')::bigint,
+           (e.v ->> 'claimed_at')::timestamptz, (e.v ->> 'lease_expires_at')::timestamptz,
+           (e.v ->> 'ended_at')::timestamptz, e.v ->> 'outcome', e.v ->> 'error'
+    from pg_catalog.jsonb_array_elements(j.attempt_log) with ordinality as e(v, n)
+    order by e.n;
+  if j.status = 'IN_PROGRESS' then
+    -- the attempt running now (its lease may have ended: the next claim or a reap records that)
+    return query select j.attempts, j.lease_owner, j.fencing_token, j.claimed_at, j.lease_expires_at,
+                        null::timestamptz, 'in_progress'::text, null::text;
+  end if;
+end
+$$;
+comment on function ai.job_attempts(bigint) is
+  'The attempts of a job, oldest first: attempt number, worker, fencing token, claimed at, lease end, ended at, outcome (completed, failed, released, cancelled, awaiting_human, expired, or in_progress for the one running) and error (a failed attempt''s). Reads archived jobs too. Each ended attempt was recorded by the transaction that ended it. AS001 unknown job, or another tenant''s.';
+
 create function ai.queue_stats(queue text default null)
 returns table (queue_name text, pending bigint, due bigint, in_progress bigint, expired_leases bigint,
-               awaiting_human bigint, completed bigint, failed bigint, cancelled bigint, oldest_due_age interval)
+               awaiting_human bigint, completed bigint, failed bigint, cancelled bigint, oldest_due_age interval,
+               failed_attempts bigint, expired_attempts bigint)
 language plpgsql stable
 security definer
 set search_path = pg_catalog, pg_temp
@@ -866,7 +962,11 @@ begin
          count(*) filter (where j.status = 'COMPLETED'),
          count(*) filter (where j.status = 'FAILED'),
          count(*) filter (where j.status = 'CANCELLED'),
-         v_now - min(j.run_at) filter (where j.status = 'PENDING' and j.run_at <= v_now)
+         v_now - min(j.run_at) filter (where j.status = 'PENDING' and j.run_at <= v_now),
+         coalesce(sum(pg_catalog.jsonb_array_length(pg_catalog.jsonb_path_query_array(
+           j.attempt_log, '$[*] ? (@.outcome == "failed")'))) filter (where j.attempt_log <> '[]'), 0)::bigint,
+         coalesce(sum(pg_catalog.jsonb_array_length(pg_catalog.jsonb_path_query_array(
+           j.attempt_log, '$[*] ? (@.outcome == "expired")'))) filter (where j.attempt_log <> '[]'), 0)::bigint
   from ai.agent_jobs j
   where queue_stats.queue is null or j.queue = queue_stats.queue
   group by j.queue
@@ -874,7 +974,7 @@ begin
 end
 $$;
 comment on function ai.queue_stats(text) is
-  'Per queue (or only the one named): jobs per status, PENDING jobs due now, IN_PROGRESS jobs whose lease expired, and the age of the oldest due job. RLS applies: a tenant counts its own jobs, a service acting for nobody counts all.';
+  'Per queue (or only the one named): jobs per status, PENDING jobs due now, IN_PROGRESS jobs whose lease expired, the age of the oldest due job, and the attempts of its jobs (not yet archived) that failed and whose lease expired (retries and reclaims). RLS applies: a tenant counts its own jobs, a service acting for nobody counts all.';
 
 create function ai.reap_expired(queue text default null) returns integer
 language plpgsql volatile
@@ -947,12 +1047,12 @@ revoke execute on function
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
-  ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.cancel_job(bigint), ai.retry_dead_job(bigint), ai.get_job(bigint),
+  ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.cancel_job(bigint), ai.retry_dead_job(bigint), ai.get_job(bigint), ai.job_attempts(bigint),
   ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text),
   ai._written_here(xid)
 from public;
 grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
-  ai.cancel_job(bigint), ai.get_job(bigint), ai.queue_stats(text)
+  ai.cancel_job(bigint), ai.get_job(bigint), ai.job_attempts(bigint), ai.queue_stats(text)
 to ai_user, ai_service;
 grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),

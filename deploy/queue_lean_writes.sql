@@ -180,6 +180,7 @@ begin
         attempts = u.attempts + 1,
         fencing_token = u.fencing_token + 1,
         lease_owner = claim_job.worker_id,
+        claimed_at = v_now,
         lease_expires_at = v_now + claim_job.lease,
         updated_at = v_now
     where u.job_id = v_id
@@ -258,6 +259,7 @@ begin
           attempts = u.attempts + 1,
           fencing_token = u.fencing_token + 1,
           lease_owner = claim_jobs.worker_id,
+          claimed_at = v_now,
           lease_expires_at = v_now + claim_jobs.lease,
           updated_at = v_now
       where u.job_id = any (v_ids) and u.status = 'PENDING'
@@ -277,6 +279,7 @@ begin
         attempts = u.attempts + 1,
         fencing_token = u.fencing_token + 1,
         lease_owner = claim_jobs.worker_id,
+        claimed_at = v_now,
         lease_expires_at = v_now + claim_jobs.lease,
         updated_at = v_now
     where u.job_id = any (v_ids)
@@ -325,7 +328,9 @@ begin
   return query
   update ai.agent_jobs u
   set status = 'COMPLETED', result = complete_jobs.results[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)],
-      lease_owner = null, lease_expires_at = null, finished_at = v_now, updated_at = v_now
+      lease_owner = null, lease_expires_at = null, finished_at = v_now, updated_at = v_now,
+      attempt_log = u.attempt_log operator(pg_catalog.||) ai._attempt_entry(
+        u.attempts, u.lease_owner, u.fencing_token, u.claimed_at, u.lease_expires_at, v_now, 'completed', null)
   where u.job_id = any (complete_jobs.job_ids) and u.status = 'IN_PROGRESS'
     and u.fencing_token = complete_jobs.fencing_tokens[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)]
     and u.lease_expires_at > v_now

@@ -32,5 +32,7 @@ select 'ai.cancel_job(bigint)'::regprocedure;
 select 'ai.retry_dead_job(bigint)'::regprocedure;
 select 'ai.get_job(bigint)'::regprocedure;
 select 'ai.queue_stats(text)'::regprocedure;
+select 'ai.job_attempts(bigint)'::regprocedure;
+select claimed_at, attempt_log from ai.agent_jobs where false;
 select 'ai.reap_expired(text)'::regprocedure;
 select 'ai.archive_jobs(interval, integer)'::regprocedure;

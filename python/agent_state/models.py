@@ -167,6 +167,22 @@ class Job:
     updated_at: datetime
     finished_at: datetime | None
     available_at: datetime
+    claimed_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JobAttempt:
+    """One attempt of a job (ai.job_attempts): outcome completed, failed, released, cancelled,
+    awaiting_human, expired, or in_progress for the one running."""
+
+    attempt: int
+    worker: str | None
+    fencing_token: int
+    claimed_at: datetime | None
+    lease_expires_at: datetime | None
+    ended_at: datetime | None
+    outcome: str
+    error: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +199,8 @@ class QueueStats:
     failed: int
     cancelled: int
     oldest_due_age: timedelta | None
+    failed_attempts: int = 0
+    expired_attempts: int = 0
 
 
 # -- usage ----------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from .models import Job, QueueStats, from_row
+from .models import Job, JobAttempt, QueueStats, from_row
 
 #: The lease a claim takes when none is given (the SQL default too).
 DEFAULT_LEASE = timedelta(seconds=60)
@@ -50,6 +50,7 @@ CANCEL_JOB = _QueueCall("select * from ai.cancel_job(%s)", _job)
 RETRY_DEAD_JOB = _QueueCall("select * from ai.retry_dead_job(%s)", _job)
 GET_JOB = _QueueCall("select * from ai.get_job(%s)", _job)
 QUEUE_STATS = _QueueCall("select * from ai.queue_stats(%s)", lambda r: from_row(QueueStats, r))
+JOB_ATTEMPTS = _QueueCall("select * from ai.job_attempts(%s)", lambda r: from_row(JobAttempt, r))
 REAP_EXPIRED = _QueueCall("select ai.reap_expired(%s) as value", _scalar)
 ARCHIVE_JOBS = _QueueCall("select ai.archive_jobs(%s, %s) as value", _scalar)
 
@@ -155,6 +156,10 @@ class QueueMethods:
         """``ai.queue_stats``: one row per queue (or for the one named)."""
         return self._rows(QUEUE_STATS, (queue,))
 
+    def job_attempts(self, job_id: int) -> list[JobAttempt]:
+        """``ai.job_attempts``: the job's attempts, oldest first (the running one last)."""
+        return self._rows(JOB_ATTEMPTS, (job_id,))
+
     def reap_expired(self, queue: str | None = None) -> int:
         """``ai.reap_expired``: how many expired leases it moved back to PENDING or to FAILED."""
         return self._rows(REAP_EXPIRED, (queue,))[0]
@@ -224,6 +229,9 @@ class AsyncQueueMethods:
 
     async def queue_stats(self, queue: str | None = None) -> list[QueueStats]:
         return await self._rows(QUEUE_STATS, (queue,))
+
+    async def job_attempts(self, job_id: int) -> list[JobAttempt]:
+        return await self._rows(JOB_ATTEMPTS, (job_id,))
 
     async def reap_expired(self, queue: str | None = None) -> int:
         return (await self._rows(REAP_EXPIRED, (queue,)))[0]
