@@ -38,7 +38,7 @@ _READS = (
     "now", "ulid", "ulid_time", "get_session", "get_messages", "get_events", "context_window", "trajectory",
     "get_eval_runs", "get_checkpoint", "list_checkpoints", "checkpoint_lineage", "checkpoints_between",
     "get_job", "queue_stats", "get_side_effect", "idempotency_key", "pending_approvals", "get_approval",
-    "visible_messages", "usage_summary", "get_turn_context", "get_stream", "read_stream",
+    "visible_messages", "usage_summary", "get_turn_context", "get_stream", "read_stream", "job_attempts",
     "delta_channel_history",
 )  # fmt: skip
 
