@@ -26,9 +26,10 @@ begin;
 -- Time. Every function reads the time through ai.now(), once, at its start. Tests freeze or
 -- move that clock with the setting ai.frozen_now instead of sleeping.
 --
--- Identity. Functions run as the caller (SECURITY INVOKER). The caller's tenant is
--- ai.current_owner(): the login role's name, or, for a member of ai_service, the end-user id the
--- back-end set with ai.act_as(). See deploy/owners.sql.
+-- Identity. Functions that touch tables run as the schema owner (SECURITY DEFINER, a role RLS
+-- applies to); nobody else holds a table privilege. The caller is ai.calling_role() (the SET ROLE
+-- role or the login role), and its tenant ai.current_owner(): that role's name, or, for a member
+-- of ai_service, the end-user id the back-end set with ai.act_as(). See deploy/owners.sql.
 
 create schema ai;
 comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents';
@@ -75,10 +76,14 @@ grant usage on schema ai to ai_user, ai_service;
 -- fenced write open) must still see leases expire. Callers read it once per function.
 -- Tests set ai.frozen_now (a timestamptz, transaction- or session-local) to move time without
 -- sleeping; the setting affects only the session that sets it.
+-- No SET search_path (docs/security.md, "search_path"): every function calls it, and a SET clause
+-- costs each call a search-path switch and stops inlining. Every name, type and operator in the
+-- body is qualified instead, so the caller's search_path resolves nothing in it.
 create function ai.now() returns timestamptz
 language sql volatile parallel safe
 as $$
-  select coalesce(nullif(pg_catalog.current_setting('ai.frozen_now', true), '')::timestamptz,
+  select coalesce(case when pg_catalog.current_setting('ai.frozen_now', true) operator(pg_catalog.<>) ''
+                       then pg_catalog.current_setting('ai.frozen_now', true)::pg_catalog.timestamptz end,
                   pg_catalog.clock_timestamp())
 $$;
 
@@ -114,7 +119,8 @@ insert into ai.error_codes (sqlstate, name, description) values
   ('AS004', 'invalid_transition', 'The requested status change is not allowed from the current status, or the session is finished.'),
   ('AS005', 'conflict', 'An idempotency key was reused with different content, or an id is already taken.'),
   ('AS006', 'lease_lost', 'The fencing token is stale, the lease expired, or the job is no longer held by the caller.'),
-  ('AS007', 'permission_denied', 'The caller may not do this, e.g. act for another owner without being a member of ai_service.');
+  ('AS007', 'permission_denied', 'The caller may not do this, e.g. act for another owner without being a member of ai_service.'),
+  ('AS008', 'not_an_owner', 'The caller (after SET ROLE) or the acting owner is a role that cannot log in (ai_user, ai_service, any group role): it is never an owner identity.');
 
 -- Reference data, readable by everyone. RLS is on as on every table, with a policy that lets
 -- every row through: who may write is decided by the grants alone (only the schema owner, whose
@@ -122,7 +128,7 @@ insert into ai.error_codes (sqlstate, name, description) values
 alter table ai.error_codes enable row level security;
 alter table ai.error_codes force row level security;
 create policy error_codes_all_rows on ai.error_codes using (true) with check (true);
-grant select on ai.error_codes to ai_user, ai_service;
+-- No grant: the list is in docs/errors.md; the schema owner reads it (tests compare the two).
 
 -- The guards every public function runs before it writes. They raise the documented codes.
 
@@ -187,8 +193,7 @@ comment on function ai._check_limit(integer, text, integer) is 'Internal guard: 
 
 revoke execute on function ai._max_document_bytes(), ai._check_text(text, text, integer),
   ai._check_document(jsonb, text, boolean), ai._check_limit(integer, text, integer) from public;
-grant execute on function ai._max_document_bytes(), ai._check_text(text, text, integer),
-  ai._check_document(jsonb, text, boolean), ai._check_limit(integer, text, integer) to ai_user, ai_service;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
 
 -- ===== change: owners =====
@@ -196,56 +201,155 @@ grant execute on function ai._max_document_bytes(), ai._check_text(text, text, i
 -- requires: roles
 -- requires: errors
 --
--- Who is calling. A tenant is its login role (member of ai_user): owner = current_user.
--- A trusted back-end (member of ai_service) either acts for one end user it has authenticated,
--- after ai.act_as(owner), or, with no acting owner set, sees every tenant (workers claim across
--- tenants). A plain role cannot impersonate anyone: the setting ai.acting_owner is honoured only
--- for members of ai_service, so setting it by hand changes nothing for a tenant.
--- Policies call these through (select ...), which Postgres evaluates once per statement.
+-- Who is calling. Every function a tenant or a service calls to read or write rows is SECURITY
+-- DEFINER: it runs as the schema owner, so no caller needs (or holds) a privilege on any table
+-- (docs/security.md). Inside such a function current_user is the schema owner, so the caller's
+-- identity cannot come from it. It comes from what a SECURITY DEFINER call does not change:
+--   * the setting "role", which SET ROLE writes. Postgres lets a session set it only to a role its
+--     login role is a member of, and refuses to set it inside a SECURITY DEFINER function;
+--   * otherwise the login role, session_user (only a superuser can change it).
+-- That is ai.calling_role(): the role the session acts as outside any function. It refuses a role
+-- that cannot log in (ai_user, ai_service and every other group role) with AS008, so a tenant that
+-- runs SET ROLE ai_user does not become one identity shared by every tenant.
+-- A tenant is its calling role (owner = that name). A trusted back-end (member of ai_service)
+-- either acts for one end user it has authenticated, after ai.act_as(owner), or, with no acting
+-- owner set, sees every tenant (workers claim across tenants). A plain role cannot impersonate
+-- anyone: ai.acting_owner is honoured only for members of ai_service.
+-- Policies call ai.current_owner() and ai.sees_all_owners() through (select ...), which Postgres
+-- evaluates once per statement.
+-- ai.calling_role, ai.current_owner and ai.sees_all_owners carry no SET search_path: every
+-- function and every policy calls them, and a SET clause costs each call a search-path switch
+-- (docs/benchmarks.md). Every name, type and operator in their bodies is qualified instead, so
+-- a caller's search_path resolves nothing in them.
+
+-- The functions run as the schema owner, and row level security is what keeps one tenant's rows
+-- from another inside them: the owner must be a role RLS applies to (every table forces it on
+-- its owner). A superuser or a BYPASSRLS role would see every tenant's rows in every call.
+do $$
+begin
+  if exists (select from pg_catalog.pg_roles r
+             where r.rolname operator(pg_catalog.=) current_user and (r.rolsuper or r.rolbypassrls)) then
+    raise exception using errcode = '42501',
+      message = pg_catalog.format('deploy agent-state as a role that row level security applies to: %I is a superuser or has BYPASSRLS', current_user),
+      hint = 'create a role without SUPERUSER and BYPASSRLS that owns the database (docs/security.md) and deploy as it';
+  end if;
+end
+$$;
+
+create function ai.calling_role() returns name
+language plpgsql stable parallel safe
+as $$
+declare
+  v_role pg_catalog.name := pg_catalog.current_setting('role');
+begin
+  -- The login role logged in, so it may (a catalog lookup only after SET ROLE; the names of the
+  -- group roles are refused either way).
+  if v_role operator(pg_catalog.=) 'none'::pg_catalog.name then
+    v_role := session_user;
+  elsif not exists (select from pg_catalog.pg_roles r
+                    where r.rolname operator(pg_catalog.=) v_role and r.rolcanlogin) then
+    v_role := null;
+  end if;
+  if v_role is null or v_role operator(pg_catalog.=) any ('{ai_user,ai_service}'::pg_catalog.name[]) then
+    v_role := coalesce(v_role, pg_catalog.current_setting('role')::pg_catalog.name);
+    raise exception using errcode = 'AS008',
+      message = pg_catalog.format('role %s cannot log in (a group role such as ai_user or ai_service): it is no owner identity', v_role),
+      hint = 'RESET ROLE, or SET ROLE to a login role';
+  end if;
+  return v_role;
+end
+$$;
+comment on function ai.calling_role() is
+  'The role the session acts as outside any function: the role set by SET ROLE, else the login role (session_user); unchanged inside the SECURITY DEFINER functions of schema ai. AS008 for a role that cannot log in (ai_user, ai_service, any group role).';
 
 create function ai.current_owner() returns text
-language sql stable parallel safe
+language plpgsql stable parallel safe
 as $$
-  select case
-    when pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER')
-         and coalesce(pg_catalog.current_setting('ai.acting_owner', true), '') <> ''
-      then pg_catalog.current_setting('ai.acting_owner', true)
-    else current_user::text
-  end
+declare
+  v_role pg_catalog.name := pg_catalog.current_setting('role');
+  v_acting pg_catalog.text;
+begin
+  -- ai.calling_role(), inline: this runs in every policy of every statement
+  if v_role operator(pg_catalog.=) 'none'::pg_catalog.name then
+    v_role := session_user;
+  elsif not exists (select from pg_catalog.pg_roles r
+                    where r.rolname operator(pg_catalog.=) v_role and r.rolcanlogin) then
+    perform ai.calling_role();  -- raises AS008 with its message
+  end if;
+  if pg_catalog.pg_has_role(v_role, 'ai_service', 'MEMBER') then
+    v_acting := pg_catalog.current_setting('ai.acting_owner', true);
+    if v_acting operator(pg_catalog.<>) '' then
+      if v_acting operator(pg_catalog.=) any ('{ai_user,ai_service}'::pg_catalog.text[])
+         or exists (select from pg_catalog.pg_roles r
+                    where r.rolname operator(pg_catalog.=) v_acting::pg_catalog.name and not r.rolcanlogin) then
+        raise exception using errcode = 'AS008',
+          message = pg_catalog.format('acting owner %s is a role that cannot log in: it is no owner identity', v_acting);
+      end if;
+      return v_acting;
+    end if;
+  end if;
+  if v_role operator(pg_catalog.=) any ('{ai_user,ai_service}'::pg_catalog.name[]) then
+    perform ai.calling_role();  -- raises AS008 with its message
+  end if;
+  return v_role::pg_catalog.text;
+end
 $$;
 comment on function ai.current_owner() is
-  'The tenant the caller acts as: the acting owner set by ai.act_as() for members of ai_service, otherwise the current role''s name.';
+  'The tenant the caller acts as: the acting owner set by ai.act_as() for members of ai_service, otherwise ai.calling_role(). AS008 when that is a role that cannot log in (ai_user, ai_service, any group role).';
 
 create function ai.sees_all_owners() returns boolean
-language sql stable parallel safe
+language plpgsql stable parallel safe
 as $$
-  select pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER')
-     and coalesce(pg_catalog.current_setting('ai.acting_owner', true), '') = ''
+declare
+  v_role pg_catalog.name := pg_catalog.current_setting('role');
+begin
+  if v_role operator(pg_catalog.=) 'none'::pg_catalog.name then
+    v_role := session_user;
+  end if;
+  if not pg_catalog.pg_has_role(v_role, 'ai_service', 'MEMBER')
+     or coalesce(pg_catalog.current_setting('ai.acting_owner', true), ''::pg_catalog.text) operator(pg_catalog.<>) '' then
+    return false;
+  end if;
+  perform ai.calling_role();  -- AS008 for a role that cannot log in (SET ROLE ai_service sees nobody)
+  return true;
+end
 $$;
 comment on function ai.sees_all_owners() is
-  'True for a member of ai_service that acts for no particular owner: it sees and may change every tenant''s rows.';
+  'True for a member of ai_service (by its calling role, ai.calling_role()) that acts for no particular owner: it sees and may change every tenant''s rows. AS008 for such a role that cannot log in.';
 
 create function ai.act_as(owner text, local boolean default true) returns text
 language plpgsql volatile
+set search_path = pg_catalog, pg_temp
 as $$
 begin
-  if not pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER') then
+  if not pg_catalog.pg_has_role(ai.calling_role(), 'ai_service', 'MEMBER') then
     raise exception using errcode = 'AS007',
-      message = format('role %s may not act for another owner: it is not a member of ai_service', current_user);
+      message = pg_catalog.format('role %s may not act for another owner: it is not a member of ai_service', ai.calling_role());
   end if;
   if owner is not null then
-    perform ai._check_text(owner, 'owner');
+    if owner operator(pg_catalog.=) '' then
+      raise exception using errcode = 'AS002', message = 'owner must not be empty';
+    end if;
+    if pg_catalog.char_length(owner) operator(pg_catalog.>) 255 then
+      raise exception using errcode = 'AS002', message = 'owner is longer than 255 characters';
+    end if;
+    if owner operator(pg_catalog.=) any ('{ai_user,ai_service}'::text[])
+       or exists (select from pg_catalog.pg_roles r
+                  where r.rolname operator(pg_catalog.=) owner::name and not r.rolcanlogin) then
+      raise exception using errcode = 'AS008',
+        message = pg_catalog.format('owner %s is a role that cannot log in: it is no owner identity', owner);
+    end if;
   end if;
   -- NULL clears the acting owner: the service sees every tenant again. ('' is refused above.)
   return pg_catalog.set_config('ai.acting_owner', coalesce(owner, ''), local);
 end
 $$;
 comment on function ai.act_as(text, boolean) is
-  'For members of ai_service: act for the given end-user owner until the transaction ends (local => true) or the session ends; NULL stops acting. Raises AS007 for anyone else.';
+  'For members of ai_service: act for the given end-user owner until the transaction ends (local => true) or the session ends; NULL stops acting. Raises AS007 for anyone else, AS008 for an owner that is a role that cannot log in (ai_user, ai_service, any group role).';
 
-revoke execute on function ai.current_owner(), ai.sees_all_owners(), ai.act_as(text, boolean) from public;
-grant execute on function ai.current_owner(), ai.sees_all_owners() to ai_user, ai_service;
-grant execute on function ai.act_as(text, boolean) to ai_user, ai_service;
+revoke execute on function ai.calling_role(), ai.current_owner(), ai.sees_all_owners(), ai.act_as(text, boolean) from public;
+grant execute on function ai.calling_role(), ai.current_owner(), ai.sees_all_owners(), ai.act_as(text, boolean)
+  to ai_user, ai_service;
 
 
 -- ===== change: sessions =====
@@ -284,12 +388,8 @@ create policy agent_sessions_by_owner on ai.agent_sessions
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
--- The functions run as the caller, so callers need these privileges; RLS narrows them to the
--- caller's own rows. Owner and thread_id are never updatable; nobody but the owner of the
--- schema deletes (ai.delete_thread, in a later change, does it for the tenant).
-grant select, insert on ai.agent_sessions to ai_user, ai_service;
-grant update (status, config, current_checkpoint_id, last_seq, updated_at, completed_at)
-  on ai.agent_sessions to ai_user, ai_service;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 create function ai._check_thread_id(thread_id text) returns void
 language sql immutable parallel safe
@@ -316,6 +416,8 @@ comment on function ai._session_owner(text) is 'Internal guard: the owner of a v
 
 create function ai.get_session(thread_id text) returns ai.agent_sessions
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   s ai.agent_sessions;
@@ -332,7 +434,8 @@ comment on function ai.get_session(text) is
   'The session row of a thread. Raises AS001 when the thread does not exist or belongs to another tenant.';
 
 revoke execute on function ai._check_thread_id(text), ai._session_owner(text), ai.get_session(text) from public;
-grant execute on function ai._check_thread_id(text), ai._session_owner(text), ai.get_session(text) to ai_user, ai_service;
+grant execute on function ai.get_session(text)
+to ai_user, ai_service;
 
 
 -- ===== change: events =====
@@ -361,7 +464,8 @@ create policy session_events_by_owner on ai.session_events
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
-grant select, insert on ai.session_events to ai_user, ai_service;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 create function ai._check_event_kind(kind text) returns void
 language plpgsql immutable parallel safe
@@ -379,6 +483,8 @@ comment on function ai._check_event_kind(text) is 'Internal guard: raises AS002 
 create function ai.record_event(thread_id text, kind text, payload jsonb default '{}')
 returns ai.session_events
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -411,6 +517,8 @@ create function ai.get_events(thread_id text, after_event_id bigint default 0, m
                               kinds text[] default null)
 returns setof ai.session_events
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -436,8 +544,8 @@ comment on function ai.get_events(text, bigint, integer, text[]) is
 
 revoke execute on function ai._check_event_kind(text), ai.record_event(text, text, jsonb),
   ai.get_events(text, bigint, integer, text[]) from public;
-grant execute on function ai._check_event_kind(text), ai.record_event(text, text, jsonb),
-  ai.get_events(text, bigint, integer, text[]) to ai_user, ai_service;
+grant execute on function ai.record_event(text, text, jsonb), ai.get_events(text, bigint, integer, text[])
+to ai_user, ai_service;
 
 
 -- ===== change: session_lifecycle =====
@@ -459,9 +567,8 @@ as $$
 $$;
 comment on function ai._session_transition_allowed(text, text) is 'Internal: whether a session may move from one status to another.';
 
--- The same rule for raw UPDATEs: a tenant holds UPDATE (status) on its own sessions because the
--- functions run as the caller, so the table itself refuses a forbidden move (a finished session
--- stays finished). The WHEN clause keeps the trigger off every update that leaves status alone.
+-- The same rule for raw UPDATEs (the schema owner's: tenants hold no table privilege): the table
+-- itself refuses a forbidden move (a finished session stays finished). The WHEN clause keeps the trigger off every update that leaves status alone.
 create function ai._guard_session_status() returns trigger
 language plpgsql
 as $$
@@ -480,33 +587,57 @@ create trigger agent_sessions_status_transition
   for each row when (old.status is distinct from new.status)
   execute function ai._guard_session_status();
 
+-- The one place a session row is created (create_session, a first checkpoint or pending write of
+-- a new thread, the target of a copy). ON CONFLICT without a target: the table has two unique
+-- keys (thread_id, and (thread_id, owner) that child tables reference), and naming only one let
+-- a concurrent create of the same thread by the same owner fail 23505 on the other instead of
+-- doing nothing. Returns whether this call created the row (then with a start event); when not,
+-- the row exists (the caller's, committed by a concurrent transaction, which the caller's next
+-- statement sees; or another tenant's, which RLS hides).
+create function ai._start_session(thread_id text, owner text, config jsonb, start_payload jsonb)
+returns boolean
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_owner alias for $2;
+  a_config alias for $3;
+  v_now timestamptz := ai.now();
+begin
+  insert into ai.agent_sessions (thread_id, owner, config, created_at, updated_at)
+  values (a_thread_id, a_owner, a_config, v_now, v_now)
+  on conflict do nothing;
+  if not found then
+    return false;
+  end if;
+  insert into ai.session_events (thread_id, owner, kind, payload, created_at)
+  values (a_thread_id, a_owner, 'start', start_payload, v_now);
+  return true;
+end
+$$;
+comment on function ai._start_session(text, text, jsonb, jsonb) is 'Internal: creates a session row with its start event and returns true, or returns false when the thread id exists (whoever owns it). Safe against concurrent creates of the same thread.';
+
 create function ai.create_session(thread_id text default null, config jsonb default '{}')
 returns ai.agent_sessions
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
   a_thread_id text := coalesce($1, pg_catalog.gen_random_uuid()::text);
   a_config alias for $2;
-  v_now timestamptz := ai.now();
   s ai.agent_sessions;
 begin
   perform ai._check_thread_id(a_thread_id);
   perform ai._check_document(a_config, 'config', must_be_object => true);
 
-  insert into ai.agent_sessions (thread_id, owner, config, created_at, updated_at)
-  values (a_thread_id, ai.current_owner(), a_config, v_now, v_now)
-  on conflict (thread_id) do nothing
-  returning * into s;
-
-  if found then
-    insert into ai.session_events (thread_id, owner, kind, payload, created_at)
-    values (s.thread_id, s.owner, 'start', pg_catalog.jsonb_build_object('config', s.config), v_now);
-    return s;
-  end if;
-
-  -- The thread exists. Ours: return it unchanged (a retried create is harmless). Another
-  -- tenant's: RLS hides it, and all we may say is that the id is taken.
+  -- New: created with a start event. Ours already (a retry, or a concurrent create): returned
+  -- unchanged. Another tenant's: RLS hides it, and all we may say is that the id is taken.
+  perform ai._start_session(a_thread_id, ai.current_owner(), a_config,
+                            pg_catalog.jsonb_build_object('config', a_config));
   select * into s from ai.agent_sessions a where a.thread_id = a_thread_id;
   if not found or (s.owner <> ai.current_owner() and not ai.sees_all_owners()) then
     raise exception using errcode = 'AS005',
@@ -517,10 +648,12 @@ begin
 end
 $$;
 comment on function ai.create_session(text, jsonb) is
-  'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns returns the existing row unchanged. AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant.';
+  'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns (also concurrently) returns the existing row unchanged. AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant.';
 
 create function ai.set_session_status(thread_id text, status text) returns ai.agent_sessions
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -567,9 +700,9 @@ comment on function ai.set_session_status(text, text) is
 
 revoke execute on function ai._guard_session_status() from public;  -- a trigger needs no grant
 revoke execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
-  ai.set_session_status(text, text) from public;
-grant execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
-  ai.set_session_status(text, text) to ai_user, ai_service;
+  ai.set_session_status(text, text), ai._start_session(text, text, jsonb, jsonb) from public;
+grant execute on function ai.create_session(text, jsonb), ai.set_session_status(text, text)
+to ai_user, ai_service;
 
 
 -- ===== change: messages =====
@@ -606,11 +739,12 @@ create policy session_messages_by_owner on ai.session_messages
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
--- Append-only: no UPDATE or DELETE privilege for anyone but the schema owner.
-grant select, insert on ai.session_messages to ai_user, ai_service;
+-- Append-only: no function updates or deletes a message (the cascade of a deleted session aside).
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
--- seq stays 1..n for raw writes too. Callers hold INSERT on messages and UPDATE (last_seq) on
--- their sessions, because the functions run as the caller; these two triggers keep the messages
+-- seq stays 1..n for raw writes too (only the schema owner writes raw: tenants hold no table
+-- privilege, docs/security.md); these two triggers keep the messages
 -- of a thread a gapless run 1..m with m <= last_seq, whoever writes: a message may only take a
 -- number the session has handed out (seq <= last_seq) right after its predecessor, and last_seq
 -- only moves up by one, or back by one when that number is still unused. The append follows
@@ -660,9 +794,11 @@ create trigger agent_sessions_last_seq
 
 -- The default token estimate: about four bytes of JSON text per token, the usual rule of thumb
 -- for English with BPE tokenizers. Callers that know the real count pass it.
+-- No SET search_path, so that it inlines into the append; every name, type and operator is qualified.
 create function ai.estimate_tokens(content jsonb) returns integer
 language sql immutable parallel safe
-as $$ select ceil(pg_catalog.octet_length(content::text) / 4.0)::integer $$;
+as $$ select pg_catalog.ceil(pg_catalog.octet_length(content::pg_catalog.text)::pg_catalog.numeric
+                             operator(pg_catalog./) 4.0::pg_catalog.numeric)::pg_catalog.int4 $$;
 comment on function ai.estimate_tokens(jsonb) is
   'The token estimate used when a message comes without a token count: ceil(bytes of the JSON text / 4).';
 
@@ -674,8 +810,9 @@ begin
   -- A JSON array is an unambiguous encoding of the four fields (no separator can be forged).
   -- PL/pgSQL rather than SQL: this SQL body could not be inlined (convert_to is only stable),
   -- and a non-inlined SQL function is re-planned at every call (4x slower, measured).
+  -- No SET search_path (it runs on every append); every name and type is qualified instead.
   return pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
-           pg_catalog.jsonb_build_array(thread_id, role, content, turn)::text, 'UTF8')), 'hex');
+           pg_catalog.jsonb_build_array(thread_id, role, content, turn)::pg_catalog.text, 'UTF8')), 'hex');
 end
 $$;
 comment on function ai.message_key(text, text, jsonb, integer) is
@@ -693,6 +830,8 @@ create function ai.append_message_idempotent(
   idempotency_key text default null, token_count integer default null)
 returns ai.appended_message
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -779,6 +918,8 @@ comment on function ai.append_message_idempotent(text, text, jsonb, integer, tex
 create function ai.get_messages(thread_id text, after_seq bigint default 0, max_rows integer default 1000)
 returns setof ai.session_messages
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -841,29 +982,40 @@ grant execute on function ai.estimate_tokens(jsonb), ai.message_key(text, text, 
 --   caller acting on a stale view (a zombie worker, a sweep) changes nothing and gets AS006.
 --   Maintenance too: reap_expired and cancel_job state the status they act on in their UPDATE,
 --   which Postgres re-checks on the newest row version (the race of River #1302 cannot happen).
---   ai.fenced_write() is that check for a caller's own transaction: it takes FOR KEY SHARE on the
---   job row, which a claim (FOR UPDATE SKIP LOCKED) skips, so nobody reclaims the job between
---   the check and the caller's commit, while the holder's renew_lease (a non-key UPDATE) passes.
+--   ai.fenced_write() is that check for a caller's own transaction, made twice: when called, and
+--   again when the transaction commits (a deferred constraint trigger). The commit goes through
+--   only if the job is still IN_PROGRESS under the caller's token with a lease that has not ended,
+--   or was finished by that very transaction; else it fails with AS006 and nothing it wrote stays.
+--   fenced_write holds no lock, so nothing waits for an open fenced transaction: a reap, a cancel,
+--   a release or complete by another transaction, a reclaim go ahead and fence it out.
 --
 -- One thread at a time
 --   Two jobs of one thread are never IN_PROGRESS together. A claim picks only jobs whose thread has
---   no other job IN_PROGRESS and whose thread lock (a transaction-level advisory lock, tried, never
---   waited for) it gets, then takes them in a second statement that checks the thread again with
---   a snapshot younger than that lock, so it sees a sibling's claim that committed meanwhile. The
---   partial unique index agent_jobs_one_running_per_thread backs the rule, even for raw UPDATEs.
+--   no other job IN_PROGRESS and whose thread lock (a row lock on the thread's ai.agent_sessions
+--   row, which no tenant can take for another's thread; tried, never waited for) it gets, then
+--   takes them in a second statement that checks the thread again with a snapshot younger than
+--   that lock, so it sees a sibling's claim that committed meanwhile. The partial unique index
+--   agent_jobs_one_running_per_thread backs the rule, even for raw UPDATEs.
 --
 -- Lock order
---   A claim tries thread advisory locks and locks job rows with FOR UPDATE SKIP LOCKED: it waits
---   on nothing.
---   Every other function locks exactly one job row, by primary key, with an UPDATE (or FOR KEY
---   SHARE in fenced_write). enqueue_job reads the session and inserts; its FK check takes KEY
---   SHARE on the session row. No function holds one job row while waiting for another.
+--   A claim tries thread locks (session rows, FOR NO KEY UPDATE SKIP LOCKED) and locks job rows
+--   with FOR UPDATE SKIP LOCKED: it waits on nothing.
+--   Every other function locks exactly one job row, by primary key, with an UPDATE. A fenced
+--   transaction locks its job row FOR SHARE only at commit (a writer of that row in flight makes it
+--   wait; renew_lease waits for it that long). enqueue_job reads the session and inserts; its FK
+--   check takes KEY SHARE on the session row. No function holds one job row while waiting for
+--   another.
 --
 -- NOTIFY
---   enqueue_job, release_job and retry_dead_job send pg_notify('ai_jobs', queue) when the job is
---   due now. Postgres folds identical (channel, payload) pairs within a transaction, so enqueuing
---   10,000 jobs into one queue in one transaction sends one notification. It is a hint: workers
---   poll as well, so a lost notification costs latency, never a job.
+--   enqueue_job, release_job and retry_dead_job send pg_notify(ai.queue_channel(queue), '') when
+--   the job is due now. Postgres folds identical (channel, payload) pairs within a transaction, so
+--   enqueuing 10,000 jobs into one queue in one transaction sends one notification. It is a hint:
+--   workers poll as well, so a lost notification costs latency, never a job.
+--   LISTEN needs no privilege, so anything in a channel name or payload is public to every role
+--   that can guess the name. The payload is empty and the channel is 'ai_jobs_' and a keyed hash
+--   of the queue name, under a random key only the schema owner reads (ai.notify_key): a tenant
+--   can neither learn queue names nor listen on a queue's channel. Workers (ai_service) ask
+--   ai.queue_channel(queue) for the name.
 --
 -- Churn
 --   Claims and finishes change status, which the partial indexes depend on, so those UPDATEs are
@@ -894,6 +1046,8 @@ create table ai.agent_jobs (
   created_at timestamptz not null,
   updated_at timestamptz not null,
   finished_at timestamptz,
+  claimed_at timestamptz,
+  attempt_log jsonb not null default '[]',
   -- When a claim may take the job: run_at while PENDING, the end of the lease while IN_PROGRESS.
   available_at timestamptz generated always as
     (case when status = 'IN_PROGRESS' then lease_expires_at else run_at end) stored,
@@ -913,6 +1067,8 @@ create table ai.agent_jobs (
 comment on table ai.agent_jobs is 'The durable job queue: one row per job, each advancing one session (thread). See docs/queue.md.';
 comment on column ai.agent_jobs.fencing_token is 'Bumped by every claim; every write on behalf of the job must name the current one.';
 comment on column ai.agent_jobs.available_at is 'When a claim may take the job: run_at while PENDING, lease_expires_at while IN_PROGRESS.';
+comment on column ai.agent_jobs.claimed_at is 'When the current (or last) attempt was claimed.';
+comment on column ai.agent_jobs.attempt_log is 'The attempts that ended, oldest first: a JSON array of {attempt, worker, fencing_token, claimed_at, lease_expires_at, ended_at, outcome, error}, appended by the transaction that ended each one (ai.job_attempts reads it).';
 comment on column ai.agent_jobs.attempts is 'Claims counted so far (a release gives one back); at max_attempts a failure or an expired lease is final.';
 
 -- What a claim reads: the PENDING and IN_PROGRESS jobs of a queue in claim order, so one ordered
@@ -932,10 +1088,9 @@ create unique index agent_jobs_idempotency_key on ai.agent_jobs (owner, queue, i
 -- index pays for that (one CPU measurement: a quarter of a claim + complete). The cost lands on
 -- deleting a session, whose cascade scans the jobs; archive_jobs keeps that table small.
 
--- Tenants hold UPDATE (status, ...) on their own jobs because cancel_job (and resolve_human, in
--- a later change) run as the caller. The table itself allows a tenant only those two moves, so a
--- raw UPDATE cannot revive a cancelled job or mark one completed. Workers (ai_service) are not
--- checked: the WHEN clause lets their claims and finishes through without calling the function.
+-- A caller outside ai_service (by ai.calling_role(), as the functions run as the schema owner)
+-- may only cancel a job or answer one that waits for a person, whatever function moves it.
+-- Workers (ai_service) are not checked: the WHEN clause lets their claims and finishes through.
 create function ai._guard_tenant_job_status() returns trigger
 language plpgsql
 as $$
@@ -956,7 +1111,7 @@ create trigger agent_jobs_tenant_status
   before update of status on ai.agent_jobs
   for each row
   when (old.status is distinct from new.status
-        and not pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER'))
+        and not pg_catalog.pg_has_role(ai.calling_role(), 'ai_service', 'MEMBER'))
   execute function ai._guard_tenant_job_status();
 
 alter table ai.agent_jobs enable row level security;
@@ -964,6 +1119,55 @@ alter table ai.agent_jobs force row level security;
 create policy agent_jobs_by_owner on ai.agent_jobs
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+
+-- The attempt history. Transitions update the job row; an attempt that ends appends to it: the
+-- claim that took an expired lease, a complete, fail, release, cancel, a wait for a person, or a
+-- reap. The append is part of the UPDATE that ends the attempt, so the row is written once, by the
+-- same transaction, with no extra round trip and no extra row. A completion (the hot path) writes
+-- its entry in its own SET list; every other ending goes through a BEFORE trigger whose WHEN
+-- clause keeps it off claims of PENDING jobs, lease renewals and completions.
+-- One entry of the log. A plain SQL expression, so that it inlines where a completion writes it
+-- in its own UPDATE (complete_job, complete_jobs: the hot path calls no trigger).
+create function ai._attempt_entry(attempt integer, worker text, fencing_token bigint, claimed_at timestamptz,
+                                  lease_expires_at timestamptz, ended_at timestamptz, outcome text, error text)
+returns jsonb
+language sql immutable parallel safe
+as $$
+  select pg_catalog.jsonb_build_object('attempt', attempt, 'worker', worker, 'fencing_token', fencing_token,
+                                       'claimed_at', claimed_at, 'lease_expires_at', lease_expires_at,
+                                       'ended_at', ended_at, 'outcome', outcome, 'error', error)
+$$;
+comment on function ai._attempt_entry(integer, text, bigint, timestamptz, timestamptz, timestamptz, text, text) is
+  'Internal: one entry of ai.agent_jobs.attempt_log.';
+
+create function ai._log_attempt() returns trigger
+language plpgsql
+as $$
+begin
+  -- ended_at is the UPDATE's updated_at: every path that ends an attempt sets it to its ai.now().
+  new.attempt_log := new.attempt_log operator(pg_catalog.||) ai._attempt_entry(
+    old.attempts, old.lease_owner, old.fencing_token, old.claimed_at, old.lease_expires_at, new.updated_at,
+    case
+      when new.status = 'CANCELLED' then 'cancelled'
+      when new.status = 'AWAITING_HUMAN' then 'awaiting_human'
+      when new.status = 'IN_PROGRESS' or old.lease_expires_at <= new.updated_at then 'expired'
+      when new.status = 'PENDING' and new.attempts < old.attempts then 'released'
+      else 'failed' end,
+    case when new.status in ('PENDING', 'FAILED') and old.lease_expires_at > new.updated_at
+              and new.attempts >= old.attempts then new.last_error end);
+  return new;
+end
+$$;
+comment on function ai._log_attempt() is 'Internal trigger: appends the attempt an UPDATE ends to the job''s attempt_log (outcome failed, released, cancelled, awaiting_human or expired; a completion writes its own entry).';
+revoke execute on function ai._log_attempt() from public;  -- a trigger needs no grant
+revoke execute on function ai._attempt_entry(integer, text, bigint, timestamptz, timestamptz, timestamptz, text, text) from public;
+
+create trigger agent_jobs_attempt_ended
+  before update on ai.agent_jobs
+  for each row
+  when (old.status = 'IN_PROGRESS' and new.status <> 'COMPLETED'
+        and (new.status <> 'IN_PROGRESS' or new.fencing_token <> old.fencing_token))
+  execute function ai._log_attempt();
 
 -- Finished jobs moved out of the hot table by ai.archive_jobs().
 create table ai.agent_jobs_archive (
@@ -982,15 +1186,8 @@ create policy agent_jobs_archive_by_owner on ai.agent_jobs_archive
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
--- The functions run as the caller, so callers hold what they need; RLS narrows it to their own
--- rows. Tenants may insert a job and cancel one (status and its timestamps), nothing else:
--- leases, attempts, tokens and results are written by workers only.
-grant select on ai.agent_jobs, ai.agent_jobs_archive to ai_user, ai_service;
-grant insert (thread_id, owner, queue, payload, priority, run_at, max_attempts, idempotency_key, created_at, updated_at)
-  on ai.agent_jobs to ai_user;
-grant update (status, updated_at, finished_at) on ai.agent_jobs to ai_user;
-grant insert, update, delete on ai.agent_jobs to ai_service;
-grant insert on ai.agent_jobs_archive to ai_service;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 -- ---------------------------------------------------------------------------------------------
 -- Internal helpers
@@ -1018,13 +1215,24 @@ end
 $$;
 comment on function ai._check_claim(text, interval, text) is 'Internal guard of claim_job and claim_jobs: worker_id, lease and queue.';
 
--- The claim's per-thread lock: a transaction-level advisory lock on (class 'ai', thread), tried,
--- never waited for. A claimer that holds it is the only one that may start a job of that thread
--- until it commits; a hash collision only makes a claimer skip a thread for a moment.
+-- The claim's per-thread lock: a row lock (FOR NO KEY UPDATE, tried with SKIP LOCKED, never
+-- waited for) on the thread's row in ai.agent_sessions, held until the claim commits. A claimer
+-- that holds it is the only one that may start a job of that thread. No tenant can take it for
+-- another tenant's thread: row-level security hides that row (an advisory-lock key, which any
+-- role can take, let a tenant starve another's jobs). It does not conflict with the KEY SHARE
+-- that enqueue_job's foreign key takes; a write to the session in flight (an append, a
+-- checkpoint) makes a claim skip the thread for that moment. claim_job and claim_jobs (change
+-- queue_lean_writes) write the same lock out in their query, which spares a call per row.
 create function ai._lock_thread(thread_id text) returns boolean
-language sql volatile parallel restricted
-as $$ select pg_catalog.pg_try_advisory_xact_lock(1634296929, pg_catalog.hashtext(thread_id)) $$;
-comment on function ai._lock_thread(text) is 'Internal: tries the claim''s transaction-level advisory lock on a thread; true when taken (or already held).';
+language plpgsql volatile parallel restricted
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  perform from ai.agent_sessions s where s.thread_id = _lock_thread.thread_id for no key update skip locked;
+  return found;
+end
+$$;
+comment on function ai._lock_thread(text) is 'Internal: tries the claim''s lock on a thread (its ai.agent_sessions row, FOR NO KEY UPDATE SKIP LOCKED, until the transaction ends); true when taken (or already held).';
 
 -- Called after a fenced UPDATE matched no row: AS001 when the caller cannot see the job at all
 -- (unknown, or another tenant's), AS006 (lease lost) otherwise, with what the row holds now.
@@ -1089,12 +1297,38 @@ comment on function ai._finish_spent(bigint, timestamptz) is 'Internal: complete
 -- ---------------------------------------------------------------------------------------------
 -- Enqueue
 
+-- The wake-up channel of a queue (see NOTIFY in the header): a keyed hash of its name.
+create table ai.notify_key (
+  one boolean primary key default true check (one),
+  key text not null
+);
+comment on table ai.notify_key is 'Internal: the random key of the queue channel names (ai.queue_channel); one row, read by the schema owner only.';
+alter table ai.notify_key enable row level security;
+alter table ai.notify_key force row level security;
+create policy notify_key_schema_owner on ai.notify_key using (true) with check (true);  -- no grant to anyone
+insert into ai.notify_key (key)
+values (pg_catalog.md5(pg_catalog.gen_random_uuid()::text) || pg_catalog.md5(pg_catalog.gen_random_uuid()::text));
+
+create function ai.queue_channel(queue text) returns text
+language sql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+  select 'ai_jobs_' operator(pg_catalog.||) pg_catalog.left(pg_catalog.encode(pg_catalog.sha256(
+           pg_catalog.convert_to(k.key operator(pg_catalog.||) ':' operator(pg_catalog.||) queue, 'UTF8')), 'hex'), 32)
+  from ai.notify_key k
+$$;
+comment on function ai.queue_channel(text) is
+  'The channel a worker LISTENs on to wake when a job of the queue is due: ''ai_jobs_'' and a keyed hash of the queue name (the payload is empty). For ai_service; tenants cannot compute it, so they learn no queue name and hear no other tenant''s jobs.';
+
 create function ai.enqueue_job(
   thread_id text, payload jsonb default '{}', queue text default 'default', run_at timestamptz default null,
   priority integer default 0, max_attempts integer default 5, idempotency_key text default null)
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1143,13 +1377,13 @@ begin
   end if;
 
   if j.run_at <= v_now then
-    perform pg_catalog.pg_notify('ai_jobs', a_queue);
+    perform pg_catalog.pg_notify(ai.queue_channel(a_queue), '');
   end if;
   return j;
 end
 $$;
 comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text) is
-  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Sends pg_notify(''ai_jobs'', queue) when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument, AS003 payload over 1 MiB, AS004 session finished.';
+  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument, AS003 payload over 1 MiB, AS004 session finished.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Claim
@@ -1158,6 +1392,8 @@ create function ai.claim_job(worker_id text, lease interval default '60 seconds'
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1170,7 +1406,7 @@ begin
 
   for attempt in 1..5 loop
     -- 1. Pick: one ordered scan of agent_jobs_claim finds due jobs and expired leases alike. The
-    --    thread's advisory lock keeps every other claimer off this thread until we commit.
+    --    thread's lock keeps every other claimer off this thread until we commit.
     select c.job_id into v_id
     from ai.agent_jobs c
     where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_job.queue and c.available_at <= v_now
@@ -1192,6 +1428,7 @@ begin
         attempts = u.attempts + 1,
         fencing_token = u.fencing_token + 1,
         lease_owner = claim_job.worker_id,
+        claimed_at = v_now,
         lease_expires_at = v_now + claim_job.lease,
         updated_at = v_now
     where u.job_id = v_id
@@ -1219,6 +1456,8 @@ create function ai.claim_jobs(worker_id text, lease interval, queue text, max_jo
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1254,6 +1493,7 @@ begin
         attempts = u.attempts + 1,
         fencing_token = u.fencing_token + 1,
         lease_owner = claim_jobs.worker_id,
+        claimed_at = v_now,
         lease_expires_at = v_now + claim_jobs.lease,
         updated_at = v_now
     where u.job_id = any (v_ids)
@@ -1282,6 +1522,8 @@ create function ai.renew_lease(job_id bigint, fencing_token bigint, lease interv
 returns timestamptz
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1303,35 +1545,119 @@ $$;
 comment on function ai.renew_lease(bigint, bigint, interval) is
   'Extends the lease of a job held with fencing_token to ai.now() + lease and returns the new expiry. AS006 lease lost (stale token, lease already expired, job no longer IN_PROGRESS), AS001 unknown job, AS002 bad lease.';
 
+-- The fence at commit. fenced_write queues a check that runs when the caller's transaction
+-- commits (a deferred constraint trigger on ai.job_fences): the job must still be IN_PROGRESS under
+-- the caller's token with a lease that has not ended at that moment (ai.now()), or have been moved
+-- by that very transaction (its own complete_job, fail_job, release_job or request_human, which
+-- hold the row from then on). Otherwise the commit fails with AS006 and nothing the transaction
+-- wrote is kept. The check locks the job row FOR SHARE: a reap, cancel, release, complete or claim
+-- in flight makes it wait and then look at what that one did; once it holds the lock, they wait
+-- for its commit. So nothing waits for an open fenced transaction, and whoever takes a job from its
+-- holder fences out the holder's open transaction, whichever of the two commits first.
+-- The table never holds a committed row: fenced_write deletes its row at once (the queued trigger
+-- fires all the same). Unlogged: nothing in it is worth a WAL record.
+create unlogged table ai.job_fences (
+  job_id bigint not null,
+  fencing_token bigint not null
+) with (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000,
+        autovacuum_vacuum_insert_scale_factor = 0, autovacuum_vacuum_insert_threshold = 1000);
+comment on table ai.job_fences is 'Internal: one row per ai.fenced_write call, deleted at once; its deferred trigger checks the fence again at commit.';
+alter table ai.job_fences enable row level security;
+alter table ai.job_fences force row level security;
+-- A row is only ever seen by the transaction that wrote it (it is gone before that one commits).
+-- No grant: only ai.fenced_write (SECURITY DEFINER, the schema owner) writes it.
+create policy job_fences_own_transaction on ai.job_fences using (true) with check (true);
+
+-- Whether a row version was written by the current transaction (or one of its subtransactions).
+-- Used on a row locked FOR SHARE, so any writer still in progress is this transaction.
+create function ai._written_here(x xid) returns boolean
+language sql volatile parallel restricted
+set search_path = pg_catalog, pg_temp
+as $$
+  -- the 64-bit id nearest to the current one with these low 32 bits (a subtransaction's id is
+  -- larger than its parent's, a row's older): xmin is never 2^31 transactions away
+  select case when f >= 0 then coalesce(pg_catalog.pg_xact_status(f::text::xid8) = 'in progress', false) else false end
+  from (select c + d - case when d > 2147483648 then 4294967296 when d < -2147483648 then -4294967296 else 0 end as f
+        from (select c, x::text::numeric - pg_catalog.mod(c, 4294967296) as d
+              from (select pg_catalog.pg_current_xact_id()::text::numeric as c) cur) diff) full_xid
+$$;
+comment on function ai._written_here(xid) is 'Internal: true when a row version''s xmin is the current transaction or one of its subtransactions.';
+
+-- SECURITY DEFINER: a deferred trigger fires at commit, outside fenced_write, as the caller, who
+-- holds no privilege on ai.agent_jobs.
+create function ai._check_fence_at_commit() returns trigger
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_now timestamptz;
+  j record;
+begin
+  select a.status, a.fencing_token, a.lease_expires_at, a.xmin into j
+  from ai.agent_jobs a
+  where a.job_id = new.job_id
+  for share;
+  v_now := ai.now();  -- after the lock, which may have waited for a writer of the row
+  if found and j.fencing_token = new.fencing_token
+     and ((j.status = 'IN_PROGRESS' and j.lease_expires_at > v_now)
+          or (j.status <> 'IN_PROGRESS' and ai._written_here(j.xmin))) then
+    return null;
+  end if;
+  raise exception using errcode = 'AS006',
+    message = format('job %s: lease lost before the fenced transaction committed', new.job_id),
+    detail = case when found
+                  then format('the job is %s with fencing token %s (the transaction holds %s), lease until %s, now %s',
+                              j.status, j.fencing_token, new.fencing_token,
+                              coalesce(j.lease_expires_at::text, 'none'), v_now)
+                  else 'the job is gone' end,
+    hint = 'nothing this transaction wrote was kept; the job''s new holder, if any, does the work';
+end
+$$;
+comment on function ai._check_fence_at_commit() is 'Internal trigger (deferred, at commit): a transaction that called ai.fenced_write commits only if its job is still held under its token with a lease not ended, or was finished by that transaction itself; AS006 otherwise.';
+revoke execute on function ai._check_fence_at_commit() from public;  -- a trigger needs no grant
+
+create constraint trigger job_fences_checked_at_commit
+  after insert on ai.job_fences
+  deferrable initially deferred
+  for each row execute function ai._check_fence_at_commit();
+
 create function ai.fenced_write(job_id bigint, fencing_token bigint) returns timestamptz
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := ai.now();
   v_expires timestamptz;
+  v_fence tid;
 begin
-  -- KEY SHARE: a claim (FOR UPDATE SKIP LOCKED) skips the row until the caller's transaction
-  -- ends, while the holder's renew_lease, a non-key UPDATE, is not blocked.
+  -- The check now, without a row lock: nothing waits for this transaction. Its commit checks
+  -- again (ai._check_fence_at_commit, queued by the insert; the row itself goes at once).
   select j.lease_expires_at into v_expires
   from ai.agent_jobs j
   where j.job_id = fenced_write.job_id and j.status = 'IN_PROGRESS'
-    and j.fencing_token = fenced_write.fencing_token and j.lease_expires_at > v_now
-  for key share;
+    and j.fencing_token = fenced_write.fencing_token and j.lease_expires_at > v_now;
   if not found then
     perform ai._raise_lease_lost(fenced_write.job_id, fenced_write.fencing_token);
   end if;
+  insert into ai.job_fences (job_id, fencing_token) values (fenced_write.job_id, fenced_write.fencing_token)
+  returning ctid into v_fence;
+  delete from ai.job_fences f where f.ctid = v_fence;
   return v_expires;
 end
 $$;
 comment on function ai.fenced_write(bigint, bigint) is
-  'Asserts that the caller still holds the job (IN_PROGRESS, fencing_token current, lease not expired) and keeps its row locked (FOR KEY SHARE) until the caller''s transaction ends, so no other worker can reclaim it between this check and the commit. Call it first in every transaction that writes on behalf of a job. Returns the lease expiry. AS006 lease lost, AS001 unknown job.';
+  'Asserts that the caller still holds the job (IN_PROGRESS, fencing_token current, lease not expired) and checks it again when the caller''s transaction commits: the commit fails with AS006, keeping nothing, if by then the job was taken away (reaped, cancelled, released, completed or failed by another transaction, reclaimed) or its lease has ended, unless the transaction finished the job itself. Call it first in every transaction that writes on behalf of a job. Takes no lock: nothing waits for the transaction. Returns the lease expiry. AS006 lease lost, AS001 unknown job.';
 
 create function ai.complete_job(job_id bigint, fencing_token bigint, result jsonb default null)
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1343,7 +1669,9 @@ begin
   end if;
   update ai.agent_jobs u
   set status = 'COMPLETED', result = complete_job.result, lease_owner = null, lease_expires_at = null,
-      finished_at = v_now, updated_at = v_now
+      finished_at = v_now, updated_at = v_now,
+      attempt_log = u.attempt_log operator(pg_catalog.||) ai._attempt_entry(
+        u.attempts, u.lease_owner, u.fencing_token, u.claimed_at, u.lease_expires_at, v_now, 'completed', null)
   where u.job_id = complete_job.job_id and u.status = 'IN_PROGRESS'
     and u.fencing_token = complete_job.fencing_token and u.lease_expires_at > v_now
   returning u.* into j;
@@ -1360,6 +1688,8 @@ create function ai.complete_jobs(job_ids bigint[], fencing_tokens bigint[], resu
 returns setof bigint
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1381,7 +1711,9 @@ begin
   return query
   update ai.agent_jobs u
   set status = 'COMPLETED', result = complete_jobs.results[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)],
-      lease_owner = null, lease_expires_at = null, finished_at = v_now, updated_at = v_now
+      lease_owner = null, lease_expires_at = null, finished_at = v_now, updated_at = v_now,
+      attempt_log = u.attempt_log operator(pg_catalog.||) ai._attempt_entry(
+        u.attempts, u.lease_owner, u.fencing_token, u.claimed_at, u.lease_expires_at, v_now, 'completed', null)
   where u.job_id = any (complete_jobs.job_ids) and u.status = 'IN_PROGRESS'
     and u.fencing_token = complete_jobs.fencing_tokens[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)]
     and u.lease_expires_at > v_now
@@ -1395,6 +1727,8 @@ create function ai.fail_job(job_id bigint, fencing_token bigint, error text, ret
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1428,6 +1762,8 @@ comment on function ai.fail_job(bigint, bigint, text, interval) is
 create function ai.release_job(job_id bigint, fencing_token bigint) returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1443,7 +1779,7 @@ begin
   if not found then
     perform ai._raise_lease_lost(release_job.job_id, release_job.fencing_token);
   end if;
-  perform pg_catalog.pg_notify('ai_jobs', j.queue);
+  perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
   return j;
 end
 $$;
@@ -1456,6 +1792,8 @@ comment on function ai.release_job(bigint, bigint) is
 create function ai.cancel_job(job_id bigint) returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1479,6 +1817,8 @@ comment on function ai.cancel_job(bigint) is
 create function ai.retry_dead_job(job_id bigint) returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1492,7 +1832,7 @@ begin
   if not found then
     perform ai._raise_not_allowed(retry_dead_job.job_id, 'only FAILED jobs are retried');
   end if;
-  perform pg_catalog.pg_notify('ai_jobs', j.queue);
+  perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
   return j;
 end
 $$;
@@ -1501,6 +1841,8 @@ comment on function ai.retry_dead_job(bigint) is
 
 create function ai.get_job(job_id bigint) returns ai.agent_jobs
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1516,10 +1858,49 @@ $$;
 comment on function ai.get_job(bigint) is
   'The job row (archived jobs are in ai.agent_jobs_archive). AS001 unknown job, or another tenant''s.';
 
+create function ai.job_attempts(job_id bigint)
+returns table (attempt integer, worker text, fencing_token bigint, claimed_at timestamptz,
+               lease_expires_at timestamptz, ended_at timestamptz, outcome text, error text)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  j record;
+begin
+  select x.job_id, x.status, x.attempts, x.lease_owner, x.fencing_token, x.claimed_at, x.lease_expires_at, x.attempt_log
+  into j from ai.agent_jobs x where x.job_id = job_attempts.job_id;
+  if not found then
+    select x.job_id, x.status, x.attempts, x.lease_owner, x.fencing_token, x.claimed_at, x.lease_expires_at, x.attempt_log
+    into j from ai.agent_jobs_archive x where x.job_id = job_attempts.job_id;
+    if not found then
+      raise exception using errcode = 'AS001', message = format('job %s not found', job_attempts.job_id);
+    end if;
+  end if;
+  return query
+    select (e.v ->> 'attempt')::integer, e.v ->> 'worker', (e.v ->> 'fencing_token')::bigint,
+           (e.v ->> 'claimed_at')::timestamptz, (e.v ->> 'lease_expires_at')::timestamptz,
+           (e.v ->> 'ended_at')::timestamptz, e.v ->> 'outcome', e.v ->> 'error'
+    from pg_catalog.jsonb_array_elements(j.attempt_log) with ordinality as e(v, n)
+    order by e.n;
+  if j.status = 'IN_PROGRESS' then
+    -- the attempt running now (its lease may have ended: the next claim or a reap records that)
+    return query select j.attempts, j.lease_owner, j.fencing_token, j.claimed_at, j.lease_expires_at,
+                        null::timestamptz, 'in_progress'::text, null::text;
+  end if;
+end
+$$;
+comment on function ai.job_attempts(bigint) is
+  'The attempts of a job, oldest first: attempt number, worker, fencing token, claimed at, lease end, ended at, outcome (completed, failed, released, cancelled, awaiting_human, expired, or in_progress for the one running) and error (a failed attempt''s). Reads archived jobs too. Each ended attempt was recorded by the transaction that ended it. AS001 unknown job, or another tenant''s.';
+
 create function ai.queue_stats(queue text default null)
 returns table (queue_name text, pending bigint, due bigint, in_progress bigint, expired_leases bigint,
-               awaiting_human bigint, completed bigint, failed bigint, cancelled bigint, oldest_due_age interval)
+               awaiting_human bigint, completed bigint, failed bigint, cancelled bigint, oldest_due_age interval,
+               failed_attempts bigint, expired_attempts bigint)
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1535,7 +1916,11 @@ begin
          count(*) filter (where j.status = 'COMPLETED'),
          count(*) filter (where j.status = 'FAILED'),
          count(*) filter (where j.status = 'CANCELLED'),
-         v_now - min(j.run_at) filter (where j.status = 'PENDING' and j.run_at <= v_now)
+         v_now - min(j.run_at) filter (where j.status = 'PENDING' and j.run_at <= v_now),
+         coalesce(sum(pg_catalog.jsonb_array_length(pg_catalog.jsonb_path_query_array(
+           j.attempt_log, '$[*] ? (@.outcome == "failed")'))) filter (where j.attempt_log <> '[]'), 0)::bigint,
+         coalesce(sum(pg_catalog.jsonb_array_length(pg_catalog.jsonb_path_query_array(
+           j.attempt_log, '$[*] ? (@.outcome == "expired")'))) filter (where j.attempt_log <> '[]'), 0)::bigint
   from ai.agent_jobs j
   where queue_stats.queue is null or j.queue = queue_stats.queue
   group by j.queue
@@ -1543,10 +1928,12 @@ begin
 end
 $$;
 comment on function ai.queue_stats(text) is
-  'Per queue (or only the one named): jobs per status, PENDING jobs due now, IN_PROGRESS jobs whose lease expired, and the age of the oldest due job. RLS applies: a tenant counts its own jobs, a service acting for nobody counts all.';
+  'Per queue (or only the one named): jobs per status, PENDING jobs due now, IN_PROGRESS jobs whose lease expired, the age of the oldest due job, and the attempts of its jobs (not yet archived) that failed and whose lease expired (retries and reclaims). RLS applies: a tenant counts its own jobs, a service acting for nobody counts all.';
 
 create function ai.reap_expired(queue text default null) returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1573,6 +1960,8 @@ comment on function ai.reap_expired(text) is
 create function ai.archive_jobs(older_than interval default '1 day', max_rows integer default 10000)
 returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -1612,20 +2001,18 @@ revoke execute on function
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
-  ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.cancel_job(bigint), ai.retry_dead_job(bigint), ai.get_job(bigint),
-  ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer)
+  ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.cancel_job(bigint), ai.retry_dead_job(bigint), ai.get_job(bigint), ai.job_attempts(bigint),
+  ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text),
+  ai._written_here(xid)
 from public;
-grant execute on function
-  ai._raise_not_allowed(bigint, text), ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
-  ai.cancel_job(bigint), ai.get_job(bigint), ai.queue_stats(text)
+grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
+  ai.cancel_job(bigint), ai.get_job(bigint), ai.job_attempts(bigint), ai.queue_stats(text)
 to ai_user, ai_service;
-grant execute on function
-  ai._check_lease(interval), ai._check_claim(text, interval, text), ai._raise_lease_lost(bigint, bigint),
-  ai._lock_thread(text), ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
-  ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
+grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
-  ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.retry_dead_job(bigint), ai.reap_expired(text), ai.archive_jobs(interval, integer)
+  ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.retry_dead_job(bigint),
+  ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text)
 to ai_service;
 
 
@@ -1646,6 +2033,7 @@ create function ai.ulid()
 returns text
 language plpgsql
 volatile parallel unsafe
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_ms bigint := floor(extract(epoch from ai.now()) * 1000)::bigint;
@@ -1675,20 +2063,20 @@ begin
     v_hi := 0;
     v_lo := 0;
     for i in 0 .. 4 loop
-      v_hi := (v_hi << 8) | get_byte(v_rand, i);
-      v_lo := (v_lo << 8) | get_byte(v_rand, i + 5);
+      v_hi := (v_hi << 8) | get_byte(v_rand, i)::bigint;
+      v_lo := (v_lo << 8) | get_byte(v_rand, i + 5)::bigint;
     end loop;
   end if;
-  perform set_config('ai.ulid_state', v_ms || ':' || v_hi || ':' || v_lo, false);
+  perform set_config('ai.ulid_state', v_ms::text || ':' || v_hi::text || ':' || v_lo::text, false);
   -- 10 characters of time, then 8 + 8 of randomness (5 bits each, most significant first)
   for i in reverse 9 .. 0 loop
-    v_out := v_out || substr(v_alphabet, ((v_ms >> (5 * i)) & 31)::integer + 1, 1);
+    v_out := v_out || substr(v_alphabet, ((v_ms >> (5 * i)) & 31::bigint)::integer + 1, 1);
   end loop;
   for i in reverse 7 .. 0 loop
-    v_out := v_out || substr(v_alphabet, ((v_hi >> (5 * i)) & 31)::integer + 1, 1);
+    v_out := v_out || substr(v_alphabet, ((v_hi >> (5 * i)) & 31::bigint)::integer + 1, 1);
   end loop;
   for i in reverse 7 .. 0 loop
-    v_out := v_out || substr(v_alphabet, ((v_lo >> (5 * i)) & 31)::integer + 1, 1);
+    v_out := v_out || substr(v_alphabet, ((v_lo >> (5 * i)) & 31::bigint)::integer + 1, 1);
   end loop;
   return v_out;
 end;
@@ -1702,6 +2090,7 @@ create function ai.ulid_time(ulid text)
 returns timestamptz
 language plpgsql
 immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_alphabet constant text := '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
@@ -1717,9 +2106,9 @@ begin
   end if;
   for i in 1 .. 10 loop
     v_pos := strpos(v_alphabet, substr(p_ulid, i, 1)) - 1;
-    v_ms := (v_ms << 5) | v_pos;
+    v_ms := (v_ms << 5) | v_pos::bigint;
   end loop;
-  return to_timestamp(v_ms / 1000.0);
+  return to_timestamp(v_ms::numeric / 1000.0);
 end;
 $$;
 
@@ -1851,20 +2240,15 @@ create policy deleted_threads_by_owner on ai.deleted_threads
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
--- The functions run as the caller; RLS narrows every privilege to the caller's own rows.
-grant select, insert, update, delete on ai.checkpoints, ai.checkpoint_blobs, ai.checkpoint_writes
-  to ai_user, ai_service;
-grant select, insert, update (deleted_at) on ai.deleted_threads to ai_user, ai_service;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
--- Tenants may not delete sessions (see the sessions change). A tombstone is what deletes one:
--- RLS lets a caller write a tombstone only for its own owner, and this trigger then deletes that
--- owner's session of that thread, as the schema owner; the foreign keys cascade to everything the
--- thread owns (messages, events, checkpoints, values, writes). RLS is forced for the schema owner
--- too (unless it is a superuser), so two policies for it alone let it see the tombstones and
--- delete exactly the sessions they name.
+-- A tombstone is what deletes a session: ai.delete_thread writes one for the caller's own thread
+-- and this trigger then deletes that owner's session of that thread; the foreign keys cascade to
+-- everything the thread owns (messages, events, checkpoints, values, writes). It runs inside the
+-- schema owner's functions, under the same policies (a caller's own rows only).
 create function ai._delete_tombstoned_session() returns trigger
-language plpgsql volatile security definer
-set search_path = pg_catalog, pg_temp
+language plpgsql volatile
 as $$
 begin
   delete from ai.agent_sessions s where s.thread_id = new.thread_id and s.owner = new.owner;
@@ -1872,14 +2256,6 @@ begin
 end
 $$;
 comment on function ai._delete_tombstoned_session() is 'Internal trigger: deletes the session a tombstone in ai.deleted_threads names (owner and thread must match).';
-create policy deleted_threads_seen_by_schema_owner on ai.deleted_threads for select to current_user using (true);
--- a DELETE with a WHERE reads the row, so it needs a SELECT policy as well as a DELETE one
-create policy agent_sessions_tombstoned_seen_by_schema_owner on ai.agent_sessions for select to current_user
-  using (exists (select from ai.deleted_threads d
-                 where d.thread_id = agent_sessions.thread_id and d.owner = agent_sessions.owner));
-create policy agent_sessions_deleted_by_tombstone on ai.agent_sessions for delete to current_user
-  using (exists (select from ai.deleted_threads d
-                 where d.thread_id = agent_sessions.thread_id and d.owner = agent_sessions.owner));
 revoke execute on function ai._delete_tombstoned_session() from public;
 create trigger deleted_threads_delete_session
   after insert or update on ai.deleted_threads
@@ -1902,6 +2278,39 @@ end
 $$;
 comment on function ai._check_checkpoint_ns(text) is 'Internal guard: raises AS002 unless checkpoint_ns is a text of at most 1024 characters (empty is the root).';
 
+-- Sizes: a checkpoint, each channel value and each pending write up to 16 MiB (AS003); channel
+-- names and versions, which are index keys, up to 255 characters (AS002; longer ones would hit
+-- the btree row limit, 54000). The hot paths test the common case inline and call this guard
+-- only when something is over, to raise the error that names it.
+create function ai._check_blob_sizes(checkpoint bytea, channels text[], versions text[], blobs bytea[])
+returns void
+language plpgsql immutable
+as $$
+declare
+  v_max constant integer := 16777216;
+  u record;
+begin
+  if pg_catalog.octet_length(checkpoint) > v_max then
+    raise exception using errcode = 'AS003',
+      message = format('checkpoint is %s bytes, over the limit of %s', pg_catalog.octet_length(checkpoint), v_max);
+  end if;
+  for u in select * from unnest(channels, versions, blobs) as x(channel, version, blob) loop
+    if pg_catalog.char_length(u.channel) > 255 then
+      raise exception using errcode = 'AS002', message = 'a channel name is longer than 255 characters';
+    end if;
+    if pg_catalog.char_length(u.version) > 255 then
+      raise exception using errcode = 'AS002',
+        message = format('the version of channel %s is longer than 255 characters', u.channel);
+    end if;
+    if pg_catalog.octet_length(u.blob) > v_max then
+      raise exception using errcode = 'AS003',
+        message = format('the value of channel %s is %s bytes, over the limit of %s', u.channel, pg_catalog.octet_length(u.blob), v_max);
+    end if;
+  end loop;
+end
+$$;
+comment on function ai._check_blob_sizes(bytea, text[], text[], bytea[]) is 'Internal guard: AS003 for a checkpoint or a value over 16 MiB, AS002 for a channel name or version over 255 characters.';
+
 -- A fenced write: the queue's check that the caller still holds the job, in this transaction.
 create function ai._fence(job_id bigint, fencing_token bigint) returns void
 language plpgsql volatile
@@ -1913,8 +2322,8 @@ begin
   if job_id is null or fencing_token is null then
     raise exception using errcode = 'AS002', message = 'job_id and fencing_token go together: give both or neither';
   end if;
-  -- AS006 when the token is stale or the lease expired; keeps the job row locked (FOR KEY SHARE)
-  -- until this transaction ends, so nobody reclaims the job before the checkpoint commits.
+  -- AS006 when the token is stale or the lease expired; checked again when this transaction
+  -- commits, so a checkpoint of a job taken away meanwhile is not kept.
   perform ai.fenced_write(job_id, fencing_token);
 end
 $$;
@@ -1925,11 +2334,11 @@ comment on function ai._fence(bigint, bigint) is 'Internal: a no-op without job_
 -- Another tenant's thread is AS001, as anywhere else.
 create function ai._checkpoint_thread_owner(thread_id text) returns text
 language plpgsql volatile
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
   a_thread_id alias for $1;
-  v_now timestamptz := ai.now();
   v_owner text;
 begin
   select owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
@@ -1942,16 +2351,12 @@ begin
       message = format('thread %s was deleted', a_thread_id),
       hint = 'a deleted thread is not re-created by a late write; use a new thread_id';
   end if;
-  insert into ai.agent_sessions (thread_id, owner, created_at, updated_at)
-  values (a_thread_id, ai.current_owner(), v_now, v_now)
-  on conflict (thread_id) do nothing
-  returning owner into v_owner;
-  if found then
-    insert into ai.session_events (thread_id, owner, kind, payload, created_at)
-    values (a_thread_id, v_owner, 'start', pg_catalog.jsonb_build_object('config', '{}'::jsonb, 'by', 'checkpoint'), v_now);
-    return v_owner;
+  -- New, or created meanwhile by the caller in a concurrent transaction (LangGraph's background
+  -- put racing its put_writes): either way the caller's row. NULL: another tenant's thread.
+  if ai._start_session(a_thread_id, ai.current_owner(), '{}',
+                       pg_catalog.jsonb_build_object('config', '{}'::jsonb, 'by', 'checkpoint')) then
+    return ai.current_owner();
   end if;
-  -- Taken meanwhile: by the caller in a concurrent transaction (now committed), or by another tenant.
   select owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
@@ -2017,6 +2422,8 @@ create function ai.put_checkpoint(
   durability text default 'sync'
 ) returns text
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -2077,6 +2484,12 @@ begin
      or array_position(a_blob_types, null) is not null then
     raise exception using errcode = 'AS002', message = 'blob channels, versions and types must not contain NULL';
   end if;
+  if pg_catalog.octet_length(a_checkpoint) > 16777216
+     or exists (select from unnest(a_blob_channels, a_blob_versions, a_blobs) as u(channel, version, blob)
+                where pg_catalog.char_length(u.channel) > 255 or pg_catalog.char_length(u.version) > 255
+                   or pg_catalog.octet_length(u.blob) > 16777216) then
+    perform ai._check_blob_sizes(a_checkpoint, a_blob_channels, a_blob_versions, a_blobs);
+  end if;
   if a_durability is null or a_durability not in ('sync', 'async') then
     raise exception using errcode = 'AS002',
       message = format('durability %s is not sync or async', coalesce(pg_catalog.quote_literal(a_durability), 'NULL'));
@@ -2128,7 +2541,7 @@ begin
 end
 $$;
 comment on function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text) is
-  'Saves a checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version) in one call; returns its id (a new ULID when checkpoint_id is NULL). Putting the same id again replaces it. Creates the session for the caller when the thread is new; in the root namespace keeps agent_sessions.current_checkpoint_id at the newest id. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument, AS003 metadata too large, AS006 stale fencing token, AS020 deleted thread.';
+  'Saves a checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version) in one call; returns its id (a new ULID when checkpoint_id is NULL). Putting the same id again replaces it. Creates the session for the caller when the thread is new; in the root namespace keeps agent_sessions.current_checkpoint_id at the newest id. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument (a channel name or version over 255 characters too), AS003 metadata over 1 MiB or the checkpoint or a channel value over 16 MiB, AS006 stale fencing token, AS020 deleted thread.';
 
 create function ai.put_writes(
   thread_id text,
@@ -2144,6 +2557,8 @@ create function ai.put_writes(
   fencing_token bigint default null
 ) returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -2187,6 +2602,10 @@ begin
      or array_position(a_types, null) is not null or array_position(a_blobs, null) is not null then
     raise exception using errcode = 'AS002', message = 'idx, channels, types and blobs must not contain NULL';
   end if;
+  if exists (select from unnest(a_channels, a_blobs) as u(channel, blob)
+             where pg_catalog.char_length(u.channel) > 255 or pg_catalog.octet_length(u.blob) > 16777216) then
+    perform ai._check_blob_sizes(null, a_channels, null, a_blobs);
+  end if;
   if job_id is not null or fencing_token is not null then
     perform ai._fence(job_id, fencing_token);
   end if;
@@ -2196,11 +2615,16 @@ begin
     v_owner := ai._checkpoint_thread_owner(a_thread_id);
   end if;
   -- A retried task writes the same (task_id, idx) again: kept as first written, except the
-  -- special channels (negative idx: error, interrupt, ...), where the newest wins.
+  -- special channels (negative idx: error, interrupt, resume, ...), where the newest wins. The same
+  -- rule inside one call, as LangGraph's savers apply it write by write (a node that calls
+  -- interrupt() twice sends two __resume__ writes at once): the last of a negative idx, the first
+  -- of any other. One row per key also keeps ON CONFLICT DO UPDATE from meeting a row twice.
   insert into ai.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, owner, channel,
                                     type, blob, task_path)
-  select a_thread_id, a_ns, a_checkpoint_id, a_task_id, u.idx, v_owner, u.channel, u.type, u.blob, a_task_path
-  from unnest(a_idx, a_channels, a_types, a_blobs) as u(idx, channel, type, blob)
+  select distinct on (u.idx)
+         a_thread_id, a_ns, a_checkpoint_id, a_task_id, u.idx, v_owner, u.channel, u.type, u.blob, a_task_path
+  from unnest(a_idx, a_channels, a_types, a_blobs) with ordinality as u(idx, channel, type, blob, ord)
+  order by u.idx, case when u.idx < 0 then -u.ord else u.ord end
   on conflict (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) do update
   set channel = excluded.channel, type = excluded.type, blob = excluded.blob, task_path = excluded.task_path
   where ai.checkpoint_writes.idx < 0;
@@ -2209,7 +2633,7 @@ begin
 end
 $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
-  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument, AS006 stale fencing token, AS020 deleted thread.';
+  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites; within one call, the last write of a negative idx and the first of any other idx count. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument (a channel name over 255 characters too), AS003 a value over 16 MiB, AS006 stale fencing token, AS020 deleted thread.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Reading. get_checkpoint and list_checkpoints return the same row: the checkpoint, the values
@@ -2275,6 +2699,8 @@ returns setof ai.checkpoint_tuple
 language plpgsql stable
 -- one plan for every call: the query below has no shape that depends on the arguments
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -2345,6 +2771,8 @@ create function ai.list_checkpoints(
 language plpgsql stable
 -- the common case (one thread, one namespace) has one plan for every call
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -2398,6 +2826,8 @@ create function ai.checkpoint_lineage(
   direction text default 'ancestors'
 ) returns table (id text, parent_id text, depth integer, created_at timestamptz, metadata jsonb)
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -2482,6 +2912,8 @@ comment on function ai.checkpoint_lineage(text, text, text, text) is
 create function ai.checkpoints_between(thread_id text, from_time timestamptz, to_time timestamptz)
 returns table (checkpoint_ns text, checkpoint_id text, parent_checkpoint_id text, created_at timestamptz, metadata jsonb)
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -2507,33 +2939,226 @@ comment on function ai.checkpoints_between(text, timestamptz, timestamptz) is
   'The checkpoints of a thread (all namespaces) saved in [from_time, to_time), oldest first: one range scan of the (thread_id, created_at) index. AS002 bad argument.';
 
 -- ---------------------------------------------------------------------------------------------
+-- DeltaChannel history (LangGraph 1.2, beta). A DeltaChannel stores its value only every so many
+-- steps (a snapshot: a channel value like any other); in between it stores nothing and its value
+-- is rebuilt from the pending writes of the ancestors back to the nearest stored value (the seed).
+-- ai._delta_walk is that walk, shared by ai.delta_channel_history (which reads it) and
+-- ai.prune_checkpoints (which must keep it).
+--
+-- The walk is checkpoint_lineage's: one backward range scan of the thread's ids, following the
+-- parent pointer as rows stream by, from the target's parent (the target's own writes are pending
+-- for the next step, not part of its value). For each channel still looking, an ancestor ends the
+-- walk when it holds a value for the channel:
+--   'blob'       a row of ai.checkpoint_blobs for the version the ancestor names;
+--   'checkpoint' no such row, yet the ancestor names a version and its metadata does not count the
+--                channel as a delta channel since a snapshot (counters_since_delta_snapshot): a
+--                value written before the channel became a DeltaChannel, kept inline in the
+--                checkpoint bytes (small primitives) or absent; the client reads the checkpoint.
+-- Rows: each ancestor on a channel's path (depth 1 = the target's parent), the channel, and on the
+-- ancestor that ends it, how (seed_kind) and the version. No row when the target is unknown (or
+-- another tenant's: RLS), or a channel has no ancestor.
+create function ai._delta_walk(thread_id text, checkpoint_ns text, checkpoint_id text, channels text[])
+returns table (depth integer, ancestor_id text, channel text, seed_kind text, seed_version text)
+language plpgsql stable
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_ns alias for $2;
+  a_checkpoint_id alias for $3;
+  v_channels text[];
+  v_last text[];     -- per channel: the version last probed (an unchanged version needs no probe)
+  v_done boolean[];
+  v_left integer;
+  v_want text;
+  v_depth integer := 0;
+  v_version text;
+  v_kind text;
+  r record;
+begin
+  select array_agg(distinct c) into v_channels from pg_catalog.unnest(channels) c where c is not null;
+  if v_channels is null then
+    return;
+  end if;
+  v_left := pg_catalog.cardinality(v_channels);
+  v_last := pg_catalog.array_fill(null::text, array[v_left]);
+  v_done := pg_catalog.array_fill(false, array[v_left]);
+  select c.parent_checkpoint_id into v_want
+  from ai.checkpoints c
+  where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = a_checkpoint_id;
+  if v_want is null then
+    return;  -- unknown target, or a root: nothing before it
+  end if;
+
+  -- One backward range scan; a parent not older than its child is followed by probes below.
+  for r in
+    select c.checkpoint_id, c.parent_checkpoint_id, c.channel_versions, c.metadata
+    from ai.checkpoints c
+    where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id <= v_want
+    order by c.checkpoint_id desc
+  loop
+    continue when r.checkpoint_id <> v_want;
+    v_depth := v_depth + 1;
+    for i in 1 .. pg_catalog.cardinality(v_channels) loop
+      continue when v_done[i];
+      v_kind := null;
+      v_version := r.channel_versions ->> v_channels[i];
+      if v_version is not null and v_version is distinct from v_last[i] then
+        v_last[i] := v_version;
+        if exists (select from ai.checkpoint_blobs b
+                   where b.thread_id = a_thread_id and b.checkpoint_ns = a_ns
+                     and b.channel = v_channels[i] and b.version = v_version) then
+          v_kind := 'blob';
+        elsif not coalesce(r.metadata -> 'counters_since_delta_snapshot' ? v_channels[i], false) then
+          v_kind := 'checkpoint';
+        end if;
+      end if;
+      depth := v_depth;
+      ancestor_id := r.checkpoint_id;
+      channel := v_channels[i];
+      seed_kind := v_kind;
+      seed_version := case when v_kind is not null then v_version end;
+      return next;
+      if v_kind is not null then
+        v_done[i] := true;
+        v_left := v_left - 1;
+      end if;
+    end loop;
+    v_want := r.parent_checkpoint_id;
+    exit when v_want is null or v_left = 0;
+  end loop;
+
+  -- A parent newer than its child (ids in no time order): one primary-key probe per step.
+  while v_want is not null and v_left > 0 loop
+    select c.checkpoint_id, c.parent_checkpoint_id, c.channel_versions, c.metadata into r
+    from ai.checkpoints c
+    where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = v_want;
+    exit when not found;
+    v_depth := v_depth + 1;
+    for i in 1 .. pg_catalog.cardinality(v_channels) loop
+      continue when v_done[i];
+      v_kind := null;
+      v_version := r.channel_versions ->> v_channels[i];
+      if v_version is not null and v_version is distinct from v_last[i] then
+        v_last[i] := v_version;
+        if exists (select from ai.checkpoint_blobs b
+                   where b.thread_id = a_thread_id and b.checkpoint_ns = a_ns
+                     and b.channel = v_channels[i] and b.version = v_version) then
+          v_kind := 'blob';
+        elsif not coalesce(r.metadata -> 'counters_since_delta_snapshot' ? v_channels[i], false) then
+          v_kind := 'checkpoint';
+        end if;
+      end if;
+      depth := v_depth;
+      ancestor_id := r.checkpoint_id;
+      channel := v_channels[i];
+      seed_kind := v_kind;
+      seed_version := case when v_kind is not null then v_version end;
+      return next;
+      if v_kind is not null then
+        v_done[i] := true;
+        v_left := v_left - 1;
+      end if;
+    end loop;
+    v_want := r.parent_checkpoint_id;
+  end loop;
+end
+$$;
+comment on function ai._delta_walk(text, text, text, text[]) is
+  'Internal: the ancestors a DeltaChannel''s value at a checkpoint is rebuilt from, per channel: from the parent (depth 1) back to the nearest ancestor holding a value (seed_kind ''blob'': a channel value row; ''checkpoint'': possibly inline in the checkpoint bytes), or to the root.';
+
+create function ai.delta_channel_history(thread_id text, checkpoint_ns text, checkpoint_id text, channels text[])
+returns table (channel text, kind text, from_checkpoint_id text, task_id text, idx integer, type text, blob bytea)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_ns alias for $2;
+  a_channels alias for $4;
+  v_id text := $3;
+begin
+  if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
+    perform ai._check_thread_id(a_thread_id);
+  end if;
+  if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
+    perform ai._check_checkpoint_ns(a_ns);
+  end if;
+  if v_id = '' or pg_catalog.char_length(v_id) > 255 then
+    perform ai._check_text(v_id, 'checkpoint_id');
+  end if;
+  if a_channels is null or pg_catalog.array_position(a_channels, null) is not null then
+    raise exception using errcode = 'AS002', message = 'channels must not be NULL or contain NULL';
+  end if;
+  if v_id is null then
+    select c.checkpoint_id into v_id
+    from ai.checkpoints c
+    where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns
+    order by c.checkpoint_id desc
+    limit 1;
+  end if;
+  return query
+  with walk as materialized (
+    select * from ai._delta_walk(a_thread_id, a_ns, v_id, a_channels)
+  )
+  select s.channel, s.kind, s.from_checkpoint_id, s.task_id, s.idx, s.type, s.blob
+  from (
+    -- the seed first: a channel value row ...
+    select w.channel, 'seed' as kind, w.ancestor_id as from_checkpoint_id, null::text as task_id, null::integer as idx,
+           b.type, b.blob, 0 as part, 0 as depth, ''::text as task_path
+    from walk w
+    join ai.checkpoint_blobs b
+      on b.thread_id = a_thread_id and b.checkpoint_ns = a_ns and b.channel = w.channel and b.version = w.seed_version
+    where w.seed_kind = 'blob'
+    union all
+    -- ... or the checkpoint that may hold it inline
+    select w.channel, 'checkpoint', w.ancestor_id, null, null, c.type, c.checkpoint, 0, 0, ''
+    from walk w
+    join ai.checkpoints c
+      on c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = w.ancestor_id
+    where w.seed_kind = 'checkpoint'
+    union all
+    -- then the writes, oldest ancestor first, each step's in (task_path, task_id, idx) order
+    select w.channel, 'write', w.ancestor_id, x.task_id::text, x.idx, x.type, x.blob, 1, w.depth, x.task_path::text
+    from walk w
+    join ai.checkpoint_writes x
+      on x.thread_id = a_thread_id and x.checkpoint_ns = a_ns and x.checkpoint_id = w.ancestor_id
+         and x.channel = w.channel
+  ) s
+  order by s.channel, s.part, s.depth desc, s.task_path, s.task_id, s.idx;
+end
+$$;
+comment on function ai.delta_channel_history(text, text, text, text[]) is
+  'LangGraph''s get_delta_channel_history in one call: for each channel, the value a DeltaChannel is rebuilt from (kind ''seed'': the nearest ancestor''s stored value, type and blob; or ''checkpoint'': that ancestor''s checkpoint bytes, where a small pre-delta value may be inline) and the pending writes of the ancestors since, oldest first (kind ''write''). Walks the parent chain from the parent of checkpoint_id (NULL: the newest of the namespace) in one index range scan; the target''s own writes are not included. No rows for an unknown checkpoint (or another tenant''s). AS002 bad argument.';
+
+revoke execute on function ai._delta_walk(text, text, text, text[]),
+  ai.delta_channel_history(text, text, text, text[]) from public;
+grant execute on function ai.delta_channel_history(text, text, text, text[]) to ai_user, ai_service;
+
+-- ---------------------------------------------------------------------------------------------
 -- Copying and forgetting
 
 -- The session a copy goes to: new, same owner as the source (also when a service copies).
 create function ai._create_copy_session(source_thread_id text, target_thread_id text) returns text
 language plpgsql volatile
+set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_now timestamptz := ai.now();
   v_source ai.agent_sessions;
-  v_owner text;
 begin
   select * into v_source from ai.agent_sessions s where s.thread_id = source_thread_id;
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', source_thread_id);
   end if;
-  insert into ai.agent_sessions (thread_id, owner, config, created_at, updated_at)
-  values (target_thread_id, v_source.owner, v_source.config, v_now, v_now)
-  on conflict (thread_id) do nothing
-  returning owner into v_owner;
-  if not found then
+  if not ai._start_session(target_thread_id, v_source.owner, v_source.config,
+                           pg_catalog.jsonb_build_object('config', v_source.config, 'copied_from', source_thread_id)) then
     raise exception using errcode = 'AS005', message = format('thread id %s is not available', target_thread_id),
       hint = 'copy or fork into a new thread id';
   end if;
-  insert into ai.session_events (thread_id, owner, kind, payload, created_at)
-  values (target_thread_id, v_owner, 'start',
-          pg_catalog.jsonb_build_object('config', v_source.config, 'copied_from', source_thread_id), v_now);
-  return v_owner;
+  return v_source.owner;
 end
 $$;
 comment on function ai._create_copy_session(text, text) is 'Internal: creates the target session of a copy or fork with the source''s owner and config. AS001 unknown source, AS005 target id taken.';
@@ -2593,6 +3218,8 @@ create function ai.fork_thread(
   checkpoint_ns text default ''
 ) returns text
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -2622,6 +3249,8 @@ comment on function ai.fork_thread(text, text, text, text) is
 
 create function ai.copy_thread(source_thread_id text, target_thread_id text) returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_owner text;
@@ -2640,6 +3269,8 @@ comment on function ai.copy_thread(text, text) is
 
 create function ai.delete_thread(thread_id text) returns boolean
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -2665,6 +3296,8 @@ comment on function ai.delete_thread(text) is
 
 create function ai.delete_for_runs(run_ids text[]) returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_threads text[];
@@ -2699,6 +3332,8 @@ comment on function ai.delete_for_runs(text[]) is
 
 create function ai.prune_checkpoints(thread_ids text[], strategy text default 'keep_latest') returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_count integer;
@@ -2719,17 +3354,34 @@ begin
     delete from ai.checkpoints c where c.thread_id = any (thread_ids);
     get diagnostics v_count = row_count;
   else
-    -- Keep the newest checkpoint of each (thread, namespace) with its writes and the values it names.
+    -- Keep the newest checkpoint of each (thread, namespace) with its writes and the values it
+    -- names; and, for each DeltaChannel whose value it does not store (the channels its metadata
+    -- counts in counters_since_delta_snapshot), the ancestors that value is rebuilt from, back to
+    -- the nearest stored one (ai._delta_walk), with their writes.
     with latest as (
-      select distinct on (c.thread_id, c.checkpoint_ns) c.thread_id, c.checkpoint_ns, c.checkpoint_id
+      select distinct on (c.thread_id, c.checkpoint_ns) c.thread_id, c.checkpoint_ns, c.checkpoint_id,
+             c.metadata, c.channel_versions
       from ai.checkpoints c
       where c.thread_id = any (thread_ids)
       order by c.thread_id, c.checkpoint_ns, c.checkpoint_id desc
+    ), kept as materialized (
+      select l.thread_id, l.checkpoint_ns, l.checkpoint_id from latest l
+      union
+      select l.thread_id, l.checkpoint_ns, w.ancestor_id
+      from latest l
+      cross join lateral ai._delta_walk(
+        l.thread_id, l.checkpoint_ns, l.checkpoint_id,
+        array(select k.key
+              from pg_catalog.jsonb_each(l.metadata -> 'counters_since_delta_snapshot') k
+              where not exists (select from ai.checkpoint_blobs b
+                                where b.thread_id = l.thread_id and b.checkpoint_ns = l.checkpoint_ns
+                                  and b.channel = k.key and b.version = l.channel_versions ->> k.key))) w
+      where pg_catalog.jsonb_typeof(l.metadata -> 'counters_since_delta_snapshot') = 'object'
     ), gone as (
       delete from ai.checkpoints c
       where c.thread_id = any (thread_ids)
-        and not exists (select from latest l where l.thread_id = c.thread_id
-                          and l.checkpoint_ns = c.checkpoint_ns and l.checkpoint_id = c.checkpoint_id)
+        and not exists (select from kept k where k.thread_id = c.thread_id
+                          and k.checkpoint_ns = c.checkpoint_ns and k.checkpoint_id = c.checkpoint_id)
       returning c.thread_id, c.checkpoint_ns, c.checkpoint_id
     ), gone_writes as (
       delete from ai.checkpoint_writes w
@@ -2738,9 +3390,11 @@ begin
     ), orphaned as (
       -- a kept checkpoint whose parent is gone becomes a root
       update ai.checkpoints c set parent_checkpoint_id = null
-      from latest l
-      where c.thread_id = l.thread_id and c.checkpoint_ns = l.checkpoint_ns and c.checkpoint_id = l.checkpoint_id
+      from kept k
+      where c.thread_id = k.thread_id and c.checkpoint_ns = k.checkpoint_ns and c.checkpoint_id = k.checkpoint_id
         and c.parent_checkpoint_id is not null
+        and not exists (select from kept p where p.thread_id = c.thread_id and p.checkpoint_ns = c.checkpoint_ns
+                          and p.checkpoint_id = c.parent_checkpoint_id)
     )
     select count(*) into v_count from gone;
     perform ai._collect_checkpoint_blobs(thread_ids);
@@ -2750,10 +3404,12 @@ begin
 end
 $$;
 comment on function ai.prune_checkpoints(text[], text) is
-  'Retention for the given threads: ''keep_latest'' keeps the newest checkpoint of each namespace (with its pending writes and channel values, and no parent), ''delete'' removes all checkpoints, writes and values. The sessions stay. Returns the checkpoints deleted. AS002 bad argument.';
+  'Retention for the given threads: ''keep_latest'' keeps the newest checkpoint of each namespace (with its pending writes and channel values) and, for the LangGraph DeltaChannels whose value it does not store, the ancestors that value is rebuilt from (back to the nearest stored value, with their writes); the oldest kept checkpoint loses its parent. ''delete'' removes all checkpoints, writes and values. The sessions stay. Returns the checkpoints deleted. AS002 bad argument.';
 
 create function ai.prune_idle_threads(idle interval, strategy text default 'keep_latest') returns integer
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_cutoff timestamptz;
@@ -2783,7 +3439,7 @@ comment on function ai.prune_idle_threads(interval, text) is
   'Retention by age: prunes (ai.prune_checkpoints with the given strategy) every thread the caller sees whose newest checkpoint is older than now - idle; returns how many threads. AS002 bad argument.';
 
 revoke execute on function
-  ai._check_checkpoint_ns(text), ai._fence(bigint, bigint),
+  ai._check_checkpoint_ns(text), ai._check_blob_sizes(bytea, text[], text[], bytea[]), ai._fence(bigint, bigint),
   ai._checkpoint_thread_owner(text), ai._collect_checkpoint_blobs(text[]), ai._reset_current_checkpoint(text[]),
   ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text),
@@ -2795,12 +3451,8 @@ revoke execute on function
   ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text)
 from public;
 grant execute on function
-  ai._check_checkpoint_ns(text), ai._fence(bigint, bigint),
-  ai._checkpoint_thread_owner(text), ai._collect_checkpoint_blobs(text[]), ai._reset_current_checkpoint(text[]),
-  ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
-  ai._checkpoint_tuple(ai.checkpoints), ai._list_checkpoints_any(text, text, text, integer, jsonb),
   ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb),
   ai.checkpoint_lineage(text, text, text, text), ai.checkpoints_between(text, timestamptz, timestamptz),
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
@@ -2853,6 +3505,8 @@ create function ai.context_window(thread_id text, window_tokens integer, keep_la
                                   threshold real default 0.7)
 returns ai.context_window
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -2920,13 +3574,15 @@ create function ai.record_compaction(thread_id text, summary text, through_seq b
                                      summary_tokens integer default null)
 returns ai.appended_message
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
   a_thread_id alias for $1;
   a_summary alias for $2;
   a_through alias for $3;
-  v_key text := 'compaction:' || a_through;
+  v_key text := 'compaction:' || a_through::text;
   v_last bigint;
   v_prev bigint;
 begin
@@ -2973,8 +3629,9 @@ comment on function ai.record_compaction(text, text, bigint, integer) is
 
 revoke execute on function ai._newest_summary(text), ai.context_window(text, integer, integer, real),
   ai.record_compaction(text, text, bigint, integer) from public;
-grant execute on function ai._newest_summary(text), ai.context_window(text, integer, integer, real),
-  ai.record_compaction(text, text, bigint, integer) to ai_user, ai_service;
+grant execute on function ai.context_window(text, integer, integer, real),
+  ai.record_compaction(text, text, bigint, integer)
+to ai_user, ai_service;
 
 
 -- ===== change: evals =====
@@ -3001,6 +3658,8 @@ comment on type ai.trajectory_step is 'One step of a recorded trajectory: a mess
 create function ai.trajectory(thread_id text, after_checkpoint_id text default null, checkpoint_ns text default '')
 returns setof ai.trajectory_step
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3064,13 +3723,16 @@ alter table ai.eval_runs force row level security;
 create policy eval_runs_by_owner on ai.eval_runs
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
-grant select, insert on ai.eval_runs to ai_user, ai_service;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 create function ai.record_eval_run(thread_id text, candidate text, passed boolean, scores jsonb default '{}',
                                    diff jsonb default '{}', replay_thread_id text default null,
                                    from_checkpoint_id text default null)
 returns ai.eval_runs
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3101,6 +3763,8 @@ comment on function ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, 
 create function ai.get_eval_runs(thread_id text default null, candidate text default null, max_rows integer default 100)
 returns setof ai.eval_runs
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 begin
@@ -3145,7 +3809,7 @@ insert into ai.error_codes (sqlstate, name, description) values
 
 create schema ai_archive;
 comment on schema ai_archive is 'agent-state: finished sessions and everything they own, moved out of the hot tables by ai.archive_sessions.';
-grant usage on schema ai_archive to ai_user, ai_service;
+-- No USAGE for ai_user or ai_service: only the schema owner's functions read or write it.
 
 create table ai._archived_tables (
   table_name text primary key,
@@ -3156,7 +3820,6 @@ comment on table ai._archived_tables is 'Internal: the tables that hang off a se
 alter table ai._archived_tables enable row level security;
 alter table ai._archived_tables force row level security;
 create policy archived_tables_all_rows on ai._archived_tables using (true) with check (true);
-grant select on ai._archived_tables to ai_user, ai_service;
 
 insert into ai._archived_tables (table_name, copy_order, order_by) values
   ('session_messages', 10, 'seq'),
@@ -3205,17 +3868,10 @@ begin
                       using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
                       with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))',
                    t || '_by_owner', t);
-    -- Tenants read their archive; moving rows in and out is the service's job.
-    execute format('grant select on ai_archive.%I to ai_user', t);
-    execute format('grant select, insert, delete on ai_archive.%I to ai_service', t);
-    execute format('grant update (owner) on ai_archive.%I to ai_service', t);  -- only to lock rows FOR UPDATE
+    -- No grant: archive_sessions and restore_session (SECURITY DEFINER) move the rows.
   end loop;
 end
 $$;
--- Deleting a session cascades (as the table owner) to what hangs off it, so the service needs
--- DELETE on sessions alone: messages and events stay append-only for every caller.
-grant delete on ai.agent_sessions to ai_service;
-
 -- The columns a copy names, of the hot table: all of them into the archive (where a generated
 -- column is a plain one that keeps its value), the non-generated ones on the way back (the hot
 -- table computes the others again). Named explicitly, so a column added later to both tables,
@@ -3233,6 +3889,8 @@ comment on function ai._copy_columns(text, boolean) is 'Internal: the quoted, co
 create function ai.archive_sessions(older_than interval default '90 days', batch_size integer default 1000)
 returns table (thread_id text, owner text, status text, completed_at timestamptz, rows_moved jsonb)
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3289,6 +3947,8 @@ comment on function ai.archive_sessions(interval, integer) is
 
 create function ai.restore_session(thread_id text) returns ai.agent_sessions
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3306,8 +3966,15 @@ begin
       message = format('thread %s exists among the hot sessions: it cannot be restored over them', a_thread_id);
   end if;
 
+  -- A hot session of that id created meanwhile (not yet committed when checked above): the same
+  -- refusal, not a unique violation (ON CONFLICT waits for it, as in ai._start_session).
   insert into ai.agent_sessions select * from ai_archive.agent_sessions a where a.thread_id = a_thread_id
+  on conflict do nothing
   returning * into s;
+  if not found then
+    raise exception using errcode = 'AS041',
+      message = format('thread %s exists among the hot sessions: it cannot be restored over them', a_thread_id);
+  end if;
   for v_table in select a.table_name, a.order_by, ai._copy_columns(a.table_name, false) as columns
                  from ai._archived_tables a order by a.copy_order loop
     -- In the thread's own order, so that messages come back 1, 2, 3, ... as the seq guard wants.
@@ -3339,7 +4006,7 @@ comment on procedure ai.archive_all_sessions(interval, integer) is
   'Archives every finished session older than older_than, one committed batch of batch_size at a time (CALL it outside a transaction block, e.g. from cron or pg_cron).';
 
 revoke execute on function ai._copy_columns(text, boolean), ai.archive_sessions(interval, integer), ai.restore_session(text) from public;
-grant execute on function ai._copy_columns(text, boolean) to ai_service;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 revoke execute on procedure ai.archive_all_sessions(interval, integer) from public;
 grant execute on function ai.archive_sessions(interval, integer), ai.restore_session(text) to ai_service;
 grant execute on procedure ai.archive_all_sessions(interval, integer) to ai_service;
@@ -3382,8 +4049,8 @@ grant execute on procedure ai.archive_all_sessions(interval, integer) to ai_serv
 --   already finished key with the same holder and result returns the row, so a caller that did
 --   not hear the answer (did it land?) simply retries the same call.
 --
--- Locks: begin and finish take the job row FOR KEY SHARE (ai.fenced_write) when given a job,
--- then one ledger row FOR UPDATE. Never the other way round.
+-- Locks: begin and finish check the job (ai.fenced_write, checked again at commit, which then
+-- locks the job row FOR SHARE) when given a job, then lock one ledger row FOR UPDATE.
 
 insert into ai.error_codes (sqlstate, name, description) values
   ('AS030', 'key_reused', 'A side-effect idempotency key was reused for a different request in the same thread.'),
@@ -3419,7 +4086,8 @@ alter table ai.side_effects force row level security;
 create policy side_effects_by_owner on ai.side_effects
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
-grant select, insert, update on ai.side_effects to ai_user, ai_service;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 -- Retention: the ledger moves with its session.
 create table ai_archive.side_effects (like ai.side_effects including defaults including constraints including indexes,
@@ -3429,15 +4097,13 @@ alter table ai_archive.side_effects force row level security;
 create policy side_effects_by_owner on ai_archive.side_effects
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
-grant select on ai_archive.side_effects to ai_user;
-grant select, insert, delete on ai_archive.side_effects to ai_service;
-grant update (owner) on ai_archive.side_effects to ai_service;
 insert into ai._archived_tables (table_name, copy_order, order_by) values ('side_effects', 90, 'created_at');
 
 -- ---------------------------------------------------------------------------------------------
 
 create function ai.idempotency_key(variadic parts text[]) returns text
 language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_buf text := '';
@@ -3480,8 +4146,8 @@ end
 $$;
 comment on function ai._check_side_effect_args(text, text, bigint, bigint, boolean) is 'Internal guard of the side-effect calls: thread id, key, and a token with every job.';
 
--- With a job: asserts the caller holds it (AS006 otherwise), locks it FOR KEY SHARE until the
--- caller's transaction ends, and checks it advances this thread.
+-- With a job: asserts the caller holds it (AS006 otherwise; checked again when the caller's
+-- transaction commits), and checks it advances this thread.
 create function ai._fence_side_effect(thread_id text, job_id bigint, fencing_token bigint) returns void
 language plpgsql volatile
 as $$
@@ -3521,6 +4187,8 @@ create function ai.begin_side_effect(
 returns table (outcome text, attempt integer, taken_over boolean, result jsonb, holder_job_id bigint,
                reserved_until timestamptz)
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3607,6 +4275,8 @@ create function ai.finish_side_effect(thread_id text, idempotency_key text, resu
                                       fencing_token bigint default null)
 returns ai.side_effects
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3653,6 +4323,8 @@ create function ai.abandon_side_effect(thread_id text, idempotency_key text, job
                                        fencing_token bigint default null, error text default null)
 returns ai.side_effects
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3689,6 +4361,8 @@ comment on function ai.abandon_side_effect(text, text, bigint, bigint, text) is
 
 create function ai.get_side_effect(thread_id text, idempotency_key text) returns ai.side_effects
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3712,9 +4386,8 @@ revoke execute on function ai.idempotency_key(text[]),
   ai.abandon_side_effect(text, text, bigint, bigint, text), ai.get_side_effect(text, text)
 from public;
 grant execute on function ai.idempotency_key(text[]),
-  ai._check_side_effect_args(text, text, bigint, bigint, boolean), ai._fence_side_effect(text, bigint, bigint),
-  ai._side_effect_holder_alive(ai.side_effects, timestamptz),
-  ai.begin_side_effect(text, text, jsonb, bigint, bigint, interval), ai.finish_side_effect(text, text, jsonb, bigint, bigint),
+  ai.begin_side_effect(text, text, jsonb, bigint, bigint, interval),
+  ai.finish_side_effect(text, text, jsonb, bigint, bigint),
   ai.abandon_side_effect(text, text, bigint, bigint, text), ai.get_side_effect(text, text)
 to ai_user, ai_service;
 
@@ -3786,11 +4459,8 @@ alter table ai.human_approvals force row level security;
 create policy human_approvals_by_owner on ai.human_approvals
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
-grant select on ai.human_approvals to ai_user, ai_service;
-grant insert on ai.human_approvals to ai_service;
-grant update (status, decision, decided_by, decided_for, decided_at) on ai.human_approvals to ai_user, ai_service;
--- resolve_human runs as the tenant and puts its job back with the decision in its payload.
-grant update (payload, run_at) on ai.agent_jobs to ai_user;
+-- No table privilege for ai_user or ai_service: they reach this table only through the functions,
+-- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 -- Retention: approvals move with their session.
 create table ai_archive.human_approvals (like ai.human_approvals including defaults including constraints including indexes,
@@ -3800,9 +4470,6 @@ alter table ai_archive.human_approvals force row level security;
 create policy human_approvals_by_owner on ai_archive.human_approvals
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
-grant select on ai_archive.human_approvals to ai_user;
-grant select, insert, delete on ai_archive.human_approvals to ai_service;
-grant update (owner) on ai_archive.human_approvals to ai_service;
 insert into ai._archived_tables (table_name, copy_order, order_by) values ('human_approvals', 100, 'approval_id');
 
 -- ---------------------------------------------------------------------------------------------
@@ -3810,6 +4477,8 @@ insert into ai._archived_tables (table_name, copy_order, order_by) values ('huma
 create function ai.request_human(job_id bigint, fencing_token bigint, checkpoint_id text, action jsonb default '{}')
 returns text
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3874,6 +4543,8 @@ comment on function ai.request_human(bigint, bigint, text, jsonb) is
 create function ai.resolve_human(thread_id text, checkpoint_id text, decision jsonb)
 returns ai.human_approvals
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -3920,7 +4591,7 @@ begin
   set status = 'PENDING', run_at = v_now, updated_at = v_now,
       payload = u.payload || pg_catalog.jsonb_build_object('human', pg_catalog.jsonb_build_object(
         'approval_id', h.approval_id, 'checkpoint_id', h.checkpoint_id, 'action', h.action,
-        'decision', a_decision, 'decided_by', current_user, 'decided_at', v_now))
+        'decision', a_decision, 'decided_by', ai.calling_role(), 'decided_at', v_now))
   where u.job_id = h.job_id and u.status = 'AWAITING_HUMAN'
   returning u.* into j;
   if not found then
@@ -3929,7 +4600,7 @@ begin
   end if;
 
   update ai.human_approvals x
-  set status = 'resolved', decision = a_decision, decided_by = current_user, decided_for = ai.current_owner(),
+  set status = 'resolved', decision = a_decision, decided_by = ai.calling_role(), decided_for = ai.current_owner(),
       decided_at = v_now
   where x.approval_id = h.approval_id
   returning x.* into h;
@@ -3939,16 +4610,18 @@ begin
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id, 'checkpoint_id', h.checkpoint_id,
                                         'decision', h.decision, 'decided_by', h.decided_by, 'decided_for', h.decided_for),
           v_now);
-  perform pg_catalog.pg_notify('ai_jobs', j.queue);
+  perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
   return h;
 end
 $$;
 comment on function ai.resolve_human(text, text, jsonb) is
-  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (current_user) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits, AS033 already resolved, AS034 stale checkpoint.';
+  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits, AS033 already resolved, AS034 stale checkpoint.';
 
 create function ai.pending_approvals(owner text default null, max_rows integer default 100)
 returns setof ai.human_approvals
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 begin
@@ -3966,6 +4639,8 @@ comment on function ai.pending_approvals(text, integer) is
 
 create function ai.get_approval(approval_id text) returns ai.human_approvals
 language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -4008,11 +4683,10 @@ grant execute on function ai.request_human(bigint, bigint, text, jsonb) to ai_se
 --                                    approval per thread, so today none can); a session that is not
 --                                    'waiting' (finished meanwhile, say) is left alone
 --
--- An AFTER UPDATE trigger on ai.agent_jobs does it. It runs as the caller (SECURITY INVOKER), who
--- holds what it needs already: ai_user and ai_service may update status and decided_* of
--- ai.human_approvals, the status of ai.agent_sessions and insert into ai.session_events, and RLS
--- narrows that to the job's owner, whose job the caller could see and cancel in the first place
--- (an approval and its session always have the job's owner).
+-- An AFTER UPDATE trigger on ai.agent_jobs does it. It runs inside the function that moved the
+-- job (SECURITY DEFINER, as the schema owner), under the same policies: RLS narrows it to the
+-- job's owner, whose job the caller could see and cancel in the first place (an approval and its
+-- session always have the job's owner).
 --
 -- Lock order: job, session, approval. The cancelling UPDATE holds the job row before the trigger
 -- runs; the trigger then locks the session row (only when it waits), then the approval row, as
@@ -4075,7 +4749,7 @@ begin
   end if;
 
   update ai.human_approvals x
-  set status = 'cancelled', decided_by = current_user,
+  set status = 'cancelled', decided_by = ai.calling_role(),
       decided_for = case when ai.sees_all_owners() then null else ai.current_owner() end,
       decided_at = v_now
   where x.job_id = a_job_id and x.status = 'pending'
@@ -4096,9 +4770,9 @@ begin
 end
 $$;
 comment on function ai._close_approval_of_job(bigint, text) is
-  'Internal (the status trigger of ai.agent_jobs, after a job went from AWAITING_HUMAN to CANCELLED): the job''s pending approval becomes cancelled (decided_by = current_user), an approval_cancelled event is written, and a waiting session is active again when nothing else of the thread waits. Runs as the caller.';
+  'Internal (the status trigger of ai.agent_jobs, after a job went from AWAITING_HUMAN to CANCELLED): the job''s pending approval becomes cancelled (decided_by = ai.calling_role()), an approval_cancelled event is written, and a waiting session is active again when nothing else of the thread waits. Runs inside the function that moved the job.';
 revoke execute on function ai._close_approval_of_job(bigint, text) from public;
-grant execute on function ai._close_approval_of_job(bigint, text) to ai_user, ai_service;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
 create function ai._close_approval_of_cancelled_job() returns trigger
 language plpgsql
@@ -4127,6 +4801,8 @@ comment on function ai.cancel_job(bigint) is
 create or replace function ai.resolve_human(thread_id text, checkpoint_id text, decision jsonb)
 returns ai.human_approvals
 language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -4190,7 +4866,7 @@ begin
   set status = 'PENDING', run_at = v_now, updated_at = v_now,
       payload = u.payload || pg_catalog.jsonb_build_object('human', pg_catalog.jsonb_build_object(
         'approval_id', h.approval_id, 'checkpoint_id', h.checkpoint_id, 'action', h.action,
-        'decision', a_decision, 'decided_by', current_user, 'decided_at', v_now))
+        'decision', a_decision, 'decided_by', ai.calling_role(), 'decided_at', v_now))
   where u.job_id = h.job_id and u.status = 'AWAITING_HUMAN'
   returning u.* into j;
   if not found then
@@ -4199,7 +4875,7 @@ begin
   end if;
 
   update ai.human_approvals x
-  set status = 'resolved', decision = a_decision, decided_by = current_user, decided_for = ai.current_owner(),
+  set status = 'resolved', decision = a_decision, decided_by = ai.calling_role(), decided_for = ai.current_owner(),
       decided_at = v_now
   where x.approval_id = h.approval_id
   returning x.* into h;
@@ -4209,12 +4885,12 @@ begin
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id, 'checkpoint_id', h.checkpoint_id,
                                         'decision', h.decision, 'decided_by', h.decided_by, 'decided_for', h.decided_for),
           v_now);
-  perform pg_catalog.pg_notify('ai_jobs', j.queue);
+  perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
   return h;
 end
 $$;
 comment on function ai.resolve_human(text, text, jsonb) is
-  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (current_user) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
+  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Backfill: approvals that earlier cancels left pending
@@ -4264,9 +4940,11 @@ alter table ai.session_events force row level security;
 -- Checkpoints, channel values and pending writes are compressed with LZ4 instead of the default
 -- pglz. Every put compresses the channel values it writes (a LangGraph `messages` channel is
 -- several KB of serialized messages each step) and every get decompresses them; measured on a
--- realistic checkpoint, pglz took more than half of a put's server time, LZ4 a fraction of it,
--- for some 10-30% more bytes on disk (docs/benchmarks.md). Only the hot tables: the archive
--- keeps the default, which packs tighter and is written once.
+-- realistic checkpoint, pglz took more than half of a put's server time, LZ4 a fraction of it.
+-- On an English-like agent conversation (bench/checkpoint_growth.sh) both store the same bytes
+-- within 0.5 % (a text of few distinct words, as bench/checkpoints.sh uses, packs tighter with
+-- pglz); Postgres compresses nothing in a row under ~2 KB, so this matters for channel values
+-- only (docs/benchmarks.md). Only the hot tables: the archive keeps the default, written once.
 --
 -- Column compression exists from Postgres 14 and LZ4 only in servers built with it; elsewhere
 -- this change does nothing and values stay compressed with pglz. Values written before keep their
@@ -4357,7 +5035,7 @@ $$;
 comment on function ai._check_job_row(text, text, integer, integer, text, text, timestamptz) is
   'Internal: the CHECK of ai.agent_jobs rows (status, queue name, attempts, idempotency key, a running job''s lease); raises 23514 naming the rule a row breaks.';
 revoke execute on function ai._check_job_row(text, text, integer, integer, text, text, timestamptz) from public;
-grant execute on function ai._check_job_row(text, text, integer, integer, text, text, timestamptz) to ai_user, ai_service;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
 alter table ai.agent_jobs
   drop constraint agent_jobs_status_check,
@@ -4386,7 +5064,7 @@ begin
   if old.status = new.status then
     return null;
   end if;
-  if not pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER')
+  if not pg_catalog.pg_has_role(ai.calling_role(), 'ai_service', 'MEMBER')
      and not ((new.status = 'CANCELLED' and old.status in ('PENDING', 'IN_PROGRESS', 'AWAITING_HUMAN'))
               or (new.status = 'PENDING' and old.status = 'AWAITING_HUMAN')) then
     raise exception using errcode = 'AS004',
@@ -4423,6 +5101,8 @@ create or replace function ai.claim_job(worker_id text, lease interval default '
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -4441,7 +5121,7 @@ begin
 
   for attempt in 1..5 loop
     -- 1. Pick: one ordered scan of agent_jobs_claim finds due jobs and expired leases alike. The
-    --    thread's advisory lock keeps every other claimer off this thread until we commit.
+    --    thread's lock keeps every other claimer off this thread until we commit.
     select c.job_id into v_id
     from ai.agent_jobs c
     where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_job.queue and c.available_at <= v_now
@@ -4449,7 +5129,10 @@ begin
                       where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                       offset 0)  -- stays a per-row probe of the one-thread index, never a join
       and c.job_id <> all (v_passed)
-      and ai._lock_thread(c.thread_id)
+      -- the thread lock (ai._lock_thread, written out so it costs no function call per row):
+      -- the thread's session row, which no tenant can lock for another tenant's thread
+      and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
+                  offset 0 for no key update skip locked)
     order by c.priority desc, c.available_at, c.job_id
     limit 1
     for update skip locked;
@@ -4463,6 +5146,7 @@ begin
         attempts = u.attempts + 1,
         fencing_token = u.fencing_token + 1,
         lease_owner = claim_job.worker_id,
+        claimed_at = v_now,
         lease_expires_at = v_now + claim_job.lease,
         updated_at = v_now
     where u.job_id = v_id
@@ -4488,6 +5172,8 @@ create or replace function ai.claim_jobs(worker_id text, lease interval, queue t
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -4513,7 +5199,10 @@ begin
       and not exists (select from ai.agent_jobs b
                       where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                       offset 0)  -- stays a per-row probe of the one-thread index, never a join
-      and ai._lock_thread(c.thread_id)
+      -- the thread lock (ai._lock_thread, written out so it costs no function call per row):
+      -- the thread's session row, which no tenant can lock for another tenant's thread
+      and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
+                  offset 0 for no key update skip locked)
     order by c.priority desc, c.available_at, c.job_id
     limit claim_jobs.max_jobs
     for update skip locked
@@ -4536,6 +5225,7 @@ begin
           attempts = u.attempts + 1,
           fencing_token = u.fencing_token + 1,
           lease_owner = claim_jobs.worker_id,
+          claimed_at = v_now,
           lease_expires_at = v_now + claim_jobs.lease,
           updated_at = v_now
       where u.job_id = any (v_ids) and u.status = 'PENDING'
@@ -4555,6 +5245,7 @@ begin
         attempts = u.attempts + 1,
         fencing_token = u.fencing_token + 1,
         lease_owner = claim_jobs.worker_id,
+        claimed_at = v_now,
         lease_expires_at = v_now + claim_jobs.lease,
         updated_at = v_now
     where u.job_id = any (v_ids)
@@ -4577,6 +5268,8 @@ create or replace function ai.complete_jobs(job_ids bigint[], fencing_tokens big
 returns setof bigint
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -4601,7 +5294,9 @@ begin
   return query
   update ai.agent_jobs u
   set status = 'COMPLETED', result = complete_jobs.results[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)],
-      lease_owner = null, lease_expires_at = null, finished_at = v_now, updated_at = v_now
+      lease_owner = null, lease_expires_at = null, finished_at = v_now, updated_at = v_now,
+      attempt_log = u.attempt_log operator(pg_catalog.||) ai._attempt_entry(
+        u.attempts, u.lease_owner, u.fencing_token, u.claimed_at, u.lease_expires_at, v_now, 'completed', null)
   where u.job_id = any (complete_jobs.job_ids) and u.status = 'IN_PROGRESS'
     and u.fencing_token = complete_jobs.fencing_tokens[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)]
     and u.lease_expires_at > v_now
@@ -4711,8 +5406,7 @@ comment on function ai._check_checkpoint_row(jsonb, jsonb) is
 
 revoke execute on function ai._check_session_row(text, text, jsonb, bigint, timestamptz),
   ai._check_message_row(bigint, text, integer, text), ai._check_checkpoint_row(jsonb, jsonb) from public;
-grant execute on function ai._check_session_row(text, text, jsonb, bigint, timestamptz),
-  ai._check_message_row(bigint, text, integer, text), ai._check_checkpoint_row(jsonb, jsonb) to ai_user, ai_service;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
 alter table ai.agent_sessions
   drop constraint agent_sessions_thread_id_check,
@@ -4826,6 +5520,1179 @@ comment on function ai._check_job_row(text, text, integer, integer, text, text, 
   'Internal: called by the CHECK of ai.agent_jobs rows only for a row that breaks a rule (status, queue name, attempts, idempotency key, a running job''s lease); raises 23514 naming the rule, true when none is broken.';
 
 
+-- ===== change: operator_reads =====
+-- Deploy agent-state:operator_reads to pg
+-- requires: sessions
+-- requires: queue
+-- requires: checkpoints
+-- requires: side_effects
+-- requires: retention
+--
+-- The reads an operator (and the `agent-state` command line) needs that no function gave yet:
+-- sessions and jobs listed newest first, one thread's timeline, a thread's checkpoint tree, and
+-- how much retention would move. Tenants have no table privileges to read these by hand; each
+-- read is a function, and row level security still narrows it to what the caller may see (a
+-- tenant its own rows, a service acting for nobody every tenant's).
+
+-- list_sessions without an owner: the newest sessions come straight off an index (with an owner,
+-- agent_sessions_owner_created serves). created_at never changes, so unlike an index on
+-- updated_at this one leaves the HOT updates of every append alone.
+create index agent_sessions_created on ai.agent_sessions (created_at desc, thread_id desc);
+
+create function ai.list_sessions(status text default null, owner text default null, max_rows integer default 100)
+returns setof ai.agent_sessions
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_status alias for $1;
+  a_owner alias for $2;
+  a_max_rows alias for $3;
+begin
+  perform ai._check_limit(a_max_rows, 'max_rows');
+  if a_status is not null and a_status not in ('active', 'waiting', 'completed', 'failed', 'cancelled') then
+    raise exception using errcode = 'AS002',
+      message = format('status %s is not active, waiting, completed, failed or cancelled', quote_literal(a_status));
+  end if;
+  if a_owner is not null then
+    perform ai._check_text(a_owner, 'owner');
+  end if;
+  return query
+  select s.* from ai.agent_sessions s
+  where (a_status is null or s.status = a_status) and (a_owner is null or s.owner = a_owner)
+  order by s.created_at desc, s.thread_id desc
+  limit a_max_rows;
+end
+$$;
+comment on function ai.list_sessions(text, text, integer) is
+  'Sessions newest first (by created_at, then thread_id), of one status and/or one owner when given, at most max_rows (1 to 10000). RLS applies: a tenant lists its own, a service acting for nobody every owner''s. AS002 bad status, owner or max_rows.';
+
+create function ai.list_jobs(queue text default null, status text default null, thread_id text default null,
+                             max_rows integer default 100)
+returns setof ai.agent_jobs
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_queue alias for $1;
+  a_status alias for $2;
+  a_thread_id alias for $3;
+  a_max_rows alias for $4;
+begin
+  perform ai._check_limit(a_max_rows, 'max_rows');
+  if a_status is not null
+     and a_status not in ('PENDING', 'IN_PROGRESS', 'AWAITING_HUMAN', 'COMPLETED', 'FAILED', 'CANCELLED') then
+    raise exception using errcode = 'AS002',
+      message = format('status %s is not PENDING, IN_PROGRESS, AWAITING_HUMAN, COMPLETED, FAILED or CANCELLED',
+                       quote_literal(a_status));
+  end if;
+  if a_queue is not null then
+    perform ai._check_text(a_queue, 'queue');
+  end if;
+  if a_thread_id is not null then
+    perform ai._check_thread_id(a_thread_id);
+  end if;
+  return query
+  select j.* from ai.agent_jobs j
+  where (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
+    and (a_thread_id is null or j.thread_id = a_thread_id)
+  order by j.job_id desc
+  limit a_max_rows;
+end
+$$;
+comment on function ai.list_jobs(text, text, text, integer) is
+  'Jobs of the queue table newest first (by job_id), of one queue, status and/or thread when given, at most max_rows (1 to 10000). Archived jobs (ai.archive_jobs) are not listed. RLS applies: a tenant lists its own, a service acting for nobody every owner''s. AS002 bad argument.';
+
+create function ai.session_timeline(thread_id text, max_rows integer default 1000)
+returns table (created_at timestamptz, item text, ref text, label text, detail jsonb)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_max_rows alias for $2;
+begin
+  perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
+  perform ai._check_limit(a_max_rows, 'max_rows');
+  -- Each source contributes at most max_rows of its oldest rows (by its own index), then the
+  -- merged list is cut to max_rows; ties in time go jobs, messages, checkpoints, events, side effects.
+  return query
+  select t.created_at, t.item, t.ref, t.label, t.detail
+  from (
+    (select j.created_at, 'job'::text as item, j.job_id::text as ref, j.status as label,
+            jsonb_build_object('queue', j.queue, 'attempts', j.attempts, 'max_attempts', j.max_attempts,
+                               'last_error', j.last_error, 'finished_at', j.finished_at) as detail,
+            1 as rank, j.job_id as n, ''::text as k
+     from ai.agent_jobs j where j.thread_id = a_thread_id order by j.job_id limit a_max_rows)
+    union all
+    (select m.created_at, 'message', m.seq::text, m.role,
+            jsonb_build_object('role', m.role, 'content', m.content, 'turn', m.turn, 'token_count', m.token_count),
+            2, m.seq, ''
+     from ai.session_messages m where m.thread_id = a_thread_id order by m.seq limit a_max_rows)
+    union all
+    (select c.created_at, 'checkpoint', c.checkpoint_id::text, coalesce(c.metadata ->> 'source', ''),
+            jsonb_build_object('checkpoint_ns', c.checkpoint_ns, 'parent_checkpoint_id', c.parent_checkpoint_id,
+                               'metadata', c.metadata),
+            3, 0::bigint, c.checkpoint_id::text
+     from ai.checkpoints c where c.thread_id = a_thread_id order by c.created_at, c.checkpoint_id limit a_max_rows)
+    union all
+    (select e.created_at, 'event', e.event_id::text, e.kind, e.payload, 4, e.event_id, ''
+     from ai.session_events e where e.thread_id = a_thread_id order by e.event_id limit a_max_rows)
+    union all
+    (select s.created_at, 'side_effect', s.idempotency_key, s.status,
+            jsonb_build_object('request', s.request, 'result', s.result, 'attempt', s.attempt,
+                               'takeovers', s.takeovers, 'job_id', s.job_id, 'finished_at', s.finished_at),
+            5, 0::bigint, s.idempotency_key
+     from ai.side_effects s where s.thread_id = a_thread_id order by s.created_at, s.idempotency_key limit a_max_rows)
+  ) t
+  order by t.created_at, t.rank, t.n, t.k
+  limit a_max_rows;
+end
+$$;
+comment on function ai.session_timeline(text, integer) is
+  'One thread''s history oldest first, at most max_rows (1 to 10000): its jobs (ref job_id, label status), messages (seq, role), checkpoints of every namespace (checkpoint_id, metadata source), events (event_id, kind) and side effects (idempotency key, status), each with a detail document. AS001 unknown thread (or another tenant''s), AS002 bad argument.';
+
+create function ai.checkpoint_tree(thread_id text, checkpoint_ns text default '', max_rows integer default 1000)
+returns table (id text, parent_id text, created_at timestamptz, metadata jsonb, is_current boolean)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_ns alias for $2;
+  a_max_rows alias for $3;
+  v_current text;
+begin
+  perform ai._session_owner(a_thread_id);
+  perform ai._check_checkpoint_ns(a_ns);
+  perform ai._check_limit(a_max_rows, 'max_rows');
+  select s.current_checkpoint_id into v_current from ai.agent_sessions s where s.thread_id = a_thread_id;
+  return query
+  select c.checkpoint_id::text, c.parent_checkpoint_id::text, c.created_at, c.metadata,
+         (a_ns = '' and c.checkpoint_id = v_current)
+  from (select x.checkpoint_id, x.parent_checkpoint_id, x.created_at, x.metadata
+        from ai.checkpoints x
+        where x.thread_id = a_thread_id and x.checkpoint_ns = a_ns
+        order by x.checkpoint_id desc
+        limit a_max_rows) c
+  order by c.checkpoint_id;
+end
+$$;
+comment on function ai.checkpoint_tree(text, text, integer) is
+  'Every checkpoint of one namespace of a thread (the newest max_rows, 1 to 10000), oldest first, with its parent: the tree of branches a client draws. is_current marks the session''s current checkpoint (root namespace). A parent outside the rows returned (older, or pruned) is still named. AS001 unknown thread (or another tenant''s), AS002 bad argument.';
+
+create function ai.archive_backlog(older_than interval default '90 days', jobs_older_than interval default '1 day')
+returns table (sessions bigint, jobs bigint)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_older_than alias for $1;
+  a_jobs_older_than alias for $2;
+  v_now timestamptz := ai.now();
+begin
+  if a_older_than is null or a_older_than < interval '0' or a_jobs_older_than is null or a_jobs_older_than < interval '0' then
+    raise exception using errcode = 'AS002',
+      message = format('older_than and jobs_older_than must be non-negative intervals, not %s and %s',
+                       coalesce(a_older_than::text, 'NULL'), coalesce(a_jobs_older_than::text, 'NULL'));
+  end if;
+  -- The same conditions as ai.archive_sessions and ai.archive_jobs.
+  return query
+  select (select count(*) from ai.agent_sessions s
+          where s.completed_at is not null and s.completed_at < v_now - a_older_than),
+         (select count(*) from ai.agent_jobs j
+          where j.status in ('COMPLETED', 'FAILED', 'CANCELLED') and j.finished_at <= v_now - a_jobs_older_than);
+end
+$$;
+comment on function ai.archive_backlog(interval, interval) is
+  'How many finished sessions ai.archive_sessions(older_than) and finished jobs ai.archive_jobs(jobs_older_than) would move now (a progress bar''s total, a monitoring gauge). For ai_service. AS002 bad interval.';
+
+revoke execute on function ai.list_sessions(text, text, integer), ai.list_jobs(text, text, text, integer),
+  ai.session_timeline(text, integer), ai.checkpoint_tree(text, text, integer), ai.archive_backlog(interval, interval)
+from public;
+grant execute on function ai.list_sessions(text, text, integer), ai.list_jobs(text, text, text, integer),
+  ai.session_timeline(text, integer), ai.checkpoint_tree(text, text, integer)
+to ai_user, ai_service;
+grant execute on function ai.archive_backlog(interval, interval) to ai_service;
+
+
+-- ===== change: session_items =====
+-- Deploy agent-state:session_items to pg
+-- requires: messages
+-- requires: compaction
+-- requires: retention
+--
+-- A thread seen as a list of items, as agent SDK sessions want it (the OpenAI Agents SDK's
+-- Session: get_items, add_items, pop_item, clear_session). Messages stay append-only: "removing"
+-- an item hides it. ai.hidden_messages records which messages of a thread are hidden and when;
+-- the originals stay in ai.session_messages for audit and replay, as they do after compaction.
+--   append_messages       a batch of messages in one transaction (all or none), each through
+--                         ai.append_message_idempotent, so a retried batch with the same keys
+--                         writes nothing twice;
+--   visible_messages      the newest n messages that are neither hidden nor compaction summaries,
+--                         in order;
+--   hide_last_message     hides the newest visible message and returns it (pop);
+--   hide_messages         hides every visible message (clear).
+-- The two hiding functions take the session row lock first, so concurrent pops of one thread
+-- hide two different messages, never the same one twice.
+
+create table ai.hidden_messages (
+  thread_id text not null,
+  seq bigint not null,
+  owner text not null,
+  hidden_at timestamptz not null default ai.now(),
+  primary key (thread_id, seq),
+  foreign key (thread_id, seq) references ai.session_messages (thread_id, seq) on delete cascade,
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.hidden_messages is 'Messages hidden from ai.visible_messages (popped or cleared items); the messages themselves stay.';
+
+alter table ai.hidden_messages enable row level security;
+alter table ai.hidden_messages force row level security;
+create policy hidden_messages_by_owner on ai.hidden_messages
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+-- No table privilege for any role: the functions (SECURITY DEFINER) are the only way in.
+
+-- Archived with its session, after the messages it points at.
+create table ai_archive.hidden_messages (like ai.hidden_messages including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+alter table ai_archive.hidden_messages enable row level security;
+alter table ai_archive.hidden_messages force row level security;
+create policy hidden_messages_by_owner on ai_archive.hidden_messages
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+insert into ai._archived_tables (table_name, copy_order, order_by) values ('hidden_messages', 15, 'seq');
+
+-- A JSON number that must fit an integer, or NULL; AS002 otherwise (no cast error reaches the caller).
+create function ai._json_integer(value jsonb, argument text) returns integer
+language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v numeric;
+begin
+  if value is null or pg_catalog.jsonb_typeof(value) = 'null' then
+    return null;
+  end if;
+  if pg_catalog.jsonb_typeof(value) = 'number' then
+    v := value::numeric;
+    if v = pg_catalog.trunc(v) and v between -2147483648 and 2147483647 then
+      return v::integer;
+    end if;
+  end if;
+  raise exception using errcode = 'AS002', message = format('%s must be an integer, not %s', argument, value::text);
+end
+$$;
+comment on function ai._json_integer(jsonb, text) is 'Internal guard: a JSON integer argument as integer (NULL for absent or null); AS002 for anything else.';
+
+create function ai.append_messages(thread_id text, messages jsonb)
+returns setof ai.appended_message
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  v_item jsonb;
+  v_turn integer;
+  v_tokens integer;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  perform ai._check_document(messages, 'messages');
+  if pg_catalog.jsonb_typeof(messages) <> 'array' then
+    raise exception using errcode = 'AS002',
+      message = format('messages must be a JSON array, not %s', pg_catalog.jsonb_typeof(messages));
+  end if;
+  for v_item in select e from pg_catalog.jsonb_array_elements(messages) e loop
+    if pg_catalog.jsonb_typeof(v_item) <> 'object' or not v_item ? 'role' or not v_item ? 'content' then
+      raise exception using errcode = 'AS002',
+        message = 'each message must be a JSON object with role and content (and optionally turn, idempotency_key, token_count)';
+    end if;
+    v_turn := ai._json_integer(v_item -> 'turn', 'turn');
+    v_tokens := ai._json_integer(v_item -> 'token_count', 'token_count');
+    return next ai.append_message_idempotent(a_thread_id, v_item ->> 'role', v_item -> 'content', v_turn,
+                                              v_item ->> 'idempotency_key', v_tokens);
+  end loop;
+end
+$$;
+comment on function ai.append_messages(text, jsonb) is
+  'Appends a JSON array of messages ({role, content, turn?, idempotency_key?, token_count?}) to a thread in one transaction, each as ai.append_message_idempotent does, and returns them in order (inserted = false for a retried one). All or none: one bad message writes nothing. AS001 unknown thread, AS002 bad argument, AS003 too large, AS004 session finished, AS005 key reused for a different message.';
+
+create function ai.visible_messages(thread_id text, max_rows integer default null)
+returns setof ai.session_messages
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+begin
+  if max_rows is not null and max_rows < 0 then
+    raise exception using errcode = 'AS002', message = format('max_rows must be 0 or more, not %s', max_rows);
+  end if;
+  perform ai._session_owner(a_thread_id);
+  -- Newest first through the primary key, then back into order.
+  return query
+    select v.* from (
+      select m.* from ai.session_messages m
+      where m.thread_id = a_thread_id
+        and not (m.role = 'system' and m.content ? 'compaction')
+        and not exists (select from ai.hidden_messages h where h.thread_id = m.thread_id and h.seq = m.seq)
+      order by m.seq desc
+      limit max_rows) v
+    order by v.seq;
+end
+$$;
+comment on function ai.visible_messages(text, integer) is
+  'The newest max_rows messages of a thread (all when NULL) that are not hidden and not compaction summaries, oldest first. AS001 unknown thread, AS002 bad argument.';
+
+create function ai.hide_last_message(thread_id text) returns ai.session_messages
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  v_owner text;
+  m ai.session_messages;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  -- The session row lock orders concurrent pops (and appends) of the thread.
+  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for no key update;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+  select * into m from ai.session_messages x
+  where x.thread_id = a_thread_id
+    and not (x.role = 'system' and x.content ? 'compaction')
+    and not exists (select from ai.hidden_messages h where h.thread_id = x.thread_id and h.seq = x.seq)
+  order by x.seq desc
+  limit 1;
+  if not found then
+    return null;
+  end if;
+  insert into ai.hidden_messages (thread_id, seq, owner, hidden_at) values (a_thread_id, m.seq, v_owner, ai.now());
+  return m;
+end
+$$;
+comment on function ai.hide_last_message(text) is
+  'Hides the newest visible message of a thread and returns it (NULL when none is visible); the message itself stays. Concurrent calls hide different messages. AS001 unknown thread, AS002 bad argument.';
+
+create function ai.hide_messages(thread_id text) returns bigint
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  v_owner text;
+  v_count bigint;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for no key update;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+  insert into ai.hidden_messages (thread_id, seq, owner, hidden_at)
+  select a_thread_id, m.seq, v_owner, ai.now() from ai.session_messages m
+  where m.thread_id = a_thread_id
+    and not (m.role = 'system' and m.content ? 'compaction')
+    and not exists (select from ai.hidden_messages h where h.thread_id = m.thread_id and h.seq = m.seq);
+  get diagnostics v_count = row_count;
+  return v_count;
+end
+$$;
+comment on function ai.hide_messages(text) is
+  'Hides every visible message of a thread (the messages stay) and returns how many it hid; 0 on a retry. AS001 unknown thread, AS002 bad argument.';
+
+revoke execute on function ai._json_integer(jsonb, text) from public;
+revoke execute on function ai.append_messages(text, jsonb), ai.visible_messages(text, integer),
+  ai.hide_last_message(text), ai.hide_messages(text) from public;
+grant execute on function ai.append_messages(text, jsonb), ai.visible_messages(text, integer),
+  ai.hide_last_message(text), ai.hide_messages(text) to ai_user, ai_service;
+
+
+-- ===== change: usage =====
+-- Deploy agent-state:usage to pg
+-- requires: side_effects
+-- requires: retention
+--
+-- Usage metering, keyed for exactly-once billing. Every model call an agent makes is one row of
+-- ai.usage_records: the model, input and output tokens, the cost as an exact numeric (never a
+-- float: money adds up to the cent), and free-form details. The row is keyed per thread by an
+-- idempotency key, so a retried record (a lost reply, a resumed run that derives the same key
+-- from thread, job, step and call index) returns the original row and writes nothing; the same key
+-- with other figures is AS005, never a second charge. A record made for a job is fenced like
+-- every worker write (job_id + fencing_token): a zombie's record is refused with AS006.
+--
+-- Reading: ai.usage_summary sums records over a time range grouped by any of owner, thread, model
+-- and day. RLS scopes it to the caller's own rows; a service (ai_service) sees every tenant's.
+-- The index on (owner, recorded_at) serves a tenant's range; (recorded_at) serves a service's.
+
+create table ai.usage_records (
+  thread_id text not null,
+  usage_id bigint generated always as identity,
+  owner text not null,
+  idempotency_key text not null check (pg_catalog.char_length(idempotency_key) between 1 and 255),
+  model text not null check (pg_catalog.char_length(model) between 1 and 255),
+  input_tokens bigint not null check (input_tokens >= 0),
+  output_tokens bigint not null check (output_tokens >= 0),
+  cost numeric not null check (cost >= 0 and cost <> 'Infinity' and cost <> 'NaN'),
+  details jsonb not null default '{}',
+  job_id bigint,
+  recorded_at timestamptz not null default ai.now(),
+  primary key (thread_id, usage_id),
+  unique (thread_id, idempotency_key),
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.usage_records is 'One row per metered model call: tokens and exact cost, unique per thread by idempotency key.';
+comment on column ai.usage_records.cost is 'Exact numeric, in the caller''s currency unit; never a float.';
+
+create index usage_records_owner_time on ai.usage_records (owner, recorded_at);
+create index usage_records_time on ai.usage_records (recorded_at);
+
+alter table ai.usage_records enable row level security;
+alter table ai.usage_records force row level security;
+create policy usage_records_by_owner on ai.usage_records
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+-- Append-only, as messages are. No table privilege for any role: the functions (SECURITY DEFINER)
+-- are the only way in (docs/security.md).
+
+-- Archived with its session.
+create table ai_archive.usage_records (like ai.usage_records including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+alter table ai_archive.usage_records enable row level security;
+alter table ai_archive.usage_records force row level security;
+create policy usage_records_by_owner on ai_archive.usage_records
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+insert into ai._archived_tables (table_name, copy_order, order_by) values ('usage_records', 110, 'usage_id');
+
+-- What record_usage returns: the row, and whether this call wrote it.
+create type ai.recorded_usage as (
+  thread_id text, usage_id bigint, owner text, idempotency_key text, model text, input_tokens bigint,
+  output_tokens bigint, cost numeric, details jsonb, job_id bigint, recorded_at timestamptz, inserted boolean
+);
+comment on type ai.recorded_usage is 'A usage row plus inserted: true when this call wrote it, false when it was a retry.';
+
+create function ai.record_usage(
+  thread_id text, idempotency_key text, model text, input_tokens bigint, output_tokens bigint,
+  cost numeric, details jsonb default '{}', job_id bigint default null, fencing_token bigint default null)
+returns ai.recorded_usage
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_key alias for $2;
+  a_model alias for $3;
+  a_in alias for $4;
+  a_out alias for $5;
+  a_cost alias for $6;
+  a_details alias for $7;
+  a_job alias for $8;
+  a_token alias for $9;
+  v_owner text;
+  u ai.usage_records;
+begin
+  perform ai._check_side_effect_args(a_thread_id, a_key, a_job, a_token, false);
+  perform ai._check_text(a_model, 'model');
+  if a_in is null or a_in < 0 or a_out is null or a_out < 0 then
+    raise exception using errcode = 'AS002',
+      message = format('input_tokens and output_tokens must be 0 or more, not %s and %s',
+                       coalesce(a_in::text, 'NULL'), coalesce(a_out::text, 'NULL'));
+  end if;
+  if a_cost is null or a_cost < 0 or a_cost = 'NaN'::numeric or a_cost = 'Infinity'::numeric then
+    raise exception using errcode = 'AS002',
+      message = format('cost must be a number, 0 or more, not %s', coalesce(a_cost::text, 'NULL'));
+  end if;
+  perform ai._check_document(a_details, 'details', must_be_object => true);
+  perform ai._fence_side_effect(a_thread_id, a_job, a_token);
+  v_owner := ai._session_owner(a_thread_id);
+
+  insert into ai.usage_records as r (thread_id, owner, idempotency_key, model, input_tokens, output_tokens, cost,
+                                     details, job_id, recorded_at)
+  values (a_thread_id, v_owner, a_key, a_model, a_in, a_out, a_cost, a_details, a_job, ai.now())
+  on conflict (thread_id, idempotency_key) do nothing
+  returning * into u;
+  if found then
+    return (u.thread_id, u.usage_id, u.owner, u.idempotency_key, u.model, u.input_tokens, u.output_tokens,
+            u.cost, u.details, u.job_id, u.recorded_at, true)::ai.recorded_usage;
+  end if;
+
+  -- A retry (or a concurrent twin that committed first): the original, if the figures agree.
+  select * into u from ai.usage_records r where r.thread_id = a_thread_id and r.idempotency_key = a_key;
+  if u.model <> a_model or u.input_tokens <> a_in or u.output_tokens <> a_out or u.cost <> a_cost
+     or u.details <> a_details then
+    raise exception using errcode = 'AS005',
+      message = format('usage key %s of thread %s was recorded with other figures (usage %s)',
+                       a_key, a_thread_id, u.usage_id);
+  end if;
+  return (u.thread_id, u.usage_id, u.owner, u.idempotency_key, u.model, u.input_tokens, u.output_tokens,
+          u.cost, u.details, u.job_id, u.recorded_at, false)::ai.recorded_usage;
+end
+$$;
+comment on function ai.record_usage(text, text, text, bigint, bigint, numeric, jsonb, bigint, bigint) is
+  'Records one metered model call of a thread (tokens, exact cost, details object) under an idempotency key unique per thread, and returns it with inserted = true. A retry with the same key and figures returns the original with inserted = false and writes nothing. job_id + fencing_token make it a fenced write. AS001 unknown thread, AS002 bad argument, AS003 details too large, AS005 key recorded with other figures, AS006 lease lost.';
+
+create function ai.usage_summary(since timestamptz, until timestamptz, group_by text[] default array['owner'])
+returns table (owner text, thread_id text, model text, day date, records bigint, input_tokens numeric,
+               output_tokens numeric, cost numeric)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  v_by_owner boolean;
+  v_by_thread boolean;
+  v_by_model boolean;
+  v_by_day boolean;
+begin
+  if since is null or until is null or since > until then
+    raise exception using errcode = 'AS002',
+      message = format('since and until must be timestamps with since <= until, not %s and %s',
+                       coalesce(since::text, 'NULL'), coalesce(until::text, 'NULL'));
+  end if;
+  if group_by is null or not group_by <@ array['owner', 'thread', 'model', 'day'] then
+    raise exception using errcode = 'AS002',
+      message = format('group_by must be a subset of {owner, thread, model, day}, not %s', coalesce(group_by::text, 'NULL'));
+  end if;
+  v_by_owner := 'owner' = any (group_by);
+  v_by_thread := 'thread' = any (group_by);
+  v_by_model := 'model' = any (group_by);
+  v_by_day := 'day' = any (group_by);
+
+  -- One static query: a dimension not asked for is NULL, so it groups as one value. Days are UTC.
+  return query
+    select case when v_by_owner then r.owner end,
+           case when v_by_thread then r.thread_id end,
+           case when v_by_model then r.model end,
+           case when v_by_day then (r.recorded_at at time zone 'UTC')::date end,
+           count(*), sum(r.input_tokens)::numeric, sum(r.output_tokens)::numeric, sum(r.cost)
+    from ai.usage_records r
+    where r.recorded_at >= since and r.recorded_at < until
+    group by 1, 2, 3, 4
+    order by 1, 2, 3, 4;
+end
+$$;
+comment on function ai.usage_summary(timestamptz, timestamptz, text[]) is
+  'Sums usage records with since <= recorded_at < until, grouped by any subset of owner, thread, model and day (UTC); columns not grouped by are NULL. A tenant sees its own records, a service every tenant''s. AS002 bad argument.';
+
+revoke execute on function ai.record_usage(text, text, text, bigint, bigint, numeric, jsonb, bigint, bigint),
+  ai.usage_summary(timestamptz, timestamptz, text[]) from public;
+grant execute on function ai.record_usage(text, text, text, bigint, bigint, numeric, jsonb, bigint, bigint),
+  ai.usage_summary(timestamptz, timestamptz, text[]) to ai_user, ai_service;
+
+
+-- ===== change: retrievals =====
+-- Deploy agent-state:retrievals to pg
+-- requires: messages
+-- requires: retention
+--
+-- What the model was given. An assistant turn is often grounded in retrieved documents (search
+-- hits, RAG chunks, tool lookups); ai.turn_retrievals keeps them per turn, so an audit or a replay
+-- sees the same context the model saw. A retrieval names the turn (the `turn` number the turn's
+-- messages carry) and holds the documents as a JSON array of objects (ids, scores, text or
+-- references: the caller's shape). Like messages it is append-only and keyed: a retried record
+-- returns the original (the default key is a hash of thread, turn and documents).
+-- ai.get_turn_context returns a turn's messages with its retrievals in one round trip.
+
+create table ai.turn_retrievals (
+  thread_id text not null,
+  retrieval_id bigint generated always as identity,
+  owner text not null,
+  turn integer not null,
+  idempotency_key text not null check (pg_catalog.char_length(idempotency_key) between 1 and 255),
+  documents jsonb not null check (pg_catalog.jsonb_typeof(documents) = 'array'),
+  created_at timestamptz not null default ai.now(),
+  primary key (thread_id, retrieval_id),
+  unique (thread_id, idempotency_key),
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.turn_retrievals is 'The documents retrieved for each turn of a thread: what the model was given.';
+create index turn_retrievals_turn on ai.turn_retrievals (thread_id, turn);
+
+alter table ai.turn_retrievals enable row level security;
+alter table ai.turn_retrievals force row level security;
+create policy turn_retrievals_by_owner on ai.turn_retrievals
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+-- No table privilege for any role: the functions (SECURITY DEFINER) are the only way in.
+
+create table ai_archive.turn_retrievals (like ai.turn_retrievals including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+alter table ai_archive.turn_retrievals enable row level security;
+alter table ai_archive.turn_retrievals force row level security;
+create policy turn_retrievals_by_owner on ai_archive.turn_retrievals
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+insert into ai._archived_tables (table_name, copy_order, order_by) values ('turn_retrievals', 120, 'retrieval_id');
+
+create type ai.recorded_retrieval as (
+  thread_id text, retrieval_id bigint, owner text, turn integer, idempotency_key text, documents jsonb,
+  created_at timestamptz, inserted boolean
+);
+comment on type ai.recorded_retrieval is 'A retrieval row plus inserted: true when this call wrote it, false when it was a retry.';
+
+create function ai.record_retrieval(thread_id text, turn integer, documents jsonb, idempotency_key text default null,
+                                    job_id bigint default null, fencing_token bigint default null)
+returns ai.recorded_retrieval
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_turn alias for $2;
+  a_documents alias for $3;
+  a_key alias for $4;
+  a_job alias for $5;
+  a_token alias for $6;
+  v_key text;
+  v_owner text;
+  r ai.turn_retrievals;
+begin
+  perform ai._check_thread_id(a_thread_id);
+  if a_turn is null then
+    raise exception using errcode = 'AS002', message = 'turn must not be NULL';
+  end if;
+  perform ai._check_document(a_documents, 'documents');
+  if pg_catalog.jsonb_typeof(a_documents) <> 'array'
+     or exists (select from pg_catalog.jsonb_array_elements(a_documents) d where pg_catalog.jsonb_typeof(d) <> 'object') then
+    raise exception using errcode = 'AS002', message = 'documents must be a JSON array of objects';
+  end if;
+  if a_key is not null then
+    perform ai._check_text(a_key, 'idempotency_key');
+  end if;
+  if a_job is not null and a_token is null then
+    raise exception using errcode = 'AS002', message = 'fencing_token must not be NULL when job_id is given';
+  end if;
+  perform ai._fence_side_effect(a_thread_id, a_job, a_token);
+  v_owner := ai._session_owner(a_thread_id);
+  v_key := coalesce(a_key, 'retrieval:' || pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
+             pg_catalog.jsonb_build_array(a_thread_id, a_turn, a_documents)::text, 'UTF8')), 'hex'));
+
+  insert into ai.turn_retrievals as t (thread_id, owner, turn, idempotency_key, documents, created_at)
+  values (a_thread_id, v_owner, a_turn, v_key, a_documents, ai.now())
+  on conflict (thread_id, idempotency_key) do nothing
+  returning * into r;
+  if found then
+    return (r.thread_id, r.retrieval_id, r.owner, r.turn, r.idempotency_key, r.documents, r.created_at, true)::ai.recorded_retrieval;
+  end if;
+  select * into r from ai.turn_retrievals t where t.thread_id = a_thread_id and t.idempotency_key = v_key;
+  if r.turn <> a_turn or r.documents <> a_documents then
+    raise exception using errcode = 'AS005',
+      message = format('retrieval key %s of thread %s was used for other documents (retrieval %s)',
+                       v_key, a_thread_id, r.retrieval_id);
+  end if;
+  return (r.thread_id, r.retrieval_id, r.owner, r.turn, r.idempotency_key, r.documents, r.created_at, false)::ai.recorded_retrieval;
+end
+$$;
+comment on function ai.record_retrieval(text, integer, jsonb, text, bigint, bigint) is
+  'Keeps the documents (a JSON array of objects, up to 1 MiB) retrieved for a turn of a thread, and returns the row with inserted = true. The key defaults to a hash of thread, turn and documents; a retry returns the original with inserted = false. job_id + fencing_token make it a fenced write. AS001 unknown thread, AS002 bad argument, AS003 too large, AS005 key used for other documents, AS006 lease lost.';
+
+create type ai.turn_context as (
+  thread_id text,
+  turn integer,
+  messages jsonb,    -- [{seq, role, content, token_count, created_at}] of the turn, in order
+  retrievals jsonb   -- [{retrieval_id, documents, created_at}] of the turn, in order
+);
+comment on type ai.turn_context is 'One turn of a thread: its messages and the documents retrieved for it.';
+
+create function ai.get_turn_context(thread_id text, turn integer) returns ai.turn_context
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_turn alias for $2;
+  c ai.turn_context;
+begin
+  if a_turn is null then
+    raise exception using errcode = 'AS002', message = 'turn must not be NULL';
+  end if;
+  perform ai._session_owner(a_thread_id);
+  c.thread_id := a_thread_id;
+  c.turn := a_turn;
+  select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('seq', m.seq, 'role', m.role, 'content', m.content,
+                                                                     'token_count', m.token_count, 'created_at', m.created_at)
+                                       order by m.seq), '[]')
+  into c.messages
+  from ai.session_messages m where m.thread_id = a_thread_id and m.turn = a_turn;
+  select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('retrieval_id', r.retrieval_id, 'documents', r.documents,
+                                                                     'created_at', r.created_at)
+                                       order by r.retrieval_id), '[]')
+  into c.retrievals
+  from ai.turn_retrievals r where r.thread_id = a_thread_id and r.turn = a_turn;
+  return c;
+end
+$$;
+comment on function ai.get_turn_context(text, integer) is
+  'A turn of a thread in one round trip: its messages (those with this turn number) and the documents retrieved for it. AS001 unknown thread, AS002 bad argument.';
+
+revoke execute on function ai.record_retrieval(text, integer, jsonb, text, bigint, bigint),
+  ai.get_turn_context(text, integer) from public;
+grant execute on function ai.record_retrieval(text, integer, jsonb, text, bigint, bigint),
+  ai.get_turn_context(text, integer) to ai_user, ai_service;
+
+
+-- ===== change: streams =====
+-- Deploy agent-state:streams to pg
+-- requires: messages
+-- requires: side_effects
+-- requires: retention
+--
+-- Resumable streaming. An assistant message streams for seconds or minutes; it is persisted while
+-- it streams, so a crash or a client disconnect loses no acknowledged chunk and anyone can resume
+-- reading. A stream is keyed per thread by the caller's stream_key (opening it again returns it);
+-- its chunks are numbered 1, 2, 3, ... by the writer. The rules:
+--   - append_stream_chunks(first_chunk, chunks[]) stores chunks first_chunk.. in one round trip,
+--     so a writer batches many tokens per commit. A chunk number already stored is a retry and is
+--     skipped; a first_chunk past last_chunk + 1 is a gap (AS050); any chunk after the stream was
+--     finished or abandoned is AS051.
+--   - finish_stream assembles the chunks into one message through ai.append_message_idempotent,
+--     with 'stream:' || stream_key as its idempotency key: exactly once, however often it is called.
+--     Until then the stream is not a message, so context_window, compaction and get_messages see
+--     only finished messages.
+--   - abandon_stream closes it without a message (the chunks stay readable).
+--   - A stream whose writer died is visible as stale (get_stream: open, no chunk for longer than
+--     stale_after); the next worker finishes or abandons it.
+--   - With job_id + fencing_token every write is fenced like any worker write (AS006).
+-- Readers poll read_stream(after_chunk) and may LISTEN on the channel get_stream names: each
+-- append sends pg_notify on it with an empty payload. The channel is a keyed hash of thread id and
+-- stream key (ai._stream_channel), so only those who may see the stream learn it.
+
+insert into ai.error_codes (sqlstate, name, description) values
+  ('AS050', 'stream_gap', 'Stream chunks must follow the last stored chunk: a chunk number was skipped.'),
+  ('AS051', 'stream_closed', 'The stream was finished or abandoned: it takes no more chunks, or cannot be finished after it was abandoned.');
+
+create table ai.message_streams (
+  thread_id text not null,
+  stream_key text not null check (pg_catalog.char_length(stream_key) between 1 and 200),
+  owner text not null,
+  role text not null check (role in ('system', 'user', 'assistant', 'tool_call', 'tool_result')),
+  turn integer,
+  status text not null default 'open' check (status in ('open', 'finished', 'abandoned')),
+  last_chunk integer not null default 0 check (last_chunk >= 0),
+  total_bytes bigint not null default 0,
+  job_id bigint,
+  opened_at timestamptz not null default ai.now(),
+  last_chunk_at timestamptz,
+  closed_at timestamptz,
+  message_seq bigint,
+  primary key (thread_id, stream_key),
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.message_streams is 'Messages being streamed: open until finished (assembled into one message) or abandoned.';
+
+-- Chunks are stored as the batches that brought them: one row per append, holding chunks
+-- first_chunk .. first_chunk + n - 1. A writer that batches 64 tokens writes one row, not 64.
+create table ai.stream_batches (
+  thread_id text not null,
+  stream_key text not null,
+  first_chunk integer not null check (first_chunk > 0),
+  owner text not null,
+  chunks text[] not null check (pg_catalog.cardinality(chunks) > 0),
+  created_at timestamptz not null default ai.now(),
+  primary key (thread_id, stream_key, first_chunk),
+  foreign key (thread_id, stream_key) references ai.message_streams (thread_id, stream_key) on delete cascade,
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.stream_batches is 'The chunks of each stream, as the batches that brought them: chunks first_chunk, first_chunk + 1, ... with no gap across batches.';
+
+do $$
+declare
+  t text;
+begin
+  foreach t in array array['message_streams', 'stream_batches'] loop
+    execute format('alter table ai.%I enable row level security', t);
+    execute format('alter table ai.%I force row level security', t);
+    execute format('create policy %I on ai.%I
+                      using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+                      with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))',
+                   t || '_by_owner', t);
+    execute format('create table ai_archive.%I (like ai.%I including defaults including constraints including indexes,
+                      foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade)',
+                   t, t);
+    execute format('alter table ai_archive.%I enable row level security', t);
+    execute format('alter table ai_archive.%I force row level security', t);
+    execute format('create policy %I on ai_archive.%I
+                      using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+                      with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))',
+                   t || '_by_owner', t);
+    -- No grant: archive_sessions and restore_session (SECURITY DEFINER) move the rows.
+  end loop;
+end
+$$;
+-- No table privilege for any role: the functions (SECURITY DEFINER) are the only way in.
+insert into ai._archived_tables (table_name, copy_order, order_by) values
+  ('message_streams', 130, 'opened_at'),
+  ('stream_batches', 140, 'first_chunk');
+
+-- The stream's NOTIFY channel: 'ai_stream_' and a hash of the two ids under the key of the queue
+-- channels (ai.notify_key, readable by the schema owner only), so nobody computes the channel of a
+-- stream get_stream does not show them, and the empty payload tells a listener nothing.
+create function ai._stream_channel(thread_id text, stream_key text) returns text
+language sql stable
+set search_path = pg_catalog, pg_temp
+as $$
+  select 'ai_stream_' operator(pg_catalog.||) pg_catalog.left(pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
+           k.key operator(pg_catalog.||) ':' operator(pg_catalog.||) pg_catalog.jsonb_build_array(thread_id, stream_key)::text,
+           'UTF8')), 'hex'), 32)
+  from ai.notify_key k
+$$;
+comment on function ai._stream_channel(text, text) is 'Internal: the channel append_stream_chunks notifies for a stream (get_stream returns it to those who may see the stream).';
+
+-- What get_stream returns: the stream and whether its writer looks dead.
+create type ai.stream_state as (
+  thread_id text, stream_key text, owner text, role text, turn integer, status text, last_chunk integer,
+  total_bytes bigint, job_id bigint, opened_at timestamptz, last_chunk_at timestamptz, closed_at timestamptz,
+  message_seq bigint, stale boolean, channel text
+);
+comment on type ai.stream_state is 'A stream, whether it is stale (open with no chunk for longer than stale_after), and its NOTIFY channel.';
+
+create function ai._stream_state(s ai.message_streams, stale_after interval) returns ai.stream_state
+language sql stable
+set search_path = pg_catalog, pg_temp
+as $$
+  select (s.thread_id, s.stream_key, s.owner, s.role, s.turn, s.status, s.last_chunk, s.total_bytes, s.job_id,
+          s.opened_at, s.last_chunk_at, s.closed_at, s.message_seq,
+          s.status = 'open' and coalesce(s.last_chunk_at, s.opened_at) < ai.now() - stale_after,
+          ai._stream_channel(s.thread_id, s.stream_key))::ai.stream_state
+$$;
+comment on function ai._stream_state(ai.message_streams, interval) is 'Internal: a stream row as ai.stream_state.';
+
+create function ai._check_stream_args(thread_id text, stream_key text, job_id bigint, fencing_token bigint)
+returns void
+language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  perform ai._check_thread_id(thread_id);
+  perform ai._check_text(stream_key, 'stream_key', 200);
+  if job_id is not null and fencing_token is null then
+    raise exception using errcode = 'AS002', message = 'fencing_token must not be NULL when job_id is given';
+  end if;
+end
+$$;
+comment on function ai._check_stream_args(text, text, bigint, bigint) is 'Internal guard of the stream calls: ids, and a token with every job.';
+
+-- The stream row, locked for a write (its writes queue on it); AS001 when not found.
+create function ai._lock_stream(thread_id text, stream_key text) returns ai.message_streams
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  s ai.message_streams;
+begin
+  select * into s from ai.message_streams m
+  where m.thread_id = _lock_stream.thread_id and m.stream_key = _lock_stream.stream_key
+  for update;
+  if not found then
+    raise exception using errcode = 'AS001',
+      message = format('stream %s of thread %s not found', _lock_stream.stream_key, _lock_stream.thread_id);
+  end if;
+  return s;
+end
+$$;
+comment on function ai._lock_stream(text, text) is 'Internal: the stream row, locked FOR UPDATE; AS001 when not found (or another tenant''s).';
+
+-- 'async': this transaction's commit does not wait for the WAL flush. A writer crash loses nothing
+-- it was told is stored; a database crash may lose the last fraction of a second of an open stream.
+create function ai._set_stream_durability(durability text) returns void
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if durability is null or durability not in ('sync', 'async') then
+    raise exception using errcode = 'AS002',
+      message = format('durability %s is not sync or async', coalesce(pg_catalog.quote_literal(durability), 'NULL'));
+  end if;
+  if durability = 'async' then
+    perform pg_catalog.set_config('synchronous_commit', 'off', true);
+  end if;
+end
+$$;
+comment on function ai._set_stream_durability(text) is 'Internal: AS002 unless durability is sync or async; async turns synchronous_commit off for the transaction.';
+
+create function ai.open_stream(thread_id text, stream_key text, role text default 'assistant', turn integer default null,
+                               job_id bigint default null, fencing_token bigint default null,
+                               durability text default 'sync')
+returns ai.stream_state
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_key alias for $2;
+  a_role alias for $3;
+  a_turn alias for $4;
+  a_job alias for $5;
+  a_token alias for $6;
+  a_durability alias for $7;
+  v_owner text;
+  s ai.message_streams;
+begin
+  perform ai._check_stream_args(a_thread_id, a_key, a_job, a_token);
+  perform ai._set_stream_durability(a_durability);
+  if a_role is null or a_role not in ('system', 'user', 'assistant', 'tool_call', 'tool_result') then
+    raise exception using errcode = 'AS002',
+      message = format('role %s is not one of system, user, assistant, tool_call, tool_result',
+                       coalesce(pg_catalog.quote_literal(a_role), 'NULL'));
+  end if;
+  perform ai._fence_side_effect(a_thread_id, a_job, a_token);
+  v_owner := ai._session_owner(a_thread_id);
+  insert into ai.message_streams as m (thread_id, stream_key, owner, role, turn, job_id, opened_at)
+  values (a_thread_id, a_key, v_owner, a_role, a_turn, a_job, ai.now())
+  on conflict (thread_id, stream_key) do nothing
+  returning * into s;
+  if not found then
+    -- Opened before (a retry, or the next worker taking over): the stream as it is.
+    select * into s from ai.message_streams m where m.thread_id = a_thread_id and m.stream_key = a_key;
+  end if;
+  return ai._stream_state(s, interval '30 seconds');
+end
+$$;
+comment on function ai.open_stream(text, text, text, integer, bigint, bigint, text) is
+  'Opens a stream for a message of a thread (role, optional turn) and returns it; opening the same stream_key again returns the stream as it is (last_chunk tells a writer where to go on). job_id + fencing_token make it a fenced write; durability ''async'' as for ai.append_stream_chunks. AS001 unknown thread, AS002 bad argument, AS006 lease lost.';
+
+create function ai.append_stream_chunks(thread_id text, stream_key text, first_chunk integer, chunks text[],
+                                        job_id bigint default null, fencing_token bigint default null,
+                                        durability text default 'sync')
+returns integer
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_key alias for $2;
+  a_first alias for $3;
+  a_chunks alias for $4;
+  a_job alias for $5;
+  a_token alias for $6;
+  a_durability alias for $7;
+  v_count integer := coalesce(pg_catalog.cardinality(a_chunks), 0);
+  v_now timestamptz := ai.now();
+  v_new integer;
+  v_bytes bigint;
+  s ai.message_streams;
+begin
+  perform ai._check_stream_args(a_thread_id, a_key, a_job, a_token);
+  if a_first is null or a_first < 1 then
+    raise exception using errcode = 'AS002',
+      message = format('first_chunk must be 1 or more, not %s', coalesce(a_first::text, 'NULL'));
+  end if;
+  if a_chunks is null or v_count = 0 or pg_catalog.array_position(a_chunks, null) is not null then
+    raise exception using errcode = 'AS002', message = 'chunks must be a non-empty array without NULLs';
+  end if;
+  perform ai._set_stream_durability(a_durability);
+  perform ai._fence_side_effect(a_thread_id, a_job, a_token);
+  s := ai._lock_stream(a_thread_id, a_key);
+  if s.status <> 'open' then
+    raise exception using errcode = 'AS051',
+      message = format('stream %s of thread %s is %s: no more chunks', a_key, a_thread_id, s.status);
+  end if;
+  if a_first > s.last_chunk + 1 then
+    raise exception using errcode = 'AS050',
+      message = format('stream %s of thread %s: chunk %s does not follow chunk %s', a_key, a_thread_id, a_first, s.last_chunk);
+  end if;
+  -- Chunks up to last_chunk are stored already (a retried batch): only the rest is new.
+  v_new := a_first + v_count - 1 - s.last_chunk;
+  if v_new <= 0 then
+    return s.last_chunk;
+  end if;
+  select coalesce(sum(pg_catalog.octet_length(c)), 0) into v_bytes
+  from pg_catalog.unnest(a_chunks[v_count - v_new + 1:v_count]) c;
+  if s.total_bytes + v_bytes > ai._max_document_bytes() then
+    raise exception using errcode = 'AS003',
+      message = format('stream %s of thread %s would be %s bytes, over the limit of %s', a_key, a_thread_id,
+                       s.total_bytes + v_bytes, ai._max_document_bytes());
+  end if;
+  insert into ai.stream_batches (thread_id, stream_key, first_chunk, owner, chunks, created_at)
+  values (a_thread_id, a_key, s.last_chunk + 1, s.owner, a_chunks[v_count - v_new + 1:v_count], v_now);
+  update ai.message_streams m
+  set last_chunk = s.last_chunk + v_new, total_bytes = s.total_bytes + v_bytes, last_chunk_at = v_now
+  where m.thread_id = a_thread_id and m.stream_key = a_key;
+  perform pg_catalog.pg_notify(ai._stream_channel(a_thread_id, a_key), '');
+  return s.last_chunk + v_new;
+end
+$$;
+comment on function ai.append_stream_chunks(text, text, integer, text[], bigint, bigint, text) is
+  'Stores chunks first_chunk, first_chunk + 1, ... of an open stream in one call and returns the stream''s last chunk number. Chunks already stored (a retried batch) are skipped; notifies the stream''s channel. The whole stream is limited to 1 MiB of text. durability ''async'' commits this transaction with synchronous_commit off (a database crash may lose the newest chunks; a writer crash loses none it was told are stored). AS001 unknown stream, AS002 bad argument, AS003 too large, AS050 a gap after the last chunk, AS051 stream finished or abandoned, AS006 lease lost.';
+
+create function ai.finish_stream(thread_id text, stream_key text, job_id bigint default null,
+                                 fencing_token bigint default null)
+returns ai.appended_message
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_key alias for $2;
+  a_job alias for $3;
+  a_token alias for $4;
+  v_text text;
+  m ai.appended_message;
+  s ai.message_streams;
+begin
+  perform ai._check_stream_args(a_thread_id, a_key, a_job, a_token);
+  perform ai._fence_side_effect(a_thread_id, a_job, a_token);
+  s := ai._lock_stream(a_thread_id, a_key);
+  if s.status = 'abandoned' then
+    raise exception using errcode = 'AS051',
+      message = format('stream %s of thread %s was abandoned: it cannot be finished', a_key, a_thread_id);
+  end if;
+  select coalesce(pg_catalog.string_agg(pg_catalog.array_to_string(b.chunks, ''), '' order by b.first_chunk), '') into v_text
+  from ai.stream_batches b where b.thread_id = a_thread_id and b.stream_key = a_key;
+  -- The stream key is the message's idempotency key: a second finish returns the same message.
+  m := ai.append_message_idempotent(a_thread_id, s.role, pg_catalog.to_jsonb(v_text), s.turn, 'stream:' || a_key);
+  if s.status = 'open' then
+    update ai.message_streams x set status = 'finished', closed_at = ai.now(), message_seq = m.seq
+    where x.thread_id = a_thread_id and x.stream_key = a_key;
+    perform pg_catalog.pg_notify(ai._stream_channel(a_thread_id, a_key), '');
+  end if;
+  return m;
+end
+$$;
+comment on function ai.finish_stream(text, text, bigint, bigint) is
+  'Finishes a stream: its chunks, in order, become one message (content: the text as a JSON string) appended through ai.append_message_idempotent with idempotency key ''stream:'' || stream_key, exactly once; a second call returns the same message (inserted = false). Another worker may finish a stale stream. AS001 unknown stream, AS004 session finished, AS051 the stream was abandoned, AS006 lease lost.';
+
+create function ai.abandon_stream(thread_id text, stream_key text, job_id bigint default null,
+                                  fencing_token bigint default null)
+returns ai.stream_state
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_key alias for $2;
+  s ai.message_streams;
+begin
+  perform ai._check_stream_args(a_thread_id, a_key, $3, $4);
+  perform ai._fence_side_effect(a_thread_id, $3, $4);
+  s := ai._lock_stream(a_thread_id, a_key);
+  if s.status = 'finished' then
+    raise exception using errcode = 'AS051',
+      message = format('stream %s of thread %s was finished: it cannot be abandoned', a_key, a_thread_id);
+  end if;
+  if s.status = 'open' then
+    update ai.message_streams x set status = 'abandoned', closed_at = ai.now()
+    where x.thread_id = a_thread_id and x.stream_key = a_key
+    returning * into s;
+    perform pg_catalog.pg_notify(ai._stream_channel(a_thread_id, a_key), '');
+  end if;
+  return ai._stream_state(s, interval '30 seconds');
+end
+$$;
+comment on function ai.abandon_stream(text, text, bigint, bigint) is
+  'Closes an open stream without a message (its chunks stay readable); abandoning it again is a no-op. AS001 unknown stream, AS051 it was finished, AS006 lease lost.';
+
+create function ai.get_stream(thread_id text, stream_key text, stale_after interval default '30 seconds')
+returns ai.stream_state
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  s ai.message_streams;
+begin
+  perform ai._check_stream_args(get_stream.thread_id, get_stream.stream_key, null, null);
+  if stale_after is null or stale_after < interval '0' then
+    raise exception using errcode = 'AS002',
+      message = format('stale_after must be a non-negative interval, not %s', coalesce(stale_after::text, 'NULL'));
+  end if;
+  select * into s from ai.message_streams m
+  where m.thread_id = get_stream.thread_id and m.stream_key = get_stream.stream_key;
+  if not found then
+    raise exception using errcode = 'AS001',
+      message = format('stream %s of thread %s not found', get_stream.stream_key, get_stream.thread_id);
+  end if;
+  return ai._stream_state(s, stale_after);
+end
+$$;
+comment on function ai.get_stream(text, text, interval) is
+  'A stream''s state: status (open, finished, abandoned), last chunk, stale (open with no chunk for longer than stale_after: its writer looks dead), and the channel to LISTEN on. AS001 unknown stream, AS002 bad argument.';
+
+create function ai.read_stream(thread_id text, stream_key text, after_chunk integer default 0,
+                               max_chunks integer default 1000)
+returns table (chunk_no integer, content text, created_at timestamptz)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+begin
+  perform ai._check_stream_args(read_stream.thread_id, read_stream.stream_key, null, null);
+  perform ai._check_limit(max_chunks, 'max_chunks');
+  if after_chunk is null or after_chunk < 0 then
+    raise exception using errcode = 'AS002',
+      message = format('after_chunk must be 0 or more, not %s', coalesce(after_chunk::text, 'NULL'));
+  end if;
+  if not exists (select from ai.message_streams m
+                 where m.thread_id = read_stream.thread_id and m.stream_key = read_stream.stream_key) then
+    raise exception using errcode = 'AS001',
+      message = format('stream %s of thread %s not found', read_stream.stream_key, read_stream.thread_id);
+  end if;
+  -- The batches that hold a chunk past after_chunk (the last one that starts at or before it,
+  -- and every later one), unrolled into chunks.
+  return query
+    select (b.first_chunk + u.i - 1)::integer, u.c, b.created_at
+    from ai.stream_batches b, pg_catalog.unnest(b.chunks) with ordinality as u(c, i)
+    where b.thread_id = read_stream.thread_id and b.stream_key = read_stream.stream_key
+      and b.first_chunk >= coalesce((select max(x.first_chunk) from ai.stream_batches x
+                                     where x.thread_id = read_stream.thread_id and x.stream_key = read_stream.stream_key
+                                       and x.first_chunk <= after_chunk + 1), 1)
+      and b.first_chunk + u.i - 1 > after_chunk
+    order by b.first_chunk, u.i
+    limit max_chunks;
+end
+$$;
+comment on function ai.read_stream(text, text, integer, integer) is
+  'The chunks of a stream after after_chunk, in order, at most max_chunks (1 to 10000): a reader resumes from the last chunk it saw. AS001 unknown stream, AS002 bad argument.';
+
+revoke execute on function ai._set_stream_durability(text), ai._stream_channel(text, text),
+  ai._stream_state(ai.message_streams, interval), ai._check_stream_args(text, text, bigint, bigint),
+  ai._lock_stream(text, text), ai.open_stream(text, text, text, integer, bigint, bigint, text),
+  ai.append_stream_chunks(text, text, integer, text[], bigint, bigint, text), ai.finish_stream(text, text, bigint, bigint),
+  ai.abandon_stream(text, text, bigint, bigint), ai.get_stream(text, text, interval),
+  ai.read_stream(text, text, integer, integer) from public;
+grant execute on function ai.open_stream(text, text, text, integer, bigint, bigint, text),
+  ai.append_stream_chunks(text, text, integer, text[], bigint, bigint, text), ai.finish_stream(text, text, bigint, bigint),
+  ai.abandon_stream(text, text, bigint, bigint), ai.get_stream(text, text, interval),
+  ai.read_stream(text, text, integer, integer) to ai_user, ai_service;
+
+
 -- ===== change: renew_leases =====
 -- Deploy agent-state:renew_leases to pg
 -- requires: queue_lean_writes
@@ -4841,6 +6708,7 @@ create function ai.renew_leases(worker_id text, job_ids bigint[], fencing_tokens
                                 lease interval default '60 seconds')
 returns table (job_id bigint, lease_expires_at timestamptz)
 language plpgsql volatile
+security definer
 set search_path = pg_catalog, pg_temp
 set plan_cache_mode = force_generic_plan
 as $$
@@ -4903,5 +6771,11 @@ begin
 end
 $$;
 
+
+-- ===== version marker =====
+-- A database installed from this file has no sqitch registry: the schema's comment names the last
+-- change it holds. agent_state.schema.status() reads it; docs/upgrading.md moves such a
+-- database to sqitch (sqitch deploy --log-only --to checkpoint_compression_pglz, then sqitch deploy).
+comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change checkpoint_compression_pglz)';
 
 commit;

@@ -1046,6 +1046,8 @@ create table ai.agent_jobs (
   created_at timestamptz not null,
   updated_at timestamptz not null,
   finished_at timestamptz,
+  claimed_at timestamptz,
+  attempt_log jsonb not null default '[]',
   -- When a claim may take the job: run_at while PENDING, the end of the lease while IN_PROGRESS.
   available_at timestamptz generated always as
     (case when status = 'IN_PROGRESS' then lease_expires_at else run_at end) stored,
@@ -1065,6 +1067,8 @@ create table ai.agent_jobs (
 comment on table ai.agent_jobs is 'The durable job queue: one row per job, each advancing one session (thread). See docs/queue.md.';
 comment on column ai.agent_jobs.fencing_token is 'Bumped by every claim; every write on behalf of the job must name the current one.';
 comment on column ai.agent_jobs.available_at is 'When a claim may take the job: run_at while PENDING, lease_expires_at while IN_PROGRESS.';
+comment on column ai.agent_jobs.claimed_at is 'When the current (or last) attempt was claimed.';
+comment on column ai.agent_jobs.attempt_log is 'The attempts that ended, oldest first: a JSON array of {attempt, worker, fencing_token, claimed_at, lease_expires_at, ended_at, outcome, error}, appended by the transaction that ended each one (ai.job_attempts reads it).';
 comment on column ai.agent_jobs.attempts is 'Claims counted so far (a release gives one back); at max_attempts a failure or an expired lease is final.';
 
 -- What a claim reads: the PENDING and IN_PROGRESS jobs of a queue in claim order, so one ordered
@@ -1115,6 +1119,55 @@ alter table ai.agent_jobs force row level security;
 create policy agent_jobs_by_owner on ai.agent_jobs
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+
+-- The attempt history. Transitions update the job row; an attempt that ends appends to it: the
+-- claim that took an expired lease, a complete, fail, release, cancel, a wait for a person, or a
+-- reap. The append is part of the UPDATE that ends the attempt, so the row is written once, by the
+-- same transaction, with no extra round trip and no extra row. A completion (the hot path) writes
+-- its entry in its own SET list; every other ending goes through a BEFORE trigger whose WHEN
+-- clause keeps it off claims of PENDING jobs, lease renewals and completions.
+-- One entry of the log. A plain SQL expression, so that it inlines where a completion writes it
+-- in its own UPDATE (complete_job, complete_jobs: the hot path calls no trigger).
+create function ai._attempt_entry(attempt integer, worker text, fencing_token bigint, claimed_at timestamptz,
+                                  lease_expires_at timestamptz, ended_at timestamptz, outcome text, error text)
+returns jsonb
+language sql immutable parallel safe
+as $$
+  select pg_catalog.jsonb_build_object('attempt', attempt, 'worker', worker, 'fencing_token', fencing_token,
+                                       'claimed_at', claimed_at, 'lease_expires_at', lease_expires_at,
+                                       'ended_at', ended_at, 'outcome', outcome, 'error', error)
+$$;
+comment on function ai._attempt_entry(integer, text, bigint, timestamptz, timestamptz, timestamptz, text, text) is
+  'Internal: one entry of ai.agent_jobs.attempt_log.';
+
+create function ai._log_attempt() returns trigger
+language plpgsql
+as $$
+begin
+  -- ended_at is the UPDATE's updated_at: every path that ends an attempt sets it to its ai.now().
+  new.attempt_log := new.attempt_log operator(pg_catalog.||) ai._attempt_entry(
+    old.attempts, old.lease_owner, old.fencing_token, old.claimed_at, old.lease_expires_at, new.updated_at,
+    case
+      when new.status = 'CANCELLED' then 'cancelled'
+      when new.status = 'AWAITING_HUMAN' then 'awaiting_human'
+      when new.status = 'IN_PROGRESS' or old.lease_expires_at <= new.updated_at then 'expired'
+      when new.status = 'PENDING' and new.attempts < old.attempts then 'released'
+      else 'failed' end,
+    case when new.status in ('PENDING', 'FAILED') and old.lease_expires_at > new.updated_at
+              and new.attempts >= old.attempts then new.last_error end);
+  return new;
+end
+$$;
+comment on function ai._log_attempt() is 'Internal trigger: appends the attempt an UPDATE ends to the job''s attempt_log (outcome failed, released, cancelled, awaiting_human or expired; a completion writes its own entry).';
+revoke execute on function ai._log_attempt() from public;  -- a trigger needs no grant
+revoke execute on function ai._attempt_entry(integer, text, bigint, timestamptz, timestamptz, timestamptz, text, text) from public;
+
+create trigger agent_jobs_attempt_ended
+  before update on ai.agent_jobs
+  for each row
+  when (old.status = 'IN_PROGRESS' and new.status <> 'COMPLETED'
+        and (new.status <> 'IN_PROGRESS' or new.fencing_token <> old.fencing_token))
+  execute function ai._log_attempt();
 
 -- Finished jobs moved out of the hot table by ai.archive_jobs().
 create table ai.agent_jobs_archive (
@@ -1375,6 +1428,7 @@ begin
         attempts = u.attempts + 1,
         fencing_token = u.fencing_token + 1,
         lease_owner = claim_job.worker_id,
+        claimed_at = v_now,
         lease_expires_at = v_now + claim_job.lease,
         updated_at = v_now
     where u.job_id = v_id
@@ -1439,6 +1493,7 @@ begin
         attempts = u.attempts + 1,
         fencing_token = u.fencing_token + 1,
         lease_owner = claim_jobs.worker_id,
+        claimed_at = v_now,
         lease_expires_at = v_now + claim_jobs.lease,
         updated_at = v_now
     where u.job_id = any (v_ids)
@@ -1614,7 +1669,9 @@ begin
   end if;
   update ai.agent_jobs u
   set status = 'COMPLETED', result = complete_job.result, lease_owner = null, lease_expires_at = null,
-      finished_at = v_now, updated_at = v_now
+      finished_at = v_now, updated_at = v_now,
+      attempt_log = u.attempt_log operator(pg_catalog.||) ai._attempt_entry(
+        u.attempts, u.lease_owner, u.fencing_token, u.claimed_at, u.lease_expires_at, v_now, 'completed', null)
   where u.job_id = complete_job.job_id and u.status = 'IN_PROGRESS'
     and u.fencing_token = complete_job.fencing_token and u.lease_expires_at > v_now
   returning u.* into j;
@@ -1654,7 +1711,9 @@ begin
   return query
   update ai.agent_jobs u
   set status = 'COMPLETED', result = complete_jobs.results[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)],
-      lease_owner = null, lease_expires_at = null, finished_at = v_now, updated_at = v_now
+      lease_owner = null, lease_expires_at = null, finished_at = v_now, updated_at = v_now,
+      attempt_log = u.attempt_log operator(pg_catalog.||) ai._attempt_entry(
+        u.attempts, u.lease_owner, u.fencing_token, u.claimed_at, u.lease_expires_at, v_now, 'completed', null)
   where u.job_id = any (complete_jobs.job_ids) and u.status = 'IN_PROGRESS'
     and u.fencing_token = complete_jobs.fencing_tokens[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)]
     and u.lease_expires_at > v_now
@@ -1799,9 +1858,46 @@ $$;
 comment on function ai.get_job(bigint) is
   'The job row (archived jobs are in ai.agent_jobs_archive). AS001 unknown job, or another tenant''s.';
 
+create function ai.job_attempts(job_id bigint)
+returns table (attempt integer, worker text, fencing_token bigint, claimed_at timestamptz,
+               lease_expires_at timestamptz, ended_at timestamptz, outcome text, error text)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  j record;
+begin
+  select x.job_id, x.status, x.attempts, x.lease_owner, x.fencing_token, x.claimed_at, x.lease_expires_at, x.attempt_log
+  into j from ai.agent_jobs x where x.job_id = job_attempts.job_id;
+  if not found then
+    select x.job_id, x.status, x.attempts, x.lease_owner, x.fencing_token, x.claimed_at, x.lease_expires_at, x.attempt_log
+    into j from ai.agent_jobs_archive x where x.job_id = job_attempts.job_id;
+    if not found then
+      raise exception using errcode = 'AS001', message = format('job %s not found', job_attempts.job_id);
+    end if;
+  end if;
+  return query
+    select (e.v ->> 'attempt')::integer, e.v ->> 'worker', (e.v ->> 'fencing_token')::bigint,
+           (e.v ->> 'claimed_at')::timestamptz, (e.v ->> 'lease_expires_at')::timestamptz,
+           (e.v ->> 'ended_at')::timestamptz, e.v ->> 'outcome', e.v ->> 'error'
+    from pg_catalog.jsonb_array_elements(j.attempt_log) with ordinality as e(v, n)
+    order by e.n;
+  if j.status = 'IN_PROGRESS' then
+    -- the attempt running now (its lease may have ended: the next claim or a reap records that)
+    return query select j.attempts, j.lease_owner, j.fencing_token, j.claimed_at, j.lease_expires_at,
+                        null::timestamptz, 'in_progress'::text, null::text;
+  end if;
+end
+$$;
+comment on function ai.job_attempts(bigint) is
+  'The attempts of a job, oldest first: attempt number, worker, fencing token, claimed at, lease end, ended at, outcome (completed, failed, released, cancelled, awaiting_human, expired, or in_progress for the one running) and error (a failed attempt''s). Reads archived jobs too. Each ended attempt was recorded by the transaction that ended it. AS001 unknown job, or another tenant''s.';
+
 create function ai.queue_stats(queue text default null)
 returns table (queue_name text, pending bigint, due bigint, in_progress bigint, expired_leases bigint,
-               awaiting_human bigint, completed bigint, failed bigint, cancelled bigint, oldest_due_age interval)
+               awaiting_human bigint, completed bigint, failed bigint, cancelled bigint, oldest_due_age interval,
+               failed_attempts bigint, expired_attempts bigint)
 language plpgsql stable
 security definer
 set search_path = pg_catalog, pg_temp
@@ -1820,7 +1916,11 @@ begin
          count(*) filter (where j.status = 'COMPLETED'),
          count(*) filter (where j.status = 'FAILED'),
          count(*) filter (where j.status = 'CANCELLED'),
-         v_now - min(j.run_at) filter (where j.status = 'PENDING' and j.run_at <= v_now)
+         v_now - min(j.run_at) filter (where j.status = 'PENDING' and j.run_at <= v_now),
+         coalesce(sum(pg_catalog.jsonb_array_length(pg_catalog.jsonb_path_query_array(
+           j.attempt_log, '$[*] ? (@.outcome == "failed")'))) filter (where j.attempt_log <> '[]'), 0)::bigint,
+         coalesce(sum(pg_catalog.jsonb_array_length(pg_catalog.jsonb_path_query_array(
+           j.attempt_log, '$[*] ? (@.outcome == "expired")'))) filter (where j.attempt_log <> '[]'), 0)::bigint
   from ai.agent_jobs j
   where queue_stats.queue is null or j.queue = queue_stats.queue
   group by j.queue
@@ -1828,7 +1928,7 @@ begin
 end
 $$;
 comment on function ai.queue_stats(text) is
-  'Per queue (or only the one named): jobs per status, PENDING jobs due now, IN_PROGRESS jobs whose lease expired, and the age of the oldest due job. RLS applies: a tenant counts its own jobs, a service acting for nobody counts all.';
+  'Per queue (or only the one named): jobs per status, PENDING jobs due now, IN_PROGRESS jobs whose lease expired, the age of the oldest due job, and the attempts of its jobs (not yet archived) that failed and whose lease expired (retries and reclaims). RLS applies: a tenant counts its own jobs, a service acting for nobody counts all.';
 
 create function ai.reap_expired(queue text default null) returns integer
 language plpgsql volatile
@@ -1901,12 +2001,12 @@ revoke execute on function
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
-  ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.cancel_job(bigint), ai.retry_dead_job(bigint), ai.get_job(bigint),
+  ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.cancel_job(bigint), ai.retry_dead_job(bigint), ai.get_job(bigint), ai.job_attempts(bigint),
   ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text),
   ai._written_here(xid)
 from public;
 grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
-  ai.cancel_job(bigint), ai.get_job(bigint), ai.queue_stats(text)
+  ai.cancel_job(bigint), ai.get_job(bigint), ai.job_attempts(bigint), ai.queue_stats(text)
 to ai_user, ai_service;
 grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
@@ -5046,6 +5146,7 @@ begin
         attempts = u.attempts + 1,
         fencing_token = u.fencing_token + 1,
         lease_owner = claim_job.worker_id,
+        claimed_at = v_now,
         lease_expires_at = v_now + claim_job.lease,
         updated_at = v_now
     where u.job_id = v_id
@@ -5124,6 +5225,7 @@ begin
           attempts = u.attempts + 1,
           fencing_token = u.fencing_token + 1,
           lease_owner = claim_jobs.worker_id,
+          claimed_at = v_now,
           lease_expires_at = v_now + claim_jobs.lease,
           updated_at = v_now
       where u.job_id = any (v_ids) and u.status = 'PENDING'
@@ -5143,6 +5245,7 @@ begin
         attempts = u.attempts + 1,
         fencing_token = u.fencing_token + 1,
         lease_owner = claim_jobs.worker_id,
+        claimed_at = v_now,
         lease_expires_at = v_now + claim_jobs.lease,
         updated_at = v_now
     where u.job_id = any (v_ids)
@@ -5191,7 +5294,9 @@ begin
   return query
   update ai.agent_jobs u
   set status = 'COMPLETED', result = complete_jobs.results[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)],
-      lease_owner = null, lease_expires_at = null, finished_at = v_now, updated_at = v_now
+      lease_owner = null, lease_expires_at = null, finished_at = v_now, updated_at = v_now,
+      attempt_log = u.attempt_log operator(pg_catalog.||) ai._attempt_entry(
+        u.attempts, u.lease_owner, u.fencing_token, u.claimed_at, u.lease_expires_at, v_now, 'completed', null)
   where u.job_id = any (complete_jobs.job_ids) and u.status = 'IN_PROGRESS'
     and u.fencing_token = complete_jobs.fencing_tokens[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)]
     and u.lease_expires_at > v_now
@@ -6588,10 +6693,89 @@ grant execute on function ai.open_stream(text, text, text, integer, bigint, bigi
   ai.read_stream(text, text, integer, integer) to ai_user, ai_service;
 
 
+-- ===== change: renew_leases =====
+-- Deploy agent-state:renew_leases to pg
+-- requires: queue_lean_writes
+--
+-- A worker holding many long runs renewed their leases one call each: at 200 runs renewing every
+-- few seconds that is a statement, a transaction and a commit per lease. ai.renew_leases renews
+-- every lease one worker holds in one statement (one transaction, one commit, one plan), with the
+-- same checks per job as ai.renew_lease. A lease that is lost is left out of the result instead of
+-- raising, so one lost job does not stop the renewal of the others; the caller compares.
+-- (docs/queue.md; the capacity bench, bench/capacity.sh, measures it against one call per lease.)
+
+create function ai.renew_leases(worker_id text, job_ids bigint[], fencing_tokens bigint[],
+                                lease interval default '60 seconds')
+returns table (job_id bigint, lease_expires_at timestamptz)
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz := ai.now();
+begin
+  perform ai._check_text(renew_leases.worker_id, 'worker_id');
+  perform ai._check_lease(renew_leases.lease);
+  if renew_leases.job_ids is null or renew_leases.fencing_tokens is null then
+    raise exception using errcode = 'AS002', message = 'renew_leases: job_ids and fencing_tokens must not be NULL';
+  end if;
+  if pg_catalog.cardinality(renew_leases.job_ids) <> pg_catalog.cardinality(renew_leases.fencing_tokens) then
+    raise exception using errcode = 'AS002', message = pg_catalog.format('renew_leases: %s job_ids but %s fencing_tokens',
+      pg_catalog.cardinality(renew_leases.job_ids), pg_catalog.cardinality(renew_leases.fencing_tokens));
+  end if;
+  if pg_catalog.cardinality(renew_leases.job_ids) > 1000 then
+    raise exception using errcode = 'AS002', message = pg_catalog.format('renew_leases: at most 1000 jobs per call, not %s',
+      pg_catalog.cardinality(renew_leases.job_ids));
+  end if;
+  -- The same conditions as renew_lease, plus the worker: the row must still be IN_PROGRESS under
+  -- this token and this worker, with a lease that has not run out.
+  return query
+  update ai.agent_jobs j
+  set lease_expires_at = v_now OPERATOR(pg_catalog.+) renew_leases.lease, updated_at = v_now
+  from rows from (pg_catalog.unnest(renew_leases.job_ids), pg_catalog.unnest(renew_leases.fencing_tokens)) as h(job_id, fencing_token)
+  where j.job_id = h.job_id and j.fencing_token = h.fencing_token and j.status = 'IN_PROGRESS'
+    and j.lease_owner = renew_leases.worker_id and j.lease_expires_at > v_now
+  returning j.job_id, j.lease_expires_at;
+end
+$$;
+comment on function ai.renew_leases(text, bigint[], bigint[], interval) is
+  'Extends to ai.now() + lease, in one statement, every lease of job_ids that worker_id holds with the matching fencing_tokens (at most 1000); returns one row per renewed job with its new expiry. A lease that is lost (stale token, another worker, expired, job no longer IN_PROGRESS, unknown job) is left out, not raised: the caller compares. AS002 bad argument (empty worker_id, bad lease, NULL arrays, arrays of different lengths, more than 1000 jobs).';
+
+revoke execute on function ai.renew_leases(text, bigint[], bigint[], interval) from public;
+grant execute on function ai.renew_leases(text, bigint[], bigint[], interval) to ai_service;
+
+
+-- ===== change: checkpoint_compression_pglz =====
+-- Deploy agent-state:checkpoint_compression_pglz to pg
+-- requires: checkpoint_compression
+--
+-- Back to pglz for checkpoints, channel values and pending writes. checkpoint_compression chose
+-- LZ4 for the put's CPU, measured one put at a time; the capacity bench (bench/capacity.sh, a
+-- fleet of durable runs, A/B in the same run) measures the whole node step: with LZ4 the database
+-- wrote 32-41 % more WAL per node step (the TOAST of checkpoint_blobs, i.e. the growing message
+-- list: 9.5 KB per step against 5.3 KB with pglz) and stored 38 % more per run; pglz costs 14-19 %
+-- more server CPU per node step at 50-200 runs in the same run. WAL is what a primary writes,
+-- ships to replicas and archives, and the issue's target; docs/benchmarks.md has the figures.
+-- Values written before keep their method (Postgres reads both); only new values use pglz.
+
+do $$
+begin
+  if pg_catalog.current_setting('server_version_num')::integer >= 140000 then
+    -- constant statements, run through EXECUTE only because Postgres 13 cannot parse them
+    execute 'alter table ai.checkpoints alter column checkpoint set compression pglz';
+    execute 'alter table ai.checkpoint_blobs alter column blob set compression pglz';
+    execute 'alter table ai.checkpoint_writes alter column blob set compression pglz';
+  end if;
+end
+$$;
+
+
 -- ===== version marker =====
 -- A database installed from this file has no sqitch registry: the schema's comment names the last
 -- change it holds. agent_state.schema.status() reads it; docs/upgrading.md moves such a
--- database to sqitch (sqitch deploy --log-only --to streams, then sqitch deploy).
-comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change streams)';
+-- database to sqitch (sqitch deploy --log-only --to checkpoint_compression_pglz, then sqitch deploy).
+comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change checkpoint_compression_pglz)';
 
 commit;
