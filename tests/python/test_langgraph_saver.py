@@ -102,8 +102,9 @@ def test_a_zombie_workers_checkpoint_is_refused(role_dsn: Any, conn: Any, thread
     with psycopg.connect(role_dsn("app_service"), autocommit=True) as conn:
         client = Client(conn)
         client.create_session(thread_id)
-        job = client.enqueue_job(thread_id)
-        first = client.claim_job("w1", lease=timedelta(minutes=1))
+        queue = f"zombie-{thread_id}"  # its own queue: other tests leave jobs in 'default'
+        job = client.enqueue_job(thread_id, queue=queue)
+        first = client.claim_job("w1", lease=timedelta(minutes=1), queue=queue)
         assert first is not None and first.job_id == job.job_id
         saver = AgentStateSaver(conn)
         fenced = _config(thread_id, job_id=job.job_id, fencing_token=first.fencing_token)
@@ -113,7 +114,7 @@ def test_a_zombie_workers_checkpoint_is_refused(role_dsn: Any, conn: Any, thread
             "update ai.agent_jobs set lease_expires_at = ai.now() - interval '1 second' where job_id = %s",
             (job.job_id,),
         )
-        second = client.claim_job("w2", lease=timedelta(minutes=1))
+        second = client.claim_job("w2", lease=timedelta(minutes=1), queue=queue)
         assert second is not None and second.fencing_token > first.fencing_token
         zombie = {
             **stored,
