@@ -45,7 +45,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg import sql
@@ -59,6 +59,16 @@ from .retry import Backoff, is_connection_error
 from .side_effects import side_effect as _side_effect
 
 log = logging.getLogger("agent_state.worker")
+
+
+T = TypeVar("T")
+
+#: The most leases one ai.renew_leases statement renews (its limit is 1000).
+RENEW_BATCH = 500
+
+
+def _batches(items: list[T], size: int) -> list[list[T]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def _listen_statement(channel: str) -> sql.Composed:
@@ -462,17 +472,22 @@ class Worker:
             now = time.monotonic()
             with self._lock:
                 due = [c for c in self._held.values() if now - c.renewed_at >= every and not c.lease_lost]
-            for ctx in due:
+            # One statement renews every due lease (ai.renew_leases); a lost one is left out.
+            for batch in _batches(due, RENEW_BATCH):
                 try:
-                    self.client.renew_lease(ctx.job.job_id, ctx.job.fencing_token, self.lease)
-                    ctx.renewed_at = now
+                    renewed = self.client.renew_leases(
+                        self.worker_id, [(c.job.job_id, c.job.fencing_token) for c in batch], self.lease
+                    )
                     backoff.reset()
-                except errors.LeaseLost:
-                    ctx._lost.set()
                 except Exception as error:  # the next round tries again, after a backoff
                     pause = min(backoff.next(), every / 4)
-                    _log_failure(f"renew_lease for job {ctx.job.job_id}", error, pause)
+                    _log_failure("renew_leases", error, pause)
                     break
+                for ctx in batch:
+                    if ctx.job.job_id in renewed:
+                        ctx.renewed_at = now
+                    else:
+                        ctx._lost.set()
 
     def _listen_loop(self) -> None:
         backoff = self._backoff()
@@ -778,16 +793,20 @@ class AsyncWorker:
         while True:
             await asyncio.sleep(pause)
             pause = every
-            for ctx, _ in list(self._running.values()):
+            held = [ctx for ctx, _ in list(self._running.values())]
+            for batch in _batches(held, RENEW_BATCH):
                 try:
-                    await self.client.renew_lease(ctx.job.job_id, ctx.job.fencing_token, self.lease)
+                    renewed = await self.client.renew_leases(
+                        self.worker_id, [(c.job.job_id, c.job.fencing_token) for c in batch], self.lease
+                    )
                     backoff.reset()
-                except errors.LeaseLost:
-                    ctx._lost.set()
                 except Exception as error:  # the next round tries again, after a backoff
                     pause = min(backoff.next(), every / 4)
-                    _log_failure(f"renew_lease for job {ctx.job.job_id}", error, pause)
+                    _log_failure("renew_leases", error, pause)
                     break
+                for ctx in batch:
+                    if ctx.job.job_id not in renewed:
+                        ctx._lost.set()
 
     async def _listen_loop(self) -> None:
         backoff = self._backoff()
