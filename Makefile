@@ -163,7 +163,7 @@ ifeq ($(PRIVATE),1)
 	@$(MAKE) --no-print-directory test-db
 	AGENT_STATE_TEST_DSN='$(POOLER_TEST_URL)' AGENT_STATE_TEST_DIRECT_DSN='$(TEST_URL)' \
 	  AGENT_STATE_TEST_POOLER_DSN='$(POOLER_TEST_URL)' \
-	  $(VPY) -m pytest -q tests/python $(POOLED_SKIP) $(PYTEST_ARGS)
+	  $(VPY) -m pytest -q --timeout=600 tests/python $(POOLED_SKIP) $(PYTEST_ARGS)
 else
 	@echo "test-python-pooled: skipped (DATABASE_URL is a server of your own: no private PgBouncer)"
 endif

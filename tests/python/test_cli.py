@@ -426,6 +426,9 @@ def test_a_bad_or_unreachable_database_is_one_line(dsn: str) -> None:
     assert_error(run("sessions", dsn=make_conninfo(dsn, dbname="no_such_db_here")), 2, "cannot connect to the database")
 
 
+@pytest.mark.session_features(
+    "creates and drops a database, which the pooler's idle server connections would hold open"
+)
 def test_a_database_without_the_schema_says_how_to_deploy_it_and_deploy_does(
     dsn: str, conn: psycopg.Connection[Any]
 ) -> None:

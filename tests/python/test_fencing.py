@@ -25,6 +25,10 @@ from typing import Any
 import psycopg
 import pytest
 
+# Two connections and the frozen clock, watched through pg_stat_activity by backend pid: a real
+# session each, never a pooler.
+pytestmark = pytest.mark.session_features("backend pids in pg_stat_activity, the frozen clock ai.frozen_now")
+
 T0 = "2031-01-01 00:00:00+00"
 LATER = "2031-01-01 00:02:00+00"  # past the one-minute lease of the claims below
 WAIT = 20.0  # seconds: bound on every wait for a condition

@@ -35,6 +35,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from graph_run_worker import build  # noqa: E402
 
+# In the pooled run these tests connect to the server itself (see the marker's reason).
+pytestmark = pytest.mark.session_features("worker processes and the frozen clock ai.frozen_now, a session setting")
+
 DAY0, LATER, MUCH_LATER = "2030-01-01T00:00:00Z", "2030-01-01T00:05:00Z", "2030-01-01T02:00:00Z"
 DAY3 = "2030-01-04T00:00:00Z"
 MODES = ["sync", "async"]

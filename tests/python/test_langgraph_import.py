@@ -25,6 +25,11 @@ from typing_extensions import TypedDict
 from agent_state.langgraph import AgentStateSaver, AsyncAgentStateSaver
 from agent_state.langgraph_import import import_from_postgres_saver
 
+# In the pooled run these tests connect to the server itself (see the marker's reason).
+pytestmark = pytest.mark.session_features(
+    "the source is LangGraph's PostgresSaver, which prepares statements on the server"
+)
+
 
 class State(TypedDict):
     items: Annotated[list[str], operator.add]

@@ -19,6 +19,9 @@ from typing import Any
 import psycopg
 import pytest
 
+# In the pooled run these tests connect to the server itself (see the marker's reason).
+pytestmark = pytest.mark.session_features("lock waits watched by backend pid in pg_stat_activity")
+
 CALLS = {
     "create_session": "select ai.create_session(%(t)s)",
     "put_checkpoint": "select ai.put_checkpoint(%(t)s, '', %(c)s, null, 'test', '\\x01'::bytea)",
