@@ -140,6 +140,9 @@ UPSTREAM := $(ROOT)/.upstream
 UPSTREAM_ARGS ?=
 UPSTREAM_JOBS ?= 2
 test-upstream: test-db
+ifeq ($(PRIVATE),1)
+	@scripts/pgbouncer.sh stop  # its idle server connections would keep the test database from being a template
+endif
 	$(VPY) tests/upstream/langgraph/prepare.py '$(UPSTREAM)'
 	cd '$(UPSTREAM)/saver' && AGENT_STATE_TEST_DSN='$(TEST_URL)' PYTHONPATH='$(ROOT)/tests/upstream/langgraph' \
 	  $(VPY) -m pytest -q -p no:cacheprovider -o addopts= -o asyncio_mode=auto -o asyncio_default_fixture_loop_scope=function \
