@@ -16,8 +16,8 @@ SKIP = "skip"
 XFAIL = "xfail"
 
 _H6_DELTA_CONFORMANCE = (
-    "waits for branch h6-delta: the conformance suite's delta_channel_history capability is not in "
-    "langgraph-checkpoint-conformance 0.0.2 (h6-delta brings its specs)"
+    "the conformance suite's delta_channel_history capability is not in "
+    "langgraph-checkpoint-conformance 0.0.2, the release on PyPI"
 )
 _PRUNE_HOOKS = (
     "PostgresSaver internal: hooks its private _cursor to save a checkpoint between the statements "
@@ -48,8 +48,8 @@ SKIPS: dict[str, list[tuple[str, str, str]]] = {
             "tests/test_prune.py::test_keep_latest_keeps_the_parent_holding_a_pre_v4_heads_sends*",
             XFAIL,
             "our defect, not fixed yet: keep_latest deletes the parent checkpoint whose writes hold the "
-            "pending sends of a pre-v4 head, which reading the head converts (since h4-dropin); "
-            "PostgresSaver keeps that parent (ai.prune_checkpoints is being changed by h6-delta)",
+            "pending sends of a pre-v4 head, which reading the head converts; "
+            "PostgresSaver keeps that parent",
         ),
         ("tests/test_prune.py::test_keep_latest_keeps_a_checkpoint_saved_while_it_runs*", SKIP, _PRUNE_HOOKS),
         (
@@ -72,15 +72,14 @@ SKIPS: dict[str, list[tuple[str, str, str]]] = {
             SKIP,
             "documented as different: PostgresSaver 3.2.0 refuses keep_latest for a DeltaChannel thread "
             "(NotImplementedError); agent-state prunes it and keeps the ancestors the channel is rebuilt "
-            "from (branch h6-delta; until it lands, docs/checkpoints.md says to prune such threads with "
-            "'delete')",
+            "from (tests/pgtap/prune_checkpoints/)",
         ),
         (
             "tests/test_prune.py::test_keep_latest_deletes_a_subgraph_call_with_the_checkpoint_it_started_from*",
             XFAIL,
             "our defect, not fixed yet: keep_latest keeps the newest checkpoint of every namespace, also of "
             "a subgraph call (namespace 'node:task') started from a root checkpoint it deletes; "
-            "PostgresSaver 3.2.0 deletes such a call (ai.prune_checkpoints is being changed by h6-delta)",
+            "PostgresSaver 3.2.0 deletes such a call",
         ),
         (
             "tests/test_delta_pagination.py::test_*_walk_reads_nothing_newer_than_the_target*",
