@@ -60,8 +60,8 @@ def dump(env: dict[str, str]) -> str:
 
 _LISTING = r"""
 select 'function ' || p.oid::regprocedure::text
-       || ' kind=' || p.prokind || ' volatile=' || p.provolatile || ' parallel=' || p.proparallel
-       || ' strict=' || p.proisstrict || ' secdef=' || p.prosecdef || ' leakproof=' || p.proleakproof
+       || ' kind=' || p.prokind::text || ' volatile=' || p.provolatile::text || ' parallel=' || p.proparallel::text
+       || ' strict=' || p.proisstrict::text || ' secdef=' || p.prosecdef::text || ' leakproof=' || p.proleakproof::text
        || ' lang=' || l.lanname || ' returns=' || pg_catalog.pg_get_function_result(p.oid)
        || ' body=' || pg_catalog.md5(coalesce(p.prosrc, '') || coalesce(p.prosqlbody::text, ''))
        || ' config=' || coalesce(p.proconfig::text, '-') || ' acl=' || coalesce(p.proacl::text, '-')
@@ -70,8 +70,8 @@ select 'function ' || p.oid::regprocedure::text
 from pg_catalog.pg_proc p join pg_catalog.pg_language l on l.oid = p.prolang
 where p.pronamespace::regnamespace::text in ('ai', 'ai_archive')
 union all
-select 'relation ' || c.oid::regclass::text || ' kind=' || c.relkind || ' rls=' || c.relrowsecurity
-       || ' forced=' || c.relforcerowsecurity || ' acl=' || coalesce(c.relacl::text, '-')
+select 'relation ' || c.oid::regclass::text || ' kind=' || c.relkind::text || ' rls=' || c.relrowsecurity::text
+       || ' forced=' || c.relforcerowsecurity::text || ' acl=' || coalesce(c.relacl::text, '-')
        || ' owner=' || c.relowner::regrole::text
        || ' comment=' || coalesce(pg_catalog.md5(pg_catalog.obj_description(c.oid, 'pg_class')), '-')
        || ' columns=' || coalesce((
@@ -85,7 +85,7 @@ select 'relation ' || c.oid::regclass::text || ' kind=' || c.relkind || ' rls=' 
 from pg_catalog.pg_class c
 where c.relnamespace::regnamespace::text in ('ai', 'ai_archive')
 union all
-select 'policy ' || pol.schemaname || '.' || pol.tablename || '.' || pol.policyname || ' ' || pol.permissive
+select 'policy ' || pol.schemaname || '.' || pol.tablename || '.' || pol.policyname || ' ' || pol.permissive::text
        || ' ' || pol.cmd || ' roles=' || pol.roles::text || ' using=' || coalesce(pol.qual, '-')
        || ' check=' || coalesce(pol.with_check, '-')
 from pg_catalog.pg_policies pol

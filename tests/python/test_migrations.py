@@ -4,48 +4,20 @@ one-file bundle sql/ai.sql gives the same catalog as sqitch (and is current)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
+from catalog import DEPLOY_USER, ROOT, catalog, dump, env_for, run
 from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict
+from sql_objects import offenders, plan_units, read_plan
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _env(dsn: str, dbname: str) -> dict[str, str]:
-    params: dict[str, Any] = conninfo_to_dict(dsn)
-    env = dict(os.environ)
-    for key, var in (
-        ("host", "PGHOST"),
-        ("port", "PGPORT"),
-        ("user", "PGUSER"),
-        ("password", "PGPASSWORD"),
-    ):
-        if params.get(key):
-            env[var] = str(params[key])
-    env["PGDATABASE"] = dbname
-    return env
-
-
-def _run(args: list[str], env: dict[str, str]) -> str:
-    done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
-
-
-def _dump(env: dict[str, str]) -> str:
-    dump = _run(["pg_dump", "--schema-only", "--exclude-schema=sqitch"], env)
-    # \restrict and \unrestrict carry a random key per dump (pg_dump 15.14 and later).
-    return "\n".join(line for line in dump.splitlines() if not line.startswith(("\\restrict", "\\unrestrict")))
-
-
-DEPLOY_USER = os.environ.get("AGENT_STATE_DEPLOY_USER", "agent_state_owner")
+# The names the other schema tests import from here.
+_env, _run, _dump = env_for, run, dump
 
 
 @pytest.fixture
@@ -123,11 +95,28 @@ def test_bundle_gives_the_same_catalog_as_sqitch(scratch_db: Any) -> None:
     _run(["sqitch", "--quiet", "deploy", "db:pg:"], by_sqitch)
     _run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", "sql/ai.sql"], by_bundle)
     # The one difference: the bundle's version marker in the schema's comment (agent_state.schema).
-    last = [line.split()[0] for line in (ROOT / "sqitch.plan").read_text().splitlines() if line[:1].isalpha()][-1]
+    last = [e.change for e in read_plan((ROOT / "sqitch.plan").read_text()) if e.tag is None][-1]
     marker = f" (installed from the bundle up to change {last})"
-    bundled = _dump(by_bundle)
+    bundled = catalog(by_bundle)
     assert marker in bundled
-    assert bundled.replace(marker, "") == _dump(by_sqitch)
+    assert bundled.replace(marker, "") == catalog(by_sqitch)
+
+
+def _bundle_sections(text: str) -> list[tuple[str, str]]:
+    parts = re.split(r"(?m)^-- ===== change: ([a-z_0-9]+) =====$", text)
+    return list(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def test_the_bundle_holds_each_change_once_and_each_object_once() -> None:
+    """Each change's current deploy script, once (a reworked change at its first place); so the
+    bundle breaks the one-definition rule exactly where the deploy scripts do
+    (test_one_definition.py), and defines nothing twice besides."""
+    sections = _bundle_sections((ROOT / "sql" / "ai.sql").read_text())
+    names = [name for name, _ in sections]
+    plan_text = (ROOT / "sqitch.plan").read_text()
+    assert names == list(dict.fromkeys(e.change for e in read_plan(plan_text) if e.tag is None))
+    units, _ = plan_units(plan_text, lambda change: (ROOT / "deploy" / f"{change}.sql").read_text())
+    assert offenders(sections) == offenders(units)
 
 
 def test_committed_bundle_is_current() -> None:

@@ -21,7 +21,7 @@ from agent_state import schema
 from agent_state.langgraph import AgentStateSaver, AsyncAgentStateSaver
 
 ROOT = Path(__file__).resolve().parents[2]
-LAST = schema.bundle_changes()[-1]
+LAST = schema.bundle_version()
 
 
 @pytest.fixture
@@ -64,7 +64,8 @@ def _sqitch_env(url: str) -> dict[str, str]:
 def test_the_package_carries_the_same_bundle_as_sql_ai_sql() -> None:
     assert schema.bundle_sql() == (ROOT / "sql" / "ai.sql").read_text(), "run `make bundle`"
     plan = [line.split()[0] for line in (ROOT / "sqitch.plan").read_text().splitlines() if line[:1].isalpha()]
-    assert plan == schema.bundle_changes()
+    assert list(dict.fromkeys(plan)) == schema.bundle_changes()  # a reworked change once
+    assert plan[-1] == LAST
 
 
 def test_setup_on_an_empty_database_deploys_the_bundle_with_sqitchs_catalog(empty_db: Any) -> None:
@@ -158,7 +159,8 @@ def test_an_older_bundle_install_is_refused_with_the_upgrade_commands(empty_db: 
             )
         )
         found = schema.status(conn)
-        assert (found.version, found.missing, found.compatible) == (older, [LAST], False)
+        ours = schema.bundle_changes()
+        assert (found.version, found.missing, found.compatible) == (older, ours[ours.index(older) + 1 :], False)
         with pytest.raises(schema.SchemaError, match=f"sqitch deploy --log-only --to {older}"):
             schema.deploy(conn)
 
