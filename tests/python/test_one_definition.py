@@ -7,6 +7,7 @@ test_schema_bundle.py."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from catalog import ROOT
@@ -39,14 +40,18 @@ def test_every_deploy_script_is_a_change_of_the_plan_or_a_rework_copy() -> None:
 def test_functions_changes_can_be_deployed_over_themselves() -> None:
     """A ``<concern>_functions`` change is reworked after a release: its deploy script runs over the
     previous version of itself, and its revert is the previous version run over the new one. So it
-    creates functions with ``create or replace``, triggers with ``create or replace trigger``, and
-    no table, type, index or policy (those belong to ``<concern>``)."""
+    creates functions with ``create or replace``, triggers with ``create or replace trigger`` (or,
+    for a constraint trigger, which cannot be replaced, ``drop trigger if exists`` first), and no
+    table, type, index or policy (those belong to ``<concern>``)."""
     changes = sorted({e.change for e in read_plan((ROOT / "sqitch.plan").read_text()) if e.tag is None})
     for change in (c for c in changes if c.endswith("_functions")):
+        dropped: set[str] = set()
         for t in touches(_deploy(change)):
+            if t.statement.startswith("drop ") and " if exists " in t.statement:
+                dropped.add(t.obj)
             if t.created:
                 assert t.obj.startswith(("function ", "trigger ")), f"{change}: {t.obj} belongs to a table change"
-                assert t.replace, f"{change}: {t.statement!r} must be `create or replace`"
+                assert t.replace or t.obj in dropped, f"{change}: {t.statement!r} must be `create or replace`"
 
 
 # The parser itself, on small scripts: each rule can fail.
@@ -131,3 +136,32 @@ def test_after_the_release_tag_a_new_change_may_alter_a_table_but_not_redefine_a
 def test_names_keep_quoted_case_and_default_to_public(name: str) -> None:
     obj = touches(f"create table {re.sub('public.', '', name)} (x int);")[0].obj
     assert obj == f"relation {name}"
+
+
+@pytest.mark.parametrize(
+    ("script", "error"),
+    [
+        (
+            "drop trigger if exists t on ai.x; create constraint trigger t after insert on ai.x"
+            " deferrable initially deferred for each row execute function ai.f();",
+            None,
+        ),
+        ("create or replace function ai.f() returns int language sql as $$ select 1 $$;", None),
+        ("create function ai.f() returns int language sql as $$ select 1 $$;", "must be `create or replace`"),
+        ("create table ai.x (a int);", "belongs to a table change"),
+    ],
+)
+def test_a_functions_change_must_replace_and_make_no_table(
+    script: str, error: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import test_one_definition as module
+
+    (tmp_path / "sqitch.plan").write_text("%project=p\nq_functions 2026-01-01T00:00:00Z a <a@b> # x\n")
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "q_functions.sql").write_text(script)
+    monkeypatch.setattr(module, "ROOT", tmp_path)
+    if error is None:
+        test_functions_changes_can_be_deployed_over_themselves()
+    else:
+        with pytest.raises(AssertionError, match=error):
+            test_functions_changes_can_be_deployed_over_themselves()
