@@ -4,7 +4,6 @@ one-file bundle sql/ai.sql gives the same catalog as sqitch (and is current)."""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -14,7 +13,7 @@ import psycopg
 import pytest
 from catalog import DEPLOY_USER, ROOT, catalog, dump, env_for, run
 from psycopg import sql
-from sql_objects import offenders, plan_units, read_plan
+from sql_objects import read_plan
 
 # The names the other schema tests import from here.
 _env, _run, _dump = env_for, run, dump
@@ -100,23 +99,6 @@ def test_bundle_gives_the_same_catalog_as_sqitch(scratch_db: Any) -> None:
     bundled = catalog(by_bundle)
     assert marker in bundled
     assert bundled.replace(marker, "") == catalog(by_sqitch)
-
-
-def _bundle_sections(text: str) -> list[tuple[str, str]]:
-    parts = re.split(r"(?m)^-- ===== change: ([a-z_0-9]+) =====$", text)
-    return list(zip(parts[1::2], parts[2::2], strict=True))
-
-
-def test_the_bundle_holds_each_change_once_and_each_object_once() -> None:
-    """Each change's current deploy script, once (a reworked change at its first place); so the
-    bundle breaks the one-definition rule exactly where the deploy scripts do
-    (test_one_definition.py), and defines nothing twice besides."""
-    sections = _bundle_sections((ROOT / "sql" / "ai.sql").read_text())
-    names = [name for name, _ in sections]
-    plan_text = (ROOT / "sqitch.plan").read_text()
-    assert names == list(dict.fromkeys(e.change for e in read_plan(plan_text) if e.tag is None))
-    units, _ = plan_units(plan_text, lambda change: (ROOT / "deploy" / f"{change}.sql").read_text())
-    assert offenders(sections) == offenders(units)
 
 
 def test_committed_bundle_is_current() -> None:
