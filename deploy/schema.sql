@@ -25,6 +25,17 @@
 -- applies to); nobody else holds a table privilege. The caller is ai.calling_role() (the SET ROLE
 -- role or the login role), and its tenant ai.current_owner(): that role's name, or, for a member
 -- of ai_service, the end-user id the back-end set with ai.act_as(). See deploy/owners.sql.
+--
+-- Layout. Each object is defined once, in the change named for its concern, and that file holds
+-- its current definition. A concern with tables has two changes: <concern> (deploy/queue.sql:
+-- tables, indexes, types, policies, its error codes, and the row-rule functions its CHECKs call)
+-- and <concern>_functions (deploy/queue_functions.sql: every other function, and the triggers).
+-- A change of functions only (clock, owners, ulid) keeps its concern's name. Functions are
+-- written with CREATE OR REPLACE and triggers with CREATE OR REPLACE TRIGGER (a constraint
+-- trigger cannot be replaced: it is dropped if it exists and created again), so a functions
+-- change deploys over itself: once a release is tagged, a function changes by
+-- `sqitch rework <concern>_functions` (CONTRIBUTING.md) and the deploy file keeps its current
+-- body. Tables, indexes and row rules change by a new change that alters them.
 begin;
 
 create schema ai;
