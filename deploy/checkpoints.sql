@@ -33,21 +33,23 @@ begin;
 insert into ai.error_codes (sqlstate, name, description) values
   ('AS020', 'thread_deleted', 'The thread was deleted with ai.delete_thread: a late checkpoint or write cannot bring it back.');
 
--- The rules of a row (SQLSTATE 23514, the message names the rule a row breaks).
+-- The rules of a row, for a row that breaks one (the CHECK of ai.checkpoints states them as a plain
+-- expression and calls this only when that expression is false): raises 23514 naming the rule;
+-- true when none is broken (a direct call on a valid row).
 create function ai._check_checkpoint_row(metadata jsonb, channel_versions jsonb)
 returns boolean
 language plpgsql immutable parallel safe
 as $$
 begin
-  if pg_catalog.jsonb_typeof(metadata) = 'object' and pg_catalog.jsonb_typeof(channel_versions) = 'object' then
-    return true;
+  if pg_catalog.jsonb_typeof(metadata) is distinct from 'object' or pg_catalog.jsonb_typeof(channel_versions) is distinct from 'object' then
+    raise exception using errcode = '23514', constraint = 'checkpoints_row_check',
+      message = 'a checkpoint''s metadata and channel_versions are JSON objects';
   end if;
-  raise exception using errcode = '23514', constraint = 'checkpoints_row_check',
-    message = 'a checkpoint''s metadata and channel_versions are JSON objects';
+  return true;
 end
 $$;
 comment on function ai._check_checkpoint_row(jsonb, jsonb) is
-  'Internal: the CHECK of ai.checkpoints rows (metadata and channel_versions are JSON objects); raises 23514.';
+  'Internal: called by the CHECK of ai.checkpoints rows only for a row that breaks a rule (metadata and channel_versions are JSON objects); raises 23514 naming it, true when none is broken.';
 
 revoke execute on function ai._check_checkpoint_row(jsonb, jsonb) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
@@ -65,7 +67,10 @@ create table ai.checkpoints (
   created_at timestamptz not null default ai.now(),
   primary key (thread_id, checkpoint_ns, checkpoint_id),
   foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
-  constraint checkpoints_row_check check (ai._check_checkpoint_row(metadata, channel_versions))
+  -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as both columns are NOT NULL.
+  constraint checkpoints_row_check check (
+    (pg_catalog.jsonb_typeof(metadata) = 'object' and pg_catalog.jsonb_typeof(channel_versions) = 'object')
+    or ai._check_checkpoint_row(metadata, channel_versions))
 );
 comment on table ai.checkpoints is 'One row per checkpoint of a graph run: opaque serialized state, metadata, the channel versions it sees, its parent.';
 comment on column ai.checkpoints.checkpoint is 'The checkpoint in the caller''s serialization (named by type), without the channel values stored in ai.checkpoint_blobs.';

@@ -57,25 +57,62 @@ insert into ai.error_codes (sqlstate, name, description) values
   ('AS033', 'already_resolved', 'resolve_human for a checkpoint whose approval was already resolved.'),
   ('AS034', 'stale_checkpoint', 'The checkpoint named is not the one the thread waits on: the thread moved on.');
 
+-- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.human_approvals
+-- states them as a plain expression and calls this only when that expression is false): raises
+-- 23514 naming the first rule broken; true when none is (a direct call on a valid row).
+create function ai._check_approval_row(checkpoint_id text, status text, decision jsonb, decided_at timestamptz)
+returns boolean
+language plpgsql immutable parallel safe
+as $$
+begin
+  if pg_catalog.char_length(checkpoint_id) not between 1 and 255 then
+    raise exception using errcode = '23514', constraint = 'human_approvals_row_check',
+      message = 'a checkpoint_id has 1 to 255 characters';
+  end if;
+  if status is null or status not in ('pending', 'resolved', 'cancelled') then
+    raise exception using errcode = '23514', constraint = 'human_approvals_row_check',
+      message = format('approval status %s is not pending, resolved or cancelled',
+                       coalesce(pg_catalog.quote_literal(status), 'NULL'));
+  end if;
+  if status = 'resolved' and (decision is null or decided_at is null) then
+    raise exception using errcode = '23514', constraint = 'human_approvals_row_check',
+      message = 'a resolved approval has a decision and decided_at';
+  end if;
+  if status = 'cancelled' and (decision is not null or decided_at is null) then
+    raise exception using errcode = '23514', constraint = 'human_approvals_row_check',
+      message = 'a cancelled approval has decided_at and no decision';
+  end if;
+  return true;
+end
+$$;
+comment on function ai._check_approval_row(text, text, jsonb, timestamptz) is
+  'Internal: called by the CHECK of ai.human_approvals rows only for a row that breaks a rule (checkpoint_id length, status, a resolved approval''s decision, a cancelled one''s); raises 23514 naming the rule, true when none is broken.';
+revoke execute on function ai._check_approval_row(text, text, jsonb, timestamptz) from public;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
+
 create table ai.human_approvals (
   approval_id text primary key default ai.ulid(),
   thread_id text not null,
   owner text not null,
   job_id bigint not null,
-  checkpoint_id text not null check (pg_catalog.char_length(checkpoint_id) between 1 and 255),
+  checkpoint_id text not null,
   action jsonb not null default '{}',
-  status text not null default 'pending' check (status in ('pending', 'resolved', 'cancelled')),
+  status text not null default 'pending',
   requested_by text,
   requested_at timestamptz not null,
   decision jsonb,
   decided_by text,
   decided_for text,
   decided_at timestamptz,
-  constraint human_approvals_decided check (
-    status = 'pending'
-    or (status = 'resolved' and decision is not null and decided_at is not null)
-    or (status = 'cancelled' and decision is null and decided_at is not null)),
-  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
+  -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as checkpoint_id and status
+  -- are NOT NULL and the others are tested with IS NULL.
+  constraint human_approvals_row_check check (
+    (pg_catalog.char_length(checkpoint_id) between 1 and 255
+     and (status = 'pending'
+          or (status = 'resolved' and decision is not null and decided_at is not null)
+          or (status = 'cancelled' and decision is null and decided_at is not null)))
+    or ai._check_approval_row(checkpoint_id, status, decision, decided_at))
 );
 comment on table ai.human_approvals is 'What waits for a person: one row per ai.request_human, pending until ai.resolve_human stores the decision with who decided and when (resolved), or until its job is cancelled (cancelled). See docs/human-in-the-loop.md.';
 comment on column ai.human_approvals.decided_by is 'The role that called resolve_human (a tenant, or a service acting for it), or that cancelled the job.';

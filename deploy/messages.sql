@@ -2,16 +2,14 @@
 -- requires: sessions
 begin;
 
--- The rules of a row (SQLSTATE 23514, the message names the rule a row breaks).
+-- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.session_messages
+-- states them as a plain expression and calls this only when that expression is false): raises
+-- 23514 naming the first rule broken; true when none is (a direct call on a valid row).
 create function ai._check_message_row(seq bigint, role text, token_count integer, idempotency_key text)
 returns boolean
 language plpgsql immutable parallel safe
 as $$
 begin
-  if seq > 0 and role in ('system', 'user', 'assistant', 'tool_call', 'tool_result') and token_count >= 0
-     and pg_catalog.char_length(idempotency_key) between 1 and 255 then
-    return true;
-  end if;
   if seq <= 0 then
     raise exception using errcode = '23514', constraint = 'session_messages_row_check',
       message = format('a message seq is 1 or more, not %s', seq);
@@ -25,12 +23,15 @@ begin
     raise exception using errcode = '23514', constraint = 'session_messages_row_check',
       message = format('token_count must be 0 or more, not %s', token_count);
   end if;
-  raise exception using errcode = '23514', constraint = 'session_messages_row_check',
-    message = 'an idempotency key has 1 to 255 characters';
+  if pg_catalog.char_length(idempotency_key) not between 1 and 255 then
+    raise exception using errcode = '23514', constraint = 'session_messages_row_check',
+      message = 'an idempotency key has 1 to 255 characters';
+  end if;
+  return true;
 end
 $$;
 comment on function ai._check_message_row(bigint, text, integer, text) is
-  'Internal: the CHECK of ai.session_messages rows (seq, role, token_count, idempotency key); raises 23514 naming the rule a row breaks.';
+  'Internal: called by the CHECK of ai.session_messages rows only for a row that breaks a rule (seq, role, token_count, idempotency key); raises 23514 naming the rule, true when none is broken.';
 
 revoke execute on function ai._check_message_row(bigint, text, integer, text) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
@@ -52,7 +53,11 @@ create table ai.session_messages (
   created_at timestamptz not null default ai.now(),
   primary key (thread_id, seq),
   foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
-  constraint session_messages_row_check check (ai._check_message_row(seq, role, token_count, idempotency_key))
+  -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as every column it reads is NOT NULL.
+  constraint session_messages_row_check check (
+    (seq > 0 and role in ('system', 'user', 'assistant', 'tool_call', 'tool_result') and token_count >= 0
+     and pg_catalog.char_length(idempotency_key) between 1 and 255)
+    or ai._check_message_row(seq, role, token_count, idempotency_key))
 );
 comment on table ai.session_messages is 'The messages of each thread, append-only, numbered by seq from 1 with no gap.';
 comment on column ai.session_messages.token_count is 'Tokens as given by the caller, or estimated as ceil(bytes of the JSON text / 4) when not given.';

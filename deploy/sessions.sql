@@ -3,19 +3,15 @@
 -- requires: clock
 begin;
 
--- The rules of a row (SQLSTATE 23514, the message names the rule a row breaks).
+-- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.agent_sessions
+-- states them as a plain expression and calls this only when that expression is false): raises
+-- 23514 naming the first rule broken; true when none is (a direct call on a valid row).
 create function ai._check_session_row(thread_id text, status text, config jsonb, last_seq bigint,
                                       completed_at timestamptz)
 returns boolean
 language plpgsql immutable parallel safe
 as $$
 begin
-  if pg_catalog.char_length(thread_id) between 1 and 255
-     and status in ('active', 'waiting', 'completed', 'failed', 'cancelled')
-     and pg_catalog.jsonb_typeof(config) = 'object' and last_seq >= 0
-     and (completed_at is not null) = (status in ('completed', 'failed', 'cancelled')) then
-    return true;
-  end if;
   if pg_catalog.char_length(thread_id) not between 1 and 255 then
     raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
       message = 'a thread_id has 1 to 255 characters';
@@ -33,12 +29,15 @@ begin
     raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
       message = format('last_seq must be 0 or more, not %s', last_seq);
   end if;
-  raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
-    message = 'completed_at is set exactly when a session is completed, failed or cancelled';
+  if (completed_at is not null) <> (status in ('completed', 'failed', 'cancelled')) then
+    raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
+      message = 'completed_at is set exactly when a session is completed, failed or cancelled';
+  end if;
+  return true;
 end
 $$;
 comment on function ai._check_session_row(text, text, jsonb, bigint, timestamptz) is
-  'Internal: the CHECK of ai.agent_sessions rows (thread_id length, status, config an object, last_seq, completed_at with a final status); raises 23514 naming the rule a row breaks.';
+  'Internal: called by the CHECK of ai.agent_sessions rows only for a row that breaks a rule (thread_id length, status, config an object, last_seq, completed_at with a final status); raises 23514 naming the rule, true when none is broken.';
 
 revoke execute on function ai._check_session_row(text, text, jsonb, bigint, timestamptz) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
@@ -58,7 +57,13 @@ create table ai.agent_sessions (
   updated_at timestamptz not null default ai.now(),
   completed_at timestamptz,
   constraint agent_sessions_thread_owner unique (thread_id, owner),
-  constraint agent_sessions_row_check check (ai._check_session_row(thread_id, status, config, last_seq, completed_at))
+  -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as every column it reads is NOT NULL.
+  constraint agent_sessions_row_check check (
+    (pg_catalog.char_length(thread_id) between 1 and 255
+     and status in ('active', 'waiting', 'completed', 'failed', 'cancelled')
+     and pg_catalog.jsonb_typeof(config) = 'object' and last_seq >= 0
+     and (completed_at is not null) = (status in ('completed', 'failed', 'cancelled')))
+    or ai._check_session_row(thread_id, status, config, last_seq, completed_at))
 ) with (fillfactor = 80);  -- room for HOT updates: every append rewrites last_seq and updated_at
 comment on table ai.agent_sessions is 'One row per agent run (thread): owner, status, configuration, message counter and current checkpoint.';
 comment on column ai.agent_sessions.last_seq is 'The seq of the newest message; appends bump it under the row lock, so seq has no gaps.';

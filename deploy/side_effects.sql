@@ -42,15 +42,49 @@ insert into ai.error_codes (sqlstate, name, description) values
   ('AS030', 'key_reused', 'A side-effect idempotency key was reused for a different request in the same thread.'),
   ('AS031', 'not_reserved', 'finish_side_effect or abandon_side_effect by a caller that does not hold the reservation (another holder took it over, it was finished or abandoned, or never begun).');
 
+-- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.side_effects
+-- states them as a plain expression and calls this only when that expression is false): raises
+-- 23514 naming the first rule broken; true when none is (a direct call on a valid row).
+create function ai._check_side_effect_row(idempotency_key text, status text, attempt integer, takeovers integer,
+                                          finished_at timestamptz)
+returns boolean
+language plpgsql immutable parallel safe
+as $$
+begin
+  if pg_catalog.char_length(idempotency_key) not between 1 and 255 then
+    raise exception using errcode = '23514', constraint = 'side_effects_row_check',
+      message = 'an idempotency key has 1 to 255 characters';
+  end if;
+  if status is null or status not in ('reserved', 'done', 'abandoned') then
+    raise exception using errcode = '23514', constraint = 'side_effects_row_check',
+      message = format('side effect status %s is not reserved, done or abandoned',
+                       coalesce(pg_catalog.quote_literal(status), 'NULL'));
+  end if;
+  if attempt < 1 or takeovers < 0 then
+    raise exception using errcode = '23514', constraint = 'side_effects_row_check',
+      message = format('attempt must be 1 or more and takeovers 0 or more, not %s and %s', attempt, takeovers);
+  end if;
+  if status = 'done' and finished_at is null then
+    raise exception using errcode = '23514', constraint = 'side_effects_row_check',
+      message = 'a done side effect has finished_at';
+  end if;
+  return true;
+end
+$$;
+comment on function ai._check_side_effect_row(text, text, integer, integer, timestamptz) is
+  'Internal: called by the CHECK of ai.side_effects rows only for a row that breaks a rule (idempotency key length, status, attempt, takeovers, a done one''s finished_at); raises 23514 naming the rule, true when none is broken.';
+revoke execute on function ai._check_side_effect_row(text, text, integer, integer, timestamptz) from public;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
+
 create table ai.side_effects (
   thread_id text not null,
-  idempotency_key text not null check (pg_catalog.char_length(idempotency_key) between 1 and 255),
+  idempotency_key text not null,
   owner text not null,
   request jsonb not null default '{}',
-  status text not null check (status in ('reserved', 'done', 'abandoned')),
+  status text not null,
   result jsonb,
-  attempt integer not null default 1 check (attempt >= 1),
-  takeovers integer not null default 0 check (takeovers >= 0),
+  attempt integer not null default 1,
+  takeovers integer not null default 0,
   job_id bigint,
   fencing_token bigint,
   reserved_until timestamptz,
@@ -59,8 +93,13 @@ create table ai.side_effects (
   updated_at timestamptz not null,
   finished_at timestamptz,
   primary key (thread_id, idempotency_key),
-  constraint side_effects_done_has_time check (status <> 'done' or finished_at is not null),
-  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
+  -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as every column it reads is
+  -- NOT NULL but finished_at, which it tests with IS NULL.
+  constraint side_effects_row_check check (
+    (pg_catalog.char_length(idempotency_key) between 1 and 255 and status in ('reserved', 'done', 'abandoned')
+     and attempt >= 1 and takeovers >= 0 and (status <> 'done' or finished_at is not null))
+    or ai._check_side_effect_row(idempotency_key, status, attempt, takeovers, finished_at))
 );
 comment on table ai.side_effects is 'The tool-call ledger: one row per logical external action of a thread (its idempotency key), reserved, done with its result, or abandoned. See docs/human-in-the-loop.md.';
 comment on column ai.side_effects.attempt is 'Reservations taken so far; without a job it is the token finish and abandon name.';

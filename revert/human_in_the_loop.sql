@@ -12,5 +12,6 @@ $$;
 delete from ai._archived_tables where table_name = 'human_approvals';
 drop table ai_archive.human_approvals;
 drop table ai.human_approvals;
+drop function ai._check_approval_row(text, text, jsonb, timestamptz);
 delete from ai.error_codes where sqlstate in ('AS032', 'AS033', 'AS034');
 commit;

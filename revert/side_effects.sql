@@ -11,5 +11,6 @@ $$;
 delete from ai._archived_tables where table_name = 'side_effects';
 drop table ai_archive.side_effects;
 drop table ai.side_effects;
+drop function ai._check_side_effect_row(text, text, integer, integer, timestamptz);
 delete from ai.error_codes where sqlstate in ('AS030', 'AS031');
 commit;

@@ -41,6 +41,23 @@ begin;
 -- change deploys over itself: once a release is tagged, a function changes by
 -- `sqitch rework <concern>_functions` (CONTRIBUTING.md) and the deploy file keeps its current
 -- body. Tables, indexes and row rules change by a new change that alters them.
+--
+-- Row rules. A table whose rules tie columns together or that a hot path writes (agent_sessions,
+-- session_messages, agent_jobs, checkpoints, human_approvals, side_effects) has one CHECK,
+-- <table>_row_check, of one form: check ((the rules as a plain expression) or
+-- ai._check_<table>_row(columns...)). The expression is what a valid row costs: a few comparisons,
+-- no function call (Postgres rebuilds a table's CHECK expressions from their stored text once per
+-- statement that writes it, and a PL/pgSQL call per row would cost more than the rest). Every
+-- column it reads is NOT NULL or tested with IS NULL, so it is true or false, never NULL, and a
+-- row that breaks a rule always reaches the function, which tests the rules one at a time and
+-- raises 23514 with a message naming the first one broken (and returns true when none is). The
+-- two state the same rules; tests check they agree. The function lives with its table, not in
+-- <concern>_functions: replacing a CHECK's function does not check the rows already stored, so
+-- changing a row rule is a table change, a new change that adds the new constraint and validates
+-- it (ALTER TABLE ... ADD CONSTRAINT ... NOT VALID, then VALIDATE CONSTRAINT), never a rework.
+-- The other tables have rules on one column each, written off the hot path (eval_runs,
+-- session_events, message_streams, stream_batches, turn_retrievals, usage_records, error_codes):
+-- they keep plain column CHECKs, whose names (<table>_<column>_check) already name the rule.
 
 create schema ai;
 comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents';
@@ -368,19 +385,15 @@ grant execute on function ai.calling_role(), ai.current_owner(), ai.sees_all_own
 -- requires: owners
 -- requires: clock
 
--- The rules of a row (SQLSTATE 23514, the message names the rule a row breaks).
+-- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.agent_sessions
+-- states them as a plain expression and calls this only when that expression is false): raises
+-- 23514 naming the first rule broken; true when none is (a direct call on a valid row).
 create function ai._check_session_row(thread_id text, status text, config jsonb, last_seq bigint,
                                       completed_at timestamptz)
 returns boolean
 language plpgsql immutable parallel safe
 as $$
 begin
-  if pg_catalog.char_length(thread_id) between 1 and 255
-     and status in ('active', 'waiting', 'completed', 'failed', 'cancelled')
-     and pg_catalog.jsonb_typeof(config) = 'object' and last_seq >= 0
-     and (completed_at is not null) = (status in ('completed', 'failed', 'cancelled')) then
-    return true;
-  end if;
   if pg_catalog.char_length(thread_id) not between 1 and 255 then
     raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
       message = 'a thread_id has 1 to 255 characters';
@@ -398,12 +411,15 @@ begin
     raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
       message = format('last_seq must be 0 or more, not %s', last_seq);
   end if;
-  raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
-    message = 'completed_at is set exactly when a session is completed, failed or cancelled';
+  if (completed_at is not null) <> (status in ('completed', 'failed', 'cancelled')) then
+    raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
+      message = 'completed_at is set exactly when a session is completed, failed or cancelled';
+  end if;
+  return true;
 end
 $$;
 comment on function ai._check_session_row(text, text, jsonb, bigint, timestamptz) is
-  'Internal: the CHECK of ai.agent_sessions rows (thread_id length, status, config an object, last_seq, completed_at with a final status); raises 23514 naming the rule a row breaks.';
+  'Internal: called by the CHECK of ai.agent_sessions rows only for a row that breaks a rule (thread_id length, status, config an object, last_seq, completed_at with a final status); raises 23514 naming the rule, true when none is broken.';
 
 revoke execute on function ai._check_session_row(text, text, jsonb, bigint, timestamptz) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
@@ -423,7 +439,13 @@ create table ai.agent_sessions (
   updated_at timestamptz not null default ai.now(),
   completed_at timestamptz,
   constraint agent_sessions_thread_owner unique (thread_id, owner),
-  constraint agent_sessions_row_check check (ai._check_session_row(thread_id, status, config, last_seq, completed_at))
+  -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as every column it reads is NOT NULL.
+  constraint agent_sessions_row_check check (
+    (pg_catalog.char_length(thread_id) between 1 and 255
+     and status in ('active', 'waiting', 'completed', 'failed', 'cancelled')
+     and pg_catalog.jsonb_typeof(config) = 'object' and last_seq >= 0
+     and (completed_at is not null) = (status in ('completed', 'failed', 'cancelled')))
+    or ai._check_session_row(thread_id, status, config, last_seq, completed_at))
 ) with (fillfactor = 80);  -- room for HOT updates: every append rewrites last_seq and updated_at
 comment on table ai.agent_sessions is 'One row per agent run (thread): owner, status, configuration, message counter and current checkpoint.';
 comment on column ai.agent_sessions.last_seq is 'The seq of the newest message; appends bump it under the row lock, so seq has no gaps.';
@@ -778,16 +800,14 @@ to ai_user, ai_service;
 -- Deploy agent-state:messages to pg
 -- requires: sessions
 
--- The rules of a row (SQLSTATE 23514, the message names the rule a row breaks).
+-- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.session_messages
+-- states them as a plain expression and calls this only when that expression is false): raises
+-- 23514 naming the first rule broken; true when none is (a direct call on a valid row).
 create function ai._check_message_row(seq bigint, role text, token_count integer, idempotency_key text)
 returns boolean
 language plpgsql immutable parallel safe
 as $$
 begin
-  if seq > 0 and role in ('system', 'user', 'assistant', 'tool_call', 'tool_result') and token_count >= 0
-     and pg_catalog.char_length(idempotency_key) between 1 and 255 then
-    return true;
-  end if;
   if seq <= 0 then
     raise exception using errcode = '23514', constraint = 'session_messages_row_check',
       message = format('a message seq is 1 or more, not %s', seq);
@@ -801,12 +821,15 @@ begin
     raise exception using errcode = '23514', constraint = 'session_messages_row_check',
       message = format('token_count must be 0 or more, not %s', token_count);
   end if;
-  raise exception using errcode = '23514', constraint = 'session_messages_row_check',
-    message = 'an idempotency key has 1 to 255 characters';
+  if pg_catalog.char_length(idempotency_key) not between 1 and 255 then
+    raise exception using errcode = '23514', constraint = 'session_messages_row_check',
+      message = 'an idempotency key has 1 to 255 characters';
+  end if;
+  return true;
 end
 $$;
 comment on function ai._check_message_row(bigint, text, integer, text) is
-  'Internal: the CHECK of ai.session_messages rows (seq, role, token_count, idempotency key); raises 23514 naming the rule a row breaks.';
+  'Internal: called by the CHECK of ai.session_messages rows only for a row that breaks a rule (seq, role, token_count, idempotency key); raises 23514 naming the rule, true when none is broken.';
 
 revoke execute on function ai._check_message_row(bigint, text, integer, text) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
@@ -828,7 +851,11 @@ create table ai.session_messages (
   created_at timestamptz not null default ai.now(),
   primary key (thread_id, seq),
   foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
-  constraint session_messages_row_check check (ai._check_message_row(seq, role, token_count, idempotency_key))
+  -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as every column it reads is NOT NULL.
+  constraint session_messages_row_check check (
+    (seq > 0 and role in ('system', 'user', 'assistant', 'tool_call', 'tool_result') and token_count >= 0
+     and pg_catalog.char_length(idempotency_key) between 1 and 255)
+    or ai._check_message_row(seq, role, token_count, idempotency_key))
 );
 comment on table ai.session_messages is 'The messages of each thread, append-only, numbered by seq from 1 with no gap.';
 comment on column ai.session_messages.token_count is 'Tokens as given by the caller, or estimated as ceil(bytes of the JSON text / 4) when not given.';
@@ -2463,21 +2490,23 @@ grant execute on function ai.ulid_time(text) to ai_user, ai_service;
 insert into ai.error_codes (sqlstate, name, description) values
   ('AS020', 'thread_deleted', 'The thread was deleted with ai.delete_thread: a late checkpoint or write cannot bring it back.');
 
--- The rules of a row (SQLSTATE 23514, the message names the rule a row breaks).
+-- The rules of a row, for a row that breaks one (the CHECK of ai.checkpoints states them as a plain
+-- expression and calls this only when that expression is false): raises 23514 naming the rule;
+-- true when none is broken (a direct call on a valid row).
 create function ai._check_checkpoint_row(metadata jsonb, channel_versions jsonb)
 returns boolean
 language plpgsql immutable parallel safe
 as $$
 begin
-  if pg_catalog.jsonb_typeof(metadata) = 'object' and pg_catalog.jsonb_typeof(channel_versions) = 'object' then
-    return true;
+  if pg_catalog.jsonb_typeof(metadata) is distinct from 'object' or pg_catalog.jsonb_typeof(channel_versions) is distinct from 'object' then
+    raise exception using errcode = '23514', constraint = 'checkpoints_row_check',
+      message = 'a checkpoint''s metadata and channel_versions are JSON objects';
   end if;
-  raise exception using errcode = '23514', constraint = 'checkpoints_row_check',
-    message = 'a checkpoint''s metadata and channel_versions are JSON objects';
+  return true;
 end
 $$;
 comment on function ai._check_checkpoint_row(jsonb, jsonb) is
-  'Internal: the CHECK of ai.checkpoints rows (metadata and channel_versions are JSON objects); raises 23514.';
+  'Internal: called by the CHECK of ai.checkpoints rows only for a row that breaks a rule (metadata and channel_versions are JSON objects); raises 23514 naming it, true when none is broken.';
 
 revoke execute on function ai._check_checkpoint_row(jsonb, jsonb) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
@@ -2495,7 +2524,10 @@ create table ai.checkpoints (
   created_at timestamptz not null default ai.now(),
   primary key (thread_id, checkpoint_ns, checkpoint_id),
   foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
-  constraint checkpoints_row_check check (ai._check_checkpoint_row(metadata, channel_versions))
+  -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as both columns are NOT NULL.
+  constraint checkpoints_row_check check (
+    (pg_catalog.jsonb_typeof(metadata) = 'object' and pg_catalog.jsonb_typeof(channel_versions) = 'object')
+    or ai._check_checkpoint_row(metadata, channel_versions))
 );
 comment on table ai.checkpoints is 'One row per checkpoint of a graph run: opaque serialized state, metadata, the channel versions it sees, its parent.';
 comment on column ai.checkpoints.checkpoint is 'The checkpoint in the caller''s serialization (named by type), without the channel values stored in ai.checkpoint_blobs.';
@@ -4461,15 +4493,49 @@ insert into ai.error_codes (sqlstate, name, description) values
   ('AS030', 'key_reused', 'A side-effect idempotency key was reused for a different request in the same thread.'),
   ('AS031', 'not_reserved', 'finish_side_effect or abandon_side_effect by a caller that does not hold the reservation (another holder took it over, it was finished or abandoned, or never begun).');
 
+-- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.side_effects
+-- states them as a plain expression and calls this only when that expression is false): raises
+-- 23514 naming the first rule broken; true when none is (a direct call on a valid row).
+create function ai._check_side_effect_row(idempotency_key text, status text, attempt integer, takeovers integer,
+                                          finished_at timestamptz)
+returns boolean
+language plpgsql immutable parallel safe
+as $$
+begin
+  if pg_catalog.char_length(idempotency_key) not between 1 and 255 then
+    raise exception using errcode = '23514', constraint = 'side_effects_row_check',
+      message = 'an idempotency key has 1 to 255 characters';
+  end if;
+  if status is null or status not in ('reserved', 'done', 'abandoned') then
+    raise exception using errcode = '23514', constraint = 'side_effects_row_check',
+      message = format('side effect status %s is not reserved, done or abandoned',
+                       coalesce(pg_catalog.quote_literal(status), 'NULL'));
+  end if;
+  if attempt < 1 or takeovers < 0 then
+    raise exception using errcode = '23514', constraint = 'side_effects_row_check',
+      message = format('attempt must be 1 or more and takeovers 0 or more, not %s and %s', attempt, takeovers);
+  end if;
+  if status = 'done' and finished_at is null then
+    raise exception using errcode = '23514', constraint = 'side_effects_row_check',
+      message = 'a done side effect has finished_at';
+  end if;
+  return true;
+end
+$$;
+comment on function ai._check_side_effect_row(text, text, integer, integer, timestamptz) is
+  'Internal: called by the CHECK of ai.side_effects rows only for a row that breaks a rule (idempotency key length, status, attempt, takeovers, a done one''s finished_at); raises 23514 naming the rule, true when none is broken.';
+revoke execute on function ai._check_side_effect_row(text, text, integer, integer, timestamptz) from public;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
+
 create table ai.side_effects (
   thread_id text not null,
-  idempotency_key text not null check (pg_catalog.char_length(idempotency_key) between 1 and 255),
+  idempotency_key text not null,
   owner text not null,
   request jsonb not null default '{}',
-  status text not null check (status in ('reserved', 'done', 'abandoned')),
+  status text not null,
   result jsonb,
-  attempt integer not null default 1 check (attempt >= 1),
-  takeovers integer not null default 0 check (takeovers >= 0),
+  attempt integer not null default 1,
+  takeovers integer not null default 0,
   job_id bigint,
   fencing_token bigint,
   reserved_until timestamptz,
@@ -4478,8 +4544,13 @@ create table ai.side_effects (
   updated_at timestamptz not null,
   finished_at timestamptz,
   primary key (thread_id, idempotency_key),
-  constraint side_effects_done_has_time check (status <> 'done' or finished_at is not null),
-  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
+  -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as every column it reads is
+  -- NOT NULL but finished_at, which it tests with IS NULL.
+  constraint side_effects_row_check check (
+    (pg_catalog.char_length(idempotency_key) between 1 and 255 and status in ('reserved', 'done', 'abandoned')
+     and attempt >= 1 and takeovers >= 0 and (status <> 'done' or finished_at is not null))
+    or ai._check_side_effect_row(idempotency_key, status, attempt, takeovers, finished_at))
 );
 comment on table ai.side_effects is 'The tool-call ledger: one row per logical external action of a thread (its idempotency key), reserved, done with its result, or abandoned. See docs/human-in-the-loop.md.';
 comment on column ai.side_effects.attempt is 'Reservations taken so far; without a job it is the token finish and abandon name.';
@@ -4866,25 +4937,62 @@ insert into ai.error_codes (sqlstate, name, description) values
   ('AS033', 'already_resolved', 'resolve_human for a checkpoint whose approval was already resolved.'),
   ('AS034', 'stale_checkpoint', 'The checkpoint named is not the one the thread waits on: the thread moved on.');
 
+-- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.human_approvals
+-- states them as a plain expression and calls this only when that expression is false): raises
+-- 23514 naming the first rule broken; true when none is (a direct call on a valid row).
+create function ai._check_approval_row(checkpoint_id text, status text, decision jsonb, decided_at timestamptz)
+returns boolean
+language plpgsql immutable parallel safe
+as $$
+begin
+  if pg_catalog.char_length(checkpoint_id) not between 1 and 255 then
+    raise exception using errcode = '23514', constraint = 'human_approvals_row_check',
+      message = 'a checkpoint_id has 1 to 255 characters';
+  end if;
+  if status is null or status not in ('pending', 'resolved', 'cancelled') then
+    raise exception using errcode = '23514', constraint = 'human_approvals_row_check',
+      message = format('approval status %s is not pending, resolved or cancelled',
+                       coalesce(pg_catalog.quote_literal(status), 'NULL'));
+  end if;
+  if status = 'resolved' and (decision is null or decided_at is null) then
+    raise exception using errcode = '23514', constraint = 'human_approvals_row_check',
+      message = 'a resolved approval has a decision and decided_at';
+  end if;
+  if status = 'cancelled' and (decision is not null or decided_at is null) then
+    raise exception using errcode = '23514', constraint = 'human_approvals_row_check',
+      message = 'a cancelled approval has decided_at and no decision';
+  end if;
+  return true;
+end
+$$;
+comment on function ai._check_approval_row(text, text, jsonb, timestamptz) is
+  'Internal: called by the CHECK of ai.human_approvals rows only for a row that breaks a rule (checkpoint_id length, status, a resolved approval''s decision, a cancelled one''s); raises 23514 naming the rule, true when none is broken.';
+revoke execute on function ai._check_approval_row(text, text, jsonb, timestamptz) from public;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
+
 create table ai.human_approvals (
   approval_id text primary key default ai.ulid(),
   thread_id text not null,
   owner text not null,
   job_id bigint not null,
-  checkpoint_id text not null check (pg_catalog.char_length(checkpoint_id) between 1 and 255),
+  checkpoint_id text not null,
   action jsonb not null default '{}',
-  status text not null default 'pending' check (status in ('pending', 'resolved', 'cancelled')),
+  status text not null default 'pending',
   requested_by text,
   requested_at timestamptz not null,
   decision jsonb,
   decided_by text,
   decided_for text,
   decided_at timestamptz,
-  constraint human_approvals_decided check (
-    status = 'pending'
-    or (status = 'resolved' and decision is not null and decided_at is not null)
-    or (status = 'cancelled' and decision is null and decided_at is not null)),
-  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
+  -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as checkpoint_id and status
+  -- are NOT NULL and the others are tested with IS NULL.
+  constraint human_approvals_row_check check (
+    (pg_catalog.char_length(checkpoint_id) between 1 and 255
+     and (status = 'pending'
+          or (status = 'resolved' and decision is not null and decided_at is not null)
+          or (status = 'cancelled' and decision is null and decided_at is not null)))
+    or ai._check_approval_row(checkpoint_id, status, decision, decided_at))
 );
 comment on table ai.human_approvals is 'What waits for a person: one row per ai.request_human, pending until ai.resolve_human stores the decision with who decided and when (resolved), or until its job is cancelled (cancelled). See docs/human-in-the-loop.md.';
 comment on column ai.human_approvals.decided_by is 'The role that called resolve_human (a tenant, or a service acting for it), or that cancelled the job.';
