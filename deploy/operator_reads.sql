@@ -10,7 +10,8 @@ begin;
 
 -- list_sessions without an owner: the newest sessions come straight off an index (with an owner,
 -- agent_sessions_owner_created serves). created_at never changes, so unlike an index on
--- updated_at this one leaves the HOT updates of every append alone.
+-- updated_at this one leaves the HOT updates of every append alone. It is made after retention's
+-- twin of ai.agent_sessions, which so does not copy it (nothing lists the archive).
 create index agent_sessions_created on ai.agent_sessions (created_at desc, thread_id desc);
 
 commit;

@@ -67,7 +67,8 @@ create table ai_archive.checkpoint_writes (like ai.checkpoint_writes including d
   foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
 create index agent_sessions_completed on ai_archive.agent_sessions (completed_at);
 
--- Finding what to archive: finished sessions by completion time.
+-- Finding what to archive: finished sessions by completion time. An index of the hot table made
+-- here, after the twin above (which has its own on completed_at), so LIKE does not copy it.
 create index agent_sessions_finished on ai.agent_sessions (completed_at) where completed_at is not null;
 
 do $$

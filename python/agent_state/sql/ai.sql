@@ -4280,7 +4280,8 @@ create table ai_archive.checkpoint_writes (like ai.checkpoint_writes including d
   foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
 create index agent_sessions_completed on ai_archive.agent_sessions (completed_at);
 
--- Finding what to archive: finished sessions by completion time.
+-- Finding what to archive: finished sessions by completion time. An index of the hot table made
+-- here, after the twin above (which has its own on completed_at), so LIKE does not copy it.
 create index agent_sessions_finished on ai.agent_sessions (completed_at) where completed_at is not null;
 
 do $$
@@ -5297,7 +5298,8 @@ grant execute on function ai.request_human(bigint, bigint, text, jsonb) to ai_se
 
 -- list_sessions without an owner: the newest sessions come straight off an index (with an owner,
 -- agent_sessions_owner_created serves). created_at never changes, so unlike an index on
--- updated_at this one leaves the HOT updates of every append alone.
+-- updated_at this one leaves the HOT updates of every append alone. It is made after retention's
+-- twin of ai.agent_sessions, which so does not copy it (nothing lists the archive).
 create index agent_sessions_created on ai.agent_sessions (created_at desc, thread_id desc);
 
 
