@@ -566,7 +566,8 @@ $$;
 comment on function ai._session_transition_allowed(text, text) is 'Internal: whether a session may move from one status to another.';
 
 -- The same rule for raw UPDATEs (the schema owner's: tenants hold no table privilege): the table
--- itself refuses a forbidden move (a finished session stays finished). The WHEN clause keeps the trigger off every update that leaves status alone.
+-- itself refuses a forbidden move (a finished session stays finished). The WHEN clause keeps the
+-- trigger off every update that leaves status alone.
 -- The trigger runs AFTER the row is written (an error rolls the statement back all the same): a
 -- BEFORE ROW UPDATE trigger would make each UPDATE of a session lock the row once more, with a WAL
 -- record, before looking at its WHEN clause, and the guard changes no column.
