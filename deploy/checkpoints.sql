@@ -120,18 +120,10 @@ comment on table ai.checkpoint_writes is 'Pending writes of the tasks run from a
 -- stored 38 % more per run, while pglz costs 14-19 % more server CPU per node step at 50-200 runs.
 -- WAL is what a primary writes, ships to replicas and archives; docs/benchmarks.md has the
 -- figures. Postgres compresses nothing in a row under ~2 KB, so this matters for channel values
--- only. The archive twins (ai_archive) keep the server's default. Column compression exists from
--- Postgres 14: on 13 this does nothing (the statements run through EXECUTE only because 13
--- cannot parse them).
-do $$
-begin
-  if pg_catalog.current_setting('server_version_num')::integer >= 140000 then
-    execute 'alter table ai.checkpoints alter column checkpoint set compression pglz';
-    execute 'alter table ai.checkpoint_blobs alter column blob set compression pglz';
-    execute 'alter table ai.checkpoint_writes alter column blob set compression pglz';
-  end if;
-end
-$$;
+-- only. The archive twins (ai_archive) keep the server's default.
+alter table ai.checkpoints alter column checkpoint set compression pglz;
+alter table ai.checkpoint_blobs alter column blob set compression pglz;
+alter table ai.checkpoint_writes alter column blob set compression pglz;
 
 -- The one table without a session to reference: the session is gone, that is the point.
 create table ai.deleted_threads (

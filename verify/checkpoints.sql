@@ -14,9 +14,9 @@ select 1 / (select (count(*) = 4)::int from pg_catalog.pg_class
 select 1 / (select count(*)::int from ai.error_codes where sqlstate = 'AS020');
 select 'ai._check_checkpoint_row(jsonb, jsonb)'::regprocedure;
 select 1 / count(*) from pg_catalog.pg_constraint where conname = 'checkpoints_row_check' and conrelid = 'ai.checkpoints'::regclass;
--- From Postgres 14 on, the three columns compress with pglz.
+-- The three columns compress with pglz.
 select 1 / (select (count(*) = 3)::integer from pg_catalog.pg_attribute
             where (attrelid, attname) in (('ai.checkpoints'::regclass, 'checkpoint'),
                                           ('ai.checkpoint_blobs'::regclass, 'blob'),
                                           ('ai.checkpoint_writes'::regclass, 'blob'))
-              and (attcompression = 'p' or pg_catalog.current_setting('server_version_num')::integer < 140000));
+              and attcompression = 'p');

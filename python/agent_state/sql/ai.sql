@@ -143,7 +143,7 @@ comment on table ai.error_codes is 'The custom SQLSTATEs agent-state raises, wit
 insert into ai.error_codes (sqlstate, name, description) values
   ('AS001', 'not_found', 'The thread (or other object) does not exist, or belongs to another tenant: the two are never told apart.'),
   ('AS002', 'invalid_argument', 'An argument is NULL where a value is required, empty, too long, or not one of the allowed values.'),
-  ('AS003', 'too_large', 'A JSON document is larger than the documented limit (1 MiB).'),
+  ('AS003', 'too_large', 'A value is larger than its documented limit (a JSON document or a stream''s text 1 MiB; a checkpoint, channel value or pending write 16 MiB).'),
   ('AS004', 'invalid_transition', 'The requested status change is not allowed from the current status, or the session is finished.'),
   ('AS005', 'conflict', 'An idempotency key was reused with different content, or an id is already taken.'),
   ('AS006', 'lease_lost', 'The fencing token is stale, the lease expired, or the job is no longer held by the caller.'),
@@ -2578,18 +2578,10 @@ comment on table ai.checkpoint_writes is 'Pending writes of the tasks run from a
 -- stored 38 % more per run, while pglz costs 14-19 % more server CPU per node step at 50-200 runs.
 -- WAL is what a primary writes, ships to replicas and archives; docs/benchmarks.md has the
 -- figures. Postgres compresses nothing in a row under ~2 KB, so this matters for channel values
--- only. The archive twins (ai_archive) keep the server's default. Column compression exists from
--- Postgres 14: on 13 this does nothing (the statements run through EXECUTE only because 13
--- cannot parse them).
-do $$
-begin
-  if pg_catalog.current_setting('server_version_num')::integer >= 140000 then
-    execute 'alter table ai.checkpoints alter column checkpoint set compression pglz';
-    execute 'alter table ai.checkpoint_blobs alter column blob set compression pglz';
-    execute 'alter table ai.checkpoint_writes alter column blob set compression pglz';
-  end if;
-end
-$$;
+-- only. The archive twins (ai_archive) keep the server's default.
+alter table ai.checkpoints alter column checkpoint set compression pglz;
+alter table ai.checkpoint_blobs alter column blob set compression pglz;
+alter table ai.checkpoint_writes alter column blob set compression pglz;
 
 -- The one table without a session to reference: the session is gone, that is the point.
 create table ai.deleted_threads (
