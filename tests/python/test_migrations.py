@@ -4,6 +4,7 @@ one-file bundle sql/ai.sql gives the same catalog as sqitch (and is current)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -170,83 +171,62 @@ def test_deploy_works_as_a_non_superuser_that_owns_the_database(dsn: str, scratc
     _run(["sqitch", "--quiet", "revert", "-y", "db:pg:"], deployer)
 
 
-def test_cancel_awaiting_human_closes_approvals_left_pending_and_reverts_to_the_previous_catalog(
-    dsn: str, scratch_db: Any
+def _plan() -> list[str]:
+    return [line.split()[0] for line in (ROOT / "sqitch.plan").read_text().splitlines() if line[:1].isalpha()]
+
+
+# The changes that hold functions only: they are what `sqitch rework` redeploys over the old bodies.
+FUNCTION_CHANGES = [c for c in _plan() if c.endswith("_functions") or c in ("clock", "owners", "ulid")]
+
+
+def test_every_functions_change_deploys_again_over_itself_and_leaves_the_catalog_as_it_was(
+    scratch_db: Any,
 ) -> None:
-    """Deployed over data of the earlier release, as a non-superuser owner (so under forced RLS):
-    an approval that a cancel left pending is closed and its session made active. The revert
-    restores the catalog of human_in_the_loop, turns cancelled approvals back into pending ones,
-    and refuses while a thread holds two that the old schema could not (one pending per thread)."""
+    """What `sqitch rework <change>` does after a release: the change's deploy script runs over
+    the objects its earlier version made. CREATE OR REPLACE (functions, triggers; a constraint
+    trigger is dropped and made again) must make that a no-op on the catalog."""
+    assert len(FUNCTION_CHANGES) > 10
     env = scratch_db()
-    with psycopg.connect(dsn, autocommit=True) as admin:
-        admin.execute(
-            "do $$ begin if not exists (select from pg_roles where rolname = 'agent_state_deployer') then"
-            " create role agent_state_deployer login nosuperuser nocreaterole nocreatedb; end if; end $$"
-        )
-        admin.execute(
-            sql.SQL("alter database {} owner to agent_state_deployer").format(sql.Identifier(env["PGDATABASE"]))
-        )
-    deployer = dict(env, PGUSER="agent_state_deployer")
-    _run(["sqitch", "--quiet", "deploy", "--verify", "--to", "human_in_the_loop", "db:pg:"], deployer)
-    before = _dump(deployer)
+    _run(["sqitch", "--quiet", "deploy", "db:pg:"], env)
+    before = _dump(env)
+    for change in FUNCTION_CHANGES:
+        _run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", f"deploy/{change}.sql"], env)
+    assert _dump(env) == before
 
-    def connect(user: str) -> psycopg.Connection[Any]:
-        return psycopg.connect(
-            host=env.get("PGHOST"), port=env.get("PGPORT"), dbname=env["PGDATABASE"], user=user, autocommit=True
-        )
 
-    def wait_and_cancel(thread: str) -> str:
-        with connect("tenant_a") as a, connect("app_service") as s:
-            (job,) = a.execute("select job_id from ai.enqueue_job(%s)", (thread,)).fetchone()  # type: ignore[misc]
-            (token,) = s.execute("select fencing_token from ai.claim_job('w', '1 minute')").fetchone()  # type: ignore[misc]
-            (approval,) = s.execute("select ai.request_human(%s, %s, 'c1')", (job, token)).fetchone()  # type: ignore[misc]
-            a.execute("select ai.cancel_job(%s)", (job,))
-            return str(approval)
+_DEFINES = re.compile(
+    r"^\s*(?:create\s+(?:or\s+replace\s+)?(?:constraint\s+)?(?:unlogged\s+)?"
+    r"(function|procedure|table|type|trigger|index|unique\s+index|policy|schema)\s+([\w.]+)"
+    r"(?:\s.*?\s+on\s+([\w.]+))?"
+    r"|alter\s+(function|procedure)\s+([\w.]+)"
+    r"|drop\s+(function|procedure|table|type|index|policy)\s+(?:if\s+exists\s+)?([\w.]+))",
+    re.IGNORECASE | re.MULTILINE | re.DOTALL,
+)
 
-    with connect("tenant_a") as a:
-        a.execute("select ai.create_session('left-waiting')")
-    stuck = wait_and_cancel("left-waiting")
 
-    def as_superuser() -> psycopg.Connection[Any]:  # tenants hold no table privilege: assertions as the superuser
-        return psycopg.connect(dsn, dbname=env["PGDATABASE"], autocommit=True)
-
-    with as_superuser() as a:
-        row = a.execute(
-            "select h.status, s.status from ai.human_approvals h join ai.agent_sessions s using (thread_id)"
-            " where h.approval_id = %s",
-            (stuck,),
-        ).fetchone()
-    assert row == ("pending", "waiting"), "the earlier release left the approval pending and the session waiting"
-
-    _run(["sqitch", "--quiet", "deploy", "--verify", "db:pg:"], deployer)
-    with as_superuser() as a:
-        row = a.execute(
-            "select h.status, h.decided_by, s.status"
-            " from ai.human_approvals h join ai.agent_sessions s using (thread_id) where h.approval_id = %s",
-            (stuck,),
-        ).fetchone()
-        assert row == ("cancelled", None, "active")
-        events = a.execute("select kind from ai.session_events where thread_id = 'left-waiting' order by event_id")
-        kinds = [k for (k,) in events]
-        assert kinds[-2:] == ["approval_cancelled", "status"]
-
-    # The thread waits again and is cancelled again: two cancelled approvals, which the earlier
-    # schema cannot hold, so the revert refuses and changes nothing.
-    wait_and_cancel("left-waiting")
-    done = subprocess.run(
-        ["sqitch", "revert", "-y", "--to", "human_in_the_loop", "db:pg:"],
-        cwd=ROOT,
-        env=deployer,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode != 0 and "thread left-waiting has a cancelled approval" in done.stdout + done.stderr
-    with psycopg.connect(dsn, dbname=env["PGDATABASE"], autocommit=True) as admin:  # a superuser sees every row
-        admin.execute("delete from ai.human_approvals where approval_id <> %s", (stuck,))
-    _run(["sqitch", "--quiet", "revert", "-y", "--to", "human_in_the_loop", "db:pg:"], deployer)
-    assert _dump(deployer) == before, "the revert restores the catalog of human_in_the_loop"
-    with as_superuser() as a:
-        row = a.execute("select status, decided_at from ai.human_approvals where approval_id = %s", (stuck,)).fetchone()
-    assert row == ("pending", None)
-    _run(["sqitch", "--quiet", "revert", "-y", "db:pg:"], deployer)
+def test_no_object_is_defined_in_two_deploy_files() -> None:
+    """Each function, table, type, index, trigger and policy is created in exactly one deploy
+    file, which holds its current definition; no deploy file alters or drops a function or a
+    table made elsewhere (a rework copy, <change>@<tag>.sql, is history and is left out)."""
+    where: dict[tuple[str, str], set[str]] = {}
+    for change in _plan():
+        text = (ROOT / "deploy" / f"{change}.sql").read_text()
+        text = re.sub(r"\$(\w*)\$.*?\$\1\$", "", text, flags=re.DOTALL)  # bodies
+        text = re.sub(r"--[^\n]*", "", text)
+        for statement in text.split(";"):
+            m = _DEFINES.match(statement)
+            if not m:
+                continue
+            if m.group(1):
+                kind = re.sub(r"\s+", " ", m.group(1).lower()).replace("unique ", "")
+                name = m.group(2).lower()
+                if kind in ("trigger", "policy"):
+                    name = f"{name} on {(m.group(3) or '').lower()}"
+                where.setdefault((kind, name), set()).add(change)
+            else:
+                kind, name = (m.group(4) or m.group(6)).lower(), (m.group(5) or m.group(7)).lower()
+                made = where.get((kind, name), set())
+                assert made == {change}, f"deploy/{change}.sql alters or drops {kind} {name}, made in {made or 'none'}"
+    twice = {f"{kind} {name}": sorted(changes) for (kind, name), changes in where.items() if len(changes) > 1}
+    assert not twice, f"defined in more than one deploy file: {twice}"
+    assert ("function", "ai.claim_job") in where and ("trigger", "agent_jobs_status_moved on ai.agent_jobs") in where

@@ -31,6 +31,34 @@ set local check_function_bodies = off;
 -- applies to); nobody else holds a table privilege. The caller is ai.calling_role() (the SET ROLE
 -- role or the login role), and its tenant ai.current_owner(): that role's name, or, for a member
 -- of ai_service, the end-user id the back-end set with ai.act_as(). See deploy/owners.sql.
+--
+-- Layout. Each object is defined once, in the change named for its concern, and that file holds
+-- its current definition. A concern with tables has two changes: <concern> (deploy/queue.sql:
+-- tables, indexes, types, policies, its error codes, and the row-rule functions its CHECKs call)
+-- and <concern>_functions (deploy/queue_functions.sql: every other function, and the triggers).
+-- A change of functions only (clock, owners, ulid) keeps its concern's name. Functions are
+-- written with CREATE OR REPLACE and triggers with CREATE OR REPLACE TRIGGER (a constraint
+-- trigger cannot be replaced: it is dropped if it exists and created again), so a functions
+-- change deploys over itself: once a release is tagged, a function changes by
+-- `sqitch rework <concern>_functions` (CONTRIBUTING.md) and the deploy file keeps its current
+-- body. Tables, indexes and row rules change by a new change that alters them.
+--
+-- Row rules. A table whose rules tie columns together or that a hot path writes (agent_sessions,
+-- session_messages, agent_jobs, checkpoints, human_approvals, side_effects) has one CHECK,
+-- <table>_row_check, of one form: check ((the rules as a plain expression) or
+-- ai._check_<table>_row(columns...)). The expression is what a valid row costs: a few comparisons,
+-- no function call (Postgres rebuilds a table's CHECK expressions from their stored text once per
+-- statement that writes it, and a PL/pgSQL call per row would cost more than the rest). Every
+-- column it reads is NOT NULL or tested with IS NULL, so it is true or false, never NULL, and a
+-- row that breaks a rule always reaches the function, which tests the rules one at a time and
+-- raises 23514 with a message naming the first one broken (and returns true when none is). The
+-- two state the same rules; tests check they agree. The function lives with its table, not in
+-- <concern>_functions: replacing a CHECK's function does not check the rows already stored, so
+-- changing a row rule is a table change, a new change that adds the new constraint and validates
+-- it (ALTER TABLE ... ADD CONSTRAINT ... NOT VALID, then VALIDATE CONSTRAINT), never a rework.
+-- The other tables have rules on one column each, written off the hot path (eval_runs,
+-- session_events, message_streams, stream_batches, turn_retrievals, usage_records, error_codes):
+-- they keep plain column CHECKs, whose names (<table>_<column>_check) already name the rule.
 
 create schema ai;
 comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents';
@@ -71,7 +99,7 @@ grant usage on schema ai to ai_user, ai_service;
 
 -- ===== change: clock =====
 -- Deploy agent-state:clock to pg
--- requires: schema
+-- requires: roles
 
 -- The one clock. clock_timestamp() rather than now(): a long transaction (a worker holding a
 -- fenced write open) must still see leases expire. Callers read it once per function.
@@ -80,7 +108,7 @@ grant usage on schema ai to ai_user, ai_service;
 -- No SET search_path (docs/security.md, "search_path"): every function calls it, and a SET clause
 -- costs each call a search-path switch and stops inlining. Every name, type and operator in the
 -- body is qualified instead, so the caller's search_path resolves nothing in it.
-create function ai.now() returns timestamptz
+create or replace function ai.now() returns timestamptz
 language sql volatile parallel safe
 as $$
   select coalesce(case when pg_catalog.current_setting('ai.frozen_now', true) operator(pg_catalog.<>) ''
@@ -116,7 +144,7 @@ comment on table ai.error_codes is 'The custom SQLSTATEs agent-state raises, wit
 insert into ai.error_codes (sqlstate, name, description) values
   ('AS001', 'not_found', 'The thread (or other object) does not exist, or belongs to another tenant: the two are never told apart.'),
   ('AS002', 'invalid_argument', 'An argument is NULL where a value is required, empty, too long, or not one of the allowed values.'),
-  ('AS003', 'too_large', 'A JSON document is larger than the documented limit (1 MiB).'),
+  ('AS003', 'too_large', 'A value is larger than its documented limit (a JSON document or a stream''s text 1 MiB; a checkpoint, channel value or pending write 16 MiB).'),
   ('AS004', 'invalid_transition', 'The requested status change is not allowed from the current status, or the session is finished.'),
   ('AS005', 'conflict', 'An idempotency key was reused with different content, or an id is already taken.'),
   ('AS006', 'lease_lost', 'The fencing token is stale, the lease expired, or the job is no longer held by the caller.'),
@@ -237,7 +265,7 @@ begin
 end
 $$;
 
-create function ai.calling_role() returns name
+create or replace function ai.calling_role() returns name
 language plpgsql stable parallel safe
 as $$
 declare
@@ -263,7 +291,7 @@ $$;
 comment on function ai.calling_role() is
   'The role the session acts as outside any function: the role set by SET ROLE, else the login role (session_user); unchanged inside the SECURITY DEFINER functions of schema ai. AS008 for a role that cannot log in (ai_user, ai_service, any group role).';
 
-create function ai.current_owner() returns text
+create or replace function ai.current_owner() returns text
 language plpgsql stable parallel safe
 as $$
 declare
@@ -298,7 +326,7 @@ $$;
 comment on function ai.current_owner() is
   'The tenant the caller acts as: the acting owner set by ai.act_as() for members of ai_service, otherwise ai.calling_role(). AS008 when that is a role that cannot log in (ai_user, ai_service, any group role).';
 
-create function ai.sees_all_owners() returns boolean
+create or replace function ai.sees_all_owners() returns boolean
 language plpgsql stable parallel safe
 as $$
 declare
@@ -318,7 +346,7 @@ $$;
 comment on function ai.sees_all_owners() is
   'True for a member of ai_service (by its calling role, ai.calling_role()) that acts for no particular owner: it sees and may change every tenant''s rows. AS008 for such a role that cannot log in.';
 
-create function ai.act_as(owner text, local boolean default true) returns text
+create or replace function ai.act_as(owner text, local boolean default true) returns text
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp
 as $$
@@ -358,23 +386,67 @@ grant execute on function ai.calling_role(), ai.current_owner(), ai.sees_all_own
 -- requires: owners
 -- requires: clock
 
+-- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.agent_sessions
+-- states them as a plain expression and calls this only when that expression is false): raises
+-- 23514 naming the first rule broken; true when none is (a direct call on a valid row).
+create function ai._check_session_row(thread_id text, status text, config jsonb, last_seq bigint,
+                                      completed_at timestamptz)
+returns boolean
+language plpgsql immutable parallel safe
+as $$
+begin
+  if pg_catalog.char_length(thread_id) not between 1 and 255 then
+    raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
+      message = 'a thread_id has 1 to 255 characters';
+  end if;
+  if status is null or status not in ('active', 'waiting', 'completed', 'failed', 'cancelled') then
+    raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
+      message = format('session status %s is not active, waiting, completed, failed or cancelled',
+                       coalesce(pg_catalog.quote_literal(status), 'NULL'));
+  end if;
+  if pg_catalog.jsonb_typeof(config) is distinct from 'object' then
+    raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
+      message = 'a session''s config is a JSON object';
+  end if;
+  if last_seq < 0 then
+    raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
+      message = format('last_seq must be 0 or more, not %s', last_seq);
+  end if;
+  if (completed_at is not null) <> (status in ('completed', 'failed', 'cancelled')) then
+    raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
+      message = 'completed_at is set exactly when a session is completed, failed or cancelled';
+  end if;
+  return true;
+end
+$$;
+comment on function ai._check_session_row(text, text, jsonb, bigint, timestamptz) is
+  'Internal: called by the CHECK of ai.agent_sessions rows only for a row that breaks a rule (thread_id length, status, config an object, last_seq, completed_at with a final status); raises 23514 naming the rule, true when none is broken.';
+
+revoke execute on function ai._check_session_row(text, text, jsonb, bigint, timestamptz) from public;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
+
 -- One row per agent run. thread_id is global (a caller may bring its own, e.g. LangGraph's),
 -- so the one thing a tenant can learn about another's thread is that its id is taken.
 -- (thread_id, owner) is unique too: every child table references that pair, which makes it
 -- impossible to hang a row of one tenant off another tenant's thread.
 create table ai.agent_sessions (
-  thread_id text primary key check (pg_catalog.char_length(thread_id) between 1 and 255),
+  thread_id text primary key,
   owner text not null default ai.current_owner(),
-  status text not null default 'active'
-    check (status in ('active', 'waiting', 'completed', 'failed', 'cancelled')),
-  config jsonb not null default '{}' check (pg_catalog.jsonb_typeof(config) = 'object'),
+  status text not null default 'active',
+  config jsonb not null default '{}',
   current_checkpoint_id text,
-  last_seq bigint not null default 0 check (last_seq >= 0),
+  last_seq bigint not null default 0,
   created_at timestamptz not null default ai.now(),
   updated_at timestamptz not null default ai.now(),
   completed_at timestamptz,
   constraint agent_sessions_thread_owner unique (thread_id, owner),
-  constraint agent_sessions_completed_at check ((completed_at is not null) = (status in ('completed', 'failed', 'cancelled')))
+  -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as every column it reads is NOT NULL.
+  constraint agent_sessions_row_check check (
+    (pg_catalog.char_length(thread_id) between 1 and 255
+     and status in ('active', 'waiting', 'completed', 'failed', 'cancelled')
+     and pg_catalog.jsonb_typeof(config) = 'object' and last_seq >= 0
+     and (completed_at is not null) = (status in ('completed', 'failed', 'cancelled')))
+    or ai._check_session_row(thread_id, status, config, last_seq, completed_at))
 ) with (fillfactor = 80);  -- room for HOT updates: every append rewrites last_seq and updated_at
 comment on table ai.agent_sessions is 'One row per agent run (thread): owner, status, configuration, message counter and current checkpoint.';
 comment on column ai.agent_sessions.last_seq is 'The seq of the newest message; appends bump it under the row lock, so seq has no gaps.';
@@ -391,52 +463,6 @@ create policy agent_sessions_by_owner on ai.agent_sessions
 
 -- No table privilege for ai_user or ai_service: they reach this table only through the functions,
 -- which run as the schema owner (SECURITY DEFINER; docs/security.md).
-
-create function ai._check_thread_id(thread_id text) returns void
-language sql immutable parallel safe
-as $$ select ai._check_text(thread_id, 'thread_id', 255) $$;
-comment on function ai._check_thread_id(text) is 'Internal guard: raises AS002 unless thread_id is 1 to 255 characters.';
-
--- The owner of a thread the caller may see; AS001 when it does not exist or is another tenant's
--- (RLS hides those, so the two are one case). The guard that read-side functions start with.
-create function ai._session_owner(thread_id text) returns text
-language plpgsql stable
-as $$
-declare
-  v_owner text;
-begin
-  perform ai._check_thread_id(_session_owner.thread_id);
-  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = _session_owner.thread_id;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('thread %s not found', _session_owner.thread_id);
-  end if;
-  return v_owner;
-end
-$$;
-comment on function ai._session_owner(text) is 'Internal guard: the owner of a visible thread; AS002 for a bad id, AS001 when not found (or another tenant''s).';
-
-create function ai.get_session(thread_id text) returns ai.agent_sessions
-language plpgsql stable
-security definer
-set search_path = pg_catalog, pg_temp
-as $$
-declare
-  s ai.agent_sessions;
-begin
-  perform ai._check_thread_id(get_session.thread_id);
-  select * into s from ai.agent_sessions a where a.thread_id = get_session.thread_id;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('thread %s not found', get_session.thread_id);
-  end if;
-  return s;
-end
-$$;
-comment on function ai.get_session(text) is
-  'The session row of a thread. Raises AS001 when the thread does not exist or belongs to another tenant.';
-
-revoke execute on function ai._check_thread_id(text), ai._session_owner(text), ai.get_session(text) from public;
-grant execute on function ai.get_session(text)
-to ai_user, ai_service;
 
 
 -- ===== change: events =====
@@ -468,98 +494,70 @@ create policy session_events_by_owner on ai.session_events
 -- No table privilege for ai_user or ai_service: they reach this table only through the functions,
 -- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
-create function ai._check_event_kind(kind text) returns void
-language plpgsql immutable parallel safe
-as $$
-begin
-  if kind is null or kind !~ '^[a-z][a-z0-9_.]{0,62}$' then
-    raise exception using errcode = 'AS002',
-      message = format('event kind %s is not a lowercase name (a-z, 0-9, _ and ., at most 63 characters)',
-                       coalesce(pg_catalog.quote_literal(kind), 'NULL'));
-  end if;
-end
-$$;
-comment on function ai._check_event_kind(text) is 'Internal guard: raises AS002 unless kind is a lowercase name of at most 63 characters.';
 
-create function ai.record_event(thread_id text, kind text, payload jsonb default '{}')
-returns ai.session_events
-language plpgsql volatile
-security definer
-set search_path = pg_catalog, pg_temp
+-- ===== change: sessions_functions =====
+-- Deploy agent-state:sessions_functions to pg
+-- requires: sessions
+-- requires: events
+--
+-- The functions and triggers of sessions (its tables, indexes and row rules:
+-- deploy/sessions.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
+-- release, `sqitch rework sessions_functions` changes a function here (deploy/schema.sql, "Layout").
+
+create or replace function ai._check_thread_id(thread_id text) returns void
+language sql immutable parallel safe
+as $$ select ai._check_text(thread_id, 'thread_id', 255) $$;
+comment on function ai._check_thread_id(text) is 'Internal guard: raises AS002 unless thread_id is 1 to 255 characters.';
+
+-- The owner of a thread the caller may see; AS001 when it does not exist or is another tenant's
+-- (RLS hides those, so the two are one case). The guard that read-side functions start with.
+create or replace function ai._session_owner(thread_id text) returns text
+language plpgsql stable
 as $$
-#variable_conflict use_column
 declare
-  a_thread_id alias for $1;
-  a_kind alias for $2;
-  a_payload alias for $3;
   v_owner text;
-  e ai.session_events;
 begin
-  perform ai._check_event_kind(a_kind);
-  perform ai._check_document(a_payload, 'payload');
-  if a_kind in ('start', 'status') then
-    -- Written by create_session and set_session_status only, so the stream can be trusted.
-    raise exception using errcode = 'AS002',
-      message = format('event kind %s is reserved for agent-state itself', a_kind);
+  perform ai._check_thread_id(_session_owner.thread_id);
+  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = _session_owner.thread_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', _session_owner.thread_id);
   end if;
-
-  v_owner := ai._session_owner(a_thread_id);
-
-  insert into ai.session_events (thread_id, owner, kind, payload, created_at)
-  values (a_thread_id, v_owner, a_kind, a_payload, ai.now())
-  returning * into e;
-  return e;
+  return v_owner;
 end
 $$;
-comment on function ai.record_event(text, text, jsonb) is
-  'Appends an event (kind: a lowercase name such as tool_call or error; payload: a JSON document up to 1 MiB) to a thread''s stream and returns it. Events are allowed in every status, finished sessions included. The kinds start and status are reserved (written by create_session and set_session_status). AS001 unknown thread, AS002 bad or reserved kind, AS003 payload too large.';
+comment on function ai._session_owner(text) is 'Internal guard: the owner of a visible thread; AS002 for a bad id, AS001 when not found (or another tenant''s).';
 
-create function ai.get_events(thread_id text, after_event_id bigint default 0, max_rows integer default 1000,
-                              kinds text[] default null)
-returns setof ai.session_events
+create or replace function ai.get_session(thread_id text) returns ai.agent_sessions
 language plpgsql stable
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-#variable_conflict use_column
 declare
-  a_thread_id alias for $1;
+  s ai.agent_sessions;
 begin
-  perform ai._check_limit(max_rows, 'max_rows');
-  if after_event_id is null or after_event_id < 0 then
-    raise exception using errcode = 'AS002',
-      message = format('after_event_id must be 0 or more, not %s', coalesce(after_event_id::text, 'NULL'));
+  perform ai._check_thread_id(get_session.thread_id);
+  select * into s from ai.agent_sessions a where a.thread_id = get_session.thread_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', get_session.thread_id);
   end if;
-  perform ai._session_owner(a_thread_id);
-
-  return query
-    select * from ai.session_events e
-    where e.thread_id = a_thread_id and e.event_id > after_event_id
-      and (kinds is null or e.kind = any (kinds))
-    order by e.event_id
-    limit max_rows;
+  return s;
 end
 $$;
-comment on function ai.get_events(text, bigint, integer, text[]) is
-  'A thread''s events after after_event_id, oldest first, at most max_rows (1 to 10000), optionally only the given kinds. AS001 unknown thread, AS002 bad argument.';
+comment on function ai.get_session(text) is
+  'The session row of a thread. Raises AS001 when the thread does not exist or belongs to another tenant.';
 
-revoke execute on function ai._check_event_kind(text), ai.record_event(text, text, jsonb),
-  ai.get_events(text, bigint, integer, text[]) from public;
-grant execute on function ai.record_event(text, text, jsonb), ai.get_events(text, bigint, integer, text[])
+revoke execute on function ai._check_thread_id(text), ai._session_owner(text), ai.get_session(text) from public;
+grant execute on function ai.get_session(text)
 to ai_user, ai_service;
 
-
--- ===== change: session_lifecycle =====
--- Deploy agent-state:session_lifecycle to pg
--- requires: sessions
--- requires: events
+-- ---------------------------------------------------------------------------------------------
 
 -- The allowed status changes, in one place:
 --   active  -> waiting | completed | failed | cancelled
 --   waiting -> active  | completed | failed | cancelled
 --   completed, failed, cancelled: final.
 -- Setting the status a session already has is a no-op, so a retried call succeeds.
-create function ai._session_transition_allowed(from_status text, to_status text) returns boolean
+create or replace function ai._session_transition_allowed(from_status text, to_status text) returns boolean
 language sql immutable parallel safe
 as $$
   select from_status = to_status
@@ -569,8 +567,12 @@ $$;
 comment on function ai._session_transition_allowed(text, text) is 'Internal: whether a session may move from one status to another.';
 
 -- The same rule for raw UPDATEs (the schema owner's: tenants hold no table privilege): the table
--- itself refuses a forbidden move (a finished session stays finished). The WHEN clause keeps the trigger off every update that leaves status alone.
-create function ai._guard_session_status() returns trigger
+-- itself refuses a forbidden move (a finished session stays finished). The WHEN clause keeps the
+-- trigger off every update that leaves status alone.
+-- The trigger runs AFTER the row is written (an error rolls the statement back all the same): a
+-- BEFORE ROW UPDATE trigger would make each UPDATE of a session lock the row once more, with a WAL
+-- record, before looking at its WHEN clause, and the guard changes no column.
+create or replace function ai._guard_session_status() returns trigger
 language plpgsql
 as $$
 begin
@@ -583,8 +585,8 @@ end
 $$;
 comment on function ai._guard_session_status() is 'Internal trigger: refuses a status change the transition table forbids, however it is written.';
 
-create trigger agent_sessions_status_transition
-  before update of status on ai.agent_sessions
+create or replace trigger agent_sessions_status_transition
+  after update of status on ai.agent_sessions
   for each row when (old.status is distinct from new.status)
   execute function ai._guard_session_status();
 
@@ -595,7 +597,7 @@ create trigger agent_sessions_status_transition
 -- doing nothing. Returns whether this call created the row (then with a start event); when not,
 -- the row exists (the caller's, committed by a concurrent transaction, which the caller's next
 -- statement sees; or another tenant's, which RLS hides).
-create function ai._start_session(thread_id text, owner text, config jsonb, start_payload jsonb)
+create or replace function ai._start_session(thread_id text, owner text, config jsonb, start_payload jsonb)
 returns boolean
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp
@@ -620,7 +622,7 @@ end
 $$;
 comment on function ai._start_session(text, text, jsonb, jsonb) is 'Internal: creates a session row with its start event and returns true, or returns false when the thread id exists (whoever owns it). Safe against concurrent creates of the same thread.';
 
-create function ai.create_session(thread_id text default null, config jsonb default '{}')
+create or replace function ai.create_session(thread_id text default null, config jsonb default '{}')
 returns ai.agent_sessions
 language plpgsql volatile
 security definer
@@ -651,7 +653,7 @@ $$;
 comment on function ai.create_session(text, jsonb) is
   'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns (also concurrently) returns the existing row unchanged. AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant.';
 
-create function ai.set_session_status(thread_id text, status text) returns ai.agent_sessions
+create or replace function ai.set_session_status(thread_id text, status text) returns ai.agent_sessions
 language plpgsql volatile
 security definer
 set search_path = pg_catalog, pg_temp
@@ -706,9 +708,133 @@ grant execute on function ai.create_session(text, jsonb), ai.set_session_status(
 to ai_user, ai_service;
 
 
+-- ===== change: events_functions =====
+-- Deploy agent-state:events_functions to pg
+-- requires: events
+-- requires: sessions_functions
+--
+-- The functions and triggers of events (its tables, indexes and row rules:
+-- deploy/events.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
+-- release, `sqitch rework events_functions` changes a function here (deploy/schema.sql, "Layout").
+
+create or replace function ai._check_event_kind(kind text) returns void
+language plpgsql immutable parallel safe
+as $$
+begin
+  if kind is null or kind !~ '^[a-z][a-z0-9_.]{0,62}$' then
+    raise exception using errcode = 'AS002',
+      message = format('event kind %s is not a lowercase name (a-z, 0-9, _ and ., at most 63 characters)',
+                       coalesce(pg_catalog.quote_literal(kind), 'NULL'));
+  end if;
+end
+$$;
+comment on function ai._check_event_kind(text) is 'Internal guard: raises AS002 unless kind is a lowercase name of at most 63 characters.';
+
+create or replace function ai.record_event(thread_id text, kind text, payload jsonb default '{}')
+returns ai.session_events
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_kind alias for $2;
+  a_payload alias for $3;
+  v_owner text;
+  e ai.session_events;
+begin
+  perform ai._check_event_kind(a_kind);
+  perform ai._check_document(a_payload, 'payload');
+  if a_kind in ('start', 'status') then
+    -- Written by create_session and set_session_status only, so the stream can be trusted.
+    raise exception using errcode = 'AS002',
+      message = format('event kind %s is reserved for agent-state itself', a_kind);
+  end if;
+
+  v_owner := ai._session_owner(a_thread_id);
+
+  insert into ai.session_events (thread_id, owner, kind, payload, created_at)
+  values (a_thread_id, v_owner, a_kind, a_payload, ai.now())
+  returning * into e;
+  return e;
+end
+$$;
+comment on function ai.record_event(text, text, jsonb) is
+  'Appends an event (kind: a lowercase name such as tool_call or error; payload: a JSON document up to 1 MiB) to a thread''s stream and returns it. Events are allowed in every status, finished sessions included. The kinds start and status are reserved (written by create_session and set_session_status). AS001 unknown thread, AS002 bad or reserved kind, AS003 payload too large.';
+
+create or replace function ai.get_events(thread_id text, after_event_id bigint default 0, max_rows integer default 1000,
+                              kinds text[] default null)
+returns setof ai.session_events
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+begin
+  perform ai._check_limit(max_rows, 'max_rows');
+  if after_event_id is null or after_event_id < 0 then
+    raise exception using errcode = 'AS002',
+      message = format('after_event_id must be 0 or more, not %s', coalesce(after_event_id::text, 'NULL'));
+  end if;
+  perform ai._session_owner(a_thread_id);
+
+  return query
+    select * from ai.session_events e
+    where e.thread_id = a_thread_id and e.event_id > after_event_id
+      and (kinds is null or e.kind = any (kinds))
+    order by e.event_id
+    limit max_rows;
+end
+$$;
+comment on function ai.get_events(text, bigint, integer, text[]) is
+  'A thread''s events after after_event_id, oldest first, at most max_rows (1 to 10000), optionally only the given kinds. AS001 unknown thread, AS002 bad argument.';
+
+revoke execute on function ai._check_event_kind(text), ai.record_event(text, text, jsonb),
+  ai.get_events(text, bigint, integer, text[]) from public;
+grant execute on function ai.record_event(text, text, jsonb), ai.get_events(text, bigint, integer, text[])
+to ai_user, ai_service;
+
+
 -- ===== change: messages =====
 -- Deploy agent-state:messages to pg
--- requires: session_lifecycle
+-- requires: sessions
+
+-- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.session_messages
+-- states them as a plain expression and calls this only when that expression is false): raises
+-- 23514 naming the first rule broken; true when none is (a direct call on a valid row).
+create function ai._check_message_row(seq bigint, role text, token_count integer, idempotency_key text)
+returns boolean
+language plpgsql immutable parallel safe
+as $$
+begin
+  if seq <= 0 then
+    raise exception using errcode = '23514', constraint = 'session_messages_row_check',
+      message = format('a message seq is 1 or more, not %s', seq);
+  end if;
+  if role is null or role not in ('system', 'user', 'assistant', 'tool_call', 'tool_result') then
+    raise exception using errcode = '23514', constraint = 'session_messages_row_check',
+      message = format('message role %s is not system, user, assistant, tool_call or tool_result',
+                       coalesce(pg_catalog.quote_literal(role), 'NULL'));
+  end if;
+  if token_count < 0 then
+    raise exception using errcode = '23514', constraint = 'session_messages_row_check',
+      message = format('token_count must be 0 or more, not %s', token_count);
+  end if;
+  if pg_catalog.char_length(idempotency_key) not between 1 and 255 then
+    raise exception using errcode = '23514', constraint = 'session_messages_row_check',
+      message = 'an idempotency key has 1 to 255 characters';
+  end if;
+  return true;
+end
+$$;
+comment on function ai._check_message_row(bigint, text, integer, text) is
+  'Internal: called by the CHECK of ai.session_messages rows only for a row that breaks a rule (seq, role, token_count, idempotency key); raises 23514 naming the rule, true when none is broken.';
+
+revoke execute on function ai._check_message_row(bigint, text, integer, text) from public;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
 -- The conversation, append-only. seq is 1, 2, 3, ... per thread with no gap: it is taken from
 -- ai.agent_sessions.last_seq under that row's lock, in the same transaction as the insert, so a
@@ -717,16 +843,21 @@ to ai_user, ai_service;
 -- into a read of the original row.
 create table ai.session_messages (
   thread_id text not null,
-  seq bigint not null check (seq > 0),
+  seq bigint not null,
   owner text not null,
-  role text not null check (role in ('system', 'user', 'assistant', 'tool_call', 'tool_result')),
+  role text not null,
   content jsonb not null,
-  token_count integer not null check (token_count >= 0),
+  token_count integer not null,
   turn integer,
-  idempotency_key text not null check (pg_catalog.char_length(idempotency_key) between 1 and 255),
+  idempotency_key text not null,
   created_at timestamptz not null default ai.now(),
   primary key (thread_id, seq),
-  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
+  -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as every column it reads is NOT NULL.
+  constraint session_messages_row_check check (
+    (seq > 0 and role in ('system', 'user', 'assistant', 'tool_call', 'tool_result') and token_count >= 0
+     and pg_catalog.char_length(idempotency_key) between 1 and 255)
+    or ai._check_message_row(seq, role, token_count, idempotency_key))
 );
 comment on table ai.session_messages is 'The messages of each thread, append-only, numbered by seq from 1 with no gap.';
 comment on column ai.session_messages.token_count is 'Tokens as given by the caller, or estimated as ceil(bytes of the JSON text / 4) when not given.';
@@ -740,6 +871,23 @@ create policy session_messages_by_owner on ai.session_messages
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
+-- What an append returns: the message row, and whether this call wrote it.
+create type ai.appended_message as (
+  thread_id text, seq bigint, owner text, role text, content jsonb, token_count integer,
+  turn integer, idempotency_key text, created_at timestamptz, inserted boolean
+);
+comment on type ai.appended_message is 'A message row plus inserted: true when this call wrote it, false when it was a retry.';
+
+
+-- ===== change: messages_functions =====
+-- Deploy agent-state:messages_functions to pg
+-- requires: messages
+-- requires: sessions_functions
+--
+-- The functions and triggers of messages (its tables, indexes and row rules:
+-- deploy/messages.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
+-- release, `sqitch rework messages_functions` changes a function here (deploy/schema.sql, "Layout").
+
 -- Append-only: no function updates or deletes a message (the cascade of a deleted session aside).
 -- No table privilege for ai_user or ai_service: they reach this table only through the functions,
 -- which run as the schema owner (SECURITY DEFINER; docs/security.md).
@@ -751,7 +899,10 @@ create policy session_messages_by_owner on ai.session_messages
 -- only moves up by one, or back by one when that number is still unused. The append follows
 -- both rules (seq = last_seq); a restore from the archive inserts 1..n in order under a
 -- restored last_seq = n. Anything else is AS004, not a later duplicate key or a gap.
-create function ai._guard_message_seq() returns trigger
+-- The last_seq guard changes no column, so it runs AFTER the row is written (an error rolls the
+-- statement back all the same): a BEFORE ROW UPDATE trigger would make each append's UPDATE of
+-- the session lock the row once more, with a WAL record, before looking at its WHEN clause.
+create or replace function ai._guard_message_seq() returns trigger
 language plpgsql
 as $$
 begin
@@ -768,11 +919,11 @@ end
 $$;
 comment on function ai._guard_message_seq() is 'Internal trigger: a message''s seq must be handed out by its session (<= last_seq) and follow the previous message.';
 
-create trigger session_messages_seq
+create or replace trigger session_messages_seq
   before insert on ai.session_messages
   for each row execute function ai._guard_message_seq();
 
-create function ai._guard_last_seq() returns trigger
+create or replace function ai._guard_last_seq() returns trigger
 language plpgsql
 as $$
 begin
@@ -788,22 +939,22 @@ end
 $$;
 comment on function ai._guard_last_seq() is 'Internal trigger: last_seq only moves up by one, or back by one before the number was used.';
 
-create trigger agent_sessions_last_seq
-  before update of last_seq on ai.agent_sessions
+create or replace trigger agent_sessions_last_seq
+  after update of last_seq on ai.agent_sessions
   for each row when (new.last_seq is distinct from old.last_seq + 1)
   execute function ai._guard_last_seq();
 
 -- The default token estimate: about four bytes of JSON text per token, the usual rule of thumb
 -- for English with BPE tokenizers. Callers that know the real count pass it.
 -- No SET search_path, so that it inlines into the append; every name, type and operator is qualified.
-create function ai.estimate_tokens(content jsonb) returns integer
+create or replace function ai.estimate_tokens(content jsonb) returns integer
 language sql immutable parallel safe
 as $$ select pg_catalog.ceil(pg_catalog.octet_length(content::pg_catalog.text)::pg_catalog.numeric
                              operator(pg_catalog./) 4.0::pg_catalog.numeric)::pg_catalog.int4 $$;
 comment on function ai.estimate_tokens(jsonb) is
   'The token estimate used when a message comes without a token count: ceil(bytes of the JSON text / 4).';
 
-create function ai.message_key(thread_id text, role text, content jsonb, turn integer default null)
+create or replace function ai.message_key(thread_id text, role text, content jsonb, turn integer default null)
 returns text
 language plpgsql immutable parallel safe
 as $$
@@ -819,14 +970,7 @@ $$;
 comment on function ai.message_key(text, text, jsonb, integer) is
   'The default idempotency key of a message: hex sha256 over the JSON array [thread_id, role, content, turn].';
 
--- What an append returns: the message row, and whether this call wrote it.
-create type ai.appended_message as (
-  thread_id text, seq bigint, owner text, role text, content jsonb, token_count integer,
-  turn integer, idempotency_key text, created_at timestamptz, inserted boolean
-);
-comment on type ai.appended_message is 'A message row plus inserted: true when this call wrote it, false when it was a retry.';
-
-create function ai.append_message_idempotent(
+create or replace function ai.append_message_idempotent(
   thread_id text, role text, content jsonb, turn integer default null,
   idempotency_key text default null, token_count integer default null)
 returns ai.appended_message
@@ -916,7 +1060,7 @@ $$;
 comment on function ai.append_message_idempotent(text, text, jsonb, integer, text, integer) is
   'Appends a message (role: system, user, assistant, tool_call or tool_result; content: JSON up to 1 MiB) and returns it with inserted = true. The idempotency key defaults to ai.message_key(thread_id, role, content, turn); a retry with the same key returns the original row with inserted = false and writes nothing. token_count defaults to ai.estimate_tokens(content). Safe under concurrent callers: seq stays gapless, one lock per call. AS001 unknown thread, AS002 bad argument, AS003 content too large, AS004 session finished, AS005 key reused for a different message.';
 
-create function ai.get_messages(thread_id text, after_seq bigint default 0, max_rows integer default 1000)
+create or replace function ai.get_messages(thread_id text, after_seq bigint default 0, max_rows integer default 1000)
 returns setof ai.session_messages
 language plpgsql stable
 security definer
@@ -955,7 +1099,7 @@ grant execute on function ai.estimate_tokens(jsonb), ai.message_key(text, text, 
 
 -- ===== change: queue =====
 -- Deploy agent-state:queue to pg
--- requires: session_lifecycle
+-- requires: sessions
 -- requires: errors
 
 -- The durable job queue
@@ -972,7 +1116,7 @@ grant execute on function ai.estimate_tokens(jsonb), ai.message_key(text, text, 
 --                      IN_PROGRESS --release---> PENDING, due now, the attempt not counted (shutdown)
 --   PENDING, IN_PROGRESS, AWAITING_HUMAN --cancel--> CANCELLED
 --   FAILED --retry_dead_job--> PENDING
---   AWAITING_HUMAN is reserved for the human-in-the-loop change.
+--   IN_PROGRESS --request_human--> AWAITING_HUMAN --resolve_human--> PENDING (human_in_the_loop)
 -- A job whose worker died stays IN_PROGRESS until its lease expires. From then on the next claim
 -- takes it again and counts an attempt, or, when its attempts are spent, finishes it as FAILED.
 -- No cron is needed: ai.reap_expired() only makes dashboards honest sooner.
@@ -1025,25 +1169,82 @@ grant execute on function ai.estimate_tokens(jsonb), ai.message_key(text, text, 
 --   fixed count of dead rows rather than a fraction of a table that may hold millions of finished
 --   jobs. Finished jobs are in no claim index; ai.archive_jobs() moves them out in batches.
 --   docs/queue.md has the whole story.
+--
+-- What a write pays before it touches a row
+--   The queue is nothing but short statements, so the fixed cost of each one decides its speed.
+--   Postgres rebuilds every CHECK expression of a table from its stored text once per statement
+--   that writes it (stringToNode), so the row rules sit in one constraint, agent_jobs_row_check.
+--   It states them as a plain expression and calls ai._check_job_row only for a row that breaks
+--   one, so the error names the rule (SQLSTATE 23514); a valid row (every row a worker writes)
+--   costs a few comparisons, no PL/pgSQL call. (Domains would test the same rules, but a domain
+--   column no longer compares equal to text in a row comparison and RETURN QUERY refuses it where
+--   text is declared: callers' SQL would break.)
+--   A BEFORE ROW trigger makes every UPDATE lock the row before its WHEN clause is even looked
+--   at (one more WAL record per finish), and each WHEN clause is rebuilt per statement too. So
+--   the status guard of ai.agent_jobs (agent_jobs_status_moved, deploy/queue_functions.sql) is an
+--   AFTER trigger whose WHEN clause is false for a claim and a finish: it refuses a write after
+--   the row is written, which rolls the statement back all the same. (The attempt-log trigger is
+--   BEFORE, as it writes the row, and its WHEN clause keeps it off claims of PENDING jobs,
+--   renewals and completions.) The claim and finish
+--   functions test their arguments as plain expressions and call the shared guards (one query
+--   each) only for an argument that fails.
+
+-- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.agent_jobs states
+-- them as a plain expression and calls this only when that expression is false): raises 23514
+-- (check_violation) naming the first rule broken, with the constraint's name; true when none is
+-- (a direct call on a valid row).
+create function ai._check_job_row(status text, queue text, attempts integer, max_attempts integer,
+                                  idempotency_key text, lease_owner text, lease_expires_at timestamptz)
+returns boolean
+language plpgsql immutable parallel safe
+as $$
+begin
+  if status is null or status not in ('PENDING', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'AWAITING_HUMAN') then
+    raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
+      message = format('job status %s is not PENDING, IN_PROGRESS, COMPLETED, FAILED, CANCELLED or AWAITING_HUMAN',
+                       coalesce(pg_catalog.quote_literal(status), 'NULL'));
+  end if;
+  if pg_catalog.char_length(queue) not between 1 and 255 then
+    raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
+      message = 'a queue name has 1 to 255 characters';
+  end if;
+  if attempts < 0 or max_attempts < 1 then
+    raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
+      message = format('attempts must be 0 or more and max_attempts 1 or more, not %s and %s', attempts, max_attempts);
+  end if;
+  if pg_catalog.char_length(idempotency_key) not between 1 and 255 then
+    raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
+      message = 'an idempotency key has 1 to 255 characters';
+  end if;
+  if status = 'IN_PROGRESS' and (lease_owner is null or lease_expires_at is null) then
+    raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
+      message = 'an IN_PROGRESS job has a lease owner and a lease expiry';
+  end if;
+  return true;
+end
+$$;
+comment on function ai._check_job_row(text, text, integer, integer, text, text, timestamptz) is
+  'Internal: called by the CHECK of ai.agent_jobs rows only for a row that breaks a rule (status, queue name, attempts, idempotency key, a running job''s lease); raises 23514 naming the rule, true when none is broken.';
+revoke execute on function ai._check_job_row(text, text, integer, integer, text, text, timestamptz) from public;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
 create table ai.agent_jobs (
   job_id bigint generated always as identity primary key,
   thread_id text not null,
   owner text not null,
-  queue text not null default 'default' check (pg_catalog.char_length(queue) between 1 and 255),
-  status text not null default 'PENDING'
-    check (status in ('PENDING', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'AWAITING_HUMAN')),
+  queue text not null default 'default',
+  status text not null default 'PENDING',
   payload jsonb not null default '{}',
   priority integer not null default 0,
   run_at timestamptz not null,
-  attempts integer not null default 0 check (attempts >= 0),
-  max_attempts integer not null default 5 check (max_attempts >= 1),
+  attempts integer not null default 0,
+  max_attempts integer not null default 5,
   lease_owner text,
   lease_expires_at timestamptz,
   fencing_token bigint not null default 0,
   last_error text,
   result jsonb,
-  idempotency_key text check (pg_catalog.char_length(idempotency_key) between 1 and 255),
+  idempotency_key text,
   created_at timestamptz not null,
   updated_at timestamptz not null,
   finished_at timestamptz,
@@ -1052,8 +1253,16 @@ create table ai.agent_jobs (
   -- When a claim may take the job: run_at while PENDING, the end of the lease while IN_PROGRESS.
   available_at timestamptz generated always as
     (case when status = 'IN_PROGRESS' then lease_expires_at else run_at end) stored,
-  constraint agent_jobs_lease check (status <> 'IN_PROGRESS' or (lease_owner is not null and lease_expires_at is not null)),
-  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
+  -- The rules of a row as a plain expression; ai._check_job_row runs only for a row that breaks
+  -- one, to name it. The columns read are NOT NULL or tested with IS NULL, so the expression is
+  -- true or false, never NULL: a false one always reaches the function, which raises.
+  constraint agent_jobs_row_check check (
+    (status in ('PENDING', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'AWAITING_HUMAN')
+     and pg_catalog.char_length(queue) between 1 and 255 and attempts >= 0 and max_attempts >= 1
+     and (idempotency_key is null or pg_catalog.char_length(idempotency_key) between 1 and 255)
+     and (status <> 'IN_PROGRESS' or (lease_owner is not null and lease_expires_at is not null)))
+    or ai._check_job_row(status, queue, attempts, max_attempts, idempotency_key, lease_owner, lease_expires_at))
 ) with (
   -- room on each page for the next version of a row (claim, renew, finish)
   fillfactor = 80,
@@ -1089,37 +1298,76 @@ create unique index agent_jobs_idempotency_key on ai.agent_jobs (owner, queue, i
 -- index pays for that (one CPU measurement: a quarter of a claim + complete). The cost lands on
 -- deleting a session, whose cascade scans the jobs; archive_jobs keeps that table small.
 
--- A caller outside ai_service (by ai.calling_role(), as the functions run as the schema owner)
--- may only cancel a job or answer one that waits for a person, whatever function moves it.
--- Workers (ai_service) are not checked: the WHEN clause lets their claims and finishes through.
-create function ai._guard_tenant_job_status() returns trigger
-language plpgsql
-as $$
-begin
-  if (new.status = 'CANCELLED' and old.status in ('PENDING', 'IN_PROGRESS', 'AWAITING_HUMAN'))
-     or (new.status = 'PENDING' and old.status = 'AWAITING_HUMAN') then
-    return new;
-  end if;
-  raise exception using errcode = 'AS004',
-    message = format('job %s cannot go from %s to %s: a tenant may only cancel a job or answer one that waits for a person',
-                     old.job_id, old.status, new.status);
-end
-$$;
-comment on function ai._guard_tenant_job_status() is 'Internal trigger: a caller outside ai_service may only cancel a job or put one that waits for a person back to PENDING.';
-revoke execute on function ai._guard_tenant_job_status() from public;  -- a trigger needs no grant
-
-create trigger agent_jobs_tenant_status
-  before update of status on ai.agent_jobs
-  for each row
-  when (old.status is distinct from new.status
-        and not pg_catalog.pg_has_role(ai.calling_role(), 'ai_service', 'MEMBER'))
-  execute function ai._guard_tenant_job_status();
-
 alter table ai.agent_jobs enable row level security;
 alter table ai.agent_jobs force row level security;
 create policy agent_jobs_by_owner on ai.agent_jobs
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+
+-- Finished jobs moved out of the hot table by ai.archive_jobs().
+create table ai.agent_jobs_archive (
+  like ai.agent_jobs including defaults,
+  archived_at timestamptz not null,
+  primary key (job_id),
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.agent_jobs_archive is 'Finished jobs moved out of ai.agent_jobs by ai.archive_jobs(): the same columns plus archived_at.';
+create index agent_jobs_archive_thread on ai.agent_jobs_archive (thread_id);
+create index agent_jobs_archive_archived_at on ai.agent_jobs_archive (archived_at);
+
+alter table ai.agent_jobs_archive enable row level security;
+alter table ai.agent_jobs_archive force row level security;
+create policy agent_jobs_archive_by_owner on ai.agent_jobs_archive
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+
+-- ---------------------------------------------------------------------------------------------
+-- Enqueue
+
+-- The wake-up channel of a queue (see NOTIFY in the header): a keyed hash of its name.
+create table ai.notify_key (
+  one boolean primary key default true check (one),
+  key text not null
+);
+comment on table ai.notify_key is 'Internal: the random key of the queue channel names (ai.queue_channel); one row, read by the schema owner only.';
+alter table ai.notify_key enable row level security;
+alter table ai.notify_key force row level security;
+create policy notify_key_schema_owner on ai.notify_key using (true) with check (true);  -- no grant to anyone
+insert into ai.notify_key (key)
+values (pg_catalog.md5(pg_catalog.gen_random_uuid()::text) || pg_catalog.md5(pg_catalog.gen_random_uuid()::text));
+
+-- The fence at commit. fenced_write queues a check that runs when the caller's transaction
+-- commits (a deferred constraint trigger on ai.job_fences): the job must still be IN_PROGRESS under
+-- the caller's token with a lease that has not ended at that moment (ai.now()), or have been moved
+-- by that very transaction (its own complete_job, fail_job, release_job or request_human, which
+-- hold the row from then on). Otherwise the commit fails with AS006 and nothing the transaction
+-- wrote is kept. The check locks the job row FOR SHARE: a reap, cancel, release, complete or claim
+-- in flight makes it wait and then look at what that one did; once it holds the lock, they wait
+-- for its commit. So nothing waits for an open fenced transaction, and whoever takes a job from its
+-- holder fences out the holder's open transaction, whichever of the two commits first.
+-- The table never holds a committed row: fenced_write deletes its row at once (the queued trigger
+-- fires all the same). Unlogged: nothing in it is worth a WAL record.
+create unlogged table ai.job_fences (
+  job_id bigint not null,
+  fencing_token bigint not null
+) with (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000,
+        autovacuum_vacuum_insert_scale_factor = 0, autovacuum_vacuum_insert_threshold = 1000);
+comment on table ai.job_fences is 'Internal: one row per ai.fenced_write call, deleted at once; its deferred trigger checks the fence again at commit.';
+alter table ai.job_fences enable row level security;
+alter table ai.job_fences force row level security;
+-- A row is only ever seen by the transaction that wrote it (it is gone before that one commits).
+-- No grant: only ai.fenced_write (SECURITY DEFINER, the schema owner) writes it.
+create policy job_fences_own_transaction on ai.job_fences using (true) with check (true);
+
+
+-- ===== change: queue_functions =====
+-- Deploy agent-state:queue_functions to pg
+-- requires: queue
+-- requires: sessions_functions
+--
+-- The functions and triggers of queue (its tables, indexes and row rules:
+-- deploy/queue.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
+-- release, `sqitch rework queue_functions` changes a function here (deploy/schema.sql, "Layout").
 
 -- The attempt history. Transitions update the job row; an attempt that ends appends to it: the
 -- claim that took an expired lease, a complete, fail, release, cancel, a wait for a person, or a
@@ -1129,7 +1377,7 @@ create policy agent_jobs_by_owner on ai.agent_jobs
 -- clause keeps it off claims of PENDING jobs, lease renewals and completions.
 -- One entry of the log. A plain SQL expression, so that it inlines where a completion writes it
 -- in its own UPDATE (complete_job, complete_jobs: the hot path calls no trigger).
-create function ai._attempt_entry(attempt integer, worker text, fencing_token bigint, claimed_at timestamptz,
+create or replace function ai._attempt_entry(attempt integer, worker text, fencing_token bigint, claimed_at timestamptz,
                                   lease_expires_at timestamptz, ended_at timestamptz, outcome text, error text)
 returns jsonb
 language sql immutable parallel safe
@@ -1141,7 +1389,7 @@ $$;
 comment on function ai._attempt_entry(integer, text, bigint, timestamptz, timestamptz, timestamptz, text, text) is
   'Internal: one entry of ai.agent_jobs.attempt_log.';
 
-create function ai._log_attempt() returns trigger
+create or replace function ai._log_attempt() returns trigger
 language plpgsql
 as $$
 begin
@@ -1163,29 +1411,59 @@ comment on function ai._log_attempt() is 'Internal trigger: appends the attempt 
 revoke execute on function ai._log_attempt() from public;  -- a trigger needs no grant
 revoke execute on function ai._attempt_entry(integer, text, bigint, timestamptz, timestamptz, timestamptz, text, text) from public;
 
-create trigger agent_jobs_attempt_ended
+create or replace trigger agent_jobs_attempt_ended
   before update on ai.agent_jobs
   for each row
   when (old.status = 'IN_PROGRESS' and new.status <> 'COMPLETED'
         and (new.status <> 'IN_PROGRESS' or new.fencing_token <> old.fencing_token))
   execute function ai._log_attempt();
 
--- Finished jobs moved out of the hot table by ai.archive_jobs().
-create table ai.agent_jobs_archive (
-  like ai.agent_jobs including defaults,
-  archived_at timestamptz not null,
-  primary key (job_id),
-  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
-);
-comment on table ai.agent_jobs_archive is 'Finished jobs moved out of ai.agent_jobs by ai.archive_jobs(): the same columns plus archived_at.';
-create index agent_jobs_archive_thread on ai.agent_jobs_archive (thread_id);
-create index agent_jobs_archive_archived_at on ai.agent_jobs_archive (archived_at);
+-- The tenant guard, after the row is written: an error rolls the statement back all the same.
+-- One trigger for status moves, with the smallest WHEN clause that is false for a worker's claim
+-- and finish (the two UPDATEs a queue is made of), so they never run it: a claim sets lease_owner,
+-- a complete, fail, release, reap or request_human clears it. A tenant holds no privilege on
+-- lease_owner, so each of a tenant's raw UPDATEs runs it; so does every cancel (cancel_job leaves
+-- lease_owner as it was; a job that waits for a person has none) and an answer to a job that waits
+-- (none before, none after). It applies the tenant rule (only cancel a job, or answer one that
+-- waits for a person) and, when a job that waited for a person is cancelled, closes its approval
+-- (ai._close_approval_of_job, deploy/human_in_the_loop_functions.sql: PL/pgSQL resolves the call
+-- when it runs, so this change needs nothing of that one to deploy). A service that cancels a
+-- waiting job by hand must leave lease_owner alone for that to happen, as cancel_job does.
+create or replace function ai._job_status_moved() returns trigger
+language plpgsql
+as $$
+begin
+  if old.status = new.status then
+    return null;
+  end if;
+  if not pg_catalog.pg_has_role(ai.calling_role(), 'ai_service', 'MEMBER')
+     and not ((new.status = 'CANCELLED' and old.status in ('PENDING', 'IN_PROGRESS', 'AWAITING_HUMAN'))
+              or (new.status = 'PENDING' and old.status = 'AWAITING_HUMAN')) then
+    raise exception using errcode = 'AS004',
+      message = format('job %s cannot go from %s to %s: a tenant may only cancel a job or answer one that waits for a person',
+                       old.job_id, old.status, new.status);
+  end if;
+  -- A raw UPDATE to CANCELLED (cancel_job sets it) gets its finish time, or archive_jobs, which
+  -- moves jobs by finished_at, would keep it forever. (This UPDATE runs the trigger again, and
+  -- stops at the first test above: the status does not move.)
+  if new.status = 'CANCELLED' and new.finished_at is null then
+    update ai.agent_jobs j set finished_at = ai.now() where j.job_id = new.job_id;
+  end if;
+  if old.status = 'AWAITING_HUMAN' and new.status = 'CANCELLED' then
+    perform ai._close_approval_of_job(new.job_id, new.thread_id);
+  end if;
+  return null;
+end
+$$;
+comment on function ai._job_status_moved() is
+  'Internal trigger (after a job''s status moves, except a worker''s claim or finish): outside ai_service only a cancel or the answer to a job that waits for a person is allowed (AS004 otherwise); a cancel written without finished_at gets it; a job that goes from AWAITING_HUMAN to CANCELLED has its pending approval cancelled, an approval_cancelled event written, and a waiting session made active again. Runs as the caller.';
+revoke execute on function ai._job_status_moved() from public;  -- a trigger needs no grant
 
-alter table ai.agent_jobs_archive enable row level security;
-alter table ai.agent_jobs_archive force row level security;
-create policy agent_jobs_archive_by_owner on ai.agent_jobs_archive
-  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
-  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+create or replace trigger agent_jobs_status_moved
+  after update of status on ai.agent_jobs
+  for each row
+  when (new.lease_owner is not distinct from old.lease_owner)
+  execute function ai._job_status_moved();
 
 -- No table privilege for ai_user or ai_service: they reach this table only through the functions,
 -- which run as the schema owner (SECURITY DEFINER; docs/security.md).
@@ -1193,7 +1471,7 @@ create policy agent_jobs_archive_by_owner on ai.agent_jobs_archive
 -- ---------------------------------------------------------------------------------------------
 -- Internal helpers
 
-create function ai._check_lease(lease interval) returns void
+create or replace function ai._check_lease(lease interval) returns void
 language plpgsql immutable parallel safe
 as $$
 begin
@@ -1205,7 +1483,7 @@ end
 $$;
 comment on function ai._check_lease(interval) is 'Internal guard: raises AS002 unless a lease is a positive interval.';
 
-create function ai._check_claim(worker_id text, lease interval, queue text) returns void
+create or replace function ai._check_claim(worker_id text, lease interval, queue text) returns void
 language plpgsql immutable parallel safe
 as $$
 begin
@@ -1222,9 +1500,9 @@ comment on function ai._check_claim(text, interval, text) is 'Internal guard of 
 -- another tenant's thread: row-level security hides that row (an advisory-lock key, which any
 -- role can take, let a tenant starve another's jobs). It does not conflict with the KEY SHARE
 -- that enqueue_job's foreign key takes; a write to the session in flight (an append, a
--- checkpoint) makes a claim skip the thread for that moment. claim_job and claim_jobs (change
--- queue_lean_writes) write the same lock out in their query, which spares a call per row.
-create function ai._lock_thread(thread_id text) returns boolean
+-- checkpoint) makes a claim skip the thread for that moment. claim_job and claim_jobs
+-- write the same lock out in their query, which spares a call per row.
+create or replace function ai._lock_thread(thread_id text) returns boolean
 language plpgsql volatile parallel restricted
 set search_path = pg_catalog, pg_temp
 as $$
@@ -1237,7 +1515,7 @@ comment on function ai._lock_thread(text) is 'Internal: tries the claim''s lock 
 
 -- Called after a fenced UPDATE matched no row: AS001 when the caller cannot see the job at all
 -- (unknown, or another tenant's), AS006 (lease lost) otherwise, with what the row holds now.
-create function ai._raise_lease_lost(job_id bigint, fencing_token bigint) returns void
+create or replace function ai._raise_lease_lost(job_id bigint, fencing_token bigint) returns void
 language plpgsql stable
 as $$
 declare
@@ -1258,7 +1536,7 @@ comment on function ai._raise_lease_lost(bigint, bigint) is 'Internal: raises AS
 
 -- Called after a status-guarded UPDATE matched no row: AS001 when the caller cannot see the job,
 -- AS004 (invalid transition) naming the status it is in otherwise.
-create function ai._raise_not_allowed(job_id bigint, why text) returns void
+create or replace function ai._raise_not_allowed(job_id bigint, why text) returns void
 language plpgsql stable
 as $$
 declare
@@ -1275,7 +1553,7 @@ comment on function ai._raise_not_allowed(bigint, text) is 'Internal: raises AS0
 
 -- The retry delay after attempt n when fail_job is given none: 2^(n-1) seconds, capped at an hour,
 -- with "equal jitter" (half fixed, half random) so jobs that failed together spread out.
-create function ai._backoff(attempts integer) returns interval
+create or replace function ai._backoff(attempts integer) returns interval
 language sql volatile parallel safe
 as $$
   select pg_catalog.make_interval(secs => d / 2 + pg_catalog.random() * d / 2)
@@ -1285,7 +1563,7 @@ comment on function ai._backoff(integer) is 'Internal: the default retry delay a
 
 -- A claim took an IN_PROGRESS job whose lease ran out with its attempts spent; the claim marked it
 -- FAILED (under a new token, so the dead attempt stays fenced out). Record why and stamp it.
-create function ai._finish_spent(job_id bigint, now timestamptz) returns void
+create or replace function ai._finish_spent(job_id bigint, now timestamptz) returns void
 language sql volatile
 as $$
   update ai.agent_jobs j
@@ -1295,22 +1573,7 @@ as $$
 $$;
 comment on function ai._finish_spent(bigint, timestamptz) is 'Internal: completes the FAILED state of a job a claim found expired with its attempts spent.';
 
--- ---------------------------------------------------------------------------------------------
--- Enqueue
-
--- The wake-up channel of a queue (see NOTIFY in the header): a keyed hash of its name.
-create table ai.notify_key (
-  one boolean primary key default true check (one),
-  key text not null
-);
-comment on table ai.notify_key is 'Internal: the random key of the queue channel names (ai.queue_channel); one row, read by the schema owner only.';
-alter table ai.notify_key enable row level security;
-alter table ai.notify_key force row level security;
-create policy notify_key_schema_owner on ai.notify_key using (true) with check (true);  -- no grant to anyone
-insert into ai.notify_key (key)
-values (pg_catalog.md5(pg_catalog.gen_random_uuid()::text) || pg_catalog.md5(pg_catalog.gen_random_uuid()::text));
-
-create function ai.queue_channel(queue text) returns text
+create or replace function ai.queue_channel(queue text) returns text
 language sql stable
 security definer
 set search_path = pg_catalog, pg_temp
@@ -1322,7 +1585,7 @@ $$;
 comment on function ai.queue_channel(text) is
   'The channel a worker LISTENs on to wake when a job of the queue is due: ''ai_jobs_'' and a keyed hash of the queue name (the payload is empty). For ai_service; tenants cannot compute it, so they learn no queue name and hear no other tenant''s jobs.';
 
-create function ai.enqueue_job(
+create or replace function ai.enqueue_job(
   thread_id text, payload jsonb default '{}', queue text default 'default', run_at timestamptz default null,
   priority integer default 0, max_attempts integer default 5, idempotency_key text default null)
 returns ai.agent_jobs
@@ -1389,7 +1652,7 @@ comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, inte
 -- ---------------------------------------------------------------------------------------------
 -- Claim
 
-create function ai.claim_job(worker_id text, lease interval default '60 seconds', queue text default 'default')
+create or replace function ai.claim_job(worker_id text, lease interval default '60 seconds', queue text default 'default')
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -1403,7 +1666,13 @@ declare
   v_passed bigint[] := '{}'::bigint[];
   j ai.agent_jobs;
 begin
-  perform ai._check_claim(claim_job.worker_id, claim_job.lease, claim_job.queue);
+  -- The guards as plain expressions (no query on the way of every claim); a failing argument
+  -- goes to the shared guard, which raises its error.
+  if claim_job.worker_id is null or claim_job.worker_id = '' or pg_catalog.char_length(claim_job.worker_id) > 255
+     or claim_job.lease is null or claim_job.lease <= interval '0'
+     or claim_job.queue is null or claim_job.queue = '' or pg_catalog.char_length(claim_job.queue) > 255 then
+    perform ai._check_claim(claim_job.worker_id, claim_job.lease, claim_job.queue);
+  end if;
 
   for attempt in 1..5 loop
     -- 1. Pick: one ordered scan of agent_jobs_claim finds due jobs and expired leases alike. The
@@ -1415,7 +1684,10 @@ begin
                       where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                       offset 0)  -- stays a per-row probe of the one-thread index, never a join
       and c.job_id <> all (v_passed)
-      and ai._lock_thread(c.thread_id)
+      -- the thread lock (ai._lock_thread, written out so it costs no function call per row):
+      -- the thread's session row, which no tenant can lock for another tenant's thread
+      and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
+                  offset 0 for no key update skip locked)
     order by c.priority desc, c.available_at, c.job_id
     limit 1
     for update skip locked;
@@ -1453,7 +1725,7 @@ $$;
 comment on function ai.claim_job(text, interval, text) is
   'Claims at most one job of a queue for worker_id: the first by priority (highest first), then due time, then job_id, among PENDING jobs due now and IN_PROGRESS jobs whose lease expired, skipping rows other claimers hold and threads with another job IN_PROGRESS. The job becomes IN_PROGRESS, its attempts grow by one, its fencing_token is bumped and it is leased until ai.now() + lease. Returns 0 or 1 row. An expired job whose attempts are spent becomes FAILED instead and the claim looks again. AS002 bad argument.';
 
-create function ai.claim_jobs(worker_id text, lease interval, queue text, max_jobs integer)
+create or replace function ai.claim_jobs(worker_id text, lease interval, queue text, max_jobs integer)
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -1464,30 +1736,66 @@ as $$
 declare
   v_now timestamptz := ai.now();
   v_ids bigint[];
+  v_expired boolean;
 begin
-  perform ai._check_claim(claim_jobs.worker_id, claim_jobs.lease, claim_jobs.queue);
-  perform ai._check_limit(claim_jobs.max_jobs, 'max_jobs', 1000);
+  if claim_jobs.worker_id is null or claim_jobs.worker_id = '' or pg_catalog.char_length(claim_jobs.worker_id) > 255
+     or claim_jobs.lease is null or claim_jobs.lease <= interval '0'
+     or claim_jobs.queue is null or claim_jobs.queue = '' or pg_catalog.char_length(claim_jobs.queue) > 255 then
+    perform ai._check_claim(claim_jobs.worker_id, claim_jobs.lease, claim_jobs.queue);
+  end if;
+  if claim_jobs.max_jobs is null or claim_jobs.max_jobs < 1 or claim_jobs.max_jobs > 1000 then
+    perform ai._check_limit(claim_jobs.max_jobs, 'max_jobs', 1000);
+  end if;
 
   -- 1. Pick, as claim_job does, at most one job per thread (a sibling locked here but not picked
   --    stays as it was; the row lock ends with this transaction).
   with candidates as (
-    select c.job_id, c.thread_id, c.priority, c.available_at
+    select c.job_id, c.thread_id, c.priority, c.available_at, c.status
     from ai.agent_jobs c
     where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_jobs.queue and c.available_at <= v_now
       and not exists (select from ai.agent_jobs b
                       where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                       offset 0)  -- stays a per-row probe of the one-thread index, never a join
-      and ai._lock_thread(c.thread_id)
+      -- the thread lock (ai._lock_thread, written out so it costs no function call per row):
+      -- the thread's session row, which no tenant can lock for another tenant's thread
+      and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
+                  offset 0 for no key update skip locked)
     order by c.priority desc, c.available_at, c.job_id
     limit claim_jobs.max_jobs
     for update skip locked
   )
-  select pg_catalog.array_agg(d.job_id) into v_ids
-  from (select distinct on (c.thread_id) c.job_id from candidates c
+  select pg_catalog.array_agg(d.job_id), coalesce(pg_catalog.bool_or(d.expired), false) into v_ids, v_expired
+  from (select distinct on (c.thread_id) c.job_id, c.status = 'IN_PROGRESS' as expired from candidates c
         order by c.thread_id, c.priority desc, c.available_at, c.job_id) d;
+  if v_ids is null then
+    return;
+  end if;
 
   -- 2. Take those whose thread is still idle as seen now (see claim_job). The ids go to the UPDATE
-  --    as one array: no join, so no whole-row copies kept for the recheck.
+  --    as one array: no join, so no whole-row copies kept for the recheck. The common case, only
+  --    PENDING jobs picked, hands out what the UPDATE returns: one statement, no second read.
+  if not v_expired then
+    return query
+    with claimed as (
+      update ai.agent_jobs u
+      set status = 'IN_PROGRESS',
+          attempts = u.attempts + 1,
+          fencing_token = u.fencing_token + 1,
+          lease_owner = claim_jobs.worker_id,
+          claimed_at = v_now,
+          lease_expires_at = v_now + claim_jobs.lease,
+          updated_at = v_now
+      where u.job_id = any (v_ids) and u.status = 'PENDING'
+        and not exists (select from ai.agent_jobs b
+                        where b.thread_id = u.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> u.job_id
+                        offset 0)
+      returning u.*
+    )
+    select * from claimed c order by c.priority desc, c.run_at, c.job_id;
+    return;
+  end if;
+
+  -- Some leases ran out: those whose attempts are spent are finished as FAILED, the others handed out.
   with claimed as (
     update ai.agent_jobs u
     set status = case when u.status = 'IN_PROGRESS' and u.attempts >= u.max_attempts then 'FAILED' else 'IN_PROGRESS' end,
@@ -1505,7 +1813,6 @@ begin
   )
   select pg_catalog.array_agg(c.job_id) into v_ids from claimed c;
 
-  -- expired jobs whose attempts were spent are finished as FAILED; the others are handed out
   perform ai._finish_spent(f.job_id, v_now) from ai.agent_jobs f where f.job_id = any (v_ids) and f.status = 'FAILED';
   return query
   select * from ai.agent_jobs j
@@ -1519,7 +1826,7 @@ comment on function ai.claim_jobs(text, interval, text, integer) is
 -- ---------------------------------------------------------------------------------------------
 -- The holder's calls: each names (job_id, fencing_token) and is checked in the UPDATE itself
 
-create function ai.renew_lease(job_id bigint, fencing_token bigint, lease interval default '60 seconds')
+create or replace function ai.renew_lease(job_id bigint, fencing_token bigint, lease interval default '60 seconds')
 returns timestamptz
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -1546,32 +1853,57 @@ $$;
 comment on function ai.renew_lease(bigint, bigint, interval) is
   'Extends the lease of a job held with fencing_token to ai.now() + lease and returns the new expiry. AS006 lease lost (stale token, lease already expired, job no longer IN_PROGRESS), AS001 unknown job, AS002 bad lease.';
 
--- The fence at commit. fenced_write queues a check that runs when the caller's transaction
--- commits (a deferred constraint trigger on ai.job_fences): the job must still be IN_PROGRESS under
--- the caller's token with a lease that has not ended at that moment (ai.now()), or have been moved
--- by that very transaction (its own complete_job, fail_job, release_job or request_human, which
--- hold the row from then on). Otherwise the commit fails with AS006 and nothing the transaction
--- wrote is kept. The check locks the job row FOR SHARE: a reap, cancel, release, complete or claim
--- in flight makes it wait and then look at what that one did; once it holds the lock, they wait
--- for its commit. So nothing waits for an open fenced transaction, and whoever takes a job from its
--- holder fences out the holder's open transaction, whichever of the two commits first.
--- The table never holds a committed row: fenced_write deletes its row at once (the queued trigger
--- fires all the same). Unlogged: nothing in it is worth a WAL record.
-create unlogged table ai.job_fences (
-  job_id bigint not null,
-  fencing_token bigint not null
-) with (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000,
-        autovacuum_vacuum_insert_scale_factor = 0, autovacuum_vacuum_insert_threshold = 1000);
-comment on table ai.job_fences is 'Internal: one row per ai.fenced_write call, deleted at once; its deferred trigger checks the fence again at commit.';
-alter table ai.job_fences enable row level security;
-alter table ai.job_fences force row level security;
--- A row is only ever seen by the transaction that wrote it (it is gone before that one commits).
--- No grant: only ai.fenced_write (SECURITY DEFINER, the schema owner) writes it.
-create policy job_fences_own_transaction on ai.job_fences using (true) with check (true);
+-- A worker holding many long runs renewed their leases one call each: at 200 runs renewing every
+-- few seconds that is a statement, a transaction and a commit per lease. ai.renew_leases renews
+-- every lease one worker holds in one statement (one transaction, one commit, one plan), with the
+-- same checks per job as ai.renew_lease. A lease that is lost is left out of the result instead of
+-- raising, so one lost job does not stop the renewal of the others; the caller compares.
+-- (docs/queue.md; the capacity bench, bench/capacity.sh, measures it against one call per lease.)
+create or replace function ai.renew_leases(worker_id text, job_ids bigint[], fencing_tokens bigint[],
+                                lease interval default '60 seconds')
+returns table (job_id bigint, lease_expires_at timestamptz)
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz := ai.now();
+begin
+  perform ai._check_text(renew_leases.worker_id, 'worker_id');
+  perform ai._check_lease(renew_leases.lease);
+  if renew_leases.job_ids is null or renew_leases.fencing_tokens is null then
+    raise exception using errcode = 'AS002', message = 'renew_leases: job_ids and fencing_tokens must not be NULL';
+  end if;
+  if pg_catalog.cardinality(renew_leases.job_ids) <> pg_catalog.cardinality(renew_leases.fencing_tokens) then
+    raise exception using errcode = 'AS002', message = pg_catalog.format('renew_leases: %s job_ids but %s fencing_tokens',
+      pg_catalog.cardinality(renew_leases.job_ids), pg_catalog.cardinality(renew_leases.fencing_tokens));
+  end if;
+  if pg_catalog.cardinality(renew_leases.job_ids) > 1000 then
+    raise exception using errcode = 'AS002', message = pg_catalog.format('renew_leases: at most 1000 jobs per call, not %s',
+      pg_catalog.cardinality(renew_leases.job_ids));
+  end if;
+  -- The same conditions as renew_lease, plus the worker: the row must still be IN_PROGRESS under
+  -- this token and this worker, with a lease that has not run out.
+  return query
+  update ai.agent_jobs j
+  set lease_expires_at = v_now OPERATOR(pg_catalog.+) renew_leases.lease, updated_at = v_now
+  from rows from (pg_catalog.unnest(renew_leases.job_ids), pg_catalog.unnest(renew_leases.fencing_tokens)) as h(job_id, fencing_token)
+  where j.job_id = h.job_id and j.fencing_token = h.fencing_token and j.status = 'IN_PROGRESS'
+    and j.lease_owner = renew_leases.worker_id and j.lease_expires_at > v_now
+  returning j.job_id, j.lease_expires_at;
+end
+$$;
+comment on function ai.renew_leases(text, bigint[], bigint[], interval) is
+  'Extends to ai.now() + lease, in one statement, every lease of job_ids that worker_id holds with the matching fencing_tokens (at most 1000); returns one row per renewed job with its new expiry. A lease that is lost (stale token, another worker, expired, job no longer IN_PROGRESS, unknown job) is left out, not raised: the caller compares. AS002 bad argument (empty worker_id, bad lease, NULL arrays, arrays of different lengths, more than 1000 jobs).';
+
+revoke execute on function ai.renew_leases(text, bigint[], bigint[], interval) from public;
+grant execute on function ai.renew_leases(text, bigint[], bigint[], interval) to ai_service;
 
 -- Whether a row version was written by the current transaction (or one of its subtransactions).
 -- Used on a row locked FOR SHARE, so any writer still in progress is this transaction.
-create function ai._written_here(x xid) returns boolean
+create or replace function ai._written_here(x xid) returns boolean
 language sql volatile parallel restricted
 set search_path = pg_catalog, pg_temp
 as $$
@@ -1586,7 +1918,7 @@ comment on function ai._written_here(xid) is 'Internal: true when a row version'
 
 -- SECURITY DEFINER: a deferred trigger fires at commit, outside fenced_write, as the caller, who
 -- holds no privilege on ai.agent_jobs.
-create function ai._check_fence_at_commit() returns trigger
+create or replace function ai._check_fence_at_commit() returns trigger
 language plpgsql volatile
 security definer
 set search_path = pg_catalog, pg_temp
@@ -1618,12 +1950,13 @@ $$;
 comment on function ai._check_fence_at_commit() is 'Internal trigger (deferred, at commit): a transaction that called ai.fenced_write commits only if its job is still held under its token with a lease not ended, or was finished by that transaction itself; AS006 otherwise.';
 revoke execute on function ai._check_fence_at_commit() from public;  -- a trigger needs no grant
 
+drop trigger if exists job_fences_checked_at_commit on ai.job_fences;
 create constraint trigger job_fences_checked_at_commit
   after insert on ai.job_fences
   deferrable initially deferred
   for each row execute function ai._check_fence_at_commit();
 
-create function ai.fenced_write(job_id bigint, fencing_token bigint) returns timestamptz
+create or replace function ai.fenced_write(job_id bigint, fencing_token bigint) returns timestamptz
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
 security definer
@@ -1653,7 +1986,7 @@ $$;
 comment on function ai.fenced_write(bigint, bigint) is
   'Asserts that the caller still holds the job (IN_PROGRESS, fencing_token current, lease not expired) and checks it again when the caller''s transaction commits: the commit fails with AS006, keeping nothing, if by then the job was taken away (reaped, cancelled, released, completed or failed by another transaction, reclaimed) or its lease has ended, unless the transaction finished the job itself. Call it first in every transaction that writes on behalf of a job. Takes no lock: nothing waits for the transaction. Returns the lease expiry. AS006 lease lost, AS001 unknown job.';
 
-create function ai.complete_job(job_id bigint, fencing_token bigint, result jsonb default null)
+create or replace function ai.complete_job(job_id bigint, fencing_token bigint, result jsonb default null)
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -1685,7 +2018,7 @@ $$;
 comment on function ai.complete_job(bigint, bigint, jsonb) is
   'Marks a job held with fencing_token COMPLETED with its result (JSON up to 1 MiB, or NULL) and returns it. AS006 lease lost, AS001 unknown job, AS003 result too large.';
 
-create function ai.complete_jobs(job_ids bigint[], fencing_tokens bigint[], results jsonb[] default null)
+create or replace function ai.complete_jobs(job_ids bigint[], fencing_tokens bigint[], results jsonb[] default null)
 returns setof bigint
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -1702,8 +2035,11 @@ begin
      or pg_catalog.cardinality(complete_jobs.results) <> v_count then
     raise exception using errcode = 'AS002', message = 'job_ids, fencing_tokens and results (when given) must be arrays of one length';
   end if;
-  perform ai._check_limit(greatest(v_count, 1), 'the number of jobs', 1000);
-  if exists (select from pg_catalog.unnest(complete_jobs.results) r where pg_catalog.pg_column_size(r) > ai._max_document_bytes()) then
+  if v_count > 1000 then
+    perform ai._check_limit(v_count, 'the number of jobs', 1000);
+  end if;
+  if complete_jobs.results is not null
+     and exists (select from pg_catalog.unnest(complete_jobs.results) r where pg_catalog.pg_column_size(r) > ai._max_document_bytes()) then
     raise exception using errcode = 'AS003', message = format('a result is over the limit of %s bytes', ai._max_document_bytes());
   end if;
 
@@ -1724,7 +2060,7 @@ $$;
 comment on function ai.complete_jobs(bigint[], bigint[], jsonb[]) is
   'Completes up to 1000 jobs in one statement, each with its fencing token (and result, when results is given), each fenced as complete_job is; job_ids must not repeat. Returns the job_ids it completed; a job whose lease was lost is left out instead of raising. AS002 arrays of different lengths or more than 1000 jobs, AS003 a result over 1 MiB.';
 
-create function ai.fail_job(job_id bigint, fencing_token bigint, error text, retry_in interval default null)
+create or replace function ai.fail_job(job_id bigint, fencing_token bigint, error text, retry_in interval default null)
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -1760,7 +2096,7 @@ $$;
 comment on function ai.fail_job(bigint, bigint, text, interval) is
   'Records an error for a job held with fencing_token. With attempts left the job is PENDING again, due after retry_in or, when NULL, after an exponential backoff with jitter (2^(attempts-2) to 2^(attempts-1) seconds, at most an hour); with attempts spent it is FAILED. Returns the job. AS006 lease lost, AS001 unknown job, AS002 NULL error or negative retry_in.';
 
-create function ai.release_job(job_id bigint, fencing_token bigint) returns ai.agent_jobs
+create or replace function ai.release_job(job_id bigint, fencing_token bigint) returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
 security definer
@@ -1790,7 +2126,7 @@ comment on function ai.release_job(bigint, bigint) is
 -- ---------------------------------------------------------------------------------------------
 -- Owner and operator calls
 
-create function ai.cancel_job(job_id bigint) returns ai.agent_jobs
+create or replace function ai.cancel_job(job_id bigint) returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
 security definer
@@ -1813,9 +2149,9 @@ begin
 end
 $$;
 comment on function ai.cancel_job(bigint) is
-  'Cancels a PENDING, IN_PROGRESS or AWAITING_HUMAN job and returns it; a worker still running it loses its lease (its next fenced call raises AS006). Tenants may cancel their own jobs. AS001 unknown job (or another tenant''s), AS004 job already finished.';
+  'Cancels a PENDING, IN_PROGRESS or AWAITING_HUMAN job and returns it; a worker still running it loses its lease (its next fenced call raises AS006). A job that waited for a person has its approval cancelled and its session active again (a trigger, so a raw UPDATE to CANCELLED does the same). Tenants may cancel their own jobs. AS001 unknown job (or another tenant''s), AS004 job already finished.';
 
-create function ai.retry_dead_job(job_id bigint) returns ai.agent_jobs
+create or replace function ai.retry_dead_job(job_id bigint) returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
 security definer
@@ -1840,7 +2176,7 @@ $$;
 comment on function ai.retry_dead_job(bigint) is
   'Puts a FAILED job back: PENDING, due now, attempts reset to 0, last_error kept; wakes idle workers. Returns the job. For ai_service. AS001 unknown job, AS004 job not FAILED.';
 
-create function ai.get_job(job_id bigint) returns ai.agent_jobs
+create or replace function ai.get_job(job_id bigint) returns ai.agent_jobs
 language plpgsql stable
 security definer
 set search_path = pg_catalog, pg_temp
@@ -1859,7 +2195,7 @@ $$;
 comment on function ai.get_job(bigint) is
   'The job row (archived jobs are in ai.agent_jobs_archive). AS001 unknown job, or another tenant''s.';
 
-create function ai.job_attempts(job_id bigint)
+create or replace function ai.job_attempts(job_id bigint)
 returns table (attempt integer, worker text, fencing_token bigint, claimed_at timestamptz,
                lease_expires_at timestamptz, ended_at timestamptz, outcome text, error text)
 language plpgsql stable
@@ -1895,7 +2231,7 @@ $$;
 comment on function ai.job_attempts(bigint) is
   'The attempts of a job, oldest first: attempt number, worker, fencing token, claimed at, lease end, ended at, outcome (completed, failed, released, cancelled, awaiting_human, expired, or in_progress for the one running) and error (a failed attempt''s). Reads archived jobs too. Each ended attempt was recorded by the transaction that ended it. AS001 unknown job, or another tenant''s.';
 
-create function ai.queue_stats(queue text default null)
+create or replace function ai.queue_stats(queue text default null)
 returns table (queue_name text, pending bigint, due bigint, in_progress bigint, expired_leases bigint,
                awaiting_human bigint, completed bigint, failed bigint, cancelled bigint, oldest_due_age interval,
                failed_attempts bigint, expired_attempts bigint)
@@ -1931,7 +2267,7 @@ $$;
 comment on function ai.queue_stats(text) is
   'Per queue (or only the one named): jobs per status, PENDING jobs due now, IN_PROGRESS jobs whose lease expired, the age of the oldest due job, and the attempts of its jobs (not yet archived) that failed and whose lease expired (retries and reclaims). RLS applies: a tenant counts its own jobs, a service acting for nobody counts all.';
 
-create function ai.reap_expired(queue text default null) returns integer
+create or replace function ai.reap_expired(queue text default null) returns integer
 language plpgsql volatile
 security definer
 set search_path = pg_catalog, pg_temp
@@ -1958,7 +2294,7 @@ $$;
 comment on function ai.reap_expired(text) is
   'Optional sweep for dashboards: IN_PROGRESS jobs whose lease expired go back to PENDING (due now), or to FAILED when their attempts are spent. Claims handle expired jobs by themselves; nothing needs to call this. Returns how many jobs it moved. For ai_service.';
 
-create function ai.archive_jobs(older_than interval default '1 day', max_rows integer default 10000)
+create or replace function ai.archive_jobs(older_than interval default '1 day', max_rows integer default 10000)
 returns integer
 language plpgsql volatile
 security definer
@@ -2029,8 +2365,7 @@ to ai_service;
 -- incrementing the random part of the previous one (kept in the session setting
 -- ai.ulid_state); time comes from ai.now(), so a frozen clock still yields increasing ids.
 
-
-create function ai.ulid()
+create or replace function ai.ulid()
 returns text
 language plpgsql
 volatile parallel unsafe
@@ -2087,7 +2422,7 @@ comment on function ai.ulid() is
   'A new ULID: 26 characters of Crockford base32 (48-bit millisecond time from ai.now(), 80 random bits). '
   'Sorts in time order; monotonic within a millisecond in one session.';
 
-create function ai.ulid_time(ulid text)
+create or replace function ai.ulid_time(ulid text)
 returns timestamptz
 language plpgsql
 immutable parallel safe
@@ -2125,7 +2460,7 @@ grant execute on function ai.ulid_time(text) to ai_user, ai_service;
 -- ===== change: checkpoints =====
 -- Deploy agent-state:checkpoints to pg
 -- requires: ulid
--- requires: session_lifecycle
+-- requires: sessions
 -- requires: queue
 --
 -- Checkpoints: "which node of the graph were we on when the process died".
@@ -2157,6 +2492,27 @@ grant execute on function ai.ulid_time(text) to ai_user, ai_service;
 insert into ai.error_codes (sqlstate, name, description) values
   ('AS020', 'thread_deleted', 'The thread was deleted with ai.delete_thread: a late checkpoint or write cannot bring it back.');
 
+-- The rules of a row, for a row that breaks one (the CHECK of ai.checkpoints states them as a plain
+-- expression and calls this only when that expression is false): raises 23514 naming the rule;
+-- true when none is broken (a direct call on a valid row).
+create function ai._check_checkpoint_row(metadata jsonb, channel_versions jsonb)
+returns boolean
+language plpgsql immutable parallel safe
+as $$
+begin
+  if pg_catalog.jsonb_typeof(metadata) is distinct from 'object' or pg_catalog.jsonb_typeof(channel_versions) is distinct from 'object' then
+    raise exception using errcode = '23514', constraint = 'checkpoints_row_check',
+      message = 'a checkpoint''s metadata and channel_versions are JSON objects';
+  end if;
+  return true;
+end
+$$;
+comment on function ai._check_checkpoint_row(jsonb, jsonb) is
+  'Internal: called by the CHECK of ai.checkpoints rows only for a row that breaks a rule (metadata and channel_versions are JSON objects); raises 23514 naming it, true when none is broken.';
+
+revoke execute on function ai._check_checkpoint_row(jsonb, jsonb) from public;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
+
 create table ai.checkpoints (
   thread_id text not null,
   checkpoint_ns text collate "C" not null default '',
@@ -2165,11 +2521,15 @@ create table ai.checkpoints (
   parent_checkpoint_id text collate "C",
   type text not null,
   checkpoint bytea not null,
-  metadata jsonb not null default '{}' check (pg_catalog.jsonb_typeof(metadata) = 'object'),
-  channel_versions jsonb not null default '{}' check (pg_catalog.jsonb_typeof(channel_versions) = 'object'),
+  metadata jsonb not null default '{}',
+  channel_versions jsonb not null default '{}',
   created_at timestamptz not null default ai.now(),
   primary key (thread_id, checkpoint_ns, checkpoint_id),
-  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
+  -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as both columns are NOT NULL.
+  constraint checkpoints_row_check check (
+    (pg_catalog.jsonb_typeof(metadata) = 'object' and pg_catalog.jsonb_typeof(channel_versions) = 'object')
+    or ai._check_checkpoint_row(metadata, channel_versions))
 );
 comment on table ai.checkpoints is 'One row per checkpoint of a graph run: opaque serialized state, metadata, the channel versions it sees, its parent.';
 comment on column ai.checkpoints.checkpoint is 'The checkpoint in the caller''s serialization (named by type), without the channel values stored in ai.checkpoint_blobs.';
@@ -2211,6 +2571,19 @@ create table ai.checkpoint_writes (
 );
 comment on table ai.checkpoint_writes is 'Pending writes of the tasks run from a checkpoint, one per (task_id, idx); negative idx are the special channels (error, interrupt, ...), which a retry overwrites.';
 
+-- Checkpoints, channel values and pending writes are compressed with pglz, named here rather than
+-- left to the server's default_toast_compression, so that it holds on a server whose default is
+-- lz4. Measured by the capacity bench (bench/capacity.sh, a fleet of durable runs, A/B in one
+-- run): with LZ4 the database wrote 32-41 % more WAL per node step (the TOAST of
+-- checkpoint_blobs, i.e. the growing message list: 9.5 KB per step against 5.3 KB with pglz) and
+-- stored 38 % more per run, while pglz costs 14-19 % more server CPU per node step at 50-200 runs.
+-- WAL is what a primary writes, ships to replicas and archives; docs/benchmarks.md has the
+-- figures. Postgres compresses nothing in a row under ~2 KB, so this matters for channel values
+-- only. The archive twins (ai_archive) keep the server's default.
+alter table ai.checkpoints alter column checkpoint set compression pglz;
+alter table ai.checkpoint_blobs alter column blob set compression pglz;
+alter table ai.checkpoint_writes alter column blob set compression pglz;
+
 -- The one table without a session to reference: the session is gone, that is the point.
 create table ai.deleted_threads (
   thread_id text not null,
@@ -2241,14 +2614,51 @@ create policy deleted_threads_by_owner on ai.deleted_threads
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
+-- ---------------------------------------------------------------------------------------------
+-- Reading. get_checkpoint and list_checkpoints return the same row: the checkpoint, the values
+-- of the channel versions it names, and its pending writes in (task_path, task_id, idx) order.
+
+create type ai.checkpoint_tuple as (
+  thread_id text,
+  checkpoint_ns text,
+  checkpoint_id text,
+  parent_checkpoint_id text,
+  type text,
+  checkpoint bytea,
+  metadata jsonb,
+  channel_versions jsonb,
+  created_at timestamptz,
+  blob_channels text[],
+  blob_types text[],
+  blobs bytea[],
+  write_task_ids text[],
+  write_task_paths text[],
+  write_idx integer[],
+  write_channels text[],
+  write_types text[],
+  write_blobs bytea[]
+);
+comment on type ai.checkpoint_tuple is 'A checkpoint with its channel values (blob_*) and pending writes (write_*), as get_checkpoint and list_checkpoints return it.';
+
 -- No table privilege for ai_user or ai_service: they reach this table only through the functions,
 -- which run as the schema owner (SECURITY DEFINER; docs/security.md).
+
+
+-- ===== change: checkpoints_functions =====
+-- Deploy agent-state:checkpoints_functions to pg
+-- requires: checkpoints
+-- requires: queue_functions
+-- requires: sessions_functions
+--
+-- The functions and triggers of checkpoints (its tables, indexes and row rules:
+-- deploy/checkpoints.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
+-- release, `sqitch rework checkpoints_functions` changes a function here (deploy/schema.sql, "Layout").
 
 -- A tombstone is what deletes a session: ai.delete_thread writes one for the caller's own thread
 -- and this trigger then deletes that owner's session of that thread; the foreign keys cascade to
 -- everything the thread owns (messages, events, checkpoints, values, writes). It runs inside the
 -- schema owner's functions, under the same policies (a caller's own rows only).
-create function ai._delete_tombstoned_session() returns trigger
+create or replace function ai._delete_tombstoned_session() returns trigger
 language plpgsql volatile
 as $$
 begin
@@ -2258,14 +2668,14 @@ end
 $$;
 comment on function ai._delete_tombstoned_session() is 'Internal trigger: deletes the session a tombstone in ai.deleted_threads names (owner and thread must match).';
 revoke execute on function ai._delete_tombstoned_session() from public;
-create trigger deleted_threads_delete_session
+create or replace trigger deleted_threads_delete_session
   after insert or update on ai.deleted_threads
   for each row execute function ai._delete_tombstoned_session();
 
 -- ---------------------------------------------------------------------------------------------
 -- Guards and helpers
 
-create function ai._check_checkpoint_ns(checkpoint_ns text) returns void
+create or replace function ai._check_checkpoint_ns(checkpoint_ns text) returns void
 language plpgsql immutable parallel safe
 as $$
 begin
@@ -2283,7 +2693,7 @@ comment on function ai._check_checkpoint_ns(text) is 'Internal guard: raises AS0
 -- names and versions, which are index keys, up to 255 characters (AS002; longer ones would hit
 -- the btree row limit, 54000). The hot paths test the common case inline and call this guard
 -- only when something is over, to raise the error that names it.
-create function ai._check_blob_sizes(checkpoint bytea, channels text[], versions text[], blobs bytea[])
+create or replace function ai._check_blob_sizes(checkpoint bytea, channels text[], versions text[], blobs bytea[])
 returns void
 language plpgsql immutable
 as $$
@@ -2313,7 +2723,7 @@ $$;
 comment on function ai._check_blob_sizes(bytea, text[], text[], bytea[]) is 'Internal guard: AS003 for a checkpoint or a value over 16 MiB, AS002 for a channel name or version over 255 characters.';
 
 -- A fenced write: the queue's check that the caller still holds the job, in this transaction.
-create function ai._fence(job_id bigint, fencing_token bigint) returns void
+create or replace function ai._fence(job_id bigint, fencing_token bigint) returns void
 language plpgsql volatile
 as $$
 begin
@@ -2333,7 +2743,7 @@ comment on function ai._fence(bigint, bigint) is 'Internal: a no-op without job_
 -- The owner of a thread that a checkpoint write goes to. An unknown thread is created for the
 -- caller (LangGraph users never call create_session), unless the caller deleted it (AS020).
 -- Another tenant's thread is AS001, as anywhere else.
-create function ai._checkpoint_thread_owner(thread_id text) returns text
+create or replace function ai._checkpoint_thread_owner(thread_id text) returns text
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp
 as $$
@@ -2368,7 +2778,7 @@ $$;
 comment on function ai._checkpoint_thread_owner(text) is 'Internal: the owner of the thread a checkpoint goes to, creating the session for the caller when the thread is new. AS001 another tenant''s thread, AS020 a thread the caller deleted.';
 
 -- Blobs no remaining checkpoint of their (thread, namespace) references, for the given threads.
-create function ai._collect_checkpoint_blobs(thread_ids text[]) returns bigint
+create or replace function ai._collect_checkpoint_blobs(thread_ids text[]) returns bigint
 language plpgsql volatile
 as $$
 declare
@@ -2392,7 +2802,7 @@ $$;
 comment on function ai._collect_checkpoint_blobs(text[]) is 'Internal: deletes the channel values no checkpoint of their thread and namespace references any more; returns how many.';
 
 -- current_checkpoint_id after checkpoints were deleted: the newest remaining root checkpoint.
-create function ai._reset_current_checkpoint(thread_ids text[]) returns void
+create or replace function ai._reset_current_checkpoint(thread_ids text[]) returns void
 language sql volatile
 as $$
   update ai.agent_sessions s
@@ -2405,7 +2815,7 @@ comment on function ai._reset_current_checkpoint(text[]) is 'Internal: points cu
 -- ---------------------------------------------------------------------------------------------
 -- Writing
 
-create function ai.put_checkpoint(
+create or replace function ai.put_checkpoint(
   thread_id text,
   checkpoint_ns text,
   checkpoint_id text,
@@ -2544,7 +2954,7 @@ $$;
 comment on function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text) is
   'Saves a checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version) in one call; returns its id (a new ULID when checkpoint_id is NULL). Putting the same id again replaces it. Creates the session for the caller when the thread is new; in the root namespace keeps agent_sessions.current_checkpoint_id at the newest id. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument (a channel name or version over 255 characters too), AS003 metadata over 1 MiB or the checkpoint or a channel value over 16 MiB, AS006 stale fencing token, AS020 deleted thread.';
 
-create function ai.put_writes(
+create or replace function ai.put_writes(
   thread_id text,
   checkpoint_ns text,
   checkpoint_id text,
@@ -2636,37 +3046,11 @@ $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
   'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites; within one call, the last write of a negative idx and the first of any other idx count. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument (a channel name over 255 characters too), AS003 a value over 16 MiB, AS006 stale fencing token, AS020 deleted thread.';
 
--- ---------------------------------------------------------------------------------------------
--- Reading. get_checkpoint and list_checkpoints return the same row: the checkpoint, the values
--- of the channel versions it names, and its pending writes in (task_path, task_id, idx) order.
-
-create type ai.checkpoint_tuple as (
-  thread_id text,
-  checkpoint_ns text,
-  checkpoint_id text,
-  parent_checkpoint_id text,
-  type text,
-  checkpoint bytea,
-  metadata jsonb,
-  channel_versions jsonb,
-  created_at timestamptz,
-  blob_channels text[],
-  blob_types text[],
-  blobs bytea[],
-  write_task_ids text[],
-  write_task_paths text[],
-  write_idx integer[],
-  write_channels text[],
-  write_types text[],
-  write_blobs bytea[]
-);
-comment on type ai.checkpoint_tuple is 'A checkpoint with its channel values (blob_*) and pending writes (write_*), as get_checkpoint and list_checkpoints return it.';
-
 -- The values and pending writes of one checkpoint row, for get_checkpoint and list_checkpoints.
 -- A set-returning SQL function of one SELECT: inlined into the caller's query and planned with it.
 -- Values: one primary-key probe per channel (LATERAL ... LIMIT 1), whatever the statistics say
 -- (a join could scan every value of a long thread). Writes: in (task_path, task_id, idx) order.
-create function ai._checkpoint_tuple(c ai.checkpoints) returns setof ai.checkpoint_tuple
+create or replace function ai._checkpoint_tuple(c ai.checkpoints) returns setof ai.checkpoint_tuple
 language sql stable rows 1
 as $$
   select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
@@ -2695,13 +3079,24 @@ as $$
 $$;
 comment on function ai._checkpoint_tuple(ai.checkpoints) is 'Internal: one checkpoint row with its channel values and pending writes, as ai.checkpoint_tuple.';
 
-create function ai.get_checkpoint(thread_id text, checkpoint_ns text default '', checkpoint_id text default null)
+-- Reads by key only: one backward probe (or range) of a thread's checkpoints, one primary-key
+-- probe per channel value, one range of pending writes. get_checkpoint, list_checkpoints and
+-- _list_checkpoints_any run with enable_seqscan = off, so the probes stay probes whatever the
+-- statistics say: their plans are generic (one plan for every call), priced from the tables'
+-- statistics alone, and those can be badly skewed. After one thread staged thousands of pending
+-- writes on one checkpoint (a fan-out step), ANALYZE saw one (thread, checkpoint) for all of
+-- ai.checkpoint_writes, the planner expected every probe to return the whole table, and every
+-- get_checkpoint of every thread read all of it sequentially (15 ms instead of 1 ms; found by
+-- bench/checkpoints.sh). (A scan with no usable key, such as listing every thread without a
+-- filter, still runs: enable_seqscan = off only makes it expensive to the planner.)
+create or replace function ai.get_checkpoint(thread_id text, checkpoint_ns text default '', checkpoint_id text default null)
 returns setof ai.checkpoint_tuple
 language plpgsql stable
 -- one plan for every call: the query below has no shape that depends on the arguments
 set plan_cache_mode = force_generic_plan
 security definer
 set search_path = pg_catalog, pg_temp
+set enable_seqscan = off
 as $$
 #variable_conflict use_column
 declare
@@ -2733,11 +3128,12 @@ comment on function ai.get_checkpoint(text, text, text) is
 
 -- The general case of list_checkpoints (no thread, or no namespace): planned for the arguments
 -- of each call, so the NULL branches fold away and the right index is used.
-create function ai._list_checkpoints_any(thread_id text, checkpoint_ns text, before text, max_rows integer,
+create or replace function ai._list_checkpoints_any(thread_id text, checkpoint_ns text, before text, max_rows integer,
                                          metadata_filter jsonb)
 returns setof ai.checkpoint_tuple
 language plpgsql stable
 set plan_cache_mode = force_custom_plan
+set enable_seqscan = off  -- key probes whatever the statistics (see get_checkpoint)
 as $$
 #variable_conflict use_column
 declare
@@ -2762,7 +3158,7 @@ end
 $$;
 comment on function ai._list_checkpoints_any(text, text, text, integer, jsonb) is 'Internal: list_checkpoints across threads or namespaces, planned per call.';
 
-create function ai.list_checkpoints(
+create or replace function ai.list_checkpoints(
   thread_id text,
   checkpoint_ns text default null,
   before text default null,
@@ -2774,6 +3170,7 @@ language plpgsql stable
 set plan_cache_mode = force_generic_plan
 security definer
 set search_path = pg_catalog, pg_temp
+set enable_seqscan = off  -- key probes whatever the statistics (see get_checkpoint)
 as $$
 #variable_conflict use_column
 declare
@@ -2820,7 +3217,7 @@ comment on function ai.list_checkpoints(text, text, text, integer, jsonb) is
 -- parent pointer as rows stream by: linear in the rows read, however deep the chain. Rows of
 -- other branches are skipped. Should a parent not be older than its child (ids brought by a
 -- caller in no time order), the walk finishes with one primary-key probe per step.
-create function ai.checkpoint_lineage(
+create or replace function ai.checkpoint_lineage(
   thread_id text,
   checkpoint_id text,
   checkpoint_ns text default '',
@@ -2910,7 +3307,7 @@ $$;
 comment on function ai.checkpoint_lineage(text, text, text, text) is
   'The checkpoints along the parent chain of one checkpoint, with depth: ''ancestors'' (default) from the checkpoint itself (depth 0) back to the root, in one index range scan; ''descendants'' forward through every branch (depth = distance). Stays in one namespace. AS001 unknown checkpoint (or another tenant''s), AS002 bad argument.';
 
-create function ai.checkpoints_between(thread_id text, from_time timestamptz, to_time timestamptz)
+create or replace function ai.checkpoints_between(thread_id text, from_time timestamptz, to_time timestamptz)
 returns table (checkpoint_ns text, checkpoint_id text, parent_checkpoint_id text, created_at timestamptz, metadata jsonb)
 language plpgsql stable
 security definer
@@ -2958,7 +3355,7 @@ comment on function ai.checkpoints_between(text, timestamptz, timestamptz) is
 -- Rows: each ancestor on a channel's path (depth 1 = the target's parent), the channel, and on the
 -- ancestor that ends it, how (seed_kind) and the version. No row when the target is unknown (or
 -- another tenant's: RLS), or a channel has no ancestor.
-create function ai._delta_walk(thread_id text, checkpoint_ns text, checkpoint_id text, channels text[])
+create or replace function ai._delta_walk(thread_id text, checkpoint_ns text, checkpoint_id text, channels text[])
 returns table (depth integer, ancestor_id text, channel text, seed_kind text, seed_version text)
 language plpgsql stable
 set search_path = pg_catalog, pg_temp
@@ -3069,7 +3466,7 @@ $$;
 comment on function ai._delta_walk(text, text, text, text[]) is
   'Internal: the ancestors a DeltaChannel''s value at a checkpoint is rebuilt from, per channel: from the parent (depth 1) back to the nearest ancestor holding a value (seed_kind ''blob'': a channel value row; ''checkpoint'': possibly inline in the checkpoint bytes), or to the root.';
 
-create function ai.delta_channel_history(thread_id text, checkpoint_ns text, checkpoint_id text, channels text[])
+create or replace function ai.delta_channel_history(thread_id text, checkpoint_ns text, checkpoint_id text, channels text[])
 returns table (channel text, kind text, from_checkpoint_id text, task_id text, idx integer, type text, blob bytea)
 language plpgsql stable
 security definer
@@ -3143,7 +3540,7 @@ grant execute on function ai.delta_channel_history(text, text, text, text[]) to 
 -- Copying and forgetting
 
 -- The session a copy goes to: new, same owner as the source (also when a service copies).
-create function ai._create_copy_session(source_thread_id text, target_thread_id text) returns text
+create or replace function ai._create_copy_session(source_thread_id text, target_thread_id text) returns text
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp
 as $$
@@ -3166,7 +3563,7 @@ comment on function ai._create_copy_session(text, text) is 'Internal: creates th
 
 -- Copies checkpoints (of one namespace, or all when NULL; the given ids, or all when NULL) with
 -- their pending writes and the channel values they name. Returns the checkpoints copied.
-create function ai._copy_checkpoint_rows(source_thread_id text, target_thread_id text, owner text,
+create or replace function ai._copy_checkpoint_rows(source_thread_id text, target_thread_id text, owner text,
                                          checkpoint_ns text, checkpoint_ids text[]) returns integer
 language plpgsql volatile
 as $$
@@ -3212,7 +3609,7 @@ end
 $$;
 comment on function ai._copy_checkpoint_rows(text, text, text, text, text[]) is 'Internal: copies checkpoints of a thread (one namespace or all, some ids or all) with their writes and channel values into another thread of the given owner.';
 
-create function ai.fork_thread(
+create or replace function ai.fork_thread(
   source_thread_id text,
   checkpoint_id text,
   new_thread_id text default null,
@@ -3248,7 +3645,7 @@ $$;
 comment on function ai.fork_thread(text, text, text, text) is
   'Copies one checkpoint and its ancestors (with their pending writes and channel values) into a new thread of the same owner, so a replay can run from there without touching the source; returns the new thread id (a fresh UUID when new_thread_id is NULL). AS001 unknown thread or checkpoint, AS002 bad argument, AS005 new_thread_id taken.';
 
-create function ai.copy_thread(source_thread_id text, target_thread_id text) returns integer
+create or replace function ai.copy_thread(source_thread_id text, target_thread_id text) returns integer
 language plpgsql volatile
 security definer
 set search_path = pg_catalog, pg_temp
@@ -3268,7 +3665,7 @@ $$;
 comment on function ai.copy_thread(text, text) is
   'Copies every checkpoint, pending write and channel value of a thread (all namespaces) into a new thread of the same owner; returns the checkpoints copied. AS001 unknown source (or another tenant''s), AS002 bad argument, AS005 target id taken.';
 
-create function ai.delete_thread(thread_id text) returns boolean
+create or replace function ai.delete_thread(thread_id text) returns boolean
 language plpgsql volatile
 security definer
 set search_path = pg_catalog, pg_temp
@@ -3295,7 +3692,7 @@ $$;
 comment on function ai.delete_thread(text) is
   'Deletes a thread and everything it owns (session, messages, events, checkpoints, writes, channel values) and leaves a tombstone, so a late checkpoint or write raises AS020 instead of re-creating it. Returns false (and does nothing) for an unknown thread or another tenant''s. AS002 bad argument.';
 
-create function ai.delete_for_runs(run_ids text[]) returns integer
+create or replace function ai.delete_for_runs(run_ids text[]) returns integer
 language plpgsql volatile
 security definer
 set search_path = pg_catalog, pg_temp
@@ -3331,7 +3728,7 @@ $$;
 comment on function ai.delete_for_runs(text[]) is
   'Deletes the checkpoints whose metadata run_id is one of run_ids (in every thread the caller sees), with their pending writes and the channel values no remaining checkpoint uses; returns the checkpoints deleted. AS002 bad argument.';
 
-create function ai.prune_checkpoints(thread_ids text[], strategy text default 'keep_latest') returns integer
+create or replace function ai.prune_checkpoints(thread_ids text[], strategy text default 'keep_latest') returns integer
 language plpgsql volatile
 security definer
 set search_path = pg_catalog, pg_temp
@@ -3407,7 +3804,7 @@ $$;
 comment on function ai.prune_checkpoints(text[], text) is
   'Retention for the given threads: ''keep_latest'' keeps the newest checkpoint of each namespace (with its pending writes and channel values) and, for the LangGraph DeltaChannels whose value it does not store, the ancestors that value is rebuilt from (back to the nearest stored value, with their writes); the oldest kept checkpoint loses its parent. ''delete'' removes all checkpoints, writes and values. The sessions stay. Returns the checkpoints deleted. AS002 bad argument.';
 
-create function ai.prune_idle_threads(idle interval, strategy text default 'keep_latest') returns integer
+create or replace function ai.prune_idle_threads(idle interval, strategy text default 'keep_latest') returns integer
 language plpgsql volatile
 security definer
 set search_path = pg_catalog, pg_temp
@@ -3492,7 +3889,17 @@ create type ai.context_window as (
 );
 comment on type ai.context_window is 'The messages to send to the model now, and whether (and over which range) to compact.';
 
-create function ai._newest_summary(thread_id text) returns ai.session_messages
+
+-- ===== change: compaction_functions =====
+-- Deploy agent-state:compaction_functions to pg
+-- requires: compaction
+-- requires: messages_functions
+--
+-- The functions and triggers of compaction (its tables, indexes and row rules:
+-- deploy/compaction.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
+-- release, `sqitch rework compaction_functions` changes a function here (deploy/schema.sql, "Layout").
+
+create or replace function ai._newest_summary(thread_id text) returns ai.session_messages
 language sql stable
 as $$
   select * from ai.session_messages m
@@ -3502,7 +3909,7 @@ as $$
 $$;
 comment on function ai._newest_summary(text) is 'Internal: the newest summary message of a thread, or NULL.';
 
-create function ai.context_window(thread_id text, window_tokens integer, keep_last integer default 20,
+create or replace function ai.context_window(thread_id text, window_tokens integer, keep_last integer default 20,
                                   threshold real default 0.7)
 returns ai.context_window
 language plpgsql stable
@@ -3571,7 +3978,7 @@ $$;
 comment on function ai.context_window(text, integer, integer, real) is
   'The messages to send to the model now: the newest summary (a system message) first, then every message after what it covers. compaction_due is true when their tokens exceed threshold x window_tokens; compact_from_seq..compact_through_seq is the range a new summary should cover (all but the last keep_last messages), NULL when there is nothing to compact. One round trip; reads the summary through a partial index and the tail through the primary key. AS001 unknown thread, AS002 bad argument.';
 
-create function ai.record_compaction(thread_id text, summary text, through_seq bigint,
+create or replace function ai.record_compaction(thread_id text, summary text, through_seq bigint,
                                      summary_tokens integer default null)
 returns ai.appended_message
 language plpgsql volatile
@@ -3656,7 +4063,41 @@ create type ai.trajectory_step as (
 );
 comment on type ai.trajectory_step is 'One step of a recorded trajectory: a message, with the tool name and arguments pulled out of tool calls.';
 
-create function ai.trajectory(thread_id text, after_checkpoint_id text default null, checkpoint_ns text default '')
+create table ai.eval_runs (
+  eval_id bigint generated always as identity,
+  thread_id text not null,          -- the recorded (reference) thread
+  owner text not null,
+  replay_thread_id text,            -- the fork the candidate ran on
+  from_checkpoint_id text,
+  candidate text not null,          -- what ran: a model, a prompt, module:function
+  passed boolean not null,
+  scores jsonb not null default '{}' check (pg_catalog.jsonb_typeof(scores) = 'object'),
+  diff jsonb not null default '{}',
+  created_at timestamptz not null default ai.now(),
+  primary key (thread_id, eval_id),
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.eval_runs is 'Each replay of a recorded thread by a candidate, with its comparison and scores.';
+create index eval_runs_candidate on ai.eval_runs (owner, candidate, created_at desc);
+
+alter table ai.eval_runs enable row level security;
+alter table ai.eval_runs force row level security;
+create policy eval_runs_by_owner on ai.eval_runs
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+
+
+-- ===== change: evals_functions =====
+-- Deploy agent-state:evals_functions to pg
+-- requires: evals
+-- requires: checkpoints_functions
+-- requires: compaction_functions
+--
+-- The functions and triggers of evals (its tables, indexes and row rules:
+-- deploy/evals.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
+-- release, `sqitch rework evals_functions` changes a function here (deploy/schema.sql, "Layout").
+
+create or replace function ai.trajectory(thread_id text, after_checkpoint_id text default null, checkpoint_ns text default '')
 returns setof ai.trajectory_step
 language plpgsql stable
 security definer
@@ -3701,33 +4142,10 @@ end
 $$;
 comment on function ai.trajectory(text, text, text) is
   'The recorded reference trajectory of a thread, in order: every message (compaction summaries left out) with tool names and arguments pulled out of tool calls ({"name", "arguments" or "args"}) and the final assistant message marked; with after_checkpoint_id, only what was written after that checkpoint was saved (what a replay from it must reproduce). AS001 unknown thread or checkpoint, AS002 bad argument.';
-
-create table ai.eval_runs (
-  eval_id bigint generated always as identity,
-  thread_id text not null,          -- the recorded (reference) thread
-  owner text not null,
-  replay_thread_id text,            -- the fork the candidate ran on
-  from_checkpoint_id text,
-  candidate text not null,          -- what ran: a model, a prompt, module:function
-  passed boolean not null,
-  scores jsonb not null default '{}' check (pg_catalog.jsonb_typeof(scores) = 'object'),
-  diff jsonb not null default '{}',
-  created_at timestamptz not null default ai.now(),
-  primary key (thread_id, eval_id),
-  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
-);
-comment on table ai.eval_runs is 'Each replay of a recorded thread by a candidate, with its comparison and scores.';
-create index eval_runs_candidate on ai.eval_runs (owner, candidate, created_at desc);
-
-alter table ai.eval_runs enable row level security;
-alter table ai.eval_runs force row level security;
-create policy eval_runs_by_owner on ai.eval_runs
-  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
-  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 -- No table privilege for ai_user or ai_service: they reach this table only through the functions,
 -- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
-create function ai.record_eval_run(thread_id text, candidate text, passed boolean, scores jsonb default '{}',
+create or replace function ai.record_eval_run(thread_id text, candidate text, passed boolean, scores jsonb default '{}',
                                    diff jsonb default '{}', replay_thread_id text default null,
                                    from_checkpoint_id text default null)
 returns ai.eval_runs
@@ -3761,7 +4179,7 @@ $$;
 comment on function ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text) is
   'Records one replay of a recorded thread: the candidate that ran, whether it passed, its scores (a JSON object) and diff, and the fork it ran on. AS001 unknown thread, AS002 bad argument, AS003 document too large.';
 
-create function ai.get_eval_runs(thread_id text default null, candidate text default null, max_rows integer default 100)
+create or replace function ai.get_eval_runs(thread_id text default null, candidate text default null, max_rows integer default 100)
 returns setof ai.eval_runs
 language plpgsql stable
 security definer
@@ -3790,6 +4208,8 @@ grant execute on function ai.trajectory(text, text, text), ai.record_eval_run(te
 -- ===== change: retention =====
 -- Deploy agent-state:retention to pg
 -- requires: evals
+-- requires: queue
+-- requires: checkpoints
 --
 -- Never DELETE without a copy. A finished session (completed, failed or cancelled) older than a
 -- cutoff moves, with everything that hangs off it, into schema ai_archive, whose tables have the
@@ -3854,7 +4274,8 @@ create table ai_archive.checkpoint_writes (like ai.checkpoint_writes including d
   foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
 create index agent_sessions_completed on ai_archive.agent_sessions (completed_at);
 
--- Finding what to archive: finished sessions by completion time.
+-- Finding what to archive: finished sessions by completion time. An index of the hot table made
+-- here, after the twin above (which has its own on completed_at), so LIKE does not copy it.
 create index agent_sessions_finished on ai.agent_sessions (completed_at) where completed_at is not null;
 
 do $$
@@ -3873,11 +4294,21 @@ begin
   end loop;
 end
 $$;
+
+
+-- ===== change: retention_functions =====
+-- Deploy agent-state:retention_functions to pg
+-- requires: retention
+--
+-- The functions and triggers of retention (its tables, indexes and row rules:
+-- deploy/retention.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
+-- release, `sqitch rework retention_functions` changes a function here (deploy/schema.sql, "Layout").
+
 -- The columns a copy names, of the hot table: all of them into the archive (where a generated
 -- column is a plain one that keeps its value), the non-generated ones on the way back (the hot
 -- table computes the others again). Named explicitly, so a column added later to both tables,
 -- in any position, still lands in the right place.
-create function ai._copy_columns(table_name text, with_generated boolean) returns text
+create or replace function ai._copy_columns(table_name text, with_generated boolean) returns text
 language sql stable
 as $$
   select pg_catalog.string_agg(pg_catalog.quote_ident(a.attname), ', ' order by a.attnum)
@@ -3887,7 +4318,7 @@ as $$
 $$;
 comment on function ai._copy_columns(text, boolean) is 'Internal: the quoted, comma-separated columns of a table of schema ai, with or without generated ones.';
 
-create function ai.archive_sessions(older_than interval default '90 days', batch_size integer default 1000)
+create or replace function ai.archive_sessions(older_than interval default '90 days', batch_size integer default 1000)
 returns table (thread_id text, owner text, status text, completed_at timestamptz, rows_moved jsonb)
 language plpgsql volatile
 security definer
@@ -3946,7 +4377,7 @@ $$;
 comment on function ai.archive_sessions(interval, integer) is
   'Moves up to batch_size finished sessions (completed, failed or cancelled before now - older_than), oldest first, with every row that hangs off them, into ai_archive, and returns them with the rows moved per table. One batch per call, in the caller''s transaction: call it until it returns nothing (or call ai.archive_all_sessions). Skips sessions someone holds. For ai_service. AS002 bad argument.';
 
-create function ai.restore_session(thread_id text) returns ai.agent_sessions
+create or replace function ai.restore_session(thread_id text) returns ai.agent_sessions
 language plpgsql volatile
 security definer
 set search_path = pg_catalog, pg_temp
@@ -3990,7 +4421,7 @@ $$;
 comment on function ai.restore_session(text) is
   'Moves one archived session, with everything archived with it, back into the hot tables (byte for byte) so it can be read or replayed, and returns it. For ai_service. AS001 not in the archive (or another tenant''s), AS041 a hot session with that id exists.';
 
-create procedure ai.archive_all_sessions(older_than interval default '90 days', batch_size integer default 1000)
+create or replace procedure ai.archive_all_sessions(older_than interval default '90 days', batch_size integer default 1000)
 language plpgsql
 as $$
 declare
@@ -4057,15 +4488,49 @@ insert into ai.error_codes (sqlstate, name, description) values
   ('AS030', 'key_reused', 'A side-effect idempotency key was reused for a different request in the same thread.'),
   ('AS031', 'not_reserved', 'finish_side_effect or abandon_side_effect by a caller that does not hold the reservation (another holder took it over, it was finished or abandoned, or never begun).');
 
+-- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.side_effects
+-- states them as a plain expression and calls this only when that expression is false): raises
+-- 23514 naming the first rule broken; true when none is (a direct call on a valid row).
+create function ai._check_side_effect_row(idempotency_key text, status text, attempt integer, takeovers integer,
+                                          finished_at timestamptz)
+returns boolean
+language plpgsql immutable parallel safe
+as $$
+begin
+  if pg_catalog.char_length(idempotency_key) not between 1 and 255 then
+    raise exception using errcode = '23514', constraint = 'side_effects_row_check',
+      message = 'an idempotency key has 1 to 255 characters';
+  end if;
+  if status is null or status not in ('reserved', 'done', 'abandoned') then
+    raise exception using errcode = '23514', constraint = 'side_effects_row_check',
+      message = format('side effect status %s is not reserved, done or abandoned',
+                       coalesce(pg_catalog.quote_literal(status), 'NULL'));
+  end if;
+  if attempt < 1 or takeovers < 0 then
+    raise exception using errcode = '23514', constraint = 'side_effects_row_check',
+      message = format('attempt must be 1 or more and takeovers 0 or more, not %s and %s', attempt, takeovers);
+  end if;
+  if status = 'done' and finished_at is null then
+    raise exception using errcode = '23514', constraint = 'side_effects_row_check',
+      message = 'a done side effect has finished_at';
+  end if;
+  return true;
+end
+$$;
+comment on function ai._check_side_effect_row(text, text, integer, integer, timestamptz) is
+  'Internal: called by the CHECK of ai.side_effects rows only for a row that breaks a rule (idempotency key length, status, attempt, takeovers, a done one''s finished_at); raises 23514 naming the rule, true when none is broken.';
+revoke execute on function ai._check_side_effect_row(text, text, integer, integer, timestamptz) from public;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
+
 create table ai.side_effects (
   thread_id text not null,
-  idempotency_key text not null check (pg_catalog.char_length(idempotency_key) between 1 and 255),
+  idempotency_key text not null,
   owner text not null,
   request jsonb not null default '{}',
-  status text not null check (status in ('reserved', 'done', 'abandoned')),
+  status text not null,
   result jsonb,
-  attempt integer not null default 1 check (attempt >= 1),
-  takeovers integer not null default 0 check (takeovers >= 0),
+  attempt integer not null default 1,
+  takeovers integer not null default 0,
   job_id bigint,
   fencing_token bigint,
   reserved_until timestamptz,
@@ -4074,8 +4539,13 @@ create table ai.side_effects (
   updated_at timestamptz not null,
   finished_at timestamptz,
   primary key (thread_id, idempotency_key),
-  constraint side_effects_done_has_time check (status <> 'done' or finished_at is not null),
-  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
+  -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as every column it reads is
+  -- NOT NULL but finished_at, which it tests with IS NULL.
+  constraint side_effects_row_check check (
+    (pg_catalog.char_length(idempotency_key) between 1 and 255 and status in ('reserved', 'done', 'abandoned')
+     and attempt >= 1 and takeovers >= 0 and (status <> 'done' or finished_at is not null))
+    or ai._check_side_effect_row(idempotency_key, status, attempt, takeovers, finished_at))
 );
 comment on table ai.side_effects is 'The tool-call ledger: one row per logical external action of a thread (its idempotency key), reserved, done with its result, or abandoned. See docs/human-in-the-loop.md.';
 comment on column ai.side_effects.attempt is 'Reservations taken so far; without a job it is the token finish and abandon name.';
@@ -4100,9 +4570,19 @@ create policy side_effects_by_owner on ai_archive.side_effects
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 insert into ai._archived_tables (table_name, copy_order, order_by) values ('side_effects', 90, 'created_at');
 
+
+-- ===== change: side_effects_functions =====
+-- Deploy agent-state:side_effects_functions to pg
+-- requires: side_effects
+-- requires: queue_functions
+--
+-- The functions and triggers of side effects (its tables, indexes and row rules:
+-- deploy/side_effects.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
+-- release, `sqitch rework side_effects_functions` changes a function here (deploy/schema.sql, "Layout").
+
 -- ---------------------------------------------------------------------------------------------
 
-create function ai.idempotency_key(variadic parts text[]) returns text
+create or replace function ai.idempotency_key(variadic parts text[]) returns text
 language plpgsql immutable parallel safe
 set search_path = pg_catalog, pg_temp
 as $$
@@ -4128,7 +4608,7 @@ comment on function ai.idempotency_key(text[]) is
   'A deterministic key (64 hex characters, sha256) over the identifying fields of an operation, e.g. ai.idempotency_key(''charge'', user_id, amount::text). Each part is length-prefixed and NULL is distinct from ''''; the Python client computes the same key. AS002 no parts.';
 
 -- Guards shared by the three calls: the key, and (job_id, fencing_token) given together.
-create function ai._check_side_effect_args(thread_id text, idempotency_key text, job_id bigint, fencing_token bigint,
+create or replace function ai._check_side_effect_args(thread_id text, idempotency_key text, job_id bigint, fencing_token bigint,
                                            need_token boolean)
 returns void
 language plpgsql immutable parallel safe
@@ -4149,7 +4629,7 @@ comment on function ai._check_side_effect_args(text, text, bigint, bigint, boole
 
 -- With a job: asserts the caller holds it (AS006 otherwise; checked again when the caller's
 -- transaction commits), and checks it advances this thread.
-create function ai._fence_side_effect(thread_id text, job_id bigint, fencing_token bigint) returns void
+create or replace function ai._fence_side_effect(thread_id text, job_id bigint, fencing_token bigint) returns void
 language plpgsql volatile
 as $$
 declare
@@ -4169,7 +4649,7 @@ $$;
 comment on function ai._fence_side_effect(text, bigint, bigint) is 'Internal: fenced_write for a side-effect call made for a job, and the job must advance the thread.';
 
 -- Whether the holder of a reservation can still finish it.
-create function ai._side_effect_holder_alive(e ai.side_effects, now timestamptz) returns boolean
+create or replace function ai._side_effect_holder_alive(e ai.side_effects, now timestamptz) returns boolean
 language sql stable
 as $$
   select case
@@ -4182,7 +4662,7 @@ as $$
 $$;
 comment on function ai._side_effect_holder_alive(ai.side_effects, timestamptz) is 'Internal: whether a reservation''s holder (its claim, or its reserved_until) is still alive.';
 
-create function ai.begin_side_effect(
+create or replace function ai.begin_side_effect(
   thread_id text, idempotency_key text, request jsonb default '{}', job_id bigint default null,
   fencing_token bigint default null, reservation interval default '5 minutes')
 returns table (outcome text, attempt integer, taken_over boolean, result jsonb, holder_job_id bigint,
@@ -4272,7 +4752,7 @@ $$;
 comment on function ai.begin_side_effect(text, text, jsonb, bigint, bigint, interval) is
   'Asks to perform the external action named by idempotency_key (thread-scoped) for request. outcome ''execute'': the key is reserved for the caller (for the claim job_id/fencing_token, fenced; without a job for `reservation`, and attempt is then the token to finish with); taken_over true means a dead holder''s reservation was taken over (it may have acted: check the outside world, pass the same key downstream) and a side_effect_takeover event is written. ''done'': result is the stored result; do not act again. ''busy'': a live holder has it. The holder asking again gets ''execute'' again. AS001 unknown thread, AS002 bad argument, AS003 request over 1 MiB, AS006 the caller lost the job, AS030 the key was used for a different request.';
 
-create function ai.finish_side_effect(thread_id text, idempotency_key text, result jsonb, job_id bigint default null,
+create or replace function ai.finish_side_effect(thread_id text, idempotency_key text, result jsonb, job_id bigint default null,
                                       fencing_token bigint default null)
 returns ai.side_effects
 language plpgsql volatile
@@ -4320,7 +4800,7 @@ $$;
 comment on function ai.finish_side_effect(text, text, jsonb, bigint, bigint) is
   'Stores the result (JSON up to 1 MiB) of a side effect the caller reserved and returns the ledger row: with a job, fenced on (job_id, fencing_token); without, fencing_token is the attempt begin_side_effect returned. Repeating the same finish returns the row. AS001 unknown key, AS002 bad argument, AS003 result too large, AS006 the caller lost the job, AS031 the caller does not hold the reservation (taken over, abandoned, finished with another result).';
 
-create function ai.abandon_side_effect(thread_id text, idempotency_key text, job_id bigint default null,
+create or replace function ai.abandon_side_effect(thread_id text, idempotency_key text, job_id bigint default null,
                                        fencing_token bigint default null, error text default null)
 returns ai.side_effects
 language plpgsql volatile
@@ -4360,7 +4840,7 @@ $$;
 comment on function ai.abandon_side_effect(text, text, bigint, bigint, text) is
   'Gives back a reservation after a clean failure (the action did not happen outside): the next begin_side_effect gets ''execute'' without taken_over. Fenced like finish_side_effect. Returns the ledger row. AS001 unknown key, AS002 bad argument, AS006 the caller lost the job, AS031 the caller does not hold the reservation.';
 
-create function ai.get_side_effect(thread_id text, idempotency_key text) returns ai.side_effects
+create or replace function ai.get_side_effect(thread_id text, idempotency_key text) returns ai.side_effects
 language plpgsql stable
 security definer
 set search_path = pg_catalog, pg_temp
@@ -4421,35 +4901,97 @@ to ai_user, ai_service;
 --   AS034 the checkpoint is stale: the thread has a newer checkpoint than the one paused on
 --   AS007 a service acting for nobody: a decision belongs to an owner (use ai.act_as)
 --
--- Locks: request_human updates the job row, then the session row (set_session_status);
--- resolve_human locks the session row, then the approval row, then the job row. A claim never
--- touches an AWAITING_HUMAN job, so the two do not meet on the same rows in another order.
+-- Cancelling a job that waits for a person ends the wait, however the status is written
+-- (ai.cancel_job, or a raw UPDATE to CANCELLED, which the queue's status guard allows a tenant):
+--   job       AWAITING_HUMAN -> CANCELLED
+--   approval  pending -> cancelled   decision NULL; decided_at = when; decided_by = the role that
+--                                    cancelled; decided_for = the owner it acted for (NULL for a
+--                                    service acting for nobody)
+--   event     approval_cancelled {approval_id, job_id, checkpoint_id, cancelled_by}
+--   session   waiting -> active      unless another approval of the thread still waits (the unique
+--                                    index human_approvals_one_pending_per_thread allows one pending
+--                                    approval per thread, so today none can); a session that is not
+--                                    'waiting' (finished meanwhile, say) is left alone
+-- The status trigger of ai.agent_jobs (ai._job_status_moved, deploy/queue_functions.sql) calls
+-- ai._close_approval_of_job for it. It runs inside the function that moved the job (SECURITY
+-- DEFINER, as the schema owner), under the same policies: RLS narrows it to the job's owner,
+-- whose job the caller could see and cancel in the first place (an approval and its session
+-- always have the job's owner).
+--
+-- Locks: job, session, approval, in every path. request_human updates the job row, then the
+-- session row (set_session_status), then inserts the approval; a cancel holds the job row before
+-- its trigger locks the session row (only when it waits), then the approval row; resolve_human
+-- locks the job (FOR NO KEY UPDATE, while it is AWAITING_HUMAN), then the session, then the
+-- approval. Of a cancel and a resolve of one job, whichever locks the job first wins and the other
+-- waits on that row alone: a resolve after a cancel raises AS032 saying the approval was
+-- cancelled; a cancel after a resolve cancels a PENDING job, whose approval stays resolved. A
+-- claim never touches an AWAITING_HUMAN job.
 
 insert into ai.error_codes (sqlstate, name, description) values
   ('AS032', 'not_waiting', 'resolve_human for a thread with nothing waiting for a person (no pending approval, the job was cancelled, or the session is not waiting).'),
   ('AS033', 'already_resolved', 'resolve_human for a checkpoint whose approval was already resolved.'),
   ('AS034', 'stale_checkpoint', 'The checkpoint named is not the one the thread waits on: the thread moved on.');
 
+-- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.human_approvals
+-- states them as a plain expression and calls this only when that expression is false): raises
+-- 23514 naming the first rule broken; true when none is (a direct call on a valid row).
+create function ai._check_approval_row(checkpoint_id text, status text, decision jsonb, decided_at timestamptz)
+returns boolean
+language plpgsql immutable parallel safe
+as $$
+begin
+  if pg_catalog.char_length(checkpoint_id) not between 1 and 255 then
+    raise exception using errcode = '23514', constraint = 'human_approvals_row_check',
+      message = 'a checkpoint_id has 1 to 255 characters';
+  end if;
+  if status is null or status not in ('pending', 'resolved', 'cancelled') then
+    raise exception using errcode = '23514', constraint = 'human_approvals_row_check',
+      message = format('approval status %s is not pending, resolved or cancelled',
+                       coalesce(pg_catalog.quote_literal(status), 'NULL'));
+  end if;
+  if status = 'resolved' and (decision is null or decided_at is null) then
+    raise exception using errcode = '23514', constraint = 'human_approvals_row_check',
+      message = 'a resolved approval has a decision and decided_at';
+  end if;
+  if status = 'cancelled' and (decision is not null or decided_at is null) then
+    raise exception using errcode = '23514', constraint = 'human_approvals_row_check',
+      message = 'a cancelled approval has decided_at and no decision';
+  end if;
+  return true;
+end
+$$;
+comment on function ai._check_approval_row(text, text, jsonb, timestamptz) is
+  'Internal: called by the CHECK of ai.human_approvals rows only for a row that breaks a rule (checkpoint_id length, status, a resolved approval''s decision, a cancelled one''s); raises 23514 naming the rule, true when none is broken.';
+revoke execute on function ai._check_approval_row(text, text, jsonb, timestamptz) from public;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
+
 create table ai.human_approvals (
   approval_id text primary key default ai.ulid(),
   thread_id text not null,
   owner text not null,
   job_id bigint not null,
-  checkpoint_id text not null check (pg_catalog.char_length(checkpoint_id) between 1 and 255),
+  checkpoint_id text not null,
   action jsonb not null default '{}',
-  status text not null default 'pending' check (status in ('pending', 'resolved')),
+  status text not null default 'pending',
   requested_by text,
   requested_at timestamptz not null,
   decision jsonb,
   decided_by text,
   decided_for text,
   decided_at timestamptz,
-  constraint human_approvals_decided check (status = 'pending' or (decision is not null and decided_at is not null)),
-  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
+  -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as checkpoint_id and status
+  -- are NOT NULL and the others are tested with IS NULL.
+  constraint human_approvals_row_check check (
+    (pg_catalog.char_length(checkpoint_id) between 1 and 255
+     and (status = 'pending'
+          or (status = 'resolved' and decision is not null and decided_at is not null)
+          or (status = 'cancelled' and decision is null and decided_at is not null)))
+    or ai._check_approval_row(checkpoint_id, status, decision, decided_at))
 );
-comment on table ai.human_approvals is 'What waits for a person: one row per ai.request_human, pending until ai.resolve_human stores the decision with who decided and when. See docs/human-in-the-loop.md.';
-comment on column ai.human_approvals.decided_by is 'The role that called resolve_human (a tenant, or a service acting for it).';
-comment on column ai.human_approvals.decided_for is 'The owner it decided for (ai.current_owner() at the time).';
+comment on table ai.human_approvals is 'What waits for a person: one row per ai.request_human, pending until ai.resolve_human stores the decision with who decided and when (resolved), or until its job is cancelled (cancelled). See docs/human-in-the-loop.md.';
+comment on column ai.human_approvals.decided_by is 'The role that called resolve_human (a tenant, or a service acting for it), or that cancelled the job.';
+comment on column ai.human_approvals.decided_for is 'The owner it decided for (ai.current_owner() at the time); for a cancel, NULL when a service acting for nobody cancelled.';
 -- One pending approval per thread; the list of what waits, oldest first.
 create unique index human_approvals_one_pending_per_thread on ai.human_approvals (thread_id) where status = 'pending';
 create index human_approvals_pending on ai.human_approvals (requested_at, approval_id) where status = 'pending';
@@ -4473,9 +5015,20 @@ create policy human_approvals_by_owner on ai_archive.human_approvals
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 insert into ai._archived_tables (table_name, copy_order, order_by) values ('human_approvals', 100, 'approval_id');
 
+
+-- ===== change: human_in_the_loop_functions =====
+-- Deploy agent-state:human_in_the_loop_functions to pg
+-- requires: human_in_the_loop
+-- requires: queue_functions
+-- requires: sessions_functions
+--
+-- The functions and triggers of human in the loop (its tables, indexes and row rules:
+-- deploy/human_in_the_loop.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
+-- release, `sqitch rework human_in_the_loop_functions` changes a function here (deploy/schema.sql, "Layout").
+
 -- ---------------------------------------------------------------------------------------------
 
-create function ai.request_human(job_id bigint, fencing_token bigint, checkpoint_id text, action jsonb default '{}')
+create or replace function ai.request_human(job_id bigint, fencing_token bigint, checkpoint_id text, action jsonb default '{}')
 returns text
 language plpgsql volatile
 security definer
@@ -4541,197 +5094,10 @@ $$;
 comment on function ai.request_human(bigint, bigint, text, jsonb) is
   'Pauses a job held with fencing_token for a person (fenced): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. The checkpoint must be the thread''s newest (agent_sessions.current_checkpoint_id) when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
 
-create function ai.resolve_human(thread_id text, checkpoint_id text, decision jsonb)
-returns ai.human_approvals
-language plpgsql volatile
-security definer
-set search_path = pg_catalog, pg_temp
-as $$
-#variable_conflict use_column
-declare
-  a_thread_id alias for $1;
-  a_checkpoint alias for $2;
-  a_decision alias for $3;
-  v_now timestamptz := ai.now();
-  s ai.agent_sessions;
-  h ai.human_approvals;
-  j ai.agent_jobs;
-begin
-  perform ai._check_thread_id(a_thread_id);
-  perform ai._check_text(a_checkpoint, 'checkpoint_id');
-  perform ai._check_document(a_decision, 'decision');
-  if ai.sees_all_owners() then
-    raise exception using errcode = 'AS007',
-      message = 'a decision is made for an owner: a service must act for the session''s owner (ai.act_as)';
-  end if;
-
-  select * into s from ai.agent_sessions x where x.thread_id = a_thread_id for no key update;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-  end if;
-  select * into h from ai.human_approvals x where x.thread_id = a_thread_id and x.status = 'pending' for update;
-  if not found then
-    if exists (select from ai.human_approvals x
-               where x.thread_id = a_thread_id and x.checkpoint_id = a_checkpoint and x.status = 'resolved') then
-      raise exception using errcode = 'AS033',
-        message = format('the approval of thread %s at checkpoint %s was already resolved', a_thread_id, a_checkpoint);
-    end if;
-    raise exception using errcode = 'AS032', message = format('thread %s does not wait for a person', a_thread_id);
-  end if;
-  if h.checkpoint_id <> a_checkpoint or (s.current_checkpoint_id is not null and s.current_checkpoint_id <> a_checkpoint) then
-    raise exception using errcode = 'AS034',
-      message = format('checkpoint %s is stale: thread %s waits at %s', a_checkpoint, a_thread_id,
-                       coalesce(s.current_checkpoint_id, h.checkpoint_id));
-  end if;
-  if s.status <> 'waiting' then
-    raise exception using errcode = 'AS032',
-      message = format('thread %s does not wait for a person (the session is %s)', a_thread_id, s.status);
-  end if;
-
-  update ai.agent_jobs u
-  set status = 'PENDING', run_at = v_now, updated_at = v_now,
-      payload = u.payload || pg_catalog.jsonb_build_object('human', pg_catalog.jsonb_build_object(
-        'approval_id', h.approval_id, 'checkpoint_id', h.checkpoint_id, 'action', h.action,
-        'decision', a_decision, 'decided_by', ai.calling_role(), 'decided_at', v_now))
-  where u.job_id = h.job_id and u.status = 'AWAITING_HUMAN'
-  returning u.* into j;
-  if not found then
-    raise exception using errcode = 'AS032',
-      message = format('thread %s does not wait for a person (job %s is no longer AWAITING_HUMAN)', a_thread_id, h.job_id);
-  end if;
-
-  update ai.human_approvals x
-  set status = 'resolved', decision = a_decision, decided_by = ai.calling_role(), decided_for = ai.current_owner(),
-      decided_at = v_now
-  where x.approval_id = h.approval_id
-  returning x.* into h;
-  perform ai.set_session_status(a_thread_id, 'active');
-  insert into ai.session_events (thread_id, owner, kind, payload, created_at)
-  values (h.thread_id, h.owner, 'human_resolved',
-          pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id, 'checkpoint_id', h.checkpoint_id,
-                                        'decision', h.decision, 'decided_by', h.decided_by, 'decided_for', h.decided_for),
-          v_now);
-  perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
-  return h;
-end
-$$;
-comment on function ai.resolve_human(text, text, jsonb) is
-  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits, AS033 already resolved, AS034 stale checkpoint.';
-
-create function ai.pending_approvals(owner text default null, max_rows integer default 100)
-returns setof ai.human_approvals
-language plpgsql stable
-security definer
-set search_path = pg_catalog, pg_temp
-as $$
-#variable_conflict use_column
-begin
-  perform ai._check_limit(pending_approvals.max_rows, 'max_rows');
-  return query
-  select h.* from ai.human_approvals h
-  where h.status = 'pending' and (pending_approvals.owner is null or h.owner = pending_approvals.owner)
-    and exists (select from ai.agent_jobs j where j.job_id = h.job_id and j.status = 'AWAITING_HUMAN')
-  order by h.requested_at, h.approval_id
-  limit pending_approvals.max_rows;
-end
-$$;
-comment on function ai.pending_approvals(text, integer) is
-  'What waits for a person, oldest first: pending approvals whose job is still AWAITING_HUMAN, of one owner or (NULL) of every owner the caller sees (RLS: a tenant sees its own). At most max_rows (1 to 10000). AS002 bad max_rows.';
-
-create function ai.get_approval(approval_id text) returns ai.human_approvals
-language plpgsql stable
-security definer
-set search_path = pg_catalog, pg_temp
-as $$
-#variable_conflict use_column
-declare
-  h ai.human_approvals;
-begin
-  select * into h from ai.human_approvals x where x.approval_id = get_approval.approval_id;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('approval %s not found', get_approval.approval_id);
-  end if;
-  return h;
-end
-$$;
-comment on function ai.get_approval(text) is 'One approval, pending or resolved. AS001 unknown approval (or another tenant''s).';
-
-revoke execute on function ai.request_human(bigint, bigint, text, jsonb), ai.resolve_human(text, text, jsonb),
-  ai.pending_approvals(text, integer), ai.get_approval(text) from public;
-grant execute on function ai.resolve_human(text, text, jsonb), ai.pending_approvals(text, integer), ai.get_approval(text)
-  to ai_user, ai_service;
-grant execute on function ai.request_human(bigint, bigint, text, jsonb) to ai_service;
-
-
--- ===== change: cancel_awaiting_human =====
--- Deploy agent-state:cancel_awaiting_human to pg
--- requires: human_in_the_loop
---
--- Cancelling a job that waits for a person ends the wait
--- =======================================================
--- Until this change, cancelling an AWAITING_HUMAN job (ai.cancel_job, or a tenant's raw UPDATE to
--- CANCELLED, which the queue's guard allows) left its approval 'pending' and its session
--- 'waiting': the approval dropped out of ai.pending_approvals, ai.resolve_human raised AS032, and
--- nothing ever took the session out of 'waiting'. Now, however the status is written:
---
---   job       AWAITING_HUMAN -> CANCELLED
---   approval  pending -> cancelled   decision NULL; decided_at = when; decided_by = the role that
---                                    cancelled; decided_for = the owner it acted for (NULL for a
---                                    service acting for nobody)
---   event     approval_cancelled {approval_id, job_id, checkpoint_id, cancelled_by}
---   session   waiting -> active      unless another approval of the thread still waits (the unique
---                                    index human_approvals_one_pending_per_thread allows one pending
---                                    approval per thread, so today none can); a session that is not
---                                    'waiting' (finished meanwhile, say) is left alone
---
--- An AFTER UPDATE trigger on ai.agent_jobs does it. It runs inside the function that moved the
--- job (SECURITY DEFINER, as the schema owner), under the same policies: RLS narrows it to the
--- job's owner, whose job the caller could see and cancel in the first place (an approval and its
--- session always have the job's owner).
---
--- Lock order: job, session, approval. The cancelling UPDATE holds the job row before the trigger
--- runs; the trigger then locks the session row (only when it waits), then the approval row, as
--- request_human does (job, session, then the approval insert). resolve_human locked the session,
--- the approval, then the job, which would deadlock against a cancel of the same job, so it is
--- replaced here by one that locks the job first (FOR NO KEY UPDATE, while it is AWAITING_HUMAN),
--- then the session, then the approval. Of a cancel and a resolve of one job, whichever locks the
--- job first wins and the other waits on that row alone: a resolve after a cancel raises AS032
--- saying the approval was cancelled; a cancel after a resolve cancels a PENDING job, whose
--- approval stays resolved. Otherwise resolve_human is unchanged.
---
--- Approvals that cancels before this change left pending are closed the same way here (decided_by
--- NULL, decided_at = the job's finished_at), with their event, and their sessions made active. The
--- deploying role owns the tables but is subject to their forced row level security, so RLS is
--- unforced for that backfill and forced again within this transaction (ACCESS EXCLUSIVE locks on
--- those tables until the deploy commits).
-
--- ---------------------------------------------------------------------------------------------
--- The approval status 'cancelled' (also in the archive twin, which copied the constraints)
-
-alter table ai.human_approvals
-  drop constraint human_approvals_status_check,
-  drop constraint human_approvals_decided,
-  add constraint human_approvals_status_check check (status in ('pending', 'resolved', 'cancelled')),
-  add constraint human_approvals_decided check (
-    status = 'pending'
-    or (status = 'resolved' and decision is not null and decided_at is not null)
-    or (status = 'cancelled' and decision is null and decided_at is not null));
-alter table ai_archive.human_approvals
-  drop constraint human_approvals_status_check,
-  drop constraint human_approvals_decided,
-  add constraint human_approvals_status_check check (status in ('pending', 'resolved', 'cancelled')),
-  add constraint human_approvals_decided check (
-    status = 'pending'
-    or (status = 'resolved' and decision is not null and decided_at is not null)
-    or (status = 'cancelled' and decision is null and decided_at is not null));
-comment on table ai.human_approvals is 'What waits for a person: one row per ai.request_human, pending until ai.resolve_human stores the decision with who decided and when (resolved), or until its job is cancelled (cancelled). See docs/human-in-the-loop.md.';
-comment on column ai.human_approvals.decided_by is 'The role that called resolve_human (a tenant, or a service acting for it), or that cancelled the job (NULL for a cancel made before agent-state recorded it).';
-comment on column ai.human_approvals.decided_for is 'The owner it decided for (ai.current_owner() at the time); for a cancel, NULL when a service acting for nobody cancelled.';
-
--- ---------------------------------------------------------------------------------------------
--- The trigger
-
-create function ai._close_approval_of_job(job_id bigint, thread_id text) returns void
+-- A job that waited for a person was cancelled (called by the status trigger of ai.agent_jobs,
+-- ai._job_status_moved): its approval is cancelled, an approval_cancelled event written, and a
+-- waiting session made active again (deploy/human_in_the_loop.sql says how a cancel ends a wait).
+create or replace function ai._close_approval_of_job(job_id bigint, thread_id text) returns void
 language plpgsql volatile
 as $$
 #variable_conflict use_column
@@ -4774,30 +5140,6 @@ comment on function ai._close_approval_of_job(bigint, text) is
   'Internal (the status trigger of ai.agent_jobs, after a job went from AWAITING_HUMAN to CANCELLED): the job''s pending approval becomes cancelled (decided_by = ai.calling_role()), an approval_cancelled event is written, and a waiting session is active again when nothing else of the thread waits. Runs inside the function that moved the job.';
 revoke execute on function ai._close_approval_of_job(bigint, text) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
-
-create function ai._close_approval_of_cancelled_job() returns trigger
-language plpgsql
-as $$
-begin
-  perform ai._close_approval_of_job(new.job_id, new.thread_id);
-  return null;
-end
-$$;
-comment on function ai._close_approval_of_cancelled_job() is
-  'Internal trigger (after a job goes from AWAITING_HUMAN to CANCELLED, however written): ai._close_approval_of_job.';
-revoke execute on function ai._close_approval_of_cancelled_job() from public;  -- a trigger needs no grant
-
-create trigger agent_jobs_close_approval_on_cancel
-  after update of status on ai.agent_jobs
-  for each row
-  when (old.status = 'AWAITING_HUMAN' and new.status = 'CANCELLED')
-  execute function ai._close_approval_of_cancelled_job();
-
-comment on function ai.cancel_job(bigint) is
-  'Cancels a PENDING, IN_PROGRESS or AWAITING_HUMAN job and returns it; a worker still running it loses its lease (its next fenced call raises AS006). A job that waited for a person has its approval cancelled and its session active again (a trigger, so a raw UPDATE to CANCELLED does the same). Tenants may cancel their own jobs. AS001 unknown job (or another tenant''s), AS004 job already finished.';
-
--- ---------------------------------------------------------------------------------------------
--- resolve_human: the job locked first; a cancelled approval named in AS032
 
 create or replace function ai.resolve_human(thread_id text, checkpoint_id text, decision jsonb)
 returns ai.human_approvals
@@ -4893,641 +5235,54 @@ $$;
 comment on function ai.resolve_human(text, text, jsonb) is
   'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
 
--- ---------------------------------------------------------------------------------------------
--- Backfill: approvals that earlier cancels left pending
+create or replace function ai.pending_approvals(owner text default null, max_rows integer default 100)
+returns setof ai.human_approvals
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+begin
+  perform ai._check_limit(pending_approvals.max_rows, 'max_rows');
+  return query
+  select h.* from ai.human_approvals h
+  where h.status = 'pending' and (pending_approvals.owner is null or h.owner = pending_approvals.owner)
+    and exists (select from ai.agent_jobs j where j.job_id = h.job_id and j.status = 'AWAITING_HUMAN')
+  order by h.requested_at, h.approval_id
+  limit pending_approvals.max_rows;
+end
+$$;
+comment on function ai.pending_approvals(text, integer) is
+  'What waits for a person, oldest first: pending approvals whose job is still AWAITING_HUMAN, of one owner or (NULL) of every owner the caller sees (RLS: a tenant sees its own). At most max_rows (1 to 10000). AS002 bad max_rows.';
 
-alter table ai.human_approvals no force row level security;
-alter table ai.agent_jobs no force row level security;
-alter table ai.agent_jobs_archive no force row level security;
-alter table ai.agent_sessions no force row level security;
-alter table ai.session_events no force row level security;
-do $$
+create or replace function ai.get_approval(approval_id text) returns ai.human_approvals
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
 declare
-  v_now timestamptz := ai.now();
   h ai.human_approvals;
 begin
-  for h in
-    update ai.human_approvals x
-    set status = 'cancelled', decided_at = coalesce(c.finished_at, v_now)
-    from (select j.job_id, j.finished_at from ai.agent_jobs j where j.status = 'CANCELLED'
-          union all
-          select j.job_id, j.finished_at from ai.agent_jobs_archive j where j.status = 'CANCELLED') c
-    where x.status = 'pending' and x.job_id = c.job_id
-    returning x.*
-  loop
-    insert into ai.session_events (thread_id, owner, kind, payload, created_at)
-    values (h.thread_id, h.owner, 'approval_cancelled',
-            pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id,
-                                          'checkpoint_id', h.checkpoint_id, 'cancelled_by', null),
-            v_now);
-    if exists (select from ai.agent_sessions s where s.thread_id = h.thread_id and s.status = 'waiting')
-       and not exists (select from ai.human_approvals x where x.thread_id = h.thread_id and x.status = 'pending') then
-      perform ai.set_session_status(h.thread_id, 'active');
-    end if;
-  end loop;
+  select * into h from ai.human_approvals x where x.approval_id = get_approval.approval_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('approval %s not found', get_approval.approval_id);
+  end if;
+  return h;
 end
 $$;
-alter table ai.human_approvals force row level security;
-alter table ai.agent_jobs force row level security;
-alter table ai.agent_jobs_archive force row level security;
-alter table ai.agent_sessions force row level security;
-alter table ai.session_events force row level security;
+comment on function ai.get_approval(text) is 'One approval, pending or resolved. AS001 unknown approval (or another tenant''s).';
 
-
--- ===== change: checkpoint_compression =====
--- Deploy agent-state:checkpoint_compression to pg
--- requires: checkpoints
---
--- Checkpoints, channel values and pending writes are compressed with LZ4 instead of the default
--- pglz. Every put compresses the channel values it writes (a LangGraph `messages` channel is
--- several KB of serialized messages each step) and every get decompresses them; measured on a
--- realistic checkpoint, pglz took more than half of a put's server time, LZ4 a fraction of it.
--- On an English-like agent conversation (bench/checkpoint_growth.sh) both store the same bytes
--- within 0.5 % (a text of few distinct words, as bench/checkpoints.sh uses, packs tighter with
--- pglz); Postgres compresses nothing in a row under ~2 KB, so this matters for channel values
--- only (docs/benchmarks.md). Only the hot tables: the archive keeps the default, written once.
---
--- Column compression exists from Postgres 14 and LZ4 only in servers built with it; elsewhere
--- this change does nothing and values stay compressed with pglz. Values written before keep their
--- method (Postgres reads both); only new values use LZ4.
-
-do $$
-begin
-  if pg_catalog.current_setting('server_version_num')::integer >= 140000
-     and exists (select from pg_catalog.pg_settings
-                 where name = 'default_toast_compression' and 'lz4' = any (enumvals)) then
-    -- constant statements, run through EXECUTE only because Postgres 13 cannot parse them
-    execute 'alter table ai.checkpoints alter column checkpoint set compression lz4';
-    execute 'alter table ai.checkpoint_blobs alter column blob set compression lz4';
-    execute 'alter table ai.checkpoint_writes alter column blob set compression lz4';
-  end if;
-end
-$$;
-
-
--- ===== change: queue_lean_writes =====
--- Deploy agent-state:queue_lean_writes to pg
--- requires: queue
--- requires: cancel_awaiting_human
---
--- The queue is nothing but short statements, so what a statement pays before it touches a row
--- decides its speed. A profile of claim_job + complete_job (perf on the serving backend,
--- docs/benchmarks.md) found two such costs on every UPDATE of ai.agent_jobs:
---
--- * CHECK constraints. Postgres rebuilds each CHECK expression from its stored text
---   (stringToNode) once per statement that writes the table; with six of them that was a fifth
---   of the backend's CPU per job. The same rules now sit in one CHECK that calls one function:
---   a one-call expression to rebuild, and a function compiled once per backend.
--- * Triggers. A BEFORE ROW trigger makes every UPDATE lock the row before its WHEN clause is even
---   looked at (one more WAL record per complete), and each trigger's WHEN clause is rebuilt per
---   statement too; with the tenant guard (BEFORE, WHEN calling pg_has_role) and the approval
---   closer of cancel_awaiting_human, a worker paid more for the two triggers than for its claim.
---   Both are now one AFTER trigger whose cheap WHEN clause is false for a claim and a finish; it
---   refuses the same writes (an error after the row is written rolls the statement back).
---
--- And fewer statements per call: claim_job / claim_jobs test their arguments as plain expressions
--- (the shared guards, one query each, run only for an argument that fails); claim_jobs hands out
--- what its UPDATE returns when it picked only PENDING jobs (before, two more statements read the
--- claimed rows back by id); complete_jobs checks the sizes of results only when there are some.
---
--- Adding the CHECK reads ai.agent_jobs once under a lock that holds writers off: archive finished
--- jobs first to keep it short. (Domains would have done it too, but a domain column no longer
--- compares equal to text in a row comparison and RETURN QUERY refuses it where text is declared:
--- callers' SQL would break.)
-
--- One CHECK for the row, through a function: its expression is a single call, so rebuilding it
--- per statement costs little, and the function (compiled once per backend, about a microsecond
--- a row) says which rule a row breaks. SQLSTATE 23514 (check_violation), as before.
-create function ai._check_job_row(status text, queue text, attempts integer, max_attempts integer,
-                                  idempotency_key text, lease_owner text, lease_expires_at timestamptz)
-returns boolean
-language plpgsql immutable parallel safe
-as $$
-begin
-  -- One expression for the common case (plpgsql prepares each expression once per transaction,
-  -- and a queue's transactions are short); the rules one at a time only to name the one broken.
-  if status in ('PENDING', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'AWAITING_HUMAN')
-     and pg_catalog.char_length(queue) between 1 and 255 and attempts >= 0 and max_attempts >= 1
-     and (idempotency_key is null or pg_catalog.char_length(idempotency_key) between 1 and 255)
-     and (status <> 'IN_PROGRESS' or (lease_owner is not null and lease_expires_at is not null)) then
-    return true;
-  end if;
-  if status is null or status not in ('PENDING', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'AWAITING_HUMAN') then
-    raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
-      message = format('job status %s is not PENDING, IN_PROGRESS, COMPLETED, FAILED, CANCELLED or AWAITING_HUMAN',
-                       coalesce(pg_catalog.quote_literal(status), 'NULL'));
-  end if;
-  if pg_catalog.char_length(queue) not between 1 and 255 then
-    raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
-      message = 'a queue name has 1 to 255 characters';
-  end if;
-  if attempts < 0 or max_attempts < 1 then
-    raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
-      message = format('attempts must be 0 or more and max_attempts 1 or more, not %s and %s', attempts, max_attempts);
-  end if;
-  if pg_catalog.char_length(idempotency_key) not between 1 and 255 then
-    raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
-      message = 'an idempotency key has 1 to 255 characters';
-  end if;
-  raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
-    message = 'an IN_PROGRESS job has a lease owner and a lease expiry';
-end
-$$;
-comment on function ai._check_job_row(text, text, integer, integer, text, text, timestamptz) is
-  'Internal: the CHECK of ai.agent_jobs rows (status, queue name, attempts, idempotency key, a running job''s lease); raises 23514 naming the rule a row breaks.';
-revoke execute on function ai._check_job_row(text, text, integer, integer, text, text, timestamptz) from public;
--- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
-
-alter table ai.agent_jobs
-  drop constraint agent_jobs_status_check,
-  drop constraint agent_jobs_queue_check,
-  drop constraint agent_jobs_attempts_check,
-  drop constraint agent_jobs_max_attempts_check,
-  drop constraint agent_jobs_idempotency_key_check,
-  drop constraint agent_jobs_lease,
-  add constraint agent_jobs_row_check
-    check (ai._check_job_row(status, queue, attempts, max_attempts, idempotency_key, lease_owner, lease_expires_at));
-
--- The tenant guard, after the row is written: an error rolls the statement back all the same.
--- One trigger for status moves, with the smallest WHEN clause that is false for a worker's claim
--- and finish (the two UPDATEs a queue is made of), so they never run it: a claim sets lease_owner,
--- a complete, fail, release, reap or request_human clears it. A tenant holds no privilege on
--- lease_owner, so each of a tenant's raw UPDATEs runs it; so does every cancel (cancel_job leaves
--- lease_owner as it was; a job that waits for a person has none) and an answer to a job that waits
--- (none before, none after). It applies the tenant rule (only cancel a job, or answer one that
--- waits for a person) and, when a job that waited for a person is cancelled, closes its approval
--- (the change cancel_awaiting_human). A service that cancels a waiting job by hand must leave
--- lease_owner alone for that to happen, as cancel_job does.
-create function ai._job_status_moved() returns trigger
-language plpgsql
-as $$
-begin
-  if old.status = new.status then
-    return null;
-  end if;
-  if not pg_catalog.pg_has_role(ai.calling_role(), 'ai_service', 'MEMBER')
-     and not ((new.status = 'CANCELLED' and old.status in ('PENDING', 'IN_PROGRESS', 'AWAITING_HUMAN'))
-              or (new.status = 'PENDING' and old.status = 'AWAITING_HUMAN')) then
-    raise exception using errcode = 'AS004',
-      message = format('job %s cannot go from %s to %s: a tenant may only cancel a job or answer one that waits for a person',
-                       old.job_id, old.status, new.status);
-  end if;
-  -- A raw UPDATE to CANCELLED (cancel_job sets it) gets its finish time, or archive_jobs, which
-  -- moves jobs by finished_at, would keep it forever. (This UPDATE runs the trigger again, and
-  -- stops at the first test above: the status does not move.)
-  if new.status = 'CANCELLED' and new.finished_at is null then
-    update ai.agent_jobs j set finished_at = ai.now() where j.job_id = new.job_id;
-  end if;
-  if old.status = 'AWAITING_HUMAN' and new.status = 'CANCELLED' then
-    perform ai._close_approval_of_job(new.job_id, new.thread_id);
-  end if;
-  return null;
-end
-$$;
-comment on function ai._job_status_moved() is
-  'Internal trigger (after a job''s status moves, except a worker''s claim or finish): outside ai_service only a cancel or the answer to a job that waits for a person is allowed (AS004 otherwise); a cancel written without finished_at gets it; a job that goes from AWAITING_HUMAN to CANCELLED has its pending approval cancelled, an approval_cancelled event written, and a waiting session made active again. Runs as the caller.';
-revoke execute on function ai._job_status_moved() from public;  -- a trigger needs no grant
-
-drop trigger agent_jobs_tenant_status on ai.agent_jobs;
-drop trigger agent_jobs_close_approval_on_cancel on ai.agent_jobs;
-drop function ai._guard_tenant_job_status();
-drop function ai._close_approval_of_cancelled_job();
-create trigger agent_jobs_status_moved
-  after update of status on ai.agent_jobs
-  for each row
-  when (new.lease_owner is not distinct from old.lease_owner)
-  execute function ai._job_status_moved();
-
-create or replace function ai.claim_job(worker_id text, lease interval default '60 seconds', queue text default 'default')
-returns setof ai.agent_jobs
-language plpgsql volatile
-set plan_cache_mode = force_generic_plan
-security definer
-set search_path = pg_catalog, pg_temp
-as $$
-#variable_conflict use_column
-declare
-  v_now timestamptz := ai.now();
-  v_id bigint;
-  v_passed bigint[] := '{}'::bigint[];
-  j ai.agent_jobs;
-begin
-  -- The guards as plain expressions (no query on the way of every claim); a failing argument
-  -- goes to the shared guard, which raises its error.
-  if claim_job.worker_id is null or claim_job.worker_id = '' or pg_catalog.char_length(claim_job.worker_id) > 255
-     or claim_job.lease is null or claim_job.lease <= interval '0'
-     or claim_job.queue is null or claim_job.queue = '' or pg_catalog.char_length(claim_job.queue) > 255 then
-    perform ai._check_claim(claim_job.worker_id, claim_job.lease, claim_job.queue);
-  end if;
-
-  for attempt in 1..5 loop
-    -- 1. Pick: one ordered scan of agent_jobs_claim finds due jobs and expired leases alike. The
-    --    thread's lock keeps every other claimer off this thread until we commit.
-    select c.job_id into v_id
-    from ai.agent_jobs c
-    where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_job.queue and c.available_at <= v_now
-      and not exists (select from ai.agent_jobs b
-                      where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
-                      offset 0)  -- stays a per-row probe of the one-thread index, never a join
-      and c.job_id <> all (v_passed)
-      -- the thread lock (ai._lock_thread, written out so it costs no function call per row):
-      -- the thread's session row, which no tenant can lock for another tenant's thread
-      and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
-                  offset 0 for no key update skip locked)
-    order by c.priority desc, c.available_at, c.job_id
-    limit 1
-    for update skip locked;
-    if v_id is null then
-      return;
-    end if;
-    -- 2. Take it, if its thread is still idle as seen now: this statement's snapshot is younger
-    --    than our thread lock, so it sees any claim of a sibling that committed before we got it.
-    update ai.agent_jobs u
-    set status = case when u.status = 'IN_PROGRESS' and u.attempts >= u.max_attempts then 'FAILED' else 'IN_PROGRESS' end,
-        attempts = u.attempts + 1,
-        fencing_token = u.fencing_token + 1,
-        lease_owner = claim_job.worker_id,
-        claimed_at = v_now,
-        lease_expires_at = v_now + claim_job.lease,
-        updated_at = v_now
-    where u.job_id = v_id
-      and not exists (select from ai.agent_jobs b
-                      where b.thread_id = u.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> u.job_id
-                      offset 0)
-    returning u.* into j;
-    if found and j.status = 'IN_PROGRESS' then
-      return next j;
-      return;
-    end if;
-    if found then
-      -- its last attempt's lease ran out: finished as FAILED; look again
-      perform ai._finish_spent(j.job_id, v_now);
-    end if;
-    v_passed := v_passed || v_id;
-    v_id := null;
-  end loop;
-end
-$$;
-
-create or replace function ai.claim_jobs(worker_id text, lease interval, queue text, max_jobs integer)
-returns setof ai.agent_jobs
-language plpgsql volatile
-set plan_cache_mode = force_generic_plan
-security definer
-set search_path = pg_catalog, pg_temp
-as $$
-#variable_conflict use_column
-declare
-  v_now timestamptz := ai.now();
-  v_ids bigint[];
-  v_expired boolean;
-begin
-  if claim_jobs.worker_id is null or claim_jobs.worker_id = '' or pg_catalog.char_length(claim_jobs.worker_id) > 255
-     or claim_jobs.lease is null or claim_jobs.lease <= interval '0'
-     or claim_jobs.queue is null or claim_jobs.queue = '' or pg_catalog.char_length(claim_jobs.queue) > 255 then
-    perform ai._check_claim(claim_jobs.worker_id, claim_jobs.lease, claim_jobs.queue);
-  end if;
-  if claim_jobs.max_jobs is null or claim_jobs.max_jobs < 1 or claim_jobs.max_jobs > 1000 then
-    perform ai._check_limit(claim_jobs.max_jobs, 'max_jobs', 1000);
-  end if;
-
-  -- 1. Pick, as claim_job does, at most one job per thread (a sibling locked here but not picked
-  --    stays as it was; the row lock ends with this transaction).
-  with candidates as (
-    select c.job_id, c.thread_id, c.priority, c.available_at, c.status
-    from ai.agent_jobs c
-    where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_jobs.queue and c.available_at <= v_now
-      and not exists (select from ai.agent_jobs b
-                      where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
-                      offset 0)  -- stays a per-row probe of the one-thread index, never a join
-      -- the thread lock (ai._lock_thread, written out so it costs no function call per row):
-      -- the thread's session row, which no tenant can lock for another tenant's thread
-      and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
-                  offset 0 for no key update skip locked)
-    order by c.priority desc, c.available_at, c.job_id
-    limit claim_jobs.max_jobs
-    for update skip locked
-  )
-  select pg_catalog.array_agg(d.job_id), coalesce(pg_catalog.bool_or(d.expired), false) into v_ids, v_expired
-  from (select distinct on (c.thread_id) c.job_id, c.status = 'IN_PROGRESS' as expired from candidates c
-        order by c.thread_id, c.priority desc, c.available_at, c.job_id) d;
-  if v_ids is null then
-    return;
-  end if;
-
-  -- 2. Take those whose thread is still idle as seen now (see claim_job). The ids go to the UPDATE
-  --    as one array: no join, so no whole-row copies kept for the recheck. The common case, only
-  --    PENDING jobs picked, hands out what the UPDATE returns: one statement, no second read.
-  if not v_expired then
-    return query
-    with claimed as (
-      update ai.agent_jobs u
-      set status = 'IN_PROGRESS',
-          attempts = u.attempts + 1,
-          fencing_token = u.fencing_token + 1,
-          lease_owner = claim_jobs.worker_id,
-          claimed_at = v_now,
-          lease_expires_at = v_now + claim_jobs.lease,
-          updated_at = v_now
-      where u.job_id = any (v_ids) and u.status = 'PENDING'
-        and not exists (select from ai.agent_jobs b
-                        where b.thread_id = u.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> u.job_id
-                        offset 0)
-      returning u.*
-    )
-    select * from claimed c order by c.priority desc, c.run_at, c.job_id;
-    return;
-  end if;
-
-  -- Some leases ran out: those whose attempts are spent are finished as FAILED, the others handed out.
-  with claimed as (
-    update ai.agent_jobs u
-    set status = case when u.status = 'IN_PROGRESS' and u.attempts >= u.max_attempts then 'FAILED' else 'IN_PROGRESS' end,
-        attempts = u.attempts + 1,
-        fencing_token = u.fencing_token + 1,
-        lease_owner = claim_jobs.worker_id,
-        claimed_at = v_now,
-        lease_expires_at = v_now + claim_jobs.lease,
-        updated_at = v_now
-    where u.job_id = any (v_ids)
-      and not exists (select from ai.agent_jobs b
-                      where b.thread_id = u.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> u.job_id
-                      offset 0)
-    returning u.job_id
-  )
-  select pg_catalog.array_agg(c.job_id) into v_ids from claimed c;
-
-  perform ai._finish_spent(f.job_id, v_now) from ai.agent_jobs f where f.job_id = any (v_ids) and f.status = 'FAILED';
-  return query
-  select * from ai.agent_jobs j
-  where j.job_id = any (v_ids) and j.status = 'IN_PROGRESS'
-  order by j.priority desc, j.run_at, j.job_id;
-end
-$$;
-
-create or replace function ai.complete_jobs(job_ids bigint[], fencing_tokens bigint[], results jsonb[] default null)
-returns setof bigint
-language plpgsql volatile
-set plan_cache_mode = force_generic_plan
-security definer
-set search_path = pg_catalog, pg_temp
-as $$
-#variable_conflict use_column
-declare
-  v_now timestamptz := ai.now();
-  v_count integer := pg_catalog.cardinality(complete_jobs.job_ids);
-begin
-  if complete_jobs.job_ids is null or complete_jobs.fencing_tokens is null
-     or pg_catalog.cardinality(complete_jobs.fencing_tokens) <> v_count
-     or pg_catalog.cardinality(complete_jobs.results) <> v_count then
-    raise exception using errcode = 'AS002', message = 'job_ids, fencing_tokens and results (when given) must be arrays of one length';
-  end if;
-  if v_count > 1000 then
-    perform ai._check_limit(v_count, 'the number of jobs', 1000);
-  end if;
-  if complete_jobs.results is not null
-     and exists (select from pg_catalog.unnest(complete_jobs.results) r where pg_catalog.pg_column_size(r) > ai._max_document_bytes()) then
-    raise exception using errcode = 'AS003', message = format('a result is over the limit of %s bytes', ai._max_document_bytes());
-  end if;
-
-  -- Each row is fenced on its own; a job whose lease was lost is simply not in the answer. The
-  -- arrays are matched by position (no join: no whole-row copies kept for the recheck).
-  return query
-  update ai.agent_jobs u
-  set status = 'COMPLETED', result = complete_jobs.results[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)],
-      lease_owner = null, lease_expires_at = null, finished_at = v_now, updated_at = v_now,
-      attempt_log = u.attempt_log operator(pg_catalog.||) ai._attempt_entry(
-        u.attempts, u.lease_owner, u.fencing_token, u.claimed_at, u.lease_expires_at, v_now, 'completed', null)
-  where u.job_id = any (complete_jobs.job_ids) and u.status = 'IN_PROGRESS'
-    and u.fencing_token = complete_jobs.fencing_tokens[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)]
-    and u.lease_expires_at > v_now
-  returning u.job_id;
-end
-$$;
-
-
--- ===== change: lean_session_writes =====
--- Deploy agent-state:lean_session_writes to pg
--- requires: session_lifecycle
--- requires: messages
--- requires: checkpoints
---
--- What queue_lean_writes did for ai.agent_jobs, for the tables every graph step and every message
--- writes: ai.agent_sessions (each put_checkpoint moves current_checkpoint_id, each append moves
--- last_seq), ai.checkpoints and ai.session_messages.
---
--- * Postgres rebuilds every CHECK expression of a table from its stored text once per statement
---   that writes the table (stringToNode), whichever columns the statement sets. The rules of each
---   table now sit in one CHECK calling one function (SQLSTATE 23514 as before, with a message that
---   names the rule).
--- * A BEFORE ROW UPDATE trigger makes each UPDATE of a session lock the row once more, with a WAL
---   record, before it looks at the trigger's WHEN clause. The two guards of ai.agent_sessions
---   (the status transitions, last_seq) change no column, so they run AFTER the row is written:
---   an error rolls the statement back all the same.
-
-create function ai._check_session_row(thread_id text, status text, config jsonb, last_seq bigint,
-                                      completed_at timestamptz)
-returns boolean
-language plpgsql immutable parallel safe
-as $$
-begin
-  if pg_catalog.char_length(thread_id) between 1 and 255
-     and status in ('active', 'waiting', 'completed', 'failed', 'cancelled')
-     and pg_catalog.jsonb_typeof(config) = 'object' and last_seq >= 0
-     and (completed_at is not null) = (status in ('completed', 'failed', 'cancelled')) then
-    return true;
-  end if;
-  if pg_catalog.char_length(thread_id) not between 1 and 255 then
-    raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
-      message = 'a thread_id has 1 to 255 characters';
-  end if;
-  if status is null or status not in ('active', 'waiting', 'completed', 'failed', 'cancelled') then
-    raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
-      message = format('session status %s is not active, waiting, completed, failed or cancelled',
-                       coalesce(pg_catalog.quote_literal(status), 'NULL'));
-  end if;
-  if pg_catalog.jsonb_typeof(config) is distinct from 'object' then
-    raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
-      message = 'a session''s config is a JSON object';
-  end if;
-  if last_seq < 0 then
-    raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
-      message = format('last_seq must be 0 or more, not %s', last_seq);
-  end if;
-  raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
-    message = 'completed_at is set exactly when a session is completed, failed or cancelled';
-end
-$$;
-comment on function ai._check_session_row(text, text, jsonb, bigint, timestamptz) is
-  'Internal: the CHECK of ai.agent_sessions rows (thread_id length, status, config an object, last_seq, completed_at with a final status); raises 23514 naming the rule a row breaks.';
-
-create function ai._check_message_row(seq bigint, role text, token_count integer, idempotency_key text)
-returns boolean
-language plpgsql immutable parallel safe
-as $$
-begin
-  if seq > 0 and role in ('system', 'user', 'assistant', 'tool_call', 'tool_result') and token_count >= 0
-     and pg_catalog.char_length(idempotency_key) between 1 and 255 then
-    return true;
-  end if;
-  if seq <= 0 then
-    raise exception using errcode = '23514', constraint = 'session_messages_row_check',
-      message = format('a message seq is 1 or more, not %s', seq);
-  end if;
-  if role is null or role not in ('system', 'user', 'assistant', 'tool_call', 'tool_result') then
-    raise exception using errcode = '23514', constraint = 'session_messages_row_check',
-      message = format('message role %s is not system, user, assistant, tool_call or tool_result',
-                       coalesce(pg_catalog.quote_literal(role), 'NULL'));
-  end if;
-  if token_count < 0 then
-    raise exception using errcode = '23514', constraint = 'session_messages_row_check',
-      message = format('token_count must be 0 or more, not %s', token_count);
-  end if;
-  raise exception using errcode = '23514', constraint = 'session_messages_row_check',
-    message = 'an idempotency key has 1 to 255 characters';
-end
-$$;
-comment on function ai._check_message_row(bigint, text, integer, text) is
-  'Internal: the CHECK of ai.session_messages rows (seq, role, token_count, idempotency key); raises 23514 naming the rule a row breaks.';
-
-create function ai._check_checkpoint_row(metadata jsonb, channel_versions jsonb)
-returns boolean
-language plpgsql immutable parallel safe
-as $$
-begin
-  if pg_catalog.jsonb_typeof(metadata) = 'object' and pg_catalog.jsonb_typeof(channel_versions) = 'object' then
-    return true;
-  end if;
-  raise exception using errcode = '23514', constraint = 'checkpoints_row_check',
-    message = 'a checkpoint''s metadata and channel_versions are JSON objects';
-end
-$$;
-comment on function ai._check_checkpoint_row(jsonb, jsonb) is
-  'Internal: the CHECK of ai.checkpoints rows (metadata and channel_versions are JSON objects); raises 23514.';
-
-revoke execute on function ai._check_session_row(text, text, jsonb, bigint, timestamptz),
-  ai._check_message_row(bigint, text, integer, text), ai._check_checkpoint_row(jsonb, jsonb) from public;
--- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
-
-alter table ai.agent_sessions
-  drop constraint agent_sessions_thread_id_check,
-  drop constraint agent_sessions_status_check,
-  drop constraint agent_sessions_config_check,
-  drop constraint agent_sessions_last_seq_check,
-  drop constraint agent_sessions_completed_at,
-  add constraint agent_sessions_row_check check (ai._check_session_row(thread_id, status, config, last_seq, completed_at));
-alter table ai.session_messages
-  drop constraint session_messages_seq_check,
-  drop constraint session_messages_role_check,
-  drop constraint session_messages_token_count_check,
-  drop constraint session_messages_idempotency_key_check,
-  add constraint session_messages_row_check check (ai._check_message_row(seq, role, token_count, idempotency_key));
-alter table ai.checkpoints
-  drop constraint checkpoints_metadata_check,
-  drop constraint checkpoints_channel_versions_check,
-  add constraint checkpoints_row_check check (ai._check_checkpoint_row(metadata, channel_versions));
-
-drop trigger agent_sessions_status_transition on ai.agent_sessions;
-create trigger agent_sessions_status_transition
-  after update of status on ai.agent_sessions
-  for each row when (old.status is distinct from new.status)
-  execute function ai._guard_session_status();
-drop trigger agent_sessions_last_seq on ai.agent_sessions;
-create trigger agent_sessions_last_seq
-  after update of last_seq on ai.agent_sessions
-  for each row when (new.last_seq is distinct from old.last_seq + 1)
-  execute function ai._guard_last_seq();
-
-
--- ===== change: checkpoint_read_plans =====
--- Deploy agent-state:checkpoint_read_plans to pg
--- requires: checkpoints
---
--- get_checkpoint and list_checkpoints read by key only: one backward probe (or range) of a
--- thread's checkpoints, one primary-key probe per channel value, one range of pending writes.
--- Their plans are generic (one plan for every call), so the planner prices them from the tables'
--- statistics alone, and those can be badly skewed: after one thread staged thousands of pending
--- writes on one checkpoint (a fan-out step), ANALYZE saw one (thread, checkpoint) for all of
--- ai.checkpoint_writes, the planner expected every probe to return the whole table, and every
--- get_checkpoint of every thread read all of it sequentially (15 ms instead of 1 ms; found by
--- bench/checkpoints.sh). Sequential and bitmap-free shapes are priced out here, so the probes stay
--- probes whatever the statistics say. (A scan with no usable key, such as listing every thread
--- without a filter, still runs: enable_seqscan = off only makes it expensive to the planner.)
-
-alter function ai.get_checkpoint(text, text, text) set enable_seqscan = off;
-alter function ai.list_checkpoints(text, text, text, integer, jsonb) set enable_seqscan = off;
-alter function ai._list_checkpoints_any(text, text, text, integer, jsonb) set enable_seqscan = off;
-
-
--- ===== change: job_row_check_fast_path =====
--- Deploy agent-state:job_row_check_fast_path to pg
--- requires: queue_lean_writes
---
--- The row CHECK of ai.agent_jobs called ai._check_job_row for every row a statement writes: a
--- PL/pgSQL call per row, whose expression PL/pgSQL prepares anew in every transaction, and a
--- queue's transactions are one claim or one finish each. It now states the same rules as a plain
--- expression and calls the function only when that expression is false, so that the error still
--- names the rule a row breaks. A valid row (every row a worker writes) costs a few comparisons.
--- Same rules, same SQLSTATE (23514), same constraint name. (The columns it reads are NOT NULL or
--- tested with IS NULL, so the expression is true or false, never NULL: a false one always reaches
--- the function, which raises.)
---
--- Replacing the constraint reads ai.agent_jobs once under a lock that holds writers off: archive
--- finished jobs first to keep it short.
-
-alter table ai.agent_jobs
-  drop constraint agent_jobs_row_check,
-  add constraint agent_jobs_row_check check (
-    (status in ('PENDING', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'AWAITING_HUMAN')
-     and pg_catalog.char_length(queue) between 1 and 255 and attempts >= 0 and max_attempts >= 1
-     and (idempotency_key is null or pg_catalog.char_length(idempotency_key) between 1 and 255)
-     and (status <> 'IN_PROGRESS' or (lease_owner is not null and lease_expires_at is not null)))
-    or ai._check_job_row(status, queue, attempts, max_attempts, idempotency_key, lease_owner, lease_expires_at));
-
--- The function now runs only for a row that breaks a rule, so it no longer repeats the rules as one
--- expression: it tests them one at a time, raises for the first broken, and returns true when none
--- is (a direct call on a valid row).
-create or replace function ai._check_job_row(status text, queue text, attempts integer, max_attempts integer,
-                                             idempotency_key text, lease_owner text, lease_expires_at timestamptz)
-returns boolean
-language plpgsql immutable parallel safe
-as $$
-begin
-  if status is null or status not in ('PENDING', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'AWAITING_HUMAN') then
-    raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
-      message = format('job status %s is not PENDING, IN_PROGRESS, COMPLETED, FAILED, CANCELLED or AWAITING_HUMAN',
-                       coalesce(pg_catalog.quote_literal(status), 'NULL'));
-  end if;
-  if pg_catalog.char_length(queue) not between 1 and 255 then
-    raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
-      message = 'a queue name has 1 to 255 characters';
-  end if;
-  if attempts < 0 or max_attempts < 1 then
-    raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
-      message = format('attempts must be 0 or more and max_attempts 1 or more, not %s and %s', attempts, max_attempts);
-  end if;
-  if pg_catalog.char_length(idempotency_key) not between 1 and 255 then
-    raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
-      message = 'an idempotency key has 1 to 255 characters';
-  end if;
-  if status = 'IN_PROGRESS' and (lease_owner is null or lease_expires_at is null) then
-    raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
-      message = 'an IN_PROGRESS job has a lease owner and a lease expiry';
-  end if;
-  return true;
-end
-$$;
-comment on function ai._check_job_row(text, text, integer, integer, text, text, timestamptz) is
-  'Internal: called by the CHECK of ai.agent_jobs rows only for a row that breaks a rule (status, queue name, attempts, idempotency key, a running job''s lease); raises 23514 naming the rule, true when none is broken.';
+revoke execute on function ai.request_human(bigint, bigint, text, jsonb), ai.resolve_human(text, text, jsonb),
+  ai.pending_approvals(text, integer), ai.get_approval(text) from public;
+grant execute on function ai.resolve_human(text, text, jsonb), ai.pending_approvals(text, integer), ai.get_approval(text)
+  to ai_user, ai_service;
+grant execute on function ai.request_human(bigint, bigint, text, jsonb) to ai_service;
 
 
 -- ===== change: operator_reads =====
 -- Deploy agent-state:operator_reads to pg
 -- requires: sessions
--- requires: queue
--- requires: checkpoints
--- requires: side_effects
--- requires: retention
 --
 -- The reads an operator (and the `agent-state` command line) needs that no function gave yet:
 -- sessions and jobs listed newest first, one thread's timeline, a thread's checkpoint tree, and
@@ -5537,10 +5292,24 @@ comment on function ai._check_job_row(text, text, integer, integer, text, text, 
 
 -- list_sessions without an owner: the newest sessions come straight off an index (with an owner,
 -- agent_sessions_owner_created serves). created_at never changes, so unlike an index on
--- updated_at this one leaves the HOT updates of every append alone.
+-- updated_at this one leaves the HOT updates of every append alone. It is made after retention's
+-- twin of ai.agent_sessions, which so does not copy it (nothing lists the archive).
 create index agent_sessions_created on ai.agent_sessions (created_at desc, thread_id desc);
 
-create function ai.list_sessions(status text default null, owner text default null, max_rows integer default 100)
+
+-- ===== change: operator_reads_functions =====
+-- Deploy agent-state:operator_reads_functions to pg
+-- requires: operator_reads
+-- requires: queue
+-- requires: checkpoints
+-- requires: side_effects
+-- requires: retention
+--
+-- The functions and triggers of operator reads (its tables, indexes and row rules:
+-- deploy/operator_reads.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
+-- release, `sqitch rework operator_reads_functions` changes a function here (deploy/schema.sql, "Layout").
+
+create or replace function ai.list_sessions(status text default null, owner text default null, max_rows integer default 100)
 returns setof ai.agent_sessions
 language plpgsql stable
 security definer
@@ -5570,7 +5339,7 @@ $$;
 comment on function ai.list_sessions(text, text, integer) is
   'Sessions newest first (by created_at, then thread_id), of one status and/or one owner when given, at most max_rows (1 to 10000). RLS applies: a tenant lists its own, a service acting for nobody every owner''s. AS002 bad status, owner or max_rows.';
 
-create function ai.list_jobs(queue text default null, status text default null, thread_id text default null,
+create or replace function ai.list_jobs(queue text default null, status text default null, thread_id text default null,
                              max_rows integer default 100)
 returns setof ai.agent_jobs
 language plpgsql stable
@@ -5608,7 +5377,7 @@ $$;
 comment on function ai.list_jobs(text, text, text, integer) is
   'Jobs of the queue table newest first (by job_id), of one queue, status and/or thread when given, at most max_rows (1 to 10000). Archived jobs (ai.archive_jobs) are not listed. RLS applies: a tenant lists its own, a service acting for nobody every owner''s. AS002 bad argument.';
 
-create function ai.session_timeline(thread_id text, max_rows integer default 1000)
+create or replace function ai.session_timeline(thread_id text, max_rows integer default 1000)
 returns table (created_at timestamptz, item text, ref text, label text, detail jsonb)
 language plpgsql stable
 security definer
@@ -5659,7 +5428,7 @@ $$;
 comment on function ai.session_timeline(text, integer) is
   'One thread''s history oldest first, at most max_rows (1 to 10000): its jobs (ref job_id, label status), messages (seq, role), checkpoints of every namespace (checkpoint_id, metadata source), events (event_id, kind) and side effects (idempotency key, status), each with a detail document. AS001 unknown thread (or another tenant''s), AS002 bad argument.';
 
-create function ai.checkpoint_tree(thread_id text, checkpoint_ns text default '', max_rows integer default 1000)
+create or replace function ai.checkpoint_tree(thread_id text, checkpoint_ns text default '', max_rows integer default 1000)
 returns table (id text, parent_id text, created_at timestamptz, metadata jsonb, is_current boolean)
 language plpgsql stable
 security definer
@@ -5690,7 +5459,7 @@ $$;
 comment on function ai.checkpoint_tree(text, text, integer) is
   'Every checkpoint of one namespace of a thread (the newest max_rows, 1 to 10000), oldest first, with its parent: the tree of branches a client draws. is_current marks the session''s current checkpoint (root namespace). A parent outside the rows returned (older, or pruned) is still named. AS001 unknown thread (or another tenant''s), AS002 bad argument.';
 
-create function ai.archive_backlog(older_than interval default '90 days', jobs_older_than interval default '1 day')
+create or replace function ai.archive_backlog(older_than interval default '90 days', jobs_older_than interval default '1 day')
 returns table (sessions bigint, jobs bigint)
 language plpgsql stable
 security definer
@@ -5775,8 +5544,18 @@ create policy hidden_messages_by_owner on ai_archive.hidden_messages
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 insert into ai._archived_tables (table_name, copy_order, order_by) values ('hidden_messages', 15, 'seq');
 
+
+-- ===== change: session_items_functions =====
+-- Deploy agent-state:session_items_functions to pg
+-- requires: session_items
+-- requires: messages_functions
+--
+-- The functions and triggers of session items (its tables, indexes and row rules:
+-- deploy/session_items.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
+-- release, `sqitch rework session_items_functions` changes a function here (deploy/schema.sql, "Layout").
+
 -- A JSON number that must fit an integer, or NULL; AS002 otherwise (no cast error reaches the caller).
-create function ai._json_integer(value jsonb, argument text) returns integer
+create or replace function ai._json_integer(value jsonb, argument text) returns integer
 language plpgsql immutable parallel safe
 set search_path = pg_catalog, pg_temp
 as $$
@@ -5797,7 +5576,7 @@ end
 $$;
 comment on function ai._json_integer(jsonb, text) is 'Internal guard: a JSON integer argument as integer (NULL for absent or null); AS002 for anything else.';
 
-create function ai.append_messages(thread_id text, messages jsonb)
+create or replace function ai.append_messages(thread_id text, messages jsonb)
 returns setof ai.appended_message
 language plpgsql volatile
 security definer
@@ -5831,7 +5610,7 @@ $$;
 comment on function ai.append_messages(text, jsonb) is
   'Appends a JSON array of messages ({role, content, turn?, idempotency_key?, token_count?}) to a thread in one transaction, each as ai.append_message_idempotent does, and returns them in order (inserted = false for a retried one). All or none: one bad message writes nothing. AS001 unknown thread, AS002 bad argument, AS003 too large, AS004 session finished, AS005 key reused for a different message.';
 
-create function ai.visible_messages(thread_id text, max_rows integer default null)
+create or replace function ai.visible_messages(thread_id text, max_rows integer default null)
 returns setof ai.session_messages
 language plpgsql stable
 security definer
@@ -5860,7 +5639,7 @@ $$;
 comment on function ai.visible_messages(text, integer) is
   'The newest max_rows messages of a thread (all when NULL) that are not hidden and not compaction summaries, oldest first. AS001 unknown thread, AS002 bad argument.';
 
-create function ai.hide_last_message(thread_id text) returns ai.session_messages
+create or replace function ai.hide_last_message(thread_id text) returns ai.session_messages
 language plpgsql volatile
 security definer
 set search_path = pg_catalog, pg_temp
@@ -5893,7 +5672,7 @@ $$;
 comment on function ai.hide_last_message(text) is
   'Hides the newest visible message of a thread and returns it (NULL when none is visible); the message itself stays. Concurrent calls hide different messages. AS001 unknown thread, AS002 bad argument.';
 
-create function ai.hide_messages(thread_id text) returns bigint
+create or replace function ai.hide_messages(thread_id text) returns bigint
 language plpgsql volatile
 security definer
 set search_path = pg_catalog, pg_temp
@@ -5992,7 +5771,16 @@ create type ai.recorded_usage as (
 );
 comment on type ai.recorded_usage is 'A usage row plus inserted: true when this call wrote it, false when it was a retry.';
 
-create function ai.record_usage(
+
+-- ===== change: usage_functions =====
+-- Deploy agent-state:usage_functions to pg
+-- requires: usage
+--
+-- The functions and triggers of usage (its tables, indexes and row rules:
+-- deploy/usage.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
+-- release, `sqitch rework usage_functions` changes a function here (deploy/schema.sql, "Layout").
+
+create or replace function ai.record_usage(
   thread_id text, idempotency_key text, model text, input_tokens bigint, output_tokens bigint,
   cost numeric, details jsonb default '{}', job_id bigint default null, fencing_token bigint default null)
 returns ai.recorded_usage
@@ -6054,7 +5842,7 @@ $$;
 comment on function ai.record_usage(text, text, text, bigint, bigint, numeric, jsonb, bigint, bigint) is
   'Records one metered model call of a thread (tokens, exact cost, details object) under an idempotency key unique per thread, and returns it with inserted = true. A retry with the same key and figures returns the original with inserted = false and writes nothing. job_id + fencing_token make it a fenced write. AS001 unknown thread, AS002 bad argument, AS003 details too large, AS005 key recorded with other figures, AS006 lease lost.';
 
-create function ai.usage_summary(since timestamptz, until timestamptz, group_by text[] default array['owner'])
+create or replace function ai.usage_summary(since timestamptz, until timestamptz, group_by text[] default array['owner'])
 returns table (owner text, thread_id text, model text, day date, records bigint, input_tokens numeric,
                output_tokens numeric, cost numeric)
 language plpgsql stable
@@ -6106,7 +5894,7 @@ grant execute on function ai.record_usage(text, text, text, bigint, bigint, nume
 
 -- ===== change: retrievals =====
 -- Deploy agent-state:retrievals to pg
--- requires: messages
+-- requires: side_effects
 -- requires: retention
 --
 -- What the model was given. An assistant turn is often grounded in retrieved documents (search
@@ -6154,7 +5942,25 @@ create type ai.recorded_retrieval as (
 );
 comment on type ai.recorded_retrieval is 'A retrieval row plus inserted: true when this call wrote it, false when it was a retry.';
 
-create function ai.record_retrieval(thread_id text, turn integer, documents jsonb, idempotency_key text default null,
+create type ai.turn_context as (
+  thread_id text,
+  turn integer,
+  messages jsonb,    -- [{seq, role, content, token_count, created_at}] of the turn, in order
+  retrievals jsonb   -- [{retrieval_id, documents, created_at}] of the turn, in order
+);
+comment on type ai.turn_context is 'One turn of a thread: its messages and the documents retrieved for it.';
+
+
+-- ===== change: retrievals_functions =====
+-- Deploy agent-state:retrievals_functions to pg
+-- requires: retrievals
+-- requires: messages_functions
+--
+-- The functions and triggers of retrievals (its tables, indexes and row rules:
+-- deploy/retrievals.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
+-- release, `sqitch rework retrievals_functions` changes a function here (deploy/schema.sql, "Layout").
+
+create or replace function ai.record_retrieval(thread_id text, turn integer, documents jsonb, idempotency_key text default null,
                                     job_id bigint default null, fencing_token bigint default null)
 returns ai.recorded_retrieval
 language plpgsql volatile
@@ -6212,15 +6018,7 @@ $$;
 comment on function ai.record_retrieval(text, integer, jsonb, text, bigint, bigint) is
   'Keeps the documents (a JSON array of objects, up to 1 MiB) retrieved for a turn of a thread, and returns the row with inserted = true. The key defaults to a hash of thread, turn and documents; a retry returns the original with inserted = false. job_id + fencing_token make it a fenced write. AS001 unknown thread, AS002 bad argument, AS003 too large, AS005 key used for other documents, AS006 lease lost.';
 
-create type ai.turn_context as (
-  thread_id text,
-  turn integer,
-  messages jsonb,    -- [{seq, role, content, token_count, created_at}] of the turn, in order
-  retrievals jsonb   -- [{retrieval_id, documents, created_at}] of the turn, in order
-);
-comment on type ai.turn_context is 'One turn of a thread: its messages and the documents retrieved for it.';
-
-create function ai.get_turn_context(thread_id text, turn integer) returns ai.turn_context
+create or replace function ai.get_turn_context(thread_id text, turn integer) returns ai.turn_context
 language plpgsql stable
 security definer
 set search_path = pg_catalog, pg_temp
@@ -6261,7 +6059,6 @@ grant execute on function ai.record_retrieval(text, integer, jsonb, text, bigint
 
 -- ===== change: streams =====
 -- Deploy agent-state:streams to pg
--- requires: messages
 -- requires: side_effects
 -- requires: retention
 --
@@ -6352,10 +6149,28 @@ insert into ai._archived_tables (table_name, copy_order, order_by) values
   ('message_streams', 130, 'opened_at'),
   ('stream_batches', 140, 'first_chunk');
 
+-- What get_stream returns: the stream and whether its writer looks dead.
+create type ai.stream_state as (
+  thread_id text, stream_key text, owner text, role text, turn integer, status text, last_chunk integer,
+  total_bytes bigint, job_id bigint, opened_at timestamptz, last_chunk_at timestamptz, closed_at timestamptz,
+  message_seq bigint, stale boolean, channel text
+);
+comment on type ai.stream_state is 'A stream, whether it is stale (open with no chunk for longer than stale_after), and its NOTIFY channel.';
+
+
+-- ===== change: streams_functions =====
+-- Deploy agent-state:streams_functions to pg
+-- requires: streams
+-- requires: messages_functions
+--
+-- The functions and triggers of streams (its tables, indexes and row rules:
+-- deploy/streams.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
+-- release, `sqitch rework streams_functions` changes a function here (deploy/schema.sql, "Layout").
+
 -- The stream's NOTIFY channel: 'ai_stream_' and a hash of the two ids under the key of the queue
 -- channels (ai.notify_key, readable by the schema owner only), so nobody computes the channel of a
 -- stream get_stream does not show them, and the empty payload tells a listener nothing.
-create function ai._stream_channel(thread_id text, stream_key text) returns text
+create or replace function ai._stream_channel(thread_id text, stream_key text) returns text
 language sql stable
 set search_path = pg_catalog, pg_temp
 as $$
@@ -6366,15 +6181,7 @@ as $$
 $$;
 comment on function ai._stream_channel(text, text) is 'Internal: the channel append_stream_chunks notifies for a stream (get_stream returns it to those who may see the stream).';
 
--- What get_stream returns: the stream and whether its writer looks dead.
-create type ai.stream_state as (
-  thread_id text, stream_key text, owner text, role text, turn integer, status text, last_chunk integer,
-  total_bytes bigint, job_id bigint, opened_at timestamptz, last_chunk_at timestamptz, closed_at timestamptz,
-  message_seq bigint, stale boolean, channel text
-);
-comment on type ai.stream_state is 'A stream, whether it is stale (open with no chunk for longer than stale_after), and its NOTIFY channel.';
-
-create function ai._stream_state(s ai.message_streams, stale_after interval) returns ai.stream_state
+create or replace function ai._stream_state(s ai.message_streams, stale_after interval) returns ai.stream_state
 language sql stable
 set search_path = pg_catalog, pg_temp
 as $$
@@ -6385,7 +6192,7 @@ as $$
 $$;
 comment on function ai._stream_state(ai.message_streams, interval) is 'Internal: a stream row as ai.stream_state.';
 
-create function ai._check_stream_args(thread_id text, stream_key text, job_id bigint, fencing_token bigint)
+create or replace function ai._check_stream_args(thread_id text, stream_key text, job_id bigint, fencing_token bigint)
 returns void
 language plpgsql immutable parallel safe
 set search_path = pg_catalog, pg_temp
@@ -6401,7 +6208,7 @@ $$;
 comment on function ai._check_stream_args(text, text, bigint, bigint) is 'Internal guard of the stream calls: ids, and a token with every job.';
 
 -- The stream row, locked for a write (its writes queue on it); AS001 when not found.
-create function ai._lock_stream(thread_id text, stream_key text) returns ai.message_streams
+create or replace function ai._lock_stream(thread_id text, stream_key text) returns ai.message_streams
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp
 as $$
@@ -6422,7 +6229,7 @@ comment on function ai._lock_stream(text, text) is 'Internal: the stream row, lo
 
 -- 'async': this transaction's commit does not wait for the WAL flush. A writer crash loses nothing
 -- it was told is stored; a database crash may lose the last fraction of a second of an open stream.
-create function ai._set_stream_durability(durability text) returns void
+create or replace function ai._set_stream_durability(durability text) returns void
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp
 as $$
@@ -6438,7 +6245,7 @@ end
 $$;
 comment on function ai._set_stream_durability(text) is 'Internal: AS002 unless durability is sync or async; async turns synchronous_commit off for the transaction.';
 
-create function ai.open_stream(thread_id text, stream_key text, role text default 'assistant', turn integer default null,
+create or replace function ai.open_stream(thread_id text, stream_key text, role text default 'assistant', turn integer default null,
                                job_id bigint default null, fencing_token bigint default null,
                                durability text default 'sync')
 returns ai.stream_state
@@ -6481,7 +6288,7 @@ $$;
 comment on function ai.open_stream(text, text, text, integer, bigint, bigint, text) is
   'Opens a stream for a message of a thread (role, optional turn) and returns it; opening the same stream_key again returns the stream as it is (last_chunk tells a writer where to go on). job_id + fencing_token make it a fenced write; durability ''async'' as for ai.append_stream_chunks. AS001 unknown thread, AS002 bad argument, AS006 lease lost.';
 
-create function ai.append_stream_chunks(thread_id text, stream_key text, first_chunk integer, chunks text[],
+create or replace function ai.append_stream_chunks(thread_id text, stream_key text, first_chunk integer, chunks text[],
                                         job_id bigint default null, fencing_token bigint default null,
                                         durability text default 'sync')
 returns integer
@@ -6547,7 +6354,7 @@ $$;
 comment on function ai.append_stream_chunks(text, text, integer, text[], bigint, bigint, text) is
   'Stores chunks first_chunk, first_chunk + 1, ... of an open stream in one call and returns the stream''s last chunk number. Chunks already stored (a retried batch) are skipped; notifies the stream''s channel. The whole stream is limited to 1 MiB of text. durability ''async'' commits this transaction with synchronous_commit off (a database crash may lose the newest chunks; a writer crash loses none it was told are stored). AS001 unknown stream, AS002 bad argument, AS003 too large, AS050 a gap after the last chunk, AS051 stream finished or abandoned, AS006 lease lost.';
 
-create function ai.finish_stream(thread_id text, stream_key text, job_id bigint default null,
+create or replace function ai.finish_stream(thread_id text, stream_key text, job_id bigint default null,
                                  fencing_token bigint default null)
 returns ai.appended_message
 language plpgsql volatile
@@ -6586,7 +6393,7 @@ $$;
 comment on function ai.finish_stream(text, text, bigint, bigint) is
   'Finishes a stream: its chunks, in order, become one message (content: the text as a JSON string) appended through ai.append_message_idempotent with idempotency key ''stream:'' || stream_key, exactly once; a second call returns the same message (inserted = false). Another worker may finish a stale stream. AS001 unknown stream, AS004 session finished, AS051 the stream was abandoned, AS006 lease lost.';
 
-create function ai.abandon_stream(thread_id text, stream_key text, job_id bigint default null,
+create or replace function ai.abandon_stream(thread_id text, stream_key text, job_id bigint default null,
                                   fencing_token bigint default null)
 returns ai.stream_state
 language plpgsql volatile
@@ -6618,7 +6425,7 @@ $$;
 comment on function ai.abandon_stream(text, text, bigint, bigint) is
   'Closes an open stream without a message (its chunks stay readable); abandoning it again is a no-op. AS001 unknown stream, AS051 it was finished, AS006 lease lost.';
 
-create function ai.get_stream(thread_id text, stream_key text, stale_after interval default '30 seconds')
+create or replace function ai.get_stream(thread_id text, stream_key text, stale_after interval default '30 seconds')
 returns ai.stream_state
 language plpgsql stable
 security definer
@@ -6645,7 +6452,7 @@ $$;
 comment on function ai.get_stream(text, text, interval) is
   'A stream''s state: status (open, finished, abandoned), last chunk, stale (open with no chunk for longer than stale_after: its writer looks dead), and the channel to LISTEN on. AS001 unknown stream, AS002 bad argument.';
 
-create function ai.read_stream(thread_id text, stream_key text, after_chunk integer default 0,
+create or replace function ai.read_stream(thread_id text, stream_key text, after_chunk integer default 0,
                                max_chunks integer default 1000)
 returns table (chunk_no integer, content text, created_at timestamptz)
 language plpgsql stable
@@ -6694,89 +6501,10 @@ grant execute on function ai.open_stream(text, text, text, integer, bigint, bigi
   ai.read_stream(text, text, integer, integer) to ai_user, ai_service;
 
 
--- ===== change: renew_leases =====
--- Deploy agent-state:renew_leases to pg
--- requires: queue_lean_writes
---
--- A worker holding many long runs renewed their leases one call each: at 200 runs renewing every
--- few seconds that is a statement, a transaction and a commit per lease. ai.renew_leases renews
--- every lease one worker holds in one statement (one transaction, one commit, one plan), with the
--- same checks per job as ai.renew_lease. A lease that is lost is left out of the result instead of
--- raising, so one lost job does not stop the renewal of the others; the caller compares.
--- (docs/queue.md; the capacity bench, bench/capacity.sh, measures it against one call per lease.)
-
-create function ai.renew_leases(worker_id text, job_ids bigint[], fencing_tokens bigint[],
-                                lease interval default '60 seconds')
-returns table (job_id bigint, lease_expires_at timestamptz)
-language plpgsql volatile
-security definer
-set search_path = pg_catalog, pg_temp
-set plan_cache_mode = force_generic_plan
-as $$
-#variable_conflict use_column
-declare
-  v_now timestamptz := ai.now();
-begin
-  perform ai._check_text(renew_leases.worker_id, 'worker_id');
-  perform ai._check_lease(renew_leases.lease);
-  if renew_leases.job_ids is null or renew_leases.fencing_tokens is null then
-    raise exception using errcode = 'AS002', message = 'renew_leases: job_ids and fencing_tokens must not be NULL';
-  end if;
-  if pg_catalog.cardinality(renew_leases.job_ids) <> pg_catalog.cardinality(renew_leases.fencing_tokens) then
-    raise exception using errcode = 'AS002', message = pg_catalog.format('renew_leases: %s job_ids but %s fencing_tokens',
-      pg_catalog.cardinality(renew_leases.job_ids), pg_catalog.cardinality(renew_leases.fencing_tokens));
-  end if;
-  if pg_catalog.cardinality(renew_leases.job_ids) > 1000 then
-    raise exception using errcode = 'AS002', message = pg_catalog.format('renew_leases: at most 1000 jobs per call, not %s',
-      pg_catalog.cardinality(renew_leases.job_ids));
-  end if;
-  -- The same conditions as renew_lease, plus the worker: the row must still be IN_PROGRESS under
-  -- this token and this worker, with a lease that has not run out.
-  return query
-  update ai.agent_jobs j
-  set lease_expires_at = v_now OPERATOR(pg_catalog.+) renew_leases.lease, updated_at = v_now
-  from rows from (pg_catalog.unnest(renew_leases.job_ids), pg_catalog.unnest(renew_leases.fencing_tokens)) as h(job_id, fencing_token)
-  where j.job_id = h.job_id and j.fencing_token = h.fencing_token and j.status = 'IN_PROGRESS'
-    and j.lease_owner = renew_leases.worker_id and j.lease_expires_at > v_now
-  returning j.job_id, j.lease_expires_at;
-end
-$$;
-comment on function ai.renew_leases(text, bigint[], bigint[], interval) is
-  'Extends to ai.now() + lease, in one statement, every lease of job_ids that worker_id holds with the matching fencing_tokens (at most 1000); returns one row per renewed job with its new expiry. A lease that is lost (stale token, another worker, expired, job no longer IN_PROGRESS, unknown job) is left out, not raised: the caller compares. AS002 bad argument (empty worker_id, bad lease, NULL arrays, arrays of different lengths, more than 1000 jobs).';
-
-revoke execute on function ai.renew_leases(text, bigint[], bigint[], interval) from public;
-grant execute on function ai.renew_leases(text, bigint[], bigint[], interval) to ai_service;
-
-
--- ===== change: checkpoint_compression_pglz =====
--- Deploy agent-state:checkpoint_compression_pglz to pg
--- requires: checkpoint_compression
---
--- Back to pglz for checkpoints, channel values and pending writes. checkpoint_compression chose
--- LZ4 for the put's CPU, measured one put at a time; the capacity bench (bench/capacity.sh, a
--- fleet of durable runs, A/B in the same run) measures the whole node step: with LZ4 the database
--- wrote 32-41 % more WAL per node step (the TOAST of checkpoint_blobs, i.e. the growing message
--- list: 9.5 KB per step against 5.3 KB with pglz) and stored 38 % more per run; pglz costs 14-19 %
--- more server CPU per node step at 50-200 runs in the same run. WAL is what a primary writes,
--- ships to replicas and archives, and the issue's target; docs/benchmarks.md has the figures.
--- Values written before keep their method (Postgres reads both); only new values use pglz.
-
-do $$
-begin
-  if pg_catalog.current_setting('server_version_num')::integer >= 140000 then
-    -- constant statements, run through EXECUTE only because Postgres 13 cannot parse them
-    execute 'alter table ai.checkpoints alter column checkpoint set compression pglz';
-    execute 'alter table ai.checkpoint_blobs alter column blob set compression pglz';
-    execute 'alter table ai.checkpoint_writes alter column blob set compression pglz';
-  end if;
-end
-$$;
-
-
 -- ===== version marker =====
 -- A database installed from this file has no sqitch registry: the schema's comment names the last
 -- change it holds. agent_state.schema.status() reads it; docs/upgrading.md moves such a
--- database to sqitch (sqitch deploy --log-only --to checkpoint_compression_pglz, then sqitch deploy).
-comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change checkpoint_compression_pglz)';
+-- database to sqitch (sqitch deploy --log-only --to streams_functions, then sqitch deploy).
+comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change streams_functions)';
 
 commit;
