@@ -1118,11 +1118,23 @@ begin
   if a_ns = '' then
     perform ai._reset_current_checkpoint(array[v_target]);
   end if;
+  -- What the model was given up to the checkpoint (ai.turn_retrievals, the `retrievals` change):
+  -- the retrievals recorded at or before it was saved (the timeline rule of ai.trajectory), with
+  -- their ids and keys. Not copied: the message log (the reference a replay on the fork is
+  -- compared with), hidden marks and streams (they belong to messages), usage (billing of the
+  -- source: a copy would charge its calls twice). docs/streams-usage-retrievals.md
+  insert into ai.turn_retrievals (thread_id, retrieval_id, owner, turn, idempotency_key, documents, created_at)
+  overriding system value
+  select v_target, r.retrieval_id, v_owner, r.turn, r.idempotency_key, r.documents, r.created_at
+  from ai.turn_retrievals r
+  where r.thread_id = a_source
+    and r.created_at <= (select c.created_at from ai.checkpoints c
+                         where c.thread_id = a_source and c.checkpoint_ns = a_ns and c.checkpoint_id = a_checkpoint_id);
   return v_target;
 end
 $$;
 comment on function ai.fork_thread(text, text, text, text) is
-  'Copies one checkpoint and its ancestors (with their pending writes and channel values) into a new thread of the same owner, so a replay can run from there without touching the source; returns the new thread id (a fresh UUID when new_thread_id is NULL). AS001 unknown thread or checkpoint, AS002 bad argument, AS005 new_thread_id taken.';
+  'Copies one checkpoint and its ancestors (with their pending writes and channel values) into a new thread of the same owner, with the turn retrievals recorded at or before that checkpoint was saved (same ids and keys), so a replay can run from there without touching the source; returns the new thread id (a fresh UUID when new_thread_id is NULL). Not copied: messages (and so hidden marks and streams: the source''s log, which a replay is compared with) and usage records (billing of the source: copying would charge its calls twice). AS001 unknown thread or checkpoint, AS002 bad argument, AS005 new_thread_id taken.';
 
 create function ai.copy_thread(source_thread_id text, target_thread_id text) returns integer
 language plpgsql volatile
