@@ -12,6 +12,7 @@ drop function ai._delta_walk(text, text, text, text[]);
 drop function ai._create_copy_session(text, text);
 drop function ai.checkpoints_between(text, timestamptz, timestamptz);
 drop function ai.checkpoint_lineage(text, text, text, text);
+drop type ai.lineage_step;
 drop function ai.list_checkpoints(text, text, text, integer, jsonb);
 drop function ai._list_checkpoints_any(text, text, text, integer, jsonb);
 drop function ai.get_checkpoint(text, text, text);

@@ -2819,12 +2819,23 @@ comment on function ai.list_checkpoints(text, text, text, integer, jsonb) is
 -- parent pointer as rows stream by: linear in the rows read, however deep the chain. Rows of
 -- other branches are skipped. Should a parent not be older than its child (ids brought by a
 -- caller in no time order), the walk finishes with one primary-key probe per step.
+-- Its rows name the checkpoint as every checkpoint row does (checkpoint_id, parent_checkpoint_id);
+-- a type rather than RETURNS TABLE, whose columns could not share the argument's name.
+create type ai.lineage_step as (
+  checkpoint_id text,
+  parent_checkpoint_id text,
+  depth integer,
+  created_at timestamptz,
+  metadata jsonb
+);
+comment on type ai.lineage_step is 'One row of ai.checkpoint_lineage: a checkpoint along a parent chain (or below one), at its distance.';
+
 create function ai.checkpoint_lineage(
   thread_id text,
   checkpoint_id text,
   checkpoint_ns text default '',
   direction text default 'ancestors'
-) returns table (id text, parent_id text, depth integer, created_at timestamptz, metadata jsonb)
+) returns setof ai.lineage_step
 language plpgsql stable
 security definer
 set search_path = pg_catalog, pg_temp
@@ -2838,6 +2849,7 @@ declare
   v_want text := a_checkpoint_id;
   v_depth integer := 0;
   r record;
+  step ai.lineage_step;
 begin
   perform ai._check_thread_id(a_thread_id);
   perform ai._check_text(a_checkpoint_id, 'checkpoint_id');
@@ -2878,12 +2890,8 @@ begin
     order by c.checkpoint_id desc
   loop
     if r.checkpoint_id = v_want then
-      id := r.checkpoint_id;
-      parent_id := r.parent_checkpoint_id;
-      depth := v_depth;
-      created_at := r.created_at;
-      metadata := r.metadata;
-      return next;
+      step := (r.checkpoint_id, r.parent_checkpoint_id, v_depth, r.created_at, r.metadata)::ai.lineage_step;
+      return next step;
       v_depth := v_depth + 1;
       v_want := r.parent_checkpoint_id;
       exit when v_want is null;
@@ -2895,19 +2903,15 @@ begin
     from ai.checkpoints c
     where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = v_want;
     exit when not found;
-    id := r.checkpoint_id;
-    parent_id := r.parent_checkpoint_id;
-    depth := v_depth;
-    created_at := r.created_at;
-    metadata := r.metadata;
-    return next;
+    step := (r.checkpoint_id, r.parent_checkpoint_id, v_depth, r.created_at, r.metadata)::ai.lineage_step;
+    return next step;
     v_depth := v_depth + 1;
     v_want := r.parent_checkpoint_id;
   end loop;
 end
 $$;
 comment on function ai.checkpoint_lineage(text, text, text, text) is
-  'The checkpoints along the parent chain of one checkpoint, with depth: ''ancestors'' (default) from the checkpoint itself (depth 0) back to the root, in one index range scan; ''descendants'' forward through every branch (depth = distance). Stays in one namespace. AS001 unknown checkpoint (or another tenant''s), AS002 bad argument.';
+  'The checkpoints (checkpoint_id, parent_checkpoint_id, depth, created_at, metadata) along the parent chain of one checkpoint: ''ancestors'' (default) from the checkpoint itself (depth 0) back to the root, in one index range scan; ''descendants'' forward through every branch (depth = distance). Stays in one namespace. AS001 unknown checkpoint (or another tenant''s), AS002 bad argument.';
 
 create function ai.checkpoints_between(thread_id text, from_time timestamptz, to_time timestamptz)
 returns table (checkpoint_ns text, checkpoint_id text, parent_checkpoint_id text, created_at timestamptz, metadata jsonb)
@@ -3234,7 +3238,7 @@ begin
   perform ai._check_text(a_checkpoint_id, 'checkpoint_id');
   perform ai._check_thread_id(v_target);
   perform ai._check_checkpoint_ns(a_ns);
-  select array_agg(l.id) into v_ids
+  select array_agg(l.checkpoint_id) into v_ids
   from ai.checkpoint_lineage(a_source, a_checkpoint_id, a_ns, 'ancestors') l;  -- AS001 when unknown
   v_owner := ai._create_copy_session(a_source, v_target);
   perform ai._copy_checkpoint_rows(a_source, v_target, v_owner, a_ns, v_ids);
@@ -5685,7 +5689,7 @@ comment on function ai.session_timeline(text, integer) is
   'One thread''s history oldest first, at most max_rows (1 to 10000): its jobs (ref job_id, label status), messages (seq, role), checkpoints of every namespace (checkpoint_id, metadata source), events (event_id, kind) and side effects (idempotency key, status), each with a detail document. AS001 unknown thread (or another tenant''s), AS002 bad argument.';
 
 create function ai.checkpoint_tree(thread_id text, checkpoint_ns text default '', max_rows integer default 1000)
-returns table (id text, parent_id text, created_at timestamptz, metadata jsonb, is_current boolean)
+returns table (checkpoint_id text, parent_checkpoint_id text, created_at timestamptz, metadata jsonb, is_current boolean)
 language plpgsql stable
 security definer
 set search_path = pg_catalog, pg_temp

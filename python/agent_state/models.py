@@ -332,8 +332,8 @@ class CheckpointRow:
 class LineageStep:
     """One row of ai.checkpoint_lineage: a checkpoint along a parent chain, at its distance (depth)."""
 
-    id: str
-    parent_id: str | None
+    checkpoint_id: str
+    parent_checkpoint_id: str | None
     depth: int
     created_at: datetime
     metadata: dict[str, Any]
