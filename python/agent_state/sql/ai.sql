@@ -5515,11 +5515,14 @@ alter table ai.agent_jobs
 
 -- The function now runs only for a row that breaks a rule, so it no longer repeats the rules as one
 -- expression: it tests them one at a time, raises for the first broken, and returns true when none
--- is (a direct call on a valid row).
+-- is (a direct call on a valid row). A NULL breaks a rule here as it makes the expression NULL (the
+-- columns are NOT NULL, so no row gets this far with one; tests/python/test_row_rules_agree.py
+-- holds the two halves to the same answer on every edge value).
 create or replace function ai._check_job_row(status text, queue text, attempts integer, max_attempts integer,
                                              idempotency_key text, lease_owner text, lease_expires_at timestamptz)
 returns boolean
 language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if status is null or status not in ('PENDING', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'AWAITING_HUMAN') then
@@ -5527,13 +5530,14 @@ begin
       message = format('job status %s is not PENDING, IN_PROGRESS, COMPLETED, FAILED, CANCELLED or AWAITING_HUMAN',
                        coalesce(pg_catalog.quote_literal(status), 'NULL'));
   end if;
-  if pg_catalog.char_length(queue) not between 1 and 255 then
+  if queue is null or pg_catalog.char_length(queue) not between 1 and 255 then
     raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
       message = 'a queue name has 1 to 255 characters';
   end if;
-  if attempts < 0 or max_attempts < 1 then
+  if attempts is null or max_attempts is null or attempts < 0 or max_attempts < 1 then
     raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
-      message = format('attempts must be 0 or more and max_attempts 1 or more, not %s and %s', attempts, max_attempts);
+      message = format('attempts must be 0 or more and max_attempts 1 or more, not %s and %s',
+                       coalesce(attempts::text, 'NULL'), coalesce(max_attempts::text, 'NULL'));
   end if;
   if pg_catalog.char_length(idempotency_key) not between 1 and 255 then
     raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
