@@ -29,8 +29,8 @@ from psycopg import sql
 
 #: The right side of the two-part form: a call of a row function on columns.
 _CALL = re.compile(r"ai\._check_\w+_row\([^()]*\)")
-#: The string literals of an expression ('IN_PROGRESS'::text).
-_LITERAL = re.compile(r"'((?:[^']|'')*)'::[\w ]+")
+#: The string literals of an expression ('IN_PROGRESS'::text, 'object').
+_LITERAL = re.compile(r"'((?:[^']|'')*)'")
 
 _TEXT_EDGES: tuple[str | None, ...] = (None, "", "a", "a" * 255, "a" * 256, "outside")
 _NUMBER_EDGES: tuple[str | None, ...] = ("1", "0", "-1", None)
