@@ -5976,7 +5976,7 @@ grant execute on function ai.append_messages(text, jsonb), ai.visible_messages(t
 --
 -- Reading: ai.usage_summary sums records over a time range grouped by any of owner, thread, model
 -- and day. RLS scopes it to the caller's own rows; a service (ai_service) sees every tenant's.
--- The index on (owner, recorded_at) serves a tenant's range; (recorded_at) serves a service's.
+-- The index on (owner, created_at) serves a tenant's range; (created_at) serves a service's.
 
 create table ai.usage_records (
   thread_id text not null,
@@ -5989,7 +5989,7 @@ create table ai.usage_records (
   cost numeric not null check (cost >= 0 and cost <> 'Infinity' and cost <> 'NaN'),
   details jsonb not null default '{}',
   job_id bigint,
-  recorded_at timestamptz not null default ai.now(),
+  created_at timestamptz not null default ai.now(),
   primary key (thread_id, usage_id),
   unique (thread_id, idempotency_key),
   foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
@@ -5997,8 +5997,8 @@ create table ai.usage_records (
 comment on table ai.usage_records is 'One row per metered model call: tokens and exact cost, unique per thread by idempotency key.';
 comment on column ai.usage_records.cost is 'Exact numeric, in the caller''s currency unit; never a float.';
 
-create index usage_records_owner_time on ai.usage_records (owner, recorded_at);
-create index usage_records_time on ai.usage_records (recorded_at);
+create index usage_records_owner_time on ai.usage_records (owner, created_at);
+create index usage_records_time on ai.usage_records (created_at);
 
 alter table ai.usage_records enable row level security;
 alter table ai.usage_records force row level security;
@@ -6021,7 +6021,7 @@ insert into ai._archived_tables (table_name, copy_order, order_by) values ('usag
 -- What record_usage returns: the row, and whether this call wrote it.
 create type ai.recorded_usage as (
   thread_id text, usage_id bigint, owner text, idempotency_key text, model text, input_tokens bigint,
-  output_tokens bigint, cost numeric, details jsonb, job_id bigint, recorded_at timestamptz, inserted boolean
+  output_tokens bigint, cost numeric, details jsonb, job_id bigint, created_at timestamptz, inserted boolean
 );
 comment on type ai.recorded_usage is 'A usage row plus inserted: true when this call wrote it, false when it was a retry.';
 
@@ -6063,13 +6063,13 @@ begin
   v_owner := ai._session_owner(a_thread_id);
 
   insert into ai.usage_records as r (thread_id, owner, idempotency_key, model, input_tokens, output_tokens, cost,
-                                     details, job_id, recorded_at)
+                                     details, job_id, created_at)
   values (a_thread_id, v_owner, a_key, a_model, a_in, a_out, a_cost, a_details, a_job, ai.now())
   on conflict (thread_id, idempotency_key) do nothing
   returning * into u;
   if found then
     return (u.thread_id, u.usage_id, u.owner, u.idempotency_key, u.model, u.input_tokens, u.output_tokens,
-            u.cost, u.details, u.job_id, u.recorded_at, true)::ai.recorded_usage;
+            u.cost, u.details, u.job_id, u.created_at, true)::ai.recorded_usage;
   end if;
 
   -- A retry (or a concurrent twin that committed first): the original, if the figures agree.
@@ -6081,7 +6081,7 @@ begin
                        a_key, a_thread_id, u.usage_id);
   end if;
   return (u.thread_id, u.usage_id, u.owner, u.idempotency_key, u.model, u.input_tokens, u.output_tokens,
-          u.cost, u.details, u.job_id, u.recorded_at, false)::ai.recorded_usage;
+          u.cost, u.details, u.job_id, u.created_at, false)::ai.recorded_usage;
 end
 $$;
 comment on function ai.record_usage(text, text, text, bigint, bigint, numeric, jsonb, bigint, bigint) is
@@ -6120,16 +6120,16 @@ begin
     select case when v_by_owner then r.owner end,
            case when v_by_thread then r.thread_id end,
            case when v_by_model then r.model end,
-           case when v_by_day then (r.recorded_at at time zone 'UTC')::date end,
+           case when v_by_day then (r.created_at at time zone 'UTC')::date end,
            count(*), sum(r.input_tokens)::numeric, sum(r.output_tokens)::numeric, sum(r.cost)
     from ai.usage_records r
-    where r.recorded_at >= since and r.recorded_at < until
+    where r.created_at >= since and r.created_at < until
     group by 1, 2, 3, 4
     order by 1, 2, 3, 4;
 end
 $$;
 comment on function ai.usage_summary(timestamptz, timestamptz, text[]) is
-  'Sums usage records with since <= recorded_at < until, grouped by any subset of owner, thread, model and day (UTC); columns not grouped by are NULL. A tenant sees its own records, a service every tenant''s. AS002 bad argument.';
+  'Sums usage records with since <= created_at < until, grouped by any subset of owner, thread, model and day (UTC); columns not grouped by are NULL. A tenant sees its own records, a service every tenant''s. AS002 bad argument.';
 
 revoke execute on function ai.record_usage(text, text, text, bigint, bigint, numeric, jsonb, bigint, bigint),
   ai.usage_summary(timestamptz, timestamptz, text[]) from public;

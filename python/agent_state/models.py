@@ -220,7 +220,7 @@ class UsageRecord:
     cost: Decimal
     details: Any
     job_id: int | None
-    recorded_at: datetime
+    created_at: datetime
     inserted: bool
 
 
