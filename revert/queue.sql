@@ -3,6 +3,7 @@ begin;
 drop function ai.archive_jobs(interval, integer);
 drop function ai.reap_expired(text);
 drop function ai.queue_stats(text);
+drop type ai.queue_stats_row;
 drop function ai.job_attempts(bigint);
 drop function ai.get_job(bigint);
 drop function ai.retry_dead_job(bigint);

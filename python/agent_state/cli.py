@@ -419,7 +419,7 @@ def cmd_stats(args: argparse.Namespace, conn: Conn) -> int:
     _table(
         [
             (
-                s.queue_name,
+                s.queue,
                 s.pending,
                 s.due,
                 s.in_progress,

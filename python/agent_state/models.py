@@ -189,7 +189,7 @@ class JobAttempt:
 class QueueStats:
     """One row of ai.queue_stats: the jobs of one queue, by status."""
 
-    queue_name: str
+    queue: str
     pending: int
     due: int
     in_progress: int

@@ -188,7 +188,7 @@ def test_jobs_and_stats_of_a_queue(dsn: str, as_tenant: Client, client: Client) 
     assert [j["job_id"] for j in run_json("jobs", "--thread", thread, dsn=dsn)] == [second.job_id, first.job_id]
 
     [stats] = run_json("stats", "--queue", queue, dsn=dsn)
-    assert (stats["queue_name"], stats["pending"], stats["in_progress"]) == (queue, 1, 1)
+    assert (stats["queue"], stats["pending"], stats["in_progress"]) == (queue, 1, 1)
     text = run("stats", "--queue", queue, dsn=dsn).stdout.splitlines()
     assert text[0].split()[:4] == ["QUEUE", "PENDING", "DUE", "IN_PROGRESS"] and text[1].split()[:4] == [
         queue,
