@@ -155,6 +155,18 @@ create policy deleted_threads_by_owner on ai.deleted_threads
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
+-- A row of ai.checkpoint_lineage: it names the checkpoint as every checkpoint row does
+-- (checkpoint_id, parent_checkpoint_id); a type rather than RETURNS TABLE, whose columns could not
+-- share the function's argument name.
+create type ai.lineage_step as (
+  checkpoint_id text,
+  parent_checkpoint_id text,
+  depth integer,
+  created_at timestamptz,
+  metadata jsonb
+);
+comment on type ai.lineage_step is 'One row of ai.checkpoint_lineage: a checkpoint along a parent chain (or below one), at its distance.';
+
 -- ---------------------------------------------------------------------------------------------
 -- Reading. get_checkpoint and list_checkpoints return the same row: the checkpoint, the values
 -- of the channel versions it names, and its pending writes in (task_path, task_id, idx) order.

@@ -576,7 +576,7 @@ create or replace function ai.checkpoint_lineage(
   checkpoint_id text,
   checkpoint_ns text default '',
   direction text default 'ancestors'
-) returns table (id text, parent_id text, depth integer, created_at timestamptz, metadata jsonb)
+) returns setof ai.lineage_step
 language plpgsql stable
 security definer
 set search_path = pg_catalog, pg_temp
@@ -588,6 +588,7 @@ declare
   a_ns alias for $3;
   a_direction alias for $4;
   v_want text := a_checkpoint_id;
+  step ai.lineage_step;
   v_depth integer := 0;
   r record;
 begin
@@ -630,12 +631,8 @@ begin
     order by c.checkpoint_id desc
   loop
     if r.checkpoint_id = v_want then
-      id := r.checkpoint_id;
-      parent_id := r.parent_checkpoint_id;
-      depth := v_depth;
-      created_at := r.created_at;
-      metadata := r.metadata;
-      return next;
+      step := (r.checkpoint_id, r.parent_checkpoint_id, v_depth, r.created_at, r.metadata)::ai.lineage_step;
+      return next step;
       v_depth := v_depth + 1;
       v_want := r.parent_checkpoint_id;
       exit when v_want is null;
@@ -647,19 +644,15 @@ begin
     from ai.checkpoints c
     where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = v_want;
     exit when not found;
-    id := r.checkpoint_id;
-    parent_id := r.parent_checkpoint_id;
-    depth := v_depth;
-    created_at := r.created_at;
-    metadata := r.metadata;
-    return next;
+    step := (r.checkpoint_id, r.parent_checkpoint_id, v_depth, r.created_at, r.metadata)::ai.lineage_step;
+    return next step;
     v_depth := v_depth + 1;
     v_want := r.parent_checkpoint_id;
   end loop;
 end
 $$;
 comment on function ai.checkpoint_lineage(text, text, text, text) is
-  'The checkpoints along the parent chain of one checkpoint, with depth: ''ancestors'' (default) from the checkpoint itself (depth 0) back to the root, in one index range scan; ''descendants'' forward through every branch (depth = distance). Stays in one namespace. AS001 unknown checkpoint (or another tenant''s), AS002 bad argument.';
+  'The checkpoints (checkpoint_id, parent_checkpoint_id, depth, created_at, metadata) along the parent chain of one checkpoint: ''ancestors'' (default) from the checkpoint itself (depth 0) back to the root, in one index range scan; ''descendants'' forward through every branch (depth = distance). Stays in one namespace. AS001 unknown checkpoint (or another tenant''s), AS002 bad argument.';
 
 create or replace function ai.checkpoints_between(thread_id text, from_time timestamptz, to_time timestamptz)
 returns table (checkpoint_ns text, checkpoint_id text, parent_checkpoint_id text, created_at timestamptz, metadata jsonb)
@@ -986,18 +979,31 @@ begin
   perform ai._check_text(a_checkpoint_id, 'checkpoint_id');
   perform ai._check_thread_id(v_target);
   perform ai._check_checkpoint_ns(a_ns);
-  select array_agg(l.id) into v_ids
+  select array_agg(l.checkpoint_id) into v_ids
   from ai.checkpoint_lineage(a_source, a_checkpoint_id, a_ns, 'ancestors') l;  -- AS001 when unknown
   v_owner := ai._create_copy_session(a_source, v_target);
   perform ai._copy_checkpoint_rows(a_source, v_target, v_owner, a_ns, v_ids);
   if a_ns = '' then
     perform ai._reset_current_checkpoint(array[v_target]);
   end if;
+  -- What the model was given up to the checkpoint (ai.turn_retrievals, made by the later change
+  -- `retrievals`: PL/pgSQL resolves the table when this runs): the retrievals recorded at or before
+  -- it was saved (the timeline rule of ai.trajectory), with their ids and keys. Not copied: the
+  -- message log (the reference a replay on the fork is compared with), hidden marks and streams
+  -- (they belong to messages), usage (billing of the source: a copy would charge its calls twice).
+  -- docs/streams-usage-retrievals.md
+  insert into ai.turn_retrievals (thread_id, retrieval_id, owner, turn, idempotency_key, documents, created_at)
+  overriding system value
+  select v_target, r.retrieval_id, v_owner, r.turn, r.idempotency_key, r.documents, r.created_at
+  from ai.turn_retrievals r
+  where r.thread_id = a_source
+    and r.created_at <= (select c.created_at from ai.checkpoints c
+                         where c.thread_id = a_source and c.checkpoint_ns = a_ns and c.checkpoint_id = a_checkpoint_id);
   return v_target;
 end
 $$;
 comment on function ai.fork_thread(text, text, text, text) is
-  'Copies one checkpoint and its ancestors (with their pending writes and channel values) into a new thread of the same owner, so a replay can run from there without touching the source; returns the new thread id (a fresh UUID when new_thread_id is NULL). AS001 unknown thread or checkpoint, AS002 bad argument, AS005 new_thread_id taken.';
+  'Copies one checkpoint and its ancestors (with their pending writes and channel values) into a new thread of the same owner, with the turn retrievals recorded at or before that checkpoint was saved (same ids and keys), so a replay can run from there without touching the source; returns the new thread id (a fresh UUID when new_thread_id is NULL). Not copied: messages (and so hidden marks and streams: the source''s log, which a replay is compared with) and usage records (billing of the source: copying would charge its calls twice). AS001 unknown thread or checkpoint, AS002 bad argument, AS005 new_thread_id taken.';
 
 create or replace function ai.copy_thread(source_thread_id text, target_thread_id text) returns integer
 language plpgsql volatile

@@ -65,7 +65,7 @@ returns boolean
 language plpgsql immutable parallel safe
 as $$
 begin
-  if pg_catalog.char_length(checkpoint_id) not between 1 and 255 then
+  if (pg_catalog.char_length(checkpoint_id) between 1 and 255) is not true then
     raise exception using errcode = '23514', constraint = 'human_approvals_row_check',
       message = 'a checkpoint_id has 1 to 255 characters';
   end if;

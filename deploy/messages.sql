@@ -10,20 +10,20 @@ returns boolean
 language plpgsql immutable parallel safe
 as $$
 begin
-  if seq <= 0 then
+  if (seq > 0) is not true then
     raise exception using errcode = '23514', constraint = 'session_messages_row_check',
-      message = format('a message seq is 1 or more, not %s', seq);
+      message = format('a message seq is 1 or more, not %s', coalesce(seq::text, 'NULL'));
   end if;
   if role is null or role not in ('system', 'user', 'assistant', 'tool_call', 'tool_result') then
     raise exception using errcode = '23514', constraint = 'session_messages_row_check',
       message = format('message role %s is not system, user, assistant, tool_call or tool_result',
                        coalesce(pg_catalog.quote_literal(role), 'NULL'));
   end if;
-  if token_count < 0 then
+  if (token_count >= 0) is not true then
     raise exception using errcode = '23514', constraint = 'session_messages_row_check',
-      message = format('token_count must be 0 or more, not %s', token_count);
+      message = format('token_count must be 0 or more, not %s', coalesce(token_count::text, 'NULL'));
   end if;
-  if pg_catalog.char_length(idempotency_key) not between 1 and 255 then
+  if (pg_catalog.char_length(idempotency_key) between 1 and 255) is not true then
     raise exception using errcode = '23514', constraint = 'session_messages_row_check',
       message = 'an idempotency key has 1 to 255 characters';
   end if;

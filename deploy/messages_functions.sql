@@ -145,17 +145,23 @@ begin
     -- Take the next number under the session row lock. Concurrent appends to this thread queue
     -- here; a concurrent append of this very message either committed before we got the lock
     -- (the insert below then meets its key) or waits for us.
-    update ai.agent_sessions s set last_seq = s.last_seq + 1, updated_at = v_now
-    where s.thread_id = a_thread_id and s.status in ('active', 'waiting')
-    returning s.owner, s.last_seq into v_owner, v_seq;
-    if not found then
+    -- A session that another transaction creates and commits while the UPDATE runs is not in the
+    -- UPDATE's snapshot but is in the next statement's: when the re-read finds it open, the
+    -- UPDATE runs again (it then sees the row); only a closed session is AS004.
+    for look in 1..3 loop
+      update ai.agent_sessions s set last_seq = s.last_seq + 1, updated_at = v_now
+      where s.thread_id = a_thread_id and s.status in ('active', 'waiting')
+      returning s.owner, s.last_seq into v_owner, v_seq;
+      exit when found;
       select s.status into v_status from ai.agent_sessions s where s.thread_id = a_thread_id;
       if not found then
         raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
       end if;
-      raise exception using errcode = 'AS004',
-        message = format('session %s is %s: no more messages', a_thread_id, v_status);
-    end if;
+      if v_status not in ('active', 'waiting') or look = 3 then
+        raise exception using errcode = 'AS004',
+          message = format('session %s is %s: no more messages', a_thread_id, v_status);
+      end if;
+    end loop;
 
     insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key, created_at)
     values (a_thread_id, v_seq, v_owner, a_role, a_content,

@@ -130,7 +130,7 @@ comment on function ai.session_timeline(text, integer) is
   'One thread''s history oldest first, at most max_rows (1 to 10000): its jobs (ref job_id, label status), messages (seq, role), checkpoints of every namespace (checkpoint_id, metadata source), events (event_id, kind) and side effects (idempotency key, status), each with a detail document. AS001 unknown thread (or another tenant''s), AS002 bad argument.';
 
 create or replace function ai.checkpoint_tree(thread_id text, checkpoint_ns text default '', max_rows integer default 1000)
-returns table (id text, parent_id text, created_at timestamptz, metadata jsonb, is_current boolean)
+returns table (checkpoint_id text, parent_checkpoint_id text, created_at timestamptz, metadata jsonb, is_current boolean)
 language plpgsql stable
 security definer
 set search_path = pg_catalog, pg_temp

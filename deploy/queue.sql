@@ -105,13 +105,14 @@ begin
       message = format('job status %s is not PENDING, IN_PROGRESS, COMPLETED, FAILED, CANCELLED or AWAITING_HUMAN',
                        coalesce(pg_catalog.quote_literal(status), 'NULL'));
   end if;
-  if pg_catalog.char_length(queue) not between 1 and 255 then
+  if queue is null or pg_catalog.char_length(queue) not between 1 and 255 then
     raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
       message = 'a queue name has 1 to 255 characters';
   end if;
-  if attempts < 0 or max_attempts < 1 then
+  if attempts is null or max_attempts is null or attempts < 0 or max_attempts < 1 then
     raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
-      message = format('attempts must be 0 or more and max_attempts 1 or more, not %s and %s', attempts, max_attempts);
+      message = format('attempts must be 0 or more and max_attempts 1 or more, not %s and %s',
+                       coalesce(attempts::text, 'NULL'), coalesce(max_attempts::text, 'NULL'));
   end if;
   if pg_catalog.char_length(idempotency_key) not between 1 and 255 then
     raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
@@ -259,5 +260,14 @@ alter table ai.job_fences force row level security;
 -- A row is only ever seen by the transaction that wrote it (it is gone before that one commits).
 -- No grant: only ai.fenced_write (SECURITY DEFINER, the schema owner) writes it.
 create policy job_fences_own_transaction on ai.job_fences using (true) with check (true);
+
+-- A row of ai.queue_stats names its queue `queue`, as a job does; a type rather than RETURNS TABLE,
+-- whose columns could not share the function's argument name.
+create type ai.queue_stats_row as (
+  queue text, pending bigint, due bigint, in_progress bigint, expired_leases bigint, awaiting_human bigint,
+  completed bigint, failed bigint, cancelled bigint, oldest_due_age interval, failed_attempts bigint,
+  expired_attempts bigint
+);
+comment on type ai.queue_stats_row is 'One row of ai.queue_stats: the jobs of one queue by status, and its attempt figures.';
 
 commit;

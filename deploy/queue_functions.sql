@@ -870,9 +870,7 @@ comment on function ai.job_attempts(bigint) is
   'The attempts of a job, oldest first: attempt number, worker, fencing token, claimed at, lease end, ended at, outcome (completed, failed, released, cancelled, awaiting_human, expired, or in_progress for the one running) and error (a failed attempt''s). Reads archived jobs too. Each ended attempt was recorded by the transaction that ended it. AS001 unknown job, or another tenant''s.';
 
 create or replace function ai.queue_stats(queue text default null)
-returns table (queue_name text, pending bigint, due bigint, in_progress bigint, expired_leases bigint,
-               awaiting_human bigint, completed bigint, failed bigint, cancelled bigint, oldest_due_age interval,
-               failed_attempts bigint, expired_attempts bigint)
+returns setof ai.queue_stats_row
 language plpgsql stable
 security definer
 set search_path = pg_catalog, pg_temp

@@ -38,9 +38,7 @@ begin
   if a_key is not null then
     perform ai._check_text(a_key, 'idempotency_key');
   end if;
-  if a_job is not null and a_token is null then
-    raise exception using errcode = 'AS002', message = 'fencing_token must not be NULL when job_id is given';
-  end if;
+  perform ai._check_job_token(a_job, a_token);
   perform ai._fence_side_effect(a_thread_id, a_job, a_token);
   v_owner := ai._session_owner(a_thread_id);
   v_key := coalesce(a_key, 'retrieval:' || pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(

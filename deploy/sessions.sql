@@ -12,7 +12,7 @@ returns boolean
 language plpgsql immutable parallel safe
 as $$
 begin
-  if pg_catalog.char_length(thread_id) not between 1 and 255 then
+  if (pg_catalog.char_length(thread_id) between 1 and 255) is not true then
     raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
       message = 'a thread_id has 1 to 255 characters';
   end if;
@@ -25,9 +25,9 @@ begin
     raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
       message = 'a session''s config is a JSON object';
   end if;
-  if last_seq < 0 then
+  if (last_seq >= 0) is not true then
     raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
-      message = format('last_seq must be 0 or more, not %s', last_seq);
+      message = format('last_seq must be 0 or more, not %s', coalesce(last_seq::text, 'NULL'));
   end if;
   if (completed_at is not null) <> (status in ('completed', 'failed', 'cancelled')) then
     raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',

@@ -51,7 +51,7 @@ returns boolean
 language plpgsql immutable parallel safe
 as $$
 begin
-  if pg_catalog.char_length(idempotency_key) not between 1 and 255 then
+  if (pg_catalog.char_length(idempotency_key) between 1 and 255) is not true then
     raise exception using errcode = '23514', constraint = 'side_effects_row_check',
       message = 'an idempotency key has 1 to 255 characters';
   end if;
@@ -60,9 +60,10 @@ begin
       message = format('side effect status %s is not reserved, done or abandoned',
                        coalesce(pg_catalog.quote_literal(status), 'NULL'));
   end if;
-  if attempt < 1 or takeovers < 0 then
+  if (attempt >= 1 and takeovers >= 0) is not true then
     raise exception using errcode = '23514', constraint = 'side_effects_row_check',
-      message = format('attempt must be 1 or more and takeovers 0 or more, not %s and %s', attempt, takeovers);
+      message = format('attempt must be 1 or more and takeovers 0 or more, not %s and %s',
+                       coalesce(attempt::text, 'NULL'), coalesce(takeovers::text, 'NULL'));
   end if;
   if status = 'done' and finished_at is null then
     raise exception using errcode = '23514', constraint = 'side_effects_row_check',

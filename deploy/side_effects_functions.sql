@@ -34,18 +34,32 @@ $$;
 comment on function ai.idempotency_key(text[]) is
   'A deterministic key (64 hex characters, sha256) over the identifying fields of an operation, e.g. ai.idempotency_key(''charge'', user_id, amount::text). Each part is length-prefixed and NULL is distinct from ''''; the Python client computes the same key. AS002 no parts.';
 
+-- The one rule of every fenced write's arguments: a job id comes with its fencing token. Every
+-- guard of a call that takes (job_id, fencing_token) calls it (side effects, usage, retrievals,
+-- streams); a token without a job is each call's own business (the side-effect ledger takes one).
+create or replace function ai._check_job_token(job_id bigint, fencing_token bigint) returns void
+language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if job_id is not null and fencing_token is null then
+    raise exception using errcode = 'AS002', message = 'fencing_token must not be NULL when job_id is given';
+  end if;
+end
+$$;
+comment on function ai._check_job_token(bigint, bigint) is 'Internal guard of every fenced write: AS002 when job_id is given without its fencing_token.';
+
 -- Guards shared by the three calls: the key, and (job_id, fencing_token) given together.
 create or replace function ai._check_side_effect_args(thread_id text, idempotency_key text, job_id bigint, fencing_token bigint,
                                            need_token boolean)
 returns void
 language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform ai._check_thread_id(thread_id);
   perform ai._check_text(idempotency_key, 'idempotency_key');
-  if job_id is not null and fencing_token is null then
-    raise exception using errcode = 'AS002', message = 'fencing_token must not be NULL when job_id is given';
-  end if;
+  perform ai._check_job_token(job_id, fencing_token);
   if need_token and fencing_token is null then
     raise exception using errcode = 'AS002',
       message = 'fencing_token must not be NULL (without a job: the attempt begin_side_effect returned)';
@@ -287,7 +301,7 @@ end
 $$;
 comment on function ai.get_side_effect(text, text) is 'The ledger row of one side effect. AS001 unknown key (or another tenant''s).';
 
-revoke execute on function ai.idempotency_key(text[]),
+revoke execute on function ai.idempotency_key(text[]), ai._check_job_token(bigint, bigint),
   ai._check_side_effect_args(text, text, bigint, bigint, boolean), ai._fence_side_effect(text, bigint, bigint),
   ai._side_effect_holder_alive(ai.side_effects, timestamptz),
   ai.begin_side_effect(text, text, jsonb, bigint, bigint, interval), ai.finish_side_effect(text, text, jsonb, bigint, bigint),

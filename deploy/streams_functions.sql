@@ -40,9 +40,7 @@ as $$
 begin
   perform ai._check_thread_id(thread_id);
   perform ai._check_text(stream_key, 'stream_key', 200);
-  if job_id is not null and fencing_token is null then
-    raise exception using errcode = 'AS002', message = 'fencing_token must not be NULL when job_id is given';
-  end if;
+  perform ai._check_job_token(job_id, fencing_token);
 end
 $$;
 comment on function ai._check_stream_args(text, text, bigint, bigint) is 'Internal guard of the stream calls: ids, and a token with every job.';

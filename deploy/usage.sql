@@ -12,7 +12,7 @@
 --
 -- Reading: ai.usage_summary sums records over a time range grouped by any of owner, thread, model
 -- and day. RLS scopes it to the caller's own rows; a service (ai_service) sees every tenant's.
--- The index on (owner, recorded_at) serves a tenant's range; (recorded_at) serves a service's.
+-- The index on (owner, created_at) serves a tenant's range; (created_at) serves a service's.
 begin;
 
 create table ai.usage_records (
@@ -26,7 +26,7 @@ create table ai.usage_records (
   cost numeric not null check (cost >= 0 and cost <> 'Infinity' and cost <> 'NaN'),
   details jsonb not null default '{}',
   job_id bigint,
-  recorded_at timestamptz not null default ai.now(),
+  created_at timestamptz not null default ai.now(),
   primary key (thread_id, usage_id),
   unique (thread_id, idempotency_key),
   foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
@@ -34,8 +34,8 @@ create table ai.usage_records (
 comment on table ai.usage_records is 'One row per metered model call: tokens and exact cost, unique per thread by idempotency key.';
 comment on column ai.usage_records.cost is 'Exact numeric, in the caller''s currency unit; never a float.';
 
-create index usage_records_owner_time on ai.usage_records (owner, recorded_at);
-create index usage_records_time on ai.usage_records (recorded_at);
+create index usage_records_owner_time on ai.usage_records (owner, created_at);
+create index usage_records_time on ai.usage_records (created_at);
 
 alter table ai.usage_records enable row level security;
 alter table ai.usage_records force row level security;
@@ -58,7 +58,7 @@ insert into ai._archived_tables (table_name, copy_order, order_by) values ('usag
 -- What record_usage returns: the row, and whether this call wrote it.
 create type ai.recorded_usage as (
   thread_id text, usage_id bigint, owner text, idempotency_key text, model text, input_tokens bigint,
-  output_tokens bigint, cost numeric, details jsonb, job_id bigint, recorded_at timestamptz, inserted boolean
+  output_tokens bigint, cost numeric, details jsonb, job_id bigint, created_at timestamptz, inserted boolean
 );
 comment on type ai.recorded_usage is 'A usage row plus inserted: true when this call wrote it, false when it was a retry.';
 

@@ -44,13 +44,13 @@ begin
   v_owner := ai._session_owner(a_thread_id);
 
   insert into ai.usage_records as r (thread_id, owner, idempotency_key, model, input_tokens, output_tokens, cost,
-                                     details, job_id, recorded_at)
+                                     details, job_id, created_at)
   values (a_thread_id, v_owner, a_key, a_model, a_in, a_out, a_cost, a_details, a_job, ai.now())
   on conflict (thread_id, idempotency_key) do nothing
   returning * into u;
   if found then
     return (u.thread_id, u.usage_id, u.owner, u.idempotency_key, u.model, u.input_tokens, u.output_tokens,
-            u.cost, u.details, u.job_id, u.recorded_at, true)::ai.recorded_usage;
+            u.cost, u.details, u.job_id, u.created_at, true)::ai.recorded_usage;
   end if;
 
   -- A retry (or a concurrent twin that committed first): the original, if the figures agree.
@@ -62,7 +62,7 @@ begin
                        a_key, a_thread_id, u.usage_id);
   end if;
   return (u.thread_id, u.usage_id, u.owner, u.idempotency_key, u.model, u.input_tokens, u.output_tokens,
-          u.cost, u.details, u.job_id, u.recorded_at, false)::ai.recorded_usage;
+          u.cost, u.details, u.job_id, u.created_at, false)::ai.recorded_usage;
 end
 $$;
 comment on function ai.record_usage(text, text, text, bigint, bigint, numeric, jsonb, bigint, bigint) is
@@ -101,16 +101,16 @@ begin
     select case when v_by_owner then r.owner end,
            case when v_by_thread then r.thread_id end,
            case when v_by_model then r.model end,
-           case when v_by_day then (r.recorded_at at time zone 'UTC')::date end,
+           case when v_by_day then (r.created_at at time zone 'UTC')::date end,
            count(*), sum(r.input_tokens)::numeric, sum(r.output_tokens)::numeric, sum(r.cost)
     from ai.usage_records r
-    where r.recorded_at >= since and r.recorded_at < until
+    where r.created_at >= since and r.created_at < until
     group by 1, 2, 3, 4
     order by 1, 2, 3, 4;
 end
 $$;
 comment on function ai.usage_summary(timestamptz, timestamptz, text[]) is
-  'Sums usage records with since <= recorded_at < until, grouped by any subset of owner, thread, model and day (UTC); columns not grouped by are NULL. A tenant sees its own records, a service every tenant''s. AS002 bad argument.';
+  'Sums usage records with since <= created_at < until, grouped by any subset of owner, thread, model and day (UTC); columns not grouped by are NULL. A tenant sees its own records, a service every tenant''s. AS002 bad argument.';
 
 revoke execute on function ai.record_usage(text, text, text, bigint, bigint, numeric, jsonb, bigint, bigint),
   ai.usage_summary(timestamptz, timestamptz, text[]) from public;

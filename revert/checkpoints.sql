@@ -1,5 +1,6 @@
 -- Revert agent-state:checkpoints from pg
 begin;
+drop type ai.lineage_step;
 drop type ai.checkpoint_tuple;
 drop table ai.deleted_threads;
 drop table ai.checkpoint_writes;

@@ -1,5 +1,6 @@
 -- Revert agent-state:queue from pg
 begin;
+drop type ai.queue_stats_row;
 drop table ai.job_fences;
 drop table ai.notify_key;
 drop table ai.agent_jobs_archive;

@@ -20,3 +20,5 @@ select 1 / (select (count(*) = 3)::integer from pg_catalog.pg_attribute
                                           ('ai.checkpoint_blobs'::regclass, 'blob'),
                                           ('ai.checkpoint_writes'::regclass, 'blob'))
               and attcompression = 'p');
+select checkpoint_id, parent_checkpoint_id, depth, created_at, metadata
+from (select null::ai.lineage_step r) s, lateral (select (s.r).*) x where false;

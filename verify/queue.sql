@@ -17,3 +17,6 @@ select 1 / (select relforcerowsecurity::int from pg_catalog.pg_class where oid =
 select claimed_at, attempt_log from ai.agent_jobs where false;
 select 'ai._check_job_row(text, text, integer, integer, text, text, timestamptz)'::regprocedure;
 select 1 / count(*) from pg_catalog.pg_constraint where conname = 'agent_jobs_row_check' and conrelid = 'ai.agent_jobs'::regclass;
+select queue, pending, due, in_progress, expired_leases, awaiting_human, completed, failed, cancelled,
+       oldest_due_age, failed_attempts, expired_attempts
+from (select null::ai.queue_stats_row r) s, lateral (select (s.r).*) x where false;

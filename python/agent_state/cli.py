@@ -324,22 +324,23 @@ def cmd_show(args: argparse.Namespace, conn: Conn) -> int:
 
 def _tree_lines(nodes: list[dict[str, Any]]) -> list[str]:
     """Checkpoints drawn as a tree (children under their parent, oldest first), iteratively."""
-    ids = {n["id"] for n in nodes}
+    ids = {n["checkpoint_id"] for n in nodes}
     children: dict[str | None, list[dict[str, Any]]] = {}
-    for node in sorted(nodes, key=lambda n: n["id"]):
-        parent = node["parent_id"] if node["parent_id"] in ids else None
+    for node in sorted(nodes, key=lambda n: n["checkpoint_id"]):
+        parent = node["parent_checkpoint_id"] if node["parent_checkpoint_id"] in ids else None
         children.setdefault(parent, []).append(node)
 
     def label(node: dict[str, Any]) -> str:
         meta = node.get("metadata") or {}
-        bits = [node["id"]]
+        bits = [node["checkpoint_id"]]
         if meta.get("source"):
             bits.append(str(meta["source"]))
         if meta.get("step") is not None:
             bits.append(f"step {meta['step']}")
         bits.append(_when(node["created_at"]))
-        if node["parent_id"] and node["parent_id"] not in ids:
-            bits.append(f"(parent {node['parent_id']} not shown)")
+        parent = node["parent_checkpoint_id"]
+        if parent and parent not in ids:
+            bits.append(f"(parent {parent} not shown)")
         if node.get("is_current"):
             bits.append("<- current")
         return "  ".join(bits)
@@ -350,7 +351,7 @@ def _tree_lines(nodes: list[dict[str, Any]]) -> list[str]:
     while stack:
         node, prefix, connector = stack.pop()
         lines.append(prefix + connector + label(node))
-        kids = children.get(node["id"], [])
+        kids = children.get(node["checkpoint_id"], [])
         child_prefix = prefix + ("" if not connector else ("    " if connector == "└── " else "│   "))
         for i, kid in reversed(list(enumerate(kids))):
             stack.append((kid, child_prefix, "└── " if i == len(kids) - 1 else "├── "))
@@ -375,7 +376,7 @@ def cmd_lineage(args: argparse.Namespace, conn: Conn) -> int:
             f"thread {args.thread} has no checkpoints" + (f" in namespace {args.namespace!r}" if args.namespace else "")
         )
         return EXIT_OK
-    branches = sum(1 for n in nodes if sum(1 for m in nodes if m["parent_id"] == n["id"]) > 1)
+    branches = sum(1 for n in nodes if sum(1 for m in nodes if m["parent_checkpoint_id"] == n["checkpoint_id"]) > 1)
     print(f"thread {args.thread}: {len(nodes)} checkpoints, {branches} branching")
     for line in _tree_lines(nodes):
         print(line)
@@ -418,7 +419,7 @@ def cmd_stats(args: argparse.Namespace, conn: Conn) -> int:
     _table(
         [
             (
-                s.queue_name,
+                s.queue,
                 s.pending,
                 s.due,
                 s.in_progress,

@@ -516,7 +516,7 @@ def _node_of(client: Client, thread: str, checkpoint_id: str | None) -> str | No
     """The node whose write a checkpoint saved (the 'loop' checkpoint after it)."""
     if checkpoint_id is None:
         return None
-    [step] = [s for s in client.checkpoint_lineage(thread, checkpoint_id) if s.id == checkpoint_id]
+    [step] = [s for s in client.checkpoint_lineage(thread, checkpoint_id) if s.checkpoint_id == checkpoint_id]
     ordinal = int(step.metadata.get("step", -1))  # -1 the input, 0 after START, n after the nth node
     return NODES[ordinal - 1] if 1 <= ordinal <= len(NODES) else None
 
@@ -531,7 +531,7 @@ def _collect(client: Client, thread: str, outbox: Path, facts: Facts) -> None:
     head = client.get_session(thread).current_checkpoint_id
     if head and facts.resumed_from:
         facts.lineage_passes_resume_point = facts.resumed_from in {
-            s.id for s in client.checkpoint_lineage(thread, head)
+            s.checkpoint_id for s in client.checkpoint_lineage(thread, head)
         }
     facts.message_seqs = [m.seq for m in client.get_messages(thread)]
 
@@ -546,7 +546,7 @@ def _timeline(
         detail = payload.pop("node", None) or (json.dumps(payload) if payload else "")
         rows.append((e.created_at, "event", who, f"{e.kind} {detail}".strip()))
     head = client.get_session(thread).current_checkpoint_id
-    lineage = {s.id for s in client.checkpoint_lineage(thread, head)} if head else set()
+    lineage = {s.checkpoint_id for s in client.checkpoint_lineage(thread, head)} if head else set()
     for c in client.list_checkpoints(thread):
         meta = c.metadata or {}
         token = meta.get("fencing_token")

@@ -189,7 +189,7 @@ class JobAttempt:
 class QueueStats:
     """One row of ai.queue_stats: the jobs of one queue, by status."""
 
-    queue_name: str
+    queue: str
     pending: int
     due: int
     in_progress: int
@@ -220,7 +220,7 @@ class UsageRecord:
     cost: Decimal
     details: Any
     job_id: int | None
-    recorded_at: datetime
+    created_at: datetime
     inserted: bool
 
 
@@ -332,8 +332,8 @@ class CheckpointRow:
 class LineageStep:
     """One row of ai.checkpoint_lineage: a checkpoint along a parent chain, at its distance (depth)."""
 
-    id: str
-    parent_id: str | None
+    checkpoint_id: str
+    parent_checkpoint_id: str | None
     depth: int
     created_at: datetime
     metadata: dict[str, Any]

@@ -98,7 +98,7 @@ class UsageMethods:
     def usage_summary(
         self, since: datetime, until: datetime, group_by: Sequence[UsageDimension] = ("owner",)
     ) -> list[UsageSummaryRow]:
-        """``ai.usage_summary``: sums over ``since <= recorded_at < until`` grouped by the dimensions."""
+        """``ai.usage_summary``: sums over ``since <= created_at < until`` grouped by the dimensions."""
         return self._rows(USAGE_SUMMARY, (since, until, list(group_by)))
 
 

@@ -154,7 +154,7 @@ def test_lineage_draws_the_checkpoint_tree_with_its_branches(dsn: str, as_tenant
     c4 = as_tenant.put_checkpoint(thread, "", None, c2, "json", b"{}", {"step": 3, "source": "fork"})
 
     tree = run_json("lineage", thread, dsn=dsn)
-    assert [(n["id"], n["parent_id"], n["is_current"]) for n in tree] == [
+    assert [(n["checkpoint_id"], n["parent_checkpoint_id"], n["is_current"]) for n in tree] == [
         (c1, None, False), (c2, c1, False), (c3, c2, False), (c4, c2, True),
     ]  # fmt: skip
 
@@ -166,7 +166,11 @@ def test_lineage_draws_the_checkpoint_tree_with_its_branches(dsn: str, as_tenant
     assert text[4].startswith(f"    └── {c4}  fork  step 3") and text[4].endswith("<- current")
 
     below = run_json("lineage", thread, c2, dsn=dsn)
-    assert {(n["id"], n["depth"]) for n in below} == {(c2, 0), (c3, 1), (c4, 1)}
+    assert {(n["checkpoint_id"], n["parent_checkpoint_id"], n["depth"]) for n in below} == {
+        (c2, c1, 0),
+        (c3, c2, 1),
+        (c4, c2, 1),
+    }
 
 
 def test_jobs_and_stats_of_a_queue(dsn: str, as_tenant: Client, client: Client) -> None:
@@ -184,7 +188,7 @@ def test_jobs_and_stats_of_a_queue(dsn: str, as_tenant: Client, client: Client) 
     assert [j["job_id"] for j in run_json("jobs", "--thread", thread, dsn=dsn)] == [second.job_id, first.job_id]
 
     [stats] = run_json("stats", "--queue", queue, dsn=dsn)
-    assert (stats["queue_name"], stats["pending"], stats["in_progress"]) == (queue, 1, 1)
+    assert (stats["queue"], stats["pending"], stats["in_progress"]) == (queue, 1, 1)
     text = run("stats", "--queue", queue, dsn=dsn).stdout.splitlines()
     assert text[0].split()[:4] == ["QUEUE", "PENDING", "DUE", "IN_PROGRESS"] and text[1].split()[:4] == [
         queue,
@@ -409,7 +413,7 @@ def test_import_langgraph_copies_postgres_saver_threads(dsn: str, role_dsn: Call
             report = run_json("import-langgraph", "--from", source, "--thread", thread, dsn=role_dsn("tenant_a"))
             assert report["threads"] == [thread] and report["checkpoints"] >= 2
             tree = run_json("lineage", thread, dsn=role_dsn("tenant_a"))
-            assert len(tree) == report["checkpoints"] and tree[0]["parent_id"] is None
+            assert len(tree) == report["checkpoints"] and tree[0]["parent_checkpoint_id"] is None
 
             bad = run("import-langgraph", "--from", "postgresql://127.0.0.1:1/x", dsn=dsn)
             assert_error(bad, 2, "cannot connect to the source database (--from)")

@@ -48,7 +48,10 @@ def test_put_get_list_lineage_fork_and_delete(tenant: Client, thread_id: str) ->
     assert [r.checkpoint_id for r in tenant.list_checkpoints(thread_id, "", max_rows=1)] == [second]
     lineage = tenant.checkpoint_lineage(thread_id, second)
     assert lineage and isinstance(lineage[0], LineageStep)
-    assert [(s.id, s.depth) for s in lineage] == [(second, 0), (first, 1)]
+    assert [(s.checkpoint_id, s.parent_checkpoint_id, s.depth) for s in lineage] == [
+        (second, first, 0),
+        (first, None, 1),
+    ]
     now = tenant.now()
     assert len(tenant.checkpoints_between(thread_id, now - timedelta(hours=1), now + timedelta(hours=1))) == 2
 
@@ -78,7 +81,7 @@ def test_async_client_has_the_same_methods(role_dsn: Any, thread_id: str) -> Non
             cid = await client.put_checkpoint(thread_id, "", "c1", None, "msgpack", b"\x01")
             row = await client.get_checkpoint(thread_id)
             assert row is not None and row.checkpoint_id == cid == "c1"
-            assert [s.id for s in await client.checkpoint_lineage(thread_id, "c1")] == ["c1"]
+            assert [s.checkpoint_id for s in await client.checkpoint_lineage(thread_id, "c1")] == ["c1"]
             assert await client.delete_thread(thread_id) is True
 
     asyncio.run(scenario())

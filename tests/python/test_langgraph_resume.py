@@ -29,7 +29,7 @@ def test_get_state_history_equals_checkpoint_lineage(role_dsn: Any, thread_id: s
         lineage = [
             r[0]
             for r in conn.execute(
-                "select id from ai.checkpoint_lineage(%s, %s) order by depth", (thread_id, head_id)
+                "select checkpoint_id from ai.checkpoint_lineage(%s, %s) order by depth", (thread_id, head_id)
             ).fetchall()
         ]
         assert len(history) == 6  # input, start, a, b, c, d
@@ -48,7 +48,7 @@ def test_get_state_history_equals_checkpoint_lineage(role_dsn: Any, thread_id: s
         lineage = [
             r[0]
             for r in conn.execute(
-                "select id from ai.checkpoint_lineage(%s, %s) order by depth", (thread_id, chain[0])
+                "select checkpoint_id from ai.checkpoint_lineage(%s, %s) order by depth", (thread_id, chain[0])
             ).fetchall()
         ]
         assert lineage == chain

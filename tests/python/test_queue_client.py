@@ -46,7 +46,7 @@ def test_enqueue_claim_renew_complete_round_trip(service: psycopg.Connection[Any
     done = client.complete_job(job.job_id, claimed.fencing_token, {"ok": True})
     assert (done.status, done.result) == ("COMPLETED", {"ok": True})
     assert client.get_job(job.job_id) == done
-    stats = {s.queue_name: s for s in client.queue_stats(queue)}
+    stats = {s.queue: s for s in client.queue_stats(queue)}
     assert (stats[queue].completed, stats[queue].pending) == (1, 1)
 
 

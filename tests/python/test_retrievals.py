@@ -31,3 +31,26 @@ def test_async_twin(dsn: str, thread_id: str) -> None:
             assert context.turn == 2 and context.messages == [] and len(context.retrievals) == 1
 
     asyncio.run(check())
+
+
+def test_a_fork_carries_the_retrievals_recorded_up_to_its_checkpoint(client: Client, thread_id: str) -> None:
+    client.create_session(thread_id)
+    client.record_retrieval(thread_id, 1, [{"id": "before", "score": 0.5}])
+    checkpoint = client.put_checkpoint(thread_id, "", None, None, "msgpack", b"\x01")
+    client.record_retrieval(thread_id, 2, [{"id": "after"}])
+    fork = client.fork_thread(thread_id, checkpoint, f"{thread_id}-fork")
+    assert client.get_turn_context(fork, 1).retrievals == client.get_turn_context(thread_id, 1).retrievals != []
+    assert client.get_turn_context(fork, 2).retrievals == []
+
+
+def test_a_fork_carries_the_retrievals_async(dsn: str, thread_id: str) -> None:
+    async def check() -> None:
+        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+            c = AsyncClient(conn)
+            await c.create_session(thread_id)
+            await c.record_retrieval(thread_id, 1, [{"id": "before"}])
+            checkpoint = await c.put_checkpoint(thread_id, "", None, None, "msgpack", b"\x01")
+            fork = await c.fork_thread(thread_id, checkpoint, f"{thread_id}-fork")
+            assert [r["documents"] for r in (await c.get_turn_context(fork, 1)).retrievals] == [[{"id": "before"}]]
+
+    asyncio.run(check())

@@ -27,6 +27,7 @@ def test_record_and_summarize_with_exact_costs(client: Client, thread_id: str) -
     again = client.record_usage(thread_id, "k1", "m", 10, 2, "0.10")
     client.record_usage(thread_id, "k2", "m", 5, 1, Decimal("0.2"))
     assert first.inserted and not again.inserted and again.usage_id == first.usage_id
+    assert again.created_at == first.created_at  # named as every row's write time
     [row] = client.usage_summary(EPOCH, FAR, ["thread"]) and [
         r for r in client.usage_summary(EPOCH, FAR, ["thread"]) if r.thread_id == thread_id
     ]

@@ -395,7 +395,7 @@ returns boolean
 language plpgsql immutable parallel safe
 as $$
 begin
-  if pg_catalog.char_length(thread_id) not between 1 and 255 then
+  if (pg_catalog.char_length(thread_id) between 1 and 255) is not true then
     raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
       message = 'a thread_id has 1 to 255 characters';
   end if;
@@ -408,9 +408,9 @@ begin
     raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
       message = 'a session''s config is a JSON object';
   end if;
-  if last_seq < 0 then
+  if (last_seq >= 0) is not true then
     raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
-      message = format('last_seq must be 0 or more, not %s', last_seq);
+      message = format('last_seq must be 0 or more, not %s', coalesce(last_seq::text, 'NULL'));
   end if;
   if (completed_at is not null) <> (status in ('completed', 'failed', 'cancelled')) then
     raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
@@ -810,20 +810,20 @@ returns boolean
 language plpgsql immutable parallel safe
 as $$
 begin
-  if seq <= 0 then
+  if (seq > 0) is not true then
     raise exception using errcode = '23514', constraint = 'session_messages_row_check',
-      message = format('a message seq is 1 or more, not %s', seq);
+      message = format('a message seq is 1 or more, not %s', coalesce(seq::text, 'NULL'));
   end if;
   if role is null or role not in ('system', 'user', 'assistant', 'tool_call', 'tool_result') then
     raise exception using errcode = '23514', constraint = 'session_messages_row_check',
       message = format('message role %s is not system, user, assistant, tool_call or tool_result',
                        coalesce(pg_catalog.quote_literal(role), 'NULL'));
   end if;
-  if token_count < 0 then
+  if (token_count >= 0) is not true then
     raise exception using errcode = '23514', constraint = 'session_messages_row_check',
-      message = format('token_count must be 0 or more, not %s', token_count);
+      message = format('token_count must be 0 or more, not %s', coalesce(token_count::text, 'NULL'));
   end if;
-  if pg_catalog.char_length(idempotency_key) not between 1 and 255 then
+  if (pg_catalog.char_length(idempotency_key) between 1 and 255) is not true then
     raise exception using errcode = '23514', constraint = 'session_messages_row_check',
       message = 'an idempotency key has 1 to 255 characters';
   end if;
@@ -1026,17 +1026,23 @@ begin
     -- Take the next number under the session row lock. Concurrent appends to this thread queue
     -- here; a concurrent append of this very message either committed before we got the lock
     -- (the insert below then meets its key) or waits for us.
-    update ai.agent_sessions s set last_seq = s.last_seq + 1, updated_at = v_now
-    where s.thread_id = a_thread_id and s.status in ('active', 'waiting')
-    returning s.owner, s.last_seq into v_owner, v_seq;
-    if not found then
+    -- A session that another transaction creates and commits while the UPDATE runs is not in the
+    -- UPDATE's snapshot but is in the next statement's: when the re-read finds it open, the
+    -- UPDATE runs again (it then sees the row); only a closed session is AS004.
+    for look in 1..3 loop
+      update ai.agent_sessions s set last_seq = s.last_seq + 1, updated_at = v_now
+      where s.thread_id = a_thread_id and s.status in ('active', 'waiting')
+      returning s.owner, s.last_seq into v_owner, v_seq;
+      exit when found;
       select s.status into v_status from ai.agent_sessions s where s.thread_id = a_thread_id;
       if not found then
         raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
       end if;
-      raise exception using errcode = 'AS004',
-        message = format('session %s is %s: no more messages', a_thread_id, v_status);
-    end if;
+      if v_status not in ('active', 'waiting') or look = 3 then
+        raise exception using errcode = 'AS004',
+          message = format('session %s is %s: no more messages', a_thread_id, v_status);
+      end if;
+    end loop;
 
     insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key, created_at)
     values (a_thread_id, v_seq, v_owner, a_role, a_content,
@@ -1204,13 +1210,14 @@ begin
       message = format('job status %s is not PENDING, IN_PROGRESS, COMPLETED, FAILED, CANCELLED or AWAITING_HUMAN',
                        coalesce(pg_catalog.quote_literal(status), 'NULL'));
   end if;
-  if pg_catalog.char_length(queue) not between 1 and 255 then
+  if queue is null or pg_catalog.char_length(queue) not between 1 and 255 then
     raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
       message = 'a queue name has 1 to 255 characters';
   end if;
-  if attempts < 0 or max_attempts < 1 then
+  if attempts is null or max_attempts is null or attempts < 0 or max_attempts < 1 then
     raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
-      message = format('attempts must be 0 or more and max_attempts 1 or more, not %s and %s', attempts, max_attempts);
+      message = format('attempts must be 0 or more and max_attempts 1 or more, not %s and %s',
+                       coalesce(attempts::text, 'NULL'), coalesce(max_attempts::text, 'NULL'));
   end if;
   if pg_catalog.char_length(idempotency_key) not between 1 and 255 then
     raise exception using errcode = '23514', constraint = 'agent_jobs_row_check',
@@ -1358,6 +1365,15 @@ alter table ai.job_fences force row level security;
 -- A row is only ever seen by the transaction that wrote it (it is gone before that one commits).
 -- No grant: only ai.fenced_write (SECURITY DEFINER, the schema owner) writes it.
 create policy job_fences_own_transaction on ai.job_fences using (true) with check (true);
+
+-- A row of ai.queue_stats names its queue `queue`, as a job does; a type rather than RETURNS TABLE,
+-- whose columns could not share the function's argument name.
+create type ai.queue_stats_row as (
+  queue text, pending bigint, due bigint, in_progress bigint, expired_leases bigint, awaiting_human bigint,
+  completed bigint, failed bigint, cancelled bigint, oldest_due_age interval, failed_attempts bigint,
+  expired_attempts bigint
+);
+comment on type ai.queue_stats_row is 'One row of ai.queue_stats: the jobs of one queue by status, and its attempt figures.';
 
 
 -- ===== change: queue_functions =====
@@ -2232,9 +2248,7 @@ comment on function ai.job_attempts(bigint) is
   'The attempts of a job, oldest first: attempt number, worker, fencing token, claimed at, lease end, ended at, outcome (completed, failed, released, cancelled, awaiting_human, expired, or in_progress for the one running) and error (a failed attempt''s). Reads archived jobs too. Each ended attempt was recorded by the transaction that ended it. AS001 unknown job, or another tenant''s.';
 
 create or replace function ai.queue_stats(queue text default null)
-returns table (queue_name text, pending bigint, due bigint, in_progress bigint, expired_leases bigint,
-               awaiting_human bigint, completed bigint, failed bigint, cancelled bigint, oldest_due_age interval,
-               failed_attempts bigint, expired_attempts bigint)
+returns setof ai.queue_stats_row
 language plpgsql stable
 security definer
 set search_path = pg_catalog, pg_temp
@@ -2613,6 +2627,18 @@ alter table ai.deleted_threads force row level security;
 create policy deleted_threads_by_owner on ai.deleted_threads
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+
+-- A row of ai.checkpoint_lineage: it names the checkpoint as every checkpoint row does
+-- (checkpoint_id, parent_checkpoint_id); a type rather than RETURNS TABLE, whose columns could not
+-- share the function's argument name.
+create type ai.lineage_step as (
+  checkpoint_id text,
+  parent_checkpoint_id text,
+  depth integer,
+  created_at timestamptz,
+  metadata jsonb
+);
+comment on type ai.lineage_step is 'One row of ai.checkpoint_lineage: a checkpoint along a parent chain (or below one), at its distance.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Reading. get_checkpoint and list_checkpoints return the same row: the checkpoint, the values
@@ -3222,7 +3248,7 @@ create or replace function ai.checkpoint_lineage(
   checkpoint_id text,
   checkpoint_ns text default '',
   direction text default 'ancestors'
-) returns table (id text, parent_id text, depth integer, created_at timestamptz, metadata jsonb)
+) returns setof ai.lineage_step
 language plpgsql stable
 security definer
 set search_path = pg_catalog, pg_temp
@@ -3234,6 +3260,7 @@ declare
   a_ns alias for $3;
   a_direction alias for $4;
   v_want text := a_checkpoint_id;
+  step ai.lineage_step;
   v_depth integer := 0;
   r record;
 begin
@@ -3276,12 +3303,8 @@ begin
     order by c.checkpoint_id desc
   loop
     if r.checkpoint_id = v_want then
-      id := r.checkpoint_id;
-      parent_id := r.parent_checkpoint_id;
-      depth := v_depth;
-      created_at := r.created_at;
-      metadata := r.metadata;
-      return next;
+      step := (r.checkpoint_id, r.parent_checkpoint_id, v_depth, r.created_at, r.metadata)::ai.lineage_step;
+      return next step;
       v_depth := v_depth + 1;
       v_want := r.parent_checkpoint_id;
       exit when v_want is null;
@@ -3293,19 +3316,15 @@ begin
     from ai.checkpoints c
     where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = v_want;
     exit when not found;
-    id := r.checkpoint_id;
-    parent_id := r.parent_checkpoint_id;
-    depth := v_depth;
-    created_at := r.created_at;
-    metadata := r.metadata;
-    return next;
+    step := (r.checkpoint_id, r.parent_checkpoint_id, v_depth, r.created_at, r.metadata)::ai.lineage_step;
+    return next step;
     v_depth := v_depth + 1;
     v_want := r.parent_checkpoint_id;
   end loop;
 end
 $$;
 comment on function ai.checkpoint_lineage(text, text, text, text) is
-  'The checkpoints along the parent chain of one checkpoint, with depth: ''ancestors'' (default) from the checkpoint itself (depth 0) back to the root, in one index range scan; ''descendants'' forward through every branch (depth = distance). Stays in one namespace. AS001 unknown checkpoint (or another tenant''s), AS002 bad argument.';
+  'The checkpoints (checkpoint_id, parent_checkpoint_id, depth, created_at, metadata) along the parent chain of one checkpoint: ''ancestors'' (default) from the checkpoint itself (depth 0) back to the root, in one index range scan; ''descendants'' forward through every branch (depth = distance). Stays in one namespace. AS001 unknown checkpoint (or another tenant''s), AS002 bad argument.';
 
 create or replace function ai.checkpoints_between(thread_id text, from_time timestamptz, to_time timestamptz)
 returns table (checkpoint_ns text, checkpoint_id text, parent_checkpoint_id text, created_at timestamptz, metadata jsonb)
@@ -3632,18 +3651,31 @@ begin
   perform ai._check_text(a_checkpoint_id, 'checkpoint_id');
   perform ai._check_thread_id(v_target);
   perform ai._check_checkpoint_ns(a_ns);
-  select array_agg(l.id) into v_ids
+  select array_agg(l.checkpoint_id) into v_ids
   from ai.checkpoint_lineage(a_source, a_checkpoint_id, a_ns, 'ancestors') l;  -- AS001 when unknown
   v_owner := ai._create_copy_session(a_source, v_target);
   perform ai._copy_checkpoint_rows(a_source, v_target, v_owner, a_ns, v_ids);
   if a_ns = '' then
     perform ai._reset_current_checkpoint(array[v_target]);
   end if;
+  -- What the model was given up to the checkpoint (ai.turn_retrievals, made by the later change
+  -- `retrievals`: PL/pgSQL resolves the table when this runs): the retrievals recorded at or before
+  -- it was saved (the timeline rule of ai.trajectory), with their ids and keys. Not copied: the
+  -- message log (the reference a replay on the fork is compared with), hidden marks and streams
+  -- (they belong to messages), usage (billing of the source: a copy would charge its calls twice).
+  -- docs/streams-usage-retrievals.md
+  insert into ai.turn_retrievals (thread_id, retrieval_id, owner, turn, idempotency_key, documents, created_at)
+  overriding system value
+  select v_target, r.retrieval_id, v_owner, r.turn, r.idempotency_key, r.documents, r.created_at
+  from ai.turn_retrievals r
+  where r.thread_id = a_source
+    and r.created_at <= (select c.created_at from ai.checkpoints c
+                         where c.thread_id = a_source and c.checkpoint_ns = a_ns and c.checkpoint_id = a_checkpoint_id);
   return v_target;
 end
 $$;
 comment on function ai.fork_thread(text, text, text, text) is
-  'Copies one checkpoint and its ancestors (with their pending writes and channel values) into a new thread of the same owner, so a replay can run from there without touching the source; returns the new thread id (a fresh UUID when new_thread_id is NULL). AS001 unknown thread or checkpoint, AS002 bad argument, AS005 new_thread_id taken.';
+  'Copies one checkpoint and its ancestors (with their pending writes and channel values) into a new thread of the same owner, with the turn retrievals recorded at or before that checkpoint was saved (same ids and keys), so a replay can run from there without touching the source; returns the new thread id (a fresh UUID when new_thread_id is NULL). Not copied: messages (and so hidden marks and streams: the source''s log, which a replay is compared with) and usage records (billing of the source: copying would charge its calls twice). AS001 unknown thread or checkpoint, AS002 bad argument, AS005 new_thread_id taken.';
 
 create or replace function ai.copy_thread(source_thread_id text, target_thread_id text) returns integer
 language plpgsql volatile
@@ -4497,7 +4529,7 @@ returns boolean
 language plpgsql immutable parallel safe
 as $$
 begin
-  if pg_catalog.char_length(idempotency_key) not between 1 and 255 then
+  if (pg_catalog.char_length(idempotency_key) between 1 and 255) is not true then
     raise exception using errcode = '23514', constraint = 'side_effects_row_check',
       message = 'an idempotency key has 1 to 255 characters';
   end if;
@@ -4506,9 +4538,10 @@ begin
       message = format('side effect status %s is not reserved, done or abandoned',
                        coalesce(pg_catalog.quote_literal(status), 'NULL'));
   end if;
-  if attempt < 1 or takeovers < 0 then
+  if (attempt >= 1 and takeovers >= 0) is not true then
     raise exception using errcode = '23514', constraint = 'side_effects_row_check',
-      message = format('attempt must be 1 or more and takeovers 0 or more, not %s and %s', attempt, takeovers);
+      message = format('attempt must be 1 or more and takeovers 0 or more, not %s and %s',
+                       coalesce(attempt::text, 'NULL'), coalesce(takeovers::text, 'NULL'));
   end if;
   if status = 'done' and finished_at is null then
     raise exception using errcode = '23514', constraint = 'side_effects_row_check',
@@ -4607,18 +4640,32 @@ $$;
 comment on function ai.idempotency_key(text[]) is
   'A deterministic key (64 hex characters, sha256) over the identifying fields of an operation, e.g. ai.idempotency_key(''charge'', user_id, amount::text). Each part is length-prefixed and NULL is distinct from ''''; the Python client computes the same key. AS002 no parts.';
 
+-- The one rule of every fenced write's arguments: a job id comes with its fencing token. Every
+-- guard of a call that takes (job_id, fencing_token) calls it (side effects, usage, retrievals,
+-- streams); a token without a job is each call's own business (the side-effect ledger takes one).
+create or replace function ai._check_job_token(job_id bigint, fencing_token bigint) returns void
+language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if job_id is not null and fencing_token is null then
+    raise exception using errcode = 'AS002', message = 'fencing_token must not be NULL when job_id is given';
+  end if;
+end
+$$;
+comment on function ai._check_job_token(bigint, bigint) is 'Internal guard of every fenced write: AS002 when job_id is given without its fencing_token.';
+
 -- Guards shared by the three calls: the key, and (job_id, fencing_token) given together.
 create or replace function ai._check_side_effect_args(thread_id text, idempotency_key text, job_id bigint, fencing_token bigint,
                                            need_token boolean)
 returns void
 language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform ai._check_thread_id(thread_id);
   perform ai._check_text(idempotency_key, 'idempotency_key');
-  if job_id is not null and fencing_token is null then
-    raise exception using errcode = 'AS002', message = 'fencing_token must not be NULL when job_id is given';
-  end if;
+  perform ai._check_job_token(job_id, fencing_token);
   if need_token and fencing_token is null then
     raise exception using errcode = 'AS002',
       message = 'fencing_token must not be NULL (without a job: the attempt begin_side_effect returned)';
@@ -4860,7 +4907,7 @@ end
 $$;
 comment on function ai.get_side_effect(text, text) is 'The ledger row of one side effect. AS001 unknown key (or another tenant''s).';
 
-revoke execute on function ai.idempotency_key(text[]),
+revoke execute on function ai.idempotency_key(text[]), ai._check_job_token(bigint, bigint),
   ai._check_side_effect_args(text, text, bigint, bigint, boolean), ai._fence_side_effect(text, bigint, bigint),
   ai._side_effect_holder_alive(ai.side_effects, timestamptz),
   ai.begin_side_effect(text, text, jsonb, bigint, bigint, interval), ai.finish_side_effect(text, text, jsonb, bigint, bigint),
@@ -4940,7 +4987,7 @@ returns boolean
 language plpgsql immutable parallel safe
 as $$
 begin
-  if pg_catalog.char_length(checkpoint_id) not between 1 and 255 then
+  if (pg_catalog.char_length(checkpoint_id) between 1 and 255) is not true then
     raise exception using errcode = '23514', constraint = 'human_approvals_row_check',
       message = 'a checkpoint_id has 1 to 255 characters';
   end if;
@@ -5429,7 +5476,7 @@ comment on function ai.session_timeline(text, integer) is
   'One thread''s history oldest first, at most max_rows (1 to 10000): its jobs (ref job_id, label status), messages (seq, role), checkpoints of every namespace (checkpoint_id, metadata source), events (event_id, kind) and side effects (idempotency key, status), each with a detail document. AS001 unknown thread (or another tenant''s), AS002 bad argument.';
 
 create or replace function ai.checkpoint_tree(thread_id text, checkpoint_ns text default '', max_rows integer default 1000)
-returns table (id text, parent_id text, created_at timestamptz, metadata jsonb, is_current boolean)
+returns table (checkpoint_id text, parent_checkpoint_id text, created_at timestamptz, metadata jsonb, is_current boolean)
 language plpgsql stable
 security definer
 set search_path = pg_catalog, pg_temp
@@ -5722,7 +5769,7 @@ grant execute on function ai.append_messages(text, jsonb), ai.visible_messages(t
 --
 -- Reading: ai.usage_summary sums records over a time range grouped by any of owner, thread, model
 -- and day. RLS scopes it to the caller's own rows; a service (ai_service) sees every tenant's.
--- The index on (owner, recorded_at) serves a tenant's range; (recorded_at) serves a service's.
+-- The index on (owner, created_at) serves a tenant's range; (created_at) serves a service's.
 
 create table ai.usage_records (
   thread_id text not null,
@@ -5735,7 +5782,7 @@ create table ai.usage_records (
   cost numeric not null check (cost >= 0 and cost <> 'Infinity' and cost <> 'NaN'),
   details jsonb not null default '{}',
   job_id bigint,
-  recorded_at timestamptz not null default ai.now(),
+  created_at timestamptz not null default ai.now(),
   primary key (thread_id, usage_id),
   unique (thread_id, idempotency_key),
   foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
@@ -5743,8 +5790,8 @@ create table ai.usage_records (
 comment on table ai.usage_records is 'One row per metered model call: tokens and exact cost, unique per thread by idempotency key.';
 comment on column ai.usage_records.cost is 'Exact numeric, in the caller''s currency unit; never a float.';
 
-create index usage_records_owner_time on ai.usage_records (owner, recorded_at);
-create index usage_records_time on ai.usage_records (recorded_at);
+create index usage_records_owner_time on ai.usage_records (owner, created_at);
+create index usage_records_time on ai.usage_records (created_at);
 
 alter table ai.usage_records enable row level security;
 alter table ai.usage_records force row level security;
@@ -5767,7 +5814,7 @@ insert into ai._archived_tables (table_name, copy_order, order_by) values ('usag
 -- What record_usage returns: the row, and whether this call wrote it.
 create type ai.recorded_usage as (
   thread_id text, usage_id bigint, owner text, idempotency_key text, model text, input_tokens bigint,
-  output_tokens bigint, cost numeric, details jsonb, job_id bigint, recorded_at timestamptz, inserted boolean
+  output_tokens bigint, cost numeric, details jsonb, job_id bigint, created_at timestamptz, inserted boolean
 );
 comment on type ai.recorded_usage is 'A usage row plus inserted: true when this call wrote it, false when it was a retry.';
 
@@ -5818,13 +5865,13 @@ begin
   v_owner := ai._session_owner(a_thread_id);
 
   insert into ai.usage_records as r (thread_id, owner, idempotency_key, model, input_tokens, output_tokens, cost,
-                                     details, job_id, recorded_at)
+                                     details, job_id, created_at)
   values (a_thread_id, v_owner, a_key, a_model, a_in, a_out, a_cost, a_details, a_job, ai.now())
   on conflict (thread_id, idempotency_key) do nothing
   returning * into u;
   if found then
     return (u.thread_id, u.usage_id, u.owner, u.idempotency_key, u.model, u.input_tokens, u.output_tokens,
-            u.cost, u.details, u.job_id, u.recorded_at, true)::ai.recorded_usage;
+            u.cost, u.details, u.job_id, u.created_at, true)::ai.recorded_usage;
   end if;
 
   -- A retry (or a concurrent twin that committed first): the original, if the figures agree.
@@ -5836,7 +5883,7 @@ begin
                        a_key, a_thread_id, u.usage_id);
   end if;
   return (u.thread_id, u.usage_id, u.owner, u.idempotency_key, u.model, u.input_tokens, u.output_tokens,
-          u.cost, u.details, u.job_id, u.recorded_at, false)::ai.recorded_usage;
+          u.cost, u.details, u.job_id, u.created_at, false)::ai.recorded_usage;
 end
 $$;
 comment on function ai.record_usage(text, text, text, bigint, bigint, numeric, jsonb, bigint, bigint) is
@@ -5875,16 +5922,16 @@ begin
     select case when v_by_owner then r.owner end,
            case when v_by_thread then r.thread_id end,
            case when v_by_model then r.model end,
-           case when v_by_day then (r.recorded_at at time zone 'UTC')::date end,
+           case when v_by_day then (r.created_at at time zone 'UTC')::date end,
            count(*), sum(r.input_tokens)::numeric, sum(r.output_tokens)::numeric, sum(r.cost)
     from ai.usage_records r
-    where r.recorded_at >= since and r.recorded_at < until
+    where r.created_at >= since and r.created_at < until
     group by 1, 2, 3, 4
     order by 1, 2, 3, 4;
 end
 $$;
 comment on function ai.usage_summary(timestamptz, timestamptz, text[]) is
-  'Sums usage records with since <= recorded_at < until, grouped by any subset of owner, thread, model and day (UTC); columns not grouped by are NULL. A tenant sees its own records, a service every tenant''s. AS002 bad argument.';
+  'Sums usage records with since <= created_at < until, grouped by any subset of owner, thread, model and day (UTC); columns not grouped by are NULL. A tenant sees its own records, a service every tenant''s. AS002 bad argument.';
 
 revoke execute on function ai.record_usage(text, text, text, bigint, bigint, numeric, jsonb, bigint, bigint),
   ai.usage_summary(timestamptz, timestamptz, text[]) from public;
@@ -5991,9 +6038,7 @@ begin
   if a_key is not null then
     perform ai._check_text(a_key, 'idempotency_key');
   end if;
-  if a_job is not null and a_token is null then
-    raise exception using errcode = 'AS002', message = 'fencing_token must not be NULL when job_id is given';
-  end if;
+  perform ai._check_job_token(a_job, a_token);
   perform ai._fence_side_effect(a_thread_id, a_job, a_token);
   v_owner := ai._session_owner(a_thread_id);
   v_key := coalesce(a_key, 'retrieval:' || pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
@@ -6200,9 +6245,7 @@ as $$
 begin
   perform ai._check_thread_id(thread_id);
   perform ai._check_text(stream_key, 'stream_key', 200);
-  if job_id is not null and fencing_token is null then
-    raise exception using errcode = 'AS002', message = 'fencing_token must not be NULL when job_id is given';
-  end if;
+  perform ai._check_job_token(job_id, fencing_token);
 end
 $$;
 comment on function ai._check_stream_args(text, text, bigint, bigint) is 'Internal guard of the stream calls: ids, and a token with every job.';

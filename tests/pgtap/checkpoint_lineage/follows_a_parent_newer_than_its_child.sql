@@ -8,7 +8,7 @@ select pg_temp.put_ckpt('t-odd', 'a', null);
 select pg_temp.put_ckpt('t-odd', 'b', 'a');
 select pg_temp.put_ckpt('t-odd', 'a2', 'b');
 
-select is(array(select id from ai.checkpoint_lineage('t-odd', 'a2') order by depth), array['a2', 'b', 'a'],
+select is(array(select checkpoint_id from ai.checkpoint_lineage('t-odd', 'a2') order by depth), array['a2', 'b', 'a'],
           'the walk finishes by primary key');
 
 select * from finish();

@@ -10,7 +10,7 @@ select ai.enqueue_job('qa1', '{}', 'mail') is not null as q \gset
 set local role app_service;
 select ai.claim_job('w', '1 minute', 'mail') is not null as c \gset
 select set_config('ai.frozen_now', '2030-01-01 00:02:00+00', true) is not null as moved \gset
-select results_eq($$select queue_name, pending, due, in_progress, expired_leases, completed, failed, cancelled from ai.queue_stats()$$,
+select results_eq($$select queue, pending, due, in_progress, expired_leases, completed, failed, cancelled from ai.queue_stats()$$,
                   $$values ('default', 2::bigint, 1::bigint, 0::bigint, 0::bigint, 0::bigint, 0::bigint, 0::bigint),
                            ('mail', 0, 0, 1, 1, 0, 0, 0)$$, 'per queue: pending, due, running, expired leases, finished');
 select is((select oldest_due_age from ai.queue_stats('default')), '01:02:00'::interval, 'the oldest due job has waited 62 minutes');

@@ -6,7 +6,7 @@ set local ai.frozen_now = '2030-01-01 00:00:00+00';
 set local role tenant_a;
 select ai.create_session('t-u');
 select results_eq(
-  $$select owner, model, input_tokens, output_tokens, cost, details, recorded_at, inserted
+  $$select owner, model, input_tokens, output_tokens, cost, details, created_at, inserted
     from ai.record_usage('t-u', 'call-1', 'gpt-x', 1200, 300, 0.0123456789, '{"cached": 100}')$$,
   $$values ('tenant_a'::text, 'gpt-x'::text, 1200::bigint, 300::bigint, 0.0123456789::numeric, '{"cached": 100}'::jsonb,
             '2030-01-01 00:00:00+00'::timestamptz, true)$$,

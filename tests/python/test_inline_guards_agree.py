@@ -1,0 +1,297 @@
+"""One rule, one place (issue 14), for arguments: a rule written out more than once gives one answer.
+
+Three kinds of repetition, each held to one answer on a grid of edge values (NULL, empty, boundary
+lengths in characters and in multi-byte characters, each allowed value and some outside):
+
+* Hot paths (claim_job, claim_jobs, put_checkpoint, put_writes, get_checkpoint,
+  delta_channel_history) test their arguments as plain expressions and call the shared guard
+  only for a value that fails, so that the guard raises its error. The public call must raise
+  exactly the guard's SQLSTATE and message when the guard raises, and no argument error
+  (AS002/AS003) when the guard accepts the value.
+* One rule written inline in two functions (a message role, durability, a prune strategy, a NULL
+  turn): both raise the same SQLSTATE and message, or neither does.
+* An argument guard and the row rule behind it (a queue name, an idempotency key, a thread id, a
+  message role): the guard accepts exactly the values the row CHECK accepts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+import pytest
+
+Outcome = tuple[str, str] | None  # (SQLSTATE, message) of the error raised, or None
+
+TEXT_255: tuple[Any, ...] = (None, "", " ", "a", "a" * 255, "a" * 256, "é" * 255, "é" * 256)
+NS_1024: tuple[Any, ...] = (None, "", "a", "a" * 1024, "a" * 1025, "é" * 1024, "é" * 1025)
+TYPE_64: tuple[Any, ...] = (None, "", "a", "a" * 64, "a" * 65, "é" * 64, "é" * 65)
+LEASES: tuple[Any, ...] = (
+    None,
+    "-1 second",
+    "0",
+    "1 day -86400 seconds",
+    "1 microsecond",
+    "1 minute",
+    "-1 day 25 hours",
+)
+LIMITS_1000: tuple[Any, ...] = (None, -1, 0, 1, 999, 1000, 1001, 10000, 10001)
+DOCUMENTS: tuple[Any, ...] = (None, "{}", '{"a": 1}', "[]", "null", '"s"', "1", json.dumps({"k": "a" * 1048576}))
+NON_NULL_TEXT_255 = tuple(v for v in TEXT_255 if v is not None)
+
+
+def outcome(conn: psycopg.Connection[Any], statements: Sequence[str], value: Any) -> Outcome:
+    """Runs the statements (the last one with the value as %(v)s) in a transaction rolled back."""
+    try:
+        with conn.transaction(force_rollback=True):
+            for statement in statements:
+                cursor = conn.execute(statement, {"v": value})
+                if cursor.description is not None:
+                    cursor.fetchall()
+    except psycopg.Error as error:
+        return (error.sqlstate or "", error.diag.message_primary or "")
+    return None
+
+
+def shown(value: Any) -> str:
+    text = str(value)
+    return repr(value) if value is None or len(text) < 20 else f"<{len(text)} characters {text[0]!r}...>"
+
+
+@pytest.fixture
+def as_role(role_dsn: Callable[[str], str]) -> Iterator[Callable[[str], psycopg.Connection[Any]]]:
+    opened: dict[str, psycopg.Connection[Any]] = {}
+
+    def connect(role: str) -> psycopg.Connection[Any]:
+        if role not in opened:
+            opened[role] = psycopg.connect(role_dsn(role), autocommit=True)
+        return opened[role]
+
+    yield connect
+    for c in opened.values():
+        c.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Hot paths: the inline expression and the shared guard
+
+
+@dataclass(frozen=True)
+class HotPath:
+    name: str
+    role: str
+    call: str  # the public call; the argument under test is %(v)s
+    guard: str  # the shared guard on the same value
+    values: tuple[Any, ...]
+    nullable: bool = False  # NULL is a valid value the guard is not called for
+
+
+def _put_checkpoint(**over: str) -> str:
+    args = {
+        "thread_id": "'inline-t'",
+        "checkpoint_ns": "''",
+        "checkpoint_id": "'c1'",
+        "parent_checkpoint_id": "null",
+        "type": "'test'",
+        "checkpoint": "'\\x01'::bytea",
+        "metadata": "'{}'::jsonb",
+        "channel_versions": "'{}'::jsonb",
+        "blob_channels": "array['m']",
+        "blob_versions": "array['1']",
+        "blob_types": "array['t']",
+        "blobs": "array['\\x01'::bytea]",
+    } | over
+    return "select ai.put_checkpoint(" + ", ".join(f"{k} => {v}" for k, v in args.items()) + ")"
+
+
+def _put_writes(**over: str) -> str:
+    args = {
+        "thread_id": "'inline-t'",
+        "checkpoint_ns": "''",
+        "checkpoint_id": "'c1'",
+        "task_id": "'task'",
+        "idx": "array[0]",
+        "channels": "array['m']",
+        "types": "array['t']",
+        "blobs": "array['\\x01'::bytea]",
+        "task_path": "''",
+    } | over
+    return "select ai.put_writes(" + ", ".join(f"{k} => {v}" for k, v in args.items()) + ")"
+
+
+#: the value under test, cast to the argument's type
+T, IV, J, N = "%(v)s::text", "%(v)s::interval", "%(v)s::jsonb", "%(v)s::integer"
+
+HOT_PATHS = [
+    HotPath("claim_job worker_id", "app_service", f"select * from ai.claim_job({T}, '1 minute', 'inline-q')",
+            f"select ai._check_claim({T}, '1 minute', 'inline-q')", TEXT_255),
+    HotPath("claim_job lease", "app_service", f"select * from ai.claim_job('w', {IV}, 'inline-q')",
+            f"select ai._check_claim('w', {IV}, 'inline-q')", LEASES),
+    HotPath("claim_job queue", "app_service", f"select * from ai.claim_job('w', '1 minute', {T})",
+            f"select ai._check_claim('w', '1 minute', {T})", TEXT_255),
+    HotPath("claim_jobs worker_id", "app_service", f"select * from ai.claim_jobs({T}, '1 minute', 'inline-q', 10)",
+            f"select ai._check_claim({T}, '1 minute', 'inline-q')", TEXT_255),
+    HotPath("claim_jobs lease", "app_service", f"select * from ai.claim_jobs('w', {IV}, 'inline-q', 10)",
+            f"select ai._check_claim('w', {IV}, 'inline-q')", LEASES),
+    HotPath("claim_jobs queue", "app_service", f"select * from ai.claim_jobs('w', '1 minute', {T}, 10)",
+            f"select ai._check_claim('w', '1 minute', {T})", TEXT_255),
+    HotPath("claim_jobs max_jobs", "app_service", f"select * from ai.claim_jobs('w', '1 minute', 'inline-q', {N})",
+            f"select ai._check_limit({N}, 'max_jobs', 1000)", LIMITS_1000),
+    HotPath("put_checkpoint thread_id", "tenant_a", _put_checkpoint(thread_id=T),
+            f"select ai._check_thread_id({T})", TEXT_255),
+    HotPath("put_checkpoint checkpoint_ns", "tenant_a", _put_checkpoint(checkpoint_ns=T),
+            f"select ai._check_checkpoint_ns({T})", NS_1024),
+    HotPath("put_checkpoint checkpoint_id", "tenant_a", _put_checkpoint(checkpoint_id=T),
+            f"select ai._check_text({T}, 'checkpoint_id')", TEXT_255, nullable=True),
+    HotPath("put_checkpoint parent_checkpoint_id", "tenant_a", _put_checkpoint(parent_checkpoint_id=T),
+            f"select ai._check_text({T}, 'parent_checkpoint_id')", TEXT_255, nullable=True),
+    HotPath("put_checkpoint type", "tenant_a", _put_checkpoint(type=T),
+            f"select ai._check_text({T}, 'type', 64)", TYPE_64),
+    HotPath("put_checkpoint metadata", "tenant_a", _put_checkpoint(metadata=J),
+            f"select ai._check_document({J}, 'metadata', must_be_object => true)", DOCUMENTS),
+    HotPath("put_checkpoint channel_versions", "tenant_a", _put_checkpoint(channel_versions=J),
+            f"select ai._check_document({J}, 'channel_versions', must_be_object => true)", DOCUMENTS),
+    HotPath("put_checkpoint blob channel", "tenant_a", _put_checkpoint(blob_channels=f"array[{T}]"),
+            f"select ai._check_blob_sizes('\\x01', array[{T}], array['1'], array['\\x01'::bytea])", NON_NULL_TEXT_255),
+    HotPath("put_checkpoint blob version", "tenant_a", _put_checkpoint(blob_versions=f"array[{T}]"),
+            f"select ai._check_blob_sizes('\\x01', array['m'], array[{T}], array['\\x01'::bytea])", NON_NULL_TEXT_255),
+    HotPath("put_writes thread_id", "tenant_a", _put_writes(thread_id=T),
+            f"select ai._check_thread_id({T})", TEXT_255),
+    HotPath("put_writes checkpoint_ns", "tenant_a", _put_writes(checkpoint_ns=T),
+            f"select ai._check_checkpoint_ns({T})", NS_1024),
+    HotPath("put_writes checkpoint_id", "tenant_a", _put_writes(checkpoint_id=T),
+            f"select ai._check_text({T}, 'checkpoint_id')", TEXT_255),
+    HotPath("put_writes task_id", "tenant_a", _put_writes(task_id=T),
+            f"select ai._check_text({T}, 'task_id')", TEXT_255),
+    HotPath("put_writes channel", "tenant_a", _put_writes(channels=f"array[{T}]"),
+            f"select ai._check_blob_sizes(null, array[{T}], null, array['\\x01'::bytea])", NON_NULL_TEXT_255),
+    HotPath("get_checkpoint thread_id", "tenant_a", f"select * from ai.get_checkpoint({T}, '')",
+            f"select ai._check_thread_id({T})", TEXT_255),
+    HotPath("get_checkpoint checkpoint_ns", "tenant_a", f"select * from ai.get_checkpoint('inline-t', {T})",
+            f"select ai._check_checkpoint_ns({T})", NS_1024),
+    HotPath("delta_channel_history thread_id", "tenant_a",
+            f"select * from ai.delta_channel_history({T}, '', null, array['m'])",
+            f"select ai._check_thread_id({T})", TEXT_255),
+    HotPath("delta_channel_history checkpoint_ns", "tenant_a",
+            f"select * from ai.delta_channel_history('inline-t', {T}, null, array['m'])",
+            f"select ai._check_checkpoint_ns({T})", NS_1024),
+    HotPath("delta_channel_history checkpoint_id", "tenant_a",
+            f"select * from ai.delta_channel_history('inline-t', '', {T}, array['m'])",
+            f"select ai._check_text({T}, 'checkpoint_id')", TEXT_255, nullable=True),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", HOT_PATHS, ids=lambda c: c.name)
+def test_the_inline_guard_of_a_hot_path_answers_as_the_shared_guard(
+    case: HotPath, conn: psycopg.Connection[Any], as_role: Callable[[str], psycopg.Connection[Any]]
+) -> None:
+    caller = as_role(case.role)
+    wrong = []
+    for value in case.values:
+        guard = None if value is None and case.nullable else outcome(conn, [case.guard], value)
+        public = outcome(caller, [case.call], value)
+        if guard is not None and public != guard:
+            wrong.append(f"{shown(value)}: the guard raises {guard}, the call {public}")
+        if guard is None and public is not None and public[0] in ("AS002", "AS003"):
+            wrong.append(f"{shown(value)}: the guard accepts it, the call raises {public}")
+    assert any(outcome(conn, [case.guard], v) for v in case.values), "the grid has a value the guard refuses"
+    assert not wrong, f"{case.name}:\n" + "\n".join(wrong)
+
+
+# ---------------------------------------------------------------------------------------------
+# One rule written in two functions
+
+
+@dataclass(frozen=True)
+class Twins:
+    name: str
+    setup: tuple[str, ...]
+    calls: tuple[str, ...]  # each with the value as %(v)s
+    values: tuple[Any, ...]
+
+
+SESSION = ("select ai.create_session('inline-t')",)
+ROLES = (None, "", "system", "user", "assistant", "tool_call", "tool_result", "robot", "User", " user")
+TWINS = [
+    Twins("message role", SESSION,
+          (f"select ai.append_message_idempotent('inline-t', {T}, '\"x\"')",
+           f"select ai.open_stream('inline-t', 's', {T})"),
+          ROLES),
+    Twins("durability", SESSION,
+          (_put_checkpoint(durability=T), f"select ai.open_stream('inline-t', 's', durability => {T})",
+           f"select ai.append_stream_chunks('inline-t', 's', 1, array['x'], durability => {T})"),
+          (None, "", "sync", "async", "SYNC", "other")),
+    Twins("prune strategy", SESSION,
+          (f"select ai.prune_checkpoints(array['inline-t'], {T})", f"select ai.prune_idle_threads('1 day', {T})"),
+          (None, "", "keep_latest", "delete", "KEEP_LATEST", "other")),
+    Twins("turn", SESSION,
+          ("select ai.record_retrieval('inline-t', %(v)s::integer, '[]')",
+           "select ai.get_turn_context('inline-t', %(v)s::integer)"),
+          (None, -1, 0, 1)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", TWINS, ids=lambda c: c.name)
+def test_a_rule_written_in_two_functions_raises_the_same_error(
+    case: Twins, as_role: Callable[[str], psycopg.Connection[Any]]
+) -> None:
+    tenant = as_role("tenant_a")
+    wrong, refused = [], 0
+    for value in case.values:
+        # the stream exists for append_stream_chunks (opened with a valid durability)
+        setup = (
+            [*case.setup, "select ai.open_stream('inline-t', 's')"]
+            if "append_stream" in "".join(case.calls)
+            else case.setup
+        )
+        answers = {call: outcome(tenant, [*setup, call], value) for call in case.calls}
+        refused += any(answers.values())
+        if len(set(answers.values())) != 1:
+            wrong.append(f"{shown(value)}: " + "; ".join(f"{c.split('(')[0]}: {a}" for c, a in answers.items()))
+    assert refused, "the grid has a value the rule refuses"
+    assert not wrong, f"{case.name}:\n" + "\n".join(wrong)
+
+
+# ---------------------------------------------------------------------------------------------
+# An argument guard and the row rule behind it
+
+
+@dataclass(frozen=True)
+class GuardAndRow:
+    name: str
+    guard: str
+    row: str
+    values: tuple[Any, ...]
+
+
+GUARDS_AND_ROWS = [
+    GuardAndRow("queue name (enqueue_job, claims)", f"select ai._check_text({T}, 'queue')",
+                f"select ai._check_job_row('PENDING', {T}, 0, 1, null, null, null)", TEXT_255),
+    GuardAndRow("job idempotency key (enqueue_job)", f"select ai._check_text({T}, 'idempotency_key')",
+                f"select ai._check_job_row('PENDING', 'q', 0, 1, {T}, null, null)", NON_NULL_TEXT_255),
+    GuardAndRow("thread id (every call)", f"select ai._check_thread_id({T})",
+                f"select ai._check_session_row({T}, 'active', '{{}}', 0, null)", TEXT_255),
+    GuardAndRow("message idempotency key (append_message_idempotent)",
+                f"select ai._check_text({T}, 'idempotency_key', 255)",
+                f"select ai._check_message_row(1, 'user', 0, {T})", NON_NULL_TEXT_255),
+    GuardAndRow("message role (append_message_idempotent)",
+                "select ai.append_message_idempotent('inline-t', %(v)s::text, '\"x\"')",
+                f"select ai._check_message_row(1, {T}, 0, 'k')", ROLES),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", GUARDS_AND_ROWS, ids=lambda c: c.name)
+def test_an_argument_guard_accepts_what_the_row_rule_accepts(case: GuardAndRow, conn: psycopg.Connection[Any]) -> None:
+    wrong = []
+    setup = ("set local role tenant_a", *SESSION) if "append_message" in case.guard else ()
+    for value in case.values:
+        guard = outcome(conn, [*setup, case.guard], value)
+        row = outcome(conn, [case.row], value)
+        if (guard is None) != (row is None):
+            wrong.append(f"{shown(value)}: the guard says {guard}, the row rule {row}")
+        if row is not None and row[0] != "23514":
+            wrong.append(f"{shown(value)}: the row rule raises {row}, not a check violation")
+    assert not wrong, f"{case.name}:\n" + "\n".join(wrong)
