@@ -116,11 +116,15 @@ def test_a_reclaim_fences_out_the_open_fenced_transaction(
         psycopg.connect(role_dsn("app_service"), autocommit=True) as a,
         psycopg.connect(role_dsn("app_service"), autocommit=True) as b,
     ):
+        # a's clock stands still: its one-second lease never ends for a itself, so only the
+        # reclaim can make its commit fail (and fenced_write cannot refuse early on a slow day)
+        a.execute("select set_config('ai.frozen_now', clock_timestamp()::text, false)")
         first, second = Client(a), Client(b)
         first.create_session(thread_id)
         job = first.enqueue_job(thread_id, queue=queue)
         held = first.claim_job("w1", timedelta(seconds=1), queue)
         assert held is not None
+        committing = False
         with pytest.raises(psycopg.Error) as caught, a.transaction():
             first.fenced_write(job.job_id, held.fencing_token)
             b.execute("select set_config('ai.frozen_now', (clock_timestamp() + interval '1 hour')::text, false)")
@@ -128,6 +132,8 @@ def test_a_reclaim_fences_out_the_open_fenced_transaction(
             assert reclaimed is not None, "expired: reclaimed though the fenced transaction is open"
             assert reclaimed.fencing_token == held.fencing_token + 1
             a.execute("select 1")  # the zombie's write would go here; its commit fails
+            committing = True
+        assert committing, f"the commit is what failed, not an earlier statement: {caught.value}"
         assert caught.value.sqlstate == "AS006"
 
 

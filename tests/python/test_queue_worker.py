@@ -317,12 +317,18 @@ def test_stop_releases_a_handler_that_outlives_the_grace_period(pool: Connection
     assert refused.wait(WAIT), "the released handler's late fenced write was refused"
 
 
+@pytest.mark.session_features("the frozen clock ai.frozen_now, set on every connection of the worker's pool")
 def test_async_worker(service_dsn: str, pool: ConnectionPool, queue: str) -> None:
+    """The worker's clock stands still, so the failed job's retry (due a backoff later) never
+    comes due during the run, however long the other jobs take."""
     client = Client(pool)
     jobs = _jobs(client, queue, 12, threads=4)
+    clock = DatabaseClock(client.now())  # after every job's run_at
 
     async def scenario() -> None:
-        async with AsyncConnectionPool(service_dsn, min_size=1, max_size=6, kwargs={"autocommit": True}) as apool:
+        async with AsyncConnectionPool(
+            service_dsn, min_size=1, max_size=6, kwargs={"autocommit": True}, check=clock.acheck
+        ) as apool:
 
             async def handler(job: Job, ctx: AsyncJobContext) -> Any:
                 if job.payload["n"] == 0:
