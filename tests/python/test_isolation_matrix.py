@@ -493,6 +493,7 @@ def test_set_role_to_a_group_role_is_never_an_owner(
     _report(capsys, "SET ROLE ai_user x every function a tenant may call", count)
 
 
+@pytest.mark.session_features("LISTEN: through a transaction pooler the spy would hear nothing, whatever leaked")
 def test_listen_tells_a_tenant_nothing_about_other_tenants_queues(
     dsn: str, role_dsn: Callable[[str], str], owners: tuple[Owner, Owner], capsys: pytest.CaptureFixture[str]
 ) -> None:
