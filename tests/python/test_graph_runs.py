@@ -20,13 +20,14 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
+from waiting import DatabaseClock, wait_until
 
 from agent_state import AsyncClient, AsyncJobContext, AsyncWorker, Client, JobContext, LeaseLost, Worker
 from agent_state.langgraph import AgentStateSaver, AsyncGraphRuns, GraphRuns
@@ -381,25 +382,31 @@ def test_start_dedups_on_the_thread_and_input_unless_given_a_key(role_dsn: Calla
 
 # -- the lease, renewed while a node runs --------------------------------------------------------
 
-RENEWAL_LEASE = timedelta(seconds=6)
+RENEWAL_LEASE = timedelta(seconds=0.9)  # the worker renews every 0.3 s of real time
 
 
-def _renewed_twice(read: Callable[[], Any], first: Any) -> None:
-    """Until the job's lease expiry has moved forward twice (at most 30 seconds)."""
-    seen = {first}
-    deadline = time.monotonic() + 30
-    while len(seen) < 3:
-        assert time.monotonic() < deadline, f"the lease was not renewed: {seen}"
-        job = read()
-        assert job.status == "IN_PROGRESS", job.status
-        seen.add(job.lease_expires_at)
-        time.sleep(0.05)
+def _kept_past_its_first_lease(clock: DatabaseClock, read: Callable[[], Any]) -> None:
+    """Moves the worker's database clock half a lease at a time, each step only once the worker
+    has renewed the lease on the clock of the step before, three times: the claim is then past
+    its first lease, and held. Nothing here races the lease: it ends only if renewals stop."""
+    first = read().lease_expires_at
+    for _ in range(3):
+        now = clock.advance(RENEWAL_LEASE / 2)
+
+        def renewed(now: datetime = now) -> bool:
+            job = read()
+            assert job.status == "IN_PROGRESS", job.status
+            return bool(job.lease_expires_at >= now + RENEWAL_LEASE)
+
+        wait_until(renewed, f"a renewal of the lease on the clock {now}")
+    assert clock.now > first, "the claim is past its first lease"
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_the_lease_is_renewed_while_a_node_runs(role_dsn: Callable[[str], str], mode: str) -> None:
-    """Node c holds the run (on an event) until the test has seen two renewals of the lease: the
-    claim outlives its lease and the run completes on its first attempt."""
+    """Node c holds the run (on an event) while the test moves the worker's database clock past
+    the claim's first lease, a renewal at a time: the claim outlives its lease and the run
+    completes on its first attempt."""
     queue, thread = f"gr-{uuid.uuid4().hex[:8]}", f"gr-{uuid.uuid4()}"
     job_id = _start(role_dsn, queue, thread)
     blocker, started = threading.Event(), threading.Event()
@@ -407,9 +414,10 @@ def test_the_lease_is_renewed_while_a_node_runs(role_dsn: Callable[[str], str], 
     service = role_dsn("app_service")
     read = lambda: _job(role_dsn, job_id)  # noqa: E731
     options: dict[str, Any] = {"concurrency": 1, "lease": RENEWAL_LEASE, "poll_interval": 0.05, "listen": False}
+    clock = DatabaseClock(datetime.fromisoformat(DAY0))
 
     if mode == "sync":
-        with ConnectionPool(service, min_size=1, max_size=6, kwargs={"autocommit": True}) as pool:
+        with ConnectionPool(service, min_size=1, max_size=6, kwargs={"autocommit": True}, check=clock.check) as pool:
             worker = Worker(pool, GraphRuns(Client(pool), graph, queue=queue).handler, queue, **options)
             outcome: list[Any] = []
             runner = threading.Thread(
@@ -418,7 +426,7 @@ def test_the_lease_is_renewed_while_a_node_runs(role_dsn: Callable[[str], str], 
             runner.start()
             try:
                 assert started.wait(30), "node c started"
-                _renewed_twice(read, read().lease_expires_at)
+                _kept_past_its_first_lease(clock, read)
             finally:
                 blocker.set()
                 runner.join(30)
@@ -426,14 +434,16 @@ def test_the_lease_is_renewed_while_a_node_runs(role_dsn: Callable[[str], str], 
     else:
 
         async def scenario() -> Any:
-            async with AsyncConnectionPool(service, min_size=1, max_size=6, kwargs={"autocommit": True}) as pool:
+            async with AsyncConnectionPool(
+                service, min_size=1, max_size=6, kwargs={"autocommit": True}, check=clock.acheck
+            ) as pool:
                 runs = AsyncGraphRuns(AsyncClient(pool), graph, queue=queue)
                 task = asyncio.create_task(
                     AsyncWorker(pool, runs.handler, queue, **options).run(drain=True, install_signal_handlers=False)
                 )
                 try:
                     assert await asyncio.to_thread(started.wait, 30), "node c started"
-                    await asyncio.to_thread(_renewed_twice, read, read().lease_expires_at)
+                    await asyncio.to_thread(_kept_past_its_first_lease, clock, read)
                 finally:
                     blocker.set()
                 return await asyncio.wait_for(task, 30)

@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
@@ -22,6 +21,7 @@ from typing import Any
 import psycopg
 import pytest
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
+from waiting import wait_until
 
 from agent_state import (
     AlreadyResolved,
@@ -225,14 +225,13 @@ def test_cancelling_a_waiting_job_cancels_its_approval_and_the_session_is_active
 
 
 def _wait_until_blocked(watcher: psycopg.Connection[Any], pid: int) -> None:
-    """Until the backend pid waits for a lock (at most 10 seconds)."""
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
+    """Until the backend pid waits for a lock."""
+
+    def blocked() -> bool:
         row = watcher.execute("select wait_event_type from pg_stat_activity where pid = %s", (pid,)).fetchone()
-        if row and row[0] == "Lock":
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"backend {pid} never waited for a lock")
+        return row is not None and row[0] == "Lock"
+
+    wait_until(blocked, f"backend {pid} to wait for a lock")
 
 
 @pytest.mark.parametrize("first", ["cancel", "resolve"])

@@ -12,6 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 from psycopg import sql
+from waiting import notifications_until
 
 from agent_state import AsyncClient, Client, InvalidArgument, InvalidTransition, Job, LeaseLost, NotFound
 
@@ -100,7 +101,7 @@ def test_notifications_are_folded_per_transaction_and_queue(
                 client.enqueue_job(thread_id, {"n": n}, queue=queue)
             client.enqueue_job(thread_id, queue=queue + "-other")
         client.enqueue_job(thread_id, queue=queue, run_at=client.now() + timedelta(hours=1))
-        notes = [(n.channel, n.payload) for n in listener.notifies(timeout=1.0)]
+        notes = notifications_until(listener, service)  # all of them, however slow the delivery
     assert sorted(notes) == sorted((c, "") for c in channel.values()), (
         "one per queue for the transaction, none for a future job"
     )
@@ -115,11 +116,15 @@ def test_a_reclaim_fences_out_the_open_fenced_transaction(
         psycopg.connect(role_dsn("app_service"), autocommit=True) as a,
         psycopg.connect(role_dsn("app_service"), autocommit=True) as b,
     ):
+        # a's clock stands still: its one-second lease never ends for a itself, so only the
+        # reclaim can make its commit fail (and fenced_write cannot refuse early on a slow day)
+        a.execute("select set_config('ai.frozen_now', clock_timestamp()::text, false)")
         first, second = Client(a), Client(b)
         first.create_session(thread_id)
         job = first.enqueue_job(thread_id, queue=queue)
         held = first.claim_job("w1", timedelta(seconds=1), queue)
         assert held is not None
+        committing = False
         with pytest.raises(psycopg.Error) as caught, a.transaction():
             first.fenced_write(job.job_id, held.fencing_token)
             b.execute("select set_config('ai.frozen_now', (clock_timestamp() + interval '1 hour')::text, false)")
@@ -127,6 +132,8 @@ def test_a_reclaim_fences_out_the_open_fenced_transaction(
             assert reclaimed is not None, "expired: reclaimed though the fenced transaction is open"
             assert reclaimed.fencing_token == held.fencing_token + 1
             a.execute("select 1")  # the zombie's write would go here; its commit fails
+            committing = True
+        assert committing, f"the commit is what failed, not an earlier statement: {caught.value}"
         assert caught.value.sqlstate == "AS006"
 
 

@@ -8,12 +8,13 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import psycopg
 import pytest
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
+from waiting import WAIT, DatabaseClock, listening, wait_until
 
 from agent_state import AsyncJobContext, AsyncWorker, Client, Job, JobContext, LeaseLost, Worker
 
@@ -113,11 +114,12 @@ def test_fenced_writes_and_completion_commit_together(pool: ConnectionPool, dsn:
 def test_cancelled_job_stops_its_handlers_writes(pool: ConnectionPool, queue: str) -> None:
     client = Client(pool)
     [job] = _jobs(client, queue, 1)
-    started, refused = threading.Event(), threading.Event()
+    started, cancelled, refused = threading.Event(), threading.Event(), threading.Event()
 
     def handler(job: Job, ctx: JobContext) -> None:
         started.set()
-        time.sleep(0.3)
+        if not cancelled.wait(WAIT):  # the fenced write comes after the cancel, whatever the speed
+            return
         try:
             with ctx.fenced():
                 pass
@@ -127,82 +129,206 @@ def test_cancelled_job_stops_its_handlers_writes(pool: ConnectionPool, queue: st
 
     worker = Worker(pool, handler, queue, concurrency=1, poll_interval=0.05)
     thread = _run_in_thread(worker)
-    assert started.wait(10)
-    client.cancel_job(job.job_id)
-    assert refused.wait(10), "the fenced write after the cancel was refused"
-    worker.stop()
-    thread.join(10)
+    try:
+        assert started.wait(WAIT), "the handler started"
+        client.cancel_job(job.job_id)
+        cancelled.set()
+        assert refused.wait(WAIT), "the fenced write after the cancel was refused"
+    finally:
+        cancelled.set()
+        worker.stop()
+        thread.join(WAIT)
+    assert not thread.is_alive()
     assert worker.stats.lost == 1 and client.get_job(job.job_id).status == "CANCELLED"
 
 
-def test_renewal_keeps_a_long_job_and_reports_a_lost_lease(pool: ConnectionPool, queue: str) -> None:
-    client = Client(pool)
-    [job] = _jobs(client, queue, 1)
-    lost_seen = threading.Event()
+def _lease_expires_at(admin: psycopg.Connection[Any], job_id: int) -> datetime | None:
+    row = admin.execute("select lease_expires_at from ai.agent_jobs where job_id = %s", (job_id,)).fetchone()
+    assert row is not None
+    return row[0]  # type: ignore[no-any-return]
+
+
+def _count(admin: psycopg.Connection[Any], queue: str, status: str) -> int:
+    row = admin.execute(
+        "select count(*) from ai.agent_jobs where queue = %s and status = %s", (queue, status)
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+@pytest.mark.session_features("the frozen clock ai.frozen_now, set on every connection of the worker's pool")
+def test_renewal_keeps_a_long_job_and_reports_a_lost_lease(service_dsn: str, dsn: str, queue: str) -> None:
+    """The database clock moves only when the test moves it, a step of half a lease at a time and
+    only once the previous step's renewal is seen: the handler holds the job across three steps
+    (past its first lease) and still writes fenced; after a cancel, a renewal tells it the lease
+    is lost."""
+    lease = timedelta(seconds=0.9)  # the worker renews every 0.3 s of real time
+    clock = DatabaseClock(datetime.now(timezone.utc))
+    held, moved = threading.Event(), threading.Event()
+    seen: dict[str, bool] = {}
 
     def handler(job: Job, ctx: JobContext) -> None:
-        time.sleep(1.2)  # four lease thirds: only renewals keep it
-        assert not ctx.lease_lost
-        with ctx.fenced():
-            pass
-        # now someone else takes it: the next renewal tells us
-        with pool.connection() as conn:
+        held.set()
+        if not moved.wait(WAIT):
+            return
+        seen["kept"] = not ctx.lease_lost
+        with ctx.fenced():  # on a clock past the first lease: only the renewals kept it
+            seen["fenced"] = True
+        with pool.connection() as conn:  # now someone else takes it: the next renewal tells us
             conn.execute("select ai.cancel_job(%s)", (job.job_id,))
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + WAIT
         while not ctx.lease_lost and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if ctx.lease_lost:
-            lost_seen.set()
+            time.sleep(0.01)
+        seen["lost"] = ctx.lease_lost
 
-    Worker(pool, handler, queue, concurrency=1, lease=timedelta(seconds=0.9), poll_interval=0.05).run(
-        drain=True, install_signal_handlers=False
-    )
-    assert lost_seen.is_set()
-    assert client.get_job(job.job_id).status == "CANCELLED"
+    with (
+        ConnectionPool(
+            service_dsn, min_size=1, max_size=8, kwargs={"autocommit": True}, check=clock.check, open=True
+        ) as pool,
+        psycopg.connect(dsn, autocommit=True) as admin,
+    ):
+        client = Client(pool)
+        [job] = _jobs(client, queue, 1)
+        worker = Worker(pool, handler, queue, concurrency=1, lease=lease, poll_interval=0.05)
+        thread = _run_in_thread(worker, drain=True)
+        try:
+            assert held.wait(WAIT), "the worker claimed the job"
+            first_expiry = _lease_expires_at(admin, job.job_id)
+            assert first_expiry == clock.now + lease
+            for _ in range(3):
+                now = clock.advance(lease / 2)  # less than a lease: the last renewal still holds
+
+                def renewed(now: datetime = now) -> bool:
+                    expiry = _lease_expires_at(admin, job.job_id)
+                    assert expiry is not None, "the job is still held"
+                    return expiry >= now + lease
+
+                wait_until(renewed, f"a renewal of the lease on the clock {now}")
+            assert clock.now > first_expiry, "the handler now runs past its first lease"
+        finally:
+            moved.set()
+            thread.join(WAIT)
+        assert not thread.is_alive()
+        assert seen == {"kept": True, "fenced": True, "lost": True}, seen
+        assert worker.stats.lost == 1
+        assert client.get_job(job.job_id).status == "CANCELLED"
 
 
 @pytest.mark.session_features("LISTEN (behind a transaction pooler the worker polls: docs/connections.md)")
-def test_notify_wakes_an_idle_worker_long_before_its_poll(pool: ConnectionPool, queue: str) -> None:
-    client = Client(pool)
+def test_notify_wakes_an_idle_worker_long_before_its_poll(service_dsn: str, dsn: str, queue: str) -> None:
+    """The job is enqueued only once the worker's LISTEN has committed and its first claim came
+    back empty; its next poll is an hour away, so only the notification can wake it."""
     done = threading.Event()
-    worker = Worker(pool, lambda job, ctx: done.set(), queue, concurrency=1, poll_interval=30)
-    thread = _run_in_thread(worker)
-    time.sleep(0.5)  # the worker is idle, listening; its next poll is 30 s away
-    _jobs(client, queue, 1)
-    woke = done.wait(10)
-    worker.stop()
-    thread.join(10)
-    assert woke, "a notification woke the worker (polling alone would take 30 s)"
+    kwargs = {"autocommit": True, "application_name": queue}
+    with (
+        ConnectionPool(service_dsn, min_size=1, max_size=8, kwargs=kwargs, open=True) as pool,
+        psycopg.connect(dsn, autocommit=True) as admin,
+    ):
+        client = Client(pool)
+        [channel] = admin.execute("select ai.queue_channel(%s)", (queue,)).fetchone()  # type: ignore[misc]
+        worker = Worker(pool, lambda job, ctx: done.set(), queue, concurrency=1, poll_interval=3600)
+        thread = _run_in_thread(worker)
+        try:
+            wait_until(lambda: listening(admin, channel), "the worker's LISTEN on its queue's channel")
+            wait_until(
+                lambda: (
+                    admin.execute(
+                        "select count(*) from pg_stat_activity where application_name = %s and state = 'idle'"
+                        " and query like '%%ai.claim_job%%'",
+                        (queue,),
+                    ).fetchone()
+                    != (0,)
+                ),
+                "the worker's first claim, which finds nothing",
+            )
+            _jobs(client, queue, 1)
+            woke = done.wait(WAIT)
+        finally:
+            worker.stop()
+            thread.join(WAIT)
+    assert not thread.is_alive()
+    assert woke, "a notification woke the worker (its next poll was an hour away)"
 
 
-def test_stop_lets_running_handlers_finish_then_releases_the_rest(pool: ConnectionPool, queue: str) -> None:
+def test_stop_lets_a_running_handler_finish_then_releases_the_jobs_not_started(
+    pool: ConnectionPool, dsn: str, queue: str
+) -> None:
+    """The running handler finishes when the test lets it, which is after the worker has
+    released the two jobs it prefetched: it is inside the grace period, and its job completes."""
     client = Client(pool)
-    jobs = _jobs(client, queue, 4, threads=4)
-    started = threading.Barrier(3)
+    jobs = _jobs(client, queue, 3, threads=3)
+    started, finish = threading.Event(), threading.Event()
+    ran: list[int] = []
 
     def handler(job: Job, ctx: JobContext) -> None:
-        started.wait(10)
-        time.sleep(0.2 if job.payload["n"] == 0 else 30)
+        ran.append(job.job_id)
+        started.set()
+        finish.wait(WAIT)
 
-    worker = Worker(pool, handler, queue, concurrency=2, prefetch=2, poll_interval=0.05, grace_period=1.0)
-    thread = _run_in_thread(worker)
-    started.wait(10)
-    worker.stop()
-    thread.join(15)
+    worker = Worker(pool, handler, queue, concurrency=1, prefetch=2, poll_interval=0.05, grace_period=WAIT)
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        thread = _run_in_thread(worker)
+        try:
+            assert started.wait(WAIT), "a handler started"
+            wait_until(lambda: _count(admin, queue, "IN_PROGRESS") == 3, "the worker holding all three jobs")
+            worker.stop()
+            wait_until(lambda: _count(admin, queue, "PENDING") >= 2, "the two jobs not started going back to PENDING")
+            assert _count(admin, queue, "IN_PROGRESS") == 1, "the running handler's job is held through the grace"
+        finally:
+            finish.set()
+            thread.join(WAIT)
     assert not thread.is_alive()
-    statuses = _statuses(client, jobs)
-    assert statuses.count("COMPLETED") == 1, "the short handler finished within the grace period"
-    assert statuses.count("PENDING") == 3, "the slow one and the two not started were released"
-    assert all(client.get_job(j.job_id).attempts == 0 for j in jobs if client.get_job(j.job_id).status == "PENDING")
-    assert worker.stats.released == 3
+    [running] = ran
+    finished = {j.job_id: client.get_job(j.job_id) for j in jobs}
+    assert finished[running].status == "COMPLETED", "the running handler finished within the grace period"
+    assert [(f.status, f.attempts) for i, f in finished.items() if i != running] == [("PENDING", 0)] * 2
+    assert (worker.stats.completed, worker.stats.released) == (1, 2)
 
 
+def test_stop_releases_a_handler_that_outlives_the_grace_period(pool: ConnectionPool, dsn: str, queue: str) -> None:
+    """The handler is held until the worker has returned, so it outlives any grace period: its
+    job and the one prefetched go back to PENDING, and its late fenced write is refused."""
+    client = Client(pool)
+    jobs = _jobs(client, queue, 2, threads=2)
+    started, finish, refused = threading.Event(), threading.Event(), threading.Event()
+
+    def handler(job: Job, ctx: JobContext) -> None:
+        started.set()
+        finish.wait(WAIT)
+        try:
+            with ctx.fenced():
+                pass
+        except LeaseLost:
+            refused.set()
+
+    worker = Worker(pool, handler, queue, concurrency=1, prefetch=1, poll_interval=0.05, grace_period=0.1)
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        thread = _run_in_thread(worker)
+        try:
+            assert started.wait(WAIT), "a handler started"
+            wait_until(lambda: _count(admin, queue, "IN_PROGRESS") == 2, "the worker holding both jobs")
+            worker.stop()
+            thread.join(WAIT)
+            assert not thread.is_alive(), "the worker returned without waiting for the handler"
+        finally:
+            finish.set()
+    assert [(j.status, j.attempts) for j in (client.get_job(j.job_id) for j in jobs)] == [("PENDING", 0)] * 2
+    assert worker.stats.released == 2
+    assert refused.wait(WAIT), "the released handler's late fenced write was refused"
+
+
+@pytest.mark.session_features("the frozen clock ai.frozen_now, set on every connection of the worker's pool")
 def test_async_worker(service_dsn: str, pool: ConnectionPool, queue: str) -> None:
+    """The worker's clock stands still, so the failed job's retry (due a backoff later) never
+    comes due during the run, however long the other jobs take."""
     client = Client(pool)
     jobs = _jobs(client, queue, 12, threads=4)
+    clock = DatabaseClock(client.now())  # after every job's run_at
 
     async def scenario() -> None:
-        async with AsyncConnectionPool(service_dsn, min_size=1, max_size=6, kwargs={"autocommit": True}) as apool:
+        async with AsyncConnectionPool(
+            service_dsn, min_size=1, max_size=6, kwargs={"autocommit": True}, check=clock.acheck
+        ) as apool:
 
             async def handler(job: Job, ctx: AsyncJobContext) -> Any:
                 if job.payload["n"] == 0:

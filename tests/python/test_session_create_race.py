@@ -12,12 +12,12 @@ Before the fix this failed within the first rounds on every pair (several per hu
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from typing import Any
 
 import psycopg
 import pytest
+from waiting import wait_until
 
 # In the pooled run these tests connect to the server itself (see the marker's reason).
 pytestmark = pytest.mark.session_features("lock waits watched by backend pid in pg_stat_activity")
@@ -33,16 +33,15 @@ ROUNDS = 400
 
 
 def _wait_until_blocked(admin: psycopg.Connection[Any], pids: list[int]) -> None:
-    """Until both backends wait for a lock (the third transaction's row), or fail after 20 s."""
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+    """Until every backend in pids waits for a lock (the third transaction's row)."""
+
+    def blocked() -> bool:
         row = admin.execute(
             "select count(*) from pg_stat_activity where pid = any(%s) and wait_event_type = 'Lock'", (pids,)
         ).fetchone()
-        if row and row[0] == len(pids):
-            return
-        time.sleep(0.002)
-    pytest.fail("the racing writes never waited for the uncommitted row")
+        return row is not None and row[0] == len(pids)
+
+    wait_until(blocked, "the racing writes to wait for the uncommitted row", interval=0.002)
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,10 @@ the 26000 / 08P01 / 42P05 it got there killed the worker in every process.
 
 The errors are injected in front of the real client (a proxy raising a scripted list of psycopg
 errors before it lets calls through); the database behind is real. A handler waits for a
-condition (a renewal that went through), never for a time."""
+condition (a renewal that went through), never for a time, and the database clock of the
+worker's pool is frozen (waiting.DatabaseClock): however late the renewals that the faults delay,
+no lease ends. The lease only sets the pace (a renewal every third of it) and the time the
+worker keeps retrying a completion (half of it), which is generous next to the few backoffs."""
 
 from __future__ import annotations
 
@@ -14,13 +17,14 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import psycopg
 import pytest
 from psycopg import errors as pg
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
+from waiting import DatabaseClock
 
 from agent_state import AsyncJobContext, AsyncWorker, Client, Job, JobContext, Worker
 
@@ -111,17 +115,29 @@ def _dead_socket(tmp: Any) -> str:
     return f"host={tmp} port=1 dbname=nowhere connect_timeout=1"  # nothing listens there
 
 
+# Renewals every 4 s of real time; a completion is retried for 6 s, for under a second of backoffs.
+LEASE = timedelta(seconds=12)
+
+
+def _frozen_clock() -> DatabaseClock:
+    return DatabaseClock(datetime.now(timezone.utc) + timedelta(minutes=1))  # after every run_at
+
+
+@pytest.mark.session_features("the frozen clock ai.frozen_now, set on every connection of the worker's pool")
 def test_worker_survives_any_error_in_every_loop(service: str, tmp_path: Any, caplog: pytest.LogCaptureFixture) -> None:
     queue = f"res-{uuid.uuid4().hex[:8]}"
     ids = _enqueue(service, queue, 12)
     caplog.set_level(logging.WARNING, logger="agent_state.worker")
 
-    with ConnectionPool(service, min_size=1, max_size=6, kwargs={"autocommit": True}, open=True) as pool:
+    clock = _frozen_clock()
+    with ConnectionPool(
+        service, min_size=1, max_size=6, kwargs={"autocommit": True}, check=clock.check, open=True
+    ) as pool:
         holder: dict[str, Faulty] = {}
 
         def handler(job: Job, ctx: JobContext) -> int:
             if job.job_id == ids[0]:  # holds its job until a renewal got through the faults
-                assert holder["faulty"].renewed.wait(60)
+                assert holder["faulty"].renewed.wait(60), "a renewal got through the faults"
             return job.job_id
 
         worker = Worker(
@@ -129,7 +145,7 @@ def test_worker_survives_any_error_in_every_loop(service: str, tmp_path: Any, ca
             handler,
             queue,
             concurrency=2,
-            lease=timedelta(seconds=3),
+            lease=LEASE,
             poll_interval=0.05,
             listen_conninfo=_dead_socket(tmp_path),
             max_backoff=0.2,
@@ -156,6 +172,7 @@ def test_worker_survives_any_error_in_every_loop(service: str, tmp_path: Any, ca
         assert what in logged
 
 
+@pytest.mark.session_features("the frozen clock ai.frozen_now, set on every connection of the worker's pool")
 def test_async_worker_survives_any_error_in_every_loop(
     service: str, tmp_path: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -164,12 +181,15 @@ def test_async_worker_survives_any_error_in_every_loop(
     caplog.set_level(logging.WARNING, logger="agent_state.worker")
 
     async def main() -> tuple[AsyncWorker, Faulty]:
-        async with AsyncConnectionPool(service, min_size=1, max_size=6, kwargs={"autocommit": True}) as pool:
+        clock = _frozen_clock()
+        async with AsyncConnectionPool(
+            service, min_size=1, max_size=6, kwargs={"autocommit": True}, check=clock.acheck
+        ) as pool:
             holder: dict[str, Faulty] = {}
 
             async def handler(job: Job, ctx: AsyncJobContext) -> int:
                 if job.job_id == ids[0]:
-                    while not holder["faulty"].renewed.is_set():
+                    while not holder["faulty"].renewed.is_set():  # bounded by the wait_for below
                         await asyncio.sleep(0.01)
                 return job.job_id
 
@@ -178,7 +198,7 @@ def test_async_worker_survives_any_error_in_every_loop(
                 handler,
                 queue,
                 concurrency=2,
-                lease=timedelta(seconds=3),
+                lease=LEASE,
                 poll_interval=0.05,
                 listen_conninfo=_dead_socket(tmp_path),
                 max_backoff=0.2,
