@@ -555,9 +555,9 @@ def _timeline(
         step = int(meta.get("step", -1))
         after = f"after {NODES[step - 1]}" if 1 <= step <= len(NODES) else meta.get("source", "")
         text = f"checkpoint {_short(c.checkpoint_id)}{parent} step {step} ({after}){branch}"
-        rows.append((c.created_at, "checkpoint", workers.get(token, ""), text))
+        rows.append((c.created_at, "checkpoint", workers.get(token, "") if isinstance(token, int) else "", text))
     for m in client.get_messages(thread):
-        text = m.content.get("text") if isinstance(m.content, dict) and "text" in m.content else json.dumps(m.content)
+        text = str(m.content["text"]) if isinstance(m.content, dict) and "text" in m.content else json.dumps(m.content)
         rows.append((m.created_at, "message", "", f"#{m.seq} {m.role}: {text}"))
     se = client.get_side_effect(thread, idempotency_key("email", USER_EMAIL, SUBJECT))
     rows.append(

@@ -191,7 +191,7 @@ class _Runs:
         return {INPUT_KEY: _jsonable(input)}, dedup_key or run_dedup_key(thread_id, input)
 
     def _run_config(self, job: Job, ctx: Any) -> RunnableConfig:
-        extra = dict(self.config)
+        extra: dict[str, Any] = dict(self.config)
         configurable = {
             **(extra.pop("configurable", None) or {}),
             "thread_id": job.thread_id,
@@ -466,7 +466,7 @@ def async_graph_worker(
 ) -> AsyncGraphWorker:
     """The asyncio twin of :func:`graph_worker`: ``await async_graph_worker(...).run()``."""
     run_options, options = _split(dict(worker_options))
-    options.pop("prefetch", None)  # the AsyncWorker claims only what it runs
+    options.setdefault("prefetch", 0)
     pool = AsyncConnectionPool(
         conninfo, min_size=1, max_size=2 * concurrency + 3, kwargs={"autocommit": True}, open=False, name="graph-worker"
     )

@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from contextlib import (
     asynccontextmanager,
     contextmanager,
 )
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard, TypeVar
 
 import psycopg
 from langchain_core.runnables import RunnableConfig
@@ -65,6 +65,7 @@ from .retry import RetryPolicy
 __all__ = ["AgentStateSaver", "AsyncAgentStateSaver"]
 
 Durability = Literal["sync", "async"]
+T = TypeVar("T")
 
 # The same statements as the Client's (one SQL function call each); rows read by position, from
 # cursors with their own row factory (the caller's connection may use dict_row, as LangGraph's
@@ -288,7 +289,7 @@ class _Codec(BaseCheckpointSaver[str]):
         versions[TASKS] = max(versions.values()) if versions else self.get_next_version(None)
 
     @staticmethod
-    def _matches(found: CheckpointTuple | None, filter: dict[str, Any] | None) -> bool:
+    def _matches(found: CheckpointTuple | None, filter: dict[str, Any] | None) -> TypeGuard[CheckpointTuple]:
         """list() of one checkpoint id: whether it exists and its metadata passes the filter."""
         return found is not None and all(found.metadata.get(k) == v for k, v in (filter or {}).items())
 
@@ -703,7 +704,7 @@ class AsyncAgentStateSaver(_Codec):
 
     # -- sync: run on the saver's loop from another thread --------------------------------------
 
-    def _run(self, coro: Any) -> Any:
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         if self.loop is None:
             coro.close()
             raise RuntimeError("AsyncAgentStateSaver was created outside an event loop: use the async methods")

@@ -44,7 +44,7 @@ from typing import Any, Literal
 import psycopg
 from psycopg import sql
 
-from ._calls import Call
+from ._calls import Call, T
 from .models import AppendResult, Message, StreamChunk, StreamState, from_row
 
 __all__ = [
@@ -64,7 +64,7 @@ def _appended(row: dict[str, Any]) -> AppendResult:
 
 
 OPEN_STREAM = Call("select * from ai.open_stream(%s, %s, %s, %s, %s, %s, %s)", lambda r: from_row(StreamState, r))
-APPEND_STREAM_CHUNKS = Call(
+APPEND_STREAM_CHUNKS: Call[int] = Call(
     "select ai.append_stream_chunks(%s, %s, %s, %s, %s, %s, %s) as last_chunk", lambda r: r["last_chunk"]
 )
 FINISH_STREAM = Call("select * from ai.finish_stream(%s, %s, %s, %s)", _appended)
@@ -80,7 +80,7 @@ Durability = Literal["sync", "async"]
 class StreamMethods:
     """The streaming half of :class:`~agent_state.Client` (one SQL function per method)."""
 
-    def _rows(self, call: Any, params: Sequence[Any]) -> list[Any]:  # provided by Client
+    def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:  # provided by Client
         raise NotImplementedError
 
     def open_stream(
@@ -137,7 +137,7 @@ class StreamMethods:
 class AsyncStreamMethods:
     """The streaming half of :class:`~agent_state.AsyncClient` (same names as :class:`StreamMethods`)."""
 
-    async def _rows(self, call: Any, params: Sequence[Any]) -> list[Any]:  # provided by AsyncClient
+    async def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:  # provided by AsyncClient
         raise NotImplementedError
 
     async def open_stream(
