@@ -58,8 +58,11 @@ from .models import (
     Event,
     LineageStep,
     Message,
+    MessageRole,
     NewMessage,
+    PruneStrategy,
     Session,
+    SessionStatus,
     TrajectoryStep,
     WindowMessage,
     from_row,
@@ -242,7 +245,7 @@ def _create_session_args(thread_id: str | None, config: dict[str, Any] | None) -
 
 def _append_args(
     thread_id: str,
-    role: str,
+    role: MessageRole,
     content: Any,
     turn: int | None,
     idempotency_key: str | None,
@@ -475,7 +478,7 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethod
         """``ai.get_session``."""
         return self._one(GET_SESSION, (thread_id,))
 
-    def set_session_status(self, thread_id: str, status: str) -> Session:
+    def set_session_status(self, thread_id: str, status: SessionStatus) -> Session:
         """``ai.set_session_status``: active, waiting, completed, failed or cancelled."""
         return self._one(SET_SESSION_STATUS, (thread_id, status))
 
@@ -484,7 +487,7 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethod
     def append_message(
         self,
         thread_id: str,
-        role: str,
+        role: MessageRole,
         content: Any,
         turn: int | None = None,
         idempotency_key: str | None = None,
@@ -631,11 +634,11 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethod
         """``ai.delete_for_runs``: the checkpoints of these runs; returns how many."""
         return self._one(DELETE_FOR_RUNS, (list(run_ids),))
 
-    def prune_checkpoints(self, thread_ids: Sequence[str], strategy: str = "keep_latest") -> int:
+    def prune_checkpoints(self, thread_ids: Sequence[str], strategy: PruneStrategy = "keep_latest") -> int:
         """``ai.prune_checkpoints``: 'keep_latest' or 'delete'; returns the checkpoints deleted."""
         return self._one(PRUNE_CHECKPOINTS, (list(thread_ids), strategy))
 
-    def prune_idle_threads(self, idle: timedelta, strategy: str = "keep_latest") -> int:
+    def prune_idle_threads(self, idle: timedelta, strategy: PruneStrategy = "keep_latest") -> int:
         """``ai.prune_idle_threads``: prunes threads with no checkpoint newer than now - idle."""
         return self._one(PRUNE_IDLE_THREADS, (idle, strategy))
 
@@ -797,13 +800,13 @@ class AsyncClient(
     async def get_session(self, thread_id: str) -> Session:
         return await self._one(GET_SESSION, (thread_id,))
 
-    async def set_session_status(self, thread_id: str, status: str) -> Session:
+    async def set_session_status(self, thread_id: str, status: SessionStatus) -> Session:
         return await self._one(SET_SESSION_STATUS, (thread_id, status))
 
     async def append_message(
         self,
         thread_id: str,
-        role: str,
+        role: MessageRole,
         content: Any,
         turn: int | None = None,
         idempotency_key: str | None = None,
@@ -981,10 +984,10 @@ class AsyncClient(
         """``ai.delete_for_runs``: the checkpoints of these runs; returns how many."""
         return await self._one(DELETE_FOR_RUNS, (list(run_ids),))
 
-    async def prune_checkpoints(self, thread_ids: Sequence[str], strategy: str = "keep_latest") -> int:
+    async def prune_checkpoints(self, thread_ids: Sequence[str], strategy: PruneStrategy = "keep_latest") -> int:
         """``ai.prune_checkpoints``: 'keep_latest' or 'delete'; returns the checkpoints deleted."""
         return await self._one(PRUNE_CHECKPOINTS, (list(thread_ids), strategy))
 
-    async def prune_idle_threads(self, idle: timedelta, strategy: str = "keep_latest") -> int:
+    async def prune_idle_threads(self, idle: timedelta, strategy: PruneStrategy = "keep_latest") -> int:
         """``ai.prune_idle_threads``: prunes threads with no checkpoint newer than now - idle."""
         return await self._one(PRUNE_IDLE_THREADS, (idle, strategy))

@@ -45,7 +45,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
-from . import Client, SideEffectCall, idempotency_key
+from . import Client, MessageRole, SideEffectCall, idempotency_key
 from .graph_runs import GraphRuns, graph_worker, job_context
 
 #: The demo's lease: short, so the dead worker's job comes back within seconds.
@@ -124,7 +124,9 @@ def _label() -> str:
     return os.environ.get(LABEL_ENV, f"pid {os.getpid()}")
 
 
-def _write(config: RunnableConfig, *messages: tuple[str, Any, str], events: tuple[tuple[str, Any], ...] = ()) -> None:
+def _write(
+    config: RunnableConfig, *messages: tuple[MessageRole, Any, str], events: tuple[tuple[str, Any], ...] = ()
+) -> None:
     """Messages (idempotent: a node that runs again appends nothing twice) and events, written in
     one transaction fenced on the job: a worker that lost its lease writes nothing."""
     ctx = job_context(config)
@@ -154,7 +156,8 @@ def plan(state: State, config: RunnableConfig) -> State:
 
 def research(state: State, config: RunnableConfig) -> State:
     _event(config, "node_started", "research")
-    notes, messages = [], []
+    notes: list[dict[str, Any]] = []
+    messages: list[tuple[MessageRole, Any, str]] = []
     for call in state["tool_calls"]:
         results = search(call["args"]["query"])
         pages = [read(r["url"]) for r in results]

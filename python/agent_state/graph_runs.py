@@ -191,15 +191,16 @@ class _Runs:
         return {INPUT_KEY: _jsonable(input)}, dedup_key or run_dedup_key(thread_id, input)
 
     def _run_config(self, job: Job, ctx: Any) -> RunnableConfig:
-        extra: dict[str, Any] = dict(self.config)
+        extra: RunnableConfig = self.config.copy()
         configurable = {
-            **(extra.pop("configurable", None) or {}),
+            **(extra.pop("configurable", {}) or {}),
             "thread_id": job.thread_id,
             "job_id": job.job_id,
             "fencing_token": job.fencing_token,
             CONTEXT_KEY: ctx,
         }
-        return {**extra, "configurable": configurable}  # type: ignore[typeddict-item]
+        extra["configurable"] = configurable
+        return extra
 
     @staticmethod
     def _head(thread_id: str) -> RunnableConfig:

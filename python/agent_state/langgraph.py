@@ -376,7 +376,8 @@ def _without_none_seeds(history: Mapping[str, DeltaChannelHistory]) -> dict[str,
     out: dict[str, DeltaChannelHistory] = {}
     for channel, entry in history.items():
         if "seed" in entry and entry["seed"] is None:
-            entry = {k: v for k, v in entry.items() if k != "seed"}  # type: ignore[assignment]
+            entry = entry.copy()
+            del entry["seed"]
         out[channel] = entry
     return out
 

@@ -45,7 +45,7 @@ import psycopg
 from psycopg import sql
 
 from ._calls import Call, T
-from .models import AppendResult, Message, StreamChunk, StreamState, from_row
+from .models import AppendResult, Message, MessageRole, StreamChunk, StreamState, from_row
 
 __all__ = [
     "AsyncPersistedStream",
@@ -87,7 +87,7 @@ class StreamMethods:
         self,
         thread_id: str,
         stream_key: str,
-        role: str = "assistant",
+        role: MessageRole = "assistant",
         turn: int | None = None,
         job_id: int | None = None,
         fencing_token: int | None = None,
@@ -144,7 +144,7 @@ class AsyncStreamMethods:
         self,
         thread_id: str,
         stream_key: str,
-        role: str = "assistant",
+        role: MessageRole = "assistant",
         turn: int | None = None,
         job_id: int | None = None,
         fencing_token: int | None = None,
@@ -225,7 +225,7 @@ class PersistedStream:
         stream_key: str,
         chunks: Iterable[str],
         *,
-        role: str = "assistant",
+        role: MessageRole = "assistant",
         turn: int | None = None,
         job_id: int | None = None,
         fencing_token: int | None = None,
@@ -293,7 +293,7 @@ class AsyncPersistedStream:
         stream_key: str,
         chunks: AsyncIterable[str],
         *,
-        role: str = "assistant",
+        role: MessageRole = "assistant",
         turn: int | None = None,
         job_id: int | None = None,
         fencing_token: int | None = None,
