@@ -360,3 +360,40 @@ def test_a_cancelled_job_is_seen_lost_by_the_next_renewal(dsn: str, service_dsn:
     assert refused == [True]
     assert stats.lost == 1
     assert _jobs(dsn, [job_id])[0][0] == "CANCELLED"
+
+
+@pytest.mark.session_features("LISTEN (behind a transaction pooler the worker polls: docs/connections.md)")
+def test_notify_wakes_an_idle_async_worker_long_before_its_poll(dsn: str, service_dsn: str, queue: str) -> None:
+    """The worker polls every 60 s; a job enqueued once its LISTEN is in place (seen in
+    pg_stat_activity, not assumed after a sleep) runs at once."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute("select ai.queue_channel(%s)", (queue,)).fetchone()
+        assert row is not None
+        listen = f'listen "{row[0]}"'
+    done = asyncio.Event()
+
+    async def handler(job: Job, ctx: AsyncJobContext) -> None:
+        done.set()
+
+    async def listening() -> bool:
+        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+            cur = await conn.execute("select count(*) from pg_stat_activity where query = %s", (listen,))
+            found = await cur.fetchone()
+            return found is not None and found[0] == 1
+
+    async def run() -> bool:
+        async with _pool(service_dsn) as pool:
+            worker = AsyncWorker(pool, handler, queue, concurrency=1, poll_interval=60)
+            task = asyncio.create_task(worker.run(install_signal_handlers=False))
+            await _until(listening, "the worker's LISTEN")
+            await asyncio.to_thread(_enqueue, service_dsn, queue, 1)
+            try:
+                await asyncio.wait_for(done.wait(), WAIT)
+                woke = True
+            except asyncio.TimeoutError:
+                woke = False
+            worker.stop()
+            await asyncio.wait_for(task, WAIT)
+            return woke
+
+    assert asyncio.run(run()), "a notification woke the worker (its poll is a minute away)"
