@@ -47,7 +47,7 @@ import asyncio
 import contextvars
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -69,6 +69,7 @@ __all__ = [
     "GraphRuns",
     "GraphWorker",
     "RunPlan",
+    "async_graph_handler",
     "async_graph_worker",
     "graph_handler",
     "graph_worker",
@@ -397,6 +398,13 @@ class AsyncGraphRuns(_Runs):
 def graph_handler(graph: Any, client: Client, **options: Any) -> Callable[[Job, JobContext], Any]:
     """``GraphRuns(client, graph, **options).handler``: a Worker handler that runs ``graph`` durably."""
     return GraphRuns(client, graph, **options).handler
+
+
+def async_graph_handler(
+    graph: Any, client: AsyncClient, **options: Any
+) -> Callable[[Job, AsyncJobContext], Awaitable[Any]]:
+    """The asyncio twin of :func:`graph_handler`: an AsyncWorker handler (``AsyncGraphRuns``)."""
+    return AsyncGraphRuns(client, graph, **options).handler
 
 
 # -- workers that own their pool ------------------------------------------------------------------

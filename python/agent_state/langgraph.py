@@ -769,6 +769,22 @@ class AsyncAgentStateSaver(_Codec):
 
 
 # Durable graph runs through the queue (agent_state/graph_runs.py), importable from here too.
-from .graph_runs import AsyncGraphRuns, GraphRuns, async_graph_worker, graph_handler, graph_worker, job_context  # noqa: E402
+from .graph_runs import (  # noqa: E402
+    AsyncGraphRuns,
+    GraphRuns,
+    async_graph_handler,
+    async_graph_worker,
+    graph_handler,
+    graph_worker,
+    job_context,
+)
 
-__all__ += ["AsyncGraphRuns", "GraphRuns", "async_graph_worker", "graph_handler", "graph_worker", "job_context"]
+__all__ += [
+    "AsyncGraphRuns",
+    "GraphRuns",
+    "async_graph_handler",
+    "async_graph_worker",
+    "graph_handler",
+    "graph_worker",
+    "job_context",
+]

@@ -298,8 +298,9 @@ class Worker:
 
     def stop(self) -> None:
         """Stop claiming; ``run`` then finishes or releases what it holds and returns."""
-        with self._lock:
-            self._core.stop()
+        # No lock: the SIGTERM handler calls this in the main thread, which may hold the lock
+        # (the claim loop); the phase is one attribute, set atomically.
+        self._core.stop()
         self._wake.set()
 
     def run(self, *, drain: bool = False, install_signal_handlers: bool = True) -> WorkerStats:

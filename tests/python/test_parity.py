@@ -4,6 +4,9 @@ annotations, with ``Async``/``Sync`` spelled out of the type names), and the asy
 ``async`` where the sync side does I/O: a coroutine for a function, an async generator for a
 generator, an async context manager for a context manager. A method on one side only fails.
 
+The one class with no twin is ``AgentStateSession`` (agent_state.openai_agents): the OpenAI
+Agents SDK's Session protocol is async only.
+
 Methods that do no I/O (``stop``, ``check``, ``side_effect`` which returns a ledger object for
 both ``with`` and ``async with``) are the same kind on both sides; they are listed by name."""
 
@@ -18,7 +21,12 @@ import pytest
 
 import agent_state
 from agent_state import AsyncClient, AsyncJobContext, AsyncWorker, Client, JobContext, Worker
-from agent_state.streams import AsyncPersistedStream, PersistedStream
+from agent_state.hitl import AsyncHumanInTheLoopMethods, HumanInTheLoopMethods
+from agent_state.queue import AsyncQueueMethods, QueueMethods
+from agent_state.retrievals import AsyncRetrievalMethods, RetrievalMethods
+from agent_state.side_effects import AsyncSideEffectMethods, SideEffectMethods
+from agent_state.streams import AsyncPersistedStream, AsyncStreamMethods, PersistedStream, StreamMethods
+from agent_state.usage import AsyncUsageMethods, UsageMethods
 
 # sync dunder -> its async twin
 DUNDERS = {"__enter__": "__aenter__", "__exit__": "__aexit__", "__iter__": "__aiter__", "__init__": "__init__"}
@@ -93,6 +101,13 @@ def _twins() -> list[tuple[Any, Any, frozenset[str]]]:
     """(sync, async, names that are the same kind on both sides)."""
     pairs: list[tuple[Any, Any, frozenset[str]]] = [
         (Client, AsyncClient, frozenset()),
+        # the halves Client and AsyncClient are made of, one module each
+        (QueueMethods, AsyncQueueMethods, frozenset()),
+        (SideEffectMethods, AsyncSideEffectMethods, frozenset()),
+        (HumanInTheLoopMethods, AsyncHumanInTheLoopMethods, frozenset()),
+        (UsageMethods, AsyncUsageMethods, frozenset()),
+        (RetrievalMethods, AsyncRetrievalMethods, frozenset()),
+        (StreamMethods, AsyncStreamMethods, frozenset()),
         (JobContext, AsyncJobContext, frozenset({"check", "side_effect", "lease_lost"})),
         (Worker, AsyncWorker, frozenset({"stop"})),
         (PersistedStream, AsyncPersistedStream, frozenset()),
@@ -147,9 +162,12 @@ def test_function_twins_have_the_same_signatures(sync_name: str, async_name: str
     assert _signature(sync_fn) == _signature(async_fn)
 
 
-def test_graph_worker_factories_take_the_same_arguments() -> None:
+@pytest.mark.parametrize(
+    ("sync_name", "async_name"), [("graph_worker", "async_graph_worker"), ("graph_handler", "async_graph_handler")]
+)
+def test_graph_run_factories_take_the_same_arguments(sync_name: str, async_name: str) -> None:
     graph_runs = pytest.importorskip("agent_state.graph_runs")
-    assert _signature(graph_runs.graph_worker) == _signature(graph_runs.async_graph_worker)
+    assert _signature(getattr(graph_runs, sync_name)) == _signature(getattr(graph_runs, async_name))
 
 
 def test_the_parity_check_sees_a_missing_twin_and_a_sync_method_on_the_async_side() -> None:
