@@ -155,10 +155,11 @@ endif
 	    --timeout=300 -n $(UPSTREAM_JOBS) tests $(UPSTREAM_ARGS)
 
 # The suite again, every connection through PgBouncer in transaction pooling (tests marked
-# session_features connect directly). Left out: test_migrations.py (sqitch and the deploy
-# tooling connect directly, no client code in it), test_pooler.py (already through the pooler in
+# session_features connect directly). Left out: test_migrations.py and test_upgrade.py (sqitch and
+# the deploy tooling connect directly to databases of their own, which the pooler does not serve;
+# the upgrade test's client writes only prepare rows there), test_pooler.py (already through the pooler in
 # test-python), test_retry.py and test_database_crash.py (they restart or kill the server itself).
-POOLED_SKIP := --ignore=tests/python/test_migrations.py --ignore=tests/python/test_pooler.py --ignore=tests/python/test_retry.py \
+POOLED_SKIP := --ignore=tests/python/test_migrations.py --ignore=tests/python/test_upgrade.py --ignore=tests/python/test_pooler.py --ignore=tests/python/test_retry.py \
   --ignore=tests/python/test_database_crash.py
 # A fresh test database first, as for the direct run (some tests use the shared 'default' queue).
 test-python-pooled: deps venv db pooler

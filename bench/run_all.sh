@@ -4,6 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")"
 for script in ./*.sh; do
   [ "$script" = ./run_all.sh ] && continue
+  if [ "$script" = ./schema_ab.sh ] && [ -z "${BASE_REV:-}" ]; then
+    echo "=== $script skipped: set BASE_REV to compare this tree with a revision"; continue
+  fi
   echo "=== $script"
   "$script"
 done

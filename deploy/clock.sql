@@ -1,5 +1,5 @@
 -- Deploy agent-state:clock to pg
--- requires: schema
+-- requires: roles
 begin;
 
 -- The one clock. clock_timestamp() rather than now(): a long transaction (a worker holding a
@@ -9,7 +9,7 @@ begin;
 -- No SET search_path (docs/security.md, "search_path"): every function calls it, and a SET clause
 -- costs each call a search-path switch and stops inlining. Every name, type and operator in the
 -- body is qualified instead, so the caller's search_path resolves nothing in it.
-create function ai.now() returns timestamptz
+create or replace function ai.now() returns timestamptz
 language sql volatile parallel safe
 as $$
   select coalesce(case when pg_catalog.current_setting('ai.frozen_now', true) operator(pg_catalog.<>) ''

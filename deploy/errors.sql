@@ -19,7 +19,7 @@ comment on table ai.error_codes is 'The custom SQLSTATEs agent-state raises, wit
 insert into ai.error_codes (sqlstate, name, description) values
   ('AS001', 'not_found', 'The thread (or other object) does not exist, or belongs to another tenant: the two are never told apart.'),
   ('AS002', 'invalid_argument', 'An argument is NULL where a value is required, empty, too long, or not one of the allowed values.'),
-  ('AS003', 'too_large', 'A JSON document is larger than the documented limit (1 MiB).'),
+  ('AS003', 'too_large', 'A value is larger than its documented limit (a JSON document or a stream''s text 1 MiB; a checkpoint, channel value or pending write 16 MiB).'),
   ('AS004', 'invalid_transition', 'The requested status change is not allowed from the current status, or the session is finished.'),
   ('AS005', 'conflict', 'An idempotency key was reused with different content, or an id is already taken.'),
   ('AS006', 'lease_lost', 'The fencing token is stale, the lease expired, or the job is no longer held by the caller.'),

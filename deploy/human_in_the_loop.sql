@@ -25,9 +25,31 @@
 --   AS034 the checkpoint is stale: the thread has a newer checkpoint than the one paused on
 --   AS007 a service acting for nobody: a decision belongs to an owner (use ai.act_as)
 --
--- Locks: request_human updates the job row, then the session row (set_session_status);
--- resolve_human locks the session row, then the approval row, then the job row. A claim never
--- touches an AWAITING_HUMAN job, so the two do not meet on the same rows in another order.
+-- Cancelling a job that waits for a person ends the wait, however the status is written
+-- (ai.cancel_job, or a raw UPDATE to CANCELLED, which the queue's status guard allows a tenant):
+--   job       AWAITING_HUMAN -> CANCELLED
+--   approval  pending -> cancelled   decision NULL; decided_at = when; decided_by = the role that
+--                                    cancelled; decided_for = the owner it acted for (NULL for a
+--                                    service acting for nobody)
+--   event     approval_cancelled {approval_id, job_id, checkpoint_id, cancelled_by}
+--   session   waiting -> active      unless another approval of the thread still waits (the unique
+--                                    index human_approvals_one_pending_per_thread allows one pending
+--                                    approval per thread, so today none can); a session that is not
+--                                    'waiting' (finished meanwhile, say) is left alone
+-- The status trigger of ai.agent_jobs (ai._job_status_moved, deploy/queue_functions.sql) calls
+-- ai._close_approval_of_job for it. It runs inside the function that moved the job (SECURITY
+-- DEFINER, as the schema owner), under the same policies: RLS narrows it to the job's owner,
+-- whose job the caller could see and cancel in the first place (an approval and its session
+-- always have the job's owner).
+--
+-- Locks: job, session, approval, in every path. request_human updates the job row, then the
+-- session row (set_session_status), then inserts the approval; a cancel holds the job row before
+-- its trigger locks the session row (only when it waits), then the approval row; resolve_human
+-- locks the job (FOR NO KEY UPDATE, while it is AWAITING_HUMAN), then the session, then the
+-- approval. Of a cancel and a resolve of one job, whichever locks the job first wins and the other
+-- waits on that row alone: a resolve after a cancel raises AS032 saying the approval was
+-- cancelled; a cancel after a resolve cancels a PENDING job, whose approval stays resolved. A
+-- claim never touches an AWAITING_HUMAN job.
 begin;
 
 insert into ai.error_codes (sqlstate, name, description) values
@@ -35,26 +57,66 @@ insert into ai.error_codes (sqlstate, name, description) values
   ('AS033', 'already_resolved', 'resolve_human for a checkpoint whose approval was already resolved.'),
   ('AS034', 'stale_checkpoint', 'The checkpoint named is not the one the thread waits on: the thread moved on.');
 
+-- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.human_approvals
+-- states them as a plain expression and calls this only when that expression is false): raises
+-- 23514 naming the first rule broken; true when none is (a direct call on a valid row).
+create function ai._check_approval_row(checkpoint_id text, status text, decision jsonb, decided_at timestamptz)
+returns boolean
+language plpgsql immutable parallel safe
+as $$
+begin
+  if pg_catalog.char_length(checkpoint_id) not between 1 and 255 then
+    raise exception using errcode = '23514', constraint = 'human_approvals_row_check',
+      message = 'a checkpoint_id has 1 to 255 characters';
+  end if;
+  if status is null or status not in ('pending', 'resolved', 'cancelled') then
+    raise exception using errcode = '23514', constraint = 'human_approvals_row_check',
+      message = format('approval status %s is not pending, resolved or cancelled',
+                       coalesce(pg_catalog.quote_literal(status), 'NULL'));
+  end if;
+  if status = 'resolved' and (decision is null or decided_at is null) then
+    raise exception using errcode = '23514', constraint = 'human_approvals_row_check',
+      message = 'a resolved approval has a decision and decided_at';
+  end if;
+  if status = 'cancelled' and (decision is not null or decided_at is null) then
+    raise exception using errcode = '23514', constraint = 'human_approvals_row_check',
+      message = 'a cancelled approval has decided_at and no decision';
+  end if;
+  return true;
+end
+$$;
+comment on function ai._check_approval_row(text, text, jsonb, timestamptz) is
+  'Internal: called by the CHECK of ai.human_approvals rows only for a row that breaks a rule (checkpoint_id length, status, a resolved approval''s decision, a cancelled one''s); raises 23514 naming the rule, true when none is broken.';
+revoke execute on function ai._check_approval_row(text, text, jsonb, timestamptz) from public;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
+
 create table ai.human_approvals (
   approval_id text primary key default ai.ulid(),
   thread_id text not null,
   owner text not null,
   job_id bigint not null,
-  checkpoint_id text not null check (pg_catalog.char_length(checkpoint_id) between 1 and 255),
+  checkpoint_id text not null,
   action jsonb not null default '{}',
-  status text not null default 'pending' check (status in ('pending', 'resolved')),
+  status text not null default 'pending',
   requested_by text,
   requested_at timestamptz not null,
   decision jsonb,
   decided_by text,
   decided_for text,
   decided_at timestamptz,
-  constraint human_approvals_decided check (status = 'pending' or (decision is not null and decided_at is not null)),
-  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
+  -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as checkpoint_id and status
+  -- are NOT NULL and the others are tested with IS NULL.
+  constraint human_approvals_row_check check (
+    (pg_catalog.char_length(checkpoint_id) between 1 and 255
+     and (status = 'pending'
+          or (status = 'resolved' and decision is not null and decided_at is not null)
+          or (status = 'cancelled' and decision is null and decided_at is not null)))
+    or ai._check_approval_row(checkpoint_id, status, decision, decided_at))
 );
-comment on table ai.human_approvals is 'What waits for a person: one row per ai.request_human, pending until ai.resolve_human stores the decision with who decided and when. See docs/human-in-the-loop.md.';
-comment on column ai.human_approvals.decided_by is 'The role that called resolve_human (a tenant, or a service acting for it).';
-comment on column ai.human_approvals.decided_for is 'The owner it decided for (ai.current_owner() at the time).';
+comment on table ai.human_approvals is 'What waits for a person: one row per ai.request_human, pending until ai.resolve_human stores the decision with who decided and when (resolved), or until its job is cancelled (cancelled). See docs/human-in-the-loop.md.';
+comment on column ai.human_approvals.decided_by is 'The role that called resolve_human (a tenant, or a service acting for it), or that cancelled the job.';
+comment on column ai.human_approvals.decided_for is 'The owner it decided for (ai.current_owner() at the time); for a cancel, NULL when a service acting for nobody cancelled.';
 -- One pending approval per thread; the list of what waits, oldest first.
 create unique index human_approvals_one_pending_per_thread on ai.human_approvals (thread_id) where status = 'pending';
 create index human_approvals_pending on ai.human_approvals (requested_at, approval_id) where status = 'pending';
@@ -77,194 +139,5 @@ create policy human_approvals_by_owner on ai_archive.human_approvals
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 insert into ai._archived_tables (table_name, copy_order, order_by) values ('human_approvals', 100, 'approval_id');
-
--- ---------------------------------------------------------------------------------------------
-
-create function ai.request_human(job_id bigint, fencing_token bigint, checkpoint_id text, action jsonb default '{}')
-returns text
-language plpgsql volatile
-security definer
-set search_path = pg_catalog, pg_temp
-as $$
-#variable_conflict use_column
-declare
-  a_job_id alias for $1;
-  a_token alias for $2;
-  a_checkpoint alias for $3;
-  a_action alias for $4;
-  v_now timestamptz := ai.now();
-  v_worker text;
-  v_current text;
-  j ai.agent_jobs;
-  h ai.human_approvals;
-begin
-  if a_job_id is null or a_token is null then
-    raise exception using errcode = 'AS002', message = 'job_id and fencing_token must not be NULL';
-  end if;
-  perform ai._check_text(a_checkpoint, 'checkpoint_id');
-  perform ai._check_document(a_action, 'action');
-
-  -- Fenced in the UPDATE itself, as complete_job is. The pause gives the attempt back.
-  select u.lease_owner into v_worker from ai.agent_jobs u
-  where u.job_id = a_job_id and u.status = 'IN_PROGRESS' and u.fencing_token = a_token and u.lease_expires_at > v_now;
-  update ai.agent_jobs u
-  set status = 'AWAITING_HUMAN', attempts = greatest(u.attempts - 1, 0), lease_owner = null, lease_expires_at = null,
-      updated_at = v_now
-  where u.job_id = a_job_id and u.status = 'IN_PROGRESS' and u.fencing_token = a_token and u.lease_expires_at > v_now
-  returning u.* into j;
-  if not found then
-    perform ai._raise_lease_lost(a_job_id, a_token);
-  end if;
-  if pg_catalog.jsonb_typeof(j.payload) <> 'object' then
-    raise exception using errcode = 'AS002',
-      message = format('job %s: only a job whose payload is a JSON object can wait for a person (the decision is added to it)', a_job_id);
-  end if;
-
-  select s.current_checkpoint_id into v_current from ai.agent_sessions s where s.thread_id = j.thread_id;
-  if v_current is not null and v_current <> a_checkpoint then
-    raise exception using errcode = 'AS034',
-      message = format('checkpoint %s is not the newest of thread %s (%s)', a_checkpoint, j.thread_id, v_current);
-  end if;
-  perform ai.set_session_status(j.thread_id, 'waiting');
-
-  begin
-    insert into ai.human_approvals (thread_id, owner, job_id, checkpoint_id, action, requested_by, requested_at)
-    values (j.thread_id, j.owner, j.job_id, a_checkpoint, a_action, v_worker, v_now)
-    returning * into h;
-  exception when unique_violation then
-    raise exception using errcode = 'AS004',
-      message = format('thread %s already waits for a person', j.thread_id);
-  end;
-  insert into ai.session_events (thread_id, owner, kind, payload, created_at)
-  values (h.thread_id, h.owner, 'pending_approval',
-          pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id,
-                                        'checkpoint_id', h.checkpoint_id, 'action', h.action),
-          v_now);
-  return h.approval_id;
-end
-$$;
-comment on function ai.request_human(bigint, bigint, text, jsonb) is
-  'Pauses a job held with fencing_token for a person (fenced): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. The checkpoint must be the thread''s newest (agent_sessions.current_checkpoint_id) when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
-
-create function ai.resolve_human(thread_id text, checkpoint_id text, decision jsonb)
-returns ai.human_approvals
-language plpgsql volatile
-security definer
-set search_path = pg_catalog, pg_temp
-as $$
-#variable_conflict use_column
-declare
-  a_thread_id alias for $1;
-  a_checkpoint alias for $2;
-  a_decision alias for $3;
-  v_now timestamptz := ai.now();
-  s ai.agent_sessions;
-  h ai.human_approvals;
-  j ai.agent_jobs;
-begin
-  perform ai._check_thread_id(a_thread_id);
-  perform ai._check_text(a_checkpoint, 'checkpoint_id');
-  perform ai._check_document(a_decision, 'decision');
-  if ai.sees_all_owners() then
-    raise exception using errcode = 'AS007',
-      message = 'a decision is made for an owner: a service must act for the session''s owner (ai.act_as)';
-  end if;
-
-  select * into s from ai.agent_sessions x where x.thread_id = a_thread_id for no key update;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-  end if;
-  select * into h from ai.human_approvals x where x.thread_id = a_thread_id and x.status = 'pending' for update;
-  if not found then
-    if exists (select from ai.human_approvals x
-               where x.thread_id = a_thread_id and x.checkpoint_id = a_checkpoint and x.status = 'resolved') then
-      raise exception using errcode = 'AS033',
-        message = format('the approval of thread %s at checkpoint %s was already resolved', a_thread_id, a_checkpoint);
-    end if;
-    raise exception using errcode = 'AS032', message = format('thread %s does not wait for a person', a_thread_id);
-  end if;
-  if h.checkpoint_id <> a_checkpoint or (s.current_checkpoint_id is not null and s.current_checkpoint_id <> a_checkpoint) then
-    raise exception using errcode = 'AS034',
-      message = format('checkpoint %s is stale: thread %s waits at %s', a_checkpoint, a_thread_id,
-                       coalesce(s.current_checkpoint_id, h.checkpoint_id));
-  end if;
-  if s.status <> 'waiting' then
-    raise exception using errcode = 'AS032',
-      message = format('thread %s does not wait for a person (the session is %s)', a_thread_id, s.status);
-  end if;
-
-  update ai.agent_jobs u
-  set status = 'PENDING', run_at = v_now, updated_at = v_now,
-      payload = u.payload || pg_catalog.jsonb_build_object('human', pg_catalog.jsonb_build_object(
-        'approval_id', h.approval_id, 'checkpoint_id', h.checkpoint_id, 'action', h.action,
-        'decision', a_decision, 'decided_by', ai.calling_role(), 'decided_at', v_now))
-  where u.job_id = h.job_id and u.status = 'AWAITING_HUMAN'
-  returning u.* into j;
-  if not found then
-    raise exception using errcode = 'AS032',
-      message = format('thread %s does not wait for a person (job %s is no longer AWAITING_HUMAN)', a_thread_id, h.job_id);
-  end if;
-
-  update ai.human_approvals x
-  set status = 'resolved', decision = a_decision, decided_by = ai.calling_role(), decided_for = ai.current_owner(),
-      decided_at = v_now
-  where x.approval_id = h.approval_id
-  returning x.* into h;
-  perform ai.set_session_status(a_thread_id, 'active');
-  insert into ai.session_events (thread_id, owner, kind, payload, created_at)
-  values (h.thread_id, h.owner, 'human_resolved',
-          pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id, 'checkpoint_id', h.checkpoint_id,
-                                        'decision', h.decision, 'decided_by', h.decided_by, 'decided_for', h.decided_for),
-          v_now);
-  perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
-  return h;
-end
-$$;
-comment on function ai.resolve_human(text, text, jsonb) is
-  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits, AS033 already resolved, AS034 stale checkpoint.';
-
-create function ai.pending_approvals(owner text default null, max_rows integer default 100)
-returns setof ai.human_approvals
-language plpgsql stable
-security definer
-set search_path = pg_catalog, pg_temp
-as $$
-#variable_conflict use_column
-begin
-  perform ai._check_limit(pending_approvals.max_rows, 'max_rows');
-  return query
-  select h.* from ai.human_approvals h
-  where h.status = 'pending' and (pending_approvals.owner is null or h.owner = pending_approvals.owner)
-    and exists (select from ai.agent_jobs j where j.job_id = h.job_id and j.status = 'AWAITING_HUMAN')
-  order by h.requested_at, h.approval_id
-  limit pending_approvals.max_rows;
-end
-$$;
-comment on function ai.pending_approvals(text, integer) is
-  'What waits for a person, oldest first: pending approvals whose job is still AWAITING_HUMAN, of one owner or (NULL) of every owner the caller sees (RLS: a tenant sees its own). At most max_rows (1 to 10000). AS002 bad max_rows.';
-
-create function ai.get_approval(approval_id text) returns ai.human_approvals
-language plpgsql stable
-security definer
-set search_path = pg_catalog, pg_temp
-as $$
-#variable_conflict use_column
-declare
-  h ai.human_approvals;
-begin
-  select * into h from ai.human_approvals x where x.approval_id = get_approval.approval_id;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('approval %s not found', get_approval.approval_id);
-  end if;
-  return h;
-end
-$$;
-comment on function ai.get_approval(text) is 'One approval, pending or resolved. AS001 unknown approval (or another tenant''s).';
-
-revoke execute on function ai.request_human(bigint, bigint, text, jsonb), ai.resolve_human(text, text, jsonb),
-  ai.pending_approvals(text, integer), ai.get_approval(text) from public;
-grant execute on function ai.resolve_human(text, text, jsonb), ai.pending_approvals(text, integer), ai.get_approval(text)
-  to ai_user, ai_service;
-grant execute on function ai.request_human(bigint, bigint, text, jsonb) to ai_service;
 
 commit;

@@ -38,7 +38,7 @@ begin
 end
 $$;
 
-create function ai.calling_role() returns name
+create or replace function ai.calling_role() returns name
 language plpgsql stable parallel safe
 as $$
 declare
@@ -64,7 +64,7 @@ $$;
 comment on function ai.calling_role() is
   'The role the session acts as outside any function: the role set by SET ROLE, else the login role (session_user); unchanged inside the SECURITY DEFINER functions of schema ai. AS008 for a role that cannot log in (ai_user, ai_service, any group role).';
 
-create function ai.current_owner() returns text
+create or replace function ai.current_owner() returns text
 language plpgsql stable parallel safe
 as $$
 declare
@@ -99,7 +99,7 @@ $$;
 comment on function ai.current_owner() is
   'The tenant the caller acts as: the acting owner set by ai.act_as() for members of ai_service, otherwise ai.calling_role(). AS008 when that is a role that cannot log in (ai_user, ai_service, any group role).';
 
-create function ai.sees_all_owners() returns boolean
+create or replace function ai.sees_all_owners() returns boolean
 language plpgsql stable parallel safe
 as $$
 declare
@@ -119,7 +119,7 @@ $$;
 comment on function ai.sees_all_owners() is
   'True for a member of ai_service (by its calling role, ai.calling_role()) that acts for no particular owner: it sees and may change every tenant''s rows. AS008 for such a role that cannot log in.';
 
-create function ai.act_as(owner text, local boolean default true) returns text
+create or replace function ai.act_as(owner text, local boolean default true) returns text
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp
 as $$

@@ -25,6 +25,34 @@
 -- applies to); nobody else holds a table privilege. The caller is ai.calling_role() (the SET ROLE
 -- role or the login role), and its tenant ai.current_owner(): that role's name, or, for a member
 -- of ai_service, the end-user id the back-end set with ai.act_as(). See deploy/owners.sql.
+--
+-- Layout. Each object is defined once, in the change named for its concern, and that file holds
+-- its current definition. A concern with tables has two changes: <concern> (deploy/queue.sql:
+-- tables, indexes, types, policies, its error codes, and the row-rule functions its CHECKs call)
+-- and <concern>_functions (deploy/queue_functions.sql: every other function, and the triggers).
+-- A change of functions only (clock, owners, ulid) keeps its concern's name. Functions are
+-- written with CREATE OR REPLACE and triggers with CREATE OR REPLACE TRIGGER (a constraint
+-- trigger cannot be replaced: it is dropped if it exists and created again), so a functions
+-- change deploys over itself: once a release is tagged, a function changes by
+-- `sqitch rework <concern>_functions` (CONTRIBUTING.md) and the deploy file keeps its current
+-- body. Tables, indexes and row rules change by a new change that alters them.
+--
+-- Row rules. A table whose rules tie columns together or that a hot path writes (agent_sessions,
+-- session_messages, agent_jobs, checkpoints, human_approvals, side_effects) has one CHECK,
+-- <table>_row_check, of one form: check ((the rules as a plain expression) or
+-- ai._check_<table>_row(columns...)). The expression is what a valid row costs: a few comparisons,
+-- no function call (Postgres rebuilds a table's CHECK expressions from their stored text once per
+-- statement that writes it, and a PL/pgSQL call per row would cost more than the rest). Every
+-- column it reads is NOT NULL or tested with IS NULL, so it is true or false, never NULL, and a
+-- row that breaks a rule always reaches the function, which tests the rules one at a time and
+-- raises 23514 with a message naming the first one broken (and returns true when none is). The
+-- two state the same rules; tests check they agree. The function lives with its table, not in
+-- <concern>_functions: replacing a CHECK's function does not check the rows already stored, so
+-- changing a row rule is a table change, a new change that adds the new constraint and validates
+-- it (ALTER TABLE ... ADD CONSTRAINT ... NOT VALID, then VALIDATE CONSTRAINT), never a rework.
+-- The other tables have rules on one column each, written off the hot path (eval_runs,
+-- session_events, message_streams, stream_batches, turn_retrievals, usage_records, error_codes):
+-- they keep plain column CHECKs, whose names (<table>_<column>_check) already name the rule.
 begin;
 
 create schema ai;

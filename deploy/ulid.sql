@@ -8,10 +8,9 @@
 -- Within one session, two ULIDs of the same millisecond are made monotonic by
 -- incrementing the random part of the previous one (kept in the session setting
 -- ai.ulid_state); time comes from ai.now(), so a frozen clock still yields increasing ids.
-
 begin;
 
-create function ai.ulid()
+create or replace function ai.ulid()
 returns text
 language plpgsql
 volatile parallel unsafe
@@ -68,7 +67,7 @@ comment on function ai.ulid() is
   'A new ULID: 26 characters of Crockford base32 (48-bit millisecond time from ai.now(), 80 random bits). '
   'Sorts in time order; monotonic within a millisecond in one session.';
 
-create function ai.ulid_time(ulid text)
+create or replace function ai.ulid_time(ulid text)
 returns timestamptz
 language plpgsql
 immutable parallel safe

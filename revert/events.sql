@@ -1,7 +1,4 @@
 -- Revert agent-state:events from pg
 begin;
-drop function ai.get_events(text, bigint, integer, text[]);
-drop function ai.record_event(text, text, jsonb);
-drop function ai._check_event_kind(text);
 drop table ai.session_events;
 commit;

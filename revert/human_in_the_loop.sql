@@ -9,13 +9,9 @@ begin
   end if;
 end
 $$;
-drop function ai.get_approval(text);
-drop function ai.pending_approvals(text, integer);
-drop function ai.resolve_human(text, text, jsonb);
-drop function ai.request_human(bigint, bigint, text, jsonb);
 delete from ai._archived_tables where table_name = 'human_approvals';
 drop table ai_archive.human_approvals;
-revoke update (payload, run_at) on ai.agent_jobs from ai_user;
 drop table ai.human_approvals;
+drop function ai._check_approval_row(text, text, jsonb, timestamptz);
 delete from ai.error_codes where sqlstate in ('AS032', 'AS033', 'AS034');
 commit;

@@ -8,11 +8,6 @@ begin
   end if;
 end
 $$;
-drop procedure ai.archive_all_sessions(interval, integer);
-drop function ai.restore_session(text);
-drop function ai.archive_sessions(interval, integer);
-drop function ai._copy_columns(text, boolean);
-revoke delete on ai.agent_sessions from ai_service;
 drop index ai.agent_sessions_finished;
 drop table ai_archive.checkpoint_writes, ai_archive.checkpoint_blobs, ai_archive.checkpoints, ai_archive.agent_jobs_archive, ai_archive.agent_jobs, ai_archive.eval_runs, ai_archive.session_events, ai_archive.session_messages, ai_archive.agent_sessions;
 drop table ai._archived_tables;

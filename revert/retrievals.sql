@@ -1,8 +1,6 @@
 -- Revert agent-state:retrievals from pg
 begin;
-drop function ai.get_turn_context(text, integer);
 drop type ai.turn_context;
-drop function ai.record_retrieval(text, integer, jsonb, text, bigint, bigint);
 drop type ai.recorded_retrieval;
 delete from ai._archived_tables where table_name = 'turn_retrievals';
 drop table ai_archive.turn_retrievals;

@@ -1,7 +1,5 @@
 -- Revert agent-state:sessions from pg
 begin;
-drop function ai.get_session(text);
-drop function ai._session_owner(text);
-drop function ai._check_thread_id(text);
 drop table ai.agent_sessions;
+drop function ai._check_session_row(text, text, jsonb, bigint, timestamptz);
 commit;

@@ -8,16 +8,9 @@ begin
   end if;
 end
 $$;
-drop function ai.get_side_effect(text, text);
-drop function ai.abandon_side_effect(text, text, bigint, bigint, text);
-drop function ai.finish_side_effect(text, text, jsonb, bigint, bigint);
-drop function ai.begin_side_effect(text, text, jsonb, bigint, bigint, interval);
-drop function ai._side_effect_holder_alive(ai.side_effects, timestamptz);
-drop function ai._fence_side_effect(text, bigint, bigint);
-drop function ai._check_side_effect_args(text, text, bigint, bigint, boolean);
-drop function ai.idempotency_key(text[]);
 delete from ai._archived_tables where table_name = 'side_effects';
 drop table ai_archive.side_effects;
 drop table ai.side_effects;
+drop function ai._check_side_effect_row(text, text, integer, integer, timestamptz);
 delete from ai.error_codes where sqlstate in ('AS030', 'AS031');
 commit;

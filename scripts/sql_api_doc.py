@@ -12,6 +12,7 @@ import psycopg
 
 QUERY = """
 select p.proname,
+       p.prokind,
        pg_get_function_identity_arguments(p.oid) as identity,
        pg_get_function_arguments(p.oid) as arguments,
        pg_get_function_result(p.oid) as result,
@@ -29,12 +30,17 @@ def render(dsn: str) -> str:
         "",
         "Generated from the catalog by `make docs` (scripts/sql_api_doc.py): every public function of",
         "schema `ai`, its signature and its `COMMENT ON FUNCTION`. Functions whose names start with `_`",
-        "are internal. Error codes: [errors.md](errors.md).",
+        "are internal. A procedure (`procedure ai.name(...)`) returns nothing and is run with `CALL`.",
+        "Error codes: [errors.md](errors.md).",
         "",
     ]
     with psycopg.connect(dsn) as conn:
-        for name, _identity, arguments, result, comment in conn.execute(QUERY):
-            lines += [f"## `ai.{name}`", "", "```sql", f"ai.{name}({arguments})", f"  returns {result}", "```", ""]
+        for name, kind, _identity, arguments, result, comment in conn.execute(QUERY):
+            if kind == "p":  # pg_get_function_result is NULL for a procedure
+                signature = [f"procedure ai.{name}({arguments})"]
+            else:
+                signature = [f"ai.{name}({arguments})", f"  returns {result}"]
+            lines += [f"## `ai.{name}`", "", "```sql", *signature, "```", ""]
             lines += [comment, ""]
     return "\n".join(lines)
 

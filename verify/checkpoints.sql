@@ -12,16 +12,11 @@ select 1 / (select (count(*) = 4)::int from pg_catalog.pg_class
                           'ai.checkpoint_writes'::regclass, 'ai.deleted_threads'::regclass)
               and relrowsecurity and relforcerowsecurity);
 select 1 / (select count(*)::int from ai.error_codes where sqlstate = 'AS020');
-select 'ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text)'::regprocedure,
-       'ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint)'::regprocedure,
-       'ai.get_checkpoint(text, text, text)'::regprocedure,
-       'ai.list_checkpoints(text, text, text, integer, jsonb)'::regprocedure,
-       'ai.checkpoint_lineage(text, text, text, text)'::regprocedure,
-       'ai.checkpoints_between(text, timestamptz, timestamptz)'::regprocedure,
-       'ai.delta_channel_history(text, text, text, text[])'::regprocedure,
-       'ai.fork_thread(text, text, text, text)'::regprocedure,
-       'ai.copy_thread(text, text)'::regprocedure,
-       'ai.delete_thread(text)'::regprocedure,
-       'ai.delete_for_runs(text[])'::regprocedure,
-       'ai.prune_checkpoints(text[], text)'::regprocedure,
-       'ai.prune_idle_threads(interval, text)'::regprocedure;
+select 'ai._check_checkpoint_row(jsonb, jsonb)'::regprocedure;
+select 1 / count(*) from pg_catalog.pg_constraint where conname = 'checkpoints_row_check' and conrelid = 'ai.checkpoints'::regclass;
+-- The three columns compress with pglz.
+select 1 / (select (count(*) = 3)::integer from pg_catalog.pg_attribute
+            where (attrelid, attname) in (('ai.checkpoints'::regclass, 'checkpoint'),
+                                          ('ai.checkpoint_blobs'::regclass, 'blob'),
+                                          ('ai.checkpoint_writes'::regclass, 'blob'))
+              and attcompression = 'p');

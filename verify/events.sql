@@ -1,5 +1,3 @@
 -- Verify agent-state:events on pg
 select thread_id, event_id, owner, kind, payload, created_at from ai.session_events where false;
 select 1 / (select relforcerowsecurity::int from pg_catalog.pg_class where oid = 'ai.session_events'::regclass);
-select 'ai.record_event(text, text, jsonb)'::regprocedure;
-select 'ai.get_events(text, bigint, integer, text[])'::regprocedure;

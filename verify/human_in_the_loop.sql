@@ -8,7 +8,5 @@ select 1 / (select relforcerowsecurity::int from pg_catalog.pg_class where oid =
 select 1 / (select count(*)::int from ai._archived_tables where table_name = 'human_approvals');
 select 1 / (select (count(*) = 3)::int from ai.error_codes where sqlstate in ('AS032', 'AS033', 'AS034'));
 select 'ai.human_approvals_one_pending_per_thread'::regclass;
-select 'ai.request_human(bigint, bigint, text, jsonb)'::regprocedure;
-select 'ai.resolve_human(text, text, jsonb)'::regprocedure;
-select 'ai.pending_approvals(text, integer)'::regprocedure;
-select 'ai.get_approval(text)'::regprocedure;
+select 'ai._check_approval_row(text, text, jsonb, timestamptz)'::regprocedure;
+select 1 / count(*) from pg_catalog.pg_constraint where conname = 'human_approvals_row_check' and conrelid = 'ai.human_approvals'::regclass;

@@ -1,7 +1,4 @@
 -- Verify agent-state:retention on pg
-select 'ai.archive_sessions(interval, integer)'::regprocedure;
-select 'ai.restore_session(text)'::regprocedure;
-select 'ai.archive_all_sessions(interval, integer)'::regprocedure;
 select thread_id, owner, status, config, current_checkpoint_id, last_seq, created_at, updated_at, completed_at
 from ai_archive.agent_sessions where false;
 select 1 / count(*) from ai._archived_tables where table_name = 'session_messages';

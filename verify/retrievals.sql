@@ -3,5 +3,3 @@ select thread_id, retrieval_id, owner, turn, idempotency_key, documents, created
 select thread_id, retrieval_id from ai_archive.turn_retrievals where false;
 select 1 / (select relforcerowsecurity::int from pg_catalog.pg_class where oid = 'ai.turn_retrievals'::regclass);
 select 1 / count(*)::int from ai._archived_tables where table_name = 'turn_retrievals';
-select 'ai.record_retrieval(text, integer, jsonb, text, bigint, bigint)'::regprocedure;
-select 'ai.get_turn_context(text, integer)'::regprocedure;

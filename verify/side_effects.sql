@@ -7,8 +7,5 @@ select 1 / (select relforcerowsecurity::int from pg_catalog.pg_class where oid =
 select 1 / (select relforcerowsecurity::int from pg_catalog.pg_class where oid = 'ai_archive.side_effects'::regclass);
 select 1 / count(*)::int from ai._archived_tables where table_name = 'side_effects';
 select 1 / (select (count(*) = 2)::int from ai.error_codes where sqlstate in ('AS030', 'AS031'));
-select 'ai.idempotency_key(text[])'::regprocedure;
-select 'ai.begin_side_effect(text, text, jsonb, bigint, bigint, interval)'::regprocedure;
-select 'ai.finish_side_effect(text, text, jsonb, bigint, bigint)'::regprocedure;
-select 'ai.abandon_side_effect(text, text, bigint, bigint, text)'::regprocedure;
-select 'ai.get_side_effect(text, text)'::regprocedure;
+select 'ai._check_side_effect_row(text, text, integer, integer, timestamptz)'::regprocedure;
+select 1 / count(*) from pg_catalog.pg_constraint where conname = 'side_effects_row_check' and conrelid = 'ai.side_effects'::regclass;

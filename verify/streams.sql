@@ -7,9 +7,3 @@ select 1 / (select relforcerowsecurity::int from pg_catalog.pg_class where oid =
 select 1 / (select relforcerowsecurity::int from pg_catalog.pg_class where oid = 'ai.stream_batches'::regclass);
 select 1 / count(*)::int from ai._archived_tables where table_name in ('message_streams', 'stream_batches') having count(*) = 2;
 select 1 / count(*)::int from ai.error_codes where sqlstate in ('AS050', 'AS051') having count(*) = 2;
-select 'ai.open_stream(text, text, text, integer, bigint, bigint, text)'::regprocedure;
-select 'ai.append_stream_chunks(text, text, integer, text[], bigint, bigint, text)'::regprocedure;
-select 'ai.finish_stream(text, text, bigint, bigint)'::regprocedure;
-select 'ai.abandon_stream(text, text, bigint, bigint)'::regprocedure;
-select 'ai.get_stream(text, text, interval)'::regprocedure;
-select 'ai.read_stream(text, text, integer, integer)'::regprocedure;

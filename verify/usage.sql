@@ -4,5 +4,3 @@ from ai.usage_records where false;
 select thread_id, usage_id from ai_archive.usage_records where false;
 select 1 / (select relforcerowsecurity::int from pg_catalog.pg_class where oid = 'ai.usage_records'::regclass);
 select 1 / count(*)::int from ai._archived_tables where table_name = 'usage_records';
-select 'ai.record_usage(text, text, text, bigint, bigint, numeric, jsonb, bigint, bigint)'::regprocedure;
-select 'ai.usage_summary(timestamptz, timestamptz, text[])'::regprocedure;

@@ -21,8 +21,8 @@ Stacks (same cluster, same run, levels interleaved, every point on a fresh queue
   ai.finish_side_effect (fenced), ai.complete_job;
 * ``ours-1by1``: the same with one ai.renew_lease per run (what the Worker does today): the A/B
   of the batched renewal;
-* ``ours-lz4``: ``ours`` with the checkpoint columns compressed by LZ4 instead of pglz (change
-  checkpoint_compression_pglz) for that point only (ALTER ... SET COMPRESSION, put back after):
+* ``ours-lz4``: ``ours`` with the checkpoint columns compressed by LZ4 instead of pglz (which
+  deploy/checkpoints.sql sets) for that point only (ALTER ... SET COMPRESSION, put back after):
   the A/B of the compression choice, CPU against WAL bytes;
 * ``stock-saver-per-run``: ``stock`` with one AsyncPostgresSaver per run instead of one per
   process: AsyncPostgresSaver holds an asyncio lock around every call, even over a pool, so the
@@ -569,7 +569,7 @@ COMPRESSED = (("checkpoints", "checkpoint"), ("checkpoint_blobs", "blob"), ("che
 
 
 async def set_compression(admin: psycopg.AsyncConnection[Any], method: str) -> None:
-    """The compression of new checkpoint values (deploy/checkpoint_compression_pglz.sql sets pglz)."""
+    """The compression of new checkpoint values (deploy/checkpoints.sql sets pglz)."""
     for table, column in COMPRESSED:
         await admin.execute(f"alter table ai.{table} alter column {column} set compression {method}")
 

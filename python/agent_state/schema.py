@@ -39,6 +39,7 @@ __all__ = [
     "astatus",
     "bundle_changes",
     "bundle_sql",
+    "bundle_version",
     "deploy",
     "status",
 ]
@@ -96,8 +97,17 @@ def _bundle_changes() -> tuple[str, ...]:
 
 
 def bundle_changes() -> list[str]:
-    """The changes the bundle holds, in ``sqitch.plan`` order (the last one is its version)."""
+    """The changes the bundle holds, each once, in ``sqitch.plan`` order (a change reworked after
+    a release at its first place: scripts/bundle.sh)."""
     return list(_bundle_changes())
+
+
+@lru_cache(maxsize=1)
+def bundle_version() -> str:
+    """The change the bundle is up to: the last one of ``sqitch.plan`` (the version ``status()``
+    reports for a database it installed)."""
+    marker = _MARKER.search(bundle_sql())
+    return marker.group(1) if marker else _bundle_changes()[-1]
 
 
 def _bundle_body() -> str:
@@ -139,6 +149,8 @@ def _status(probe: tuple[Any, ...], registry: list[str] | None, functions_ok: bo
     if marker:
         version = marker.group(1)
         ours = list(_bundle_changes())
+        if version == bundle_version():
+            return SchemaStatus(True, version, ours, "bundle", [], True)
         if version in ours:
             changes = ours[: ours.index(version) + 1]
             missing = ours[len(changes) :]

@@ -26,7 +26,8 @@ Reader (another process, e.g. an HTTP handler resuming a client's stream)::
     for chunk in follow_stream(client, thread_id, "turn-3-answer", after_chunk=last_seen):
         yield chunk.content
 
-It polls ``ai.read_stream`` every ``poll_interval`` seconds and, given a ``listen`` connection
+It polls ``ai.get_stream`` every ``poll_interval`` seconds (one round trip while nothing is new;
+``ai.read_stream`` only when the stream's last chunk moved) and, given a ``listen`` connection
 (autocommit, not from a transaction pooler), wakes at once on the stream's NOTIFY. It ends when
 the stream is finished or abandoned and every chunk was read.
 """
@@ -374,26 +375,36 @@ def follow_stream(
         listen.execute(sql.SQL("listen {}").format(sql.Identifier(state.channel)))
     try:
         while True:
-            state = client.get_stream(thread_id, stream_key)  # before the read: a close seen here is final
-            chunks = client.read_stream(thread_id, stream_key, after_chunk)
-            for chunk in chunks:
-                after_chunk = chunk.chunk_no
-                yield chunk
-            if chunks:
-                continue
+            # The state is read before the chunks: a close seen in it is final, and its last_chunk
+            # says whether there is anything to read, so an idle poll is one round trip.
+            read_any = False
+            while after_chunk < state.last_chunk:
+                chunks = client.read_stream(thread_id, stream_key, after_chunk)
+                if not chunks:
+                    break
+                read_any = True
+                for chunk in chunks:
+                    after_chunk = chunk.chunk_no
+                    yield chunk
             if state.status != "open" and after_chunk >= state.last_chunk:
                 return
             if deadline is not None and time.monotonic() >= deadline:
                 return
-            wait = poll_interval if deadline is None else min(poll_interval, max(0.0, deadline - time.monotonic()))
-            if listen is not None:
-                for _ in listen.notifies(timeout=wait, stop_after=1):
-                    pass
-            else:
-                time.sleep(wait)
+            if not read_any:
+                wait = _poll_wait(poll_interval, deadline)
+                if listen is not None:
+                    for _ in listen.notifies(timeout=wait, stop_after=1):
+                        pass
+                else:
+                    time.sleep(wait)
+            state = client.get_stream(thread_id, stream_key)
     finally:
         if listen is not None and not listen.closed:
             listen.execute(sql.SQL("unlisten {}").format(sql.Identifier(state.channel)))
+
+
+def _poll_wait(poll_interval: float, deadline: float | None) -> float:
+    return poll_interval if deadline is None else min(poll_interval, max(0.0, deadline - time.monotonic()))
 
 
 async def afollow_stream(
@@ -413,23 +424,27 @@ async def afollow_stream(
         await listen.execute(sql.SQL("listen {}").format(sql.Identifier(state.channel)))
     try:
         while True:
-            state = await client.get_stream(thread_id, stream_key)
-            chunks = await client.read_stream(thread_id, stream_key, after_chunk)
-            for chunk in chunks:
-                after_chunk = chunk.chunk_no
-                yield chunk
-            if chunks:
-                continue
+            read_any = False
+            while after_chunk < state.last_chunk:
+                chunks = await client.read_stream(thread_id, stream_key, after_chunk)
+                if not chunks:
+                    break
+                read_any = True
+                for chunk in chunks:
+                    after_chunk = chunk.chunk_no
+                    yield chunk
             if state.status != "open" and after_chunk >= state.last_chunk:
                 return
             if deadline is not None and time.monotonic() >= deadline:
                 return
-            wait = poll_interval if deadline is None else min(poll_interval, max(0.0, deadline - time.monotonic()))
-            if listen is not None:
-                async for _ in listen.notifies(timeout=wait, stop_after=1):
-                    pass
-            else:
-                await asyncio.sleep(wait)
+            if not read_any:
+                wait = _poll_wait(poll_interval, deadline)
+                if listen is not None:
+                    async for _ in listen.notifies(timeout=wait, stop_after=1):
+                        pass
+                else:
+                    await asyncio.sleep(wait)
+            state = await client.get_stream(thread_id, stream_key)
     finally:
         if listen is not None and not listen.closed:
             await listen.execute(sql.SQL("unlisten {}").format(sql.Identifier(state.channel)))

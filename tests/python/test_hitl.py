@@ -242,7 +242,7 @@ def test_a_cancel_and_a_resolve_of_one_job_queue_on_the_job_and_never_deadlock(
     """The job row is held by a third transaction while a cancel and a resolve queue on it, in
     either order. Both lock the job first (then the session, then the approval), so the one
     queued first wins and the other sees its outcome. Had resolve_human locked the session and
-    the approval before the job (as before cancel_awaiting_human), the cancel's trigger would
+    the approval before the job, the cancel's trigger would
     wait for the session while the resolve waits for the job: a deadlock (40P01)."""
     thread, job_id, approval_id = _waiting_job(role_dsn, "hitl-race")
     outcomes: dict[str, Any] = {}

@@ -7,45 +7,16 @@ import os
 import subprocess
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
+from catalog import DEPLOY_USER, ROOT, catalog, dump, env_for, run
 from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict
+from sql_objects import read_plan
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _env(dsn: str, dbname: str) -> dict[str, str]:
-    params: dict[str, Any] = conninfo_to_dict(dsn)
-    env = dict(os.environ)
-    for key, var in (
-        ("host", "PGHOST"),
-        ("port", "PGPORT"),
-        ("user", "PGUSER"),
-        ("password", "PGPASSWORD"),
-    ):
-        if params.get(key):
-            env[var] = str(params[key])
-    env["PGDATABASE"] = dbname
-    return env
-
-
-def _run(args: list[str], env: dict[str, str]) -> str:
-    done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
-
-
-def _dump(env: dict[str, str]) -> str:
-    dump = _run(["pg_dump", "--schema-only", "--exclude-schema=sqitch"], env)
-    # \restrict and \unrestrict carry a random key per dump (pg_dump 15.14 and later).
-    return "\n".join(line for line in dump.splitlines() if not line.startswith(("\\restrict", "\\unrestrict")))
-
-
-DEPLOY_USER = os.environ.get("AGENT_STATE_DEPLOY_USER", "agent_state_owner")
+# The names the other schema tests import from here.
+_env, _run, _dump = env_for, run, dump
 
 
 @pytest.fixture
@@ -123,11 +94,11 @@ def test_bundle_gives_the_same_catalog_as_sqitch(scratch_db: Any) -> None:
     _run(["sqitch", "--quiet", "deploy", "db:pg:"], by_sqitch)
     _run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", "sql/ai.sql"], by_bundle)
     # The one difference: the bundle's version marker in the schema's comment (agent_state.schema).
-    last = [line.split()[0] for line in (ROOT / "sqitch.plan").read_text().splitlines() if line[:1].isalpha()][-1]
+    last = [e.change for e in read_plan((ROOT / "sqitch.plan").read_text()) if e.tag is None][-1]
     marker = f" (installed from the bundle up to change {last})"
-    bundled = _dump(by_bundle)
+    bundled = catalog(by_bundle)
     assert marker in bundled
-    assert bundled.replace(marker, "") == _dump(by_sqitch)
+    assert bundled.replace(marker, "") == catalog(by_sqitch)
 
 
 def test_committed_bundle_is_current() -> None:
@@ -199,83 +170,26 @@ def test_deploy_works_as_a_non_superuser_that_owns_the_database(dsn: str, scratc
     _run(["sqitch", "--quiet", "revert", "-y", "db:pg:"], deployer)
 
 
-def test_cancel_awaiting_human_closes_approvals_left_pending_and_reverts_to_the_previous_catalog(
-    dsn: str, scratch_db: Any
-) -> None:
-    """Deployed over data of the earlier release, as a non-superuser owner (so under forced RLS):
-    an approval that a cancel left pending is closed and its session made active. The revert
-    restores the catalog of human_in_the_loop, turns cancelled approvals back into pending ones,
-    and refuses while a thread holds two that the old schema could not (one pending per thread)."""
-    env = scratch_db()
-    with psycopg.connect(dsn, autocommit=True) as admin:
-        admin.execute(
-            "do $$ begin if not exists (select from pg_roles where rolname = 'agent_state_deployer') then"
-            " create role agent_state_deployer login nosuperuser nocreaterole nocreatedb; end if; end $$"
-        )
-        admin.execute(
-            sql.SQL("alter database {} owner to agent_state_deployer").format(sql.Identifier(env["PGDATABASE"]))
-        )
-    deployer = dict(env, PGUSER="agent_state_deployer")
-    _run(["sqitch", "--quiet", "deploy", "--verify", "--to", "human_in_the_loop", "db:pg:"], deployer)
-    before = _dump(deployer)
-
-    def connect(user: str) -> psycopg.Connection[Any]:
-        return psycopg.connect(
-            host=env.get("PGHOST"), port=env.get("PGPORT"), dbname=env["PGDATABASE"], user=user, autocommit=True
-        )
-
-    def wait_and_cancel(thread: str) -> str:
-        with connect("tenant_a") as a, connect("app_service") as s:
-            (job,) = a.execute("select job_id from ai.enqueue_job(%s)", (thread,)).fetchone()  # type: ignore[misc]
-            (token,) = s.execute("select fencing_token from ai.claim_job('w', '1 minute')").fetchone()  # type: ignore[misc]
-            (approval,) = s.execute("select ai.request_human(%s, %s, 'c1')", (job, token)).fetchone()  # type: ignore[misc]
-            a.execute("select ai.cancel_job(%s)", (job,))
-            return str(approval)
-
-    with connect("tenant_a") as a:
-        a.execute("select ai.create_session('left-waiting')")
-    stuck = wait_and_cancel("left-waiting")
-
-    def as_superuser() -> psycopg.Connection[Any]:  # tenants hold no table privilege: assertions as the superuser
-        return psycopg.connect(dsn, dbname=env["PGDATABASE"], autocommit=True)
-
-    with as_superuser() as a:
-        row = a.execute(
-            "select h.status, s.status from ai.human_approvals h join ai.agent_sessions s using (thread_id)"
-            " where h.approval_id = %s",
-            (stuck,),
-        ).fetchone()
-    assert row == ("pending", "waiting"), "the earlier release left the approval pending and the session waiting"
-
-    _run(["sqitch", "--quiet", "deploy", "--verify", "db:pg:"], deployer)
-    with as_superuser() as a:
-        row = a.execute(
-            "select h.status, h.decided_by, s.status"
-            " from ai.human_approvals h join ai.agent_sessions s using (thread_id) where h.approval_id = %s",
-            (stuck,),
-        ).fetchone()
-        assert row == ("cancelled", None, "active")
-        events = a.execute("select kind from ai.session_events where thread_id = 'left-waiting' order by event_id")
-        kinds = [k for (k,) in events]
-        assert kinds[-2:] == ["approval_cancelled", "status"]
-
-    # The thread waits again and is cancelled again: two cancelled approvals, which the earlier
-    # schema cannot hold, so the revert refuses and changes nothing.
-    wait_and_cancel("left-waiting")
-    done = subprocess.run(
-        ["sqitch", "revert", "-y", "--to", "human_in_the_loop", "db:pg:"],
-        cwd=ROOT,
-        env=deployer,
-        capture_output=True,
-        text=True,
-        timeout=300,
+# The changes that hold functions only: they are what `sqitch rework` redeploys over the old bodies.
+FUNCTION_CHANGES = list(
+    dict.fromkeys(
+        e.change
+        for e in read_plan((ROOT / "sqitch.plan").read_text())
+        if e.tag is None and (e.change.endswith("_functions") or e.change in ("clock", "owners", "ulid"))
     )
-    assert done.returncode != 0 and "thread left-waiting has a cancelled approval" in done.stdout + done.stderr
-    with psycopg.connect(dsn, dbname=env["PGDATABASE"], autocommit=True) as admin:  # a superuser sees every row
-        admin.execute("delete from ai.human_approvals where approval_id <> %s", (stuck,))
-    _run(["sqitch", "--quiet", "revert", "-y", "--to", "human_in_the_loop", "db:pg:"], deployer)
-    assert _dump(deployer) == before, "the revert restores the catalog of human_in_the_loop"
-    with as_superuser() as a:
-        row = a.execute("select status, decided_at from ai.human_approvals where approval_id = %s", (stuck,)).fetchone()
-    assert row == ("pending", None)
-    _run(["sqitch", "--quiet", "revert", "-y", "db:pg:"], deployer)
+)
+
+
+def test_every_functions_change_deploys_again_over_itself_and_leaves_the_catalog_as_it_was(
+    scratch_db: Any,
+) -> None:
+    """What `sqitch rework <change>` does after a release: the change's deploy script runs over
+    the objects its earlier version made. CREATE OR REPLACE (functions, triggers; a constraint
+    trigger is dropped and made again) must make that a no-op on the catalog."""
+    assert len(FUNCTION_CHANGES) > 10
+    env = scratch_db()
+    _run(["sqitch", "--quiet", "deploy", "db:pg:"], env)
+    before = _dump(env)
+    for change in FUNCTION_CHANGES:
+        _run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", f"deploy/{change}.sql"], env)
+    assert _dump(env) == before

@@ -4,6 +4,7 @@ sqitch-deployed and foreign databases, and the documented move of a bundled data
 from __future__ import annotations
 
 import asyncio
+import re
 import subprocess
 import threading
 import uuid
@@ -13,15 +14,17 @@ from typing import Any
 
 import psycopg
 import pytest
+from catalog import catalog
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from test_migrations import DEPLOY_USER, _dump, _env, _run
+from sql_objects import offenders, plan_units, read_plan
+from test_migrations import DEPLOY_USER, _env, _run
 
 from agent_state import schema
 from agent_state.langgraph import AgentStateSaver, AsyncAgentStateSaver
 
 ROOT = Path(__file__).resolve().parents[2]
-LAST = schema.bundle_changes()[-1]
+LAST = schema.bundle_version()
 
 
 @pytest.fixture
@@ -64,7 +67,8 @@ def _sqitch_env(url: str) -> dict[str, str]:
 def test_the_package_carries_the_same_bundle_as_sql_ai_sql() -> None:
     assert schema.bundle_sql() == (ROOT / "sql" / "ai.sql").read_text(), "run `make bundle`"
     plan = [line.split()[0] for line in (ROOT / "sqitch.plan").read_text().splitlines() if line[:1].isalpha()]
-    assert plan == schema.bundle_changes()
+    assert list(dict.fromkeys(plan)) == schema.bundle_changes()  # a reworked change once
+    assert plan[-1] == LAST
 
 
 def test_setup_on_an_empty_database_deploys_the_bundle_with_sqitchs_catalog(empty_db: Any) -> None:
@@ -76,7 +80,7 @@ def test_setup_on_an_empty_database_deploys_the_bundle_with_sqitchs_catalog(empt
         assert status.changes == schema.bundle_changes() and status.missing == []
         assert checkpointer.setup() == status  # idempotent
     _run(["sqitch", "--quiet", "deploy", "db:pg:"], _sqitch_env(by_sqitch))
-    bundled, deployed = _dump(_sqitch_env(by_setup)), _dump(_sqitch_env(by_sqitch))
+    bundled, deployed = catalog(_sqitch_env(by_setup)), catalog(_sqitch_env(by_sqitch))
     # The one difference: the bundle's version marker in the schema's comment.
     marker = f" (installed from the bundle up to change {LAST})"
     assert marker in bundled
@@ -158,7 +162,8 @@ def test_an_older_bundle_install_is_refused_with_the_upgrade_commands(empty_db: 
             )
         )
         found = schema.status(conn)
-        assert (found.version, found.missing, found.compatible) == (older, [LAST], False)
+        ours = schema.bundle_changes()
+        assert (found.version, found.missing, found.compatible) == (older, ours[ours.index(older) + 1 :], False)
         with pytest.raises(schema.SchemaError, match=f"sqitch deploy --log-only --to {older}"):
             schema.deploy(conn)
 
@@ -210,3 +215,20 @@ def test_setup_deploys_on_a_pipeline_a_non_autocommit_connection_and_a_pool(empt
     # A pool.
     with ConnectionPool(empty_db(), min_size=1, max_size=1, open=True) as pool:
         assert AgentStateSaver(pool).setup().version == LAST
+
+
+def _bundle_sections(text: str) -> list[tuple[str, str]]:
+    parts = re.split(r"(?m)^-- ===== change: ([a-z_0-9]+) =====$", text)
+    return list(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def test_the_bundle_holds_each_change_once_and_each_object_once() -> None:
+    """Each change's current deploy script, once (a reworked change at its first place); so the
+    bundle breaks the one-definition rule exactly where the deploy scripts do
+    (test_one_definition.py), and defines nothing twice besides."""
+    sections = _bundle_sections((ROOT / "sql" / "ai.sql").read_text())
+    names = [name for name, _ in sections]
+    plan_text = (ROOT / "sqitch.plan").read_text()
+    assert names == list(dict.fromkeys(e.change for e in read_plan(plan_text) if e.tag is None))
+    units, _ = plan_units(plan_text, lambda change: (ROOT / "deploy" / f"{change}.sql").read_text())
+    assert offenders(sections) == offenders(units)

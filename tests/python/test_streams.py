@@ -16,6 +16,7 @@ import psycopg
 import pytest
 
 from agent_state import AsyncClient, Client, afollow_stream, apersisted_stream, follow_stream, persisted_stream
+from agent_state.models import StreamChunk
 
 HERE = Path(__file__).parent
 
@@ -102,6 +103,59 @@ def test_a_reader_follows_a_stream_until_it_finishes(dsn: str, thread_id: str) -
     t.join(timeout=60)
     assert not t.is_alive()
     assert got == [f"w{n}" for n in range(1, 6)]
+
+
+class _CountingClient(Client):
+    reads = 0
+
+    def read_stream(
+        self, thread_id: str, stream_key: str, after_chunk: int = 0, max_chunks: int = 1000
+    ) -> list[StreamChunk]:
+        self.reads += 1
+        return super().read_stream(thread_id, stream_key, after_chunk, max_chunks)
+
+
+class _CountingAsyncClient(AsyncClient):
+    reads = 0
+
+    async def read_stream(
+        self, thread_id: str, stream_key: str, after_chunk: int = 0, max_chunks: int = 1000
+    ) -> list[StreamChunk]:
+        self.reads += 1
+        return await super().read_stream(thread_id, stream_key, after_chunk, max_chunks)
+
+
+def test_an_idle_follower_polls_the_state_only_and_reads_when_the_last_chunk_moves(dsn: str, thread_id: str) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        client = _CountingClient(conn)
+        client.create_session(thread_id)
+        client.open_stream(thread_id, "idle")
+        client.append_stream_chunks(thread_id, "idle", 1, ["a", "b"])
+        # Caught up on an open stream: every poll until the timeout finds nothing new.
+        assert list(follow_stream(client, thread_id, "idle", after_chunk=2, poll_interval=0.01, timeout=0.2)) == []
+        assert client.reads == 0
+        assert [c.content for c in follow_stream(client, thread_id, "idle", poll_interval=0.01, timeout=0.2)] == [
+            "a",
+            "b",
+        ]
+        assert client.reads == 1
+
+
+def test_an_idle_async_follower_polls_the_state_only(dsn: str, thread_id: str) -> None:
+    async def check() -> None:
+        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+            client = _CountingAsyncClient(conn)
+            await client.create_session(thread_id)
+            await client.open_stream(thread_id, "idle")
+            await client.append_stream_chunks(thread_id, "idle", 1, ["a", "b"])
+            idle = afollow_stream(client, thread_id, "idle", after_chunk=2, poll_interval=0.01, timeout=0.2)
+            assert [c async for c in idle] == []
+            assert client.reads == 0
+            await client.finish_stream(thread_id, "idle")
+            done = afollow_stream(client, thread_id, "idle", poll_interval=0.01, timeout=30)
+            assert [c.content async for c in done] == ["a", "b"] and client.reads == 1
+
+    asyncio.run(check())
 
 
 def test_async_writer_and_reader(dsn: str, thread_id: str) -> None:

@@ -3,9 +3,9 @@ begin;
 \ir ../fixtures/checkpoints.sql
 select plan(2);
 
--- The checkpoint, value and write columns compress with pglz (change checkpoint_compression_pglz:
--- it writes a quarter less WAL per node step than LZ4 in the capacity bench, docs/benchmarks.md),
--- and a value written through put_checkpoint is stored with it.
+-- The checkpoint, value and write columns compress with pglz, which deploy/checkpoints.sql names so
+-- that it holds on a server whose default is lz4 (a quarter less WAL per node step than LZ4 in the
+-- capacity bench, docs/benchmarks.md), and a value written through put_checkpoint is stored with it.
 select case when current_setting('server_version_num')::integer >= 140000
        then set_eq($$select attrelid::regclass || '.' || attname from pg_attribute
                      where (attrelid, attname) in (('ai.checkpoints'::regclass, 'checkpoint'),

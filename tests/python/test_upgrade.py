@@ -1,0 +1,371 @@
+"""Upgrading from a release: deploy the tagged plan, write rows through every grain with the
+Python client, deploy HEAD over them, and check that every row is kept and the catalog equals a
+fresh deploy of HEAD; revert to the tag (the tag's catalog again, rows kept) and deploy again.
+
+Twice: on the project as it is (from its latest tag; skipped while the plan has none), and on a
+copy in which every reworkable change (``<concern>_functions``; before the fold, the changes that
+only make functions) is reworked as CONTRIBUTING.md says: ``sqitch rework``, a function's
+comment changed in each deploy script and a function added to one of them, each revert made from
+the tagged copy. The copy's bundle (scripts/bundle.sh) must give the catalog of its sqitch deploy and hold
+each object once. The tables that must receive rows come from the catalog, so a new table cannot
+be forgotten here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from catalog import DEPLOY_USER, ROOT, catalog, env_for, run, sqitch
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from sql_objects import offenders, read_plan, statements, touches
+
+from agent_state import Client
+from agent_state.client import ChannelValue, PendingWrite
+from agent_state.models import NewMessage
+
+SCHEMAS = ("ai", "ai_archive")
+# sqitch rework and tag need a planner's name outside a git checkout's configuration.
+PLANNER = {"SQITCH_FULLNAME": "agent-state tests", "SQITCH_EMAIL": "tests@agent-state.invalid"}
+# Tables that hold no row between two calls, by design (each with its reason).
+EMPTY_BY_DESIGN = {
+    "ai.job_fences": "one row per ai.fenced_write call, deleted within the call (its commit-time check remains)",
+}
+
+
+@dataclass
+class Database:
+    name: str
+    env: dict[str, str]  # libpq environment as the schema owner (sqitch, psql, pg_dump)
+    server: str  # the server's DSN (superuser), for reading every row
+
+    def dsn(self, user: str | None = None) -> str:
+        params: dict[str, Any] = conninfo_to_dict(self.server)
+        params["dbname"] = self.name
+        if user:
+            params["user"] = user
+        return make_conninfo(**params)
+
+
+@pytest.fixture
+def databases(direct_dsn: str) -> Iterator[Any]:
+    """Makes empty databases owned by the schema owner (a non-superuser, as `make deploy` uses), and
+    drops them afterwards."""
+    made: list[str] = []
+    with psycopg.connect(direct_dsn, autocommit=True) as admin:
+        can_create = admin.execute(
+            "select rolcreatedb or rolsuper from pg_roles where rolname = current_user"
+        ).fetchone()
+        if not (can_create and can_create[0]):
+            pytest.skip("the test role may not create databases")
+        admin.execute(
+            sql.SQL(
+                "do $$ begin if not exists (select from pg_roles where rolname = {}) then"
+                " create role {} login createrole; end if; end $$"
+            ).format(sql.Literal(DEPLOY_USER), sql.Identifier(DEPLOY_USER))
+        )
+
+        def make() -> Database:
+            name = f"agent_state_upgrade_{uuid.uuid4().hex[:10]}"
+            admin.execute(
+                sql.SQL("create database {} owner {}").format(sql.Identifier(name), sql.Identifier(DEPLOY_USER))
+            )
+            made.append(name)
+            return Database(name, dict(env_for(direct_dsn, name), PGUSER=DEPLOY_USER), direct_dsn)
+
+        yield make
+        for name in made:
+            admin.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+
+
+# ----- rows through every grain
+
+
+def write_every_grain(db: Database) -> None:
+    """Rows in every table, written as a tenant (tenant_a) and a service (app_service) through the
+    Python client: a thread that ends up archived (ai_archive.*), live threads with jobs in every
+    status, a deleted thread (its tombstone)."""
+    with (
+        psycopg.connect(db.dsn("tenant_a"), autocommit=True) as tenant_conn,
+        psycopg.connect(db.dsn("app_service"), autocommit=True) as service_conn,
+    ):
+        a, svc = Client(tenant_conn), Client(service_conn)
+        queue = f"q-{uuid.uuid4().hex[:6]}"
+
+        def claimed(thread: str, **kw: Any) -> Any:
+            job = a.enqueue_job(thread, {"thread": thread}, queue=queue, **kw)
+            got = svc.claim_job("upgrade-worker", timedelta(minutes=5), queue)
+            assert got is not None and got.job_id == job.job_id
+            return got
+
+        def thread_with_everything(thread: str) -> None:
+            a.create_session(thread, {"model": "m"})
+            a.append_message(thread, "user", {"text": "hello"}, turn=1, idempotency_key="first")
+            a.append_messages(thread, [NewMessage("assistant", "hi", 1), NewMessage("user", "more", 2)])
+            a.record_event(thread, "note", {"n": 1})
+            a.record_compaction(thread, "they said hello", through_seq=2)
+            a.append_message(thread, "assistant", "to be hidden", turn=2)
+            a.hide_last_message(thread)
+            c1 = a.put_checkpoint(
+                thread, "", None, None, "json", b'{"v": 1}', {"step": 1}, {"messages": "1"},
+                [ChannelValue("messages", "1", "json", b'["hello"]')],
+            )  # fmt: skip
+            a.put_writes(thread, "", c1, "task-1", [PendingWrite(0, "messages", "json", b'"w"')])
+            c2 = a.put_checkpoint(
+                thread, "", None, c1, "json", b'{"v": 2}', {"step": 2}, {"messages": "2"},
+                [ChannelValue("messages", "2", "json", b'["hello", "hi"]')],
+            )  # fmt: skip
+            a.record_eval_run(thread, "candidate-1", True, {"score": 1.0}, from_checkpoint_id=c1)
+            a.record_usage(thread, "turn-1", "model-x", 10, 20, Decimal("0.0125"), {"cached": 3})
+            a.record_retrieval(thread, 1, [{"id": "doc-1", "score": 0.5}], idempotency_key="r1")
+            a.open_stream(thread, "finished")
+            a.append_stream_chunks(thread, "finished", 1, ["Hel", "lo"])
+            a.finish_stream(thread, "finished")
+            a.open_stream(thread, "open")
+            a.append_stream_chunks(thread, "open", 1, ["par", "tial"])
+            begun = a.begin_side_effect(thread, "charge-1", {"amount": 5})
+            assert begun.outcome == "execute"
+            a.finish_side_effect(thread, "charge-1", {"charged": True}, None, begun.attempt)
+            # a job that asked a person, was answered, resumed and completed
+            job = claimed(thread)
+            svc.request_human(job.job_id, job.fencing_token, c2, {"ask": "ok?"})
+            a.resolve_human(thread, c2, {"approved": True})
+            resumed = svc.claim_job("upgrade-worker", timedelta(minutes=5), queue)
+            assert resumed is not None and resumed.job_id == job.job_id
+            svc.complete_job(resumed.job_id, resumed.fencing_token, {"done": 1})
+
+        # A thread archived with all of its rows, one of its jobs already in the job archive.
+        archived = f"up-archived-{uuid.uuid4().hex[:6]}"
+        thread_with_everything(archived)
+        assert svc.archive_jobs(timedelta(0)), "the job archive"
+        job = claimed(archived)
+        svc.complete_job(job.job_id, job.fencing_token, {"done": 2})
+        a.set_session_status(archived, "completed")
+        assert archived in {s.thread_id for s in svc.archive_sessions(timedelta(0))}
+
+        # Live threads: everything again, then a job in each status (one thread each: one live
+        # job per thread).
+        live = f"up-live-{uuid.uuid4().hex[:6]}"
+        thread_with_everything(live)
+        assert svc.archive_jobs(timedelta(0)), "the job archive keeps a live thread's finished job"
+        statuses = {}
+        for status in ("PENDING", "IN_PROGRESS", "FAILED", "CANCELLED", "AWAITING_HUMAN", "COMPLETED", "RETRYING"):
+            thread = f"{live}-{status.lower()}"
+            a.create_session(thread)
+            if status == "PENDING":
+                statuses[status] = a.enqueue_job(thread, None, queue=f"{queue}-idle").job_id
+            elif status == "CANCELLED":
+                statuses[status] = a.enqueue_job(thread, None, queue=f"{queue}-idle").job_id
+                a.cancel_job(statuses[status])
+            else:
+                job = claimed(thread, max_attempts=1 if status == "FAILED" else 5)
+                statuses[status] = job.job_id
+                if status == "FAILED":
+                    svc.fail_job(job.job_id, job.fencing_token, "gave up")
+                elif status == "RETRYING":  # failed once, waiting for its next attempt
+                    svc.fail_job(job.job_id, job.fencing_token, "try again", timedelta(hours=1))
+                elif status == "AWAITING_HUMAN":
+                    checkpoint = a.put_checkpoint(thread, "", None, None, "json", b"{}")
+                    svc.request_human(job.job_id, job.fencing_token, checkpoint, {"ask": "?"})
+                elif status == "COMPLETED":
+                    with service_conn.transaction():
+                        svc.fenced_write(job.job_id, job.fencing_token)
+                    svc.complete_job(job.job_id, job.fencing_token, None)
+        for status, job_id in statuses.items():
+            expected = "PENDING" if status == "RETRYING" else status
+            assert a.get_job(job_id).status == expected, status
+
+        deleted = f"up-deleted-{uuid.uuid4().hex[:6]}"
+        a.create_session(deleted)
+        assert a.delete_thread(deleted)
+
+
+def tables(db: Database) -> list[str]:
+    with psycopg.connect(db.dsn(), autocommit=True) as conn:
+        rows = conn.execute(
+            "select c.oid::regclass::text from pg_class c join pg_namespace n on n.oid = c.relnamespace"
+            " where n.nspname = any(%s) and c.relkind in ('r', 'p') order by 1",
+            (list(SCHEMAS),),
+        ).fetchall()
+    return [t for (t,) in rows]
+
+
+def rows(db: Database, columns: dict[str, list[str]] | None = None) -> dict[str, tuple[list[str], list[str]]]:
+    """Every row of every table of the schemas (or of the tables and columns given), as sorted JSON
+    texts, read as the superuser (row level security aside)."""
+    found: dict[str, tuple[list[str], list[str]]] = {}
+    with psycopg.connect(db.dsn(), autocommit=True) as conn:
+        if columns is None:
+            columns = {}
+            for table in tables(db):
+                attributes = conn.execute(
+                    "select attname from pg_attribute where attrelid = %s::regclass and attnum > 0"
+                    " and not attisdropped order by attnum",
+                    (table,),
+                ).fetchall()
+                columns[table] = [str(c) for (c,) in attributes]
+        for table, cols in columns.items():
+            schema, name = table.split(".")
+            query = sql.SQL("select pg_catalog.row_to_json(x)::text from (select {} from {}) x order by 1").format(
+                sql.SQL(", ").join(map(sql.Identifier, cols)), sql.Identifier(schema, name)
+            )
+            found[table] = (cols, [r for (r,) in conn.execute(query).fetchall()])
+    return found
+
+
+def kept(before: dict[str, tuple[list[str], list[str]]], db: Database) -> None:
+    after = rows(db, {table: cols for table, (cols, _) in before.items()})
+    for table, (_, old) in before.items():
+        assert after[table][1] == old, f"{table}: rows changed by the upgrade"
+
+
+# ----- the upgrade, revert and redeploy
+
+
+def upgrade_round_trip(project: Path, tag: str, databases: Any) -> None:
+    old, fresh = databases(), databases()
+    sqitch(["deploy", "--verify", "--to", f"@{tag}"], old.env, project)
+    tagged = catalog(old.env)
+    write_every_grain(old)
+    before = rows(old)
+    empty = sorted(table for table, (_, found) in before.items() if not found and table not in EMPTY_BY_DESIGN)
+    assert not empty, f"no rows written into {empty}: add them to write_every_grain"
+
+    sqitch(["deploy", "--verify"], old.env, project)
+    kept(before, old)
+    sqitch(["deploy", "--verify"], fresh.env, project)
+    head = catalog(fresh.env)
+    assert catalog(old.env) == head, "an upgraded database differs from a fresh deploy of HEAD"
+
+    sqitch(["revert", "-y", "--to", f"@{tag}"], old.env, project)
+    assert catalog(old.env) == tagged, "the revert does not restore the tag's catalog"
+    kept(before, old)
+    sqitch(["deploy", "--verify"], old.env, project)
+    assert catalog(old.env) == head
+    kept(before, old)
+
+
+def latest_tag(plan_text: str) -> str | None:
+    tags = [e.tag for e in read_plan(plan_text) if e.tag is not None]
+    return tags[-1] if tags else None
+
+
+def test_upgrade_from_the_latest_release_tag_keeps_every_row(databases: Any) -> None:
+    tag = latest_tag((ROOT / "sqitch.plan").read_text())
+    if tag is None:
+        pytest.skip("sqitch.plan has no release tag yet (the reworked copy below tags one)")
+    upgrade_round_trip(ROOT, tag, databases)
+
+
+# ----- a rework, as CONTRIBUTING.md describes it, on a copy of the project
+
+
+def reworkable(project: Path) -> list[str]:
+    """The ``<concern>_functions`` changes; on a plan without them, the changes that only make
+    functions (and triggers) and whose objects no other script touches."""
+    plan = read_plan((project / "sqitch.plan").read_text())
+    names = list(dict.fromkeys(e.change for e in plan if e.tag is None))
+    chosen = [c for c in names if c.endswith("_functions")]
+    if chosen:
+        return chosen
+    units = [(c, (project / "deploy" / f"{c}.sql").read_text()) for c in names]
+    shared = {line.split(":")[0] for line in offenders(units)}
+    for change, text in units:
+        made = [t for t in touches(text) if t.created]
+        only_functions = made and all(t.obj.startswith(("function ", "trigger ")) for t in made)
+        if (
+            only_functions
+            and not any(t.obj in shared for t in made)
+            and not any(s.startswith("do ") for s in statements(text))
+        ):
+            chosen.append(change)
+    return chosen
+
+
+def _replaceable(text: str) -> str:
+    """Before the fold, the functions-only changes say `create function`: a reworked script and
+    its revert run over an existing version, so they must replace (a no-op once they do)."""
+    return re.sub(r"(?im)^create (function|procedure|trigger) ", r"create or replace \1 ", text)
+
+
+def rework(project: Path, tag: str, change: str, probe: bool) -> None:
+    run(["sqitch", "rework", change, "-n", f"{change}: reworked by the upgrade test"], {**_env(), **PLANNER}, project)
+    deploy, revert = project / "deploy" / f"{change}.sql", project / "revert" / f"{change}.sql"
+    tagged = (project / "deploy" / f"{change}@{tag}.sql").read_text()
+    assert deploy.read_text() == tagged, "sqitch rework starts from the tagged script"
+    new, count = re.subn(
+        r"(comment on (?:function|procedure) [^;]*? is\s+)(E?')", r"\1\2Reworked. ", _replaceable(tagged), count=1
+    )
+    assert count == 1, f"deploy/{change}.sql comments no function"
+    # the revert restores the tagged version: the tagged script, after dropping what the new one adds
+    restore = _replaceable(tagged)
+    if probe:
+        new = new.replace(
+            "\ncommit;",
+            "\ncreate or replace function ai.rework_probe() returns integer language sql immutable"
+            " set search_path = pg_catalog, pg_temp as $$ select 1 $$;"
+            "\ncomment on function ai.rework_probe() is 'Added by a rework.';"
+            "\nrevoke execute on function ai.rework_probe() from public;\ncommit;",
+        )
+        restore = restore.replace("begin;", "begin;\n\ndrop function ai.rework_probe();", 1)
+    deploy.write_text(new)
+    revert.write_text(restore)
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ)
+
+
+def test_upgrade_through_reworked_functions_keeps_every_row(databases: Any, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("sqitch.conf", "sqitch.plan"):
+        shutil.copy(ROOT / name, project / name)
+    for folder in ("deploy", "revert", "verify", "scripts"):
+        shutil.copytree(ROOT / folder, project / folder)
+    # Rework against a tag at the end of the plan: the release itself, or one made here (a change
+    # already reworked since the last release can be reworked again only after a newer tag).
+    plan = read_plan((project / "sqitch.plan").read_text())
+    if plan and plan[-1].tag is not None:
+        tag = plan[-1].tag
+    else:
+        tag = "upgrade-test" if latest_tag((project / "sqitch.plan").read_text()) else "v0.1.0"
+        run(["sqitch", "tag", tag, "-n", "the release the upgrade test starts from"], {**_env(), **PLANNER}, project)
+    changes = reworkable(project)
+    assert changes, "no change of the plan can be reworked"
+    for k, change in enumerate(changes):
+        rework(project, tag, change, probe=k == 0)
+
+    upgrade_round_trip(project, tag, databases)
+
+    # The bundle of the reworked plan: each change's current script once, the catalog of sqitch.
+    bundle = run(["scripts/bundle.sh"], _env(), project)
+    sections = re.split(r"(?m)^-- ===== change: ([a-z_0-9]+) =====$", bundle)
+    names = sections[1::2]
+    assert len(names) == len(set(names)) and set(changes) <= set(names)
+    assert offenders(list(zip(names, sections[2::2], strict=True))) == offenders(
+        [(c, (project / "deploy" / f"{c}.sql").read_text()) for c in names]
+    )
+    by_bundle, by_sqitch = databases(), databases()
+    (project / "bundle.sql").write_text(bundle)
+    run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(project / "bundle.sql")], by_bundle.env)
+    sqitch(["deploy"], by_sqitch.env, project)
+    last = [e.change for e in read_plan((project / "sqitch.plan").read_text()) if e.tag is None][-1]
+    marker = f" (installed from the bundle up to change {last})"
+    bundled = catalog(by_bundle.env)
+    assert marker in bundled
+    assert bundled.replace(marker, "") == catalog(by_sqitch.env)
+    with psycopg.connect(by_sqitch.dsn(), autocommit=True) as conn:
+        found = conn.execute("select obj_description('ai.rework_probe()'::regprocedure, 'pg_proc')").fetchone()
+        assert found == ("Added by a rework.",)
