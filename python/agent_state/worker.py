@@ -673,6 +673,7 @@ class AsyncWorker:
         self._done: asyncio.Queue[tuple[AsyncJobContext, Any] | None] | None = None
         self._wake: asyncio.Event | None = None
         self._closed: asyncio.Event | None = None
+        self._cancelling = False  # _shut_down cancels the handlers still running
 
     # -- control ----------------------------------------------------------------------------------
 
@@ -688,6 +689,7 @@ class AsyncWorker:
         todo: asyncio.Queue[AsyncJobContext | None] = asyncio.Queue()
         done: asyncio.Queue[tuple[AsyncJobContext, Any] | None] = asyncio.Queue()
         self._todo, self._done, self._wake, self._closed = todo, done, asyncio.Event(), asyncio.Event()
+        self._cancelling = False
         if self._core.stopping:
             self._wake.set()
         installed = []
@@ -772,6 +774,10 @@ class AsyncWorker:
                     outcome = await self.handler(ctx.job, ctx)
             except errors.LeaseLost:
                 outcome = LOST
+            except asyncio.CancelledError as error:
+                if self._cancelling:  # past the grace period: _shut_down cancelled this task
+                    raise
+                outcome = Failure(error)  # one the handler raised itself (an escaped timeout)
             except Exception as error:  # the handler's failure is the job's failure
                 outcome = Failure(error)
             self._core.handler_done(ctx)
@@ -894,6 +900,7 @@ class AsyncWorker:
         await asyncio.wait(handlers, timeout=self.grace_period)
         for ctx in self._core.overdue():  # their writes stop here (ctx refuses), the job goes back to PENDING
             ctx._lose()
+        self._cancelling = True
         for task in handlers:
             task.cancel()
         await asyncio.gather(*handlers, return_exceptions=True)

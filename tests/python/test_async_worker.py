@@ -397,3 +397,25 @@ def test_notify_wakes_an_idle_async_worker_long_before_its_poll(dsn: str, servic
             return woke
 
     assert asyncio.run(run()), "a notification woke the worker (its poll is a minute away)"
+
+
+def test_a_handler_that_raises_cancelled_error_itself_fails_its_job_and_keeps_its_slot(
+    dsn: str, service_dsn: str, queue: str
+) -> None:
+    """A CancelledError the worker did not cause (a timeout inside the handler that escaped) is
+    the handler's failure: the job is failed, the slot runs the next job, a drain ends."""
+    ids = _enqueue(service_dsn, queue, 2)
+
+    async def handler(job: Job, ctx: AsyncJobContext) -> str:
+        if job.job_id == ids[0]:
+            raise asyncio.CancelledError("escaped")
+        return "ok"
+
+    async def run() -> WorkerStats:
+        async with _pool(service_dsn) as pool:
+            worker = AsyncWorker(pool, handler, queue, concurrency=1, prefetch=0, poll_interval=0.05, listen=False)
+            return await asyncio.wait_for(worker.run(drain=True, install_signal_handlers=False), WAIT)
+
+    stats = asyncio.run(run())
+    assert (stats.failed, stats.completed) == (1, 1)
+    assert _jobs(dsn, ids) == [("PENDING", 1, "CancelledError: escaped"), ("COMPLETED", 1, None)]
