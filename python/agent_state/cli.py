@@ -560,10 +560,10 @@ def cmd_worker(args: argparse.Namespace, conn: Conn) -> int:
             from .graph_runs import graph_worker
         except ImportError as error:
             raise CliError(f"worker --graph needs LangGraph: pip install 'agent-state[langgraph]' ({error})") from error
-        worker = graph_worker(
+        graph_run_worker = graph_worker(
             conninfo, graph, queue=args.queue or "graph-runs", concurrency=args.concurrency or 1, **options
         )
-        stats = worker.run(drain=args.drain) if args.drain else worker.run()
+        stats = graph_run_worker.run(drain=args.drain) if args.drain else graph_run_worker.run()
     else:
         handler = _load(args.handler, "--handler")
         if not callable(handler):

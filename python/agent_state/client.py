@@ -26,7 +26,7 @@ import asyncio
 import logging
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import (
     AbstractAsyncContextManager,
     AbstractContextManager,
@@ -36,16 +36,17 @@ from contextlib import (
 )
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, TypeVar, Union
+from typing import Any, Union
 
 import psycopg
 from psycopg import pq
 from psycopg.pq import TransactionStatus
-from psycopg.rows import RowFactory, dict_row, tuple_row
+from psycopg.rows import AsyncRowFactory, RowFactory, dict_row, tuple_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from . import errors
+from ._calls import Call, T
 from .hitl import AsyncHumanInTheLoopMethods, HumanInTheLoopMethods
 from .models import (
     AppendResult,
@@ -57,8 +58,11 @@ from .models import (
     Event,
     LineageStep,
     Message,
+    MessageRole,
     NewMessage,
+    PruneStrategy,
     Session,
+    SessionStatus,
     TrajectoryStep,
     WindowMessage,
     from_row,
@@ -70,7 +74,6 @@ from .side_effects import AsyncSideEffectMethods, SideEffectMethods
 from .streams import AsyncStreamMethods, StreamMethods
 from .usage import AsyncUsageMethods, UsageMethods
 
-T = TypeVar("T")
 Row = dict[str, Any]
 
 log = logging.getLogger("agent_state.client")
@@ -85,31 +88,23 @@ SyncSource = Union["psycopg.Connection[Any]", ConnectionPool]
 AsyncSource = Union["psycopg.AsyncConnection[Any]", AsyncConnectionPool]
 
 
-@dataclass(frozen=True, slots=True)
-class _Call:
-    """One SQL function call and how to turn its rows into Python values."""
-
-    sql: str
-    convert: Callable[[Row], Any]
-
-
 def _append_result(row: Row) -> AppendResult:
     return AppendResult(message=from_row(Message, row), inserted=row["inserted"])
 
 
-CREATE_SESSION = _Call("select * from ai.create_session(%s, %s)", lambda r: from_row(Session, r))
-GET_SESSION = _Call("select * from ai.get_session(%s)", lambda r: from_row(Session, r))
-SET_SESSION_STATUS = _Call("select * from ai.set_session_status(%s, %s)", lambda r: from_row(Session, r))
-APPEND_MESSAGE = _Call("select * from ai.append_message_idempotent(%s, %s, %s, %s, %s, %s)", _append_result)
-GET_MESSAGES = _Call("select * from ai.get_messages(%s, %s, %s)", lambda r: from_row(Message, r))
-RECORD_EVENT = _Call("select * from ai.record_event(%s, %s, %s)", lambda r: from_row(Event, r))
-GET_EVENTS = _Call("select * from ai.get_events(%s, %s, %s, %s)", lambda r: from_row(Event, r))
-APPEND_MESSAGES = _Call("select * from ai.append_messages(%s, %s)", _append_result)
-VISIBLE_MESSAGES = _Call("select * from ai.visible_messages(%s, %s)", lambda r: from_row(Message, r))
-HIDE_LAST_MESSAGE = _Call(
+CREATE_SESSION = Call("select * from ai.create_session(%s, %s)", lambda r: from_row(Session, r))
+GET_SESSION = Call("select * from ai.get_session(%s)", lambda r: from_row(Session, r))
+SET_SESSION_STATUS = Call("select * from ai.set_session_status(%s, %s)", lambda r: from_row(Session, r))
+APPEND_MESSAGE = Call("select * from ai.append_message_idempotent(%s, %s, %s, %s, %s, %s)", _append_result)
+GET_MESSAGES = Call("select * from ai.get_messages(%s, %s, %s)", lambda r: from_row(Message, r))
+RECORD_EVENT = Call("select * from ai.record_event(%s, %s, %s)", lambda r: from_row(Event, r))
+GET_EVENTS = Call("select * from ai.get_events(%s, %s, %s, %s)", lambda r: from_row(Event, r))
+APPEND_MESSAGES = Call("select * from ai.append_messages(%s, %s)", _append_result)
+VISIBLE_MESSAGES = Call("select * from ai.visible_messages(%s, %s)", lambda r: from_row(Message, r))
+HIDE_LAST_MESSAGE = Call(
     "select * from ai.hide_last_message(%s)", lambda r: None if r["seq"] is None else from_row(Message, r)
 )
-HIDE_MESSAGES = _Call("select ai.hide_messages(%s) as hidden", lambda r: r["hidden"])
+HIDE_MESSAGES: Call[int] = Call("select ai.hide_messages(%s) as hidden", lambda r: r["hidden"])
 
 
 def _append_messages_args(thread_id: str, messages: Sequence[NewMessage]) -> tuple[Any, ...]:
@@ -132,35 +127,33 @@ def _context_window(row: Row) -> ContextWindow:
     return ContextWindow(**{**row, "messages": messages})
 
 
-CONTEXT_WINDOW = _Call("select * from ai.context_window(%s, %s, %s, %s::real)", _context_window)
-RECORD_COMPACTION = _Call("select * from ai.record_compaction(%s, %s, %s, %s)", _append_result)
-TRAJECTORY = _Call("select * from ai.trajectory(%s, %s, %s)", lambda r: from_row(TrajectoryStep, r))
-RECORD_EVAL_RUN = _Call("select * from ai.record_eval_run(%s, %s, %s, %s, %s, %s, %s)", lambda r: from_row(EvalRun, r))
-GET_EVAL_RUNS = _Call("select * from ai.get_eval_runs(%s, %s, %s)", lambda r: from_row(EvalRun, r))
-ARCHIVE_SESSIONS = _Call("select * from ai.archive_sessions(%s, %s)", lambda r: from_row(ArchivedSession, r))
-RESTORE_SESSION = _Call("select * from ai.restore_session(%s)", lambda r: from_row(Session, r))
-ACT_AS = _Call("select ai.act_as(%s) as owner", lambda r: r["owner"])
-NOW = _Call("select ai.now() as now", lambda r: r["now"])
+CONTEXT_WINDOW = Call("select * from ai.context_window(%s, %s, %s, %s::real)", _context_window)
+RECORD_COMPACTION = Call("select * from ai.record_compaction(%s, %s, %s, %s)", _append_result)
+TRAJECTORY = Call("select * from ai.trajectory(%s, %s, %s)", lambda r: from_row(TrajectoryStep, r))
+RECORD_EVAL_RUN = Call("select * from ai.record_eval_run(%s, %s, %s, %s, %s, %s, %s)", lambda r: from_row(EvalRun, r))
+GET_EVAL_RUNS = Call("select * from ai.get_eval_runs(%s, %s, %s)", lambda r: from_row(EvalRun, r))
+ARCHIVE_SESSIONS = Call("select * from ai.archive_sessions(%s, %s)", lambda r: from_row(ArchivedSession, r))
+RESTORE_SESSION = Call("select * from ai.restore_session(%s)", lambda r: from_row(Session, r))
+ACT_AS: Call[str] = Call("select ai.act_as(%s) as owner", lambda r: r["owner"])
+NOW: Call[datetime] = Call("select ai.now() as now", lambda r: r["now"])
 
 # checkpoints (%b: bytes and bytea[] go in binary, not hex-escaped text)
-ULID = _Call("select ai.ulid() as ulid", lambda r: r["ulid"])
-ULID_TIME = _Call("select ai.ulid_time(%s) as t", lambda r: r["t"])
-PUT_CHECKPOINT = _Call(
+ULID: Call[str] = Call("select ai.ulid() as ulid", lambda r: r["ulid"])
+ULID_TIME: Call[datetime] = Call("select ai.ulid_time(%s) as t", lambda r: r["t"])
+PUT_CHECKPOINT: Call[str] = Call(
     "select ai.put_checkpoint(%s, %s, %s, %s, %s, %b, %s, %s, %s, %s, %s, %b, %s, %s, %s) as id", lambda r: r["id"]
 )
-PUT_WRITES = _Call("select ai.put_writes(%s, %s, %s, %s, %s, %s, %s, %b, %s, %s, %s) as n", lambda r: r["n"])
-GET_CHECKPOINT = _Call("select * from ai.get_checkpoint(%s, %s, %s)", lambda r: from_row(CheckpointRow, r))
-LIST_CHECKPOINTS = _Call("select * from ai.list_checkpoints(%s, %s, %s, %s, %s)", lambda r: from_row(CheckpointRow, r))
-CHECKPOINT_LINEAGE = _Call("select * from ai.checkpoint_lineage(%s, %s, %s, %s)", lambda r: from_row(LineageStep, r))
-CHECKPOINTS_BETWEEN = _Call(
-    "select * from ai.checkpoints_between(%s, %s, %s)", lambda r: from_row(CheckpointSummary, r)
-)
-FORK_THREAD = _Call("select ai.fork_thread(%s, %s, %s, %s) as id", lambda r: r["id"])
-COPY_THREAD = _Call("select ai.copy_thread(%s, %s) as n", lambda r: r["n"])
-DELETE_THREAD = _Call("select ai.delete_thread(%s) as deleted", lambda r: r["deleted"])
-DELETE_FOR_RUNS = _Call("select ai.delete_for_runs(%s) as n", lambda r: r["n"])
-PRUNE_CHECKPOINTS = _Call("select ai.prune_checkpoints(%s, %s) as n", lambda r: r["n"])
-PRUNE_IDLE_THREADS = _Call("select ai.prune_idle_threads(%s, %s) as n", lambda r: r["n"])
+PUT_WRITES: Call[int] = Call("select ai.put_writes(%s, %s, %s, %s, %s, %s, %s, %b, %s, %s, %s) as n", lambda r: r["n"])
+GET_CHECKPOINT = Call("select * from ai.get_checkpoint(%s, %s, %s)", lambda r: from_row(CheckpointRow, r))
+LIST_CHECKPOINTS = Call("select * from ai.list_checkpoints(%s, %s, %s, %s, %s)", lambda r: from_row(CheckpointRow, r))
+CHECKPOINT_LINEAGE = Call("select * from ai.checkpoint_lineage(%s, %s, %s, %s)", lambda r: from_row(LineageStep, r))
+CHECKPOINTS_BETWEEN = Call("select * from ai.checkpoints_between(%s, %s, %s)", lambda r: from_row(CheckpointSummary, r))
+FORK_THREAD: Call[str] = Call("select ai.fork_thread(%s, %s, %s, %s) as id", lambda r: r["id"])
+COPY_THREAD: Call[int] = Call("select ai.copy_thread(%s, %s) as n", lambda r: r["n"])
+DELETE_THREAD: Call[bool] = Call("select ai.delete_thread(%s) as deleted", lambda r: r["deleted"])
+DELETE_FOR_RUNS: Call[int] = Call("select ai.delete_for_runs(%s) as n", lambda r: r["n"])
+PRUNE_CHECKPOINTS: Call[int] = Call("select ai.prune_checkpoints(%s, %s) as n", lambda r: r["n"])
+PRUNE_IDLE_THREADS: Call[int] = Call("select ai.prune_idle_threads(%s, %s) as n", lambda r: r["n"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,7 +245,7 @@ def _create_session_args(thread_id: str | None, config: dict[str, Any] | None) -
 
 def _append_args(
     thread_id: str,
-    role: str,
+    role: MessageRole,
     content: Any,
     turn: int | None,
     idempotency_key: str | None,
@@ -431,7 +424,7 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethod
             conn.commit()
 
     def _fetch(
-        self, sql: str, params: Sequence[Any], row_factory: RowFactory[Any] | None = None, binary: bool | None = None
+        self, sql: str, params: Sequence[Any], row_factory: RowFactory[Any] | None = None, binary: bool = False
     ) -> list[Any]:
         """Runs one statement (never prepared server-side behind a pooler) and returns its rows;
         retried as the policy says. psycopg errors come out translated (errors.translate)."""
@@ -454,10 +447,10 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethod
                     raise _reraise(error) from error
                 time.sleep(delay)
 
-    def _rows(self, call: _Call, params: Sequence[Any]) -> list[Any]:
+    def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:
         return [call.convert(row) for row in self._fetch(call.sql, params, dict_row)]
 
-    def _one(self, call: _Call, params: Sequence[Any]) -> Any:
+    def _one(self, call: Call[T], params: Sequence[Any]) -> T:
         return self._rows(call, params)[0]
 
     # -- identity -------------------------------------------------------------------------------
@@ -485,7 +478,7 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethod
         """``ai.get_session``."""
         return self._one(GET_SESSION, (thread_id,))
 
-    def set_session_status(self, thread_id: str, status: str) -> Session:
+    def set_session_status(self, thread_id: str, status: SessionStatus) -> Session:
         """``ai.set_session_status``: active, waiting, completed, failed or cancelled."""
         return self._one(SET_SESSION_STATUS, (thread_id, status))
 
@@ -494,7 +487,7 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethod
     def append_message(
         self,
         thread_id: str,
-        role: str,
+        role: MessageRole,
         content: Any,
         turn: int | None = None,
         idempotency_key: str | None = None,
@@ -641,11 +634,11 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethod
         """``ai.delete_for_runs``: the checkpoints of these runs; returns how many."""
         return self._one(DELETE_FOR_RUNS, (list(run_ids),))
 
-    def prune_checkpoints(self, thread_ids: Sequence[str], strategy: str = "keep_latest") -> int:
+    def prune_checkpoints(self, thread_ids: Sequence[str], strategy: PruneStrategy = "keep_latest") -> int:
         """``ai.prune_checkpoints``: 'keep_latest' or 'delete'; returns the checkpoints deleted."""
         return self._one(PRUNE_CHECKPOINTS, (list(thread_ids), strategy))
 
-    def prune_idle_threads(self, idle: timedelta, strategy: str = "keep_latest") -> int:
+    def prune_idle_threads(self, idle: timedelta, strategy: PruneStrategy = "keep_latest") -> int:
         """``ai.prune_idle_threads``: prunes threads with no checkpoint newer than now - idle."""
         return self._one(PRUNE_IDLE_THREADS, (idle, strategy))
 
@@ -762,7 +755,7 @@ class AsyncClient(
             await conn.commit()
 
     async def _fetch(
-        self, sql: str, params: Sequence[Any], row_factory: RowFactory[Any] | None = None, binary: bool | None = None
+        self, sql: str, params: Sequence[Any], row_factory: AsyncRowFactory[Any] | None = None, binary: bool = False
     ) -> list[Any]:
         """See :meth:`Client._fetch`."""
         attempts = _Attempts(self.retry, sql, params)
@@ -784,10 +777,10 @@ class AsyncClient(
                     raise _reraise(error) from error
                 await asyncio.sleep(delay)
 
-    async def _rows(self, call: _Call, params: Sequence[Any]) -> list[Any]:
+    async def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:
         return [call.convert(row) for row in await self._fetch(call.sql, params, dict_row)]
 
-    async def _one(self, call: _Call, params: Sequence[Any]) -> Any:
+    async def _one(self, call: Call[T], params: Sequence[Any]) -> T:
         return (await self._rows(call, params))[0]
 
     @asynccontextmanager
@@ -807,13 +800,13 @@ class AsyncClient(
     async def get_session(self, thread_id: str) -> Session:
         return await self._one(GET_SESSION, (thread_id,))
 
-    async def set_session_status(self, thread_id: str, status: str) -> Session:
+    async def set_session_status(self, thread_id: str, status: SessionStatus) -> Session:
         return await self._one(SET_SESSION_STATUS, (thread_id, status))
 
     async def append_message(
         self,
         thread_id: str,
-        role: str,
+        role: MessageRole,
         content: Any,
         turn: int | None = None,
         idempotency_key: str | None = None,
@@ -991,10 +984,10 @@ class AsyncClient(
         """``ai.delete_for_runs``: the checkpoints of these runs; returns how many."""
         return await self._one(DELETE_FOR_RUNS, (list(run_ids),))
 
-    async def prune_checkpoints(self, thread_ids: Sequence[str], strategy: str = "keep_latest") -> int:
+    async def prune_checkpoints(self, thread_ids: Sequence[str], strategy: PruneStrategy = "keep_latest") -> int:
         """``ai.prune_checkpoints``: 'keep_latest' or 'delete'; returns the checkpoints deleted."""
         return await self._one(PRUNE_CHECKPOINTS, (list(thread_ids), strategy))
 
-    async def prune_idle_threads(self, idle: timedelta, strategy: str = "keep_latest") -> int:
+    async def prune_idle_threads(self, idle: timedelta, strategy: PruneStrategy = "keep_latest") -> int:
         """``ai.prune_idle_threads``: prunes threads with no checkpoint newer than now - idle."""
         return await self._one(PRUNE_IDLE_THREADS, (idle, strategy))

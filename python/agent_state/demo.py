@@ -45,7 +45,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
-from . import Client, SideEffectCall, idempotency_key
+from . import Client, MessageRole, SideEffectCall, idempotency_key
 from .graph_runs import GraphRuns, graph_worker, job_context
 
 #: The demo's lease: short, so the dead worker's job comes back within seconds.
@@ -124,7 +124,9 @@ def _label() -> str:
     return os.environ.get(LABEL_ENV, f"pid {os.getpid()}")
 
 
-def _write(config: RunnableConfig, *messages: tuple[str, Any, str], events: tuple[tuple[str, Any], ...] = ()) -> None:
+def _write(
+    config: RunnableConfig, *messages: tuple[MessageRole, Any, str], events: tuple[tuple[str, Any], ...] = ()
+) -> None:
     """Messages (idempotent: a node that runs again appends nothing twice) and events, written in
     one transaction fenced on the job: a worker that lost its lease writes nothing."""
     ctx = job_context(config)
@@ -154,7 +156,8 @@ def plan(state: State, config: RunnableConfig) -> State:
 
 def research(state: State, config: RunnableConfig) -> State:
     _event(config, "node_started", "research")
-    notes, messages = [], []
+    notes: list[dict[str, Any]] = []
+    messages: list[tuple[MessageRole, Any, str]] = []
     for call in state["tool_calls"]:
         results = search(call["args"]["query"])
         pages = [read(r["url"]) for r in results]
@@ -555,9 +558,9 @@ def _timeline(
         step = int(meta.get("step", -1))
         after = f"after {NODES[step - 1]}" if 1 <= step <= len(NODES) else meta.get("source", "")
         text = f"checkpoint {_short(c.checkpoint_id)}{parent} step {step} ({after}){branch}"
-        rows.append((c.created_at, "checkpoint", workers.get(token, ""), text))
+        rows.append((c.created_at, "checkpoint", workers.get(token, "") if isinstance(token, int) else "", text))
     for m in client.get_messages(thread):
-        text = m.content.get("text") if isinstance(m.content, dict) and "text" in m.content else json.dumps(m.content)
+        text = str(m.content["text"]) if isinstance(m.content, dict) and "text" in m.content else json.dumps(m.content)
         rows.append((m.created_at, "message", "", f"#{m.seq} {m.role}: {text}"))
     se = client.get_side_effect(thread, idempotency_key("email", USER_EMAIL, SUBJECT))
     rows.append(

@@ -47,7 +47,7 @@ import asyncio
 import contextvars
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -69,6 +69,7 @@ __all__ = [
     "GraphRuns",
     "GraphWorker",
     "RunPlan",
+    "async_graph_handler",
     "async_graph_worker",
     "graph_handler",
     "graph_worker",
@@ -191,15 +192,16 @@ class _Runs:
         return {INPUT_KEY: _jsonable(input)}, dedup_key or run_dedup_key(thread_id, input)
 
     def _run_config(self, job: Job, ctx: Any) -> RunnableConfig:
-        extra = dict(self.config)
+        extra: RunnableConfig = self.config.copy()
         configurable = {
-            **(extra.pop("configurable", None) or {}),
+            **(extra.pop("configurable", {}) or {}),
             "thread_id": job.thread_id,
             "job_id": job.job_id,
             "fencing_token": job.fencing_token,
             CONTEXT_KEY: ctx,
         }
-        return {**extra, "configurable": configurable}  # type: ignore[typeddict-item]
+        extra["configurable"] = configurable
+        return extra
 
     @staticmethod
     def _head(thread_id: str) -> RunnableConfig:
@@ -398,6 +400,13 @@ def graph_handler(graph: Any, client: Client, **options: Any) -> Callable[[Job, 
     return GraphRuns(client, graph, **options).handler
 
 
+def async_graph_handler(
+    graph: Any, client: AsyncClient, **options: Any
+) -> Callable[[Job, AsyncJobContext], Awaitable[Any]]:
+    """The asyncio twin of :func:`graph_handler`: an AsyncWorker handler (``AsyncGraphRuns``)."""
+    return AsyncGraphRuns(client, graph, **options).handler
+
+
 # -- workers that own their pool ------------------------------------------------------------------
 
 
@@ -466,7 +475,7 @@ def async_graph_worker(
 ) -> AsyncGraphWorker:
     """The asyncio twin of :func:`graph_worker`: ``await async_graph_worker(...).run()``."""
     run_options, options = _split(dict(worker_options))
-    options.pop("prefetch", None)  # the AsyncWorker claims only what it runs
+    options.setdefault("prefetch", 0)
     pool = AsyncConnectionPool(
         conninfo, min_size=1, max_size=2 * concurrency + 3, kwargs={"autocommit": True}, open=False, name="graph-worker"
     )

@@ -9,29 +9,23 @@ next resumes from the checkpoint with the person's input. See docs/human-in-the-
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 from psycopg.types.json import Jsonb
 
+from ._calls import Call, T
 from .models import Approval, from_row
-
-
-@dataclass(frozen=True, slots=True)
-class _HitlCall:
-    sql: str
-    convert: Callable[[dict[str, Any]], Any]
 
 
 def _approval(row: dict[str, Any]) -> Approval:
     return from_row(Approval, row)
 
 
-REQUEST_HUMAN = _HitlCall("select ai.request_human(%s, %s, %s, %s) as value", lambda r: r["value"])
-RESOLVE_HUMAN = _HitlCall("select * from ai.resolve_human(%s, %s, %s)", _approval)
-PENDING_APPROVALS = _HitlCall("select * from ai.pending_approvals(%s, %s)", _approval)
-GET_APPROVAL = _HitlCall("select * from ai.get_approval(%s)", _approval)
+REQUEST_HUMAN: Call[str] = Call("select ai.request_human(%s, %s, %s, %s) as value", lambda r: r["value"])
+RESOLVE_HUMAN = Call("select * from ai.resolve_human(%s, %s, %s)", _approval)
+PENDING_APPROVALS = Call("select * from ai.pending_approvals(%s, %s)", _approval)
+GET_APPROVAL = Call("select * from ai.get_approval(%s)", _approval)
 
 
 def _json(value: Any) -> Jsonb:
@@ -41,14 +35,15 @@ def _json(value: Any) -> Jsonb:
 def human_decision(payload: Any) -> dict[str, Any] | None:
     """The person's decision a resumed job carries (``payload["human"]``), or None."""
     if isinstance(payload, dict) and isinstance(payload.get("human"), dict):
-        return payload["human"]
+        human: dict[str, Any] = payload["human"]
+        return human
     return None
 
 
 class HumanInTheLoopMethods:
     """The human-in-the-loop half of :class:`~agent_state.Client`."""
 
-    def _rows(self, call: Any, params: Sequence[Any]) -> list[Any]:  # provided by Client
+    def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:  # provided by Client
         raise NotImplementedError
 
     def request_human(self, job_id: int, fencing_token: int, checkpoint_id: str, action: Any = None) -> str:
@@ -71,7 +66,7 @@ class HumanInTheLoopMethods:
 class AsyncHumanInTheLoopMethods:
     """The human-in-the-loop half of :class:`~agent_state.AsyncClient`."""
 
-    async def _rows(self, call: Any, params: Sequence[Any]) -> list[Any]:  # provided by AsyncClient
+    async def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:  # provided by AsyncClient
         raise NotImplementedError
 
     async def request_human(self, job_id: int, fencing_token: int, checkpoint_id: str, action: Any = None) -> str:

@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from contextlib import (
     asynccontextmanager,
     contextmanager,
 )
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard, TypeVar
 
 import psycopg
 from langchain_core.runnables import RunnableConfig
@@ -65,6 +65,7 @@ from .retry import RetryPolicy
 __all__ = ["AgentStateSaver", "AsyncAgentStateSaver"]
 
 Durability = Literal["sync", "async"]
+T = TypeVar("T")
 
 # The same statements as the Client's (one SQL function call each); rows read by position, from
 # cursors with their own row factory (the caller's connection may use dict_row, as LangGraph's
@@ -288,7 +289,7 @@ class _Codec(BaseCheckpointSaver[str]):
         versions[TASKS] = max(versions.values()) if versions else self.get_next_version(None)
 
     @staticmethod
-    def _matches(found: CheckpointTuple | None, filter: dict[str, Any] | None) -> bool:
+    def _matches(found: CheckpointTuple | None, filter: dict[str, Any] | None) -> TypeGuard[CheckpointTuple]:
         """list() of one checkpoint id: whether it exists and its metadata passes the filter."""
         return found is not None and all(found.metadata.get(k) == v for k, v in (filter or {}).items())
 
@@ -375,7 +376,8 @@ def _without_none_seeds(history: Mapping[str, DeltaChannelHistory]) -> dict[str,
     out: dict[str, DeltaChannelHistory] = {}
     for channel, entry in history.items():
         if "seed" in entry and entry["seed"] is None:
-            entry = {k: v for k, v in entry.items() if k != "seed"}  # type: ignore[assignment]
+            entry = entry.copy()
+            del entry["seed"]
         out[channel] = entry
     return out
 
@@ -703,7 +705,7 @@ class AsyncAgentStateSaver(_Codec):
 
     # -- sync: run on the saver's loop from another thread --------------------------------------
 
-    def _run(self, coro: Any) -> Any:
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         if self.loop is None:
             coro.close()
             raise RuntimeError("AsyncAgentStateSaver was created outside an event loop: use the async methods")
@@ -767,6 +769,22 @@ class AsyncAgentStateSaver(_Codec):
 
 
 # Durable graph runs through the queue (agent_state/graph_runs.py), importable from here too.
-from .graph_runs import AsyncGraphRuns, GraphRuns, async_graph_worker, graph_handler, graph_worker, job_context  # noqa: E402
+from .graph_runs import (  # noqa: E402
+    AsyncGraphRuns,
+    GraphRuns,
+    async_graph_handler,
+    async_graph_worker,
+    graph_handler,
+    graph_worker,
+    job_context,
+)
 
-__all__ += ["AsyncGraphRuns", "GraphRuns", "async_graph_worker", "graph_handler", "graph_worker", "job_context"]
+__all__ += [
+    "AsyncGraphRuns",
+    "GraphRuns",
+    "async_graph_handler",
+    "async_graph_worker",
+    "graph_handler",
+    "graph_worker",
+    "job_context",
+]

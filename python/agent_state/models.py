@@ -2,17 +2,45 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
-T = TypeVar("T")
+# -- the enumerations of the SQL API, one alias each -------------------------------------------
+# Each matches the values its CHECK constraint allows, exactly: tests/python/test_literals.py
+# reads them from the catalog and compares.
+
+#: ai.agent_jobs.status
+JobStatus = Literal["PENDING", "IN_PROGRESS", "COMPLETED", "FAILED", "CANCELLED", "AWAITING_HUMAN"]
+#: ai.agent_sessions.status
+SessionStatus = Literal["active", "waiting", "completed", "failed", "cancelled"]
+#: ai.session_messages.role and ai.message_streams.role
+MessageRole = Literal["system", "user", "assistant", "tool_call", "tool_result"]
+#: ai.side_effects.status
+SideEffectStatus = Literal["reserved", "done", "abandoned"]
+#: ai.human_approvals.status
+ApprovalStatus = Literal["pending", "resolved", "cancelled"]
+#: ai.message_streams.status
+StreamStatus = Literal["open", "finished", "abandoned"]
+#: ai.begin_side_effect's outcome (not a column: what the function answers)
+SideEffectOutcome = Literal["execute", "done", "busy"]
+#: ai.job_attempts' outcome (not a column: how each attempt of the job's log ended)
+JobAttemptOutcome = Literal["completed", "failed", "released", "cancelled", "awaiting_human", "expired", "in_progress"]
+#: the strategy argument of ai.prune_checkpoints and ai.prune_idle_threads
+PruneStrategy = Literal["keep_latest", "delete"]
+
+
+class _Dataclass(Protocol):
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+
+T = TypeVar("T", bound=_Dataclass)
 
 
 def from_row(cls: type[T], row: dict[str, Any]) -> T:
     """Builds a dataclass from a dict row, ignoring columns it does not declare (newer schema)."""
-    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    names = cls.__dataclass_fields__.keys()
     return cls(**{k: v for k, v in row.items() if k in names})
 
 
@@ -22,7 +50,7 @@ class Session:
 
     thread_id: str
     owner: str
-    status: str
+    status: SessionStatus
     config: dict[str, Any]
     current_checkpoint_id: str | None
     last_seq: int
@@ -38,7 +66,7 @@ class Message:
     thread_id: str
     seq: int
     owner: str
-    role: str
+    role: MessageRole
     content: Any
     token_count: int
     turn: int | None
@@ -50,7 +78,7 @@ class Message:
 class NewMessage:
     """One message of a batch for ``append_messages``; the key and token count are optional."""
 
-    role: str
+    role: MessageRole
     content: Any
     turn: int | None = None
     idempotency_key: str | None = None
@@ -82,7 +110,7 @@ class WindowMessage:
     """One message of a context window; is_summary marks the summary at its head."""
 
     seq: int
-    role: str
+    role: MessageRole
     content: Any
     token_count: int
     is_summary: bool
@@ -106,7 +134,7 @@ class TrajectoryStep:
     """ai.trajectory: one step of a recorded trajectory."""
 
     seq: int
-    role: str
+    role: MessageRole
     tool_name: str | None
     arguments: Any
     content: Any
@@ -135,7 +163,7 @@ class ArchivedSession:
 
     thread_id: str
     owner: str
-    status: str
+    status: SessionStatus
     completed_at: datetime
     rows_moved: dict[str, int]
 
@@ -151,7 +179,7 @@ class Job:
     thread_id: str
     owner: str
     queue: str
-    status: str
+    status: JobStatus
     payload: Any
     priority: int
     run_at: datetime
@@ -181,7 +209,7 @@ class JobAttempt:
     claimed_at: datetime | None
     lease_expires_at: datetime | None
     ended_at: datetime | None
-    outcome: str
+    outcome: JobAttemptOutcome
     error: str | None
 
 
@@ -248,9 +276,9 @@ class StreamState:
     thread_id: str
     stream_key: str
     owner: str
-    role: str
+    role: MessageRole
     turn: int | None
-    status: str
+    status: StreamStatus
     last_chunk: int
     total_bytes: int
     job_id: int | None
@@ -361,7 +389,7 @@ class SideEffect:
     idempotency_key: str
     owner: str
     request: Any
-    status: str
+    status: SideEffectStatus
     result: Any
     attempt: int
     takeovers: int
@@ -378,7 +406,7 @@ class SideEffect:
 class SideEffectBegin:
     """ai.begin_side_effect: 'execute' (reserved for the caller), 'done' (result stored) or 'busy'."""
 
-    outcome: str
+    outcome: SideEffectOutcome
     attempt: int
     taken_over: bool
     result: Any
@@ -399,7 +427,7 @@ class Approval:
     job_id: int
     checkpoint_id: str
     action: Any
-    status: str
+    status: ApprovalStatus
     requested_by: str | None
     requested_at: datetime
     decision: Any

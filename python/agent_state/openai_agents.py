@@ -46,17 +46,17 @@ from psycopg_pool import AsyncConnectionPool
 
 from .client import AsyncClient
 from .errors import NotFound
-from .models import NewMessage
+from .models import MessageRole, NewMessage
 
 __all__ = ["AgentStateSession", "item_role"]
 
 # How many times add_items sends its batch again after a connection error (same keys each time).
 _SEND_ATTEMPTS = 3
 
-_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
+_ROLES: dict[str, MessageRole] = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
 
 
-def item_role(item: Any) -> str:
+def item_role(item: Any) -> MessageRole:
     """The message role an SDK item is stored under (see the module's docstring)."""
     if not isinstance(item, dict):
         return "assistant"

@@ -6,23 +6,17 @@ one round trip, ``select * from ai.<function>(...)``, like every other client me
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from psycopg.types.json import Jsonb
 
+from ._calls import Call, T
 from .models import Job, JobAttempt, QueueStats, from_row
 
 #: The lease a claim takes when none is given (the SQL default too).
 DEFAULT_LEASE = timedelta(seconds=60)
-
-
-@dataclass(frozen=True, slots=True)
-class _QueueCall:
-    sql: str
-    convert: Callable[[dict[str, Any]], Any]
 
 
 def _job(row: dict[str, Any]) -> Job:
@@ -33,26 +27,26 @@ def _scalar(row: dict[str, Any]) -> Any:
     return row["value"]
 
 
-ENQUEUE_JOB = _QueueCall("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s)", _job)
-CLAIM_JOB = _QueueCall("select * from ai.claim_job(%s, %s, %s)", _job)
-CLAIM_JOBS = _QueueCall("select * from ai.claim_jobs(%s, %s, %s, %s)", _job)
-RENEW_LEASE = _QueueCall("select ai.renew_lease(%s, %s, %s) as value", _scalar)
-RENEW_LEASES = _QueueCall(
+ENQUEUE_JOB = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s)", _job)
+CLAIM_JOB = Call("select * from ai.claim_job(%s, %s, %s)", _job)
+CLAIM_JOBS = Call("select * from ai.claim_jobs(%s, %s, %s, %s)", _job)
+RENEW_LEASE: Call[datetime] = Call("select ai.renew_lease(%s, %s, %s) as value", _scalar)
+RENEW_LEASES = Call(
     "select job_id, lease_expires_at from ai.renew_leases(%s, %s, %s, %s)",
     lambda r: (r["job_id"], r["lease_expires_at"]),
 )
-FENCED_WRITE = _QueueCall("select ai.fenced_write(%s, %s) as value", _scalar)
-COMPLETE_JOB = _QueueCall("select * from ai.complete_job(%s, %s, %s)", _job)
-COMPLETE_JOBS = _QueueCall("select value from ai.complete_jobs(%s, %s, %s) as value", _scalar)
-FAIL_JOB = _QueueCall("select * from ai.fail_job(%s, %s, %s, %s)", _job)
-RELEASE_JOB = _QueueCall("select * from ai.release_job(%s, %s)", _job)
-CANCEL_JOB = _QueueCall("select * from ai.cancel_job(%s)", _job)
-RETRY_DEAD_JOB = _QueueCall("select * from ai.retry_dead_job(%s)", _job)
-GET_JOB = _QueueCall("select * from ai.get_job(%s)", _job)
-QUEUE_STATS = _QueueCall("select * from ai.queue_stats(%s)", lambda r: from_row(QueueStats, r))
-JOB_ATTEMPTS = _QueueCall("select * from ai.job_attempts(%s)", lambda r: from_row(JobAttempt, r))
-REAP_EXPIRED = _QueueCall("select ai.reap_expired(%s) as value", _scalar)
-ARCHIVE_JOBS = _QueueCall("select ai.archive_jobs(%s, %s) as value", _scalar)
+FENCED_WRITE: Call[datetime] = Call("select ai.fenced_write(%s, %s) as value", _scalar)
+COMPLETE_JOB = Call("select * from ai.complete_job(%s, %s, %s)", _job)
+COMPLETE_JOBS = Call("select value from ai.complete_jobs(%s, %s, %s) as value", _scalar)
+FAIL_JOB = Call("select * from ai.fail_job(%s, %s, %s, %s)", _job)
+RELEASE_JOB = Call("select * from ai.release_job(%s, %s)", _job)
+CANCEL_JOB = Call("select * from ai.cancel_job(%s)", _job)
+RETRY_DEAD_JOB = Call("select * from ai.retry_dead_job(%s)", _job)
+GET_JOB = Call("select * from ai.get_job(%s)", _job)
+QUEUE_STATS = Call("select * from ai.queue_stats(%s)", lambda r: from_row(QueueStats, r))
+JOB_ATTEMPTS = Call("select * from ai.job_attempts(%s)", lambda r: from_row(JobAttempt, r))
+REAP_EXPIRED: Call[int] = Call("select ai.reap_expired(%s) as value", _scalar)
+ARCHIVE_JOBS: Call[int] = Call("select ai.archive_jobs(%s, %s) as value", _scalar)
 
 
 def _enqueue_args(
@@ -83,7 +77,7 @@ def _optional_json(value: Any) -> Jsonb | None:
 class QueueMethods:
     """The queue half of :class:`~agent_state.Client`."""
 
-    def _rows(self, call: Any, params: Sequence[Any]) -> list[Any]:  # provided by Client
+    def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:  # provided by Client
         raise NotImplementedError
 
     def enqueue_job(
@@ -172,7 +166,7 @@ class QueueMethods:
 class AsyncQueueMethods:
     """The queue half of :class:`~agent_state.AsyncClient` (same names as :class:`QueueMethods`)."""
 
-    async def _rows(self, call: Any, params: Sequence[Any]) -> list[Any]:  # provided by AsyncClient
+    async def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:  # provided by AsyncClient
         raise NotImplementedError
 
     async def enqueue_job(

@@ -152,7 +152,7 @@ def replay(
     comparison = compare(reference, client.trajectory(fork), scorer, pass_score)
     eval_run = None
     if record:
-        name = candidate or getattr(run, "__qualname__", repr(run))
+        name: str = candidate or str(getattr(run, "__qualname__", repr(run)))
         eval_run = client.record_eval_run(
             thread_id, name, comparison.passed, comparison.scores, comparison.as_json(), fork, checkpoint_id
         )

@@ -16,7 +16,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from ._calls import Call
+from ._calls import Call, T
 from .models import RetrievalRecord, TurnContext, from_row
 
 __all__ = ["AsyncRetrievalMethods", "RetrievalMethods"]
@@ -41,7 +41,7 @@ def _record_args(
 class RetrievalMethods:
     """The retrieval half of :class:`~agent_state.Client`."""
 
-    def _rows(self, call: Any, params: Sequence[Any]) -> list[Any]:  # provided by Client
+    def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:  # provided by Client
         raise NotImplementedError
 
     def record_retrieval(
@@ -65,7 +65,7 @@ class RetrievalMethods:
 class AsyncRetrievalMethods:
     """The retrieval half of :class:`~agent_state.AsyncClient` (same names as :class:`RetrievalMethods`)."""
 
-    async def _rows(self, call: Any, params: Sequence[Any]) -> list[Any]:  # provided by AsyncClient
+    async def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:  # provided by AsyncClient
         raise NotImplementedError
 
     async def record_retrieval(

@@ -164,7 +164,7 @@ class Backoff:
         self.failures = 0
 
     def next(self) -> float:
-        base = min(self.cap, self.first * (2**self.failures))
+        base = min(self.cap, self.first * (2.0**self.failures))
         self.failures = min(self.failures + 1, 30)
         return base * (1 - self.jitter * random.random())
 

@@ -34,6 +34,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from . import errors
+from ._calls import Call, T
 from .models import SideEffect, SideEffectBegin, from_row
 
 #: How long a reservation made without a job lives (the SQL default too).
@@ -53,23 +54,15 @@ def idempotency_key(*parts: Any) -> str:
     return hashlib.sha256(buf.encode("utf-8")).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
-class _SideEffectCall:
-    sql: str
-    convert: Callable[[dict[str, Any]], Any]
-
-
-IDEMPOTENCY_KEY = _SideEffectCall("select ai.idempotency_key(variadic %s::text[]) as value", lambda r: r["value"])
-BEGIN_SIDE_EFFECT = _SideEffectCall(
+IDEMPOTENCY_KEY: Call[str] = Call("select ai.idempotency_key(variadic %s::text[]) as value", lambda r: r["value"])
+BEGIN_SIDE_EFFECT = Call(
     "select * from ai.begin_side_effect(%s, %s, %s, %s, %s, %s)", lambda r: from_row(SideEffectBegin, r)
 )
-FINISH_SIDE_EFFECT = _SideEffectCall(
-    "select * from ai.finish_side_effect(%s, %s, %s, %s, %s)", lambda r: from_row(SideEffect, r)
-)
-ABANDON_SIDE_EFFECT = _SideEffectCall(
+FINISH_SIDE_EFFECT = Call("select * from ai.finish_side_effect(%s, %s, %s, %s, %s)", lambda r: from_row(SideEffect, r))
+ABANDON_SIDE_EFFECT = Call(
     "select * from ai.abandon_side_effect(%s, %s, %s, %s, %s)", lambda r: from_row(SideEffect, r)
 )
-GET_SIDE_EFFECT = _SideEffectCall("select * from ai.get_side_effect(%s, %s)", lambda r: from_row(SideEffect, r))
+GET_SIDE_EFFECT = Call("select * from ai.get_side_effect(%s, %s)", lambda r: from_row(SideEffect, r))
 
 
 def _json(value: Any) -> Jsonb:
@@ -79,7 +72,7 @@ def _json(value: Any) -> Jsonb:
 class SideEffectMethods:
     """The side-effect half of :class:`~agent_state.Client`."""
 
-    def _rows(self, call: Any, params: Sequence[Any]) -> list[Any]:  # provided by Client
+    def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:  # provided by Client
         raise NotImplementedError
 
     def idempotency_key(self, *parts: Any) -> str:
@@ -120,7 +113,7 @@ class SideEffectMethods:
 class AsyncSideEffectMethods:
     """The side-effect half of :class:`~agent_state.AsyncClient` (same names as :class:`SideEffectMethods`)."""
 
-    async def _rows(self, call: Any, params: Sequence[Any]) -> list[Any]:  # provided by AsyncClient
+    async def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:  # provided by AsyncClient
         raise NotImplementedError
 
     async def idempotency_key(self, *parts: Any) -> str:

@@ -45,8 +45,8 @@ from typing import Any, Literal
 import psycopg
 from psycopg import sql
 
-from ._calls import Call
-from .models import AppendResult, Message, StreamChunk, StreamState, from_row
+from ._calls import Call, T
+from .models import AppendResult, Message, MessageRole, StreamChunk, StreamState, from_row
 
 __all__ = [
     "AsyncPersistedStream",
@@ -65,7 +65,7 @@ def _appended(row: dict[str, Any]) -> AppendResult:
 
 
 OPEN_STREAM = Call("select * from ai.open_stream(%s, %s, %s, %s, %s, %s, %s)", lambda r: from_row(StreamState, r))
-APPEND_STREAM_CHUNKS = Call(
+APPEND_STREAM_CHUNKS: Call[int] = Call(
     "select ai.append_stream_chunks(%s, %s, %s, %s, %s, %s, %s) as last_chunk", lambda r: r["last_chunk"]
 )
 FINISH_STREAM = Call("select * from ai.finish_stream(%s, %s, %s, %s)", _appended)
@@ -81,14 +81,14 @@ Durability = Literal["sync", "async"]
 class StreamMethods:
     """The streaming half of :class:`~agent_state.Client` (one SQL function per method)."""
 
-    def _rows(self, call: Any, params: Sequence[Any]) -> list[Any]:  # provided by Client
+    def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:  # provided by Client
         raise NotImplementedError
 
     def open_stream(
         self,
         thread_id: str,
         stream_key: str,
-        role: str = "assistant",
+        role: MessageRole = "assistant",
         turn: int | None = None,
         job_id: int | None = None,
         fencing_token: int | None = None,
@@ -138,14 +138,14 @@ class StreamMethods:
 class AsyncStreamMethods:
     """The streaming half of :class:`~agent_state.AsyncClient` (same names as :class:`StreamMethods`)."""
 
-    async def _rows(self, call: Any, params: Sequence[Any]) -> list[Any]:  # provided by AsyncClient
+    async def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:  # provided by AsyncClient
         raise NotImplementedError
 
     async def open_stream(
         self,
         thread_id: str,
         stream_key: str,
-        role: str = "assistant",
+        role: MessageRole = "assistant",
         turn: int | None = None,
         job_id: int | None = None,
         fencing_token: int | None = None,
@@ -226,7 +226,7 @@ class PersistedStream:
         stream_key: str,
         chunks: Iterable[str],
         *,
-        role: str = "assistant",
+        role: MessageRole = "assistant",
         turn: int | None = None,
         job_id: int | None = None,
         fencing_token: int | None = None,
@@ -294,7 +294,7 @@ class AsyncPersistedStream:
         stream_key: str,
         chunks: AsyncIterable[str],
         *,
-        role: str = "assistant",
+        role: MessageRole = "assistant",
         turn: int | None = None,
         job_id: int | None = None,
         fencing_token: int | None = None,

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from psycopg.types.json import Jsonb
 
-from ._calls import Call
+from ._calls import Call, T
 from .models import UsageRecord, UsageSummaryRow, from_row
 from .side_effects import idempotency_key
 
@@ -74,7 +74,7 @@ def _record_args(
 class UsageMethods:
     """The usage half of :class:`~agent_state.Client`."""
 
-    def _rows(self, call: Any, params: Sequence[Any]) -> list[Any]:  # provided by Client
+    def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:  # provided by Client
         raise NotImplementedError
 
     def record_usage(
@@ -105,7 +105,7 @@ class UsageMethods:
 class AsyncUsageMethods:
     """The usage half of :class:`~agent_state.AsyncClient` (same names as :class:`UsageMethods`)."""
 
-    async def _rows(self, call: Any, params: Sequence[Any]) -> list[Any]:  # provided by AsyncClient
+    async def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:  # provided by AsyncClient
         raise NotImplementedError
 
     async def record_usage(

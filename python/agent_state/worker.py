@@ -23,6 +23,11 @@ decide, this module only calls them.
   loop backs off (exponential, with jitter, capped at ``max_backoff``) and goes on; a broken
   connection is replaced by the pool. A server restart or failover costs latency, never the
   worker (docs/connections.md).
+- ``Worker`` (threads) and ``AsyncWorker`` (asyncio tasks) have the same capabilities, names
+  and behaviour: both are thin drivers of one I/O-free core (:mod:`agent_state._worker_core`,
+  whose docstring says why a shared core and not code generated from one side). The one
+  difference is what threads cannot do: past the grace period an ``AsyncWorker`` also cancels
+  the handler's task, where a ``Worker``'s thread runs on with a context that refuses every write.
 - Behind a transaction pooler (PgBouncer ``pool_mode=transaction``) nothing breaks: no statement is
   prepared server-side there (also not the handler's own statements in ``ctx.fenced()``), but LISTEN
   hears nothing there, so claims come from the poll alone. Give ``listen_conninfo`` a direct (or
@@ -43,32 +48,41 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, contextmanager, suppress
-from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, Literal
 
 import psycopg
 from psycopg import sql
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from . import errors
+from ._worker_core import (
+    COMPLETE_BATCH,
+    LOST,
+    RENEW_BATCH,
+    Failure,
+    JobState,
+    WorkerCore,
+    WorkerStats,
+)
 from .client import AsyncClient, Client, abehind_pooler, behind_pooler
 from .models import Job
 from .queue import DEFAULT_LEASE
-from .retry import Backoff, is_connection_error
+from .retry import is_connection_error
 from .side_effects import side_effect as _side_effect
 
+__all__ = [
+    "RENEW_BATCH",
+    "AsyncHandler",
+    "AsyncJobContext",
+    "AsyncWorker",
+    "Handler",
+    "JobContext",
+    "Worker",
+    "WorkerStats",
+]
+
 log = logging.getLogger("agent_state.worker")
-
-
-T = TypeVar("T")
-
-#: The most leases one ai.renew_leases statement renews (its limit is 1000).
-RENEW_BATCH = 500
-
-
-def _batches(items: list[T], size: int) -> list[list[T]]:
-    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def _listen_statement(channel: str) -> sql.Composed:
@@ -76,25 +90,8 @@ def _listen_statement(channel: str) -> sql.Composed:
     return sql.SQL("listen {}").format(sql.Identifier(channel))
 
 
-@dataclass
-class WorkerStats:
-    """What a worker did: jobs completed, failed, lost (lease lost before finishing), released and
-    paused for a person (``ctx.request_human``)."""
-
-    claimed: int = 0
-    completed: int = 0
-    failed: int = 0
-    lost: int = 0
-    released: int = 0
-    paused: int = 0
-
-
 def _default_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident() % 100000}"
-
-
-def _error_text(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}"[:2000]
 
 
 def _translated(error: psycopg.Error) -> Exception:
@@ -135,38 +132,39 @@ async def _aunprepared(conn: psycopg.AsyncConnection[Any]) -> AsyncIterator[psyc
         conn.prepare_threshold = threshold
 
 
-def _listen_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
-    return {**kwargs, "autocommit": True, "prepare_threshold": None}
+def _listen_kwargs(kwargs: dict[str, Any] | None) -> dict[str, Any]:
+    return {**(kwargs or {}), "autocommit": True, "prepare_threshold": None}
+
+
+def _listen_target(pool: ConnectionPool, conninfo: str | None) -> tuple[str, dict[str, Any]]:
+    """Where the LISTEN connection goes: ``conninfo``, else the pool's (its conninfo and kwargs
+    may be callables, psycopg_pool >= 3.3)."""
+    target = conninfo or pool.conninfo
+    kwargs = pool.kwargs
+    return (target() if callable(target) else target), _listen_kwargs(kwargs() if callable(kwargs) else kwargs)
+
+
+async def _alisten_target(pool: AsyncConnectionPool, conninfo: str | None) -> tuple[str, dict[str, Any]]:
+    target = conninfo or pool.conninfo
+    kwargs = pool.kwargs
+    if callable(target):
+        made = target()
+        target = await made if inspect.isawaitable(made) else made
+    if callable(kwargs):
+        given = kwargs()
+        kwargs = await given if inspect.isawaitable(given) else given
+    return target, _listen_kwargs(kwargs)
 
 
 # -- sync -----------------------------------------------------------------------------------------
 
 
-class JobContext:
+class JobContext(JobState):
     """What a handler gets besides the job: lease state and fenced writes."""
 
-    def __init__(self, worker: Worker, job: Job):
-        self.job = job
+    def __init__(self, worker: Worker, job: Job) -> None:
+        super().__init__(job)
         self._worker = worker
-        self._lost = threading.Event()
-        self.finished = False
-        self.paused = False  # request_human handed the job to a person
-        self.running = False
-        self.renewed_at = time.monotonic()
-
-    @property
-    def lease_lost(self) -> bool:
-        """True once the worker knows the job is no longer held (renewal refused, released, cancelled)."""
-        return self._lost.is_set()
-
-    def check(self) -> None:
-        """Raises :class:`~agent_state.LeaseLost` if the lease is known to be lost."""
-        if self._lost.is_set():
-            raise errors.LeaseLost(f"job {self.job.job_id}: lease lost", sqlstate="AS006")
-
-    def _mark_lost(self, error: Exception) -> None:
-        if isinstance(error, errors.LeaseLost):
-            self._lost.set()
 
     @contextmanager
     def fenced(self) -> Iterator[psycopg.Connection[Any]]:
@@ -225,7 +223,7 @@ class JobContext:
             self._mark_lost(error)
             raise
         self.finished = self.paused = True
-        self._lost.set()  # nothing more may be written under this claim
+        self._lose()  # nothing more may be written under this claim
         return approval
 
     def fail(self, error: str, retry_in: timedelta | None = None) -> None:
@@ -236,7 +234,7 @@ class JobContext:
         except errors.LeaseLost as lost:
             self._mark_lost(lost)
             raise
-        self.finished = True
+        self.finished = self.failed = True
 
 
 Handler = Callable[[Job, JobContext], Any]
@@ -247,7 +245,8 @@ class Worker:
 
     ``pool`` is a psycopg_pool ``ConnectionPool`` of a member of ai_service; it needs a connection
     per handler thread plus two (claims and completions), and the worker opens one more for LISTEN
-    (to ``listen_conninfo`` when given, else to the pool's). Database errors in its loops are
+    (to ``listen_conninfo`` when given, else to the pool's). Up to ``concurrency + prefetch`` jobs
+    are held at once (``prefetch`` defaults to ``concurrency``). Database errors in its loops are
     logged and retried after a backoff of at most ``max_backoff`` seconds.
     """
 
@@ -266,9 +265,15 @@ class Worker:
         listen: bool = True,
         listen_conninfo: str | None = None,
         max_backoff: float = 5.0,
-    ):
-        if concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
+    ) -> None:
+        self._core: WorkerCore[JobContext] = WorkerCore(
+            concurrency=concurrency,
+            prefetch=prefetch,
+            lease=lease,
+            poll_interval=poll_interval,
+            grace_period=grace_period,
+            max_backoff=max_backoff,
+        )
         self.pool = pool
         self.client = Client(pool)
         self.handler = handler
@@ -276,27 +281,26 @@ class Worker:
         self.concurrency = concurrency
         self.lease = lease
         self.worker_id = worker_id or _default_worker_id()
-        self.capacity = concurrency + (concurrency if prefetch is None else prefetch)
+        self.capacity = self._core.capacity
         self.poll_interval = poll_interval
         self.grace_period = grace_period
         self.listen = listen
         self.listen_conninfo = listen_conninfo
         self.max_backoff = max_backoff
-        self.stats = WorkerStats()
-        self._held: dict[int, JobContext] = {}
+        self.stats = self._core.stats
         self._lock = threading.Lock()
-        self._in_flight = 0  # claimed, handler not yet finished
         self._todo: queue_module.Queue[JobContext | None] = queue_module.Queue()
         self._done: queue_module.Queue[tuple[JobContext, Any] | None] = queue_module.Queue()
         self._wake = threading.Event()
-        self._stopping = threading.Event()  # no more claims
         self._closed = threading.Event()  # renewals and LISTEN end too
 
     # -- control ----------------------------------------------------------------------------------
 
     def stop(self) -> None:
         """Stop claiming; ``run`` then finishes or releases what it holds and returns."""
-        self._stopping.set()
+        # No lock: the SIGTERM handler calls this in the main thread, which may hold the lock
+        # (the claim loop); the phase is one attribute, set atomically.
+        self._core.stop()
         self._wake.set()
 
     def run(self, *, drain: bool = False, install_signal_handlers: bool = True) -> WorkerStats:
@@ -316,11 +320,13 @@ class Worker:
         try:
             self._claim_loop(drain)
         finally:
-            self._stopping.set()
+            self.stop()
             self._shut_down()
             executor.shutdown(wait=False, cancel_futures=True)
             self._done.put(None)  # the completer flushes what is left, then ends
             threads[0].join(timeout=30)
+            with self._lock:
+                self._core.close()
             self._closed.set()
             for thread in threads[1:]:
                 thread.join(timeout=5)
@@ -331,48 +337,47 @@ class Worker:
     def _install_signals(self) -> dict[int, Any]:
         if threading.current_thread() is not threading.main_thread():
             return {}
-        previous = {}
+        previous: dict[int, Any] = {}
         for sig in (signal.SIGTERM, signal.SIGINT):
             previous[sig] = signal.signal(sig, lambda *_: self.stop())
         return previous
 
     # -- the loops --------------------------------------------------------------------------------
 
-    def _backoff(self) -> Backoff:
-        return Backoff(first=min(0.1, self.max_backoff), cap=self.max_backoff)
-
     def _claim_loop(self, drain: bool) -> None:
-        backoff = self._backoff()
-        while not self._stopping.is_set():
+        core = self._core
+        backoff = core.backoff()
+        while True:
             with self._lock:
-                free = self.capacity - self._in_flight
-                held_before = bool(self._held)  # idle only if nothing of ours ran while we looked
+                if core.stopping:
+                    return
+                free = core.claim_size()
+                held_before = bool(core.held)  # idle only if nothing of ours ran while we looked
             if free <= 0:
-                self._wake.wait(self.poll_interval)
-                self._wake.clear()
+                self._wait_wake(self.poll_interval)
                 continue
             try:
                 jobs = self.client.claim_jobs(self.worker_id, self.lease, self.queue, free)
             except Exception as error:  # any database error: log, back off, go on
                 delay = backoff.next()
                 _log_failure("claim_jobs", error, delay)
-                self._stopping.wait(delay)
+                self._wait_wake(delay)
                 continue
             backoff.reset()
+            contexts = [JobContext(self, job) for job in jobs]
             with self._lock:
-                for job in jobs:
-                    ctx = JobContext(self, job)
-                    self._held[job.job_id] = ctx
-                    self._in_flight += 1
-                    self._todo.put(ctx)
-                self.stats.claimed += len(jobs)
-                idle = not jobs and not held_before
+                core.claimed(contexts, time.monotonic())
+            for ctx in contexts:
+                self._todo.put(ctx)
             if jobs:
                 continue
-            if drain and idle:
+            if drain and core.drained(len(jobs), held_before):
                 return
-            self._wake.wait(self.poll_interval)
-            self._wake.clear()
+            self._wait_wake(self.poll_interval)
+
+    def _wait_wake(self, timeout: float) -> None:
+        self._wake.wait(timeout)
+        self._wake.clear()
 
     def _handler_loop(self) -> None:
         while True:
@@ -380,17 +385,20 @@ class Worker:
             if ctx is None:
                 return
             outcome: Any = None
-            ctx.running = True
+            with self._lock:
+                start = self._core.start(ctx)
+            if start == "release":  # stopping: it never starts
+                self._release(ctx)
+                continue
             try:
-                if not ctx.lease_lost:
+                if start == "run":
                     outcome = self.handler(ctx.job, ctx)
             except errors.LeaseLost:
-                outcome = _LOST
+                outcome = LOST
             except Exception as error:  # the handler's failure is the job's failure
-                outcome = _Failure(error)
-            ctx.running = False
+                outcome = Failure(error)
             with self._lock:
-                self._in_flight -= 1
+                self._core.handler_done(ctx)
             self._wake.set()
             self._done.put((ctx, outcome))
 
@@ -400,7 +408,7 @@ class Worker:
             if first is None:
                 return
             batch = [first]
-            while len(batch) < 1000:
+            while len(batch) < COMPLETE_BATCH:
                 try:
                     item = self._done.get_nowait()
                 except queue_module.Empty:
@@ -415,43 +423,34 @@ class Worker:
                 log.exception("finishing %d jobs", len(batch))
 
     def _finish(self, batch: list[tuple[JobContext, Any]]) -> None:
-        to_complete = []
-        for ctx, outcome in batch:
-            if ctx.finished:
-                self._count("paused" if ctx.paused else "completed")
-            elif outcome is _LOST or ctx.lease_lost:
-                self._count("lost")
-            elif isinstance(outcome, _Failure):
-                try:
-                    ctx.fail(_error_text(outcome.error))
-                    self._count("failed")
-                except errors.LeaseLost:
-                    self._count("lost")
-                except Exception as error:  # the job runs again when its lease expires
-                    _log_failure(f"fail_job for job {ctx.job.job_id}", error, 0)
-            else:
-                to_complete.append((ctx, outcome))
-        if to_complete:
-            done = self._complete_batch(to_complete)
-            for ctx, _ in to_complete:
-                if ctx.job.job_id in done:
-                    ctx.finished = True
-                    self._count("completed")
-                else:
-                    ctx._lost.set()
-                    self._count("lost")
         with self._lock:
-            for ctx, _ in batch:
-                self._held.pop(ctx.job.job_id, None)
+            plan = self._core.settle(batch)
+        for ctx, text in plan.failures:
+            try:
+                self.client.fail_job(ctx.job.job_id, ctx.job.fencing_token, text)
+                ok = True
+            except errors.LeaseLost:
+                ok = False
+            except Exception as error:  # the job runs again when its lease expires
+                _log_failure(f"fail_job for job {ctx.job.job_id}", error, 0)
+                ok = False
+            with self._lock:
+                self._core.fail_sent(ctx, ok)
+        if plan.completions:
+            done = self._complete_batch(plan.completions)
+            with self._lock:
+                self._core.completed(plan.completions, done)
+        with self._lock:
+            self._core.forget(batch)
 
-    def _complete_batch(self, to_complete: list[tuple[JobContext, Any]]) -> set[int]:
+    def _complete_batch(self, completions: list[tuple[JobContext, Any]]) -> set[int]:
         """``ai.complete_jobs`` for a batch, tried again after an error while the leases last
         (a retry after an ambiguous failure finds the jobs it completed already gone from its
         answer: they count as lost, and are COMPLETED). Jobs not completed run again when their
         leases expire."""
-        backoff = self._backoff()
-        deadline = time.monotonic() + self.lease.total_seconds() / 2
-        batch = [(c.job.job_id, c.job.fencing_token, r) for c, r in to_complete]
+        backoff = self._core.backoff()
+        deadline = self._core.retry_deadline(time.monotonic())
+        batch = [(c.job.job_id, c.job.fencing_token, r) for c, r in completions]
         while True:
             try:
                 return set(self.client.complete_jobs(batch))
@@ -464,46 +463,44 @@ class Worker:
                 time.sleep(delay)
 
     def _renew_loop(self) -> None:
-        every = self.lease.total_seconds() / 3
-        backoff = self._backoff()
-        pause = min(every / 4, 1.0)
+        core = self._core
+        backoff = core.backoff()
+        pause = core.renew_tick
         while not self._closed.wait(pause):
-            pause = min(every / 4, 1.0)
+            pause = core.renew_tick
             now = time.monotonic()
             with self._lock:
-                due = [c for c in self._held.values() if now - c.renewed_at >= every and not c.lease_lost]
+                due = core.due(now)
             # One statement renews every due lease (ai.renew_leases); a lost one is left out.
-            for batch in _batches(due, RENEW_BATCH):
+            for batch in due:
                 try:
                     renewed = self.client.renew_leases(
                         self.worker_id, [(c.job.job_id, c.job.fencing_token) for c in batch], self.lease
                     )
                     backoff.reset()
                 except Exception as error:  # the next round tries again, after a backoff
-                    pause = min(backoff.next(), every / 4)
+                    pause = core.renew_pause_after_error(backoff)
                     _log_failure("renew_leases", error, pause)
                     break
-                for ctx in batch:
-                    if ctx.job.job_id in renewed:
-                        ctx.renewed_at = now
-                    else:
-                        ctx._lost.set()
+                with self._lock:
+                    core.renewed(batch, renewed, now)
 
     def _listen_loop(self) -> None:
-        backoff = self._backoff()
-        conninfo = self.listen_conninfo or self.pool.conninfo
+        backoff = self._core.backoff()
         while not self._closed.is_set():
             try:
-                with psycopg.connect(conninfo, **_listen_kwargs(self.pool.kwargs)) as conn:
+                conninfo, kwargs = _listen_target(self.pool, self.listen_conninfo)
+                with psycopg.connect(conninfo, **kwargs) as conn:
                     row = conn.execute("select ai.queue_channel(%s)", (self.queue,), prepare=False).fetchone()
-                    assert row is not None
+                    if row is None:
+                        raise errors.AgentStateError("ai.queue_channel returned no row")
                     conn.execute(_listen_statement(row[0]), prepare=False)
                     backoff.reset()
                     while not self._closed.is_set():
                         for _note in conn.notifies(timeout=0.5):
                             self._wake.set()
             except Exception as error:  # polling goes on meanwhile
-                delay = max(self.poll_interval, backoff.next())
+                delay = self._core.listen_delay(backoff)
                 _log_failure("LISTEN", error, delay)
                 self._closed.wait(delay)
 
@@ -515,70 +512,49 @@ class Worker:
             except queue_module.Empty:
                 break
             if ctx is not None:
-                self._release(ctx)
                 with self._lock:
-                    self._in_flight -= 1
+                    self._core.unstarted(ctx)
+                self._release(ctx)
         for _ in range(self.concurrency):
             self._todo.put(None)  # each handler thread ends after its current job
-        deadline = time.monotonic() + self.grace_period
+        deadline = self._core.grace_deadline(time.monotonic())
         while time.monotonic() < deadline:
             with self._lock:
-                if self._in_flight == 0:
+                if self._core.handlers_done():
                     return
-            time.sleep(0.01)
+            self._wake.wait(0.01)
         with self._lock:
-            overdue = [c for c in self._held.values() if c.running]
+            overdue = self._core.overdue()
         for ctx in overdue:  # their writes stop here (ctx refuses), the job goes back to PENDING
             self._release(ctx)
 
     def _release(self, ctx: JobContext) -> None:
-        ctx._lost.set()
+        ctx._lose()
         try:
             self.client.release_job(ctx.job.job_id, ctx.job.fencing_token)
-            self._count("released")
+            outcome: Literal["released", "lost", "error"] = "released"
         except (errors.LeaseLost, errors.NotFound):
-            self._count("lost")
+            outcome = "lost"
         except Exception as error:  # its lease expires instead
             _log_failure(f"release_job for job {ctx.job.job_id}", error, 0)
+            outcome = "error"
         with self._lock:
-            self._held.pop(ctx.job.job_id, None)
-
-    def _count(self, what: str) -> None:
-        with self._lock:
-            setattr(self.stats, what, getattr(self.stats, what) + 1)
-
-
-@dataclass(frozen=True)
-class _Failure:
-    error: BaseException
-
-
-_LOST = object()
+            self._core.released(ctx, outcome)
 
 
 # -- async ----------------------------------------------------------------------------------------
 
 
-class AsyncJobContext:
+class AsyncJobContext(JobState):
     """The asyncio twin of :class:`JobContext`."""
 
-    def __init__(self, worker: AsyncWorker, job: Job):
-        self.job = job
+    def __init__(self, worker: AsyncWorker, job: Job) -> None:
+        super().__init__(job)
         self._worker = worker
-        self._lost = asyncio.Event()
-        self.finished = False
-        self.paused = False
-
-    @property
-    def lease_lost(self) -> bool:
-        return self._lost.is_set()
-
-    def check(self) -> None:
-        if self._lost.is_set():
-            raise errors.LeaseLost(f"job {self.job.job_id}: lease lost", sqlstate="AS006")
 
     @asynccontextmanager
     async def fenced(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """The async twin of :meth:`JobContext.fenced`: ``async with ctx.fenced() as conn:``."""
         self.check()
         try:
             async with self._worker.pool.connection() as conn, conn.transaction():
@@ -589,19 +565,19 @@ class AsyncJobContext:
                     yield conn
         except psycopg.Error as error:
             translated = _translated(error)
-            if isinstance(translated, errors.LeaseLost):
-                self._lost.set()
+            self._mark_lost(translated)
             if translated is error:
                 raise
             raise translated from error
 
     async def complete(self, result: Any = None, conn: psycopg.AsyncConnection[Any] | None = None) -> None:
+        """The async twin of :meth:`JobContext.complete`."""
         self.check()
-        client = AsyncClient(conn) if conn is not None else self._worker.client
         try:
+            client = AsyncClient(conn) if conn is not None else self._worker.client
             await client.complete_job(self.job.job_id, self.job.fencing_token, result)
-        except errors.LeaseLost:
-            self._lost.set()
+        except errors.LeaseLost as error:
+            self._mark_lost(error)
             raise
         self.finished = True
 
@@ -616,7 +592,7 @@ class AsyncJobContext:
             request=request,
             job_id=self.job.job_id,
             fencing_token=self.job.fencing_token,
-            on_lease_lost=lambda _error: self._lost.set(),
+            on_lease_lost=self._mark_lost,
         )
 
     async def request_human(self, checkpoint_id: str, action: Any = None) -> str:
@@ -626,19 +602,31 @@ class AsyncJobContext:
             approval = await self._worker.client.request_human(
                 self.job.job_id, self.job.fencing_token, checkpoint_id, action
             )
-        except errors.LeaseLost:
-            self._lost.set()
+        except errors.LeaseLost as error:
+            self._mark_lost(error)
             raise
         self.finished = self.paused = True
-        self._lost.set()
+        self._lose()  # nothing more may be written under this claim
         return approval
+
+    async def fail(self, error: str, retry_in: timedelta | None = None) -> None:
+        """The async twin of :meth:`JobContext.fail`."""
+        self.check()
+        try:
+            await self._worker.client.fail_job(self.job.job_id, self.job.fencing_token, error, retry_in)
+        except errors.LeaseLost as lost:
+            self._mark_lost(lost)
+            raise
+        self.finished = self.failed = True
 
 
 AsyncHandler = Callable[[Job, AsyncJobContext], Awaitable[Any]]
 
 
 class AsyncWorker:
-    """The asyncio twin of :class:`Worker`: ``await handler(job, ctx)`` for each job, as tasks."""
+    """The asyncio twin of :class:`Worker`: ``await handler(job, ctx)`` for the jobs of one queue,
+    ``concurrency`` at a time, as tasks; the same claims (``concurrency + prefetch`` held),
+    batched completions, renewals, backoff and shutdown, decided by the same core."""
 
     def __init__(
         self,
@@ -649,14 +637,23 @@ class AsyncWorker:
         lease: timedelta = DEFAULT_LEASE,
         *,
         worker_id: str | None = None,
+        prefetch: int | None = None,
         poll_interval: float = 1.0,
         grace_period: float = 10.0,
         listen: bool = True,
         listen_conninfo: str | None = None,
         max_backoff: float = 5.0,
-    ):
+    ) -> None:
         if not inspect.iscoroutinefunction(handler):
             raise TypeError("AsyncWorker needs an async handler")
+        self._core: WorkerCore[AsyncJobContext] = WorkerCore(
+            concurrency=concurrency,
+            prefetch=prefetch,
+            lease=lease,
+            poll_interval=poll_interval,
+            grace_period=grace_period,
+            max_backoff=max_backoff,
+        )
         self.pool = pool
         self.client = AsyncClient(pool)
         self.handler = handler
@@ -664,22 +661,37 @@ class AsyncWorker:
         self.concurrency = concurrency
         self.lease = lease
         self.worker_id = worker_id or _default_worker_id()
+        self.capacity = self._core.capacity
         self.poll_interval = poll_interval
         self.grace_period = grace_period
         self.listen = listen
         self.listen_conninfo = listen_conninfo
         self.max_backoff = max_backoff
-        self.stats = WorkerStats()
-        self._running: dict[int, tuple[AsyncJobContext, asyncio.Task[None]]] = {}
-        self._wake = asyncio.Event()
-        self._stopping = asyncio.Event()
+        self.stats = self._core.stats
+        # asyncio primitives bind to the running loop: made in run()
+        self._todo: asyncio.Queue[AsyncJobContext | None] | None = None
+        self._done: asyncio.Queue[tuple[AsyncJobContext, Any] | None] | None = None
+        self._wake: asyncio.Event | None = None
+        self._closed: asyncio.Event | None = None
+        self._cancelling = False  # _shut_down cancels the handlers still running
+
+    # -- control ----------------------------------------------------------------------------------
 
     def stop(self) -> None:
-        self._stopping.set()
-        self._wake.set()
+        """Stop claiming; ``run`` then finishes or releases what it holds and returns."""
+        self._core.stop()
+        if self._wake is not None:
+            self._wake.set()
 
     async def run(self, *, drain: bool = False, install_signal_handlers: bool = True) -> WorkerStats:
+        """Works until ``stop()`` (or SIGTERM/SIGINT); with ``drain``, also when nothing is left to claim."""
         loop = asyncio.get_running_loop()
+        todo: asyncio.Queue[AsyncJobContext | None] = asyncio.Queue()
+        done: asyncio.Queue[tuple[AsyncJobContext, Any] | None] = asyncio.Queue()
+        self._todo, self._done, self._wake, self._closed = todo, done, asyncio.Event(), asyncio.Event()
+        self._cancelling = False
+        if self._core.stopping:
+            self._wake.set()
         installed = []
         if install_signal_handlers:
             for sig in (signal.SIGTERM, signal.SIGINT):
@@ -688,156 +700,221 @@ class AsyncWorker:
                     installed.append(sig)
                 except (NotImplementedError, RuntimeError):
                     pass
+        completer = asyncio.create_task(self._complete_loop(done))
         helpers = [asyncio.create_task(self._renew_loop())]
         if self.listen:
             helpers.append(asyncio.create_task(self._listen_loop()))
+        handlers = [asyncio.create_task(self._handler_loop(todo)) for _ in range(self.concurrency)]
         try:
             await self._claim_loop(drain)
         finally:
-            await self._shut_down()
-            self._stopping.set()
-            for task in helpers:
+            self.stop()
+            await self._shut_down(todo, handlers)
+            done.put_nowait(None)  # the completer flushes what is left, then ends
+            with suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(completer), 30)
+            self._core.close()
+            self._closed.set()
+            for task in [completer, *helpers]:
                 task.cancel()
-            await asyncio.gather(*helpers, return_exceptions=True)
+            await asyncio.gather(completer, *helpers, return_exceptions=True)
             for sig in installed:
                 loop.remove_signal_handler(sig)
         return self.stats
 
-    def _backoff(self) -> Backoff:
-        return Backoff(first=min(0.1, self.max_backoff), cap=self.max_backoff)
+    # -- the loops --------------------------------------------------------------------------------
 
     async def _claim_loop(self, drain: bool) -> None:
-        backoff = self._backoff()
-        while not self._stopping.is_set():
-            free = self.concurrency - len(self._running)
-            held_before = bool(self._running)  # idle only if nothing of ours ran while we looked
-            jobs = []
-            if free > 0:
-                try:
-                    jobs = await self.client.claim_jobs(self.worker_id, self.lease, self.queue, free)
-                    backoff.reset()
-                except Exception as error:  # any database error: log, back off, go on
-                    delay = backoff.next()
-                    _log_failure("claim_jobs", error, delay)
-                    with suppress(asyncio.TimeoutError):
-                        await asyncio.wait_for(self._stopping.wait(), delay)
-                    continue
-            for job in jobs:
-                ctx = AsyncJobContext(self, job)
-                self._running[job.job_id] = (ctx, asyncio.create_task(self._run_one(ctx)))
-            self.stats.claimed += len(jobs)
-            if jobs and len(self._running) < self.concurrency:
+        core = self._core
+        assert self._todo is not None
+        backoff = core.backoff()
+        while not core.stopping:
+            free = core.claim_size()
+            held_before = bool(core.held)  # idle only if nothing of ours ran while we looked
+            if free <= 0:
+                await self._wait_wake(self.poll_interval)
                 continue
-            if drain and not jobs and not held_before:
-                return
-            with suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.poll_interval)
-            self._wake.clear()
-
-    async def _run_one(self, ctx: AsyncJobContext) -> None:
-        try:
             try:
-                result = await self.handler(ctx.job, ctx)
-            except (errors.LeaseLost, asyncio.CancelledError):
-                raise
-            except Exception as error:  # the handler's failure is the job's failure
-                await self._fail(ctx, error)
+                jobs = await self.client.claim_jobs(self.worker_id, self.lease, self.queue, free)
+            except Exception as error:  # any database error: log, back off, go on
+                delay = backoff.next()
+                _log_failure("claim_jobs", error, delay)
+                await self._wait_wake(delay)
+                continue
+            backoff.reset()
+            contexts = [AsyncJobContext(self, job) for job in jobs]
+            core.claimed(contexts, time.monotonic())
+            for ctx in contexts:
+                self._todo.put_nowait(ctx)
+            if jobs:
+                continue
+            if drain and core.drained(len(jobs), held_before):
                 return
-            if not ctx.finished:
-                await self._complete(ctx, result)
-            if ctx.paused:
-                self.stats.paused += 1
-            elif ctx.finished:
-                self.stats.completed += 1
-        except errors.LeaseLost:
-            self.stats.lost += 1
-        finally:
-            self._running.pop(ctx.job.job_id, None)
-            self._wake.set()
+            await self._wait_wake(self.poll_interval)
 
-    async def _complete(self, ctx: AsyncJobContext, result: Any) -> None:
-        """complete_job, tried again after a database error while the lease lasts; then the job
-        runs again when its lease expires (counted lost). LeaseLost reaches the caller."""
-        backoff = self._backoff()
-        deadline = time.monotonic() + self.lease.total_seconds() / 2
+    async def _wait_wake(self, timeout: float) -> None:
+        assert self._wake is not None
+        with suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), timeout)
+        self._wake.clear()
+
+    async def _handler_loop(self, todo: asyncio.Queue[AsyncJobContext | None]) -> None:
+        assert self._wake is not None and self._done is not None
+        while True:
+            ctx = await todo.get()
+            if ctx is None:
+                return
+            outcome: Any = None
+            start = self._core.start(ctx)
+            if start == "release":  # stopping: it never starts
+                await self._release(ctx)
+                continue
+            try:
+                if start == "run":
+                    outcome = await self.handler(ctx.job, ctx)
+            except errors.LeaseLost:
+                outcome = LOST
+            except asyncio.CancelledError as error:
+                if self._cancelling:  # past the grace period: _shut_down cancelled this task
+                    raise
+                outcome = Failure(error)  # one the handler raised itself (an escaped timeout)
+            except Exception as error:  # the handler's failure is the job's failure
+                outcome = Failure(error)
+            self._core.handler_done(ctx)
+            self._wake.set()
+            self._done.put_nowait((ctx, outcome))
+
+    async def _complete_loop(self, done: asyncio.Queue[tuple[AsyncJobContext, Any] | None]) -> None:
+        while True:
+            first = await done.get()
+            if first is None:
+                return
+            batch = [first]
+            while len(batch) < COMPLETE_BATCH:
+                try:
+                    item = done.get_nowait()
+                except asyncio.QueueEmpty:
+                    break
+                if item is None:
+                    done.put_nowait(None)
+                    break
+                batch.append(item)
+            try:
+                await self._finish(batch)
+            except Exception:  # never dies: what was not finished runs again after its lease
+                log.exception("finishing %d jobs", len(batch))
+
+    async def _finish(self, batch: list[tuple[AsyncJobContext, Any]]) -> None:
+        plan = self._core.settle(batch)
+        for ctx, text in plan.failures:
+            try:
+                await self.client.fail_job(ctx.job.job_id, ctx.job.fencing_token, text)
+                ok = True
+            except errors.LeaseLost:
+                ok = False
+            except Exception as error:  # the job runs again when its lease expires
+                _log_failure(f"fail_job for job {ctx.job.job_id}", error, 0)
+                ok = False
+            self._core.fail_sent(ctx, ok)
+        if plan.completions:
+            done = await self._complete_batch(plan.completions)
+            self._core.completed(plan.completions, done)
+        self._core.forget(batch)
+
+    async def _complete_batch(self, completions: list[tuple[AsyncJobContext, Any]]) -> set[int]:
+        """The async twin of :meth:`Worker._complete_batch`."""
+        backoff = self._core.backoff()
+        deadline = self._core.retry_deadline(time.monotonic())
+        batch = [(c.job.job_id, c.job.fencing_token, r) for c, r in completions]
         while True:
             try:
-                await ctx.complete(result)
-                return
-            except errors.LeaseLost:
-                raise
+                return set(await self.client.complete_jobs(batch))
             except Exception as error:
                 delay = backoff.next()
                 if time.monotonic() + delay >= deadline:
-                    log.error("complete_job for job %s failed; it runs again", ctx.job.job_id, exc_info=error)
-                    ctx._lost.set()
-                    raise errors.LeaseLost(f"job {ctx.job.job_id}: not completed", sqlstate="AS006") from error
-                _log_failure(f"complete_job for job {ctx.job.job_id}", error, delay)
+                    log.error("complete_jobs failed; the jobs run again when their leases expire", exc_info=error)
+                    return set()
+                _log_failure("complete_jobs", error, delay)
                 await asyncio.sleep(delay)
 
-    async def _fail(self, ctx: AsyncJobContext, error: Exception) -> None:
-        try:
-            ctx.check()
-            await self.client.fail_job(ctx.job.job_id, ctx.job.fencing_token, _error_text(error))
-            self.stats.failed += 1
-        except errors.LeaseLost:
-            self.stats.lost += 1
-        except Exception as failure:  # the job runs again when its lease expires
-            _log_failure(f"fail_job for job {ctx.job.job_id}", failure, 0)
-            self.stats.lost += 1
-
     async def _renew_loop(self) -> None:
-        every = self.lease.total_seconds() / 3
-        backoff = self._backoff()
-        pause = every
-        while True:
-            await asyncio.sleep(pause)
-            pause = every
-            held = [ctx for ctx, _ in list(self._running.values())]
-            for batch in _batches(held, RENEW_BATCH):
+        core = self._core
+        assert self._closed is not None
+        backoff = core.backoff()
+        pause = core.renew_tick
+        while not core.closed:
+            with suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._closed.wait(), pause)
+            if core.closed:
+                return
+            pause = core.renew_tick
+            now = time.monotonic()
+            # One statement renews every due lease (ai.renew_leases); a lost one is left out.
+            for batch in core.due(now):
                 try:
                     renewed = await self.client.renew_leases(
                         self.worker_id, [(c.job.job_id, c.job.fencing_token) for c in batch], self.lease
                     )
                     backoff.reset()
                 except Exception as error:  # the next round tries again, after a backoff
-                    pause = min(backoff.next(), every / 4)
+                    pause = core.renew_pause_after_error(backoff)
                     _log_failure("renew_leases", error, pause)
                     break
-                for ctx in batch:
-                    if ctx.job.job_id not in renewed:
-                        ctx._lost.set()
+                core.renewed(batch, renewed, now)
 
     async def _listen_loop(self) -> None:
-        backoff = self._backoff()
-        conninfo = self.listen_conninfo or self.pool.conninfo
-        while True:
+        assert self._wake is not None and self._closed is not None
+        backoff = self._core.backoff()
+        while not self._core.closed:
             try:
-                kwargs = _listen_kwargs(self.pool.kwargs)
+                conninfo, kwargs = await _alisten_target(self.pool, self.listen_conninfo)
                 async with await psycopg.AsyncConnection.connect(conninfo, **kwargs) as conn:
                     cur = await conn.execute("select ai.queue_channel(%s)", (self.queue,), prepare=False)
                     row = await cur.fetchone()
-                    assert row is not None
+                    if row is None:
+                        raise errors.AgentStateError("ai.queue_channel returned no row")
                     await conn.execute(_listen_statement(row[0]), prepare=False)
                     backoff.reset()
-                    async for _note in conn.notifies():
-                        self._wake.set()
+                    while not self._core.closed:
+                        async for _note in conn.notifies(timeout=0.5):
+                            self._wake.set()
             except Exception as error:  # polling goes on meanwhile
-                delay = max(self.poll_interval, backoff.next())
+                delay = self._core.listen_delay(backoff)
                 _log_failure("LISTEN", error, delay)
-                await asyncio.sleep(delay)
+                with suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._closed.wait(), delay)
 
-    async def _shut_down(self) -> None:
-        if self._running:
-            await asyncio.wait([task for _, task in self._running.values()], timeout=self.grace_period)
-        for ctx, task in list(self._running.values()):
-            ctx._lost.set()
-            task.cancel()
+    async def _shut_down(self, todo: asyncio.Queue[AsyncJobContext | None], handlers: list[asyncio.Task[None]]) -> None:
+        """Release unstarted jobs, give running handlers grace_period, then release theirs and
+        cancel their tasks."""
+        while True:
             try:
-                await self.client.release_job(ctx.job.job_id, ctx.job.fencing_token)
-                self.stats.released += 1
-            except (errors.LeaseLost, errors.NotFound):
-                self.stats.lost += 1
-            except Exception as error:  # its lease expires instead
-                _log_failure(f"release_job for job {ctx.job.job_id}", error, 0)
-        self._running.clear()
+                ctx = todo.get_nowait()
+            except asyncio.QueueEmpty:
+                break
+            if ctx is not None:
+                self._core.unstarted(ctx)
+                await self._release(ctx)
+        for _ in range(self.concurrency):
+            todo.put_nowait(None)  # each handler task ends after its current job
+        await asyncio.wait(handlers, timeout=self.grace_period)
+        for ctx in self._core.overdue():  # their writes stop here (ctx refuses), the job goes back to PENDING
+            ctx._lose()
+        self._cancelling = True
+        for task in handlers:
+            task.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)
+        for ctx in self._core.overdue():
+            await self._release(ctx)
+
+    async def _release(self, ctx: AsyncJobContext) -> None:
+        ctx._lose()
+        try:
+            await self.client.release_job(ctx.job.job_id, ctx.job.fencing_token)
+            outcome: Literal["released", "lost", "error"] = "released"
+        except (errors.LeaseLost, errors.NotFound):
+            outcome = "lost"
+        except Exception as error:  # its lease expires instead
+            _log_failure(f"release_job for job {ctx.job.job_id}", error, 0)
+            outcome = "error"
+        self._core.released(ctx, outcome)

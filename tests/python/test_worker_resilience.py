@@ -205,16 +205,16 @@ def test_async_worker_survives_any_error_in_every_loop(
             )
             faulty = holder["faulty"] = Faulty(
                 worker.client,
-                {"claim_jobs": _errors(), "renew_leases": _errors()[:4], "complete_job": _errors()[:3]},
+                {"claim_jobs": _errors(), "renew_leases": _errors()[:4], "complete_jobs": _errors()[:3]},
             )
             worker.client = faulty  # type: ignore[assignment]
             await asyncio.wait_for(worker.run(drain=True, install_signal_handlers=False), 120)
             return worker, faulty
 
     worker, faulty = asyncio.run(main())
-    assert faulty.raised == {"claim_jobs": 7, "renew_leases": 4, "complete_job": 3}
+    assert faulty.raised == {"claim_jobs": 7, "renew_leases": 4, "complete_jobs": 3}
     assert _statuses(service, ids) == ["COMPLETED"] * len(ids)
     assert worker.stats.completed == len(ids) and worker.stats.lost == 0
     logged = " ".join(r.getMessage() for r in caplog.records)
-    for what in ("claim_jobs failed", "renew_leases failed", "complete_job for job", "LISTEN failed"):
+    for what in ("claim_jobs failed", "renew_leases failed", "complete_jobs failed", "LISTEN failed"):
         assert what in logged

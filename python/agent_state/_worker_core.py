@@ -1,0 +1,316 @@
+"""What a worker decides, without I/O: shared by :class:`~agent_state.Worker` and
+:class:`~agent_state.AsyncWorker`.
+
+Why one core and two thin drivers, and not code generated from one side (psycopg writes its
+async modules and generates the sync ones with an AST rewrite, ``tools/async_to_sync.py``):
+psycopg's code is almost all I/O, so a rewrite keeps everything in step. A worker is the other
+way round: its I/O is six client calls (``claim_jobs``, ``renew_leases``, ``complete_jobs``,
+``fail_job``, ``release_job``, LISTEN), and everything else is decisions:
+
+- how many jobs to claim (``concurrency + prefetch`` held at once, claims stop when stopping);
+- when a drained worker is done (nothing claimed and nothing of ours held before the claim);
+- whether a claimed job still runs (not if its lease is already known lost);
+- which leases are due for renewal (older than a third of the lease, not lost), in batches of
+  :data:`RENEW_BATCH`, and what a renewal answer means (left out = lost);
+- how a finished handler is booked (finished in the handler: completed, failed or paused;
+  lease lost; failed by an exception: ``fail_job``; else: completed in a batch of at most
+  :data:`COMPLETE_BATCH` through ``complete_jobs``), and how long a failing batch is retried
+  (while half the lease lasts; after that the jobs run again when their leases expire);
+- the backoff schedule of every loop (exponential with jitter, capped at ``max_backoff``;
+  LISTEN never retries faster than the poll);
+- the shutdown state machine: RUNNING -> STOPPING (no claim; unstarted jobs released at once;
+  running handlers get ``grace_period``) -> CLOSED (what still runs is released: its context
+  refuses every write, the job goes back to PENDING without counting an attempt).
+
+Those live here, once, as plain methods over plain state (:class:`WorkerCore`, the common part
+of the job contexts in :class:`JobState`). The drivers only wait (threads and
+``threading.Event`` in ``Worker``; tasks and ``asyncio`` primitives in ``AsyncWorker``), call the
+client, and hand the answers back to the core. The sync driver calls the core under its lock;
+the async one from its event loop only. A test of the decisions needs no database
+(tests/python/test_worker_core.py); a test of a driver checks the I/O and the waiting.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Generic, Literal, TypeVar
+
+from . import errors
+from .models import Job
+from .retry import Backoff
+
+#: The most leases one ai.renew_leases statement renews (its limit is 1000).
+RENEW_BATCH = 500
+#: The most completions one ai.complete_jobs statement sends.
+COMPLETE_BATCH = 1000
+
+Counter = Literal["claimed", "completed", "failed", "lost", "released", "paused"]
+
+
+@dataclass
+class WorkerStats:
+    """What a worker did: jobs claimed, completed, failed, lost (lease lost before finishing),
+    released and paused for a person (``ctx.request_human``)."""
+
+    claimed: int = 0
+    completed: int = 0
+    failed: int = 0
+    lost: int = 0
+    released: int = 0
+    paused: int = 0
+
+
+class JobState:
+    """The part of a job context both workers share: the job, whether its lease is known lost,
+    and how the handler left it (``finished``: completed, failed or paused by the handler)."""
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.finished = False
+        self.paused = False  # request_human handed the job to a person
+        self.failed = False  # the handler called ctx.fail()
+        self.running = False
+        self.renewed_at = 0.0  # monotonic seconds; set when claimed
+        self._lost = False
+
+    @property
+    def lease_lost(self) -> bool:
+        """True once the worker knows the job is no longer held (renewal refused, released, cancelled)."""
+        return self._lost
+
+    def check(self) -> None:
+        """Raises :class:`~agent_state.LeaseLost` if the lease is known to be lost."""
+        if self._lost:
+            raise errors.LeaseLost(f"job {self.job.job_id}: lease lost", sqlstate="AS006")
+
+    def _lose(self) -> None:
+        self._lost = True
+
+    def _mark_lost(self, error: BaseException) -> None:
+        if isinstance(error, errors.LeaseLost):
+            self._lost = True
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A handler's outcome: it raised ``error``."""
+
+    error: BaseException
+
+
+class _Lost:
+    """A handler's outcome: it raised LeaseLost."""
+
+
+LOST = _Lost()
+
+
+def error_text(error: BaseException) -> str:
+    """What ``fail_job`` records for a handler's exception."""
+    return f"{type(error).__name__}: {error}"[:2000]
+
+
+class Phase(enum.Enum):
+    RUNNING = "running"  # claims
+    STOPPING = "stopping"  # no claims; running handlers get the grace period
+    CLOSED = "closed"  # renewals and LISTEN end too
+
+
+S = TypeVar("S", bound=JobState)
+
+
+@dataclass
+class Settlement(Generic[S]):
+    """What the completer sends for a batch of finished handlers: failures and completions."""
+
+    failures: list[tuple[S, str]] = field(default_factory=list)
+    completions: list[tuple[S, Any]] = field(default_factory=list)
+
+
+class WorkerCore(Generic[S]):
+    """The state and decisions of one worker (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        concurrency: int,
+        prefetch: int | None,
+        lease: timedelta,
+        poll_interval: float,
+        grace_period: float,
+        max_backoff: float,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        if prefetch is not None and prefetch < 0:
+            raise ValueError("prefetch must be at least 0")
+        self.concurrency = concurrency
+        self.capacity = concurrency + (concurrency if prefetch is None else prefetch)
+        self.lease = lease
+        self.poll_interval = poll_interval
+        self.grace_period = grace_period
+        self.max_backoff = max_backoff
+        self.stats = WorkerStats()
+        self.phase = Phase.RUNNING
+        self.held: dict[int, S] = {}
+        self.in_flight = 0  # claimed, handler not yet finished
+
+    # -- backoff ----------------------------------------------------------------------------------
+
+    def backoff(self) -> Backoff:
+        return Backoff(first=min(0.1, self.max_backoff), cap=self.max_backoff)
+
+    def listen_delay(self, backoff: Backoff) -> float:
+        """LISTEN after an error: never sooner than the poll (polling goes on meanwhile)."""
+        return max(self.poll_interval, backoff.next())
+
+    # -- shutdown state machine -------------------------------------------------------------------
+
+    @property
+    def stopping(self) -> bool:
+        return self.phase is not Phase.RUNNING
+
+    @property
+    def closed(self) -> bool:
+        return self.phase is Phase.CLOSED
+
+    def stop(self) -> None:
+        if self.phase is Phase.RUNNING:
+            self.phase = Phase.STOPPING
+
+    def close(self) -> None:
+        self.phase = Phase.CLOSED
+
+    def grace_deadline(self, now: float) -> float:
+        return now + self.grace_period
+
+    def handlers_done(self) -> bool:
+        return self.in_flight == 0
+
+    def overdue(self) -> list[S]:
+        """After the grace period: the jobs whose handlers still run (they are released)."""
+        return [c for c in self.held.values() if c.running]
+
+    def unstarted(self, ctx: S) -> None:
+        """A claimed job that never started, taken back at shutdown (it is released)."""
+        self.in_flight -= 1
+
+    def released(self, ctx: S, outcome: Literal["released", "lost", "error"]) -> None:
+        """What ``release_job`` answered (``error``: its lease expires instead)."""
+        if outcome != "error":
+            self.count(outcome)
+        self.held.pop(ctx.job.job_id, None)
+
+    # -- claims -----------------------------------------------------------------------------------
+
+    def claim_size(self) -> int:
+        """How many jobs the next claim asks for (0: wait for a handler to finish, or stopping)."""
+        if self.stopping:
+            return 0
+        return max(0, self.capacity - self.in_flight)
+
+    def claimed(self, contexts: Sequence[S], now: float) -> None:
+        for ctx in contexts:
+            ctx.renewed_at = now
+            self.held[ctx.job.job_id] = ctx
+        self.in_flight += len(contexts)
+        self.stats.claimed += len(contexts)
+
+    @staticmethod
+    def drained(claimed: int, held_before: bool) -> bool:
+        """``run(drain=True)`` ends when a claim found nothing and nothing of ours ran while it looked."""
+        return claimed == 0 and not held_before
+
+    # -- handlers ---------------------------------------------------------------------------------
+
+    def start(self, ctx: S) -> Literal["run", "skip", "release"]:
+        """A handler slot takes a claimed job: ``run`` it; ``skip`` it when its lease is known
+        lost (booked as lost); ``release`` it when the worker is stopping (it never started; the
+        slot hands it back without counting an attempt)."""
+        if self.stopping:
+            self.unstarted(ctx)
+            return "release"
+        ctx.running = True
+        return "skip" if ctx.lease_lost else "run"
+
+    def handler_done(self, ctx: S) -> None:
+        ctx.running = False
+        self.in_flight -= 1
+
+    # -- completions ------------------------------------------------------------------------------
+
+    def settle(self, batch: Iterable[tuple[S, Any]]) -> Settlement[S]:
+        """Books what the handlers finished themselves and what lost its lease; returns what the
+        completer still sends (failures one by one, completions in one ``complete_jobs``)."""
+        plan: Settlement[S] = Settlement()
+        for ctx, outcome in batch:
+            if ctx.finished:
+                self.count("paused" if ctx.paused else "failed" if ctx.failed else "completed")
+            elif outcome is LOST or ctx.lease_lost:
+                self.count("lost")
+            elif isinstance(outcome, Failure):
+                plan.failures.append((ctx, error_text(outcome.error)))
+            else:
+                plan.completions.append((ctx, outcome))
+        return plan
+
+    def fail_sent(self, ctx: S, ok: bool) -> None:
+        """``fail_job`` went through (ok) or not (lease lost, or an error: it runs again after its lease)."""
+        if ok:
+            ctx.finished = ctx.failed = True
+        self.count("failed" if ok else "lost")
+
+    def completed(self, completions: Sequence[tuple[S, Any]], done: set[int]) -> None:
+        """What ``complete_jobs`` answered: the jobs it completed; the others were lost."""
+        for ctx, _ in completions:
+            if ctx.job.job_id in done:
+                ctx.finished = True
+                self.count("completed")
+            else:
+                ctx._lose()
+                self.count("lost")
+
+    def forget(self, batch: Iterable[tuple[S, Any]]) -> None:
+        for ctx, _ in batch:
+            self.held.pop(ctx.job.job_id, None)
+
+    def retry_deadline(self, now: float) -> float:
+        """A failing completion is tried again until then (half the lease), then given up."""
+        return now + self.lease.total_seconds() / 2
+
+    # -- renewals ---------------------------------------------------------------------------------
+
+    @property
+    def renew_every(self) -> float:
+        """A lease is renewed once it is a third of the lease old."""
+        return self.lease.total_seconds() / 3
+
+    @property
+    def renew_tick(self) -> float:
+        """How often the renewer looks for due leases."""
+        return min(self.renew_every / 4, 1.0)
+
+    def renew_pause_after_error(self, backoff: Backoff) -> float:
+        return min(backoff.next(), self.renew_every / 4)
+
+    def due(self, now: float) -> list[list[S]]:
+        """The leases to renew now, in batches of one ``renew_leases`` statement each."""
+        due = [c for c in self.held.values() if now - c.renewed_at >= self.renew_every and not c.lease_lost]
+        return [due[i : i + RENEW_BATCH] for i in range(0, len(due), RENEW_BATCH)]
+
+    def renewed(self, batch: Sequence[S], renewed: Iterable[int], now: float) -> None:
+        """What ``renew_leases`` answered: the jobs it renewed; the others are lost."""
+        kept = set(renewed)
+        for ctx in batch:
+            if ctx.job.job_id in kept:
+                ctx.renewed_at = now
+            else:
+                ctx._lose()
+
+    # -- stats ------------------------------------------------------------------------------------
+
+    def count(self, what: Counter) -> None:
+        setattr(self.stats, what, getattr(self.stats, what) + 1)

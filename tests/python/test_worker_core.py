@@ -1,0 +1,103 @@
+"""The decisions Worker and AsyncWorker share (agent_state._worker_core), without a database."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from agent_state import Job
+from agent_state._worker_core import LOST, RENEW_BATCH, Failure, JobState, Phase, WorkerCore
+
+
+def _job(job_id: int) -> Job:
+    now = datetime(2031, 1, 1, tzinfo=timezone.utc)
+    fields: dict[str, Any] = {name: None for name in Job.__dataclass_fields__}
+    fields.update(job_id=job_id, thread_id=f"t{job_id}", fencing_token=1, attempts=1, payload={}, status="IN_PROGRESS")
+    fields.update(created_at=now, updated_at=now, run_at=now)
+    return Job(**fields)
+
+
+def _core(concurrency: int = 2, prefetch: int | None = None, lease: float = 3.0) -> WorkerCore[JobState]:
+    return WorkerCore(
+        concurrency=concurrency,
+        prefetch=prefetch,
+        lease=timedelta(seconds=lease),
+        poll_interval=1.0,
+        grace_period=1.0,
+        max_backoff=5.0,
+    )
+
+
+def test_claims_fill_concurrency_plus_prefetch_and_stop_when_stopping() -> None:
+    core = _core(concurrency=2, prefetch=3)
+    assert core.claim_size() == 5
+    core.claimed([JobState(_job(i)) for i in range(4)], now=0.0)
+    assert (core.claim_size(), core.stats.claimed) == (1, 4)
+    assert _core(concurrency=3).claim_size() == 6, "prefetch defaults to concurrency"
+    core.stop()
+    assert (core.phase, core.claim_size()) == (Phase.STOPPING, 0)
+    with pytest.raises(ValueError):
+        _core(concurrency=0)
+    with pytest.raises(ValueError):
+        _core(prefetch=-1)
+
+
+def test_a_slot_runs_a_held_job_skips_a_lost_one_and_hands_back_one_taken_while_stopping() -> None:
+    core = _core()
+    held, lost, late = (JobState(_job(i)) for i in range(3))
+    core.claimed([held, lost, late], now=0.0)
+    lost._lose()
+    assert core.start(held) == "run" and held.running
+    assert core.start(lost) == "skip"
+    core.stop()
+    assert core.start(late) == "release" and not late.running
+    assert core.in_flight == 2
+
+
+def test_settle_books_what_the_handler_finished_and_returns_what_is_left_to_send() -> None:
+    core = _core()
+    states = [JobState(_job(i)) for i in range(6)]
+    core.claimed(states, now=0.0)
+    completed_inline, paused, failed_inline, _lost, _raised, returned = states
+    completed_inline.finished = True
+    paused.finished = paused.paused = True
+    failed_inline.finished = failed_inline.failed = True
+    outcomes = [None, None, None, LOST, Failure(RuntimeError("boom")), {"ok": 1}]
+    plan = core.settle(zip(states, outcomes, strict=True))
+    assert [(s.job.job_id, text) for s, text in plan.failures] == [(4, "RuntimeError: boom")]
+    assert [(s.job.job_id, r) for s, r in plan.completions] == [(5, {"ok": 1})]
+    stats = core.stats
+    assert (stats.completed, stats.paused, stats.failed, stats.lost) == (1, 1, 1, 1)
+    core.completed(plan.completions, done=set())
+    assert returned.lease_lost and stats.lost == 2, "left out of complete_jobs' answer: lost"
+
+
+def test_renewals_are_due_after_a_third_of_the_lease_in_batches_and_a_left_out_job_is_lost() -> None:
+    core = _core(lease=3.0)
+    states = [JobState(_job(i)) for i in range(RENEW_BATCH + 1)]
+    core.claimed(states, now=10.0)
+    assert core.due(10.5) == []
+    batches = core.due(11.0)
+    assert [len(b) for b in batches] == [RENEW_BATCH, 1]
+    core.renewed(batches[0], [s.job.job_id for s in batches[0][1:]], now=11.0)
+    assert batches[0][0].lease_lost and not batches[0][1].lease_lost
+    assert batches[0][1].renewed_at == 11.0
+    assert [len(b) for b in core.due(11.0)] == [1], "renewed ones are not due, the lost one never again"
+
+
+def test_drain_ends_only_when_a_claim_found_nothing_and_nothing_was_held() -> None:
+    assert WorkerCore.drained(0, held_before=False)
+    assert not WorkerCore.drained(0, held_before=True)
+    assert not WorkerCore.drained(1, held_before=False)
+
+
+def test_backoff_grows_with_jitter_up_to_the_cap_and_listen_never_retries_faster_than_the_poll() -> None:
+    core = _core()
+    backoff = core.backoff()
+    delays = [backoff.next() for _ in range(12)]
+    assert all(0 < d <= 5.0 for d in delays) and delays[-1] >= 2.5
+    backoff.reset()
+    assert backoff.next() <= 0.1
+    assert core.listen_delay(core.backoff()) == 1.0
