@@ -397,10 +397,12 @@ class Worker:
                 outcome = LOST
             except Exception as error:  # the handler's failure is the job's failure
                 outcome = Failure(error)
+            # Queued before it is booked done, under the lock: shutdown waits for handlers_done()
+            # and then queues the completer's end marker, which must come after this outcome.
             with self._lock:
+                self._done.put((ctx, outcome))
                 self._core.handler_done(ctx)
             self._wake.set()
-            self._done.put((ctx, outcome))
 
     def _complete_loop(self) -> None:
         while True:
@@ -780,9 +782,9 @@ class AsyncWorker:
                 outcome = Failure(error)  # one the handler raised itself (an escaped timeout)
             except Exception as error:  # the handler's failure is the job's failure
                 outcome = Failure(error)
+            self._done.put_nowait((ctx, outcome))  # before it is booked done, as in Worker
             self._core.handler_done(ctx)
             self._wake.set()
-            self._done.put_nowait((ctx, outcome))
 
     async def _complete_loop(self, done: asyncio.Queue[tuple[AsyncJobContext, Any] | None]) -> None:
         while True:

@@ -4,6 +4,7 @@ writes, lease loss seen by the handler, NOTIFY wake-up, and graceful shutdown.""
 from __future__ import annotations
 
 import asyncio
+import queue as queue_module
 import threading
 import time
 import uuid
@@ -350,3 +351,36 @@ def test_async_worker(service_dsn: str, pool: ConnectionPool, queue: str) -> Non
     assert finished[0].status == "PENDING" and finished[0].last_error == "ValueError: zero"
     assert finished[1].result == {"fenced": True}
     assert [f.result for f in finished[2:]] == list(range(2, 12))
+
+
+class _OutcomeAfterTheEnd(queue_module.Queue[Any]):
+    """The completion queue with a handler's outcome held back until shutdown has queued its end
+    marker (at most a bounded wait): the order in which a worker that books the handler as done
+    before queuing its outcome loses the outcome."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ended = threading.Event()
+
+    def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
+        if item is None:
+            self.ended.set()
+        else:
+            self.ended.wait(2.0)  # a correct worker cannot reach the end marker first: this times out
+        super().put(item, block, timeout)
+
+
+def test_a_handler_that_returns_as_the_worker_stops_still_completes_its_job(pool: ConnectionPool, queue: str) -> None:
+    client = Client(pool)
+    [job] = _jobs(client, queue, 1)
+    workers: list[Worker] = []
+
+    def handler(job: Job, ctx: JobContext) -> dict[str, Any]:
+        workers[0].stop()
+        return {"done": True}
+
+    worker = Worker(pool, handler, queue=queue, worker_id="w-end", concurrency=1, prefetch=0, poll_interval=0.05)
+    worker._done = _OutcomeAfterTheEnd()
+    workers.append(worker)
+    worker.run(install_signal_handlers=False)
+    assert client.get_job(job.job_id).status == "COMPLETED"
