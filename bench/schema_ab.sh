@@ -3,7 +3,8 @@
 #   base     the schema at BASE_REV, deployed by BASE_DEPLOY_USER (the schema owner; a revision
 #            from before tenant isolation was deployed by a superuser: BASE_DEPLOY_USER=postgres);
 #   head     this tree, deployed by the schema owner;
-#   no-SET   (NOSET=1 only) this tree with every function's SET search_path removed.
+#   variant  (VARIANT_SQL=file only) this tree with that SQL file run after the deploy, as the
+#            schema owner, labelled VARIANT_LABEL: an ablation of one layer (bench/ab/*.sql).
 # Workloads: an append (bench/sessions/append.sql) and a read of 20 messages as a tenant, a
 # checkpoint put as a tenant, a claim + complete (bench/queue/claim_complete.sql) as a worker; then
 # microseconds per call of a few functions in a loop inside one rolled-back transaction, logged in
@@ -20,10 +21,11 @@ LOOPS=${BENCH_QUEUE_SINGLE:-1000}
 deploy_user=${AGENT_STATE_DEPLOY_USER:-agent_state_owner}
 base_user=${BASE_DEPLOY_USER:-$deploy_user}
 variants="base head"
-[ "${NOSET:-0}" = 1 ] && variants="base head noset"
+label=${VARIANT_LABEL:-variant}
+[ -n "${VARIANT_SQL:-}" ] && variants="base head variant"
 admin_url="${url%/*}/postgres"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"; for v in base head noset; do psql -X -q -d "$admin_url" -c "drop database if exists agent_state_ab_$v with (force)" >/dev/null 2>&1 || true; done' EXIT
+trap 'rm -rf "$tmp"; for v in base head variant; do psql -X -q -d "$admin_url" -c "drop database if exists agent_state_ab_$v with (force)" >/dev/null 2>&1 || true; done' EXIT
 
 git -C "$ROOT" archive "$BASE_REV" | tar -x -C "$tmp"
 for v in $variants; do
@@ -36,13 +38,8 @@ for v in $variants; do
   [ $v = base ] && continue
   "$ROOT/scripts/sqitch.sh" "${url%/*}/agent_state_ab_$v?user=$deploy_user" --quiet deploy >/dev/null
 done
-if [ "${NOSET:-0}" = 1 ]; then
-  psql -X -q -d "${url%/*}/agent_state_ab_noset?user=$deploy_user" -c "
-    do \$\$ declare f regprocedure; begin
-      for f in select oid::regprocedure from pg_proc where pronamespace = 'ai'::regnamespace and prokind = 'f'
-                  and proconfig is not null loop
-        execute format('alter function %s reset search_path', f);
-      end loop; end \$\$" >/dev/null
+if [ -n "${VARIANT_SQL:-}" ]; then
+  psql -X -q -v ON_ERROR_STOP=1 -d "${url%/*}/agent_state_ab_variant?user=$deploy_user" -f "$VARIANT_SQL" >/dev/null
 fi
 
 prefix="ab-"
@@ -81,16 +78,16 @@ ratio() { awk -v x="$1" -v y="$2" 'BEGIN {printf "%.2fx", x / y}'; }
 
 header() {
   printf '%-34s %10s %10s' "$1" base head
-  [ "${NOSET:-0}" = 1 ] && printf ' %10s' no-SET
+  [ -n "${VARIANT_SQL:-}" ] && printf ' %10s' "$label"
   printf ' %9s' head/b
-  [ "${NOSET:-0}" = 1 ] && printf ' %9s' no-SET/b
+  [ -n "${VARIANT_SQL:-}" ] && printf ' %9s' "$label/h"
   printf '\n'
 }
-row() {  # label format base head [noset]
+row() {  # label format base head [variant]
   printf "%-34s $2 $2" "$1" "$3" "$4"
-  [ "${NOSET:-0}" = 1 ] && printf " $2" "$5"
+  [ -n "${VARIANT_SQL:-}" ] && printf " $2" "$5"
   printf ' %9s' "$(ratio "$4" "$3")"
-  [ "${NOSET:-0}" = 1 ] && printf ' %9s' "$(ratio "$5" "$3")"
+  [ -n "${VARIANT_SQL:-}" ] && printf ' %9s' "$(ratio "$5" "$4")"
   printf '\n'
 }
 

@@ -7,4 +7,4 @@
 #            the share of the pinned search_path alone.
 # Usage: DATABASE_URL=postgresql:///agent_state bench/security_ab.sh   (a superuser URL)
 set -euo pipefail
-BASE_REV=${BASE_REV:-93ad56d} BASE_DEPLOY_USER=postgres NOSET=1 exec "$(dirname "$0")/schema_ab.sh"
+BASE_REV=${BASE_REV:-93ad56d} BASE_DEPLOY_USER=postgres VARIANT_SQL="$(dirname "$0")/ab/no_search_path.sql" VARIANT_LABEL=no-SET exec "$(dirname "$0")/schema_ab.sh"
