@@ -90,7 +90,13 @@ def role_dsn(dsn: str):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def conn(dsn: str) -> Iterator[psycopg.Connection[Any]]:
-    with psycopg.connect(dsn, autocommit=True) as connection:
+    """A raw connection for the test's own SQL. Through the pooler it never prepares statements
+    (psycopg prepares a query run five times, and a transaction pooler hands the next transaction
+    to another server session), as docs/connections.md asks of any raw connection there; the
+    client's own calls detect the pooler by themselves (test_pooler.py)."""
+    direct = os.environ.get("AGENT_STATE_TEST_DIRECT_DSN")
+    pooled = direct is not None and dsn != direct
+    with psycopg.connect(dsn, autocommit=True, prepare_threshold=None if pooled else 5) as connection:
         yield connection
 
 
