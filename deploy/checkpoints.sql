@@ -33,9 +33,8 @@ begin;
 insert into ai.error_codes (sqlstate, name, description) values
   ('AS020', 'thread_deleted', 'The thread was deleted with ai.delete_thread: a late checkpoint or write cannot bring it back.');
 
--- The rules of a row, for a row that breaks one (the CHECK of ai.checkpoints states them as a plain
--- expression and calls this only when that expression is false): raises 23514 naming the rule;
--- true when none is broken (a direct call on a valid row).
+-- The rules of a row (the CHECK of ai.checkpoints is one call of this function): raises 23514
+-- naming the rule; true when none is broken.
 create function ai._check_checkpoint_row(metadata jsonb, channel_versions jsonb)
 returns boolean
 language plpgsql immutable parallel safe
@@ -68,9 +67,7 @@ create table ai.checkpoints (
   primary key (thread_id, checkpoint_ns, checkpoint_id),
   foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
   -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as both columns are NOT NULL.
-  constraint checkpoints_row_check check (
-    (pg_catalog.jsonb_typeof(metadata) = 'object' and pg_catalog.jsonb_typeof(channel_versions) = 'object')
-    or ai._check_checkpoint_row(metadata, channel_versions))
+  constraint checkpoints_row_check check (ai._check_checkpoint_row(metadata, channel_versions))
 );
 comment on table ai.checkpoints is 'One row per checkpoint of a graph run: opaque serialized state, metadata, the channel versions it sees, its parent.';
 comment on column ai.checkpoints.checkpoint is 'The checkpoint in the caller''s serialization (named by type), without the channel values stored in ai.checkpoint_blobs.';

@@ -57,9 +57,8 @@ insert into ai.error_codes (sqlstate, name, description) values
   ('AS033', 'already_resolved', 'resolve_human for a checkpoint whose approval was already resolved.'),
   ('AS034', 'stale_checkpoint', 'The checkpoint named is not the one the thread waits on: the thread moved on.');
 
--- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.human_approvals
--- states them as a plain expression and calls this only when that expression is false): raises
--- 23514 naming the first rule broken; true when none is (a direct call on a valid row).
+-- The rules of a row, one at a time (the CHECK of ai.human_approvals is one call of this function): raises
+-- 23514 naming the first rule broken, a NULL breaking a rule as well; true when none is.
 create function ai._check_approval_row(checkpoint_id text, status text, decision jsonb, decided_at timestamptz)
 returns boolean
 language plpgsql immutable parallel safe
@@ -107,12 +106,7 @@ create table ai.human_approvals (
   foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
   -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as checkpoint_id and status
   -- are NOT NULL and the others are tested with IS NULL.
-  constraint human_approvals_row_check check (
-    (pg_catalog.char_length(checkpoint_id) between 1 and 255
-     and (status = 'pending'
-          or (status = 'resolved' and decision is not null and decided_at is not null)
-          or (status = 'cancelled' and decision is null and decided_at is not null)))
-    or ai._check_approval_row(checkpoint_id, status, decision, decided_at))
+  constraint human_approvals_row_check check (ai._check_approval_row(checkpoint_id, status, decision, decided_at))
 );
 comment on table ai.human_approvals is 'What waits for a person: one row per ai.request_human, pending until ai.resolve_human stores the decision with who decided and when (resolved), or until its job is cancelled (cancelled). See docs/human-in-the-loop.md.';
 comment on column ai.human_approvals.decided_by is 'The role that called resolve_human (a tenant, or a service acting for it), or that cancelled the job.';

@@ -2,9 +2,8 @@
 -- requires: sessions
 begin;
 
--- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.session_messages
--- states them as a plain expression and calls this only when that expression is false): raises
--- 23514 naming the first rule broken; true when none is (a direct call on a valid row).
+-- The rules of a row, one at a time (the CHECK of ai.session_messages is one call of this function): raises
+-- 23514 naming the first rule broken, a NULL breaking a rule as well; true when none is.
 create function ai._check_message_row(seq bigint, role text, token_count integer, idempotency_key text)
 returns boolean
 language plpgsql immutable parallel safe
@@ -54,10 +53,7 @@ create table ai.session_messages (
   primary key (thread_id, seq),
   foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
   -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as every column it reads is NOT NULL.
-  constraint session_messages_row_check check (
-    (seq > 0 and role in ('system', 'user', 'assistant', 'tool_call', 'tool_result') and token_count >= 0
-     and pg_catalog.char_length(idempotency_key) between 1 and 255)
-    or ai._check_message_row(seq, role, token_count, idempotency_key))
+  constraint session_messages_row_check check (ai._check_message_row(seq, role, token_count, idempotency_key))
 );
 comment on table ai.session_messages is 'The messages of each thread, append-only, numbered by seq from 1 with no gap.';
 comment on column ai.session_messages.token_count is 'Tokens as given by the caller, or estimated as ceil(bytes of the JSON text / 4) when not given.';

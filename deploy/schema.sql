@@ -39,17 +39,20 @@
 --
 -- Row rules. A table whose rules tie columns together or that a hot path writes (agent_sessions,
 -- session_messages, agent_jobs, checkpoints, human_approvals, side_effects) has one CHECK,
--- <table>_row_check, of one form: check ((the rules as a plain expression) or
--- ai._check_<table>_row(columns...)). The expression is what a valid row costs: a few comparisons,
--- no function call (Postgres rebuilds a table's CHECK expressions from their stored text once per
--- statement that writes it, and a PL/pgSQL call per row would cost more than the rest). Every
--- column it reads is NOT NULL or tested with IS NULL, so it is true or false, never NULL, and a
--- row that breaks a rule always reaches the function, which tests the rules one at a time and
--- raises 23514 with a message naming the first one broken (and returns true when none is). The
--- two state the same rules; tests check they agree. The function lives with its table, not in
--- <concern>_functions: replacing a CHECK's function does not check the rows already stored, so
--- changing a row rule is a table change, a new change that adds the new constraint and validates
--- it (ALTER TABLE ... ADD CONSTRAINT ... NOT VALID, then VALIDATE CONSTRAINT), never a rework.
+-- <table>_row_check, which calls ai._check_<table>_row(columns...): the function tests the rules
+-- one at a time and raises 23514 with a message naming the first one broken (a NULL breaks a rule
+-- too), and returns true when none is. agent_jobs puts the same rules as a plain expression in
+-- front of the call, check ((expression) or ai._check_job_row(...)), so that a valid row costs a
+-- few comparisons and no call: a queue's transactions are one claim or one finish each, and a
+-- PL/pgSQL call prepares its expressions anew in every transaction. On the other tables the call
+-- alone measured cheaper (Postgres rebuilds a CHECK expression from its stored text once per
+-- statement, and a graph step or a batch append writes these tables many times per transaction;
+-- docs/benchmarks.md, "The 0.1.0 fold"). Where the rules are written twice, a test holds the two
+-- to one answer on edge values (tests/python/test_row_rules_agree.py). The function lives with
+-- its table, not in <concern>_functions: replacing a CHECK's function does not check the rows
+-- already stored, so changing a row rule is a table change, a new change that adds the new
+-- constraint and validates it (ALTER TABLE ... ADD CONSTRAINT ... NOT VALID, then VALIDATE
+-- CONSTRAINT), never a rework.
 -- The other tables have rules on one column each, written off the hot path (eval_runs,
 -- session_events, message_streams, stream_batches, turn_retrievals, usage_records, error_codes):
 -- they keep plain column CHECKs, whose names (<table>_<column>_check) already name the rule.

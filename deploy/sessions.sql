@@ -3,9 +3,8 @@
 -- requires: clock
 begin;
 
--- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.agent_sessions
--- states them as a plain expression and calls this only when that expression is false): raises
--- 23514 naming the first rule broken; true when none is (a direct call on a valid row).
+-- The rules of a row, one at a time (the CHECK of ai.agent_sessions is one call of this function): raises
+-- 23514 naming the first rule broken, a NULL breaking a rule as well; true when none is.
 create function ai._check_session_row(thread_id text, status text, config jsonb, last_seq bigint,
                                       completed_at timestamptz)
 returns boolean
@@ -58,12 +57,7 @@ create table ai.agent_sessions (
   completed_at timestamptz,
   constraint agent_sessions_thread_owner unique (thread_id, owner),
   -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as every column it reads is NOT NULL.
-  constraint agent_sessions_row_check check (
-    (pg_catalog.char_length(thread_id) between 1 and 255
-     and status in ('active', 'waiting', 'completed', 'failed', 'cancelled')
-     and pg_catalog.jsonb_typeof(config) = 'object' and last_seq >= 0
-     and (completed_at is not null) = (status in ('completed', 'failed', 'cancelled')))
-    or ai._check_session_row(thread_id, status, config, last_seq, completed_at))
+  constraint agent_sessions_row_check check (ai._check_session_row(thread_id, status, config, last_seq, completed_at))
 ) with (fillfactor = 80);  -- room for HOT updates: every append rewrites last_seq and updated_at
 comment on table ai.agent_sessions is 'One row per agent run (thread): owner, status, configuration, message counter and current checkpoint.';
 comment on column ai.agent_sessions.last_seq is 'The seq of the newest message; appends bump it under the row lock, so seq has no gaps.';

@@ -42,9 +42,8 @@ insert into ai.error_codes (sqlstate, name, description) values
   ('AS030', 'key_reused', 'A side-effect idempotency key was reused for a different request in the same thread.'),
   ('AS031', 'not_reserved', 'finish_side_effect or abandon_side_effect by a caller that does not hold the reservation (another holder took it over, it was finished or abandoned, or never begun).');
 
--- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.side_effects
--- states them as a plain expression and calls this only when that expression is false): raises
--- 23514 naming the first rule broken; true when none is (a direct call on a valid row).
+-- The rules of a row, one at a time (the CHECK of ai.side_effects is one call of this function): raises
+-- 23514 naming the first rule broken, a NULL breaking a rule as well; true when none is.
 create function ai._check_side_effect_row(idempotency_key text, status text, attempt integer, takeovers integer,
                                           finished_at timestamptz)
 returns boolean
@@ -97,10 +96,7 @@ create table ai.side_effects (
   foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
   -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as every column it reads is
   -- NOT NULL but finished_at, which it tests with IS NULL.
-  constraint side_effects_row_check check (
-    (pg_catalog.char_length(idempotency_key) between 1 and 255 and status in ('reserved', 'done', 'abandoned')
-     and attempt >= 1 and takeovers >= 0 and (status <> 'done' or finished_at is not null))
-    or ai._check_side_effect_row(idempotency_key, status, attempt, takeovers, finished_at))
+  constraint side_effects_row_check check (ai._check_side_effect_row(idempotency_key, status, attempt, takeovers, finished_at))
 );
 comment on table ai.side_effects is 'The tool-call ledger: one row per logical external action of a thread (its idempotency key), reserved, done with its result, or abandoned. See docs/human-in-the-loop.md.';
 comment on column ai.side_effects.attempt is 'Reservations taken so far; without a job it is the token finish and abandon name.';

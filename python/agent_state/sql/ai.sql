@@ -45,17 +45,20 @@ set local check_function_bodies = off;
 --
 -- Row rules. A table whose rules tie columns together or that a hot path writes (agent_sessions,
 -- session_messages, agent_jobs, checkpoints, human_approvals, side_effects) has one CHECK,
--- <table>_row_check, of one form: check ((the rules as a plain expression) or
--- ai._check_<table>_row(columns...)). The expression is what a valid row costs: a few comparisons,
--- no function call (Postgres rebuilds a table's CHECK expressions from their stored text once per
--- statement that writes it, and a PL/pgSQL call per row would cost more than the rest). Every
--- column it reads is NOT NULL or tested with IS NULL, so it is true or false, never NULL, and a
--- row that breaks a rule always reaches the function, which tests the rules one at a time and
--- raises 23514 with a message naming the first one broken (and returns true when none is). The
--- two state the same rules; tests check they agree. The function lives with its table, not in
--- <concern>_functions: replacing a CHECK's function does not check the rows already stored, so
--- changing a row rule is a table change, a new change that adds the new constraint and validates
--- it (ALTER TABLE ... ADD CONSTRAINT ... NOT VALID, then VALIDATE CONSTRAINT), never a rework.
+-- <table>_row_check, which calls ai._check_<table>_row(columns...): the function tests the rules
+-- one at a time and raises 23514 with a message naming the first one broken (a NULL breaks a rule
+-- too), and returns true when none is. agent_jobs puts the same rules as a plain expression in
+-- front of the call, check ((expression) or ai._check_job_row(...)), so that a valid row costs a
+-- few comparisons and no call: a queue's transactions are one claim or one finish each, and a
+-- PL/pgSQL call prepares its expressions anew in every transaction. On the other tables the call
+-- alone measured cheaper (Postgres rebuilds a CHECK expression from its stored text once per
+-- statement, and a graph step or a batch append writes these tables many times per transaction;
+-- docs/benchmarks.md, "The 0.1.0 fold"). Where the rules are written twice, a test holds the two
+-- to one answer on edge values (tests/python/test_row_rules_agree.py). The function lives with
+-- its table, not in <concern>_functions: replacing a CHECK's function does not check the rows
+-- already stored, so changing a row rule is a table change, a new change that adds the new
+-- constraint and validates it (ALTER TABLE ... ADD CONSTRAINT ... NOT VALID, then VALIDATE
+-- CONSTRAINT), never a rework.
 -- The other tables have rules on one column each, written off the hot path (eval_runs,
 -- session_events, message_streams, stream_batches, turn_retrievals, usage_records, error_codes):
 -- they keep plain column CHECKs, whose names (<table>_<column>_check) already name the rule.
@@ -386,9 +389,8 @@ grant execute on function ai.calling_role(), ai.current_owner(), ai.sees_all_own
 -- requires: owners
 -- requires: clock
 
--- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.agent_sessions
--- states them as a plain expression and calls this only when that expression is false): raises
--- 23514 naming the first rule broken; true when none is (a direct call on a valid row).
+-- The rules of a row, one at a time (the CHECK of ai.agent_sessions is one call of this function): raises
+-- 23514 naming the first rule broken, a NULL breaking a rule as well; true when none is.
 create function ai._check_session_row(thread_id text, status text, config jsonb, last_seq bigint,
                                       completed_at timestamptz)
 returns boolean
@@ -441,12 +443,7 @@ create table ai.agent_sessions (
   completed_at timestamptz,
   constraint agent_sessions_thread_owner unique (thread_id, owner),
   -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as every column it reads is NOT NULL.
-  constraint agent_sessions_row_check check (
-    (pg_catalog.char_length(thread_id) between 1 and 255
-     and status in ('active', 'waiting', 'completed', 'failed', 'cancelled')
-     and pg_catalog.jsonb_typeof(config) = 'object' and last_seq >= 0
-     and (completed_at is not null) = (status in ('completed', 'failed', 'cancelled')))
-    or ai._check_session_row(thread_id, status, config, last_seq, completed_at))
+  constraint agent_sessions_row_check check (ai._check_session_row(thread_id, status, config, last_seq, completed_at))
 ) with (fillfactor = 80);  -- room for HOT updates: every append rewrites last_seq and updated_at
 comment on table ai.agent_sessions is 'One row per agent run (thread): owner, status, configuration, message counter and current checkpoint.';
 comment on column ai.agent_sessions.last_seq is 'The seq of the newest message; appends bump it under the row lock, so seq has no gaps.';
@@ -802,9 +799,8 @@ to ai_user, ai_service;
 -- Deploy agent-state:messages to pg
 -- requires: sessions
 
--- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.session_messages
--- states them as a plain expression and calls this only when that expression is false): raises
--- 23514 naming the first rule broken; true when none is (a direct call on a valid row).
+-- The rules of a row, one at a time (the CHECK of ai.session_messages is one call of this function): raises
+-- 23514 naming the first rule broken, a NULL breaking a rule as well; true when none is.
 create function ai._check_message_row(seq bigint, role text, token_count integer, idempotency_key text)
 returns boolean
 language plpgsql immutable parallel safe
@@ -854,10 +850,7 @@ create table ai.session_messages (
   primary key (thread_id, seq),
   foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
   -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as every column it reads is NOT NULL.
-  constraint session_messages_row_check check (
-    (seq > 0 and role in ('system', 'user', 'assistant', 'tool_call', 'tool_result') and token_count >= 0
-     and pg_catalog.char_length(idempotency_key) between 1 and 255)
-    or ai._check_message_row(seq, role, token_count, idempotency_key))
+  constraint session_messages_row_check check (ai._check_message_row(seq, role, token_count, idempotency_key))
 );
 comment on table ai.session_messages is 'The messages of each thread, append-only, numbered by seq from 1 with no gap.';
 comment on column ai.session_messages.token_count is 'Tokens as given by the caller, or estimated as ceil(bytes of the JSON text / 4) when not given.';
@@ -2506,9 +2499,8 @@ grant execute on function ai.ulid_time(text) to ai_user, ai_service;
 insert into ai.error_codes (sqlstate, name, description) values
   ('AS020', 'thread_deleted', 'The thread was deleted with ai.delete_thread: a late checkpoint or write cannot bring it back.');
 
--- The rules of a row, for a row that breaks one (the CHECK of ai.checkpoints states them as a plain
--- expression and calls this only when that expression is false): raises 23514 naming the rule;
--- true when none is broken (a direct call on a valid row).
+-- The rules of a row (the CHECK of ai.checkpoints is one call of this function): raises 23514
+-- naming the rule; true when none is broken.
 create function ai._check_checkpoint_row(metadata jsonb, channel_versions jsonb)
 returns boolean
 language plpgsql immutable parallel safe
@@ -2541,9 +2533,7 @@ create table ai.checkpoints (
   primary key (thread_id, checkpoint_ns, checkpoint_id),
   foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
   -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as both columns are NOT NULL.
-  constraint checkpoints_row_check check (
-    (pg_catalog.jsonb_typeof(metadata) = 'object' and pg_catalog.jsonb_typeof(channel_versions) = 'object')
-    or ai._check_checkpoint_row(metadata, channel_versions))
+  constraint checkpoints_row_check check (ai._check_checkpoint_row(metadata, channel_versions))
 );
 comment on table ai.checkpoints is 'One row per checkpoint of a graph run: opaque serialized state, metadata, the channel versions it sees, its parent.';
 comment on column ai.checkpoints.checkpoint is 'The checkpoint in the caller''s serialization (named by type), without the channel values stored in ai.checkpoint_blobs.';
@@ -4520,9 +4510,8 @@ insert into ai.error_codes (sqlstate, name, description) values
   ('AS030', 'key_reused', 'A side-effect idempotency key was reused for a different request in the same thread.'),
   ('AS031', 'not_reserved', 'finish_side_effect or abandon_side_effect by a caller that does not hold the reservation (another holder took it over, it was finished or abandoned, or never begun).');
 
--- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.side_effects
--- states them as a plain expression and calls this only when that expression is false): raises
--- 23514 naming the first rule broken; true when none is (a direct call on a valid row).
+-- The rules of a row, one at a time (the CHECK of ai.side_effects is one call of this function): raises
+-- 23514 naming the first rule broken, a NULL breaking a rule as well; true when none is.
 create function ai._check_side_effect_row(idempotency_key text, status text, attempt integer, takeovers integer,
                                           finished_at timestamptz)
 returns boolean
@@ -4575,10 +4564,7 @@ create table ai.side_effects (
   foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
   -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as every column it reads is
   -- NOT NULL but finished_at, which it tests with IS NULL.
-  constraint side_effects_row_check check (
-    (pg_catalog.char_length(idempotency_key) between 1 and 255 and status in ('reserved', 'done', 'abandoned')
-     and attempt >= 1 and takeovers >= 0 and (status <> 'done' or finished_at is not null))
-    or ai._check_side_effect_row(idempotency_key, status, attempt, takeovers, finished_at))
+  constraint side_effects_row_check check (ai._check_side_effect_row(idempotency_key, status, attempt, takeovers, finished_at))
 );
 comment on table ai.side_effects is 'The tool-call ledger: one row per logical external action of a thread (its idempotency key), reserved, done with its result, or abandoned. See docs/human-in-the-loop.md.';
 comment on column ai.side_effects.attempt is 'Reservations taken so far; without a job it is the token finish and abandon name.';
@@ -4979,9 +4965,8 @@ insert into ai.error_codes (sqlstate, name, description) values
   ('AS033', 'already_resolved', 'resolve_human for a checkpoint whose approval was already resolved.'),
   ('AS034', 'stale_checkpoint', 'The checkpoint named is not the one the thread waits on: the thread moved on.');
 
--- The rules of a row, one at a time, for a row that breaks one (the CHECK of ai.human_approvals
--- states them as a plain expression and calls this only when that expression is false): raises
--- 23514 naming the first rule broken; true when none is (a direct call on a valid row).
+-- The rules of a row, one at a time (the CHECK of ai.human_approvals is one call of this function): raises
+-- 23514 naming the first rule broken, a NULL breaking a rule as well; true when none is.
 create function ai._check_approval_row(checkpoint_id text, status text, decision jsonb, decided_at timestamptz)
 returns boolean
 language plpgsql immutable parallel safe
@@ -5029,12 +5014,7 @@ create table ai.human_approvals (
   foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade,
   -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as checkpoint_id and status
   -- are NOT NULL and the others are tested with IS NULL.
-  constraint human_approvals_row_check check (
-    (pg_catalog.char_length(checkpoint_id) between 1 and 255
-     and (status = 'pending'
-          or (status = 'resolved' and decision is not null and decided_at is not null)
-          or (status = 'cancelled' and decision is null and decided_at is not null)))
-    or ai._check_approval_row(checkpoint_id, status, decision, decided_at))
+  constraint human_approvals_row_check check (ai._check_approval_row(checkpoint_id, status, decision, decided_at))
 );
 comment on table ai.human_approvals is 'What waits for a person: one row per ai.request_human, pending until ai.resolve_human stores the decision with who decided and when (resolved), or until its job is cancelled (cancelled). See docs/human-in-the-loop.md.';
 comment on column ai.human_approvals.decided_by is 'The role that called resolve_human (a tenant, or a service acting for it), or that cancelled the job.';

@@ -3,16 +3,16 @@ begin;
 select plan(4);
 \ir ../fixtures/side_effects.sql
 
--- The row CHECK of ai.side_effects calls ai._check_side_effect_row only for a row that breaks a
--- rule: a begin and a finish never call it; a bad row still gets the message that names its rule.
+-- The row CHECK of ai.side_effects is one call of ai._check_side_effect_row (no plain expression in front:
+-- measured cheaper on this table, docs/benchmarks.md): a begin and a finish pass through it; a bad row still gets the message that names its rule.
 reset role;
 set local track_functions = 'pl';
 set local role app_service;
 select outcome as began from ai.begin_side_effect('qa1', 'k1', '{}', :job, :token) \gset
 select (ai.finish_side_effect('qa1', 'k1', '{"id": 1}', :job, :token)).status as finished \gset
 reset role;
-select is(coalesce(pg_stat_get_xact_function_calls('ai._check_side_effect_row(text, text, integer, integer, timestamptz)'::regprocedure), 0),
-          0::bigint, 'a begin and a finish wrote valid rows and called no check function');
+select ok(coalesce(pg_stat_get_xact_function_calls('ai._check_side_effect_row(text, text, integer, integer, timestamptz)'::regprocedure), 0) > 0,
+          'the valid rows written went through the row-rule function, which let them pass');
 
 select throws_ok($$update ai.side_effects set finished_at = null where thread_id = 'qa1' and idempotency_key = 'k1'$$,
                  '23514', 'a done side effect has finished_at', 'a done side effect without finished_at is refused by name');

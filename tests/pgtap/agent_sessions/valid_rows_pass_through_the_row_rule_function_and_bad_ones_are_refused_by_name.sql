@@ -2,8 +2,8 @@
 begin;
 select plan(4);
 
--- The row CHECK of ai.agent_sessions calls ai._check_session_row only for a row that breaks a
--- rule: creating a session, appending to it and finishing it never call it; a bad row still gets
+-- The row CHECK of ai.agent_sessions is one call of ai._check_session_row (no plain expression in front:
+-- measured cheaper on this table, docs/benchmarks.md): creating a session, appending to it and finishing it pass through it; a bad row still gets
 -- the message that names its rule.
 set local track_functions = 'pl';
 set local role tenant_a;
@@ -11,8 +11,8 @@ select ai.create_session('vs1') is not null as created \gset
 select ai.append_message_idempotent('vs1', 'user', '{"text": "hi"}') is not null as appended \gset
 select ai.set_session_status('vs1', 'completed') is not null as finished \gset
 reset role;
-select is(coalesce(pg_stat_get_xact_function_calls('ai._check_session_row(text, text, jsonb, bigint, timestamptz)'::regprocedure), 0),
-          0::bigint, 'a create, an append and a finish wrote valid rows and called no check function');
+select ok(coalesce(pg_stat_get_xact_function_calls('ai._check_session_row(text, text, jsonb, bigint, timestamptz)'::regprocedure), 0) > 0,
+          'the valid rows written went through the row-rule function, which let them pass');
 
 select throws_ok($$update ai.agent_sessions set completed_at = null where thread_id = 'vs1'$$,
                  '23514', 'completed_at is set exactly when a session is completed, failed or cancelled',
