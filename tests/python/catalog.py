@@ -12,13 +12,54 @@ from __future__ import annotations
 
 import os
 import subprocess
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import psycopg
+import pytest
+from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY_USER = os.environ.get("AGENT_STATE_DEPLOY_USER", "agent_state_owner")
+
+
+@contextmanager
+def owner_databases(admin_dsn: str, prefix: str) -> Iterator[Callable[[], str]]:
+    """Yields a function that makes an empty database on the server of ``admin_dsn``, owned by
+    the deploying role (no superuser: the functions run as the schema owner under RLS,
+    docs/security.md), and returns its name; every database made is dropped on exit. Skips the
+    test when the connecting role may not create databases."""
+    made: list[str] = []
+    with psycopg.connect(admin_dsn, autocommit=True) as admin:
+        can_create = admin.execute(
+            "select rolcreatedb or rolsuper from pg_roles where rolname = current_user"
+        ).fetchone()
+        if not (can_create and can_create[0]):
+            pytest.skip("the test role may not create databases")
+        admin.execute(
+            sql.SQL(
+                "do $$ begin if not exists (select from pg_roles where rolname = {}) then"
+                " create role {} login createrole; end if; end $$"
+            ).format(sql.Literal(DEPLOY_USER), sql.Identifier(DEPLOY_USER))
+        )
+
+        def make() -> str:
+            name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+            admin.execute(
+                sql.SQL("create database {} owner {}").format(sql.Identifier(name), sql.Identifier(DEPLOY_USER))
+            )
+            made.append(name)
+            return name
+
+        try:
+            yield make
+        finally:
+            for name in made:
+                admin.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
 
 
 def env_for(dsn: str, dbname: str) -> dict[str, str]:

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 import pytest
-from catalog import DEPLOY_USER, ROOT, catalog, dump, env_for, run
+from catalog import DEPLOY_USER, ROOT, catalog, dump, env_for, owner_databases, run
 from psycopg import sql
 from sql_objects import read_plan
 
@@ -21,35 +20,10 @@ _env, _run, _dump = env_for, run, dump
 
 @pytest.fixture
 def scratch_db(dsn: str) -> Iterator[Any]:
-    """Makes empty databases on the test server, owned by the deploying role (no superuser: the
-    functions run as the schema owner under RLS, docs/security.md), and drops them afterwards.
-    The environment it returns connects as that role."""
-    made: list[str] = []
-    with psycopg.connect(dsn, autocommit=True) as admin:
-        can_create = admin.execute(
-            "select rolcreatedb or rolsuper from pg_roles where rolname = current_user"
-        ).fetchone()
-        if not (can_create and can_create[0]):
-            pytest.skip("the test role may not create databases")
-
-        admin.execute(
-            sql.SQL(
-                "do $$ begin if not exists (select from pg_roles where rolname = {}) then"
-                " create role {} login createrole; end if; end $$"
-            ).format(sql.Literal(DEPLOY_USER), sql.Identifier(DEPLOY_USER))
-        )
-
-        def make() -> dict[str, str]:
-            name = f"agent_state_scratch_{uuid.uuid4().hex[:12]}"
-            admin.execute(
-                sql.SQL("create database {} owner {}").format(sql.Identifier(name), sql.Identifier(DEPLOY_USER))
-            )
-            made.append(name)
-            return dict(_env(dsn, name), PGUSER=DEPLOY_USER)
-
-        yield make
-        for name in made:
-            admin.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+    """Makes empty databases owned by the deploying role; the environment it returns connects to
+    one as that role."""
+    with owner_databases(dsn, "agent_state_scratch") as make:
+        yield lambda: dict(_env(dsn, make()), PGUSER=DEPLOY_USER)
 
 
 def test_deploy_revert_deploy_leaves_an_identical_catalog(scratch_db: Any) -> None:

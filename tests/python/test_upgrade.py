@@ -26,7 +26,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from catalog import DEPLOY_USER, ROOT, catalog, env_for, run, sqitch
+from catalog import DEPLOY_USER, ROOT, catalog, env_for, owner_databases, run, sqitch
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from sql_objects import offenders, read_plan, statements, touches
@@ -62,31 +62,13 @@ class Database:
 def databases(direct_dsn: str) -> Iterator[Any]:
     """Makes empty databases owned by the schema owner (a non-superuser, as `make deploy` uses), and
     drops them afterwards."""
-    made: list[str] = []
-    with psycopg.connect(direct_dsn, autocommit=True) as admin:
-        can_create = admin.execute(
-            "select rolcreatedb or rolsuper from pg_roles where rolname = current_user"
-        ).fetchone()
-        if not (can_create and can_create[0]):
-            pytest.skip("the test role may not create databases")
-        admin.execute(
-            sql.SQL(
-                "do $$ begin if not exists (select from pg_roles where rolname = {}) then"
-                " create role {} login createrole; end if; end $$"
-            ).format(sql.Literal(DEPLOY_USER), sql.Identifier(DEPLOY_USER))
-        )
+    with owner_databases(direct_dsn, "agent_state_upgrade") as make:
 
-        def make() -> Database:
-            name = f"agent_state_upgrade_{uuid.uuid4().hex[:10]}"
-            admin.execute(
-                sql.SQL("create database {} owner {}").format(sql.Identifier(name), sql.Identifier(DEPLOY_USER))
-            )
-            made.append(name)
+        def database() -> Database:
+            name = make()
             return Database(name, dict(env_for(direct_dsn, name), PGUSER=DEPLOY_USER), direct_dsn)
 
-        yield make
-        for name in made:
-            admin.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+        yield database
 
 
 # ----- rows through every grain
