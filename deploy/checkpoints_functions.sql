@@ -1,4 +1,5 @@
 -- Deploy agent-state:checkpoints_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/checkpoints_functions@v0.1.0.sql.
 -- requires: checkpoints
 -- requires: queue_functions
 -- requires: sessions_functions

@@ -1,4 +1,5 @@
 -- Deploy agent-state:clock to pg
+-- Reworked after v0.1.0; the tagged script is deploy/clock@v0.1.0.sql.
 -- requires: roles
 begin;
 

@@ -1,4 +1,5 @@
 -- Deploy agent-state:compaction_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/compaction_functions@v0.1.0.sql.
 -- requires: compaction
 -- requires: messages_functions
 --

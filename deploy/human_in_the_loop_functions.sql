@@ -1,4 +1,5 @@
 -- Deploy agent-state:human_in_the_loop_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/human_in_the_loop_functions@v0.1.0.sql.
 -- requires: human_in_the_loop
 -- requires: queue_functions
 -- requires: sessions_functions

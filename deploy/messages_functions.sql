@@ -1,4 +1,5 @@
 -- Deploy agent-state:messages_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/messages_functions@v0.1.0.sql.
 -- requires: messages
 -- requires: sessions_functions
 --

@@ -1,4 +1,5 @@
 -- Deploy agent-state:operator_reads_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/operator_reads_functions@v0.1.0.sql.
 -- requires: operator_reads
 -- requires: queue
 -- requires: checkpoints

@@ -1,4 +1,5 @@
 -- Deploy agent-state:owners to pg
+-- Reworked after v0.1.0; the tagged script is deploy/owners@v0.1.0.sql.
 -- requires: roles
 -- requires: errors
 --

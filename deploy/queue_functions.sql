@@ -1,4 +1,5 @@
 -- Deploy agent-state:queue_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/queue_functions@v0.1.0.sql.
 -- requires: queue
 -- requires: sessions_functions
 --

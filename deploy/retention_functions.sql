@@ -1,4 +1,5 @@
 -- Deploy agent-state:retention_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/retention_functions@v0.1.0.sql.
 -- requires: retention
 --
 -- The functions and triggers of retention (its tables, indexes and row rules:

@@ -1,4 +1,5 @@
 -- Deploy agent-state:sessions_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/sessions_functions@v0.1.0.sql.
 -- requires: sessions
 -- requires: events
 --

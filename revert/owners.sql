@@ -1,7 +1,156 @@
--- Revert agent-state:owners from pg
+-- Deploy agent-state:owners to pg
+-- requires: roles
+-- requires: errors
+--
+-- Who is calling. Every function a tenant or a service calls to read or write rows is SECURITY
+-- DEFINER: it runs as the schema owner, so no caller needs (or holds) a privilege on any table
+-- (docs/security.md). Inside such a function current_user is the schema owner, so the caller's
+-- identity cannot come from it. It comes from what a SECURITY DEFINER call does not change:
+--   * the setting "role", which SET ROLE writes. Postgres lets a session set it only to a role its
+--     login role is a member of, and refuses to set it inside a SECURITY DEFINER function;
+--   * otherwise the login role, session_user (only a superuser can change it).
+-- That is ai.calling_role(): the role the session acts as outside any function. It refuses a role
+-- that cannot log in (ai_user, ai_service and every other group role) with AS008, so a tenant that
+-- runs SET ROLE ai_user does not become one identity shared by every tenant.
+-- A tenant is its calling role (owner = that name). A trusted back-end (member of ai_service)
+-- either acts for one end user it has authenticated, after ai.act_as(owner), or, with no acting
+-- owner set, sees every tenant (workers claim across tenants). A plain role cannot impersonate
+-- anyone: ai.acting_owner is honoured only for members of ai_service.
+-- Policies call ai.current_owner() and ai.sees_all_owners() through (select ...), which Postgres
+-- evaluates once per statement.
+-- ai.calling_role, ai.current_owner and ai.sees_all_owners carry no SET search_path: every
+-- function and every policy calls them, and a SET clause costs each call a search-path switch
+-- (docs/benchmarks.md). Every name, type and operator in their bodies is qualified instead, so
+-- a caller's search_path resolves nothing in them.
 begin;
-drop function ai.act_as(text, boolean);
-drop function ai.sees_all_owners();
-drop function ai.current_owner();
-drop function ai.calling_role();
+
+-- The functions run as the schema owner, and row level security is what keeps one tenant's rows
+-- from another inside them: the owner must be a role RLS applies to (every table forces it on
+-- its owner). A superuser or a BYPASSRLS role would see every tenant's rows in every call.
+do $$
+begin
+  if exists (select from pg_catalog.pg_roles r
+             where r.rolname operator(pg_catalog.=) current_user and (r.rolsuper or r.rolbypassrls)) then
+    raise exception using errcode = '42501',
+      message = pg_catalog.format('deploy agent-state as a role that row level security applies to: %I is a superuser or has BYPASSRLS', current_user),
+      hint = 'create a role without SUPERUSER and BYPASSRLS that owns the database (docs/security.md) and deploy as it';
+  end if;
+end
+$$;
+
+create or replace function ai.calling_role() returns name
+language plpgsql stable parallel safe
+as $$
+declare
+  v_role pg_catalog.name := pg_catalog.current_setting('role');
+begin
+  -- The login role logged in, so it may (a catalog lookup only after SET ROLE; the names of the
+  -- group roles are refused either way).
+  if v_role operator(pg_catalog.=) 'none'::pg_catalog.name then
+    v_role := session_user;
+  elsif not exists (select from pg_catalog.pg_roles r
+                    where r.rolname operator(pg_catalog.=) v_role and r.rolcanlogin) then
+    v_role := null;
+  end if;
+  if v_role is null or v_role operator(pg_catalog.=) any ('{ai_user,ai_service}'::pg_catalog.name[]) then
+    v_role := coalesce(v_role, pg_catalog.current_setting('role')::pg_catalog.name);
+    raise exception using errcode = 'AS008',
+      message = pg_catalog.format('role %s cannot log in (a group role such as ai_user or ai_service): it is no owner identity', v_role),
+      hint = 'RESET ROLE, or SET ROLE to a login role';
+  end if;
+  return v_role;
+end
+$$;
+comment on function ai.calling_role() is
+  'The role the session acts as outside any function: the role set by SET ROLE, else the login role (session_user); unchanged inside the SECURITY DEFINER functions of schema ai. AS008 for a role that cannot log in (ai_user, ai_service, any group role).';
+
+create or replace function ai.current_owner() returns text
+language plpgsql stable parallel safe
+as $$
+declare
+  v_role pg_catalog.name := pg_catalog.current_setting('role');
+  v_acting pg_catalog.text;
+begin
+  -- ai.calling_role(), inline: this runs in every policy of every statement
+  if v_role operator(pg_catalog.=) 'none'::pg_catalog.name then
+    v_role := session_user;
+  elsif not exists (select from pg_catalog.pg_roles r
+                    where r.rolname operator(pg_catalog.=) v_role and r.rolcanlogin) then
+    perform ai.calling_role();  -- raises AS008 with its message
+  end if;
+  if pg_catalog.pg_has_role(v_role, 'ai_service', 'MEMBER') then
+    v_acting := pg_catalog.current_setting('ai.acting_owner', true);
+    if v_acting operator(pg_catalog.<>) '' then
+      if v_acting operator(pg_catalog.=) any ('{ai_user,ai_service}'::pg_catalog.text[])
+         or exists (select from pg_catalog.pg_roles r
+                    where r.rolname operator(pg_catalog.=) v_acting::pg_catalog.name and not r.rolcanlogin) then
+        raise exception using errcode = 'AS008',
+          message = pg_catalog.format('acting owner %s is a role that cannot log in: it is no owner identity', v_acting);
+      end if;
+      return v_acting;
+    end if;
+  end if;
+  if v_role operator(pg_catalog.=) any ('{ai_user,ai_service}'::pg_catalog.name[]) then
+    perform ai.calling_role();  -- raises AS008 with its message
+  end if;
+  return v_role::pg_catalog.text;
+end
+$$;
+comment on function ai.current_owner() is
+  'The tenant the caller acts as: the acting owner set by ai.act_as() for members of ai_service, otherwise ai.calling_role(). AS008 when that is a role that cannot log in (ai_user, ai_service, any group role).';
+
+create or replace function ai.sees_all_owners() returns boolean
+language plpgsql stable parallel safe
+as $$
+declare
+  v_role pg_catalog.name := pg_catalog.current_setting('role');
+begin
+  if v_role operator(pg_catalog.=) 'none'::pg_catalog.name then
+    v_role := session_user;
+  end if;
+  if not pg_catalog.pg_has_role(v_role, 'ai_service', 'MEMBER')
+     or coalesce(pg_catalog.current_setting('ai.acting_owner', true), ''::pg_catalog.text) operator(pg_catalog.<>) '' then
+    return false;
+  end if;
+  perform ai.calling_role();  -- AS008 for a role that cannot log in (SET ROLE ai_service sees nobody)
+  return true;
+end
+$$;
+comment on function ai.sees_all_owners() is
+  'True for a member of ai_service (by its calling role, ai.calling_role()) that acts for no particular owner: it sees and may change every tenant''s rows. AS008 for such a role that cannot log in.';
+
+create or replace function ai.act_as(owner text, local boolean default true) returns text
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if not pg_catalog.pg_has_role(ai.calling_role(), 'ai_service', 'MEMBER') then
+    raise exception using errcode = 'AS007',
+      message = pg_catalog.format('role %s may not act for another owner: it is not a member of ai_service', ai.calling_role());
+  end if;
+  if owner is not null then
+    if owner operator(pg_catalog.=) '' then
+      raise exception using errcode = 'AS002', message = 'owner must not be empty';
+    end if;
+    if pg_catalog.char_length(owner) operator(pg_catalog.>) 255 then
+      raise exception using errcode = 'AS002', message = 'owner is longer than 255 characters';
+    end if;
+    if owner operator(pg_catalog.=) any ('{ai_user,ai_service}'::text[])
+       or exists (select from pg_catalog.pg_roles r
+                  where r.rolname operator(pg_catalog.=) owner::name and not r.rolcanlogin) then
+      raise exception using errcode = 'AS008',
+        message = pg_catalog.format('owner %s is a role that cannot log in: it is no owner identity', owner);
+    end if;
+  end if;
+  -- NULL clears the acting owner: the service sees every tenant again. ('' is refused above.)
+  return pg_catalog.set_config('ai.acting_owner', coalesce(owner, ''), local);
+end
+$$;
+comment on function ai.act_as(text, boolean) is
+  'For members of ai_service: act for the given end-user owner until the transaction ends (local => true) or the session ends; NULL stops acting. Raises AS007 for anyone else, AS008 for an owner that is a role that cannot log in (ai_user, ai_service, any group role).';
+
+revoke execute on function ai.calling_role(), ai.current_owner(), ai.sees_all_owners(), ai.act_as(text, boolean) from public;
+grant execute on function ai.calling_role(), ai.current_owner(), ai.sees_all_owners(), ai.act_as(text, boolean)
+  to ai_user, ai_service;
+
 commit;

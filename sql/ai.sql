@@ -102,6 +102,7 @@ grant usage on schema ai to ai_user, ai_service;
 
 -- ===== change: clock =====
 -- Deploy agent-state:clock to pg
+-- Reworked after v0.1.0; the tagged script is deploy/clock@v0.1.0.sql.
 -- requires: roles
 
 -- The one clock. clock_timestamp() rather than now(): a long transaction (a worker holding a
@@ -230,6 +231,7 @@ revoke execute on function ai._max_document_bytes(), ai._check_text(text, text, 
 
 -- ===== change: owners =====
 -- Deploy agent-state:owners to pg
+-- Reworked after v0.1.0; the tagged script is deploy/owners@v0.1.0.sql.
 -- requires: roles
 -- requires: errors
 --
@@ -494,6 +496,7 @@ create policy session_events_by_owner on ai.session_events
 
 -- ===== change: sessions_functions =====
 -- Deploy agent-state:sessions_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/sessions_functions@v0.1.0.sql.
 -- requires: sessions
 -- requires: events
 --
@@ -874,6 +877,7 @@ comment on type ai.appended_message is 'A message row plus inserted: true when t
 
 -- ===== change: messages_functions =====
 -- Deploy agent-state:messages_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/messages_functions@v0.1.0.sql.
 -- requires: messages
 -- requires: sessions_functions
 --
@@ -1371,6 +1375,7 @@ comment on type ai.queue_stats_row is 'One row of ai.queue_stats: the jobs of on
 
 -- ===== change: queue_functions =====
 -- Deploy agent-state:queue_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/queue_functions@v0.1.0.sql.
 -- requires: queue
 -- requires: sessions_functions
 --
@@ -2662,6 +2667,7 @@ comment on type ai.checkpoint_tuple is 'A checkpoint with its channel values (bl
 
 -- ===== change: checkpoints_functions =====
 -- Deploy agent-state:checkpoints_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/checkpoints_functions@v0.1.0.sql.
 -- requires: checkpoints
 -- requires: queue_functions
 -- requires: sessions_functions
@@ -3914,6 +3920,7 @@ comment on type ai.context_window is 'The messages to send to the model now, and
 
 -- ===== change: compaction_functions =====
 -- Deploy agent-state:compaction_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/compaction_functions@v0.1.0.sql.
 -- requires: compaction
 -- requires: messages_functions
 --
@@ -4320,6 +4327,7 @@ $$;
 
 -- ===== change: retention_functions =====
 -- Deploy agent-state:retention_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/retention_functions@v0.1.0.sql.
 -- requires: retention
 --
 -- The functions and triggers of retention (its tables, indexes and row rules:
@@ -4592,6 +4600,7 @@ insert into ai._archived_tables (table_name, copy_order, order_by) values ('side
 
 -- ===== change: side_effects_functions =====
 -- Deploy agent-state:side_effects_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/side_effects_functions@v0.1.0.sql.
 -- requires: side_effects
 -- requires: queue_functions
 --
@@ -5045,6 +5054,7 @@ insert into ai._archived_tables (table_name, copy_order, order_by) values ('huma
 
 -- ===== change: human_in_the_loop_functions =====
 -- Deploy agent-state:human_in_the_loop_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/human_in_the_loop_functions@v0.1.0.sql.
 -- requires: human_in_the_loop
 -- requires: queue_functions
 -- requires: sessions_functions
@@ -5326,6 +5336,7 @@ create index agent_sessions_created on ai.agent_sessions (created_at desc, threa
 
 -- ===== change: operator_reads_functions =====
 -- Deploy agent-state:operator_reads_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/operator_reads_functions@v0.1.0.sql.
 -- requires: operator_reads
 -- requires: queue
 -- requires: checkpoints
@@ -5574,6 +5585,7 @@ insert into ai._archived_tables (table_name, copy_order, order_by) values ('hidd
 
 -- ===== change: session_items_functions =====
 -- Deploy agent-state:session_items_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/session_items_functions@v0.1.0.sql.
 -- requires: session_items
 -- requires: messages_functions
 --
@@ -6185,6 +6197,7 @@ comment on type ai.stream_state is 'A stream, whether it is stale (open with no 
 
 -- ===== change: streams_functions =====
 -- Deploy agent-state:streams_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/streams_functions@v0.1.0.sql.
 -- requires: streams
 -- requires: messages_functions
 --

@@ -1,0 +1,4 @@
+-- Revert agent-state:clock from pg
+begin;
+drop function ai.now();
+commit;

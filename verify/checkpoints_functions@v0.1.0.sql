@@ -1,0 +1,39 @@
+-- Verify agent-state:checkpoints_functions on pg
+
+begin;
+
+select 'ai._delete_tombstoned_session()'::regprocedure;
+select 'ai._check_checkpoint_ns(text)'::regprocedure;
+select 'ai._check_blob_sizes(bytea, text[], text[], bytea[])'::regprocedure;
+select 'ai._fence(bigint, bigint)'::regprocedure;
+select 'ai._checkpoint_thread_owner(text)'::regprocedure;
+select 'ai._collect_checkpoint_blobs(text[])'::regprocedure;
+select 'ai._reset_current_checkpoint(text[])'::regprocedure;
+select 'ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text)'::regprocedure;
+select 'ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint)'::regprocedure;
+select 'ai._checkpoint_tuple(ai.checkpoints)'::regprocedure;
+select 'ai.get_checkpoint(text, text, text)'::regprocedure;
+select 'ai._list_checkpoints_any(text, text, text, integer, jsonb)'::regprocedure;
+select 'ai.list_checkpoints(text, text, text, integer, jsonb)'::regprocedure;
+select 'ai.checkpoint_lineage(text, text, text, text)'::regprocedure;
+select 'ai.checkpoints_between(text, timestamptz, timestamptz)'::regprocedure;
+select 'ai._delta_walk(text, text, text, text[])'::regprocedure;
+select 'ai.delta_channel_history(text, text, text, text[])'::regprocedure;
+select 'ai._create_copy_session(text, text)'::regprocedure;
+select 'ai._copy_checkpoint_rows(text, text, text, text, text[])'::regprocedure;
+select 'ai.fork_thread(text, text, text, text)'::regprocedure;
+select 'ai.copy_thread(text, text)'::regprocedure;
+select 'ai.delete_thread(text)'::regprocedure;
+select 'ai.delete_for_runs(text[])'::regprocedure;
+select 'ai.prune_checkpoints(text[], text)'::regprocedure;
+select 'ai.prune_idle_threads(interval, text)'::regprocedure;
+select 1 / count(*) from pg_catalog.pg_trigger where tgname = 'deleted_threads_delete_session' and tgrelid = 'ai.deleted_threads'::regclass;
+
+-- get_checkpoint, list_checkpoints and _list_checkpoints_any keep their key probes (enable_seqscan = off).
+select 1 / (select (count(*) = 3)::integer from pg_catalog.pg_proc
+            where oid in ('ai.get_checkpoint(text, text, text)'::regprocedure,
+                          'ai.list_checkpoints(text, text, text, integer, jsonb)'::regprocedure,
+                          'ai._list_checkpoints_any(text, text, text, integer, jsonb)'::regprocedure)
+              and 'enable_seqscan=off' = any (proconfig));
+
+rollback;

@@ -1,0 +1,2 @@
+-- Verify agent-state:clock on pg
+select ai.now();

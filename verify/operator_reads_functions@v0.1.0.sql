@@ -1,0 +1,13 @@
+-- Verify agent-state:operator_reads_functions on pg
+
+begin;
+
+select 'ai.list_sessions(text, text, integer)'::regprocedure;
+select 'ai.list_jobs(text, text, text, integer)'::regprocedure;
+select 'ai.session_timeline(text, integer)'::regprocedure;
+select 'ai.checkpoint_tree(text, text, integer)'::regprocedure;
+select 'ai.archive_backlog(interval, interval)'::regprocedure;
+
+select 1 / (select (not pg_catalog.has_function_privilege('ai_user', 'ai.archive_backlog(interval, interval)', 'execute'))::int);
+
+rollback;

@@ -1,0 +1,42 @@
+-- Verify agent-state:queue_functions on pg
+
+begin;
+
+select 'ai._attempt_entry(integer, text, bigint, timestamptz, timestamptz, timestamptz, text, text)'::regprocedure;
+select 'ai._log_attempt()'::regprocedure;
+select 'ai._job_status_moved()'::regprocedure;
+select 'ai._check_lease(interval)'::regprocedure;
+select 'ai._check_claim(text, interval, text)'::regprocedure;
+select 'ai._lock_thread(text)'::regprocedure;
+select 'ai._raise_lease_lost(bigint, bigint)'::regprocedure;
+select 'ai._raise_not_allowed(bigint, text)'::regprocedure;
+select 'ai._backoff(integer)'::regprocedure;
+select 'ai._finish_spent(bigint, timestamptz)'::regprocedure;
+select 'ai.queue_channel(text)'::regprocedure;
+select 'ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text)'::regprocedure;
+select 'ai.claim_job(text, interval, text)'::regprocedure;
+select 'ai.claim_jobs(text, interval, text, integer)'::regprocedure;
+select 'ai.renew_lease(bigint, bigint, interval)'::regprocedure;
+select 'ai.renew_leases(text, bigint[], bigint[], interval)'::regprocedure;
+select 'ai._written_here(xid)'::regprocedure;
+select 'ai._check_fence_at_commit()'::regprocedure;
+select 'ai.fenced_write(bigint, bigint)'::regprocedure;
+select 'ai.complete_job(bigint, bigint, jsonb)'::regprocedure;
+select 'ai.complete_jobs(bigint[], bigint[], jsonb[])'::regprocedure;
+select 'ai.fail_job(bigint, bigint, text, interval)'::regprocedure;
+select 'ai.release_job(bigint, bigint)'::regprocedure;
+select 'ai.cancel_job(bigint)'::regprocedure;
+select 'ai.retry_dead_job(bigint)'::regprocedure;
+select 'ai.get_job(bigint)'::regprocedure;
+select 'ai.job_attempts(bigint)'::regprocedure;
+select 'ai.queue_stats(text)'::regprocedure;
+select 'ai.reap_expired(text)'::regprocedure;
+select 'ai.archive_jobs(interval, integer)'::regprocedure;
+select 1 / count(*) from pg_catalog.pg_trigger where tgname = 'agent_jobs_attempt_ended' and tgrelid = 'ai.agent_jobs'::regclass;
+select 1 / count(*) from pg_catalog.pg_trigger where tgname = 'agent_jobs_status_moved' and tgrelid = 'ai.agent_jobs'::regclass;
+select 1 / count(*) from pg_catalog.pg_trigger where tgname = 'job_fences_checked_at_commit' and tgrelid = 'ai.job_fences'::regclass;
+
+select 1 / (select (tgdeferrable and tginitdeferred)::int from pg_catalog.pg_trigger
+            where tgrelid = 'ai.job_fences'::regclass and tgname = 'job_fences_checked_at_commit');
+
+rollback;
