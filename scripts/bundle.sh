@@ -27,11 +27,16 @@ grep -E '^[a-z_0-9]+ ' sqitch.plan | awk '{print $1}' | awk '!seen[$0]++' | whil
   grep -v -E '^(begin|commit);$' "deploy/$change.sql"
 done
 last=$(grep -E '^[a-z_0-9]+ ' sqitch.plan | awk '{print $1}' | tail -n 1)
+# sqitch names a change planned more than once (reworked after a release) by its newest
+# instance as name@HEAD; the schema's comment keeps the plain name
+spec=$last
+[ "$(grep -cE "^$last " sqitch.plan)" -gt 1 ] && spec="$last@HEAD"
 echo
 echo "-- ===== version marker ====="
 echo "-- A database installed from this file has no sqitch registry: the schema's comment names the last"
 echo "-- change it holds. agent_state.schema.status() reads it; docs/upgrading.md moves such a"
-echo "-- database to sqitch (sqitch deploy --log-only --to $last, then sqitch deploy)."
+echo "-- database to sqitch (sqitch deploy --log-only --to $spec, then sqitch deploy)."
+echo "-- sqitch change: $spec"
 echo "comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change $last)';"
 echo
 echo "commit;"

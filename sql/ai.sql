@@ -6540,7 +6540,8 @@ grant execute on function ai.open_stream(text, text, text, integer, bigint, bigi
 -- ===== version marker =====
 -- A database installed from this file has no sqitch registry: the schema's comment names the last
 -- change it holds. agent_state.schema.status() reads it; docs/upgrading.md moves such a
--- database to sqitch (sqitch deploy --log-only --to streams_functions, then sqitch deploy).
+-- database to sqitch (sqitch deploy --log-only --to streams_functions@HEAD, then sqitch deploy).
+-- sqitch change: streams_functions@HEAD
 comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change streams_functions)';
 
 commit;

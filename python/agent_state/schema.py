@@ -38,6 +38,7 @@ __all__ = [
     "adeploy",
     "astatus",
     "bundle_changes",
+    "bundle_sqitch_change",
     "bundle_sql",
     "bundle_version",
     "deploy",
@@ -110,6 +111,13 @@ def bundle_version() -> str:
     return marker.group(1) if marker else _bundle_changes()[-1]
 
 
+def bundle_sqitch_change() -> str:
+    """The bundle's last change as sqitch names it on the command line: ``name``, or
+    ``name@HEAD`` when the plan holds it more than once (reworked after a release)."""
+    found = re.search(r"^-- sqitch change: (\S+)$", bundle_sql(), re.M)
+    return found.group(1) if found else bundle_version()
+
+
 def _bundle_body() -> str:
     """The bundle without its own begin/commit: deploy() runs it in a transaction of its own making."""
     lines = bundle_sql().splitlines()
@@ -143,8 +151,11 @@ def _status(probe: tuple[Any, ...], registry: list[str] | None, functions_ok: bo
     if not exists:
         return SchemaStatus(False, None, [], None, list(_bundle_changes()), False)
     if registry:
-        missing = [c for c in _bundle_changes() if c not in registry]
-        return SchemaStatus(True, registry[-1], registry, "sqitch", missing, not missing)
+        # a change reworked after a release is in the registry once per instance: list it once,
+        # at its first place, as the bundle does
+        changes = list(dict.fromkeys(registry))
+        missing = [c for c in _bundle_changes() if c not in changes]
+        return SchemaStatus(True, registry[-1], changes, "sqitch", missing, not missing)
     marker = _MARKER.search(comment or "")
     if marker:
         version = marker.group(1)
@@ -221,6 +232,11 @@ async def _aread_status(conn: psycopg.AsyncConnection[Any]) -> SchemaStatus:
     return _status(probe, registry, functions_ok)
 
 
+def _sqitch_change(version: str | None) -> str | None:
+    """A bundle version as sqitch's --to names it (this package's own may need ``@HEAD``)."""
+    return bundle_sqitch_change() if version == bundle_version() else version
+
+
 def _refuse(found: SchemaStatus) -> SchemaError:
     """The error for a schema that is there but not usable by this package."""
     if found.source == "sqitch":
@@ -233,7 +249,7 @@ def _refuse(found: SchemaStatus) -> SchemaError:
         return SchemaError(
             f"schema ai was installed from the bundle up to change {found.version}, and this agent-state "
             f"package needs {', '.join(found.missing)}: upgrade it with sqitch as docs/upgrading.md says "
-            f"(`sqitch deploy --log-only --to {found.version}`, then `sqitch deploy`)"
+            f"(`sqitch deploy --log-only --to {_sqitch_change(found.version)}`, then `sqitch deploy`)"
         )
     return SchemaError(
         "schema ai exists but lacks functions this agent-state package calls, or this role may not execute "

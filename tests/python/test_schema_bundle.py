@@ -177,7 +177,8 @@ def test_a_bundled_database_moves_to_sqitch_as_docs_upgrading_md_says(empty_db: 
     failed = subprocess.run(["sqitch", "deploy", "db:pg:"], cwd=ROOT, env=env, capture_output=True, text=True)
     assert failed.returncode != 0 and 'schema "ai" already exists' in failed.stdout + failed.stderr
     # ...the documented path: record the installed changes without running them, then deploy.
-    _run(["sqitch", "--quiet", "deploy", "--log-only", "--to", f"{version}", "db:pg:"], env)
+    assert version == LAST
+    _run(["sqitch", "--quiet", "deploy", "--log-only", "--to", schema.bundle_sqitch_change(), "db:pg:"], env)
     _run(["sqitch", "--quiet", "deploy", "--verify", "db:pg:"], env)
     _run(["sqitch", "--quiet", "verify", "db:pg:"], env)
     with psycopg.connect(url, autocommit=True) as conn:
