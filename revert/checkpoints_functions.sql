@@ -8,6 +8,11 @@
 -- release, `sqitch rework checkpoints_functions` changes a function here (deploy/schema.sql, "Layout").
 begin;
 
+drop function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb);
+drop function ai._rebuilt_value(text, text, text, text);
+drop function ai._insert_writes(text, text, text, text, text, text, integer[], text[], text[], bytea[]);
+drop function ai._check_writes(text, text, integer[], text[], text[], bytea[]);
+
 -- A tombstone is what deletes a session: ai.delete_thread writes one for the caller's own thread
 -- and this trigger then deletes that owner's session of that thread; the foreign keys cascade to
 -- everything the thread owns (messages, events, checkpoints, values, writes). It runs inside the

@@ -2669,6 +2669,7 @@ comment on type ai.checkpoint_tuple is 'A checkpoint with its channel values (bl
 -- Deploy agent-state:checkpoints_functions to pg
 -- Reworked after v0.1.0; the tagged script is deploy/checkpoints_functions@v0.1.0.sql.
 -- requires: checkpoints
+-- requires: checkpoint_deltas
 -- requires: queue_functions
 -- requires: sessions_functions
 --
@@ -2806,37 +2807,145 @@ as $$
 declare
   v_count bigint;
 begin
-  with referenced as materialized (
+  -- the versions the checkpoints name, and every version a kept delta extends
+  with recursive referenced as (
     select c.thread_id, c.checkpoint_ns, v.key as channel, v.value as version
     from ai.checkpoints c
     cross join lateral pg_catalog.jsonb_each_text(c.channel_versions) v
     where c.thread_id = any (thread_ids)
-  )
+    union
+    select b.thread_id, b.checkpoint_ns, b.channel, b.base_version
+    from referenced r
+    join ai.checkpoint_blobs b
+      on b.thread_id = r.thread_id and b.checkpoint_ns = r.checkpoint_ns and b.channel = r.channel
+         and b.version = r.version
+    where b.base_version is not null
+  ), kept as materialized (select * from referenced)
   delete from ai.checkpoint_blobs b
   where b.thread_id = any (thread_ids)
-    and not exists (select from referenced r
+    and not exists (select from kept r
                     where r.thread_id = b.thread_id and r.checkpoint_ns = b.checkpoint_ns
                       and r.channel = b.channel and r.version = b.version);
   get diagnostics v_count = row_count;
   return v_count;
 end
 $$;
-comment on function ai._collect_checkpoint_blobs(text[]) is 'Internal: deletes the channel values no checkpoint of their thread and namespace references any more; returns how many.';
+comment on function ai._collect_checkpoint_blobs(text[]) is 'Internal: deletes the channel values no checkpoint of their thread and namespace references any more, directly or as the base of a referenced delta; returns how many.';
 
--- current_checkpoint_id after checkpoints were deleted: the newest remaining root checkpoint.
-create or replace function ai._reset_current_checkpoint(thread_ids text[]) returns void
-language sql volatile
+-- The value of a channel version stored as a delta (ai.checkpoint_blobs.base_version, deploy/
+-- checkpoint_deltas.sql): the whole value it extends, then every delta on the way, as one msgpack
+-- array. One primary-key probe per link. Chains are acyclic (a delta's base exists when it is
+-- written, and a row is never rewritten: put_checkpoint inserts values with DO NOTHING).
+create or replace function ai._rebuilt_value(thread_id text, checkpoint_ns text, channel text, version text)
+returns bytea
+language plpgsql stable
+set search_path = pg_catalog, pg_temp
 as $$
-  update ai.agent_sessions s
-  set current_checkpoint_id = (select max(c.checkpoint_id) from ai.checkpoints c
-                               where c.thread_id = s.thread_id and c.checkpoint_ns = '')
-  where s.thread_id = any (thread_ids)
+declare
+  v_parts bytea[];
+  v_whole boolean;
+begin
+  with recursive chain as (
+    select b.base_version, b.blob, 0 as depth
+    from ai.checkpoint_blobs b
+    where b.thread_id = $1 and b.checkpoint_ns = $2 and b.channel = $3 and b.version = $4
+    union all
+    select b.base_version, b.blob, c.depth + 1
+    from chain c
+    join ai.checkpoint_blobs b
+      on b.thread_id = $1 and b.checkpoint_ns = $2 and b.channel = $3 and b.version = c.base_version
+  )
+  select pg_catalog.array_agg(c.blob order by c.depth desc), pg_catalog.bool_or(c.base_version is null)
+  into v_parts, v_whole
+  from chain c;
+  if v_parts is null then
+    return null;
+  end if;
+  if not v_whole then
+    raise exception using errcode = 'AS060',
+      message = format('the value of channel %s at version %s cannot be rebuilt: a version it extends is missing', $3, $4);
+  end if;
+  return ai._msgpack_concat(v_parts);
+end
 $$;
-comment on function ai._reset_current_checkpoint(text[]) is 'Internal: points current_checkpoint_id of the given sessions at their newest remaining root-namespace checkpoint.';
+comment on function ai._rebuilt_value(text, text, text, text) is 'Internal: the whole value of a channel version stored as a delta (the value it extends and the items of each delta since, one msgpack array). AS060 when a version on the way is missing.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Writing
 
+-- The rows of one task's pending writes (the guards are the caller's): put_writes, and
+-- put_checkpoint for the writes a saver held until the step's checkpoint. A retried task writes
+-- the same (task_id, idx) again: kept as first written, except the special channels (negative
+-- idx: error, interrupt, resume, ...), where the newest wins. The same rule inside one call, as
+-- LangGraph's savers apply it write by write (a node that calls interrupt() twice sends two
+-- __resume__ writes at once): the last of a negative idx, the first of any other. One row per key
+-- also keeps ON CONFLICT DO UPDATE from meeting a row twice.
+create or replace function ai._insert_writes(thread_id text, checkpoint_ns text, checkpoint_id text, owner text,
+                                             task_id text, task_path text, idx integer[], channels text[],
+                                             types text[], blobs bytea[]) returns integer
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_count integer;
+begin
+  insert into ai.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, owner, channel,
+                                    type, blob, task_path)
+  select distinct on (u.idx)
+         $1, $2, $3, $5, u.idx, $4, u.channel, u.type, u.blob, $6
+  from unnest($7, $8, $9, $10) with ordinality as u(idx, channel, type, blob, ord)
+  order by u.idx, case when u.idx < 0 then -u.ord else u.ord end
+  on conflict on constraint checkpoint_writes_pkey do update
+  set channel = excluded.channel, type = excluded.type, blob = excluded.blob, task_path = excluded.task_path
+  where ai.checkpoint_writes.idx < 0;
+  get diagnostics v_count = row_count;
+  return v_count;
+end
+$$;
+comment on function ai._insert_writes(text, text, text, text, text, text, integer[], text[], text[], bytea[]) is 'Internal: inserts one task''s pending writes (first write of an idx kept, the newest of a negative idx); returns the rows written.';
+
+-- The guards of one task's pending writes (put_writes' arguments, and put_checkpoint's held ones).
+create or replace function ai._check_writes(task_id text, task_path text, idx integer[], channels text[],
+                                            types text[], blobs bytea[]) returns void
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if task_id is null or task_id = '' or pg_catalog.char_length(task_id) > 255 then
+    perform ai._check_text(task_id, 'task_id');
+  end if;
+  if task_path is null then
+    raise exception using errcode = 'AS002', message = 'task_path must not be NULL (pass an empty string)';
+  end if;
+  if idx is null or channels is null or types is null or blobs is null then
+    raise exception using errcode = 'AS002', message = 'idx, channels, types and blobs must not be NULL';
+  end if;
+  if pg_catalog.cardinality(idx) <> pg_catalog.cardinality(blobs)
+     or pg_catalog.cardinality(channels) <> pg_catalog.cardinality(blobs)
+     or pg_catalog.cardinality(types) <> pg_catalog.cardinality(blobs) then
+    raise exception using errcode = 'AS002', message = 'idx, channels, types and blobs must have the same length';
+  end if;
+  if array_position(idx, null) is not null or array_position(channels, null) is not null
+     or array_position(types, null) is not null or array_position(blobs, null) is not null then
+    raise exception using errcode = 'AS002', message = 'idx, channels, types and blobs must not contain NULL';
+  end if;
+  if exists (select from unnest(channels, blobs) as u(channel, blob)
+             where pg_catalog.char_length(u.channel) > 255 or pg_catalog.octet_length(u.blob) > 16777216) then
+    perform ai._check_blob_sizes(null, channels, null, blobs);
+  end if;
+end
+$$;
+comment on function ai._check_writes(text, text, integer[], text[], text[], bytea[]) is 'Internal guard: AS002 for a bad task id, task path or write arrays (NULL, unequal lengths, NULL elements, a channel name over 255 characters), AS003 for a value over 16 MiB.';
+
+-- The durable step, in one call: a task's pending writes held by the saver until the step's
+-- checkpoint (for the parent checkpoint they were written from), the checkpoint with its new
+-- channel values (whole, or as the items appended to an earlier version: blob_bases), the
+-- thread's new messages, and the fence, in one transaction. Nothing on the session row: the
+-- session is read and locked FOR KEY SHARE only (what the foreign keys of the rows inserted take
+-- anyway), which a claim's thread lock (FOR NO KEY UPDATE) does not wait for, and which makes a
+-- delete_thread racing this put either wait for it (and delete what it wrote) or go first (and
+-- this put then sees the tombstone: AS020).
+drop function if exists ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text);
 create or replace function ai.put_checkpoint(
   thread_id text,
   checkpoint_ns text,
@@ -2852,7 +2961,15 @@ create or replace function ai.put_checkpoint(
   blobs bytea[] default '{}',
   job_id bigint default null,
   fencing_token bigint default null,
-  durability text default 'sync'
+  durability text default 'sync',
+  blob_bases text[] default null,
+  write_task_id text default null,
+  write_task_path text default '',
+  write_idx integer[] default null,
+  write_channels text[] default null,
+  write_types text[] default null,
+  write_blobs bytea[] default null,
+  messages jsonb default null
 ) returns text
 language plpgsql volatile
 security definer
@@ -2872,6 +2989,14 @@ declare
   a_blob_types alias for $11;
   a_blobs alias for $12;
   a_durability alias for $15;
+  a_bases alias for $16;
+  a_task_id alias for $17;
+  a_task_path alias for $18;
+  a_idx alias for $19;
+  a_write_channels alias for $20;
+  a_write_types alias for $21;
+  a_write_blobs alias for $22;
+  a_messages alias for $23;
   v_id text := coalesce($3, ai.ulid());
   v_now timestamptz := ai.now();
   v_owner text;
@@ -2909,9 +3034,10 @@ begin
   end if;
   if pg_catalog.cardinality(a_blob_channels) <> pg_catalog.cardinality(a_blobs)
      or pg_catalog.cardinality(a_blob_versions) <> pg_catalog.cardinality(a_blobs)
-     or pg_catalog.cardinality(a_blob_types) <> pg_catalog.cardinality(a_blobs) then
+     or pg_catalog.cardinality(a_blob_types) <> pg_catalog.cardinality(a_blobs)
+     or pg_catalog.cardinality(a_bases) <> pg_catalog.cardinality(a_blobs) then
     raise exception using errcode = 'AS002',
-      message = 'blob_channels, blob_versions, blob_types and blobs must have the same length';
+      message = 'blob_channels, blob_versions, blob_types, blobs (and blob_bases when given) must have the same length';
   end if;
   if array_position(a_blob_channels, null) is not null or array_position(a_blob_versions, null) is not null
      or array_position(a_blob_types, null) is not null then
@@ -2927,6 +3053,15 @@ begin
     raise exception using errcode = 'AS002',
       message = format('durability %s is not sync or async', coalesce(pg_catalog.quote_literal(a_durability), 'NULL'));
   end if;
+  if a_task_id is not null then
+    if a_parent_id is null then
+      raise exception using errcode = 'AS002',
+        message = 'held writes (write_task_id) belong to the parent checkpoint: parent_checkpoint_id must not be NULL';
+    end if;
+    perform ai._check_writes(a_task_id, a_task_path, a_idx, a_write_channels, a_write_types, a_write_blobs);
+  elsif a_idx is not null or a_write_channels is not null or a_write_types is not null or a_write_blobs is not null then
+    raise exception using errcode = 'AS002', message = 'write arrays need write_task_id';
+  end if;
   if job_id is not null or fencing_token is not null then
     perform ai._fence(job_id, fencing_token);
   end if;
@@ -2936,29 +3071,38 @@ begin
     perform pg_catalog.set_config('synchronous_commit', 'off', true);
   end if;
 
-  -- The session row first (lock order: session, then checkpoint rows; see the header).
-  if a_ns = '' then
-    update ai.agent_sessions s
-    set current_checkpoint_id = case when s.current_checkpoint_id is null
-                                       or s.current_checkpoint_id collate "C" < v_id
-                                     then v_id else s.current_checkpoint_id end
-    where s.thread_id = a_thread_id
-    returning s.owner into v_owner;
-  else
-    select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
-  end if;
+  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for key share;
   if v_owner is null then
     v_owner := ai._checkpoint_thread_owner(a_thread_id);
-    if a_ns = '' then
-      update ai.agent_sessions s set current_checkpoint_id = v_id where s.thread_id = a_thread_id;
-    end if;
+  end if;
+
+  -- A delta extends a version of its channel that is stored (so chains end in a whole value and
+  -- have no cycle) and is a msgpack array; else AS061, and the saver sends the whole value.
+  if a_bases is not null and exists (
+       select from unnest(a_blob_channels, a_blob_versions, a_bases, a_blobs) as u(channel, version, base, blob)
+       where u.base is not null
+         and (u.base = u.version
+              or pg_catalog.get_byte(u.blob, 0) not in (144, 145, 146, 147, 148, 149, 150, 151, 152, 153, 154, 155,
+                                                        156, 157, 158, 159, 220, 221)
+              or not exists (select from ai.checkpoint_blobs b
+                             where b.thread_id = a_thread_id and b.checkpoint_ns = a_ns
+                               and b.channel = u.channel and b.version = u.base))) then
+    raise exception using errcode = 'AS061',
+      message = 'a channel delta extends a version that is not stored, or is not a list of items',
+      hint = 'send the whole value (blob_bases NULL)';
+  end if;
+
+  if a_task_id is not null then
+    perform ai._insert_writes(a_thread_id, a_ns, a_parent_id, v_owner, a_task_id, a_task_path, a_idx,
+                              a_write_channels, a_write_types, a_write_blobs);
   end if;
 
   -- One statement for the values and the checkpoint.
   with new_values as (
-    insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob)
-    select a_thread_id, a_ns, u.channel, u.version, v_owner, u.type, u.blob
-    from unnest(a_blob_channels, a_blob_versions, a_blob_types, a_blobs) as u(channel, version, type, blob)
+    insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob, base_version)
+    select a_thread_id, a_ns, u.channel, u.version, v_owner, u.type, u.blob, u.base
+    from unnest(a_blob_channels, a_blob_versions, a_blob_types, a_blobs, coalesce(a_bases, '{}'))
+      as u(channel, version, type, blob, base)
     on conflict (thread_id, checkpoint_ns, channel, version) do nothing
   )
   insert into ai.checkpoints (thread_id, checkpoint_ns, checkpoint_id, owner, parent_checkpoint_id, type,
@@ -2970,11 +3114,15 @@ begin
       checkpoint = excluded.checkpoint,
       metadata = excluded.metadata,
       channel_versions = excluded.channel_versions;
+
+  if a_messages is not null then
+    perform ai.append_messages(a_thread_id, a_messages);
+  end if;
   return v_id;
 end
 $$;
-comment on function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text) is
-  'Saves a checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version) in one call; returns its id (a new ULID when checkpoint_id is NULL). Putting the same id again replaces it. Creates the session for the caller when the thread is new; in the root namespace keeps agent_sessions.current_checkpoint_id at the newest id. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument (a channel name or version over 255 characters too), AS003 metadata over 1 MiB or the checkpoint or a channel value over 16 MiB, AS006 stale fencing token, AS020 deleted thread.';
+comment on function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb) is
+  'Saves a durable step in one call and one transaction; returns the checkpoint''s id (a new ULID when checkpoint_id is NULL). The checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version; blob_bases names, per value, the version of the same channel whose list it extends with these items: a delta, rebuilt whole on read; NULL for a whole value). Putting the same id again replaces the checkpoint. Optionally one task''s pending writes for the parent checkpoint (write_task_id, write_task_path, write_idx/channels/types/blobs, as ai.put_writes stores them) and messages appended to the thread (a JSON array, as ai.append_messages takes). Creates the session for the caller when the thread is new. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument (a channel name or version over 255 characters too), AS003 metadata over 1 MiB or the checkpoint or a value over 16 MiB, AS006 stale fencing token, AS020 deleted thread, AS061 a delta whose base is not stored (send the whole value); the messages'' errors as ai.append_messages raises them.';
 
 create or replace function ai.put_writes(
   thread_id text,
@@ -2998,16 +3146,9 @@ declare
   a_thread_id alias for $1;
   a_ns alias for $2;
   a_checkpoint_id alias for $3;
-  a_task_id alias for $4;
-  a_idx alias for $5;
-  a_channels alias for $6;
-  a_types alias for $7;
-  a_blobs alias for $8;
-  a_task_path alias for $9;
   v_owner text;
-  v_count integer;
 begin
-  -- Guards: inline for the common case, the shared guard raises (see put_checkpoint).
+  -- Guards: inline for the common case, the shared guards raise (see put_checkpoint).
   if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
     perform ai._check_thread_id(a_thread_id);
   end if;
@@ -3017,28 +3158,7 @@ begin
   if a_checkpoint_id is null or a_checkpoint_id = '' or pg_catalog.char_length(a_checkpoint_id) > 255 then
     perform ai._check_text(a_checkpoint_id, 'checkpoint_id');
   end if;
-  if a_task_id is null or a_task_id = '' or pg_catalog.char_length(a_task_id) > 255 then
-    perform ai._check_text(a_task_id, 'task_id');
-  end if;
-  if a_task_path is null then
-    raise exception using errcode = 'AS002', message = 'task_path must not be NULL (pass an empty string)';
-  end if;
-  if a_idx is null or a_channels is null or a_types is null or a_blobs is null then
-    raise exception using errcode = 'AS002', message = 'idx, channels, types and blobs must not be NULL';
-  end if;
-  if pg_catalog.cardinality(a_idx) <> pg_catalog.cardinality(a_blobs)
-     or pg_catalog.cardinality(a_channels) <> pg_catalog.cardinality(a_blobs)
-     or pg_catalog.cardinality(a_types) <> pg_catalog.cardinality(a_blobs) then
-    raise exception using errcode = 'AS002', message = 'idx, channels, types and blobs must have the same length';
-  end if;
-  if array_position(a_idx, null) is not null or array_position(a_channels, null) is not null
-     or array_position(a_types, null) is not null or array_position(a_blobs, null) is not null then
-    raise exception using errcode = 'AS002', message = 'idx, channels, types and blobs must not contain NULL';
-  end if;
-  if exists (select from unnest(a_channels, a_blobs) as u(channel, blob)
-             where pg_catalog.char_length(u.channel) > 255 or pg_catalog.octet_length(u.blob) > 16777216) then
-    perform ai._check_blob_sizes(null, a_channels, null, a_blobs);
-  end if;
+  perform ai._check_writes(task_id, task_path, idx, channels, types, blobs);
   if job_id is not null or fencing_token is not null then
     perform ai._fence(job_id, fencing_token);
   end if;
@@ -3047,22 +3167,8 @@ begin
   if not found then
     v_owner := ai._checkpoint_thread_owner(a_thread_id);
   end if;
-  -- A retried task writes the same (task_id, idx) again: kept as first written, except the
-  -- special channels (negative idx: error, interrupt, resume, ...), where the newest wins. The same
-  -- rule inside one call, as LangGraph's savers apply it write by write (a node that calls
-  -- interrupt() twice sends two __resume__ writes at once): the last of a negative idx, the first
-  -- of any other. One row per key also keeps ON CONFLICT DO UPDATE from meeting a row twice.
-  insert into ai.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, owner, channel,
-                                    type, blob, task_path)
-  select distinct on (u.idx)
-         a_thread_id, a_ns, a_checkpoint_id, a_task_id, u.idx, v_owner, u.channel, u.type, u.blob, a_task_path
-  from unnest(a_idx, a_channels, a_types, a_blobs) with ordinality as u(idx, channel, type, blob, ord)
-  order by u.idx, case when u.idx < 0 then -u.ord else u.ord end
-  on conflict (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) do update
-  set channel = excluded.channel, type = excluded.type, blob = excluded.blob, task_path = excluded.task_path
-  where ai.checkpoint_writes.idx < 0;
-  get diagnostics v_count = row_count;
-  return v_count;
+  return ai._insert_writes(a_thread_id, a_ns, a_checkpoint_id, v_owner, task_id, task_path, idx, channels,
+                           types, blobs);
 end
 $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
@@ -3071,7 +3177,9 @@ comment on function ai.put_writes(text, text, text, text, integer[], text[], tex
 -- The values and pending writes of one checkpoint row, for get_checkpoint and list_checkpoints.
 -- A set-returning SQL function of one SELECT: inlined into the caller's query and planned with it.
 -- Values: one primary-key probe per channel (LATERAL ... LIMIT 1), whatever the statistics say
--- (a join could scan every value of a long thread). Writes: in (task_path, task_id, idx) order.
+-- (a join could scan every value of a long thread); a value stored as a delta is rebuilt whole
+-- (ai._rebuilt_value), so callers always receive whole values. Writes: in (task_path, task_id,
+-- idx) order.
 create or replace function ai._checkpoint_tuple(c ai.checkpoints) returns setof ai.checkpoint_tuple
 language sql stable rows 1
 as $$
@@ -3080,10 +3188,12 @@ as $$
          bl.channels, bl.types, bl.blobs,
          w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
   from (
-    select array_agg(b.channel::text) as channels, array_agg(b.type) as types, array_agg(b.blob) as blobs
+    select array_agg(b.channel::text) as channels, array_agg(b.type) as types,
+           array_agg(case when b.base_version is null then b.blob
+                          else ai._rebuilt_value(c.thread_id, c.checkpoint_ns, b.channel, v.value) end) as blobs
     from pg_catalog.jsonb_each_text(c.channel_versions) v
     cross join lateral (
-      select b.channel, b.type, b.blob from ai.checkpoint_blobs b
+      select b.channel, b.type, b.blob, b.base_version from ai.checkpoint_blobs b
       where b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
       limit 1
     ) b
@@ -3521,7 +3631,10 @@ begin
   from (
     -- the seed first: a channel value row ...
     select w.channel, 'seed' as kind, w.ancestor_id as from_checkpoint_id, null::text as task_id, null::integer as idx,
-           b.type, b.blob, 0 as part, 0 as depth, ''::text as task_path
+           b.type,
+           case when b.base_version is null then b.blob
+                else ai._rebuilt_value(a_thread_id, a_ns, b.channel, b.version) end,
+           0 as part, 0 as depth, ''::text as task_path
     from walk w
     join ai.checkpoint_blobs b
       on b.thread_id = a_thread_id and b.checkpoint_ns = a_ns and b.channel = w.channel and b.version = w.seed_version
@@ -3610,15 +3723,25 @@ begin
     and (a_ns is null or w.checkpoint_ns = a_ns)
     and (a_ids is null or w.checkpoint_id = any (a_ids));
 
-  -- the values the copied checkpoints name (one hash of them, not a scan per blob)
-  insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob)
-  select a_target, b.checkpoint_ns, b.channel, b.version, a_owner, b.type, b.blob
-  from (select distinct c.checkpoint_ns, v.key, v.value
-        from ai.checkpoints c
-        cross join lateral pg_catalog.jsonb_each_text(c.channel_versions) v
-        where c.thread_id = a_target) r
+  -- the values the copied checkpoints name, and the versions their deltas extend
+  with recursive needed as (
+    select distinct c.checkpoint_ns, v.key as channel, v.value as version
+    from ai.checkpoints c
+    cross join lateral pg_catalog.jsonb_each_text(c.channel_versions) v
+    where c.thread_id = a_target
+    union
+    select b.checkpoint_ns, b.channel, b.base_version
+    from needed n
+    join ai.checkpoint_blobs b
+      on b.thread_id = a_source and b.checkpoint_ns = n.checkpoint_ns and b.channel = n.channel
+         and b.version = n.version
+    where b.base_version is not null
+  )
+  insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob, base_version)
+  select a_target, b.checkpoint_ns, b.channel, b.version, a_owner, b.type, b.blob, b.base_version
+  from needed r
   join ai.checkpoint_blobs b
-    on b.thread_id = a_source and b.checkpoint_ns = r.checkpoint_ns and b.channel = r.key and b.version = r.value;
+    on b.thread_id = a_source and b.checkpoint_ns = r.checkpoint_ns and b.channel = r.channel and b.version = r.version;
   return v_count;
 end
 $$;
@@ -3651,9 +3774,6 @@ begin
   from ai.checkpoint_lineage(a_source, a_checkpoint_id, a_ns, 'ancestors') l;  -- AS001 when unknown
   v_owner := ai._create_copy_session(a_source, v_target);
   perform ai._copy_checkpoint_rows(a_source, v_target, v_owner, a_ns, v_ids);
-  if a_ns = '' then
-    perform ai._reset_current_checkpoint(array[v_target]);
-  end if;
   -- What the model was given up to the checkpoint (ai.turn_retrievals, made by the later change
   -- `retrievals`: PL/pgSQL resolves the table when this runs): the retrievals recorded at or before
   -- it was saved (the timeline rule of ai.trajectory), with their ids and keys. Not copied: the
@@ -3686,7 +3806,6 @@ begin
   perform ai._check_thread_id(target_thread_id);
   v_owner := ai._create_copy_session(source_thread_id, target_thread_id);
   v_count := ai._copy_checkpoint_rows(source_thread_id, target_thread_id, v_owner, null, null);
-  perform ai._reset_current_checkpoint(array[target_thread_id]);
   return v_count;
 end
 $$;
@@ -3748,7 +3867,6 @@ begin
   select array_agg(distinct g.thread_id), count(*) into v_threads, v_count from gone g;
   if v_count > 0 then
     perform ai._collect_checkpoint_blobs(v_threads);
-    perform ai._reset_current_checkpoint(v_threads);
   end if;
   return v_count;
 end
@@ -3825,7 +3943,6 @@ begin
     select count(*) into v_count from gone;
     perform ai._collect_checkpoint_blobs(thread_ids);
   end if;
-  perform ai._reset_current_checkpoint(thread_ids);
   return v_count;
 end
 $$;
@@ -3866,9 +3983,11 @@ comment on function ai.prune_idle_threads(interval, text) is
 
 revoke execute on function
   ai._check_checkpoint_ns(text), ai._check_blob_sizes(bytea, text[], text[], bytea[]), ai._fence(bigint, bigint),
-  ai._checkpoint_thread_owner(text), ai._collect_checkpoint_blobs(text[]), ai._reset_current_checkpoint(text[]),
+  ai._checkpoint_thread_owner(text), ai._collect_checkpoint_blobs(text[]), ai._rebuilt_value(text, text, text, text),
+  ai._insert_writes(text, text, text, text, text, text, integer[], text[], text[], bytea[]),
+  ai._check_writes(text, text, integer[], text[], text[], bytea[]),
   ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
-  ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text),
+  ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
   ai._checkpoint_tuple(ai.checkpoints), ai._list_checkpoints_any(text, text, text, integer, jsonb),
   ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb),
@@ -3877,7 +3996,7 @@ revoke execute on function
   ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text)
 from public;
 grant execute on function
-  ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text),
+  ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
   ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb),
   ai.checkpoint_lineage(text, text, text, text), ai.checkpoints_between(text, timestamptz, timestamptz),
@@ -6535,6 +6654,75 @@ grant execute on function ai.open_stream(text, text, text, integer, bigint, bigi
   ai.append_stream_chunks(text, text, integer, text[], bigint, bigint, text), ai.finish_stream(text, text, bigint, bigint),
   ai.abandon_stream(text, text, bigint, bigint), ai.get_stream(text, text, interval),
   ai.read_stream(text, text, integer, integer) to ai_user, ai_service;
+
+
+-- ===== change: checkpoint_deltas =====
+-- Deploy agent-state:checkpoint_deltas to pg
+-- requires: checkpoints
+-- requires: retention
+--
+-- Append-only channels written once. A LangGraph channel whose value is a list that a step only
+-- extends (an add_messages or operator.add list) is stored, for its new version, as the items
+-- appended: a row of ai.checkpoint_blobs whose base_version names the version it extends, and
+-- whose blob is a msgpack array of the new items. The value of such a version is the base's
+-- value followed by the items of every delta on the way (ai.get_checkpoint rebuilds it in SQL,
+-- so readers receive one whole value as before). A row with base_version NULL holds a whole
+-- value, as every row written by 0.1.0 does. So the bytes written per step stay the size of
+-- what the step added, not of the whole list; docs/checkpoints.md has the rules the saver
+-- follows to choose (python/agent_state/langgraph.py) and what falls back to a whole value.
+
+alter table ai.checkpoint_blobs add column base_version text collate "C";
+comment on column ai.checkpoint_blobs.base_version is
+  'NULL: blob is the whole value. Otherwise blob is a msgpack array of the items appended to the value of the same channel at base_version (a delta); the value is rebuilt by following base_version to a whole value.';
+alter table ai_archive.checkpoint_blobs add column base_version text collate "C";
+
+insert into ai.error_codes (sqlstate, name, description) values
+  ('AS060', 'broken_channel_delta', 'A channel value stored as a delta cannot be rebuilt: it is not a msgpack array, or a version it extends is missing.'),
+  ('AS061', 'delta_base_missing', 'A channel delta given to put_checkpoint extends a version that is not stored, or is not a list of items: send the whole value.');
+
+-- The items of msgpack arrays, in order, as one msgpack array: a whole value followed by its
+-- deltas. A msgpack array is a header (0x90 | n for up to 15 items, 0xdc and a 16-bit count, or
+-- 0xdd and a 32-bit count, big-endian) followed by its items, each encoded on its own, so the
+-- items of several arrays are their bodies one after the other under a header for the sum.
+-- Defined with the column whose rows it reads (the revert of this change needs it to make every
+-- delta whole again), not with the functions that call it.
+create function ai._msgpack_concat(parts bytea[]) returns bytea
+language plpgsql immutable strict parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_part bytea;
+  v_first integer;
+  v_count bigint := 0;
+  v_body bytea[] := '{}';
+begin
+  foreach v_part in array parts loop
+    v_first := case when pg_catalog.length(v_part) > 0 then pg_catalog.get_byte(v_part, 0) end;
+    if v_first between 144 and 159 then      -- fixarray
+      v_count := v_count + (v_first - 144);
+      v_body := v_body || pg_catalog.substr(v_part, 2);
+    elsif v_first = 220 and pg_catalog.length(v_part) >= 3 then    -- array 16
+      v_count := v_count + (pg_catalog.get_byte(v_part, 1) << 8 | pg_catalog.get_byte(v_part, 2));
+      v_body := v_body || pg_catalog.substr(v_part, 4);
+    elsif v_first = 221 and pg_catalog.length(v_part) >= 5 then    -- array 32
+      v_count := v_count + ((pg_catalog.get_byte(v_part, 1)::bigint << 24) | (pg_catalog.get_byte(v_part, 2) << 16)
+                            | (pg_catalog.get_byte(v_part, 3) << 8) | pg_catalog.get_byte(v_part, 4));
+      v_body := v_body || pg_catalog.substr(v_part, 6);
+    else
+      raise exception using errcode = 'AS060', message = 'a stored channel delta is not a msgpack array';
+    end if;
+  end loop;
+  return case
+           when v_count <= 15 then pg_catalog.set_byte('\x00'::bytea, 0, 144 + v_count::integer)
+           when v_count <= 65535 then '\xdc'::bytea || pg_catalog.substr(pg_catalog.int4send(v_count::integer), 3)
+           else '\xdd'::bytea || pg_catalog.int4send(v_count::integer)
+         end || coalesce((select pg_catalog.string_agg(b.body, ''::bytea order by b.ord)
+                          from unnest(v_body) with ordinality as b(body, ord)), ''::bytea);
+end
+$$;
+comment on function ai._msgpack_concat(bytea[]) is
+  'Internal: the items of the given msgpack arrays, in order, as one msgpack array (a channel value rebuilt from a whole value and its deltas). AS060 when a part is not a msgpack array.';
+revoke execute on function ai._msgpack_concat(bytea[]) from public;
 
 
 -- ===== version marker =====

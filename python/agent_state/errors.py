@@ -135,6 +135,18 @@ class StreamClosed(AgentStateError):
     sqlstate = "AS051"
 
 
+class BrokenDelta(AgentStateError):
+    """AS060: a channel value stored as a delta cannot be rebuilt (a version it extends is missing)."""
+
+    sqlstate = "AS060"
+
+
+class DeltaBaseMissing(AgentStateError):
+    """AS061: a channel delta extends a version that is not stored; the saver sends the whole value."""
+
+    sqlstate = "AS061"
+
+
 #: SQLSTATE -> exception class. Later features add their codes here.
 ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
     cls.sqlstate: cls
@@ -157,6 +169,8 @@ ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
         StaleCheckpoint,
         StreamGap,
         StreamClosed,
+        BrokenDelta,
+        DeltaBaseMissing,
     )
 }
 # Postgres rejects "\u0000" inside JSON with untranslatable_character before any function runs.

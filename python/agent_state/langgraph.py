@@ -31,12 +31,16 @@ a zombie worker's writes are rejected (``LeaseLost``).
 from __future__ import annotations
 
 import asyncio
+import json
 import random
-from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import (
     asynccontextmanager,
     contextmanager,
 )
+from dataclasses import dataclass
 from typing import Any, Literal, TypeGuard, TypeVar
 
 import psycopg
@@ -60,6 +64,7 @@ from psycopg.types.json import Jsonb
 
 from . import client, schema
 from .client import AsyncClient, AsyncSource, Client, SyncSource
+from .errors import DeltaBaseMissing
 from .retry import RetryPolicy
 
 __all__ = ["AgentStateSaver", "AsyncAgentStateSaver"]
@@ -70,7 +75,11 @@ T = TypeVar("T")
 # The same statements as the Client's (one SQL function call each); rows read by position, from
 # cursors with their own row factory (the caller's connection may use dict_row, as LangGraph's
 # documentation has it for PostgresSaver).
-PUT_CHECKPOINT = client.PUT_CHECKPOINT.sql
+# The durable step: the checkpoint, its values (whole or deltas), a held task's writes, messages.
+PUT_STEP = (
+    "select ai.put_checkpoint(%s, %s, %s, %s, %s, %b, %s, %s, %s, %s, %s, %b, %s, %s, %s,"
+    " %s, %s, %s, %s, %s, %s, %b, %s) as id"
+)
 PUT_WRITES = client.PUT_WRITES.sql
 GET_CHECKPOINT = client.GET_CHECKPOINT.sql
 LIST_CHECKPOINTS = client.LIST_CHECKPOINTS.sql
@@ -115,14 +124,141 @@ def _inline(value: Any) -> bool:
     return isinstance(value, str) and len(value) <= _INLINE_STR_MAX
 
 
+# ----- the durable step in one call (docs/checkpoints.md, "One call per step") -----------------
+#
+# put_writes of a task whose step LangGraph will close with one put (a step of one task: one
+# node triggered, no pending sends) is held here and sent with that put, in one call and one
+# transaction (ai.put_checkpoint's write_* arguments). A crash between the two loses the held
+# writes with the process: the resumed run re-runs that one node, whose external calls go through
+# the side-effect ledger (a finished call returns its recorded result). Writes of a step of
+# several tasks, writes to LangGraph's special channels (error, interrupt, resume) and writes for
+# a checkpoint the saver did not put are sent at once, so a finished sibling never re-runs. A
+# second task's writes for a held step (a wrong guess) send both at once. Any read of the thread
+# sends what is held first.
+#
+# A list channel that a step only extended (its previous value, as this saver last wrote or read
+# it, is a prefix of the new one, item by item) is sent as the appended items: a delta of the
+# version it extends (ai.checkpoint_blobs.base_version), rebuilt whole by the database on read.
+# Anything else is a whole value: a list rewritten (an item replaced or removed), a value that is
+# not a list, a serializer whose bytes are not msgpack, a thread this saver has not seen, or a
+# chain of MAX_DELTA_CHAIN deltas.
+MAX_DELTA_CHAIN = 1000
+# threads whose list channels are remembered (least recently used dropped first)
+MAX_REMEMBERED_THREADS = 4096
+# LangGraph's channel of pending sends (PUSH tasks) and the prefixes of the channels that trigger a node
+_TRIGGERS = ("branch:to:", "join:")
+
+
+@dataclass(frozen=True)
+class _Remembered:
+    """A list channel's value at a version, as stored (its items, by identity)."""
+
+    version: str
+    items: tuple[Any, ...]
+    depth: int  # deltas since the whole value
+
+
+@dataclass
+class _Held:
+    """One task's writes held until the step's put."""
+
+    checkpoint_id: str
+    task_id: str
+    task_path: str
+    idx: list[int]
+    channels: list[str]
+    types: list[str]
+    blobs: list[bytes]
+    job_id: int | None
+    fencing_token: int | None
+
+
+@dataclass
+class _Step:
+    """One put: its arguments, the whole-value arguments should the database refuse a delta, and
+    what to remember once it is stored."""
+
+    args: tuple[Any, ...]
+    whole: Callable[[], tuple[Any, ...]] | None
+    remember: dict[tuple[str, str, str], _Remembered]
+    next_config: RunnableConfig
+    thread_key: tuple[str, str]
+
+
+def _one_task_follows(checkpoint: Checkpoint) -> bool:
+    """Whether the step run from this checkpoint has one task: one trigger channel updated (a
+    StateGraph node's branch:to:X or join channel, or the input's __start__) and no pending sends."""
+    updated = checkpoint.get("updated_channels")
+    if not updated:
+        return False
+    if checkpoint["channel_values"].get(TASKS):
+        return False
+    triggers = [c for c in updated if c.startswith(_TRIGGERS) or c == "__start__"]
+    return len(triggers) == 1
+
+
+def _prefix(old: tuple[Any, ...], new: list[Any]) -> bool:
+    if len(new) < len(old):
+        return False
+    return all(a is b or a == b for a, b in zip(old, new, strict=False))
+
+
+_ROLES = {
+    "human": "user",
+    "user": "user",
+    "ai": "assistant",
+    "assistant": "assistant",
+    "system": "system",
+    "tool": "tool_result",
+    "function": "tool_result",
+    "developer": "system",
+}
+
+
+def _as_message(item: Any, key: str) -> dict[str, Any] | None:
+    """A LangChain message (or a dict with role/type and content) as ai.append_messages takes it;
+    None for anything else."""
+    if isinstance(item, Mapping):
+        role = _ROLES.get(str(item.get("role") or item.get("type") or ""))
+        content = {"content": item.get("content")}
+        message_id = item.get("id")
+        extra = {k: item[k] for k in ("tool_calls", "tool_call_id", "name") if item.get(k)}
+    else:
+        role = _ROLES.get(str(getattr(item, "type", "")))
+        content = {"content": getattr(item, "content", None)}
+        message_id = getattr(item, "id", None)
+        extra = {k: getattr(item, k) for k in ("tool_calls", "tool_call_id", "name") if getattr(item, k, None)}
+    if role is None:
+        return None
+    content.update(extra)
+    return {
+        "role": role,
+        "content": json.loads(json.dumps(content, default=str)),
+        "idempotency_key": f"lg:{message_id}" if message_id else key,
+    }
+
+
 class _Codec(BaseCheckpointSaver[str]):
     """What both savers share: turning LangGraph's objects into SQL arguments and rows back."""
 
-    def __init__(self, *, serde: SerializerProtocol | None = None, durability: Durability = "sync") -> None:
+    def __init__(
+        self,
+        *,
+        serde: SerializerProtocol | None = None,
+        durability: Durability = "sync",
+        mirror_messages: str | None = None,
+    ) -> None:
         super().__init__(serde=serde)
         if durability not in ("sync", "async"):
             raise ValueError(f"durability must be 'sync' or 'async', not {durability!r}")
         self.durability = durability
+        self.mirror_messages = mirror_messages
+        # What the step logic remembers, per (thread_id, checkpoint_ns); savers serve threads (and
+        # tasks) concurrently, so every look and change holds this lock (never across I/O).
+        self._state_lock = threading.Lock()
+        self._lists: OrderedDict[tuple[str, str], dict[str, _Remembered]] = OrderedDict()
+        self._one_task: dict[tuple[str, str], str] = {}  # the checkpoint whose step has one task
+        self._held: dict[tuple[str, str], _Held] = {}
 
     def get_next_version(self, current: str | None, channel: None = None) -> str:
         # PostgresSaver's format, so threads and graphs move between the two: a zero-padded counter
@@ -136,37 +272,84 @@ class _Codec(BaseCheckpointSaver[str]):
             current_v = int(current.split(".")[0])
         return f"{current_v + 1:032}.{random.random():016}"
 
-    def _put_args(
+    def _step(
         self,
         config: RunnableConfig,
         checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
-    ) -> tuple[tuple[Any, ...], RunnableConfig]:
+    ) -> tuple[_Step, list[tuple[Any, ...]]]:
+        """The put's arguments (one call: see "the durable step" above) and the held writes of
+        another checkpoint of the thread, to send before it."""
         configurable = config["configurable"]
         thread_id = str(configurable["thread_id"])
         checkpoint_ns = configurable.get("checkpoint_ns") or ""
+        parent_id = configurable.get("checkpoint_id")
+        key = (thread_id, checkpoint_ns)
         values = checkpoint["channel_values"]
         inline = {k: v for k, v in values.items() if _inline(v)}
         stored = {k: v for k, v in checkpoint.items() if k not in ("channel_values", "channel_versions")}
         stored["channel_values"] = inline
         type_, data = self.serde.dumps_typed(stored)
+        with self._state_lock:
+            known = dict(self._lists.get(key) or {})
+            held = self._held.pop(key, None)
+            self._one_task.pop(key, None)
+        before: list[tuple[Any, ...]] = []
+        if held is not None and held.checkpoint_id != parent_id:
+            before.append(self._held_args(key, held))
+            held = None
         channels: list[str] = []
         versions: list[str] = []
         types: list[str] = []
         blobs: list[bytes] = []
+        bases: list[str | None] = []
+        remember: dict[tuple[str, str, str], _Remembered] = {}
+        deltas: dict[int, Any] = {}  # position -> the whole value, should the database refuse the delta
+        messages: list[dict[str, Any]] | None = None
         for channel, version in new_versions.items():
-            if channel in values and channel not in inline:
-                blob_type, blob = self.serde.dumps_typed(values[channel])
-                channels.append(channel)
-                versions.append(str(version))
-                types.append(blob_type)
-                blobs.append(blob)
+            if channel not in values or channel in inline:
+                continue
+            value = values[channel]
+            base: str | None = None
+            appended: list[Any] | None = None
+            depth = 0
+            if type(value) is list:
+                seen = known.get(channel)
+                if seen is not None and seen.depth < MAX_DELTA_CHAIN and _prefix(seen.items, value):
+                    appended = value[len(seen.items) :]
+                    blob_type, blob = self.serde.dumps_typed(appended)
+                    if blob_type == "msgpack":
+                        base, depth = seen.version, seen.depth + 1
+                    else:
+                        appended = None
+            if base is None:
+                blob_type, blob = self.serde.dumps_typed(value)
+            else:
+                deltas[len(blobs)] = value
+            if type(value) is list and blob_type == "msgpack":
+                remember[(thread_id, checkpoint_ns, channel)] = _Remembered(str(version), tuple(value), depth)
+            if channel == self.mirror_messages and type(value) is list:
+                new_items = appended if appended is not None else (value if parent_id is None else [])
+                start = len(value) - len(new_items)
+                found = [
+                    _as_message(item, f"lg:{thread_id}:{checkpoint['id']}:{start + i}")
+                    for i, item in enumerate(new_items)
+                ]
+                messages = [m for m in found if m is not None] or None
+            channels.append(channel)
+            versions.append(str(version))
+            types.append(blob_type)
+            blobs.append(blob)
+            bases.append(base)
+        write: tuple[Any, ...] = (None, "", None, None, None, None)
+        if held is not None:
+            write = (held.task_id, held.task_path, held.idx, held.channels, held.types, held.blobs)
         args = (
             thread_id,
             checkpoint_ns,
             checkpoint["id"],
-            configurable.get("checkpoint_id"),
+            parent_id,
             type_,
             data,
             Jsonb(get_serializable_checkpoint_metadata(config, metadata)),
@@ -178,7 +361,20 @@ class _Codec(BaseCheckpointSaver[str]):
             configurable.get("job_id"),
             configurable.get("fencing_token"),
             self.durability,
+            bases if deltas else None,
+            *write,
+            Jsonb(messages) if messages else None,
         )
+
+        def whole() -> tuple[Any, ...]:
+            full_types, full_blobs = list(types), list(blobs)
+            for position, value in deltas.items():
+                full_types[position], full_blobs[position] = self.serde.dumps_typed(value)
+            return (*args[:10], full_types, full_blobs, *args[12:15], None, *args[16:])
+
+        if _one_task_follows(checkpoint):
+            with self._state_lock:
+                self._one_task[key] = checkpoint["id"]
         next_config: RunnableConfig = {
             "configurable": {
                 "thread_id": thread_id,
@@ -186,7 +382,97 @@ class _Codec(BaseCheckpointSaver[str]):
                 "checkpoint_id": checkpoint["id"],
             }
         }
-        return args, next_config
+        return _Step(args, whole if deltas else None, remember, next_config, key), before
+
+    def _stored(self, step: _Step, *, whole: bool = False) -> None:
+        """What a stored step leaves to remember: each list channel's items at its new version."""
+        with self._state_lock:
+            known = self._lists.pop(step.thread_key, None) or {}
+            if whole:
+                known = {}
+            for (_thread, _ns, channel), seen in step.remember.items():
+                known[channel] = seen if not whole else _Remembered(seen.version, seen.items, 0)
+            self._lists[step.thread_key] = known
+            while len(self._lists) > MAX_REMEMBERED_THREADS:
+                self._lists.popitem(last=False)
+
+    def _remember_read(self, found: CheckpointTuple, row: Sequence[Any]) -> None:
+        """A checkpoint read whole: its list channels are what the next step may extend."""
+        if not row[_BLOBS]:
+            return
+        key = (str(row[_THREAD_ID]), row[_NS])
+        values = found.checkpoint["channel_values"]
+        versions = found.checkpoint["channel_versions"]
+        seen = {
+            channel: _Remembered(str(versions[channel]), tuple(values[channel]), 0)
+            for channel, type_ in zip(row[_BLOB_CHANNELS], row[_BLOB_TYPES], strict=True)
+            if type_ == "msgpack" and type(values.get(channel)) is list and channel in versions
+        }
+        with self._state_lock:
+            known = self._lists.pop(key, None) or {}
+            known.update(seen)
+            self._lists[key] = known
+            while len(self._lists) > MAX_REMEMBERED_THREADS:
+                self._lists.popitem(last=False)
+
+    def _forget(self, key: tuple[str, str]) -> None:
+        with self._state_lock:
+            self._lists.pop(key, None)
+
+    def _held_args(self, key: tuple[str, str], held: _Held) -> tuple[Any, ...]:
+        return (
+            key[0],
+            key[1],
+            held.checkpoint_id,
+            held.task_id,
+            held.idx,
+            held.channels,
+            held.types,
+            held.blobs,
+            held.task_path,
+            held.job_id,
+            held.fencing_token,
+        )
+
+    def _writes_to_send(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str
+    ) -> list[tuple[Any, ...]]:
+        """put_writes: nothing to send when these writes are held for the step's put, else the
+        calls to make (a held sibling first)."""
+        args = self._writes_args(config, writes, task_id, task_path)
+        configurable = config["configurable"]
+        key = (args[0], args[1])
+        with self._state_lock:
+            held = self._held.pop(key, None)
+            if held is None and all(i >= 0 for i in args[4]) and self._one_task.get(key) == args[2]:
+                self._held[key] = _Held(
+                    args[2],
+                    task_id,
+                    task_path,
+                    args[4],
+                    args[5],
+                    args[6],
+                    args[7],
+                    configurable.get("job_id"),
+                    configurable.get("fencing_token"),
+                )
+                return []
+            if held is not None and held.checkpoint_id == args[2]:
+                self._one_task.pop(key, None)  # a second task: the step has several
+        return ([self._held_args(key, held)] if held is not None else []) + [args]
+
+    def _held_of(self, thread_id: str | None) -> list[tuple[Any, ...]]:
+        """The held writes of a thread (None: of every thread), taken to be sent before a read."""
+        with self._state_lock:
+            keys = [k for k in self._held if thread_id is None or k[0] == str(thread_id)]
+            return [self._held_args(k, self._held.pop(k)) for k in keys]
+
+    def _drop_held(self, thread_id: str) -> None:
+        with self._state_lock:
+            for key in [k for k in self._held if k[0] == str(thread_id)]:
+                del self._held[key]
+            for key in [k for k in self._lists if k[0] == str(thread_id)]:
+                del self._lists[key]
 
     def _writes_args(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str
@@ -396,8 +682,9 @@ class AgentStateSaver(_Codec):
         serde: SerializerProtocol | None = None,
         durability: Durability = "sync",
         retry: RetryPolicy | None = None,
+        mirror_messages: str | None = None,
     ) -> None:
-        super().__init__(serde=serde, durability=durability)
+        super().__init__(serde=serde, durability=durability, mirror_messages=mirror_messages)
         self.conn = conn
         self._client = Client(conn, retry=retry)
         self._conn_string: str | None = None
@@ -453,9 +740,18 @@ class AgentStateSaver(_Codec):
                     self._migrate_pending_sends(item, parent_rows[0])
         return found
 
+    def _send_held(self, thread_id: str | None) -> None:
+        for args in self._held_of(thread_id):
+            self._execute(PUT_WRITES, args)
+
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        self._send_held(config["configurable"]["thread_id"])
         rows = self._execute(GET_CHECKPOINT, self._get_args(config))
-        return self._load(rows)[0] if rows else None
+        if not rows:
+            return None
+        found = self._load(rows)[0]
+        self._remember_read(found, rows[0])
+        return found
 
     def list(
         self,
@@ -470,6 +766,7 @@ class AgentStateSaver(_Codec):
             if self._matches(found, filter):
                 yield found
             return
+        self._send_held((config or {}).get("configurable", {}).get("thread_id"))
         yield from self._load(self._execute(LIST_CHECKPOINTS, self._list_args(config, filter, before, limit)))
 
     def put(
@@ -479,25 +776,40 @@ class AgentStateSaver(_Codec):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        args, next_config = self._put_args(config, checkpoint, metadata, new_versions)
-        self._execute(PUT_CHECKPOINT, args)
-        return next_config
+        step, before = self._step(config, checkpoint, metadata, new_versions)
+        for args in before:
+            self._execute(PUT_WRITES, args)
+        try:
+            self._execute(PUT_STEP, step.args)
+        except DeltaBaseMissing:
+            if step.whole is None:
+                raise
+            self._execute(PUT_STEP, step.whole())  # a version it extends is gone (pruned): send it whole
+            self._stored(step, whole=True)
+        else:
+            self._stored(step)
+        return step.next_config
 
     def put_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
     ) -> None:
-        self._execute(PUT_WRITES, self._writes_args(config, writes, task_id, task_path))
+        for args in self._writes_to_send(config, writes, task_id, task_path):
+            self._execute(PUT_WRITES, args)
 
     def delete_thread(self, thread_id: str) -> None:
+        self._drop_held(thread_id)
         self._execute(DELETE_THREAD, (str(thread_id),))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self._send_held(None)
         self._execute(DELETE_FOR_RUNS, ([str(r) for r in run_ids],))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self._send_held(source_thread_id)
         self._execute(COPY_THREAD, (str(source_thread_id), str(target_thread_id)))
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        self._send_held(None)
         self._execute(PRUNE, self._prune_args(thread_ids, strategy))
 
     def get_delta_channel_history(
@@ -507,6 +819,7 @@ class AgentStateSaver(_Codec):
         channel, the nearest stored value on the parent chain and the writes since, oldest first."""
         if not channels:
             return {}
+        self._send_held(config["configurable"]["thread_id"])
         rows = self._execute(DELTA_CHANNEL_HISTORY, self._delta_args(config, channels))
         history, unresolved = self._delta_history(rows, channels)
         if unresolved:
@@ -583,8 +896,9 @@ class AsyncAgentStateSaver(_Codec):
         serde: SerializerProtocol | None = None,
         durability: Durability = "sync",
         retry: RetryPolicy | None = None,
+        mirror_messages: str | None = None,
     ) -> None:
-        super().__init__(serde=serde, durability=durability)
+        super().__init__(serde=serde, durability=durability, mirror_messages=mirror_messages)
         self.conn = conn
         self._client = AsyncClient(conn, retry=retry)
         self._conn_string: str | None = None
@@ -635,9 +949,18 @@ class AsyncAgentStateSaver(_Codec):
                     self._migrate_pending_sends(item, parent_rows[0])
         return found
 
+    async def _send_held(self, thread_id: str | None) -> None:
+        for args in self._held_of(thread_id):
+            await self._execute(PUT_WRITES, args)
+
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        await self._send_held(config["configurable"]["thread_id"])
         rows = await self._execute(GET_CHECKPOINT, self._get_args(config))
-        return (await self._load(rows))[0] if rows else None
+        if not rows:
+            return None
+        found = (await self._load(rows))[0]
+        self._remember_read(found, rows[0])
+        return found
 
     async def alist(
         self,
@@ -652,6 +975,7 @@ class AsyncAgentStateSaver(_Codec):
             if self._matches(found, filter):
                 yield found
             return
+        await self._send_held((config or {}).get("configurable", {}).get("thread_id"))
         rows = await self._execute(LIST_CHECKPOINTS, self._list_args(config, filter, before, limit))
         for item in await self._load(rows):
             yield item
@@ -663,25 +987,40 @@ class AsyncAgentStateSaver(_Codec):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        args, next_config = self._put_args(config, checkpoint, metadata, new_versions)
-        await self._execute(PUT_CHECKPOINT, args)
-        return next_config
+        step, before = self._step(config, checkpoint, metadata, new_versions)
+        for args in before:
+            await self._execute(PUT_WRITES, args)
+        try:
+            await self._execute(PUT_STEP, step.args)
+        except DeltaBaseMissing:
+            if step.whole is None:
+                raise
+            await self._execute(PUT_STEP, step.whole())  # see AgentStateSaver.put
+            self._stored(step, whole=True)
+        else:
+            self._stored(step)
+        return step.next_config
 
     async def aput_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
     ) -> None:
-        await self._execute(PUT_WRITES, self._writes_args(config, writes, task_id, task_path))
+        for args in self._writes_to_send(config, writes, task_id, task_path):
+            await self._execute(PUT_WRITES, args)
 
     async def adelete_thread(self, thread_id: str) -> None:
+        self._drop_held(thread_id)
         await self._execute(DELETE_THREAD, (str(thread_id),))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await self._send_held(None)
         await self._execute(DELETE_FOR_RUNS, ([str(r) for r in run_ids],))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await self._send_held(source_thread_id)
         await self._execute(COPY_THREAD, (str(source_thread_id), str(target_thread_id)))
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await self._send_held(None)
         await self._execute(PRUNE, self._prune_args(thread_ids, strategy))
 
     async def aget_delta_channel_history(
@@ -691,6 +1030,7 @@ class AsyncAgentStateSaver(_Codec):
         channel, the nearest stored value on the parent chain and the writes since, oldest first."""
         if not channels:
             return {}
+        await self._send_held(config["configurable"]["thread_id"])
         rows = await self._execute(DELTA_CHANNEL_HISTORY, self._delta_args(config, channels))
         history, unresolved = self._delta_history(rows, channels)
         if unresolved:
