@@ -258,6 +258,8 @@ class _Codec(BaseCheckpointSaver[str]):
         self._state_lock = threading.Lock()
         self._lists: OrderedDict[tuple[str, str], dict[str, _Remembered]] = OrderedDict()
         self._one_task: dict[tuple[str, str], str] = {}  # the checkpoint whose step has one task
+        # the checkpoint of each thread this saver last put or read, and the channels it names
+        self._last: dict[tuple[str, str], tuple[str, frozenset[str]]] = {}
         self._held: dict[tuple[str, str], _Held] = {}
 
     def get_next_version(self, current: str | None, channel: None = None) -> str:
@@ -295,6 +297,12 @@ class _Codec(BaseCheckpointSaver[str]):
             known = dict(self._lists.get(key) or {})
             held = self._held.pop(key, None)
             self._one_task.pop(key, None)
+            last = self._last.get(key)
+
+        def parent_lacks(channel: str) -> bool:
+            """A channel the parent did not have: every item of it is new (for mirror_messages)."""
+            return parent_id is None or (last is not None and last[0] == parent_id and channel not in last[1])
+
         before: list[tuple[Any, ...]] = []
         if held is not None and held.checkpoint_id != parent_id:
             before.append(self._held_args(key, held))
@@ -330,7 +338,7 @@ class _Codec(BaseCheckpointSaver[str]):
             if type(value) is list and blob_type == "msgpack":
                 remember[(thread_id, checkpoint_ns, channel)] = _Remembered(str(version), tuple(value), depth)
             if channel == self.mirror_messages and type(value) is list:
-                new_items = appended if appended is not None else (value if parent_id is None else [])
+                new_items = appended if appended is not None else (value if parent_lacks(channel) else [])
                 start = len(value) - len(new_items)
                 found = [
                     _as_message(item, f"lg:{thread_id}:{checkpoint['id']}:{start + i}")
@@ -387,6 +395,7 @@ class _Codec(BaseCheckpointSaver[str]):
     def _stored(self, step: _Step, *, whole: bool = False) -> None:
         """What a stored step leaves to remember: each list channel's items at its new version."""
         with self._state_lock:
+            self._last[step.thread_key] = (step.args[2], frozenset(step.args[7].obj))
             known = self._lists.pop(step.thread_key, None) or {}
             if whole:
                 known = {}
@@ -394,26 +403,27 @@ class _Codec(BaseCheckpointSaver[str]):
                 known[channel] = seen if not whole else _Remembered(seen.version, seen.items, 0)
             self._lists[step.thread_key] = known
             while len(self._lists) > MAX_REMEMBERED_THREADS:
-                self._lists.popitem(last=False)
+                dropped, _ = self._lists.popitem(last=False)
+                self._last.pop(dropped, None)
 
     def _remember_read(self, found: CheckpointTuple, row: Sequence[Any]) -> None:
         """A checkpoint read whole: its list channels are what the next step may extend."""
-        if not row[_BLOBS]:
-            return
         key = (str(row[_THREAD_ID]), row[_NS])
         values = found.checkpoint["channel_values"]
         versions = found.checkpoint["channel_versions"]
         seen = {
             channel: _Remembered(str(versions[channel]), tuple(values[channel]), 0)
-            for channel, type_ in zip(row[_BLOB_CHANNELS], row[_BLOB_TYPES], strict=True)
+            for channel, type_ in zip(row[_BLOB_CHANNELS] or (), row[_BLOB_TYPES] or (), strict=True)
             if type_ == "msgpack" and type(values.get(channel)) is list and channel in versions
         }
         with self._state_lock:
+            self._last[key] = (str(row[_ID]), frozenset(versions))
             known = self._lists.pop(key, None) or {}
             known.update(seen)
             self._lists[key] = known
             while len(self._lists) > MAX_REMEMBERED_THREADS:
-                self._lists.popitem(last=False)
+                dropped, _ = self._lists.popitem(last=False)
+                self._last.pop(dropped, None)
 
     def _forget(self, key: tuple[str, str]) -> None:
         with self._state_lock:
@@ -473,6 +483,7 @@ class _Codec(BaseCheckpointSaver[str]):
                 del self._held[key]
             for key in [k for k in self._lists if k[0] == str(thread_id)]:
                 del self._lists[key]
+                self._last.pop(key, None)
 
     def _writes_args(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str
