@@ -351,3 +351,44 @@ def test_upgrade_through_reworked_functions_keeps_every_row(databases: Any, tmp_
     with psycopg.connect(by_sqitch.dsn(), autocommit=True) as conn:
         found = conn.execute("select obj_description('ai.rework_probe()'::regprocedure, 'pg_proc')").fetchone()
         assert found == ("Added by a rework.",)
+
+
+# ----- checkpoints written by the release read back the same, and deltas extend them
+
+
+def test_checkpoints_of_the_release_read_back_identical_and_a_delta_extends_their_lists(databases: Any) -> None:
+    tag = latest_tag((ROOT / "sqitch.plan").read_text())
+    if tag is None:
+        pytest.skip("sqitch.plan has no release tag yet")
+    import ormsgpack
+
+    db = databases()
+    sqitch(["deploy", "--verify", "--to", f"@{tag}"], db.env, ROOT)
+    thread = f"up-lists-{uuid.uuid4().hex[:6]}"
+    items = [{"role": "user", "content": f"message {i} " + "x" * 400} for i in range(40)]
+    read = "select * from ai.list_checkpoints(%s, '', null, null, null) order by checkpoint_id"
+    with psycopg.connect(db.dsn("tenant_a"), autocommit=True) as conn:
+        a = Client(conn)
+        a.create_session(thread)
+        parent = None
+        for n in (1, 20, 40):  # whole list values, as 0.1.0 writes every version
+            parent = a.put_checkpoint(
+                thread, "", None, parent, "msgpack", b"\x80", {"step": n}, {"messages": f"{n:04}"},
+                [ChannelValue("messages", f"{n:04}", "msgpack", ormsgpack.packb(items[:n]))],
+            )  # fmt: skip
+        a.put_writes(thread, "", parent, "task", [PendingWrite(0, "messages", "msgpack", ormsgpack.packb(items[-1:]))])
+        before = conn.execute(read, (thread,)).fetchall()
+    sqitch(["deploy", "--verify"], db.env, ROOT)
+    with psycopg.connect(db.dsn("tenant_a"), autocommit=True) as conn:
+        assert conn.execute(read, (thread,)).fetchall() == before
+        # a step of this release extends the release's whole value with the items it appends
+        more = [{"role": "assistant", "content": "reply"}]
+        conn.execute(
+            "select ai.put_checkpoint(%s, '', 'c-next', %s, 'msgpack', %s, '{}', %s,"
+            " array['messages'], array['0041'], array['msgpack'], array[%s], blob_bases => array['0040'])",
+            (thread, parent, b"\x80", psycopg.types.json.Jsonb({"messages": "0041"}), ormsgpack.packb(more)),
+        )
+        (channels, blobs) = conn.execute(
+            "select blob_channels, blobs from ai.get_checkpoint(%s, '', 'c-next')", (thread,)
+        ).fetchone()
+        assert channels == ["messages"] and ormsgpack.unpackb(blobs[0]) == items + more
