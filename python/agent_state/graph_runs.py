@@ -175,6 +175,7 @@ class _Runs:
         result: Callable[[Any], Any] | None,
         max_attempts: int,
         config: RunnableConfig | None,
+        mirror_messages: str | None = None,
     ) -> None:
         if durability not in ("sync", "async", "exit"):
             raise ValueError(f"durability must be 'sync', 'async' or 'exit', not {durability!r}")
@@ -186,6 +187,7 @@ class _Runs:
         self.result = result or _jsonable
         self.max_attempts = max_attempts
         self.config = config or {}
+        self.mirror_messages = mirror_messages
         self._bound: dict[int, Any] = {}
 
     def _start_args(self, thread_id: str, input: Any, dedup_key: str | None) -> tuple[dict[str, Any], str]:
@@ -217,7 +219,9 @@ class GraphRuns(_Runs):
     the next one starts, so a run resumed after a crash never repeats a finished node; ``"async"``
     is faster but a node that finished just before a crash may run again. ``result`` turns the
     final state into the job's JSON result. ``config`` is merged into every invocation's config
-    (e.g. ``{"recursion_limit": 50}``). See the module docstring for the full contract.
+    (e.g. ``{"recursion_limit": 50}``). ``mirror_messages`` names a list channel (``"messages"``)
+    whose new items each step also appends to the thread's messages (``ai.session_messages``), in
+    the same call as the step. See the module docstring for the full contract.
     """
 
     def __init__(
@@ -230,9 +234,16 @@ class GraphRuns(_Runs):
         result: Callable[[Any], Any] | None = None,
         max_attempts: int = 5,
         config: RunnableConfig | None = None,
+        mirror_messages: str | None = None,
     ) -> None:
         super().__init__(
-            graph, queue=queue, durability=durability, result=result, max_attempts=max_attempts, config=config
+            graph,
+            queue=queue,
+            durability=durability,
+            result=result,
+            max_attempts=max_attempts,
+            config=config,
+            mirror_messages=mirror_messages,
         )
         self.client = client
 
@@ -282,7 +293,9 @@ class GraphRuns(_Runs):
             return self.graph
         bound = self._bound.get(id(source))
         if bound is None:
-            bound = self._bound[id(source)] = self.graph.copy(update={"checkpointer": AgentStateSaver(source)})
+            bound = self._bound[id(source)] = self.graph.copy(
+                update={"checkpointer": AgentStateSaver(source, mirror_messages=self.mirror_messages)}
+            )
         return bound
 
     def plan(self, job: Job, graph: Any | None = None) -> RunPlan:
@@ -323,9 +336,16 @@ class AsyncGraphRuns(_Runs):
         result: Callable[[Any], Any] | None = None,
         max_attempts: int = 5,
         config: RunnableConfig | None = None,
+        mirror_messages: str | None = None,
     ) -> None:
         super().__init__(
-            graph, queue=queue, durability=durability, result=result, max_attempts=max_attempts, config=config
+            graph,
+            queue=queue,
+            durability=durability,
+            result=result,
+            max_attempts=max_attempts,
+            config=config,
+            mirror_messages=mirror_messages,
         )
         self.client = client
 
@@ -369,7 +389,9 @@ class AsyncGraphRuns(_Runs):
             return self.graph
         bound = self._bound.get(id(source))
         if bound is None:
-            bound = self._bound[id(source)] = self.graph.copy(update={"checkpointer": AsyncAgentStateSaver(source)})
+            bound = self._bound[id(source)] = self.graph.copy(
+                update={"checkpointer": AsyncAgentStateSaver(source, mirror_messages=self.mirror_messages)}
+            )
         return bound
 
     async def plan(self, job: Job, graph: Any | None = None) -> RunPlan:
