@@ -259,3 +259,23 @@ def test_mirrored_messages_reach_the_thread_in_the_same_call(role_dsn: Any, conn
     assert [r[0] for r in rows] == ["user"] + ["assistant"] * 5
     assert [r[2] for r in rows] == ["lg:m-start"] + [f"lg:m-{t}" for t in range(5)]
     assert rows[1][1] == _text(0)
+
+
+def test_archive_and_restore_keep_a_thread_of_deltas_whole(saver: AgentStateSaver, client: Any) -> None:
+    from datetime import timedelta
+
+    from agent_state import Client
+
+    thread = f"delta-archived-{uuid.uuid4()}"
+    graph = _chat(saver, steps=10)
+    _run(graph, thread, 10)
+    expected = graph.get_state({"configurable": {"thread_id": thread}}).values
+    Client(saver.conn).set_session_status(thread, "completed")
+    moved: list[str] = []
+    while batch := client.archive_sessions(timedelta(0), 1000):
+        moved += [m.thread_id for m in batch]
+    assert thread in moved
+    assert AgentStateSaver(saver.conn).get_tuple({"configurable": {"thread_id": thread}}) is None
+    client.restore_session(thread)
+    fresh = _chat(AgentStateSaver(saver.conn), steps=10)
+    assert fresh.get_state({"configurable": {"thread_id": thread}}).values == expected

@@ -2809,7 +2809,7 @@ declare
 begin
   -- the versions the checkpoints name, and every version a kept delta extends
   with recursive referenced as (
-    select c.thread_id, c.checkpoint_ns, v.key as channel, v.value as version
+    select c.thread_id, c.checkpoint_ns, v.key collate "C" as channel, v.value collate "C" as version
     from ai.checkpoints c
     cross join lateral pg_catalog.jsonb_each_text(c.channel_versions) v
     where c.thread_id = any (thread_ids)
@@ -3633,7 +3633,7 @@ begin
     select w.channel, 'seed' as kind, w.ancestor_id as from_checkpoint_id, null::text as task_id, null::integer as idx,
            b.type,
            case when b.base_version is null then b.blob
-                else ai._rebuilt_value(a_thread_id, a_ns, b.channel, b.version) end,
+                else ai._rebuilt_value(a_thread_id, a_ns, b.channel, b.version) end as blob,
            0 as part, 0 as depth, ''::text as task_path
     from walk w
     join ai.checkpoint_blobs b
@@ -3725,7 +3725,7 @@ begin
 
   -- the values the copied checkpoints name, and the versions their deltas extend
   with recursive needed as (
-    select distinct c.checkpoint_ns, v.key as channel, v.value as version
+    select distinct c.checkpoint_ns, v.key collate "C" as channel, v.value collate "C" as version
     from ai.checkpoints c
     cross join lateral pg_catalog.jsonb_each_text(c.channel_versions) v
     where c.thread_id = a_target
@@ -3941,13 +3941,22 @@ begin
                           and p.checkpoint_id = c.parent_checkpoint_id)
     )
     select count(*) into v_count from gone;
+    -- the values the kept checkpoints name are made whole, so the versions their deltas extended
+    -- go with the pruned checkpoints (prune leaves one value per kept version, as it finds it)
+    update ai.checkpoint_blobs b
+    set blob = ai._rebuilt_value(b.thread_id, b.checkpoint_ns, b.channel, b.version), base_version = null
+    from ai.checkpoints c
+    cross join lateral pg_catalog.jsonb_each_text(c.channel_versions) v
+    where c.thread_id = any (thread_ids)
+      and b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key
+      and b.version = v.value and b.base_version is not null;
     perform ai._collect_checkpoint_blobs(thread_ids);
   end if;
   return v_count;
 end
 $$;
 comment on function ai.prune_checkpoints(text[], text) is
-  'Retention for the given threads: ''keep_latest'' keeps the newest checkpoint of each namespace (with its pending writes and channel values) and, for the LangGraph DeltaChannels whose value it does not store, the ancestors that value is rebuilt from (back to the nearest stored value, with their writes); the oldest kept checkpoint loses its parent. ''delete'' removes all checkpoints, writes and values. The sessions stay. Returns the checkpoints deleted. AS002 bad argument.';
+  'Retention for the given threads: ''keep_latest'' keeps the newest checkpoint of each namespace (with its pending writes and channel values, a value stored as a delta made whole) and, for the LangGraph DeltaChannels whose value it does not store, the ancestors that value is rebuilt from (back to the nearest stored value, with their writes); the oldest kept checkpoint loses its parent. ''delete'' removes all checkpoints, writes and values. The sessions stay. Returns the checkpoints deleted. AS002 bad argument.';
 
 create or replace function ai.prune_idle_threads(idle interval, strategy text default 'keep_latest') returns integer
 language plpgsql volatile
