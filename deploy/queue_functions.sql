@@ -321,7 +321,7 @@ begin
     -- 1. Pick (deploy/hot_renewals.sql: no index holds the lease expiry, so a renewal is HOT).
     --    a. A lease that ran out: the queue's running jobs (agent_jobs_in_progress), the lease
     --       read from the row. Such a job is its thread's one running job: no sibling check.
-    --    b. A due PENDING job (agent_jobs_claim, in claim order) that comes before it in the
+    --    b. A due PENDING job (agent_jobs_claim_pending, in claim order) that comes before it in the
     --       order of 0.1.0 (priority desc, then due time -- run_at, or the lease's end -- then
     --       job_id). The thread's lock keeps every other claimer off the thread until we commit;
     --       a picked expired job not taken stays locked, untouched, until then.
@@ -409,7 +409,7 @@ begin
   end if;
 
   -- 1. Pick, as claim_job does: the leases that ran out (agent_jobs_in_progress; one per thread,
-  --    as each is its thread's running job), then due PENDING jobs (agent_jobs_claim) for the
+  --    as each is its thread's running job), then due PENDING jobs (agent_jobs_claim_pending) for the
   --    rest, at most one per thread (a sibling locked here but not picked stays as it was; the row
   --    lock ends with this transaction). A batch takes the leases that ran out first (0.1.0 merged
   --    both in one order; claim_job still does).

@@ -21,7 +21,10 @@ def lsn(c: psycopg.Connection[Any]) -> int:
 
 def setup(c: psycopg.Connection[Any]) -> tuple[str, int, int]:
     c.execute("set synchronous_commit = off")
-    c.execute("create table if not exists public.plain_insert (thread_id text, seq bigint, content jsonb, primary key (thread_id, seq))")
+    c.execute(
+        "create table if not exists public.plain_insert"
+        " (thread_id text, seq bigint, content jsonb, primary key (thread_id, seq))"
+    )
     t = f"ab-{uuid.uuid4()}"
     q = f"abq-{uuid.uuid4().hex[:8]}"
     c.execute("set role tenant_a")
@@ -57,8 +60,10 @@ def run(dsn: str, n: int, fenced_one_call: bool) -> dict[str, tuple[float, float
         def append() -> None:
             i[0] += 1
             if fenced_one_call:
-                c.execute("select ai.append_message_idempotent(%s, 'assistant', %s, job_id => %s, fencing_token => %s)",
-                          (t, f'"m{i[0]}"', j, tok))
+                c.execute(
+                    "select ai.append_message_idempotent(%s, 'assistant', %s, job_id => %s, fencing_token => %s)",
+                    (t, f'"m{i[0]}"', j, tok),
+                )
             else:
                 with c.transaction():
                     c.execute("select ai.fenced_write(%s, %s)", (j, tok))
@@ -88,13 +93,17 @@ def run(dsn: str, n: int, fenced_one_call: bool) -> dict[str, tuple[float, float
         out["plain INSERT (one row, PK)"] = (p[0] - r[0], p[1] - r[1])
         out["fenced append"] = measure(c, "append", append, n)
         c.execute("reset role")
-        h0 = c.execute("select n_tup_upd, n_tup_hot_upd from pg_stat_user_tables where relid = 'ai.agent_jobs'::regclass").fetchone()
+        h0 = c.execute(
+            "select n_tup_upd, n_tup_hot_upd from pg_stat_user_tables where relid = 'ai.agent_jobs'::regclass"
+        ).fetchone()
         c.execute("set role app_service")
         out["renew_lease"] = measure(c, "renew", renew, n)
         c.execute("reset role")
         time.sleep(0.6)  # stats flush (PG 15 reports at most every 0.5 s... of an idle backend)
         c.execute("select pg_stat_force_next_flush()")
-        h1 = c.execute("select n_tup_upd, n_tup_hot_upd from pg_stat_user_tables where relid = 'ai.agent_jobs'::regclass").fetchone()
+        h1 = c.execute(
+            "select n_tup_upd, n_tup_hot_upd from pg_stat_user_tables where relid = 'ai.agent_jobs'::regclass"
+        ).fetchone()
         out["renew HOT share"] = ((h1[1] - h0[1]) / max(1, h1[0] - h0[0]), 0.0)  # type: ignore[index]
         c.execute("set role app_service")
         out["fenced_write twice in one tx"] = measure(c, "twice", twice, n)

@@ -97,7 +97,9 @@ GET_SESSION = Call("select * from ai.get_session(%s)", lambda r: from_row(Sessio
 SET_SESSION_STATUS = Call("select * from ai.set_session_status(%s, %s)", lambda r: from_row(Session, r))
 APPEND_MESSAGE = Call("select * from ai.append_message_idempotent(%s, %s, %s, %s, %s, %s)", _append_result)
 # The fenced append: one statement (ai.fenced_write inside), for a worker in autocommit.
-APPEND_MESSAGE_FENCED = Call("select * from ai.append_message_idempotent(%s, %s, %s, %s, %s, %s, %s, %s)", _append_result)
+APPEND_MESSAGE_FENCED = Call(
+    "select * from ai.append_message_idempotent(%s, %s, %s, %s, %s, %s, %s, %s)", _append_result
+)
 GET_MESSAGES = Call("select * from ai.get_messages(%s, %s, %s)", lambda r: from_row(Message, r))
 RECORD_EVENT = Call("select * from ai.record_event(%s, %s, %s)", lambda r: from_row(Event, r))
 GET_EVENTS = Call("select * from ai.get_events(%s, %s, %s, %s)", lambda r: from_row(Event, r))

@@ -1701,7 +1701,7 @@ begin
     -- 1. Pick (deploy/hot_renewals.sql: no index holds the lease expiry, so a renewal is HOT).
     --    a. A lease that ran out: the queue's running jobs (agent_jobs_in_progress), the lease
     --       read from the row. Such a job is its thread's one running job: no sibling check.
-    --    b. A due PENDING job (agent_jobs_claim, in claim order) that comes before it in the
+    --    b. A due PENDING job (agent_jobs_claim_pending, in claim order) that comes before it in the
     --       order of 0.1.0 (priority desc, then due time -- run_at, or the lease's end -- then
     --       job_id). The thread's lock keeps every other claimer off the thread until we commit;
     --       a picked expired job not taken stays locked, untouched, until then.
@@ -1789,7 +1789,7 @@ begin
   end if;
 
   -- 1. Pick, as claim_job does: the leases that ran out (agent_jobs_in_progress; one per thread,
-  --    as each is its thread's running job), then due PENDING jobs (agent_jobs_claim) for the
+  --    as each is its thread's running job), then due PENDING jobs (agent_jobs_claim_pending) for the
   --    rest, at most one per thread (a sibling locked here but not picked stays as it was; the row
   --    lock ends with this transaction). A batch takes the leases that ran out first (0.1.0 merged
   --    both in one order; claim_job still does).
@@ -6636,14 +6636,14 @@ grant execute on function ai.open_stream(text, text, text, integer, bigint, bigi
 -- the generated available_at. The claim index of 0.1.0 held available_at (the lease expiry while a
 -- job runs), so every renewal was a non-HOT update: a new index entry in each index of the table,
 -- on the busiest rows. Here no index holds a column a renewal writes, and a renewal is HOT:
---   agent_jobs_claim (same name, new content): the PENDING jobs of a queue in claim order
---     (priority desc, run_at, job_id); what a claim scans for due jobs.
+--   agent_jobs_claim_pending (in place of agent_jobs_claim): the PENDING jobs of a queue in claim
+--     order (priority desc, run_at, job_id); what a claim scans for due jobs.
 --   agent_jobs_in_progress: the running jobs of a queue, where a claim (and reap_expired) looks
 --     for leases that ran out, reading lease_expires_at from the row.
 -- available_at stays a column (0.1.0 readers select it), in no index.
 
 drop index ai.agent_jobs_claim;
-create index agent_jobs_claim on ai.agent_jobs (queue, priority desc, run_at, job_id)
+create index agent_jobs_claim_pending on ai.agent_jobs (queue, priority desc, run_at, job_id)
   where status = 'PENDING';
 create index agent_jobs_in_progress on ai.agent_jobs (queue)
   where status = 'IN_PROGRESS';
