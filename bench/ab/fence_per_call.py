@@ -1,6 +1,8 @@
 """Per call, one connection, paired A/B: the fenced append, a plain INSERT, a lease renewal (its
-HOT share), begin+finish side effect, fenced_write twice in one transaction. Prints microseconds
-(wall, synchronous_commit off so fsync does not drown the CPU) and WAL bytes per call.
+HOT share), begin+finish side effect, fenced_write twice in one transaction. Prints the backend's
+CPU microseconds per call (/proc/<pid>/schedstat; synchronous_commit off, so the loop is not
+paced by fsync) and WAL bytes per call (pg_current_wal_lsn difference, the loop's own statements
+included).
 Usage: python bench/ab/fence_per_call.py DSN_BASE DSN_HEAD [N]   (superuser DSNs of two databases)
 The base schema has no fenced append signature: there the fenced append is BEGIN; fenced_write;
 append; COMMIT (what a 0.1.0 worker sends)."""
@@ -35,14 +37,22 @@ def setup(c: psycopg.Connection[Any]) -> tuple[str, int, int]:
     return t, j, tok
 
 
+def cpu_ns(pid: int) -> int:
+    """The backend's CPU time so far (/proc/<pid>/schedstat: the server runs on this machine)."""
+    with open(f"/proc/{pid}/schedstat") as f:
+        return int(f.read().split()[0])
+
+
 def measure(c: psycopg.Connection[Any], label: str, fn: Any, n: int) -> tuple[float, float]:
+    """(backend CPU microseconds, WAL bytes) per call."""
+    pid = c.info.backend_pid
     for _ in range(50):
         fn()
-    w0, t0 = lsn(c), time.perf_counter()
+    w0, t0 = lsn(c), cpu_ns(pid)
     for _ in range(n):
         fn()
-    t1, w1 = time.perf_counter(), lsn(c)
-    return (t1 - t0) / n * 1e6, (w1 - w0) / n
+    t1, w1 = cpu_ns(pid), lsn(c)
+    return (t1 - t0) / n / 1e3, (w1 - w0) / n
 
 
 def run(dsn: str, n: int, fenced_one_call: bool) -> dict[str, tuple[float, float]]:
@@ -119,7 +129,7 @@ if __name__ == "__main__":
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
     rb = run(base, n, False)
     rh = run(head, n, True)
-    print(f"{'per call':32} {'base us':>9} {'head us':>9} {'base WAL':>9} {'head WAL':>9}")
+    print(f"{'per call':32} {'base CPU':>9} {'head CPU':>9} {'base WAL':>9} {'head WAL':>9}")
     for k in rb:
         b, h = rb[k], rh.get(k, (0.0, 0.0))
         print(f"{k:32} {b[0]:9.1f} {h[0]:9.1f} {b[1]:9.0f} {h[1]:9.0f}")
