@@ -47,10 +47,13 @@ begin
       message = format('threshold must be in (0, 1], not %s', coalesce(threshold::text, 'NULL'));
   end if;
 
-  select s.last_seq into v_last from ai.agent_sessions s where s.thread_id = a_thread_id;
+  perform from ai.agent_sessions s where s.thread_id = a_thread_id;
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
+  -- the newest seq (agent_sessions.last_seq is no longer kept)
+  v_last := coalesce((select m.seq from ai.session_messages m where m.thread_id = a_thread_id
+                      order by m.seq desc limit 1), 0);
 
   v_summary := ai._newest_summary(a_thread_id);
   v_through := coalesce((v_summary.content -> 'compaction' ->> 'through_seq')::bigint, 0);
@@ -110,12 +113,15 @@ begin
       message = format('through_seq must be 1 or more, not %s', coalesce(a_through::text, 'NULL'));
   end if;
 
-  -- Serialize compactions of this thread (and appends) on the session row, so that two
-  -- summarizers racing cannot both pass the staleness check.
-  select s.last_seq into v_last from ai.agent_sessions s where s.thread_id = a_thread_id for no key update;
+  -- Serialize compactions of this thread on the session row, so that two summarizers racing
+  -- cannot both pass the staleness check (appends no longer take that row: a compaction is rare,
+  -- an append is every step). The newest seq is read after the lock.
+  perform from ai.agent_sessions s where s.thread_id = a_thread_id for no key update;
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
+  v_last := coalesce((select m.seq from ai.session_messages m where m.thread_id = a_thread_id
+                      order by m.seq desc limit 1), 0);
 
   -- A retry of a stored compaction returns it (or AS005 if the summary text differs).
   if not exists (select from ai.session_messages m where m.thread_id = a_thread_id and m.idempotency_key = v_key) then

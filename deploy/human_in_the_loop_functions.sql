@@ -51,7 +51,9 @@ begin
       message = format('job %s: only a job whose payload is a JSON object can wait for a person (the decision is added to it)', a_job_id);
   end if;
 
-  select s.current_checkpoint_id into v_current from ai.agent_sessions s where s.thread_id = j.thread_id;
+  -- the thread's newest root checkpoint (agent_sessions.current_checkpoint_id is no longer kept)
+  select c.checkpoint_id into v_current from ai.checkpoints c
+  where c.thread_id = j.thread_id and c.checkpoint_ns = '' order by c.checkpoint_id desc limit 1;
   if v_current is not null and v_current <> a_checkpoint then
     raise exception using errcode = 'AS034',
       message = format('checkpoint %s is not the newest of thread %s (%s)', a_checkpoint, j.thread_id, v_current);
@@ -75,7 +77,7 @@ begin
 end
 $$;
 comment on function ai.request_human(bigint, bigint, text, jsonb) is
-  'Pauses a job held with fencing_token for a person (fenced): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. The checkpoint must be the thread''s newest (agent_sessions.current_checkpoint_id) when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
+  'Pauses a job held with fencing_token for a person (fenced): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
 
 -- A job that waited for a person was cancelled (called by the status trigger of ai.agent_jobs,
 -- ai._job_status_moved): its approval is cancelled, an approval_cancelled event written, and a
@@ -157,6 +159,10 @@ begin
     perform from ai.agent_jobs u where u.job_id = v_job and u.status = 'AWAITING_HUMAN' for no key update;
   end if;
   select * into s from ai.agent_sessions x where x.thread_id = a_thread_id for no key update;
+  -- computed: the newest root checkpoint (the stored column is no longer kept)
+  s.current_checkpoint_id := (select c.checkpoint_id from ai.checkpoints c
+                              where c.thread_id = a_thread_id and c.checkpoint_ns = ''
+                              order by c.checkpoint_id desc limit 1);
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;

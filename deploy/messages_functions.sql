@@ -13,23 +13,17 @@ begin;
 -- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 -- seq stays 1..n for raw writes too (only the schema owner writes raw: tenants hold no table
--- privilege, docs/security.md); these two triggers keep the messages
--- of a thread a gapless run 1..m with m <= last_seq, whoever writes: a message may only take a
--- number the session has handed out (seq <= last_seq) right after its predecessor, and last_seq
--- only moves up by one, or back by one when that number is still unused. The append follows
--- both rules (seq = last_seq); a restore from the archive inserts 1..n in order under a
--- restored last_seq = n. Anything else is AS004, not a later duplicate key or a gap.
--- The last_seq guard changes no column, so it runs AFTER the row is written (an error rolls the
--- statement back all the same): a BEFORE ROW UPDATE trigger would make each append's UPDATE of
--- the session lock the row once more, with a WAL record, before looking at its WHEN clause.
+-- privilege, docs/security.md): a message may only take seq 1 or the number right after a message
+-- of its thread (issue 20: the number comes from the messages' own primary key, not from
+-- agent_sessions.last_seq, which appends no longer maintain). Anything else is AS004, not a later
+-- duplicate key or a gap. A restore from the archive inserts 1..n in order.
 create or replace function ai._guard_message_seq() returns trigger
 language plpgsql
 as $$
 begin
   -- Rows inserted earlier by the same statement are visible here (row-level BEFORE trigger).
-  if new.seq > coalesce((select s.last_seq from ai.agent_sessions s where s.thread_id = new.thread_id), 0)
-     or (new.seq > 1 and not exists (select from ai.session_messages m
-                                     where m.thread_id = new.thread_id and m.seq = new.seq - 1)) then
+  if new.seq > 1 and not exists (select from ai.session_messages m
+                                 where m.thread_id = new.thread_id and m.seq = new.seq - 1) then
     raise exception using errcode = 'AS004',
       message = format('message seq %s does not follow thread %s: append with ai.append_message_idempotent',
                        new.seq, new.thread_id);
@@ -37,32 +31,16 @@ begin
   return new;
 end
 $$;
-comment on function ai._guard_message_seq() is 'Internal trigger: a message''s seq must be handed out by its session (<= last_seq) and follow the previous message.';
+comment on function ai._guard_message_seq() is 'Internal trigger: a message''s seq is 1 or follows the previous message of its thread.';
 
 create or replace trigger session_messages_seq
   before insert on ai.session_messages
   for each row execute function ai._guard_message_seq();
 
-create or replace function ai._guard_last_seq() returns trigger
-language plpgsql
-as $$
-begin
-  -- Only "give back the number just taken" reaches here (the WHEN clause lets +1 through).
-  if new.last_seq = old.last_seq - 1
-     and not exists (select from ai.session_messages m where m.thread_id = old.thread_id and m.seq = old.last_seq) then
-    return new;
-  end if;
-  raise exception using errcode = 'AS004',
-    message = format('last_seq of thread %s is kept by ai.append_message_idempotent (%s to %s refused)',
-                     old.thread_id, old.last_seq, new.last_seq);
-end
-$$;
-comment on function ai._guard_last_seq() is 'Internal trigger: last_seq only moves up by one, or back by one before the number was used.';
-
-create or replace trigger agent_sessions_last_seq
-  after update of last_seq on ai.agent_sessions
-  for each row when (new.last_seq is distinct from old.last_seq + 1)
-  execute function ai._guard_last_seq();
+-- last_seq is no longer kept (the column stays for 0.1.0 readers; ai.get_session computes it):
+-- its guard goes. (revert/messages_functions.sql restores both.)
+drop trigger if exists agent_sessions_last_seq on ai.agent_sessions;
+drop function if exists ai._guard_last_seq();
 
 -- The default token estimate: about four bytes of JSON text per token, the usual rule of thumb
 -- for English with BPE tokenizers. Callers that know the real count pass it.
@@ -90,9 +68,26 @@ $$;
 comment on function ai.message_key(text, text, jsonb, integer) is
   'The default idempotency key of a message: hex sha256 over the JSON array [thread_id, role, content, turn].';
 
+-- A v0.1.0 signature without the fence arguments: replaced by the one below, whose two new
+-- arguments come last with defaults, so a v0.1.0 caller's SQL still resolves.
+drop function if exists ai.append_message_idempotent(text, text, jsonb, integer, text, integer);
+
+-- The append writes one row and nothing else: no session row update (issue 20), so a claim's thread
+-- lock (the session row, FOR NO KEY UPDATE SKIP LOCKED) never meets an append in flight, and a
+-- worker stalled inside a fenced transaction that appended keeps nobody from claiming the thread.
+-- seq is the thread's newest seq + 1, read from the primary key in the INSERT itself. Two appends of
+-- one thread that race take the same number: the second one's INSERT waits (ON CONFLICT) for the
+-- first to end, does nothing if it committed, and the next turn takes the next number; so seqs stay
+-- gapless and distinct, and appends of one thread still go one at a time, as they did under the
+-- session row lock. (A stalled transaction's insert in flight therefore makes the next append of
+-- that thread wait until it ends: docs/queue.md.) The session's status is read without a lock: an
+-- append racing the session's completion may still land; one after it is AS004.
+-- job_id + fencing_token make it a fenced write (ai.fenced_write inside): a worker's append is one
+-- call in autocommit instead of BEGIN; fenced_write; append; COMMIT.
 create or replace function ai.append_message_idempotent(
   thread_id text, role text, content jsonb, turn integer default null,
-  idempotency_key text default null, token_count integer default null)
+  idempotency_key text default null, token_count integer default null,
+  job_id bigint default null, fencing_token bigint default null)
 returns ai.appended_message
 language plpgsql volatile
 security definer
@@ -106,11 +101,12 @@ declare
   a_turn alias for $4;
   a_key alias for $5;
   a_tokens alias for $6;
+  a_job alias for $7;
+  a_token alias for $8;
   v_key text;
   v_now timestamptz := ai.now();
   v_owner text;
   v_status text;
-  v_seq bigint;
   m ai.session_messages;
 begin
   perform ai._check_thread_id(a_thread_id);
@@ -126,11 +122,23 @@ begin
   if a_tokens < 0 then
     raise exception using errcode = 'AS002', message = format('token_count must not be negative, not %s', a_tokens);
   end if;
+  if a_job is not null or a_token is not null then
+    if a_job is null or a_token is null then
+      raise exception using errcode = 'AS002', message = 'job_id and fencing_token go together: give both or neither';
+    end if;
+    perform ai.fenced_write(a_job, a_token);
+  end if;
   v_key := coalesce(a_key, ai.message_key(a_thread_id, a_role, a_content, a_turn));
 
-  <<attempt>>
-  for attempt in 1..2 loop
-    -- A retry of an append that committed: return the original; no lock taken, nothing written.
+  select s.owner, s.status into v_owner, v_status from ai.agent_sessions s where s.thread_id = a_thread_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+
+  -- Each turn that inserts nothing saw another append of the thread commit (or this key): bounded
+  -- by the appends that overtake this one.
+  loop
+    -- A retry of an append that committed: return the original; nothing written.
     select * into m from ai.session_messages s where s.thread_id = a_thread_id and s.idempotency_key = v_key;
     if found then
       if m.role <> a_role or m.content <> a_content or m.turn is distinct from a_turn then
@@ -141,50 +149,27 @@ begin
       return (m.thread_id, m.seq, m.owner, m.role, m.content, m.token_count, m.turn,
               m.idempotency_key, m.created_at, false)::ai.appended_message;
     end if;
-    exit attempt when attempt = 2;
-
-    -- Take the next number under the session row lock. Concurrent appends to this thread queue
-    -- here; a concurrent append of this very message either committed before we got the lock
-    -- (the insert below then meets its key) or waits for us.
-    -- A session that another transaction creates and commits while the UPDATE runs is not in the
-    -- UPDATE's snapshot but is in the next statement's: when the re-read finds it open, the
-    -- UPDATE runs again (it then sees the row); only a closed session is AS004.
-    for look in 1..3 loop
-      update ai.agent_sessions s set last_seq = s.last_seq + 1, updated_at = v_now
-      where s.thread_id = a_thread_id and s.status in ('active', 'waiting')
-      returning s.owner, s.last_seq into v_owner, v_seq;
-      exit when found;
-      select s.status into v_status from ai.agent_sessions s where s.thread_id = a_thread_id;
-      if not found then
-        raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-      end if;
-      if v_status not in ('active', 'waiting') or look = 3 then
-        raise exception using errcode = 'AS004',
-          message = format('session %s is %s: no more messages', a_thread_id, v_status);
-      end if;
-    end loop;
+    if v_status not in ('active', 'waiting') then
+      raise exception using errcode = 'AS004',
+        message = format('session %s is %s: no more messages', a_thread_id, v_status);
+    end if;
 
     insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key, created_at)
-    values (a_thread_id, v_seq, v_owner, a_role, a_content,
-            coalesce(a_tokens, ai.estimate_tokens(a_content)), a_turn, v_key, v_now)
-    on conflict (thread_id, idempotency_key) do nothing
+    select a_thread_id, coalesce(max(x.seq), 0) + 1, v_owner, a_role, a_content,
+           coalesce(a_tokens, ai.estimate_tokens(a_content)), a_turn, v_key, v_now
+    from ai.session_messages x where x.thread_id = a_thread_id
+    on conflict do nothing
     returning * into m;
     if found then
       return (m.thread_id, m.seq, m.owner, m.role, m.content, m.token_count, m.turn,
               m.idempotency_key, m.created_at, true)::ai.appended_message;
     end if;
-
-    -- The same key committed between our first look and our lock: give the number back (we
-    -- hold the row lock, so nobody took the next one) and return the original on the next turn.
-    update ai.agent_sessions s set last_seq = s.last_seq - 1 where s.thread_id = a_thread_id;
-  end loop attempt;
-
-  -- Unreachable: the key was there a moment ago and messages are append-only.
-  raise exception using errcode = 'XX000', message = 'append_message_idempotent: message vanished during a retry';
+    select s.status into v_status from ai.agent_sessions s where s.thread_id = a_thread_id;
+  end loop;
 end
 $$;
-comment on function ai.append_message_idempotent(text, text, jsonb, integer, text, integer) is
-  'Appends a message (role: system, user, assistant, tool_call or tool_result; content: JSON up to 1 MiB) and returns it with inserted = true. The idempotency key defaults to ai.message_key(thread_id, role, content, turn); a retry with the same key returns the original row with inserted = false and writes nothing. token_count defaults to ai.estimate_tokens(content). Safe under concurrent callers: seq stays gapless, one lock per call. AS001 unknown thread, AS002 bad argument, AS003 content too large, AS004 session finished, AS005 key reused for a different message.';
+comment on function ai.append_message_idempotent(text, text, jsonb, integer, text, integer, bigint, bigint) is
+  'Appends a message (role: system, user, assistant, tool_call or tool_result; content: JSON up to 1 MiB) and returns it with inserted = true. The idempotency key defaults to ai.message_key(thread_id, role, content, turn); a retry with the same key returns the original row with inserted = false and writes nothing. token_count defaults to ai.estimate_tokens(content). Safe under concurrent callers: seq stays gapless; writes the message row only (not the session row). job_id + fencing_token make it a fenced write (ai.fenced_write, checked again at commit): one call for a worker. AS001 unknown thread, AS002 bad argument, AS003 content too large, AS004 session finished, AS005 key reused for a different message, AS006 lease lost.';
 
 create or replace function ai.get_messages(thread_id text, after_seq bigint default 0, max_rows integer default 1000)
 returns setof ai.session_messages
@@ -214,12 +199,12 @@ comment on function ai.get_messages(text, bigint, integer) is
   'A thread''s messages with seq > after_seq, in order, at most max_rows (1 to 10000). AS001 unknown thread, AS002 bad argument.';
 
 -- Trigger functions need no EXECUTE grant to fire.
-revoke execute on function ai._guard_message_seq(), ai._guard_last_seq() from public;
+revoke execute on function ai._guard_message_seq() from public;
 revoke execute on function ai.estimate_tokens(jsonb), ai.message_key(text, text, jsonb, integer),
-  ai.append_message_idempotent(text, text, jsonb, integer, text, integer),
+  ai.append_message_idempotent(text, text, jsonb, integer, text, integer, bigint, bigint),
   ai.get_messages(text, bigint, integer) from public;
 grant execute on function ai.estimate_tokens(jsonb), ai.message_key(text, text, jsonb, integer),
-  ai.append_message_idempotent(text, text, jsonb, integer, text, integer),
+  ai.append_message_idempotent(text, text, jsonb, integer, text, integer, bigint, bigint),
   ai.get_messages(text, bigint, integer) to ai_user, ai_service;
 
 commit;

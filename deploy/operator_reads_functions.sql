@@ -32,14 +32,14 @@ begin
     perform ai._check_text(a_owner, 'owner');
   end if;
   return query
-  select s.* from ai.agent_sessions s
+  select r.* from ai.agent_sessions s, lateral ai._session_as_read(s) r  -- last_seq, current_checkpoint_id computed
   where (a_status is null or s.status = a_status) and (a_owner is null or s.owner = a_owner)
   order by s.created_at desc, s.thread_id desc
   limit a_max_rows;
 end
 $$;
 comment on function ai.list_sessions(text, text, integer) is
-  'Sessions newest first (by created_at, then thread_id), of one status and/or one owner when given, at most max_rows (1 to 10000). RLS applies: a tenant lists its own, a service acting for nobody every owner''s. AS002 bad status, owner or max_rows.';
+  'Sessions newest first (by created_at, then thread_id; last_seq and current_checkpoint_id computed as get_session does), of one status and/or one owner when given, at most max_rows (1 to 10000). RLS applies: a tenant lists its own, a service acting for nobody every owner''s. AS002 bad status, owner or max_rows.';
 
 create or replace function ai.list_jobs(queue text default null, status text default null, thread_id text default null,
                              max_rows integer default 100)
@@ -146,7 +146,9 @@ begin
   perform ai._session_owner(a_thread_id);
   perform ai._check_checkpoint_ns(a_ns);
   perform ai._check_limit(a_max_rows, 'max_rows');
-  select s.current_checkpoint_id into v_current from ai.agent_sessions s where s.thread_id = a_thread_id;
+  -- the newest root checkpoint (agent_sessions.current_checkpoint_id is no longer kept)
+  select c.checkpoint_id into v_current from ai.checkpoints c
+  where c.thread_id = a_thread_id and c.checkpoint_ns = '' order by c.checkpoint_id desc limit 1;
   return query
   select c.checkpoint_id::text, c.parent_checkpoint_id::text, c.created_at, c.metadata,
          (a_ns = '' and c.checkpoint_id = v_current)

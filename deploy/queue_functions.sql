@@ -2,6 +2,7 @@
 -- Reworked after v0.1.0; the tagged script is deploy/queue_functions@v0.1.0.sql.
 -- requires: queue
 -- requires: sessions_functions
+-- requires: hot_renewals
 --
 -- The functions and triggers of queue (its tables, indexes and row rules:
 -- deploy/queue.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
@@ -302,6 +303,9 @@ as $$
 declare
   v_now timestamptz := ai.now();
   v_id bigint;
+  v_exp bigint;
+  v_exp_priority integer;
+  v_exp_at timestamptz;
   v_passed bigint[] := '{}'::bigint[];
   j ai.agent_jobs;
 begin
@@ -314,11 +318,28 @@ begin
   end if;
 
   for attempt in 1..5 loop
-    -- 1. Pick: one ordered scan of agent_jobs_claim finds due jobs and expired leases alike. The
-    --    thread's lock keeps every other claimer off this thread until we commit.
+    -- 1. Pick (deploy/hot_renewals.sql: no index holds the lease expiry, so a renewal is HOT).
+    --    a. A lease that ran out: the queue's running jobs (agent_jobs_in_progress), the lease
+    --       read from the row. Such a job is its thread's one running job: no sibling check.
+    --    b. A due PENDING job (agent_jobs_claim_pending, in claim order) that comes before it in the
+    --       order of 0.1.0 (priority desc, then due time -- run_at, or the lease's end -- then
+    --       job_id). The thread's lock keeps every other claimer off the thread until we commit;
+    --       a picked expired job not taken stays locked, untouched, until then.
+    v_exp := null;
+    select c.job_id, c.priority, c.lease_expires_at into v_exp, v_exp_priority, v_exp_at
+    from ai.agent_jobs c
+    where c.status = 'IN_PROGRESS' and c.queue = claim_job.queue and c.lease_expires_at <= v_now
+      and c.job_id <> all (v_passed)
+      and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
+                  offset 0 for no key update skip locked)
+    order by c.priority desc, c.lease_expires_at, c.job_id
+    limit 1
+    for update skip locked;
     select c.job_id into v_id
     from ai.agent_jobs c
-    where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_job.queue and c.available_at <= v_now
+    where c.status = 'PENDING' and c.queue = claim_job.queue and c.run_at <= v_now
+      and (v_exp is null or c.priority > v_exp_priority
+           or (c.priority = v_exp_priority and (c.run_at, c.job_id) < (v_exp_at, v_exp)))
       and not exists (select from ai.agent_jobs b
                       where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                       offset 0)  -- stays a per-row probe of the one-thread index, never a join
@@ -327,9 +348,10 @@ begin
       -- the thread's session row, which no tenant can lock for another tenant's thread
       and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
                   offset 0 for no key update skip locked)
-    order by c.priority desc, c.available_at, c.job_id
+    order by c.priority desc, c.run_at, c.job_id
     limit 1
     for update skip locked;
+    v_id := coalesce(v_id, v_exp);
     if v_id is null then
       return;
     end if;
@@ -386,27 +408,41 @@ begin
     perform ai._check_limit(claim_jobs.max_jobs, 'max_jobs', 1000);
   end if;
 
-  -- 1. Pick, as claim_job does, at most one job per thread (a sibling locked here but not picked
-  --    stays as it was; the row lock ends with this transaction).
-  with candidates as (
-    select c.job_id, c.thread_id, c.priority, c.available_at, c.status
-    from ai.agent_jobs c
-    where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_jobs.queue and c.available_at <= v_now
-      and not exists (select from ai.agent_jobs b
-                      where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
-                      offset 0)  -- stays a per-row probe of the one-thread index, never a join
-      -- the thread lock (ai._lock_thread, written out so it costs no function call per row):
-      -- the thread's session row, which no tenant can lock for another tenant's thread
-      and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
-                  offset 0 for no key update skip locked)
-    order by c.priority desc, c.available_at, c.job_id
-    limit claim_jobs.max_jobs
-    for update skip locked
-  )
-  select pg_catalog.array_agg(d.job_id), coalesce(pg_catalog.bool_or(d.expired), false) into v_ids, v_expired
-  from (select distinct on (c.thread_id) c.job_id, c.status = 'IN_PROGRESS' as expired from candidates c
-        order by c.thread_id, c.priority desc, c.available_at, c.job_id) d;
-  if v_ids is null then
+  -- 1. Pick, as claim_job does: the leases that ran out (agent_jobs_in_progress; one per thread,
+  --    as each is its thread's running job), then due PENDING jobs (agent_jobs_claim_pending) for the
+  --    rest, at most one per thread (a sibling locked here but not picked stays as it was; the row
+  --    lock ends with this transaction). A batch takes the leases that ran out first (0.1.0 merged
+  --    both in one order; claim_job still does).
+  select pg_catalog.array_agg(e.job_id) into v_ids
+  from (select c.job_id from ai.agent_jobs c
+        where c.status = 'IN_PROGRESS' and c.queue = claim_jobs.queue and c.lease_expires_at <= v_now
+          and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
+                      offset 0 for no key update skip locked)
+        order by c.priority desc, c.lease_expires_at, c.job_id
+        limit claim_jobs.max_jobs
+        for update skip locked) e;
+  v_expired := v_ids is not null;
+  if coalesce(pg_catalog.cardinality(v_ids), 0) < claim_jobs.max_jobs then
+    with candidates as (
+      select c.job_id, c.thread_id, c.priority, c.run_at
+      from ai.agent_jobs c
+      where c.status = 'PENDING' and c.queue = claim_jobs.queue and c.run_at <= v_now
+        and not exists (select from ai.agent_jobs b
+                        where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
+                        offset 0)  -- stays a per-row probe of the one-thread index, never a join
+        -- the thread lock (ai._lock_thread, written out so it costs no function call per row):
+        -- the thread's session row, which no tenant can lock for another tenant's thread
+        and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
+                    offset 0 for no key update skip locked)
+      order by c.priority desc, c.run_at, c.job_id
+      limit claim_jobs.max_jobs - coalesce(pg_catalog.cardinality(v_ids), 0)
+      for update skip locked
+    )
+    select coalesce(v_ids, '{}'::bigint[]) operator(pg_catalog.||) pg_catalog.array_agg(d.job_id) into v_ids
+    from (select distinct on (c.thread_id) c.job_id from candidates c
+          order by c.thread_id, c.priority desc, c.run_at, c.job_id) d;
+  end if;
+  if v_ids is null or pg_catalog.cardinality(v_ids) = 0 then
     return;
   end if;
 
@@ -555,6 +591,25 @@ as $$
 $$;
 comment on function ai._written_here(xid) is 'Internal: true when a row version''s xmin is the current transaction or one of its subtransactions.';
 
+-- The fence at commit, once per transaction and job (deploy/queue.sql, "Fencing", told the first
+-- version of this story; this is the current one, and docs/queue.md tells it whole).
+-- ai.fenced_write checks the job at once (one probe by primary key) and, the first time a
+-- transaction names that (job, token), queues one deferred check (an insert into the unlogged
+-- ai.job_fences, deleted at once: its constraint trigger fires all the same) and marks the
+-- transaction (the transaction-local setting ai.fenced; a savepoint rolled back drops the mark and
+-- the queued check together). Later calls for the same (job, token) are the probe alone.
+-- At commit, ai._check_fence_at_commit reads the job row's newest committed version without a
+-- lock (no WAL, no dirtied page, nothing for a renewal to wait for) and passes only if the job is
+-- still IN_PROGRESS under the token with a lease not ended, or was finished by this very
+-- transaction. When a writer of that row is in flight (the version read carries an xmax: a reap,
+-- cancel, release, complete or claim not yet committed, or a renewal), it locks the row FOR SHARE,
+-- which waits for that writer, and looks again: a taker that committed fences this transaction
+-- out, one that rolled back does not. Under REPEATABLE READ or SERIALIZABLE (one snapshot for the
+-- whole transaction) it always takes the FOR SHARE, as before.
+-- What this gives up against a lock held from the check to the end of the commit: a taker whose
+-- UPDATE starts after the check (the few microseconds between the deferred triggers and the commit
+-- record) does not wait; its commit record then follows this transaction's in the WAL, so the
+-- fenced commit is ordered first, as if it had committed a moment earlier.
 -- SECURITY DEFINER: a deferred trigger fires at commit, outside fenced_write, as the caller, who
 -- holds no privilege on ai.agent_jobs.
 create or replace function ai._check_fence_at_commit() returns trigger
@@ -566,11 +621,18 @@ declare
   v_now timestamptz;
   j record;
 begin
-  select a.status, a.fencing_token, a.lease_expires_at, a.xmin into j
+  select a.status, a.fencing_token, a.lease_expires_at, a.xmin, a.xmax into j
   from ai.agent_jobs a
-  where a.job_id = new.job_id
-  for share;
-  v_now := ai.now();  -- after the lock, which may have waited for a writer of the row
+  where a.job_id = new.job_id;
+  if not found or j.xmax <> '0'::xid
+     or pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
+    -- a writer in flight (or one snapshot for the whole transaction): wait for it, see what it did
+    select a.status, a.fencing_token, a.lease_expires_at, a.xmin, a.xmax into j
+    from ai.agent_jobs a
+    where a.job_id = new.job_id
+    for share;
+  end if;
+  v_now := ai.now();  -- after the read, which may have waited for a writer of the row
   if found and j.fencing_token = new.fencing_token
      and ((j.status = 'IN_PROGRESS' and j.lease_expires_at > v_now)
           or (j.status <> 'IN_PROGRESS' and ai._written_here(j.xmin))) then
@@ -586,7 +648,7 @@ begin
     hint = 'nothing this transaction wrote was kept; the job''s new holder, if any, does the work';
 end
 $$;
-comment on function ai._check_fence_at_commit() is 'Internal trigger (deferred, at commit): a transaction that called ai.fenced_write commits only if its job is still held under its token with a lease not ended, or was finished by that transaction itself; AS006 otherwise.';
+comment on function ai._check_fence_at_commit() is 'Internal trigger (deferred, at commit, once per fenced transaction and job): the transaction commits only if its job is still held under its token with a lease not ended, or was finished by that transaction itself; AS006 otherwise. Reads the job row without a lock unless a writer of it is in flight.';
 revoke execute on function ai._check_fence_at_commit() from public;  -- a trigger needs no grant
 
 drop trigger if exists job_fences_checked_at_commit on ai.job_fences;
@@ -606,9 +668,11 @@ declare
   v_now timestamptz := ai.now();
   v_expires timestamptz;
   v_fence tid;
+  v_mark text := pg_catalog.current_setting('ai.fenced', true);
+  v_this text := ',' operator(pg_catalog.||) fenced_write.job_id operator(pg_catalog.||) ':'
+                 operator(pg_catalog.||) fenced_write.fencing_token operator(pg_catalog.||) ',';
 begin
-  -- The check now, without a row lock: nothing waits for this transaction. Its commit checks
-  -- again (ai._check_fence_at_commit, queued by the insert; the row itself goes at once).
+  -- The check now, without a row lock: nothing waits for this transaction.
   select j.lease_expires_at into v_expires
   from ai.agent_jobs j
   where j.job_id = fenced_write.job_id and j.status = 'IN_PROGRESS'
@@ -616,14 +680,22 @@ begin
   if not found then
     perform ai._raise_lease_lost(fenced_write.job_id, fenced_write.fencing_token);
   end if;
-  insert into ai.job_fences (job_id, fencing_token) values (fenced_write.job_id, fenced_write.fencing_token)
-  returning ctid into v_fence;
-  delete from ai.job_fences f where f.ctid = v_fence;
+  -- The check at commit, queued once per transaction and (job, token): the mark says it is.
+  -- (The mark is only a shortcut: a caller that forged it would only switch off its own fence,
+  -- as one that never called fenced_write does.)
+  if v_mark is null or pg_catalog.strpos(v_mark, v_this) = 0 then
+    insert into ai.job_fences (job_id, fencing_token) values (fenced_write.job_id, fenced_write.fencing_token)
+    returning ctid into v_fence;
+    delete from ai.job_fences f where f.ctid = v_fence;
+    perform pg_catalog.set_config('ai.fenced',
+      case when v_mark is null or v_mark = '' then v_this else v_mark operator(pg_catalog.||) pg_catalog.substr(v_this, 2) end,
+      true);
+  end if;
   return v_expires;
 end
 $$;
 comment on function ai.fenced_write(bigint, bigint) is
-  'Asserts that the caller still holds the job (IN_PROGRESS, fencing_token current, lease not expired) and checks it again when the caller''s transaction commits: the commit fails with AS006, keeping nothing, if by then the job was taken away (reaped, cancelled, released, completed or failed by another transaction, reclaimed) or its lease has ended, unless the transaction finished the job itself. Call it first in every transaction that writes on behalf of a job. Takes no lock: nothing waits for the transaction. Returns the lease expiry. AS006 lease lost, AS001 unknown job.';
+  'Asserts that the caller still holds the job (IN_PROGRESS, fencing_token current, lease not expired) and checks it again when the caller''s transaction commits: the commit fails with AS006, keeping nothing, if by then the job was taken away (reaped, cancelled, released, completed or failed by another transaction, reclaimed) or its lease has ended, unless the transaction finished the job itself. Call it first in every transaction that writes on behalf of a job; later calls in the same transaction for the same job and token only re-check (the commit check is queued once). Takes no lock and writes no WAL: nothing waits for the transaction. Returns the lease expiry. AS006 lease lost, AS001 unknown job.';
 
 create or replace function ai.complete_job(job_id bigint, fencing_token bigint, result jsonb default null)
 returns ai.agent_jobs

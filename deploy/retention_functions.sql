@@ -118,7 +118,7 @@ begin
     using a_thread_id;
   end loop;
   delete from ai_archive.agent_sessions a where a.thread_id = a_thread_id;
-  return s;
+  return ai._session_as_read(s);  -- last_seq and current_checkpoint_id computed, as get_session does
 end
 $$;
 comment on function ai.restore_session(text) is

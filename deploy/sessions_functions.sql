@@ -31,6 +31,26 @@ end
 $$;
 comment on function ai._session_owner(text) is 'Internal guard: the owner of a visible thread; AS002 for a bad id, AS001 when not found (or another tenant''s).';
 
+-- A session row as readers see it (issue 20): appends and checkpoint puts no longer write the
+-- session row, so last_seq and current_checkpoint_id are computed from the rows they stand for:
+-- the thread's newest message seq (the primary key, read backwards) and its newest root-namespace
+-- checkpoint (the same). The stored columns stay for 0.1.0 readers of the table, no longer kept.
+-- PL/pgSQL: the tables it reads are deployed after this change's first version.
+create or replace function ai._session_as_read(s ai.agent_sessions) returns ai.agent_sessions
+language plpgsql stable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  s.last_seq := coalesce((select m.seq from ai.session_messages m where m.thread_id = s.thread_id
+                          order by m.seq desc limit 1), 0);
+  s.current_checkpoint_id := (select c.checkpoint_id from ai.checkpoints c
+                              where c.thread_id = s.thread_id and c.checkpoint_ns = ''
+                              order by c.checkpoint_id desc limit 1);
+  return s;
+end
+$$;
+comment on function ai._session_as_read(ai.agent_sessions) is 'Internal: a session row with last_seq (newest message seq, 0 without) and current_checkpoint_id (newest root-namespace checkpoint) computed, as get_session and list_sessions return it.';
+
 create or replace function ai.get_session(thread_id text) returns ai.agent_sessions
 language plpgsql stable
 security definer
@@ -44,13 +64,13 @@ begin
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', get_session.thread_id);
   end if;
-  return s;
+  return ai._session_as_read(s);
 end
 $$;
 comment on function ai.get_session(text) is
-  'The session row of a thread. Raises AS001 when the thread does not exist or belongs to another tenant.';
+  'The session row of a thread, last_seq (the newest message''s seq) and current_checkpoint_id (the newest root-namespace checkpoint) computed from the thread''s rows. Raises AS001 when the thread does not exist or belongs to another tenant.';
 
-revoke execute on function ai._check_thread_id(text), ai._session_owner(text), ai.get_session(text) from public;
+revoke execute on function ai._check_thread_id(text), ai._session_owner(text), ai._session_as_read(ai.agent_sessions), ai.get_session(text) from public;
 grant execute on function ai.get_session(text)
 to ai_user, ai_service;
 

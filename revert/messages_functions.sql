@@ -7,6 +7,9 @@
 -- release, `sqitch rework messages_functions` changes a function here (deploy/schema.sql, "Layout").
 begin;
 
+-- added after v0.1.0 (deploy/messages_functions.sql): the fenced signature
+drop function ai.append_message_idempotent(text, text, jsonb, integer, text, integer, bigint, bigint);
+
 -- Append-only: no function updates or deletes a message (the cascade of a deleted session aside).
 -- No table privilege for ai_user or ai_service: they reach this table only through the functions,
 -- which run as the schema owner (SECURITY DEFINER; docs/security.md).

@@ -7,6 +7,9 @@
 -- release, `sqitch rework sessions_functions` changes a function here (deploy/schema.sql, "Layout").
 begin;
 
+-- added after v0.1.0 (deploy/sessions_functions.sql)
+drop function ai._session_as_read(ai.agent_sessions);
+
 create or replace function ai._check_thread_id(thread_id text) returns void
 language sql immutable parallel safe
 as $$ select ai._check_text(thread_id, 'thread_id', 255) $$;

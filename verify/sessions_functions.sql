@@ -2,6 +2,8 @@
 
 begin;
 
+select 'ai._session_as_read(ai.agent_sessions)'::regprocedure;
+
 select 'ai._check_thread_id(text)'::regprocedure;
 select 'ai._session_owner(text)'::regprocedure;
 select 'ai.get_session(text)'::regprocedure;

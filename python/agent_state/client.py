@@ -96,6 +96,10 @@ CREATE_SESSION = Call("select * from ai.create_session(%s, %s)", lambda r: from_
 GET_SESSION = Call("select * from ai.get_session(%s)", lambda r: from_row(Session, r))
 SET_SESSION_STATUS = Call("select * from ai.set_session_status(%s, %s)", lambda r: from_row(Session, r))
 APPEND_MESSAGE = Call("select * from ai.append_message_idempotent(%s, %s, %s, %s, %s, %s)", _append_result)
+# The fenced append: one statement (ai.fenced_write inside), for a worker in autocommit.
+APPEND_MESSAGE_FENCED = Call(
+    "select * from ai.append_message_idempotent(%s, %s, %s, %s, %s, %s, %s, %s)", _append_result
+)
 GET_MESSAGES = Call("select * from ai.get_messages(%s, %s, %s)", lambda r: from_row(Message, r))
 RECORD_EVENT = Call("select * from ai.record_event(%s, %s, %s)", lambda r: from_row(Event, r))
 GET_EVENTS = Call("select * from ai.get_events(%s, %s, %s, %s)", lambda r: from_row(Event, r))
@@ -492,9 +496,17 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethod
         turn: int | None = None,
         idempotency_key: str | None = None,
         token_count: int | None = None,
+        *,
+        job_id: int | None = None,
+        fencing_token: int | None = None,
     ) -> AppendResult:
-        """``ai.append_message_idempotent``: appends once; a retry returns the original row."""
-        return self._one(APPEND_MESSAGE, _append_args(thread_id, role, content, turn, idempotency_key, token_count))
+        """``ai.append_message_idempotent``: appends once; a retry returns the original row. With
+        ``job_id`` and ``fencing_token`` it is a fenced write, one statement: AS006 (LeaseLost) when
+        the lease is lost, and checked again when the transaction commits."""
+        args = _append_args(thread_id, role, content, turn, idempotency_key, token_count)
+        if job_id is None and fencing_token is None:
+            return self._one(APPEND_MESSAGE, args)
+        return self._one(APPEND_MESSAGE_FENCED, (*args, job_id, fencing_token))
 
     def get_messages(self, thread_id: str, after_seq: int = 0, max_rows: int = 1000) -> list[Message]:
         """``ai.get_messages``: messages with seq > after_seq, oldest first."""
@@ -811,9 +823,14 @@ class AsyncClient(
         turn: int | None = None,
         idempotency_key: str | None = None,
         token_count: int | None = None,
+        *,
+        job_id: int | None = None,
+        fencing_token: int | None = None,
     ) -> AppendResult:
         args = _append_args(thread_id, role, content, turn, idempotency_key, token_count)
-        return await self._one(APPEND_MESSAGE, args)
+        if job_id is None and fencing_token is None:
+            return await self._one(APPEND_MESSAGE, args)
+        return await self._one(APPEND_MESSAGE_FENCED, (*args, job_id, fencing_token))
 
     async def get_messages(self, thread_id: str, after_seq: int = 0, max_rows: int = 1000) -> list[Message]:
         return await self._rows(GET_MESSAGES, (thread_id, after_seq, max_rows))

@@ -527,6 +527,26 @@ end
 $$;
 comment on function ai._session_owner(text) is 'Internal guard: the owner of a visible thread; AS002 for a bad id, AS001 when not found (or another tenant''s).';
 
+-- A session row as readers see it (issue 20): appends and checkpoint puts no longer write the
+-- session row, so last_seq and current_checkpoint_id are computed from the rows they stand for:
+-- the thread's newest message seq (the primary key, read backwards) and its newest root-namespace
+-- checkpoint (the same). The stored columns stay for 0.1.0 readers of the table, no longer kept.
+-- PL/pgSQL: the tables it reads are deployed after this change's first version.
+create or replace function ai._session_as_read(s ai.agent_sessions) returns ai.agent_sessions
+language plpgsql stable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  s.last_seq := coalesce((select m.seq from ai.session_messages m where m.thread_id = s.thread_id
+                          order by m.seq desc limit 1), 0);
+  s.current_checkpoint_id := (select c.checkpoint_id from ai.checkpoints c
+                              where c.thread_id = s.thread_id and c.checkpoint_ns = ''
+                              order by c.checkpoint_id desc limit 1);
+  return s;
+end
+$$;
+comment on function ai._session_as_read(ai.agent_sessions) is 'Internal: a session row with last_seq (newest message seq, 0 without) and current_checkpoint_id (newest root-namespace checkpoint) computed, as get_session and list_sessions return it.';
+
 create or replace function ai.get_session(thread_id text) returns ai.agent_sessions
 language plpgsql stable
 security definer
@@ -540,13 +560,13 @@ begin
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', get_session.thread_id);
   end if;
-  return s;
+  return ai._session_as_read(s);
 end
 $$;
 comment on function ai.get_session(text) is
-  'The session row of a thread. Raises AS001 when the thread does not exist or belongs to another tenant.';
+  'The session row of a thread, last_seq (the newest message''s seq) and current_checkpoint_id (the newest root-namespace checkpoint) computed from the thread''s rows. Raises AS001 when the thread does not exist or belongs to another tenant.';
 
-revoke execute on function ai._check_thread_id(text), ai._session_owner(text), ai.get_session(text) from public;
+revoke execute on function ai._check_thread_id(text), ai._session_owner(text), ai._session_as_read(ai.agent_sessions), ai.get_session(text) from public;
 grant execute on function ai.get_session(text)
 to ai_user, ai_service;
 
@@ -890,23 +910,17 @@ comment on type ai.appended_message is 'A message row plus inserted: true when t
 -- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 -- seq stays 1..n for raw writes too (only the schema owner writes raw: tenants hold no table
--- privilege, docs/security.md); these two triggers keep the messages
--- of a thread a gapless run 1..m with m <= last_seq, whoever writes: a message may only take a
--- number the session has handed out (seq <= last_seq) right after its predecessor, and last_seq
--- only moves up by one, or back by one when that number is still unused. The append follows
--- both rules (seq = last_seq); a restore from the archive inserts 1..n in order under a
--- restored last_seq = n. Anything else is AS004, not a later duplicate key or a gap.
--- The last_seq guard changes no column, so it runs AFTER the row is written (an error rolls the
--- statement back all the same): a BEFORE ROW UPDATE trigger would make each append's UPDATE of
--- the session lock the row once more, with a WAL record, before looking at its WHEN clause.
+-- privilege, docs/security.md): a message may only take seq 1 or the number right after a message
+-- of its thread (issue 20: the number comes from the messages' own primary key, not from
+-- agent_sessions.last_seq, which appends no longer maintain). Anything else is AS004, not a later
+-- duplicate key or a gap. A restore from the archive inserts 1..n in order.
 create or replace function ai._guard_message_seq() returns trigger
 language plpgsql
 as $$
 begin
   -- Rows inserted earlier by the same statement are visible here (row-level BEFORE trigger).
-  if new.seq > coalesce((select s.last_seq from ai.agent_sessions s where s.thread_id = new.thread_id), 0)
-     or (new.seq > 1 and not exists (select from ai.session_messages m
-                                     where m.thread_id = new.thread_id and m.seq = new.seq - 1)) then
+  if new.seq > 1 and not exists (select from ai.session_messages m
+                                 where m.thread_id = new.thread_id and m.seq = new.seq - 1) then
     raise exception using errcode = 'AS004',
       message = format('message seq %s does not follow thread %s: append with ai.append_message_idempotent',
                        new.seq, new.thread_id);
@@ -914,32 +928,16 @@ begin
   return new;
 end
 $$;
-comment on function ai._guard_message_seq() is 'Internal trigger: a message''s seq must be handed out by its session (<= last_seq) and follow the previous message.';
+comment on function ai._guard_message_seq() is 'Internal trigger: a message''s seq is 1 or follows the previous message of its thread.';
 
 create or replace trigger session_messages_seq
   before insert on ai.session_messages
   for each row execute function ai._guard_message_seq();
 
-create or replace function ai._guard_last_seq() returns trigger
-language plpgsql
-as $$
-begin
-  -- Only "give back the number just taken" reaches here (the WHEN clause lets +1 through).
-  if new.last_seq = old.last_seq - 1
-     and not exists (select from ai.session_messages m where m.thread_id = old.thread_id and m.seq = old.last_seq) then
-    return new;
-  end if;
-  raise exception using errcode = 'AS004',
-    message = format('last_seq of thread %s is kept by ai.append_message_idempotent (%s to %s refused)',
-                     old.thread_id, old.last_seq, new.last_seq);
-end
-$$;
-comment on function ai._guard_last_seq() is 'Internal trigger: last_seq only moves up by one, or back by one before the number was used.';
-
-create or replace trigger agent_sessions_last_seq
-  after update of last_seq on ai.agent_sessions
-  for each row when (new.last_seq is distinct from old.last_seq + 1)
-  execute function ai._guard_last_seq();
+-- last_seq is no longer kept (the column stays for 0.1.0 readers; ai.get_session computes it):
+-- its guard goes. (revert/messages_functions.sql restores both.)
+drop trigger if exists agent_sessions_last_seq on ai.agent_sessions;
+drop function if exists ai._guard_last_seq();
 
 -- The default token estimate: about four bytes of JSON text per token, the usual rule of thumb
 -- for English with BPE tokenizers. Callers that know the real count pass it.
@@ -967,9 +965,26 @@ $$;
 comment on function ai.message_key(text, text, jsonb, integer) is
   'The default idempotency key of a message: hex sha256 over the JSON array [thread_id, role, content, turn].';
 
+-- A v0.1.0 signature without the fence arguments: replaced by the one below, whose two new
+-- arguments come last with defaults, so a v0.1.0 caller's SQL still resolves.
+drop function if exists ai.append_message_idempotent(text, text, jsonb, integer, text, integer);
+
+-- The append writes one row and nothing else: no session row update (issue 20), so a claim's thread
+-- lock (the session row, FOR NO KEY UPDATE SKIP LOCKED) never meets an append in flight, and a
+-- worker stalled inside a fenced transaction that appended keeps nobody from claiming the thread.
+-- seq is the thread's newest seq + 1, read from the primary key in the INSERT itself. Two appends of
+-- one thread that race take the same number: the second one's INSERT waits (ON CONFLICT) for the
+-- first to end, does nothing if it committed, and the next turn takes the next number; so seqs stay
+-- gapless and distinct, and appends of one thread still go one at a time, as they did under the
+-- session row lock. (A stalled transaction's insert in flight therefore makes the next append of
+-- that thread wait until it ends: docs/queue.md.) The session's status is read without a lock: an
+-- append racing the session's completion may still land; one after it is AS004.
+-- job_id + fencing_token make it a fenced write (ai.fenced_write inside): a worker's append is one
+-- call in autocommit instead of BEGIN; fenced_write; append; COMMIT.
 create or replace function ai.append_message_idempotent(
   thread_id text, role text, content jsonb, turn integer default null,
-  idempotency_key text default null, token_count integer default null)
+  idempotency_key text default null, token_count integer default null,
+  job_id bigint default null, fencing_token bigint default null)
 returns ai.appended_message
 language plpgsql volatile
 security definer
@@ -983,11 +998,12 @@ declare
   a_turn alias for $4;
   a_key alias for $5;
   a_tokens alias for $6;
+  a_job alias for $7;
+  a_token alias for $8;
   v_key text;
   v_now timestamptz := ai.now();
   v_owner text;
   v_status text;
-  v_seq bigint;
   m ai.session_messages;
 begin
   perform ai._check_thread_id(a_thread_id);
@@ -1003,11 +1019,23 @@ begin
   if a_tokens < 0 then
     raise exception using errcode = 'AS002', message = format('token_count must not be negative, not %s', a_tokens);
   end if;
+  if a_job is not null or a_token is not null then
+    if a_job is null or a_token is null then
+      raise exception using errcode = 'AS002', message = 'job_id and fencing_token go together: give both or neither';
+    end if;
+    perform ai.fenced_write(a_job, a_token);
+  end if;
   v_key := coalesce(a_key, ai.message_key(a_thread_id, a_role, a_content, a_turn));
 
-  <<attempt>>
-  for attempt in 1..2 loop
-    -- A retry of an append that committed: return the original; no lock taken, nothing written.
+  select s.owner, s.status into v_owner, v_status from ai.agent_sessions s where s.thread_id = a_thread_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+  end if;
+
+  -- Each turn that inserts nothing saw another append of the thread commit (or this key): bounded
+  -- by the appends that overtake this one.
+  loop
+    -- A retry of an append that committed: return the original; nothing written.
     select * into m from ai.session_messages s where s.thread_id = a_thread_id and s.idempotency_key = v_key;
     if found then
       if m.role <> a_role or m.content <> a_content or m.turn is distinct from a_turn then
@@ -1018,50 +1046,27 @@ begin
       return (m.thread_id, m.seq, m.owner, m.role, m.content, m.token_count, m.turn,
               m.idempotency_key, m.created_at, false)::ai.appended_message;
     end if;
-    exit attempt when attempt = 2;
-
-    -- Take the next number under the session row lock. Concurrent appends to this thread queue
-    -- here; a concurrent append of this very message either committed before we got the lock
-    -- (the insert below then meets its key) or waits for us.
-    -- A session that another transaction creates and commits while the UPDATE runs is not in the
-    -- UPDATE's snapshot but is in the next statement's: when the re-read finds it open, the
-    -- UPDATE runs again (it then sees the row); only a closed session is AS004.
-    for look in 1..3 loop
-      update ai.agent_sessions s set last_seq = s.last_seq + 1, updated_at = v_now
-      where s.thread_id = a_thread_id and s.status in ('active', 'waiting')
-      returning s.owner, s.last_seq into v_owner, v_seq;
-      exit when found;
-      select s.status into v_status from ai.agent_sessions s where s.thread_id = a_thread_id;
-      if not found then
-        raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-      end if;
-      if v_status not in ('active', 'waiting') or look = 3 then
-        raise exception using errcode = 'AS004',
-          message = format('session %s is %s: no more messages', a_thread_id, v_status);
-      end if;
-    end loop;
+    if v_status not in ('active', 'waiting') then
+      raise exception using errcode = 'AS004',
+        message = format('session %s is %s: no more messages', a_thread_id, v_status);
+    end if;
 
     insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key, created_at)
-    values (a_thread_id, v_seq, v_owner, a_role, a_content,
-            coalesce(a_tokens, ai.estimate_tokens(a_content)), a_turn, v_key, v_now)
-    on conflict (thread_id, idempotency_key) do nothing
+    select a_thread_id, coalesce(max(x.seq), 0) + 1, v_owner, a_role, a_content,
+           coalesce(a_tokens, ai.estimate_tokens(a_content)), a_turn, v_key, v_now
+    from ai.session_messages x where x.thread_id = a_thread_id
+    on conflict do nothing
     returning * into m;
     if found then
       return (m.thread_id, m.seq, m.owner, m.role, m.content, m.token_count, m.turn,
               m.idempotency_key, m.created_at, true)::ai.appended_message;
     end if;
-
-    -- The same key committed between our first look and our lock: give the number back (we
-    -- hold the row lock, so nobody took the next one) and return the original on the next turn.
-    update ai.agent_sessions s set last_seq = s.last_seq - 1 where s.thread_id = a_thread_id;
-  end loop attempt;
-
-  -- Unreachable: the key was there a moment ago and messages are append-only.
-  raise exception using errcode = 'XX000', message = 'append_message_idempotent: message vanished during a retry';
+    select s.status into v_status from ai.agent_sessions s where s.thread_id = a_thread_id;
+  end loop;
 end
 $$;
-comment on function ai.append_message_idempotent(text, text, jsonb, integer, text, integer) is
-  'Appends a message (role: system, user, assistant, tool_call or tool_result; content: JSON up to 1 MiB) and returns it with inserted = true. The idempotency key defaults to ai.message_key(thread_id, role, content, turn); a retry with the same key returns the original row with inserted = false and writes nothing. token_count defaults to ai.estimate_tokens(content). Safe under concurrent callers: seq stays gapless, one lock per call. AS001 unknown thread, AS002 bad argument, AS003 content too large, AS004 session finished, AS005 key reused for a different message.';
+comment on function ai.append_message_idempotent(text, text, jsonb, integer, text, integer, bigint, bigint) is
+  'Appends a message (role: system, user, assistant, tool_call or tool_result; content: JSON up to 1 MiB) and returns it with inserted = true. The idempotency key defaults to ai.message_key(thread_id, role, content, turn); a retry with the same key returns the original row with inserted = false and writes nothing. token_count defaults to ai.estimate_tokens(content). Safe under concurrent callers: seq stays gapless; writes the message row only (not the session row). job_id + fencing_token make it a fenced write (ai.fenced_write, checked again at commit): one call for a worker. AS001 unknown thread, AS002 bad argument, AS003 content too large, AS004 session finished, AS005 key reused for a different message, AS006 lease lost.';
 
 create or replace function ai.get_messages(thread_id text, after_seq bigint default 0, max_rows integer default 1000)
 returns setof ai.session_messages
@@ -1091,12 +1096,12 @@ comment on function ai.get_messages(text, bigint, integer) is
   'A thread''s messages with seq > after_seq, in order, at most max_rows (1 to 10000). AS001 unknown thread, AS002 bad argument.';
 
 -- Trigger functions need no EXECUTE grant to fire.
-revoke execute on function ai._guard_message_seq(), ai._guard_last_seq() from public;
+revoke execute on function ai._guard_message_seq() from public;
 revoke execute on function ai.estimate_tokens(jsonb), ai.message_key(text, text, jsonb, integer),
-  ai.append_message_idempotent(text, text, jsonb, integer, text, integer),
+  ai.append_message_idempotent(text, text, jsonb, integer, text, integer, bigint, bigint),
   ai.get_messages(text, bigint, integer) from public;
 grant execute on function ai.estimate_tokens(jsonb), ai.message_key(text, text, jsonb, integer),
-  ai.append_message_idempotent(text, text, jsonb, integer, text, integer),
+  ai.append_message_idempotent(text, text, jsonb, integer, text, integer, bigint, bigint),
   ai.get_messages(text, bigint, integer) to ai_user, ai_service;
 
 
@@ -1378,6 +1383,7 @@ comment on type ai.queue_stats_row is 'One row of ai.queue_stats: the jobs of on
 -- Reworked after v0.1.0; the tagged script is deploy/queue_functions@v0.1.0.sql.
 -- requires: queue
 -- requires: sessions_functions
+-- requires: hot_renewals
 --
 -- The functions and triggers of queue (its tables, indexes and row rules:
 -- deploy/queue.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
@@ -1677,6 +1683,9 @@ as $$
 declare
   v_now timestamptz := ai.now();
   v_id bigint;
+  v_exp bigint;
+  v_exp_priority integer;
+  v_exp_at timestamptz;
   v_passed bigint[] := '{}'::bigint[];
   j ai.agent_jobs;
 begin
@@ -1689,11 +1698,28 @@ begin
   end if;
 
   for attempt in 1..5 loop
-    -- 1. Pick: one ordered scan of agent_jobs_claim finds due jobs and expired leases alike. The
-    --    thread's lock keeps every other claimer off this thread until we commit.
+    -- 1. Pick (deploy/hot_renewals.sql: no index holds the lease expiry, so a renewal is HOT).
+    --    a. A lease that ran out: the queue's running jobs (agent_jobs_in_progress), the lease
+    --       read from the row. Such a job is its thread's one running job: no sibling check.
+    --    b. A due PENDING job (agent_jobs_claim_pending, in claim order) that comes before it in the
+    --       order of 0.1.0 (priority desc, then due time -- run_at, or the lease's end -- then
+    --       job_id). The thread's lock keeps every other claimer off the thread until we commit;
+    --       a picked expired job not taken stays locked, untouched, until then.
+    v_exp := null;
+    select c.job_id, c.priority, c.lease_expires_at into v_exp, v_exp_priority, v_exp_at
+    from ai.agent_jobs c
+    where c.status = 'IN_PROGRESS' and c.queue = claim_job.queue and c.lease_expires_at <= v_now
+      and c.job_id <> all (v_passed)
+      and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
+                  offset 0 for no key update skip locked)
+    order by c.priority desc, c.lease_expires_at, c.job_id
+    limit 1
+    for update skip locked;
     select c.job_id into v_id
     from ai.agent_jobs c
-    where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_job.queue and c.available_at <= v_now
+    where c.status = 'PENDING' and c.queue = claim_job.queue and c.run_at <= v_now
+      and (v_exp is null or c.priority > v_exp_priority
+           or (c.priority = v_exp_priority and (c.run_at, c.job_id) < (v_exp_at, v_exp)))
       and not exists (select from ai.agent_jobs b
                       where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                       offset 0)  -- stays a per-row probe of the one-thread index, never a join
@@ -1702,9 +1728,10 @@ begin
       -- the thread's session row, which no tenant can lock for another tenant's thread
       and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
                   offset 0 for no key update skip locked)
-    order by c.priority desc, c.available_at, c.job_id
+    order by c.priority desc, c.run_at, c.job_id
     limit 1
     for update skip locked;
+    v_id := coalesce(v_id, v_exp);
     if v_id is null then
       return;
     end if;
@@ -1761,27 +1788,41 @@ begin
     perform ai._check_limit(claim_jobs.max_jobs, 'max_jobs', 1000);
   end if;
 
-  -- 1. Pick, as claim_job does, at most one job per thread (a sibling locked here but not picked
-  --    stays as it was; the row lock ends with this transaction).
-  with candidates as (
-    select c.job_id, c.thread_id, c.priority, c.available_at, c.status
-    from ai.agent_jobs c
-    where c.status in ('PENDING', 'IN_PROGRESS') and c.queue = claim_jobs.queue and c.available_at <= v_now
-      and not exists (select from ai.agent_jobs b
-                      where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
-                      offset 0)  -- stays a per-row probe of the one-thread index, never a join
-      -- the thread lock (ai._lock_thread, written out so it costs no function call per row):
-      -- the thread's session row, which no tenant can lock for another tenant's thread
-      and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
-                  offset 0 for no key update skip locked)
-    order by c.priority desc, c.available_at, c.job_id
-    limit claim_jobs.max_jobs
-    for update skip locked
-  )
-  select pg_catalog.array_agg(d.job_id), coalesce(pg_catalog.bool_or(d.expired), false) into v_ids, v_expired
-  from (select distinct on (c.thread_id) c.job_id, c.status = 'IN_PROGRESS' as expired from candidates c
-        order by c.thread_id, c.priority desc, c.available_at, c.job_id) d;
-  if v_ids is null then
+  -- 1. Pick, as claim_job does: the leases that ran out (agent_jobs_in_progress; one per thread,
+  --    as each is its thread's running job), then due PENDING jobs (agent_jobs_claim_pending) for the
+  --    rest, at most one per thread (a sibling locked here but not picked stays as it was; the row
+  --    lock ends with this transaction). A batch takes the leases that ran out first (0.1.0 merged
+  --    both in one order; claim_job still does).
+  select pg_catalog.array_agg(e.job_id) into v_ids
+  from (select c.job_id from ai.agent_jobs c
+        where c.status = 'IN_PROGRESS' and c.queue = claim_jobs.queue and c.lease_expires_at <= v_now
+          and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
+                      offset 0 for no key update skip locked)
+        order by c.priority desc, c.lease_expires_at, c.job_id
+        limit claim_jobs.max_jobs
+        for update skip locked) e;
+  v_expired := v_ids is not null;
+  if coalesce(pg_catalog.cardinality(v_ids), 0) < claim_jobs.max_jobs then
+    with candidates as (
+      select c.job_id, c.thread_id, c.priority, c.run_at
+      from ai.agent_jobs c
+      where c.status = 'PENDING' and c.queue = claim_jobs.queue and c.run_at <= v_now
+        and not exists (select from ai.agent_jobs b
+                        where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
+                        offset 0)  -- stays a per-row probe of the one-thread index, never a join
+        -- the thread lock (ai._lock_thread, written out so it costs no function call per row):
+        -- the thread's session row, which no tenant can lock for another tenant's thread
+        and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
+                    offset 0 for no key update skip locked)
+      order by c.priority desc, c.run_at, c.job_id
+      limit claim_jobs.max_jobs - coalesce(pg_catalog.cardinality(v_ids), 0)
+      for update skip locked
+    )
+    select coalesce(v_ids, '{}'::bigint[]) operator(pg_catalog.||) pg_catalog.array_agg(d.job_id) into v_ids
+    from (select distinct on (c.thread_id) c.job_id from candidates c
+          order by c.thread_id, c.priority desc, c.run_at, c.job_id) d;
+  end if;
+  if v_ids is null or pg_catalog.cardinality(v_ids) = 0 then
     return;
   end if;
 
@@ -1930,6 +1971,25 @@ as $$
 $$;
 comment on function ai._written_here(xid) is 'Internal: true when a row version''s xmin is the current transaction or one of its subtransactions.';
 
+-- The fence at commit, once per transaction and job (deploy/queue.sql, "Fencing", told the first
+-- version of this story; this is the current one, and docs/queue.md tells it whole).
+-- ai.fenced_write checks the job at once (one probe by primary key) and, the first time a
+-- transaction names that (job, token), queues one deferred check (an insert into the unlogged
+-- ai.job_fences, deleted at once: its constraint trigger fires all the same) and marks the
+-- transaction (the transaction-local setting ai.fenced; a savepoint rolled back drops the mark and
+-- the queued check together). Later calls for the same (job, token) are the probe alone.
+-- At commit, ai._check_fence_at_commit reads the job row's newest committed version without a
+-- lock (no WAL, no dirtied page, nothing for a renewal to wait for) and passes only if the job is
+-- still IN_PROGRESS under the token with a lease not ended, or was finished by this very
+-- transaction. When a writer of that row is in flight (the version read carries an xmax: a reap,
+-- cancel, release, complete or claim not yet committed, or a renewal), it locks the row FOR SHARE,
+-- which waits for that writer, and looks again: a taker that committed fences this transaction
+-- out, one that rolled back does not. Under REPEATABLE READ or SERIALIZABLE (one snapshot for the
+-- whole transaction) it always takes the FOR SHARE, as before.
+-- What this gives up against a lock held from the check to the end of the commit: a taker whose
+-- UPDATE starts after the check (the few microseconds between the deferred triggers and the commit
+-- record) does not wait; its commit record then follows this transaction's in the WAL, so the
+-- fenced commit is ordered first, as if it had committed a moment earlier.
 -- SECURITY DEFINER: a deferred trigger fires at commit, outside fenced_write, as the caller, who
 -- holds no privilege on ai.agent_jobs.
 create or replace function ai._check_fence_at_commit() returns trigger
@@ -1941,11 +2001,18 @@ declare
   v_now timestamptz;
   j record;
 begin
-  select a.status, a.fencing_token, a.lease_expires_at, a.xmin into j
+  select a.status, a.fencing_token, a.lease_expires_at, a.xmin, a.xmax into j
   from ai.agent_jobs a
-  where a.job_id = new.job_id
-  for share;
-  v_now := ai.now();  -- after the lock, which may have waited for a writer of the row
+  where a.job_id = new.job_id;
+  if not found or j.xmax <> '0'::xid
+     or pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
+    -- a writer in flight (or one snapshot for the whole transaction): wait for it, see what it did
+    select a.status, a.fencing_token, a.lease_expires_at, a.xmin, a.xmax into j
+    from ai.agent_jobs a
+    where a.job_id = new.job_id
+    for share;
+  end if;
+  v_now := ai.now();  -- after the read, which may have waited for a writer of the row
   if found and j.fencing_token = new.fencing_token
      and ((j.status = 'IN_PROGRESS' and j.lease_expires_at > v_now)
           or (j.status <> 'IN_PROGRESS' and ai._written_here(j.xmin))) then
@@ -1961,7 +2028,7 @@ begin
     hint = 'nothing this transaction wrote was kept; the job''s new holder, if any, does the work';
 end
 $$;
-comment on function ai._check_fence_at_commit() is 'Internal trigger (deferred, at commit): a transaction that called ai.fenced_write commits only if its job is still held under its token with a lease not ended, or was finished by that transaction itself; AS006 otherwise.';
+comment on function ai._check_fence_at_commit() is 'Internal trigger (deferred, at commit, once per fenced transaction and job): the transaction commits only if its job is still held under its token with a lease not ended, or was finished by that transaction itself; AS006 otherwise. Reads the job row without a lock unless a writer of it is in flight.';
 revoke execute on function ai._check_fence_at_commit() from public;  -- a trigger needs no grant
 
 drop trigger if exists job_fences_checked_at_commit on ai.job_fences;
@@ -1981,9 +2048,11 @@ declare
   v_now timestamptz := ai.now();
   v_expires timestamptz;
   v_fence tid;
+  v_mark text := pg_catalog.current_setting('ai.fenced', true);
+  v_this text := ',' operator(pg_catalog.||) fenced_write.job_id operator(pg_catalog.||) ':'
+                 operator(pg_catalog.||) fenced_write.fencing_token operator(pg_catalog.||) ',';
 begin
-  -- The check now, without a row lock: nothing waits for this transaction. Its commit checks
-  -- again (ai._check_fence_at_commit, queued by the insert; the row itself goes at once).
+  -- The check now, without a row lock: nothing waits for this transaction.
   select j.lease_expires_at into v_expires
   from ai.agent_jobs j
   where j.job_id = fenced_write.job_id and j.status = 'IN_PROGRESS'
@@ -1991,14 +2060,22 @@ begin
   if not found then
     perform ai._raise_lease_lost(fenced_write.job_id, fenced_write.fencing_token);
   end if;
-  insert into ai.job_fences (job_id, fencing_token) values (fenced_write.job_id, fenced_write.fencing_token)
-  returning ctid into v_fence;
-  delete from ai.job_fences f where f.ctid = v_fence;
+  -- The check at commit, queued once per transaction and (job, token): the mark says it is.
+  -- (The mark is only a shortcut: a caller that forged it would only switch off its own fence,
+  -- as one that never called fenced_write does.)
+  if v_mark is null or pg_catalog.strpos(v_mark, v_this) = 0 then
+    insert into ai.job_fences (job_id, fencing_token) values (fenced_write.job_id, fenced_write.fencing_token)
+    returning ctid into v_fence;
+    delete from ai.job_fences f where f.ctid = v_fence;
+    perform pg_catalog.set_config('ai.fenced',
+      case when v_mark is null or v_mark = '' then v_this else v_mark operator(pg_catalog.||) pg_catalog.substr(v_this, 2) end,
+      true);
+  end if;
   return v_expires;
 end
 $$;
 comment on function ai.fenced_write(bigint, bigint) is
-  'Asserts that the caller still holds the job (IN_PROGRESS, fencing_token current, lease not expired) and checks it again when the caller''s transaction commits: the commit fails with AS006, keeping nothing, if by then the job was taken away (reaped, cancelled, released, completed or failed by another transaction, reclaimed) or its lease has ended, unless the transaction finished the job itself. Call it first in every transaction that writes on behalf of a job. Takes no lock: nothing waits for the transaction. Returns the lease expiry. AS006 lease lost, AS001 unknown job.';
+  'Asserts that the caller still holds the job (IN_PROGRESS, fencing_token current, lease not expired) and checks it again when the caller''s transaction commits: the commit fails with AS006, keeping nothing, if by then the job was taken away (reaped, cancelled, released, completed or failed by another transaction, reclaimed) or its lease has ended, unless the transaction finished the job itself. Call it first in every transaction that writes on behalf of a job; later calls in the same transaction for the same job and token only re-check (the commit check is queued once). Takes no lock and writes no WAL: nothing waits for the transaction. Returns the lease expiry. AS006 lease lost, AS001 unknown job.';
 
 create or replace function ai.complete_job(job_id bigint, fencing_token bigint, result jsonb default null)
 returns ai.agent_jobs
@@ -4095,10 +4172,13 @@ begin
       message = format('threshold must be in (0, 1], not %s', coalesce(threshold::text, 'NULL'));
   end if;
 
-  select s.last_seq into v_last from ai.agent_sessions s where s.thread_id = a_thread_id;
+  perform from ai.agent_sessions s where s.thread_id = a_thread_id;
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
+  -- the newest seq (agent_sessions.last_seq is no longer kept)
+  v_last := coalesce((select m.seq from ai.session_messages m where m.thread_id = a_thread_id
+                      order by m.seq desc limit 1), 0);
 
   v_summary := ai._newest_summary(a_thread_id);
   v_through := coalesce((v_summary.content -> 'compaction' ->> 'through_seq')::bigint, 0);
@@ -4158,12 +4238,15 @@ begin
       message = format('through_seq must be 1 or more, not %s', coalesce(a_through::text, 'NULL'));
   end if;
 
-  -- Serialize compactions of this thread (and appends) on the session row, so that two
-  -- summarizers racing cannot both pass the staleness check.
-  select s.last_seq into v_last from ai.agent_sessions s where s.thread_id = a_thread_id for no key update;
+  -- Serialize compactions of this thread on the session row, so that two summarizers racing
+  -- cannot both pass the staleness check (appends no longer take that row: a compaction is rare,
+  -- an append is every step). The newest seq is read after the lock.
+  perform from ai.agent_sessions s where s.thread_id = a_thread_id for no key update;
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
+  v_last := coalesce((select m.seq from ai.session_messages m where m.thread_id = a_thread_id
+                      order by m.seq desc limit 1), 0);
 
   -- A retry of a stored compaction returns it (or AS005 if the summary text differs).
   if not exists (select from ai.session_messages m where m.thread_id = a_thread_id and m.idempotency_key = v_key) then
@@ -4573,7 +4656,7 @@ begin
     using a_thread_id;
   end loop;
   delete from ai_archive.agent_sessions a where a.thread_id = a_thread_id;
-  return s;
+  return ai._session_as_read(s);  -- last_seq and current_checkpoint_id computed, as get_session does
 end
 $$;
 comment on function ai.restore_session(text) is
@@ -5233,7 +5316,9 @@ begin
       message = format('job %s: only a job whose payload is a JSON object can wait for a person (the decision is added to it)', a_job_id);
   end if;
 
-  select s.current_checkpoint_id into v_current from ai.agent_sessions s where s.thread_id = j.thread_id;
+  -- the thread's newest root checkpoint (agent_sessions.current_checkpoint_id is no longer kept)
+  select c.checkpoint_id into v_current from ai.checkpoints c
+  where c.thread_id = j.thread_id and c.checkpoint_ns = '' order by c.checkpoint_id desc limit 1;
   if v_current is not null and v_current <> a_checkpoint then
     raise exception using errcode = 'AS034',
       message = format('checkpoint %s is not the newest of thread %s (%s)', a_checkpoint, j.thread_id, v_current);
@@ -5257,7 +5342,7 @@ begin
 end
 $$;
 comment on function ai.request_human(bigint, bigint, text, jsonb) is
-  'Pauses a job held with fencing_token for a person (fenced): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. The checkpoint must be the thread''s newest (agent_sessions.current_checkpoint_id) when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
+  'Pauses a job held with fencing_token for a person (fenced): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
 
 -- A job that waited for a person was cancelled (called by the status trigger of ai.agent_jobs,
 -- ai._job_status_moved): its approval is cancelled, an approval_cancelled event written, and a
@@ -5339,6 +5424,10 @@ begin
     perform from ai.agent_jobs u where u.job_id = v_job and u.status = 'AWAITING_HUMAN' for no key update;
   end if;
   select * into s from ai.agent_sessions x where x.thread_id = a_thread_id for no key update;
+  -- computed: the newest root checkpoint (the stored column is no longer kept)
+  s.current_checkpoint_id := (select c.checkpoint_id from ai.checkpoints c
+                              where c.thread_id = a_thread_id and c.checkpoint_ns = ''
+                              order by c.checkpoint_id desc limit 1);
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
@@ -5496,14 +5585,14 @@ begin
     perform ai._check_text(a_owner, 'owner');
   end if;
   return query
-  select s.* from ai.agent_sessions s
+  select r.* from ai.agent_sessions s, lateral ai._session_as_read(s) r  -- last_seq, current_checkpoint_id computed
   where (a_status is null or s.status = a_status) and (a_owner is null or s.owner = a_owner)
   order by s.created_at desc, s.thread_id desc
   limit a_max_rows;
 end
 $$;
 comment on function ai.list_sessions(text, text, integer) is
-  'Sessions newest first (by created_at, then thread_id), of one status and/or one owner when given, at most max_rows (1 to 10000). RLS applies: a tenant lists its own, a service acting for nobody every owner''s. AS002 bad status, owner or max_rows.';
+  'Sessions newest first (by created_at, then thread_id; last_seq and current_checkpoint_id computed as get_session does), of one status and/or one owner when given, at most max_rows (1 to 10000). RLS applies: a tenant lists its own, a service acting for nobody every owner''s. AS002 bad status, owner or max_rows.';
 
 create or replace function ai.list_jobs(queue text default null, status text default null, thread_id text default null,
                              max_rows integer default 100)
@@ -5610,7 +5699,9 @@ begin
   perform ai._session_owner(a_thread_id);
   perform ai._check_checkpoint_ns(a_ns);
   perform ai._check_limit(a_max_rows, 'max_rows');
-  select s.current_checkpoint_id into v_current from ai.agent_sessions s where s.thread_id = a_thread_id;
+  -- the newest root checkpoint (agent_sessions.current_checkpoint_id is no longer kept)
+  select c.checkpoint_id into v_current from ai.checkpoints c
+  where c.thread_id = a_thread_id and c.checkpoint_ns = '' order by c.checkpoint_id desc limit 1;
   return query
   select c.checkpoint_id::text, c.parent_checkpoint_id::text, c.created_at, c.metadata,
          (a_ns = '' and c.checkpoint_id = v_current)
@@ -6732,6 +6823,27 @@ $$;
 comment on function ai._msgpack_concat(bytea[]) is
   'Internal: the items of the given msgpack arrays, in order, as one msgpack array (a channel value rebuilt from a whole value and its deltas). AS060 when a part is not a msgpack array.';
 revoke execute on function ai._msgpack_concat(bytea[]) from public;
+
+
+-- ===== change: hot_renewals =====
+-- Deploy agent-state:hot_renewals to pg
+-- requires: queue
+--
+-- A lease renewal (ai.renew_lease, ai.renew_leases) writes lease_expires_at and updated_at, and so
+-- the generated available_at. The claim index of 0.1.0 held available_at (the lease expiry while a
+-- job runs), so every renewal was a non-HOT update: a new index entry in each index of the table,
+-- on the busiest rows. Here no index holds a column a renewal writes, and a renewal is HOT:
+--   agent_jobs_claim_pending (in place of agent_jobs_claim): the PENDING jobs of a queue in claim
+--     order (priority desc, run_at, job_id); what a claim scans for due jobs.
+--   agent_jobs_in_progress: the running jobs of a queue, where a claim (and reap_expired) looks
+--     for leases that ran out, reading lease_expires_at from the row.
+-- available_at stays a column (0.1.0 readers select it), in no index.
+
+drop index ai.agent_jobs_claim;
+create index agent_jobs_claim_pending on ai.agent_jobs (queue, priority desc, run_at, job_id)
+  where status = 'PENDING';
+create index agent_jobs_in_progress on ai.agent_jobs (queue)
+  where status = 'IN_PROGRESS';
 
 
 -- ===== version marker =====

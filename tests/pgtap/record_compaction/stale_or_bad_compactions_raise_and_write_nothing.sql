@@ -16,7 +16,7 @@ select throws_ok($$select ai.record_compaction('nope', 'x', 1)$$, 'AS001', 'thre
 set local role tenant_b;
 select throws_ok($$select ai.record_compaction('c1', 'x', 45)$$, 'AS001', 'thread c1 not found', 'another tenant''s thread');
 reset role;
-select is((select last_seq from ai.agent_sessions where thread_id = 'c1'), 51::bigint, 'nothing was written');
+select is((select max(seq) from ai.session_messages where thread_id = 'c1'), 51::bigint, 'nothing was written');
 
 select * from finish();
 rollback;
