@@ -2909,6 +2909,9 @@ end
 $$;
 comment on function ai._collect_checkpoint_blobs(text[]) is 'Internal: deletes the channel values no checkpoint of their thread and namespace references any more, directly or as the base of a referenced delta; returns how many.';
 
+-- The session's current checkpoint is read from ai.checkpoints (ai.get_session); nothing resets it.
+drop function if exists ai._reset_current_checkpoint(text[]);
+
 -- The value of a channel version stored as a delta (ai.checkpoint_blobs.base_version, deploy/
 -- checkpoint_deltas.sql): the whole value it extends, then every delta on the way, as one msgpack
 -- array. One primary-key probe per link. Chains are acyclic (a delta's base exists when it is
