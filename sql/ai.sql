@@ -6796,8 +6796,8 @@ as $$
 declare
   v_part bytea;
   v_first integer;
-  v_count bigint := 0;
-  v_body bytea[] := '{}';
+  v_count bigint := 0::bigint;
+  v_body bytea[] := '{}'::bytea[];
 begin
   foreach v_part in array parts loop
     v_first := case when pg_catalog.length(v_part) > 0 then pg_catalog.get_byte(v_part, 0) end;
