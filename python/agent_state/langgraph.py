@@ -143,8 +143,9 @@ def _inline(value: Any) -> bool:
 # not a list, a serializer whose bytes are not msgpack, a thread this saver has not seen, or a
 # chain of MAX_DELTA_CHAIN deltas.
 MAX_DELTA_CHAIN = 1000
-# threads whose list channels are remembered (least recently used dropped first)
-MAX_REMEMBERED_THREADS = 4096
+# threads whose list channels are remembered, least recently used dropped first: the items are
+# kept by reference (compared by identity), so this bounds what a saver keeps alive after a run
+MAX_REMEMBERED_THREADS = 256
 # LangGraph's channel of pending sends (PUSH tasks) and the prefixes of the channels that trigger a node
 _TRIGGERS = ("branch:to:", "join:")
 
