@@ -23,9 +23,24 @@ end
 $$;
 comment on function ai._delete_tombstoned_session() is 'Internal trigger: deletes the session a tombstone in ai.deleted_threads names (owner and thread must match).';
 revoke execute on function ai._delete_tombstoned_session() from public;
-create or replace trigger deleted_threads_delete_session
-  after insert or update on ai.deleted_threads
-  for each row execute function ai._delete_tombstoned_session();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.deleted_threads'::pg_catalog.regclass and t.tgname = 'deleted_threads_delete_session')
+     is distinct from $t$CREATE TRIGGER deleted_threads_delete_session AFTER INSERT OR UPDATE ON ai.deleted_threads FOR EACH ROW EXECUTE FUNCTION ai._delete_tombstoned_session()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    create or replace trigger deleted_threads_delete_session
+      after insert or update on ai.deleted_threads
+      for each row execute function ai._delete_tombstoned_session();
+  end if;
+end
+$do$;
 
 -- ---------------------------------------------------------------------------------------------
 -- Guards and helpers

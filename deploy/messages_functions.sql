@@ -39,9 +39,24 @@ end
 $$;
 comment on function ai._guard_message_seq() is 'Internal trigger: a message''s seq must be handed out by its session (<= last_seq) and follow the previous message.';
 
-create or replace trigger session_messages_seq
-  before insert on ai.session_messages
-  for each row execute function ai._guard_message_seq();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.session_messages'::pg_catalog.regclass and t.tgname = 'session_messages_seq')
+     is distinct from $t$CREATE TRIGGER session_messages_seq BEFORE INSERT ON ai.session_messages FOR EACH ROW EXECUTE FUNCTION ai._guard_message_seq()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    create or replace trigger session_messages_seq
+      before insert on ai.session_messages
+      for each row execute function ai._guard_message_seq();
+  end if;
+end
+$do$;
 
 create or replace function ai._guard_last_seq() returns trigger
 language plpgsql
@@ -59,10 +74,25 @@ end
 $$;
 comment on function ai._guard_last_seq() is 'Internal trigger: last_seq only moves up by one, or back by one before the number was used.';
 
-create or replace trigger agent_sessions_last_seq
-  after update of last_seq on ai.agent_sessions
-  for each row when (new.last_seq is distinct from old.last_seq + 1)
-  execute function ai._guard_last_seq();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.agent_sessions'::pg_catalog.regclass and t.tgname = 'agent_sessions_last_seq')
+     is distinct from $t$CREATE TRIGGER agent_sessions_last_seq AFTER UPDATE OF last_seq ON ai.agent_sessions FOR EACH ROW WHEN ((new.last_seq IS DISTINCT FROM (old.last_seq + 1))) EXECUTE FUNCTION ai._guard_last_seq()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    create or replace trigger agent_sessions_last_seq
+      after update of last_seq on ai.agent_sessions
+      for each row when (new.last_seq is distinct from old.last_seq + 1)
+      execute function ai._guard_last_seq();
+  end if;
+end
+$do$;
 
 -- The default token estimate: about four bytes of JSON text per token, the usual rule of thumb
 -- for English with BPE tokenizers. Callers that know the real count pass it.

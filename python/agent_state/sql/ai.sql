@@ -585,10 +585,25 @@ end
 $$;
 comment on function ai._guard_session_status() is 'Internal trigger: refuses a status change the transition table forbids, however it is written.';
 
-create or replace trigger agent_sessions_status_transition
-  after update of status on ai.agent_sessions
-  for each row when (old.status is distinct from new.status)
-  execute function ai._guard_session_status();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.agent_sessions'::pg_catalog.regclass and t.tgname = 'agent_sessions_status_transition')
+     is distinct from $t$CREATE TRIGGER agent_sessions_status_transition AFTER UPDATE OF status ON ai.agent_sessions FOR EACH ROW WHEN ((old.status IS DISTINCT FROM new.status)) EXECUTE FUNCTION ai._guard_session_status()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    create or replace trigger agent_sessions_status_transition
+      after update of status on ai.agent_sessions
+      for each row when (old.status is distinct from new.status)
+      execute function ai._guard_session_status();
+  end if;
+end
+$do$;
 
 -- The one place a session row is created (create_session, a first checkpoint or pending write of
 -- a new thread, the target of a copy). ON CONFLICT without a target: the table has two unique
@@ -916,9 +931,24 @@ end
 $$;
 comment on function ai._guard_message_seq() is 'Internal trigger: a message''s seq must be handed out by its session (<= last_seq) and follow the previous message.';
 
-create or replace trigger session_messages_seq
-  before insert on ai.session_messages
-  for each row execute function ai._guard_message_seq();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.session_messages'::pg_catalog.regclass and t.tgname = 'session_messages_seq')
+     is distinct from $t$CREATE TRIGGER session_messages_seq BEFORE INSERT ON ai.session_messages FOR EACH ROW EXECUTE FUNCTION ai._guard_message_seq()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    create or replace trigger session_messages_seq
+      before insert on ai.session_messages
+      for each row execute function ai._guard_message_seq();
+  end if;
+end
+$do$;
 
 create or replace function ai._guard_last_seq() returns trigger
 language plpgsql
@@ -936,10 +966,25 @@ end
 $$;
 comment on function ai._guard_last_seq() is 'Internal trigger: last_seq only moves up by one, or back by one before the number was used.';
 
-create or replace trigger agent_sessions_last_seq
-  after update of last_seq on ai.agent_sessions
-  for each row when (new.last_seq is distinct from old.last_seq + 1)
-  execute function ai._guard_last_seq();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.agent_sessions'::pg_catalog.regclass and t.tgname = 'agent_sessions_last_seq')
+     is distinct from $t$CREATE TRIGGER agent_sessions_last_seq AFTER UPDATE OF last_seq ON ai.agent_sessions FOR EACH ROW WHEN ((new.last_seq IS DISTINCT FROM (old.last_seq + 1))) EXECUTE FUNCTION ai._guard_last_seq()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    create or replace trigger agent_sessions_last_seq
+      after update of last_seq on ai.agent_sessions
+      for each row when (new.last_seq is distinct from old.last_seq + 1)
+      execute function ai._guard_last_seq();
+  end if;
+end
+$do$;
 
 -- The default token estimate: about four bytes of JSON text per token, the usual rule of thumb
 -- for English with BPE tokenizers. Callers that know the real count pass it.
@@ -1425,12 +1470,27 @@ comment on function ai._log_attempt() is 'Internal trigger: appends the attempt 
 revoke execute on function ai._log_attempt() from public;  -- a trigger needs no grant
 revoke execute on function ai._attempt_entry(integer, text, bigint, timestamptz, timestamptz, timestamptz, text, text) from public;
 
-create or replace trigger agent_jobs_attempt_ended
-  before update on ai.agent_jobs
-  for each row
-  when (old.status = 'IN_PROGRESS' and new.status <> 'COMPLETED'
-        and (new.status <> 'IN_PROGRESS' or new.fencing_token <> old.fencing_token))
-  execute function ai._log_attempt();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.agent_jobs'::pg_catalog.regclass and t.tgname = 'agent_jobs_attempt_ended')
+     is distinct from $t$CREATE TRIGGER agent_jobs_attempt_ended BEFORE UPDATE ON ai.agent_jobs FOR EACH ROW WHEN (((old.status = 'IN_PROGRESS'::text) AND (new.status <> 'COMPLETED'::text) AND ((new.status <> 'IN_PROGRESS'::text) OR (new.fencing_token <> old.fencing_token)))) EXECUTE FUNCTION ai._log_attempt()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    create or replace trigger agent_jobs_attempt_ended
+      before update on ai.agent_jobs
+      for each row
+      when (old.status = 'IN_PROGRESS' and new.status <> 'COMPLETED'
+            and (new.status <> 'IN_PROGRESS' or new.fencing_token <> old.fencing_token))
+      execute function ai._log_attempt();
+  end if;
+end
+$do$;
 
 -- The tenant guard, after the row is written: an error rolls the statement back all the same.
 -- One trigger for status moves, with the smallest WHEN clause that is false for a worker's claim
@@ -1473,11 +1533,26 @@ comment on function ai._job_status_moved() is
   'Internal trigger (after a job''s status moves, except a worker''s claim or finish): outside ai_service only a cancel or the answer to a job that waits for a person is allowed (AS004 otherwise); a cancel written without finished_at gets it; a job that goes from AWAITING_HUMAN to CANCELLED has its pending approval cancelled, an approval_cancelled event written, and a waiting session made active again. Runs as the caller.';
 revoke execute on function ai._job_status_moved() from public;  -- a trigger needs no grant
 
-create or replace trigger agent_jobs_status_moved
-  after update of status on ai.agent_jobs
-  for each row
-  when (new.lease_owner is not distinct from old.lease_owner)
-  execute function ai._job_status_moved();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.agent_jobs'::pg_catalog.regclass and t.tgname = 'agent_jobs_status_moved')
+     is distinct from $t$CREATE TRIGGER agent_jobs_status_moved AFTER UPDATE OF status ON ai.agent_jobs FOR EACH ROW WHEN ((NOT (new.lease_owner IS DISTINCT FROM old.lease_owner))) EXECUTE FUNCTION ai._job_status_moved()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    create or replace trigger agent_jobs_status_moved
+      after update of status on ai.agent_jobs
+      for each row
+      when (new.lease_owner is not distinct from old.lease_owner)
+      execute function ai._job_status_moved();
+  end if;
+end
+$do$;
 
 -- No table privilege for ai_user or ai_service: they reach this table only through the functions,
 -- which run as the schema owner (SECURITY DEFINER; docs/security.md).
@@ -1964,11 +2039,26 @@ $$;
 comment on function ai._check_fence_at_commit() is 'Internal trigger (deferred, at commit): a transaction that called ai.fenced_write commits only if its job is still held under its token with a lease not ended, or was finished by that transaction itself; AS006 otherwise.';
 revoke execute on function ai._check_fence_at_commit() from public;  -- a trigger needs no grant
 
-drop trigger if exists job_fences_checked_at_commit on ai.job_fences;
-create constraint trigger job_fences_checked_at_commit
-  after insert on ai.job_fences
-  deferrable initially deferred
-  for each row execute function ai._check_fence_at_commit();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.job_fences'::pg_catalog.regclass and t.tgname = 'job_fences_checked_at_commit')
+     is distinct from $t$CREATE CONSTRAINT TRIGGER job_fences_checked_at_commit AFTER INSERT ON ai.job_fences DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ai._check_fence_at_commit()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    drop trigger if exists job_fences_checked_at_commit on ai.job_fences;
+    create constraint trigger job_fences_checked_at_commit
+      after insert on ai.job_fences
+      deferrable initially deferred
+      for each row execute function ai._check_fence_at_commit();
+  end if;
+end
+$do$;
 
 create or replace function ai.fenced_write(job_id bigint, fencing_token bigint) returns timestamptz
 language plpgsql volatile
@@ -2690,9 +2780,24 @@ end
 $$;
 comment on function ai._delete_tombstoned_session() is 'Internal trigger: deletes the session a tombstone in ai.deleted_threads names (owner and thread must match).';
 revoke execute on function ai._delete_tombstoned_session() from public;
-create or replace trigger deleted_threads_delete_session
-  after insert or update on ai.deleted_threads
-  for each row execute function ai._delete_tombstoned_session();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.deleted_threads'::pg_catalog.regclass and t.tgname = 'deleted_threads_delete_session')
+     is distinct from $t$CREATE TRIGGER deleted_threads_delete_session AFTER INSERT OR UPDATE ON ai.deleted_threads FOR EACH ROW EXECUTE FUNCTION ai._delete_tombstoned_session()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    create or replace trigger deleted_threads_delete_session
+      after insert or update on ai.deleted_threads
+      for each row execute function ai._delete_tombstoned_session();
+  end if;
+end
+$do$;
 
 -- ---------------------------------------------------------------------------------------------
 -- Guards and helpers
