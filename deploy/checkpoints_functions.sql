@@ -513,6 +513,27 @@ declare
   a_max_rows alias for $4;
   a_filter alias for $5;
 begin
+  if a_thread_id is null and not ai.sees_all_owners() then
+    -- A tenant across its threads: its own sessions (agent_sessions_owner_created), then each
+    -- thread's checkpoints by the primary key, so the cost grows with the tenant's own rows and
+    -- never with another tenant's (the policy as a filter on a scan of every checkpoint did).
+    return query
+    select t.*
+    from (select c.* from ai.agent_sessions s
+          cross join lateral (select * from ai.checkpoints c
+                              where c.thread_id = s.thread_id
+                                and (a_ns is null or c.checkpoint_ns = a_ns)
+                                and (a_before is null or c.checkpoint_id < a_before)
+                                and (a_filter is null or c.metadata @> a_filter)
+                              order by c.checkpoint_id desc
+                              limit a_max_rows) c
+          where s.owner = ai.current_owner()
+          order by c.checkpoint_id desc
+          limit a_max_rows) c
+    cross join lateral ai._checkpoint_tuple(c) t
+    order by t.checkpoint_id desc;
+    return;
+  end if;
   return query
   select t.*
   from (select * from ai.checkpoints c

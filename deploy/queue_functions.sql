@@ -915,6 +915,11 @@ $$;
 comment on function ai.job_attempts(bigint) is
   'The attempts of a job, oldest first: attempt number, worker, fencing token, claimed at, lease end, ended at, outcome (completed, failed, released, cancelled, awaiting_human, expired, or in_progress for the one running) and error (a failed attempt''s). Reads archived jobs too. Each ended attempt was recorded by the transaction that ended it. AS001 unknown job, or another tenant''s.';
 
+-- A tenant's call counts the jobs of its own sessions (agent_sessions_owner_created, then each
+-- thread's jobs by agent_jobs_thread): its cost grows with its own rows, not with the other
+-- tenants' jobs, which a scan of the table with the policy as a filter read one by one. A service
+-- acting for nobody counts every job (archive_jobs keeps the table small). The attempt log is
+-- read (one jsonpath) only for a job that has attempts ended.
 create or replace function ai.queue_stats(queue text default null)
 returns setof ai.queue_stats_row
 language plpgsql stable
@@ -924,8 +929,20 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := ai.now();
+  v_all boolean := ai.sees_all_owners();
+  v_owner text := case when not v_all then ai.current_owner() end;
 begin
   return query
+  with jobs as (
+    select j.queue, j.status, j.run_at, j.lease_expires_at, j.attempt_log
+    from ai.agent_jobs j
+    where v_all and (queue_stats.queue is null or j.queue = queue_stats.queue)
+    union all
+    select j.queue, j.status, j.run_at, j.lease_expires_at, j.attempt_log
+    from ai.agent_sessions s
+    join ai.agent_jobs j on j.thread_id = s.thread_id
+    where not v_all and s.owner = v_owner and (queue_stats.queue is null or j.queue = queue_stats.queue)
+  )
   select j.queue,
          count(*) filter (where j.status = 'PENDING'),
          count(*) filter (where j.status = 'PENDING' and j.run_at <= v_now),
@@ -940,8 +957,7 @@ begin
            j.attempt_log, '$[*] ? (@.outcome == "failed")'))) filter (where j.attempt_log <> '[]'), 0)::bigint,
          coalesce(sum(pg_catalog.jsonb_array_length(pg_catalog.jsonb_path_query_array(
            j.attempt_log, '$[*] ? (@.outcome == "expired")'))) filter (where j.attempt_log <> '[]'), 0)::bigint
-  from ai.agent_jobs j
-  where queue_stats.queue is null or j.queue = queue_stats.queue
+  from jobs j
   group by j.queue
   order by j.queue;
 end

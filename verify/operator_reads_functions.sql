@@ -3,7 +3,7 @@
 begin;
 
 select 'ai.list_sessions(text, text, integer)'::regprocedure;
-select 'ai.list_jobs(text, text, text, integer)'::regprocedure;
+select 'ai.list_jobs(text, text, text, integer, bigint)'::regprocedure;
 select 'ai.session_timeline(text, integer)'::regprocedure;
 select 'ai.checkpoint_tree(text, text, integer)'::regprocedure;
 select 'ai.archive_backlog(interval, interval)'::regprocedure;

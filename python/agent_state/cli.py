@@ -386,7 +386,11 @@ def cmd_lineage(args: argparse.Namespace, conn: Conn) -> int:
 def cmd_jobs(args: argparse.Namespace, conn: Conn) -> int:
     """``ai.list_jobs``: newest first, by queue, status and/or thread."""
     status = args.status.upper() if args.status else None
-    rows = _rows(conn, "select * from ai.list_jobs(%s, %s, %s, %s)", (args.queue, status, args.thread, args.limit))
+    rows = _rows(
+        conn,
+        "select * from ai.list_jobs(%s, %s, %s, %s, %s)",
+        (args.queue, status, args.thread, args.limit, args.before),
+    )
     jobs = [from_row(Job, r) for r in rows]
     if args.json:
         _print_json(jobs)
@@ -732,6 +736,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--thread")
     p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    p.add_argument("--before", type=int, metavar="JOB_ID", help="the next page: jobs older than this job id")
 
     p = command("stats", "jobs per queue and status, due jobs, expired leases (ai.queue_stats)")
     p.add_argument("--queue")

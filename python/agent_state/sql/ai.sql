@@ -2335,6 +2335,11 @@ $$;
 comment on function ai.job_attempts(bigint) is
   'The attempts of a job, oldest first: attempt number, worker, fencing token, claimed at, lease end, ended at, outcome (completed, failed, released, cancelled, awaiting_human, expired, or in_progress for the one running) and error (a failed attempt''s). Reads archived jobs too. Each ended attempt was recorded by the transaction that ended it. AS001 unknown job, or another tenant''s.';
 
+-- A tenant's call counts the jobs of its own sessions (agent_sessions_owner_created, then each
+-- thread's jobs by agent_jobs_thread): its cost grows with its own rows, not with the other
+-- tenants' jobs, which a scan of the table with the policy as a filter read one by one. A service
+-- acting for nobody counts every job (archive_jobs keeps the table small). The attempt log is
+-- read (one jsonpath) only for a job that has attempts ended.
 create or replace function ai.queue_stats(queue text default null)
 returns setof ai.queue_stats_row
 language plpgsql stable
@@ -2344,8 +2349,20 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := ai.now();
+  v_all boolean := ai.sees_all_owners();
+  v_owner text := case when not v_all then ai.current_owner() end;
 begin
   return query
+  with jobs as (
+    select j.queue, j.status, j.run_at, j.lease_expires_at, j.attempt_log
+    from ai.agent_jobs j
+    where v_all and (queue_stats.queue is null or j.queue = queue_stats.queue)
+    union all
+    select j.queue, j.status, j.run_at, j.lease_expires_at, j.attempt_log
+    from ai.agent_sessions s
+    join ai.agent_jobs j on j.thread_id = s.thread_id
+    where not v_all and s.owner = v_owner and (queue_stats.queue is null or j.queue = queue_stats.queue)
+  )
   select j.queue,
          count(*) filter (where j.status = 'PENDING'),
          count(*) filter (where j.status = 'PENDING' and j.run_at <= v_now),
@@ -2360,8 +2377,7 @@ begin
            j.attempt_log, '$[*] ? (@.outcome == "failed")'))) filter (where j.attempt_log <> '[]'), 0)::bigint,
          coalesce(sum(pg_catalog.jsonb_array_length(pg_catalog.jsonb_path_query_array(
            j.attempt_log, '$[*] ? (@.outcome == "expired")'))) filter (where j.attempt_log <> '[]'), 0)::bigint
-  from ai.agent_jobs j
-  where queue_stats.queue is null or j.queue = queue_stats.queue
+  from jobs j
   group by j.queue
   order by j.queue;
 end
@@ -3270,6 +3286,27 @@ declare
   a_max_rows alias for $4;
   a_filter alias for $5;
 begin
+  if a_thread_id is null and not ai.sees_all_owners() then
+    -- A tenant across its threads: its own sessions (agent_sessions_owner_created), then each
+    -- thread's checkpoints by the primary key, so the cost grows with the tenant's own rows and
+    -- never with another tenant's (the policy as a filter on a scan of every checkpoint did).
+    return query
+    select t.*
+    from (select c.* from ai.agent_sessions s
+          cross join lateral (select * from ai.checkpoints c
+                              where c.thread_id = s.thread_id
+                                and (a_ns is null or c.checkpoint_ns = a_ns)
+                                and (a_before is null or c.checkpoint_id < a_before)
+                                and (a_filter is null or c.metadata @> a_filter)
+                              order by c.checkpoint_id desc
+                              limit a_max_rows) c
+          where s.owner = ai.current_owner()
+          order by c.checkpoint_id desc
+          limit a_max_rows) c
+    cross join lateral ai._checkpoint_tuple(c) t
+    order by t.checkpoint_id desc;
+    return;
+  end if;
   return query
   select t.*
   from (select * from ai.checkpoints c
@@ -5482,8 +5519,15 @@ $$;
 comment on function ai.list_sessions(text, text, integer) is
   'Sessions newest first (by created_at, then thread_id), of one status and/or one owner when given, at most max_rows (1 to 10000). RLS applies: a tenant lists its own, a service acting for nobody every owner''s. AS002 bad status, owner or max_rows.';
 
+-- v0.1.0's list_jobs had no cursor; a v0.1.0 caller's four arguments resolve to this one.
+drop function if exists ai.list_jobs(text, text, text, integer);
+-- A tenant's call reads its own sessions (agent_sessions_owner_created) and, through each, that
+-- thread's jobs (agent_jobs_thread): what it costs grows with the tenant's own rows, never with
+-- another tenant's. The scan it replaced, newest job first over the whole table with the policy
+-- as a filter, read every newer job of every tenant before it found one of the caller's.
+-- A service acting for nobody sees every row: the primary key backwards, limit rows.
 create or replace function ai.list_jobs(queue text default null, status text default null, thread_id text default null,
-                             max_rows integer default 100)
+                             max_rows integer default 100, before_job_id bigint default null)
 returns setof ai.agent_jobs
 language plpgsql stable
 security definer
@@ -5495,6 +5539,8 @@ declare
   a_status alias for $2;
   a_thread_id alias for $3;
   a_max_rows alias for $4;
+  a_before alias for $5;
+  v_before bigint := coalesce(a_before, 9223372036854775807);
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
   if a_status is not null
@@ -5509,16 +5555,36 @@ begin
   if a_thread_id is not null then
     perform ai._check_thread_id(a_thread_id);
   end if;
-  return query
-  select j.* from ai.agent_jobs j
-  where (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
-    and (a_thread_id is null or j.thread_id = a_thread_id)
-  order by j.job_id desc
-  limit a_max_rows;
+  if a_thread_id is not null then
+    return query
+    select j.* from ai.agent_jobs j
+    where j.thread_id = a_thread_id and j.job_id < v_before
+      and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
+    order by j.job_id desc
+    limit a_max_rows;
+  elsif ai.sees_all_owners() then
+    return query
+    select j.* from ai.agent_jobs j
+    where j.job_id < v_before and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
+    order by j.job_id desc
+    limit a_max_rows;
+  else
+    return query
+    select j.*
+    from ai.agent_sessions s
+    cross join lateral (select * from ai.agent_jobs j
+                        where j.thread_id = s.thread_id and j.job_id < v_before
+                          and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
+                        order by j.job_id desc
+                        limit a_max_rows) j
+    where s.owner = ai.current_owner()
+    order by j.job_id desc
+    limit a_max_rows;
+  end if;
 end
 $$;
-comment on function ai.list_jobs(text, text, text, integer) is
-  'Jobs of the queue table newest first (by job_id), of one queue, status and/or thread when given, at most max_rows (1 to 10000). Archived jobs (ai.archive_jobs) are not listed. RLS applies: a tenant lists its own, a service acting for nobody every owner''s. AS002 bad argument.';
+comment on function ai.list_jobs(text, text, text, integer, bigint) is
+  'Jobs of the queue table newest first (by job_id), of one queue, status and/or thread when given, at most max_rows (1 to 10000, default 100); the next page: before_job_id = the last job_id of this one. Archived jobs (ai.archive_jobs) are not listed. RLS applies: a tenant lists its own (its cost grows with its own sessions and jobs only), a service acting for nobody every owner''s. AS002 bad argument.';
 
 create or replace function ai.session_timeline(thread_id text, max_rows integer default 1000)
 returns table (created_at timestamptz, item text, ref text, label text, detail jsonb)
@@ -5630,10 +5696,10 @@ $$;
 comment on function ai.archive_backlog(interval, interval) is
   'How many finished sessions ai.archive_sessions(older_than) and finished jobs ai.archive_jobs(jobs_older_than) would move now (a progress bar''s total, a monitoring gauge). For ai_service. AS002 bad interval.';
 
-revoke execute on function ai.list_sessions(text, text, integer), ai.list_jobs(text, text, text, integer),
+revoke execute on function ai.list_sessions(text, text, integer), ai.list_jobs(text, text, text, integer, bigint),
   ai.session_timeline(text, integer), ai.checkpoint_tree(text, text, integer), ai.archive_backlog(interval, interval)
 from public;
-grant execute on function ai.list_sessions(text, text, integer), ai.list_jobs(text, text, text, integer),
+grant execute on function ai.list_sessions(text, text, integer), ai.list_jobs(text, text, text, integer, bigint),
   ai.session_timeline(text, integer), ai.checkpoint_tree(text, text, integer)
 to ai_user, ai_service;
 grant execute on function ai.archive_backlog(interval, interval) to ai_service;
@@ -6640,6 +6706,33 @@ grant execute on function ai.open_stream(text, text, text, integer, bigint, bigi
   ai.append_stream_chunks(text, text, integer, text[], bigint, bigint, text), ai.finish_stream(text, text, bigint, bigint),
   ai.abandon_stream(text, text, bigint, bigint), ai.get_stream(text, text, interval),
   ai.read_stream(text, text, integer, integer) to ai_user, ai_service;
+
+
+-- ===== change: archive_thread_indexes =====
+-- Deploy agent-state:archive_thread_indexes to pg
+-- requires: queue
+-- requires: retention
+--
+-- A session's jobs found by its thread. Archiving or deleting a session removes its jobs (the
+-- foreign key cascades from ai.agent_sessions), and restore_session reads them back from
+-- ai_archive.agent_jobs; neither table had an index that leads with thread_id for a finished job
+-- (ai.agent_jobs has one for IN_PROGRESS jobs only, and LIKE copied that one to the twin), so each
+-- session archived, deleted or restored scanned all of ai.agent_jobs or ai_archive.agent_jobs,
+-- under the batch's locks: a cost that grew with the table (bench/retention.sh).
+--
+-- The price is on the hot path: a claim and a completion each write a new version of the job row
+-- (never HOT: status is in the claim index's predicate), and this index takes an entry for each
+-- (deploy/queue.sql, "No index on thread_id alone", has the paired figures).
+--
+-- Under a live fleet: CREATE INDEX holds SHARE on ai.agent_jobs (writers wait) while it builds,
+-- so the lock is bounded here as trigger DDL is, and a large table gets the index first with
+-- CREATE INDEX CONCURRENTLY (docs/operations.md, "Upgrading under a live fleet"), which this
+-- script then finds and keeps.
+
+select pg_catalog.set_config('lock_timeout', '5s', true) where pg_catalog.current_setting('lock_timeout') = '0';
+
+create index if not exists agent_jobs_thread on ai.agent_jobs (thread_id);
+create index if not exists agent_jobs_thread on ai_archive.agent_jobs (thread_id);
 
 
 -- ===== version marker =====
