@@ -218,6 +218,34 @@ $$;
 comment on function ai.archive_backlog(interval, interval) is
   'How many finished sessions ai.archive_sessions(older_than) and finished jobs ai.archive_jobs(jobs_older_than) would move now (a progress bar''s total, a monitoring gauge). For ai_service. AS002 bad interval.';
 
+-- The workers alive, by their renewals: a worker holds IN_PROGRESS jobs whose lease it renewed
+-- (updated_at) and which has not ended. Reads the claim index's IN_PROGRESS entries only.
+create or replace function ai.list_workers(max_rows integer default 100)
+returns table (worker text, jobs bigint, last_renewed_at timestamptz, lease_expires_at timestamptz)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_max_rows alias for $1;
+  v_now timestamptz := ai.now();
+begin
+  perform ai._check_limit(a_max_rows, 'max_rows');
+  return query
+  select j.lease_owner, count(*), max(j.updated_at), min(j.lease_expires_at)
+  from ai.agent_jobs j
+  where j.status = 'IN_PROGRESS' and j.available_at is not null and j.lease_expires_at > v_now
+  group by j.lease_owner
+  order by max(j.updated_at) desc, j.lease_owner
+  limit a_max_rows;
+end
+$$;
+comment on function ai.list_workers(integer) is
+  'The workers alive now, by their leases: each worker id holding IN_PROGRESS jobs whose lease has not ended, how many, when it last claimed or renewed one (updated_at) and the soonest of their lease ends; most recently renewed first, at most max_rows (1 to 10000). For ai_service (agent-state status). AS002 bad max_rows.';
+revoke execute on function ai.list_workers(integer) from public;
+grant execute on function ai.list_workers(integer) to ai_service;
+
 revoke execute on function ai.list_sessions(text, text, integer), ai.list_jobs(text, text, text, integer, bigint),
   ai.session_timeline(text, integer), ai.checkpoint_tree(text, text, integer), ai.archive_backlog(interval, interval)
 from public;

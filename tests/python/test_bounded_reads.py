@@ -111,7 +111,9 @@ def test_a_tenants_read_does_not_read_the_other_tenants_rows(
     read, returned = rows_read(module_dsn, "tenant_a", query.replace("%(queue)s", "%s"),
                                (crowd["queue"],) if "%(queue)s" in query else ())  # fmt: skip
     assert returned >= 1, what
-    assert read <= BOUND, f"{what}: tenant_a's call read {read} rows (tenant_b holds {OTHER_THREADS * OTHER_JOBS_PER_THREAD} jobs)"
+    assert read <= BOUND, (
+        f"{what}: tenant_a's call read {read} rows (tenant_b holds {OTHER_THREADS * OTHER_JOBS_PER_THREAD} jobs)"
+    )
 
 
 def test_list_jobs_pages_by_before_job_id(module_dsn: str, crowd: dict[str, str]) -> None:

@@ -99,7 +99,7 @@ def test_a_deploy_under_a_live_fleet_never_parks_a_worker_longer_than_its_lock_t
                         svc.append_message(job.thread_id, "assistant", {"n": done[0]})
                         svc.complete_job(job.job_id, job.fencing_token, None)
                         done[0] += 1
-            except BaseException as e:  # noqa: BLE001 - reported by the test
+            except BaseException as e:
                 errors.append(e)
 
         def sampler() -> None:
@@ -131,9 +131,11 @@ def test_a_deploy_under_a_live_fleet_never_parks_a_worker_longer_than_its_lock_t
                 job = svc.claim_job("holder", timedelta(minutes=5), f"{queue}-held")
                 holder.commit()
                 assert job is not None
+                holder.execute("select 1")  # a transaction of the caller's: the calls below join it
                 svc.fenced_write(job.job_id, job.fencing_token)
                 svc.append_message(held, "assistant", "inside the fenced transaction")
                 svc.renew_lease(job.job_id, job.fencing_token)  # a row of ai.agent_jobs written
+                assert holder.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
                 url = _dsn(direct_dsn, name, DEPLOY_USER)
                 started = time.monotonic()
                 first = subprocess.Popen(
