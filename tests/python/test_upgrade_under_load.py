@@ -13,6 +13,7 @@ than the deploy's lock_timeout plus a slack, and the deploy either completes or 
 
 from __future__ import annotations
 
+import re
 import subprocess
 import threading
 import time
@@ -173,3 +174,23 @@ def test_a_deploy_under_a_live_fleet_never_parks_a_worker_longer_than_its_lock_t
             stop.set()
             for th in threads:
                 th.join(timeout=30)
+
+
+def test_every_trigger_a_functions_change_guards_is_written_as_pg_get_triggerdef_prints_it(direct_dsn: str) -> None:
+    """The `do` blocks of the `_functions` scripts replace a trigger only when its definition in
+    the catalog differs from the text written there: that text must be what pg_get_triggerdef
+    prints for the trigger the block creates, or every deploy would replace (and lock) it."""
+    wanted: set[str] = set()
+    for path in sorted((ROOT / "deploy").glob("*_functions.sql")):
+        wanted |= set(re.findall(r"\$t\$(CREATE (?:CONSTRAINT )?TRIGGER .*?)\$t\$", path.read_text()))
+    assert len(wanted) >= 7
+    with psycopg.connect(direct_dsn, autocommit=True) as conn:
+        found = {
+            d
+            for (d,) in conn.execute(
+                "select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t"
+                " join pg_catalog.pg_class c on c.oid = t.tgrelid"
+                " where not t.tgisinternal and c.relnamespace = 'ai'::regnamespace"
+            )
+        }
+    assert wanted <= found, sorted(wanted - found)
