@@ -1343,9 +1343,14 @@ create unique index agent_jobs_one_running_per_thread on ai.agent_jobs (thread_i
 -- enqueue_job(idempotency_key => ...) returns the first job of that key (per owner and queue).
 create unique index agent_jobs_idempotency_key on ai.agent_jobs (owner, queue, idempotency_key)
   where idempotency_key is not null;
--- No index on thread_id alone: every claim and finish moves a row to a new version, and each
--- index pays for that (one CPU measurement: a quarter of a claim + complete). The cost lands on
--- deleting a session, whose cascade scans the jobs; archive_jobs keeps that table small.
+-- The index on thread_id alone is agent_jobs_thread, added after 0.1.0 (archive_thread_indexes):
+-- every claim and finish moves a row to a new version (never HOT: status is in the claim index's
+-- predicate), and each index takes an entry for it. The trade-off, measured (bench/retention.sh,
+-- docs/benchmarks.md): claim + complete with the index at 0.73 to 0.92 of the rate without it
+-- (paired runs on a shared 2-core machine; 0.1.0's one CPU measurement said a quarter), against
+-- archive and restore per session flat from 10 k to 1 M jobs (1 to 3 ms and 3 to 8 ms) where
+-- without it they grew with the table (359 ms and 867 ms per session at 1 M jobs): without the
+-- index, deleting or archiving a session scanned the jobs once per session.
 
 alter table ai.agent_jobs enable row level security;
 alter table ai.agent_jobs force row level security;
