@@ -3,9 +3,10 @@
 # throughput (ai.claim_job + ai.complete_job, pgbench, 2 clients) alone and while the archiver
 # runs. Medians of BENCH_REPEATS runs, ratios. Works in a database of its own on the server of
 # $DATABASE_URL (created and dropped here). Run by `make bench`.
-# The live queue holds BENCH_RETENTION_QUEUE due jobs (default 20,000): archiving a session
-# cascades to ai.agent_jobs, which has no index on thread_id by design (docs/queue.md), so
-# archive throughput falls as the live queue grows.
+# The live queue holds BENCH_RETENTION_QUEUE due jobs (default 20,000); archiving a session
+# cascades to ai.agent_jobs, whose jobs of a thread agent_jobs_thread finds (archive_thread_indexes).
+# Then: archive + restore per session against the jobs tables' size (10 k to 1 M jobs), with and
+# without that index, and what the index costs a claim + complete, paired.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
@@ -69,3 +70,45 @@ printf '%-52s %12.0f %8s\n' "queue claim+complete, alone (baseline)" "$q0" 1.00
 printf '%-52s %12.0f %8s\n' "queue claim+complete, while archive_sessions runs" "$q1" "$(ratio "$q1" "$q0")"
 printf '%-52s %12.0f %8s\n' "archive_sessions rows moved, alone (baseline)" "$a0" 1.00
 printf '%-52s %12.0f %8s\n' "archive_sessions rows moved, with the queue under load" "$a1" "$(ratio "$a1" "$a0")"
+
+# Archive and restore per session against the size of the jobs tables (issue 21, defect 4): flat
+# when the cascade and restore_session find a thread's jobs by agent_jobs_thread (the
+# archive_thread_indexes change), growing with the table without it (the same run with the two
+# indexes dropped). BENCH_RETENTION_JOB_SIZES: the jobs in ai.agent_jobs and in
+# ai_archive.agent_jobs (default 10,000, 100,000 and 1,000,000); BENCH_RETENTION_SCALE_SESSIONS
+# sessions archived and restored at each size (default 100; 20 without the index).
+sizes=${BENCH_RETENTION_JOB_SIZES:-10000 100000 1000000}
+k=${BENCH_RETENTION_SCALE_SESSIONS:-100}
+scale_run() {  # size sessions -> "archive_ms restore_ms left"
+  psql -X -q -v ON_ERROR_STOP=1 -v n="$1" -v k="$2" -d "$bench_url" -f "$HERE/retention/scale.sql" >/dev/null
+  psql -X -q -At -v ON_ERROR_STOP=1 -v k="$2" -d "$worker_url" -f "$HERE/retention/scale_timed.sql"
+}
+printf '\n%s\n' "archive + restore per session against the jobs tables' size ($k sessions of 2 jobs; ms per session)"
+printf '%-12s %14s %14s %20s %20s\n' "jobs" "archive" "restore" "archive, no index" "restore, no index"
+for n in $sizes; do
+  read -r a r _ <<<"$(scale_run "$n" "$k")"
+  psql -X -q -d "$bench_url" -c "drop index ai.agent_jobs_thread" -c "drop index ai_archive.agent_jobs_thread" >/dev/null
+  read -r a0 r0 _ <<<"$(scale_run "$n" $(( k < 20 ? k : 20 )))"
+  psql -X -q -d "$bench_url" -c "create index agent_jobs_thread on ai.agent_jobs (thread_id)" \
+    -c "create index agent_jobs_thread on ai_archive.agent_jobs (thread_id)" >/dev/null
+  printf '%-12s %14s %14s %20s %20s\n' "$n" "$a" "$r" "$a0" "$r0"
+done
+psql -X -q -d "$bench_url" -c "delete from ai.agent_jobs where queue in ('scale-filler', 'scale')" \
+  -c "delete from ai_archive.agent_sessions where thread_id like 'scale-%'" >/dev/null
+
+# What agent_jobs_thread costs the hot path: claim + complete (pgbench, 2 clients) with and without
+# it, alternated BENCH_REPEATS times on the same table (the ABAB pairing of bench/schema_ab.sh).
+with_i=(); without_i=()
+psql -X -q -v ON_ERROR_STOP=1 -v n="${BENCH_RETENTION_QUEUE:-20000}" -d "$bench_url" -f "$HERE/queue/fill.sql" >/dev/null
+for _ in $(seq "$REPEATS"); do
+  with_i+=("$(queue_tps)")
+  psql -X -q -d "$bench_url" -c "drop index ai.agent_jobs_thread" >/dev/null
+  without_i+=("$(queue_tps)")
+  psql -X -q -d "$bench_url" -c "create index agent_jobs_thread on ai.agent_jobs (thread_id)" >/dev/null
+  psql -X -q -v ON_ERROR_STOP=1 -v n="${BENCH_RETENTION_QUEUE:-20000}" -d "$bench_url" -f "$HERE/queue/fill.sql" >/dev/null
+done
+w=$(printf '%s\n' "${with_i[@]}" | median); wo=$(printf '%s\n' "${without_i[@]}" | median)
+printf '\n%s\n' "claim + complete with agent_jobs_thread (median of $REPEATS pairs, $CLIENTS pgbench clients)"
+printf '%-52s %12s %8s\n' "" "per second" ratio
+printf '%-52s %12.0f %8s\n' "without agent_jobs_thread (baseline)" "$wo" 1.00
+printf '%-52s %12.0f %8s\n' "with agent_jobs_thread" "$w" "$(ratio "$w" "$wo")"

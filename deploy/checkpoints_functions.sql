@@ -24,9 +24,24 @@ end
 $$;
 comment on function ai._delete_tombstoned_session() is 'Internal trigger: deletes the session a tombstone in ai.deleted_threads names (owner and thread must match).';
 revoke execute on function ai._delete_tombstoned_session() from public;
-create or replace trigger deleted_threads_delete_session
-  after insert or update on ai.deleted_threads
-  for each row execute function ai._delete_tombstoned_session();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.deleted_threads'::pg_catalog.regclass and t.tgname = 'deleted_threads_delete_session')
+     is distinct from $t$CREATE TRIGGER deleted_threads_delete_session AFTER INSERT OR UPDATE ON ai.deleted_threads FOR EACH ROW EXECUTE FUNCTION ai._delete_tombstoned_session()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    create or replace trigger deleted_threads_delete_session
+      after insert or update on ai.deleted_threads
+      for each row execute function ai._delete_tombstoned_session();
+  end if;
+end
+$do$;
 
 -- ---------------------------------------------------------------------------------------------
 -- Guards and helpers
@@ -611,6 +626,27 @@ declare
   a_max_rows alias for $4;
   a_filter alias for $5;
 begin
+  if a_thread_id is null and not ai.sees_all_owners() then
+    -- A tenant across its threads: its own sessions (agent_sessions_owner_created), then each
+    -- thread's checkpoints by the primary key, so the cost grows with the tenant's own rows and
+    -- never with another tenant's (the policy as a filter on a scan of every checkpoint did).
+    return query
+    select t.*
+    from (select c.* from ai.agent_sessions s
+          cross join lateral (select * from ai.checkpoints c
+                              where c.thread_id = s.thread_id
+                                and (a_ns is null or c.checkpoint_ns = a_ns)
+                                and (a_before is null or c.checkpoint_id < a_before)
+                                and (a_filter is null or c.metadata @> a_filter)
+                              order by c.checkpoint_id desc
+                              limit a_max_rows) c
+          where s.owner = ai.current_owner()
+          order by c.checkpoint_id desc
+          limit a_max_rows) c
+    cross join lateral ai._checkpoint_tuple(c) t
+    order by t.checkpoint_id desc;
+    return;
+  end if;
   return query
   select t.*
   from (select * from ai.checkpoints c

@@ -33,13 +33,39 @@ end
 $$;
 comment on function ai._guard_message_seq() is 'Internal trigger: a message''s seq is 1 or follows the previous message of its thread.';
 
-create or replace trigger session_messages_seq
-  before insert on ai.session_messages
-  for each row execute function ai._guard_message_seq();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.session_messages'::pg_catalog.regclass and t.tgname = 'session_messages_seq')
+     is distinct from $t$CREATE TRIGGER session_messages_seq BEFORE INSERT ON ai.session_messages FOR EACH ROW EXECUTE FUNCTION ai._guard_message_seq()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    create or replace trigger session_messages_seq
+      before insert on ai.session_messages
+      for each row execute function ai._guard_message_seq();
+  end if;
+end
+$do$;
 
 -- last_seq is no longer kept (the column stays for 0.1.0 readers; ai.get_session computes it):
 -- its guard goes. (revert/messages_functions.sql restores both.)
-drop trigger if exists agent_sessions_last_seq on ai.agent_sessions;
+-- (DROP TRIGGER locks the table: only where the trigger is still there, and bounded.)
+do $do$
+begin
+  if exists (select from pg_catalog.pg_trigger t
+             where t.tgrelid = 'ai.agent_sessions'::pg_catalog.regclass and t.tgname = 'agent_sessions_last_seq') then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    drop trigger agent_sessions_last_seq on ai.agent_sessions;
+  end if;
+end
+$do$;
 drop function if exists ai._guard_last_seq();
 
 -- The default token estimate: about four bytes of JSON text per token, the usual rule of thumb

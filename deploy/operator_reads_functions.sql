@@ -41,8 +41,15 @@ $$;
 comment on function ai.list_sessions(text, text, integer) is
   'Sessions newest first (by created_at, then thread_id; last_seq and current_checkpoint_id computed as get_session does), of one status and/or one owner when given, at most max_rows (1 to 10000). RLS applies: a tenant lists its own, a service acting for nobody every owner''s. AS002 bad status, owner or max_rows.';
 
+-- v0.1.0's list_jobs had no cursor; a v0.1.0 caller's four arguments resolve to this one.
+drop function if exists ai.list_jobs(text, text, text, integer);
+-- A tenant's call reads its own sessions (agent_sessions_owner_created) and, through each, that
+-- thread's jobs (agent_jobs_thread): what it costs grows with the tenant's own rows, never with
+-- another tenant's. The scan it replaced, newest job first over the whole table with the policy
+-- as a filter, read every newer job of every tenant before it found one of the caller's.
+-- A service acting for nobody sees every row: the primary key backwards, limit rows.
 create or replace function ai.list_jobs(queue text default null, status text default null, thread_id text default null,
-                             max_rows integer default 100)
+                             max_rows integer default 100, before_job_id bigint default null)
 returns setof ai.agent_jobs
 language plpgsql stable
 security definer
@@ -54,6 +61,8 @@ declare
   a_status alias for $2;
   a_thread_id alias for $3;
   a_max_rows alias for $4;
+  a_before alias for $5;
+  v_before bigint := coalesce(a_before, 9223372036854775807);
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
   if a_status is not null
@@ -68,16 +77,36 @@ begin
   if a_thread_id is not null then
     perform ai._check_thread_id(a_thread_id);
   end if;
-  return query
-  select j.* from ai.agent_jobs j
-  where (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
-    and (a_thread_id is null or j.thread_id = a_thread_id)
-  order by j.job_id desc
-  limit a_max_rows;
+  if a_thread_id is not null then
+    return query
+    select j.* from ai.agent_jobs j
+    where j.thread_id = a_thread_id and j.job_id < v_before
+      and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
+    order by j.job_id desc
+    limit a_max_rows;
+  elsif ai.sees_all_owners() then
+    return query
+    select j.* from ai.agent_jobs j
+    where j.job_id < v_before and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
+    order by j.job_id desc
+    limit a_max_rows;
+  else
+    return query
+    select j.*
+    from ai.agent_sessions s
+    cross join lateral (select * from ai.agent_jobs j
+                        where j.thread_id = s.thread_id and j.job_id < v_before
+                          and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
+                        order by j.job_id desc
+                        limit a_max_rows) j
+    where s.owner = ai.current_owner()
+    order by j.job_id desc
+    limit a_max_rows;
+  end if;
 end
 $$;
-comment on function ai.list_jobs(text, text, text, integer) is
-  'Jobs of the queue table newest first (by job_id), of one queue, status and/or thread when given, at most max_rows (1 to 10000). Archived jobs (ai.archive_jobs) are not listed. RLS applies: a tenant lists its own, a service acting for nobody every owner''s. AS002 bad argument.';
+comment on function ai.list_jobs(text, text, text, integer, bigint) is
+  'Jobs of the queue table newest first (by job_id), of one queue, status and/or thread when given, at most max_rows (1 to 10000, default 100); the next page: before_job_id = the last job_id of this one. Archived jobs (ai.archive_jobs) are not listed. RLS applies: a tenant lists its own (its cost grows with its own sessions and jobs only), a service acting for nobody every owner''s. AS002 bad argument.';
 
 create or replace function ai.session_timeline(thread_id text, max_rows integer default 1000)
 returns table (created_at timestamptz, item text, ref text, label text, detail jsonb)
@@ -191,10 +220,38 @@ $$;
 comment on function ai.archive_backlog(interval, interval) is
   'How many finished sessions ai.archive_sessions(older_than) and finished jobs ai.archive_jobs(jobs_older_than) would move now (a progress bar''s total, a monitoring gauge). For ai_service. AS002 bad interval.';
 
-revoke execute on function ai.list_sessions(text, text, integer), ai.list_jobs(text, text, text, integer),
+-- The workers alive, by their renewals: a worker holds IN_PROGRESS jobs whose lease it renewed
+-- (updated_at) and which has not ended. Reads the claim index's IN_PROGRESS entries only.
+create or replace function ai.list_workers(max_rows integer default 100)
+returns table (worker text, jobs bigint, last_renewed_at timestamptz, lease_expires_at timestamptz)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_max_rows alias for $1;
+  v_now timestamptz := ai.now();
+begin
+  perform ai._check_limit(a_max_rows, 'max_rows');
+  return query
+  select j.lease_owner, count(*), max(j.updated_at), min(j.lease_expires_at)
+  from ai.agent_jobs j
+  where j.status = 'IN_PROGRESS' and j.available_at is not null and j.lease_expires_at > v_now
+  group by j.lease_owner
+  order by max(j.updated_at) desc, j.lease_owner
+  limit a_max_rows;
+end
+$$;
+comment on function ai.list_workers(integer) is
+  'The workers alive now, by their leases: each worker id holding IN_PROGRESS jobs whose lease has not ended, how many, when it last claimed or renewed one (updated_at) and the soonest of their lease ends; most recently renewed first, at most max_rows (1 to 10000). For ai_service (agent-state status). AS002 bad max_rows.';
+revoke execute on function ai.list_workers(integer) from public;
+grant execute on function ai.list_workers(integer) to ai_service;
+
+revoke execute on function ai.list_sessions(text, text, integer), ai.list_jobs(text, text, text, integer, bigint),
   ai.session_timeline(text, integer), ai.checkpoint_tree(text, text, integer), ai.archive_backlog(interval, interval)
 from public;
-grant execute on function ai.list_sessions(text, text, integer), ai.list_jobs(text, text, text, integer),
+grant execute on function ai.list_sessions(text, text, integer), ai.list_jobs(text, text, text, integer, bigint),
   ai.session_timeline(text, integer), ai.checkpoint_tree(text, text, integer)
 to ai_user, ai_service;
 grant execute on function ai.archive_backlog(interval, interval) to ai_service;

@@ -51,12 +51,27 @@ comment on function ai._log_attempt() is 'Internal trigger: appends the attempt 
 revoke execute on function ai._log_attempt() from public;  -- a trigger needs no grant
 revoke execute on function ai._attempt_entry(integer, text, bigint, timestamptz, timestamptz, timestamptz, text, text) from public;
 
-create or replace trigger agent_jobs_attempt_ended
-  before update on ai.agent_jobs
-  for each row
-  when (old.status = 'IN_PROGRESS' and new.status <> 'COMPLETED'
-        and (new.status <> 'IN_PROGRESS' or new.fencing_token <> old.fencing_token))
-  execute function ai._log_attempt();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.agent_jobs'::pg_catalog.regclass and t.tgname = 'agent_jobs_attempt_ended')
+     is distinct from $t$CREATE TRIGGER agent_jobs_attempt_ended BEFORE UPDATE ON ai.agent_jobs FOR EACH ROW WHEN (((old.status = 'IN_PROGRESS'::text) AND (new.status <> 'COMPLETED'::text) AND ((new.status <> 'IN_PROGRESS'::text) OR (new.fencing_token <> old.fencing_token)))) EXECUTE FUNCTION ai._log_attempt()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    create or replace trigger agent_jobs_attempt_ended
+      before update on ai.agent_jobs
+      for each row
+      when (old.status = 'IN_PROGRESS' and new.status <> 'COMPLETED'
+            and (new.status <> 'IN_PROGRESS' or new.fencing_token <> old.fencing_token))
+      execute function ai._log_attempt();
+  end if;
+end
+$do$;
 
 -- The tenant guard, after the row is written: an error rolls the statement back all the same.
 -- One trigger for status moves, with the smallest WHEN clause that is false for a worker's claim
@@ -99,11 +114,26 @@ comment on function ai._job_status_moved() is
   'Internal trigger (after a job''s status moves, except a worker''s claim or finish): outside ai_service only a cancel or the answer to a job that waits for a person is allowed (AS004 otherwise); a cancel written without finished_at gets it; a job that goes from AWAITING_HUMAN to CANCELLED has its pending approval cancelled, an approval_cancelled event written, and a waiting session made active again. Runs as the caller.';
 revoke execute on function ai._job_status_moved() from public;  -- a trigger needs no grant
 
-create or replace trigger agent_jobs_status_moved
-  after update of status on ai.agent_jobs
-  for each row
-  when (new.lease_owner is not distinct from old.lease_owner)
-  execute function ai._job_status_moved();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.agent_jobs'::pg_catalog.regclass and t.tgname = 'agent_jobs_status_moved')
+     is distinct from $t$CREATE TRIGGER agent_jobs_status_moved AFTER UPDATE OF status ON ai.agent_jobs FOR EACH ROW WHEN ((NOT (new.lease_owner IS DISTINCT FROM old.lease_owner))) EXECUTE FUNCTION ai._job_status_moved()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    create or replace trigger agent_jobs_status_moved
+      after update of status on ai.agent_jobs
+      for each row
+      when (new.lease_owner is not distinct from old.lease_owner)
+      execute function ai._job_status_moved();
+  end if;
+end
+$do$;
 
 -- No table privilege for ai_user or ai_service: they reach this table only through the functions,
 -- which run as the schema owner (SECURITY DEFINER; docs/security.md).
@@ -651,11 +681,26 @@ $$;
 comment on function ai._check_fence_at_commit() is 'Internal trigger (deferred, at commit, once per fenced transaction and job): the transaction commits only if its job is still held under its token with a lease not ended, or was finished by that transaction itself; AS006 otherwise. Reads the job row without a lock unless a writer of it is in flight.';
 revoke execute on function ai._check_fence_at_commit() from public;  -- a trigger needs no grant
 
-drop trigger if exists job_fences_checked_at_commit on ai.job_fences;
-create constraint trigger job_fences_checked_at_commit
-  after insert on ai.job_fences
-  deferrable initially deferred
-  for each row execute function ai._check_fence_at_commit();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.job_fences'::pg_catalog.regclass and t.tgname = 'job_fences_checked_at_commit')
+     is distinct from $t$CREATE CONSTRAINT TRIGGER job_fences_checked_at_commit AFTER INSERT ON ai.job_fences DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ai._check_fence_at_commit()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    drop trigger if exists job_fences_checked_at_commit on ai.job_fences;
+    create constraint trigger job_fences_checked_at_commit
+      after insert on ai.job_fences
+      deferrable initially deferred
+      for each row execute function ai._check_fence_at_commit();
+  end if;
+end
+$do$;
 
 create or replace function ai.fenced_write(job_id bigint, fencing_token bigint) returns timestamptz
 language plpgsql volatile
@@ -942,6 +987,11 @@ $$;
 comment on function ai.job_attempts(bigint) is
   'The attempts of a job, oldest first: attempt number, worker, fencing token, claimed at, lease end, ended at, outcome (completed, failed, released, cancelled, awaiting_human, expired, or in_progress for the one running) and error (a failed attempt''s). Reads archived jobs too. Each ended attempt was recorded by the transaction that ended it. AS001 unknown job, or another tenant''s.';
 
+-- A tenant's call counts the jobs of its own sessions (agent_sessions_owner_created, then each
+-- thread's jobs by agent_jobs_thread): its cost grows with its own rows, not with the other
+-- tenants' jobs, which a scan of the table with the policy as a filter read one by one. A service
+-- acting for nobody counts every job (archive_jobs keeps the table small). The attempt log is
+-- read (one jsonpath) only for a job that has attempts ended.
 create or replace function ai.queue_stats(queue text default null)
 returns setof ai.queue_stats_row
 language plpgsql stable
@@ -951,8 +1001,20 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := ai.now();
+  v_all boolean := ai.sees_all_owners();
+  v_owner text := case when not v_all then ai.current_owner() end;
 begin
   return query
+  with jobs as (
+    select j.queue, j.status, j.run_at, j.lease_expires_at, j.attempt_log
+    from ai.agent_jobs j
+    where v_all and (queue_stats.queue is null or j.queue = queue_stats.queue)
+    union all
+    select j.queue, j.status, j.run_at, j.lease_expires_at, j.attempt_log
+    from ai.agent_sessions s
+    join ai.agent_jobs j on j.thread_id = s.thread_id
+    where not v_all and s.owner = v_owner and (queue_stats.queue is null or j.queue = queue_stats.queue)
+  )
   select j.queue,
          count(*) filter (where j.status = 'PENDING'),
          count(*) filter (where j.status = 'PENDING' and j.run_at <= v_now),
@@ -967,8 +1029,7 @@ begin
            j.attempt_log, '$[*] ? (@.outcome == "failed")'))) filter (where j.attempt_log <> '[]'), 0)::bigint,
          coalesce(sum(pg_catalog.jsonb_array_length(pg_catalog.jsonb_path_query_array(
            j.attempt_log, '$[*] ? (@.outcome == "expired")'))) filter (where j.attempt_log <> '[]'), 0)::bigint
-  from ai.agent_jobs j
-  where queue_stats.queue is null or j.queue = queue_stats.queue
+  from jobs j
   group by j.queue
   order by j.queue;
 end

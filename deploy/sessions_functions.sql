@@ -109,10 +109,25 @@ end
 $$;
 comment on function ai._guard_session_status() is 'Internal trigger: refuses a status change the transition table forbids, however it is written.';
 
-create or replace trigger agent_sessions_status_transition
-  after update of status on ai.agent_sessions
-  for each row when (old.status is distinct from new.status)
-  execute function ai._guard_session_status();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.agent_sessions'::pg_catalog.regclass and t.tgname = 'agent_sessions_status_transition')
+     is distinct from $t$CREATE TRIGGER agent_sessions_status_transition AFTER UPDATE OF status ON ai.agent_sessions FOR EACH ROW WHEN ((old.status IS DISTINCT FROM new.status)) EXECUTE FUNCTION ai._guard_session_status()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    create or replace trigger agent_sessions_status_transition
+      after update of status on ai.agent_sessions
+      for each row when (old.status is distinct from new.status)
+      execute function ai._guard_session_status();
+  end if;
+end
+$do$;
 
 -- The one place a session row is created (create_session, a first checkpoint or pending write of
 -- a new thread, the target of a copy). ON CONFLICT without a target: the table has two unique

@@ -10,6 +10,9 @@
 -- release, `sqitch rework operator_reads_functions` changes a function here (deploy/schema.sql, "Layout").
 begin;
 
+drop function ai.list_jobs(text, text, text, integer, bigint);
+drop function ai.list_workers(integer);
+
 create or replace function ai.list_sessions(status text default null, owner text default null, max_rows integer default 100)
 returns setof ai.agent_sessions
 language plpgsql stable

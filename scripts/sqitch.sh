@@ -3,6 +3,14 @@
 # Sqitch's pg engine talks to the registry through DBD::Pg and runs scripts with psql; both
 # honour the PG* environment, which is how the URL's parts (a socket directory in ?host=, a
 # password) reach them. The target is then plain db:pg:.
+#
+# Bounded under a live fleet (docs/operations.md, "Upgrading under a live fleet"): every script
+# runs with lock_timeout = $AGENT_STATE_LOCK_TIMEOUT (default 5s), so a script that must lock a
+# hot table waits at most that long behind an open transaction, and the workers queued behind
+# the script wait no longer either. A deploy that fails on a lock timeout has rolled back the
+# change it was in (each script is one transaction; --mode change keeps the changes before it)
+# and is run again, $AGENT_STATE_DEPLOY_RETRIES times (default 5) after a pause that doubles
+# from one second; then it fails, and running it again later continues where it stopped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 url=$1; shift
@@ -16,4 +24,27 @@ for key, value in conninfo_to_dict(sys.argv[1]).items():
         print(f"export {names[key]}={shlex.quote(str(value))}")
 PY
 )"
-exec sqitch "$@" db:pg:
+export PGOPTIONS="${PGOPTIONS:-} -c lock_timeout=${AGENT_STATE_LOCK_TIMEOUT:-5s}"
+deploying=0
+for arg in "$@"; do [ "$arg" = deploy ] && deploying=1 && break; done
+if [ "$deploying" = 0 ]; then
+  exec sqitch "$@" db:pg:
+fi
+mode=()
+for arg in "$@"; do case "$arg" in --mode|--mode=*) mode=(); break;; esac; mode=(--mode change); done
+retries=${AGENT_STATE_DEPLOY_RETRIES:-5}
+pause=1
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+for ((try = 0; ; try++)); do
+  if sqitch "$@" "${mode[@]}" db:pg: > >(tee "$log") 2> >(tee -a "$log" >&2); then
+    exit 0
+  fi
+  wait  # the tees
+  if ! grep -q "lock timeout" "$log" || [ "$try" -ge "$retries" ]; then
+    exit 1
+  fi
+  echo "agent-state: a lock timeout stopped the deploy (a transaction holds a table it needs); again in ${pause}s" >&2
+  sleep "$pause"
+  pause=$((pause * 2))
+done

@@ -238,14 +238,72 @@ def progress(total: int, label: str, *, enabled: bool = True, stream: Any = None
 # -- the subcommands ----------------------------------------------------------------------------
 
 
+# Transactions of this database that hold a lock on a table of ai or ai_archive and began longer
+# ago than a lease: a worker stuck inside a fenced transaction, or a session left idle in one
+# (docs/operations.md). Another role's xact_start is visible with pg_read_all_stats (pg_monitor);
+# without it, such a holder is counted as hidden.
+_LONG_LOCKS = """
+select a.pid, a.usename::text as role, a.application_name, a.state,
+       pg_catalog.clock_timestamp() - a.xact_start as held_for,
+       pg_catalog.array_agg(distinct l.relation::regclass::text order by l.relation::regclass::text) as tables
+from pg_catalog.pg_locks l
+join pg_catalog.pg_stat_activity a on a.pid = l.pid
+join pg_catalog.pg_class c on c.oid = l.relation
+where l.granted and l.locktype = 'relation' and a.datname = pg_catalog.current_database()
+  and c.relnamespace::regnamespace::text in ('ai', 'ai_archive') and a.pid <> pg_catalog.pg_backend_pid()
+  and a.xact_start < pg_catalog.clock_timestamp() - %(lease)s::interval
+group by a.pid, a.usename, a.application_name, a.state, a.xact_start
+order by a.xact_start
+"""
+_HIDDEN_LOCKS = """
+select count(distinct l.pid)
+from pg_catalog.pg_locks l
+join pg_catalog.pg_stat_activity a on a.pid = l.pid
+join pg_catalog.pg_class c on c.oid = l.relation
+where l.granted and l.locktype = 'relation' and a.datname = pg_catalog.current_database()
+  and c.relnamespace::regnamespace::text in ('ai', 'ai_archive') and a.xact_start is null
+  and a.pid <> pg_catalog.pg_backend_pid()
+"""
+
+
+def _fleet(conn: Conn, lease: timedelta) -> dict[str, Any]:
+    """What `status` reports beyond the schema: the workers alive (``ai.list_workers``, for
+    ai_service: None for a tenant), the fill of the cluster's notification queue
+    (``pg_notification_queue_usage()``, 0 to 1: at 1 every NOTIFY, so every enqueue, fails), the
+    age of the oldest due PENDING job per queue (``ai.queue_stats``), and the transactions holding
+    locks on the schema longer than ``lease``."""
+    found: dict[str, Any] = {}
+    with conn.cursor() as cur:
+        row = cur.execute("select pg_catalog.pg_notification_queue_usage()").fetchone()
+        found["notification_queue_usage"] = float(row[0]) if row else 0.0
+    try:
+        found["workers"] = _rows(conn, "select * from ai.list_workers()")
+    except errors.AgentStateError:
+        found["workers"] = None
+    except psycopg.Error:
+        found["workers"] = None
+    stats = [from_row(QueueStats, r) for r in _rows(conn, "select * from ai.queue_stats()")]
+    found["oldest_due_pending"] = {q.queue: q.oldest_due_age for q in stats if q.due}
+    found["long_lock_holders"] = _rows(conn, _LONG_LOCKS, {"lease": lease})  # type: ignore[arg-type]
+    with conn.cursor() as cur:
+        row = cur.execute(_HIDDEN_LOCKS).fetchone()
+        found["hidden_lock_holders"] = int(row[0]) if row else 0
+    return found
+
+
 def cmd_status(args: argparse.Namespace, conn: Conn) -> int:
-    """Is the schema deployed, at which version, with which changes (``agent_state.schema.status``).
-    Exit 1 when it is absent or lacks changes this package needs."""
+    """Is the schema deployed, at which version, with which changes (``agent_state.schema.status``),
+    against this package's; and, when it is usable, the fleet: workers alive, the notification
+    queue's fill, the oldest due job per queue, long lock holders. Exit 1 when the schema is absent
+    or lacks changes this package needs."""
     from . import schema
 
     state = schema.status(conn)
+    wanted = schema.bundle_version()
+    lease = timedelta(seconds=args.lease)
+    fleet = _fleet(conn, lease) if state.deployed and state.compatible else None
     if args.json:
-        _print_json(state)
+        _print_json({**_jsonable(state), "package": wanted, "pending": state.missing, "fleet": _jsonable(fleet)})
     elif not state.deployed:
         print(NOT_DEPLOYED)
     else:
@@ -255,9 +313,36 @@ def cmd_status(args: argparse.Namespace, conn: Conn) -> int:
         print(f"schema ai is {how}: version {state.version or 'unknown'}, {_count(len(state.changes), 'change')}")
         for change in state.changes:
             print(f"  {change}")
+        print(f"this agent-state needs up to change {wanted}")
         if state.missing:
-            print(f"missing (this agent-state needs them): {', '.join(state.missing)}: see docs/upgrading.md")
+            print(f"pending upgrades (this agent-state needs them): {', '.join(state.missing)}: see docs/upgrading.md")
+        else:
+            print("pending upgrades: none")
+        if fleet is not None:
+            _print_fleet(fleet, lease)
     return EXIT_OK if state.deployed and state.compatible else EXIT_VERDICT
+
+
+def _print_fleet(fleet: dict[str, Any], lease: timedelta) -> None:
+    workers = fleet["workers"]
+    if workers is None:
+        print("workers alive: not visible to this role (ai.list_workers is for ai_service)")
+    else:
+        print(f"workers alive (an unexpired lease): {len(workers)}")
+        for w in workers:
+            print(f"  {w['worker']}: {_count(w['jobs'], 'job')}, last renewed {_when(w['last_renewed_at'])}")
+    print(f"notification queue: {fleet['notification_queue_usage'] * 100:.1f} % full")
+    due = fleet["oldest_due_pending"]
+    print("oldest due PENDING job per queue: " + (", ".join(f"{q} {_age(a)}" for q, a in due.items()) or "none"))
+    holders = fleet["long_lock_holders"]
+    print(f"transactions holding locks on ai longer than a lease ({_age(lease)}): {len(holders) or 'none'}")
+    for h in holders:
+        print(f"  pid {h['pid']} ({h['role']}, {h['application_name'] or '-'}, {h['state']}) for {_age(h['held_for'])}:"
+              f" {', '.join(h['tables'])}")  # fmt: skip
+    if fleet["hidden_lock_holders"]:
+        print(
+            f"  and {fleet['hidden_lock_holders']} of other roles whose age this role may not read (grant pg_monitor)"
+        )
 
 
 def cmd_deploy(args: argparse.Namespace, conn: Conn) -> int:
@@ -386,7 +471,11 @@ def cmd_lineage(args: argparse.Namespace, conn: Conn) -> int:
 def cmd_jobs(args: argparse.Namespace, conn: Conn) -> int:
     """``ai.list_jobs``: newest first, by queue, status and/or thread."""
     status = args.status.upper() if args.status else None
-    rows = _rows(conn, "select * from ai.list_jobs(%s, %s, %s, %s)", (args.queue, status, args.thread, args.limit))
+    rows = _rows(
+        conn,
+        "select * from ai.list_jobs(%s, %s, %s, %s, %s)",
+        (args.queue, status, args.thread, args.limit, args.before),
+    )
     jobs = [from_row(Job, r) for r in rows]
     if args.json:
         _print_json(jobs)
@@ -704,7 +793,18 @@ def parser() -> argparse.ArgumentParser:
         parents = [url_option, json_option] if reads else [url_option]
         return sub.add_parser(name, help=help, description=help, parents=parents)
 
-    command("status", "is the schema deployed, at which version, with which changes (exit 1 if not)")
+    p = command(
+        "status",
+        "the schema's version against this package's, pending upgrades, workers alive, the notification queue,"
+        " the oldest due job per queue, long lock holders (exit 1 if the schema is absent or too old)",
+    )
+    p.add_argument(
+        "--lease",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="report transactions holding locks longer than this (default 60, the workers' lease)",
+    )
     command("deploy", "deploy the bundled schema into a database without one (no sqitch needed)")
 
     p = command("sessions", "sessions, newest first (ai.list_sessions)")
@@ -732,6 +832,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--thread")
     p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    p.add_argument("--before", type=int, metavar="JOB_ID", help="the next page: jobs older than this job id")
 
     p = command("stats", "jobs per queue and status, due jobs, expired leases (ai.queue_stats)")
     p.add_argument("--queue")

@@ -118,6 +118,15 @@ def bundle_sqitch_change() -> str:
     return found.group(1) if found else bundle_version()
 
 
+# The bundle's install waits for a lock at most this long (after the advisory lock, which a
+# concurrent install may hold for the whole install), as scripts/sqitch.sh bounds a deploy: a lock
+# the install needs that an open transaction holds fails it cleanly (rolled back, 55P03) instead
+# of queueing every other session behind it (docs/operations.md).
+_LOCK_TIMEOUT = (
+    "select pg_catalog.set_config('lock_timeout', '5s', true) where pg_catalog.current_setting('lock_timeout') = '0'"
+)
+
+
 def _bundle_body() -> str:
     """The bundle without its own begin/commit: deploy() runs it in a transaction of its own making."""
     lines = bundle_sql().splitlines()
@@ -324,6 +333,7 @@ def _deploy(conn: psycopg.Connection[Any]) -> SchemaStatus:
     with conn.transaction():
         conn.execute("select pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(%s, 0))", (_LOCK_KEY,))
         if not _read_status(conn).deployed:  # a concurrent deploy may have held the lock first
+            conn.execute(_LOCK_TIMEOUT, prepare=False)
             conn.execute(_bundle_body(), prepare=False)
     done = _read_status(conn)
     if not done.compatible:
@@ -360,6 +370,7 @@ async def _adeploy(conn: psycopg.AsyncConnection[Any]) -> SchemaStatus:
     async with conn.transaction():
         await conn.execute("select pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(%s, 0))", (_LOCK_KEY,))
         if not (await _aread_status(conn)).deployed:
+            await conn.execute(_LOCK_TIMEOUT, prepare=False)
             await conn.execute(_bundle_body(), prepare=False)
     done = await _aread_status(conn)
     if not done.compatible:

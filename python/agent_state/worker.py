@@ -98,6 +98,58 @@ def _translated(error: psycopg.Error) -> Exception:
     return errors.translate(error)
 
 
+#: Seconds a worker's LISTEN connection may go unread before it is dropped (issue 21, defect 7).
+#: Postgres keeps every notification until each listening session has read it, so a listener
+#: that stops reading (an event loop blocked by a handler, a stuck thread) pins the cluster's
+#: notification queue, and when that is full every transaction that notifies fails at commit.
+#: The guard shuts the connection's socket from a thread of its own: the server ends the backend
+#: and frees its place in the queue; the listen loop, once it runs again, connects anew (claims
+#: go on by polling meanwhile).
+LISTEN_STALL = 30.0
+
+
+class _ListenGuard:
+    """Drops the LISTEN connection whose reader has not come back for ``LISTEN_STALL`` seconds."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._fd: int | None = None
+        self._read_at = 0.0
+        self._stop = threading.Event()
+        threading.Thread(target=self._watch, name="agent-state-listen-guard", daemon=True).start()
+
+    def attach(self, fd: int) -> None:
+        with self._lock:
+            self._fd, self._read_at = fd, time.monotonic()
+
+    def reading(self) -> None:
+        with self._lock:
+            self._read_at = time.monotonic()
+
+    def detach(self) -> None:
+        with self._lock:
+            self._fd = None
+
+    def close(self) -> None:
+        self._stop.set()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(min(1.0, LISTEN_STALL / 4)):
+            with self._lock:  # detach() runs before the connection closes: fd is still its socket
+                late = time.monotonic() - self._read_at
+                if self._fd is None or late < LISTEN_STALL:
+                    continue
+                try:
+                    sock = socket.socket(fileno=os.dup(self._fd))
+                except OSError:
+                    continue
+                finally:
+                    self._fd = None
+            log.warning("LISTEN unread for %.0fs: its connection is dropped (claims go on by polling)", late)
+            with suppress(OSError), sock:
+                sock.shutdown(socket.SHUT_RDWR)
+
+
 def _log_failure(what: str, error: BaseException, delay: float) -> None:
     """A loop's database error: a lost connection is a warning (it comes back), anything else an
     error with its traceback. Either way the loop goes on after ``delay``."""
@@ -489,6 +541,7 @@ class Worker:
 
     def _listen_loop(self) -> None:
         backoff = self._core.backoff()
+        guard = _ListenGuard()
         while not self._closed.is_set():
             try:
                 conninfo, kwargs = _listen_target(self.pool, self.listen_conninfo)
@@ -498,13 +551,19 @@ class Worker:
                         raise errors.AgentStateError("ai.queue_channel returned no row")
                     conn.execute(_listen_statement(row[0]), prepare=False)
                     backoff.reset()
-                    while not self._closed.is_set():
-                        for _note in conn.notifies(timeout=0.5):
-                            self._wake.set()
+                    guard.attach(conn.pgconn.socket)
+                    try:
+                        while not self._closed.is_set():
+                            guard.reading()
+                            for _note in conn.notifies(timeout=0.5):
+                                self._wake.set()
+                    finally:
+                        guard.detach()
             except Exception as error:  # polling goes on meanwhile
                 delay = self._core.listen_delay(backoff)
                 _log_failure("LISTEN", error, delay)
                 self._closed.wait(delay)
+        guard.close()
 
     def _shut_down(self) -> None:
         """Release unstarted jobs, give running handlers grace_period, then release theirs."""
@@ -867,6 +926,7 @@ class AsyncWorker:
     async def _listen_loop(self) -> None:
         assert self._wake is not None and self._closed is not None
         backoff = self._core.backoff()
+        guard = _ListenGuard()  # a thread of its own: it sees an event loop that stopped running
         while not self._core.closed:
             try:
                 conninfo, kwargs = await _alisten_target(self.pool, self.listen_conninfo)
@@ -877,14 +937,20 @@ class AsyncWorker:
                         raise errors.AgentStateError("ai.queue_channel returned no row")
                     await conn.execute(_listen_statement(row[0]), prepare=False)
                     backoff.reset()
-                    while not self._core.closed:
-                        async for _note in conn.notifies(timeout=0.5):
-                            self._wake.set()
+                    guard.attach(conn.pgconn.socket)
+                    try:
+                        while not self._core.closed:
+                            guard.reading()
+                            async for _note in conn.notifies(timeout=0.5):
+                                self._wake.set()
+                    finally:
+                        guard.detach()
             except Exception as error:  # polling goes on meanwhile
                 delay = self._core.listen_delay(backoff)
                 _log_failure("LISTEN", error, delay)
                 with suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._closed.wait(), delay)
+        guard.close()
 
     async def _shut_down(self, todo: asyncio.Queue[AsyncJobContext | None], handlers: list[asyncio.Task[None]]) -> None:
         """Release unstarted jobs, give running handlers grace_period, then release theirs and

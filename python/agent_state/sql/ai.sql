@@ -605,10 +605,25 @@ end
 $$;
 comment on function ai._guard_session_status() is 'Internal trigger: refuses a status change the transition table forbids, however it is written.';
 
-create or replace trigger agent_sessions_status_transition
-  after update of status on ai.agent_sessions
-  for each row when (old.status is distinct from new.status)
-  execute function ai._guard_session_status();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.agent_sessions'::pg_catalog.regclass and t.tgname = 'agent_sessions_status_transition')
+     is distinct from $t$CREATE TRIGGER agent_sessions_status_transition AFTER UPDATE OF status ON ai.agent_sessions FOR EACH ROW WHEN ((old.status IS DISTINCT FROM new.status)) EXECUTE FUNCTION ai._guard_session_status()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    create or replace trigger agent_sessions_status_transition
+      after update of status on ai.agent_sessions
+      for each row when (old.status is distinct from new.status)
+      execute function ai._guard_session_status();
+  end if;
+end
+$do$;
 
 -- The one place a session row is created (create_session, a first checkpoint or pending write of
 -- a new thread, the target of a copy). ON CONFLICT without a target: the table has two unique
@@ -930,13 +945,39 @@ end
 $$;
 comment on function ai._guard_message_seq() is 'Internal trigger: a message''s seq is 1 or follows the previous message of its thread.';
 
-create or replace trigger session_messages_seq
-  before insert on ai.session_messages
-  for each row execute function ai._guard_message_seq();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.session_messages'::pg_catalog.regclass and t.tgname = 'session_messages_seq')
+     is distinct from $t$CREATE TRIGGER session_messages_seq BEFORE INSERT ON ai.session_messages FOR EACH ROW EXECUTE FUNCTION ai._guard_message_seq()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    create or replace trigger session_messages_seq
+      before insert on ai.session_messages
+      for each row execute function ai._guard_message_seq();
+  end if;
+end
+$do$;
 
 -- last_seq is no longer kept (the column stays for 0.1.0 readers; ai.get_session computes it):
 -- its guard goes. (revert/messages_functions.sql restores both.)
-drop trigger if exists agent_sessions_last_seq on ai.agent_sessions;
+-- (DROP TRIGGER locks the table: only where the trigger is still there, and bounded.)
+do $do$
+begin
+  if exists (select from pg_catalog.pg_trigger t
+             where t.tgrelid = 'ai.agent_sessions'::pg_catalog.regclass and t.tgname = 'agent_sessions_last_seq') then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    drop trigger agent_sessions_last_seq on ai.agent_sessions;
+  end if;
+end
+$do$;
 drop function if exists ai._guard_last_seq();
 
 -- The default token estimate: about four bytes of JSON text per token, the usual rule of thumb
@@ -1431,12 +1472,27 @@ comment on function ai._log_attempt() is 'Internal trigger: appends the attempt 
 revoke execute on function ai._log_attempt() from public;  -- a trigger needs no grant
 revoke execute on function ai._attempt_entry(integer, text, bigint, timestamptz, timestamptz, timestamptz, text, text) from public;
 
-create or replace trigger agent_jobs_attempt_ended
-  before update on ai.agent_jobs
-  for each row
-  when (old.status = 'IN_PROGRESS' and new.status <> 'COMPLETED'
-        and (new.status <> 'IN_PROGRESS' or new.fencing_token <> old.fencing_token))
-  execute function ai._log_attempt();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.agent_jobs'::pg_catalog.regclass and t.tgname = 'agent_jobs_attempt_ended')
+     is distinct from $t$CREATE TRIGGER agent_jobs_attempt_ended BEFORE UPDATE ON ai.agent_jobs FOR EACH ROW WHEN (((old.status = 'IN_PROGRESS'::text) AND (new.status <> 'COMPLETED'::text) AND ((new.status <> 'IN_PROGRESS'::text) OR (new.fencing_token <> old.fencing_token)))) EXECUTE FUNCTION ai._log_attempt()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    create or replace trigger agent_jobs_attempt_ended
+      before update on ai.agent_jobs
+      for each row
+      when (old.status = 'IN_PROGRESS' and new.status <> 'COMPLETED'
+            and (new.status <> 'IN_PROGRESS' or new.fencing_token <> old.fencing_token))
+      execute function ai._log_attempt();
+  end if;
+end
+$do$;
 
 -- The tenant guard, after the row is written: an error rolls the statement back all the same.
 -- One trigger for status moves, with the smallest WHEN clause that is false for a worker's claim
@@ -1479,11 +1535,26 @@ comment on function ai._job_status_moved() is
   'Internal trigger (after a job''s status moves, except a worker''s claim or finish): outside ai_service only a cancel or the answer to a job that waits for a person is allowed (AS004 otherwise); a cancel written without finished_at gets it; a job that goes from AWAITING_HUMAN to CANCELLED has its pending approval cancelled, an approval_cancelled event written, and a waiting session made active again. Runs as the caller.';
 revoke execute on function ai._job_status_moved() from public;  -- a trigger needs no grant
 
-create or replace trigger agent_jobs_status_moved
-  after update of status on ai.agent_jobs
-  for each row
-  when (new.lease_owner is not distinct from old.lease_owner)
-  execute function ai._job_status_moved();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.agent_jobs'::pg_catalog.regclass and t.tgname = 'agent_jobs_status_moved')
+     is distinct from $t$CREATE TRIGGER agent_jobs_status_moved AFTER UPDATE OF status ON ai.agent_jobs FOR EACH ROW WHEN ((NOT (new.lease_owner IS DISTINCT FROM old.lease_owner))) EXECUTE FUNCTION ai._job_status_moved()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    create or replace trigger agent_jobs_status_moved
+      after update of status on ai.agent_jobs
+      for each row
+      when (new.lease_owner is not distinct from old.lease_owner)
+      execute function ai._job_status_moved();
+  end if;
+end
+$do$;
 
 -- No table privilege for ai_user or ai_service: they reach this table only through the functions,
 -- which run as the schema owner (SECURITY DEFINER; docs/security.md).
@@ -2031,11 +2102,26 @@ $$;
 comment on function ai._check_fence_at_commit() is 'Internal trigger (deferred, at commit, once per fenced transaction and job): the transaction commits only if its job is still held under its token with a lease not ended, or was finished by that transaction itself; AS006 otherwise. Reads the job row without a lock unless a writer of it is in flight.';
 revoke execute on function ai._check_fence_at_commit() from public;  -- a trigger needs no grant
 
-drop trigger if exists job_fences_checked_at_commit on ai.job_fences;
-create constraint trigger job_fences_checked_at_commit
-  after insert on ai.job_fences
-  deferrable initially deferred
-  for each row execute function ai._check_fence_at_commit();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.job_fences'::pg_catalog.regclass and t.tgname = 'job_fences_checked_at_commit')
+     is distinct from $t$CREATE CONSTRAINT TRIGGER job_fences_checked_at_commit AFTER INSERT ON ai.job_fences DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ai._check_fence_at_commit()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    drop trigger if exists job_fences_checked_at_commit on ai.job_fences;
+    create constraint trigger job_fences_checked_at_commit
+      after insert on ai.job_fences
+      deferrable initially deferred
+      for each row execute function ai._check_fence_at_commit();
+  end if;
+end
+$do$;
 
 create or replace function ai.fenced_write(job_id bigint, fencing_token bigint) returns timestamptz
 language plpgsql volatile
@@ -2322,6 +2408,11 @@ $$;
 comment on function ai.job_attempts(bigint) is
   'The attempts of a job, oldest first: attempt number, worker, fencing token, claimed at, lease end, ended at, outcome (completed, failed, released, cancelled, awaiting_human, expired, or in_progress for the one running) and error (a failed attempt''s). Reads archived jobs too. Each ended attempt was recorded by the transaction that ended it. AS001 unknown job, or another tenant''s.';
 
+-- A tenant's call counts the jobs of its own sessions (agent_sessions_owner_created, then each
+-- thread's jobs by agent_jobs_thread): its cost grows with its own rows, not with the other
+-- tenants' jobs, which a scan of the table with the policy as a filter read one by one. A service
+-- acting for nobody counts every job (archive_jobs keeps the table small). The attempt log is
+-- read (one jsonpath) only for a job that has attempts ended.
 create or replace function ai.queue_stats(queue text default null)
 returns setof ai.queue_stats_row
 language plpgsql stable
@@ -2331,8 +2422,20 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := ai.now();
+  v_all boolean := ai.sees_all_owners();
+  v_owner text := case when not v_all then ai.current_owner() end;
 begin
   return query
+  with jobs as (
+    select j.queue, j.status, j.run_at, j.lease_expires_at, j.attempt_log
+    from ai.agent_jobs j
+    where v_all and (queue_stats.queue is null or j.queue = queue_stats.queue)
+    union all
+    select j.queue, j.status, j.run_at, j.lease_expires_at, j.attempt_log
+    from ai.agent_sessions s
+    join ai.agent_jobs j on j.thread_id = s.thread_id
+    where not v_all and s.owner = v_owner and (queue_stats.queue is null or j.queue = queue_stats.queue)
+  )
   select j.queue,
          count(*) filter (where j.status = 'PENDING'),
          count(*) filter (where j.status = 'PENDING' and j.run_at <= v_now),
@@ -2347,8 +2450,7 @@ begin
            j.attempt_log, '$[*] ? (@.outcome == "failed")'))) filter (where j.attempt_log <> '[]'), 0)::bigint,
          coalesce(sum(pg_catalog.jsonb_array_length(pg_catalog.jsonb_path_query_array(
            j.attempt_log, '$[*] ? (@.outcome == "expired")'))) filter (where j.attempt_log <> '[]'), 0)::bigint
-  from ai.agent_jobs j
-  where queue_stats.queue is null or j.queue = queue_stats.queue
+  from jobs j
   group by j.queue
   order by j.queue;
 end
@@ -2768,9 +2870,24 @@ end
 $$;
 comment on function ai._delete_tombstoned_session() is 'Internal trigger: deletes the session a tombstone in ai.deleted_threads names (owner and thread must match).';
 revoke execute on function ai._delete_tombstoned_session() from public;
-create or replace trigger deleted_threads_delete_session
-  after insert or update on ai.deleted_threads
-  for each row execute function ai._delete_tombstoned_session();
+-- Replaced only when it differs from this definition (as pg_get_triggerdef prints it): CREATE OR
+-- REPLACE TRIGGER locks the table against every writer (SHARE ROW EXCLUSIVE) and queues behind any
+-- open transaction that wrote to it, so a deploy over an unchanged trigger takes no table lock; a
+-- changed one waits at most lock_timeout (docs/operations.md, "Upgrading under a live fleet").
+do $do$
+begin
+  if (select pg_catalog.pg_get_triggerdef(t.oid) from pg_catalog.pg_trigger t
+      where t.tgrelid = 'ai.deleted_threads'::pg_catalog.regclass and t.tgname = 'deleted_threads_delete_session')
+     is distinct from $t$CREATE TRIGGER deleted_threads_delete_session AFTER INSERT OR UPDATE ON ai.deleted_threads FOR EACH ROW EXECUTE FUNCTION ai._delete_tombstoned_session()$t$ then
+    if pg_catalog.current_setting('lock_timeout') = '0' then
+      perform pg_catalog.set_config('lock_timeout', '5s', true);
+    end if;
+    create or replace trigger deleted_threads_delete_session
+      after insert or update on ai.deleted_threads
+      for each row execute function ai._delete_tombstoned_session();
+  end if;
+end
+$do$;
 
 -- ---------------------------------------------------------------------------------------------
 -- Guards and helpers
@@ -3355,6 +3472,27 @@ declare
   a_max_rows alias for $4;
   a_filter alias for $5;
 begin
+  if a_thread_id is null and not ai.sees_all_owners() then
+    -- A tenant across its threads: its own sessions (agent_sessions_owner_created), then each
+    -- thread's checkpoints by the primary key, so the cost grows with the tenant's own rows and
+    -- never with another tenant's (the policy as a filter on a scan of every checkpoint did).
+    return query
+    select t.*
+    from (select c.* from ai.agent_sessions s
+          cross join lateral (select * from ai.checkpoints c
+                              where c.thread_id = s.thread_id
+                                and (a_ns is null or c.checkpoint_ns = a_ns)
+                                and (a_before is null or c.checkpoint_id < a_before)
+                                and (a_filter is null or c.metadata @> a_filter)
+                              order by c.checkpoint_id desc
+                              limit a_max_rows) c
+          where s.owner = ai.current_owner()
+          order by c.checkpoint_id desc
+          limit a_max_rows) c
+    cross join lateral ai._checkpoint_tuple(c) t
+    order by t.checkpoint_id desc;
+    return;
+  end if;
   return query
   select t.*
   from (select * from ai.checkpoints c
@@ -5597,8 +5735,15 @@ $$;
 comment on function ai.list_sessions(text, text, integer) is
   'Sessions newest first (by created_at, then thread_id; last_seq and current_checkpoint_id computed as get_session does), of one status and/or one owner when given, at most max_rows (1 to 10000). RLS applies: a tenant lists its own, a service acting for nobody every owner''s. AS002 bad status, owner or max_rows.';
 
+-- v0.1.0's list_jobs had no cursor; a v0.1.0 caller's four arguments resolve to this one.
+drop function if exists ai.list_jobs(text, text, text, integer);
+-- A tenant's call reads its own sessions (agent_sessions_owner_created) and, through each, that
+-- thread's jobs (agent_jobs_thread): what it costs grows with the tenant's own rows, never with
+-- another tenant's. The scan it replaced, newest job first over the whole table with the policy
+-- as a filter, read every newer job of every tenant before it found one of the caller's.
+-- A service acting for nobody sees every row: the primary key backwards, limit rows.
 create or replace function ai.list_jobs(queue text default null, status text default null, thread_id text default null,
-                             max_rows integer default 100)
+                             max_rows integer default 100, before_job_id bigint default null)
 returns setof ai.agent_jobs
 language plpgsql stable
 security definer
@@ -5610,6 +5755,8 @@ declare
   a_status alias for $2;
   a_thread_id alias for $3;
   a_max_rows alias for $4;
+  a_before alias for $5;
+  v_before bigint := coalesce(a_before, 9223372036854775807);
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
   if a_status is not null
@@ -5624,16 +5771,36 @@ begin
   if a_thread_id is not null then
     perform ai._check_thread_id(a_thread_id);
   end if;
-  return query
-  select j.* from ai.agent_jobs j
-  where (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
-    and (a_thread_id is null or j.thread_id = a_thread_id)
-  order by j.job_id desc
-  limit a_max_rows;
+  if a_thread_id is not null then
+    return query
+    select j.* from ai.agent_jobs j
+    where j.thread_id = a_thread_id and j.job_id < v_before
+      and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
+    order by j.job_id desc
+    limit a_max_rows;
+  elsif ai.sees_all_owners() then
+    return query
+    select j.* from ai.agent_jobs j
+    where j.job_id < v_before and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
+    order by j.job_id desc
+    limit a_max_rows;
+  else
+    return query
+    select j.*
+    from ai.agent_sessions s
+    cross join lateral (select * from ai.agent_jobs j
+                        where j.thread_id = s.thread_id and j.job_id < v_before
+                          and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
+                        order by j.job_id desc
+                        limit a_max_rows) j
+    where s.owner = ai.current_owner()
+    order by j.job_id desc
+    limit a_max_rows;
+  end if;
 end
 $$;
-comment on function ai.list_jobs(text, text, text, integer) is
-  'Jobs of the queue table newest first (by job_id), of one queue, status and/or thread when given, at most max_rows (1 to 10000). Archived jobs (ai.archive_jobs) are not listed. RLS applies: a tenant lists its own, a service acting for nobody every owner''s. AS002 bad argument.';
+comment on function ai.list_jobs(text, text, text, integer, bigint) is
+  'Jobs of the queue table newest first (by job_id), of one queue, status and/or thread when given, at most max_rows (1 to 10000, default 100); the next page: before_job_id = the last job_id of this one. Archived jobs (ai.archive_jobs) are not listed. RLS applies: a tenant lists its own (its cost grows with its own sessions and jobs only), a service acting for nobody every owner''s. AS002 bad argument.';
 
 create or replace function ai.session_timeline(thread_id text, max_rows integer default 1000)
 returns table (created_at timestamptz, item text, ref text, label text, detail jsonb)
@@ -5747,10 +5914,38 @@ $$;
 comment on function ai.archive_backlog(interval, interval) is
   'How many finished sessions ai.archive_sessions(older_than) and finished jobs ai.archive_jobs(jobs_older_than) would move now (a progress bar''s total, a monitoring gauge). For ai_service. AS002 bad interval.';
 
-revoke execute on function ai.list_sessions(text, text, integer), ai.list_jobs(text, text, text, integer),
+-- The workers alive, by their renewals: a worker holds IN_PROGRESS jobs whose lease it renewed
+-- (updated_at) and which has not ended. Reads the claim index's IN_PROGRESS entries only.
+create or replace function ai.list_workers(max_rows integer default 100)
+returns table (worker text, jobs bigint, last_renewed_at timestamptz, lease_expires_at timestamptz)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_max_rows alias for $1;
+  v_now timestamptz := ai.now();
+begin
+  perform ai._check_limit(a_max_rows, 'max_rows');
+  return query
+  select j.lease_owner, count(*), max(j.updated_at), min(j.lease_expires_at)
+  from ai.agent_jobs j
+  where j.status = 'IN_PROGRESS' and j.available_at is not null and j.lease_expires_at > v_now
+  group by j.lease_owner
+  order by max(j.updated_at) desc, j.lease_owner
+  limit a_max_rows;
+end
+$$;
+comment on function ai.list_workers(integer) is
+  'The workers alive now, by their leases: each worker id holding IN_PROGRESS jobs whose lease has not ended, how many, when it last claimed or renewed one (updated_at) and the soonest of their lease ends; most recently renewed first, at most max_rows (1 to 10000). For ai_service (agent-state status). AS002 bad max_rows.';
+revoke execute on function ai.list_workers(integer) from public;
+grant execute on function ai.list_workers(integer) to ai_service;
+
+revoke execute on function ai.list_sessions(text, text, integer), ai.list_jobs(text, text, text, integer, bigint),
   ai.session_timeline(text, integer), ai.checkpoint_tree(text, text, integer), ai.archive_backlog(interval, interval)
 from public;
-grant execute on function ai.list_sessions(text, text, integer), ai.list_jobs(text, text, text, integer),
+grant execute on function ai.list_sessions(text, text, integer), ai.list_jobs(text, text, text, integer, bigint),
   ai.session_timeline(text, integer), ai.checkpoint_tree(text, text, integer)
 to ai_user, ai_service;
 grant execute on function ai.archive_backlog(interval, interval) to ai_service;
@@ -6847,6 +7042,38 @@ create index agent_jobs_claim_pending on ai.agent_jobs (queue, priority desc, ru
   where status = 'PENDING';
 create index agent_jobs_in_progress on ai.agent_jobs (queue)
   where status = 'IN_PROGRESS';
+
+
+-- ===== change: archive_thread_indexes =====
+-- Deploy agent-state:archive_thread_indexes to pg
+-- requires: queue
+-- requires: retention
+--
+-- A session's jobs found by its thread. Archiving or deleting a session removes its jobs (the
+-- foreign key cascades from ai.agent_sessions), and restore_session reads them back from
+-- ai_archive.agent_jobs; neither table had an index that leads with thread_id for a finished job
+-- (ai.agent_jobs has one for IN_PROGRESS jobs only, and LIKE copied that one to the twin), so each
+-- session archived, deleted or restored scanned all of ai.agent_jobs or ai_archive.agent_jobs,
+-- under the batch's locks: a cost that grew with the table (bench/retention.sh).
+--
+-- The price is on the hot path: a claim and a completion each write a new version of the job row
+-- (never HOT: status is in the claim index's predicate), and this index takes an entry for each.
+-- Measured (bench/retention.sh, docs/benchmarks.md): claim + complete with the index at 0.73 to
+-- 0.92 of the rate without it (paired runs on a shared 2-core machine; 0.1.0's one CPU
+-- measurement said a quarter), against archive and restore per session flat from 10 k to 1 M jobs
+-- (1 to 3 ms and 3 to 8 ms) where without it they grew with the table (359 ms and 867 ms per
+-- session at 1 M jobs). 0.1.0's comment in deploy/queue.sql ("No index on thread_id alone") told
+-- the choice this change reverses.
+--
+-- Under a live fleet: CREATE INDEX holds SHARE on ai.agent_jobs (writers wait) while it builds,
+-- so the lock is bounded here as trigger DDL is, and a large table gets the index first with
+-- CREATE INDEX CONCURRENTLY (docs/operations.md, "Upgrading under a live fleet"), which this
+-- script then finds and keeps.
+
+select pg_catalog.set_config('lock_timeout', '5s', true) where pg_catalog.current_setting('lock_timeout') = '0';
+
+create index if not exists agent_jobs_thread on ai.agent_jobs (thread_id);
+create index if not exists agent_jobs_thread on ai_archive.agent_jobs (thread_id);
 
 
 -- ===== version marker =====
