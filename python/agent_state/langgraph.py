@@ -60,7 +60,7 @@ from psycopg.types.json import Jsonb
 
 from . import client, schema
 from .client import AsyncClient, AsyncSource, Client, SyncSource
-from .retry import RetryPolicy
+from .retry import ONCE, RetryPolicy
 
 __all__ = ["AgentStateSaver", "AsyncAgentStateSaver"]
 
@@ -398,36 +398,50 @@ class AgentStateSaver(_Codec):
         retry: RetryPolicy | None = None,
     ) -> None:
         super().__init__(serde=serde, durability=durability)
-        self.conn = conn
         self._client = Client(conn, retry=retry)
         self._conn_string: str | None = None
+
+    @property
+    def conn(self) -> SyncSource:
+        """The pool or connection in use (after a lost connection was replaced, the new one)."""
+        return self._client.source
 
     @classmethod
     @contextmanager
     def from_conn_string(
-        cls, conn_string: str, *, pipeline: bool = False, serde: SerializerProtocol | None = None
+        cls,
+        conn_string: str,
+        *,
+        pipeline: bool = False,
+        serde: SerializerProtocol | None = None,
+        retry: RetryPolicy | None = ONCE,
     ) -> Iterator[AgentStateSaver]:
         """A saver over one new connection, closed when the block ends (``PostgresSaver``'s signature).
 
         The connection is PostgresSaver's (autocommit, ``dict_row``) except that it never prepares
         statements (``prepare_threshold=None``), so the same string works behind PgBouncer in
-        transaction pooling; ``pipeline=True`` runs it in pipeline mode."""
-        with psycopg.Connection.connect(
-            conn_string, autocommit=True, prepare_threshold=None, row_factory=dict_row
-        ) as conn:
-            saver = cls(conn, serde=serde)
-            saver._conn_string = conn_string
+        transaction pooling; ``pipeline=True`` runs it in pipeline mode. The saver owns it: a
+        connection the server ended is replaced on the next call, and a call safe to retry (get,
+        list, put, put_writes) is retried as ``retry`` says, once by default (docs/connections.md)."""
+        conn = psycopg.Connection.connect(conn_string, autocommit=True, prepare_threshold=None, row_factory=dict_row)
+        saver = cls(conn, serde=serde, retry=retry)
+        saver._client._owned = True
+        saver._conn_string = conn_string
+        try:
             if pipeline:
                 with conn.pipeline():
                     yield saver
             else:
                 yield saver
+        finally:
+            saver._client.source.close()
 
     def setup(self) -> schema.SchemaStatus:
         """Checks that schema ``ai`` is deployed at a version this package can use; on an empty
         database, deploys the schema bundled in the package when the role may (as
         ``PostgresSaver.setup()`` creates its tables). Otherwise raises
         :class:`agent_state.schema.SchemaError` naming what to run. Safe to call on every start."""
+        self._client._replace_if_lost()
         with self._client._connection() as conn:
             if conn.info.pipeline_status != pq.PipelineStatus.OFF and self._conn_string is not None:
                 found = schema.status(conn)
@@ -585,7 +599,6 @@ class AsyncAgentStateSaver(_Codec):
         retry: RetryPolicy | None = None,
     ) -> None:
         super().__init__(serde=serde, durability=durability)
-        self.conn = conn
         self._client = AsyncClient(conn, retry=retry)
         self._conn_string: str | None = None
         try:
@@ -593,25 +606,40 @@ class AsyncAgentStateSaver(_Codec):
         except RuntimeError:
             self.loop = None
 
+    @property
+    def conn(self) -> AsyncSource:
+        """See :attr:`AgentStateSaver.conn`."""
+        return self._client.source
+
     @classmethod
     @asynccontextmanager
     async def from_conn_string(
-        cls, conn_string: str, *, pipeline: bool = False, serde: SerializerProtocol | None = None
+        cls,
+        conn_string: str,
+        *,
+        pipeline: bool = False,
+        serde: SerializerProtocol | None = None,
+        retry: RetryPolicy | None = ONCE,
     ) -> AsyncIterator[AsyncAgentStateSaver]:
         """The async twin of :meth:`AgentStateSaver.from_conn_string`."""
-        async with await psycopg.AsyncConnection.connect(
+        conn = await psycopg.AsyncConnection.connect(
             conn_string, autocommit=True, prepare_threshold=None, row_factory=dict_row
-        ) as conn:
-            saver = cls(conn, serde=serde)
-            saver._conn_string = conn_string
+        )
+        saver = cls(conn, serde=serde, retry=retry)
+        saver._client._owned = True
+        saver._conn_string = conn_string
+        try:
             if pipeline:
                 async with conn.pipeline():
                     yield saver
             else:
                 yield saver
+        finally:
+            await saver._client.source.close()
 
     async def setup(self) -> schema.SchemaStatus:
         """The async twin of :meth:`AgentStateSaver.setup`."""
+        await self._client._replace_if_lost()
         async with self._client._connection() as conn:
             if conn.info.pipeline_status != pq.PipelineStatus.OFF and self._conn_string is not None:
                 found = await schema.astatus(conn)

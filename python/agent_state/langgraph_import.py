@@ -4,8 +4,9 @@
 (``checkpoints``, ``checkpoint_blobs``, ``checkpoint_writes``, as its migrations leave them) on
 the ``source`` connection and writes each thread through ``ai.put_checkpoint`` and
 ``ai.put_writes`` on the ``target`` connection, so the imported threads belong to
-``ai.current_owner()`` there (the target's role, or, for an ``ai_service`` role, the ``owner`` given,
-which each thread's transaction acts for with ``ai.act_as``) and pass every check a live write passes. The serialized bytes are
+``ai.current_owner()`` there (the target's role, or, for an ``ai_service`` role, the ``owner``
+given, which each thread's transaction acts for with ``ai.act_as``) and pass every check a live
+write passes. The serialized bytes are
 copied as they are (nothing is deserialized but the checkpoint document itself, which
 PostgresSaver keeps as JSON and the saver keeps in the serializer's format), so state classes
 need not be importable here.
