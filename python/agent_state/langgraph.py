@@ -31,6 +31,7 @@ a zombie worker's writes are rejected (``LeaseLost``).
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from contextlib import (
@@ -63,6 +64,8 @@ from .client import AsyncClient, AsyncSource, Client, SyncSource
 from .retry import ONCE, RetryPolicy
 
 __all__ = ["AgentStateSaver", "AsyncAgentStateSaver"]
+
+log = logging.getLogger("agent_state.langgraph")
 
 Durability = Literal["sync", "async"]
 T = TypeVar("T")
@@ -361,6 +364,14 @@ class _Codec(BaseCheckpointSaver[str]):
         return history, unresolved
 
 
+def _said(found: schema.SchemaStatus) -> schema.SchemaStatus:
+    """setup()'s one line when it did more than install the bundle (a superuser's connection: the
+    owner role it deployed as)."""
+    if found.note:
+        log.warning("setup(): %s", found.note)
+    return found
+
+
 def _newest_if_empty(config: RunnableConfig) -> RunnableConfig:
     """An empty checkpoint_id means the newest checkpoint (as PostgresSaver reads it); LangGraph's
     own walk, the fallback for an unresolved channel, wants it absent for that."""
@@ -448,8 +459,8 @@ class AgentStateSaver(_Codec):
                 if found.deployed:
                     return schema.deploy(conn)  # checks only: raises unless compatible
                 with psycopg.Connection.connect(self._conn_string, autocommit=True) as own:
-                    return schema.deploy(own)
-            return schema.deploy(conn)
+                    return _said(schema.deploy(own))
+            return _said(schema.deploy(conn))
 
     def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         # The client's connection handling: no prepared statement behind a pooler, retries, and
@@ -646,8 +657,8 @@ class AsyncAgentStateSaver(_Codec):
                 if found.deployed:
                     return await schema.adeploy(conn)
                 async with await psycopg.AsyncConnection.connect(self._conn_string, autocommit=True) as own:
-                    return await schema.adeploy(own)
-            return await schema.adeploy(conn)
+                    return _said(await schema.adeploy(own))
+            return _said(await schema.adeploy(conn))
 
     async def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         # See AgentStateSaver._execute.
