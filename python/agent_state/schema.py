@@ -52,6 +52,7 @@ __all__ = [
     "bundle_sql",
     "bundle_version",
     "deploy",
+    "prepare_owner",
     "status",
 ]
 
@@ -322,6 +323,21 @@ begin
 end
 $$
 """
+
+
+def prepare_owner(conn: psycopg.Connection[Any], owner: str = OWNER) -> tuple[str | None, str | None]:
+    """For a deploy by another tool (sqitch: ``scripts/sqitch.sh --as-owner``): on a superuser's
+    connection, makes ``owner`` and the group roles as :func:`deploy` does (committed) and returns
+    ``(owner, note)``: deploy with ``options=-c role=<owner>``. ``(None, None)`` for any other role
+    that RLS applies to (it deploys as itself); :class:`SchemaError` (42501) for BYPASSRLS."""
+    with conn.cursor(row_factory=tuple_row) as cur:
+        deploy_as, note = _owner_plan(cur.execute(_ROLE, prepare=False).fetchone(), owner)
+    if deploy_as:
+        with conn.transaction():
+            conn.execute("select pg_catalog.set_config('agent_state.deploy_owner', %s, true)", (deploy_as,))
+            conn.execute(_PREPARE_OWNER, prepare=False)
+        note = (note or "").replace("deployed schema ai as role", "deploying schema ai as role")
+    return deploy_as, note
 
 
 def _owner_plan(role: tuple[Any, ...] | None, owner: str) -> tuple[str | None, str | None]:

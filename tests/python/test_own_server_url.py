@@ -132,3 +132,50 @@ def test_the_deploy_command_and_the_demo_work_with_either_url(fresh: Callable[[s
     assert "deployed schema ai" in deployed.stdout
     demo = _cli(url, "-m", "agent_state.demo", timeout=180)
     assert demo.returncode == 0, (demo.stdout + demo.stderr)[-4000:]
+
+
+def test_make_with_a_database_url_deploys_as_the_owner_and_runs_the_demo_there() -> None:
+    url = "postgresql://postgres:postgres@localhost:5432/postgres"
+    shown = subprocess.run(
+        ["make", "-n", "demo", "test-db", f"DATABASE_URL={url}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        cwd=ROOT,
+    ).stdout
+    assert f"scripts/sqitch.sh --as-owner '{url}' --quiet deploy --verify" in shown, shown
+    assert f"DATABASE_URL='{url}'" in shown and "-m agent_state.demo" in shown, shown
+    assert "tests/pgtap/fixtures/setup.sql" in shown and "createdb" not in shown, shown
+
+
+@pytest.mark.parametrize("kind", ["superuser", "createrole"])
+def test_sqitch_as_owner_deploys_a_superusers_url_as_the_owner_role(fresh: Callable[[str], str], kind: str) -> None:
+    url = fresh(kind)
+    done = subprocess.run(
+        [str(ROOT / "scripts/sqitch.sh"), "--as-owner", url, "--quiet", "deploy", "--verify"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    owner = _schema_owner(url)
+    assert owner == ((OWNER if kind == "superuser" else CREATEROLE_OWNER), False, False), owner
+    said = [line for line in done.stderr.splitlines() if line.startswith("sqitch.sh:")]
+    assert len(said) == (1 if kind == "superuser" else 0), done.stderr
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert schema.status(conn).source == "sqitch"
+
+
+def test_sqitch_as_owner_refuses_a_bypassrls_role(fresh: Callable[[str], str]) -> None:
+    done = subprocess.run(
+        [str(ROOT / "scripts/sqitch.sh"), "--as-owner", fresh("bypassrls"), "--quiet", "deploy"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=ROOT,
+    )
+    assert done.returncode == 1 and "BYPASSRLS" in done.stderr, done.stderr
