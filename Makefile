@@ -23,9 +23,12 @@ ifdef DATABASE_URL
   # A server of the user's: deploy into that database and run the tests there.
   DB_URL := $(DATABASE_URL)
   TEST_URL := $(DATABASE_URL)
-  # sqitch deploys as the URL's role: it must not be a superuser or have BYPASSRLS (docs/security.md)
+  # sqitch deploys as the URL's role, which RLS must apply to (docs/security.md); a superuser's URL
+  # deploys as the owner role agent_state_owner instead, made when missing (scripts/sqitch.sh
+  # --as-owner); a BYPASSRLS role that is no superuser is refused
   DEPLOY_DB_URL := $(DATABASE_URL)
   DEPLOY_TEST_URL := $(DATABASE_URL)
+  SQITCH_AS := --as-owner
   PRIVATE := 0
 else
   export PGHOST := $(ROOT)/.pgdata/run
@@ -105,7 +108,7 @@ ifeq ($(PRIVATE),1)
 endif
 
 deploy: venv db
-	@scripts/sqitch.sh '$(DEPLOY_DB_URL)' --quiet deploy --verify
+	@scripts/sqitch.sh $(SQITCH_AS) '$(DEPLOY_DB_URL)' --quiet deploy --verify
 
 # Prints the environment for the private cluster: eval "$$(make -s env)"
 env:
@@ -120,7 +123,7 @@ ifeq ($(PRIVATE),1)
 	@dropdb --force --if-exists agent_state_test 2>/dev/null
 	@createdb -O $(DEPLOY_USER) agent_state_test
 endif
-	@scripts/sqitch.sh '$(DEPLOY_TEST_URL)' --quiet deploy --verify
+	@scripts/sqitch.sh $(SQITCH_AS) '$(DEPLOY_TEST_URL)' --quiet deploy --verify
 	@psql -X -q -v ON_ERROR_STOP=1 -d '$(TEST_URL)' -f tests/pgtap/fixtures/setup.sql
 
 test-pgtap: test-db

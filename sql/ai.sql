@@ -108,20 +108,33 @@ grant usage on schema ai to ai_user, ai_service;
 -- The one clock. clock_timestamp() rather than now(): a long transaction (a worker holding a
 -- fenced write open) must still see leases expire. Callers read it once per function.
 -- Tests set ai.frozen_now (a timestamptz, transaction- or session-local) to move time without
--- sleeping; the setting affects only the session that sets it.
+-- sleeping; the setting affects only the session that sets it, and only when the calling role may
+-- freeze the clock: it is a member of the role ai_test_clock (the test suites create it and grant
+-- it to their roles; a production cluster has none), as a superuser is of any role that exists. The calling role
+-- is the one ai.calling_role() finds (deploy/owners.sql): SET ROLE's role, else the login role,
+-- both unchanged inside a SECURITY DEFINER function, where current_user is the schema owner.
+-- Anyone can set a setting, and a tenant whose clock ran ahead would judge a live
+-- worker's side-effect reservation dead and take it over, or backdate its usage records.
+-- The check runs only when the setting is not empty, so the wall clock costs what it did.
 -- No SET search_path (docs/security.md, "search_path"): every function calls it, and a SET clause
 -- costs each call a search-path switch and stops inlining. Every name, type and operator in the
 -- body is qualified instead, so the caller's search_path resolves nothing in it.
 create or replace function ai.now() returns timestamptz
 language sql volatile parallel safe
 as $$
-  select coalesce(case when pg_catalog.current_setting('ai.frozen_now', true) operator(pg_catalog.<>) ''
-                       then pg_catalog.current_setting('ai.frozen_now', true)::pg_catalog.timestamptz end,
-                  pg_catalog.clock_timestamp())
+  select case when pg_catalog.current_setting('ai.frozen_now', true) operator(pg_catalog.<>) ''
+              then case when coalesce(pg_catalog.pg_has_role(
+                                case when pg_catalog.current_setting('role') operator(pg_catalog.=) 'none'
+                                     then session_user
+                                     else pg_catalog.current_setting('role')::pg_catalog.name end,
+                                pg_catalog.to_regrole('ai_test_clock'), 'MEMBER'), false)
+                        then pg_catalog.current_setting('ai.frozen_now', true)::pg_catalog.timestamptz
+                        else pg_catalog.clock_timestamp() end
+              else pg_catalog.clock_timestamp() end
 $$;
 
 comment on function ai.now() is
-  'The clock every agent-state function uses: clock_timestamp(), unless the setting ai.frozen_now holds a timestamptz (tests use it to move time without sleeping).';
+  'The clock every agent-state function uses: clock_timestamp(), unless the setting ai.frozen_now holds a timestamptz and the calling role (SET ROLE''s, else the login role) is a member of the role ai_test_clock, as the tests'' roles and a superuser are: tests move time with it; a tenant''s setting changes nothing.';
 
 revoke execute on function ai.now() from public;
 grant execute on function ai.now() to ai_user, ai_service;
@@ -249,6 +262,13 @@ revoke execute on function ai._max_document_bytes(), ai._check_text(text, text, 
 -- either acts for one end user it has authenticated, after ai.act_as(owner), or, with no acting
 -- owner set, sees every tenant (workers claim across tenants). A plain role cannot impersonate
 -- anyone: ai.acting_owner is honoured only for members of ai_service.
+-- An acting owner lives for one transaction. ai.act_as sets ai.acting_owner transaction-locally
+-- together with ai.acting_xact, the start time of the transaction it was called in
+-- (transaction_timestamp(), as an epoch), and the owner counts only while that mark is the
+-- current transaction's. A session-wide acting owner (a v0.1.0 act_as(owner, false), or a SET by
+-- hand) would stay on the server connection, which a transaction pooler hands to the next client
+-- of the role: that client would act for the first one's end user. act_as refuses the
+-- session-wide form (AS002), and a value left by an earlier transaction is ignored.
 -- Policies call ai.current_owner() and ai.sees_all_owners() through (select ...), which Postgres
 -- evaluates once per statement.
 -- ai.calling_role, ai.current_owner and ai.sees_all_owners carry no SET search_path: every
@@ -312,7 +332,9 @@ begin
   end if;
   if pg_catalog.pg_has_role(v_role, 'ai_service', 'MEMBER') then
     v_acting := pg_catalog.current_setting('ai.acting_owner', true);
-    if v_acting operator(pg_catalog.<>) '' then
+    if v_acting operator(pg_catalog.<>) ''
+       and pg_catalog.current_setting('ai.acting_xact', true) operator(pg_catalog.=)
+           (extract(epoch from pg_catalog.transaction_timestamp()))::pg_catalog.text then
       if v_acting operator(pg_catalog.=) any ('{ai_user,ai_service}'::pg_catalog.text[])
          or exists (select from pg_catalog.pg_roles r
                     where r.rolname operator(pg_catalog.=) v_acting::pg_catalog.name and not r.rolcanlogin) then
@@ -329,7 +351,7 @@ begin
 end
 $$;
 comment on function ai.current_owner() is
-  'The tenant the caller acts as: the acting owner set by ai.act_as() for members of ai_service, otherwise ai.calling_role(). AS008 when that is a role that cannot log in (ai_user, ai_service, any group role).';
+  'The tenant the caller acts as: the acting owner set by ai.act_as() in this transaction for members of ai_service, otherwise ai.calling_role(). AS008 when that is a role that cannot log in (ai_user, ai_service, any group role).';
 
 create or replace function ai.sees_all_owners() returns boolean
 language plpgsql stable parallel safe
@@ -341,7 +363,9 @@ begin
     v_role := session_user;
   end if;
   if not pg_catalog.pg_has_role(v_role, 'ai_service', 'MEMBER')
-     or coalesce(pg_catalog.current_setting('ai.acting_owner', true), ''::pg_catalog.text) operator(pg_catalog.<>) '' then
+     or (coalesce(pg_catalog.current_setting('ai.acting_owner', true), ''::pg_catalog.text) operator(pg_catalog.<>) ''
+         and pg_catalog.current_setting('ai.acting_xact', true) operator(pg_catalog.=)
+             (extract(epoch from pg_catalog.transaction_timestamp()))::pg_catalog.text) then
     return false;
   end if;
   perform ai.calling_role();  -- AS008 for a role that cannot log in (SET ROLE ai_service sees nobody)
@@ -360,6 +384,11 @@ begin
     raise exception using errcode = 'AS007',
       message = pg_catalog.format('role %s may not act for another owner: it is not a member of ai_service', ai.calling_role());
   end if;
+  if local is distinct from true then
+    raise exception using errcode = 'AS002',
+      message = 'ai.act_as acts for the transaction only: local must be true (a session-wide acting owner would stay on the server connection, which a pooler hands to the next client)',
+      hint = 'call ai.act_as(owner) in the transaction of the calls it is for (Python: with client.acting_as(owner) as c: ...)';
+  end if;
   if owner is not null then
     if owner operator(pg_catalog.=) '' then
       raise exception using errcode = 'AS002', message = 'owner must not be empty';
@@ -375,11 +404,13 @@ begin
     end if;
   end if;
   -- NULL clears the acting owner: the service sees every tenant again. ('' is refused above.)
-  return pg_catalog.set_config('ai.acting_owner', coalesce(owner, ''), local);
+  -- The mark names this transaction: the owner counts in it only (current_owner, sees_all_owners).
+  perform pg_catalog.set_config('ai.acting_xact', (extract(epoch from pg_catalog.transaction_timestamp()))::text, true);
+  return pg_catalog.set_config('ai.acting_owner', coalesce(owner, ''), true);
 end
 $$;
 comment on function ai.act_as(text, boolean) is
-  'For members of ai_service: act for the given end-user owner until the transaction ends (local => true) or the session ends; NULL stops acting. Raises AS007 for anyone else, AS008 for an owner that is a role that cannot log in (ai_user, ai_service, any group role).';
+  'For members of ai_service: act for the given end-user owner until the transaction ends; NULL stops acting. Only in the transaction it is called in: local => false (a session-wide acting owner, which a transaction pooler would hand to the next client) raises AS002, and an ai.acting_owner set any other way is ignored. Raises AS007 for anyone else, AS008 for an owner that is a role that cannot log in (ai_user, ai_service, any group role).';
 
 revoke execute on function ai.calling_role(), ai.current_owner(), ai.sees_all_owners(), ai.act_as(text, boolean) from public;
 grant execute on function ai.calling_role(), ai.current_owner(), ai.sees_all_owners(), ai.act_as(text, boolean)

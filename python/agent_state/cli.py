@@ -347,7 +347,8 @@ def _print_fleet(fleet: dict[str, Any], lease: timedelta) -> None:
 
 def cmd_deploy(args: argparse.Namespace, conn: Conn) -> int:
     """Deploys the bundled schema into a database that has none (``agent_state.schema.deploy``);
-    a database that already holds it is left as it is."""
+    a database that already holds it is left as it is. Connected as a superuser, it deploys as
+    the owner role ``agent_state_owner`` (made when missing) and says so in one line."""
     from . import schema
 
     before = schema.status(conn)
@@ -358,6 +359,8 @@ def cmd_deploy(args: argparse.Namespace, conn: Conn) -> int:
         print(f"schema ai is already deployed (version {state.version or 'unknown'}): nothing to do")
     else:
         print(f"deployed schema ai version {state.version} ({_count(len(state.changes), 'change')}) from the bundle")
+        if state.note:  # a superuser's connection: the owner role it deployed as
+            print(state.note)
     return EXIT_OK
 
 

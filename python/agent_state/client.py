@@ -18,12 +18,21 @@ pooling with psycopg's default connections (docs/connections.md).
 Retries: with ``retry=RetryPolicy()``, a call that is safe to retry (:data:`agent_state.retry.IDEMPOTENT`)
 and made outside the caller's transaction is retried after a connection error, on a new
 connection: a single connection is reconnected, a pool hands out another one.
+
+Lost connections: ``Client.from_conn_string(url)`` (and ``AsyncClient``'s) owns its connection: a
+connection the server ended (``pg_terminate_backend``, an idle timeout, a failover, a pooler
+dropping it) is found before the next call without a round trip and replaced, and a call safe
+to retry is retried once (``retry.ONCE``) unless another policy is given. With any client, a
+call that writes and loses its connection outside the caller's transaction, so that it may have
+committed, raises :class:`agent_state.errors.OutcomeUnknown` and is never run again for the
+caller (docs/connections.md).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 import weakref
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -33,6 +42,7 @@ from contextlib import (
     asynccontextmanager,
     contextmanager,
     nullcontext,
+    suppress,
 )
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -69,7 +79,7 @@ from .models import (
 )
 from .queue import AsyncQueueMethods, QueueMethods
 from .retrievals import AsyncRetrievalMethods, RetrievalMethods
-from .retry import RetryPolicy, is_connection_error, is_idempotent
+from .retry import ONCE, RetryPolicy, function_of, is_connection_error, is_idempotent, writes
 from .side_effects import AsyncSideEffectMethods, SideEffectMethods
 from .streams import AsyncStreamMethods, StreamMethods
 from .usage import AsyncUsageMethods, UsageMethods
@@ -339,6 +349,36 @@ def _broken(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> boo
     return conn.broken
 
 
+def _idle(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> bool:
+    return conn.info.transaction_status == TransactionStatus.IDLE and conn.info.pipeline_status == pq.PipelineStatus.OFF
+
+
+def _consume(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> None:
+    # A server that ended an idle backend sent its FATAL message and closed the socket: reading
+    # what is there (libpq's sockets never block) marks the connection bad. No round trip.
+    with suppress(psycopg.OperationalError):
+        conn.pgconn.consume_input()
+
+
+def _lost(conn: psycopg.Connection[Any]) -> bool:
+    """The connection was lost, found before a call without a round trip: already known as
+    broken, or, while idle, closed by the server since its last call."""
+    if not conn.closed and _idle(conn):
+        with conn.lock:  # a call of another thread may be on it
+            if not conn.closed and _idle(conn):
+                _consume(conn)
+    return conn.broken
+
+
+async def _alost(conn: psycopg.AsyncConnection[Any]) -> bool:
+    """The asyncio twin of :func:`_lost`."""
+    if not conn.closed and _idle(conn):
+        async with conn.lock:
+            if not conn.closed and _idle(conn):
+                _consume(conn)
+    return conn.broken
+
+
 def _reconnect_args(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> tuple[str, dict[str, Any]]:
     """What it takes to open the same connection again: its conninfo, password, autocommit,
     prepare_threshold, row factory and adapters."""
@@ -363,6 +403,30 @@ class _Attempts:
         self._delays = policy.delays() if policy is not None and self.retryable else iter(())
         self.sql = sql
         self.tries = 0
+        # whether a try may have committed: its statement was sent on an autocommit connection,
+        # or it ran and the commit that followed was lost
+        self.sent = False
+        self.autocommit = False
+        self.executed = False
+
+    def sending(self, conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> None:
+        self.sent = True
+        self.autocommit = self.autocommit or conn.autocommit
+
+    def error(self, error: psycopg.Error, in_callers_transaction: bool) -> Exception:
+        """What reaches the caller: a write that may have committed, outside the caller's
+        transaction, as OutcomeUnknown; anything else as errors.translate has it."""
+        may_have_committed = self.executed or (self.sent and self.autocommit)
+        if may_have_committed and not in_callers_transaction and is_connection_error(error) and writes(self.sql):
+            name = function_of(self.sql) or "?"
+            detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            return errors.OutcomeUnknown(
+                f"the connection was lost during ai.{name}(): it may or may not have committed, and it was not run "
+                f"again ({type(error).__name__}: {detail})",
+                sqlstate=error.sqlstate or "",
+                cause=error,
+            )
+        return _reraise(error)
 
     def delay_after(self, error: BaseException, in_callers_transaction: bool) -> float | None:
         """The sleep before the next try, or None when ``error`` must reach the caller."""
@@ -381,6 +445,32 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethod
     def __init__(self, source: SyncSource, *, retry: RetryPolicy | None = None):
         self._source = source
         self.retry = retry
+        self._owned = False  # from_conn_string: the client opened the connection and replaces a lost one
+        self._reconnecting = threading.Lock()
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls, conninfo: str, *, retry: RetryPolicy | None = ONCE, **connect_kwargs: Any
+    ) -> Iterator[Client]:
+        """A client over one new connection (:data:`CONNECT_KWARGS`, then ``connect_kwargs``),
+        closed when the block ends. It owns the connection: one the server ended is replaced on the
+        next call, a call safe to retry is retried as ``retry`` says (once by default), and a
+        write that may have committed raises :class:`~agent_state.errors.OutcomeUnknown`."""
+        client = cls(psycopg.Connection.connect(conninfo, **{**CONNECT_KWARGS, **connect_kwargs}), retry=retry)
+        client._owned = True
+        try:
+            yield client
+        finally:
+            client._source.close()
+
+    def _replace_if_lost(self) -> None:
+        """Before a call: a single connection this client may replace (its own, or any with a
+        retry policy) that the server ended is opened again."""
+        if isinstance(self._source, ConnectionPool) or not (self._owned or self.retry is not None):
+            return
+        if _lost(self._source):
+            self._recover()
 
     @property
     def source(self) -> SyncSource:
@@ -406,9 +496,13 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethod
         connections (after a restart they are all dead) and replaces the broken ones."""
         if isinstance(self._source, ConnectionPool):
             self._source.check()
-        elif _broken(self._source):
-            dsn, kwargs = _reconnect_args(self._source)
-            self._source = psycopg.Connection.connect(dsn, **kwargs)
+            return
+        with self._reconnecting:  # two threads that found it lost open one connection
+            old = self._source
+            if isinstance(old, psycopg.Connection) and _broken(old):
+                dsn, kwargs = _reconnect_args(old)
+                self._source = psycopg.Connection.connect(dsn, **kwargs)
+                old.close()
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
@@ -438,17 +532,22 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethod
             try:
                 if attempts.tries:
                     self._recover()
+                else:
+                    self._replace_if_lost()
                 with self._connection() as conn, _synced(conn):
                     prepare = False if behind_pooler(conn) else None
                     with conn.cursor(binary=binary) as cur:
                         if row_factory is not None:
                             cur.row_factory = row_factory
+                        attempts.sending(conn)
                         cur.execute(sql, params, prepare=prepare)
-                        return cur.fetchall()
+                        attempts.executed = True
+                        rows = cur.fetchall()
+                return rows
             except psycopg.Error as error:
                 delay = attempts.delay_after(error, callers)
                 if delay is None:
-                    raise _reraise(error) from error
+                    raise attempts.error(error, callers) from error
                 time.sleep(delay)
 
     def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:
@@ -721,6 +820,29 @@ class AsyncClient(
     def __init__(self, source: AsyncSource, *, retry: RetryPolicy | None = None):
         self._source = source
         self.retry = retry
+        self._owned = False  # from_conn_string: see Client
+        self._reconnecting = asyncio.Lock()
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(
+        cls, conninfo: str, *, retry: RetryPolicy | None = ONCE, **connect_kwargs: Any
+    ) -> AsyncIterator[AsyncClient]:
+        """The async twin of :meth:`Client.from_conn_string`."""
+        conn = await psycopg.AsyncConnection.connect(conninfo, **{**CONNECT_KWARGS, **connect_kwargs})
+        client = cls(conn, retry=retry)
+        client._owned = True
+        try:
+            yield client
+        finally:
+            await client._source.close()
+
+    async def _replace_if_lost(self) -> None:
+        """See :meth:`Client._replace_if_lost`."""
+        if isinstance(self._source, AsyncConnectionPool) or not (self._owned or self.retry is not None):
+            return
+        if await _alost(self._source):
+            await self._recover()
 
     @property
     def source(self) -> AsyncSource:
@@ -745,9 +867,13 @@ class AsyncClient(
         """See :meth:`Client._recover`."""
         if isinstance(self._source, AsyncConnectionPool):
             await self._source.check()
-        elif _broken(self._source):
-            dsn, kwargs = _reconnect_args(self._source)
-            self._source = await psycopg.AsyncConnection.connect(dsn, **kwargs)
+            return
+        async with self._reconnecting:
+            old = self._source
+            if isinstance(old, psycopg.AsyncConnection) and _broken(old):
+                dsn, kwargs = _reconnect_args(old)
+                self._source = await psycopg.AsyncConnection.connect(dsn, **kwargs)
+                await old.close()
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
@@ -776,17 +902,22 @@ class AsyncClient(
             try:
                 if attempts.tries:
                     await self._recover()
+                else:
+                    await self._replace_if_lost()
                 async with self._connection() as conn, _asynced(conn):
                     prepare = False if await abehind_pooler(conn) else None
                     async with conn.cursor(binary=binary) as cur:
                         if row_factory is not None:
                             cur.row_factory = row_factory
+                        attempts.sending(conn)
                         await cur.execute(sql, params, prepare=prepare)
-                        return await cur.fetchall()
+                        attempts.executed = True
+                        rows = await cur.fetchall()
+                return rows
             except psycopg.Error as error:
                 delay = attempts.delay_after(error, callers)
                 if delay is None:
-                    raise _reraise(error) from error
+                    raise attempts.error(error, callers) from error
                 await asyncio.sleep(delay)
 
     async def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:

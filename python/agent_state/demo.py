@@ -1,7 +1,10 @@
 """`make demo`: a research agent, built as a LangGraph graph, crashes and resumes through the queue.
 
-Run with DATABASE_URL pointing at a database where agent-state is deployed, as its owner (or a
-member of ai_service): ``python -m agent_state.demo``. What happens:
+Run with DATABASE_URL pointing at a database where agent-state is deployed (``make demo``, or
+``agent-state deploy``: a superuser's URL deploys as the owner role ``agent_state_owner``):
+``python -m agent_state.demo``. The demo's service must be a member of ai_service: the URL's role
+when it is one (a superuser is); else, when the role may create roles (a CREATEROLE database
+owner), the demo makes ``agent_state_demo_service`` and runs as it (SET ROLE). What happens:
 
 1. The run is started (a job in a queue of its own). Worker 1, a separate process, claims it and
    runs the graph ``plan -> research -> draft -> approve -> publish`` with a scripted model (no
@@ -41,9 +44,11 @@ from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 import psycopg
+import psycopg.sql
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from . import Client, MessageRole, SideEffectCall, idempotency_key
 from .graph_runs import GraphRuns, graph_worker, job_context
@@ -601,6 +606,46 @@ def _iter_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+#: The service role the demo makes and runs as (SET ROLE) when the URL's role is not a member of
+#: ai_service but may create roles (a CREATEROLE database owner, as docs/security.md has it).
+DEMO_SERVICE = "agent_state_demo_service"
+
+
+def _as_service(conn: psycopg.Connection[Any], url: str) -> tuple[str, str | None]:
+    """The URL the demo runs as, and a line saying what was made for it. The demo's service acts
+    for its end user (``ai.act_as``), which only a member of ai_service may: the URL's role when it
+    is one (a superuser is a member of every role); else, when it may create roles, the login role
+    DEMO_SERVICE, made a member of ai_service and granted to the URL's role so that the demo's
+    connections ``SET ROLE`` to it (``options=-c role=...``: no password of its own is needed)."""
+    row = conn.execute(
+        "select pg_catalog.pg_has_role(current_user, 'ai_service', 'MEMBER'), r.rolcreaterole or r.rolsuper,"
+        " current_user from pg_catalog.pg_roles r where r.rolname = current_user"
+    ).fetchone()
+    member, may_create, me = row if row else (False, False, "")
+    if member:
+        return url, None
+    if not may_create:
+        raise RuntimeError(
+            f"role {me} may not act for the demo's user: it is not a member of ai_service and may not create a role"
+            " that is; grant it ai_service (GRANT ai_service TO ...) or run the demo as a role that may create roles"
+        )
+    conn.execute(
+        psycopg.sql.SQL(
+            "do $$ begin if not exists (select from pg_catalog.pg_roles where rolname = {name}) then"
+            " create role {role} login nosuperuser nobypassrls; end if; end $$"
+        ).format(name=psycopg.sql.Literal(DEMO_SERVICE), role=psycopg.sql.Identifier(DEMO_SERVICE))
+    )
+    conn.execute(psycopg.sql.SQL("grant ai_service to {}").format(psycopg.sql.Identifier(DEMO_SERVICE)))
+    conn.execute(
+        psycopg.sql.SQL("grant {} to {}").format(psycopg.sql.Identifier(DEMO_SERVICE), psycopg.sql.Identifier(me))
+    )
+    params: dict[str, Any] = conninfo_to_dict(url)
+    params["options"] = f"{params.get('options') or ''} -c role={DEMO_SERVICE}".strip()
+    return make_conninfo(
+        **params
+    ), f"role {me} is not a member of ai_service: the demo runs as {DEMO_SERVICE} (a member)"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _iter_args(argv)
     if args.command == "worker":
@@ -610,6 +655,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("select ai.now()")
+            url, made = _as_service(conn, url)
+            if made:
+                print(f"agent-state demo: {made}")
     except psycopg.errors.InvalidSchemaName:
         hint = "run `make demo` or `sqitch deploy`"
         print(f"agent-state demo: schema ai is not deployed in {url!r}: {hint}", file=sys.stderr)
@@ -617,6 +665,9 @@ def main(argv: list[str] | None = None) -> int:
     except psycopg.Error as error:
         reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
         print(f"agent-state demo: cannot connect to {url!r}: {reason}", file=sys.stderr)
+        return 2
+    except RuntimeError as error:
+        print(f"agent-state demo: {error}", file=sys.stderr)
         return 2
     started = time.monotonic()
     code = run(url, out)

@@ -147,6 +147,16 @@ class DeltaBaseMissing(AgentStateError):
     sqlstate = "AS061"
 
 
+class OutcomeUnknown(AgentStateError, psycopg.OperationalError):  # type: ignore[misc]  # sqlstate: str vs str | None
+    """The connection was lost during a call that writes, outside the caller's transaction: the
+    call may or may not have committed, and it was not run again (it is not safe to retry, or
+    its retries ran out). The caller decides: read what the call would have written, or run it
+    again if running it twice is harmless. Also a ``psycopg.OperationalError`` (what it was
+    before), so code that catches that, and the worker's loops, treat it as a lost connection;
+    ``cause`` is psycopg's error, ``sqlstate`` its SQLSTATE (``57P01`` for AdminShutdown, empty
+    for a connection that just closed)."""
+
+
 #: SQLSTATE -> exception class. Later features add their codes here.
 ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
     cls.sqlstate: cls

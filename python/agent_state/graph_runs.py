@@ -59,6 +59,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from .client import AsyncClient, Client
 from .hitl import human_decision
 from .models import Job
+from .retry import RetryPolicy
 from .side_effects import idempotency_key
 from .worker import AsyncJobContext, AsyncWorker, JobContext, Worker, WorkerStats
 
@@ -293,9 +294,10 @@ class GraphRuns(_Runs):
             return self.graph
         bound = self._bound.get(id(source))
         if bound is None:
-            bound = self._bound[id(source)] = self.graph.copy(
-                update={"checkpointer": AgentStateSaver(source, mirror_messages=self.mirror_messages)}
-            )
+            saver = AgentStateSaver(
+                source, retry=self.client.retry, mirror_messages=self.mirror_messages
+            )  # a lost connection: as the client
+            bound = self._bound[id(source)] = self.graph.copy(update={"checkpointer": saver})
         return bound
 
     def plan(self, job: Job, graph: Any | None = None) -> RunPlan:
@@ -389,9 +391,10 @@ class AsyncGraphRuns(_Runs):
             return self.graph
         bound = self._bound.get(id(source))
         if bound is None:
-            bound = self._bound[id(source)] = self.graph.copy(
-                update={"checkpointer": AsyncAgentStateSaver(source, mirror_messages=self.mirror_messages)}
-            )
+            saver = AsyncAgentStateSaver(
+                source, retry=self.client.retry, mirror_messages=self.mirror_messages
+            )  # a lost connection: as the client
+            bound = self._bound[id(source)] = self.graph.copy(update={"checkpointer": saver})
         return bound
 
     async def plan(self, job: Job, graph: Any | None = None) -> RunPlan:
@@ -480,13 +483,16 @@ def graph_worker(
     ``conninfo`` is a libpq connection string of a member of ai_service. ``worker_options`` go to
     :class:`~agent_state.Worker` (``lease``, ``poll_interval``, ``grace_period``, ``worker_id``,
     ``prefetch`` (default 0 here: a long run does not hoard jobs other processes could start),
-    ``listen``) and to :class:`GraphRuns` (``durability``, ``result``, ``max_attempts``, ``config``)."""
+    ``listen``) and to :class:`GraphRuns` (``durability``, ``result``, ``max_attempts``, ``config``).
+    A connection of the pool that the server ended costs a run nothing: the runs' client and
+    savers retry a call safe to retry on another connection (``RetryPolicy()``: a restart or a
+    failover of up to about ten seconds too)."""
     run_options, options = _split(dict(worker_options))
     options.setdefault("prefetch", 0)
     pool = ConnectionPool(
         conninfo, min_size=1, max_size=2 * concurrency + 3, kwargs={"autocommit": True}, open=False, name="graph-worker"
     )
-    runs = GraphRuns(Client(pool), graph, queue=queue, **run_options)
+    runs = GraphRuns(Client(pool, retry=RetryPolicy()), graph, queue=queue, **run_options)  # lost connections: retried
     worker = GraphWorker(pool, runs.handler, queue, concurrency, **options)
     worker.runs = runs
     return worker
@@ -501,7 +507,7 @@ def async_graph_worker(
     pool = AsyncConnectionPool(
         conninfo, min_size=1, max_size=2 * concurrency + 3, kwargs={"autocommit": True}, open=False, name="graph-worker"
     )
-    runs = AsyncGraphRuns(AsyncClient(pool), graph, queue=queue, **run_options)
+    runs = AsyncGraphRuns(AsyncClient(pool, retry=RetryPolicy()), graph, queue=queue, **run_options)
     worker = AsyncGraphWorker(pool, runs.handler, queue, concurrency, **options)
     worker.runs = runs
     return worker

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import random
 import threading
 from collections import OrderedDict
@@ -65,9 +66,11 @@ from psycopg.types.json import Jsonb
 from . import client, schema
 from .client import AsyncClient, AsyncSource, Client, SyncSource
 from .errors import DeltaBaseMissing
-from .retry import RetryPolicy
+from .retry import ONCE, RetryPolicy
 
 __all__ = ["AgentStateSaver", "AsyncAgentStateSaver"]
+
+log = logging.getLogger("agent_state.langgraph")
 
 Durability = Literal["sync", "async"]
 T = TypeVar("T")
@@ -659,6 +662,14 @@ class _Codec(BaseCheckpointSaver[str]):
         return history, unresolved
 
 
+def _said(found: schema.SchemaStatus) -> schema.SchemaStatus:
+    """setup()'s one line when it did more than install the bundle (a superuser's connection: the
+    owner role it deployed as)."""
+    if found.note:
+        log.warning("setup(): %s", found.note)
+    return found
+
+
 def _newest_if_empty(config: RunnableConfig) -> RunnableConfig:
     """An empty checkpoint_id means the newest checkpoint (as PostgresSaver reads it); LangGraph's
     own walk, the fallback for an unresolved channel, wants it absent for that."""
@@ -697,44 +708,58 @@ class AgentStateSaver(_Codec):
         mirror_messages: str | None = None,
     ) -> None:
         super().__init__(serde=serde, durability=durability, mirror_messages=mirror_messages)
-        self.conn = conn
         self._client = Client(conn, retry=retry)
         self._conn_string: str | None = None
+
+    @property
+    def conn(self) -> SyncSource:
+        """The pool or connection in use (after a lost connection was replaced, the new one)."""
+        return self._client.source
 
     @classmethod
     @contextmanager
     def from_conn_string(
-        cls, conn_string: str, *, pipeline: bool = False, serde: SerializerProtocol | None = None
+        cls,
+        conn_string: str,
+        *,
+        pipeline: bool = False,
+        serde: SerializerProtocol | None = None,
+        retry: RetryPolicy | None = ONCE,
     ) -> Iterator[AgentStateSaver]:
         """A saver over one new connection, closed when the block ends (``PostgresSaver``'s signature).
 
         The connection is PostgresSaver's (autocommit, ``dict_row``) except that it never prepares
         statements (``prepare_threshold=None``), so the same string works behind PgBouncer in
-        transaction pooling; ``pipeline=True`` runs it in pipeline mode."""
-        with psycopg.Connection.connect(
-            conn_string, autocommit=True, prepare_threshold=None, row_factory=dict_row
-        ) as conn:
-            saver = cls(conn, serde=serde)
-            saver._conn_string = conn_string
+        transaction pooling; ``pipeline=True`` runs it in pipeline mode. The saver owns it: a
+        connection the server ended is replaced on the next call, and a call safe to retry (get,
+        list, put, put_writes) is retried as ``retry`` says, once by default (docs/connections.md)."""
+        conn = psycopg.Connection.connect(conn_string, autocommit=True, prepare_threshold=None, row_factory=dict_row)
+        saver = cls(conn, serde=serde, retry=retry)
+        saver._client._owned = True
+        saver._conn_string = conn_string
+        try:
             if pipeline:
                 with conn.pipeline():
                     yield saver
             else:
                 yield saver
+        finally:
+            saver._client.source.close()
 
     def setup(self) -> schema.SchemaStatus:
         """Checks that schema ``ai`` is deployed at a version this package can use; on an empty
         database, deploys the schema bundled in the package when the role may (as
         ``PostgresSaver.setup()`` creates its tables). Otherwise raises
         :class:`agent_state.schema.SchemaError` naming what to run. Safe to call on every start."""
+        self._client._replace_if_lost()
         with self._client._connection() as conn:
             if conn.info.pipeline_status != pq.PipelineStatus.OFF and self._conn_string is not None:
                 found = schema.status(conn)
                 if found.deployed:
                     return schema.deploy(conn)  # checks only: raises unless compatible
                 with psycopg.Connection.connect(self._conn_string, autocommit=True) as own:
-                    return schema.deploy(own)
-            return schema.deploy(conn)
+                    return _said(schema.deploy(own))
+            return _said(schema.deploy(conn))
 
     def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         # The client's connection handling: no prepared statement behind a pooler, retries, and
@@ -911,7 +936,6 @@ class AsyncAgentStateSaver(_Codec):
         mirror_messages: str | None = None,
     ) -> None:
         super().__init__(serde=serde, durability=durability, mirror_messages=mirror_messages)
-        self.conn = conn
         self._client = AsyncClient(conn, retry=retry)
         self._conn_string: str | None = None
         try:
@@ -919,33 +943,48 @@ class AsyncAgentStateSaver(_Codec):
         except RuntimeError:
             self.loop = None
 
+    @property
+    def conn(self) -> AsyncSource:
+        """See :attr:`AgentStateSaver.conn`."""
+        return self._client.source
+
     @classmethod
     @asynccontextmanager
     async def from_conn_string(
-        cls, conn_string: str, *, pipeline: bool = False, serde: SerializerProtocol | None = None
+        cls,
+        conn_string: str,
+        *,
+        pipeline: bool = False,
+        serde: SerializerProtocol | None = None,
+        retry: RetryPolicy | None = ONCE,
     ) -> AsyncIterator[AsyncAgentStateSaver]:
         """The async twin of :meth:`AgentStateSaver.from_conn_string`."""
-        async with await psycopg.AsyncConnection.connect(
+        conn = await psycopg.AsyncConnection.connect(
             conn_string, autocommit=True, prepare_threshold=None, row_factory=dict_row
-        ) as conn:
-            saver = cls(conn, serde=serde)
-            saver._conn_string = conn_string
+        )
+        saver = cls(conn, serde=serde, retry=retry)
+        saver._client._owned = True
+        saver._conn_string = conn_string
+        try:
             if pipeline:
                 async with conn.pipeline():
                     yield saver
             else:
                 yield saver
+        finally:
+            await saver._client.source.close()
 
     async def setup(self) -> schema.SchemaStatus:
         """The async twin of :meth:`AgentStateSaver.setup`."""
+        await self._client._replace_if_lost()
         async with self._client._connection() as conn:
             if conn.info.pipeline_status != pq.PipelineStatus.OFF and self._conn_string is not None:
                 found = await schema.astatus(conn)
                 if found.deployed:
                     return await schema.adeploy(conn)
                 async with await psycopg.AsyncConnection.connect(self._conn_string, autocommit=True) as own:
-                    return await schema.adeploy(own)
-            return await schema.adeploy(conn)
+                    return _said(await schema.adeploy(own))
+            return _said(await schema.adeploy(conn))
 
     async def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         # See AgentStateSaver._execute.

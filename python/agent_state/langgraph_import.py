@@ -4,8 +4,9 @@
 (``checkpoints``, ``checkpoint_blobs``, ``checkpoint_writes``, as its migrations leave them) on
 the ``source`` connection and writes each thread through ``ai.put_checkpoint`` and
 ``ai.put_writes`` on the ``target`` connection, so the imported threads belong to
-``ai.current_owner()`` there (the target's role, or the owner an ``ai_service`` role acts for after
-``ai.act_as(owner, false)``) and pass every check a live write passes. The serialized bytes are
+``ai.current_owner()`` there (the target's role, or, for an ``ai_service`` role, the ``owner``
+given, which each thread's transaction acts for with ``ai.act_as``) and pass every check a live
+write passes. The serialized bytes are
 copied as they are (nothing is deserialized but the checkpoint document itself, which
 PostgresSaver keeps as JSON and the saver keeps in the serializer's format), so state classes
 need not be importable here.
@@ -86,9 +87,11 @@ def import_from_postgres_saver(
     target: psycopg.Connection[Any],
     *,
     thread_ids: Sequence[str] | None = None,
+    owner: str | None = None,
 ) -> ImportReport:
     """Copies the given threads (all when None) of the PostgresSaver database on ``source`` into
-    agent-state on ``target``, each in one transaction; returns what it wrote. Raises the typed
+    agent-state on ``target``, each in one transaction (acting for ``owner`` when given: a service's
+    end user, ``ai.act_as``); returns what it wrote. Raises the typed
     errors of the SQL API (``NotFound`` for a thread id another tenant holds on the target,
     ``ThreadDeleted`` for one the target's role deleted) after committing the threads before it."""
     if isinstance(thread_ids, str):
@@ -111,7 +114,7 @@ def import_from_postgres_saver(
             if not checkpoints and not writes:
                 continue
             try:
-                _import_thread(target, serde, thread_id, checkpoints, blobs, writes, report)
+                _import_thread(target, serde, thread_id, checkpoints, blobs, writes, report, owner)
             except psycopg.Error as error:
                 raise _reraise(error) from error
             report.threads.append(thread_id)
@@ -126,10 +129,13 @@ def _import_thread(
     blobs: dict[tuple[str, str, str], tuple[str, bytes]],
     writes: list[tuple[Any, ...]],
     report: ImportReport,
+    owner: str | None = None,
 ) -> None:
     owns = not target.autocommit and target.info.transaction_status == pq.TransactionStatus.IDLE
     sent: set[tuple[str, str, str]] = set()
     with target.transaction(), target.cursor(row_factory=tuple_row) as cur:
+        if owner is not None:
+            cur.execute("select ai.act_as(%s)", (owner,), prepare=False)  # for this transaction only
         for ns, checkpoint_id, parent_id, document, metadata in checkpoints:
             document = dict(document)
             versions = document.pop("channel_versions", {}) or {}

@@ -42,6 +42,11 @@ _READS = (
     "delta_channel_history",
 )  # fmt: skip
 
+#: The calls that write nothing: a connection lost during one of them changed nothing.
+READS: frozenset[str] = frozenset(_READS)
+
+#: The policy of a client or saver that owns its connection (``from_conn_string``): a call safe
+#: to retry is retried once, at once, on a new connection.
 #: SQL function -> whether a call with these arguments is safe to retry. Reads always are; the
 #: writes listed are idempotent by design (a retry finds the first call's row and returns it).
 IDEMPOTENT: dict[str, Callable[[Sequence[Any]], bool]] = {
@@ -114,6 +119,11 @@ def is_idempotent(sql: str, params: Sequence[Any]) -> bool:
     return rule is not None and rule(params)
 
 
+def writes(sql: str) -> bool:
+    """True unless the client statement ``sql`` calls a function that only reads (:data:`READS`)."""
+    return function_of(sql) not in READS
+
+
 def is_connection_error(error: BaseException) -> bool:
     """True for the errors after which the connection is gone or unusable but the server may be
     back soon: lost connection (08xxx, or no SQLSTATE at all), ``AdminShutdown`` /
@@ -153,6 +163,13 @@ class RetryPolicy:
         for n in range(self.attempts - 1):
             base = min(self.max_delay, self.first_delay * (2**n))
             yield base * (1 - self.jitter * random.random())
+
+
+#: The policy of a client or saver that owns its connection (``from_conn_string``) unless another
+#: is given: a call safe to retry is retried once, at once, on a new connection (a backend ended
+#: by the server, an idle timeout, a pooler dropping its server connection). A restart or a
+#: failover takes longer: pass ``retry=RetryPolicy()``.
+ONCE = RetryPolicy(attempts=2, first_delay=0.0, max_delay=0.0, jitter=0.0)
 
 
 class Backoff:

@@ -16,23 +16,33 @@ Where a database records what it holds:
 ``status(conn)`` reads either; ``deploy(conn)`` installs the bundle when schema ``ai`` is absent
 and returns the status when the schema is there at a compatible version; otherwise it raises
 :class:`SchemaError` naming what to run. ``astatus`` and ``adeploy`` are the async twins.
+
+Who deploys: the schema's functions run as its owner, which must be a role row level security
+applies to (no SUPERUSER, no BYPASSRLS: docs/security.md). On a superuser's connection (the
+``postgres`` URL of LangGraph's docs) ``deploy`` does what ``make db`` does for the embedded
+cluster: it creates that owner, ``agent_state_owner`` (NOLOGIN, no BYPASSRLS; kept when it
+exists and is such a role), and the group roles ``ai_user`` and ``ai_service``, grants the owner
+CREATE on the database, and installs the bundle as the owner (``SET LOCAL ROLE``), saying so in
+``SchemaStatus.note``. A BYPASSRLS role that is no superuser is refused (42501): no safe owner
+can be made from it.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
 import psycopg
-from psycopg import pq
+from psycopg import pq, sql
 from psycopg.rows import tuple_row
 
 from .errors import AgentStateError
 
 __all__ = [
+    "OWNER",
     "SchemaError",
     "SchemaStatus",
     "adeploy",
@@ -42,6 +52,7 @@ __all__ = [
     "bundle_sql",
     "bundle_version",
     "deploy",
+    "prepare_owner",
     "status",
 ]
 
@@ -75,7 +86,8 @@ class SchemaStatus:
     ``version`` is the last change deployed (a name from ``sqitch.plan``), ``changes`` every
     change deployed in order, ``source`` where that was read (``'sqitch'``, ``'bundle'``, or
     ``None`` when the schema is absent or says nothing the role may read), ``missing`` the
-    changes of this package the database lacks, ``compatible`` whether this package can use it.
+    changes of this package the database lacks, ``compatible`` whether this package can use it,
+    ``note`` what a deploy did beyond installing the bundle (``None`` otherwise).
     """
 
     deployed: bool
@@ -84,6 +96,9 @@ class SchemaStatus:
     source: str | None = None
     missing: list[str] = field(default_factory=list)
     compatible: bool = False
+    #: one line on what this call did beyond installing the bundle (a superuser's deploy: the
+    #: owner role it made and deployed as), else None
+    note: str | None = field(default=None, compare=False)
 
 
 @lru_cache(maxsize=1)
@@ -284,6 +299,73 @@ select pg_catalog.has_database_privilege(pg_catalog.current_database(), 'CREATE'
        (select count(*) = 2 from pg_catalog.pg_roles where rolname in ('ai_user', 'ai_service')),
        (select rolcreaterole or rolsuper from pg_catalog.pg_roles where rolname = current_user)
 """
+_ROLE = "select rolsuper, rolbypassrls, current_user from pg_catalog.pg_roles where rolname = current_user"
+
+#: The role a superuser's deploy makes and deploys as (the embedded cluster's too: Makefile).
+OWNER = "agent_state_owner"
+
+# Run by a superuser before the bundle, in the deploy's transaction: the owner (made NOLOGIN when
+# missing, refused when it exists and RLS would not apply to it), the group roles, CREATE on the
+# database for the owner. format() quotes every name.
+_PREPARE_OWNER = """
+do $$
+declare
+  v_owner pg_catalog.name := pg_catalog.current_setting('agent_state.deploy_owner');
+  v_role record;
+begin
+  select r.rolsuper, r.rolbypassrls into v_role from pg_catalog.pg_roles r where r.rolname = v_owner;
+  if not found then
+    execute pg_catalog.format('create role %I nologin nosuperuser nobypassrls', v_owner);
+  elsif v_role.rolsuper or v_role.rolbypassrls then
+    raise exception using errcode = '42501',
+      message = pg_catalog.format('role %I exists and is a superuser or has BYPASSRLS: it cannot own schema ai',
+                                  v_owner),
+      hint = 'row level security must apply to the schema owner (docs/security.md): deploy with another owner';
+  end if;
+  foreach v_owner in array array['ai_user', 'ai_service'] loop
+    if not exists (select from pg_catalog.pg_roles r where r.rolname = v_owner) then
+      execute pg_catalog.format('create role %I nologin', v_owner);
+    end if;
+  end loop;
+  execute pg_catalog.format('grant create on database %I to %I', pg_catalog.current_database(),
+                            pg_catalog.current_setting('agent_state.deploy_owner'));
+end
+$$
+"""
+
+
+def prepare_owner(conn: psycopg.Connection[Any], owner: str = OWNER) -> tuple[str | None, str | None]:
+    """For a deploy by another tool (sqitch: ``scripts/sqitch.sh --as-owner``): on a superuser's
+    connection, makes ``owner`` and the group roles as :func:`deploy` does (committed) and returns
+    ``(owner, note)``: deploy with ``options=-c role=<owner>``. ``(None, None)`` for any other role
+    that RLS applies to (it deploys as itself); :class:`SchemaError` (42501) for BYPASSRLS."""
+    with conn.cursor(row_factory=tuple_row) as cur:
+        deploy_as, note = _owner_plan(cur.execute(_ROLE, prepare=False).fetchone(), owner)
+    if deploy_as:
+        with conn.transaction():
+            conn.execute("select pg_catalog.set_config('agent_state.deploy_owner', %s, true)", (deploy_as,))
+            conn.execute(_PREPARE_OWNER, prepare=False)
+        note = (note or "").replace("deployed schema ai as role", "deploying schema ai as role")
+    return deploy_as, note
+
+
+def _owner_plan(role: tuple[Any, ...] | None, owner: str) -> tuple[str | None, str | None]:
+    """(the role to deploy as, the note saying so), or raises: a superuser deploys as ``owner``;
+    a BYPASSRLS role that is no superuser cannot make a safe owner."""
+    superuser, bypassrls, me = role or (False, False, None)
+    if superuser:
+        return owner, (
+            f"connected as superuser {me}: deployed schema ai as role {owner} (no SUPERUSER, no BYPASSRLS: "
+            "row level security applies to the functions' owner), created when missing"
+        )
+    if bypassrls:
+        raise SchemaError(
+            f"deploy agent-state as a role that row level security applies to: {me} has BYPASSRLS and is no "
+            "superuser, so it can neither own schema ai nor make a safe owner; connect as a superuser (agent-state "
+            f"then creates the owner {owner}) or as a role without BYPASSRLS that owns the database (docs/security.md)",
+            sqlstate="42501",
+        )
+    return None, None
 
 
 def _absent_error(why: str) -> SchemaError:
@@ -302,14 +384,16 @@ def _check_no_pipeline(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[A
         )
 
 
-def deploy(conn: psycopg.Connection[Any]) -> SchemaStatus:
+def deploy(conn: psycopg.Connection[Any], *, owner: str = OWNER) -> SchemaStatus:
     """Makes schema ``ai`` usable by this package: returns the status when it already is; installs
     the bundle when the schema is absent and the role may create it; raises :class:`SchemaError`
     naming what to run otherwise. On a connection outside autocommit the install commits here,
-    unless the caller has a transaction open, which it then joins (and the caller commits)."""
+    unless the caller has a transaction open, which it then joins (and the caller commits).
+    On a superuser's connection the bundle is installed as ``owner`` (made when missing; the
+    module docstring), and ``note`` says so."""
     owns = _idle_outside_autocommit(conn)
     try:
-        found = _deploy(conn)
+        found = _deploy(conn, owner)
     except BaseException:
         if owns:
             conn.rollback()
@@ -319,14 +403,15 @@ def deploy(conn: psycopg.Connection[Any]) -> SchemaStatus:
     return found
 
 
-def _deploy(conn: psycopg.Connection[Any]) -> SchemaStatus:
+def _deploy(conn: psycopg.Connection[Any], owner: str) -> SchemaStatus:
     found = _read_status(conn)
     if found.deployed:
         if found.compatible:
             return found
         raise _refuse(found)
     with conn.cursor(row_factory=tuple_row) as cur:
-        why = _may_deploy(cur.execute(_PRIVILEGES, prepare=False).fetchone() or (False, False, False))
+        deploy_as, note = _owner_plan(cur.execute(_ROLE, prepare=False).fetchone(), owner)
+        why = None if deploy_as else _may_deploy(cur.execute(_PRIVILEGES, prepare=False).fetchone() or (False,) * 3)
     if why:
         raise _absent_error(why)
     _check_no_pipeline(conn)
@@ -334,18 +419,26 @@ def _deploy(conn: psycopg.Connection[Any]) -> SchemaStatus:
         conn.execute("select pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(%s, 0))", (_LOCK_KEY,))
         if not _read_status(conn).deployed:  # a concurrent deploy may have held the lock first
             conn.execute(_LOCK_TIMEOUT, prepare=False)
+            if deploy_as:
+                conn.execute("select pg_catalog.set_config('agent_state.deploy_owner', %s, true)", (deploy_as,))
+                conn.execute(_PREPARE_OWNER, prepare=False)
+                conn.execute(sql.SQL("set local role {}").format(sql.Identifier(deploy_as)), prepare=False)
             conn.execute(_bundle_body(), prepare=False)
+            if deploy_as:
+                conn.execute("reset role", prepare=False)
+        else:
+            note = None
     done = _read_status(conn)
     if not done.compatible:
         raise _refuse(done)
-    return done
+    return replace(done, note=note) if note else done
 
 
-async def adeploy(conn: psycopg.AsyncConnection[Any]) -> SchemaStatus:
+async def adeploy(conn: psycopg.AsyncConnection[Any], *, owner: str = OWNER) -> SchemaStatus:
     """The async twin of :func:`deploy`."""
     owns = _idle_outside_autocommit(conn)
     try:
-        found = await _adeploy(conn)
+        found = await _adeploy(conn, owner)
     except BaseException:
         if owns:
             await conn.rollback()
@@ -355,15 +448,19 @@ async def adeploy(conn: psycopg.AsyncConnection[Any]) -> SchemaStatus:
     return found
 
 
-async def _adeploy(conn: psycopg.AsyncConnection[Any]) -> SchemaStatus:
+async def _adeploy(conn: psycopg.AsyncConnection[Any], owner: str) -> SchemaStatus:
     found = await _aread_status(conn)
     if found.deployed:
         if found.compatible:
             return found
         raise _refuse(found)
     async with conn.cursor(row_factory=tuple_row) as cur:
-        await cur.execute(_PRIVILEGES, prepare=False)
-        why = _may_deploy(await cur.fetchone() or (False, False, False))
+        await cur.execute(_ROLE, prepare=False)
+        deploy_as, note = _owner_plan(await cur.fetchone(), owner)
+        why = None
+        if not deploy_as:
+            await cur.execute(_PRIVILEGES, prepare=False)
+            why = _may_deploy(await cur.fetchone() or (False,) * 3)
     if why:
         raise _absent_error(why)
     _check_no_pipeline(conn)
@@ -371,8 +468,16 @@ async def _adeploy(conn: psycopg.AsyncConnection[Any]) -> SchemaStatus:
         await conn.execute("select pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(%s, 0))", (_LOCK_KEY,))
         if not (await _aread_status(conn)).deployed:
             await conn.execute(_LOCK_TIMEOUT, prepare=False)
+            if deploy_as:
+                await conn.execute("select pg_catalog.set_config('agent_state.deploy_owner', %s, true)", (deploy_as,))
+                await conn.execute(_PREPARE_OWNER, prepare=False)
+                await conn.execute(sql.SQL("set local role {}").format(sql.Identifier(deploy_as)), prepare=False)
             await conn.execute(_bundle_body(), prepare=False)
+            if deploy_as:
+                await conn.execute("reset role", prepare=False)
+        else:
+            note = None
     done = await _aread_status(conn)
     if not done.compatible:
         raise _refuse(done)
-    return done
+    return replace(done, note=note) if note else done

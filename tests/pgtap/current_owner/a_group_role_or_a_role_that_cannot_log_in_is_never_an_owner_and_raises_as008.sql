@@ -24,6 +24,8 @@ select throws_ok($$select ai.sees_all_owners()$$, 'AS008', null, 'SET ROLE ai_se
 reset role;
 set local role app_service;
 set local ai.acting_owner = 'ai_user';
+-- set by hand with this transaction's mark, as ai.act_as would (it refuses a group role itself)
+select set_config('ai.acting_xact', (extract(epoch from transaction_timestamp()))::text, true) is not null as marked \gset
 select throws_ok($$select ai.current_owner()$$, 'AS008', null, 'an acting owner that is a group role, set by hand, is refused');
 reset role;
 select is((select count(*)::int from ai.agent_sessions where owner in ('ai_user', 'ai_service', 'tenant_team')), 0,
