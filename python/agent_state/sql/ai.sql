@@ -1063,6 +1063,8 @@ begin
     end if;
     select s.status into v_status from ai.agent_sessions s where s.thread_id = a_thread_id;
   end loop;
+  -- Unreachable: the loop returns or raises.
+  raise exception using errcode = 'XX000', message = 'append_message_idempotent: left its loop';
 end
 $$;
 comment on function ai.append_message_idempotent(text, text, jsonb, integer, text, integer, bigint, bigint) is
@@ -4528,7 +4530,7 @@ begin
     using a_thread_id;
   end loop;
   delete from ai_archive.agent_sessions a where a.thread_id = a_thread_id;
-  return s;
+  return ai._session_as_read(s);  -- last_seq and current_checkpoint_id computed, as get_session does
 end
 $$;
 comment on function ai.restore_session(text) is
