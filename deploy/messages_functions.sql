@@ -192,6 +192,8 @@ begin
     end if;
     select s.status into v_status from ai.agent_sessions s where s.thread_id = a_thread_id;
   end loop;
+  -- Unreachable: the loop returns or raises.
+  raise exception using errcode = 'XX000', message = 'append_message_idempotent: left its loop';
 end
 $$;
 comment on function ai.append_message_idempotent(text, text, jsonb, integer, text, integer, bigint, bigint) is

@@ -7,6 +7,9 @@
 -- release, `sqitch rework queue_functions` changes a function here (deploy/schema.sql, "Layout").
 begin;
 
+-- added after v0.1.0 (deploy/queue_functions.sql)
+drop function ai._xmax_in_flight(xid);
+
 -- The attempt history. Transitions update the job row; an attempt that ends appends to it: the
 -- claim that took an expired lease, a complete, fail, release, cancel, a wait for a person, or a
 -- reap. The append is part of the UPDATE that ends the attempt, so the row is written once, by the

@@ -1135,6 +1135,8 @@ begin
     end if;
     select s.status into v_status from ai.agent_sessions s where s.thread_id = a_thread_id;
   end loop;
+  -- Unreachable: the loop returns or raises.
+  raise exception using errcode = 'XX000', message = 'append_message_idempotent: left its loop';
 end
 $$;
 comment on function ai.append_message_idempotent(text, text, jsonb, integer, text, integer, bigint, bigint) is
@@ -2083,8 +2085,9 @@ comment on function ai._written_here(xid) is 'Internal: true when a row version'
 -- At commit, ai._check_fence_at_commit reads the job row's newest committed version without a
 -- lock (no WAL, no dirtied page, nothing for a renewal to wait for) and passes only if the job is
 -- still IN_PROGRESS under the token with a lease not ended, or was finished by this very
--- transaction. When a writer of that row is in flight (the version read carries an xmax: a reap,
--- cancel, release, complete or claim not yet committed, or a renewal), it locks the row FOR SHARE,
+-- transaction. When a writer of that row is in flight (the version read carries the xmax of a
+-- transaction in progress, ai._xmax_in_flight: a reap, cancel, release, complete or claim not yet
+-- committed, or a renewal), it locks the row FOR SHARE,
 -- which waits for that writer, and looks again: a taker that committed fences this transaction
 -- out, one that rolled back does not. Under REPEATABLE READ or SERIALIZABLE (one snapshot for the
 -- whole transaction) it always takes the FOR SHARE, as before.
@@ -2092,6 +2095,37 @@ comment on function ai._written_here(xid) is 'Internal: true when a row version'
 -- UPDATE starts after the check (the few microseconds between the deferred triggers and the commit
 -- record) does not wait; its commit record then follows this transaction's in the WAL, so the
 -- fenced commit is ordered first, as if it had committed a moment earlier.
+-- Whether a row version's raw xmax may be a writer still in flight: its transaction is in
+-- progress, or the value cannot be read as a transaction id of the past (a multixact: lockers
+-- only, as nothing else takes key-share locks on a job row, but counted in flight to be safe).
+-- A committed or aborted xmax (a lock left by a finished transaction, which a later UPDATE copies
+-- to the row's new version) is not in flight.
+create or replace function ai._xmax_in_flight(x xid) returns boolean
+language plpgsql volatile parallel restricted
+as $$
+declare
+  -- PL/pgSQL, bigint arithmetic: this runs in every fenced commit (a SQL function with SET is
+  -- planned at each call: 300 us, measured)
+  c bigint;
+  d bigint;
+  f bigint;
+begin
+  if x = '0'::xid then
+    return false;
+  end if;
+  c := pg_catalog.pg_current_xact_id()::text::bigint;
+  -- the 64-bit id nearest to the current one with these low 32 bits
+  d := x::text::bigint - c % 4294967296;
+  f := c + d - case when d > 2147483648 then 4294967296 when d < -2147483648 then -4294967296 else 0 end;
+  if f < 0 or f > c then
+    return true;
+  end if;
+  return coalesce(pg_catalog.pg_xact_status(f::text::pg_catalog.xid8) = 'in progress', false);
+end
+$$;
+comment on function ai._xmax_in_flight(xid) is 'Internal: true when a row version''s xmax may be a transaction still in progress (or is not a transaction id of the past).';
+revoke execute on function ai._xmax_in_flight(xid) from public;
+
 -- SECURITY DEFINER: a deferred trigger fires at commit, outside fenced_write, as the caller, who
 -- holds no privilege on ai.agent_jobs.
 create or replace function ai._check_fence_at_commit() returns trigger
@@ -2106,7 +2140,7 @@ begin
   select a.status, a.fencing_token, a.lease_expires_at, a.xmin, a.xmax into j
   from ai.agent_jobs a
   where a.job_id = new.job_id;
-  if not found or j.xmax <> '0'::xid
+  if not found or ai._xmax_in_flight(j.xmax)
      or pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
     -- a writer in flight (or one snapshot for the whole transaction): wait for it, see what it did
     select a.status, a.fencing_token, a.lease_expires_at, a.xmin, a.xmax into j

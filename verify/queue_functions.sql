@@ -19,6 +19,7 @@ select 'ai.claim_jobs(text, interval, text, integer)'::regprocedure;
 select 'ai.renew_lease(bigint, bigint, interval)'::regprocedure;
 select 'ai.renew_leases(text, bigint[], bigint[], interval)'::regprocedure;
 select 'ai._written_here(xid)'::regprocedure;
+select 'ai._xmax_in_flight(xid)'::regprocedure;
 select 'ai._check_fence_at_commit()'::regprocedure;
 select 'ai.fenced_write(bigint, bigint)'::regprocedure;
 select 'ai.complete_job(bigint, bigint, jsonb)'::regprocedure;
