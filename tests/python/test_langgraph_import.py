@@ -172,3 +172,22 @@ def test_imported_threads_read_as_postgres_saver_reads_them_and_a_rerun_changes_
         config = {"configurable": {"thread_id": graph_thread}}
         same = _graph(PostgresSaver(src_conn)).invoke(Command(resume="r2"), config)
         assert result == same, "the same run as it would have gone on in PostgresSaver"
+
+
+def test_a_service_imports_for_an_end_user_with_owner(source_dsn: str, role_dsn: Any) -> None:
+    """A service acts for one end user per thread transaction (``owner=``): an acting owner lasts one
+    transaction (docs/security.md), so the v0.1.0 way, ``ai.act_as(owner, false)`` first, raises AS002."""
+    thread_id = f"imp-owner-{uuid.uuid4()}"
+    with PostgresSaver.from_conn_string(source_dsn) as saver:
+        _old_format_thread(saver, thread_id)
+    with (
+        psycopg.connect(source_dsn, autocommit=True) as source,
+        psycopg.connect(role_dsn("app_service"), autocommit=True) as target,
+    ):
+        with pytest.raises(psycopg.Error) as refused:
+            target.execute("select ai.act_as('end-user-7', false)")
+        assert refused.value.sqlstate == "AS002"
+        report = import_from_postgres_saver(source, target, thread_ids=[thread_id], owner="end-user-7")
+        assert report.threads == [thread_id]
+        owner = target.execute("select owner from ai.get_session(%s)", (thread_id,)).fetchone()
+        assert owner == ("end-user-7",)
