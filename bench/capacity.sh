@@ -12,11 +12,11 @@
 # _POOL (20), _PROCS (driver processes, default 1), _OP_REPEAT/_OP_ROUNDS (per_op.py).
 # The default run: 2 run lengths x 4 levels x 3 stacks x ~33 s = ~13 min, then the per-call
 # profile. BENCH_CAPACITY_OUT: where results.json goes (the .md beside it); _SVG: the chart.
-# Works in a database of its own on the server of $DATABASE_URL (bench/lib.sh).
+# Works in a database of its own on the server of $DATABASE_URL (bench/common.bash).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
-. "$HERE/lib.sh"
+. "$HERE/common.bash"
 bench_init agent_state_bench_capacity
 PY=${PYTHON:-$ROOT/.venv/bin/python}
 BENCH_KEEP=${BENCH_CAPACITY_KEEP:-${BENCH_KEEP:-}} bench_database

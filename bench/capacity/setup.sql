@@ -1,5 +1,5 @@
 -- Capacity bench fixtures (run in the bench's own database as the role of DATABASE_URL: a
--- superuser, or a role with CREATEROLE that owns the database, bench/lib.sh): a tenant (ai_user)
+-- superuser, or a role with CREATEROLE that owns the database, bench/common.bash): a tenant (ai_user)
 -- that starts runs, a worker (ai_service) that runs them, and the stock stack's role and schema:
 -- the seed's bare SKIP LOCKED jobs table (a lease renewed by UPDATE, one partial index for
 -- PENDING jobs), a plain messages table and a side-effect table, each with a unique idempotency
