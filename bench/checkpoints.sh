@@ -11,4 +11,4 @@ ROOT=$(dirname "$HERE")
 bench_init agent_state_bench_checkpoints
 bench_database
 bench_deploy
-DATABASE_URL=$bench_url exec "${PYTHON:-$ROOT/.venv/bin/python}" "$HERE/checkpoints/bench_checkpoints.py" "$@"
+DATABASE_URL=$bench_url "${PYTHON:-$ROOT/.venv/bin/python}" "$HERE/checkpoints/bench_checkpoints.py" "$@"

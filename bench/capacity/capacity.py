@@ -82,6 +82,9 @@ POOL = int(os.environ.get("BENCH_CAPACITY_POOL", "20"))
 MIRROR = os.environ.get("BENCH_CAPACITY_MIRROR", "1") != "0" and (
     "mirror_messages" in inspect.signature(AsyncAgentStateSaver.__init__).parameters
 )
+# driver processes: each runs its share of a point's runs on a queue of its own (pools of POOL/PROCS)
+PROCS = max(1, int(os.environ.get("BENCH_CAPACITY_PROCS", "1")))
+POOL_EACH = max(1, POOL // PROCS)
 SIDE_EFFECT_EVERY = 5
 NODE_SECONDS = (1.0, 2.0)
 LIMIT_MS = 50.0
@@ -273,7 +276,7 @@ class Ours(Stack):
             self.tenant_dsn, min_size=2, max_size=4, kwargs={"autocommit": True}, open=False
         )
         self.pool = AsyncConnectionPool(
-            self.worker_dsn, min_size=POOL, max_size=POOL, kwargs={"autocommit": True}, open=False
+            self.worker_dsn, min_size=POOL_EACH, max_size=POOL_EACH, kwargs={"autocommit": True}, open=False
         )
         await self.tenant.open(wait=True)
         await self.pool.open(wait=True)
@@ -387,7 +390,7 @@ class Stock(Stack):
 
     async def open(self) -> None:
         kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
-        self.pool = AsyncConnectionPool(self.dsn, min_size=POOL, max_size=POOL, kwargs=kwargs, open=False)
+        self.pool = AsyncConnectionPool(self.dsn, min_size=POOL_EACH, max_size=POOL_EACH, kwargs=kwargs, open=False)
         self.tenant = AsyncConnectionPool(self.dsn, min_size=2, max_size=4, kwargs={"autocommit": True}, open=False)
         await self.pool.open(wait=True)
         await self.tenant.open(wait=True)
@@ -486,7 +489,7 @@ class Fleet:
     async def arrive(self, first_wave: bool) -> None:
         self.no += 1
         no = self.no
-        thread = f"cap-{self.stack.name}-{self.nodes}-{self.level}-{no}"
+        thread = f"{self.stack.queue}-{no}"  # the queue names the stack, point and driver process
         try:
             job_id = await self.stack.enqueue(thread, no)
         except Exception as e:
@@ -639,23 +642,94 @@ async def checkpoint(admin: psycopg.AsyncConnection[Any]) -> None:
         await admin.execute("checkpoint")
 
 
-async def measure_point(
-    stack: Stack, level: int, nodes: int, admin: psycopg.AsyncConnection[Any], postmaster: int | None, wal_by: bool
-) -> dict[str, Any]:
-    point = Point(stack.name, level, nodes)
-    deployed = await compression(admin)
-    if stack.name == "ours-lz4":
-        await set_compression(admin, dict.fromkeys(deployed, "lz4"))
-    await stack.open()
-    await checkpoint(admin)
-    fleet = Fleet(stack, level, nodes, point)
-    # the first wave: LEVEL runs at once, each part way through (so completions spread out)
-    first = [asyncio.create_task(fleet.arrive(True)) for _ in range(level)]
-    await asyncio.gather(*first)
+def make_stack(name: str, queue: str, tenant_dsn: str, worker_dsn: str, stock_dsn: str) -> Stack:
+    if name.startswith("stock"):
+        return Stock(queue, stock_dsn, name)
+    return Ours(queue, tenant_dsn, worker_dsn, name)
+
+
+async def sleep_until(t: float) -> None:
+    await asyncio.sleep(max(0.0, t - time.time()))
+
+
+async def drive(
+    stack: Stack,
+    share: int,
+    nodes: int,
+    point: Point,
+    times: tuple[float, float, float],
+    at_start: Any = None,
+    at_end: Any = None,
+) -> float:
+    """This process's share of a point: ``share`` concurrent runs from ``times[0]`` (wall clock),
+    measured from ``times[1]`` to ``times[2]``; awaits ``at_start``/``at_end`` (the snapshots) at
+    those instants. Returns the driver's CPU seconds in the window."""
+    start_at, measure_at, end_at = times
+    await sleep_until(start_at)
+    fleet = Fleet(stack, share, nodes, point)
+    # the first wave: its runs at once, each part way through (so completions spread out)
+    await asyncio.gather(*(fleet.arrive(True) for _ in range(share)))
     background = [asyncio.create_task(fleet.arrivals()), asyncio.create_task(fleet.ticker())]
     if stack.batched_renewals:
         background.append(asyncio.create_task(fleet.renew_all()))
-    await asyncio.sleep(WARMUP)
+    await sleep_until(measure_at)
+    if at_start is not None:
+        await at_start()
+    cpu = time.process_time()
+    fleet.measuring = True
+    await sleep_until(end_at)
+    fleet.measuring = False
+    cpu = time.process_time() - cpu
+    if at_end is not None:
+        await at_end()
+    for task in background + list(fleet.tasks):
+        task.cancel()
+    await asyncio.gather(*background, *fleet.tasks, return_exceptions=True)
+    return cpu
+
+
+async def child(args: dict[str, Any]) -> None:
+    """One more driver process (BENCH_CAPACITY_PROCS): its share of the point, its figures to a file."""
+    stack = make_stack(args["stack"], args["queue"], *args["dsns"])
+    point = Point(stack.name, args["share"], args["nodes"])
+    await stack.open()
+    cpu = await drive(stack, args["share"], args["nodes"], point, tuple(args["times"]))  # type: ignore[arg-type]
+    await stack.close()
+    Path(args["out"]).write_text(json.dumps({**point.__dict__, "driver": cpu}))
+
+
+async def measure_point(
+    name: str,
+    level: int,
+    nodes: int,
+    dsns: tuple[str, str, str],
+    admin: psycopg.AsyncConnection[Any],
+    postmaster: int | None,
+    wal_by: bool,
+) -> dict[str, Any]:
+    queue = f"cap-{name}-{nodes}-{level}-{uuid.uuid4().hex[:6]}"
+    stack = make_stack(name, queue, *dsns)
+    point = Point(name, level, nodes)
+    deployed = await compression(admin)
+    if stack.name == "ours-lz4":
+        await set_compression(admin, dict.fromkeys(deployed, "lz4"))
+    await checkpoint(admin)
+    # the other driver processes' shares, each on a queue of its own, on the same wall clock
+    shares = [level // PROCS + (1 if i < level % PROCS else 0) for i in range(PROCS)]
+    start_at = time.time() + (3.0 if PROCS > 1 else 0.5)  # the children's imports and pools
+    times = (start_at, start_at + WARMUP + 1.0, start_at + WARMUP + 1.0 + WINDOW)
+    children = []
+    outs = []
+    for i, share in enumerate(shares[1:], 1):
+        out = Path(f"/tmp/agent_state_capacity_{os.getpid()}_{i}.json")
+        outs.append(out)
+        spec = {"stack": name, "queue": f"{queue}-{i}", "share": share, "nodes": nodes, "times": times, "dsns": dsns}
+        children.append(
+            await asyncio.create_subprocess_exec(
+                sys.executable, __file__, "--child", json.dumps({**spec, "out": str(out)})
+            )
+        )
+    await stack.open()
 
     async def snapshot() -> dict[str, Any]:
         cur = await admin.execute(
@@ -674,22 +748,34 @@ async def measure_point(
             "upd": upd,
             "hot": hot,
             "cpu": _server_cpu(postmaster),
-            "driver": time.process_time(),
             "t": time.perf_counter(),
         }
 
-    await admin.execute("select pg_stat_clear_snapshot()")
-    a = await snapshot()
-    fleet.measuring = True
-    await asyncio.sleep(WINDOW)
-    fleet.measuring = False
-    await admin.execute("select pg_stat_clear_snapshot()")
-    await asyncio.sleep(0.5)  # the stats collector's flush interval is 0.5-1 s for the update counters
-    b = await snapshot()
-    for task in background + list(fleet.tasks):
-        task.cancel()
-    await asyncio.gather(*background, *fleet.tasks, return_exceptions=True)
+    snaps: list[dict[str, Any]] = []
+
+    async def at_start() -> None:
+        await admin.execute("select pg_stat_clear_snapshot()")
+        snaps.append(await snapshot())
+
+    async def at_end() -> None:
+        await admin.execute("select pg_stat_clear_snapshot()")
+        await asyncio.sleep(0.5)  # the stats collector's flush interval is 0.5-1 s for the update counters
+        snaps.append(await snapshot())
+
+    driver = await drive(stack, shares[0], nodes, point, times, at_start, at_end)
     await stack.close()
+    for proc, out in zip(children, outs, strict=True):
+        await proc.wait()
+        got = json.loads(out.read_text())
+        out.unlink()
+        for key in ("saves", "puts", "claims", "lag", "running"):
+            getattr(point, key).extend(got[key])
+        point.steps += got["steps"]
+        point.completed += got["completed"]
+        for kind, n in got["errors"].items():
+            point.errors[kind] = point.errors.get(kind, 0) + n
+        driver += got["driver"]
+    a, b = snaps
     if stack.name == "ours-lz4":
         await set_compression(admin, deployed)
     cur = await admin.execute("select pg_wal_lsn_diff(%s, %s)", (b["lsn"], a["lsn"]))
@@ -708,7 +794,7 @@ async def measure_point(
         "nodes": nodes,
         "level": level,
         "mirror": isinstance(stack, Ours) and stack.mirror,
-        "running": statistics.mean(point.running) if point.running else 0,
+        "running": statistics.mean(point.running) * PROCS if point.running else 0,
         "steps": point.steps,
         "steps_per_s": point.steps / WINDOW,
         "completed": point.completed,
@@ -725,8 +811,9 @@ async def measure_point(
         "hot_share": ((b["hot"] or 0) - (a["hot"] or 0)) / upd if upd else float("nan"),
         "errors": sum(point.errors.values()),
         "error_kinds": point.errors,
-        "driver_ms_per_step": (b["driver"] - a["driver"]) / steps * 1000,
-        "driver_cores": (b["driver"] - a["driver"]) / (b["t"] - a["t"]),
+        "driver_ms_per_step": driver / steps * 1000,
+        "driver_cores": driver / WINDOW,
+        "procs": PROCS,
         "lag_p99": pct(point.lag, 0.99),
         "wal_by_relation": by_relation,
     }
@@ -766,13 +853,8 @@ async def main() -> None:
                 order = STACKS if k % 2 == 0 else list(reversed(STACKS))  # interleaved, alternating order
                 k += 1
                 for name in order:
-                    queue = f"cap-{name}-{nodes}-{level}-{uuid.uuid4().hex[:6]}"
-                    stack: Stack = (
-                        Stock(queue, stock_dsn, name)
-                        if name.startswith("stock")
-                        else Ours(queue, tenant_dsn, worker_dsn, name)
-                    )
-                    r = await measure_point(stack, level, nodes, admin, postmaster, wal_by)
+                    dsns = (tenant_dsn, worker_dsn, stock_dsn)
+                    r = await measure_point(name, level, nodes, dsns, admin, postmaster, wal_by)
                     results.append(r)
                     print(
                         f"{r['stack']:<20} {nodes:>5} {level:>5} {r['running']:>5.0f} {r['steps_per_s']:>7.1f} "
@@ -793,6 +875,7 @@ async def main() -> None:
                 "lease": LEASE,
                 "pool": POOL,
                 "mirror": MIRROR,
+                "procs": PROCS,
                 "results": results,
             },
             indent=1,
@@ -801,4 +884,7 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    if sys.argv[1:2] == ["--child"]:
+        asyncio.run(child(json.loads(sys.argv[2])))
+    else:
+        asyncio.run(main())

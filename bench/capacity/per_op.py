@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("BENCH_CAPACITY_POOL", "1")
+os.environ["BENCH_CAPACITY_PROCS"] = "1"  # one connection per stack, in this process
 sys.path.insert(0, str(Path(__file__).parent))
 
 import psycopg
