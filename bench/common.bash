@@ -4,8 +4,8 @@
 # DATABASE_URL's role makes the database and the bench's roles (bench_*), so it must be a
 # superuser or have CREATEDB and CREATEROLE; the scripts say so in one line otherwise. The schema
 # is deployed by $AGENT_STATE_DEPLOY_USER (make exports agent_state_owner for the private
-# cluster), else by the URL's role itself, which then must be neither a superuser nor BYPASSRLS
-# (docs/security.md). The bench connects as the roles it creates (URL + user=bench_...): the
+# cluster; a superuser URL without it: agent_state_owner too, created if missing), else by the
+# URL's role itself, which then must not have BYPASSRLS (docs/security.md). The bench connects as the roles it creates (URL + user=bench_...): the
 # server must let them log in as it lets the URL's role (trust, peer or ~/.pgpass).
 #
 #   bench_init NAME       checks the above; sets url, admin_url (the URL itself), bench_url
@@ -42,7 +42,11 @@ bench_init() {
     echo "$bench_name: the role $me of DATABASE_URL must be a superuser or have CREATEDB and CREATEROLE (it makes the bench's database and roles)" >&2
     exit 2
   fi
-  deploy_user=${AGENT_STATE_DEPLOY_USER:-$me}
+  deploy_user=${AGENT_STATE_DEPLOY_USER:-}
+  if [ -z "$deploy_user" ]; then
+    deploy_user=$me
+    [ "$super" = t ] && deploy_user=agent_state_owner  # as make does on the private cluster
+  fi
   if [ "$deploy_user" = "$me" ] && { [ "$super" = t ] || [ "$bypass" = t ]; }; then
     echo "$bench_name: $me is a superuser or BYPASSRLS: set AGENT_STATE_DEPLOY_USER to the role without them that deploys the schema (docs/security.md)" >&2
     exit 2
