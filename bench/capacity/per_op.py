@@ -25,6 +25,8 @@ from typing import Any
 
 os.environ.setdefault("BENCH_CAPACITY_POOL", "1")
 os.environ["BENCH_CAPACITY_PROCS"] = "1"  # one connection per stack, in this process
+# the held runs' leases outlast the profile (rounds of synchronous commits), renewed or not
+os.environ.setdefault("BENCH_CAPACITY_LEASE", "600")
 sys.path.insert(0, str(Path(__file__).parent))
 
 import psycopg
@@ -80,7 +82,7 @@ async def main() -> None:
 
     async def append(stack: Stack, run: Run) -> None:
         step[0] += 1
-        await stack.append(run, step[0], [message(run.no, 1000 + step[0])])
+        await stack.append(run, step[0], [{**message(run.no, step[0]), "id": f"append-{step[0]}"}])
 
     async def side_effect(stack: Stack, run: Run) -> None:
         step[0] += 1
