@@ -22,7 +22,9 @@ Stacks (same cluster, same run, levels interleaved, every point on a fresh queue
   of the ``messages`` channel to ai.session_messages in the step's own call (no separate append);
   else one fenced ai.append_message_idempotent call per message where it takes the job and token
   (issue 20), else ai.fenced_write + the appends in one transaction (v0.1.0).
-  BENCH_CAPACITY_MIRROR=0 forces the separate appends;
+  BENCH_CAPACITY_MIRROR=0 forces the separate appends. With the mirror, ours' node save holds
+  the step's messages; stock's does not (its INSERT follows the save): the save latencies then
+  favour stock;
 * ``ours-lz4`` (only when named in BENCH_CAPACITY_STACKS): ``ours`` with the checkpoint columns
   compressed by LZ4 for that point only (ALTER ... SET COMPRESSION, put back after): the A/B of
   the compression choice, CPU against WAL bytes;
@@ -254,7 +256,9 @@ class Stack:
     async def enqueue(self, thread: str, no: int) -> int: ...
     async def claim(self) -> tuple[int, int | None, str, int] | None: ...
     async def renew(self, runs: list[Run]) -> None: ...
-    async def append(self, run: Run, step: int, msg: dict[str, Any]) -> None: ...
+    async def append(self, run: Run, step: int, msgs: list[dict[str, Any]], in_step: bool = False) -> None:
+        """The messages of a step (``in_step``: right after its save) or a single append."""
+
     async def side_effect(self, run: Run, step: int) -> None: ...
     async def complete(self, run: Run) -> None: ...
 
