@@ -23,17 +23,16 @@ serde=CompressedSerializer() (zlib in the client, LZ4 columns). BENCH_GROWTH_STE
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Callable
-from pathlib import Path
 from typing import Annotated, Any
 
 import psycopg
@@ -64,13 +63,13 @@ PG_TABLES = [f"{PG_SCHEMA}.checkpoints", f"{PG_SCHEMA}.checkpoint_blobs", f"{PG_
 OUR_COLUMNS = [("ai.checkpoints", "checkpoint"), ("ai.checkpoint_blobs", "blob"), ("ai.checkpoint_writes", "blob")]
 
 
-# A database of its own, made afresh from sql/ai.sql: before each thread the saver's tables are
-# emptied, so the sizes measured are the thread's alone (indexes included), run after run.
-BENCH_DB = "agent_state_growth_bench"
-BASE_URL = make_conninfo(URL, dbname=BENCH_DB)
+# A database of its own, made afresh by bench/checkpoint_growth.sh (bench/common.bash): before each
+# thread the saver's tables are emptied, so the sizes measured are the thread's alone (indexes
+# included), run after run. DATABASE_URL names it; its role (a superuser or the schema owner)
+# empties the tables and sets their compression.
+BASE_URL = URL
 TENANT_URL = make_conninfo(BASE_URL, user=TENANT)
 PG_URL = make_conninfo(BASE_URL, options=f"-csearch_path={PG_SCHEMA}")
-ROOT = Path(__file__).resolve().parents[1]
 
 
 # The most common English words first (rank order matters: Zipf weights follow it), then the
@@ -267,19 +266,11 @@ def graph(mode: str, steps: int, checkpointer: BaseCheckpointSaver) -> Any:
 
 
 def setup() -> None:
-    with psycopg.connect(URL, autocommit=True) as conn:
+    with psycopg.connect(BASE_URL, autocommit=True) as conn:
         conn.execute(
             f"do $$ begin if not exists (select from pg_roles where rolname = '{TENANT}') then "
             f"create role {TENANT} login; end if; end $$"
         )
-        conn.execute(f"drop database if exists {BENCH_DB}")
-        conn.execute(f"create database {BENCH_DB}")
-    subprocess.run(
-        ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", BASE_URL, "-f", str(ROOT / "sql" / "ai.sql")],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
-    with psycopg.connect(BASE_URL, autocommit=True) as conn:
         conn.execute(f"grant ai_user to {TENANT}")
         conn.execute(f"create schema {PG_SCHEMA}")
     with PostgresSaver.from_conn_string(PG_URL) as saver:
@@ -292,7 +283,8 @@ def empty(su: psycopg.Connection[Any], tables: list[str]) -> None:
 
 def disk_bytes(su: psycopg.Connection[Any], tables: list[str]) -> dict[str, int]:
     """Heap + TOAST and indexes of each table (constant names from OUR_TABLES / PG_TABLES)."""
-    su.execute("checkpoint")
+    with contextlib.suppress(psycopg.errors.InsufficientPrivilege):  # a superuser or pg_checkpoint may
+        su.execute("checkpoint")
     sizes = {}
     for t in tables:
         row = su.execute(f"select pg_catalog.pg_table_size('{t}'), pg_catalog.pg_indexes_size('{t}')").fetchone()
@@ -426,8 +418,6 @@ def main() -> None:
                     print(f"  ... {steps} steps, {mode} done", file=sys.stderr, flush=True)
         finally:
             set_compression(su, original)
-    with psycopg.connect(URL, autocommit=True) as conn:
-        conn.execute(f"drop database if exists {BENCH_DB}")
     report(results)
 
 

@@ -10,22 +10,19 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
-url=${DATABASE_URL:?DATABASE_URL is set by make bench}
-[[ "$url" == *\?* ]] && { echo "retention bench: DATABASE_URL with parameters is not supported" >&2; exit 2; }
 REPEATS=${BENCH_REPEATS:-3}
 SESSIONS=${BENCH_RETENTION_SESSIONS:-1000}   # finished sessions per run, 53 rows each
 SECONDS_QUEUE=${BENCH_SECONDS:-5}
 CLIENTS=2
-db=agent_state_bench_retention
-bench_url="${url%/*}/$db"
-worker_url="$bench_url?user=bench_worker"
-admin_url="${url%/*}/postgres"
-
-deploy_user=${AGENT_STATE_DEPLOY_USER:-agent_state_owner}  # the schema owner: no superuser (docs/security.md)
-psql -X -q -d "$admin_url" -c "drop database if exists $db with (force)" -c "create database $db owner $deploy_user" >/dev/null
-trap 'psql -X -q -d "$admin_url" -c "drop database if exists $db with (force)" >/dev/null 2>&1 || true' EXIT
-"$ROOT/scripts/sqitch.sh" "$bench_url?user=$deploy_user" --quiet deploy >/dev/null
-psql -X -q -v ON_ERROR_STOP=1 -d "$bench_url" -f "$HERE/queue/setup.sql" >/dev/null 2>&1
+. "$HERE/common.bash"
+bench_init agent_state_bench_retention
+# the finished sessions are bulk-loaded with triggers off (session_replication_role): a superuser's
+[ "$bench_super" = 1 ] || { echo "retention bench: skipped: it needs a superuser DATABASE_URL (a bulk load with triggers off)"; exit 0; }
+worker_url=$(url_with "$bench_url" user=bench_worker)
+bench_database
+bench_deploy
+psql -X -q -v ON_ERROR_STOP=1 -d "$bench_url" -f "$HERE/queue/setup.sql" >/dev/null
+psql -X -q -v ON_ERROR_STOP=1 -d "$worker_url" -f "$HERE/queue/sessions.sql" >/dev/null
 
 fresh() {  # new finished sessions and a full queue
   psql -X -q -d "$bench_url" -c "delete from ai_archive.agent_sessions" -c "delete from ai.agent_sessions where thread_id like 'done-%'" >/dev/null

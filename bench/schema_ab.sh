@@ -9,21 +9,26 @@
 # checkpoint put as a tenant, a claim + complete (bench/queue/claim_complete.sql) as a worker; then
 # microseconds per call of a few functions in a loop inside one rolled-back transaction, logged in
 # as a tenant (no fsync in it, so steadier than throughput on a shared machine): best of the repeats.
-# Usage: DATABASE_URL=postgresql:///agent_state BASE_REV=<rev> bench/schema_ab.sh   (a superuser URL)
+# Usage: DATABASE_URL=postgresql:///agent_state BASE_REV=<rev> bench/schema_ab.sh   (a role with
+# CREATEDB and CREATEROLE, bench/common.bash; a superuser when BASE_DEPLOY_USER is another role).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
-url=${DATABASE_URL:?set DATABASE_URL to a superuser URL of the server}
+url=${DATABASE_URL:?set DATABASE_URL (bench/common.bash)}
 BASE_REV=${BASE_REV:?set BASE_REV to the revision to compare with}
 REPEATS=${BENCH_REPEATS:-3}
 SECONDS_RUN=${BENCH_SECONDS:-5}
 LOOPS=${BENCH_QUEUE_SINGLE:-1000}
-deploy_user=${AGENT_STATE_DEPLOY_USER:-agent_state_owner}
-base_user=${BASE_DEPLOY_USER:-$deploy_user}
 variants="base head"
 label=${VARIANT_LABEL:-variant}
 [ -n "${VARIANT_SQL:-}" ] && variants="base head variant"
-admin_url="${url%/*}/postgres"
+[[ "$url" == *\?* ]] && { echo "schema_ab: DATABASE_URL with parameters is not supported" >&2; exit 2; }
+. "$HERE/common.bash"
+bench_init agent_state_ab_head  # the checks of bench/common.bash (CREATEDB and CREATEROLE, the deploy user)
+base_user=${BASE_DEPLOY_USER:-$deploy_user}
+[ "$base_user" = "$deploy_user" ] || [ "$bench_super" = 1 ] || {
+  echo "schema_ab: BASE_DEPLOY_USER=$base_user deploys the base: that needs a superuser DATABASE_URL" >&2; exit 2; }
+admin_url=$url
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; for v in base head variant; do psql -X -q -d "$admin_url" -c "drop database if exists agent_state_ab_$v with (force)" >/dev/null 2>&1 || true; done' EXIT
 
@@ -45,9 +50,11 @@ fi
 prefix="ab-"
 for v in $variants; do
   u="${url%/*}/agent_state_ab_$v"
-  psql -X -q -v ON_ERROR_STOP=1 -v prefix="$prefix" -d "$u" -f "$HERE/sessions/setup.sql" >/dev/null 2>&1
-  psql -X -q -v ON_ERROR_STOP=1 -d "$u" -f "$HERE/queue/setup.sql" >/dev/null 2>&1
-  psql -X -q -d "$u" -c "set role bench_tenant" \
+  psql -X -q -v ON_ERROR_STOP=1 -d "$u" -f "$HERE/sessions/setup.sql" >/dev/null
+  psql -X -q -v ON_ERROR_STOP=1 -v prefix="$prefix" -d "$u?user=bench_tenant" -f "$HERE/sessions/sessions.sql" >/dev/null
+  psql -X -q -v ON_ERROR_STOP=1 -d "$u" -f "$HERE/queue/setup.sql" >/dev/null
+  psql -X -q -v ON_ERROR_STOP=1 -d "$u?user=bench_worker" -f "$HERE/queue/sessions.sql" >/dev/null
+  psql -X -q -d "$u?user=bench_tenant" \
     -c "select ai.append_message_idempotent('${prefix}' || t, 'user', to_jsonb(i)) from generate_series(1, 64) t, generate_series(1, 20) i" >/dev/null
 done
 cat > "$tmp/read.sql" <<'SQL'

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Appends: ai.append_message_idempotent against the same append written as bare SQL, with pgbench,
-# at 1 and 4 clients, each point repeated; prints medians and ratios. Run by `make bench`.
+# at 1 and 4 clients, each point repeated; prints medians and ratios. Run by `make bench`, in a
+# database of its own (bench/common.bash).
 set -euo pipefail
 cd "$(dirname "$0")/sessions"
 DURATION=${BENCH_SECONDS:-5}
 REPEATS=${BENCH_REPEATS:-3}
-url=${DATABASE_URL:?DATABASE_URL is set by make bench}
+ROOT=$(cd .. && cd .. && pwd)
+. ../common.bash
+bench_init agent_state_bench_sessions
+bench_database
+bench_deploy
 prefix="bench$(date +%s)-"
-psql -X -q -v ON_ERROR_STOP=1 -v prefix="$prefix" -d "$url" -f setup.sql >/dev/null 2>&1
-tenant_url="$url"; [[ "$url" == *\?* ]] && tenant_url="$url&user=bench_tenant" || tenant_url="$url?user=bench_tenant"
+tenant_url=$(url_with "$bench_url" user=bench_tenant)
+psql -X -q -v ON_ERROR_STOP=1 -d "$bench_url" -f setup.sql >/dev/null
+psql -X -q -v ON_ERROR_STOP=1 -v prefix="$prefix" -d "$tenant_url" -f sessions.sql >/dev/null
 
 tps() {  # script clients -> median tps over the repeats
   local script=$1 clients=$2 runs=()

@@ -21,7 +21,7 @@ import psycopg
 
 from agent_state import Client, follow_stream, persisted_stream
 
-CHUNKS = 2000
+CHUNKS = int(os.environ.get("BENCH_STREAM_CHUNKS", "2000"))
 TOKEN = "word "  # ~ one token of English text
 
 
@@ -100,7 +100,6 @@ def main() -> None:
     with psycopg.connect(dsn, autocommit=True) as conn, psycopg.connect(dsn, autocommit=True) as bare_conn:
         bare_conn.execute("set synchronous_commit = off")
         client = Client(conn)
-        conn.execute("create table if not exists bench_stream_batches (thread_id text, first_chunk int, chunks text[])")
         print(
             f"| {CHUNKS:,}-chunk stream, batch | writer ms | message + empty round trips ms | ratio"
             " | bare SQL batches + message ms | ratio |"
@@ -114,7 +113,6 @@ def main() -> None:
                 bare.append(bare_run(bare_conn, client, batch))
             o, b, r = statistics.median(ours), statistics.median(base), statistics.median(bare)
             print(f"| {batch} | {o * 1000:.1f} | {b * 1000:.1f} | {o / b:.2f}x | {r * 1000:.1f} | {o / r:.2f}x |")
-        conn.execute("drop table bench_stream_batches")
     print()
     print("| reader in another process | median latency, ms |")
     print("|---|---:|")

@@ -1,4 +1,4 @@
-"""Capacity: how many durable agent runs one Postgres carries, against the stock stack (issue 16).
+"""Capacity: how many durable agent runs one Postgres carries, against the stock stack (issues 16, 20).
 
 A simulated fleet of agent runs with a scripted model (a sleep of 1-2 s instead of an LLM call
 per node). Each run, on each stack:
@@ -8,22 +8,26 @@ per node). Each run, on each stack:
 * saves LangGraph's input checkpoint, then per node: the node's pending writes and the step's
   checkpoint (a growing message list, a counter, a short plan string, a small scratch dict that
   changes every third step; only changed channels are passed as new versions, as LangGraph does),
-  one message appended to the messages table, and every fifth node a side effect recorded
-  (reserve, then record the result);
+  the step's two new messages appended to the messages table, and every fifth node a side effect
+  recorded (reserve, then record the result);
 * renews its lease every LEASE/3 seconds while it runs, and completes with a small result.
 
 Stacks (same cluster, same run, levels interleaved, every point on a fresh queue):
 
-* ``ours``: agent_state end to end with every guarantee on: AsyncAgentStateSaver (fenced
-  checkpoints and writes, RLS, synchronous commit), ai.claim_job, ai.renew_leases (one statement
-  per worker and tick for every lease it holds), messages appended through ai.fenced_write +
-  ai.append_message_idempotent in one transaction, side effects through ai.begin_side_effect /
-  ai.finish_side_effect (fenced), ai.complete_job;
-* ``ours-1by1``: the same with one ai.renew_lease per run (what the Worker does today): the A/B
-  of the batched renewal;
-* ``ours-lz4``: ``ours`` with the checkpoint columns compressed by LZ4 instead of pglz (which
-  deploy/checkpoints.sql sets) for that point only (ALTER ... SET COMPRESSION, put back after):
-  the A/B of the compression choice, CPU against WAL bytes;
+* ``ours``: agent_state end to end with every guarantee on, as the Worker runs a graph:
+  AsyncAgentStateSaver (fenced checkpoints and writes, RLS, synchronous commit), ai.claim_job,
+  ai.renew_leases (one statement per worker and tick for every lease it holds), side effects
+  through ai.begin_side_effect / ai.finish_side_effect (fenced), ai.complete_job. The step's
+  messages: where the saver takes ``mirror_messages`` (issue 20), the saver appends the new items
+  of the ``messages`` channel to ai.session_messages in the step's own call (no separate append);
+  else one fenced ai.append_message_idempotent call per message where it takes the job and token
+  (issue 20), else ai.fenced_write + the appends in one transaction (v0.1.0).
+  BENCH_CAPACITY_MIRROR=0 forces the separate appends. With the mirror, ours' node save holds
+  the step's messages; stock's does not (its INSERT follows the save): the save latencies then
+  favour stock;
+* ``ours-lz4`` (only when named in BENCH_CAPACITY_STACKS): ``ours`` with the checkpoint columns
+  compressed by LZ4 for that point only (ALTER ... SET COMPRESSION, put back after): the A/B of
+  the compression choice, CPU against WAL bytes;
 * ``stock-saver-per-run``: ``stock`` with one AsyncPostgresSaver per run instead of one per
   process: AsyncPostgresSaver holds an asyncio lock around every call, even over a pool, so the
   runs of one process save one at a time; this variant shows the stock database work without
@@ -36,7 +40,7 @@ Per point: WARMUP seconds to reach a steady state (the first wave of runs starts
 through, with the history it would have), then WINDOW seconds measured: node-save latency (the
 step's put_writes + put, what a ``durability="sync"`` step waits for), claim latency, server CPU
 (every process of the cluster, from /proc schedstat, plus the reaped children's times) and WAL
-(pg_current_wal_lsn) per node step, table+index growth (per node step, times NODES = per run),
+(pg_current_wal_lsn) per node step, table+index growth (per node step, times the nodes per run = per run),
 the share of HOT updates of the jobs table, errors, and the driver's own CPU and event-loop lag.
 
     python capacity.py ADMIN_DSN TENANT_DSN WORKER_DSN STOCK_DSN OUT_JSON
@@ -45,6 +49,8 @@ the share of HOT updates of the jobs table, errors, and the driver's own CPU and
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import inspect
 import json
 import os
 import random
@@ -67,15 +73,22 @@ from psycopg_pool import AsyncConnectionPool
 from agent_state.langgraph import AsyncAgentStateSaver
 
 LEVELS = [int(x) for x in os.environ.get("BENCH_CAPACITY_LEVELS", "50,100,200,400").split(",")]
-STACKS = os.environ.get("BENCH_CAPACITY_STACKS", "ours,stock,ours-lz4,ours-1by1,stock-saver-per-run").split(",")
+STACKS = os.environ.get("BENCH_CAPACITY_STACKS", "ours,stock-saver-per-run,stock").split(",")
 WARMUP = float(os.environ.get("BENCH_CAPACITY_WARMUP", "10"))
 WINDOW = float(os.environ.get("BENCH_CAPACITY_WINDOW", "20"))
-NODES = int(os.environ.get("BENCH_CAPACITY_NODES", "24"))
+# run lengths, nodes per run: at each, every level and stack
+NODE_COUNTS = [int(x) for x in os.environ.get("BENCH_CAPACITY_NODES", "24,96").split(",")]
 LEASE = float(os.environ.get("BENCH_CAPACITY_LEASE", "15"))
 POOL = int(os.environ.get("BENCH_CAPACITY_POOL", "20"))
+# 0: the ours stack appends its messages in calls of their own even where the saver can mirror them
+MIRROR = os.environ.get("BENCH_CAPACITY_MIRROR", "1") != "0" and (
+    "mirror_messages" in inspect.signature(AsyncAgentStateSaver.__init__).parameters
+)
+# driver processes: each runs its share of a point's runs on a queue of its own (pools of POOL/PROCS)
+PROCS = max(1, int(os.environ.get("BENCH_CAPACITY_PROCS", "1")))
+POOL_EACH = max(1, POOL // PROCS)
 SIDE_EFFECT_EVERY = 5
 NODE_SECONDS = (1.0, 2.0)
-RUN_SECONDS = NODES * sum(NODE_SECONDS) / 2  # the mean run length: arrivals keep LEVEL runs going
 LIMIT_MS = 50.0
 # The level whose WAL is broken down by relation (pg_walinspect): where each stack's bytes go.
 WAL_LEVEL = int(os.environ.get("BENCH_CAPACITY_WAL_LEVEL", "50"))
@@ -93,16 +106,24 @@ _rng = random.Random(16)
 TEXTS = [" ".join(_rng.choice(_WORDS) for _ in range(_rng.randint(40, 220))) for _ in range(200)]
 
 
+ROLES = (("human", "user"), ("ai", "assistant"), ("tool", "tool_result"))
+
+
 def message(run_no: int, i: int) -> dict[str, Any]:
-    kind = ("human", "ai", "tool")[i % 3]
-    return {"type": kind, "id": f"m-{run_no}-{i}", "content": TEXTS[(run_no * 31 + i) % len(TEXTS)]}
+    """A message as a plain dict (what the serde stores is the same size as a LangChain message's);
+    ``role`` and ``id`` are what the saver's message mirror reads (the id is its idempotency key)."""
+    kind, role = ROLES[i % 3]
+    return {"type": kind, "role": role, "id": f"m-{run_no}-{i}", "content": TEXTS[(run_no * 31 + i) % len(TEXTS)]}
 
 
 # -- measurements ----------------------------------------------------------------------------------
 
 
-def _server_cpu(postmaster: int) -> float:
-    """Seconds on CPU of the whole cluster: live children (schedstat ns) + reaped children + postmaster."""
+def _server_cpu(postmaster: int | None) -> float:
+    """Seconds on CPU of the whole cluster: live children (schedstat ns) + reaped children + postmaster
+    (NaN when the server is not on this machine)."""
+    if postmaster is None:
+        return float("nan")
     total = 0.0
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -132,6 +153,7 @@ def pct(values: list[float], q: float) -> float:
 class Point:
     stack: str
     level: int
+    nodes: int
     saves: list[float] = field(default_factory=list)
     puts: list[float] = field(default_factory=list)
     claims: list[float] = field(default_factory=list)
@@ -234,7 +256,9 @@ class Stack:
     async def enqueue(self, thread: str, no: int) -> int: ...
     async def claim(self) -> tuple[int, int | None, str, int] | None: ...
     async def renew(self, runs: list[Run]) -> None: ...
-    async def append(self, run: Run, step: int, msg: dict[str, Any]) -> None: ...
+    async def append(self, run: Run, step: int, msgs: list[dict[str, Any]], in_step: bool = False) -> None:
+        """The messages of a step (``in_step``: right after its save) or a single append."""
+
     async def side_effect(self, run: Run, step: int) -> None: ...
     async def complete(self, run: Run) -> None: ...
 
@@ -247,19 +271,29 @@ class Ours(Stack):
     def __init__(self, queue: str, tenant_dsn: str, worker_dsn: str, name: str) -> None:
         super().__init__(queue)
         self.tenant_dsn, self.worker_dsn = tenant_dsn, worker_dsn
-        self.batched_renewals = name != "ours-1by1"
         self.name = name
+        self.mirror = MIRROR
+        self.fenced_append = False  # ai.append_message_idempotent takes the job and its token
 
     async def open(self) -> None:
         self.tenant = AsyncConnectionPool(
             self.tenant_dsn, min_size=2, max_size=4, kwargs={"autocommit": True}, open=False
         )
         self.pool = AsyncConnectionPool(
-            self.worker_dsn, min_size=POOL, max_size=POOL, kwargs={"autocommit": True}, open=False
+            self.worker_dsn, min_size=POOL_EACH, max_size=POOL_EACH, kwargs={"autocommit": True}, open=False
         )
         await self.tenant.open(wait=True)
         await self.pool.open(wait=True)
-        self.saver = AsyncAgentStateSaver(self.pool)
+        if self.mirror:
+            self.saver = AsyncAgentStateSaver(self.pool, mirror_messages="messages")  # type: ignore[call-arg]
+        else:
+            self.saver = AsyncAgentStateSaver(self.pool)
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(
+                "select coalesce(max(pronargs), 0) >= 8 from pg_proc"
+                " where proname = 'append_message_idempotent' and pronamespace = 'ai'::regnamespace"
+            )
+            self.fenced_append = bool((await cur.fetchone())[0])  # type: ignore[index]
 
     async def close(self) -> None:
         await self.pool.close()
@@ -289,28 +323,41 @@ class Ours(Stack):
 
     async def renew(self, runs: list[Run]) -> None:
         async with self.pool.connection() as conn:  # type: ignore[union-attr]
-            if self.batched_renewals:
-                cur = await conn.execute(
-                    "select job_id from ai.renew_leases(%s, %s, %s, %s::interval)",
-                    (WORKER_ID, [r.job_id for r in runs], [r.token for r in runs], f"{LEASE} seconds"),
-                )
-                renewed = {row[0] for row in await cur.fetchall()}
-                lost = [r for r in runs if r.job_id not in renewed and not r.finishing]
-                if lost:  # a run that completed meanwhile is not a lost lease
-                    raise RuntimeError(f"{len(lost)} leases lost")
-            else:
-                (run,) = runs
-                await conn.execute(
-                    "select ai.renew_lease(%s, %s, %s::interval)", (run.job_id, run.token, f"{LEASE} seconds")
-                )
-
-    async def append(self, run: Run, step: int, msg: dict[str, Any]) -> None:
-        async with self.pool.connection() as conn, conn.transaction():  # type: ignore[union-attr]
-            await conn.execute("select ai.fenced_write(%s, %s)", (run.job_id, run.token))
-            await conn.execute(
-                "select from ai.append_message_idempotent(%s, %s, %s, %s, %s)",
-                (run.thread, "assistant", Jsonb({"text": msg["content"]}), step, f"{run.job_id}:{step}"),
+            cur = await conn.execute(
+                "select job_id from ai.renew_leases(%s, %s, %s, %s::interval)",
+                (WORKER_ID, [r.job_id for r in runs], [r.token for r in runs], f"{LEASE} seconds"),
             )
+            renewed = {row[0] for row in await cur.fetchall()}
+            lost = [r for r in runs if r.job_id not in renewed and not r.finishing]
+            if lost:  # a run that completed meanwhile is not a lost lease
+                raise RuntimeError(f"{len(lost)} leases lost")
+
+    async def append(self, run: Run, step: int, msgs: list[dict[str, Any]], in_step: bool = False) -> None:
+        if in_step and self.mirror:
+            return  # the step's put appended them
+        async with self.pool.connection() as conn:  # type: ignore[union-attr]
+            if self.fenced_append:  # one call per message, the fence inside (autocommit)
+                for msg in msgs:
+                    await conn.execute(
+                        "select from ai.append_message_idempotent(%s, %s, %s, %s, %s, null, %s, %s)",
+                        (
+                            run.thread,
+                            msg["role"],
+                            Jsonb({"text": msg["content"]}),
+                            step,
+                            msg["id"],
+                            run.job_id,
+                            run.token,
+                        ),
+                    )
+                return
+            async with conn.transaction():
+                await conn.execute("select ai.fenced_write(%s, %s)", (run.job_id, run.token))
+                for msg in msgs:
+                    await conn.execute(
+                        "select from ai.append_message_idempotent(%s, %s, %s, %s, %s)",
+                        (run.thread, msg["role"], Jsonb({"text": msg["content"]}), step, msg["id"]),
+                    )
 
     async def side_effect(self, run: Run, step: int) -> None:
         key = f"email:{run.thread}:{step}"
@@ -347,7 +394,7 @@ class Stock(Stack):
 
     async def open(self) -> None:
         kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
-        self.pool = AsyncConnectionPool(self.dsn, min_size=POOL, max_size=POOL, kwargs=kwargs, open=False)
+        self.pool = AsyncConnectionPool(self.dsn, min_size=POOL_EACH, max_size=POOL_EACH, kwargs=kwargs, open=False)
         self.tenant = AsyncConnectionPool(self.dsn, min_size=2, max_size=4, kwargs={"autocommit": True}, open=False)
         await self.pool.open(wait=True)
         await self.tenant.open(wait=True)
@@ -389,12 +436,17 @@ class Stock(Stack):
             if cur.rowcount != 1:
                 raise RuntimeError("lease lost")
 
-    async def append(self, run: Run, step: int, msg: dict[str, Any]) -> None:
+    async def append(self, run: Run, step: int, msgs: list[dict[str, Any]], in_step: bool = False) -> None:
+        """One INSERT of the step's messages (one row each)."""
+        values = ", ".join(["(%s, %s, %s, %s)"] * len(msgs))
+        params: list[Any] = []
+        for msg in msgs:
+            params += [run.thread, msg["role"], Jsonb({"text": msg["content"]}), msg["id"]]
         async with self.pool.connection() as conn:  # type: ignore[union-attr]
             await conn.execute(
-                "insert into messages (thread_id, role, content, idempotency_key) values (%s, %s, %s, %s)"
+                f"insert into messages (thread_id, role, content, idempotency_key) values {values}"
                 " on conflict (thread_id, idempotency_key) do nothing",
-                (run.thread, "assistant", Jsonb({"text": msg["content"]}), f"{run.job_id}:{step}"),
+                params,
             )
 
     async def side_effect(self, run: Run, step: int) -> None:
@@ -424,8 +476,9 @@ class Stock(Stack):
 
 
 class Fleet:
-    def __init__(self, stack: Stack, level: int, point: Point) -> None:
-        self.stack, self.level, self.point = stack, level, point
+    def __init__(self, stack: Stack, level: int, nodes: int, point: Point) -> None:
+        self.stack, self.level, self.nodes, self.point = stack, level, nodes, point
+        self.run_seconds = nodes * sum(NODE_SECONDS) / 2  # the mean run length: arrivals keep LEVEL runs going
         self.enqueued: dict[int, float] = {}
         self.held: dict[int, Run] = stack.held
         self.measuring = False
@@ -440,7 +493,7 @@ class Fleet:
     async def arrive(self, first_wave: bool) -> None:
         self.no += 1
         no = self.no
-        thread = f"cap-{self.stack.name}-{self.level}-{no}"
+        thread = f"{self.stack.queue}-{no}"  # the queue names the stack, point and driver process
         try:
             job_id = await self.stack.enqueue(thread, no)
         except Exception as e:
@@ -448,7 +501,7 @@ class Fleet:
             return
         self.enqueued[job_id] = time.perf_counter()
         # the worker has room (LISTEN/NOTIFY would wake it): it claims at once
-        done = random.randrange(NODES) if first_wave else 0
+        done = random.randrange(self.nodes) if first_wave else 0
         self.spawn(self.claim_and_run(done))
 
     async def claim_and_run(self, done: int) -> None:
@@ -466,7 +519,7 @@ class Fleet:
         job_id, token, thread, no = got
         if self.measuring:
             self.point.claims.append((time.perf_counter() - self.enqueued.pop(job_id, time.perf_counter())) * 1000)
-        run = Run(job_id, token, thread, no, 2 * done, NODES - done)
+        run = Run(job_id, token, thread, no, 2 * done, self.nodes - done)
         self.held[job_id] = run
         renewer = None if self.stack.batched_renewals else asyncio.create_task(self.renew_one(run))
         try:
@@ -487,7 +540,7 @@ class Fleet:
                 if self.measuring:
                     self.point.steps += 1
                 try:
-                    await self.stack.append(run, step, new[-1])
+                    await self.stack.append(run, step, new, in_step=True)
                     if step % SIDE_EFFECT_EVERY == SIDE_EFFECT_EVERY - 1:
                         await self.stack.side_effect(run, step)
                 except Exception as e:
@@ -530,7 +583,7 @@ class Fleet:
                 last[r.job_id] = now
 
     async def arrivals(self) -> None:
-        interval = RUN_SECONDS / self.level
+        interval = self.run_seconds / self.level
         next_at = time.perf_counter()
         while True:
             next_at += interval
@@ -568,27 +621,119 @@ group by 1 order by 2 desc
 COMPRESSED = (("checkpoints", "checkpoint"), ("checkpoint_blobs", "blob"), ("checkpoint_writes", "blob"))
 
 
-async def set_compression(admin: psycopg.AsyncConnection[Any], method: str) -> None:
-    """The compression of new checkpoint values (deploy/checkpoints.sql sets pglz)."""
+async def compression(admin: psycopg.AsyncConnection[Any]) -> dict[tuple[str, str], str]:
+    """The compression of each checkpoint value column as deployed ('' for the server's default)."""
+    got = {}
     for table, column in COMPRESSED:
+        cur = await admin.execute(
+            "select attcompression from pg_attribute where attrelid = %s::regclass and attname = %s",
+            (f"ai.{table}", column),
+        )
+        code = (await cur.fetchone())[0]  # type: ignore[index]
+        got[(table, column)] = {"p": "pglz", "l": "lz4"}.get(code, "default")
+    return got
+
+
+async def set_compression(admin: psycopg.AsyncConnection[Any], methods: dict[tuple[str, str], str]) -> None:
+    for (table, column), method in methods.items():  # constant names from COMPRESSED
         await admin.execute(f"alter table ai.{table} alter column {column} set compression {method}")
 
 
-async def measure_point(
-    stack: Stack, level: int, admin: psycopg.AsyncConnection[Any], postmaster: int
-) -> dict[str, Any]:
-    point = Point(stack.name, level)
-    await set_compression(admin, "lz4" if stack.name == "ours-lz4" else "pglz")
-    await stack.open()
-    await admin.execute("checkpoint")  # every window starts as far from a checkpoint (full-page images)
-    fleet = Fleet(stack, level, point)
-    # the first wave: LEVEL runs at once, each part way through (so completions spread out)
-    first = [asyncio.create_task(fleet.arrive(True)) for _ in range(level)]
-    await asyncio.gather(*first)
+async def checkpoint(admin: psycopg.AsyncConnection[Any]) -> None:
+    """CHECKPOINT, so every window starts as far from one (full-page images); a superuser or a member
+    of pg_checkpoint may: without it the windows start where they fall."""
+    with contextlib.suppress(psycopg.errors.InsufficientPrivilege):
+        await admin.execute("checkpoint")
+
+
+def make_stack(name: str, queue: str, tenant_dsn: str, worker_dsn: str, stock_dsn: str) -> Stack:
+    if name.startswith("stock"):
+        return Stock(queue, stock_dsn, name)
+    return Ours(queue, tenant_dsn, worker_dsn, name)
+
+
+async def sleep_until(t: float) -> None:
+    await asyncio.sleep(max(0.0, t - time.time()))
+
+
+async def drive(
+    stack: Stack,
+    share: int,
+    nodes: int,
+    point: Point,
+    times: tuple[float, float, float],
+    at_start: Any = None,
+    at_end: Any = None,
+) -> float:
+    """This process's share of a point: ``share`` concurrent runs from ``times[0]`` (wall clock),
+    measured from ``times[1]`` to ``times[2]``; awaits ``at_start``/``at_end`` (the snapshots) at
+    those instants. Returns the driver's CPU seconds in the window."""
+    start_at, measure_at, end_at = times
+    await sleep_until(start_at)
+    fleet = Fleet(stack, share, nodes, point)
+    # the first wave: its runs at once, each part way through (so completions spread out)
+    await asyncio.gather(*(fleet.arrive(True) for _ in range(share)))
     background = [asyncio.create_task(fleet.arrivals()), asyncio.create_task(fleet.ticker())]
     if stack.batched_renewals:
         background.append(asyncio.create_task(fleet.renew_all()))
-    await asyncio.sleep(WARMUP)
+    await sleep_until(measure_at)
+    if at_start is not None:
+        await at_start()
+    cpu = time.process_time()
+    fleet.measuring = True
+    await sleep_until(end_at)
+    fleet.measuring = False
+    cpu = time.process_time() - cpu
+    if at_end is not None:
+        await at_end()
+    for task in background + list(fleet.tasks):
+        task.cancel()
+    await asyncio.gather(*background, *fleet.tasks, return_exceptions=True)
+    return cpu
+
+
+async def child(args: dict[str, Any]) -> None:
+    """One more driver process (BENCH_CAPACITY_PROCS): its share of the point, its figures to a file."""
+    stack = make_stack(args["stack"], args["queue"], *args["dsns"])
+    point = Point(stack.name, args["share"], args["nodes"])
+    await stack.open()
+    cpu = await drive(stack, args["share"], args["nodes"], point, tuple(args["times"]))  # type: ignore[arg-type]
+    await stack.close()
+    Path(args["out"]).write_text(json.dumps({**point.__dict__, "driver": cpu}))
+
+
+async def measure_point(
+    name: str,
+    level: int,
+    nodes: int,
+    dsns: tuple[str, str, str],
+    admin: psycopg.AsyncConnection[Any],
+    postmaster: int | None,
+    wal_by: bool,
+) -> dict[str, Any]:
+    queue = f"cap-{name}-{nodes}-{level}-{uuid.uuid4().hex[:6]}"
+    stack = make_stack(name, queue, *dsns)
+    point = Point(name, level, nodes)
+    deployed = await compression(admin)
+    if stack.name == "ours-lz4":
+        await set_compression(admin, dict.fromkeys(deployed, "lz4"))
+    await checkpoint(admin)
+    # the other driver processes' shares, each on a queue of its own, on the same wall clock
+    shares = [level // PROCS + (1 if i < level % PROCS else 0) for i in range(PROCS)]
+    start_at = time.time() + (3.0 if PROCS > 1 else 0.5)  # the children's imports and pools
+    times = (start_at, start_at + WARMUP + 1.0, start_at + WARMUP + 1.0 + WINDOW)
+    children = []
+    outs = []
+    for i, share in enumerate(shares[1:], 1):
+        out = Path(f"/tmp/agent_state_capacity_{os.getpid()}_{i}.json")
+        outs.append(out)
+        spec = {"stack": name, "queue": f"{queue}-{i}", "share": share, "nodes": nodes, "times": times, "dsns": dsns}
+        children.append(
+            await asyncio.create_subprocess_exec(
+                sys.executable, __file__, "--child", json.dumps({**spec, "out": str(out)})
+            )
+        )
+    await stack.open()
 
     async def snapshot() -> dict[str, Any]:
         cur = await admin.execute(
@@ -607,35 +752,53 @@ async def measure_point(
             "upd": upd,
             "hot": hot,
             "cpu": _server_cpu(postmaster),
-            "driver": time.process_time(),
             "t": time.perf_counter(),
         }
 
-    await admin.execute("select pg_stat_clear_snapshot()")
-    a = await snapshot()
-    fleet.measuring = True
-    await asyncio.sleep(WINDOW)
-    fleet.measuring = False
-    await admin.execute("select pg_stat_clear_snapshot()")
-    await asyncio.sleep(0.5)  # the stats collector's flush interval is 0.5-1 s for the update counters
-    b = await snapshot()
-    for task in background + list(fleet.tasks):
-        task.cancel()
-    await asyncio.gather(*background, *fleet.tasks, return_exceptions=True)
+    snaps: list[dict[str, Any]] = []
+
+    async def at_start() -> None:
+        await admin.execute("select pg_stat_clear_snapshot()")
+        snaps.append(await snapshot())
+
+    async def at_end() -> None:
+        await admin.execute("select pg_stat_clear_snapshot()")
+        await asyncio.sleep(0.5)  # the stats collector's flush interval is 0.5-1 s for the update counters
+        snaps.append(await snapshot())
+
+    driver = await drive(stack, shares[0], nodes, point, times, at_start, at_end)
     await stack.close()
-    await set_compression(admin, "pglz")
+    for proc, out in zip(children, outs, strict=True):
+        await proc.wait()
+        got = json.loads(out.read_text())
+        out.unlink()
+        for key in ("saves", "puts", "claims", "lag", "running"):
+            getattr(point, key).extend(got[key])
+        point.steps += got["steps"]
+        point.completed += got["completed"]
+        for kind, n in got["errors"].items():
+            point.errors[kind] = point.errors.get(kind, 0) + n
+        driver += got["driver"]
+    a, b = snaps
+    if stack.name == "ours-lz4":
+        await set_compression(admin, deployed)
     cur = await admin.execute("select pg_wal_lsn_diff(%s, %s)", (b["lsn"], a["lsn"]))
     wal = float((await cur.fetchone())[0])  # type: ignore[index]
     steps = max(point.steps, 1)
     by_relation: dict[str, float] = {}
-    if level == WAL_LEVEL:
-        cur = await admin.execute(WAL_BY_RELATION, (a["lsn"], b["lsn"]))
-        by_relation = {name: float(nbytes) / steps for name, nbytes in await cur.fetchall()}
+    if level == WAL_LEVEL and wal_by:
+        try:
+            cur = await admin.execute(WAL_BY_RELATION, (a["lsn"], b["lsn"]))
+            by_relation = {name: float(nbytes) / steps for name, nbytes in await cur.fetchall()}
+        except psycopg.errors.InsufficientPrivilege:
+            pass  # pg_get_wal_records_info: a superuser or pg_read_server_files
     upd = (b["upd"] or 0) - (a["upd"] or 0)
     return {
         "stack": stack.name,
+        "nodes": nodes,
         "level": level,
-        "running": statistics.mean(point.running) if point.running else 0,
+        "mirror": isinstance(stack, Ours) and stack.mirror,
+        "running": statistics.mean(point.running) * PROCS if point.running else 0,
         "steps": point.steps,
         "steps_per_s": point.steps / WINDOW,
         "completed": point.completed,
@@ -648,61 +811,75 @@ async def measure_point(
         "server_cores": (b["cpu"] - a["cpu"]) / (b["t"] - a["t"]),
         "wal_per_step": wal / steps,
         "fpi_per_step": (b["fpi"] - a["fpi"]) / steps,
-        "growth_per_run": (b["size"] - a["size"]) / steps * NODES,
+        "growth_per_run": (b["size"] - a["size"]) / steps * nodes,
         "hot_share": ((b["hot"] or 0) - (a["hot"] or 0)) / upd if upd else float("nan"),
         "errors": sum(point.errors.values()),
         "error_kinds": point.errors,
-        "driver_ms_per_step": (b["driver"] - a["driver"]) / steps * 1000,
-        "driver_cores": (b["driver"] - a["driver"]) / (b["t"] - a["t"]),
+        "driver_ms_per_step": driver / steps * 1000,
+        "driver_cores": driver / WINDOW,
+        "procs": PROCS,
         "lag_p99": pct(point.lag, 0.99),
         "wal_by_relation": by_relation,
     }
+
+
+def postmaster_of(backend: int) -> int | None:
+    """The postmaster's pid, when the server runs on this machine (its CPU is read from /proc)."""
+    try:
+        stat = Path(f"/proc/{backend}/stat").read_text()
+        return int(stat[stat.rindex(")") + 2 :].split()[1])
+    except (OSError, ValueError, IndexError):
+        print("capacity bench: the server is not on this machine: no server CPU", file=sys.stderr)
+        return None
 
 
 async def main() -> None:
     admin_dsn, tenant_dsn, worker_dsn, stock_dsn, out = sys.argv[1:6]
     results: list[dict[str, Any]] = []
     async with await psycopg.AsyncConnection.connect(admin_dsn, autocommit=True) as admin:
-        cur = await admin.execute("select pg_backend_pid()")
-        backend = (await cur.fetchone())[0]  # type: ignore[index]
-        stat = Path(f"/proc/{backend}/stat").read_text()
-        postmaster = int(stat[stat.rindex(")") + 2 :].split()[1])
+        cur = await admin.execute(
+            "select pg_backend_pid(), exists (select from pg_extension where extname = 'pg_walinspect')"
+        )
+        backend, wal_by = await cur.fetchone()  # type: ignore[misc]
+        postmaster = postmaster_of(backend)
         async with await psycopg.AsyncConnection.connect(stock_dsn, autocommit=True) as conn:
             await AsyncPostgresSaver(conn).setup()  # type: ignore[arg-type]
+        print(f"ours: messages {'in the step (mirror_messages)' if MIRROR else 'appended in calls of their own'}")
         header = (
-            f"{'stack':<10} {'runs':>5} {'held':>6} {'steps/s':>7} {'save p50':>8} {'p99':>7} {'claim p50':>9} "
-            f"{'p99':>7} {'CPU ms/step':>11} {'WAL B/step':>10} {'FPI/step':>8} {'growth/run':>10} {'HOT':>5} "
-            f"{'errors':>6} {'driver ms/step':>14} {'lag p99':>7}"
+            f"{'stack':<20} {'nodes':>5} {'runs':>5} {'held':>5} {'steps/s':>7} {'save p50':>8} {'p99':>7} "
+            f"{'claim p50':>9} {'p99':>7} {'CPU ms/step':>11} {'WAL B/step':>10} {'FPI/step':>8} {'growth/run':>10} "
+            f"{'HOT':>5} {'errors':>6} {'driver ms/step':>14} {'lag p99':>7}"
         )
         print(header, flush=True)
-        for i, level in enumerate(LEVELS):
-            order = STACKS if i % 2 == 0 else list(reversed(STACKS))  # interleaved, alternating order
-            for name in order:
-                queue = f"cap-{name}-{level}-{uuid.uuid4().hex[:6]}"
-                stack: Stack = (
-                    Stock(queue, stock_dsn, name)
-                    if name.startswith("stock")
-                    else Ours(queue, tenant_dsn, worker_dsn, name)
-                )
-                r = await measure_point(stack, level, admin, postmaster)
-                results.append(r)
-                print(
-                    f"{r['stack']:<10} {level:>5} {r['running']:>6.0f} {r['steps_per_s']:>7.1f} "
-                    f"{r['save_p50']:>8.1f} {r['save_p99']:>7.1f} {r['claim_p50']:>9.1f} {r['claim_p99']:>7.1f} "
-                    f"{r['cpu_ms_per_step']:>11.2f} "
-                    f"{r['wal_per_step']:>10.0f} {r['fpi_per_step']:>8.2f} {r['growth_per_run']:>10.0f} "
-                    f"{r['hot_share']:>5.2f} {r['errors']:>6} {r['driver_ms_per_step']:>14.2f} {r['lag_p99']:>7.1f}",
-                    flush=True,
-                )
+        k = 0
+        for nodes in NODE_COUNTS:
+            for level in LEVELS:
+                order = STACKS if k % 2 == 0 else list(reversed(STACKS))  # interleaved, alternating order
+                k += 1
+                for name in order:
+                    dsns = (tenant_dsn, worker_dsn, stock_dsn)
+                    r = await measure_point(name, level, nodes, dsns, admin, postmaster, wal_by)
+                    results.append(r)
+                    print(
+                        f"{r['stack']:<20} {nodes:>5} {level:>5} {r['running']:>5.0f} {r['steps_per_s']:>7.1f} "
+                        f"{r['save_p50']:>8.1f} {r['save_p99']:>7.1f} {r['claim_p50']:>9.1f} {r['claim_p99']:>7.1f} "
+                        f"{r['cpu_ms_per_step']:>11.2f} "
+                        f"{r['wal_per_step']:>10.0f} {r['fpi_per_step']:>8.2f} {r['growth_per_run']:>10.0f} "
+                        f"{r['hot_share']:>5.2f} {r['errors']:>6} {r['driver_ms_per_step']:>14.2f} "
+                        f"{r['lag_p99']:>7.1f}",
+                        flush=True,
+                    )
     Path(out).write_text(
         json.dumps(
             {
                 "levels": LEVELS,
+                "node_counts": NODE_COUNTS,
                 "window": WINDOW,
                 "warmup": WARMUP,
-                "nodes": NODES,
                 "lease": LEASE,
                 "pool": POOL,
+                "mirror": MIRROR,
+                "procs": PROCS,
                 "results": results,
             },
             indent=1,
@@ -711,4 +888,7 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    if sys.argv[1:2] == ["--child"]:
+        asyncio.run(child(json.loads(sys.argv[2])))
+    else:
+        asyncio.run(main())

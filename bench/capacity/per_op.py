@@ -4,7 +4,11 @@ One connection per stack (a pool of one), one held run with a mid-run state (26 
 operation repeated REPEAT times in a row: the serving backend's CPU (/proc/<pid>/schedstat) and
 the WAL written (pg_current_wal_lsn; nothing else runs on the cluster meanwhile) per call.
 Operations are interleaved across the stacks, ROUNDS rounds; medians printed. This is where the
-per-step difference of the fleet comes from, call by call.
+per-step difference of the fleet comes from, call by call. "message append" is one message: for
+ours the fenced append (one call where ai.append_message_idempotent takes the job and its token,
+else fenced_write + append in one transaction), for stock a plain INSERT. "node step" is the
+save and the step's two messages (for ours with the saver's message mirror, the save alone). The
+HOT share of the renewals' updates of each jobs table is printed after the table.
 
     python per_op.py ADMIN_DSN TENANT_DSN WORKER_DSN STOCK_DSN
 """
@@ -20,6 +24,9 @@ from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("BENCH_CAPACITY_POOL", "1")
+os.environ["BENCH_CAPACITY_PROCS"] = "1"  # one connection per stack, in this process
+# the held runs' leases outlast the profile (rounds of synchronous commits), renewed or not
+os.environ.setdefault("BENCH_CAPACITY_LEASE", "600")
 sys.path.insert(0, str(Path(__file__).parent))
 
 import psycopg
@@ -62,15 +69,20 @@ async def main() -> None:
 
     step = [0]
 
-    async def save(stack: Stack, run: Run) -> None:
+    async def save(stack: Stack, run: Run) -> list[dict[str, Any]]:
         step[0] += 1
-        new = [message(run.no, 24), message(run.no, 25)]
+        new = [message(run.no, 2 * step[0]), message(run.no, 2 * step[0] + 1)]
         run.messages = run.messages[:24] + new
         await stack.save(run, step[0], new, None)
+        return new
+
+    async def node_step(stack: Stack, run: Run) -> None:
+        new = await save(stack, run)
+        await stack.append(run, step[0], new, in_step=True)
 
     async def append(stack: Stack, run: Run) -> None:
         step[0] += 1
-        await stack.append(run, step[0], message(run.no, step[0]))
+        await stack.append(run, step[0], [{**message(run.no, step[0]), "id": f"append-{step[0]}"}])
 
     async def side_effect(stack: Stack, run: Run) -> None:
         step[0] += 1
@@ -88,17 +100,29 @@ async def main() -> None:
 
     ops = {
         "node save (put_writes + put)": (save, 1),
+        "node step (save + its 2 messages)": (node_step, 1),
         "message append": (append, 1),
         "side effect (reserve + result)": (side_effect, 1),
         "lease renewal (1 lease)": (renew, 1),
         "lease renewal, 100 leases (per lease)": (renew_100, 100),
     }
     got: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    updates: dict[str, list[int]] = {s.name: [0, 0] for s in stacks}  # renewals' (updates, HOT updates)
     async with await psycopg.AsyncConnection.connect(admin_dsn, autocommit=True) as admin:
 
         async def lsn() -> Any:
             cur = await admin.execute("select pg_current_wal_lsn()")
             return (await cur.fetchone())[0]  # type: ignore[index]
+
+        async def upd(stack: Stack) -> tuple[int, int]:
+            await asyncio.sleep(1.1)  # a backend flushes its table counters at most once a second
+            await admin.execute("select pg_stat_clear_snapshot()")
+            cur = await admin.execute(
+                "select n_tup_upd, n_tup_hot_upd from pg_stat_user_tables where relid = %s::regclass",
+                (stack.jobs_table,),
+            )
+            row = await cur.fetchone()
+            return (int(row[0]), int(row[1])) if row else (0, 0)
 
         for _ in range(ROUNDS):
             for name, (op, per) in ops.items():
@@ -106,10 +130,16 @@ async def main() -> None:
                     run, pid = runs[stack.name]
                     for _ in range(5):  # plans cached
                         await op(stack, run)
+                    renewal = name.startswith("lease renewal")
+                    before = await upd(stack) if renewal else (0, 0)
                     a_lsn, a_cpu = await lsn(), _cpu(pid)
                     for _ in range(REPEAT):
                         await op(stack, run)
                     b_cpu, b_lsn = _cpu(pid), await lsn()
+                    if renewal:
+                        after = await upd(stack)
+                        updates[stack.name][0] += after[0] - before[0]
+                        updates[stack.name][1] += after[1] - before[1]
                     cur = await admin.execute("select pg_wal_lsn_diff(%s, %s)", (b_lsn, a_lsn))
                     wal = float((await cur.fetchone())[0])  # type: ignore[index]
                     got.setdefault((name, stack.name), []).append(
@@ -126,6 +156,15 @@ async def main() -> None:
         oc, sc = statistics.median(x[0] for x in o), statistics.median(x[0] for x in s)
         ow, sw = statistics.median(x[1] for x in o), statistics.median(x[1] for x in s)
         print(f"| {name} | {oc:.0f} | {sc:.0f} | {oc / sc:.2f} | {ow:.0f} | {sw:.0f} | {ow / sw:.2f} |")
+    ours = stacks[0]
+    print(
+        f"\nours: message append {'fenced in one call' if ours.fenced_append else 'fenced_write + append'}"  # type: ignore[attr-defined]
+        f", node step's messages {'in the save (mirror_messages)' if ours.mirror else 'appended apart'}"  # type: ignore[attr-defined]
+    )
+    for stack in stacks:
+        n, hot = updates[stack.name]
+        share = f"{hot / n:.2f}" if n else "n/a"
+        print(f"lease renewal HOT share ({stack.jobs_table}): {share} of {n} updates")
 
 
 if __name__ == "__main__":

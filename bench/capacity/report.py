@@ -3,7 +3,10 @@
     python report.py RESULTS_JSON OUT_SVG OUT_MD
 
 Writes a hand-made SVG (no plotting dependency: log-2 x axis of concurrent runs, log y axis of
-milliseconds, the 50 ms line) and the markdown table behind it, and prints the markdown.
+milliseconds, the 50 ms line; one line per stack and run length, the longer runs dashed) and the
+markdown tables behind it (per point; capacity per stack and run length; the ratios of each
+stack against stock-saver-per-run, the stock stack at its best, at each run length and level),
+and prints the markdown. Results without a run length (before issue 20) count as 24 nodes.
 """
 
 from __future__ import annotations
@@ -23,6 +26,11 @@ COLOURS = {
     "stock": "#d62728",
     "stock-saver-per-run": "#ff9896",
 }
+BASELINE = "stock-saver-per-run"
+
+
+def nodes_of(r: dict[str, Any]) -> int:
+    return int(r.get("nodes", 24))
 
 
 def capacity(rows: list[dict[str, Any]]) -> int:
@@ -35,7 +43,9 @@ def svg(data: dict[str, Any]) -> str:
     results = data["results"]
     levels = sorted({r["level"] for r in results})
     stacks = [s for s in COLOURS if any(r["stack"] == s for r in results)]
-    w, h, left, right, top, bottom = 640, 400, 70, 150, 30, 50
+    node_counts = sorted({nodes_of(r) for r in results})
+    series = [(s, n) for n in node_counts for s in stacks if any(r["stack"] == s and nodes_of(r) == n for r in results)]
+    w, h, left, right, top, bottom = 700, 440, 70, 210, 30, 50
     lo = min(1.0, *(r["save_p50"] for r in results if r["save_p50"] == r["save_p50"]))
     hi = max(LIMIT_MS * 2, *(r["save_p99"] for r in results if r["save_p99"] == r["save_p99"]))
     y_lo, y_hi = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
@@ -72,20 +82,20 @@ def svg(data: dict[str, Any]) -> str:
         'stroke="#555" stroke-dasharray="6 4"/>'
     )
     out.append(f'<text x="{w - right + 4}" y="{y(LIMIT_MS) + 4:.1f}">50 ms</text>')
-    for i, stack in enumerate(stacks):
-        rows = sorted((r for r in results if r["stack"] == stack), key=lambda r: r["level"])
-        for key, dash in (("save_p99", ""), ("save_p50", ' stroke-dasharray="2 3"')):
-            pts = " ".join(f"{x(r['level']):.1f},{y(r[key]):.1f}" for r in rows if r[key] == r[key])
-            out.append(f'<polyline points="{pts}" fill="none" stroke="{COLOURS[stack]}" stroke-width="2"{dash}/>')
+    for i, (stack, nodes) in enumerate(series):
+        rows = sorted((r for r in results if r["stack"] == stack and nodes_of(r) == nodes), key=lambda r: r["level"])
+        long = ' stroke-dasharray="8 4"' if nodes != node_counts[0] else ""
+        pts = " ".join(f"{x(r['level']):.1f},{y(r['save_p99']):.1f}" for r in rows if r["save_p99"] == r["save_p99"])
+        out.append(f'<polyline points="{pts}" fill="none" stroke="{COLOURS[stack]}" stroke-width="2"{long}/>')
         for r in rows:
             out.append(f'<circle cx="{x(r["level"]):.1f}" cy="{y(r["save_p99"]):.1f}" r="3" fill="{COLOURS[stack]}"/>')
-        ly = top + 20 + 36 * i
+        ly = top + 20 + 22 * i
         out.append(
             f'<line x1="{w - right + 10}" x2="{w - right + 34}" y1="{ly}" y2="{ly}" stroke="{COLOURS[stack]}" '
-            'stroke-width="2"/>'
+            f'stroke-width="2"{long}/>'
         )
-        out.append(f'<text x="{w - right + 40}" y="{ly + 4}">{stack} p99</text>')
-        out.append(f'<text x="{w - right + 40}" y="{ly + 18}" fill="#777">(dotted: p50)</text>')
+        out.append(f'<text x="{w - right + 40}" y="{ly + 4}">{stack}, {nodes} nodes</text>')
+    out.append(f'<text x="{w - right + 10}" y="{top + 20 + 22 * len(series) + 4}" fill="#777">p99 node save</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
@@ -93,53 +103,68 @@ def svg(data: dict[str, Any]) -> str:
 def markdown(data: dict[str, Any]) -> str:
     results = data["results"]
     stacks = [s for s in COLOURS if any(r["stack"] == s for r in results)]
+    node_counts = sorted({nodes_of(r) for r in results})
     lines = [
-        f"Levels {', '.join(map(str, data['levels']))} concurrent runs; per point {data['warmup']:g} s warm-up, "
-        f"{data['window']:g} s measured; runs of {data['nodes']} nodes (1-2 s each), lease {data['lease']:g} s "
-        f"renewed every {data['lease'] / 3:g} s, pools of {data['pool']} connections.",
+        f"Levels {', '.join(map(str, data['levels']))} concurrent runs, runs of "
+        f"{' and '.join(map(str, node_counts))} nodes (1-2 s each); per point {data['warmup']:g} s warm-up, "
+        f"{data['window']:g} s measured; lease {data['lease']:g} s renewed every {data['lease'] / 3:g} s, pools of "
+        f"{data['pool']} connections; ours' messages "
+        f"{'in the step (the saver mirrors them)' if data.get('mirror') else 'appended in calls of their own'}.",
         "",
-        "| stack | runs | held | steps/s | save p50 ms | save p99 ms | claim p50 ms | claim p99 ms "
+        "| stack | nodes | runs | held | steps/s | save p50 ms | save p99 ms | claim p50 ms | claim p99 ms "
         "| server CPU ms/step | WAL B/step | FPI/step | growth KB/run | HOT share (jobs) | errors "
         "| driver CPU ms/step | loop lag p99 ms |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for r in sorted(results, key=lambda r: (r["level"], stacks.index(r["stack"]))):
+    for r in sorted(results, key=lambda r: (nodes_of(r), r["level"], stacks.index(r["stack"]))):
         lines.append(
-            f"| {r['stack']} | {r['level']} | {r['running']:.0f} | {r['steps_per_s']:.1f} | {r['save_p50']:.1f} "
-            f"| {r['save_p99']:.1f} | {r['claim_p50']:.1f} | {r['claim_p99']:.1f} | {r['cpu_ms_per_step']:.2f} "
-            f"| {r['wal_per_step']:.0f} | {r['fpi_per_step']:.2f} | {r['growth_per_run'] / 1024:.0f} "
-            f"| {r['hot_share']:.2f} | {r['errors']} | {r['driver_ms_per_step']:.2f} | {r['lag_p99']:.1f} |"
+            f"| {r['stack']} | {nodes_of(r)} | {r['level']} | {r['running']:.0f} | {r['steps_per_s']:.1f} "
+            f"| {r['save_p50']:.1f} | {r['save_p99']:.1f} | {r['claim_p50']:.1f} | {r['claim_p99']:.1f} "
+            f"| {r['cpu_ms_per_step']:.2f} | {r['wal_per_step']:.0f} | {r['fpi_per_step']:.2f} "
+            f"| {r['growth_per_run'] / 1024:.0f} | {r['hot_share']:.2f} | {r['errors']} "
+            f"| {r['driver_ms_per_step']:.2f} | {r['lag_p99']:.1f} |"
         )
-    caps = {s: capacity([r for r in results if r["stack"] == s]) for s in stacks}
     lines += [
         "",
-        "| stack | capacity (largest level, p99 save < 50 ms, no errors) | median WAL B/step | "
+        "| stack | nodes | capacity (largest level, p99 save < 50 ms, no errors) | median WAL B/step | "
         "median server CPU ms/step |",
-        "|---|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|",
     ]
-    for s in stacks:
-        rows = [r for r in results if r["stack"] == s]
-        lines.append(
-            f"| {s} | {caps[s]} | {statistics.median(r['wal_per_step'] for r in rows):.0f} | "
-            f"{statistics.median(r['cpu_ms_per_step'] for r in rows):.2f} |"
-        )
-    if "stock" in stacks:
-        base = {r["level"]: r for r in results if r["stack"] == "stock"}
+    for n in node_counts:
+        for s in stacks:
+            rows = [r for r in results if r["stack"] == s and nodes_of(r) == n]
+            if rows:
+                lines.append(
+                    f"| {s} | {n} | {capacity(rows)} | {statistics.median(r['wal_per_step'] for r in rows):.0f} | "
+                    f"{statistics.median(r['cpu_ms_per_step'] for r in rows):.2f} |"
+                )
+    for base_name in (BASELINE, "stock"):
+        base = {(nodes_of(r), r["level"]): r for r in results if r["stack"] == base_name}
+        if not base:
+            continue
         lines += [
             "",
-            "Ratios against the stock stack at each level (same run):",
+            f"Ratios against {base_name} at each run length and level (same run; issue 20's targets against "
+            f"{BASELINE}: CPU <= 0.70, WAL <= 0.50 at 24 nodes and <= 0.25 at 96, capacity >= 2x):",
             "",
-            "| stack | level | p99 save | WAL/step | CPU/step |",
-            "|---|---:|---:|---:|---:|",
+            "| stack | nodes | level | server CPU/step | WAL/step | p99 save |",
+            "|---|---:|---:|---:|---:|---:|",
         ]
-        for r in sorted(results, key=lambda r: (r["stack"], r["level"])):
-            b = base.get(r["level"])
-            if r["stack"] == "stock" or b is None:
+        for r in sorted(results, key=lambda r: (r["stack"], nodes_of(r), r["level"])):
+            b = base.get((nodes_of(r), r["level"]))
+            if r["stack"] == base_name or r["stack"].startswith("stock") or b is None:
                 continue
             lines.append(
-                f"| {r['stack']} | {r['level']} | {r['save_p99'] / b['save_p99']:.2f} | "
-                f"{r['wal_per_step'] / b['wal_per_step']:.2f} | {r['cpu_ms_per_step'] / b['cpu_ms_per_step']:.2f} |"
+                f"| {r['stack']} | {nodes_of(r)} | {r['level']} | {ratio(r['cpu_ms_per_step'], b['cpu_ms_per_step'])} "
+                f"| {ratio(r['wal_per_step'], b['wal_per_step'])} | {ratio(r['save_p99'], b['save_p99'])} |"
             )
+        for n in node_counts:
+            b_rows = [r for r in results if r["stack"] == base_name and nodes_of(r) == n]
+            for s in stacks:
+                rows = [r for r in results if r["stack"] == s and nodes_of(r) == n]
+                if s.startswith("stock") or not rows or not b_rows:
+                    continue
+                lines.append(f"| {s} | {n} | capacity | | | {capacity(rows)} against {capacity(b_rows)} |")
     broken = [r for r in results if r.get("wal_by_relation")]
     if broken:
         lines += [
@@ -150,8 +175,14 @@ def markdown(data: dict[str, Any]) -> str:
         ]
         for r in broken:
             top = sorted(r["wal_by_relation"].items(), key=lambda kv: -kv[1])[:12]
-            lines.append(f"- {r['stack']}: " + ", ".join(f"{name} {nbytes:.0f}" for name, nbytes in top))
+            lines.append(
+                f"- {r['stack']}, {nodes_of(r)} nodes: " + ", ".join(f"{name} {nbytes:.0f}" for name, nbytes in top)
+            )
     return "\n".join(lines) + "\n"
+
+
+def ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}" if b and b == b and a == a else "n/a"
 
 
 def main() -> None:

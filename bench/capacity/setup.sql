@@ -1,4 +1,5 @@
--- Capacity bench fixtures (run as a superuser in the bench's own database): a tenant (ai_user)
+-- Capacity bench fixtures (run in the bench's own database as the role of DATABASE_URL: a
+-- superuser, or a role with CREATEROLE that owns the database, bench/common.bash): a tenant (ai_user)
 -- that starts runs, a worker (ai_service) that runs them, and the stock stack's role and schema:
 -- the seed's bare SKIP LOCKED jobs table (a lease renewed by UPDATE, one partial index for
 -- PENDING jobs), a plain messages table and a side-effect table, each with a unique idempotency
@@ -18,9 +19,11 @@ end $$;
 grant ai_user to bench_cap_tenant;
 grant ai_service to bench_cap_worker;
 
+-- The stock role creates LangGraph's tables in the schema (setup()); the fixtures' own tables
+-- belong to the role running this, which grants them (no SET ROLE: no membership needed).
 drop schema if exists bench_stock cascade;
-create schema bench_stock authorization bench_cap_stock;
-set role bench_cap_stock;
+create schema bench_stock;
+grant usage, create on schema bench_stock to bench_cap_stock;
 create table bench_stock.jobs (
   job_id bigint generated always as identity primary key,
   thread_id text not null,
@@ -56,5 +59,5 @@ create table bench_stock.side_effects (
   finished_at timestamptz,
   primary key (thread_id, idempotency_key)
 );
-reset role;
-create extension if not exists pg_walinspect;
+grant all on all tables in schema bench_stock to bench_cap_stock;
+grant all on all sequences in schema bench_stock to bench_cap_stock;

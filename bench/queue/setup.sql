@@ -1,4 +1,5 @@
--- Queue bench fixtures (run as a superuser in the bench's own database): a worker role that is a
+-- Queue bench fixtures (run in the bench's own database as the role of DATABASE_URL, bench/common.bash;
+-- the sessions: queue/sessions.sql, as the worker): a worker role that is a
 -- member of ai_service (so RLS is paid, as in production), 10,000 sessions, and the baseline: the
 -- same queue table as the plain SQL of the design (no RLS, no session FK, no one-thread index).
 -- 10,000 sessions: many agent threads with a few jobs each; the one-thread rule then skips little.
@@ -44,6 +45,3 @@ insert into bench_queue.counter (id) select generate_series(1, 1000);
 grant usage on schema bench_queue to bench_worker;
 grant all on all tables in schema bench_queue to bench_worker;
 
-set role bench_worker;
-select count(ai.create_session('bq-' || i)) from generate_series(0, 9999) i;
-reset role;

@@ -1,4 +1,5 @@
--- Bench fixtures: a tenant role (so RLS is paid, as in production), 64 sessions, and the
+-- Bench fixtures (as the role of DATABASE_URL, bench/common.bash; the sessions: sessions/sessions.sql,
+-- as the tenant): a tenant role (so RLS is paid, as in production), 64 sessions, and the
 -- baseline tables: the same append written as the bare SQL of the design.
 do $$
 begin
@@ -21,8 +22,3 @@ grant usage on schema bench_base to bench_tenant;
 grant all on all tables in schema bench_base to bench_tenant;
 grant all on all sequences in schema bench_base to bench_tenant;
 insert into bench_base.sessions select 'bench-' || i from generate_series(1, 64) i;
-
--- Fresh sessions per run (tenants cannot delete), named by the prefix the script passes.
-set role bench_tenant;
-select ai.create_session(:'prefix' || i) from generate_series(1, 64) i;
-reset role;
