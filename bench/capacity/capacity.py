@@ -226,7 +226,9 @@ class Stack:
         t1 = time.perf_counter()
         checkpoint = empty_checkpoint()
         checkpoint["id"] = str(uuid6(clock_seq=step + 1))
-        changed = ["messages", "step"] + (["scratch"] if step % 3 == 0 else [])
+        # as a StateGraph's step: the state channels written, and the edge to the next node
+        # (branch:to:agent, the one trigger: the saver sends a step of one task in one call)
+        changed = ["messages", "step", "branch:to:agent"] + (["scratch"] if step % 3 == 0 else [])
         if step < 0:
             changed = ["messages", "step", "scratch", "plan", "__start__"]
         new_versions = {}
