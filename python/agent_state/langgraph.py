@@ -148,7 +148,7 @@ def _inline(value: Any) -> bool:
 MAX_DELTA_CHAIN = 1000
 # threads whose list channels are remembered, least recently used dropped first: the items are
 # kept by reference (compared by identity), so this bounds what a saver keeps alive after a run
-MAX_REMEMBERED_THREADS = 256
+MAX_REMEMBERED_THREADS = 1024
 # LangGraph's channel of pending sends (PUSH tasks) and the prefixes of the channels that trigger a node
 _TRIGGERS = ("branch:to:", "join:")
 
