@@ -48,6 +48,8 @@ SMALL = {
     "BENCH_QUEUE_PROCESSES": "1",
     "BENCH_RETENTION_SESSIONS": "5",
     "BENCH_RETENTION_QUEUE": "5000",  # more than 2 clients claim in BENCH_SECONDS
+    "BENCH_RETENTION_JOB_SIZES": "1000 2000",  # the per-session cost against the jobs tables' size
+    "BENCH_RETENTION_SCALE_SESSIONS": "5",
     # the others
     "BENCH_COMPACTION_MESSAGES": "200",
     "BENCH_CALLS": "20",
