@@ -65,8 +65,9 @@ CHANGED_TRIGGER = (
 def test_a_deploy_under_a_live_fleet_never_parks_a_worker_longer_than_its_lock_timeout(
     direct_dsn: str, trigger: str
 ) -> None:
-    """Unchanged triggers: the deploy takes no table lock and completes while the transaction is
-    open. A changed trigger: the deploy waits for its lock at most the lock_timeout each try, the
+    """Unchanged triggers: the functions changes take no table lock (a table change of the release
+    that indexes a table the open transaction wrote may wait for it, bounded). A changed trigger:
+    the deploy waits for its lock at most the lock_timeout each try, the
     workers behind it no longer, and it completes once the transaction has ended."""
     tag = _tag()
     with owner_databases(direct_dsn, "agent_state_live_upgrade") as make:
@@ -159,7 +160,18 @@ def test_a_deploy_under_a_live_fleet_never_parks_a_worker_longer_than_its_lock_t
                 f"a worker waited {worst:.1f} s for a lock during the deploy (lock_timeout {LOCK_TIMEOUT_S} s)\n{out}"
             )
             if trigger == "unchanged":
-                assert ended == 0, f"the deploy needed a lock the open transaction held:\n{out}"
+                # A functions change over unchanged triggers takes no table lock. A table change of
+                # this release (an index of ai.agent_jobs, which the open transaction wrote) must
+                # wait for that transaction: it may time out, cleanly, and the rerun completes.
+                stopped = set(
+                    re.findall(
+                        r"psql:deploy/([a-z_0-9]+)\.sql:\d+: ERROR:  canceling statement due to lock timeout", out
+                    )
+                )
+                functions_only = {c for c in stopped if c.endswith("_functions") or c in ("clock", "owners")}
+                assert ended == 0 or (stopped and not functions_only), (
+                    f"a functions change needed a lock the open transaction held:\n{out}"
+                )
             elif ended != 0:  # failed cleanly: a lock timeout, and a second run completes
                 assert "lock timeout" in out, out
             again = subprocess.run(
