@@ -7102,16 +7102,18 @@ revoke execute on function ai._msgpack_concat(bytea[]) from public;
 --     for leases that ran out, reading lease_expires_at from the row.
 -- available_at stays a column (0.1.0 readers select it), in no index.
 -- Under a live fleet (docs/operations.md, "Upgrading under a live fleet"): the new indexes may be
--- built first with CREATE INDEX CONCURRENTLY, which `if not exists` keeps; the drop takes a
--- moment's ACCESS EXCLUSIVE on ai.agent_jobs, bounded by the lock_timeout.
+-- built first with CREATE INDEX CONCURRENTLY, which `if not exists` keeps. The drop comes first:
+-- it takes the strongest lock (ACCESS EXCLUSIVE on ai.agent_jobs, bounded by the lock_timeout)
+-- before anything else, since a script that held SHARE (a CREATE INDEX) and then asked for more
+-- would deadlock with a worker that reads the table and then writes it.
 
 select pg_catalog.set_config('lock_timeout', '5s', true) where pg_catalog.current_setting('lock_timeout') = '0';
 
+drop index if exists ai.agent_jobs_claim;
 create index if not exists agent_jobs_claim_pending on ai.agent_jobs (queue, priority desc, run_at, job_id)
   where status = 'PENDING';
 create index if not exists agent_jobs_in_progress on ai.agent_jobs (queue)
   where status = 'IN_PROGRESS';
-drop index if exists ai.agent_jobs_claim;
 
 
 -- ===== change: archive_thread_indexes =====
