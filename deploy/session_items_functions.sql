@@ -1,5 +1,4 @@
 -- Deploy agent-state:session_items_functions to pg
--- Reworked after v0.1.0; the tagged script is deploy/session_items_functions@v0.1.0.sql.
 -- requires: session_items
 -- requires: messages_functions
 --

@@ -1,5 +1,4 @@
 -- Deploy agent-state:side_effects_functions to pg
--- Reworked after v0.1.0; the tagged script is deploy/side_effects_functions@v0.1.0.sql.
 -- requires: side_effects
 -- requires: queue_functions
 --

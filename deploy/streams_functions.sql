@@ -1,5 +1,4 @@
 -- Deploy agent-state:streams_functions to pg
--- Reworked after v0.1.0; the tagged script is deploy/streams_functions@v0.1.0.sql.
 -- requires: streams
 -- requires: messages_functions
 --

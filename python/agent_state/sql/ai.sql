@@ -5017,7 +5017,6 @@ insert into ai._archived_tables (table_name, copy_order, order_by) values ('side
 
 -- ===== change: side_effects_functions =====
 -- Deploy agent-state:side_effects_functions to pg
--- Reworked after v0.1.0; the tagged script is deploy/side_effects_functions@v0.1.0.sql.
 -- requires: side_effects
 -- requires: queue_functions
 --
@@ -6067,7 +6066,6 @@ insert into ai._archived_tables (table_name, copy_order, order_by) values ('hidd
 
 -- ===== change: session_items_functions =====
 -- Deploy agent-state:session_items_functions to pg
--- Reworked after v0.1.0; the tagged script is deploy/session_items_functions@v0.1.0.sql.
 -- requires: session_items
 -- requires: messages_functions
 --
@@ -6679,7 +6677,6 @@ comment on type ai.stream_state is 'A stream, whether it is stale (open with no 
 
 -- ===== change: streams_functions =====
 -- Deploy agent-state:streams_functions to pg
--- Reworked after v0.1.0; the tagged script is deploy/streams_functions@v0.1.0.sql.
 -- requires: streams
 -- requires: messages_functions
 --
@@ -7151,8 +7148,8 @@ create index if not exists agent_jobs_thread on ai_archive.agent_jobs (thread_id
 -- ===== version marker =====
 -- A database installed from this file has no sqitch registry: the schema's comment names the last
 -- change it holds. agent_state.schema.status() reads it; docs/upgrading.md moves such a
--- database to sqitch (sqitch deploy --log-only --to streams_functions@HEAD, then sqitch deploy).
--- sqitch change: streams_functions@HEAD
-comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change streams_functions)';
+-- database to sqitch (sqitch deploy --log-only --to operator_reads_functions@HEAD, then sqitch deploy).
+-- sqitch change: operator_reads_functions@HEAD
+comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change operator_reads_functions)';
 
 commit;
