@@ -611,8 +611,14 @@ comment on function ai.get_checkpoint(text, text, text) is
 
 -- The general case of list_checkpoints (no thread, or no namespace): planned for the arguments
 -- of each call, so the NULL branches fold away and the right index is used.
+-- v0.1.0's list_checkpoints read every row when max_rows was NULL and had no cursor across threads.
+drop function if exists ai.list_checkpoints(text, text, text, integer, jsonb);
+drop function if exists ai._list_checkpoints_any(text, text, text, integer, jsonb);
+-- Across threads or namespaces the order is (checkpoint_id, thread_id, checkpoint_ns) newest first,
+-- and the cursor is the last row's three: checkpoint ids are the caller's and may repeat across
+-- threads, so the id alone would skip or repeat rows at a page boundary.
 create or replace function ai._list_checkpoints_any(thread_id text, checkpoint_ns text, before text, max_rows integer,
-                                         metadata_filter jsonb)
+                                         metadata_filter jsonb, before_thread_id text, before_checkpoint_ns text)
 returns setof ai.checkpoint_tuple
 language plpgsql stable
 set plan_cache_mode = force_custom_plan
@@ -625,26 +631,30 @@ declare
   a_before alias for $3;
   a_max_rows alias for $4;
   a_filter alias for $5;
+  a_before_thread alias for $6;
+  a_before_ns alias for $7;
 begin
   if a_thread_id is null and not ai.sees_all_owners() then
     -- A tenant across its threads: its own sessions (agent_sessions_owner_created), then each
     -- thread's checkpoints by the primary key, so the cost grows with the tenant's own rows and
-    -- never with another tenant's (the policy as a filter on a scan of every checkpoint did).
+    -- never with another tenant's (the policy as a filter on a scan of every checkpoint would).
     return query
     select t.*
     from (select c.* from ai.agent_sessions s
           cross join lateral (select * from ai.checkpoints c
                               where c.thread_id = s.thread_id
                                 and (a_ns is null or c.checkpoint_ns = a_ns)
-                                and (a_before is null or c.checkpoint_id < a_before)
+                                and (a_before is null or c.checkpoint_id < a_before
+                                     or (a_before_thread is not null and c.checkpoint_id = a_before
+                                         and (c.thread_id, c.checkpoint_ns) < (a_before_thread, coalesce(a_before_ns, ''))))
                                 and (a_filter is null or c.metadata @> a_filter)
-                              order by c.checkpoint_id desc
+                              order by c.checkpoint_id desc, c.checkpoint_ns desc
                               limit a_max_rows) c
           where s.owner = ai.current_owner()
-          order by c.checkpoint_id desc
+          order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc
           limit a_max_rows) c
     cross join lateral ai._checkpoint_tuple(c) t
-    order by t.checkpoint_id desc;
+    order by t.checkpoint_id desc, t.thread_id desc, t.checkpoint_ns desc;
     return;
   end if;
   return query
@@ -652,22 +662,26 @@ begin
   from (select * from ai.checkpoints c
         where (a_thread_id is null or c.thread_id = a_thread_id)
           and (a_ns is null or c.checkpoint_ns = a_ns)
-          and (a_before is null or c.checkpoint_id < a_before)
+          and (a_before is null or c.checkpoint_id < a_before
+               or (a_before_thread is not null and c.checkpoint_id = a_before
+                   and (c.thread_id, c.checkpoint_ns) < (a_before_thread, coalesce(a_before_ns, ''))))
           and (a_filter is null or c.metadata @> a_filter)
-        order by c.checkpoint_id desc
+        order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc
         limit a_max_rows) c
   cross join lateral ai._checkpoint_tuple(c) t
-  order by t.checkpoint_id desc;
+  order by t.checkpoint_id desc, t.thread_id desc, t.checkpoint_ns desc;
 end
 $$;
-comment on function ai._list_checkpoints_any(text, text, text, integer, jsonb) is 'Internal: list_checkpoints across threads or namespaces, planned per call.';
+comment on function ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text) is 'Internal: list_checkpoints across threads or namespaces, planned per call.';
 
 create or replace function ai.list_checkpoints(
   thread_id text,
   checkpoint_ns text default null,
   before text default null,
-  max_rows integer default null,
-  metadata_filter jsonb default null
+  max_rows integer default 100,
+  metadata_filter jsonb default null,
+  before_thread_id text default null,
+  before_checkpoint_ns text default null
 ) returns setof ai.checkpoint_tuple
 language plpgsql stable
 -- the common case (one thread, one namespace) has one plan for every call
@@ -681,8 +695,11 @@ declare
   a_thread_id alias for $1;
   a_ns alias for $2;
   a_before alias for $3;
-  a_max_rows alias for $4;
   a_filter alias for $5;
+  a_before_thread alias for $6;
+  a_before_ns alias for $7;
+  -- NULL is the default page, not every row: a v0.1.0 caller's NULL gets one page
+  v_max_rows integer := coalesce($4, 100);
   v_before text := coalesce(a_before, pg_catalog.chr(1114111));
 begin
   if a_thread_id is not null then
@@ -691,41 +708,52 @@ begin
   if a_ns is not null then
     perform ai._check_checkpoint_ns(a_ns);
   end if;
-  if a_max_rows is not null and a_max_rows < 0 then
-    raise exception using errcode = 'AS002', message = format('max_rows must not be negative, not %s', a_max_rows);
-  end if;
+  perform ai._check_limit(v_max_rows, 'max_rows');
   if a_filter is not null then
     perform ai._check_document(a_filter, 'metadata_filter', must_be_object => true);
   end if;
+  if (a_before_thread is not null or a_before_ns is not null) and a_before is null then
+    raise exception using errcode = 'AS002', message = 'before_thread_id and before_checkpoint_ns continue from before, which is NULL';
+  end if;
+  if a_before_thread is not null then
+    perform ai._check_thread_id(a_before_thread);
+  end if;
+  if a_before_ns is not null then
+    perform ai._check_checkpoint_ns(a_before_ns);
+  end if;
   if a_thread_id is null or a_ns is null then
-    return query select * from ai._list_checkpoints_any(a_thread_id, a_ns, a_before, a_max_rows, a_filter);
+    return query select * from ai._list_checkpoints_any(a_thread_id, a_ns, a_before, v_max_rows, a_filter,
+                                                        a_before_thread, a_before_ns);
     return;
   end if;
-  -- one thread, one namespace: a backward range scan of the primary key, newest first
+  -- one thread, one namespace: a backward range scan of the primary key, newest first (the
+  -- cursor's thread and namespace are this call's, so the id alone continues)
   return query
   select t.*
   from (select * from ai.checkpoints c
         where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id < v_before
           and (a_filter is null or c.metadata @> a_filter)
         order by c.checkpoint_id desc
-        limit a_max_rows) c
+        limit v_max_rows) c
   cross join lateral ai._checkpoint_tuple(c) t
   order by t.checkpoint_id desc;
 end
 $$;
-comment on function ai.list_checkpoints(text, text, text, integer, jsonb) is
-  'Checkpoints newest first, each with its channel values and pending writes: of one thread (NULL: every thread the caller sees), one namespace (NULL: all), ids before `before`, whose metadata contains metadata_filter (GIN index), at most max_rows (NULL: all). AS002 bad argument, AS003 filter too large.';
+comment on function ai.list_checkpoints(text, text, text, integer, jsonb, text, text) is
+  'Checkpoints newest first (by checkpoint_id, then thread_id and checkpoint_ns), each with its channel values and pending writes: of one thread (NULL: every thread the caller sees; a tenant''s cost grows with its own rows only), one namespace (NULL: all), whose metadata contains metadata_filter (GIN index), at most max_rows (1 to 10000; NULL or omitted: 100). The next page: before, before_thread_id, before_checkpoint_ns = the last row''s checkpoint_id, thread_id, checkpoint_ns (before alone continues within one thread and namespace). AS002 bad argument, AS003 filter too large.';
 
 -- The parent chain. Ids sort in time order and a parent is older than its child, so the
 -- ancestors of X are found in ONE backward range scan of the thread's ids <= X, following the
 -- parent pointer as rows stream by: linear in the rows read, however deep the chain. Rows of
 -- other branches are skipped. Should a parent not be older than its child (ids brought by a
 -- caller in no time order), the walk finishes with one primary-key probe per step.
+drop function if exists ai.checkpoint_lineage(text, text, text, text);
 create or replace function ai.checkpoint_lineage(
   thread_id text,
   checkpoint_id text,
   checkpoint_ns text default '',
-  direction text default 'ancestors'
+  direction text default 'ancestors',
+  max_rows integer default 1000
 ) returns setof ai.lineage_step
 language plpgsql stable
 security definer
@@ -737,6 +765,7 @@ declare
   a_checkpoint_id alias for $2;
   a_ns alias for $3;
   a_direction alias for $4;
+  a_max_rows alias for $5;
   v_want text := a_checkpoint_id;
   step ai.lineage_step;
   v_depth integer := 0;
@@ -749,6 +778,7 @@ begin
     raise exception using errcode = 'AS002',
       message = format('direction %s is not ancestors or descendants', coalesce(pg_catalog.quote_literal(a_direction), 'NULL'));
   end if;
+  perform ai._check_limit(a_max_rows, 'max_rows');
   if not exists (select from ai.checkpoints c
                  where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = a_checkpoint_id) then
     raise exception using errcode = 'AS001',
@@ -770,7 +800,8 @@ begin
     )
     select d.checkpoint_id::text, d.parent_checkpoint_id::text, d.depth, d.created_at, d.metadata
     from down d
-    order by d.depth, d.checkpoint_id;
+    order by d.depth, d.checkpoint_id
+    limit a_max_rows;
     return;
   end if;
 
@@ -785,9 +816,12 @@ begin
       return next step;
       v_depth := v_depth + 1;
       v_want := r.parent_checkpoint_id;
-      exit when v_want is null;
+      exit when v_want is null or v_depth >= a_max_rows;
     end if;
   end loop;
+  if v_depth >= a_max_rows then
+    return;  -- the next page starts at the last row's parent
+  end if;
   -- A parent newer than its child, or one that was pruned: follow the pointers one by one.
   while v_want is not null loop
     select c.checkpoint_id, c.parent_checkpoint_id, c.created_at, c.metadata into r
@@ -798,13 +832,17 @@ begin
     return next step;
     v_depth := v_depth + 1;
     v_want := r.parent_checkpoint_id;
+    exit when v_depth >= a_max_rows;
   end loop;
 end
 $$;
-comment on function ai.checkpoint_lineage(text, text, text, text) is
-  'The checkpoints (checkpoint_id, parent_checkpoint_id, depth, created_at, metadata) along the parent chain of one checkpoint: ''ancestors'' (default) from the checkpoint itself (depth 0) back to the root, in one index range scan; ''descendants'' forward through every branch (depth = distance). Stays in one namespace. AS001 unknown checkpoint (or another tenant''s), AS002 bad argument.';
+comment on function ai.checkpoint_lineage(text, text, text, text, integer) is
+  'The checkpoints (checkpoint_id, parent_checkpoint_id, depth, created_at, metadata) along the parent chain of one checkpoint: ''ancestors'' (default) from the checkpoint itself (depth 0) back to the root, in one index range scan; ''descendants'' forward through every branch (depth = distance, then checkpoint_id). Stays in one namespace. At most max_rows (1 to 10000, default 1000): the next page of ancestors starts at the last row''s parent_checkpoint_id; the next level of descendants at each of the last level''s checkpoints. AS001 unknown checkpoint (or another tenant''s), AS002 bad argument.';
 
-create or replace function ai.checkpoints_between(thread_id text, from_time timestamptz, to_time timestamptz)
+drop function if exists ai.checkpoints_between(text, timestamptz, timestamptz);
+create or replace function ai.checkpoints_between(thread_id text, from_time timestamptz, to_time timestamptz,
+                                       max_rows integer default 1000, after_checkpoint_ns text default null,
+                                       after_checkpoint_id text default null)
 returns table (checkpoint_ns text, checkpoint_id text, parent_checkpoint_id text, created_at timestamptz, metadata jsonb)
 language plpgsql stable
 security definer
@@ -815,6 +853,10 @@ declare
   a_thread_id alias for $1;
   a_from alias for $2;
   a_to alias for $3;
+  a_max_rows alias for $4;
+  a_after_ns alias for $5;
+  a_after_id alias for $6;
+  v_after_at timestamptz;
 begin
   perform ai._check_thread_id(a_thread_id);
   if a_from is null or a_to is null then
@@ -823,15 +865,30 @@ begin
   if a_from > a_to then
     raise exception using errcode = 'AS002', message = format('from_time %s is after to_time %s', a_from, a_to);
   end if;
+  perform ai._check_limit(a_max_rows, 'max_rows');
+  if (a_after_ns is null) <> (a_after_id is null) then
+    raise exception using errcode = 'AS002', message = 'after_checkpoint_ns and after_checkpoint_id go together';
+  end if;
+  if a_after_id is not null then
+    -- the cursor is the last row's key; its time is read back, so a caller passes ids only
+    select c.created_at into v_after_at from ai.checkpoints c
+    where c.thread_id = a_thread_id and c.checkpoint_ns = a_after_ns and c.checkpoint_id = a_after_id;
+    if not found then
+      raise exception using errcode = 'AS001',
+        message = format('checkpoint %s of thread %s not found', a_after_id, a_thread_id);
+    end if;
+  end if;
   return query
   select c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.created_at, c.metadata
   from ai.checkpoints c
   where c.thread_id = a_thread_id and c.created_at >= a_from and c.created_at < a_to
-  order by c.created_at, c.checkpoint_ns, c.checkpoint_id;
+    and (a_after_id is null or (c.created_at, c.checkpoint_ns, c.checkpoint_id) > (v_after_at, a_after_ns, a_after_id))
+  order by c.created_at, c.checkpoint_ns, c.checkpoint_id
+  limit a_max_rows;
 end
 $$;
-comment on function ai.checkpoints_between(text, timestamptz, timestamptz) is
-  'The checkpoints of a thread (all namespaces) saved in [from_time, to_time), oldest first: one range scan of the (thread_id, created_at) index. AS002 bad argument.';
+comment on function ai.checkpoints_between(text, timestamptz, timestamptz, integer, text, text) is
+  'The checkpoints of a thread (all namespaces) saved in [from_time, to_time), oldest first (by created_at, checkpoint_ns, checkpoint_id): one range scan of the (thread_id, created_at) index, at most max_rows (1 to 10000, default 1000). The next page: after_checkpoint_ns, after_checkpoint_id = the last row''s. AS001 unknown cursor checkpoint, AS002 bad argument.';
 
 -- ---------------------------------------------------------------------------------------------
 -- DeltaChannel history (LangGraph 1.2, beta). A DeltaChannel stores its value only every so many
@@ -1330,37 +1387,99 @@ $$;
 comment on function ai.prune_checkpoints(text[], text) is
   'Retention for the given threads: ''keep_latest'' keeps the newest checkpoint of each namespace (with its pending writes and channel values, a value stored as a delta made whole) and, for the LangGraph DeltaChannels whose value it does not store, the ancestors that value is rebuilt from (back to the nearest stored value, with their writes); the oldest kept checkpoint loses its parent. ''delete'' removes all checkpoints, writes and values. The sessions stay. Returns the checkpoints deleted. AS002 bad argument.';
 
-create or replace function ai.prune_idle_threads(idle interval, strategy text default 'keep_latest') returns integer
+-- Retention by age walks the caller's sessions newest first in batches, a keyset on
+-- (created_at, thread_id): a plain LIMIT on threads to prune would never finish (a thread pruned
+-- with keep_latest stays idle, so the same threads would come back first every time). A tenant's
+-- walk reads its own sessions (agent_sessions_owner_created), a service's every session
+-- (agent_sessions_created); each batch is one transaction, and ai.prune_all_idle_threads commits
+-- between them.
+drop function if exists ai.prune_idle_threads(interval, text);
+create or replace function ai.prune_idle_threads(idle interval, strategy text default 'keep_latest',
+                                      max_threads integer default 1000, after_thread_id text default null)
+returns table (pruned integer, next_thread_id text)
 language plpgsql volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
+#variable_conflict use_column
 declare
+  a_idle alias for $1;
+  a_strategy alias for $2;
+  a_max_threads alias for $3;
+  a_after alias for $4;
   v_cutoff timestamptz;
+  v_after_at timestamptz;
+  v_batch text[];
   v_threads text[];
+  v_seen integer;
+  v_last text;
 begin
-  if idle is null or idle < interval '0' then
+  if a_idle is null or a_idle < interval '0' then
     raise exception using errcode = 'AS002', message = 'idle must be a non-negative interval';
   end if;
-  if strategy is null or strategy not in ('keep_latest', 'delete') then
+  if a_strategy is null or a_strategy not in ('keep_latest', 'delete') then
     raise exception using errcode = 'AS002',
-      message = format('strategy %s is not keep_latest or delete', coalesce(pg_catalog.quote_literal(strategy), 'NULL'));
+      message = format('strategy %s is not keep_latest or delete', coalesce(pg_catalog.quote_literal(a_strategy), 'NULL'));
   end if;
-  v_cutoff := ai.now() - idle;
+  perform ai._check_limit(a_max_threads, 'max_threads');
+  if a_after is not null then
+    perform ai._check_thread_id(a_after);
+    select s.created_at into v_after_at from ai.agent_sessions s where s.thread_id = a_after;
+    if not found then
+      raise exception using errcode = 'AS001', message = format('session %s not found', a_after);
+    end if;
+  end if;
+  v_cutoff := ai.now() - a_idle;
   -- idle = no checkpoint newer than the cutoff (newest per thread: one backward probe of the index)
-  select array_agg(s.thread_id) into v_threads
-  from ai.agent_sessions s
-  cross join lateral (select max(c.created_at) as newest from ai.checkpoints c where c.thread_id = s.thread_id) n
-  where n.newest < v_cutoff;
-  if v_threads is null then
-    return 0;
+  if ai.sees_all_owners() then
+    select pg_catalog.array_agg(s.thread_id order by s.created_at desc, s.thread_id desc) into v_batch
+    from (select s.thread_id, s.created_at from ai.agent_sessions s
+          where a_after is null or (s.created_at, s.thread_id) < (v_after_at, a_after)
+          order by s.created_at desc, s.thread_id desc
+          limit a_max_threads) s;
+  else
+    select pg_catalog.array_agg(s.thread_id order by s.created_at desc, s.thread_id desc) into v_batch
+    from (select s.thread_id, s.created_at from ai.agent_sessions s
+          where s.owner = ai.current_owner()
+            and (a_after is null or (s.created_at, s.thread_id) < (v_after_at, a_after))
+          order by s.created_at desc, s.thread_id desc
+          limit a_max_threads) s;
   end if;
-  perform ai.prune_checkpoints(v_threads, strategy);
-  return pg_catalog.cardinality(v_threads);
+  select pg_catalog.array_agg(b.thread_id) into v_threads
+  from pg_catalog.unnest(v_batch) b(thread_id)
+  cross join lateral (select max(c.created_at) as newest from ai.checkpoints c where c.thread_id = b.thread_id) n
+  where n.newest < v_cutoff;
+  v_seen := coalesce(pg_catalog.cardinality(v_batch), 0);
+  if v_seen > 0 then
+    v_last := v_batch[v_seen];
+  end if;
+  if v_threads is not null then
+    perform ai.prune_checkpoints(v_threads, a_strategy);
+  end if;
+  return query select coalesce(pg_catalog.cardinality(v_threads), 0),
+                      case when v_seen = a_max_threads then v_last end;
 end
 $$;
-comment on function ai.prune_idle_threads(interval, text) is
-  'Retention by age: prunes (ai.prune_checkpoints with the given strategy) every thread the caller sees whose newest checkpoint is older than now - idle; returns how many threads. AS002 bad argument.';
+comment on function ai.prune_idle_threads(interval, text, integer, text) is
+  'Retention by age, one bounded batch: of the next max_threads sessions the caller sees (newest first, after after_thread_id; 1 to 10000, default 1000), prunes (ai.prune_checkpoints with the given strategy) those whose newest checkpoint is older than now - idle. Returns how many threads it pruned and next_thread_id, the after_thread_id of the next batch (NULL: the walk is done). ai.prune_all_idle_threads walks every batch, committing each. AS001 unknown cursor session, AS002 bad argument.';
+
+create or replace procedure ai.prune_all_idle_threads(idle interval, strategy text default 'keep_latest',
+                                           batch_size integer default 1000)
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_next text;
+begin
+  loop
+    select b.next_thread_id into v_next from ai.prune_idle_threads(idle, strategy, batch_size, v_next) b;
+    commit;  -- one transaction per batch: its locks and its WAL end with it
+    exit when v_next is null;
+  end loop;
+end
+$$;
+comment on procedure ai.prune_all_idle_threads(interval, text, integer) is
+  'Retention by age over every session the caller sees: ai.prune_idle_threads batch after batch of batch_size sessions, committing each (CALL it outside a transaction block, e.g. from cron or pg_cron).';
 
 revoke execute on function
   ai._check_checkpoint_ns(text), ai._check_blob_sizes(bytea, text[], text[], bytea[]), ai._fence(bigint, bigint),
@@ -1370,19 +1489,21 @@ revoke execute on function
   ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
-  ai._checkpoint_tuple(ai.checkpoints), ai._list_checkpoints_any(text, text, text, integer, jsonb),
-  ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb),
-  ai.checkpoint_lineage(text, text, text, text), ai.checkpoints_between(text, timestamptz, timestamptz),
+  ai._checkpoint_tuple(ai.checkpoints), ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text),
+  ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb, text, text),
+  ai.checkpoint_lineage(text, text, text, text, integer), ai.checkpoints_between(text, timestamptz, timestamptz, integer, text, text),
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
-  ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text)
+  ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text, integer, text)
 from public;
+revoke execute on procedure ai.prune_all_idle_threads(interval, text, integer) from public;
 grant execute on function
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
-  ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb),
-  ai.checkpoint_lineage(text, text, text, text), ai.checkpoints_between(text, timestamptz, timestamptz),
+  ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb, text, text),
+  ai.checkpoint_lineage(text, text, text, text, integer), ai.checkpoints_between(text, timestamptz, timestamptz, integer, text, text),
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
-  ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text)
+  ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text, integer, text)
 to ai_user, ai_service;
+grant execute on procedure ai.prune_all_idle_threads(interval, text, integer) to ai_user, ai_service;
 
 commit;

@@ -224,25 +224,47 @@ $$;
 comment on function ai.resolve_human(text, text, jsonb) is
   'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
 
-create or replace function ai.pending_approvals(owner text default null, max_rows integer default 100)
+-- v0.1.0's pending_approvals had no cursor; a v0.1.0 caller's arguments resolve to this one.
+drop function if exists ai.pending_approvals(text, integer);
+-- Oldest first on (requested_at, approval_id). A tenant's call walks its own pending approvals
+-- (human_approvals_owner_pending), never another tenant's; a service acting for nobody walks
+-- every owner's (human_approvals_pending). The cursor is the last row's approval_id.
+create or replace function ai.pending_approvals(owner text default null, max_rows integer default 100,
+                                     after_approval_id text default null)
 returns setof ai.human_approvals
 language plpgsql stable
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
+declare
+  a_owner alias for $1;
+  a_max_rows alias for $2;
+  a_after alias for $3;
+  v_after_at timestamptz;
+  v_owner text := a_owner;
 begin
-  perform ai._check_limit(pending_approvals.max_rows, 'max_rows');
+  perform ai._check_limit(a_max_rows, 'max_rows');
+  if a_after is not null then
+    select h.requested_at into v_after_at from ai.human_approvals h where h.approval_id = a_after;
+    if not found then
+      raise exception using errcode = 'AS001', message = format('approval %s not found', a_after);
+    end if;
+  end if;
+  if v_owner is null and not ai.sees_all_owners() then
+    v_owner := ai.current_owner();  -- RLS shows a tenant its own: say so, so the owner's index serves
+  end if;
   return query
   select h.* from ai.human_approvals h
-  where h.status = 'pending' and (pending_approvals.owner is null or h.owner = pending_approvals.owner)
+  where h.status = 'pending' and (v_owner is null or h.owner = v_owner)
+    and (a_after is null or (h.requested_at, h.approval_id) > (v_after_at, a_after))
     and exists (select from ai.agent_jobs j where j.job_id = h.job_id and j.status = 'AWAITING_HUMAN')
   order by h.requested_at, h.approval_id
-  limit pending_approvals.max_rows;
+  limit a_max_rows;
 end
 $$;
-comment on function ai.pending_approvals(text, integer) is
-  'What waits for a person, oldest first: pending approvals whose job is still AWAITING_HUMAN, of one owner or (NULL) of every owner the caller sees (RLS: a tenant sees its own). At most max_rows (1 to 10000). AS002 bad max_rows.';
+comment on function ai.pending_approvals(text, integer, text) is
+  'What waits for a person, oldest first (by requested_at, then approval_id): pending approvals whose job is still AWAITING_HUMAN, of one owner or (NULL) of every owner the caller sees (RLS: a tenant sees its own, at a cost that grows with its own approvals only). At most max_rows (1 to 10000, default 100); the next page: after_approval_id = the last row''s approval_id. AS001 unknown cursor approval, AS002 bad max_rows.';
 
 create or replace function ai.get_approval(approval_id text) returns ai.human_approvals
 language plpgsql stable
@@ -263,8 +285,8 @@ $$;
 comment on function ai.get_approval(text) is 'One approval, pending or resolved. AS001 unknown approval (or another tenant''s).';
 
 revoke execute on function ai.request_human(bigint, bigint, text, jsonb), ai.resolve_human(text, text, jsonb),
-  ai.pending_approvals(text, integer), ai.get_approval(text) from public;
-grant execute on function ai.resolve_human(text, text, jsonb), ai.pending_approvals(text, integer), ai.get_approval(text)
+  ai.pending_approvals(text, integer, text), ai.get_approval(text) from public;
+grant execute on function ai.resolve_human(text, text, jsonb), ai.pending_approvals(text, integer, text), ai.get_approval(text)
   to ai_user, ai_service;
 grant execute on function ai.request_human(bigint, bigint, text, jsonb) to ai_service;
 

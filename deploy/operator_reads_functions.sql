@@ -11,7 +11,13 @@
 -- release, `sqitch rework operator_reads_functions` changes a function here (deploy/schema.sql, "Layout").
 begin;
 
-create or replace function ai.list_sessions(status text default null, owner text default null, max_rows integer default 100)
+-- v0.1.0's list_sessions had no cursor; a v0.1.0 caller's three arguments resolve to this one.
+drop function if exists ai.list_sessions(text, text, integer);
+-- Newest first on (created_at, thread_id): a tenant's call walks agent_sessions_owner_created, a
+-- service's agent_sessions_created; the cursor is the last row's thread_id, whose created_at is
+-- read back, so the next page starts where this one ended however many sessions share a time.
+create or replace function ai.list_sessions(status text default null, owner text default null, max_rows integer default 100,
+                                 before_thread_id text default null)
 returns setof ai.agent_sessions
 language plpgsql stable
 security definer
@@ -20,26 +26,38 @@ as $$
 #variable_conflict use_column
 declare
   a_status alias for $1;
-  a_owner alias for $2;
   a_max_rows alias for $3;
+  a_before alias for $4;
+  v_before_at timestamptz;
+  v_owner text := $2;
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
   if a_status is not null and a_status not in ('active', 'waiting', 'completed', 'failed', 'cancelled') then
     raise exception using errcode = 'AS002',
       message = format('status %s is not active, waiting, completed, failed or cancelled', quote_literal(a_status));
   end if;
-  if a_owner is not null then
-    perform ai._check_text(a_owner, 'owner');
+  if v_owner is not null then
+    perform ai._check_text(v_owner, 'owner');
+  elsif not ai.sees_all_owners() then
+    v_owner := ai.current_owner();  -- RLS shows a tenant its own: say so, so the owner's index serves
+  end if;
+  if a_before is not null then
+    perform ai._check_thread_id(a_before);
+    select s.created_at into v_before_at from ai.agent_sessions s where s.thread_id = a_before;
+    if not found then
+      raise exception using errcode = 'AS001', message = format('session %s not found', a_before);
+    end if;
   end if;
   return query
   select r.* from ai.agent_sessions s, lateral ai._session_as_read(s) r  -- last_seq, current_checkpoint_id computed
-  where (a_status is null or s.status = a_status) and (a_owner is null or s.owner = a_owner)
+  where (a_status is null or s.status = a_status) and (v_owner is null or s.owner = v_owner)
+    and (a_before is null or (s.created_at, s.thread_id) < (v_before_at, a_before))
   order by s.created_at desc, s.thread_id desc
   limit a_max_rows;
 end
 $$;
-comment on function ai.list_sessions(text, text, integer) is
-  'Sessions newest first (by created_at, then thread_id; last_seq and current_checkpoint_id computed as get_session does), of one status and/or one owner when given, at most max_rows (1 to 10000). RLS applies: a tenant lists its own, a service acting for nobody every owner''s. AS002 bad status, owner or max_rows.';
+comment on function ai.list_sessions(text, text, integer, text) is
+  'Sessions newest first (by created_at, then thread_id; last_seq and current_checkpoint_id computed as get_session does), of one status and/or one owner when given, at most max_rows (1 to 10000, default 100); the next page: before_thread_id = the last row''s thread_id. RLS applies: a tenant lists its own, a service acting for nobody every owner''s. AS001 unknown cursor session, AS002 bad status, owner or max_rows.';
 
 -- v0.1.0's list_jobs had no cursor; a v0.1.0 caller's four arguments resolve to this one.
 drop function if exists ai.list_jobs(text, text, text, integer);
@@ -108,7 +126,12 @@ $$;
 comment on function ai.list_jobs(text, text, text, integer, bigint) is
   'Jobs of the queue table newest first (by job_id), of one queue, status and/or thread when given, at most max_rows (1 to 10000, default 100); the next page: before_job_id = the last job_id of this one. Archived jobs (ai.archive_jobs) are not listed. RLS applies: a tenant lists its own (its cost grows with its own sessions and jobs only), a service acting for nobody every owner''s. AS002 bad argument.';
 
-create or replace function ai.session_timeline(thread_id text, max_rows integer default 1000)
+drop function if exists ai.session_timeline(text, integer);
+-- The cursor is the last row's (created_at, item, ref): the merge order is (created_at, the item's
+-- rank, its number, its key), and each source skips what the cursor has passed by its own index.
+create or replace function ai.session_timeline(thread_id text, max_rows integer default 1000,
+                                    after_created_at timestamptz default null, after_item text default null,
+                                    after_ref text default null)
 returns table (created_at timestamptz, item text, ref text, label text, detail jsonb)
 language plpgsql stable
 security definer
@@ -118,9 +141,35 @@ as $$
 declare
   a_thread_id alias for $1;
   a_max_rows alias for $2;
+  a_after_at alias for $3;
+  a_after_item alias for $4;
+  a_after_ref alias for $5;
+  -- the cursor as the merge order's key: (created_at, rank, n, k); no cursor: before everything
+  c_at timestamptz := coalesce(a_after_at, '-infinity');
+  c_rank integer := 0;
+  c_n bigint := 0;
+  c_k text := '';
 begin
   perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
   perform ai._check_limit(a_max_rows, 'max_rows');
+  if (a_after_at is null) <> (a_after_item is null) or (a_after_at is null) <> (a_after_ref is null) then
+    raise exception using errcode = 'AS002', message = 'after_created_at, after_item and after_ref go together';
+  end if;
+  if a_after_item is not null then
+    c_rank := pg_catalog.array_position(array['job', 'message', 'checkpoint', 'event', 'side_effect'], a_after_item);
+    if c_rank is null then
+      raise exception using errcode = 'AS002',
+        message = format('after_item %s is not job, message, checkpoint, event or side_effect', quote_literal(a_after_item));
+    end if;
+    if c_rank in (1, 2, 4) then
+      if a_after_ref !~ '^[0-9]{1,18}$' then
+        raise exception using errcode = 'AS002', message = format('after_ref %s of a %s is not its number', quote_literal(a_after_ref), a_after_item);
+      end if;
+      c_n := a_after_ref::bigint;
+    else
+      c_k := a_after_ref;
+    end if;
+  end if;
   -- Each source contributes at most max_rows of its oldest rows (by its own index), then the
   -- merged list is cut to max_rows; ties in time go jobs, messages, checkpoints, events, side effects.
   return query
@@ -130,36 +179,45 @@ begin
             jsonb_build_object('queue', j.queue, 'attempts', j.attempts, 'max_attempts', j.max_attempts,
                                'last_error', j.last_error, 'finished_at', j.finished_at) as detail,
             1 as rank, j.job_id as n, ''::text as k
-     from ai.agent_jobs j where j.thread_id = a_thread_id order by j.job_id limit a_max_rows)
+     from ai.agent_jobs j where j.thread_id = a_thread_id
+       and (j.created_at, 1, j.job_id, ''::text) > (c_at, c_rank, c_n, c_k) order by j.job_id limit a_max_rows)
     union all
     (select m.created_at, 'message', m.seq::text, m.role,
             jsonb_build_object('role', m.role, 'content', m.content, 'turn', m.turn, 'token_count', m.token_count),
             2, m.seq, ''
-     from ai.session_messages m where m.thread_id = a_thread_id order by m.seq limit a_max_rows)
+     from ai.session_messages m where m.thread_id = a_thread_id
+       and (m.created_at, 2, m.seq, ''::text) > (c_at, c_rank, c_n, c_k) order by m.seq limit a_max_rows)
     union all
     (select c.created_at, 'checkpoint', c.checkpoint_id::text, coalesce(c.metadata ->> 'source', ''),
             jsonb_build_object('checkpoint_ns', c.checkpoint_ns, 'parent_checkpoint_id', c.parent_checkpoint_id,
                                'metadata', c.metadata),
             3, 0::bigint, c.checkpoint_id::text
-     from ai.checkpoints c where c.thread_id = a_thread_id order by c.created_at, c.checkpoint_id limit a_max_rows)
+     from ai.checkpoints c where c.thread_id = a_thread_id
+       and (c.created_at, 3, 0::bigint, c.checkpoint_id::text) > (c_at, c_rank, c_n, c_k)
+     order by c.created_at, c.checkpoint_id limit a_max_rows)
     union all
     (select e.created_at, 'event', e.event_id::text, e.kind, e.payload, 4, e.event_id, ''
-     from ai.session_events e where e.thread_id = a_thread_id order by e.event_id limit a_max_rows)
+     from ai.session_events e where e.thread_id = a_thread_id
+       and (e.created_at, 4, e.event_id, ''::text) > (c_at, c_rank, c_n, c_k) order by e.event_id limit a_max_rows)
     union all
     (select s.created_at, 'side_effect', s.idempotency_key, s.status,
             jsonb_build_object('request', s.request, 'result', s.result, 'attempt', s.attempt,
                                'takeovers', s.takeovers, 'job_id', s.job_id, 'finished_at', s.finished_at),
             5, 0::bigint, s.idempotency_key
-     from ai.side_effects s where s.thread_id = a_thread_id order by s.created_at, s.idempotency_key limit a_max_rows)
+     from ai.side_effects s where s.thread_id = a_thread_id
+       and (s.created_at, 5, 0::bigint, s.idempotency_key) > (c_at, c_rank, c_n, c_k)
+     order by s.created_at, s.idempotency_key limit a_max_rows)
   ) t
   order by t.created_at, t.rank, t.n, t.k
   limit a_max_rows;
 end
 $$;
-comment on function ai.session_timeline(text, integer) is
-  'One thread''s history oldest first, at most max_rows (1 to 10000): its jobs (ref job_id, label status), messages (seq, role), checkpoints of every namespace (checkpoint_id, metadata source), events (event_id, kind) and side effects (idempotency key, status), each with a detail document. AS001 unknown thread (or another tenant''s), AS002 bad argument.';
+comment on function ai.session_timeline(text, integer, timestamptz, text, text) is
+  'One thread''s history oldest first, at most max_rows (1 to 10000, default 1000); the next page: after_created_at, after_item, after_ref = the last row''s created_at, item, ref: its jobs (ref job_id, label status), messages (seq, role), checkpoints of every namespace (checkpoint_id, metadata source), events (event_id, kind) and side effects (idempotency key, status), each with a detail document. AS001 unknown thread (or another tenant''s), AS002 bad argument.';
 
-create or replace function ai.checkpoint_tree(thread_id text, checkpoint_ns text default '', max_rows integer default 1000)
+drop function if exists ai.checkpoint_tree(text, text, integer);
+create or replace function ai.checkpoint_tree(thread_id text, checkpoint_ns text default '', max_rows integer default 1000,
+                                   before_checkpoint_id text default null)
 returns table (checkpoint_id text, parent_checkpoint_id text, created_at timestamptz, metadata jsonb, is_current boolean)
 language plpgsql stable
 security definer
@@ -170,6 +228,7 @@ declare
   a_thread_id alias for $1;
   a_ns alias for $2;
   a_max_rows alias for $3;
+  a_before alias for $4;
   v_current text;
 begin
   perform ai._session_owner(a_thread_id);
@@ -184,13 +243,14 @@ begin
   from (select x.checkpoint_id, x.parent_checkpoint_id, x.created_at, x.metadata
         from ai.checkpoints x
         where x.thread_id = a_thread_id and x.checkpoint_ns = a_ns
+          and (a_before is null or x.checkpoint_id < a_before)
         order by x.checkpoint_id desc
         limit a_max_rows) c
   order by c.checkpoint_id;
 end
 $$;
-comment on function ai.checkpoint_tree(text, text, integer) is
-  'Every checkpoint of one namespace of a thread (the newest max_rows, 1 to 10000), oldest first, with its parent: the tree of branches a client draws. is_current marks the session''s current checkpoint (root namespace). A parent outside the rows returned (older, or pruned) is still named. AS001 unknown thread (or another tenant''s), AS002 bad argument.';
+comment on function ai.checkpoint_tree(text, text, integer, text) is
+  'Every checkpoint of one namespace of a thread (the newest max_rows, 1 to 10000, default 1000, older than before_checkpoint_id when given: the next page back is before_checkpoint_id = the first row''s checkpoint_id), oldest first, with its parent: the tree of branches a client draws. is_current marks the session''s current checkpoint (root namespace). A parent outside the rows returned (older, or pruned) is still named. AS001 unknown thread (or another tenant''s), AS002 bad argument.';
 
 create or replace function ai.archive_backlog(older_than interval default '90 days', jobs_older_than interval default '1 day')
 returns table (sessions bigint, jobs bigint)
@@ -222,7 +282,8 @@ comment on function ai.archive_backlog(interval, interval) is
 
 -- The workers alive, by their renewals: a worker holds IN_PROGRESS jobs whose lease it renewed
 -- (updated_at) and which has not ended. Reads the claim index's IN_PROGRESS entries only.
-create or replace function ai.list_workers(max_rows integer default 100)
+drop function if exists ai.list_workers(integer);
+create or replace function ai.list_workers(max_rows integer default 100, after_worker text default null)
 returns table (worker text, jobs bigint, last_renewed_at timestamptz, lease_expires_at timestamptz)
 language plpgsql stable
 security definer
@@ -231,6 +292,7 @@ as $$
 #variable_conflict use_column
 declare
   a_max_rows alias for $1;
+  a_after alias for $2;
   v_now timestamptz := ai.now();
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
@@ -238,21 +300,22 @@ begin
   select j.lease_owner, count(*), max(j.updated_at), min(j.lease_expires_at)
   from ai.agent_jobs j
   where j.status = 'IN_PROGRESS' and j.available_at is not null and j.lease_expires_at > v_now
+    and (a_after is null or j.lease_owner > a_after)
   group by j.lease_owner
-  order by max(j.updated_at) desc, j.lease_owner
+  order by j.lease_owner
   limit a_max_rows;
 end
 $$;
-comment on function ai.list_workers(integer) is
-  'The workers alive now, by their leases: each worker id holding IN_PROGRESS jobs whose lease has not ended, how many, when it last claimed or renewed one (updated_at) and the soonest of their lease ends; most recently renewed first, at most max_rows (1 to 10000). For ai_service (agent-state status). AS002 bad max_rows.';
-revoke execute on function ai.list_workers(integer) from public;
-grant execute on function ai.list_workers(integer) to ai_service;
+comment on function ai.list_workers(integer, text) is
+  'The workers alive now, by their leases: each worker id holding IN_PROGRESS jobs whose lease has not ended, how many, when it last claimed or renewed one (updated_at) and the soonest of their lease ends; by worker id, at most max_rows (1 to 10000, default 100); the next page: after_worker = the last row''s worker. For ai_service (agent-state status). AS002 bad max_rows.';
+revoke execute on function ai.list_workers(integer, text) from public;
+grant execute on function ai.list_workers(integer, text) to ai_service;
 
-revoke execute on function ai.list_sessions(text, text, integer), ai.list_jobs(text, text, text, integer, bigint),
-  ai.session_timeline(text, integer), ai.checkpoint_tree(text, text, integer), ai.archive_backlog(interval, interval)
+revoke execute on function ai.list_sessions(text, text, integer, text), ai.list_jobs(text, text, text, integer, bigint),
+  ai.session_timeline(text, integer, timestamptz, text, text), ai.checkpoint_tree(text, text, integer, text), ai.archive_backlog(interval, interval)
 from public;
-grant execute on function ai.list_sessions(text, text, integer), ai.list_jobs(text, text, text, integer, bigint),
-  ai.session_timeline(text, integer), ai.checkpoint_tree(text, text, integer)
+grant execute on function ai.list_sessions(text, text, integer, text), ai.list_jobs(text, text, text, integer, bigint),
+  ai.session_timeline(text, integer, timestamptz, text, text), ai.checkpoint_tree(text, text, integer, text)
 to ai_user, ai_service;
 grant execute on function ai.archive_backlog(interval, interval) to ai_service;
 

@@ -63,7 +63,10 @@ $$;
 comment on function ai.append_messages(text, jsonb) is
   'Appends a JSON array of messages ({role, content, turn?, idempotency_key?, token_count?}) to a thread in one transaction, each as ai.append_message_idempotent does, and returns them in order (inserted = false for a retried one). All or none: one bad message writes nothing. AS001 unknown thread, AS002 bad argument, AS003 too large, AS004 session finished, AS005 key reused for a different message.';
 
-create or replace function ai.visible_messages(thread_id text, max_rows integer default null)
+-- v0.1.0's visible_messages returned every message when max_rows was NULL and had no cursor; a
+-- v0.1.0 caller's arguments resolve to this one and get one page.
+drop function if exists ai.visible_messages(text, integer);
+create or replace function ai.visible_messages(thread_id text, max_rows integer default 1000, before_seq bigint default null)
 returns setof ai.session_messages
 language plpgsql stable
 security definer
@@ -72,9 +75,11 @@ as $$
 #variable_conflict use_column
 declare
   a_thread_id alias for $1;
+  a_before alias for $3;
+  v_max_rows integer := coalesce($2, 1000);
 begin
-  if max_rows is not null and max_rows < 0 then
-    raise exception using errcode = 'AS002', message = format('max_rows must be 0 or more, not %s', max_rows);
+  if v_max_rows < 0 or v_max_rows > 10000 then
+    raise exception using errcode = 'AS002', message = format('max_rows must be between 0 and 10000, not %s', v_max_rows);
   end if;
   perform ai._session_owner(a_thread_id);
   -- Newest first through the primary key, then back into order.
@@ -82,15 +87,16 @@ begin
     select v.* from (
       select m.* from ai.session_messages m
       where m.thread_id = a_thread_id
+        and (a_before is null or m.seq < a_before)
         and not (m.role = 'system' and m.content ? 'compaction')
         and not exists (select from ai.hidden_messages h where h.thread_id = m.thread_id and h.seq = m.seq)
       order by m.seq desc
-      limit max_rows) v
+      limit v_max_rows) v
     order by v.seq;
 end
 $$;
-comment on function ai.visible_messages(text, integer) is
-  'The newest max_rows messages of a thread (all when NULL) that are not hidden and not compaction summaries, oldest first. AS001 unknown thread, AS002 bad argument.';
+comment on function ai.visible_messages(text, integer, bigint) is
+  'The newest max_rows messages of a thread (0 to 10000; NULL or omitted: 1000) that are not hidden and not compaction summaries, before seq before_seq when given, oldest first; the page before: before_seq = the first row''s seq. AS001 unknown thread, AS002 bad argument.';
 
 create or replace function ai.hide_last_message(thread_id text) returns ai.session_messages
 language plpgsql volatile
@@ -154,9 +160,9 @@ comment on function ai.hide_messages(text) is
   'Hides every visible message of a thread (the messages stay) and returns how many it hid; 0 on a retry. AS001 unknown thread, AS002 bad argument.';
 
 revoke execute on function ai._json_integer(jsonb, text) from public;
-revoke execute on function ai.append_messages(text, jsonb), ai.visible_messages(text, integer),
+revoke execute on function ai.append_messages(text, jsonb), ai.visible_messages(text, integer, bigint),
   ai.hide_last_message(text), ai.hide_messages(text) from public;
-grant execute on function ai.append_messages(text, jsonb), ai.visible_messages(text, integer),
+grant execute on function ai.append_messages(text, jsonb), ai.visible_messages(text, integer, bigint),
   ai.hide_last_message(text), ai.hide_messages(text) to ai_user, ai_service;
 
 commit;

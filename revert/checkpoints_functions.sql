@@ -12,6 +12,13 @@ drop function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, json
 drop function ai._rebuilt_value(text, text, text, text);
 drop function ai._insert_writes(text, text, text, text, text, text, integer[], text[], text[], bytea[]);
 drop function ai._check_writes(text, text, integer[], text[], text[], bytea[]);
+-- the bounded reads' signatures (max_rows and cursors) and the batched retention walk
+drop function ai.list_checkpoints(text, text, text, integer, jsonb, text, text);
+drop function ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text);
+drop function ai.checkpoint_lineage(text, text, text, text, integer);
+drop function ai.checkpoints_between(text, timestamptz, timestamptz, integer, text, text);
+drop function ai.prune_idle_threads(interval, text, integer, text);
+drop procedure ai.prune_all_idle_threads(interval, text, integer);
 
 -- A tombstone is what deletes a session: ai.delete_thread writes one for the caller's own thread
 -- and this trigger then deletes that owner's session of that thread; the foreign keys cascade to

@@ -8,6 +8,9 @@
 -- release, `sqitch rework human_in_the_loop_functions` changes a function here (deploy/schema.sql, "Layout").
 begin;
 
+-- the bounded read's signature
+drop function ai.pending_approvals(text, integer, text);
+
 -- ---------------------------------------------------------------------------------------------
 
 create or replace function ai.request_human(job_id bigint, fencing_token bigint, checkpoint_id text, action jsonb default '{}')

@@ -11,7 +11,11 @@
 begin;
 
 drop function ai.list_jobs(text, text, text, integer, bigint);
-drop function ai.list_workers(integer);
+drop function ai.list_workers(integer, text);
+-- the bounded reads' cursors
+drop function ai.list_sessions(text, text, integer, text);
+drop function ai.session_timeline(text, integer, timestamptz, text, text);
+drop function ai.checkpoint_tree(text, text, integer, text);
 
 create or replace function ai.list_sessions(status text default null, owner text default null, max_rows integer default 100)
 returns setof ai.agent_sessions

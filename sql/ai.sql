@@ -3522,8 +3522,14 @@ comment on function ai.get_checkpoint(text, text, text) is
 
 -- The general case of list_checkpoints (no thread, or no namespace): planned for the arguments
 -- of each call, so the NULL branches fold away and the right index is used.
+-- v0.1.0's list_checkpoints read every row when max_rows was NULL and had no cursor across threads.
+drop function if exists ai.list_checkpoints(text, text, text, integer, jsonb);
+drop function if exists ai._list_checkpoints_any(text, text, text, integer, jsonb);
+-- Across threads or namespaces the order is (checkpoint_id, thread_id, checkpoint_ns) newest first,
+-- and the cursor is the last row's three: checkpoint ids are the caller's and may repeat across
+-- threads, so the id alone would skip or repeat rows at a page boundary.
 create or replace function ai._list_checkpoints_any(thread_id text, checkpoint_ns text, before text, max_rows integer,
-                                         metadata_filter jsonb)
+                                         metadata_filter jsonb, before_thread_id text, before_checkpoint_ns text)
 returns setof ai.checkpoint_tuple
 language plpgsql stable
 set plan_cache_mode = force_custom_plan
@@ -3536,26 +3542,30 @@ declare
   a_before alias for $3;
   a_max_rows alias for $4;
   a_filter alias for $5;
+  a_before_thread alias for $6;
+  a_before_ns alias for $7;
 begin
   if a_thread_id is null and not ai.sees_all_owners() then
     -- A tenant across its threads: its own sessions (agent_sessions_owner_created), then each
     -- thread's checkpoints by the primary key, so the cost grows with the tenant's own rows and
-    -- never with another tenant's (the policy as a filter on a scan of every checkpoint did).
+    -- never with another tenant's (the policy as a filter on a scan of every checkpoint would).
     return query
     select t.*
     from (select c.* from ai.agent_sessions s
           cross join lateral (select * from ai.checkpoints c
                               where c.thread_id = s.thread_id
                                 and (a_ns is null or c.checkpoint_ns = a_ns)
-                                and (a_before is null or c.checkpoint_id < a_before)
+                                and (a_before is null or c.checkpoint_id < a_before
+                                     or (a_before_thread is not null and c.checkpoint_id = a_before
+                                         and (c.thread_id, c.checkpoint_ns) < (a_before_thread, coalesce(a_before_ns, ''))))
                                 and (a_filter is null or c.metadata @> a_filter)
-                              order by c.checkpoint_id desc
+                              order by c.checkpoint_id desc, c.checkpoint_ns desc
                               limit a_max_rows) c
           where s.owner = ai.current_owner()
-          order by c.checkpoint_id desc
+          order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc
           limit a_max_rows) c
     cross join lateral ai._checkpoint_tuple(c) t
-    order by t.checkpoint_id desc;
+    order by t.checkpoint_id desc, t.thread_id desc, t.checkpoint_ns desc;
     return;
   end if;
   return query
@@ -3563,22 +3573,26 @@ begin
   from (select * from ai.checkpoints c
         where (a_thread_id is null or c.thread_id = a_thread_id)
           and (a_ns is null or c.checkpoint_ns = a_ns)
-          and (a_before is null or c.checkpoint_id < a_before)
+          and (a_before is null or c.checkpoint_id < a_before
+               or (a_before_thread is not null and c.checkpoint_id = a_before
+                   and (c.thread_id, c.checkpoint_ns) < (a_before_thread, coalesce(a_before_ns, ''))))
           and (a_filter is null or c.metadata @> a_filter)
-        order by c.checkpoint_id desc
+        order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc
         limit a_max_rows) c
   cross join lateral ai._checkpoint_tuple(c) t
-  order by t.checkpoint_id desc;
+  order by t.checkpoint_id desc, t.thread_id desc, t.checkpoint_ns desc;
 end
 $$;
-comment on function ai._list_checkpoints_any(text, text, text, integer, jsonb) is 'Internal: list_checkpoints across threads or namespaces, planned per call.';
+comment on function ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text) is 'Internal: list_checkpoints across threads or namespaces, planned per call.';
 
 create or replace function ai.list_checkpoints(
   thread_id text,
   checkpoint_ns text default null,
   before text default null,
-  max_rows integer default null,
-  metadata_filter jsonb default null
+  max_rows integer default 100,
+  metadata_filter jsonb default null,
+  before_thread_id text default null,
+  before_checkpoint_ns text default null
 ) returns setof ai.checkpoint_tuple
 language plpgsql stable
 -- the common case (one thread, one namespace) has one plan for every call
@@ -3592,8 +3606,11 @@ declare
   a_thread_id alias for $1;
   a_ns alias for $2;
   a_before alias for $3;
-  a_max_rows alias for $4;
   a_filter alias for $5;
+  a_before_thread alias for $6;
+  a_before_ns alias for $7;
+  -- NULL is the default page, not every row: a v0.1.0 caller's NULL gets one page
+  v_max_rows integer := coalesce($4, 100);
   v_before text := coalesce(a_before, pg_catalog.chr(1114111));
 begin
   if a_thread_id is not null then
@@ -3602,41 +3619,52 @@ begin
   if a_ns is not null then
     perform ai._check_checkpoint_ns(a_ns);
   end if;
-  if a_max_rows is not null and a_max_rows < 0 then
-    raise exception using errcode = 'AS002', message = format('max_rows must not be negative, not %s', a_max_rows);
-  end if;
+  perform ai._check_limit(v_max_rows, 'max_rows');
   if a_filter is not null then
     perform ai._check_document(a_filter, 'metadata_filter', must_be_object => true);
   end if;
+  if (a_before_thread is not null or a_before_ns is not null) and a_before is null then
+    raise exception using errcode = 'AS002', message = 'before_thread_id and before_checkpoint_ns continue from before, which is NULL';
+  end if;
+  if a_before_thread is not null then
+    perform ai._check_thread_id(a_before_thread);
+  end if;
+  if a_before_ns is not null then
+    perform ai._check_checkpoint_ns(a_before_ns);
+  end if;
   if a_thread_id is null or a_ns is null then
-    return query select * from ai._list_checkpoints_any(a_thread_id, a_ns, a_before, a_max_rows, a_filter);
+    return query select * from ai._list_checkpoints_any(a_thread_id, a_ns, a_before, v_max_rows, a_filter,
+                                                        a_before_thread, a_before_ns);
     return;
   end if;
-  -- one thread, one namespace: a backward range scan of the primary key, newest first
+  -- one thread, one namespace: a backward range scan of the primary key, newest first (the
+  -- cursor's thread and namespace are this call's, so the id alone continues)
   return query
   select t.*
   from (select * from ai.checkpoints c
         where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id < v_before
           and (a_filter is null or c.metadata @> a_filter)
         order by c.checkpoint_id desc
-        limit a_max_rows) c
+        limit v_max_rows) c
   cross join lateral ai._checkpoint_tuple(c) t
   order by t.checkpoint_id desc;
 end
 $$;
-comment on function ai.list_checkpoints(text, text, text, integer, jsonb) is
-  'Checkpoints newest first, each with its channel values and pending writes: of one thread (NULL: every thread the caller sees), one namespace (NULL: all), ids before `before`, whose metadata contains metadata_filter (GIN index), at most max_rows (NULL: all). AS002 bad argument, AS003 filter too large.';
+comment on function ai.list_checkpoints(text, text, text, integer, jsonb, text, text) is
+  'Checkpoints newest first (by checkpoint_id, then thread_id and checkpoint_ns), each with its channel values and pending writes: of one thread (NULL: every thread the caller sees; a tenant''s cost grows with its own rows only), one namespace (NULL: all), whose metadata contains metadata_filter (GIN index), at most max_rows (1 to 10000; NULL or omitted: 100). The next page: before, before_thread_id, before_checkpoint_ns = the last row''s checkpoint_id, thread_id, checkpoint_ns (before alone continues within one thread and namespace). AS002 bad argument, AS003 filter too large.';
 
 -- The parent chain. Ids sort in time order and a parent is older than its child, so the
 -- ancestors of X are found in ONE backward range scan of the thread's ids <= X, following the
 -- parent pointer as rows stream by: linear in the rows read, however deep the chain. Rows of
 -- other branches are skipped. Should a parent not be older than its child (ids brought by a
 -- caller in no time order), the walk finishes with one primary-key probe per step.
+drop function if exists ai.checkpoint_lineage(text, text, text, text);
 create or replace function ai.checkpoint_lineage(
   thread_id text,
   checkpoint_id text,
   checkpoint_ns text default '',
-  direction text default 'ancestors'
+  direction text default 'ancestors',
+  max_rows integer default 1000
 ) returns setof ai.lineage_step
 language plpgsql stable
 security definer
@@ -3648,6 +3676,7 @@ declare
   a_checkpoint_id alias for $2;
   a_ns alias for $3;
   a_direction alias for $4;
+  a_max_rows alias for $5;
   v_want text := a_checkpoint_id;
   step ai.lineage_step;
   v_depth integer := 0;
@@ -3660,6 +3689,7 @@ begin
     raise exception using errcode = 'AS002',
       message = format('direction %s is not ancestors or descendants', coalesce(pg_catalog.quote_literal(a_direction), 'NULL'));
   end if;
+  perform ai._check_limit(a_max_rows, 'max_rows');
   if not exists (select from ai.checkpoints c
                  where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = a_checkpoint_id) then
     raise exception using errcode = 'AS001',
@@ -3681,7 +3711,8 @@ begin
     )
     select d.checkpoint_id::text, d.parent_checkpoint_id::text, d.depth, d.created_at, d.metadata
     from down d
-    order by d.depth, d.checkpoint_id;
+    order by d.depth, d.checkpoint_id
+    limit a_max_rows;
     return;
   end if;
 
@@ -3696,9 +3727,12 @@ begin
       return next step;
       v_depth := v_depth + 1;
       v_want := r.parent_checkpoint_id;
-      exit when v_want is null;
+      exit when v_want is null or v_depth >= a_max_rows;
     end if;
   end loop;
+  if v_depth >= a_max_rows then
+    return;  -- the next page starts at the last row's parent
+  end if;
   -- A parent newer than its child, or one that was pruned: follow the pointers one by one.
   while v_want is not null loop
     select c.checkpoint_id, c.parent_checkpoint_id, c.created_at, c.metadata into r
@@ -3709,13 +3743,17 @@ begin
     return next step;
     v_depth := v_depth + 1;
     v_want := r.parent_checkpoint_id;
+    exit when v_depth >= a_max_rows;
   end loop;
 end
 $$;
-comment on function ai.checkpoint_lineage(text, text, text, text) is
-  'The checkpoints (checkpoint_id, parent_checkpoint_id, depth, created_at, metadata) along the parent chain of one checkpoint: ''ancestors'' (default) from the checkpoint itself (depth 0) back to the root, in one index range scan; ''descendants'' forward through every branch (depth = distance). Stays in one namespace. AS001 unknown checkpoint (or another tenant''s), AS002 bad argument.';
+comment on function ai.checkpoint_lineage(text, text, text, text, integer) is
+  'The checkpoints (checkpoint_id, parent_checkpoint_id, depth, created_at, metadata) along the parent chain of one checkpoint: ''ancestors'' (default) from the checkpoint itself (depth 0) back to the root, in one index range scan; ''descendants'' forward through every branch (depth = distance, then checkpoint_id). Stays in one namespace. At most max_rows (1 to 10000, default 1000): the next page of ancestors starts at the last row''s parent_checkpoint_id; the next level of descendants at each of the last level''s checkpoints. AS001 unknown checkpoint (or another tenant''s), AS002 bad argument.';
 
-create or replace function ai.checkpoints_between(thread_id text, from_time timestamptz, to_time timestamptz)
+drop function if exists ai.checkpoints_between(text, timestamptz, timestamptz);
+create or replace function ai.checkpoints_between(thread_id text, from_time timestamptz, to_time timestamptz,
+                                       max_rows integer default 1000, after_checkpoint_ns text default null,
+                                       after_checkpoint_id text default null)
 returns table (checkpoint_ns text, checkpoint_id text, parent_checkpoint_id text, created_at timestamptz, metadata jsonb)
 language plpgsql stable
 security definer
@@ -3726,6 +3764,10 @@ declare
   a_thread_id alias for $1;
   a_from alias for $2;
   a_to alias for $3;
+  a_max_rows alias for $4;
+  a_after_ns alias for $5;
+  a_after_id alias for $6;
+  v_after_at timestamptz;
 begin
   perform ai._check_thread_id(a_thread_id);
   if a_from is null or a_to is null then
@@ -3734,15 +3776,30 @@ begin
   if a_from > a_to then
     raise exception using errcode = 'AS002', message = format('from_time %s is after to_time %s', a_from, a_to);
   end if;
+  perform ai._check_limit(a_max_rows, 'max_rows');
+  if (a_after_ns is null) <> (a_after_id is null) then
+    raise exception using errcode = 'AS002', message = 'after_checkpoint_ns and after_checkpoint_id go together';
+  end if;
+  if a_after_id is not null then
+    -- the cursor is the last row's key; its time is read back, so a caller passes ids only
+    select c.created_at into v_after_at from ai.checkpoints c
+    where c.thread_id = a_thread_id and c.checkpoint_ns = a_after_ns and c.checkpoint_id = a_after_id;
+    if not found then
+      raise exception using errcode = 'AS001',
+        message = format('checkpoint %s of thread %s not found', a_after_id, a_thread_id);
+    end if;
+  end if;
   return query
   select c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.created_at, c.metadata
   from ai.checkpoints c
   where c.thread_id = a_thread_id and c.created_at >= a_from and c.created_at < a_to
-  order by c.created_at, c.checkpoint_ns, c.checkpoint_id;
+    and (a_after_id is null or (c.created_at, c.checkpoint_ns, c.checkpoint_id) > (v_after_at, a_after_ns, a_after_id))
+  order by c.created_at, c.checkpoint_ns, c.checkpoint_id
+  limit a_max_rows;
 end
 $$;
-comment on function ai.checkpoints_between(text, timestamptz, timestamptz) is
-  'The checkpoints of a thread (all namespaces) saved in [from_time, to_time), oldest first: one range scan of the (thread_id, created_at) index. AS002 bad argument.';
+comment on function ai.checkpoints_between(text, timestamptz, timestamptz, integer, text, text) is
+  'The checkpoints of a thread (all namespaces) saved in [from_time, to_time), oldest first (by created_at, checkpoint_ns, checkpoint_id): one range scan of the (thread_id, created_at) index, at most max_rows (1 to 10000, default 1000). The next page: after_checkpoint_ns, after_checkpoint_id = the last row''s. AS001 unknown cursor checkpoint, AS002 bad argument.';
 
 -- ---------------------------------------------------------------------------------------------
 -- DeltaChannel history (LangGraph 1.2, beta). A DeltaChannel stores its value only every so many
@@ -4241,37 +4298,99 @@ $$;
 comment on function ai.prune_checkpoints(text[], text) is
   'Retention for the given threads: ''keep_latest'' keeps the newest checkpoint of each namespace (with its pending writes and channel values, a value stored as a delta made whole) and, for the LangGraph DeltaChannels whose value it does not store, the ancestors that value is rebuilt from (back to the nearest stored value, with their writes); the oldest kept checkpoint loses its parent. ''delete'' removes all checkpoints, writes and values. The sessions stay. Returns the checkpoints deleted. AS002 bad argument.';
 
-create or replace function ai.prune_idle_threads(idle interval, strategy text default 'keep_latest') returns integer
+-- Retention by age walks the caller's sessions newest first in batches, a keyset on
+-- (created_at, thread_id): a plain LIMIT on threads to prune would never finish (a thread pruned
+-- with keep_latest stays idle, so the same threads would come back first every time). A tenant's
+-- walk reads its own sessions (agent_sessions_owner_created), a service's every session
+-- (agent_sessions_created); each batch is one transaction, and ai.prune_all_idle_threads commits
+-- between them.
+drop function if exists ai.prune_idle_threads(interval, text);
+create or replace function ai.prune_idle_threads(idle interval, strategy text default 'keep_latest',
+                                      max_threads integer default 1000, after_thread_id text default null)
+returns table (pruned integer, next_thread_id text)
 language plpgsql volatile
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
+#variable_conflict use_column
 declare
+  a_idle alias for $1;
+  a_strategy alias for $2;
+  a_max_threads alias for $3;
+  a_after alias for $4;
   v_cutoff timestamptz;
+  v_after_at timestamptz;
+  v_batch text[];
   v_threads text[];
+  v_seen integer;
+  v_last text;
 begin
-  if idle is null or idle < interval '0' then
+  if a_idle is null or a_idle < interval '0' then
     raise exception using errcode = 'AS002', message = 'idle must be a non-negative interval';
   end if;
-  if strategy is null or strategy not in ('keep_latest', 'delete') then
+  if a_strategy is null or a_strategy not in ('keep_latest', 'delete') then
     raise exception using errcode = 'AS002',
-      message = format('strategy %s is not keep_latest or delete', coalesce(pg_catalog.quote_literal(strategy), 'NULL'));
+      message = format('strategy %s is not keep_latest or delete', coalesce(pg_catalog.quote_literal(a_strategy), 'NULL'));
   end if;
-  v_cutoff := ai.now() - idle;
+  perform ai._check_limit(a_max_threads, 'max_threads');
+  if a_after is not null then
+    perform ai._check_thread_id(a_after);
+    select s.created_at into v_after_at from ai.agent_sessions s where s.thread_id = a_after;
+    if not found then
+      raise exception using errcode = 'AS001', message = format('session %s not found', a_after);
+    end if;
+  end if;
+  v_cutoff := ai.now() - a_idle;
   -- idle = no checkpoint newer than the cutoff (newest per thread: one backward probe of the index)
-  select array_agg(s.thread_id) into v_threads
-  from ai.agent_sessions s
-  cross join lateral (select max(c.created_at) as newest from ai.checkpoints c where c.thread_id = s.thread_id) n
-  where n.newest < v_cutoff;
-  if v_threads is null then
-    return 0;
+  if ai.sees_all_owners() then
+    select pg_catalog.array_agg(s.thread_id order by s.created_at desc, s.thread_id desc) into v_batch
+    from (select s.thread_id, s.created_at from ai.agent_sessions s
+          where a_after is null or (s.created_at, s.thread_id) < (v_after_at, a_after)
+          order by s.created_at desc, s.thread_id desc
+          limit a_max_threads) s;
+  else
+    select pg_catalog.array_agg(s.thread_id order by s.created_at desc, s.thread_id desc) into v_batch
+    from (select s.thread_id, s.created_at from ai.agent_sessions s
+          where s.owner = ai.current_owner()
+            and (a_after is null or (s.created_at, s.thread_id) < (v_after_at, a_after))
+          order by s.created_at desc, s.thread_id desc
+          limit a_max_threads) s;
   end if;
-  perform ai.prune_checkpoints(v_threads, strategy);
-  return pg_catalog.cardinality(v_threads);
+  select pg_catalog.array_agg(b.thread_id) into v_threads
+  from pg_catalog.unnest(v_batch) b(thread_id)
+  cross join lateral (select max(c.created_at) as newest from ai.checkpoints c where c.thread_id = b.thread_id) n
+  where n.newest < v_cutoff;
+  v_seen := coalesce(pg_catalog.cardinality(v_batch), 0);
+  if v_seen > 0 then
+    v_last := v_batch[v_seen];
+  end if;
+  if v_threads is not null then
+    perform ai.prune_checkpoints(v_threads, a_strategy);
+  end if;
+  return query select coalesce(pg_catalog.cardinality(v_threads), 0),
+                      case when v_seen = a_max_threads then v_last end;
 end
 $$;
-comment on function ai.prune_idle_threads(interval, text) is
-  'Retention by age: prunes (ai.prune_checkpoints with the given strategy) every thread the caller sees whose newest checkpoint is older than now - idle; returns how many threads. AS002 bad argument.';
+comment on function ai.prune_idle_threads(interval, text, integer, text) is
+  'Retention by age, one bounded batch: of the next max_threads sessions the caller sees (newest first, after after_thread_id; 1 to 10000, default 1000), prunes (ai.prune_checkpoints with the given strategy) those whose newest checkpoint is older than now - idle. Returns how many threads it pruned and next_thread_id, the after_thread_id of the next batch (NULL: the walk is done). ai.prune_all_idle_threads walks every batch, committing each. AS001 unknown cursor session, AS002 bad argument.';
+
+create or replace procedure ai.prune_all_idle_threads(idle interval, strategy text default 'keep_latest',
+                                           batch_size integer default 1000)
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_next text;
+begin
+  loop
+    select b.next_thread_id into v_next from ai.prune_idle_threads(idle, strategy, batch_size, v_next) b;
+    commit;  -- one transaction per batch: its locks and its WAL end with it
+    exit when v_next is null;
+  end loop;
+end
+$$;
+comment on procedure ai.prune_all_idle_threads(interval, text, integer) is
+  'Retention by age over every session the caller sees: ai.prune_idle_threads batch after batch of batch_size sessions, committing each (CALL it outside a transaction block, e.g. from cron or pg_cron).';
 
 revoke execute on function
   ai._check_checkpoint_ns(text), ai._check_blob_sizes(bytea, text[], text[], bytea[]), ai._fence(bigint, bigint),
@@ -4281,20 +4400,22 @@ revoke execute on function
   ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
-  ai._checkpoint_tuple(ai.checkpoints), ai._list_checkpoints_any(text, text, text, integer, jsonb),
-  ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb),
-  ai.checkpoint_lineage(text, text, text, text), ai.checkpoints_between(text, timestamptz, timestamptz),
+  ai._checkpoint_tuple(ai.checkpoints), ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text),
+  ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb, text, text),
+  ai.checkpoint_lineage(text, text, text, text, integer), ai.checkpoints_between(text, timestamptz, timestamptz, integer, text, text),
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
-  ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text)
+  ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text, integer, text)
 from public;
+revoke execute on procedure ai.prune_all_idle_threads(interval, text, integer) from public;
 grant execute on function
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
-  ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb),
-  ai.checkpoint_lineage(text, text, text, text), ai.checkpoints_between(text, timestamptz, timestamptz),
+  ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb, text, text),
+  ai.checkpoint_lineage(text, text, text, text, integer), ai.checkpoints_between(text, timestamptz, timestamptz, integer, text, text),
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
-  ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text)
+  ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text, integer, text)
 to ai_user, ai_service;
+grant execute on procedure ai.prune_all_idle_threads(interval, text, integer) to ai_user, ai_service;
 
 
 -- ===== change: compaction =====
@@ -4543,7 +4664,13 @@ create policy eval_runs_by_owner on ai.eval_runs
 -- deploy/evals.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
 -- release, `sqitch rework evals_functions` changes a function here (deploy/schema.sql, "Layout").
 
-create or replace function ai.trajectory(thread_id text, after_checkpoint_id text default null, checkpoint_ns text default '')
+-- v0.1.0's trajectory and get_eval_runs had no limit or no cursor; a v0.1.0 caller's arguments
+-- resolve to these.
+drop function if exists ai.trajectory(text, text, text);
+drop function if exists ai.get_eval_runs(text, text, integer);
+
+create or replace function ai.trajectory(thread_id text, after_checkpoint_id text default null, checkpoint_ns text default '',
+                              max_rows integer default 10000, after_seq bigint default null)
 returns setof ai.trajectory_step
 language plpgsql stable
 security definer
@@ -4554,10 +4681,13 @@ declare
   a_thread_id alias for $1;
   a_checkpoint alias for $2;
   a_ns alias for $3;
+  a_max_rows alias for $4;
+  a_after_seq alias for $5;
   v_final bigint;
   v_after timestamptz := '-infinity'::timestamptz;
 begin
   perform ai._session_owner(a_thread_id);
+  perform ai._check_limit(a_max_rows, 'max_rows');
   if a_checkpoint is not null then
     perform ai._check_checkpoint_ns(a_ns);
     -- Messages and checkpoints are two grains of one timeline: what happened after a checkpoint
@@ -4582,12 +4712,14 @@ begin
            coalesce(m.seq = v_final, false)
     from ai.session_messages m
     where m.thread_id = a_thread_id and m.created_at > v_after
+      and (a_after_seq is null or m.seq > a_after_seq)
       and not (m.role = 'system' and m.content ? 'compaction')
-    order by m.seq;
+    order by m.seq
+    limit a_max_rows;
 end
 $$;
-comment on function ai.trajectory(text, text, text) is
-  'The recorded reference trajectory of a thread, in order: every message (compaction summaries left out) with tool names and arguments pulled out of tool calls ({"name", "arguments" or "args"}) and the final assistant message marked; with after_checkpoint_id, only what was written after that checkpoint was saved (what a replay from it must reproduce). AS001 unknown thread or checkpoint, AS002 bad argument.';
+comment on function ai.trajectory(text, text, text, integer, bigint) is
+  'The recorded reference trajectory of a thread, in order, at most max_rows steps (1 to 10000, default 10000; the next page: after_seq = the last row''s seq): every message (compaction summaries left out) with tool names and arguments pulled out of tool calls ({"name", "arguments" or "args"}) and the final assistant message marked; with after_checkpoint_id, only what was written after that checkpoint was saved (what a replay from it must reproduce). AS001 unknown thread or checkpoint, AS002 bad argument.';
 -- No table privilege for ai_user or ai_service: they reach this table only through the functions,
 -- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
@@ -4625,30 +4757,53 @@ $$;
 comment on function ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text) is
   'Records one replay of a recorded thread: the candidate that ran, whether it passed, its scores (a JSON object) and diff, and the fork it ran on. AS001 unknown thread, AS002 bad argument, AS003 document too large.';
 
-create or replace function ai.get_eval_runs(thread_id text default null, candidate text default null, max_rows integer default 100)
+-- Newest first on (created_at, eval_id). A tenant's call walks its own rows
+-- (eval_runs_owner_created), never another tenant's; a service acting for nobody sees every row.
+-- The cursor is the last row's (thread_id, eval_id), whose created_at is read back.
+create or replace function ai.get_eval_runs(thread_id text default null, candidate text default null, max_rows integer default 100,
+                                 before_thread_id text default null, before_eval_id bigint default null)
 returns setof ai.eval_runs
 language plpgsql stable
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_candidate alias for $2;
+  a_max_rows alias for $3;
+  a_before_thread alias for $4;
+  a_before_id alias for $5;
+  v_before_at timestamptz;
+  v_all boolean := ai.sees_all_owners();
 begin
-  perform ai._check_limit(max_rows, 'max_rows');
+  perform ai._check_limit(a_max_rows, 'max_rows');
+  if (a_before_thread is null) <> (a_before_id is null) then
+    raise exception using errcode = 'AS002', message = 'before_thread_id and before_eval_id go together';
+  end if;
+  if a_before_id is not null then
+    select e.created_at into v_before_at from ai.eval_runs e where e.thread_id = a_before_thread and e.eval_id = a_before_id;
+    if not found then
+      raise exception using errcode = 'AS001', message = format('eval run %s of thread %s not found', a_before_id, a_before_thread);
+    end if;
+  end if;
   return query
     select * from ai.eval_runs e
-    where (get_eval_runs.thread_id is null or e.thread_id = get_eval_runs.thread_id)
-      and (get_eval_runs.candidate is null or e.candidate = get_eval_runs.candidate)
+    where (v_all or e.owner = ai.current_owner())
+      and (a_thread_id is null or e.thread_id = a_thread_id)
+      and (a_candidate is null or e.candidate = a_candidate)
+      and (a_before_id is null or (e.created_at, e.eval_id) < (v_before_at, a_before_id))
     order by e.created_at desc, e.eval_id desc
-    limit max_rows;
+    limit a_max_rows;
 end
 $$;
-comment on function ai.get_eval_runs(text, text, integer) is
-  'The caller''s eval runs, newest first, optionally of one recorded thread and/or one candidate, at most max_rows (1 to 10000). AS002 bad max_rows.';
+comment on function ai.get_eval_runs(text, text, integer, text, bigint) is
+  'The caller''s eval runs, newest first (by created_at, then eval_id), optionally of one recorded thread and/or one candidate, at most max_rows (1 to 10000, default 100); the next page: before_thread_id, before_eval_id = the last row''s thread_id, eval_id. A tenant''s cost grows with its own runs only. AS001 unknown cursor run, AS002 bad argument.';
 
-revoke execute on function ai.trajectory(text, text, text), ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text),
-  ai.get_eval_runs(text, text, integer) from public;
-grant execute on function ai.trajectory(text, text, text), ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text),
-  ai.get_eval_runs(text, text, integer) to ai_user, ai_service;
+revoke execute on function ai.trajectory(text, text, text, integer, bigint), ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text),
+  ai.get_eval_runs(text, text, integer, text, bigint) from public;
+grant execute on function ai.trajectory(text, text, text, integer, bigint), ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text),
+  ai.get_eval_runs(text, text, integer, text, bigint) to ai_user, ai_service;
 
 
 -- ===== change: retention =====
@@ -5694,25 +5849,47 @@ $$;
 comment on function ai.resolve_human(text, text, jsonb) is
   'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
 
-create or replace function ai.pending_approvals(owner text default null, max_rows integer default 100)
+-- v0.1.0's pending_approvals had no cursor; a v0.1.0 caller's arguments resolve to this one.
+drop function if exists ai.pending_approvals(text, integer);
+-- Oldest first on (requested_at, approval_id). A tenant's call walks its own pending approvals
+-- (human_approvals_owner_pending), never another tenant's; a service acting for nobody walks
+-- every owner's (human_approvals_pending). The cursor is the last row's approval_id.
+create or replace function ai.pending_approvals(owner text default null, max_rows integer default 100,
+                                     after_approval_id text default null)
 returns setof ai.human_approvals
 language plpgsql stable
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
+declare
+  a_owner alias for $1;
+  a_max_rows alias for $2;
+  a_after alias for $3;
+  v_after_at timestamptz;
+  v_owner text := a_owner;
 begin
-  perform ai._check_limit(pending_approvals.max_rows, 'max_rows');
+  perform ai._check_limit(a_max_rows, 'max_rows');
+  if a_after is not null then
+    select h.requested_at into v_after_at from ai.human_approvals h where h.approval_id = a_after;
+    if not found then
+      raise exception using errcode = 'AS001', message = format('approval %s not found', a_after);
+    end if;
+  end if;
+  if v_owner is null and not ai.sees_all_owners() then
+    v_owner := ai.current_owner();  -- RLS shows a tenant its own: say so, so the owner's index serves
+  end if;
   return query
   select h.* from ai.human_approvals h
-  where h.status = 'pending' and (pending_approvals.owner is null or h.owner = pending_approvals.owner)
+  where h.status = 'pending' and (v_owner is null or h.owner = v_owner)
+    and (a_after is null or (h.requested_at, h.approval_id) > (v_after_at, a_after))
     and exists (select from ai.agent_jobs j where j.job_id = h.job_id and j.status = 'AWAITING_HUMAN')
   order by h.requested_at, h.approval_id
-  limit pending_approvals.max_rows;
+  limit a_max_rows;
 end
 $$;
-comment on function ai.pending_approvals(text, integer) is
-  'What waits for a person, oldest first: pending approvals whose job is still AWAITING_HUMAN, of one owner or (NULL) of every owner the caller sees (RLS: a tenant sees its own). At most max_rows (1 to 10000). AS002 bad max_rows.';
+comment on function ai.pending_approvals(text, integer, text) is
+  'What waits for a person, oldest first (by requested_at, then approval_id): pending approvals whose job is still AWAITING_HUMAN, of one owner or (NULL) of every owner the caller sees (RLS: a tenant sees its own, at a cost that grows with its own approvals only). At most max_rows (1 to 10000, default 100); the next page: after_approval_id = the last row''s approval_id. AS001 unknown cursor approval, AS002 bad max_rows.';
 
 create or replace function ai.get_approval(approval_id text) returns ai.human_approvals
 language plpgsql stable
@@ -5733,8 +5910,8 @@ $$;
 comment on function ai.get_approval(text) is 'One approval, pending or resolved. AS001 unknown approval (or another tenant''s).';
 
 revoke execute on function ai.request_human(bigint, bigint, text, jsonb), ai.resolve_human(text, text, jsonb),
-  ai.pending_approvals(text, integer), ai.get_approval(text) from public;
-grant execute on function ai.resolve_human(text, text, jsonb), ai.pending_approvals(text, integer), ai.get_approval(text)
+  ai.pending_approvals(text, integer, text), ai.get_approval(text) from public;
+grant execute on function ai.resolve_human(text, text, jsonb), ai.pending_approvals(text, integer, text), ai.get_approval(text)
   to ai_user, ai_service;
 grant execute on function ai.request_human(bigint, bigint, text, jsonb) to ai_service;
 
@@ -5769,7 +5946,13 @@ create index agent_sessions_created on ai.agent_sessions (created_at desc, threa
 -- deploy/operator_reads.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
 -- release, `sqitch rework operator_reads_functions` changes a function here (deploy/schema.sql, "Layout").
 
-create or replace function ai.list_sessions(status text default null, owner text default null, max_rows integer default 100)
+-- v0.1.0's list_sessions had no cursor; a v0.1.0 caller's three arguments resolve to this one.
+drop function if exists ai.list_sessions(text, text, integer);
+-- Newest first on (created_at, thread_id): a tenant's call walks agent_sessions_owner_created, a
+-- service's agent_sessions_created; the cursor is the last row's thread_id, whose created_at is
+-- read back, so the next page starts where this one ended however many sessions share a time.
+create or replace function ai.list_sessions(status text default null, owner text default null, max_rows integer default 100,
+                                 before_thread_id text default null)
 returns setof ai.agent_sessions
 language plpgsql stable
 security definer
@@ -5778,26 +5961,38 @@ as $$
 #variable_conflict use_column
 declare
   a_status alias for $1;
-  a_owner alias for $2;
   a_max_rows alias for $3;
+  a_before alias for $4;
+  v_before_at timestamptz;
+  v_owner text := $2;
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
   if a_status is not null and a_status not in ('active', 'waiting', 'completed', 'failed', 'cancelled') then
     raise exception using errcode = 'AS002',
       message = format('status %s is not active, waiting, completed, failed or cancelled', quote_literal(a_status));
   end if;
-  if a_owner is not null then
-    perform ai._check_text(a_owner, 'owner');
+  if v_owner is not null then
+    perform ai._check_text(v_owner, 'owner');
+  elsif not ai.sees_all_owners() then
+    v_owner := ai.current_owner();  -- RLS shows a tenant its own: say so, so the owner's index serves
+  end if;
+  if a_before is not null then
+    perform ai._check_thread_id(a_before);
+    select s.created_at into v_before_at from ai.agent_sessions s where s.thread_id = a_before;
+    if not found then
+      raise exception using errcode = 'AS001', message = format('session %s not found', a_before);
+    end if;
   end if;
   return query
   select r.* from ai.agent_sessions s, lateral ai._session_as_read(s) r  -- last_seq, current_checkpoint_id computed
-  where (a_status is null or s.status = a_status) and (a_owner is null or s.owner = a_owner)
+  where (a_status is null or s.status = a_status) and (v_owner is null or s.owner = v_owner)
+    and (a_before is null or (s.created_at, s.thread_id) < (v_before_at, a_before))
   order by s.created_at desc, s.thread_id desc
   limit a_max_rows;
 end
 $$;
-comment on function ai.list_sessions(text, text, integer) is
-  'Sessions newest first (by created_at, then thread_id; last_seq and current_checkpoint_id computed as get_session does), of one status and/or one owner when given, at most max_rows (1 to 10000). RLS applies: a tenant lists its own, a service acting for nobody every owner''s. AS002 bad status, owner or max_rows.';
+comment on function ai.list_sessions(text, text, integer, text) is
+  'Sessions newest first (by created_at, then thread_id; last_seq and current_checkpoint_id computed as get_session does), of one status and/or one owner when given, at most max_rows (1 to 10000, default 100); the next page: before_thread_id = the last row''s thread_id. RLS applies: a tenant lists its own, a service acting for nobody every owner''s. AS001 unknown cursor session, AS002 bad status, owner or max_rows.';
 
 -- v0.1.0's list_jobs had no cursor; a v0.1.0 caller's four arguments resolve to this one.
 drop function if exists ai.list_jobs(text, text, text, integer);
@@ -5866,7 +6061,12 @@ $$;
 comment on function ai.list_jobs(text, text, text, integer, bigint) is
   'Jobs of the queue table newest first (by job_id), of one queue, status and/or thread when given, at most max_rows (1 to 10000, default 100); the next page: before_job_id = the last job_id of this one. Archived jobs (ai.archive_jobs) are not listed. RLS applies: a tenant lists its own (its cost grows with its own sessions and jobs only), a service acting for nobody every owner''s. AS002 bad argument.';
 
-create or replace function ai.session_timeline(thread_id text, max_rows integer default 1000)
+drop function if exists ai.session_timeline(text, integer);
+-- The cursor is the last row's (created_at, item, ref): the merge order is (created_at, the item's
+-- rank, its number, its key), and each source skips what the cursor has passed by its own index.
+create or replace function ai.session_timeline(thread_id text, max_rows integer default 1000,
+                                    after_created_at timestamptz default null, after_item text default null,
+                                    after_ref text default null)
 returns table (created_at timestamptz, item text, ref text, label text, detail jsonb)
 language plpgsql stable
 security definer
@@ -5876,9 +6076,35 @@ as $$
 declare
   a_thread_id alias for $1;
   a_max_rows alias for $2;
+  a_after_at alias for $3;
+  a_after_item alias for $4;
+  a_after_ref alias for $5;
+  -- the cursor as the merge order's key: (created_at, rank, n, k); no cursor: before everything
+  c_at timestamptz := coalesce(a_after_at, '-infinity');
+  c_rank integer := 0;
+  c_n bigint := 0;
+  c_k text := '';
 begin
   perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
   perform ai._check_limit(a_max_rows, 'max_rows');
+  if (a_after_at is null) <> (a_after_item is null) or (a_after_at is null) <> (a_after_ref is null) then
+    raise exception using errcode = 'AS002', message = 'after_created_at, after_item and after_ref go together';
+  end if;
+  if a_after_item is not null then
+    c_rank := pg_catalog.array_position(array['job', 'message', 'checkpoint', 'event', 'side_effect'], a_after_item);
+    if c_rank is null then
+      raise exception using errcode = 'AS002',
+        message = format('after_item %s is not job, message, checkpoint, event or side_effect', quote_literal(a_after_item));
+    end if;
+    if c_rank in (1, 2, 4) then
+      if a_after_ref !~ '^[0-9]{1,18}$' then
+        raise exception using errcode = 'AS002', message = format('after_ref %s of a %s is not its number', quote_literal(a_after_ref), a_after_item);
+      end if;
+      c_n := a_after_ref::bigint;
+    else
+      c_k := a_after_ref;
+    end if;
+  end if;
   -- Each source contributes at most max_rows of its oldest rows (by its own index), then the
   -- merged list is cut to max_rows; ties in time go jobs, messages, checkpoints, events, side effects.
   return query
@@ -5888,36 +6114,45 @@ begin
             jsonb_build_object('queue', j.queue, 'attempts', j.attempts, 'max_attempts', j.max_attempts,
                                'last_error', j.last_error, 'finished_at', j.finished_at) as detail,
             1 as rank, j.job_id as n, ''::text as k
-     from ai.agent_jobs j where j.thread_id = a_thread_id order by j.job_id limit a_max_rows)
+     from ai.agent_jobs j where j.thread_id = a_thread_id
+       and (j.created_at, 1, j.job_id, ''::text) > (c_at, c_rank, c_n, c_k) order by j.job_id limit a_max_rows)
     union all
     (select m.created_at, 'message', m.seq::text, m.role,
             jsonb_build_object('role', m.role, 'content', m.content, 'turn', m.turn, 'token_count', m.token_count),
             2, m.seq, ''
-     from ai.session_messages m where m.thread_id = a_thread_id order by m.seq limit a_max_rows)
+     from ai.session_messages m where m.thread_id = a_thread_id
+       and (m.created_at, 2, m.seq, ''::text) > (c_at, c_rank, c_n, c_k) order by m.seq limit a_max_rows)
     union all
     (select c.created_at, 'checkpoint', c.checkpoint_id::text, coalesce(c.metadata ->> 'source', ''),
             jsonb_build_object('checkpoint_ns', c.checkpoint_ns, 'parent_checkpoint_id', c.parent_checkpoint_id,
                                'metadata', c.metadata),
             3, 0::bigint, c.checkpoint_id::text
-     from ai.checkpoints c where c.thread_id = a_thread_id order by c.created_at, c.checkpoint_id limit a_max_rows)
+     from ai.checkpoints c where c.thread_id = a_thread_id
+       and (c.created_at, 3, 0::bigint, c.checkpoint_id::text) > (c_at, c_rank, c_n, c_k)
+     order by c.created_at, c.checkpoint_id limit a_max_rows)
     union all
     (select e.created_at, 'event', e.event_id::text, e.kind, e.payload, 4, e.event_id, ''
-     from ai.session_events e where e.thread_id = a_thread_id order by e.event_id limit a_max_rows)
+     from ai.session_events e where e.thread_id = a_thread_id
+       and (e.created_at, 4, e.event_id, ''::text) > (c_at, c_rank, c_n, c_k) order by e.event_id limit a_max_rows)
     union all
     (select s.created_at, 'side_effect', s.idempotency_key, s.status,
             jsonb_build_object('request', s.request, 'result', s.result, 'attempt', s.attempt,
                                'takeovers', s.takeovers, 'job_id', s.job_id, 'finished_at', s.finished_at),
             5, 0::bigint, s.idempotency_key
-     from ai.side_effects s where s.thread_id = a_thread_id order by s.created_at, s.idempotency_key limit a_max_rows)
+     from ai.side_effects s where s.thread_id = a_thread_id
+       and (s.created_at, 5, 0::bigint, s.idempotency_key) > (c_at, c_rank, c_n, c_k)
+     order by s.created_at, s.idempotency_key limit a_max_rows)
   ) t
   order by t.created_at, t.rank, t.n, t.k
   limit a_max_rows;
 end
 $$;
-comment on function ai.session_timeline(text, integer) is
-  'One thread''s history oldest first, at most max_rows (1 to 10000): its jobs (ref job_id, label status), messages (seq, role), checkpoints of every namespace (checkpoint_id, metadata source), events (event_id, kind) and side effects (idempotency key, status), each with a detail document. AS001 unknown thread (or another tenant''s), AS002 bad argument.';
+comment on function ai.session_timeline(text, integer, timestamptz, text, text) is
+  'One thread''s history oldest first, at most max_rows (1 to 10000, default 1000); the next page: after_created_at, after_item, after_ref = the last row''s created_at, item, ref: its jobs (ref job_id, label status), messages (seq, role), checkpoints of every namespace (checkpoint_id, metadata source), events (event_id, kind) and side effects (idempotency key, status), each with a detail document. AS001 unknown thread (or another tenant''s), AS002 bad argument.';
 
-create or replace function ai.checkpoint_tree(thread_id text, checkpoint_ns text default '', max_rows integer default 1000)
+drop function if exists ai.checkpoint_tree(text, text, integer);
+create or replace function ai.checkpoint_tree(thread_id text, checkpoint_ns text default '', max_rows integer default 1000,
+                                   before_checkpoint_id text default null)
 returns table (checkpoint_id text, parent_checkpoint_id text, created_at timestamptz, metadata jsonb, is_current boolean)
 language plpgsql stable
 security definer
@@ -5928,6 +6163,7 @@ declare
   a_thread_id alias for $1;
   a_ns alias for $2;
   a_max_rows alias for $3;
+  a_before alias for $4;
   v_current text;
 begin
   perform ai._session_owner(a_thread_id);
@@ -5942,13 +6178,14 @@ begin
   from (select x.checkpoint_id, x.parent_checkpoint_id, x.created_at, x.metadata
         from ai.checkpoints x
         where x.thread_id = a_thread_id and x.checkpoint_ns = a_ns
+          and (a_before is null or x.checkpoint_id < a_before)
         order by x.checkpoint_id desc
         limit a_max_rows) c
   order by c.checkpoint_id;
 end
 $$;
-comment on function ai.checkpoint_tree(text, text, integer) is
-  'Every checkpoint of one namespace of a thread (the newest max_rows, 1 to 10000), oldest first, with its parent: the tree of branches a client draws. is_current marks the session''s current checkpoint (root namespace). A parent outside the rows returned (older, or pruned) is still named. AS001 unknown thread (or another tenant''s), AS002 bad argument.';
+comment on function ai.checkpoint_tree(text, text, integer, text) is
+  'Every checkpoint of one namespace of a thread (the newest max_rows, 1 to 10000, default 1000, older than before_checkpoint_id when given: the next page back is before_checkpoint_id = the first row''s checkpoint_id), oldest first, with its parent: the tree of branches a client draws. is_current marks the session''s current checkpoint (root namespace). A parent outside the rows returned (older, or pruned) is still named. AS001 unknown thread (or another tenant''s), AS002 bad argument.';
 
 create or replace function ai.archive_backlog(older_than interval default '90 days', jobs_older_than interval default '1 day')
 returns table (sessions bigint, jobs bigint)
@@ -5980,7 +6217,8 @@ comment on function ai.archive_backlog(interval, interval) is
 
 -- The workers alive, by their renewals: a worker holds IN_PROGRESS jobs whose lease it renewed
 -- (updated_at) and which has not ended. Reads the claim index's IN_PROGRESS entries only.
-create or replace function ai.list_workers(max_rows integer default 100)
+drop function if exists ai.list_workers(integer);
+create or replace function ai.list_workers(max_rows integer default 100, after_worker text default null)
 returns table (worker text, jobs bigint, last_renewed_at timestamptz, lease_expires_at timestamptz)
 language plpgsql stable
 security definer
@@ -5989,6 +6227,7 @@ as $$
 #variable_conflict use_column
 declare
   a_max_rows alias for $1;
+  a_after alias for $2;
   v_now timestamptz := ai.now();
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
@@ -5996,21 +6235,22 @@ begin
   select j.lease_owner, count(*), max(j.updated_at), min(j.lease_expires_at)
   from ai.agent_jobs j
   where j.status = 'IN_PROGRESS' and j.available_at is not null and j.lease_expires_at > v_now
+    and (a_after is null or j.lease_owner > a_after)
   group by j.lease_owner
-  order by max(j.updated_at) desc, j.lease_owner
+  order by j.lease_owner
   limit a_max_rows;
 end
 $$;
-comment on function ai.list_workers(integer) is
-  'The workers alive now, by their leases: each worker id holding IN_PROGRESS jobs whose lease has not ended, how many, when it last claimed or renewed one (updated_at) and the soonest of their lease ends; most recently renewed first, at most max_rows (1 to 10000). For ai_service (agent-state status). AS002 bad max_rows.';
-revoke execute on function ai.list_workers(integer) from public;
-grant execute on function ai.list_workers(integer) to ai_service;
+comment on function ai.list_workers(integer, text) is
+  'The workers alive now, by their leases: each worker id holding IN_PROGRESS jobs whose lease has not ended, how many, when it last claimed or renewed one (updated_at) and the soonest of their lease ends; by worker id, at most max_rows (1 to 10000, default 100); the next page: after_worker = the last row''s worker. For ai_service (agent-state status). AS002 bad max_rows.';
+revoke execute on function ai.list_workers(integer, text) from public;
+grant execute on function ai.list_workers(integer, text) to ai_service;
 
-revoke execute on function ai.list_sessions(text, text, integer), ai.list_jobs(text, text, text, integer, bigint),
-  ai.session_timeline(text, integer), ai.checkpoint_tree(text, text, integer), ai.archive_backlog(interval, interval)
+revoke execute on function ai.list_sessions(text, text, integer, text), ai.list_jobs(text, text, text, integer, bigint),
+  ai.session_timeline(text, integer, timestamptz, text, text), ai.checkpoint_tree(text, text, integer, text), ai.archive_backlog(interval, interval)
 from public;
-grant execute on function ai.list_sessions(text, text, integer), ai.list_jobs(text, text, text, integer, bigint),
-  ai.session_timeline(text, integer), ai.checkpoint_tree(text, text, integer)
+grant execute on function ai.list_sessions(text, text, integer, text), ai.list_jobs(text, text, text, integer, bigint),
+  ai.session_timeline(text, integer, timestamptz, text, text), ai.checkpoint_tree(text, text, integer, text)
 to ai_user, ai_service;
 grant execute on function ai.archive_backlog(interval, interval) to ai_service;
 
@@ -6129,7 +6369,10 @@ $$;
 comment on function ai.append_messages(text, jsonb) is
   'Appends a JSON array of messages ({role, content, turn?, idempotency_key?, token_count?}) to a thread in one transaction, each as ai.append_message_idempotent does, and returns them in order (inserted = false for a retried one). All or none: one bad message writes nothing. AS001 unknown thread, AS002 bad argument, AS003 too large, AS004 session finished, AS005 key reused for a different message.';
 
-create or replace function ai.visible_messages(thread_id text, max_rows integer default null)
+-- v0.1.0's visible_messages returned every message when max_rows was NULL and had no cursor; a
+-- v0.1.0 caller's arguments resolve to this one and get one page.
+drop function if exists ai.visible_messages(text, integer);
+create or replace function ai.visible_messages(thread_id text, max_rows integer default 1000, before_seq bigint default null)
 returns setof ai.session_messages
 language plpgsql stable
 security definer
@@ -6138,9 +6381,11 @@ as $$
 #variable_conflict use_column
 declare
   a_thread_id alias for $1;
+  a_before alias for $3;
+  v_max_rows integer := coalesce($2, 1000);
 begin
-  if max_rows is not null and max_rows < 0 then
-    raise exception using errcode = 'AS002', message = format('max_rows must be 0 or more, not %s', max_rows);
+  if v_max_rows < 0 or v_max_rows > 10000 then
+    raise exception using errcode = 'AS002', message = format('max_rows must be between 0 and 10000, not %s', v_max_rows);
   end if;
   perform ai._session_owner(a_thread_id);
   -- Newest first through the primary key, then back into order.
@@ -6148,15 +6393,16 @@ begin
     select v.* from (
       select m.* from ai.session_messages m
       where m.thread_id = a_thread_id
+        and (a_before is null or m.seq < a_before)
         and not (m.role = 'system' and m.content ? 'compaction')
         and not exists (select from ai.hidden_messages h where h.thread_id = m.thread_id and h.seq = m.seq)
       order by m.seq desc
-      limit max_rows) v
+      limit v_max_rows) v
     order by v.seq;
 end
 $$;
-comment on function ai.visible_messages(text, integer) is
-  'The newest max_rows messages of a thread (all when NULL) that are not hidden and not compaction summaries, oldest first. AS001 unknown thread, AS002 bad argument.';
+comment on function ai.visible_messages(text, integer, bigint) is
+  'The newest max_rows messages of a thread (0 to 10000; NULL or omitted: 1000) that are not hidden and not compaction summaries, before seq before_seq when given, oldest first; the page before: before_seq = the first row''s seq. AS001 unknown thread, AS002 bad argument.';
 
 create or replace function ai.hide_last_message(thread_id text) returns ai.session_messages
 language plpgsql volatile
@@ -6220,9 +6466,9 @@ comment on function ai.hide_messages(text) is
   'Hides every visible message of a thread (the messages stay) and returns how many it hid; 0 on a retry. AS001 unknown thread, AS002 bad argument.';
 
 revoke execute on function ai._json_integer(jsonb, text) from public;
-revoke execute on function ai.append_messages(text, jsonb), ai.visible_messages(text, integer),
+revoke execute on function ai.append_messages(text, jsonb), ai.visible_messages(text, integer, bigint),
   ai.hide_last_message(text), ai.hide_messages(text) from public;
-grant execute on function ai.append_messages(text, jsonb), ai.visible_messages(text, integer),
+grant execute on function ai.append_messages(text, jsonb), ai.visible_messages(text, integer, bigint),
   ai.hide_last_message(text), ai.hide_messages(text) to ai_user, ai_service;
 
 
@@ -7145,11 +7391,34 @@ create index if not exists agent_jobs_thread on ai.agent_jobs (thread_id);
 create index if not exists agent_jobs_thread on ai_archive.agent_jobs (thread_id);
 
 
+-- ===== change: tenant_read_indexes =====
+-- Deploy agent-state:tenant_read_indexes to pg
+-- requires: human_in_the_loop
+-- requires: evals
+--
+-- A tenant's list must cost what its own rows cost, never what another tenant's do (docs/security.md,
+-- "Bounded reads"). ai.pending_approvals and ai.get_eval_runs list in time order; the indexes of
+-- 0.1.0 held that order across every owner (human_approvals_pending) or only per candidate
+-- (eval_runs_candidate), so a tenant's call read other tenants' rows and dropped them by policy.
+-- These put the owner first:
+--   human_approvals_owner_pending: a tenant's pending approvals, oldest first;
+--   eval_runs_owner_created: a tenant's eval runs, newest first.
+-- Under a live fleet (docs/operations.md, "Upgrading under a live fleet") both may be built first
+-- with CREATE INDEX CONCURRENTLY, which `if not exists` keeps; otherwise each takes a SHARE lock on
+-- its table for the build, bounded by the lock_timeout. Neither table is on a worker's hot path.
+
+select pg_catalog.set_config('lock_timeout', '5s', true) where pg_catalog.current_setting('lock_timeout') = '0';
+
+create index if not exists human_approvals_owner_pending on ai.human_approvals (owner, requested_at, approval_id)
+  where status = 'pending';
+create index if not exists eval_runs_owner_created on ai.eval_runs (owner, created_at desc, eval_id desc);
+
+
 -- ===== version marker =====
 -- A database installed from this file has no sqitch registry: the schema's comment names the last
 -- change it holds. agent_state.schema.status() reads it; docs/upgrading.md moves such a
--- database to sqitch (sqitch deploy --log-only --to operator_reads_functions@HEAD, then sqitch deploy).
--- sqitch change: operator_reads_functions@HEAD
-comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change operator_reads_functions)';
+-- database to sqitch (sqitch deploy --log-only --to tenant_read_indexes, then sqitch deploy).
+-- sqitch change: tenant_read_indexes
+comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change tenant_read_indexes)';
 
 commit;

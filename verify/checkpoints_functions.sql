@@ -15,10 +15,10 @@ select 'ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, tex
 select 'ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint)'::regprocedure;
 select 'ai._checkpoint_tuple(ai.checkpoints)'::regprocedure;
 select 'ai.get_checkpoint(text, text, text)'::regprocedure;
-select 'ai._list_checkpoints_any(text, text, text, integer, jsonb)'::regprocedure;
-select 'ai.list_checkpoints(text, text, text, integer, jsonb)'::regprocedure;
-select 'ai.checkpoint_lineage(text, text, text, text)'::regprocedure;
-select 'ai.checkpoints_between(text, timestamptz, timestamptz)'::regprocedure;
+select 'ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text)'::regprocedure;
+select 'ai.list_checkpoints(text, text, text, integer, jsonb, text, text)'::regprocedure;
+select 'ai.checkpoint_lineage(text, text, text, text, integer)'::regprocedure;
+select 'ai.checkpoints_between(text, timestamptz, timestamptz, integer, text, text)'::regprocedure;
 select 'ai._delta_walk(text, text, text, text[])'::regprocedure;
 select 'ai.delta_channel_history(text, text, text, text[])'::regprocedure;
 select 'ai._create_copy_session(text, text)'::regprocedure;
@@ -28,14 +28,15 @@ select 'ai.copy_thread(text, text)'::regprocedure;
 select 'ai.delete_thread(text)'::regprocedure;
 select 'ai.delete_for_runs(text[])'::regprocedure;
 select 'ai.prune_checkpoints(text[], text)'::regprocedure;
-select 'ai.prune_idle_threads(interval, text)'::regprocedure;
+select 'ai.prune_idle_threads(interval, text, integer, text)'::regprocedure;
+select 1 / count(*) from pg_catalog.pg_proc where oid = 'ai.prune_all_idle_threads'::regproc and prokind = 'p';
 select 1 / count(*) from pg_catalog.pg_trigger where tgname = 'deleted_threads_delete_session' and tgrelid = 'ai.deleted_threads'::regclass;
 
 -- get_checkpoint, list_checkpoints and _list_checkpoints_any keep their key probes (enable_seqscan = off).
 select 1 / (select (count(*) = 3)::integer from pg_catalog.pg_proc
             where oid in ('ai.get_checkpoint(text, text, text)'::regprocedure,
-                          'ai.list_checkpoints(text, text, text, integer, jsonb)'::regprocedure,
-                          'ai._list_checkpoints_any(text, text, text, integer, jsonb)'::regprocedure)
+                          'ai.list_checkpoints(text, text, text, integer, jsonb, text, text)'::regprocedure,
+                          'ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text)'::regprocedure)
               and 'enable_seqscan=off' = any (proconfig));
 
 rollback;

@@ -2,8 +2,8 @@
 
 begin;
 
-select 'ai.trajectory(text, text, text)'::regprocedure;
+select 'ai.trajectory(text, text, text, integer, bigint)'::regprocedure;
 select 'ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text)'::regprocedure;
-select 'ai.get_eval_runs(text, text, integer)'::regprocedure;
+select 'ai.get_eval_runs(text, text, integer, text, bigint)'::regprocedure;
 
 rollback;

@@ -4,7 +4,7 @@ begin;
 
 select 'ai._json_integer(jsonb, text)'::regprocedure;
 select 'ai.append_messages(text, jsonb)'::regprocedure;
-select 'ai.visible_messages(text, integer)'::regprocedure;
+select 'ai.visible_messages(text, integer, bigint)'::regprocedure;
 select 'ai.hide_last_message(text)'::regprocedure;
 select 'ai.hide_messages(text)'::regprocedure;
 

@@ -366,7 +366,9 @@ def cmd_deploy(args: argparse.Namespace, conn: Conn) -> int:
 
 def cmd_sessions(args: argparse.Namespace, conn: Conn) -> int:
     """``ai.list_sessions``: newest first, by status and/or owner."""
-    rows = _rows(conn, "select * from ai.list_sessions(%s, %s, %s)", (args.status, args.owner, args.limit))
+    rows = _rows(
+        conn, "select * from ai.list_sessions(%s, %s, %s, %s)", (args.status, args.owner, args.limit, args.before)
+    )
     sessions = [from_row(Session, r) for r in rows]
     if args.json:
         _print_json(sessions)
@@ -542,7 +544,7 @@ def cmd_stats(args: argparse.Namespace, conn: Conn) -> int:
 
 def cmd_approvals(args: argparse.Namespace, conn: Conn) -> int:
     """``ai.pending_approvals``: what waits for a person, oldest first."""
-    rows = _rows(conn, "select * from ai.pending_approvals(%s, %s)", (args.owner, args.limit))
+    rows = _rows(conn, "select * from ai.pending_approvals(%s, %s, %s)", (args.owner, args.limit, args.after))
     approvals = [from_row(Approval, r) for r in rows]
     if args.json:
         _print_json(approvals)
@@ -814,6 +816,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--status", choices=("active", "waiting", "completed", "failed", "cancelled"))
     p.add_argument("--owner")
     p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    p.add_argument("--before", metavar="THREAD", help="the next page: sessions older than this one")
 
     p = command("show", "a thread's timeline: jobs, messages, checkpoints, events, side effects (ai.session_timeline)")
     p.add_argument("thread")
@@ -843,6 +846,7 @@ def parser() -> argparse.ArgumentParser:
     p = command("approvals", "what waits for a person, oldest first (ai.pending_approvals)")
     p.add_argument("--owner")
     p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--after", metavar="APPROVAL_ID", help="the next page: approvals after this one")
     p.add_argument("--width", type=int, default=60, help="cut actions to this many characters (default 60)")
 
     p = command("approve", "resolve what a thread waits for with a decision (ai.resolve_human)")

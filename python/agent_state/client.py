@@ -70,6 +70,7 @@ from .models import (
     Message,
     MessageRole,
     NewMessage,
+    PruneBatch,
     PruneStrategy,
     Session,
     SessionStatus,
@@ -114,7 +115,7 @@ GET_MESSAGES = Call("select * from ai.get_messages(%s, %s, %s)", lambda r: from_
 RECORD_EVENT = Call("select * from ai.record_event(%s, %s, %s)", lambda r: from_row(Event, r))
 GET_EVENTS = Call("select * from ai.get_events(%s, %s, %s, %s)", lambda r: from_row(Event, r))
 APPEND_MESSAGES = Call("select * from ai.append_messages(%s, %s)", _append_result)
-VISIBLE_MESSAGES = Call("select * from ai.visible_messages(%s, %s)", lambda r: from_row(Message, r))
+VISIBLE_MESSAGES = Call("select * from ai.visible_messages(%s, %s, %s)", lambda r: from_row(Message, r))
 HIDE_LAST_MESSAGE = Call(
     "select * from ai.hide_last_message(%s)", lambda r: None if r["seq"] is None else from_row(Message, r)
 )
@@ -143,9 +144,9 @@ def _context_window(row: Row) -> ContextWindow:
 
 CONTEXT_WINDOW = Call("select * from ai.context_window(%s, %s, %s, %s::real)", _context_window)
 RECORD_COMPACTION = Call("select * from ai.record_compaction(%s, %s, %s, %s)", _append_result)
-TRAJECTORY = Call("select * from ai.trajectory(%s, %s, %s)", lambda r: from_row(TrajectoryStep, r))
+TRAJECTORY = Call("select * from ai.trajectory(%s, %s, %s, %s, %s)", lambda r: from_row(TrajectoryStep, r))
 RECORD_EVAL_RUN = Call("select * from ai.record_eval_run(%s, %s, %s, %s, %s, %s, %s)", lambda r: from_row(EvalRun, r))
-GET_EVAL_RUNS = Call("select * from ai.get_eval_runs(%s, %s, %s)", lambda r: from_row(EvalRun, r))
+GET_EVAL_RUNS = Call("select * from ai.get_eval_runs(%s, %s, %s, %s, %s)", lambda r: from_row(EvalRun, r))
 ARCHIVE_SESSIONS = Call("select * from ai.archive_sessions(%s, %s)", lambda r: from_row(ArchivedSession, r))
 RESTORE_SESSION = Call("select * from ai.restore_session(%s)", lambda r: from_row(Session, r))
 ACT_AS: Call[str] = Call("select ai.act_as(%s) as owner", lambda r: r["owner"])
@@ -159,15 +160,19 @@ PUT_CHECKPOINT: Call[str] = Call(
 )
 PUT_WRITES: Call[int] = Call("select ai.put_writes(%s, %s, %s, %s, %s, %s, %s, %b, %s, %s, %s) as n", lambda r: r["n"])
 GET_CHECKPOINT = Call("select * from ai.get_checkpoint(%s, %s, %s)", lambda r: from_row(CheckpointRow, r))
-LIST_CHECKPOINTS = Call("select * from ai.list_checkpoints(%s, %s, %s, %s, %s)", lambda r: from_row(CheckpointRow, r))
-CHECKPOINT_LINEAGE = Call("select * from ai.checkpoint_lineage(%s, %s, %s, %s)", lambda r: from_row(LineageStep, r))
-CHECKPOINTS_BETWEEN = Call("select * from ai.checkpoints_between(%s, %s, %s)", lambda r: from_row(CheckpointSummary, r))
+LIST_CHECKPOINTS = Call(
+    "select * from ai.list_checkpoints(%s, %s, %s, %s, %s, %s, %s)", lambda r: from_row(CheckpointRow, r)
+)
+CHECKPOINT_LINEAGE = Call("select * from ai.checkpoint_lineage(%s, %s, %s, %s, %s)", lambda r: from_row(LineageStep, r))
+CHECKPOINTS_BETWEEN = Call(
+    "select * from ai.checkpoints_between(%s, %s, %s, %s, %s, %s)", lambda r: from_row(CheckpointSummary, r)
+)
 FORK_THREAD: Call[str] = Call("select ai.fork_thread(%s, %s, %s, %s) as id", lambda r: r["id"])
 COPY_THREAD: Call[int] = Call("select ai.copy_thread(%s, %s) as n", lambda r: r["n"])
 DELETE_THREAD: Call[bool] = Call("select ai.delete_thread(%s) as deleted", lambda r: r["deleted"])
 DELETE_FOR_RUNS: Call[int] = Call("select ai.delete_for_runs(%s) as n", lambda r: r["n"])
 PRUNE_CHECKPOINTS: Call[int] = Call("select ai.prune_checkpoints(%s, %s) as n", lambda r: r["n"])
-PRUNE_IDLE_THREADS: Call[int] = Call("select ai.prune_idle_threads(%s, %s) as n", lambda r: r["n"])
+PRUNE_IDLE_THREADS = Call("select * from ai.prune_idle_threads(%s, %s, %s, %s)", lambda r: from_row(PruneBatch, r))
 
 
 @dataclass(frozen=True, slots=True)
@@ -616,10 +621,13 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethod
         the originals with ``inserted=False``)."""
         return self._rows(APPEND_MESSAGES, _append_messages_args(thread_id, messages))
 
-    def visible_messages(self, thread_id: str, max_rows: int | None = None) -> list[Message]:
-        """``ai.visible_messages``: the newest ``max_rows`` (all when None) messages that are not
-        hidden and not compaction summaries, oldest first."""
-        return self._rows(VISIBLE_MESSAGES, (thread_id, max_rows))
+    def visible_messages(
+        self, thread_id: str, max_rows: int | None = None, before_seq: int | None = None
+    ) -> list[Message]:
+        """``ai.visible_messages``: the newest ``max_rows`` (0 to 10,000; None: the server's page of
+        1,000) messages before ``before_seq`` that are not hidden and not compaction summaries,
+        oldest first. The page before: ``before_seq`` = the first message's seq."""
+        return self._rows(VISIBLE_MESSAGES, (thread_id, max_rows, before_seq))
 
     def hide_last_message(self, thread_id: str) -> Message | None:
         """``ai.hide_last_message``: hides the newest visible message and returns it (None when
@@ -712,20 +720,41 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethod
         before: str | None = None,
         max_rows: int | None = None,
         metadata_filter: dict[str, Any] | None = None,
+        before_thread_id: str | None = None,
+        before_checkpoint_ns: str | None = None,
     ) -> list[CheckpointRow]:
-        """``ai.list_checkpoints``: newest first."""
+        """``ai.list_checkpoints``: one page, newest first (``max_rows`` None: the server's 100). The
+        next page: ``before``, ``before_thread_id``, ``before_checkpoint_ns`` = the last row's."""
         flt = None if metadata_filter is None else _json(metadata_filter)
-        return self._rows(LIST_CHECKPOINTS, (thread_id, checkpoint_ns, before, max_rows, flt))
+        args = (thread_id, checkpoint_ns, before, max_rows, flt, before_thread_id, before_checkpoint_ns)
+        return self._rows(LIST_CHECKPOINTS, args)
 
     def checkpoint_lineage(
-        self, thread_id: str, checkpoint_id: str, checkpoint_ns: str = "", direction: str = "ancestors"
+        self,
+        thread_id: str,
+        checkpoint_id: str,
+        checkpoint_ns: str = "",
+        direction: str = "ancestors",
+        max_rows: int = 1000,
     ) -> list[LineageStep]:
-        """``ai.checkpoint_lineage``: the parent chain ('ancestors') or every branch below ('descendants')."""
-        return self._rows(CHECKPOINT_LINEAGE, (thread_id, checkpoint_id, checkpoint_ns, direction))
+        """``ai.checkpoint_lineage``: the parent chain ('ancestors') or every branch below
+        ('descendants'), at most ``max_rows``; the next page of ancestors starts at the last row's
+        parent."""
+        return self._rows(CHECKPOINT_LINEAGE, (thread_id, checkpoint_id, checkpoint_ns, direction, max_rows))
 
-    def checkpoints_between(self, thread_id: str, from_time: datetime, to_time: datetime) -> list[CheckpointSummary]:
-        """``ai.checkpoints_between``: checkpoints saved in [from_time, to_time), oldest first."""
-        return self._rows(CHECKPOINTS_BETWEEN, (thread_id, from_time, to_time))
+    def checkpoints_between(
+        self,
+        thread_id: str,
+        from_time: datetime,
+        to_time: datetime,
+        max_rows: int = 1000,
+        after_checkpoint_ns: str | None = None,
+        after_checkpoint_id: str | None = None,
+    ) -> list[CheckpointSummary]:
+        """``ai.checkpoints_between``: checkpoints saved in [from_time, to_time), oldest first, one
+        page; the next: ``after_checkpoint_ns``, ``after_checkpoint_id`` = the last row's."""
+        args = (thread_id, from_time, to_time, max_rows, after_checkpoint_ns, after_checkpoint_id)
+        return self._rows(CHECKPOINTS_BETWEEN, args)
 
     def fork_thread(
         self, source_thread_id: str, checkpoint_id: str, new_thread_id: str | None = None, checkpoint_ns: str = ""
@@ -749,9 +778,18 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethod
         """``ai.prune_checkpoints``: 'keep_latest' or 'delete'; returns the checkpoints deleted."""
         return self._one(PRUNE_CHECKPOINTS, (list(thread_ids), strategy))
 
-    def prune_idle_threads(self, idle: timedelta, strategy: PruneStrategy = "keep_latest") -> int:
-        """``ai.prune_idle_threads``: prunes threads with no checkpoint newer than now - idle."""
-        return self._one(PRUNE_IDLE_THREADS, (idle, strategy))
+    def prune_idle_threads(
+        self,
+        idle: timedelta,
+        strategy: PruneStrategy = "keep_latest",
+        max_threads: int = 1000,
+        after_thread_id: str | None = None,
+    ) -> PruneBatch:
+        """``ai.prune_idle_threads``: one bounded batch of the walk over the caller's sessions,
+        pruning those with no checkpoint newer than now - idle. Call again with
+        ``after_thread_id=batch.next_thread_id`` until it is None (``ai.prune_all_idle_threads``
+        does the whole walk, committing each batch)."""
+        return self._one(PRUNE_IDLE_THREADS, (idle, strategy, max_threads, after_thread_id))
 
     def context_window(
         self, thread_id: str, window_tokens: int, keep_last: int = 20, threshold: float = 0.7
@@ -768,11 +806,17 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethod
     # -- evals ----------------------------------------------------------------------------------
 
     def trajectory(
-        self, thread_id: str, after_checkpoint_id: str | None = None, checkpoint_ns: str = ""
+        self,
+        thread_id: str,
+        after_checkpoint_id: str | None = None,
+        checkpoint_ns: str = "",
+        max_rows: int = 10000,
+        after_seq: int | None = None,
     ) -> list[TrajectoryStep]:
         """``ai.trajectory``: the recorded steps of a thread (tool calls with arguments, final answer),
-        optionally only those written after a checkpoint."""
-        return self._rows(TRAJECTORY, (thread_id, after_checkpoint_id, checkpoint_ns))
+        optionally only those written after a checkpoint; at most ``max_rows``, the next page after
+        ``after_seq`` = the last step's seq."""
+        return self._rows(TRAJECTORY, (thread_id, after_checkpoint_id, checkpoint_ns, max_rows, after_seq))
 
     def record_eval_run(
         self,
@@ -789,10 +833,16 @@ class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethod
         return self._one(RECORD_EVAL_RUN, params)
 
     def get_eval_runs(
-        self, thread_id: str | None = None, candidate: str | None = None, max_rows: int = 100
+        self,
+        thread_id: str | None = None,
+        candidate: str | None = None,
+        max_rows: int = 100,
+        before_thread_id: str | None = None,
+        before_eval_id: int | None = None,
     ) -> list[EvalRun]:
-        """``ai.get_eval_runs``: the caller's eval runs, newest first."""
-        return self._rows(GET_EVAL_RUNS, (thread_id, candidate, max_rows))
+        """``ai.get_eval_runs``: the caller's eval runs, newest first; the next page:
+        ``before_thread_id``, ``before_eval_id`` = the last run's."""
+        return self._rows(GET_EVAL_RUNS, (thread_id, candidate, max_rows, before_thread_id, before_eval_id))
 
     # -- retention ------------------------------------------------------------------------------
 
@@ -969,8 +1019,10 @@ class AsyncClient(
     async def append_messages(self, thread_id: str, messages: Sequence[NewMessage]) -> list[AppendResult]:
         return await self._rows(APPEND_MESSAGES, _append_messages_args(thread_id, messages))
 
-    async def visible_messages(self, thread_id: str, max_rows: int | None = None) -> list[Message]:
-        return await self._rows(VISIBLE_MESSAGES, (thread_id, max_rows))
+    async def visible_messages(
+        self, thread_id: str, max_rows: int | None = None, before_seq: int | None = None
+    ) -> list[Message]:
+        return await self._rows(VISIBLE_MESSAGES, (thread_id, max_rows, before_seq))
 
     async def hide_last_message(self, thread_id: str) -> Message | None:
         return await self._one(HIDE_LAST_MESSAGE, (thread_id,))
@@ -1002,9 +1054,14 @@ class AsyncClient(
         return await self._one(RECORD_COMPACTION, (thread_id, summary, through_seq, summary_tokens))
 
     async def trajectory(
-        self, thread_id: str, after_checkpoint_id: str | None = None, checkpoint_ns: str = ""
+        self,
+        thread_id: str,
+        after_checkpoint_id: str | None = None,
+        checkpoint_ns: str = "",
+        max_rows: int = 10000,
+        after_seq: int | None = None,
     ) -> list[TrajectoryStep]:
-        return await self._rows(TRAJECTORY, (thread_id, after_checkpoint_id, checkpoint_ns))
+        return await self._rows(TRAJECTORY, (thread_id, after_checkpoint_id, checkpoint_ns, max_rows, after_seq))
 
     async def record_eval_run(
         self,
@@ -1020,9 +1077,14 @@ class AsyncClient(
         return await self._one(RECORD_EVAL_RUN, params)
 
     async def get_eval_runs(
-        self, thread_id: str | None = None, candidate: str | None = None, max_rows: int = 100
+        self,
+        thread_id: str | None = None,
+        candidate: str | None = None,
+        max_rows: int = 100,
+        before_thread_id: str | None = None,
+        before_eval_id: int | None = None,
     ) -> list[EvalRun]:
-        return await self._rows(GET_EVAL_RUNS, (thread_id, candidate, max_rows))
+        return await self._rows(GET_EVAL_RUNS, (thread_id, candidate, max_rows, before_thread_id, before_eval_id))
 
     async def archive_sessions(
         self, older_than: timedelta = timedelta(days=90), batch_size: int = 1000
@@ -1097,22 +1159,41 @@ class AsyncClient(
         before: str | None = None,
         max_rows: int | None = None,
         metadata_filter: dict[str, Any] | None = None,
+        before_thread_id: str | None = None,
+        before_checkpoint_ns: str | None = None,
     ) -> list[CheckpointRow]:
-        """``ai.list_checkpoints``: newest first."""
+        """``ai.list_checkpoints``: one page, newest first (``max_rows`` None: the server's 100). The
+        next page: ``before``, ``before_thread_id``, ``before_checkpoint_ns`` = the last row's."""
         flt = None if metadata_filter is None else _json(metadata_filter)
-        return await self._rows(LIST_CHECKPOINTS, (thread_id, checkpoint_ns, before, max_rows, flt))
+        args = (thread_id, checkpoint_ns, before, max_rows, flt, before_thread_id, before_checkpoint_ns)
+        return await self._rows(LIST_CHECKPOINTS, args)
 
     async def checkpoint_lineage(
-        self, thread_id: str, checkpoint_id: str, checkpoint_ns: str = "", direction: str = "ancestors"
+        self,
+        thread_id: str,
+        checkpoint_id: str,
+        checkpoint_ns: str = "",
+        direction: str = "ancestors",
+        max_rows: int = 1000,
     ) -> list[LineageStep]:
-        """``ai.checkpoint_lineage``: the parent chain ('ancestors') or every branch below ('descendants')."""
-        return await self._rows(CHECKPOINT_LINEAGE, (thread_id, checkpoint_id, checkpoint_ns, direction))
+        """``ai.checkpoint_lineage``: the parent chain ('ancestors') or every branch below
+        ('descendants'), at most ``max_rows``; the next page of ancestors starts at the last row's
+        parent."""
+        return await self._rows(CHECKPOINT_LINEAGE, (thread_id, checkpoint_id, checkpoint_ns, direction, max_rows))
 
     async def checkpoints_between(
-        self, thread_id: str, from_time: datetime, to_time: datetime
+        self,
+        thread_id: str,
+        from_time: datetime,
+        to_time: datetime,
+        max_rows: int = 1000,
+        after_checkpoint_ns: str | None = None,
+        after_checkpoint_id: str | None = None,
     ) -> list[CheckpointSummary]:
-        """``ai.checkpoints_between``: checkpoints saved in [from_time, to_time), oldest first."""
-        return await self._rows(CHECKPOINTS_BETWEEN, (thread_id, from_time, to_time))
+        """``ai.checkpoints_between``: checkpoints saved in [from_time, to_time), oldest first, one
+        page; the next: ``after_checkpoint_ns``, ``after_checkpoint_id`` = the last row's."""
+        args = (thread_id, from_time, to_time, max_rows, after_checkpoint_ns, after_checkpoint_id)
+        return await self._rows(CHECKPOINTS_BETWEEN, args)
 
     async def fork_thread(
         self, source_thread_id: str, checkpoint_id: str, new_thread_id: str | None = None, checkpoint_ns: str = ""
@@ -1136,6 +1217,15 @@ class AsyncClient(
         """``ai.prune_checkpoints``: 'keep_latest' or 'delete'; returns the checkpoints deleted."""
         return await self._one(PRUNE_CHECKPOINTS, (list(thread_ids), strategy))
 
-    async def prune_idle_threads(self, idle: timedelta, strategy: PruneStrategy = "keep_latest") -> int:
-        """``ai.prune_idle_threads``: prunes threads with no checkpoint newer than now - idle."""
-        return await self._one(PRUNE_IDLE_THREADS, (idle, strategy))
+    async def prune_idle_threads(
+        self,
+        idle: timedelta,
+        strategy: PruneStrategy = "keep_latest",
+        max_threads: int = 1000,
+        after_thread_id: str | None = None,
+    ) -> PruneBatch:
+        """``ai.prune_idle_threads``: one bounded batch of the walk over the caller's sessions,
+        pruning those with no checkpoint newer than now - idle. Call again with
+        ``after_thread_id=batch.next_thread_id`` until it is None (``ai.prune_all_idle_threads``
+        does the whole walk, committing each batch)."""
+        return await self._one(PRUNE_IDLE_THREADS, (idle, strategy, max_threads, after_thread_id))

@@ -24,7 +24,7 @@ def _approval(row: dict[str, Any]) -> Approval:
 
 REQUEST_HUMAN: Call[str] = Call("select ai.request_human(%s, %s, %s, %s) as value", lambda r: r["value"])
 RESOLVE_HUMAN = Call("select * from ai.resolve_human(%s, %s, %s)", _approval)
-PENDING_APPROVALS = Call("select * from ai.pending_approvals(%s, %s)", _approval)
+PENDING_APPROVALS = Call("select * from ai.pending_approvals(%s, %s, %s)", _approval)
 GET_APPROVAL = Call("select * from ai.get_approval(%s)", _approval)
 
 
@@ -54,9 +54,12 @@ class HumanInTheLoopMethods:
         """``ai.resolve_human``: stores the decision; the job is PENDING again, carrying it."""
         return self._rows(RESOLVE_HUMAN, (thread_id, checkpoint_id, _json(decision)))[0]
 
-    def pending_approvals(self, owner: str | None = None, max_rows: int = 100) -> list[Approval]:
-        """``ai.pending_approvals``: what waits for a person, oldest first."""
-        return self._rows(PENDING_APPROVALS, (owner, max_rows))
+    def pending_approvals(
+        self, owner: str | None = None, max_rows: int = 100, after_approval_id: str | None = None
+    ) -> list[Approval]:
+        """``ai.pending_approvals``: what waits for a person, oldest first; the next page:
+        ``after_approval_id`` = the last approval's id."""
+        return self._rows(PENDING_APPROVALS, (owner, max_rows, after_approval_id))
 
     def get_approval(self, approval_id: str) -> Approval:
         """``ai.get_approval``."""
@@ -75,8 +78,10 @@ class AsyncHumanInTheLoopMethods:
     async def resolve_human(self, thread_id: str, checkpoint_id: str, decision: Any) -> Approval:
         return (await self._rows(RESOLVE_HUMAN, (thread_id, checkpoint_id, _json(decision))))[0]
 
-    async def pending_approvals(self, owner: str | None = None, max_rows: int = 100) -> list[Approval]:
-        return await self._rows(PENDING_APPROVALS, (owner, max_rows))
+    async def pending_approvals(
+        self, owner: str | None = None, max_rows: int = 100, after_approval_id: str | None = None
+    ) -> list[Approval]:
+        return await self._rows(PENDING_APPROVALS, (owner, max_rows, after_approval_id))
 
     async def get_approval(self, approval_id: str) -> Approval:
         return (await self._rows(GET_APPROVAL, (approval_id,)))[0]

@@ -86,6 +86,8 @@ PUT_STEP = (
 PUT_WRITES = client.PUT_WRITES.sql
 GET_CHECKPOINT = client.GET_CHECKPOINT.sql
 LIST_CHECKPOINTS = client.LIST_CHECKPOINTS.sql
+#: rows per call of ai.list_checkpoints: list() reads on page by page (the server returns one bounded page)
+_LIST_PAGE = 500
 DELETE_THREAD = client.DELETE_THREAD.sql
 DELETE_FOR_RUNS = client.DELETE_FOR_RUNS.sql
 COPY_THREAD = client.COPY_THREAD.sql
@@ -610,15 +612,31 @@ class _Codec(BaseCheckpointSaver[str]):
         before: RunnableConfig | None,
         limit: int | None,
     ) -> tuple[Any, ...]:
+        """The first page's arguments of ai.list_checkpoints (at most _LIST_PAGE rows)."""
         configurable = (config or {}).get("configurable", {})
         thread_id = configurable.get("thread_id")
         return (
             None if thread_id is None else str(thread_id),
             configurable.get("checkpoint_ns"),
             get_checkpoint_id(before) if before else None,
-            limit,
+            _LIST_PAGE if limit is None else min(limit, _LIST_PAGE),
             Jsonb(filter) if filter else None,
+            None,
+            None,
         )
+
+    @staticmethod
+    def _next_page(
+        args: tuple[Any, ...], rows: Sequence[Sequence[Any]], limit: int | None, listed: int
+    ) -> tuple[Any, ...] | None:
+        """The next page's arguments after ``rows`` (``listed`` rows so far), or None: the server
+        returns one bounded page, and list() reads on from the last row's (checkpoint_id,
+        thread_id, checkpoint_ns) until a short page or ``limit``."""
+        if len(rows) < args[3] or (limit is not None and listed >= limit):
+            return None
+        last = rows[-1]  # ai.checkpoint_tuple: thread_id, checkpoint_ns, checkpoint_id, ...
+        size = _LIST_PAGE if limit is None else min(limit - listed, _LIST_PAGE)
+        return (args[0], args[1], last[2], size, args[4], last[0], last[1])
 
     @staticmethod
     def _prune_args(thread_ids: Sequence[str], strategy: str) -> tuple[Any, ...]:
@@ -804,7 +822,15 @@ class AgentStateSaver(_Codec):
                 yield found
             return
         self._send_held((config or {}).get("configurable", {}).get("thread_id"))
-        yield from self._load(self._execute(LIST_CHECKPOINTS, self._list_args(config, filter, before, limit)))
+        if limit == 0:
+            return
+        args: tuple[Any, ...] | None = self._list_args(config, filter, before, limit)
+        listed = 0
+        while args is not None:
+            rows = self._execute(LIST_CHECKPOINTS, args)
+            listed += len(rows)
+            yield from self._load(rows)
+            args = self._next_page(args, rows, limit, listed)
 
     def put(
         self,
@@ -1027,9 +1053,16 @@ class AsyncAgentStateSaver(_Codec):
                 yield found
             return
         await self._send_held((config or {}).get("configurable", {}).get("thread_id"))
-        rows = await self._execute(LIST_CHECKPOINTS, self._list_args(config, filter, before, limit))
-        for item in await self._load(rows):
-            yield item
+        if limit == 0:
+            return
+        args: tuple[Any, ...] | None = self._list_args(config, filter, before, limit)
+        listed = 0
+        while args is not None:
+            rows = await self._execute(LIST_CHECKPOINTS, args)
+            listed += len(rows)
+            for item in await self._load(rows):
+                yield item
+            args = self._next_page(args, rows, limit, listed)
 
     async def aput(
         self,

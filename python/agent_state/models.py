@@ -168,6 +168,15 @@ class ArchivedSession:
     rows_moved: dict[str, int]
 
 
+@dataclass(frozen=True, slots=True)
+class PruneBatch:
+    """One batch of ai.prune_idle_threads: threads pruned, and where the next batch starts (None:
+    the walk is done)."""
+
+    pruned: int
+    next_thread_id: str | None
+
+
 # -- queue ---------------------------------------------------------------------------------------
 
 

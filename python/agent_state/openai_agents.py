@@ -46,12 +46,14 @@ from psycopg_pool import AsyncConnectionPool
 
 from .client import AsyncClient
 from .errors import NotFound
-from .models import MessageRole, NewMessage
+from .models import Message, MessageRole, NewMessage
 
 __all__ = ["AgentStateSession", "item_role"]
 
 # How many times add_items sends its batch again after a connection error (same keys each time).
 _SEND_ATTEMPTS = 3
+#: rows per call of ai.visible_messages (its own bound is 10,000)
+_PAGE = 1000
 
 _ROLES: dict[str, MessageRole] = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
 
@@ -111,9 +113,18 @@ class AgentStateSession:
     async def get_items(self, limit: int | None = None) -> list[Any]:
         """The newest ``limit`` visible items (all when None and no settings limit), oldest first."""
         limit = resolve_session_limit(limit, self.session_settings)
+        rows: list[Message] = []
         try:
             async with self._client() as client:
-                rows = await client.visible_messages(self.session_id, limit)
+                # ai.visible_messages returns one bounded page: read back page by page
+                before: int | None = None
+                while True:
+                    size = _PAGE if limit is None else min(limit - len(rows), _PAGE)
+                    page = await client.visible_messages(self.session_id, size, before) if size > 0 else []
+                    rows[:0] = page
+                    if len(page) < size or size == 0:
+                        break
+                    before = page[0].seq
         except NotFound:
             return []
         return [row.content for row in rows]

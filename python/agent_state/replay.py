@@ -148,8 +148,8 @@ def replay(
     thread is never touched. With ``record``, the outcome goes to ``ai.eval_runs``."""
     fork = client.fork_thread(thread_id, checkpoint_id, None, checkpoint_ns)
     run(client, fork, checkpoint_id)
-    reference = client.trajectory(thread_id, checkpoint_id, checkpoint_ns)
-    comparison = compare(reference, client.trajectory(fork), scorer, pass_score)
+    reference = _whole_trajectory(client, thread_id, checkpoint_id, checkpoint_ns)
+    comparison = compare(reference, _whole_trajectory(client, fork), scorer, pass_score)
     eval_run = None
     if record:
         name: str = candidate or str(getattr(run, "__qualname__", repr(run)))
@@ -157,3 +157,17 @@ def replay(
             thread_id, name, comparison.passed, comparison.scores, comparison.as_json(), fork, checkpoint_id
         )
     return ReplayResult(fork, comparison, eval_run)
+
+
+def _whole_trajectory(
+    client: Client, thread_id: str, after_checkpoint_id: str | None = None, checkpoint_ns: str = ""
+) -> list[TrajectoryStep]:
+    """Every step: ai.trajectory returns a page of at most 10,000, read on by the last step's seq."""
+    steps: list[TrajectoryStep] = []
+    while True:
+        page = client.trajectory(
+            thread_id, after_checkpoint_id, checkpoint_ns, after_seq=steps[-1].seq if steps else None
+        )
+        steps.extend(page)
+        if len(page) < 10000:
+            return steps

@@ -68,7 +68,7 @@ _REQUIRED_FUNCTIONS = (
     "bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb)",
     "ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint)",
     "ai.get_checkpoint(text, text, text)",
-    "ai.list_checkpoints(text, text, text, integer, jsonb)",
+    "ai.list_checkpoints(text, text, text, integer, jsonb, text, text)",
     "ai.copy_thread(text, text)",
     "ai.delete_thread(text)",
     "ai.prune_checkpoints(text[], text)",

@@ -50,6 +50,7 @@ SMALL = {
     "BENCH_RETENTION_QUEUE": "5000",  # more than 2 clients claim in BENCH_SECONDS
     "BENCH_RETENTION_JOB_SIZES": "1000 2000",  # the per-session cost against the jobs tables' size
     "BENCH_RETENTION_SCALE_SESSIONS": "5",
+    "BENCH_TENANT_ROWS": "2000",
     # the others
     "BENCH_COMPACTION_MESSAGES": "200",
     "BENCH_CALLS": "20",
@@ -72,6 +73,7 @@ SCRIPTS = {
     "retention.sh": (120, "archive_sessions rows moved"),
     "sessions.sh": (90, "appends per second"),
     "streams.sh": (90, "LISTEN/NOTIFY"),
+    "tenant_reads.sh": (120, "pending_approvals"),
 }
 
 

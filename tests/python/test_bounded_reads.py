@@ -21,6 +21,8 @@ import pytest
 pytestmark = pytest.mark.session_features
 
 OTHER_THREADS, OTHER_JOBS_PER_THREAD, OTHER_CHECKPOINTS_PER_THREAD = 100, 60, 30
+#: Tenant B's pending approvals (one per thread, so threads of their own) and eval runs: more than BOUND.
+OTHER_APPROVALS, OTHER_EVAL_RUNS = 600, 600
 #: Tenant A's rows are a handful; what a bounded read may touch is a small multiple of them plus the
 #: catalog lookups of the functions. Tenant B has 6,000 jobs and 3,000 checkpoints.
 BOUND = 400
@@ -68,9 +70,41 @@ def crowd(module_dsn: str) -> Iterator[dict[str, str]]:
             " from generate_series(1, %(n)s) t, generate_series(1, %(k)s) k",
             {"p": b_prefix, "n": OTHER_THREADS, "k": OTHER_CHECKPOINTS_PER_THREAD},
         )
+        conn.execute(
+            "select ai.record_eval_run(%(p)s || '-evals', 'candidate', true)"
+            " from (select ai.create_session(%(p)s || '-evals')) s, generate_series(1, %(n)s)",
+            {"p": b_prefix, "n": OTHER_EVAL_RUNS},
+        )
+        conn.execute(
+            "select ai.create_session(%(p)s || '-approval-' || t),"
+            " ai.enqueue_job(%(p)s || '-approval-' || t, '{}'::jsonb, %(q)s || '-approvals')"
+            " from generate_series(1, %(n)s) t",
+            {"p": b_prefix, "q": queue, "n": OTHER_APPROVALS},
+        )
         conn.execute("reset session authorization")
-        conn.execute("analyze ai.agent_jobs, ai.agent_sessions, ai.checkpoints")
+        conn.execute("set session authorization tenant_a")
+        conn.execute("select ai.record_eval_run(%s, 'candidate', true)", (f"{a_prefix}-1",))
+        conn.execute(
+            "select ai.create_session(%(t)s), ai.enqueue_job(%(t)s, '{}'::jsonb, %(q)s)",
+            {"t": f"{a_prefix}-approval", "q": f"{queue}-approvals"},
+        )
+        conn.execute("reset session authorization")
+        # one approval of A among B's 600: a walk over every owner's pending approvals reads all
+        # 601 before it can tell that A has no more
+        conn.execute("set session authorization app_service")
+        conn.execute(
+            "select ai.request_human(j.job_id, j.fencing_token, 'c')"
+            " from ai.claim_jobs('bounded-worker', '1 hour', %s, %s) j",
+            (f"{queue}-approvals", OTHER_APPROVALS + 1),
+        )
+        conn.execute("reset session authorization")
+        conn.execute("analyze ai.agent_jobs, ai.agent_sessions, ai.checkpoints, ai.human_approvals, ai.eval_runs")
     yield {"a": a_prefix, "b": b_prefix, "queue": queue}
+    # the crowd's pending approvals would sit in every later list of pending approvals: gone with
+    # its sessions (the superuser's delete; the foreign keys cascade)
+    with psycopg.connect(module_dsn, autocommit=True) as conn:
+        conn.execute("delete from ai.agent_sessions where thread_id like %s or thread_id like %s",
+                     (f"{a_prefix}-%", f"{b_prefix}-%"))  # fmt: skip
 
 
 def rows_read(dsn: str, user: str, query: str, params: tuple[Any, ...] = ()) -> tuple[int, int]:
@@ -103,6 +137,10 @@ def rows_read(dsn: str, user: str, query: str, params: tuple[Any, ...] = ()) -> 
         ("list_jobs of a queue", "select * from ai.list_jobs(%(queue)s)"),
         ("queue_stats", "select * from ai.queue_stats()"),
         ("list_checkpoints of every thread", "select * from ai.list_checkpoints(null)"),
+        ("list_sessions", "select * from ai.list_sessions()"),
+        ("pending_approvals", "select * from ai.pending_approvals()"),
+        ("get_eval_runs", "select * from ai.get_eval_runs()"),
+        ("prune_idle_threads (one batch)", "select * from ai.prune_idle_threads('1 day')"),
     ],
 )
 def test_a_tenants_read_does_not_read_the_other_tenants_rows(
@@ -140,3 +178,47 @@ def test_deleting_a_session_reads_its_own_jobs_not_the_table(module_dsn: str, cr
     assert read <= BOUND + OTHER_JOBS_PER_THREAD + OTHER_CHECKPOINTS_PER_THREAD, (
         f"deleting one thread of {OTHER_JOBS_PER_THREAD} jobs read {read} rows"
     )
+
+
+def test_savers_list_and_session_items_read_on_past_one_page(role_dsn: Any) -> None:
+    """The SQL lists return one bounded page; LangGraph's list() and the Agents SDK's get_items()
+    promise every row, so the savers and the session read on page by page (500 checkpoints, 1,000
+    items a call)."""
+    import asyncio
+
+    from langgraph.checkpoint.base import empty_checkpoint
+    from psycopg_pool import AsyncConnectionPool
+
+    from agent_state.langgraph import AgentStateSaver, AsyncAgentStateSaver
+    from agent_state.openai_agents import AgentStateSession
+
+    thread = f"pages-{uuid.uuid4().hex[:8]}"
+    config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+    with psycopg.connect(role_dsn("tenant_a"), autocommit=True) as conn:
+        saver = AgentStateSaver(conn)
+        for step in range(520):
+            config = saver.put(config, empty_checkpoint(), {"source": "loop", "step": step, "parents": {}}, {})
+        listed = [t.checkpoint["id"] for t in saver.list({"configurable": {"thread_id": thread}})]
+        assert len(listed) == len(set(listed)) == 520
+        assert listed == sorted(listed, reverse=True)
+        assert len(list(saver.list({"configurable": {"thread_id": thread}}, limit=510))) == 510
+        assert list(saver.list({"configurable": {"thread_id": thread}}, limit=0)) == []
+        conn.execute(
+            "select ai.append_message_idempotent(%s, 'user', to_jsonb(i)) from generate_series(1, 1005) i",
+            (thread,),
+        )
+
+    async def read_async() -> tuple[int, list[Any]]:
+        pool = AsyncConnectionPool(role_dsn("tenant_a"), kwargs={"autocommit": True}, min_size=1, open=False)
+        await pool.open()
+        try:
+            async_saver = AsyncAgentStateSaver(pool)
+            count = len([t async for t in async_saver.alist({"configurable": {"thread_id": thread}})])
+            items = await AgentStateSession(thread, pool).get_items()
+            return count, items
+        finally:
+            await pool.close()
+
+    count, items = asyncio.run(read_async())
+    assert count == 520
+    assert items == list(range(1, 1006))

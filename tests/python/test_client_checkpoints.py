@@ -18,6 +18,7 @@ from agent_state import (
     LineageStep,
     NotFound,
     PendingWrite,
+    PruneBatch,
     ThreadDeleted,
 )
 
@@ -59,7 +60,7 @@ def test_put_get_list_lineage_fork_and_delete(tenant: Client, thread_id: str) ->
     assert [r.checkpoint_id for r in tenant.list_checkpoints(fork)] == [first]
     assert tenant.copy_thread(thread_id, f"{thread_id}-copy") == 2
     assert tenant.prune_checkpoints([f"{thread_id}-copy"]) == 1
-    assert tenant.prune_idle_threads(timedelta(days=1)) == 0
+    assert tenant.prune_idle_threads(timedelta(days=1)) == PruneBatch(pruned=0, next_thread_id=None)
     assert tenant.delete_for_runs(["no-such-run"]) == 0
     assert tenant.delete_thread(thread_id) is True
     with pytest.raises(ThreadDeleted):

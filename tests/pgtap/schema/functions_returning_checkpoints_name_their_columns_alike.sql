@@ -19,9 +19,9 @@ create temporary view fn_columns as
 select is_empty($$select fn || ': ' || name from fn_columns where name in ('id', 'parent_id')$$,
                 'no function of ai returns a bare id or parent_id');
 select set_eq($$select fn from fn_columns where name = 'parent_checkpoint_id'$$,
-              $$values ('ai.checkpoint_lineage(text,text,text,text)'), ('ai.checkpoint_tree(text,text,integer)'),
-                       ('ai.checkpoints_between(text,timestamp with time zone,timestamp with time zone)'),
-                       ('ai.get_checkpoint(text,text,text)'), ('ai.list_checkpoints(text,text,text,integer,jsonb)')$$,
+              $$values ('ai.checkpoint_lineage(text,text,text,text,integer)'), ('ai.checkpoint_tree(text,text,integer,text)'),
+                       ('ai.checkpoints_between(text,timestamp with time zone,timestamp with time zone,integer,text,text)'),
+                       ('ai.get_checkpoint(text,text,text)'), ('ai.list_checkpoints(text,text,text,integer,jsonb,text,text)')$$,
               'the functions returning checkpoints call the parent parent_checkpoint_id');
 
 select * from finish();
