@@ -10,7 +10,8 @@ catalog or a run of the command it shows:
   expression in front refuses); "Internal" comments are the ai._* functions, granted to no role;
   "For ai_service" ones are executable by ai_service and not by ai_user;
 * the README's diagram marks "(fenced)" only calls that take a fencing token;
-* docs/cli.md's examples of `--version`, `deploy` and `status` print what the commands print.
+* docs/cli.md's examples of `--version`, `deploy` and `status` print what the commands print, and
+  those of `sessions`, `jobs`, `stats`, `approvals` and `show` the columns the commands print.
 """
 
 from __future__ import annotations
@@ -286,3 +287,39 @@ def test_the_status_example_names_the_schemas_version(direct_dsn: str) -> None:
     assert [line for line in out if line.startswith("this agent-state needs")] == [
         line for line in shown if line.startswith("this agent-state needs")
     ]
+
+
+def _header(lines: list[str]) -> list[str]:
+    return lines[0].split() if lines else []
+
+
+def test_the_read_examples_show_the_columns_the_commands_print(fresh_database: str) -> None:
+    """`sessions`, `jobs`, `stats`, `approvals` and `show` on a database with a thread like the
+    docs' trip-42 (a message, a job of graph-runs waiting for a person): each prints the header the
+    block shows."""
+    assert _cli(fresh_database, "deploy").returncode == 0
+    with psycopg.connect(dsn_as(fresh_database, "tenant_a"), autocommit=True) as tenant:
+        tenant.execute("select ai.create_session('trip-42')")
+        tenant.execute("select ai.create_session('trip-44')")  # active: trip-42 will wait
+        tenant.execute("""select ai.append_message_idempotent('trip-42', 'user', '"Plan three days in Lisbon."')""")
+        tenant.execute("select ai.enqueue_job('trip-42', '{}', queue => 'graph-runs')")
+    with psycopg.connect(dsn_as(fresh_database, "app_service"), autocommit=True) as service:
+        job = service.execute(
+            "select job_id, fencing_token from ai.claim_job('w', '1 minute', 'graph-runs')"
+        ).fetchone()
+        assert job is not None
+        service.execute("select ai.request_human(%s, %s, 'c1')", job)
+    service_dsn = dsn_as(fresh_database, "app_service")
+    blocks = _console_blocks()
+    wrong = []
+    for subcommand in ("sessions", "jobs", "stats", "approvals", "show"):
+        block = blocks[subcommand]
+        command, *shown = block.splitlines()
+        args = command.removeprefix("$ agent-state ").split()
+        done = _cli(service_dsn, *args)
+        printed = done.stdout.splitlines()
+        if subcommand == "show":  # 'thread trip-42', then the table
+            printed, shown = printed[1:], shown[1:]
+        if done.returncode != 0 or _header(printed) != _header(shown):
+            wrong.append(f"{command}: docs/cli.md shows {_header(shown)}, it prints {printed[:1]} {done.stderr[-200:]}")
+    assert wrong == [], "\n".join(wrong)
