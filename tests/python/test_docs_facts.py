@@ -9,7 +9,8 @@ catalog or a run of the command it shows:
   function's comment says when its CHECK calls it (every row, or only for a row the plain
   expression in front refuses); "Internal" comments are the ai._* functions, granted to no role;
   "For ai_service" ones are executable by ai_service and not by ai_user;
-* the README's diagram marks "(fenced)" only calls that take a fencing token;
+* the README's diagram marks "(fenced)" only calls that take a fencing token; every `ai.name(`
+  the docs show is a function of schema ai;
 * docs/cli.md's examples of `--version`, `deploy` and `status` print what the commands print, and
   those of `sessions`, `jobs`, `stats`, `approvals` and `show` the columns the commands print.
 """
@@ -221,6 +222,22 @@ def test_the_readme_marks_fenced_only_calls_that_take_a_fencing_token(conn: psyc
         if name not in fenced
     ]
     assert wrong == [], "marked fenced without a fencing_token argument: " + "; ".join(wrong)
+
+
+def test_the_sql_functions_the_docs_call_exist(conn: psycopg.Connection[Any]) -> None:
+    """Every `ai.name(` a doc shows is a function of schema ai (the changelog, which tells of past
+    releases, aside)."""
+    names = {
+        row[0] for row in conn.execute("select proname from pg_catalog.pg_proc where pronamespace = 'ai'::regnamespace")
+    }
+    wrong = [
+        f"{path.relative_to(ROOT)}: ai.{name}"
+        for path in DOCS
+        if path.name != "CHANGELOG.md"
+        for name in sorted(set(re.findall(r"\bai\.([a-z_][a-z0-9_]*)\(", _text(path))))
+        if name not in names
+    ]
+    assert wrong == [], "docs call functions schema ai does not have: " + ", ".join(wrong)
 
 
 # ---------------------------------------------------------------------------------------------
