@@ -47,6 +47,8 @@ begin
   return true;
 end
 $$;
+-- 0.1.0's comment, not true: the CHECK calls the function for every row. The change
+-- comments_0_2 sets the current one (a released table change is not edited).
 comment on function ai._check_checkpoint_row(jsonb, jsonb) is
   'Internal: called by the CHECK of ai.checkpoints rows only for a row that breaks a rule (metadata and channel_versions are JSON objects); raises 23514 naming it, true when none is broken.';
 

@@ -93,24 +93,6 @@ end
 $$;
 comment on function ai._check_blob_sizes(bytea, text[], text[], bytea[]) is 'Internal guard: AS003 for a checkpoint or a value over 16 MiB, AS002 for a channel name or version over 255 characters.';
 
--- A fenced write: the queue's check that the caller still holds the job, in this transaction.
-create or replace function ai._fence(job_id bigint, fencing_token bigint) returns void
-language plpgsql volatile
-as $$
-begin
-  if job_id is null and fencing_token is null then
-    return;
-  end if;
-  if job_id is null or fencing_token is null then
-    raise exception using errcode = 'AS002', message = 'job_id and fencing_token go together: give both or neither';
-  end if;
-  -- AS006 when the token is stale or the lease expired; checked again when this transaction
-  -- commits, so a checkpoint of a job taken away meanwhile is not kept.
-  perform ai.fenced_write(job_id, fencing_token);
-end
-$$;
-comment on function ai._fence(bigint, bigint) is 'Internal: a no-op without job_id/fencing_token; else ai.fenced_write(job_id, fencing_token) (AS006 when stale, AS001 unknown job).';
-
 -- The owner of a thread that a checkpoint write goes to. An unknown thread is created for the
 -- caller (LangGraph users never call create_session), unless the caller deleted it (AS020).
 -- Another tenant's thread is AS001, as anywhere else.
@@ -414,7 +396,7 @@ begin
     raise exception using errcode = 'AS002', message = 'write arrays need write_task_id';
   end if;
   if job_id is not null or fencing_token is not null then
-    perform ai._fence(job_id, fencing_token);
+    perform ai._fence(a_thread_id, job_id, fencing_token);
   end if;
 
   if a_durability = 'async' then
@@ -473,7 +455,7 @@ begin
 end
 $$;
 comment on function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb) is
-  'Saves a durable step in one call and one transaction; returns the checkpoint''s id (a new ULID when checkpoint_id is NULL). The checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version; blob_bases names, per value, the version of the same channel whose list it extends with these items: a delta, rebuilt whole on read; NULL for a whole value). Putting the same id again replaces the checkpoint. Optionally one task''s pending writes for the parent checkpoint (write_task_id, write_task_path, write_idx/channels/types/blobs, as ai.put_writes stores them) and messages appended to the thread (a JSON array, as ai.append_messages takes). Creates the session for the caller when the thread is new. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument (a channel name or version over 255 characters too), AS003 metadata over 1 MiB or the checkpoint or a value over 16 MiB, AS006 stale fencing token, AS020 deleted thread, AS061 a delta whose base is not stored (send the whole value); the messages'' errors as ai.append_messages raises them.';
+  'Saves a durable step in one call and one transaction; returns the checkpoint''s id (a new ULID when checkpoint_id is NULL). The checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version; blob_bases names, per value, the version of the same channel whose list it extends with these items: a delta, rebuilt whole on read; NULL for a whole value). Putting the same id again replaces the checkpoint. Optionally one task''s pending writes for the parent checkpoint (write_task_id, write_task_path, write_idx/channels/types/blobs, as ai.put_writes stores them) and messages appended to the thread (a JSON array, as ai.append_messages takes). Creates the session for the caller when the thread is new. job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument (a channel name or version over 255 characters too), AS003 metadata over 1 MiB or the checkpoint or a value over 16 MiB, AS006 stale fencing token, AS020 deleted thread, AS061 a delta whose base is not stored (send the whole value); the messages'' errors as ai.append_messages raises them.';
 
 create or replace function ai.put_writes(
   thread_id text,
@@ -511,7 +493,7 @@ begin
   end if;
   perform ai._check_writes(task_id, task_path, idx, channels, types, blobs);
   if job_id is not null or fencing_token is not null then
-    perform ai._fence(job_id, fencing_token);
+    perform ai._fence(a_thread_id, job_id, fencing_token);
   end if;
 
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
@@ -523,7 +505,7 @@ begin
 end
 $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
-  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites; within one call, the last write of a negative idx and the first of any other idx count. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument (a channel name over 255 characters too), AS003 a value over 16 MiB, AS006 stale fencing token, AS020 deleted thread.';
+  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites; within one call, the last write of a negative idx and the first of any other idx count. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s). AS001 another tenant''s thread, AS002 bad argument (a channel name over 255 characters too), AS003 a value over 16 MiB, AS006 stale fencing token, AS020 deleted thread.';
 
 -- The values and pending writes of one checkpoint row, for get_checkpoint and list_checkpoints.
 -- A set-returning SQL function of one SELECT: inlined into the caller's query and planned with it.
@@ -927,6 +909,8 @@ declare
   v_depth integer := 0;
   v_version text;
   v_kind text;
+  v_scan refcursor;
+  v_scanning boolean := true;
   r record;
 begin
   select array_agg(distinct c) into v_channels from pg_catalog.unnest(channels) c where c is not null;
@@ -943,14 +927,30 @@ begin
     return;  -- unknown target, or a root: nothing before it
   end if;
 
-  -- One backward range scan; a parent not older than its child is followed by probes below.
-  for r in
+  -- One walk, one block per ancestor. The next ancestor comes from one backward range scan while
+  -- it lasts (rows that are not the parent wanted stream by); a parent not older than its child
+  -- (ids in no time order) ends the scan, and from there each step is a primary-key probe.
+  open v_scan for
     select c.checkpoint_id, c.parent_checkpoint_id, c.channel_versions, c.metadata
     from ai.checkpoints c
     where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id <= v_want
-    order by c.checkpoint_id desc
+    order by c.checkpoint_id desc;
   loop
-    continue when r.checkpoint_id <> v_want;
+    if v_scanning then
+      fetch v_scan into r;
+      if not found then
+        v_scanning := false;
+        close v_scan;
+      elsif r.checkpoint_id <> v_want then
+        continue;
+      end if;
+    end if;
+    if not v_scanning then
+      select c.checkpoint_id, c.parent_checkpoint_id, c.channel_versions, c.metadata into r
+      from ai.checkpoints c
+      where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = v_want;
+      exit when not found;
+    end if;
     v_depth := v_depth + 1;
     for i in 1 .. pg_catalog.cardinality(v_channels) loop
       continue when v_done[i];
@@ -980,41 +980,9 @@ begin
     v_want := r.parent_checkpoint_id;
     exit when v_want is null or v_left = 0;
   end loop;
-
-  -- A parent newer than its child (ids in no time order): one primary-key probe per step.
-  while v_want is not null and v_left > 0 loop
-    select c.checkpoint_id, c.parent_checkpoint_id, c.channel_versions, c.metadata into r
-    from ai.checkpoints c
-    where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = v_want;
-    exit when not found;
-    v_depth := v_depth + 1;
-    for i in 1 .. pg_catalog.cardinality(v_channels) loop
-      continue when v_done[i];
-      v_kind := null;
-      v_version := r.channel_versions ->> v_channels[i];
-      if v_version is not null and v_version is distinct from v_last[i] then
-        v_last[i] := v_version;
-        if exists (select from ai.checkpoint_blobs b
-                   where b.thread_id = a_thread_id and b.checkpoint_ns = a_ns
-                     and b.channel = v_channels[i] and b.version = v_version) then
-          v_kind := 'blob';
-        elsif not coalesce(r.metadata -> 'counters_since_delta_snapshot' ? v_channels[i], false) then
-          v_kind := 'checkpoint';
-        end if;
-      end if;
-      depth := v_depth;
-      ancestor_id := r.checkpoint_id;
-      channel := v_channels[i];
-      seed_kind := v_kind;
-      seed_version := case when v_kind is not null then v_version end;
-      return next;
-      if v_kind is not null then
-        v_done[i] := true;
-        v_left := v_left - 1;
-      end if;
-    end loop;
-    v_want := r.parent_checkpoint_id;
-  end loop;
+  if v_scanning then
+    close v_scan;
+  end if;
 end
 $$;
 comment on function ai._delta_walk(text, text, text, text[]) is
@@ -1481,8 +1449,14 @@ $$;
 comment on procedure ai.prune_all_idle_threads(interval, text, integer) is
   'Retention by age over every session the caller sees: ai.prune_idle_threads batch after batch of batch_size sessions, committing each (CALL it outside a transaction block, e.g. from cron or pg_cron).';
 
+-- The 0.1.0 fence of put_checkpoint and put_writes (both-or-neither, no thread check) gave way
+-- to ai._fence(thread_id, job_id, fencing_token), the one guard of every write made for a job
+-- (deploy/sessions_functions.sql); this change's revert brings it back with the 0.1.0 bodies.
+-- Dropped after its callers are replaced above.
+drop function if exists ai._fence(bigint, bigint);
+
 revoke execute on function
-  ai._check_checkpoint_ns(text), ai._check_blob_sizes(bytea, text[], text[], bytea[]), ai._fence(bigint, bigint),
+  ai._check_checkpoint_ns(text), ai._check_blob_sizes(bytea, text[], text[], bytea[]),
   ai._checkpoint_thread_owner(text), ai._collect_checkpoint_blobs(text[]), ai._rebuilt_value(text, text, text, text),
   ai._insert_writes(text, text, text, text, text, text, integer[], text[], text[], bytea[]),
   ai._check_writes(text, text, integer[], text[], text[], bytea[]),

@@ -4,9 +4,13 @@
 -- Every domain failure raises a custom SQLSTATE of class AS, so a client in any language can
 -- branch on the code instead of parsing messages. This table is the one list; docs/errors.md
 -- and the Python exception map are checked against it by the tests. Later changes add their
--- own rows (queue AS010-AS019, checkpoints AS020-AS029, human-in-the-loop AS030-AS039,
--- retention AS040-AS049). Postgres' own codes still apply where they fit (22P05 for a NUL
--- character in a JSON string, which Postgres rejects before any function runs).
+-- own rows, each change in its own range: checkpoints AS020-AS029, side_effects AS030-AS031,
+-- human_in_the_loop AS032-AS039, compaction AS040, retention AS041-AS049, streams AS050-AS059,
+-- checkpoint_deltas AS060-AS069 (the queue raises the general codes of this change, AS004 and
+-- AS006; tests/python/test_docs_facts.py holds each change's rows to its range here). Postgres'
+-- own codes still apply where they fit (22P05 for a NUL character in a JSON string, which
+-- Postgres rejects before any function runs). Only the comments of this released script change
+-- (issue 22); its statements are those of v0.1.0.
 begin;
 
 create table ai.error_codes (
@@ -26,9 +30,10 @@ insert into ai.error_codes (sqlstate, name, description) values
   ('AS007', 'permission_denied', 'The caller may not do this, e.g. act for another owner without being a member of ai_service.'),
   ('AS008', 'not_an_owner', 'The caller (after SET ROLE) or the acting owner is a role that cannot log in (ai_user, ai_service, any group role): it is never an owner identity.');
 
--- Reference data, readable by everyone. RLS is on as on every table, with a policy that lets
--- every row through: who may write is decided by the grants alone (only the schema owner, whose
--- later changes add their codes; a forced select-only policy would refuse even the owner).
+-- Reference data that only the schema owner reads (its functions, the tests; no grant below).
+-- RLS is on as on every table, with a policy that lets every row through: who may read or write
+-- is decided by the grants alone (only the schema owner, whose later changes add their codes; a
+-- forced select-only policy would refuse even the owner).
 alter table ai.error_codes enable row level security;
 alter table ai.error_codes force row level security;
 create policy error_codes_all_rows on ai.error_codes using (true) with check (true);

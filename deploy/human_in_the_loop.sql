@@ -84,6 +84,8 @@ begin
   return true;
 end
 $$;
+-- 0.1.0's comment, not true: the CHECK calls the function for every row. The change
+-- comments_0_2 sets the current one (a released table change is not edited).
 comment on function ai._check_approval_row(text, text, jsonb, timestamptz) is
   'Internal: called by the CHECK of ai.human_approvals rows only for a row that breaks a rule (checkpoint_id length, status, a resolved approval''s decision, a cancelled one''s); raises 23514 naming the rule, true when none is broken.';
 revoke execute on function ai._check_approval_row(text, text, jsonb, timestamptz) from public;

@@ -29,13 +29,17 @@ declare
   j ai.agent_jobs;
   h ai.human_approvals;
 begin
-  if a_job_id is null or a_token is null then
+  if a_job_id is null and a_token is null then
     raise exception using errcode = 'AS002', message = 'job_id and fencing_token must not be NULL';
   end if;
   perform ai._check_text(a_checkpoint, 'checkpoint_id');
   perform ai._check_document(a_action, 'action');
+  -- The guard of every write made for a job (one without the other, lease lost, unknown job);
+  -- the thread is the job's own.
+  perform ai._fence(null, a_job_id, a_token);
 
-  -- Fenced in the UPDATE itself, as complete_job is. The pause gives the attempt back.
+  -- The UPDATE repeats the holder's condition, as complete_job does: a taker between the guard
+  -- and here leaves it nothing to match. The pause gives the attempt back.
   select u.lease_owner into v_worker from ai.agent_jobs u
   where u.job_id = a_job_id and u.status = 'IN_PROGRESS' and u.fencing_token = a_token and u.lease_expires_at > v_now;
   update ai.agent_jobs u
@@ -77,7 +81,7 @@ begin
 end
 $$;
 comment on function ai.request_human(bigint, bigint, text, jsonb) is
-  'Pauses a job held with fencing_token for a person (fenced): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
+  'Pauses a job held with fencing_token for a person (fenced: ai._fence): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
 
 -- A job that waited for a person was cancelled (called by the status trigger of ai.agent_jobs,
 -- ai._job_status_moved): its approval is cancelled, an approval_cancelled event written, and a

@@ -29,6 +29,8 @@ begin
   return true;
 end
 $$;
+-- 0.1.0's comment, not true: the CHECK calls the function for every row. The change
+-- comments_0_2 sets the current one (a released table change is not edited).
 comment on function ai._check_message_row(bigint, text, integer, text) is
   'Internal: called by the CHECK of ai.session_messages rows only for a row that breaks a rule (seq, role, token_count, idempotency key); raises 23514 naming the rule, true when none is broken.';
 

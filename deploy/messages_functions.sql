@@ -108,8 +108,9 @@ drop function if exists ai.append_message_idempotent(text, text, jsonb, integer,
 -- session row lock. (A stalled transaction's insert in flight therefore makes the next append of
 -- that thread wait until it ends: docs/queue.md.) The session's status is read without a lock: an
 -- append racing the session's completion may still land; one after it is AS004.
--- job_id + fencing_token make it a fenced write (ai.fenced_write inside): a worker's append is one
--- call in autocommit instead of BEGIN; fenced_write; append; COMMIT.
+-- job_id + fencing_token make it a fenced write (ai._fence: ai.fenced_write, and the job must be
+-- the thread's): a worker's append is one call in autocommit instead of BEGIN; fenced_write;
+-- append; COMMIT.
 create or replace function ai.append_message_idempotent(
   thread_id text, role text, content jsonb, turn integer default null,
   idempotency_key text default null, token_count integer default null,
@@ -149,10 +150,7 @@ begin
     raise exception using errcode = 'AS002', message = format('token_count must not be negative, not %s', a_tokens);
   end if;
   if a_job is not null or a_token is not null then
-    if a_job is null or a_token is null then
-      raise exception using errcode = 'AS002', message = 'job_id and fencing_token go together: give both or neither';
-    end if;
-    perform ai.fenced_write(a_job, a_token);
+    perform ai._fence(a_thread_id, a_job, a_token);
   end if;
   v_key := coalesce(a_key, ai.message_key(a_thread_id, a_role, a_content, a_turn));
 
@@ -197,7 +195,7 @@ begin
 end
 $$;
 comment on function ai.append_message_idempotent(text, text, jsonb, integer, text, integer, bigint, bigint) is
-  'Appends a message (role: system, user, assistant, tool_call or tool_result; content: JSON up to 1 MiB) and returns it with inserted = true. The idempotency key defaults to ai.message_key(thread_id, role, content, turn); a retry with the same key returns the original row with inserted = false and writes nothing. token_count defaults to ai.estimate_tokens(content). Safe under concurrent callers: seq stays gapless; writes the message row only (not the session row). job_id + fencing_token make it a fenced write (ai.fenced_write, checked again at commit): one call for a worker. AS001 unknown thread, AS002 bad argument, AS003 content too large, AS004 session finished, AS005 key reused for a different message, AS006 lease lost.';
+  'Appends a message (role: system, user, assistant, tool_call or tool_result; content: JSON up to 1 MiB) and returns it with inserted = true. The idempotency key defaults to ai.message_key(thread_id, role, content, turn); a retry with the same key returns the original row with inserted = false and writes nothing. token_count defaults to ai.estimate_tokens(content). Safe under concurrent callers: seq stays gapless; writes the message row only (not the session row). job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, checked again at commit, and the job is the thread''s): one call for a worker. AS001 unknown thread, AS002 bad argument, AS003 content too large, AS004 session finished, AS005 key reused for a different message, AS006 lease lost.';
 
 create or replace function ai.get_messages(thread_id text, after_seq bigint default 0, max_rows integer default 1000)
 returns setof ai.session_messages

@@ -32,8 +32,10 @@ begin;
 --   again when the transaction commits (a deferred constraint trigger). The commit goes through
 --   only if the job is still IN_PROGRESS under the caller's token with a lease that has not ended,
 --   or was finished by that very transaction; else it fails with AS006 and nothing it wrote stays.
---   fenced_write holds no lock, so nothing waits for an open fenced transaction: a reap, a cancel,
---   a release or complete by another transaction, a reclaim go ahead and fence it out.
+--   fenced_write holds no lock, so the fence makes nothing wait for an open fenced transaction: a
+--   reap, a cancel, a release or complete by another transaction, a reclaim go ahead and fence it
+--   out. What the transaction wrote stays locked as any write until it ends (its session row, a
+--   message's seq: docs/queue.md, "Fencing"). (Comment lines of a released script: issue 22.)
 --
 -- One thread at a time
 --   Two jobs of one thread are never IN_PROGRESS together. A claim picks only jobs whose thread has

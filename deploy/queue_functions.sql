@@ -170,18 +170,9 @@ comment on function ai._check_claim(text, interval, text) is 'Internal guard of 
 -- another tenant's thread: row-level security hides that row (an advisory-lock key, which any
 -- role can take, let a tenant starve another's jobs). It does not conflict with the KEY SHARE
 -- that enqueue_job's foreign key takes; a write to the session in flight (an append, a
--- checkpoint) makes a claim skip the thread for that moment. claim_job and claim_jobs
--- write the same lock out in their query, which spares a call per row.
-create or replace function ai._lock_thread(thread_id text) returns boolean
-language plpgsql volatile parallel restricted
-set search_path = pg_catalog, pg_temp
-as $$
-begin
-  perform from ai.agent_sessions s where s.thread_id = _lock_thread.thread_id for no key update skip locked;
-  return found;
-end
-$$;
-comment on function ai._lock_thread(text) is 'Internal: tries the claim''s lock on a thread (its ai.agent_sessions row, FOR NO KEY UPDATE SKIP LOCKED, until the transaction ends); true when taken (or already held).';
+-- checkpoint) makes a claim skip the thread for that moment. claim_job and claim_jobs write it
+-- in their query (a function call per row costs; 0.1.0's ai._lock_thread, which nothing called,
+-- is dropped at the end of this script).
 
 -- Called after a fenced UPDATE matched no row: AS001 when the caller cannot see the job at all
 -- (unknown, or another tenant's), AS006 (lease lost) otherwise, with what the row holds now.
@@ -374,7 +365,7 @@ begin
                       where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                       offset 0)  -- stays a per-row probe of the one-thread index, never a join
       and c.job_id <> all (v_passed)
-      -- the thread lock (ai._lock_thread, written out so it costs no function call per row):
+      -- the claim's per-thread lock (why a row lock: the comment before ai._raise_lease_lost):
       -- the thread's session row, which no tenant can lock for another tenant's thread
       and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
                   offset 0 for no key update skip locked)
@@ -460,7 +451,7 @@ begin
         and not exists (select from ai.agent_jobs b
                         where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                         offset 0)  -- stays a per-row probe of the one-thread index, never a join
-        -- the thread lock (ai._lock_thread, written out so it costs no function call per row):
+        -- the claim's per-thread lock (why a row lock: the comment before ai._raise_lease_lost):
         -- the thread's session row, which no tenant can lock for another tenant's thread
         and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
                     offset 0 for no key update skip locked)
@@ -1134,7 +1125,7 @@ comment on function ai.archive_jobs(interval, integer) is
 
 revoke execute on function
   ai._check_lease(interval), ai._check_claim(text, interval, text), ai._raise_lease_lost(bigint, bigint),
-  ai._raise_not_allowed(bigint, text), ai._lock_thread(text),
+  ai._raise_not_allowed(bigint, text),
   ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
   ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
@@ -1153,5 +1144,9 @@ grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text
   ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.retry_dead_job(bigint),
   ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text)
 to ai_service;
+
+-- 0.1.0's ai._lock_thread(text): claim_job and claim_jobs write the thread lock in their query,
+-- nothing called it (issue 22); the revert brings it back with the 0.1.0 bodies.
+drop function if exists ai._lock_thread(text);
 
 commit;

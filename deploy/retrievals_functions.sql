@@ -1,4 +1,5 @@
 -- Deploy agent-state:retrievals_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/retrievals_functions@v0.1.0.sql.
 -- requires: retrievals
 -- requires: messages_functions
 --
@@ -38,8 +39,7 @@ begin
   if a_key is not null then
     perform ai._check_text(a_key, 'idempotency_key');
   end if;
-  perform ai._check_job_token(a_job, a_token);
-  perform ai._fence_side_effect(a_thread_id, a_job, a_token);
+  perform ai._fence(a_thread_id, a_job, a_token);
   v_owner := ai._session_owner(a_thread_id);
   v_key := coalesce(a_key, 'retrieval:' || pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
              pg_catalog.jsonb_build_array(a_thread_id, a_turn, a_documents)::text, 'UTF8')), 'hex'));
@@ -61,7 +61,7 @@ begin
 end
 $$;
 comment on function ai.record_retrieval(text, integer, jsonb, text, bigint, bigint) is
-  'Keeps the documents (a JSON array of objects, up to 1 MiB) retrieved for a turn of a thread, and returns the row with inserted = true. The key defaults to a hash of thread, turn and documents; a retry returns the original with inserted = false. job_id + fencing_token make it a fenced write. AS001 unknown thread, AS002 bad argument, AS003 too large, AS005 key used for other documents, AS006 lease lost.';
+  'Keeps the documents (a JSON array of objects, up to 1 MiB) retrieved for a turn of a thread, and returns the row with inserted = true. The key defaults to a hash of thread, turn and documents; a retry returns the original with inserted = false. job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s). AS001 unknown thread, AS002 bad argument, AS003 too large, AS005 key used for other documents, AS006 lease lost.';
 
 create or replace function ai.get_turn_context(thread_id text, turn integer) returns ai.turn_context
 language plpgsql stable

@@ -31,6 +31,44 @@ end
 $$;
 comment on function ai._session_owner(text) is 'Internal guard: the owner of a visible thread; AS002 for a bad id, AS001 when not found (or another tenant''s).';
 
+-- The job/token rule of every write made for a job, in one function (issue 22): a write to a
+-- thread that names a job (put_checkpoint, put_writes, append_message_idempotent, the side-effect
+-- ledger, streams, usage, retrievals, request_human) calls it, and nothing writes the rule again.
+--   * neither job_id nor fencing_token: not a fenced write, nothing to check;
+--   * one without the other: AS002 (the side-effect ledger takes a token without a job, the
+--     attempt begin_side_effect returned, and calls this only with a job);
+--   * ai.fenced_write: the caller holds the job now (AS006 stale token or lease ended, AS001 a
+--     job it cannot see), checked again when its transaction commits;
+--   * the job is the thread's: a job's token is no licence to write to another thread (AS002).
+--     thread_id NULL is a call whose thread is the job's own (request_human).
+-- Defined here, in the first change of the release to be deployed, so that every later change's
+-- functions find it; PL/pgSQL, so that the tables and functions of later changes it names are
+-- looked up when it runs.
+create or replace function ai._fence(thread_id text, job_id bigint, fencing_token bigint) returns void
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if _fence.job_id is null then
+    if _fence.fencing_token is null then
+      return;
+    end if;
+    raise exception using errcode = 'AS002', message = 'job_id must not be NULL when fencing_token is given';
+  end if;
+  if _fence.fencing_token is null then
+    raise exception using errcode = 'AS002', message = 'fencing_token must not be NULL when job_id is given';
+  end if;
+  perform ai.fenced_write(_fence.job_id, _fence.fencing_token);
+  if _fence.thread_id is not null
+     and not exists (select from ai.agent_jobs j where j.job_id = _fence.job_id and j.thread_id = _fence.thread_id) then
+    raise exception using errcode = 'AS002',
+      message = pg_catalog.format('job %s does not advance thread %s', _fence.job_id, _fence.thread_id);
+  end if;
+end
+$$;
+comment on function ai._fence(text, bigint, bigint) is 'Internal guard of every write made for a job: nothing without job_id and fencing_token; AS002 for one without the other; ai.fenced_write (AS006 lease lost, AS001 unknown job); AS002 when the job is not the thread''s (thread_id NULL: the job''s own thread).';
+revoke execute on function ai._fence(text, bigint, bigint) from public;
+
 -- A session row as readers see it (issue 20): appends and checkpoint puts no longer write the
 -- session row, so last_seq and current_checkpoint_id are computed from the rows they stand for:
 -- the thread's newest message seq (the primary key, read backwards) and its newest root-namespace

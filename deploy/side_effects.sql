@@ -71,6 +71,8 @@ begin
   return true;
 end
 $$;
+-- 0.1.0's comment, not true: the CHECK calls the function for every row. The change
+-- comments_0_2 sets the current one (a released table change is not edited).
 comment on function ai._check_side_effect_row(text, text, integer, integer, timestamptz) is
   'Internal: called by the CHECK of ai.side_effects rows only for a row that breaks a rule (idempotency key length, status, attempt, takeovers, a done one''s finished_at); raises 23514 naming the rule, true when none is broken.';
 revoke execute on function ai._check_side_effect_row(text, text, integer, integer, timestamptz) from public;

@@ -1,4 +1,5 @@
 -- Deploy agent-state:side_effects_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/side_effects_functions@v0.1.0.sql.
 -- requires: side_effects
 -- requires: queue_functions
 --
@@ -34,22 +35,8 @@ $$;
 comment on function ai.idempotency_key(text[]) is
   'A deterministic key (64 hex characters, sha256) over the identifying fields of an operation, e.g. ai.idempotency_key(''charge'', user_id, amount::text). Each part is length-prefixed and NULL is distinct from ''''; the Python client computes the same key. AS002 no parts.';
 
--- The one rule of every fenced write's arguments: a job id comes with its fencing token. Every
--- guard of a call that takes (job_id, fencing_token) calls it (side effects, usage, retrievals,
--- streams); a token without a job is each call's own business (the side-effect ledger takes one).
-create or replace function ai._check_job_token(job_id bigint, fencing_token bigint) returns void
-language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
-as $$
-begin
-  if job_id is not null and fencing_token is null then
-    raise exception using errcode = 'AS002', message = 'fencing_token must not be NULL when job_id is given';
-  end if;
-end
-$$;
-comment on function ai._check_job_token(bigint, bigint) is 'Internal guard of every fenced write: AS002 when job_id is given without its fencing_token.';
-
--- Guards shared by the three calls: the key, and (job_id, fencing_token) given together.
+-- Guards shared by the three calls: the thread, the key, and a token (the job's, or without a
+-- job the attempt's) where the call needs one. The job and its token: ai._fence.
 create or replace function ai._check_side_effect_args(thread_id text, idempotency_key text, job_id bigint, fencing_token bigint,
                                            need_token boolean)
 returns void
@@ -59,35 +46,13 @@ as $$
 begin
   perform ai._check_thread_id(thread_id);
   perform ai._check_text(idempotency_key, 'idempotency_key');
-  perform ai._check_job_token(job_id, fencing_token);
-  if need_token and fencing_token is null then
+  if need_token and job_id is null and fencing_token is null then
     raise exception using errcode = 'AS002',
       message = 'fencing_token must not be NULL (without a job: the attempt begin_side_effect returned)';
   end if;
 end
 $$;
-comment on function ai._check_side_effect_args(text, text, bigint, bigint, boolean) is 'Internal guard of the side-effect calls: thread id, key, and a token with every job.';
-
--- With a job: asserts the caller holds it (AS006 otherwise; checked again when the caller's
--- transaction commits), and checks it advances this thread.
-create or replace function ai._fence_side_effect(thread_id text, job_id bigint, fencing_token bigint) returns void
-language plpgsql volatile
-as $$
-declare
-  v_thread text;
-begin
-  if job_id is null then
-    return;
-  end if;
-  perform ai.fenced_write(job_id, fencing_token);
-  select j.thread_id into v_thread from ai.agent_jobs j where j.job_id = _fence_side_effect.job_id;
-  if v_thread is distinct from _fence_side_effect.thread_id then
-    raise exception using errcode = 'AS002',
-      message = format('job %s does not advance thread %s', job_id, thread_id);
-  end if;
-end
-$$;
-comment on function ai._fence_side_effect(text, bigint, bigint) is 'Internal: fenced_write for a side-effect call made for a job, and the job must advance the thread.';
+comment on function ai._check_side_effect_args(text, text, bigint, bigint, boolean) is 'Internal guard of the side-effect calls: thread id, key, and (need_token) the attempt''s token when no job is given.';
 
 -- Whether the holder of a reservation can still finish it.
 create or replace function ai._side_effect_holder_alive(e ai.side_effects, now timestamptz) returns boolean
@@ -130,7 +95,11 @@ begin
   if begin_side_effect.reservation is null or begin_side_effect.reservation <= interval '0' then
     raise exception using errcode = 'AS002', message = 'reservation must be a positive interval';
   end if;
-  perform ai._fence_side_effect(a_thread_id, a_job_id, a_token);
+  -- With a job, the guard of every write made for a job (deploy/sessions_functions.sql); without
+  -- one, a token is the attempt begin_side_effect returned, checked against the reservation.
+  if a_job_id is not null then
+    perform ai._fence(a_thread_id, a_job_id, a_token);
+  end if;
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
@@ -212,7 +181,11 @@ declare
 begin
   perform ai._check_side_effect_args(a_thread_id, a_key, a_job_id, a_token, true);
   perform ai._check_document(a_result, 'result');
-  perform ai._fence_side_effect(a_thread_id, a_job_id, a_token);
+  -- With a job, the guard of every write made for a job (deploy/sessions_functions.sql); without
+  -- one, a token is the attempt begin_side_effect returned, checked against the reservation.
+  if a_job_id is not null then
+    perform ai._fence(a_thread_id, a_job_id, a_token);
+  end if;
 
   update ai.side_effects s
   set status = 'done', result = a_result, finished_at = v_now, updated_at = v_now, last_error = null
@@ -258,7 +231,11 @@ declare
   e ai.side_effects;
 begin
   perform ai._check_side_effect_args(a_thread_id, a_key, a_job_id, a_token, true);
-  perform ai._fence_side_effect(a_thread_id, a_job_id, a_token);
+  -- With a job, the guard of every write made for a job (deploy/sessions_functions.sql); without
+  -- one, a token is the attempt begin_side_effect returned, checked against the reservation.
+  if a_job_id is not null then
+    perform ai._fence(a_thread_id, a_job_id, a_token);
+  end if;
 
   update ai.side_effects s
   set status = 'abandoned', last_error = abandon_side_effect.error, reserved_until = null, updated_at = v_now
@@ -301,8 +278,8 @@ end
 $$;
 comment on function ai.get_side_effect(text, text) is 'The ledger row of one side effect. AS001 unknown key (or another tenant''s).';
 
-revoke execute on function ai.idempotency_key(text[]), ai._check_job_token(bigint, bigint),
-  ai._check_side_effect_args(text, text, bigint, bigint, boolean), ai._fence_side_effect(text, bigint, bigint),
+revoke execute on function ai.idempotency_key(text[]),
+  ai._check_side_effect_args(text, text, bigint, bigint, boolean),
   ai._side_effect_holder_alive(ai.side_effects, timestamptz),
   ai.begin_side_effect(text, text, jsonb, bigint, bigint, interval), ai.finish_side_effect(text, text, jsonb, bigint, bigint),
   ai.abandon_side_effect(text, text, bigint, bigint, text), ai.get_side_effect(text, text)
@@ -312,5 +289,11 @@ grant execute on function ai.idempotency_key(text[]),
   ai.finish_side_effect(text, text, jsonb, bigint, bigint),
   ai.abandon_side_effect(text, text, bigint, bigint, text), ai.get_side_effect(text, text)
 to ai_user, ai_service;
+
+-- 0.1.0's job/token guards, two of the three shapes of one rule (the third was put_checkpoint's):
+-- ai._fence (deploy/sessions_functions.sql) is the one now, called by every write made for a job.
+-- Dropped here, by the last change of the release whose 0.1.0 functions called them.
+drop function if exists ai._fence_side_effect(text, bigint, bigint);
+drop function if exists ai._check_job_token(bigint, bigint);
 
 commit;

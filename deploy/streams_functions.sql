@@ -1,4 +1,5 @@
 -- Deploy agent-state:streams_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/streams_functions@v0.1.0.sql.
 -- requires: streams
 -- requires: messages_functions
 --
@@ -32,7 +33,7 @@ as $$
 $$;
 comment on function ai._stream_state(ai.message_streams, interval) is 'Internal: a stream row as ai.stream_state.';
 
-create or replace function ai._check_stream_args(thread_id text, stream_key text, job_id bigint, fencing_token bigint)
+create or replace function ai._check_stream_args(thread_id text, stream_key text)
 returns void
 language plpgsql immutable parallel safe
 set search_path = pg_catalog, pg_temp
@@ -40,10 +41,9 @@ as $$
 begin
   perform ai._check_thread_id(thread_id);
   perform ai._check_text(stream_key, 'stream_key', 200);
-  perform ai._check_job_token(job_id, fencing_token);
 end
 $$;
-comment on function ai._check_stream_args(text, text, bigint, bigint) is 'Internal guard of the stream calls: ids, and a token with every job.';
+comment on function ai._check_stream_args(text, text) is 'Internal guard of the stream calls: the thread id and the stream key (the job and its token: ai._fence).';
 
 -- The stream row, locked for a write (its writes queue on it); AS001 when not found.
 create or replace function ai._lock_stream(thread_id text, stream_key text) returns ai.message_streams
@@ -103,14 +103,14 @@ declare
   v_owner text;
   s ai.message_streams;
 begin
-  perform ai._check_stream_args(a_thread_id, a_key, a_job, a_token);
+  perform ai._check_stream_args(a_thread_id, a_key);
   perform ai._set_stream_durability(a_durability);
   if a_role is null or a_role not in ('system', 'user', 'assistant', 'tool_call', 'tool_result') then
     raise exception using errcode = 'AS002',
       message = format('role %s is not one of system, user, assistant, tool_call, tool_result',
                        coalesce(pg_catalog.quote_literal(a_role), 'NULL'));
   end if;
-  perform ai._fence_side_effect(a_thread_id, a_job, a_token);
+  perform ai._fence(a_thread_id, a_job, a_token);
   v_owner := ai._session_owner(a_thread_id);
   insert into ai.message_streams as m (thread_id, stream_key, owner, role, turn, job_id, opened_at)
   values (a_thread_id, a_key, v_owner, a_role, a_turn, a_job, ai.now())
@@ -124,7 +124,7 @@ begin
 end
 $$;
 comment on function ai.open_stream(text, text, text, integer, bigint, bigint, text) is
-  'Opens a stream for a message of a thread (role, optional turn) and returns it; opening the same stream_key again returns the stream as it is (last_chunk tells a writer where to go on). job_id + fencing_token make it a fenced write; durability ''async'' as for ai.append_stream_chunks. AS001 unknown thread, AS002 bad argument, AS006 lease lost.';
+  'Opens a stream for a message of a thread (role, optional turn) and returns it; opening the same stream_key again returns the stream as it is (last_chunk tells a writer where to go on). job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s); durability ''async'' as for ai.append_stream_chunks. AS001 unknown thread, AS002 bad argument, AS006 lease lost.';
 
 create or replace function ai.append_stream_chunks(thread_id text, stream_key text, first_chunk integer, chunks text[],
                                         job_id bigint default null, fencing_token bigint default null,
@@ -149,7 +149,7 @@ declare
   v_bytes bigint;
   s ai.message_streams;
 begin
-  perform ai._check_stream_args(a_thread_id, a_key, a_job, a_token);
+  perform ai._check_stream_args(a_thread_id, a_key);
   if a_first is null or a_first < 1 then
     raise exception using errcode = 'AS002',
       message = format('first_chunk must be 1 or more, not %s', coalesce(a_first::text, 'NULL'));
@@ -158,7 +158,7 @@ begin
     raise exception using errcode = 'AS002', message = 'chunks must be a non-empty array without NULLs';
   end if;
   perform ai._set_stream_durability(a_durability);
-  perform ai._fence_side_effect(a_thread_id, a_job, a_token);
+  perform ai._fence(a_thread_id, a_job, a_token);
   s := ai._lock_stream(a_thread_id, a_key);
   if s.status <> 'open' then
     raise exception using errcode = 'AS051',
@@ -209,8 +209,8 @@ declare
   m ai.appended_message;
   s ai.message_streams;
 begin
-  perform ai._check_stream_args(a_thread_id, a_key, a_job, a_token);
-  perform ai._fence_side_effect(a_thread_id, a_job, a_token);
+  perform ai._check_stream_args(a_thread_id, a_key);
+  perform ai._fence(a_thread_id, a_job, a_token);
   s := ai._lock_stream(a_thread_id, a_key);
   if s.status = 'abandoned' then
     raise exception using errcode = 'AS051',
@@ -244,8 +244,8 @@ declare
   a_key alias for $2;
   s ai.message_streams;
 begin
-  perform ai._check_stream_args(a_thread_id, a_key, $3, $4);
-  perform ai._fence_side_effect(a_thread_id, $3, $4);
+  perform ai._check_stream_args(a_thread_id, a_key);
+  perform ai._fence(a_thread_id, $3, $4);
   s := ai._lock_stream(a_thread_id, a_key);
   if s.status = 'finished' then
     raise exception using errcode = 'AS051',
@@ -273,7 +273,7 @@ as $$
 declare
   s ai.message_streams;
 begin
-  perform ai._check_stream_args(get_stream.thread_id, get_stream.stream_key, null, null);
+  perform ai._check_stream_args(get_stream.thread_id, get_stream.stream_key);
   if stale_after is null or stale_after < interval '0' then
     raise exception using errcode = 'AS002',
       message = format('stale_after must be a non-negative interval, not %s', coalesce(stale_after::text, 'NULL'));
@@ -299,7 +299,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 begin
-  perform ai._check_stream_args(read_stream.thread_id, read_stream.stream_key, null, null);
+  perform ai._check_stream_args(read_stream.thread_id, read_stream.stream_key);
   perform ai._check_limit(max_chunks, 'max_chunks');
   if after_chunk is null or after_chunk < 0 then
     raise exception using errcode = 'AS002',
@@ -328,7 +328,7 @@ comment on function ai.read_stream(text, text, integer, integer) is
   'The chunks of a stream after after_chunk, in order, at most max_chunks (1 to 10000): a reader resumes from the last chunk it saw. AS001 unknown stream, AS002 bad argument.';
 
 revoke execute on function ai._set_stream_durability(text), ai._stream_channel(text, text),
-  ai._stream_state(ai.message_streams, interval), ai._check_stream_args(text, text, bigint, bigint),
+  ai._stream_state(ai.message_streams, interval), ai._check_stream_args(text, text),
   ai._lock_stream(text, text), ai.open_stream(text, text, text, integer, bigint, bigint, text),
   ai.append_stream_chunks(text, text, integer, text[], bigint, bigint, text), ai.finish_stream(text, text, bigint, bigint),
   ai.abandon_stream(text, text, bigint, bigint), ai.get_stream(text, text, interval),
@@ -337,5 +337,8 @@ grant execute on function ai.open_stream(text, text, text, integer, bigint, bigi
   ai.append_stream_chunks(text, text, integer, text[], bigint, bigint, text), ai.finish_stream(text, text, bigint, bigint),
   ai.abandon_stream(text, text, bigint, bigint), ai.get_stream(text, text, interval),
   ai.read_stream(text, text, integer, integer) to ai_user, ai_service;
+
+-- 0.1.0's argument guard took the job and its token too; ai._fence holds that rule now.
+drop function if exists ai._check_stream_args(text, text, bigint, bigint);
 
 commit;

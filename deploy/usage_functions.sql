@@ -1,4 +1,5 @@
 -- Deploy agent-state:usage_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/usage_functions@v0.1.0.sql.
 -- requires: usage
 --
 -- The functions and triggers of usage (its tables, indexes and row rules:
@@ -40,7 +41,7 @@ begin
       message = format('cost must be a number, 0 or more, not %s', coalesce(a_cost::text, 'NULL'));
   end if;
   perform ai._check_document(a_details, 'details', must_be_object => true);
-  perform ai._fence_side_effect(a_thread_id, a_job, a_token);
+  perform ai._fence(a_thread_id, a_job, a_token);
   v_owner := ai._session_owner(a_thread_id);
 
   insert into ai.usage_records as r (thread_id, owner, idempotency_key, model, input_tokens, output_tokens, cost,
@@ -66,7 +67,7 @@ begin
 end
 $$;
 comment on function ai.record_usage(text, text, text, bigint, bigint, numeric, jsonb, bigint, bigint) is
-  'Records one metered model call of a thread (tokens, exact cost, details object) under an idempotency key unique per thread, and returns it with inserted = true. A retry with the same key and figures returns the original with inserted = false and writes nothing. job_id + fencing_token make it a fenced write. AS001 unknown thread, AS002 bad argument, AS003 details too large, AS005 key recorded with other figures, AS006 lease lost.';
+  'Records one metered model call of a thread (tokens, exact cost, details object) under an idempotency key unique per thread, and returns it with inserted = true. A retry with the same key and figures returns the original with inserted = false and writes nothing. job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s). AS001 unknown thread, AS002 bad argument, AS003 details too large, AS005 key recorded with other figures, AS006 lease lost.';
 
 create or replace function ai.usage_summary(since timestamptz, until timestamptz, group_by text[] default array['owner'])
 returns table (owner text, thread_id text, model text, day date, records bigint, input_tokens numeric,

@@ -9,6 +9,7 @@ begin;
 
 -- added after v0.1.0 (deploy/sessions_functions.sql)
 drop function ai._session_as_read(ai.agent_sessions);
+drop function ai._fence(text, bigint, bigint);
 
 create or replace function ai._check_thread_id(thread_id text) returns void
 language sql immutable parallel safe

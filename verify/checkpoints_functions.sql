@@ -5,7 +5,6 @@ begin;
 select 'ai._delete_tombstoned_session()'::regprocedure;
 select 'ai._check_checkpoint_ns(text)'::regprocedure;
 select 'ai._check_blob_sizes(bytea, text[], text[], bytea[])'::regprocedure;
-select 'ai._fence(bigint, bigint)'::regprocedure;
 select 'ai._checkpoint_thread_owner(text)'::regprocedure;
 select 'ai._collect_checkpoint_blobs(text[])'::regprocedure;
 select 'ai._rebuilt_value(text, text, text, text)'::regprocedure;

@@ -7,7 +7,6 @@ select 'ai._log_attempt()'::regprocedure;
 select 'ai._job_status_moved()'::regprocedure;
 select 'ai._check_lease(interval)'::regprocedure;
 select 'ai._check_claim(text, interval, text)'::regprocedure;
-select 'ai._lock_thread(text)'::regprocedure;
 select 'ai._raise_lease_lost(bigint, bigint)'::regprocedure;
 select 'ai._raise_not_allowed(bigint, text)'::regprocedure;
 select 'ai._backoff(integer)'::regprocedure;

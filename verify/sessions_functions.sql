@@ -3,6 +3,7 @@
 begin;
 
 select 'ai._session_as_read(ai.agent_sessions)'::regprocedure;
+select 'ai._fence(text, bigint, bigint)'::regprocedure;
 
 select 'ai._check_thread_id(text)'::regprocedure;
 select 'ai._session_owner(text)'::regprocedure;

@@ -4,8 +4,6 @@ begin;
 
 select 'ai.idempotency_key(text[])'::regprocedure;
 select 'ai._check_side_effect_args(text, text, bigint, bigint, boolean)'::regprocedure;
-select 'ai._check_job_token(bigint, bigint)'::regprocedure;
-select 'ai._fence_side_effect(text, bigint, bigint)'::regprocedure;
 select 'ai._side_effect_holder_alive(ai.side_effects, timestamptz)'::regprocedure;
 select 'ai.begin_side_effect(text, text, jsonb, bigint, bigint, interval)'::regprocedure;
 select 'ai.finish_side_effect(text, text, jsonb, bigint, bigint)'::regprocedure;

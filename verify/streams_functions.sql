@@ -4,7 +4,7 @@ begin;
 
 select 'ai._stream_channel(text, text)'::regprocedure;
 select 'ai._stream_state(ai.message_streams, interval)'::regprocedure;
-select 'ai._check_stream_args(text, text, bigint, bigint)'::regprocedure;
+select 'ai._check_stream_args(text, text)'::regprocedure;
 select 'ai._lock_stream(text, text)'::regprocedure;
 select 'ai._set_stream_durability(text)'::regprocedure;
 select 'ai.open_stream(text, text, text, integer, bigint, bigint, text)'::regprocedure;

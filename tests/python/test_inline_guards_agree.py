@@ -12,11 +12,16 @@ lengths in characters and in multi-byte characters, each allowed value and some 
   turn): both raise the same SQLSTATE and message, or neither does.
 * An argument guard and the row rule behind it (a queue name, an idempotency key, a thread id, a
   message role): the guard accepts exactly the values the row CHECK accepts.
+* The job/token rule (issue 22): every write made for a job (put_checkpoint, put_writes, an append,
+  the side-effect ledger, streams, usage, retrievals, request_human) answers a grid of (thread, job,
+  token) as the one guard, ai._fence, does: neither, one without the other, the holder, a stale
+  token, an unknown job, a job of another thread with its valid token.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -295,3 +300,129 @@ def test_an_argument_guard_accepts_what_the_row_rule_accepts(case: GuardAndRow, 
         if row is not None and row[0] != "23514":
             wrong.append(f"{shown(value)}: the row rule raises {row}, not a check violation")
     assert not wrong, f"{case.name}:\n" + "\n".join(wrong)
+
+
+# ---------------------------------------------------------------------------------------------
+# The job/token rule: every write made for a job answers as ai._fence (issue 22)
+
+#: the job of thread guard-t claimed in the set-up, and its token (transaction-local settings)
+JOB, TOKEN = "current_setting('guard.job')::bigint", "current_setting('guard.token')::bigint"
+
+
+@dataclass(frozen=True)
+class FenceCell:
+    name: str
+    thread: str  # the thread the call writes to
+    job: str
+    token: str
+
+
+FENCE_CELLS = [
+    FenceCell("neither", "guard-t", "null", "null"),
+    FenceCell("a job without its token", "guard-t", JOB, "null"),
+    FenceCell("a token without a job", "guard-t", "null", TOKEN),
+    FenceCell("the holder", "guard-t", JOB, TOKEN),
+    FenceCell("a stale token", "guard-t", JOB, f"{TOKEN} + 1"),
+    FenceCell("an unknown job", "guard-t", "-1", TOKEN),
+    FenceCell("a job of another thread with its valid token", "guard-u", JOB, TOKEN),
+]
+
+
+@dataclass(frozen=True)
+class FencedCall:
+    name: str
+    call: str  # {thread}, {job}, {token}
+    setup: tuple[str, ...] = ()
+    attempt_token: bool = False  # without a job, a token is the attempt (the side-effect ledger)
+    own_thread: bool = False  # no thread argument: the job's own thread (request_human)
+    needs_token: bool = False  # neither job nor token is the call's own AS002 (a finish, a pause)
+
+
+def _both(statement: str) -> tuple[str, ...]:
+    return tuple(statement.format(thread=t) for t in ("'guard-t'", "'guard-u'"))
+
+
+FENCED_CALLS = [
+    FencedCall("put_checkpoint",
+               "select ai.put_checkpoint({thread}, '', 'c1', null, 'test', '\\x01', "
+               "job_id => {job}, fencing_token => {token})"),
+    FencedCall("put_writes",
+               "select ai.put_writes({thread}, '', 'c1', 't', array[0], array['ch'], array['t'], "
+               "array['\\x01']::bytea[], '', {job}, {token})"),
+    FencedCall("append_message_idempotent",
+               "select ai.append_message_idempotent({thread}, 'user', '\"x\"', "
+               "job_id => {job}, fencing_token => {token})"),
+    FencedCall("begin_side_effect", "select ai.begin_side_effect({thread}, 'k', '{{}}', {job}, {token})",
+               attempt_token=True),
+    FencedCall("finish_side_effect", "select ai.finish_side_effect({thread}, 'k', '{{}}', {job}, {token})",
+               _both("select ai.begin_side_effect({thread}, 'k')"), attempt_token=True, needs_token=True),
+    FencedCall("abandon_side_effect", "select ai.abandon_side_effect({thread}, 'k', {job}, {token})",
+               _both("select ai.begin_side_effect({thread}, 'k')"), attempt_token=True, needs_token=True),
+    FencedCall("open_stream", "select ai.open_stream({thread}, 's', job_id => {job}, fencing_token => {token})"),
+    FencedCall("append_stream_chunks",
+               "select ai.append_stream_chunks({thread}, 's', 1, array['x'], "
+               "job_id => {job}, fencing_token => {token})",
+               _both("select ai.open_stream({thread}, 's')")),
+    FencedCall("finish_stream", "select ai.finish_stream({thread}, 's', {job}, {token})",
+               _both("select ai.open_stream({thread}, 's')")),
+    FencedCall("abandon_stream", "select ai.abandon_stream({thread}, 's', {job}, {token})",
+               _both("select ai.open_stream({thread}, 's')")),
+    FencedCall("record_usage", "select ai.record_usage({thread}, 'k', 'm', 1, 1, 0, '{{}}', {job}, {token})"),
+    FencedCall("record_retrieval", "select ai.record_retrieval({thread}, 1, '[]', null, {job}, {token})"),
+    FencedCall("request_human", "select ai.request_human({job}, {token}, 'c1')", own_thread=True,
+               needs_token=True),
+]  # fmt: skip
+
+#: two threads of tenant_a, a job of guard-t claimed by a worker; the worker then acts as tenant_a
+FENCE_SETUP = (
+    "set local role app_service",
+    "select ai.act_as('tenant_a')",
+    "select ai.create_session('guard-t')",
+    "select ai.create_session('guard-u')",
+    "select set_config('guard.job', (ai.enqueue_job('guard-t', queue => 'guard-q')).job_id::text, true)",
+    "select ai.act_as(null)",
+    "select set_config('guard.token', (ai.claim_job('w', '1 minute', 'guard-q')).fencing_token::text, true)",
+    "select ai.act_as('tenant_a')",
+)
+
+
+def fence_outcome(conn: psycopg.Connection[Any], statements: Sequence[str]) -> Outcome:
+    """As outcome(), with the job ids of the messages left out (each transaction enqueues its own)."""
+    answer = outcome(conn, statements, None)
+    return None if answer is None else (answer[0], re.sub(r"-?\d+", "N", answer[1]))
+
+
+@pytest.mark.parametrize("case", FENCED_CALLS, ids=lambda c: c.name)
+def test_every_write_made_for_a_job_answers_the_job_token_rule_as_the_guard(
+    case: FencedCall, conn: psycopg.Connection[Any]
+) -> None:
+    wrong = []
+    for cell in FENCE_CELLS:
+        if case.attempt_token and cell.job == "null" and cell.token != "null":
+            continue  # the attempt begin_side_effect returned, the ledger's own check
+        thread = "null" if case.own_thread else f"'{cell.thread}'"
+        guard = fence_outcome(
+            conn, [*FENCE_SETUP, "reset role", f"select ai._fence({thread}, {cell.job}, {cell.token})"]
+        )
+        call = case.call.format(thread=f"'{cell.thread}'", job=cell.job, token=cell.token)
+        public = fence_outcome(conn, [*FENCE_SETUP, *case.setup, call])
+        if case.needs_token and cell.name == "neither":
+            if public is None or public[0] != "AS002":
+                wrong.append(f"{cell.name}: the call needs a token, yet answers {public}")
+            continue
+        if guard is not None and public != guard:
+            wrong.append(f"{cell.name}: the guard raises {guard}, the call {public}")
+        if guard is None and public is not None and (public[0] == "AS006" or "fencing_token" in public[1]):
+            wrong.append(f"{cell.name}: the guard accepts it, the call raises {public}")
+    assert not wrong, f"{case.name}:\n" + "\n".join(wrong)
+
+
+def test_the_guard_refuses_every_cell_but_neither_and_the_holder(conn: psycopg.Connection[Any]) -> None:
+    """The grid is worth running: each wrong cell is one the guard refuses."""
+    answers = {
+        cell.name: fence_outcome(
+            conn, [*FENCE_SETUP, "reset role", f"select ai._fence('{cell.thread}', {cell.job}, {cell.token})"]
+        )
+        for cell in FENCE_CELLS
+    }
+    assert {name for name, answer in answers.items() if answer is None} == {"neither", "the holder"}, answers

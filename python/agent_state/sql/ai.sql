@@ -147,9 +147,13 @@ grant execute on function ai.now() to ai_user, ai_service;
 -- Every domain failure raises a custom SQLSTATE of class AS, so a client in any language can
 -- branch on the code instead of parsing messages. This table is the one list; docs/errors.md
 -- and the Python exception map are checked against it by the tests. Later changes add their
--- own rows (queue AS010-AS019, checkpoints AS020-AS029, human-in-the-loop AS030-AS039,
--- retention AS040-AS049). Postgres' own codes still apply where they fit (22P05 for a NUL
--- character in a JSON string, which Postgres rejects before any function runs).
+-- own rows, each change in its own range: checkpoints AS020-AS029, side_effects AS030-AS031,
+-- human_in_the_loop AS032-AS039, compaction AS040, retention AS041-AS049, streams AS050-AS059,
+-- checkpoint_deltas AS060-AS069 (the queue raises the general codes of this change, AS004 and
+-- AS006; tests/python/test_docs_facts.py holds each change's rows to its range here). Postgres'
+-- own codes still apply where they fit (22P05 for a NUL character in a JSON string, which
+-- Postgres rejects before any function runs). Only the comments of this released script change
+-- (issue 22); its statements are those of v0.1.0.
 
 create table ai.error_codes (
   sqlstate text primary key check (sqlstate ~ '^AS[0-9]{3}$'),
@@ -168,9 +172,10 @@ insert into ai.error_codes (sqlstate, name, description) values
   ('AS007', 'permission_denied', 'The caller may not do this, e.g. act for another owner without being a member of ai_service.'),
   ('AS008', 'not_an_owner', 'The caller (after SET ROLE) or the acting owner is a role that cannot log in (ai_user, ai_service, any group role): it is never an owner identity.');
 
--- Reference data, readable by everyone. RLS is on as on every table, with a policy that lets
--- every row through: who may write is decided by the grants alone (only the schema owner, whose
--- later changes add their codes; a forced select-only policy would refuse even the owner).
+-- Reference data that only the schema owner reads (its functions, the tests; no grant below).
+-- RLS is on as on every table, with a policy that lets every row through: who may read or write
+-- is decided by the grants alone (only the schema owner, whose later changes add their codes; a
+-- forced select-only policy would refuse even the owner).
 alter table ai.error_codes enable row level security;
 alter table ai.error_codes force row level security;
 create policy error_codes_all_rows on ai.error_codes using (true) with check (true);
@@ -454,6 +459,8 @@ begin
   return true;
 end
 $$;
+-- 0.1.0's comment, not true: the CHECK calls the function for every row. The change
+-- comments_0_2 sets the current one (a released table change is not edited).
 comment on function ai._check_session_row(text, text, jsonb, bigint, timestamptz) is
   'Internal: called by the CHECK of ai.agent_sessions rows only for a row that breaks a rule (thread_id length, status, config an object, last_seq, completed_at with a final status); raises 23514 naming the rule, true when none is broken.';
 
@@ -557,6 +564,44 @@ begin
 end
 $$;
 comment on function ai._session_owner(text) is 'Internal guard: the owner of a visible thread; AS002 for a bad id, AS001 when not found (or another tenant''s).';
+
+-- The job/token rule of every write made for a job, in one function (issue 22): a write to a
+-- thread that names a job (put_checkpoint, put_writes, append_message_idempotent, the side-effect
+-- ledger, streams, usage, retrievals, request_human) calls it, and nothing writes the rule again.
+--   * neither job_id nor fencing_token: not a fenced write, nothing to check;
+--   * one without the other: AS002 (the side-effect ledger takes a token without a job, the
+--     attempt begin_side_effect returned, and calls this only with a job);
+--   * ai.fenced_write: the caller holds the job now (AS006 stale token or lease ended, AS001 a
+--     job it cannot see), checked again when its transaction commits;
+--   * the job is the thread's: a job's token is no licence to write to another thread (AS002).
+--     thread_id NULL is a call whose thread is the job's own (request_human).
+-- Defined here, in the first change of the release to be deployed, so that every later change's
+-- functions find it; PL/pgSQL, so that the tables and functions of later changes it names are
+-- looked up when it runs.
+create or replace function ai._fence(thread_id text, job_id bigint, fencing_token bigint) returns void
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if _fence.job_id is null then
+    if _fence.fencing_token is null then
+      return;
+    end if;
+    raise exception using errcode = 'AS002', message = 'job_id must not be NULL when fencing_token is given';
+  end if;
+  if _fence.fencing_token is null then
+    raise exception using errcode = 'AS002', message = 'fencing_token must not be NULL when job_id is given';
+  end if;
+  perform ai.fenced_write(_fence.job_id, _fence.fencing_token);
+  if _fence.thread_id is not null
+     and not exists (select from ai.agent_jobs j where j.job_id = _fence.job_id and j.thread_id = _fence.thread_id) then
+    raise exception using errcode = 'AS002',
+      message = pg_catalog.format('job %s does not advance thread %s', _fence.job_id, _fence.thread_id);
+  end if;
+end
+$$;
+comment on function ai._fence(text, bigint, bigint) is 'Internal guard of every write made for a job: nothing without job_id and fencing_token; AS002 for one without the other; ai.fenced_write (AS006 lease lost, AS001 unknown job); AS002 when the job is not the thread''s (thread_id NULL: the job''s own thread).';
+revoke execute on function ai._fence(text, bigint, bigint) from public;
 
 -- A session row as readers see it (issue 20): appends and checkpoint puts no longer write the
 -- session row, so last_seq and current_checkpoint_id are computed from the rows they stand for:
@@ -895,6 +940,8 @@ begin
   return true;
 end
 $$;
+-- 0.1.0's comment, not true: the CHECK calls the function for every row. The change
+-- comments_0_2 sets the current one (a released table change is not edited).
 comment on function ai._check_message_row(bigint, text, integer, text) is
   'Internal: called by the CHECK of ai.session_messages rows only for a row that breaks a rule (seq, role, token_count, idempotency key); raises 23514 naming the rule, true when none is broken.';
 
@@ -1051,8 +1098,9 @@ drop function if exists ai.append_message_idempotent(text, text, jsonb, integer,
 -- session row lock. (A stalled transaction's insert in flight therefore makes the next append of
 -- that thread wait until it ends: docs/queue.md.) The session's status is read without a lock: an
 -- append racing the session's completion may still land; one after it is AS004.
--- job_id + fencing_token make it a fenced write (ai.fenced_write inside): a worker's append is one
--- call in autocommit instead of BEGIN; fenced_write; append; COMMIT.
+-- job_id + fencing_token make it a fenced write (ai._fence: ai.fenced_write, and the job must be
+-- the thread's): a worker's append is one call in autocommit instead of BEGIN; fenced_write;
+-- append; COMMIT.
 create or replace function ai.append_message_idempotent(
   thread_id text, role text, content jsonb, turn integer default null,
   idempotency_key text default null, token_count integer default null,
@@ -1092,10 +1140,7 @@ begin
     raise exception using errcode = 'AS002', message = format('token_count must not be negative, not %s', a_tokens);
   end if;
   if a_job is not null or a_token is not null then
-    if a_job is null or a_token is null then
-      raise exception using errcode = 'AS002', message = 'job_id and fencing_token go together: give both or neither';
-    end if;
-    perform ai.fenced_write(a_job, a_token);
+    perform ai._fence(a_thread_id, a_job, a_token);
   end if;
   v_key := coalesce(a_key, ai.message_key(a_thread_id, a_role, a_content, a_turn));
 
@@ -1140,7 +1185,7 @@ begin
 end
 $$;
 comment on function ai.append_message_idempotent(text, text, jsonb, integer, text, integer, bigint, bigint) is
-  'Appends a message (role: system, user, assistant, tool_call or tool_result; content: JSON up to 1 MiB) and returns it with inserted = true. The idempotency key defaults to ai.message_key(thread_id, role, content, turn); a retry with the same key returns the original row with inserted = false and writes nothing. token_count defaults to ai.estimate_tokens(content). Safe under concurrent callers: seq stays gapless; writes the message row only (not the session row). job_id + fencing_token make it a fenced write (ai.fenced_write, checked again at commit): one call for a worker. AS001 unknown thread, AS002 bad argument, AS003 content too large, AS004 session finished, AS005 key reused for a different message, AS006 lease lost.';
+  'Appends a message (role: system, user, assistant, tool_call or tool_result; content: JSON up to 1 MiB) and returns it with inserted = true. The idempotency key defaults to ai.message_key(thread_id, role, content, turn); a retry with the same key returns the original row with inserted = false and writes nothing. token_count defaults to ai.estimate_tokens(content). Safe under concurrent callers: seq stays gapless; writes the message row only (not the session row). job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, checked again at commit, and the job is the thread''s): one call for a worker. AS001 unknown thread, AS002 bad argument, AS003 content too large, AS004 session finished, AS005 key reused for a different message, AS006 lease lost.';
 
 create or replace function ai.get_messages(thread_id text, after_seq bigint default 0, max_rows integer default 1000)
 returns setof ai.session_messages
@@ -1213,8 +1258,10 @@ grant execute on function ai.estimate_tokens(jsonb), ai.message_key(text, text, 
 --   again when the transaction commits (a deferred constraint trigger). The commit goes through
 --   only if the job is still IN_PROGRESS under the caller's token with a lease that has not ended,
 --   or was finished by that very transaction; else it fails with AS006 and nothing it wrote stays.
---   fenced_write holds no lock, so nothing waits for an open fenced transaction: a reap, a cancel,
---   a release or complete by another transaction, a reclaim go ahead and fence it out.
+--   fenced_write holds no lock, so the fence makes nothing wait for an open fenced transaction: a
+--   reap, a cancel, a release or complete by another transaction, a reclaim go ahead and fence it
+--   out. What the transaction wrote stays locked as any write until it ends (its session row, a
+--   message's seq: docs/queue.md, "Fencing"). (Comment lines of a released script: issue 22.)
 --
 -- One thread at a time
 --   Two jobs of one thread are never IN_PROGRESS together. A claim picks only jobs whose thread has
@@ -1624,18 +1671,9 @@ comment on function ai._check_claim(text, interval, text) is 'Internal guard of 
 -- another tenant's thread: row-level security hides that row (an advisory-lock key, which any
 -- role can take, let a tenant starve another's jobs). It does not conflict with the KEY SHARE
 -- that enqueue_job's foreign key takes; a write to the session in flight (an append, a
--- checkpoint) makes a claim skip the thread for that moment. claim_job and claim_jobs
--- write the same lock out in their query, which spares a call per row.
-create or replace function ai._lock_thread(thread_id text) returns boolean
-language plpgsql volatile parallel restricted
-set search_path = pg_catalog, pg_temp
-as $$
-begin
-  perform from ai.agent_sessions s where s.thread_id = _lock_thread.thread_id for no key update skip locked;
-  return found;
-end
-$$;
-comment on function ai._lock_thread(text) is 'Internal: tries the claim''s lock on a thread (its ai.agent_sessions row, FOR NO KEY UPDATE SKIP LOCKED, until the transaction ends); true when taken (or already held).';
+-- checkpoint) makes a claim skip the thread for that moment. claim_job and claim_jobs write it
+-- in their query (a function call per row costs; 0.1.0's ai._lock_thread, which nothing called,
+-- is dropped at the end of this script).
 
 -- Called after a fenced UPDATE matched no row: AS001 when the caller cannot see the job at all
 -- (unknown, or another tenant's), AS006 (lease lost) otherwise, with what the row holds now.
@@ -1828,7 +1866,7 @@ begin
                       where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                       offset 0)  -- stays a per-row probe of the one-thread index, never a join
       and c.job_id <> all (v_passed)
-      -- the thread lock (ai._lock_thread, written out so it costs no function call per row):
+      -- the claim's per-thread lock (why a row lock: the comment before ai._raise_lease_lost):
       -- the thread's session row, which no tenant can lock for another tenant's thread
       and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
                   offset 0 for no key update skip locked)
@@ -1914,7 +1952,7 @@ begin
         and not exists (select from ai.agent_jobs b
                         where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                         offset 0)  -- stays a per-row probe of the one-thread index, never a join
-        -- the thread lock (ai._lock_thread, written out so it costs no function call per row):
+        -- the claim's per-thread lock (why a row lock: the comment before ai._raise_lease_lost):
         -- the thread's session row, which no tenant can lock for another tenant's thread
         and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
                     offset 0 for no key update skip locked)
@@ -2588,7 +2626,7 @@ comment on function ai.archive_jobs(interval, integer) is
 
 revoke execute on function
   ai._check_lease(interval), ai._check_claim(text, interval, text), ai._raise_lease_lost(bigint, bigint),
-  ai._raise_not_allowed(bigint, text), ai._lock_thread(text),
+  ai._raise_not_allowed(bigint, text),
   ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
   ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
@@ -2607,6 +2645,10 @@ grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text
   ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.retry_dead_job(bigint),
   ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text)
 to ai_service;
+
+-- 0.1.0's ai._lock_thread(text): claim_job and claim_jobs write the thread lock in their query,
+-- nothing called it (issue 22); the revert brings it back with the 0.1.0 bodies.
+drop function if exists ai._lock_thread(text);
 
 
 -- ===== change: ulid =====
@@ -2762,6 +2804,8 @@ begin
   return true;
 end
 $$;
+-- 0.1.0's comment, not true: the CHECK calls the function for every row. The change
+-- comments_0_2 sets the current one (a released table change is not edited).
 comment on function ai._check_checkpoint_row(jsonb, jsonb) is
   'Internal: called by the CHECK of ai.checkpoints rows only for a row that breaks a rule (metadata and channel_versions are JSON objects); raises 23514 naming it, true when none is broken.';
 
@@ -3003,24 +3047,6 @@ begin
 end
 $$;
 comment on function ai._check_blob_sizes(bytea, text[], text[], bytea[]) is 'Internal guard: AS003 for a checkpoint or a value over 16 MiB, AS002 for a channel name or version over 255 characters.';
-
--- A fenced write: the queue's check that the caller still holds the job, in this transaction.
-create or replace function ai._fence(job_id bigint, fencing_token bigint) returns void
-language plpgsql volatile
-as $$
-begin
-  if job_id is null and fencing_token is null then
-    return;
-  end if;
-  if job_id is null or fencing_token is null then
-    raise exception using errcode = 'AS002', message = 'job_id and fencing_token go together: give both or neither';
-  end if;
-  -- AS006 when the token is stale or the lease expired; checked again when this transaction
-  -- commits, so a checkpoint of a job taken away meanwhile is not kept.
-  perform ai.fenced_write(job_id, fencing_token);
-end
-$$;
-comment on function ai._fence(bigint, bigint) is 'Internal: a no-op without job_id/fencing_token; else ai.fenced_write(job_id, fencing_token) (AS006 when stale, AS001 unknown job).';
 
 -- The owner of a thread that a checkpoint write goes to. An unknown thread is created for the
 -- caller (LangGraph users never call create_session), unless the caller deleted it (AS020).
@@ -3325,7 +3351,7 @@ begin
     raise exception using errcode = 'AS002', message = 'write arrays need write_task_id';
   end if;
   if job_id is not null or fencing_token is not null then
-    perform ai._fence(job_id, fencing_token);
+    perform ai._fence(a_thread_id, job_id, fencing_token);
   end if;
 
   if a_durability = 'async' then
@@ -3384,7 +3410,7 @@ begin
 end
 $$;
 comment on function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb) is
-  'Saves a durable step in one call and one transaction; returns the checkpoint''s id (a new ULID when checkpoint_id is NULL). The checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version; blob_bases names, per value, the version of the same channel whose list it extends with these items: a delta, rebuilt whole on read; NULL for a whole value). Putting the same id again replaces the checkpoint. Optionally one task''s pending writes for the parent checkpoint (write_task_id, write_task_path, write_idx/channels/types/blobs, as ai.put_writes stores them) and messages appended to the thread (a JSON array, as ai.append_messages takes). Creates the session for the caller when the thread is new. job_id + fencing_token make it a fenced write (ai.fenced_write); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument (a channel name or version over 255 characters too), AS003 metadata over 1 MiB or the checkpoint or a value over 16 MiB, AS006 stale fencing token, AS020 deleted thread, AS061 a delta whose base is not stored (send the whole value); the messages'' errors as ai.append_messages raises them.';
+  'Saves a durable step in one call and one transaction; returns the checkpoint''s id (a new ULID when checkpoint_id is NULL). The checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version; blob_bases names, per value, the version of the same channel whose list it extends with these items: a delta, rebuilt whole on read; NULL for a whole value). Putting the same id again replaces the checkpoint. Optionally one task''s pending writes for the parent checkpoint (write_task_id, write_task_path, write_idx/channels/types/blobs, as ai.put_writes stores them) and messages appended to the thread (a JSON array, as ai.append_messages takes). Creates the session for the caller when the thread is new. job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument (a channel name or version over 255 characters too), AS003 metadata over 1 MiB or the checkpoint or a value over 16 MiB, AS006 stale fencing token, AS020 deleted thread, AS061 a delta whose base is not stored (send the whole value); the messages'' errors as ai.append_messages raises them.';
 
 create or replace function ai.put_writes(
   thread_id text,
@@ -3422,7 +3448,7 @@ begin
   end if;
   perform ai._check_writes(task_id, task_path, idx, channels, types, blobs);
   if job_id is not null or fencing_token is not null then
-    perform ai._fence(job_id, fencing_token);
+    perform ai._fence(a_thread_id, job_id, fencing_token);
   end if;
 
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
@@ -3434,7 +3460,7 @@ begin
 end
 $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
-  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites; within one call, the last write of a negative idx and the first of any other idx count. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). AS001 another tenant''s thread, AS002 bad argument (a channel name over 255 characters too), AS003 a value over 16 MiB, AS006 stale fencing token, AS020 deleted thread.';
+  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites; within one call, the last write of a negative idx and the first of any other idx count. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s). AS001 another tenant''s thread, AS002 bad argument (a channel name over 255 characters too), AS003 a value over 16 MiB, AS006 stale fencing token, AS020 deleted thread.';
 
 -- The values and pending writes of one checkpoint row, for get_checkpoint and list_checkpoints.
 -- A set-returning SQL function of one SELECT: inlined into the caller's query and planned with it.
@@ -3838,6 +3864,8 @@ declare
   v_depth integer := 0;
   v_version text;
   v_kind text;
+  v_scan refcursor;
+  v_scanning boolean := true;
   r record;
 begin
   select array_agg(distinct c) into v_channels from pg_catalog.unnest(channels) c where c is not null;
@@ -3854,14 +3882,30 @@ begin
     return;  -- unknown target, or a root: nothing before it
   end if;
 
-  -- One backward range scan; a parent not older than its child is followed by probes below.
-  for r in
+  -- One walk, one block per ancestor. The next ancestor comes from one backward range scan while
+  -- it lasts (rows that are not the parent wanted stream by); a parent not older than its child
+  -- (ids in no time order) ends the scan, and from there each step is a primary-key probe.
+  open v_scan for
     select c.checkpoint_id, c.parent_checkpoint_id, c.channel_versions, c.metadata
     from ai.checkpoints c
     where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id <= v_want
-    order by c.checkpoint_id desc
+    order by c.checkpoint_id desc;
   loop
-    continue when r.checkpoint_id <> v_want;
+    if v_scanning then
+      fetch v_scan into r;
+      if not found then
+        v_scanning := false;
+        close v_scan;
+      elsif r.checkpoint_id <> v_want then
+        continue;
+      end if;
+    end if;
+    if not v_scanning then
+      select c.checkpoint_id, c.parent_checkpoint_id, c.channel_versions, c.metadata into r
+      from ai.checkpoints c
+      where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = v_want;
+      exit when not found;
+    end if;
     v_depth := v_depth + 1;
     for i in 1 .. pg_catalog.cardinality(v_channels) loop
       continue when v_done[i];
@@ -3891,41 +3935,9 @@ begin
     v_want := r.parent_checkpoint_id;
     exit when v_want is null or v_left = 0;
   end loop;
-
-  -- A parent newer than its child (ids in no time order): one primary-key probe per step.
-  while v_want is not null and v_left > 0 loop
-    select c.checkpoint_id, c.parent_checkpoint_id, c.channel_versions, c.metadata into r
-    from ai.checkpoints c
-    where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = v_want;
-    exit when not found;
-    v_depth := v_depth + 1;
-    for i in 1 .. pg_catalog.cardinality(v_channels) loop
-      continue when v_done[i];
-      v_kind := null;
-      v_version := r.channel_versions ->> v_channels[i];
-      if v_version is not null and v_version is distinct from v_last[i] then
-        v_last[i] := v_version;
-        if exists (select from ai.checkpoint_blobs b
-                   where b.thread_id = a_thread_id and b.checkpoint_ns = a_ns
-                     and b.channel = v_channels[i] and b.version = v_version) then
-          v_kind := 'blob';
-        elsif not coalesce(r.metadata -> 'counters_since_delta_snapshot' ? v_channels[i], false) then
-          v_kind := 'checkpoint';
-        end if;
-      end if;
-      depth := v_depth;
-      ancestor_id := r.checkpoint_id;
-      channel := v_channels[i];
-      seed_kind := v_kind;
-      seed_version := case when v_kind is not null then v_version end;
-      return next;
-      if v_kind is not null then
-        v_done[i] := true;
-        v_left := v_left - 1;
-      end if;
-    end loop;
-    v_want := r.parent_checkpoint_id;
-  end loop;
+  if v_scanning then
+    close v_scan;
+  end if;
 end
 $$;
 comment on function ai._delta_walk(text, text, text, text[]) is
@@ -4392,8 +4404,14 @@ $$;
 comment on procedure ai.prune_all_idle_threads(interval, text, integer) is
   'Retention by age over every session the caller sees: ai.prune_idle_threads batch after batch of batch_size sessions, committing each (CALL it outside a transaction block, e.g. from cron or pg_cron).';
 
+-- The 0.1.0 fence of put_checkpoint and put_writes (both-or-neither, no thread check) gave way
+-- to ai._fence(thread_id, job_id, fencing_token), the one guard of every write made for a job
+-- (deploy/sessions_functions.sql); this change's revert brings it back with the 0.1.0 bodies.
+-- Dropped after its callers are replaced above.
+drop function if exists ai._fence(bigint, bigint);
+
 revoke execute on function
-  ai._check_checkpoint_ns(text), ai._check_blob_sizes(bytea, text[], text[], bytea[]), ai._fence(bigint, bigint),
+  ai._check_checkpoint_ns(text), ai._check_blob_sizes(bytea, text[], text[], bytea[]),
   ai._checkpoint_thread_owner(text), ai._collect_checkpoint_blobs(text[]), ai._rebuilt_value(text, text, text, text),
   ai._insert_writes(text, text, text, text, text, text, integer[], text[], text[], bytea[]),
   ai._check_writes(text, text, integer[], text[], text[], bytea[]),
@@ -5119,6 +5137,8 @@ begin
   return true;
 end
 $$;
+-- 0.1.0's comment, not true: the CHECK calls the function for every row. The change
+-- comments_0_2 sets the current one (a released table change is not edited).
 comment on function ai._check_side_effect_row(text, text, integer, integer, timestamptz) is
   'Internal: called by the CHECK of ai.side_effects rows only for a row that breaks a rule (idempotency key length, status, attempt, takeovers, a done one''s finished_at); raises 23514 naming the rule, true when none is broken.';
 revoke execute on function ai._check_side_effect_row(text, text, integer, integer, timestamptz) from public;
@@ -5172,6 +5192,7 @@ insert into ai._archived_tables (table_name, copy_order, order_by) values ('side
 
 -- ===== change: side_effects_functions =====
 -- Deploy agent-state:side_effects_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/side_effects_functions@v0.1.0.sql.
 -- requires: side_effects
 -- requires: queue_functions
 --
@@ -5206,22 +5227,8 @@ $$;
 comment on function ai.idempotency_key(text[]) is
   'A deterministic key (64 hex characters, sha256) over the identifying fields of an operation, e.g. ai.idempotency_key(''charge'', user_id, amount::text). Each part is length-prefixed and NULL is distinct from ''''; the Python client computes the same key. AS002 no parts.';
 
--- The one rule of every fenced write's arguments: a job id comes with its fencing token. Every
--- guard of a call that takes (job_id, fencing_token) calls it (side effects, usage, retrievals,
--- streams); a token without a job is each call's own business (the side-effect ledger takes one).
-create or replace function ai._check_job_token(job_id bigint, fencing_token bigint) returns void
-language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
-as $$
-begin
-  if job_id is not null and fencing_token is null then
-    raise exception using errcode = 'AS002', message = 'fencing_token must not be NULL when job_id is given';
-  end if;
-end
-$$;
-comment on function ai._check_job_token(bigint, bigint) is 'Internal guard of every fenced write: AS002 when job_id is given without its fencing_token.';
-
--- Guards shared by the three calls: the key, and (job_id, fencing_token) given together.
+-- Guards shared by the three calls: the thread, the key, and a token (the job's, or without a
+-- job the attempt's) where the call needs one. The job and its token: ai._fence.
 create or replace function ai._check_side_effect_args(thread_id text, idempotency_key text, job_id bigint, fencing_token bigint,
                                            need_token boolean)
 returns void
@@ -5231,35 +5238,13 @@ as $$
 begin
   perform ai._check_thread_id(thread_id);
   perform ai._check_text(idempotency_key, 'idempotency_key');
-  perform ai._check_job_token(job_id, fencing_token);
-  if need_token and fencing_token is null then
+  if need_token and job_id is null and fencing_token is null then
     raise exception using errcode = 'AS002',
       message = 'fencing_token must not be NULL (without a job: the attempt begin_side_effect returned)';
   end if;
 end
 $$;
-comment on function ai._check_side_effect_args(text, text, bigint, bigint, boolean) is 'Internal guard of the side-effect calls: thread id, key, and a token with every job.';
-
--- With a job: asserts the caller holds it (AS006 otherwise; checked again when the caller's
--- transaction commits), and checks it advances this thread.
-create or replace function ai._fence_side_effect(thread_id text, job_id bigint, fencing_token bigint) returns void
-language plpgsql volatile
-as $$
-declare
-  v_thread text;
-begin
-  if job_id is null then
-    return;
-  end if;
-  perform ai.fenced_write(job_id, fencing_token);
-  select j.thread_id into v_thread from ai.agent_jobs j where j.job_id = _fence_side_effect.job_id;
-  if v_thread is distinct from _fence_side_effect.thread_id then
-    raise exception using errcode = 'AS002',
-      message = format('job %s does not advance thread %s', job_id, thread_id);
-  end if;
-end
-$$;
-comment on function ai._fence_side_effect(text, bigint, bigint) is 'Internal: fenced_write for a side-effect call made for a job, and the job must advance the thread.';
+comment on function ai._check_side_effect_args(text, text, bigint, bigint, boolean) is 'Internal guard of the side-effect calls: thread id, key, and (need_token) the attempt''s token when no job is given.';
 
 -- Whether the holder of a reservation can still finish it.
 create or replace function ai._side_effect_holder_alive(e ai.side_effects, now timestamptz) returns boolean
@@ -5302,7 +5287,11 @@ begin
   if begin_side_effect.reservation is null or begin_side_effect.reservation <= interval '0' then
     raise exception using errcode = 'AS002', message = 'reservation must be a positive interval';
   end if;
-  perform ai._fence_side_effect(a_thread_id, a_job_id, a_token);
+  -- With a job, the guard of every write made for a job (deploy/sessions_functions.sql); without
+  -- one, a token is the attempt begin_side_effect returned, checked against the reservation.
+  if a_job_id is not null then
+    perform ai._fence(a_thread_id, a_job_id, a_token);
+  end if;
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
@@ -5384,7 +5373,11 @@ declare
 begin
   perform ai._check_side_effect_args(a_thread_id, a_key, a_job_id, a_token, true);
   perform ai._check_document(a_result, 'result');
-  perform ai._fence_side_effect(a_thread_id, a_job_id, a_token);
+  -- With a job, the guard of every write made for a job (deploy/sessions_functions.sql); without
+  -- one, a token is the attempt begin_side_effect returned, checked against the reservation.
+  if a_job_id is not null then
+    perform ai._fence(a_thread_id, a_job_id, a_token);
+  end if;
 
   update ai.side_effects s
   set status = 'done', result = a_result, finished_at = v_now, updated_at = v_now, last_error = null
@@ -5430,7 +5423,11 @@ declare
   e ai.side_effects;
 begin
   perform ai._check_side_effect_args(a_thread_id, a_key, a_job_id, a_token, true);
-  perform ai._fence_side_effect(a_thread_id, a_job_id, a_token);
+  -- With a job, the guard of every write made for a job (deploy/sessions_functions.sql); without
+  -- one, a token is the attempt begin_side_effect returned, checked against the reservation.
+  if a_job_id is not null then
+    perform ai._fence(a_thread_id, a_job_id, a_token);
+  end if;
 
   update ai.side_effects s
   set status = 'abandoned', last_error = abandon_side_effect.error, reserved_until = null, updated_at = v_now
@@ -5473,8 +5470,8 @@ end
 $$;
 comment on function ai.get_side_effect(text, text) is 'The ledger row of one side effect. AS001 unknown key (or another tenant''s).';
 
-revoke execute on function ai.idempotency_key(text[]), ai._check_job_token(bigint, bigint),
-  ai._check_side_effect_args(text, text, bigint, bigint, boolean), ai._fence_side_effect(text, bigint, bigint),
+revoke execute on function ai.idempotency_key(text[]),
+  ai._check_side_effect_args(text, text, bigint, bigint, boolean),
   ai._side_effect_holder_alive(ai.side_effects, timestamptz),
   ai.begin_side_effect(text, text, jsonb, bigint, bigint, interval), ai.finish_side_effect(text, text, jsonb, bigint, bigint),
   ai.abandon_side_effect(text, text, bigint, bigint, text), ai.get_side_effect(text, text)
@@ -5484,6 +5481,12 @@ grant execute on function ai.idempotency_key(text[]),
   ai.finish_side_effect(text, text, jsonb, bigint, bigint),
   ai.abandon_side_effect(text, text, bigint, bigint, text), ai.get_side_effect(text, text)
 to ai_user, ai_service;
+
+-- 0.1.0's job/token guards, two of the three shapes of one rule (the third was put_checkpoint's):
+-- ai._fence (deploy/sessions_functions.sql) is the one now, called by every write made for a job.
+-- Dropped here, by the last change of the release whose 0.1.0 functions called them.
+drop function if exists ai._fence_side_effect(text, bigint, bigint);
+drop function if exists ai._check_job_token(bigint, bigint);
 
 
 -- ===== change: human_in_the_loop =====
@@ -5572,6 +5575,8 @@ begin
   return true;
 end
 $$;
+-- 0.1.0's comment, not true: the CHECK calls the function for every row. The change
+-- comments_0_2 sets the current one (a released table change is not edited).
 comment on function ai._check_approval_row(text, text, jsonb, timestamptz) is
   'Internal: called by the CHECK of ai.human_approvals rows only for a row that breaks a rule (checkpoint_id length, status, a resolved approval''s decision, a cancelled one''s); raises 23514 naming the rule, true when none is broken.';
 revoke execute on function ai._check_approval_row(text, text, jsonb, timestamptz) from public;
@@ -5654,13 +5659,17 @@ declare
   j ai.agent_jobs;
   h ai.human_approvals;
 begin
-  if a_job_id is null or a_token is null then
+  if a_job_id is null and a_token is null then
     raise exception using errcode = 'AS002', message = 'job_id and fencing_token must not be NULL';
   end if;
   perform ai._check_text(a_checkpoint, 'checkpoint_id');
   perform ai._check_document(a_action, 'action');
+  -- The guard of every write made for a job (one without the other, lease lost, unknown job);
+  -- the thread is the job's own.
+  perform ai._fence(null, a_job_id, a_token);
 
-  -- Fenced in the UPDATE itself, as complete_job is. The pause gives the attempt back.
+  -- The UPDATE repeats the holder's condition, as complete_job does: a taker between the guard
+  -- and here leaves it nothing to match. The pause gives the attempt back.
   select u.lease_owner into v_worker from ai.agent_jobs u
   where u.job_id = a_job_id and u.status = 'IN_PROGRESS' and u.fencing_token = a_token and u.lease_expires_at > v_now;
   update ai.agent_jobs u
@@ -5702,7 +5711,7 @@ begin
 end
 $$;
 comment on function ai.request_human(bigint, bigint, text, jsonb) is
-  'Pauses a job held with fencing_token for a person (fenced): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
+  'Pauses a job held with fencing_token for a person (fenced: ai._fence): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
 
 -- A job that waited for a person was cancelled (called by the status trigger of ai.agent_jobs,
 -- ai._job_status_moved): its approval is cancelled, an approval_cancelled event written, and a
@@ -6539,6 +6548,7 @@ comment on type ai.recorded_usage is 'A usage row plus inserted: true when this 
 
 -- ===== change: usage_functions =====
 -- Deploy agent-state:usage_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/usage_functions@v0.1.0.sql.
 -- requires: usage
 --
 -- The functions and triggers of usage (its tables, indexes and row rules:
@@ -6579,7 +6589,7 @@ begin
       message = format('cost must be a number, 0 or more, not %s', coalesce(a_cost::text, 'NULL'));
   end if;
   perform ai._check_document(a_details, 'details', must_be_object => true);
-  perform ai._fence_side_effect(a_thread_id, a_job, a_token);
+  perform ai._fence(a_thread_id, a_job, a_token);
   v_owner := ai._session_owner(a_thread_id);
 
   insert into ai.usage_records as r (thread_id, owner, idempotency_key, model, input_tokens, output_tokens, cost,
@@ -6605,7 +6615,7 @@ begin
 end
 $$;
 comment on function ai.record_usage(text, text, text, bigint, bigint, numeric, jsonb, bigint, bigint) is
-  'Records one metered model call of a thread (tokens, exact cost, details object) under an idempotency key unique per thread, and returns it with inserted = true. A retry with the same key and figures returns the original with inserted = false and writes nothing. job_id + fencing_token make it a fenced write. AS001 unknown thread, AS002 bad argument, AS003 details too large, AS005 key recorded with other figures, AS006 lease lost.';
+  'Records one metered model call of a thread (tokens, exact cost, details object) under an idempotency key unique per thread, and returns it with inserted = true. A retry with the same key and figures returns the original with inserted = false and writes nothing. job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s). AS001 unknown thread, AS002 bad argument, AS003 details too large, AS005 key recorded with other figures, AS006 lease lost.';
 
 create or replace function ai.usage_summary(since timestamptz, until timestamptz, group_by text[] default array['owner'])
 returns table (owner text, thread_id text, model text, day date, records bigint, input_tokens numeric,
@@ -6718,6 +6728,7 @@ comment on type ai.turn_context is 'One turn of a thread: its messages and the d
 
 -- ===== change: retrievals_functions =====
 -- Deploy agent-state:retrievals_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/retrievals_functions@v0.1.0.sql.
 -- requires: retrievals
 -- requires: messages_functions
 --
@@ -6756,8 +6767,7 @@ begin
   if a_key is not null then
     perform ai._check_text(a_key, 'idempotency_key');
   end if;
-  perform ai._check_job_token(a_job, a_token);
-  perform ai._fence_side_effect(a_thread_id, a_job, a_token);
+  perform ai._fence(a_thread_id, a_job, a_token);
   v_owner := ai._session_owner(a_thread_id);
   v_key := coalesce(a_key, 'retrieval:' || pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
              pg_catalog.jsonb_build_array(a_thread_id, a_turn, a_documents)::text, 'UTF8')), 'hex'));
@@ -6779,7 +6789,7 @@ begin
 end
 $$;
 comment on function ai.record_retrieval(text, integer, jsonb, text, bigint, bigint) is
-  'Keeps the documents (a JSON array of objects, up to 1 MiB) retrieved for a turn of a thread, and returns the row with inserted = true. The key defaults to a hash of thread, turn and documents; a retry returns the original with inserted = false. job_id + fencing_token make it a fenced write. AS001 unknown thread, AS002 bad argument, AS003 too large, AS005 key used for other documents, AS006 lease lost.';
+  'Keeps the documents (a JSON array of objects, up to 1 MiB) retrieved for a turn of a thread, and returns the row with inserted = true. The key defaults to a hash of thread, turn and documents; a retry returns the original with inserted = false. job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s). AS001 unknown thread, AS002 bad argument, AS003 too large, AS005 key used for other documents, AS006 lease lost.';
 
 create or replace function ai.get_turn_context(thread_id text, turn integer) returns ai.turn_context
 language plpgsql stable
@@ -6923,6 +6933,7 @@ comment on type ai.stream_state is 'A stream, whether it is stale (open with no 
 
 -- ===== change: streams_functions =====
 -- Deploy agent-state:streams_functions to pg
+-- Reworked after v0.1.0; the tagged script is deploy/streams_functions@v0.1.0.sql.
 -- requires: streams
 -- requires: messages_functions
 --
@@ -6955,7 +6966,7 @@ as $$
 $$;
 comment on function ai._stream_state(ai.message_streams, interval) is 'Internal: a stream row as ai.stream_state.';
 
-create or replace function ai._check_stream_args(thread_id text, stream_key text, job_id bigint, fencing_token bigint)
+create or replace function ai._check_stream_args(thread_id text, stream_key text)
 returns void
 language plpgsql immutable parallel safe
 set search_path = pg_catalog, pg_temp
@@ -6963,10 +6974,9 @@ as $$
 begin
   perform ai._check_thread_id(thread_id);
   perform ai._check_text(stream_key, 'stream_key', 200);
-  perform ai._check_job_token(job_id, fencing_token);
 end
 $$;
-comment on function ai._check_stream_args(text, text, bigint, bigint) is 'Internal guard of the stream calls: ids, and a token with every job.';
+comment on function ai._check_stream_args(text, text) is 'Internal guard of the stream calls: the thread id and the stream key (the job and its token: ai._fence).';
 
 -- The stream row, locked for a write (its writes queue on it); AS001 when not found.
 create or replace function ai._lock_stream(thread_id text, stream_key text) returns ai.message_streams
@@ -7026,14 +7036,14 @@ declare
   v_owner text;
   s ai.message_streams;
 begin
-  perform ai._check_stream_args(a_thread_id, a_key, a_job, a_token);
+  perform ai._check_stream_args(a_thread_id, a_key);
   perform ai._set_stream_durability(a_durability);
   if a_role is null or a_role not in ('system', 'user', 'assistant', 'tool_call', 'tool_result') then
     raise exception using errcode = 'AS002',
       message = format('role %s is not one of system, user, assistant, tool_call, tool_result',
                        coalesce(pg_catalog.quote_literal(a_role), 'NULL'));
   end if;
-  perform ai._fence_side_effect(a_thread_id, a_job, a_token);
+  perform ai._fence(a_thread_id, a_job, a_token);
   v_owner := ai._session_owner(a_thread_id);
   insert into ai.message_streams as m (thread_id, stream_key, owner, role, turn, job_id, opened_at)
   values (a_thread_id, a_key, v_owner, a_role, a_turn, a_job, ai.now())
@@ -7047,7 +7057,7 @@ begin
 end
 $$;
 comment on function ai.open_stream(text, text, text, integer, bigint, bigint, text) is
-  'Opens a stream for a message of a thread (role, optional turn) and returns it; opening the same stream_key again returns the stream as it is (last_chunk tells a writer where to go on). job_id + fencing_token make it a fenced write; durability ''async'' as for ai.append_stream_chunks. AS001 unknown thread, AS002 bad argument, AS006 lease lost.';
+  'Opens a stream for a message of a thread (role, optional turn) and returns it; opening the same stream_key again returns the stream as it is (last_chunk tells a writer where to go on). job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s); durability ''async'' as for ai.append_stream_chunks. AS001 unknown thread, AS002 bad argument, AS006 lease lost.';
 
 create or replace function ai.append_stream_chunks(thread_id text, stream_key text, first_chunk integer, chunks text[],
                                         job_id bigint default null, fencing_token bigint default null,
@@ -7072,7 +7082,7 @@ declare
   v_bytes bigint;
   s ai.message_streams;
 begin
-  perform ai._check_stream_args(a_thread_id, a_key, a_job, a_token);
+  perform ai._check_stream_args(a_thread_id, a_key);
   if a_first is null or a_first < 1 then
     raise exception using errcode = 'AS002',
       message = format('first_chunk must be 1 or more, not %s', coalesce(a_first::text, 'NULL'));
@@ -7081,7 +7091,7 @@ begin
     raise exception using errcode = 'AS002', message = 'chunks must be a non-empty array without NULLs';
   end if;
   perform ai._set_stream_durability(a_durability);
-  perform ai._fence_side_effect(a_thread_id, a_job, a_token);
+  perform ai._fence(a_thread_id, a_job, a_token);
   s := ai._lock_stream(a_thread_id, a_key);
   if s.status <> 'open' then
     raise exception using errcode = 'AS051',
@@ -7132,8 +7142,8 @@ declare
   m ai.appended_message;
   s ai.message_streams;
 begin
-  perform ai._check_stream_args(a_thread_id, a_key, a_job, a_token);
-  perform ai._fence_side_effect(a_thread_id, a_job, a_token);
+  perform ai._check_stream_args(a_thread_id, a_key);
+  perform ai._fence(a_thread_id, a_job, a_token);
   s := ai._lock_stream(a_thread_id, a_key);
   if s.status = 'abandoned' then
     raise exception using errcode = 'AS051',
@@ -7167,8 +7177,8 @@ declare
   a_key alias for $2;
   s ai.message_streams;
 begin
-  perform ai._check_stream_args(a_thread_id, a_key, $3, $4);
-  perform ai._fence_side_effect(a_thread_id, $3, $4);
+  perform ai._check_stream_args(a_thread_id, a_key);
+  perform ai._fence(a_thread_id, $3, $4);
   s := ai._lock_stream(a_thread_id, a_key);
   if s.status = 'finished' then
     raise exception using errcode = 'AS051',
@@ -7196,7 +7206,7 @@ as $$
 declare
   s ai.message_streams;
 begin
-  perform ai._check_stream_args(get_stream.thread_id, get_stream.stream_key, null, null);
+  perform ai._check_stream_args(get_stream.thread_id, get_stream.stream_key);
   if stale_after is null or stale_after < interval '0' then
     raise exception using errcode = 'AS002',
       message = format('stale_after must be a non-negative interval, not %s', coalesce(stale_after::text, 'NULL'));
@@ -7222,7 +7232,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 begin
-  perform ai._check_stream_args(read_stream.thread_id, read_stream.stream_key, null, null);
+  perform ai._check_stream_args(read_stream.thread_id, read_stream.stream_key);
   perform ai._check_limit(max_chunks, 'max_chunks');
   if after_chunk is null or after_chunk < 0 then
     raise exception using errcode = 'AS002',
@@ -7251,7 +7261,7 @@ comment on function ai.read_stream(text, text, integer, integer) is
   'The chunks of a stream after after_chunk, in order, at most max_chunks (1 to 10000): a reader resumes from the last chunk it saw. AS001 unknown stream, AS002 bad argument.';
 
 revoke execute on function ai._set_stream_durability(text), ai._stream_channel(text, text),
-  ai._stream_state(ai.message_streams, interval), ai._check_stream_args(text, text, bigint, bigint),
+  ai._stream_state(ai.message_streams, interval), ai._check_stream_args(text, text),
   ai._lock_stream(text, text), ai.open_stream(text, text, text, integer, bigint, bigint, text),
   ai.append_stream_chunks(text, text, integer, text[], bigint, bigint, text), ai.finish_stream(text, text, bigint, bigint),
   ai.abandon_stream(text, text, bigint, bigint), ai.get_stream(text, text, interval),
@@ -7260,6 +7270,9 @@ grant execute on function ai.open_stream(text, text, text, integer, bigint, bigi
   ai.append_stream_chunks(text, text, integer, text[], bigint, bigint, text), ai.finish_stream(text, text, bigint, bigint),
   ai.abandon_stream(text, text, bigint, bigint), ai.get_stream(text, text, interval),
   ai.read_stream(text, text, integer, integer) to ai_user, ai_service;
+
+-- 0.1.0's argument guard took the job and its token too; ai._fence holds that rule now.
+drop function if exists ai._check_stream_args(text, text, bigint, bigint);
 
 
 -- ===== change: checkpoint_deltas =====
@@ -7414,11 +7427,48 @@ create index if not exists human_approvals_owner_pending on ai.human_approvals (
 create index if not exists eval_runs_owner_created on ai.eval_runs (owner, created_at desc, eval_id desc);
 
 
+-- ===== change: comments_0_2 =====
+-- Deploy agent-state:comments_0_2 to pg
+-- requires: errors
+-- requires: sessions
+-- requires: messages
+-- requires: checkpoints
+-- requires: side_effects
+-- requires: human_in_the_loop
+--
+-- Comments that state what is (issue 22). COMMENT is no definition: a change planned after the
+-- release may set the comment of an object of a released table change (CONTRIBUTING.md), whose
+-- script stays as released.
+--
+-- The row-rule functions of five tables: their CHECK is the bare call, ai._check_<table>_row(...),
+-- so PostgreSQL calls the function for every row inserted or updated, not only for one that
+-- breaks a rule (only ai.agent_jobs puts a plain expression in front, and its comment says so).
+-- tests/python/test_docs_facts.py holds each row-rule comment to the shape of its CHECK.
+
+comment on function ai._check_session_row(text, text, jsonb, bigint, timestamptz) is
+  'Internal: the row rules of ai.agent_sessions, called by its CHECK for every row written (and of its ai_archive twin): thread_id length, status, config an object, last_seq, completed_at with a final status; raises 23514 naming the rule a row breaks, true when none is broken.';
+
+comment on function ai._check_message_row(bigint, text, integer, text) is
+  'Internal: the row rules of ai.session_messages, called by its CHECK for every row written (and of its ai_archive twin): seq, role, token_count, idempotency key; raises 23514 naming the rule a row breaks, true when none is broken.';
+
+comment on function ai._check_checkpoint_row(jsonb, jsonb) is
+  'Internal: the row rules of ai.checkpoints, called by its CHECK for every row written (and of its ai_archive twin): metadata and channel_versions are JSON objects; raises 23514 naming the rule a row breaks, true when none is broken.';
+
+comment on function ai._check_side_effect_row(text, text, integer, integer, timestamptz) is
+  'Internal: the row rules of ai.side_effects, called by its CHECK for every row written (and of its ai_archive twin): idempotency key length, status, attempt, takeovers, a done one''s finished_at; raises 23514 naming the rule a row breaks, true when none is broken.';
+
+comment on function ai._check_approval_row(text, text, jsonb, timestamptz) is
+  'Internal: the row rules of ai.human_approvals, called by its CHECK for every row written (and of its ai_archive twin): checkpoint_id length, status, a resolved approval''s decision, a cancelled one''s; raises 23514 naming the rule a row breaks, true when none is broken.';
+
+comment on table ai.error_codes is
+  'The custom SQLSTATEs agent-state raises, with their names and meanings (docs/errors.md). Read by the schema owner only: no role holds a grant on it.';
+
+
 -- ===== version marker =====
 -- A database installed from this file has no sqitch registry: the schema's comment names the last
 -- change it holds. agent_state.schema.status() reads it; docs/upgrading.md moves such a
--- database to sqitch (sqitch deploy --log-only --to tenant_read_indexes, then sqitch deploy).
--- sqitch change: tenant_read_indexes
-comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change tenant_read_indexes)';
+-- database to sqitch (sqitch deploy --log-only --to comments_0_2, then sqitch deploy).
+-- sqitch change: comments_0_2
+comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change comments_0_2)';
 
 commit;

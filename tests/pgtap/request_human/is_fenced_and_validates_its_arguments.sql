@@ -1,10 +1,13 @@
 \ir ../fixtures/helpers.sql
 begin;
-select plan(8);
+select plan(10);
 \ir ../fixtures/side_effects.sql
 
 select throws_ok(format($$select ai.request_human(%s, %s, null)$$, :job, :token), 'AS002', 'checkpoint_id must not be NULL', 'NULL checkpoint');
-select throws_ok(format($$select ai.request_human(%s, null, 'c1')$$, :job), 'AS002', 'job_id and fencing_token must not be NULL', 'NULL token');
+select throws_ok($$select ai.request_human(null, null, 'c1')$$, 'AS002', 'job_id and fencing_token must not be NULL', 'no job');
+-- one without the other: the guard of every write made for a job (ai._fence), its messages
+select throws_ok(format($$select ai.request_human(%s, null, 'c1')$$, :job), 'AS002', 'fencing_token must not be NULL when job_id is given', 'NULL token');
+select throws_ok(format($$select ai.request_human(null, %s, 'c1')$$, :token), 'AS002', 'job_id must not be NULL when fencing_token is given', 'NULL job');
 select throws_ok(format($$select ai.request_human(%s, %s, 'c1', null)$$, :job, :token), 'AS002', 'action must not be NULL', 'NULL action');
 select throws_ok(format($$select ai.request_human(%s, %s, 'c1')$$, :job, :token + 1), 'AS006', format('job %s: lease lost', :job), 'a stale token');
 select throws_ok($$select ai.request_human(-1, 1, 'c1')$$, 'AS001', 'job -1 not found', 'an unknown job');

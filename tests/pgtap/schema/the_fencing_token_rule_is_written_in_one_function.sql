@@ -1,19 +1,31 @@
 \ir ../fixtures/helpers.sql
 begin;
-select plan(2);
+select plan(3);
 
--- "fencing_token must not be NULL when job_id is given" is one rule: ai._check_job_token holds
--- it, and every guard of a fenced write calls that function instead of repeating it.
+-- The job/token rule of a write made for a job is one function, ai._fence (issue 22): before it,
+-- three shapes (ai._check_job_token, put_checkpoint's ai._fence(job_id, fencing_token) and the
+-- inline test of request_human) gave three answers, and only one of them checked the thread.
 select is(array(select p.oid::regprocedure::text from pg_proc p
                 where p.pronamespace = 'ai'::regnamespace
-                  and p.prosrc like '%fencing_token must not be NULL when job_id is given%'
+                  and (p.prosrc like '%fencing_token must not be NULL when job_id is given%'
+                       or p.prosrc like '%job_id must not be NULL when fencing_token is given%'
+                       or p.prosrc like '%does not advance thread%')
                 order by 1),
-          array['ai._check_job_token(bigint,bigint)'], 'the message is written in ai._check_job_token only');
+          array['ai._fence(text,bigint,bigint)'], 'the messages of the rule are written in ai._fence only');
+-- Every function that takes a job_id and a fencing_token calls the guard, except the queue's own
+-- verbs on the job itself (they fence in their UPDATE) and the internal helpers of the rule.
 select is(array(select p.oid::regprocedure::text from pg_proc p
                 where p.pronamespace = 'ai'::regnamespace
-                  and p.prosrc ~ '(job_id|a_job)\s+is\s+not\s+null\s+and\s+(fencing_token|a_token)\s+is\s+null'
+                  and (select count(*) from unnest(p.proargnames[1:p.pronargs]) a where a in ('job_id', 'fencing_token')) = 2
+                  and p.proname not in ('renew_lease', 'fenced_write', 'complete_job', 'fail_job', 'release_job',
+                                        '_raise_lease_lost', '_check_side_effect_args', '_fence')
+                  and p.prosrc not like '%ai.\_fence(%'
                 order by 1),
-          array['ai._check_job_token(bigint,bigint)'], 'and so is the test');
+          '{}'::text[], 'every write made for a job calls ai._fence');
+select is(array(select p.oid::regprocedure::text from pg_proc p
+                where p.pronamespace = 'ai'::regnamespace and p.prosrc like '%ai.fenced\_write(%'
+                order by 1),
+          array['ai._fence(text,bigint,bigint)'], 'and none calls ai.fenced_write but the guard');
 
 select * from finish();
 rollback;
