@@ -51,7 +51,7 @@ export AGENT_STATE_PGPORT := $(PGPORT_PRIVATE)
 export AGENT_STATE_BOUNCER_PORT := $(PGPORT_BOUNCER)
 
 .PHONY: help setup deps venv db db-stop pooler deploy demo test test-db test-pgtap test-plpgsql-check test-python \
-        test-python-pooled test-upstream bundle bench lint env clean docs
+        test-python-pooled test-upstream bundle bench lint twins env clean docs
 
 help:
 	@echo "make demo      set up and run the demo"
@@ -59,6 +59,7 @@ help:
 	@echo "make test-matrix  pgTAP + pytest on PostgreSQL 16 and 18 (MATRIX_MAJORS; not in make test)"
 	@echo "make soak      minutes of workers and clients with retention (SOAK_SECONDS; not in make test)"
 	@echo "make bench     benchmarks (docs/benchmarks.md)"
+	@echo "make twins     regenerate the sync twins from their async source (scripts/async_to_sync.py)"
 	@echo "make bundle    regenerate sql/ai.sql (and its copy in the Python package) from deploy/"
 	@echo "make db-stop   stop the private Postgres cluster and its PgBouncer"
 
@@ -182,6 +183,11 @@ lint: venv
 	$(VENV)/bin/ruff check python tests bench scripts
 	$(VENV)/bin/ruff format --check python tests bench scripts
 	$(VENV)/bin/mypy --strict python/agent_state
+	$(VPY) scripts/async_to_sync.py --check
+
+# The sync twins, generated from their async source (scripts/async_to_sync.py; CONTRIBUTING.md).
+twins: venv
+	$(VPY) scripts/async_to_sync.py
 
 # sql/ai.sql, and the same file as package data: setup() deploys it on an empty database.
 bundle:

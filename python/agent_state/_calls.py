@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from psycopg.types.json import Jsonb
+
 T_co = TypeVar("T_co", covariant=True)
 
 #: A row as the client reads it (psycopg's dict_row).
@@ -28,3 +30,8 @@ class Call(Generic[T_co]):
 
 #: What one row of a call becomes (for the ``_rows(call: Call[T], ...) -> list[T]`` signatures).
 T = TypeVar("T")
+
+
+def _json(value: Any) -> Jsonb | None:
+    """A JSON parameter; Python None is SQL NULL (which the functions refuse where a value is required)."""
+    return None if value is None else Jsonb(value)

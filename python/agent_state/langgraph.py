@@ -63,7 +63,7 @@ from psycopg import pq
 from psycopg.rows import dict_row, tuple_row
 from psycopg.types.json import Jsonb
 
-from . import client, schema
+from . import checkpoints, schema
 from .client import AsyncClient, AsyncSource, Client, SyncSource
 from .errors import DeltaBaseMissing
 from .retry import ONCE, RetryPolicy
@@ -83,13 +83,13 @@ PUT_STEP = (
     "select ai.put_checkpoint(%s, %s, %s, %s, %s, %b, %s, %s, %s, %s, %s, %b, %s, %s, %s,"
     " %s, %s, %s, %s, %s, %s, %b, %s) as id"
 )
-PUT_WRITES = client.PUT_WRITES.sql
-GET_CHECKPOINT = client.GET_CHECKPOINT.sql
-LIST_CHECKPOINTS = client.LIST_CHECKPOINTS.sql
-DELETE_THREAD = client.DELETE_THREAD.sql
-DELETE_FOR_RUNS = client.DELETE_FOR_RUNS.sql
-COPY_THREAD = client.COPY_THREAD.sql
-PRUNE = client.PRUNE_CHECKPOINTS.sql
+PUT_WRITES = checkpoints.PUT_WRITES.sql
+GET_CHECKPOINT = checkpoints.GET_CHECKPOINT.sql
+LIST_CHECKPOINTS = checkpoints.LIST_CHECKPOINTS.sql
+DELETE_THREAD = checkpoints.DELETE_THREAD.sql
+DELETE_FOR_RUNS = checkpoints.DELETE_FOR_RUNS.sql
+COPY_THREAD = checkpoints.COPY_THREAD.sql
+PRUNE = checkpoints.PRUNE_CHECKPOINTS.sql
 # get_delta_channel_history: rows (channel, kind, from_checkpoint_id, task_id, idx, type, blob)
 DELTA_CHANNEL_HISTORY = (
     "select channel, kind, from_checkpoint_id, task_id, idx, type, blob from ai.delta_channel_history(%s, %s, %s, %s)"
