@@ -61,6 +61,14 @@ MODULES: dict[str, dict[str, str]] = {
     "side_effects": {},
     "streams": {"apersisted_stream": "persisted_stream", "afollow_stream": "follow_stream"},
     "usage": {},
+    "graph_runs": {
+        "async_graph_handler": "graph_handler",
+        "async_graph_worker": "graph_worker",
+        "_aopened": "_opened",
+        "ainvoke": "invoke",
+        "aget_state": "get_state",
+        "aget_tuple": "get_tuple",
+    },
 }
 
 #: Names every module renames. Names ``Async<Capital>...`` not listed lose ``Async``.

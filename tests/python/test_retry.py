@@ -26,7 +26,7 @@ from agent_state import (
     checkpoints,
     evals,
     hitl,
-    langgraph,
+    langgraph_saver,
     messages,
     queue,
     retention,
@@ -137,7 +137,7 @@ def _client_functions() -> set[str]:
     names = set()
     for module in (
         client_module, sessions, messages, checkpoints, evals, retention, queue, side_effects, hitl, usage, retrievals,
-        streams, langgraph,
+        streams, langgraph_saver,
     ):  # fmt: skip
         for value in vars(module).values():
             sql = value if isinstance(value, str) and value.lstrip().lower().startswith("select") else None
