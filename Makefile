@@ -116,7 +116,7 @@ env:
 	@echo "export PGHOST=$(PGHOST) PGPORT=$(PGPORT) PGUSER=$(PGUSER) DATABASE_URL='$(DB_URL)'"
 
 demo: setup
-	@DATABASE_URL='$(DB_URL)' $(VPY) -m agent_state.demo
+	@DATABASE_URL='$(DB_URL)' $(VPY) examples/demo.py
 
 # A fresh test database each run (private cluster), the schema deployed with sqitch, test roles.
 test-db: deps venv db
@@ -180,9 +180,9 @@ endif
 test: setup lint test-pgtap test-plpgsql-check test-python test-python-pooled test-upstream
 
 lint: venv
-	$(VENV)/bin/ruff check python tests bench scripts
-	$(VENV)/bin/ruff format --check python tests bench scripts
-	$(VENV)/bin/mypy --strict python/agent_state
+	$(VENV)/bin/ruff check python tests bench scripts examples
+	$(VENV)/bin/ruff format --check python tests bench scripts examples
+	$(VENV)/bin/mypy --strict python/agent_state examples/demo.py
 	$(VPY) scripts/async_to_sync.py --check
 
 # The sync twins, generated from their async source (scripts/async_to_sync.py; CONTRIBUTING.md).
