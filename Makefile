@@ -60,7 +60,7 @@ help:
 	@echo "make soak      minutes of workers and clients with retention (SOAK_SECONDS; not in make test)"
 	@echo "make bench     benchmarks (docs/benchmarks.md)"
 	@echo "make twins     regenerate the sync twins from their async source (scripts/async_to_sync.py)"
-	@echo "make bundle    regenerate sql/ai.sql (and its copy in the Python package) from deploy/"
+	@echo "make bundle    regenerate sql/ai.sql from deploy/ (the package build copies it)"
 	@echo "make db-stop   stop the private Postgres cluster and its PgBouncer"
 
 setup: deps venv db deploy
@@ -189,11 +189,11 @@ lint: venv
 twins: venv
 	$(VPY) scripts/async_to_sync.py
 
-# sql/ai.sql, and the same file as package data: setup() deploys it on an empty database.
+# sql/ai.sql; the build copies it into the package (python/setup.py), where setup() finds it to
+# deploy on an empty database (an editable install reads sql/ai.sql itself).
 bundle:
 	@scripts/bundle.sh > sql/ai.sql
-	@mkdir -p python/agent_state/sql && cp sql/ai.sql python/agent_state/sql/ai.sql
-	@echo "wrote sql/ai.sql and python/agent_state/sql/ai.sql"
+	@echo "wrote sql/ai.sql"
 
 bench: setup pooler
 	@$(VPY) -c 'import pgqueuer, langgraph.checkpoint.postgres' 2>/dev/null || $(VPY) -m pip install -q -e 'python[test,dev,langgraph,demo,openai-agents,upstream,bench]'
