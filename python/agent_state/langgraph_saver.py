@@ -691,11 +691,323 @@ def _without_none_seeds(history: Mapping[str, DeltaChannelHistory]) -> dict[str,
     return out
 
 
-class AgentStateSaver(_Codec):
-    """Synchronous LangGraph checkpointer over a psycopg ``Connection`` (autocommit) or ``ConnectionPool``.
+# <async>
+class AsyncAgentStateSaver(_Codec):
+    """LangGraph checkpointer over a psycopg ``AsyncConnection`` (autocommit) or ``AsyncConnectionPool``.
 
-    The async methods run the sync ones in a worker thread, so a graph can also be run with
-    ``ainvoke``; :class:`AsyncAgentStateSaver` is the native async twin.
+    Each of the two savers has LangGraph's sync and async methods. The async saver's sync methods
+    work from other threads while its event loop runs (as LangGraph's async Postgres saver's do;
+    within the loop, use the async methods); the sync saver's async methods run its sync ones in a
+    worker thread, so a graph can also be run with ``ainvoke``.
+    """
+
+    def __init__(
+        self,
+        conn: AsyncSource,
+        *,
+        serde: SerializerProtocol | None = None,
+        durability: Durability = "sync",
+        retry: RetryPolicy | None = None,
+        mirror_messages: str | None = None,
+    ) -> None:
+        super().__init__(serde=serde, durability=durability, mirror_messages=mirror_messages)
+        self._client = AsyncClient(conn, retry=retry)
+        self._conn_string: str | None = None
+        if True:  # ASYNC
+            try:
+                self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+            except RuntimeError:
+                self.loop = None
+
+    @property
+    def conn(self) -> AsyncSource:
+        """The pool or connection in use (after a lost connection was replaced, the new one)."""
+        return self._client.source
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        pipeline: bool = False,
+        serde: SerializerProtocol | None = None,
+        retry: RetryPolicy | None = ONCE,
+    ) -> AsyncIterator[AsyncAgentStateSaver]:
+        """A saver over one new connection, closed when the block ends (``PostgresSaver``'s signature).
+
+        The connection is PostgresSaver's (autocommit, ``dict_row``) except that it never prepares
+        statements (``prepare_threshold=None``), so the same string works behind PgBouncer in
+        transaction pooling; ``pipeline=True`` runs it in pipeline mode. The saver owns it: a
+        connection the server ended is replaced on the next call, and a call safe to retry (get,
+        list, put, put_writes) is retried as ``retry`` says, once by default (docs/connections.md)."""
+        conn = await psycopg.AsyncConnection.connect(
+            conn_string, autocommit=True, prepare_threshold=None, row_factory=dict_row
+        )
+        saver = cls(conn, serde=serde, retry=retry)
+        saver._client._owned = True
+        saver._conn_string = conn_string
+        try:
+            if pipeline:
+                async with conn.pipeline():
+                    yield saver
+            else:
+                yield saver
+        finally:
+            await saver._client.source.close()
+
+    async def setup(self) -> schema.SchemaStatus:
+        """Checks that schema ``ai`` is deployed at a version this package can use; on an empty
+        database, deploys the schema bundled in the package when the role may (as
+        ``PostgresSaver.setup()`` creates its tables). Otherwise raises
+        :class:`agent_state.schema.SchemaError` naming what to run. Safe to call on every start."""
+        await self._client._replace_if_lost()
+        async with self._client._connection() as conn:
+            if conn.info.pipeline_status != pq.PipelineStatus.OFF and self._conn_string is not None:
+                found = await schema.astatus(conn)
+                if found.deployed:
+                    return await schema.adeploy(conn)  # checks only: raises unless compatible
+                async with await psycopg.AsyncConnection.connect(self._conn_string, autocommit=True) as own:
+                    return _said(await schema.adeploy(own))
+            return _said(await schema.adeploy(conn))
+
+    async def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        # The client's connection handling: no prepared statement behind a pooler, retries, and
+        # on a connection in pipeline mode a sync before it returns (committed, as with
+        # PostgresSaver(conn, pipe=...)). Tuples whatever the connection's row factory.
+        return await self._client._fetch(sql, params, tuple_row, binary=True)
+
+    async def _load(self, rows: Sequence[Sequence[Any]]) -> list[CheckpointTuple]:
+        found = [self._tuple(row) for row in rows]
+        for item in found:
+            parent = self._sends_parent(item)
+            if parent is not None:  # a checkpoint of an old LangGraph (imported history): rare
+                parent_rows = await self._execute(GET_CHECKPOINT, parent)
+                if parent_rows:
+                    self._migrate_pending_sends(item, parent_rows[0])
+        return found
+
+    async def _send_held(self, thread_id: str | None) -> None:
+        for args in self._held_of(thread_id):
+            await self._execute(PUT_WRITES, args)
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        await self._send_held(config["configurable"]["thread_id"])
+        rows = await self._execute(GET_CHECKPOINT, self._get_args(config))
+        if not rows:
+            return None
+        found = (await self._load(rows))[0]
+        self._remember_read(found, rows[0])
+        return found
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        if config is not None and get_checkpoint_id(config):
+            found = await self.aget_tuple(config)
+            if self._matches(found, filter):
+                yield found
+            return
+        await self._send_held((config or {}).get("configurable", {}).get("thread_id"))
+        rows = await self._execute(LIST_CHECKPOINTS, self._list_args(config, filter, before, limit))
+        for item in await self._load(rows):  # noqa: UP028, RUF100 (for the sync twin: no yield from in async code)
+            yield item
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        step, before = self._step(config, checkpoint, metadata, new_versions)
+        for args in before:
+            await self._execute(PUT_WRITES, args)
+        try:
+            await self._execute(PUT_STEP, step.args)
+        except DeltaBaseMissing:
+            if step.whole is None:
+                raise
+            await self._execute(PUT_STEP, step.whole())  # a version it extends is gone (pruned): send it whole
+            self._stored(step, whole=True)
+        else:
+            self._stored(step)
+        return step.next_config
+
+    async def aput_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        for args in self._writes_to_send(config, writes, task_id, task_path):
+            await self._execute(PUT_WRITES, args)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        self._drop_held(thread_id)
+        await self._execute(DELETE_THREAD, (str(thread_id),))
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await self._send_held(None)
+        await self._execute(DELETE_FOR_RUNS, ([str(r) for r in run_ids],))
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await self._send_held(source_thread_id)
+        await self._execute(COPY_THREAD, (str(source_thread_id), str(target_thread_id)))
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await self._send_held(None)
+        await self._execute(PRUNE, self._prune_args(thread_ids, strategy))
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """LangGraph's DeltaChannel history (beta) in one call of ``ai.delta_channel_history``: per
+        channel, the nearest stored value on the parent chain and the writes since, oldest first."""
+        if not channels:
+            return {}
+        await self._send_held(config["configurable"]["thread_id"])
+        rows = await self._execute(DELTA_CHANNEL_HISTORY, self._delta_args(config, channels))
+        history, unresolved = self._delta_history(rows, channels)
+        if unresolved:
+            history.update(
+                _without_none_seeds(
+                    await BaseCheckpointSaver.aget_delta_channel_history(
+                        self, config=_newest_if_empty(config), channels=unresolved
+                    )
+                )
+            )
+        return history
+
+    if True:  # ASYNC
+        # -- sync: run on the saver's loop from another thread --------------------------------------
+
+        def _run(self, coro: Coroutine[Any, Any, T]) -> T:
+            if self.loop is None:
+                coro.close()
+                raise RuntimeError("AsyncAgentStateSaver was created outside an event loop: use the async methods")
+            try:
+                if asyncio.get_running_loop() is self.loop:
+                    coro.close()
+                    raise asyncio.InvalidStateError(
+                        "synchronous calls to AsyncAgentStateSaver are only allowed from another thread; "
+                        "in the event loop use the async methods (ainvoke, aget_tuple, ...)"
+                    )
+            except RuntimeError:
+                pass
+            return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+        def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+            return self._run(self.aget_tuple(config))
+
+        def list(
+            self,
+            config: RunnableConfig | None,
+            *,
+            filter: dict[str, Any] | None = None,
+            before: RunnableConfig | None = None,
+            limit: int | None = None,
+        ) -> Iterator[CheckpointTuple]:
+            async def collect() -> list[CheckpointTuple]:
+                return [t async for t in self.alist(config, filter=filter, before=before, limit=limit)]
+
+            yield from self._run(collect())
+
+        def put(
+            self,
+            config: RunnableConfig,
+            checkpoint: Checkpoint,
+            metadata: CheckpointMetadata,
+            new_versions: ChannelVersions,
+        ) -> RunnableConfig:
+            return self._run(self.aput(config, checkpoint, metadata, new_versions))
+
+        def put_writes(
+            self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+        ) -> None:
+            self._run(self.aput_writes(config, writes, task_id, task_path))
+
+        def delete_thread(self, thread_id: str) -> None:
+            self._run(self.adelete_thread(thread_id))
+
+        def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+            self._run(self.adelete_for_runs(run_ids))
+
+        def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+            self._run(self.acopy_thread(source_thread_id, target_thread_id))
+
+        def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+            self._run(self.aprune(thread_ids, strategy=strategy))
+
+        def get_delta_channel_history(
+            self, *, config: RunnableConfig, channels: Sequence[str]
+        ) -> Mapping[str, DeltaChannelHistory]:
+            """LangGraph's DeltaChannel history (beta) in one call of ``ai.delta_channel_history``: per
+            channel, the nearest stored value on the parent chain and the writes since, oldest first."""
+            return self._run(self.aget_delta_channel_history(config=config, channels=channels))
+    else:
+        # -- async: the sync methods in a worker thread ---------------------------------------------
+
+        async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+            return await asyncio.to_thread(self.get_tuple, config)
+
+        async def alist(
+            self,
+            config: RunnableConfig | None,
+            *,
+            filter: dict[str, Any] | None = None,
+            before: RunnableConfig | None = None,
+            limit: int | None = None,
+        ) -> AsyncIterator[CheckpointTuple]:
+            found = await asyncio.to_thread(lambda: [*self.list(config, filter=filter, before=before, limit=limit)])
+            for item in found:
+                yield item
+
+        async def aput(
+            self,
+            config: RunnableConfig,
+            checkpoint: Checkpoint,
+            metadata: CheckpointMetadata,
+            new_versions: ChannelVersions,
+        ) -> RunnableConfig:
+            return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
+
+        async def aput_writes(
+            self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+        ) -> None:
+            await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
+
+        async def adelete_thread(self, thread_id: str) -> None:
+            await asyncio.to_thread(self.delete_thread, thread_id)
+
+        async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+            await asyncio.to_thread(self.delete_for_runs, run_ids)
+
+        async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+            await asyncio.to_thread(self.copy_thread, source_thread_id, target_thread_id)
+
+        async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+            await asyncio.to_thread(self.prune, thread_ids, strategy=strategy)
+
+        async def aget_delta_channel_history(
+            self, *, config: RunnableConfig, channels: Sequence[str]
+        ) -> Mapping[str, DeltaChannelHistory]:
+            return await asyncio.to_thread(lambda: self.get_delta_channel_history(config=config, channels=channels))
+
+
+# </async>
+
+
+# <sync> generated by scripts/async_to_sync.py from the <async> block above: do not edit
+class AgentStateSaver(_Codec):
+    """LangGraph checkpointer over a psycopg ``Connection`` (autocommit) or ``ConnectionPool``.
+
+    Each of the two savers has LangGraph's sync and async methods. The async saver's sync methods
+    work from other threads while its event loop runs (as LangGraph's async Postgres saver's do;
+    within the loop, use the async methods); the sync saver's async methods run its sync ones in a
+    worker thread, so a graph can also be run with ``ainvoke``.
     """
 
     def __init__(
@@ -804,7 +1116,9 @@ class AgentStateSaver(_Codec):
                 yield found
             return
         self._send_held((config or {}).get("configurable", {}).get("thread_id"))
-        yield from self._load(self._execute(LIST_CHECKPOINTS, self._list_args(config, filter, before, limit)))
+        rows = self._execute(LIST_CHECKPOINTS, self._list_args(config, filter, before, limit))
+        for item in self._load(rows):  # noqa: UP028, RUF100 (for the sync twin: no yield from in async code)
+            yield item
 
     def put(
         self,
@@ -918,242 +1232,4 @@ class AgentStateSaver(_Codec):
         return await asyncio.to_thread(lambda: self.get_delta_channel_history(config=config, channels=channels))
 
 
-class AsyncAgentStateSaver(_Codec):
-    """Asynchronous LangGraph checkpointer over a psycopg ``AsyncConnection`` (autocommit) or
-    ``AsyncConnectionPool``.
-
-    The sync methods work from other threads while the saver's event loop runs (as with
-    LangGraph's ``AsyncPostgresSaver``); within the loop, use the async methods.
-    """
-
-    def __init__(
-        self,
-        conn: AsyncSource,
-        *,
-        serde: SerializerProtocol | None = None,
-        durability: Durability = "sync",
-        retry: RetryPolicy | None = None,
-        mirror_messages: str | None = None,
-    ) -> None:
-        super().__init__(serde=serde, durability=durability, mirror_messages=mirror_messages)
-        self._client = AsyncClient(conn, retry=retry)
-        self._conn_string: str | None = None
-        try:
-            self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            self.loop = None
-
-    @property
-    def conn(self) -> AsyncSource:
-        """See :attr:`AgentStateSaver.conn`."""
-        return self._client.source
-
-    @classmethod
-    @asynccontextmanager
-    async def from_conn_string(
-        cls,
-        conn_string: str,
-        *,
-        pipeline: bool = False,
-        serde: SerializerProtocol | None = None,
-        retry: RetryPolicy | None = ONCE,
-    ) -> AsyncIterator[AsyncAgentStateSaver]:
-        """The async twin of :meth:`AgentStateSaver.from_conn_string`."""
-        conn = await psycopg.AsyncConnection.connect(
-            conn_string, autocommit=True, prepare_threshold=None, row_factory=dict_row
-        )
-        saver = cls(conn, serde=serde, retry=retry)
-        saver._client._owned = True
-        saver._conn_string = conn_string
-        try:
-            if pipeline:
-                async with conn.pipeline():
-                    yield saver
-            else:
-                yield saver
-        finally:
-            await saver._client.source.close()
-
-    async def setup(self) -> schema.SchemaStatus:
-        """The async twin of :meth:`AgentStateSaver.setup`."""
-        await self._client._replace_if_lost()
-        async with self._client._connection() as conn:
-            if conn.info.pipeline_status != pq.PipelineStatus.OFF and self._conn_string is not None:
-                found = await schema.astatus(conn)
-                if found.deployed:
-                    return await schema.adeploy(conn)
-                async with await psycopg.AsyncConnection.connect(self._conn_string, autocommit=True) as own:
-                    return _said(await schema.adeploy(own))
-            return _said(await schema.adeploy(conn))
-
-    async def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        # See AgentStateSaver._execute.
-        return await self._client._fetch(sql, params, tuple_row, binary=True)
-
-    async def _load(self, rows: Sequence[Sequence[Any]]) -> list[CheckpointTuple]:
-        found = [self._tuple(row) for row in rows]
-        for item in found:
-            parent = self._sends_parent(item)
-            if parent is not None:
-                parent_rows = await self._execute(GET_CHECKPOINT, parent)
-                if parent_rows:
-                    self._migrate_pending_sends(item, parent_rows[0])
-        return found
-
-    async def _send_held(self, thread_id: str | None) -> None:
-        for args in self._held_of(thread_id):
-            await self._execute(PUT_WRITES, args)
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        await self._send_held(config["configurable"]["thread_id"])
-        rows = await self._execute(GET_CHECKPOINT, self._get_args(config))
-        if not rows:
-            return None
-        found = (await self._load(rows))[0]
-        self._remember_read(found, rows[0])
-        return found
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        if config is not None and get_checkpoint_id(config):
-            found = await self.aget_tuple(config)
-            if self._matches(found, filter):
-                yield found
-            return
-        await self._send_held((config or {}).get("configurable", {}).get("thread_id"))
-        rows = await self._execute(LIST_CHECKPOINTS, self._list_args(config, filter, before, limit))
-        for item in await self._load(rows):
-            yield item
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        step, before = self._step(config, checkpoint, metadata, new_versions)
-        for args in before:
-            await self._execute(PUT_WRITES, args)
-        try:
-            await self._execute(PUT_STEP, step.args)
-        except DeltaBaseMissing:
-            if step.whole is None:
-                raise
-            await self._execute(PUT_STEP, step.whole())  # see AgentStateSaver.put
-            self._stored(step, whole=True)
-        else:
-            self._stored(step)
-        return step.next_config
-
-    async def aput_writes(
-        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
-    ) -> None:
-        for args in self._writes_to_send(config, writes, task_id, task_path):
-            await self._execute(PUT_WRITES, args)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        self._drop_held(thread_id)
-        await self._execute(DELETE_THREAD, (str(thread_id),))
-
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await self._send_held(None)
-        await self._execute(DELETE_FOR_RUNS, ([str(r) for r in run_ids],))
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await self._send_held(source_thread_id)
-        await self._execute(COPY_THREAD, (str(source_thread_id), str(target_thread_id)))
-
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        await self._send_held(None)
-        await self._execute(PRUNE, self._prune_args(thread_ids, strategy))
-
-    async def aget_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """LangGraph's DeltaChannel history (beta) in one call of ``ai.delta_channel_history``: per
-        channel, the nearest stored value on the parent chain and the writes since, oldest first."""
-        if not channels:
-            return {}
-        await self._send_held(config["configurable"]["thread_id"])
-        rows = await self._execute(DELTA_CHANNEL_HISTORY, self._delta_args(config, channels))
-        history, unresolved = self._delta_history(rows, channels)
-        if unresolved:
-            history.update(
-                _without_none_seeds(
-                    await BaseCheckpointSaver.aget_delta_channel_history(
-                        self, config=_newest_if_empty(config), channels=unresolved
-                    )
-                )
-            )
-        return history
-
-    # -- sync: run on the saver's loop from another thread --------------------------------------
-
-    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
-        if self.loop is None:
-            coro.close()
-            raise RuntimeError("AsyncAgentStateSaver was created outside an event loop: use the async methods")
-        try:
-            if asyncio.get_running_loop() is self.loop:
-                coro.close()
-                raise asyncio.InvalidStateError(
-                    "synchronous calls to AsyncAgentStateSaver are only allowed from another thread; "
-                    "in the event loop use the async methods (ainvoke, aget_tuple, ...)"
-                )
-        except RuntimeError:
-            pass
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
-
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return self._run(self.aget_tuple(config))
-
-    def list(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> Iterator[CheckpointTuple]:
-        async def collect() -> list[CheckpointTuple]:
-            return [t async for t in self.alist(config, filter=filter, before=before, limit=limit)]
-
-        yield from self._run(collect())
-
-    def put(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        return self._run(self.aput(config, checkpoint, metadata, new_versions))
-
-    def put_writes(
-        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
-    ) -> None:
-        self._run(self.aput_writes(config, writes, task_id, task_path))
-
-    def delete_thread(self, thread_id: str) -> None:
-        self._run(self.adelete_thread(thread_id))
-
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        self._run(self.adelete_for_runs(run_ids))
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        self._run(self.acopy_thread(source_thread_id, target_thread_id))
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        self._run(self.aprune(thread_ids, strategy=strategy))
-
-    def get_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        return self._run(self.aget_delta_channel_history(config=config, channels=channels))
+# </sync>
