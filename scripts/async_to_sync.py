@@ -74,6 +74,7 @@ MODULES: dict[str, dict[str, str]] = {
         "astatus": "status",
         "adeploy": "deploy",
     },
+    "worker": {"_aunprepared": "_unprepared", "_alisten_target": "_listen_target", "abehind_pooler": "behind_pooler"},
     "graph_runs": {
         "async_graph_handler": "graph_handler",
         "async_graph_worker": "graph_worker",

@@ -159,6 +159,125 @@ def _log_failure(what: str, error: BaseException, delay: float) -> None:
         log.error("%s failed; again in %.2fs", what, delay, exc_info=error)
 
 
+# <async>
+@asynccontextmanager
+async def _aunprepared(conn: psycopg.AsyncConnection[Any]) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    """Behind a pooler, the connection with psycopg's automatic prepared statements off while the
+    handler uses it (there they fail or run another client's statement); the owner's setting
+    comes back afterwards. A direct connection is left as it is."""
+    threshold = conn.prepare_threshold
+    if await abehind_pooler(conn):
+        conn.prepare_threshold = None
+    try:
+        yield conn
+    finally:
+        conn.prepare_threshold = threshold
+
+
+async def _alisten_target(pool: AsyncConnectionPool, conninfo: str | None) -> tuple[str, dict[str, Any]]:
+    """Where the LISTEN connection goes: ``conninfo``, else the pool's (its conninfo and kwargs
+    may be callables, psycopg_pool >= 3.3)."""
+    target = conninfo or pool.conninfo
+    kwargs = pool.kwargs
+    if True:  # ASYNC
+        if callable(target):
+            made = target()
+            target = await made if inspect.isawaitable(made) else made
+        if callable(kwargs):
+            given = kwargs()
+            kwargs = await given if inspect.isawaitable(given) else given
+        return target, _listen_kwargs(kwargs)
+    else:
+        return (target() if callable(target) else target), _listen_kwargs(kwargs() if callable(kwargs) else kwargs)
+
+
+class AsyncJobContext(JobState):
+    """What a handler gets besides the job: lease state and fenced writes."""
+
+    def __init__(self, worker: AsyncWorker, job: Job) -> None:
+        super().__init__(job)
+        self._worker = worker
+
+    @asynccontextmanager
+    async def fenced(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A connection in a transaction that began with ``ai.fenced_write``; commits on exit.
+
+        Raises LeaseLost (and writes nothing) when the job is no longer held."""
+        self.check()
+        try:
+            async with self._worker.pool.connection() as conn, conn.transaction():
+                await conn.execute(
+                    "select ai.fenced_write(%s, %s)", (self.job.job_id, self.job.fencing_token), prepare=False
+                )
+                async with _aunprepared(conn):
+                    yield conn
+        except psycopg.Error as error:
+            translated = _translated(error)
+            self._mark_lost(translated)
+            if translated is error:
+                raise
+            raise translated from error
+
+    async def complete(self, result: Any = None, conn: psycopg.AsyncConnection[Any] | None = None) -> None:
+        """Completes the job now, inside ``conn`` (a ``fenced()`` transaction) when given."""
+        self.check()
+        try:
+            client = AsyncClient(conn) if conn is not None else self._worker.client
+            await client.complete_job(self.job.job_id, self.job.fencing_token, result)
+        except errors.LeaseLost as error:
+            self._mark_lost(error)
+            raise
+        self.finished = True
+
+    def side_effect(self, *key_parts: Any, request: Any = None) -> _side_effect:
+        """The tool-call ledger for this claim: ``@ctx.side_effect("charge", user, amount)`` on a
+        tool ``def charge(call): ...`` (or ``with ctx.side_effect(...) as call:``; in async code
+        ``await ctx.side_effect(...).arun(tool)`` or ``async with``) runs it once per key in the
+        thread, fenced on the job; a retry returns the recorded result. ``call.key`` goes to
+        downstream APIs; ``call.taken_over`` says a dead worker may have acted. See
+        :mod:`agent_state.side_effects`."""
+        self.check()
+        return _side_effect(
+            self._worker.client,
+            self.job.thread_id,
+            *key_parts,
+            request=request,
+            job_id=self.job.job_id,
+            fencing_token=self.job.fencing_token,
+            on_lease_lost=self._mark_lost,
+        )
+
+    async def request_human(self, checkpoint_id: str, action: Any = None) -> str:
+        """Pauses the job for a person (``ai.request_human``): it waits as AWAITING_HUMAN, this
+        worker holds it no more, and whoever claims it after ``resolve_human`` finds the decision
+        in ``job.payload["human"]``. The handler should return right after. Returns the approval id."""
+        self.check()
+        try:
+            approval = await self._worker.client.request_human(
+                self.job.job_id, self.job.fencing_token, checkpoint_id, action
+            )
+        except errors.LeaseLost as error:
+            self._mark_lost(error)
+            raise
+        self.finished = self.paused = True
+        self._lose()  # nothing more may be written under this claim
+        return approval
+
+    async def fail(self, error: str, retry_in: timedelta | None = None) -> None:
+        """Fails the job now (retried after retry_in, or a backoff, while attempts remain)."""
+        self.check()
+        try:
+            await self._worker.client.fail_job(self.job.job_id, self.job.fencing_token, error, retry_in)
+        except errors.LeaseLost as lost:
+            self._mark_lost(lost)
+            raise
+        self.finished = self.failed = True
+
+
+# </async>
+
+
+# <sync> generated by scripts/async_to_sync.py from the <async> block above: do not edit
 @contextmanager
 def _unprepared(conn: psycopg.Connection[Any]) -> Iterator[psycopg.Connection[Any]]:
     """Behind a pooler, the connection with psycopg's automatic prepared statements off while the
@@ -173,42 +292,12 @@ def _unprepared(conn: psycopg.Connection[Any]) -> Iterator[psycopg.Connection[An
         conn.prepare_threshold = threshold
 
 
-@asynccontextmanager
-async def _aunprepared(conn: psycopg.AsyncConnection[Any]) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-    threshold = conn.prepare_threshold
-    if await abehind_pooler(conn):
-        conn.prepare_threshold = None
-    try:
-        yield conn
-    finally:
-        conn.prepare_threshold = threshold
-
-
-def _listen_kwargs(kwargs: dict[str, Any] | None) -> dict[str, Any]:
-    return {**(kwargs or {}), "autocommit": True, "prepare_threshold": None}
-
-
 def _listen_target(pool: ConnectionPool, conninfo: str | None) -> tuple[str, dict[str, Any]]:
     """Where the LISTEN connection goes: ``conninfo``, else the pool's (its conninfo and kwargs
     may be callables, psycopg_pool >= 3.3)."""
     target = conninfo or pool.conninfo
     kwargs = pool.kwargs
     return (target() if callable(target) else target), _listen_kwargs(kwargs() if callable(kwargs) else kwargs)
-
-
-async def _alisten_target(pool: AsyncConnectionPool, conninfo: str | None) -> tuple[str, dict[str, Any]]:
-    target = conninfo or pool.conninfo
-    kwargs = pool.kwargs
-    if callable(target):
-        made = target()
-        target = await made if inspect.isawaitable(made) else made
-    if callable(kwargs):
-        given = kwargs()
-        kwargs = await given if inspect.isawaitable(given) else given
-    return target, _listen_kwargs(kwargs)
-
-
-# -- sync -----------------------------------------------------------------------------------------
 
 
 class JobContext(JobState):
@@ -249,9 +338,10 @@ class JobContext(JobState):
 
     def side_effect(self, *key_parts: Any, request: Any = None) -> _side_effect:
         """The tool-call ledger for this claim: ``@ctx.side_effect("charge", user, amount)`` on a
-        tool ``def charge(call): ...`` (or ``with ctx.side_effect(...) as call:``) runs it once per
-        key in the thread, fenced on the job; a retry returns the recorded result. ``call.key``
-        goes to downstream APIs; ``call.taken_over`` says a dead worker may have acted. See
+        tool ``def charge(call): ...`` (or ``with ctx.side_effect(...) as call:``; in async code
+        ``await ctx.side_effect(...).arun(tool)`` or ``async with``) runs it once per key in the
+        thread, fenced on the job; a retry returns the recorded result. ``call.key`` goes to
+        downstream APIs; ``call.taken_over`` says a dead worker may have acted. See
         :mod:`agent_state.side_effects`."""
         self.check()
         return _side_effect(
@@ -289,7 +379,19 @@ class JobContext(JobState):
         self.finished = self.failed = True
 
 
+# </sync>
+
+
+#: What a Worker runs for a job, and what an AsyncWorker awaits.
 Handler = Callable[[Job, JobContext], Any]
+AsyncHandler = Callable[[Job, AsyncJobContext], Awaitable[Any]]
+
+
+def _listen_kwargs(kwargs: dict[str, Any] | None) -> dict[str, Any]:
+    return {**(kwargs or {}), "autocommit": True, "prepare_threshold": None}
+
+
+# -- sync -----------------------------------------------------------------------------------------
 
 
 class Worker:
@@ -604,84 +706,6 @@ class Worker:
 
 
 # -- async ----------------------------------------------------------------------------------------
-
-
-class AsyncJobContext(JobState):
-    """The asyncio twin of :class:`JobContext`."""
-
-    def __init__(self, worker: AsyncWorker, job: Job) -> None:
-        super().__init__(job)
-        self._worker = worker
-
-    @asynccontextmanager
-    async def fenced(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        """The async twin of :meth:`JobContext.fenced`: ``async with ctx.fenced() as conn:``."""
-        self.check()
-        try:
-            async with self._worker.pool.connection() as conn, conn.transaction():
-                await conn.execute(
-                    "select ai.fenced_write(%s, %s)", (self.job.job_id, self.job.fencing_token), prepare=False
-                )
-                async with _aunprepared(conn):
-                    yield conn
-        except psycopg.Error as error:
-            translated = _translated(error)
-            self._mark_lost(translated)
-            if translated is error:
-                raise
-            raise translated from error
-
-    async def complete(self, result: Any = None, conn: psycopg.AsyncConnection[Any] | None = None) -> None:
-        """The async twin of :meth:`JobContext.complete`."""
-        self.check()
-        try:
-            client = AsyncClient(conn) if conn is not None else self._worker.client
-            await client.complete_job(self.job.job_id, self.job.fencing_token, result)
-        except errors.LeaseLost as error:
-            self._mark_lost(error)
-            raise
-        self.finished = True
-
-    def side_effect(self, *key_parts: Any, request: Any = None) -> _side_effect:
-        """The async twin of :meth:`JobContext.side_effect`: ``await ctx.side_effect(...).arun(tool)``
-        or ``async with ctx.side_effect(...) as call:``."""
-        self.check()
-        return _side_effect(
-            self._worker.client,
-            self.job.thread_id,
-            *key_parts,
-            request=request,
-            job_id=self.job.job_id,
-            fencing_token=self.job.fencing_token,
-            on_lease_lost=self._mark_lost,
-        )
-
-    async def request_human(self, checkpoint_id: str, action: Any = None) -> str:
-        """The async twin of :meth:`JobContext.request_human`."""
-        self.check()
-        try:
-            approval = await self._worker.client.request_human(
-                self.job.job_id, self.job.fencing_token, checkpoint_id, action
-            )
-        except errors.LeaseLost as error:
-            self._mark_lost(error)
-            raise
-        self.finished = self.paused = True
-        self._lose()  # nothing more may be written under this claim
-        return approval
-
-    async def fail(self, error: str, retry_in: timedelta | None = None) -> None:
-        """The async twin of :meth:`JobContext.fail`."""
-        self.check()
-        try:
-            await self._worker.client.fail_job(self.job.job_id, self.job.fencing_token, error, retry_in)
-        except errors.LeaseLost as lost:
-            self._mark_lost(lost)
-            raise
-        self.finished = self.failed = True
-
-
-AsyncHandler = Callable[[Job, AsyncJobContext], Awaitable[Any]]
 
 
 class AsyncWorker:
