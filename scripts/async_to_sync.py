@@ -104,6 +104,8 @@ DOTTED: dict[str, str] = {
     "asyncio.sleep": "time.sleep",
     "asyncio.Event": "threading.Event",
     "asyncio.Lock": "threading.Lock",
+    "asyncio.Queue": "queue_module.Queue",  # import queue as queue_module (a module's own "queue" names abound)
+    "asyncio.QueueEmpty": "queue_module.Empty",
 }
 
 ASYNC_BEGIN = "# <async>"
@@ -123,7 +125,7 @@ def _renamed(name: str, renames: dict[str, str]) -> str:
 
 def _words(text: str, renames: dict[str, str]) -> str:
     for dotted, to in DOTTED.items():
-        text = text.replace(dotted, to)
+        text = re.sub(rf"\b{re.escape(dotted)}\b", to, text)
     return re.sub(r"\b[A-Za-z_][A-Za-z0-9_]*\b", lambda m: _renamed(m.group(0), renames), text)
 
 

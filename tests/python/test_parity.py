@@ -1,11 +1,9 @@
 """Sync and async twins are the same code (issue 22) with the same public surface (issue 14).
 
-Each sync twin but the Worker's is generated from its async source by scripts/async_to_sync.py
-(CONTRIBUTING.md, "Sync and async twins"): the tests below check that every generated block is
-what the script makes of its source today (bodies, not only signatures), that each sync class
-and function of a twin pair stands in a generated block, and what the conversion does. Worker
-and AsyncWorker are the one pair written twice: both drive the I/O-free core of
-``_worker_core.py`` (threads and an event loop differ by more than names there).
+Each sync twin is generated from its async source by scripts/async_to_sync.py (CONTRIBUTING.md,
+"Sync and async twins"): the tests below check that every generated block is what the script
+makes of its source today (bodies, not only signatures), that each sync class and function of a
+twin pair stands in a generated block, and what the conversion does.
 
 The public surface: every public method of one
 side exists on the other with the same signature (parameter names, kinds, defaults and
@@ -206,8 +204,8 @@ def test_the_parity_check_sees_a_missing_twin_and_a_sync_method_on_the_async_sid
 
 # -- twins by construction (issue 22) --------------------------------------------------------------
 
-#: The sync twins written by hand, and why: the only one left.
-HAND_KEPT = {"Worker": "threads and the event loop drive one I/O-free core (_worker_core.py)"}
+#: The sync twins written by hand, and why (none: a twin that must differ uses ``if True:  # ASYNC``).
+HAND_KEPT: dict[str, str] = {}
 
 
 def _generator() -> ModuleType:
