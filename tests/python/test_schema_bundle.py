@@ -82,50 +82,35 @@ def test_the_package_copy_is_a_build_product_not_a_file_in_git() -> None:
     assert tracked.stdout == "", "python/agent_state/sql/ai.sql is made by the build (python/setup.py), not committed"
 
 
+def _built(command: list[str], out: Path, pattern: str) -> Path:
+    """Runs a build into ``out`` and returns the one file it made."""
+    done = subprocess.run([*command, str(out)], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (made,) = out.glob(pattern)
+    return made
+
+
 def test_a_built_wheel_and_sdist_carry_the_same_bytes_as_sql_ai_sql(tmp_path: Path) -> None:
     """The build copies sql/ai.sql into the package (python/setup.py): the wheel built from the
-    checkout, and the wheel built from the sdist, hold it byte for byte."""
+    checkout, the sdist, and the wheel built from the sdist hold it byte for byte."""
     source = tmp_path / "checkout"
     shutil.copytree(ROOT / "python", source / "python", ignore=shutil.ignore_patterns("*.egg-info", "build", "dist"))
     (source / "sql").mkdir()
     shutil.copyfile(ROOT / "sql" / "ai.sql", source / "sql" / "ai.sql")
     (source / "LICENSE").write_bytes((ROOT / "LICENSE").read_bytes())
     expected = (ROOT / "sql" / "ai.sql").read_bytes()
-    out = tmp_path / "dist"
-    built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source / "python")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert built.returncode == 0, built.stdout + built.stderr
-    (wheel,) = out.glob("agent_state-*.whl")
-    with zipfile.ZipFile(wheel) as archive:
+    wheel = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q"]
+    built = _built([*wheel, str(source / "python"), "-w"], tmp_path / "wheel", "agent_state-*.whl")
+    with zipfile.ZipFile(built) as archive:
         assert archive.read("agent_state/sql/ai.sql") == expected
-    sdist = subprocess.run(
-        [sys.executable, "-m", "build", "--sdist", "--outdir", str(tmp_path / "sdist"), str(source / "python")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert sdist.returncode == 0, sdist.stdout + sdist.stderr
-    (tarball,) = (tmp_path / "sdist").glob("agent_state-*.tar.gz")
+    sdist = [sys.executable, "-m", "build", "--sdist", str(source / "python"), "--outdir"]
+    tarball = _built(sdist, tmp_path / "sdist", "agent_state-*.tar.gz")
     with tarfile.open(tarball) as archive:
         member = next(m for m in archive.getmembers() if m.name.endswith("/agent_state/sql/ai.sql"))
         packed = archive.extractfile(member)
         assert packed is not None and packed.read() == expected
-    from_sdist = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "from-sdist"), str(tarball)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert from_sdist.returncode == 0, from_sdist.stdout + from_sdist.stderr
-    (wheel,) = (tmp_path / "from-sdist").glob("agent_state-*.whl")
-    with zipfile.ZipFile(wheel) as archive:
+    built = _built([*wheel, str(tarball), "-w"], tmp_path / "from-sdist", "agent_state-*.whl")
+    with zipfile.ZipFile(built) as archive:
         assert archive.read("agent_state/sql/ai.sql") == expected
 
 
