@@ -1,9 +1,10 @@
 """The one SQL-call descriptor: a statement and how to turn each of its rows into a Python value.
 
 A client method is one round trip: ``Client._rows(call, params)`` runs ``call.sql`` and maps each
-row (a dict) through ``call.convert``. Every module of the client (sessions, checkpoints, the
-queue, side effects, human approvals, streams, usage, retrievals) declares its calls with it;
-``Call[T]`` says what one row becomes, so the methods built on it are typed end to end.
+row (a dict) through ``call.convert``. Every module of the client (sessions, messages,
+checkpoints, evals, retention, the queue, side effects, human approvals, streams, usage,
+retrievals) declares its calls with it; ``Call[T]`` says what one row becomes, so the methods
+built on it are typed end to end. ``_json`` makes a JSON parameter of any of them.
 """
 
 from __future__ import annotations
