@@ -210,60 +210,6 @@ def _idle_outside_autocommit(conn: psycopg.Connection[Any] | psycopg.AsyncConnec
     return not conn.autocommit and conn.info.transaction_status == pq.TransactionStatus.IDLE
 
 
-def status(conn: psycopg.Connection[Any]) -> SchemaStatus:
-    """What schema ``ai`` of the connection's database holds (any role; reads only the catalog)."""
-    owns = _idle_outside_autocommit(conn)
-    try:
-        return _read_status(conn)
-    finally:
-        if owns:
-            conn.rollback()  # read only: leave the connection as it was
-
-
-async def astatus(conn: psycopg.AsyncConnection[Any]) -> SchemaStatus:
-    """The async twin of :func:`status`."""
-    owns = _idle_outside_autocommit(conn)
-    try:
-        return await _aread_status(conn)
-    finally:
-        if owns:
-            await conn.rollback()
-
-
-def _read_status(conn: psycopg.Connection[Any]) -> SchemaStatus:
-    with conn.cursor(row_factory=tuple_row) as cur:
-        probe = cur.execute(_PROBE, prepare=False).fetchone()
-        assert probe is not None
-        registry = None
-        if probe[0] and probe[2]:
-            registry = [r[0] for r in cur.execute(_REGISTRY, (PROJECT,), prepare=False).fetchall()]
-        functions_ok = None
-        if probe[0] and not registry and not _MARKER.search(probe[1] or ""):
-            functions_ok = False  # without USAGE on schema ai, nothing in it is callable
-            if probe[3]:
-                rows = cur.execute(_FUNCTIONS, (list(_REQUIRED_FUNCTIONS),), prepare=False).fetchall()
-                functions_ok = all(r[0] for r in rows)
-    return _status(probe, registry, functions_ok)
-
-
-async def _aread_status(conn: psycopg.AsyncConnection[Any]) -> SchemaStatus:
-    async with conn.cursor(row_factory=tuple_row) as cur:
-        await cur.execute(_PROBE, prepare=False)
-        probe = await cur.fetchone()
-        assert probe is not None
-        registry = None
-        if probe[0] and probe[2]:
-            await cur.execute(_REGISTRY, (PROJECT,), prepare=False)
-            registry = [r[0] for r in await cur.fetchall()]
-        functions_ok = None
-        if probe[0] and not registry and not _MARKER.search(probe[1] or ""):
-            functions_ok = False
-            if probe[3]:
-                await cur.execute(_FUNCTIONS, (list(_REQUIRED_FUNCTIONS),), prepare=False)
-                functions_ok = all(r[0] for r in await cur.fetchall())
-    return _status(probe, registry, functions_ok)
-
-
 def _sqitch_change(version: str | None) -> str | None:
     """A bundle version as sqitch's --to names it (this package's own may need ``@HEAD``)."""
     return bundle_sqitch_change() if version == bundle_version() else version
@@ -392,58 +338,42 @@ def _check_no_pipeline(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[A
         )
 
 
-def deploy(conn: psycopg.Connection[Any], *, owner: str = OWNER) -> SchemaStatus:
+# <async>
+async def astatus(conn: psycopg.AsyncConnection[Any]) -> SchemaStatus:
+    """What schema ``ai`` of the connection's database holds (any role; reads only the catalog)."""
+    owns = _idle_outside_autocommit(conn)
+    try:
+        return await _aread_status(conn)
+    finally:
+        if owns:
+            await conn.rollback()  # read only: leave the connection as it was
+
+
+async def _aread_status(conn: psycopg.AsyncConnection[Any]) -> SchemaStatus:
+    async with conn.cursor(row_factory=tuple_row) as cur:
+        await cur.execute(_PROBE, prepare=False)
+        probe = await cur.fetchone()
+        assert probe is not None
+        registry = None
+        if probe[0] and probe[2]:
+            await cur.execute(_REGISTRY, (PROJECT,), prepare=False)
+            registry = [r[0] for r in await cur.fetchall()]
+        functions_ok = None
+        if probe[0] and not registry and not _MARKER.search(probe[1] or ""):
+            functions_ok = False  # without USAGE on schema ai, nothing in it is callable
+            if probe[3]:
+                await cur.execute(_FUNCTIONS, (list(_REQUIRED_FUNCTIONS),), prepare=False)
+                functions_ok = all(r[0] for r in await cur.fetchall())
+    return _status(probe, registry, functions_ok)
+
+
+async def adeploy(conn: psycopg.AsyncConnection[Any], *, owner: str = OWNER) -> SchemaStatus:
     """Makes schema ``ai`` usable by this package: returns the status when it already is; installs
     the bundle when the schema is absent and the role may create it; raises :class:`SchemaError`
     naming what to run otherwise. On a connection outside autocommit the install commits here,
     unless the caller has a transaction open, which it then joins (and the caller commits).
     On a superuser's connection the bundle is installed as ``owner`` (made when missing; the
     module docstring), and ``note`` says so."""
-    owns = _idle_outside_autocommit(conn)
-    try:
-        found = _deploy(conn, owner)
-    except BaseException:
-        if owns:
-            conn.rollback()
-        raise
-    if owns:
-        conn.commit()
-    return found
-
-
-def _deploy(conn: psycopg.Connection[Any], owner: str) -> SchemaStatus:
-    found = _read_status(conn)
-    if found.deployed:
-        if found.compatible:
-            return found
-        raise _refuse(found)
-    with conn.cursor(row_factory=tuple_row) as cur:
-        deploy_as, note = _owner_plan(cur.execute(_ROLE, prepare=False).fetchone(), owner)
-        why = None if deploy_as else _may_deploy(cur.execute(_PRIVILEGES, prepare=False).fetchone() or (False,) * 3)
-    if why:
-        raise _absent_error(why)
-    _check_no_pipeline(conn)
-    with conn.transaction():
-        conn.execute("select pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(%s, 0))", (_LOCK_KEY,))
-        if not _read_status(conn).deployed:  # a concurrent deploy may have held the lock first
-            conn.execute(_LOCK_TIMEOUT, prepare=False)
-            if deploy_as:
-                conn.execute("select pg_catalog.set_config('agent_state.deploy_owner', %s, true)", (deploy_as,))
-                conn.execute(_PREPARE_OWNER, prepare=False)
-                conn.execute(sql.SQL("set local role {}").format(sql.Identifier(deploy_as)), prepare=False)
-            conn.execute(_bundle_body(), prepare=False)
-            if deploy_as:
-                conn.execute("reset role", prepare=False)
-        else:
-            note = None
-    done = _read_status(conn)
-    if not done.compatible:
-        raise _refuse(done)
-    return replace(done, note=note) if note else done
-
-
-async def adeploy(conn: psycopg.AsyncConnection[Any], *, owner: str = OWNER) -> SchemaStatus:
-    """The async twin of :func:`deploy`."""
     owns = _idle_outside_autocommit(conn)
     try:
         found = await _adeploy(conn, owner)
@@ -474,7 +404,7 @@ async def _adeploy(conn: psycopg.AsyncConnection[Any], owner: str) -> SchemaStat
     _check_no_pipeline(conn)
     async with conn.transaction():
         await conn.execute("select pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(%s, 0))", (_LOCK_KEY,))
-        if not (await _aread_status(conn)).deployed:
+        if not (await _aread_status(conn)).deployed:  # a concurrent deploy may have held the lock first
             await conn.execute(_LOCK_TIMEOUT, prepare=False)
             if deploy_as:
                 await conn.execute("select pg_catalog.set_config('agent_state.deploy_owner', %s, true)", (deploy_as,))
@@ -489,3 +419,92 @@ async def _adeploy(conn: psycopg.AsyncConnection[Any], owner: str) -> SchemaStat
     if not done.compatible:
         raise _refuse(done)
     return replace(done, note=note) if note else done
+
+
+# </async>
+
+
+# <sync> generated by scripts/async_to_sync.py from the <async> block above: do not edit
+def status(conn: psycopg.Connection[Any]) -> SchemaStatus:
+    """What schema ``ai`` of the connection's database holds (any role; reads only the catalog)."""
+    owns = _idle_outside_autocommit(conn)
+    try:
+        return _read_status(conn)
+    finally:
+        if owns:
+            conn.rollback()  # read only: leave the connection as it was
+
+
+def _read_status(conn: psycopg.Connection[Any]) -> SchemaStatus:
+    with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(_PROBE, prepare=False)
+        probe = cur.fetchone()
+        assert probe is not None
+        registry = None
+        if probe[0] and probe[2]:
+            cur.execute(_REGISTRY, (PROJECT,), prepare=False)
+            registry = [r[0] for r in cur.fetchall()]
+        functions_ok = None
+        if probe[0] and not registry and not _MARKER.search(probe[1] or ""):
+            functions_ok = False  # without USAGE on schema ai, nothing in it is callable
+            if probe[3]:
+                cur.execute(_FUNCTIONS, (list(_REQUIRED_FUNCTIONS),), prepare=False)
+                functions_ok = all(r[0] for r in cur.fetchall())
+    return _status(probe, registry, functions_ok)
+
+
+def deploy(conn: psycopg.Connection[Any], *, owner: str = OWNER) -> SchemaStatus:
+    """Makes schema ``ai`` usable by this package: returns the status when it already is; installs
+    the bundle when the schema is absent and the role may create it; raises :class:`SchemaError`
+    naming what to run otherwise. On a connection outside autocommit the install commits here,
+    unless the caller has a transaction open, which it then joins (and the caller commits).
+    On a superuser's connection the bundle is installed as ``owner`` (made when missing; the
+    module docstring), and ``note`` says so."""
+    owns = _idle_outside_autocommit(conn)
+    try:
+        found = _deploy(conn, owner)
+    except BaseException:
+        if owns:
+            conn.rollback()
+        raise
+    if owns:
+        conn.commit()
+    return found
+
+
+def _deploy(conn: psycopg.Connection[Any], owner: str) -> SchemaStatus:
+    found = _read_status(conn)
+    if found.deployed:
+        if found.compatible:
+            return found
+        raise _refuse(found)
+    with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(_ROLE, prepare=False)
+        deploy_as, note = _owner_plan(cur.fetchone(), owner)
+        why = None
+        if not deploy_as:
+            cur.execute(_PRIVILEGES, prepare=False)
+            why = _may_deploy(cur.fetchone() or (False,) * 3)
+    if why:
+        raise _absent_error(why)
+    _check_no_pipeline(conn)
+    with conn.transaction():
+        conn.execute("select pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(%s, 0))", (_LOCK_KEY,))
+        if not _read_status(conn).deployed:  # a concurrent deploy may have held the lock first
+            conn.execute(_LOCK_TIMEOUT, prepare=False)
+            if deploy_as:
+                conn.execute("select pg_catalog.set_config('agent_state.deploy_owner', %s, true)", (deploy_as,))
+                conn.execute(_PREPARE_OWNER, prepare=False)
+                conn.execute(sql.SQL("set local role {}").format(sql.Identifier(deploy_as)), prepare=False)
+            conn.execute(_bundle_body(), prepare=False)
+            if deploy_as:
+                conn.execute("reset role", prepare=False)
+        else:
+            note = None
+    done = _read_status(conn)
+    if not done.compatible:
+        raise _refuse(done)
+    return replace(done, note=note) if note else done
+
+
+# </sync>
