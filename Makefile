@@ -51,7 +51,7 @@ export AGENT_STATE_PGPORT := $(PGPORT_PRIVATE)
 export AGENT_STATE_BOUNCER_PORT := $(PGPORT_BOUNCER)
 
 .PHONY: help setup deps venv db db-stop pooler deploy demo test test-db test-pgtap test-plpgsql-check test-python \
-        test-python-pooled test-upstream bundle bench lint env clean docs
+        test-python-pooled test-upstream bundle bench lint twins env clean docs
 
 help:
 	@echo "make demo      set up and run the demo"
@@ -59,7 +59,8 @@ help:
 	@echo "make test-matrix  pgTAP + pytest on PostgreSQL 16 and 18 (MATRIX_MAJORS; not in make test)"
 	@echo "make soak      minutes of workers and clients with retention (SOAK_SECONDS; not in make test)"
 	@echo "make bench     benchmarks (docs/benchmarks.md)"
-	@echo "make bundle    regenerate sql/ai.sql (and its copy in the Python package) from deploy/"
+	@echo "make twins     regenerate the sync twins from their async source (scripts/async_to_sync.py)"
+	@echo "make bundle    regenerate sql/ai.sql from deploy/ (the package build copies it)"
 	@echo "make db-stop   stop the private Postgres cluster and its PgBouncer"
 
 setup: deps venv db deploy
@@ -115,7 +116,7 @@ env:
 	@echo "export PGHOST=$(PGHOST) PGPORT=$(PGPORT) PGUSER=$(PGUSER) DATABASE_URL='$(DB_URL)'"
 
 demo: setup
-	@DATABASE_URL='$(DB_URL)' $(VPY) -m agent_state.demo
+	@DATABASE_URL='$(DB_URL)' $(VPY) examples/demo.py
 
 # A fresh test database each run (private cluster), the schema deployed with sqitch, test roles.
 test-db: deps venv db
@@ -179,15 +180,20 @@ endif
 test: setup lint test-pgtap test-plpgsql-check test-python test-python-pooled test-upstream
 
 lint: venv
-	$(VENV)/bin/ruff check python tests bench scripts
-	$(VENV)/bin/ruff format --check python tests bench scripts
-	$(VENV)/bin/mypy --strict python/agent_state
+	$(VENV)/bin/ruff check python tests bench scripts examples
+	$(VENV)/bin/ruff format --check python tests bench scripts examples
+	$(VENV)/bin/mypy --strict python/agent_state examples/demo.py
+	$(VPY) scripts/async_to_sync.py --check
 
-# sql/ai.sql, and the same file as package data: setup() deploys it on an empty database.
+# The sync twins, generated from their async source (scripts/async_to_sync.py; CONTRIBUTING.md).
+twins: venv
+	$(VPY) scripts/async_to_sync.py
+
+# sql/ai.sql; the build copies it into the package (python/setup.py), where setup() finds it to
+# deploy on an empty database (an editable install reads sql/ai.sql itself).
 bundle:
 	@scripts/bundle.sh > sql/ai.sql
-	@mkdir -p python/agent_state/sql && cp sql/ai.sql python/agent_state/sql/ai.sql
-	@echo "wrote sql/ai.sql and python/agent_state/sql/ai.sql"
+	@echo "wrote sql/ai.sql"
 
 bench: setup pooler
 	@$(VPY) -c 'import pgqueuer, langgraph.checkpoint.postgres' 2>/dev/null || $(VPY) -m pip install -q -e 'python[test,dev,langgraph,demo,openai-agents,upstream,bench]'

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prints sql/ai.sql: every change's deploy script in sqitch.plan order, as one transaction, for
 # people who install with `psql -f sql/ai.sql` instead of sqitch, and for setup() of the Python
-# package (make bundle copies it to python/agent_state/sql/ai.sql, the package data). Tests check
+# package (its build copies it into the wheel and sdist as agent_state/sql/ai.sql: python/setup.py). Tests check
 # that both give the same catalog, that the committed file is current, and that it defines each
 # object once (tests/python/test_schema_bundle.py, test_upgrade.py).
 #

@@ -47,8 +47,8 @@ import asyncio
 import contextvars
 import json
 import time
-from collections.abc import Awaitable, Callable
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -58,6 +58,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from .client import AsyncClient, Client
 from .hitl import human_decision
+from .langgraph_saver import AgentStateSaver, AsyncAgentStateSaver
 from .models import Job
 from .retry import RetryPolicy
 from .side_effects import idempotency_key
@@ -88,6 +89,10 @@ CONTEXT_KEY = "__agent_state_job_context"
 #: The job payload key holding the run's input.
 INPUT_KEY = "graph_input"
 _TERMINAL = ("COMPLETED", "FAILED", "CANCELLED", "AWAITING_HUMAN")
+
+#: A Worker handler and an AsyncWorker handler.
+Handler = Callable[[Job, JobContext], Any]
+AsyncHandler = Callable[[Job, AsyncJobContext], Awaitable[Any]]
 
 _current: contextvars.ContextVar[JobContext | AsyncJobContext | None] = contextvars.ContextVar(
     "agent_state_job_context", default=None
@@ -211,18 +216,196 @@ class _Runs:
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
 
 
+# -- workers that own their pool ------------------------------------------------------------------
+
+
+def _split(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    run_keys = ("durability", "result", "max_attempts", "config")
+    return {k: options.pop(k) for k in run_keys if k in options}, options
+
+
+# <async>
+class AsyncGraphRuns(_Runs):
+    """Durable runs of ``graph`` (a compiled LangGraph graph) through the queue ``queue``.
+
+    ``client`` starts runs (any role that may enqueue for the thread: the tenant, or a service
+    acting for it). :attr:`handler` is the AsyncWorker handler that executes them;
+    :func:`async_graph_worker` builds the AsyncWorker. ``durability="sync"`` (the default) makes
+    LangGraph save every step before the next one starts, so a run resumed after a crash never
+    repeats a finished node; ``"async"`` is faster but a node that finished just before a crash
+    may run again. ``result`` turns the final state into the job's JSON result. ``config`` is
+    merged into every invocation's config (e.g. ``{"recursion_limit": 50}``). ``mirror_messages``
+    names a list channel (``"messages"``) whose new items each step also appends to the thread's
+    messages (``ai.session_messages``), in the same call as the step. See the module docstring
+    for the full contract. The graph runs with ``ainvoke``, and its nodes get the claim's
+    context from :func:`job_context`.
+    """
+
+    def __init__(
+        self,
+        client: AsyncClient,
+        graph: Any,
+        *,
+        queue: str = DEFAULT_QUEUE,
+        durability: Durability = "sync",
+        result: Callable[[Any], Any] | None = None,
+        max_attempts: int = 5,
+        config: RunnableConfig | None = None,
+        mirror_messages: str | None = None,
+    ) -> None:
+        super().__init__(
+            graph,
+            queue=queue,
+            durability=durability,
+            result=result,
+            max_attempts=max_attempts,
+            config=config,
+            mirror_messages=mirror_messages,
+        )
+        self.client = client
+
+    async def start(
+        self,
+        thread_id: str,
+        input: Any = None,
+        *,
+        dedup_key: str | None = None,
+        priority: int = 0,
+        max_attempts: int | None = None,
+        session_config: dict[str, Any] | None = None,
+    ) -> Job:
+        """Enqueues a run of the graph for ``thread_id`` with ``input`` (JSON) and returns its job.
+
+        The session is created when it does not exist (``session_config`` is its config). The run
+        is deduplicated on ``dedup_key``, by default on the thread and the input: starting the same
+        run again (a retry after a lost reply) writes nothing and returns the first job. Pass a
+        fresh ``dedup_key`` (a request id, a turn number) to run the same input again."""
+        await self.client.create_session(thread_id, session_config)
+        payload, key = self._start_args(thread_id, input, dedup_key)
+        return await self.client.enqueue_job(
+            thread_id,
+            payload,
+            self.queue,
+            priority=priority,
+            max_attempts=max_attempts or self.max_attempts,
+            idempotency_key=key,
+        )
+
+    async def wait(self, job_id: int, *, until: tuple[str, ...] = _TERMINAL, timeout: float = 60.0) -> Job:
+        """Polls ``ai.get_job`` until the job's status is one of ``until``; TimeoutError after ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        while True:
+            job = await self.client.get_job(job_id)
+            if job.status in until:
+                return job
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"job {job_id} is still {job.status} after {timeout}s")
+            await asyncio.sleep(0.05)
+
+    def _graph_for(self, source: Any) -> Any:
+        """The graph with an AsyncAgentStateSaver over ``source`` (unless it was compiled with one)."""
+        if isinstance(self.graph.checkpointer, AsyncAgentStateSaver):
+            return self.graph
+        bound = self._bound.get(id(source))
+        if bound is None:
+            saver = AsyncAgentStateSaver(
+                source, retry=self.client.retry, mirror_messages=self.mirror_messages
+            )  # a lost connection: as the client
+            bound = self._bound[id(source)] = self.graph.copy(update={"checkpointer": saver})
+        return bound
+
+    async def plan(self, job: Job, graph: Any | None = None) -> RunPlan:
+        """What a claim of ``job`` would do now (the resume rule), from the thread's checkpoints."""
+        graph = graph if graph is not None else self._graph_for(self.client._source)
+        return _plan(job, await graph.checkpointer.aget_tuple(self._head(job.thread_id)))
+
+    async def handler(self, job: Job, ctx: AsyncJobContext) -> Any:
+        """The AsyncWorker handler: runs (or resumes) the graph for the claimed job; see the class docstring."""
+        graph = self._graph_for(ctx._worker.pool)  # the worker's pool: the identity holding the claim
+        plan = await self.plan(job, graph)
+        config = self._run_config(job, ctx)
+        token = _current.set(ctx)
+        try:
+            await graph.ainvoke(plan.input, config, durability=self.durability)
+        finally:
+            _current.reset(token)
+        ctx.check()
+        state = await graph.aget_state(self._head(job.thread_id))
+        if state.interrupts:
+            await ctx.request_human(state.config["configurable"]["checkpoint_id"], _action(state.interrupts))
+            return None
+        return self.result(state.values)
+
+
+def async_graph_handler(graph: Any, client: AsyncClient, **options: Any) -> AsyncHandler:
+    """``GraphRuns(client, graph, **options).handler``: a Worker handler that runs ``graph`` durably."""
+    return AsyncGraphRuns(client, graph, **options).handler
+
+
+class AsyncGraphWorker(AsyncWorker):
+    """A :class:`~agent_state.Worker` for graph runs that opens its pool when it runs and closes it
+    after (what :func:`graph_worker` returns). ``runs`` is its :class:`GraphRuns`."""
+
+    runs: AsyncGraphRuns
+
+    async def run(self, *, drain: bool = False, install_signal_handlers: bool = True) -> WorkerStats:
+        async with _aopened(self.pool):
+            return await super().run(drain=drain, install_signal_handlers=install_signal_handlers)
+
+
+@asynccontextmanager
+async def _aopened(pool: AsyncConnectionPool) -> AsyncIterator[AsyncConnectionPool]:
+    await pool.open(wait=True)
+    try:
+        yield pool
+    finally:
+        await pool.close()
+
+
+def async_graph_worker(
+    conninfo: str, graph: Any, *, queue: str = DEFAULT_QUEUE, concurrency: int = 1, **worker_options: Any
+) -> AsyncGraphWorker:
+    """A Worker that runs ``graph`` durably for the jobs of ``queue``; ``.run()`` blocks until
+    SIGTERM/SIGINT (or ``stop()``), then finishes or releases what it holds.
+
+    ``conninfo`` is a libpq connection string of a member of ai_service. ``worker_options`` go to
+    :class:`~agent_state.Worker` (``lease``, ``poll_interval``, ``grace_period``, ``worker_id``,
+    ``prefetch`` (default 0 here: a long run does not hoard jobs other processes could start),
+    ``listen``) and to :class:`GraphRuns` (``durability``, ``result``, ``max_attempts``, ``config``).
+    A connection of the pool that the server ended costs a run nothing: the runs' client and
+    savers retry a call safe to retry on another connection (``RetryPolicy()``: a restart or a
+    failover of up to about ten seconds too)."""
+    run_options, options = _split(dict(worker_options))
+    options.setdefault("prefetch", 0)
+    pool = AsyncConnectionPool(
+        conninfo, min_size=1, max_size=2 * concurrency + 3, kwargs={"autocommit": True}, open=False, name="graph-worker"
+    )
+    runs = AsyncGraphRuns(
+        AsyncClient(pool, retry=RetryPolicy()), graph, queue=queue, **run_options
+    )  # lost connections: retried
+    worker = AsyncGraphWorker(pool, runs.handler, queue, concurrency, **options)
+    worker.runs = runs
+    return worker
+
+
+# </async>
+
+
+# <sync> generated by scripts/async_to_sync.py from the <async> block above: do not edit
 class GraphRuns(_Runs):
     """Durable runs of ``graph`` (a compiled LangGraph graph) through the queue ``queue``.
 
     ``client`` starts runs (any role that may enqueue for the thread: the tenant, or a service
-    acting for it). :attr:`handler` is the Worker handler that executes them; :func:`graph_worker`
-    builds the Worker. ``durability="sync"`` (the default) makes LangGraph save every step before
-    the next one starts, so a run resumed after a crash never repeats a finished node; ``"async"``
-    is faster but a node that finished just before a crash may run again. ``result`` turns the
-    final state into the job's JSON result. ``config`` is merged into every invocation's config
-    (e.g. ``{"recursion_limit": 50}``). ``mirror_messages`` names a list channel (``"messages"``)
-    whose new items each step also appends to the thread's messages (``ai.session_messages``), in
-    the same call as the step. See the module docstring for the full contract.
+    acting for it). :attr:`handler` is the Worker handler that executes them;
+    :func:`graph_worker` builds the Worker. ``durability="sync"`` (the default) makes
+    LangGraph save every step before the next one starts, so a run resumed after a crash never
+    repeats a finished node; ``"async"`` is faster but a node that finished just before a crash
+    may run again. ``result`` turns the final state into the job's JSON result. ``config`` is
+    merged into every invocation's config (e.g. ``{"recursion_limit": 50}``). ``mirror_messages``
+    names a list channel (``"messages"``) whose new items each step also appends to the thread's
+    messages (``ai.session_messages``), in the same call as the step. See the module docstring
+    for the full contract. The graph runs with ``invoke``, and its nodes get the claim's
+    context from :func:`job_context`.
     """
 
     def __init__(
@@ -288,8 +471,6 @@ class GraphRuns(_Runs):
 
     def _graph_for(self, source: Any) -> Any:
         """The graph with an AgentStateSaver over ``source`` (unless it was compiled with one)."""
-        from .langgraph import AgentStateSaver
-
         if isinstance(self.graph.checkpointer, AgentStateSaver):
             return self.graph
         bound = self._bound.get(id(source))
@@ -323,116 +504,9 @@ class GraphRuns(_Runs):
         return self.result(state.values)
 
 
-class AsyncGraphRuns(_Runs):
-    """The asyncio twin of :class:`GraphRuns`: ``await runs.start(...)``, :attr:`handler` for an
-    :class:`~agent_state.AsyncWorker`, the graph run with ``ainvoke``; nodes get an
-    :class:`~agent_state.AsyncJobContext` (``await job_context(config).side_effect(...).arun(tool)``)."""
-
-    def __init__(
-        self,
-        client: AsyncClient,
-        graph: Any,
-        *,
-        queue: str = DEFAULT_QUEUE,
-        durability: Durability = "sync",
-        result: Callable[[Any], Any] | None = None,
-        max_attempts: int = 5,
-        config: RunnableConfig | None = None,
-        mirror_messages: str | None = None,
-    ) -> None:
-        super().__init__(
-            graph,
-            queue=queue,
-            durability=durability,
-            result=result,
-            max_attempts=max_attempts,
-            config=config,
-            mirror_messages=mirror_messages,
-        )
-        self.client = client
-
-    async def start(
-        self,
-        thread_id: str,
-        input: Any = None,
-        *,
-        dedup_key: str | None = None,
-        priority: int = 0,
-        max_attempts: int | None = None,
-        session_config: dict[str, Any] | None = None,
-    ) -> Job:
-        """The async twin of :meth:`GraphRuns.start`."""
-        await self.client.create_session(thread_id, session_config)
-        payload, key = self._start_args(thread_id, input, dedup_key)
-        return await self.client.enqueue_job(
-            thread_id,
-            payload,
-            self.queue,
-            priority=priority,
-            max_attempts=max_attempts or self.max_attempts,
-            idempotency_key=key,
-        )
-
-    async def wait(self, job_id: int, *, until: tuple[str, ...] = _TERMINAL, timeout: float = 60.0) -> Job:
-        """The async twin of :meth:`GraphRuns.wait`."""
-        deadline = time.monotonic() + timeout
-        while True:
-            job = await self.client.get_job(job_id)
-            if job.status in until:
-                return job
-            if time.monotonic() >= deadline:
-                raise TimeoutError(f"job {job_id} is still {job.status} after {timeout}s")
-            await asyncio.sleep(0.05)
-
-    def _graph_for(self, source: Any) -> Any:
-        from .langgraph import AsyncAgentStateSaver
-
-        if isinstance(self.graph.checkpointer, AsyncAgentStateSaver):
-            return self.graph
-        bound = self._bound.get(id(source))
-        if bound is None:
-            saver = AsyncAgentStateSaver(
-                source, retry=self.client.retry, mirror_messages=self.mirror_messages
-            )  # a lost connection: as the client
-            bound = self._bound[id(source)] = self.graph.copy(update={"checkpointer": saver})
-        return bound
-
-    async def plan(self, job: Job, graph: Any | None = None) -> RunPlan:
-        """The async twin of :meth:`GraphRuns.plan`."""
-        graph = graph if graph is not None else self._graph_for(self.client._source)
-        return _plan(job, await graph.checkpointer.aget_tuple(self._head(job.thread_id)))
-
-    async def handler(self, job: Job, ctx: AsyncJobContext) -> Any:
-        """The AsyncWorker handler: the async twin of :meth:`GraphRuns.handler`."""
-        graph = self._graph_for(ctx._worker.pool)
-        plan = await self.plan(job, graph)
-        config = self._run_config(job, ctx)
-        token = _current.set(ctx)
-        try:
-            await graph.ainvoke(plan.input, config, durability=self.durability)
-        finally:
-            _current.reset(token)
-        ctx.check()
-        state = await graph.aget_state(self._head(job.thread_id))
-        if state.interrupts:
-            await ctx.request_human(state.config["configurable"]["checkpoint_id"], _action(state.interrupts))
-            return None
-        return self.result(state.values)
-
-
-def graph_handler(graph: Any, client: Client, **options: Any) -> Callable[[Job, JobContext], Any]:
+def graph_handler(graph: Any, client: Client, **options: Any) -> Handler:
     """``GraphRuns(client, graph, **options).handler``: a Worker handler that runs ``graph`` durably."""
     return GraphRuns(client, graph, **options).handler
-
-
-def async_graph_handler(
-    graph: Any, client: AsyncClient, **options: Any
-) -> Callable[[Job, AsyncJobContext], Awaitable[Any]]:
-    """The asyncio twin of :func:`graph_handler`: an AsyncWorker handler (``AsyncGraphRuns``)."""
-    return AsyncGraphRuns(client, graph, **options).handler
-
-
-# -- workers that own their pool ------------------------------------------------------------------
 
 
 class GraphWorker(Worker):
@@ -446,32 +520,13 @@ class GraphWorker(Worker):
             return super().run(drain=drain, install_signal_handlers=install_signal_handlers)
 
 
-class AsyncGraphWorker(AsyncWorker):
-    """The asyncio twin of :class:`GraphWorker` (what :func:`async_graph_worker` returns)."""
-
-    runs: AsyncGraphRuns
-
-    async def run(self, *, drain: bool = False, install_signal_handlers: bool = True) -> WorkerStats:
-        pool: AsyncConnectionPool = self.pool
-        await pool.open(wait=True)
-        try:
-            return await super().run(drain=drain, install_signal_handlers=install_signal_handlers)
-        finally:
-            await pool.close()
-
-
 @contextmanager
-def _opened(pool: ConnectionPool) -> Any:
+def _opened(pool: ConnectionPool) -> Iterator[ConnectionPool]:
     pool.open(wait=True)
     try:
         yield pool
     finally:
         pool.close()
-
-
-def _split(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    run_keys = ("durability", "result", "max_attempts", "config")
-    return {k: options.pop(k) for k in run_keys if k in options}, options
 
 
 def graph_worker(
@@ -498,16 +553,4 @@ def graph_worker(
     return worker
 
 
-def async_graph_worker(
-    conninfo: str, graph: Any, *, queue: str = DEFAULT_QUEUE, concurrency: int = 1, **worker_options: Any
-) -> AsyncGraphWorker:
-    """The asyncio twin of :func:`graph_worker`: ``await async_graph_worker(...).run()``."""
-    run_options, options = _split(dict(worker_options))
-    options.setdefault("prefetch", 0)
-    pool = AsyncConnectionPool(
-        conninfo, min_size=1, max_size=2 * concurrency + 3, kwargs={"autocommit": True}, open=False, name="graph-worker"
-    )
-    runs = AsyncGraphRuns(AsyncClient(pool, retry=RetryPolicy()), graph, queue=queue, **run_options)
-    worker = AsyncGraphWorker(pool, runs.handler, queue, concurrency, **options)
-    worker.runs = runs
-    return worker
+# </sync>

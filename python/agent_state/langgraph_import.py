@@ -36,7 +36,8 @@ from psycopg import pq
 from psycopg.rows import tuple_row
 from psycopg.types.json import Jsonb
 
-from .client import PUT_CHECKPOINT, PUT_WRITES, _reraise
+from .checkpoints import PUT_CHECKPOINT, PUT_WRITES
+from .client import _reraise
 
 __all__ = ["ImportReport", "import_from_postgres_saver"]
 

@@ -74,6 +74,100 @@ def _optional_json(value: Any) -> Jsonb | None:
     return None if value is None else Jsonb(value)
 
 
+# <async>
+class AsyncQueueMethods:
+    """The queue half of :class:`~agent_state.AsyncClient`."""
+
+    async def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:  # provided by AsyncClient
+        raise NotImplementedError
+
+    async def enqueue_job(
+        self,
+        thread_id: str,
+        payload: Any = None,
+        queue: str = "default",
+        run_at: datetime | None = None,
+        priority: int = 0,
+        max_attempts: int = 5,
+        idempotency_key: str | None = None,
+    ) -> Job:
+        """``ai.enqueue_job``: a PENDING job for the thread; the first job again for a reused key."""
+        args = _enqueue_args(thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key)
+        return (await self._rows(ENQUEUE_JOB, args))[0]
+
+    async def claim_job(self, worker_id: str, lease: timedelta = DEFAULT_LEASE, queue: str = "default") -> Job | None:
+        """``ai.claim_job``: the next due job (or expired lease) of the queue, leased to worker_id."""
+        rows = await self._rows(CLAIM_JOB, (worker_id, lease, queue))
+        return rows[0] if rows else None
+
+    async def claim_jobs(self, worker_id: str, lease: timedelta, queue: str, max_jobs: int) -> list[Job]:
+        """``ai.claim_jobs``: up to max_jobs jobs in one round trip, at most one per thread."""
+        return await self._rows(CLAIM_JOBS, (worker_id, lease, queue, max_jobs))
+
+    async def renew_lease(self, job_id: int, fencing_token: int, lease: timedelta = DEFAULT_LEASE) -> datetime:
+        """``ai.renew_lease``: the new expiry; raises LeaseLost when the job is no longer held."""
+        return (await self._rows(RENEW_LEASE, (job_id, fencing_token, lease)))[0]
+
+    async def renew_leases(
+        self, worker_id: str, held: Sequence[tuple[int, int]], lease: timedelta = DEFAULT_LEASE
+    ) -> dict[int, datetime]:
+        """``ai.renew_leases``: every (job_id, fencing_token) worker_id holds, renewed in one statement;
+        returns job_id -> new expiry for those renewed. A lost lease is left out (not raised)."""
+        return dict(await self._rows(RENEW_LEASES, _renew_leases_args(worker_id, held, lease)))
+
+    async def fenced_write(self, job_id: int, fencing_token: int) -> datetime:
+        """``ai.fenced_write``: call first in a transaction that writes for the job (LeaseLost if not held)."""
+        return (await self._rows(FENCED_WRITE, (job_id, fencing_token)))[0]
+
+    async def complete_job(self, job_id: int, fencing_token: int, result: Any = None) -> Job:
+        """``ai.complete_job``."""
+        return (await self._rows(COMPLETE_JOB, (job_id, fencing_token, _optional_json(result))))[0]
+
+    async def complete_jobs(self, done: Sequence[tuple[int, int, Any]]) -> list[int]:
+        """``ai.complete_jobs``: (job_id, fencing_token, result) triples; returns the ids completed."""
+        return await self._rows(COMPLETE_JOBS, _complete_jobs_args(done))
+
+    async def fail_job(self, job_id: int, fencing_token: int, error: str, retry_in: timedelta | None = None) -> Job:
+        """``ai.fail_job``: PENDING again after a backoff (or retry_in), FAILED when attempts are spent."""
+        return (await self._rows(FAIL_JOB, (job_id, fencing_token, error, retry_in)))[0]
+
+    async def release_job(self, job_id: int, fencing_token: int) -> Job:
+        """``ai.release_job``: back to PENDING, due now, the attempt not counted."""
+        return (await self._rows(RELEASE_JOB, (job_id, fencing_token)))[0]
+
+    async def cancel_job(self, job_id: int) -> Job:
+        """``ai.cancel_job``."""
+        return (await self._rows(CANCEL_JOB, (job_id,)))[0]
+
+    async def retry_dead_job(self, job_id: int) -> Job:
+        """``ai.retry_dead_job``: a FAILED job back to PENDING with its attempts reset."""
+        return (await self._rows(RETRY_DEAD_JOB, (job_id,)))[0]
+
+    async def get_job(self, job_id: int) -> Job:
+        """``ai.get_job``."""
+        return (await self._rows(GET_JOB, (job_id,)))[0]
+
+    async def queue_stats(self, queue: str | None = None) -> list[QueueStats]:
+        """``ai.queue_stats``: one row per queue (or for the one named)."""
+        return await self._rows(QUEUE_STATS, (queue,))
+
+    async def job_attempts(self, job_id: int) -> list[JobAttempt]:
+        """``ai.job_attempts``: the job's attempts, oldest first (the running one last)."""
+        return await self._rows(JOB_ATTEMPTS, (job_id,))
+
+    async def reap_expired(self, queue: str | None = None) -> int:
+        """``ai.reap_expired``: how many expired leases it moved back to PENDING or to FAILED."""
+        return (await self._rows(REAP_EXPIRED, (queue,)))[0]
+
+    async def archive_jobs(self, older_than: timedelta = timedelta(days=1), max_rows: int = 10000) -> int:
+        """``ai.archive_jobs``: how many finished jobs it moved to ai.agent_jobs_archive."""
+        return (await self._rows(ARCHIVE_JOBS, (older_than, max_rows)))[0]
+
+
+# </async>
+
+
+# <sync> generated by scripts/async_to_sync.py from the <async> block above: do not edit
 class QueueMethods:
     """The queue half of :class:`~agent_state.Client`."""
 
@@ -163,72 +257,4 @@ class QueueMethods:
         return self._rows(ARCHIVE_JOBS, (older_than, max_rows))[0]
 
 
-class AsyncQueueMethods:
-    """The queue half of :class:`~agent_state.AsyncClient` (same names as :class:`QueueMethods`)."""
-
-    async def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:  # provided by AsyncClient
-        raise NotImplementedError
-
-    async def enqueue_job(
-        self,
-        thread_id: str,
-        payload: Any = None,
-        queue: str = "default",
-        run_at: datetime | None = None,
-        priority: int = 0,
-        max_attempts: int = 5,
-        idempotency_key: str | None = None,
-    ) -> Job:
-        args = _enqueue_args(thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key)
-        return (await self._rows(ENQUEUE_JOB, args))[0]
-
-    async def claim_job(self, worker_id: str, lease: timedelta = DEFAULT_LEASE, queue: str = "default") -> Job | None:
-        rows = await self._rows(CLAIM_JOB, (worker_id, lease, queue))
-        return rows[0] if rows else None
-
-    async def claim_jobs(self, worker_id: str, lease: timedelta, queue: str, max_jobs: int) -> list[Job]:
-        return await self._rows(CLAIM_JOBS, (worker_id, lease, queue, max_jobs))
-
-    async def renew_lease(self, job_id: int, fencing_token: int, lease: timedelta = DEFAULT_LEASE) -> datetime:
-        return (await self._rows(RENEW_LEASE, (job_id, fencing_token, lease)))[0]
-
-    async def renew_leases(
-        self, worker_id: str, held: Sequence[tuple[int, int]], lease: timedelta = DEFAULT_LEASE
-    ) -> dict[int, datetime]:
-        return dict(await self._rows(RENEW_LEASES, _renew_leases_args(worker_id, held, lease)))
-
-    async def fenced_write(self, job_id: int, fencing_token: int) -> datetime:
-        return (await self._rows(FENCED_WRITE, (job_id, fencing_token)))[0]
-
-    async def complete_job(self, job_id: int, fencing_token: int, result: Any = None) -> Job:
-        return (await self._rows(COMPLETE_JOB, (job_id, fencing_token, _optional_json(result))))[0]
-
-    async def complete_jobs(self, done: Sequence[tuple[int, int, Any]]) -> list[int]:
-        return await self._rows(COMPLETE_JOBS, _complete_jobs_args(done))
-
-    async def fail_job(self, job_id: int, fencing_token: int, error: str, retry_in: timedelta | None = None) -> Job:
-        return (await self._rows(FAIL_JOB, (job_id, fencing_token, error, retry_in)))[0]
-
-    async def release_job(self, job_id: int, fencing_token: int) -> Job:
-        return (await self._rows(RELEASE_JOB, (job_id, fencing_token)))[0]
-
-    async def cancel_job(self, job_id: int) -> Job:
-        return (await self._rows(CANCEL_JOB, (job_id,)))[0]
-
-    async def retry_dead_job(self, job_id: int) -> Job:
-        return (await self._rows(RETRY_DEAD_JOB, (job_id,)))[0]
-
-    async def get_job(self, job_id: int) -> Job:
-        return (await self._rows(GET_JOB, (job_id,)))[0]
-
-    async def queue_stats(self, queue: str | None = None) -> list[QueueStats]:
-        return await self._rows(QUEUE_STATS, (queue,))
-
-    async def job_attempts(self, job_id: int) -> list[JobAttempt]:
-        return await self._rows(JOB_ATTEMPTS, (job_id,))
-
-    async def reap_expired(self, queue: str | None = None) -> int:
-        return (await self._rows(REAP_EXPIRED, (queue,)))[0]
-
-    async def archive_jobs(self, older_than: timedelta = timedelta(days=1), max_rows: int = 10000) -> int:
-        return (await self._rows(ARCHIVE_JOBS, (older_than, max_rows)))[0]
+# </sync>

@@ -78,6 +78,188 @@ DEFAULT_STALE_AFTER = timedelta(seconds=30)
 Durability = Literal["sync", "async"]
 
 
+# <async>
+class AsyncStreamMethods:
+    """The streaming half of :class:`~agent_state.AsyncClient` (one SQL function per method)."""
+
+    async def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:  # provided by AsyncClient
+        raise NotImplementedError
+
+    async def open_stream(
+        self,
+        thread_id: str,
+        stream_key: str,
+        role: MessageRole = "assistant",
+        turn: int | None = None,
+        job_id: int | None = None,
+        fencing_token: int | None = None,
+        durability: Durability = "sync",
+    ) -> StreamState:
+        """``ai.open_stream``: a new stream, or the existing one with that key as it is."""
+        args = (thread_id, stream_key, role, turn, job_id, fencing_token, durability)
+        return (await self._rows(OPEN_STREAM, args))[0]
+
+    async def append_stream_chunks(
+        self,
+        thread_id: str,
+        stream_key: str,
+        first_chunk: int,
+        chunks: Sequence[str],
+        job_id: int | None = None,
+        fencing_token: int | None = None,
+        durability: Durability = "sync",
+    ) -> int:
+        """``ai.append_stream_chunks``: chunks ``first_chunk``.. in one round trip; the last chunk number.
+        ``durability="async"``: the commit does not wait for the WAL flush (see the module's docstring)."""
+        args = (thread_id, stream_key, first_chunk, list(chunks), job_id, fencing_token, durability)
+        return (await self._rows(APPEND_STREAM_CHUNKS, args))[0]
+
+    async def finish_stream(
+        self, thread_id: str, stream_key: str, job_id: int | None = None, fencing_token: int | None = None
+    ) -> AppendResult:
+        """``ai.finish_stream``: the chunks become one message, exactly once."""
+        return (await self._rows(FINISH_STREAM, (thread_id, stream_key, job_id, fencing_token)))[0]
+
+    async def abandon_stream(
+        self, thread_id: str, stream_key: str, job_id: int | None = None, fencing_token: int | None = None
+    ) -> StreamState:
+        """``ai.abandon_stream``: closes the stream without a message."""
+        return (await self._rows(ABANDON_STREAM, (thread_id, stream_key, job_id, fencing_token)))[0]
+
+    async def get_stream(
+        self, thread_id: str, stream_key: str, stale_after: timedelta = DEFAULT_STALE_AFTER
+    ) -> StreamState:
+        """``ai.get_stream``: status, last chunk, stale, and the NOTIFY channel."""
+        return (await self._rows(GET_STREAM, (thread_id, stream_key, stale_after)))[0]
+
+    async def read_stream(
+        self, thread_id: str, stream_key: str, after_chunk: int = 0, max_chunks: int = 1000
+    ) -> list[StreamChunk]:
+        """``ai.read_stream``: the chunks after ``after_chunk``, in order."""
+        return await self._rows(READ_STREAM, (thread_id, stream_key, after_chunk, max_chunks))
+
+
+class AsyncPersistedStream:
+    """Iterates the wrapped chunks while persisting them in batches (see the module's docstring)."""
+
+    def __init__(
+        self,
+        client: AsyncStreamMethods,
+        thread_id: str,
+        stream_key: str,
+        chunks: AsyncIterable[str],
+        *,
+        role: MessageRole = "assistant",
+        turn: int | None = None,
+        job_id: int | None = None,
+        fencing_token: int | None = None,
+        batch_chunks: int = 32,
+        batch_ms: float = 100.0,
+        durability: Durability = "async",
+    ) -> None:
+        _check_batching(batch_chunks, batch_ms)
+        self._durability: Durability = durability
+        self._client, self.thread_id, self.stream_key = client, thread_id, stream_key
+        self._chunks, self._role, self._turn = chunks, role, turn
+        self._fence = (job_id, fencing_token)
+        self._batch = _Batcher(batch_chunks, batch_ms, [])
+        self.last_chunk = 0  #: the last chunk number the database acknowledged
+        self.message: AppendResult | None = None  #: set when the stream finished
+        self.round_trips = 0
+
+    async def __aenter__(self) -> AsyncPersistedStream:
+        state = await self._client.open_stream(
+            self.thread_id, self.stream_key, self._role, self._turn, *self._fence, self._durability
+        )
+        self.last_chunk = state.last_chunk
+        self.round_trips += 1
+        return self
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        async for chunk in self._chunks:
+            if self._batch.add(chunk):
+                await self.flush()
+            yield chunk
+
+    async def flush(self) -> None:
+        """Persists the chunks read since the last flush (one round trip), if any."""
+        batch = self._batch.take()
+        if batch:
+            self.last_chunk = await self._client.append_stream_chunks(
+                self.thread_id, self.stream_key, self.last_chunk + 1, batch, *self._fence, self._durability
+            )
+            self.round_trips += 1
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if kind is not None:
+            if not isinstance(error, psycopg.Error):
+                await self.flush()  # keep what was read; the stream stays open for a retry or the next worker
+            return
+        await self.flush()
+        self.message = await self._client.finish_stream(self.thread_id, self.stream_key, *self._fence)
+        self.round_trips += 1
+
+
+def apersisted_stream(
+    client: AsyncStreamMethods, thread_id: str, stream_key: str, chunks: AsyncIterable[str], **options: Any
+) -> AsyncPersistedStream:
+    """A :class:`AsyncPersistedStream` (use it as a context manager, iterate it for the chunks)."""
+    return AsyncPersistedStream(client, thread_id, stream_key, chunks, **options)
+
+
+async def afollow_stream(
+    client: AsyncStreamMethods,
+    thread_id: str,
+    stream_key: str,
+    after_chunk: int = 0,
+    *,
+    poll_interval: float = 0.5,
+    listen: psycopg.AsyncConnection[Any] | None = None,
+    timeout: float | None = None,
+) -> AsyncIterator[StreamChunk]:
+    """Yields the stream's chunks after ``after_chunk`` as they arrive, until it is finished or
+    abandoned and fully read. ``listen``: an autocommit connection to LISTEN on (wakes at once on
+    a new chunk); without it, polling alone. ``timeout``: give up (return) after that many seconds."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    state = await client.get_stream(thread_id, stream_key)
+    if listen is not None:
+        await listen.execute(sql.SQL("listen {}").format(sql.Identifier(state.channel)))
+    try:
+        while True:
+            # The state is read before the chunks: a close seen in it is final, and its last_chunk
+            # says whether there is anything to read, so an idle poll is one round trip.
+            read_any = False
+            while after_chunk < state.last_chunk:
+                chunks = await client.read_stream(thread_id, stream_key, after_chunk)
+                if not chunks:
+                    break
+                read_any = True
+                for chunk in chunks:
+                    after_chunk = chunk.chunk_no
+                    yield chunk
+            if state.status != "open" and after_chunk >= state.last_chunk:
+                return
+            if deadline is not None and time.monotonic() >= deadline:
+                return
+            if not read_any:
+                wait = _poll_wait(poll_interval, deadline)
+                if listen is not None:
+                    async for _ in listen.notifies(timeout=wait, stop_after=1):
+                        pass
+                else:
+                    await asyncio.sleep(wait)
+            state = await client.get_stream(thread_id, stream_key)
+    finally:
+        if listen is not None and not listen.closed:
+            await listen.execute(sql.SQL("unlisten {}").format(sql.Identifier(state.channel)))
+
+
+# </async>
+
+
+# <sync> generated by scripts/async_to_sync.py from the <async> block above: do not edit
 class StreamMethods:
     """The streaming half of :class:`~agent_state.Client` (one SQL function per method)."""
 
@@ -95,7 +277,8 @@ class StreamMethods:
         durability: Durability = "sync",
     ) -> StreamState:
         """``ai.open_stream``: a new stream, or the existing one with that key as it is."""
-        return self._rows(OPEN_STREAM, (thread_id, stream_key, role, turn, job_id, fencing_token, durability))[0]
+        args = (thread_id, stream_key, role, turn, job_id, fencing_token, durability)
+        return self._rows(OPEN_STREAM, args)[0]
 
     def append_stream_chunks(
         self,
@@ -133,87 +316,6 @@ class StreamMethods:
     ) -> list[StreamChunk]:
         """``ai.read_stream``: the chunks after ``after_chunk``, in order."""
         return self._rows(READ_STREAM, (thread_id, stream_key, after_chunk, max_chunks))
-
-
-class AsyncStreamMethods:
-    """The streaming half of :class:`~agent_state.AsyncClient` (same names as :class:`StreamMethods`)."""
-
-    async def _rows(self, call: Call[T], params: Sequence[Any]) -> list[T]:  # provided by AsyncClient
-        raise NotImplementedError
-
-    async def open_stream(
-        self,
-        thread_id: str,
-        stream_key: str,
-        role: MessageRole = "assistant",
-        turn: int | None = None,
-        job_id: int | None = None,
-        fencing_token: int | None = None,
-        durability: Durability = "sync",
-    ) -> StreamState:
-        args = (thread_id, stream_key, role, turn, job_id, fencing_token, durability)
-        return (await self._rows(OPEN_STREAM, args))[0]
-
-    async def append_stream_chunks(
-        self,
-        thread_id: str,
-        stream_key: str,
-        first_chunk: int,
-        chunks: Sequence[str],
-        job_id: int | None = None,
-        fencing_token: int | None = None,
-        durability: Durability = "sync",
-    ) -> int:
-        args = (thread_id, stream_key, first_chunk, list(chunks), job_id, fencing_token, durability)
-        return (await self._rows(APPEND_STREAM_CHUNKS, args))[0]
-
-    async def finish_stream(
-        self, thread_id: str, stream_key: str, job_id: int | None = None, fencing_token: int | None = None
-    ) -> AppendResult:
-        return (await self._rows(FINISH_STREAM, (thread_id, stream_key, job_id, fencing_token)))[0]
-
-    async def abandon_stream(
-        self, thread_id: str, stream_key: str, job_id: int | None = None, fencing_token: int | None = None
-    ) -> StreamState:
-        return (await self._rows(ABANDON_STREAM, (thread_id, stream_key, job_id, fencing_token)))[0]
-
-    async def get_stream(
-        self, thread_id: str, stream_key: str, stale_after: timedelta = DEFAULT_STALE_AFTER
-    ) -> StreamState:
-        return (await self._rows(GET_STREAM, (thread_id, stream_key, stale_after)))[0]
-
-    async def read_stream(
-        self, thread_id: str, stream_key: str, after_chunk: int = 0, max_chunks: int = 1000
-    ) -> list[StreamChunk]:
-        return await self._rows(READ_STREAM, (thread_id, stream_key, after_chunk, max_chunks))
-
-
-# -- the batching writer -------------------------------------------------------------------------
-
-
-@dataclass
-class _Batcher:
-    """When to flush: after ``batch_chunks`` chunks, or ``batch_ms`` after the first unflushed one."""
-
-    batch_chunks: int
-    batch_ms: float
-    pending: list[str]
-    since: float = 0.0
-
-    def add(self, chunk: str) -> bool:
-        if not self.pending:
-            self.since = time.monotonic()
-        self.pending.append(chunk)
-        return len(self.pending) >= self.batch_chunks or (time.monotonic() - self.since) * 1000 >= self.batch_ms
-
-    def take(self) -> list[str]:
-        taken, self.pending = self.pending, []
-        return taken
-
-
-def _check_batching(batch_chunks: int, batch_ms: float) -> None:
-    if batch_chunks < 1 or batch_ms < 0:
-        raise ValueError("batch_chunks must be 1 or more and batch_ms 0 or more")
 
 
 class PersistedStream:
@@ -284,78 +386,6 @@ def persisted_stream(
     return PersistedStream(client, thread_id, stream_key, chunks, **options)
 
 
-class AsyncPersistedStream:
-    """The async twin of :class:`PersistedStream`, over an async iterable of chunks."""
-
-    def __init__(
-        self,
-        client: AsyncStreamMethods,
-        thread_id: str,
-        stream_key: str,
-        chunks: AsyncIterable[str],
-        *,
-        role: MessageRole = "assistant",
-        turn: int | None = None,
-        job_id: int | None = None,
-        fencing_token: int | None = None,
-        batch_chunks: int = 32,
-        batch_ms: float = 100.0,
-        durability: Durability = "async",
-    ) -> None:
-        _check_batching(batch_chunks, batch_ms)
-        self._durability: Durability = durability
-        self._client, self.thread_id, self.stream_key = client, thread_id, stream_key
-        self._chunks, self._role, self._turn = chunks, role, turn
-        self._fence = (job_id, fencing_token)
-        self._batch = _Batcher(batch_chunks, batch_ms, [])
-        self.last_chunk = 0
-        self.message: AppendResult | None = None
-        self.round_trips = 0
-
-    async def __aenter__(self) -> AsyncPersistedStream:
-        state = await self._client.open_stream(
-            self.thread_id, self.stream_key, self._role, self._turn, *self._fence, self._durability
-        )
-        self.last_chunk = state.last_chunk
-        self.round_trips += 1
-        return self
-
-    async def __aiter__(self) -> AsyncIterator[str]:
-        async for chunk in self._chunks:
-            if self._batch.add(chunk):
-                await self.flush()
-            yield chunk
-
-    async def flush(self) -> None:
-        batch = self._batch.take()
-        if batch:
-            self.last_chunk = await self._client.append_stream_chunks(
-                self.thread_id, self.stream_key, self.last_chunk + 1, batch, *self._fence, self._durability
-            )
-            self.round_trips += 1
-
-    async def __aexit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if kind is not None:
-            if not isinstance(error, psycopg.Error):
-                await self.flush()
-            return
-        await self.flush()
-        self.message = await self._client.finish_stream(self.thread_id, self.stream_key, *self._fence)
-        self.round_trips += 1
-
-
-def apersisted_stream(
-    client: AsyncStreamMethods, thread_id: str, stream_key: str, chunks: AsyncIterable[str], **options: Any
-) -> AsyncPersistedStream:
-    """An :class:`AsyncPersistedStream` (``async with``, then ``async for``)."""
-    return AsyncPersistedStream(client, thread_id, stream_key, chunks, **options)
-
-
-# -- the reader ----------------------------------------------------------------------------------
-
-
 def follow_stream(
     client: StreamMethods,
     thread_id: str,
@@ -403,48 +433,39 @@ def follow_stream(
             listen.execute(sql.SQL("unlisten {}").format(sql.Identifier(state.channel)))
 
 
+# </sync>
+
+
+# -- the batching writer -------------------------------------------------------------------------
+
+
+@dataclass
+class _Batcher:
+    """When to flush: after ``batch_chunks`` chunks, or ``batch_ms`` after the first unflushed one."""
+
+    batch_chunks: int
+    batch_ms: float
+    pending: list[str]
+    since: float = 0.0
+
+    def add(self, chunk: str) -> bool:
+        if not self.pending:
+            self.since = time.monotonic()
+        self.pending.append(chunk)
+        return len(self.pending) >= self.batch_chunks or (time.monotonic() - self.since) * 1000 >= self.batch_ms
+
+    def take(self) -> list[str]:
+        taken, self.pending = self.pending, []
+        return taken
+
+
+def _check_batching(batch_chunks: int, batch_ms: float) -> None:
+    if batch_chunks < 1 or batch_ms < 0:
+        raise ValueError("batch_chunks must be 1 or more and batch_ms 0 or more")
+
+
+# -- the reader ----------------------------------------------------------------------------------
+
+
 def _poll_wait(poll_interval: float, deadline: float | None) -> float:
     return poll_interval if deadline is None else min(poll_interval, max(0.0, deadline - time.monotonic()))
-
-
-async def afollow_stream(
-    client: AsyncStreamMethods,
-    thread_id: str,
-    stream_key: str,
-    after_chunk: int = 0,
-    *,
-    poll_interval: float = 0.5,
-    listen: psycopg.AsyncConnection[Any] | None = None,
-    timeout: float | None = None,
-) -> AsyncIterator[StreamChunk]:
-    """The async twin of :func:`follow_stream`."""
-    deadline = None if timeout is None else time.monotonic() + timeout
-    state = await client.get_stream(thread_id, stream_key)
-    if listen is not None:
-        await listen.execute(sql.SQL("listen {}").format(sql.Identifier(state.channel)))
-    try:
-        while True:
-            read_any = False
-            while after_chunk < state.last_chunk:
-                chunks = await client.read_stream(thread_id, stream_key, after_chunk)
-                if not chunks:
-                    break
-                read_any = True
-                for chunk in chunks:
-                    after_chunk = chunk.chunk_no
-                    yield chunk
-            if state.status != "open" and after_chunk >= state.last_chunk:
-                return
-            if deadline is not None and time.monotonic() >= deadline:
-                return
-            if not read_any:
-                wait = _poll_wait(poll_interval, deadline)
-                if listen is not None:
-                    async for _ in listen.notifies(timeout=wait, stop_after=1):
-                        pass
-                else:
-                    await asyncio.sleep(wait)
-            state = await client.get_stream(thread_id, stream_key)
-    finally:
-        if listen is not None and not listen.closed:
-            await listen.execute(sql.SQL("unlisten {}").format(sql.Identifier(state.channel)))

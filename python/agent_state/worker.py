@@ -47,7 +47,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager, contextmanager, suppress
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager, nullcontext, suppress
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -159,6 +159,125 @@ def _log_failure(what: str, error: BaseException, delay: float) -> None:
         log.error("%s failed; again in %.2fs", what, delay, exc_info=error)
 
 
+# <async>
+@asynccontextmanager
+async def _aunprepared(conn: psycopg.AsyncConnection[Any]) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    """Behind a pooler, the connection with psycopg's automatic prepared statements off while the
+    handler uses it (there they fail or run another client's statement); the owner's setting
+    comes back afterwards. A direct connection is left as it is."""
+    threshold = conn.prepare_threshold
+    if await abehind_pooler(conn):
+        conn.prepare_threshold = None
+    try:
+        yield conn
+    finally:
+        conn.prepare_threshold = threshold
+
+
+async def _alisten_target(pool: AsyncConnectionPool, conninfo: str | None) -> tuple[str, dict[str, Any]]:
+    """Where the LISTEN connection goes: ``conninfo``, else the pool's (its conninfo and kwargs
+    may be callables, psycopg_pool >= 3.3)."""
+    target = conninfo or pool.conninfo
+    kwargs = pool.kwargs
+    if True:  # ASYNC
+        if callable(target):
+            made = target()
+            target = await made if inspect.isawaitable(made) else made
+        if callable(kwargs):
+            given = kwargs()
+            kwargs = await given if inspect.isawaitable(given) else given
+        return target, _listen_kwargs(kwargs)
+    else:
+        return (target() if callable(target) else target), _listen_kwargs(kwargs() if callable(kwargs) else kwargs)
+
+
+class AsyncJobContext(JobState):
+    """What a handler gets besides the job: lease state and fenced writes."""
+
+    def __init__(self, worker: AsyncWorker, job: Job) -> None:
+        super().__init__(job)
+        self._worker = worker
+
+    @asynccontextmanager
+    async def fenced(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A connection in a transaction that began with ``ai.fenced_write``; commits on exit.
+
+        Raises LeaseLost (and writes nothing) when the job is no longer held."""
+        self.check()
+        try:
+            async with self._worker.pool.connection() as conn, conn.transaction():
+                await conn.execute(
+                    "select ai.fenced_write(%s, %s)", (self.job.job_id, self.job.fencing_token), prepare=False
+                )
+                async with _aunprepared(conn):
+                    yield conn
+        except psycopg.Error as error:
+            translated = _translated(error)
+            self._mark_lost(translated)
+            if translated is error:
+                raise
+            raise translated from error
+
+    async def complete(self, result: Any = None, conn: psycopg.AsyncConnection[Any] | None = None) -> None:
+        """Completes the job now, inside ``conn`` (a ``fenced()`` transaction) when given."""
+        self.check()
+        try:
+            client = AsyncClient(conn) if conn is not None else self._worker.client
+            await client.complete_job(self.job.job_id, self.job.fencing_token, result)
+        except errors.LeaseLost as error:
+            self._mark_lost(error)
+            raise
+        self.finished = True
+
+    def side_effect(self, *key_parts: Any, request: Any = None) -> _side_effect:
+        """The tool-call ledger for this claim: ``@ctx.side_effect("charge", user, amount)`` on a
+        tool ``def charge(call): ...`` (or ``with ctx.side_effect(...) as call:``; in async code
+        ``await ctx.side_effect(...).arun(tool)`` or ``async with``) runs it once per key in the
+        thread, fenced on the job; a retry returns the recorded result. ``call.key`` goes to
+        downstream APIs; ``call.taken_over`` says a dead worker may have acted. See
+        :mod:`agent_state.side_effects`."""
+        self.check()
+        return _side_effect(
+            self._worker.client,
+            self.job.thread_id,
+            *key_parts,
+            request=request,
+            job_id=self.job.job_id,
+            fencing_token=self.job.fencing_token,
+            on_lease_lost=self._mark_lost,
+        )
+
+    async def request_human(self, checkpoint_id: str, action: Any = None) -> str:
+        """Pauses the job for a person (``ai.request_human``): it waits as AWAITING_HUMAN, this
+        worker holds it no more, and whoever claims it after ``resolve_human`` finds the decision
+        in ``job.payload["human"]``. The handler should return right after. Returns the approval id."""
+        self.check()
+        try:
+            approval = await self._worker.client.request_human(
+                self.job.job_id, self.job.fencing_token, checkpoint_id, action
+            )
+        except errors.LeaseLost as error:
+            self._mark_lost(error)
+            raise
+        self.finished = self.paused = True
+        self._lose()  # nothing more may be written under this claim
+        return approval
+
+    async def fail(self, error: str, retry_in: timedelta | None = None) -> None:
+        """Fails the job now (retried after retry_in, or a backoff, while attempts remain)."""
+        self.check()
+        try:
+            await self._worker.client.fail_job(self.job.job_id, self.job.fencing_token, error, retry_in)
+        except errors.LeaseLost as lost:
+            self._mark_lost(lost)
+            raise
+        self.finished = self.failed = True
+
+
+# </async>
+
+
+# <sync> generated by scripts/async_to_sync.py from the <async> block above: do not edit
 @contextmanager
 def _unprepared(conn: psycopg.Connection[Any]) -> Iterator[psycopg.Connection[Any]]:
     """Behind a pooler, the connection with psycopg's automatic prepared statements off while the
@@ -173,42 +292,12 @@ def _unprepared(conn: psycopg.Connection[Any]) -> Iterator[psycopg.Connection[An
         conn.prepare_threshold = threshold
 
 
-@asynccontextmanager
-async def _aunprepared(conn: psycopg.AsyncConnection[Any]) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-    threshold = conn.prepare_threshold
-    if await abehind_pooler(conn):
-        conn.prepare_threshold = None
-    try:
-        yield conn
-    finally:
-        conn.prepare_threshold = threshold
-
-
-def _listen_kwargs(kwargs: dict[str, Any] | None) -> dict[str, Any]:
-    return {**(kwargs or {}), "autocommit": True, "prepare_threshold": None}
-
-
 def _listen_target(pool: ConnectionPool, conninfo: str | None) -> tuple[str, dict[str, Any]]:
     """Where the LISTEN connection goes: ``conninfo``, else the pool's (its conninfo and kwargs
     may be callables, psycopg_pool >= 3.3)."""
     target = conninfo or pool.conninfo
     kwargs = pool.kwargs
     return (target() if callable(target) else target), _listen_kwargs(kwargs() if callable(kwargs) else kwargs)
-
-
-async def _alisten_target(pool: AsyncConnectionPool, conninfo: str | None) -> tuple[str, dict[str, Any]]:
-    target = conninfo or pool.conninfo
-    kwargs = pool.kwargs
-    if callable(target):
-        made = target()
-        target = await made if inspect.isawaitable(made) else made
-    if callable(kwargs):
-        given = kwargs()
-        kwargs = await given if inspect.isawaitable(given) else given
-    return target, _listen_kwargs(kwargs)
-
-
-# -- sync -----------------------------------------------------------------------------------------
 
 
 class JobContext(JobState):
@@ -249,9 +338,10 @@ class JobContext(JobState):
 
     def side_effect(self, *key_parts: Any, request: Any = None) -> _side_effect:
         """The tool-call ledger for this claim: ``@ctx.side_effect("charge", user, amount)`` on a
-        tool ``def charge(call): ...`` (or ``with ctx.side_effect(...) as call:``) runs it once per
-        key in the thread, fenced on the job; a retry returns the recorded result. ``call.key``
-        goes to downstream APIs; ``call.taken_over`` says a dead worker may have acted. See
+        tool ``def charge(call): ...`` (or ``with ctx.side_effect(...) as call:``; in async code
+        ``await ctx.side_effect(...).arun(tool)`` or ``async with``) runs it once per key in the
+        thread, fenced on the job; a retry returns the recorded result. ``call.key`` goes to
+        downstream APIs; ``call.taken_over`` says a dead worker may have acted. See
         :mod:`agent_state.side_effects`."""
         self.check()
         return _side_effect(
@@ -289,17 +379,450 @@ class JobContext(JobState):
         self.finished = self.failed = True
 
 
+# </sync>
+
+
+#: What a Worker runs for a job, and what an AsyncWorker awaits.
 Handler = Callable[[Job, JobContext], Any]
+AsyncHandler = Callable[[Job, AsyncJobContext], Awaitable[Any]]
 
 
+def _install_signals(stop: Callable[[], None]) -> dict[int, Any]:
+    """The sync worker's SIGTERM and SIGINT handlers (from the main thread only): the previous
+    ones, to put back."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    previous: dict[int, Any] = {}
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        previous[sig] = signal.signal(sig, lambda *_: stop())
+    return previous
+
+
+def _listen_kwargs(kwargs: dict[str, Any] | None) -> dict[str, Any]:
+    return {**(kwargs or {}), "autocommit": True, "prepare_threshold": None}
+
+
+# -- the workers ----------------------------------------------------------------------------------
+
+
+# <async>
+class AsyncWorker:
+    """Runs ``handler(job, ctx)`` for the jobs of one queue, ``concurrency`` at a time: the async
+    worker as tasks of its event loop (``await handler(job, ctx)``), the sync one in threads.
+
+    ``pool`` is a psycopg_pool ``AsyncConnectionPool`` of a member of ai_service; it needs a
+    connection per handler plus two (claims and completions), and the worker opens one more for
+    LISTEN (to ``listen_conninfo`` when given, else to the pool's). Up to ``concurrency + prefetch``
+    jobs are held at once (``prefetch`` defaults to ``concurrency``). Database errors in its loops
+    are logged and retried after a backoff of at most ``max_backoff`` seconds. Every decision
+    (claims, renewals, backoff, shutdown) is made by the same core (agent_state/_worker_core.py).
+    """
+
+    def __init__(
+        self,
+        pool: AsyncConnectionPool,
+        handler: AsyncHandler,
+        queue: str = "default",
+        concurrency: int = 4,
+        lease: timedelta = DEFAULT_LEASE,
+        *,
+        worker_id: str | None = None,
+        prefetch: int | None = None,
+        poll_interval: float = 1.0,
+        grace_period: float = 10.0,
+        listen: bool = True,
+        listen_conninfo: str | None = None,
+        max_backoff: float = 5.0,
+    ) -> None:
+        if True:  # ASYNC
+            if not inspect.iscoroutinefunction(handler):
+                raise TypeError("AsyncWorker needs an async handler")
+        self._core: WorkerCore[AsyncJobContext] = WorkerCore(
+            concurrency=concurrency,
+            prefetch=prefetch,
+            lease=lease,
+            poll_interval=poll_interval,
+            grace_period=grace_period,
+            max_backoff=max_backoff,
+        )
+        self.pool = pool
+        self.client = AsyncClient(pool)
+        self.handler = handler
+        self.queue = queue
+        self.concurrency = concurrency
+        self.lease = lease
+        self.worker_id = worker_id or _default_worker_id()
+        self.capacity = self._core.capacity
+        self.poll_interval = poll_interval
+        self.grace_period = grace_period
+        self.listen = listen
+        self.listen_conninfo = listen_conninfo
+        self.max_backoff = max_backoff
+        self.stats = self._core.stats
+        if True:  # ASYNC
+            self._lock: AbstractContextManager[Any] = nullcontext()  # one event loop: nothing to lock
+            # asyncio primitives bind to the running loop: made in run()
+            self._todo: asyncio.Queue[AsyncJobContext | None] | None = None
+            self._done: asyncio.Queue[tuple[AsyncJobContext, Any] | None] | None = None
+            self._wake: asyncio.Event | None = None
+            self._closed: asyncio.Event | None = None
+            self._handlers: list[asyncio.Task[None]] = []
+            self._cancelling = False  # _shut_down cancels the handlers still running
+        else:
+            self._lock = threading.Lock()
+            self._todo = queue_module.Queue[JobContext | None]()
+            self._done = queue_module.Queue[tuple[JobContext, Any] | None]()
+            self._wake = threading.Event()
+            self._closed = threading.Event()  # renewals and LISTEN end too
+
+    # -- control ----------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Stop claiming; ``run`` then finishes or releases what it holds and returns."""
+        # No lock: the SIGTERM handler calls this in the main thread, which may hold the lock
+        # (the claim loop); the phase is one attribute, set atomically.
+        self._core.stop()
+        if self._wake is not None:
+            self._wake.set()
+
+    async def run(self, *, drain: bool = False, install_signal_handlers: bool = True) -> WorkerStats:
+        """Works until ``stop()`` (or SIGTERM/SIGINT); with ``drain``, also when nothing is left to claim."""
+        if True:  # ASYNC
+            loop = asyncio.get_running_loop()
+            todo: asyncio.Queue[AsyncJobContext | None] = asyncio.Queue()
+            done: asyncio.Queue[tuple[AsyncJobContext, Any] | None] = asyncio.Queue()
+            self._todo, self._done, self._wake, self._closed = todo, done, asyncio.Event(), asyncio.Event()
+            self._cancelling = False
+            if self._core.stopping:
+                self._wake.set()
+            installed = []
+            if install_signal_handlers:
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    try:
+                        loop.add_signal_handler(sig, self.stop)
+                        installed.append(sig)
+                    except (NotImplementedError, RuntimeError):
+                        pass
+            completer = asyncio.create_task(self._complete_loop())
+            helpers = [asyncio.create_task(self._renew_loop())]
+            if self.listen:
+                helpers.append(asyncio.create_task(self._listen_loop()))
+            self._handlers = [asyncio.create_task(self._handler_loop()) for _ in range(self.concurrency)]
+            try:
+                await self._claim_loop(drain)
+            finally:
+                self.stop()
+                await self._shut_down()
+                done.put_nowait(None)  # the completer flushes what is left, then ends
+                with suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(completer), 30)
+                self._core.close()
+                self._closed.set()
+                for task in [completer, *helpers]:
+                    task.cancel()
+                await asyncio.gather(completer, *helpers, return_exceptions=True)
+                for sig in installed:
+                    loop.remove_signal_handler(sig)
+            return self.stats
+        else:
+            previous = _install_signals(self.stop) if install_signal_handlers else {}
+            threads = [
+                threading.Thread(target=self._complete_loop, name="agent-state-complete", daemon=True),
+                threading.Thread(target=self._renew_loop, name="agent-state-renew", daemon=True),
+            ]
+            if self.listen:
+                threads.append(threading.Thread(target=self._listen_loop, name="agent-state-listen", daemon=True))
+            executor = ThreadPoolExecutor(self.concurrency, thread_name_prefix="agent-state-handler")
+            for _ in range(self.concurrency):
+                executor.submit(self._handler_loop)
+            for thread in threads:
+                thread.start()
+            try:
+                self._claim_loop(drain)
+            finally:
+                self.stop()
+                self._shut_down()
+                executor.shutdown(wait=False, cancel_futures=True)
+                self._done.put(None)  # the completer flushes what is left, then ends
+                threads[0].join(timeout=30)
+                with self._lock:
+                    self._core.close()
+                self._closed.set()
+                for thread in threads[1:]:
+                    thread.join(timeout=5)
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+            return self.stats
+
+    # -- the loops --------------------------------------------------------------------------------
+
+    async def _claim_loop(self, drain: bool) -> None:
+        core = self._core
+        assert self._todo is not None
+        backoff = core.backoff()
+        while True:
+            with self._lock:
+                if core.stopping:
+                    return
+                free = core.claim_size()
+                held_before = bool(core.held)  # idle only if nothing of ours ran while we looked
+            if free <= 0:
+                await self._wait_wake(self.poll_interval)
+                continue
+            try:
+                jobs = await self.client.claim_jobs(self.worker_id, self.lease, self.queue, free)
+            except Exception as error:  # any database error: log, back off, go on
+                delay = backoff.next()
+                _log_failure("claim_jobs", error, delay)
+                await self._wait_wake(delay)
+                continue
+            backoff.reset()
+            contexts = [AsyncJobContext(self, job) for job in jobs]
+            with self._lock:
+                core.claimed(contexts, time.monotonic())
+            for ctx in contexts:
+                self._todo.put_nowait(ctx)
+            if jobs:
+                continue
+            if drain and core.drained(len(jobs), held_before):
+                return
+            await self._wait_wake(self.poll_interval)
+
+    async def _wait_wake(self, timeout: float) -> None:
+        assert self._wake is not None
+        if True:  # ASYNC
+            with suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+        else:
+            self._wake.wait(timeout)
+        self._wake.clear()
+
+    async def _handler_loop(self) -> None:
+        assert self._todo is not None and self._done is not None and self._wake is not None
+        while True:
+            ctx = await self._todo.get()
+            if ctx is None:
+                return
+            outcome: Any = None
+            with self._lock:
+                start = self._core.start(ctx)
+            if start == "release":  # stopping: it never starts
+                await self._release(ctx)
+                continue
+            if True:  # ASYNC
+                try:
+                    if start == "run":
+                        outcome = await self.handler(ctx.job, ctx)
+                except errors.LeaseLost:
+                    outcome = LOST
+                except asyncio.CancelledError as error:
+                    if self._cancelling:  # past the grace period: _shut_down cancelled this task
+                        raise
+                    outcome = Failure(error)  # one the handler raised itself (an escaped timeout)
+                except Exception as error:  # the handler's failure is the job's failure
+                    outcome = Failure(error)
+            else:
+                try:
+                    if start == "run":
+                        outcome = self.handler(ctx.job, ctx)
+                except errors.LeaseLost:
+                    outcome = LOST
+                except Exception as error:  # the handler's failure is the job's failure
+                    outcome = Failure(error)
+            # Queued before it is booked done, under the lock: shutdown waits for handlers_done()
+            # and then queues the completer's end marker, which must come after this outcome.
+            with self._lock:
+                self._done.put_nowait((ctx, outcome))
+                self._core.handler_done(ctx)
+            self._wake.set()
+
+    async def _complete_loop(self) -> None:
+        assert self._done is not None
+        while True:
+            first = await self._done.get()
+            if first is None:
+                return
+            batch = [first]
+            while len(batch) < COMPLETE_BATCH:
+                try:
+                    item = self._done.get_nowait()
+                except asyncio.QueueEmpty:
+                    break
+                if item is None:
+                    self._done.put_nowait(None)
+                    break
+                batch.append(item)
+            try:
+                await self._finish(batch)
+            except Exception:  # never dies: what was not finished runs again after its lease
+                log.exception("finishing %d jobs", len(batch))
+
+    async def _finish(self, batch: list[tuple[AsyncJobContext, Any]]) -> None:
+        with self._lock:
+            plan = self._core.settle(batch)
+        for ctx, text in plan.failures:
+            try:
+                await self.client.fail_job(ctx.job.job_id, ctx.job.fencing_token, text)
+                ok = True
+            except errors.LeaseLost:
+                ok = False
+            except Exception as error:  # the job runs again when its lease expires
+                _log_failure(f"fail_job for job {ctx.job.job_id}", error, 0)
+                ok = False
+            with self._lock:
+                self._core.fail_sent(ctx, ok)
+        if plan.completions:
+            done = await self._complete_batch(plan.completions)
+            with self._lock:
+                self._core.completed(plan.completions, done)
+        with self._lock:
+            self._core.forget(batch)
+
+    async def _complete_batch(self, completions: list[tuple[AsyncJobContext, Any]]) -> set[int]:
+        """``ai.complete_jobs`` for a batch, tried again after an error while the leases last
+        (a retry after an ambiguous failure finds the jobs it completed already gone from its
+        answer: they count as lost, and are COMPLETED). Jobs not completed run again when their
+        leases expire."""
+        backoff = self._core.backoff()
+        deadline = self._core.retry_deadline(time.monotonic())
+        batch = [(c.job.job_id, c.job.fencing_token, r) for c, r in completions]
+        while True:
+            try:
+                return set(await self.client.complete_jobs(batch))
+            except Exception as error:
+                delay = backoff.next()
+                if time.monotonic() + delay >= deadline:
+                    log.error("complete_jobs failed; the jobs run again when their leases expire", exc_info=error)
+                    return set()
+                _log_failure("complete_jobs", error, delay)
+                await asyncio.sleep(delay)
+
+    async def _closed_within(self, seconds: float) -> bool:
+        """Waits up to ``seconds`` for the worker to close; True when it has."""
+        assert self._closed is not None
+        if True:  # ASYNC
+            with suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._closed.wait(), seconds)
+            return self._closed.is_set()
+        else:
+            return self._closed.wait(seconds)
+
+    async def _renew_loop(self) -> None:
+        core = self._core
+        backoff = core.backoff()
+        pause = core.renew_tick
+        while not await self._closed_within(pause):
+            pause = core.renew_tick
+            now = time.monotonic()
+            with self._lock:
+                due = core.due(now)
+            # One statement renews every due lease (ai.renew_leases); a lost one is left out.
+            for batch in due:
+                try:
+                    renewed = await self.client.renew_leases(
+                        self.worker_id, [(c.job.job_id, c.job.fencing_token) for c in batch], self.lease
+                    )
+                    backoff.reset()
+                except Exception as error:  # the next round tries again, after a backoff
+                    pause = core.renew_pause_after_error(backoff)
+                    _log_failure("renew_leases", error, pause)
+                    break
+                with self._lock:
+                    core.renewed(batch, renewed, now)
+
+    async def _listen_loop(self) -> None:
+        assert self._wake is not None and self._closed is not None
+        backoff = self._core.backoff()
+        guard = _ListenGuard()  # a thread of its own (it sees an event loop that stopped running too)
+        while not self._closed.is_set():
+            try:
+                conninfo, kwargs = await _alisten_target(self.pool, self.listen_conninfo)
+                async with await psycopg.AsyncConnection.connect(conninfo, **kwargs) as conn:
+                    cur = await conn.execute("select ai.queue_channel(%s)", (self.queue,), prepare=False)
+                    row = await cur.fetchone()
+                    if row is None:
+                        raise errors.AgentStateError("ai.queue_channel returned no row")
+                    await conn.execute(_listen_statement(row[0]), prepare=False)
+                    backoff.reset()
+                    guard.attach(conn.pgconn.socket)
+                    try:
+                        while not self._closed.is_set():
+                            guard.reading()
+                            async for _note in conn.notifies(timeout=0.5):
+                                self._wake.set()
+                    finally:
+                        guard.detach()
+            except Exception as error:  # polling goes on meanwhile
+                delay = self._core.listen_delay(backoff)
+                _log_failure("LISTEN", error, delay)
+                await self._closed_within(delay)
+        guard.close()
+
+    async def _shut_down(self) -> None:
+        """Release unstarted jobs, give running handlers grace_period, then release theirs (the
+        async worker cancels their tasks too)."""
+        assert self._todo is not None and self._wake is not None
+        while True:
+            try:
+                ctx = self._todo.get_nowait()
+            except asyncio.QueueEmpty:
+                break
+            if ctx is not None:
+                with self._lock:
+                    self._core.unstarted(ctx)
+                await self._release(ctx)
+        for _ in range(self.concurrency):
+            self._todo.put_nowait(None)  # each handler ends after its current job
+        if True:  # ASYNC
+            if self._handlers:
+                await asyncio.wait(self._handlers, timeout=self.grace_period)
+            for ctx in self._core.overdue():  # their writes stop here (ctx refuses), the job goes back to PENDING
+                ctx._lose()
+            self._cancelling = True
+            for task in self._handlers:
+                task.cancel()
+            await asyncio.gather(*self._handlers, return_exceptions=True)
+            overdue = self._core.overdue()
+        else:
+            deadline = self._core.grace_deadline(time.monotonic())
+            while time.monotonic() < deadline:
+                with self._lock:
+                    if self._core.handlers_done():
+                        return
+                self._wake.wait(0.01)
+            with self._lock:
+                overdue = self._core.overdue()
+        for ctx in overdue:  # their writes stop here (ctx refuses), the job goes back to PENDING
+            await self._release(ctx)
+
+    async def _release(self, ctx: AsyncJobContext) -> None:
+        ctx._lose()
+        try:
+            await self.client.release_job(ctx.job.job_id, ctx.job.fencing_token)
+            outcome: Literal["released", "lost", "error"] = "released"
+        except (errors.LeaseLost, errors.NotFound):
+            outcome = "lost"
+        except Exception as error:  # its lease expires instead
+            _log_failure(f"release_job for job {ctx.job.job_id}", error, 0)
+            outcome = "error"
+        with self._lock:
+            self._core.released(ctx, outcome)
+
+
+# </async>
+
+
+# <sync> generated by scripts/async_to_sync.py from the <async> block above: do not edit
 class Worker:
-    """Runs ``handler(job, ctx)`` for the jobs of one queue, ``concurrency`` at a time, in threads.
+    """Runs ``handler(job, ctx)`` for the jobs of one queue, ``concurrency`` at a time: the async
+    worker as tasks of its event loop (``await handler(job, ctx)``), the sync one in threads.
 
-    ``pool`` is a psycopg_pool ``ConnectionPool`` of a member of ai_service; it needs a connection
-    per handler thread plus two (claims and completions), and the worker opens one more for LISTEN
-    (to ``listen_conninfo`` when given, else to the pool's). Up to ``concurrency + prefetch`` jobs
-    are held at once (``prefetch`` defaults to ``concurrency``). Database errors in its loops are
-    logged and retried after a backoff of at most ``max_backoff`` seconds.
+    ``pool`` is a psycopg_pool ``ConnectionPool`` of a member of ai_service; it needs a
+    connection per handler plus two (claims and completions), and the worker opens one more for
+    LISTEN (to ``listen_conninfo`` when given, else to the pool's). Up to ``concurrency + prefetch``
+    jobs are held at once (``prefetch`` defaults to ``concurrency``). Database errors in its loops
+    are logged and retried after a backoff of at most ``max_backoff`` seconds. Every decision
+    (claims, renewals, backoff, shutdown) is made by the same core (agent_state/_worker_core.py).
     """
 
     def __init__(
@@ -341,8 +864,8 @@ class Worker:
         self.max_backoff = max_backoff
         self.stats = self._core.stats
         self._lock = threading.Lock()
-        self._todo: queue_module.Queue[JobContext | None] = queue_module.Queue()
-        self._done: queue_module.Queue[tuple[JobContext, Any] | None] = queue_module.Queue()
+        self._todo = queue_module.Queue[JobContext | None]()
+        self._done = queue_module.Queue[tuple[JobContext, Any] | None]()
         self._wake = threading.Event()
         self._closed = threading.Event()  # renewals and LISTEN end too
 
@@ -353,11 +876,12 @@ class Worker:
         # No lock: the SIGTERM handler calls this in the main thread, which may hold the lock
         # (the claim loop); the phase is one attribute, set atomically.
         self._core.stop()
-        self._wake.set()
+        if self._wake is not None:
+            self._wake.set()
 
     def run(self, *, drain: bool = False, install_signal_handlers: bool = True) -> WorkerStats:
         """Works until ``stop()`` (or SIGTERM/SIGINT); with ``drain``, also when nothing is left to claim."""
-        previous = self._install_signals() if install_signal_handlers else {}
+        previous = _install_signals(self.stop) if install_signal_handlers else {}
         threads = [
             threading.Thread(target=self._complete_loop, name="agent-state-complete", daemon=True),
             threading.Thread(target=self._renew_loop, name="agent-state-renew", daemon=True),
@@ -386,18 +910,11 @@ class Worker:
                 signal.signal(sig, handler)
         return self.stats
 
-    def _install_signals(self) -> dict[int, Any]:
-        if threading.current_thread() is not threading.main_thread():
-            return {}
-        previous: dict[int, Any] = {}
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            previous[sig] = signal.signal(sig, lambda *_: self.stop())
-        return previous
-
     # -- the loops --------------------------------------------------------------------------------
 
     def _claim_loop(self, drain: bool) -> None:
         core = self._core
+        assert self._todo is not None
         backoff = core.backoff()
         while True:
             with self._lock:
@@ -420,7 +937,7 @@ class Worker:
             with self._lock:
                 core.claimed(contexts, time.monotonic())
             for ctx in contexts:
-                self._todo.put(ctx)
+                self._todo.put_nowait(ctx)
             if jobs:
                 continue
             if drain and core.drained(len(jobs), held_before):
@@ -428,10 +945,12 @@ class Worker:
             self._wait_wake(self.poll_interval)
 
     def _wait_wake(self, timeout: float) -> None:
+        assert self._wake is not None
         self._wake.wait(timeout)
         self._wake.clear()
 
     def _handler_loop(self) -> None:
+        assert self._todo is not None and self._done is not None and self._wake is not None
         while True:
             ctx = self._todo.get()
             if ctx is None:
@@ -452,11 +971,12 @@ class Worker:
             # Queued before it is booked done, under the lock: shutdown waits for handlers_done()
             # and then queues the completer's end marker, which must come after this outcome.
             with self._lock:
-                self._done.put((ctx, outcome))
+                self._done.put_nowait((ctx, outcome))
                 self._core.handler_done(ctx)
             self._wake.set()
 
     def _complete_loop(self) -> None:
+        assert self._done is not None
         while True:
             first = self._done.get()
             if first is None:
@@ -468,7 +988,7 @@ class Worker:
                 except queue_module.Empty:
                     break
                 if item is None:
-                    self._done.put(None)
+                    self._done.put_nowait(None)
                     break
                 batch.append(item)
             try:
@@ -516,11 +1036,16 @@ class Worker:
                 _log_failure("complete_jobs", error, delay)
                 time.sleep(delay)
 
+    def _closed_within(self, seconds: float) -> bool:
+        """Waits up to ``seconds`` for the worker to close; True when it has."""
+        assert self._closed is not None
+        return self._closed.wait(seconds)
+
     def _renew_loop(self) -> None:
         core = self._core
         backoff = core.backoff()
         pause = core.renew_tick
-        while not self._closed.wait(pause):
+        while not self._closed_within(pause):
             pause = core.renew_tick
             now = time.monotonic()
             with self._lock:
@@ -540,13 +1065,15 @@ class Worker:
                     core.renewed(batch, renewed, now)
 
     def _listen_loop(self) -> None:
+        assert self._wake is not None and self._closed is not None
         backoff = self._core.backoff()
-        guard = _ListenGuard()
+        guard = _ListenGuard()  # a thread of its own (it sees an event loop that stopped running too)
         while not self._closed.is_set():
             try:
                 conninfo, kwargs = _listen_target(self.pool, self.listen_conninfo)
-                with psycopg.connect(conninfo, **kwargs) as conn:
-                    row = conn.execute("select ai.queue_channel(%s)", (self.queue,), prepare=False).fetchone()
+                with psycopg.Connection.connect(conninfo, **kwargs) as conn:
+                    cur = conn.execute("select ai.queue_channel(%s)", (self.queue,), prepare=False)
+                    row = cur.fetchone()
                     if row is None:
                         raise errors.AgentStateError("ai.queue_channel returned no row")
                     conn.execute(_listen_statement(row[0]), prepare=False)
@@ -562,11 +1089,13 @@ class Worker:
             except Exception as error:  # polling goes on meanwhile
                 delay = self._core.listen_delay(backoff)
                 _log_failure("LISTEN", error, delay)
-                self._closed.wait(delay)
+                self._closed_within(delay)
         guard.close()
 
     def _shut_down(self) -> None:
-        """Release unstarted jobs, give running handlers grace_period, then release theirs."""
+        """Release unstarted jobs, give running handlers grace_period, then release theirs (the
+        async worker cancels their tasks too)."""
+        assert self._todo is not None and self._wake is not None
         while True:
             try:
                 ctx = self._todo.get_nowait()
@@ -577,7 +1106,7 @@ class Worker:
                     self._core.unstarted(ctx)
                 self._release(ctx)
         for _ in range(self.concurrency):
-            self._todo.put(None)  # each handler thread ends after its current job
+            self._todo.put_nowait(None)  # each handler ends after its current job
         deadline = self._core.grace_deadline(time.monotonic())
         while time.monotonic() < deadline:
             with self._lock:
@@ -603,386 +1132,4 @@ class Worker:
             self._core.released(ctx, outcome)
 
 
-# -- async ----------------------------------------------------------------------------------------
-
-
-class AsyncJobContext(JobState):
-    """The asyncio twin of :class:`JobContext`."""
-
-    def __init__(self, worker: AsyncWorker, job: Job) -> None:
-        super().__init__(job)
-        self._worker = worker
-
-    @asynccontextmanager
-    async def fenced(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        """The async twin of :meth:`JobContext.fenced`: ``async with ctx.fenced() as conn:``."""
-        self.check()
-        try:
-            async with self._worker.pool.connection() as conn, conn.transaction():
-                await conn.execute(
-                    "select ai.fenced_write(%s, %s)", (self.job.job_id, self.job.fencing_token), prepare=False
-                )
-                async with _aunprepared(conn):
-                    yield conn
-        except psycopg.Error as error:
-            translated = _translated(error)
-            self._mark_lost(translated)
-            if translated is error:
-                raise
-            raise translated from error
-
-    async def complete(self, result: Any = None, conn: psycopg.AsyncConnection[Any] | None = None) -> None:
-        """The async twin of :meth:`JobContext.complete`."""
-        self.check()
-        try:
-            client = AsyncClient(conn) if conn is not None else self._worker.client
-            await client.complete_job(self.job.job_id, self.job.fencing_token, result)
-        except errors.LeaseLost as error:
-            self._mark_lost(error)
-            raise
-        self.finished = True
-
-    def side_effect(self, *key_parts: Any, request: Any = None) -> _side_effect:
-        """The async twin of :meth:`JobContext.side_effect`: ``await ctx.side_effect(...).arun(tool)``
-        or ``async with ctx.side_effect(...) as call:``."""
-        self.check()
-        return _side_effect(
-            self._worker.client,
-            self.job.thread_id,
-            *key_parts,
-            request=request,
-            job_id=self.job.job_id,
-            fencing_token=self.job.fencing_token,
-            on_lease_lost=self._mark_lost,
-        )
-
-    async def request_human(self, checkpoint_id: str, action: Any = None) -> str:
-        """The async twin of :meth:`JobContext.request_human`."""
-        self.check()
-        try:
-            approval = await self._worker.client.request_human(
-                self.job.job_id, self.job.fencing_token, checkpoint_id, action
-            )
-        except errors.LeaseLost as error:
-            self._mark_lost(error)
-            raise
-        self.finished = self.paused = True
-        self._lose()  # nothing more may be written under this claim
-        return approval
-
-    async def fail(self, error: str, retry_in: timedelta | None = None) -> None:
-        """The async twin of :meth:`JobContext.fail`."""
-        self.check()
-        try:
-            await self._worker.client.fail_job(self.job.job_id, self.job.fencing_token, error, retry_in)
-        except errors.LeaseLost as lost:
-            self._mark_lost(lost)
-            raise
-        self.finished = self.failed = True
-
-
-AsyncHandler = Callable[[Job, AsyncJobContext], Awaitable[Any]]
-
-
-class AsyncWorker:
-    """The asyncio twin of :class:`Worker`: ``await handler(job, ctx)`` for the jobs of one queue,
-    ``concurrency`` at a time, as tasks; the same claims (``concurrency + prefetch`` held),
-    batched completions, renewals, backoff and shutdown, decided by the same core."""
-
-    def __init__(
-        self,
-        pool: AsyncConnectionPool,
-        handler: AsyncHandler,
-        queue: str = "default",
-        concurrency: int = 4,
-        lease: timedelta = DEFAULT_LEASE,
-        *,
-        worker_id: str | None = None,
-        prefetch: int | None = None,
-        poll_interval: float = 1.0,
-        grace_period: float = 10.0,
-        listen: bool = True,
-        listen_conninfo: str | None = None,
-        max_backoff: float = 5.0,
-    ) -> None:
-        if not inspect.iscoroutinefunction(handler):
-            raise TypeError("AsyncWorker needs an async handler")
-        self._core: WorkerCore[AsyncJobContext] = WorkerCore(
-            concurrency=concurrency,
-            prefetch=prefetch,
-            lease=lease,
-            poll_interval=poll_interval,
-            grace_period=grace_period,
-            max_backoff=max_backoff,
-        )
-        self.pool = pool
-        self.client = AsyncClient(pool)
-        self.handler = handler
-        self.queue = queue
-        self.concurrency = concurrency
-        self.lease = lease
-        self.worker_id = worker_id or _default_worker_id()
-        self.capacity = self._core.capacity
-        self.poll_interval = poll_interval
-        self.grace_period = grace_period
-        self.listen = listen
-        self.listen_conninfo = listen_conninfo
-        self.max_backoff = max_backoff
-        self.stats = self._core.stats
-        # asyncio primitives bind to the running loop: made in run()
-        self._todo: asyncio.Queue[AsyncJobContext | None] | None = None
-        self._done: asyncio.Queue[tuple[AsyncJobContext, Any] | None] | None = None
-        self._wake: asyncio.Event | None = None
-        self._closed: asyncio.Event | None = None
-        self._cancelling = False  # _shut_down cancels the handlers still running
-
-    # -- control ----------------------------------------------------------------------------------
-
-    def stop(self) -> None:
-        """Stop claiming; ``run`` then finishes or releases what it holds and returns."""
-        self._core.stop()
-        if self._wake is not None:
-            self._wake.set()
-
-    async def run(self, *, drain: bool = False, install_signal_handlers: bool = True) -> WorkerStats:
-        """Works until ``stop()`` (or SIGTERM/SIGINT); with ``drain``, also when nothing is left to claim."""
-        loop = asyncio.get_running_loop()
-        todo: asyncio.Queue[AsyncJobContext | None] = asyncio.Queue()
-        done: asyncio.Queue[tuple[AsyncJobContext, Any] | None] = asyncio.Queue()
-        self._todo, self._done, self._wake, self._closed = todo, done, asyncio.Event(), asyncio.Event()
-        self._cancelling = False
-        if self._core.stopping:
-            self._wake.set()
-        installed = []
-        if install_signal_handlers:
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                try:
-                    loop.add_signal_handler(sig, self.stop)
-                    installed.append(sig)
-                except (NotImplementedError, RuntimeError):
-                    pass
-        completer = asyncio.create_task(self._complete_loop(done))
-        helpers = [asyncio.create_task(self._renew_loop())]
-        if self.listen:
-            helpers.append(asyncio.create_task(self._listen_loop()))
-        handlers = [asyncio.create_task(self._handler_loop(todo)) for _ in range(self.concurrency)]
-        try:
-            await self._claim_loop(drain)
-        finally:
-            self.stop()
-            await self._shut_down(todo, handlers)
-            done.put_nowait(None)  # the completer flushes what is left, then ends
-            with suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(asyncio.shield(completer), 30)
-            self._core.close()
-            self._closed.set()
-            for task in [completer, *helpers]:
-                task.cancel()
-            await asyncio.gather(completer, *helpers, return_exceptions=True)
-            for sig in installed:
-                loop.remove_signal_handler(sig)
-        return self.stats
-
-    # -- the loops --------------------------------------------------------------------------------
-
-    async def _claim_loop(self, drain: bool) -> None:
-        core = self._core
-        assert self._todo is not None
-        backoff = core.backoff()
-        while not core.stopping:
-            free = core.claim_size()
-            held_before = bool(core.held)  # idle only if nothing of ours ran while we looked
-            if free <= 0:
-                await self._wait_wake(self.poll_interval)
-                continue
-            try:
-                jobs = await self.client.claim_jobs(self.worker_id, self.lease, self.queue, free)
-            except Exception as error:  # any database error: log, back off, go on
-                delay = backoff.next()
-                _log_failure("claim_jobs", error, delay)
-                await self._wait_wake(delay)
-                continue
-            backoff.reset()
-            contexts = [AsyncJobContext(self, job) for job in jobs]
-            core.claimed(contexts, time.monotonic())
-            for ctx in contexts:
-                self._todo.put_nowait(ctx)
-            if jobs:
-                continue
-            if drain and core.drained(len(jobs), held_before):
-                return
-            await self._wait_wake(self.poll_interval)
-
-    async def _wait_wake(self, timeout: float) -> None:
-        assert self._wake is not None
-        with suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), timeout)
-        self._wake.clear()
-
-    async def _handler_loop(self, todo: asyncio.Queue[AsyncJobContext | None]) -> None:
-        assert self._wake is not None and self._done is not None
-        while True:
-            ctx = await todo.get()
-            if ctx is None:
-                return
-            outcome: Any = None
-            start = self._core.start(ctx)
-            if start == "release":  # stopping: it never starts
-                await self._release(ctx)
-                continue
-            try:
-                if start == "run":
-                    outcome = await self.handler(ctx.job, ctx)
-            except errors.LeaseLost:
-                outcome = LOST
-            except asyncio.CancelledError as error:
-                if self._cancelling:  # past the grace period: _shut_down cancelled this task
-                    raise
-                outcome = Failure(error)  # one the handler raised itself (an escaped timeout)
-            except Exception as error:  # the handler's failure is the job's failure
-                outcome = Failure(error)
-            self._done.put_nowait((ctx, outcome))  # before it is booked done, as in Worker
-            self._core.handler_done(ctx)
-            self._wake.set()
-
-    async def _complete_loop(self, done: asyncio.Queue[tuple[AsyncJobContext, Any] | None]) -> None:
-        while True:
-            first = await done.get()
-            if first is None:
-                return
-            batch = [first]
-            while len(batch) < COMPLETE_BATCH:
-                try:
-                    item = done.get_nowait()
-                except asyncio.QueueEmpty:
-                    break
-                if item is None:
-                    done.put_nowait(None)
-                    break
-                batch.append(item)
-            try:
-                await self._finish(batch)
-            except Exception:  # never dies: what was not finished runs again after its lease
-                log.exception("finishing %d jobs", len(batch))
-
-    async def _finish(self, batch: list[tuple[AsyncJobContext, Any]]) -> None:
-        plan = self._core.settle(batch)
-        for ctx, text in plan.failures:
-            try:
-                await self.client.fail_job(ctx.job.job_id, ctx.job.fencing_token, text)
-                ok = True
-            except errors.LeaseLost:
-                ok = False
-            except Exception as error:  # the job runs again when its lease expires
-                _log_failure(f"fail_job for job {ctx.job.job_id}", error, 0)
-                ok = False
-            self._core.fail_sent(ctx, ok)
-        if plan.completions:
-            done = await self._complete_batch(plan.completions)
-            self._core.completed(plan.completions, done)
-        self._core.forget(batch)
-
-    async def _complete_batch(self, completions: list[tuple[AsyncJobContext, Any]]) -> set[int]:
-        """The async twin of :meth:`Worker._complete_batch`."""
-        backoff = self._core.backoff()
-        deadline = self._core.retry_deadline(time.monotonic())
-        batch = [(c.job.job_id, c.job.fencing_token, r) for c, r in completions]
-        while True:
-            try:
-                return set(await self.client.complete_jobs(batch))
-            except Exception as error:
-                delay = backoff.next()
-                if time.monotonic() + delay >= deadline:
-                    log.error("complete_jobs failed; the jobs run again when their leases expire", exc_info=error)
-                    return set()
-                _log_failure("complete_jobs", error, delay)
-                await asyncio.sleep(delay)
-
-    async def _renew_loop(self) -> None:
-        core = self._core
-        assert self._closed is not None
-        backoff = core.backoff()
-        pause = core.renew_tick
-        while not core.closed:
-            with suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._closed.wait(), pause)
-            if core.closed:
-                return
-            pause = core.renew_tick
-            now = time.monotonic()
-            # One statement renews every due lease (ai.renew_leases); a lost one is left out.
-            for batch in core.due(now):
-                try:
-                    renewed = await self.client.renew_leases(
-                        self.worker_id, [(c.job.job_id, c.job.fencing_token) for c in batch], self.lease
-                    )
-                    backoff.reset()
-                except Exception as error:  # the next round tries again, after a backoff
-                    pause = core.renew_pause_after_error(backoff)
-                    _log_failure("renew_leases", error, pause)
-                    break
-                core.renewed(batch, renewed, now)
-
-    async def _listen_loop(self) -> None:
-        assert self._wake is not None and self._closed is not None
-        backoff = self._core.backoff()
-        guard = _ListenGuard()  # a thread of its own: it sees an event loop that stopped running
-        while not self._core.closed:
-            try:
-                conninfo, kwargs = await _alisten_target(self.pool, self.listen_conninfo)
-                async with await psycopg.AsyncConnection.connect(conninfo, **kwargs) as conn:
-                    cur = await conn.execute("select ai.queue_channel(%s)", (self.queue,), prepare=False)
-                    row = await cur.fetchone()
-                    if row is None:
-                        raise errors.AgentStateError("ai.queue_channel returned no row")
-                    await conn.execute(_listen_statement(row[0]), prepare=False)
-                    backoff.reset()
-                    guard.attach(conn.pgconn.socket)
-                    try:
-                        while not self._core.closed:
-                            guard.reading()
-                            async for _note in conn.notifies(timeout=0.5):
-                                self._wake.set()
-                    finally:
-                        guard.detach()
-            except Exception as error:  # polling goes on meanwhile
-                delay = self._core.listen_delay(backoff)
-                _log_failure("LISTEN", error, delay)
-                with suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._closed.wait(), delay)
-        guard.close()
-
-    async def _shut_down(self, todo: asyncio.Queue[AsyncJobContext | None], handlers: list[asyncio.Task[None]]) -> None:
-        """Release unstarted jobs, give running handlers grace_period, then release theirs and
-        cancel their tasks."""
-        while True:
-            try:
-                ctx = todo.get_nowait()
-            except asyncio.QueueEmpty:
-                break
-            if ctx is not None:
-                self._core.unstarted(ctx)
-                await self._release(ctx)
-        for _ in range(self.concurrency):
-            todo.put_nowait(None)  # each handler task ends after its current job
-        await asyncio.wait(handlers, timeout=self.grace_period)
-        for ctx in self._core.overdue():  # their writes stop here (ctx refuses), the job goes back to PENDING
-            ctx._lose()
-        self._cancelling = True
-        for task in handlers:
-            task.cancel()
-        await asyncio.gather(*handlers, return_exceptions=True)
-        for ctx in self._core.overdue():
-            await self._release(ctx)
-
-    async def _release(self, ctx: AsyncJobContext) -> None:
-        ctx._lose()
-        try:
-            await self.client.release_job(ctx.job.job_id, ctx.job.fencing_token)
-            outcome: Literal["released", "lost", "error"] = "released"
-        except (errors.LeaseLost, errors.NotFound):
-            outcome = "lost"
-        except Exception as error:  # its lease expires instead
-            _log_failure(f"release_job for job {ctx.job.job_id}", error, 0)
-            outcome = "error"
-        self._core.released(ctx, outcome)
+# </sync>

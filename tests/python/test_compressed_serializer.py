@@ -14,8 +14,7 @@ from langgraph.graph.message import add_messages
 from psycopg_pool import ConnectionPool
 from typing_extensions import TypedDict
 
-from agent_state.langgraph import AgentStateSaver
-from agent_state.serde import CompressedSerializer
+from agent_state.langgraph import AgentStateSaver, CompressedSerializer
 
 LONG = [HumanMessage(f"question {i}: " + "where is the museum and when does it open " * 20) for i in range(10)]
 

@@ -7,16 +7,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agent_state.demo import NODES, Facts, verdict
-
 HERE = Path(__file__).resolve().parent
+DEMO = HERE.parents[1] / "examples" / "demo.py"
+sys.path.insert(0, str(DEMO.parent))
+
+from demo import NODES, Facts, verdict  # noqa: E402 (examples/demo.py, a script, not a package module)
 
 
 def test_the_demo_crashes_resumes_approves_and_keeps_every_promise(dsn: str) -> None:
     env = dict(os.environ, DATABASE_URL=dsn)
     env["PYTHONPATH"] = os.pathsep.join([str(HERE.parents[1] / "python"), env.get("PYTHONPATH", "")])
     done = subprocess.run(
-        [sys.executable, "-m", "agent_state.demo"], env=env, capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, str(DEMO)], env=env, capture_output=True, text=True, timeout=120, check=False
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     out = done.stdout
@@ -77,9 +79,7 @@ def test_the_demo_says_in_one_line_when_the_schema_is_not_deployed(dsn: str) -> 
     other = make_conninfo(**{**conninfo_to_dict(dsn), "dbname": "postgres"})
     env = dict(os.environ, DATABASE_URL=other)
     env["PYTHONPATH"] = os.pathsep.join([str(HERE.parents[1] / "python"), env.get("PYTHONPATH", "")])
-    done = subprocess.run(
-        [sys.executable, "-m", "agent_state.demo"], env=env, capture_output=True, text=True, timeout=60, check=False
-    )
+    done = subprocess.run([sys.executable, str(DEMO)], env=env, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         f"agent-state demo: schema ai is not deployed in {other!r}: run `make demo` or `sqitch deploy`"

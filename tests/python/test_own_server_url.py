@@ -130,7 +130,7 @@ def test_the_deploy_command_and_the_demo_work_with_either_url(fresh: Callable[[s
     if kind == "superuser":
         assert f"as role {OWNER}" in deployed.stdout, deployed.stdout
     assert "deployed schema ai" in deployed.stdout
-    demo = _cli(url, "-m", "agent_state.demo", timeout=180)
+    demo = _cli(url, str(ROOT / "examples" / "demo.py"), timeout=180)
     assert demo.returncode == 0, (demo.stdout + demo.stderr)[-4000:]
 
 
@@ -145,7 +145,7 @@ def test_make_with_a_database_url_deploys_as_the_owner_and_runs_the_demo_there()
         cwd=ROOT,
     ).stdout
     assert f"scripts/sqitch.sh --as-owner '{url}' --quiet deploy --verify" in shown, shown
-    assert f"DATABASE_URL='{url}'" in shown and "-m agent_state.demo" in shown, shown
+    assert f"DATABASE_URL='{url}'" in shown and "examples/demo.py" in shown, shown
     assert "tests/pgtap/fixtures/setup.sql" in shown and "createdb" not in shown, shown
 
 

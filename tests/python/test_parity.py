@@ -1,4 +1,11 @@
-"""Sync and async twins have the same public surface (issue 14): every public method of one
+"""Sync and async twins are the same code (issue 22) with the same public surface (issue 14).
+
+Each sync twin is generated from its async source by scripts/async_to_sync.py (CONTRIBUTING.md,
+"Sync and async twins"): the tests below check that every generated block is what the script
+makes of its source today (bodies, not only signatures), that each sync class and function of a
+twin pair stands in a generated block, and what the conversion does.
+
+The public surface: every public method of one
 side exists on the other with the same signature (parameter names, kinds, defaults and
 annotations, with ``Async``/``Sync`` spelled out of the type names), and the async side is
 ``async`` where the sync side does I/O: a coroutine for a function, an async generator for a
@@ -12,9 +19,14 @@ both ``with`` and ``async with``) are the same kind on both sides; they are list
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import inspect
 import re
+import sys
 from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -189,3 +201,111 @@ def test_the_parity_check_sees_a_missing_twin_and_a_sync_method_on_the_async_sid
     del Sync.only_here
     with pytest.raises(AssertionError, match="expected coroutine"):
         test_twins_have_the_same_methods_with_the_same_signatures((Sync, AsyncTwin, frozenset()))
+
+
+# -- twins by construction (issue 22) --------------------------------------------------------------
+
+#: The sync twins written by hand, and why (none: a twin that must differ uses ``if True:  # ASYNC``).
+HAND_KEPT: dict[str, str] = {}
+
+
+def _generator() -> ModuleType:
+    path = Path(__file__).resolve().parents[2] / "scripts" / "async_to_sync.py"
+    spec = importlib.util.spec_from_file_location("async_to_sync", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("async_to_sync", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_generated_sync_twin_is_what_the_script_makes_of_its_async_source() -> None:
+    assert _generator().stale() == [], "run `make twins` (scripts/async_to_sync.py)"
+
+
+def _in_generated_block(obj: Any) -> bool:
+    _, start = inspect.getsourcelines(obj)
+    text = Path(inspect.getfile(obj)).read_text().splitlines()
+    above = [
+        line for line in text[: start - 1] if line.startswith(("# <sync>", "# </sync>", "# <async>", "# </async>"))
+    ]
+    return bool(above) and above[-1].startswith("# <sync>")
+
+
+@pytest.mark.parametrize("pair", _twins(), ids=_ids)
+def test_each_sync_twin_is_generated_not_written_by_hand(pair: tuple[Any, Any, frozenset[str]]) -> None:
+    sync_cls, async_cls, _ = pair
+    if sync_cls.__name__ in HAND_KEPT:
+        assert not _in_generated_block(sync_cls)
+        return
+    assert _in_generated_block(sync_cls), f"{sync_cls.__name__} is not in a <sync> block of scripts/async_to_sync.py"
+    assert not _in_generated_block(async_cls)
+
+
+MODULE_FUNCTION_TWINS = [
+    ("streams", "persisted_stream", "apersisted_stream"),
+    ("streams", "follow_stream", "afollow_stream"),
+    ("schema", "status", "astatus"),
+    ("schema", "deploy", "adeploy"),
+    ("client", "behind_pooler", "abehind_pooler"),
+    ("graph_runs", "graph_worker", "async_graph_worker"),
+    ("graph_runs", "graph_handler", "async_graph_handler"),
+]
+
+
+@pytest.mark.parametrize(("module", "sync_name", "async_name"), MODULE_FUNCTION_TWINS)
+def test_each_sync_function_twin_is_generated(module: str, sync_name: str, async_name: str) -> None:
+    found = importlib.import_module(f"agent_state.{module}")
+    assert _in_generated_block(getattr(found, sync_name))
+    assert not _in_generated_block(getattr(found, async_name))
+    assert _signature(getattr(found, sync_name)) == _signature(getattr(found, async_name))
+
+
+def test_the_generator_lists_every_module_with_an_async_block() -> None:
+    generator = _generator()
+    package = Path(agent_state.__file__).parent
+    with_blocks = {p.stem for p in package.glob("*.py") if "\n# <async>\n" in p.read_text()}
+    assert with_blocks == set(generator.MODULES)
+
+
+def test_the_conversion_drops_async_renames_and_keeps_else_branches_as_written() -> None:
+    generator = _generator()
+    source = """class AsyncThing(AsyncBase):
+    \"\"\"Over an ``AsyncConnection``.\"\"\"
+
+    async def get(self, key: str) -> int:
+        async with self._lock:  # AsyncThing's lock
+            rows = (await self._rows(GET, (key,)))[0]
+            total = (await self._rows(GET, (key,)) + 1)
+        if True:  # ASYNC
+            await asyncio.sleep(0)
+        else:
+            time.sleep(0)  # aget stays aget here
+        await aget(key)
+        return dict(await self._rows(GET, ()))
+"""
+    expected = """class Thing(Base):
+    \"\"\"Over an ``Connection``.\"\"\"
+
+    def get(self, key: str) -> int:
+        with self._lock:  # Thing's lock
+            rows = self._rows(GET, (key,))[0]
+            total = (self._rows(GET, (key,)) + 1)
+        time.sleep(0)  # aget stays aget here
+        get(key)
+        return dict(self._rows(GET, ()))
+"""
+    assert generator.to_sync(source, {"aget": "get"}) == expected
+
+
+def test_the_check_sees_a_hand_edit_of_a_generated_block(tmp_path: Path) -> None:
+    generator = _generator()
+    original = Path(agent_state.__file__).parent / "usage.py"
+    edited = tmp_path / "usage.py"
+    text = original.read_text()
+    sync_block = text.index("# <sync>")
+    edited.write_text(
+        text[:sync_block] + text[sync_block:].replace("def record_usage(", "def record_usage_by_hand(", 1)
+    )
+    assert generator.generated(original, generator.MODULES["usage"]) == text
+    assert generator.generated(edited, generator.MODULES["usage"]) != edited.read_text()

@@ -23,11 +23,16 @@ from agent_state import (
     AsyncClient,
     Client,
     RetryPolicy,
+    checkpoints,
+    evals,
     hitl,
-    langgraph,
+    langgraph_saver,
+    messages,
     queue,
+    retention,
     retrievals,
     retry,
+    sessions,
     side_effects,
     streams,
     usage,
@@ -130,7 +135,10 @@ def _client_functions() -> set[str]:
     """Every ai function a client method calls (the statements of client.py, its mixins and the
     LangGraph savers, which call through the client)."""
     names = set()
-    for module in (client_module, queue, side_effects, hitl, usage, retrievals, streams, langgraph):
+    for module in (
+        client_module, sessions, messages, checkpoints, evals, retention, queue, side_effects, hitl, usage, retrievals,
+        streams, langgraph_saver,
+    ):  # fmt: skip
         for value in vars(module).values():
             sql = value if isinstance(value, str) and value.lstrip().lower().startswith("select") else None
             sql = sql or getattr(value, "sql", None)
@@ -152,13 +160,13 @@ def test_every_client_call_is_classified_and_the_docs_name_them() -> None:
 @pytest.mark.parametrize(
     ("sql", "params", "expected"),
     [
-        (client_module.CREATE_SESSION.sql, ("t", None), True),
-        (client_module.CREATE_SESSION.sql, (None, None), False),  # a retry would make a second session
+        (sessions.CREATE_SESSION.sql, ("t", None), True),
+        (sessions.CREATE_SESSION.sql, (None, None), False),  # a retry would make a second session
         (queue.ENQUEUE_JOB.sql, ("t", {}, "q", None, 0, 5, "key"), True),
         (queue.ENQUEUE_JOB.sql, ("t", {}, "q", None, 0, 5, None), False),
-        (client_module.RECORD_EVENT.sql, ("t", "k", None), False),
+        (sessions.RECORD_EVENT.sql, ("t", "k", None), False),
         (queue.COMPLETE_JOB.sql, (1, 1, None), False),
-        (client_module.GET_CHECKPOINT.sql, ("t", "", None), True),
+        (checkpoints.GET_CHECKPOINT.sql, ("t", "", None), True),
     ],
 )
 def test_idempotence_depends_on_the_arguments(sql: str, params: tuple[Any, ...], expected: bool) -> None:

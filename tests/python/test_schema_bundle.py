@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import re
+import shutil
 import subprocess
+import sys
+import tarfile
 import threading
 import uuid
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -69,6 +73,45 @@ def test_the_package_carries_the_same_bundle_as_sql_ai_sql() -> None:
     plan = [line.split()[0] for line in (ROOT / "sqitch.plan").read_text().splitlines() if line[:1].isalpha()]
     assert list(dict.fromkeys(plan)) == schema.bundle_changes()  # a reworked change once
     assert plan[-1] == LAST
+
+
+def test_the_package_copy_is_a_build_product_not_a_file_in_git() -> None:
+    tracked = subprocess.run(
+        ["git", "ls-files", "python/agent_state/sql"], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert tracked.stdout == "", "python/agent_state/sql/ai.sql is made by the build (python/setup.py), not committed"
+
+
+def _built(command: list[str], out: Path, pattern: str) -> Path:
+    """Runs a build into ``out`` and returns the one file it made."""
+    done = subprocess.run([*command, str(out)], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (made,) = out.glob(pattern)
+    return made
+
+
+def test_a_built_wheel_and_sdist_carry_the_same_bytes_as_sql_ai_sql(tmp_path: Path) -> None:
+    """The build copies sql/ai.sql into the package (python/setup.py): the wheel built from the
+    checkout, the sdist, and the wheel built from the sdist hold it byte for byte."""
+    source = tmp_path / "checkout"
+    shutil.copytree(ROOT / "python", source / "python", ignore=shutil.ignore_patterns("*.egg-info", "build", "dist"))
+    (source / "sql").mkdir()
+    shutil.copyfile(ROOT / "sql" / "ai.sql", source / "sql" / "ai.sql")
+    (source / "LICENSE").write_bytes((ROOT / "LICENSE").read_bytes())
+    expected = (ROOT / "sql" / "ai.sql").read_bytes()
+    wheel = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q"]
+    built = _built([*wheel, str(source / "python"), "-w"], tmp_path / "wheel", "agent_state-*.whl")
+    with zipfile.ZipFile(built) as archive:
+        assert archive.read("agent_state/sql/ai.sql") == expected
+    sdist = [sys.executable, "-m", "build", "--sdist", str(source / "python"), "--outdir"]
+    tarball = _built(sdist, tmp_path / "sdist", "agent_state-*.tar.gz")
+    with tarfile.open(tarball) as archive:
+        member = next(m for m in archive.getmembers() if m.name.endswith("/agent_state/sql/ai.sql"))
+        packed = archive.extractfile(member)
+        assert packed is not None and packed.read() == expected
+    built = _built([*wheel, str(tarball), "-w"], tmp_path / "from-sdist", "agent_state-*.whl")
+    with zipfile.ZipFile(built) as archive:
+        assert archive.read("agent_state/sql/ai.sql") == expected
 
 
 def test_setup_on_an_empty_database_deploys_the_bundle_with_sqitchs_catalog(empty_db: Any) -> None:

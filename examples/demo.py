@@ -2,7 +2,7 @@
 
 Run with DATABASE_URL pointing at a database where agent-state is deployed (``make demo``, or
 ``agent-state deploy``: a superuser's URL deploys as the owner role ``agent_state_owner``):
-``python -m agent_state.demo``. The demo's service must be a member of ai_service: the URL's role
+``python examples/demo.py``. The demo's service must be a member of ai_service: the URL's role
 when it is one (a superuser is); else, when the role may create roles (a CREATEROLE database
 owner), the demo makes ``agent_state_demo_service`` and runs as it (SET ROLE). What happens:
 
@@ -20,7 +20,7 @@ owner), the demo makes ``agent_state_demo_service`` and runs as it (SET ROLE). W
 5. The session's timeline (events, checkpoints and their lineage, messages, the side effect) and
    a verdict; the exit status is 1 when a promise failed.
 
-``python -m agent_state.demo worker --queue Q`` is the worker process (a :func:`graph_worker`).
+``python examples/demo.py worker --queue Q`` is the worker process (a :func:`graph_worker`).
 """
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from . import Client, MessageRole, SideEffectCall, idempotency_key
-from .graph_runs import GraphRuns, graph_worker, job_context
+from agent_state import Client, MessageRole, SideEffectCall, idempotency_key
+from agent_state.graph_runs import GraphRuns, graph_worker, job_context
 
 #: The demo's lease: short, so the dead worker's job comes back within seconds.
 LEASE = timedelta(seconds=5)
@@ -239,7 +239,7 @@ def build_graph() -> Any:
     return builder.compile()
 
 
-#: ``agent-state worker --graph agent_state.demo:graph`` runs this one.
+#: ``agent-state worker --graph demo:graph`` (from examples/) runs this one.
 graph = build_graph()
 
 
@@ -383,7 +383,7 @@ class _Workers:
             env[STALL_ENV] = stall
         log = open(self.logdir / f"{label.replace(' ', '-')}.log", "wb")  # noqa: SIM115 (closed with the process)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "agent_state.demo", "worker", "--queue", self.queue],
+            [sys.executable, str(Path(__file__).resolve()), "worker", "--queue", self.queue],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -599,7 +599,7 @@ def worker_main(queue: str) -> int:
 
 
 def _iter_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m agent_state.demo", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python examples/demo.py", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command")
     w = sub.add_parser("worker", help="a worker process of the demo")
     w.add_argument("--queue", required=True)

@@ -1,0 +1,1269 @@
+"""LangGraph checkpointers backed by the ``ai`` schema: ``AgentStateSaver`` and ``AsyncAgentStateSaver``.
+
+Swap ``PostgresSaver`` for one of these and a graph resumes from its last completed node when it
+is invoked again with the same ``thread_id``. Every method is one call of a SQL function
+(``ai.put_checkpoint``, ``ai.put_writes``, ``ai.get_checkpoint``, ``ai.list_checkpoints``,
+``ai.delete_thread``, ``ai.delete_for_runs``, ``ai.copy_thread``, ``ai.prune_checkpoints``,
+``ai.delta_channel_history``); the
+only work done here is LangGraph's own serialization (``self.serde``).
+
+What is stored where:
+
+* the checkpoint without its channel values and versions -> ``ai.checkpoints.checkpoint`` (serde bytes);
+  small primitive channel values (None, bool, int, float, short str) stay inline in it;
+* ``channel_versions`` -> ``ai.checkpoints.channel_versions`` (jsonb, the database joins on it);
+* every other channel value -> ``ai.checkpoint_blobs``, once per (channel, version): a step writes
+  only the channels it changed (``new_versions``);
+* ``put_writes`` -> ``ai.checkpoint_writes``.
+
+No lock is held in Python: one saver over a pool serves any number of threads (or tasks) at
+once, each call borrowing a connection for one statement. With a single connection, give it
+``autocommit=True``. Nothing depends on session state and behind a pooler no statement is
+prepared server-side, so the savers work behind PgBouncer in transaction pooling as they are;
+``retry=RetryPolicy()`` retries the idempotent calls (get, list, put with its id, put_writes)
+after a lost connection (docs/connections.md).
+
+A graph run by a queue worker can pass ``job_id`` and ``fencing_token`` in
+``config["configurable"]``: checkpoints and writes then go through the queue's fencing check, and
+a zombie worker's writes are rejected (``LeaseLost``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import threading
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
+from contextlib import (
+    asynccontextmanager,
+    contextmanager,
+)
+from dataclasses import dataclass
+from typing import Any, Literal, TypeGuard, TypeVar
+
+import psycopg
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+    get_checkpoint_id,
+    get_serializable_checkpoint_metadata,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.types import TASKS
+from psycopg import pq
+from psycopg.rows import dict_row, tuple_row
+from psycopg.types.json import Jsonb
+
+from . import checkpoints, schema
+from .client import AsyncClient, AsyncSource, Client, SyncSource
+from .errors import DeltaBaseMissing
+from .retry import ONCE, RetryPolicy
+
+__all__ = ["AgentStateSaver", "AsyncAgentStateSaver"]
+
+log = logging.getLogger("agent_state.langgraph")
+
+Durability = Literal["sync", "async"]
+T = TypeVar("T")
+
+# The same statements as the Client's (one SQL function call each); rows read by position, from
+# cursors with their own row factory (the caller's connection may use dict_row, as LangGraph's
+# documentation has it for PostgresSaver).
+# The durable step: the checkpoint, its values (whole or deltas), a held task's writes, messages.
+PUT_STEP = (
+    "select ai.put_checkpoint(%s, %s, %s, %s, %s, %b, %s, %s, %s, %s, %s, %b, %s, %s, %s,"
+    " %s, %s, %s, %s, %s, %s, %b, %s) as id"
+)
+PUT_WRITES = checkpoints.PUT_WRITES.sql
+GET_CHECKPOINT = checkpoints.GET_CHECKPOINT.sql
+#: rows per call of ai.list_checkpoints: list() reads on page by page (the server returns one bounded page)
+_LIST_PAGE = 500
+LIST_CHECKPOINTS = checkpoints.LIST_CHECKPOINTS.sql
+DELETE_THREAD = checkpoints.DELETE_THREAD.sql
+DELETE_FOR_RUNS = checkpoints.DELETE_FOR_RUNS.sql
+COPY_THREAD = checkpoints.COPY_THREAD.sql
+PRUNE = checkpoints.PRUNE_CHECKPOINTS.sql
+# get_delta_channel_history: rows (channel, kind, from_checkpoint_id, task_id, idx, type, blob)
+DELTA_CHANNEL_HISTORY = (
+    "select channel, kind, from_checkpoint_id, task_id, idx, type, blob from ai.delta_channel_history(%s, %s, %s, %s)"
+)
+
+# Column positions of ai.checkpoint_tuple.
+(
+    _THREAD_ID,
+    _NS,
+    _ID,
+    _PARENT_ID,
+    _TYPE,
+    _CHECKPOINT,
+    _METADATA,
+    _VERSIONS,
+    _CREATED_AT,
+    _BLOB_CHANNELS,
+    _BLOB_TYPES,
+    _BLOBS,
+    _W_TASK_IDS,
+    _W_TASK_PATHS,
+    _W_IDX,
+    _W_CHANNELS,
+    _W_TYPES,
+    _W_BLOBS,
+) = range(18)
+
+# Primitive values up to this length stay inside the checkpoint instead of getting a blob row.
+_INLINE_STR_MAX = 256
+
+
+def _inline(value: Any) -> bool:
+    if value is None or isinstance(value, (bool, int, float)):
+        return True
+    return isinstance(value, str) and len(value) <= _INLINE_STR_MAX
+
+
+# ----- the durable step in one call (docs/checkpoints.md, "One call per step") -----------------
+#
+# put_writes of a task whose step LangGraph will close with one put (a step of one task: one
+# node triggered, no pending sends) is held here and sent with that put, in one call and one
+# transaction (ai.put_checkpoint's write_* arguments). A crash between the two loses the held
+# writes with the process: the resumed run re-runs that one node, whose external calls go through
+# the side-effect ledger (a finished call returns its recorded result). Writes of a step of
+# several tasks, writes to LangGraph's special channels (error, interrupt, resume) and writes for
+# a checkpoint the saver did not put are sent at once, so a finished sibling never re-runs. A
+# second task's writes for a held step (a wrong guess) send both at once. Any read of the thread
+# sends what is held first.
+#
+# A list channel that a step only extended (its previous value, as this saver last wrote or read
+# it, is a prefix of the new one, item by item) is sent as the appended items: a delta of the
+# version it extends (ai.checkpoint_blobs.base_version), rebuilt whole by the database on read.
+# Anything else is a whole value: a list rewritten (an item replaced or removed), a value that is
+# not a list, a serializer whose bytes are not msgpack, a thread this saver has not seen, or a
+# chain of MAX_DELTA_CHAIN deltas.
+MAX_DELTA_CHAIN = 1000
+# threads whose list channels are remembered, least recently used dropped first: the items are
+# kept by reference (compared by identity), so this bounds what a saver keeps alive after a run
+MAX_REMEMBERED_THREADS = 1024
+# LangGraph's channel of pending sends (PUSH tasks) and the prefixes of the channels that trigger a node
+_TRIGGERS = ("branch:to:", "join:")
+
+
+@dataclass(frozen=True)
+class _Remembered:
+    """A list channel's value at a version, as stored (its items, by identity)."""
+
+    version: str
+    items: tuple[Any, ...]
+    depth: int  # deltas since the whole value
+
+
+@dataclass
+class _Held:
+    """One task's writes held until the step's put."""
+
+    checkpoint_id: str
+    task_id: str
+    task_path: str
+    idx: list[int]
+    channels: list[str]
+    types: list[str]
+    blobs: list[bytes]
+    job_id: int | None
+    fencing_token: int | None
+
+
+@dataclass
+class _Step:
+    """One put: its arguments, the whole-value arguments should the database refuse a delta, and
+    what to remember once it is stored."""
+
+    args: tuple[Any, ...]
+    whole: Callable[[], tuple[Any, ...]] | None
+    remember: dict[tuple[str, str, str], _Remembered]
+    next_config: RunnableConfig
+    thread_key: tuple[str, str]
+
+
+def _one_task_follows(checkpoint: Checkpoint) -> bool:
+    """Whether the step run from this checkpoint has one task: one trigger channel updated (a
+    StateGraph node's branch:to:X or join channel, or the input's __start__) and no pending sends."""
+    updated = checkpoint.get("updated_channels")
+    if not updated:
+        return False
+    if checkpoint["channel_values"].get(TASKS):
+        return False
+    triggers = [c for c in updated if c.startswith(_TRIGGERS) or c == "__start__"]
+    return len(triggers) == 1
+
+
+def _prefix(old: tuple[Any, ...], new: list[Any]) -> bool:
+    if len(new) < len(old):
+        return False
+    return all(a is b or a == b for a, b in zip(old, new, strict=False))
+
+
+_ROLES = {
+    "human": "user",
+    "user": "user",
+    "ai": "assistant",
+    "assistant": "assistant",
+    "system": "system",
+    "tool": "tool_result",
+    "function": "tool_result",
+    "developer": "system",
+}
+
+
+def _as_message(item: Any, key: str) -> dict[str, Any] | None:
+    """A LangChain message (or a dict with role/type and content) as ai.append_messages takes it;
+    None for anything else."""
+    if isinstance(item, Mapping):
+        role = _ROLES.get(str(item.get("role") or item.get("type") or ""))
+        content = {"content": item.get("content")}
+        message_id = item.get("id")
+        extra = {k: item[k] for k in ("tool_calls", "tool_call_id", "name") if item.get(k)}
+    else:
+        role = _ROLES.get(str(getattr(item, "type", "")))
+        content = {"content": getattr(item, "content", None)}
+        message_id = getattr(item, "id", None)
+        extra = {k: getattr(item, k) for k in ("tool_calls", "tool_call_id", "name") if getattr(item, k, None)}
+    if role is None:
+        return None
+    content.update(extra)
+    return {
+        "role": role,
+        "content": json.loads(json.dumps(content, default=str)),
+        "idempotency_key": f"lg:{message_id}" if message_id else key,
+    }
+
+
+class _Codec(BaseCheckpointSaver[str]):
+    """What both savers share: turning LangGraph's objects into SQL arguments and rows back."""
+
+    def __init__(
+        self,
+        *,
+        serde: SerializerProtocol | None = None,
+        durability: Durability = "sync",
+        mirror_messages: str | None = None,
+    ) -> None:
+        super().__init__(serde=serde)
+        if durability not in ("sync", "async"):
+            raise ValueError(f"durability must be 'sync' or 'async', not {durability!r}")
+        self.durability = durability
+        self.mirror_messages = mirror_messages
+        # What the step logic remembers, per (thread_id, checkpoint_ns); savers serve threads (and
+        # tasks) concurrently, so every look and change holds this lock (never across I/O).
+        self._state_lock = threading.Lock()
+        self._lists: OrderedDict[tuple[str, str], dict[str, _Remembered]] = OrderedDict()
+        self._one_task: dict[tuple[str, str], str] = {}  # the checkpoint whose step has one task
+        # the checkpoint of each thread this saver last put or read, and the channels it names
+        self._last: dict[tuple[str, str], tuple[str, frozenset[str]]] = {}
+        self._held: dict[tuple[str, str], _Held] = {}
+
+    def get_next_version(self, current: str | None, channel: None = None) -> str:
+        # PostgresSaver's format, so threads and graphs move between the two: a zero-padded counter
+        # (sorts as text) and a random part, so that two branches of one thread never give
+        # different values the same (channel, version).
+        if current is None:
+            current_v = 0
+        elif isinstance(current, int):
+            current_v = current
+        else:
+            current_v = int(current.split(".")[0])
+        return f"{current_v + 1:032}.{random.random():016}"
+
+    def _step(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> tuple[_Step, list[tuple[Any, ...]]]:
+        """The put's arguments (one call: see "the durable step" above) and the held writes of
+        another checkpoint of the thread, to send before it."""
+        configurable = config["configurable"]
+        thread_id = str(configurable["thread_id"])
+        checkpoint_ns = configurable.get("checkpoint_ns") or ""
+        parent_id = configurable.get("checkpoint_id")
+        key = (thread_id, checkpoint_ns)
+        values = checkpoint["channel_values"]
+        inline = {k: v for k, v in values.items() if _inline(v)}
+        stored = {k: v for k, v in checkpoint.items() if k not in ("channel_values", "channel_versions")}
+        stored["channel_values"] = inline
+        type_, data = self.serde.dumps_typed(stored)
+        with self._state_lock:
+            known = dict(self._lists.get(key) or {})
+            held = self._held.pop(key, None)
+            self._one_task.pop(key, None)
+            last = self._last.get(key)
+
+        def parent_lacks(channel: str) -> bool:
+            """A channel the parent did not have: every item of it is new (for mirror_messages)."""
+            return parent_id is None or (last is not None and last[0] == parent_id and channel not in last[1])
+
+        before: list[tuple[Any, ...]] = []
+        if held is not None and held.checkpoint_id != parent_id:
+            before.append(self._held_args(key, held))
+            held = None
+        channels: list[str] = []
+        versions: list[str] = []
+        types: list[str] = []
+        blobs: list[bytes] = []
+        bases: list[str | None] = []
+        remember: dict[tuple[str, str, str], _Remembered] = {}
+        deltas: dict[int, Any] = {}  # position -> the whole value, should the database refuse the delta
+        messages: list[dict[str, Any]] | None = None
+        for channel, version in new_versions.items():
+            if channel not in values or channel in inline:
+                continue
+            value = values[channel]
+            base: str | None = None
+            appended: list[Any] | None = None
+            depth = 0
+            if type(value) is list:
+                seen = known.get(channel)
+                if seen is not None and seen.depth < MAX_DELTA_CHAIN and _prefix(seen.items, value):
+                    appended = value[len(seen.items) :]
+                    blob_type, blob = self.serde.dumps_typed(appended)
+                    if blob_type == "msgpack":
+                        base, depth = seen.version, seen.depth + 1
+                    else:
+                        appended = None
+            if base is None:
+                blob_type, blob = self.serde.dumps_typed(value)
+            else:
+                deltas[len(blobs)] = value
+            if type(value) is list and blob_type == "msgpack":
+                remember[(thread_id, checkpoint_ns, channel)] = _Remembered(str(version), tuple(value), depth)
+            if channel == self.mirror_messages and type(value) is list:
+                new_items = appended if appended is not None else (value if parent_lacks(channel) else [])
+                start = len(value) - len(new_items)
+                found = [
+                    _as_message(item, f"lg:{thread_id}:{checkpoint['id']}:{start + i}")
+                    for i, item in enumerate(new_items)
+                ]
+                messages = [m for m in found if m is not None] or None
+            channels.append(channel)
+            versions.append(str(version))
+            types.append(blob_type)
+            blobs.append(blob)
+            bases.append(base)
+        write: tuple[Any, ...] = (None, "", None, None, None, None)
+        if held is not None:
+            write = (held.task_id, held.task_path, held.idx, held.channels, held.types, held.blobs)
+        args = (
+            thread_id,
+            checkpoint_ns,
+            checkpoint["id"],
+            parent_id,
+            type_,
+            data,
+            Jsonb(get_serializable_checkpoint_metadata(config, metadata)),
+            Jsonb(checkpoint["channel_versions"]),
+            channels,
+            versions,
+            types,
+            blobs,
+            configurable.get("job_id"),
+            configurable.get("fencing_token"),
+            self.durability,
+            bases if deltas else None,
+            *write,
+            Jsonb(messages) if messages else None,
+        )
+
+        def whole() -> tuple[Any, ...]:
+            full_types, full_blobs = list(types), list(blobs)
+            for position, value in deltas.items():
+                full_types[position], full_blobs[position] = self.serde.dumps_typed(value)
+            return (*args[:10], full_types, full_blobs, *args[12:15], None, *args[16:])
+
+        if _one_task_follows(checkpoint):
+            with self._state_lock:
+                self._one_task[key] = checkpoint["id"]
+        next_config: RunnableConfig = {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": checkpoint_ns,
+                "checkpoint_id": checkpoint["id"],
+            }
+        }
+        return _Step(args, whole if deltas else None, remember, next_config, key), before
+
+    def _stored(self, step: _Step, *, whole: bool = False) -> None:
+        """What a stored step leaves to remember: each list channel's items at its new version."""
+        with self._state_lock:
+            self._last[step.thread_key] = (step.args[2], frozenset(step.args[7].obj))
+            known = self._lists.pop(step.thread_key, None) or {}
+            if whole:
+                known = {}
+            for (_thread, _ns, channel), seen in step.remember.items():
+                known[channel] = seen if not whole else _Remembered(seen.version, seen.items, 0)
+            self._lists[step.thread_key] = known
+            while len(self._lists) > MAX_REMEMBERED_THREADS:
+                dropped, _ = self._lists.popitem(last=False)
+                self._last.pop(dropped, None)
+
+    def _remember_read(self, found: CheckpointTuple, row: Sequence[Any]) -> None:
+        """A checkpoint read whole: its list channels are what the next step may extend."""
+        key = (str(row[_THREAD_ID]), row[_NS])
+        values = found.checkpoint["channel_values"]
+        versions = found.checkpoint["channel_versions"]
+        seen = {
+            channel: _Remembered(str(versions[channel]), tuple(values[channel]), 0)
+            for channel, type_ in zip(row[_BLOB_CHANNELS] or (), row[_BLOB_TYPES] or (), strict=True)
+            if type_ == "msgpack" and type(values.get(channel)) is list and channel in versions
+        }
+        with self._state_lock:
+            self._last[key] = (str(row[_ID]), frozenset(versions))
+            known = self._lists.pop(key, None) or {}
+            known.update(seen)
+            self._lists[key] = known
+            while len(self._lists) > MAX_REMEMBERED_THREADS:
+                dropped, _ = self._lists.popitem(last=False)
+                self._last.pop(dropped, None)
+
+    def _forget(self, key: tuple[str, str]) -> None:
+        with self._state_lock:
+            self._lists.pop(key, None)
+
+    def _held_args(self, key: tuple[str, str], held: _Held) -> tuple[Any, ...]:
+        return (
+            key[0],
+            key[1],
+            held.checkpoint_id,
+            held.task_id,
+            held.idx,
+            held.channels,
+            held.types,
+            held.blobs,
+            held.task_path,
+            held.job_id,
+            held.fencing_token,
+        )
+
+    def _writes_to_send(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str
+    ) -> list[tuple[Any, ...]]:
+        """put_writes: nothing to send when these writes are held for the step's put, else the
+        calls to make (a held sibling first)."""
+        args = self._writes_args(config, writes, task_id, task_path)
+        configurable = config["configurable"]
+        key = (args[0], args[1])
+        with self._state_lock:
+            held = self._held.pop(key, None)
+            if held is None and all(i >= 0 for i in args[4]) and self._one_task.get(key) == args[2]:
+                self._held[key] = _Held(
+                    args[2],
+                    task_id,
+                    task_path,
+                    args[4],
+                    args[5],
+                    args[6],
+                    args[7],
+                    configurable.get("job_id"),
+                    configurable.get("fencing_token"),
+                )
+                return []
+            if held is not None and held.checkpoint_id == args[2]:
+                self._one_task.pop(key, None)  # a second task: the step has several
+        return ([self._held_args(key, held)] if held is not None else []) + [args]
+
+    def _held_of(self, thread_id: str | None) -> list[tuple[Any, ...]]:
+        """The held writes of a thread (None: of every thread), taken to be sent before a read."""
+        with self._state_lock:
+            keys = [k for k in self._held if thread_id is None or k[0] == str(thread_id)]
+            return [self._held_args(k, self._held.pop(k)) for k in keys]
+
+    def _drop_held(self, thread_id: str) -> None:
+        with self._state_lock:
+            for key in [k for k in self._held if k[0] == str(thread_id)]:
+                del self._held[key]
+            for key in [k for k in self._lists if k[0] == str(thread_id)]:
+                del self._lists[key]
+                self._last.pop(key, None)
+
+    def _writes_args(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str
+    ) -> tuple[Any, ...]:
+        configurable = config["configurable"]
+        idx: list[int] = []
+        channels: list[str] = []
+        types: list[str] = []
+        blobs: list[bytes] = []
+        for i, (channel, value) in enumerate(writes):
+            type_, blob = self.serde.dumps_typed(value)
+            idx.append(WRITES_IDX_MAP.get(channel, i))
+            channels.append(channel)
+            types.append(type_)
+            blobs.append(blob)
+        return (
+            str(configurable["thread_id"]),
+            configurable.get("checkpoint_ns") or "",
+            configurable["checkpoint_id"],
+            task_id,
+            idx,
+            channels,
+            types,
+            blobs,
+            task_path,
+            configurable.get("job_id"),
+            configurable.get("fencing_token"),
+        )
+
+    def _tuple(self, row: Sequence[Any]) -> CheckpointTuple:
+        loads = self.serde.loads_typed
+        checkpoint = loads((row[_TYPE], row[_CHECKPOINT]))
+        values = checkpoint.get("channel_values") or {}
+        if row[_BLOBS]:
+            for channel, type_, blob in zip(row[_BLOB_CHANNELS], row[_BLOB_TYPES], row[_BLOBS], strict=True):
+                values[channel] = loads((type_, blob))
+        checkpoint["channel_values"] = values
+        checkpoint["channel_versions"] = row[_VERSIONS]
+        thread_id, checkpoint_ns = row[_THREAD_ID], row[_NS]
+        writes = []
+        if row[_W_BLOBS]:
+            writes = [
+                (task_id, channel, loads((type_, blob)))
+                for task_id, channel, type_, blob in zip(
+                    row[_W_TASK_IDS], row[_W_CHANNELS], row[_W_TYPES], row[_W_BLOBS], strict=True
+                )
+            ]
+        parent = row[_PARENT_ID]
+        return CheckpointTuple(
+            config={
+                "configurable": {
+                    "thread_id": thread_id,
+                    "checkpoint_ns": checkpoint_ns,
+                    "checkpoint_id": row[_ID],
+                }
+            },
+            checkpoint=checkpoint,
+            metadata=row[_METADATA],
+            parent_config=(
+                {
+                    "configurable": {
+                        "thread_id": thread_id,
+                        "checkpoint_ns": checkpoint_ns,
+                        "checkpoint_id": parent,
+                    }
+                }
+                if parent
+                else None
+            ),
+            pending_writes=writes,
+        )
+
+    @staticmethod
+    def _sends_parent(found: CheckpointTuple) -> tuple[str, str, str] | None:
+        """get_checkpoint's arguments for the parent that holds the pending sends of a checkpoint
+        written by LangGraph before checkpoint format v4 (sends were then writes to TASKS of the
+        parent; v4 keeps them in the TASKS channel). None for any other checkpoint."""
+        if found.checkpoint.get("v", 4) >= 4 or found.parent_config is None:
+            return None
+        parent = found.parent_config["configurable"]
+        return (parent["thread_id"], parent["checkpoint_ns"], parent["checkpoint_id"])
+
+    def _migrate_pending_sends(self, found: CheckpointTuple, parent_row: Sequence[Any]) -> None:
+        """PostgresSaver's conversion: the parent's TASKS writes, in (task_path, task_id, idx)
+        order, become the TASKS channel of the checkpoint, at its newest channel version."""
+        if not parent_row[_W_BLOBS]:
+            return
+        loads = self.serde.loads_typed
+        sends = [
+            loads((type_, blob))
+            for channel, type_, blob in zip(
+                parent_row[_W_CHANNELS], parent_row[_W_TYPES], parent_row[_W_BLOBS], strict=True
+            )
+            if channel == TASKS
+        ]
+        if not sends:
+            return
+        versions = found.checkpoint["channel_versions"]
+        found.checkpoint["channel_values"][TASKS] = sends
+        versions[TASKS] = max(versions.values()) if versions else self.get_next_version(None)
+
+    @staticmethod
+    def _matches(found: CheckpointTuple | None, filter: dict[str, Any] | None) -> TypeGuard[CheckpointTuple]:
+        """list() of one checkpoint id: whether it exists and its metadata passes the filter."""
+        return found is not None and all(found.metadata.get(k) == v for k, v in (filter or {}).items())
+
+    @staticmethod
+    def _get_args(config: RunnableConfig) -> tuple[Any, ...]:
+        configurable = config["configurable"]
+        return (
+            str(configurable["thread_id"]),
+            configurable.get("checkpoint_ns") or "",
+            get_checkpoint_id(config),
+        )
+
+    @staticmethod
+    def _list_args(
+        config: RunnableConfig | None,
+        filter: dict[str, Any] | None,
+        before: RunnableConfig | None,
+        limit: int | None,
+    ) -> tuple[Any, ...]:
+        """The first page's arguments of ai.list_checkpoints (at most _LIST_PAGE rows)."""
+        configurable = (config or {}).get("configurable", {})
+        thread_id = configurable.get("thread_id")
+        return (
+            None if thread_id is None else str(thread_id),
+            configurable.get("checkpoint_ns"),
+            get_checkpoint_id(before) if before else None,
+            _LIST_PAGE if limit is None else min(limit, _LIST_PAGE),
+            Jsonb(filter) if filter else None,
+            None,
+            None,
+        )
+
+    @staticmethod
+    def _next_page(
+        args: tuple[Any, ...], rows: Sequence[Sequence[Any]], limit: int | None, listed: int
+    ) -> tuple[Any, ...] | None:
+        """The next page's arguments after ``rows`` (``listed`` rows so far), or None: the server
+        returns one bounded page, and list() reads on from the last row's (checkpoint_id,
+        thread_id, checkpoint_ns) until a short page or ``limit``."""
+        if len(rows) < args[3] or (limit is not None and listed >= limit):
+            return None
+        last = rows[-1]  # ai.checkpoint_tuple: thread_id, checkpoint_ns, checkpoint_id, ...
+        size = _LIST_PAGE if limit is None else min(limit - listed, _LIST_PAGE)
+        return (args[0], args[1], last[2], size, args[4], last[0], last[1])
+
+    @staticmethod
+    def _prune_args(thread_ids: Sequence[str], strategy: str) -> tuple[Any, ...]:
+        if isinstance(thread_ids, str):
+            raise TypeError("thread_ids must be a sequence of thread IDs, not a str")
+        return ([str(t) for t in thread_ids], strategy)
+
+    @staticmethod
+    def _delta_args(config: RunnableConfig, channels: Sequence[str]) -> tuple[Any, ...]:
+        configurable = config["configurable"]
+        return (
+            str(configurable["thread_id"]),
+            configurable.get("checkpoint_ns") or "",
+            get_checkpoint_id(config) or None,  # "" means the newest, as PostgresSaver reads it
+            [str(c) for c in channels],
+        )
+
+    def _delta_history(
+        self, rows: Sequence[Sequence[Any]], channels: Sequence[str]
+    ) -> tuple[dict[str, DeltaChannelHistory], list[str]]:
+        """ai.delta_channel_history's rows as LangGraph's mapping, and the channels whose walk ended
+        at a checkpoint that turned out not to hold the value (left to LangGraph's own walk)."""
+        loads = self.serde.loads_typed
+        history: dict[str, DeltaChannelHistory] = {c: {"writes": []} for c in channels}
+        unresolved: list[str] = []
+        for channel, kind, _checkpoint_id, task_id, _idx, type_, blob in rows:
+            entry = history[channel]
+            if kind == "write":
+                entry["writes"].append((task_id, channel, loads((type_, blob))))
+            elif kind == "seed":
+                seed = loads((type_, blob))
+                if seed is not None:  # a stored None is an empty channel: replay from empty (as PostgresSaver)
+                    entry["seed"] = seed
+            else:  # "checkpoint": a pre-delta value, inline in the checkpoint bytes (or absent)
+                values = loads((type_, blob)).get("channel_values") or {}
+                if values.get(channel) is not None:
+                    entry["seed"] = values[channel]
+                elif channel not in values:
+                    unresolved.append(channel)
+                # an inline None is an empty channel then: replay from empty, no seed (as PostgresSaver)
+        return history, unresolved
+
+
+def _said(found: schema.SchemaStatus) -> schema.SchemaStatus:
+    """setup()'s one line when it did more than install the bundle (a superuser's connection: the
+    owner role it deployed as)."""
+    if found.note:
+        log.warning("setup(): %s", found.note)
+    return found
+
+
+def _newest_if_empty(config: RunnableConfig) -> RunnableConfig:
+    """An empty checkpoint_id means the newest checkpoint (as PostgresSaver reads it); LangGraph's
+    own walk, the fallback for an unresolved channel, wants it absent for that."""
+    if get_checkpoint_id(config):
+        return config
+    configurable = {k: v for k, v in config["configurable"].items() if k != "checkpoint_id"}
+    return {**config, "configurable": configurable}
+
+
+def _without_none_seeds(history: Mapping[str, DeltaChannelHistory]) -> dict[str, DeltaChannelHistory]:
+    """LangGraph's own walk reports a stored None as a seed; PostgresSaver (and ours) report none:
+    the channel was empty there, so it is replayed from empty."""
+    out: dict[str, DeltaChannelHistory] = {}
+    for channel, entry in history.items():
+        if "seed" in entry and entry["seed"] is None:
+            entry = entry.copy()
+            del entry["seed"]
+        out[channel] = entry
+    return out
+
+
+# <async>
+class AsyncAgentStateSaver(_Codec):
+    """LangGraph checkpointer over a psycopg ``AsyncConnection`` (autocommit) or ``AsyncConnectionPool``.
+
+    Each of the two savers has LangGraph's sync and async methods. The async saver's sync methods
+    work from other threads while its event loop runs (as LangGraph's async Postgres saver's do;
+    within the loop, use the async methods); the sync saver's async methods run its sync ones in a
+    worker thread, so a graph can also be run with ``ainvoke``.
+    """
+
+    def __init__(
+        self,
+        conn: AsyncSource,
+        *,
+        serde: SerializerProtocol | None = None,
+        durability: Durability = "sync",
+        retry: RetryPolicy | None = None,
+        mirror_messages: str | None = None,
+    ) -> None:
+        super().__init__(serde=serde, durability=durability, mirror_messages=mirror_messages)
+        self._client = AsyncClient(conn, retry=retry)
+        self._conn_string: str | None = None
+        if True:  # ASYNC
+            try:
+                self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+            except RuntimeError:
+                self.loop = None
+
+    @property
+    def conn(self) -> AsyncSource:
+        """The pool or connection in use (after a lost connection was replaced, the new one)."""
+        return self._client.source
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        pipeline: bool = False,
+        serde: SerializerProtocol | None = None,
+        retry: RetryPolicy | None = ONCE,
+    ) -> AsyncIterator[AsyncAgentStateSaver]:
+        """A saver over one new connection, closed when the block ends (``PostgresSaver``'s signature).
+
+        The connection is PostgresSaver's (autocommit, ``dict_row``) except that it never prepares
+        statements (``prepare_threshold=None``), so the same string works behind PgBouncer in
+        transaction pooling; ``pipeline=True`` runs it in pipeline mode. The saver owns it: a
+        connection the server ended is replaced on the next call, and a call safe to retry (get,
+        list, put, put_writes) is retried as ``retry`` says, once by default (docs/connections.md)."""
+        conn = await psycopg.AsyncConnection.connect(
+            conn_string, autocommit=True, prepare_threshold=None, row_factory=dict_row
+        )
+        saver = cls(conn, serde=serde, retry=retry)
+        saver._client._owned = True
+        saver._conn_string = conn_string
+        try:
+            if pipeline:
+                async with conn.pipeline():
+                    yield saver
+            else:
+                yield saver
+        finally:
+            await saver._client.source.close()
+
+    async def setup(self) -> schema.SchemaStatus:
+        """Checks that schema ``ai`` is deployed at a version this package can use; on an empty
+        database, deploys the schema bundled in the package when the role may (as
+        ``PostgresSaver.setup()`` creates its tables). Otherwise raises
+        :class:`agent_state.schema.SchemaError` naming what to run. Safe to call on every start."""
+        await self._client._replace_if_lost()
+        async with self._client._connection() as conn:
+            if conn.info.pipeline_status != pq.PipelineStatus.OFF and self._conn_string is not None:
+                found = await schema.astatus(conn)
+                if found.deployed:
+                    return await schema.adeploy(conn)  # checks only: raises unless compatible
+                async with await psycopg.AsyncConnection.connect(self._conn_string, autocommit=True) as own:
+                    return _said(await schema.adeploy(own))
+            return _said(await schema.adeploy(conn))
+
+    async def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        # The client's connection handling: no prepared statement behind a pooler, retries, and
+        # on a connection in pipeline mode a sync before it returns (committed, as with
+        # PostgresSaver(conn, pipe=...)). Tuples whatever the connection's row factory.
+        return await self._client._fetch(sql, params, tuple_row, binary=True)
+
+    async def _load(self, rows: Sequence[Sequence[Any]]) -> list[CheckpointTuple]:
+        found = [self._tuple(row) for row in rows]
+        for item in found:
+            parent = self._sends_parent(item)
+            if parent is not None:  # a checkpoint of an old LangGraph (imported history): rare
+                parent_rows = await self._execute(GET_CHECKPOINT, parent)
+                if parent_rows:
+                    self._migrate_pending_sends(item, parent_rows[0])
+        return found
+
+    async def _send_held(self, thread_id: str | None) -> None:
+        for args in self._held_of(thread_id):
+            await self._execute(PUT_WRITES, args)
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        await self._send_held(config["configurable"]["thread_id"])
+        rows = await self._execute(GET_CHECKPOINT, self._get_args(config))
+        if not rows:
+            return None
+        found = (await self._load(rows))[0]
+        self._remember_read(found, rows[0])
+        return found
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        if config is not None and get_checkpoint_id(config):
+            found = await self.aget_tuple(config)
+            if self._matches(found, filter):
+                yield found
+            return
+        await self._send_held((config or {}).get("configurable", {}).get("thread_id"))
+        if limit == 0:
+            return
+        # ai.list_checkpoints returns one bounded page: read on from the last row until a short page
+        args: tuple[Any, ...] | None = self._list_args(config, filter, before, limit)
+        listed = 0
+        while args is not None:
+            rows = await self._execute(LIST_CHECKPOINTS, args)
+            listed += len(rows)
+            for item in await self._load(rows):  # noqa: UP028, RUF100 (for the sync twin: no yield from in async code)
+                yield item
+            args = self._next_page(args, rows, limit, listed)
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        step, before = self._step(config, checkpoint, metadata, new_versions)
+        for args in before:
+            await self._execute(PUT_WRITES, args)
+        try:
+            await self._execute(PUT_STEP, step.args)
+        except DeltaBaseMissing:
+            if step.whole is None:
+                raise
+            await self._execute(PUT_STEP, step.whole())  # a version it extends is gone (pruned): send it whole
+            self._stored(step, whole=True)
+        else:
+            self._stored(step)
+        return step.next_config
+
+    async def aput_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        for args in self._writes_to_send(config, writes, task_id, task_path):
+            await self._execute(PUT_WRITES, args)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        self._drop_held(thread_id)
+        await self._execute(DELETE_THREAD, (str(thread_id),))
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await self._send_held(None)
+        await self._execute(DELETE_FOR_RUNS, ([str(r) for r in run_ids],))
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await self._send_held(source_thread_id)
+        await self._execute(COPY_THREAD, (str(source_thread_id), str(target_thread_id)))
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await self._send_held(None)
+        await self._execute(PRUNE, self._prune_args(thread_ids, strategy))
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """LangGraph's DeltaChannel history (beta) in one call of ``ai.delta_channel_history``: per
+        channel, the nearest stored value on the parent chain and the writes since, oldest first."""
+        if not channels:
+            return {}
+        await self._send_held(config["configurable"]["thread_id"])
+        rows = await self._execute(DELTA_CHANNEL_HISTORY, self._delta_args(config, channels))
+        history, unresolved = self._delta_history(rows, channels)
+        if unresolved:
+            history.update(
+                _without_none_seeds(
+                    await BaseCheckpointSaver.aget_delta_channel_history(
+                        self, config=_newest_if_empty(config), channels=unresolved
+                    )
+                )
+            )
+        return history
+
+    if True:  # ASYNC
+        # -- sync: run on the saver's loop from another thread --------------------------------------
+
+        def _run(self, coro: Coroutine[Any, Any, T]) -> T:
+            if self.loop is None:
+                coro.close()
+                raise RuntimeError("AsyncAgentStateSaver was created outside an event loop: use the async methods")
+            try:
+                if asyncio.get_running_loop() is self.loop:
+                    coro.close()
+                    raise asyncio.InvalidStateError(
+                        "synchronous calls to AsyncAgentStateSaver are only allowed from another thread; "
+                        "in the event loop use the async methods (ainvoke, aget_tuple, ...)"
+                    )
+            except RuntimeError:
+                pass
+            return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+        def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+            return self._run(self.aget_tuple(config))
+
+        def list(
+            self,
+            config: RunnableConfig | None,
+            *,
+            filter: dict[str, Any] | None = None,
+            before: RunnableConfig | None = None,
+            limit: int | None = None,
+        ) -> Iterator[CheckpointTuple]:
+            async def collect() -> list[CheckpointTuple]:
+                return [t async for t in self.alist(config, filter=filter, before=before, limit=limit)]
+
+            yield from self._run(collect())
+
+        def put(
+            self,
+            config: RunnableConfig,
+            checkpoint: Checkpoint,
+            metadata: CheckpointMetadata,
+            new_versions: ChannelVersions,
+        ) -> RunnableConfig:
+            return self._run(self.aput(config, checkpoint, metadata, new_versions))
+
+        def put_writes(
+            self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+        ) -> None:
+            self._run(self.aput_writes(config, writes, task_id, task_path))
+
+        def delete_thread(self, thread_id: str) -> None:
+            self._run(self.adelete_thread(thread_id))
+
+        def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+            self._run(self.adelete_for_runs(run_ids))
+
+        def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+            self._run(self.acopy_thread(source_thread_id, target_thread_id))
+
+        def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+            self._run(self.aprune(thread_ids, strategy=strategy))
+
+        def get_delta_channel_history(
+            self, *, config: RunnableConfig, channels: Sequence[str]
+        ) -> Mapping[str, DeltaChannelHistory]:
+            """LangGraph's DeltaChannel history (beta) in one call of ``ai.delta_channel_history``: per
+            channel, the nearest stored value on the parent chain and the writes since, oldest first."""
+            return self._run(self.aget_delta_channel_history(config=config, channels=channels))
+    else:
+        # -- async: the sync methods in a worker thread ---------------------------------------------
+
+        async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+            return await asyncio.to_thread(self.get_tuple, config)
+
+        async def alist(
+            self,
+            config: RunnableConfig | None,
+            *,
+            filter: dict[str, Any] | None = None,
+            before: RunnableConfig | None = None,
+            limit: int | None = None,
+        ) -> AsyncIterator[CheckpointTuple]:
+            found = await asyncio.to_thread(lambda: [*self.list(config, filter=filter, before=before, limit=limit)])
+            for item in found:
+                yield item
+
+        async def aput(
+            self,
+            config: RunnableConfig,
+            checkpoint: Checkpoint,
+            metadata: CheckpointMetadata,
+            new_versions: ChannelVersions,
+        ) -> RunnableConfig:
+            return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
+
+        async def aput_writes(
+            self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+        ) -> None:
+            await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
+
+        async def adelete_thread(self, thread_id: str) -> None:
+            await asyncio.to_thread(self.delete_thread, thread_id)
+
+        async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+            await asyncio.to_thread(self.delete_for_runs, run_ids)
+
+        async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+            await asyncio.to_thread(self.copy_thread, source_thread_id, target_thread_id)
+
+        async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+            await asyncio.to_thread(self.prune, thread_ids, strategy=strategy)
+
+        async def aget_delta_channel_history(
+            self, *, config: RunnableConfig, channels: Sequence[str]
+        ) -> Mapping[str, DeltaChannelHistory]:
+            return await asyncio.to_thread(lambda: self.get_delta_channel_history(config=config, channels=channels))
+
+
+# </async>
+
+
+# <sync> generated by scripts/async_to_sync.py from the <async> block above: do not edit
+class AgentStateSaver(_Codec):
+    """LangGraph checkpointer over a psycopg ``Connection`` (autocommit) or ``ConnectionPool``.
+
+    Each of the two savers has LangGraph's sync and async methods. The async saver's sync methods
+    work from other threads while its event loop runs (as LangGraph's async Postgres saver's do;
+    within the loop, use the async methods); the sync saver's async methods run its sync ones in a
+    worker thread, so a graph can also be run with ``ainvoke``.
+    """
+
+    def __init__(
+        self,
+        conn: SyncSource,
+        *,
+        serde: SerializerProtocol | None = None,
+        durability: Durability = "sync",
+        retry: RetryPolicy | None = None,
+        mirror_messages: str | None = None,
+    ) -> None:
+        super().__init__(serde=serde, durability=durability, mirror_messages=mirror_messages)
+        self._client = Client(conn, retry=retry)
+        self._conn_string: str | None = None
+
+    @property
+    def conn(self) -> SyncSource:
+        """The pool or connection in use (after a lost connection was replaced, the new one)."""
+        return self._client.source
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        pipeline: bool = False,
+        serde: SerializerProtocol | None = None,
+        retry: RetryPolicy | None = ONCE,
+    ) -> Iterator[AgentStateSaver]:
+        """A saver over one new connection, closed when the block ends (``PostgresSaver``'s signature).
+
+        The connection is PostgresSaver's (autocommit, ``dict_row``) except that it never prepares
+        statements (``prepare_threshold=None``), so the same string works behind PgBouncer in
+        transaction pooling; ``pipeline=True`` runs it in pipeline mode. The saver owns it: a
+        connection the server ended is replaced on the next call, and a call safe to retry (get,
+        list, put, put_writes) is retried as ``retry`` says, once by default (docs/connections.md)."""
+        conn = psycopg.Connection.connect(conn_string, autocommit=True, prepare_threshold=None, row_factory=dict_row)
+        saver = cls(conn, serde=serde, retry=retry)
+        saver._client._owned = True
+        saver._conn_string = conn_string
+        try:
+            if pipeline:
+                with conn.pipeline():
+                    yield saver
+            else:
+                yield saver
+        finally:
+            saver._client.source.close()
+
+    def setup(self) -> schema.SchemaStatus:
+        """Checks that schema ``ai`` is deployed at a version this package can use; on an empty
+        database, deploys the schema bundled in the package when the role may (as
+        ``PostgresSaver.setup()`` creates its tables). Otherwise raises
+        :class:`agent_state.schema.SchemaError` naming what to run. Safe to call on every start."""
+        self._client._replace_if_lost()
+        with self._client._connection() as conn:
+            if conn.info.pipeline_status != pq.PipelineStatus.OFF and self._conn_string is not None:
+                found = schema.status(conn)
+                if found.deployed:
+                    return schema.deploy(conn)  # checks only: raises unless compatible
+                with psycopg.Connection.connect(self._conn_string, autocommit=True) as own:
+                    return _said(schema.deploy(own))
+            return _said(schema.deploy(conn))
+
+    def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        # The client's connection handling: no prepared statement behind a pooler, retries, and
+        # on a connection in pipeline mode a sync before it returns (committed, as with
+        # PostgresSaver(conn, pipe=...)). Tuples whatever the connection's row factory.
+        return self._client._fetch(sql, params, tuple_row, binary=True)
+
+    def _load(self, rows: Sequence[Sequence[Any]]) -> list[CheckpointTuple]:
+        found = [self._tuple(row) for row in rows]
+        for item in found:
+            parent = self._sends_parent(item)
+            if parent is not None:  # a checkpoint of an old LangGraph (imported history): rare
+                parent_rows = self._execute(GET_CHECKPOINT, parent)
+                if parent_rows:
+                    self._migrate_pending_sends(item, parent_rows[0])
+        return found
+
+    def _send_held(self, thread_id: str | None) -> None:
+        for args in self._held_of(thread_id):
+            self._execute(PUT_WRITES, args)
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        self._send_held(config["configurable"]["thread_id"])
+        rows = self._execute(GET_CHECKPOINT, self._get_args(config))
+        if not rows:
+            return None
+        found = self._load(rows)[0]
+        self._remember_read(found, rows[0])
+        return found
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        if config is not None and get_checkpoint_id(config):
+            found = self.get_tuple(config)
+            if self._matches(found, filter):
+                yield found
+            return
+        self._send_held((config or {}).get("configurable", {}).get("thread_id"))
+        if limit == 0:
+            return
+        # ai.list_checkpoints returns one bounded page: read on from the last row until a short page
+        args: tuple[Any, ...] | None = self._list_args(config, filter, before, limit)
+        listed = 0
+        while args is not None:
+            rows = self._execute(LIST_CHECKPOINTS, args)
+            listed += len(rows)
+            for item in self._load(rows):  # noqa: UP028, RUF100 (for the sync twin: no yield from in async code)
+                yield item
+            args = self._next_page(args, rows, limit, listed)
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        step, before = self._step(config, checkpoint, metadata, new_versions)
+        for args in before:
+            self._execute(PUT_WRITES, args)
+        try:
+            self._execute(PUT_STEP, step.args)
+        except DeltaBaseMissing:
+            if step.whole is None:
+                raise
+            self._execute(PUT_STEP, step.whole())  # a version it extends is gone (pruned): send it whole
+            self._stored(step, whole=True)
+        else:
+            self._stored(step)
+        return step.next_config
+
+    def put_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        for args in self._writes_to_send(config, writes, task_id, task_path):
+            self._execute(PUT_WRITES, args)
+
+    def delete_thread(self, thread_id: str) -> None:
+        self._drop_held(thread_id)
+        self._execute(DELETE_THREAD, (str(thread_id),))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self._send_held(None)
+        self._execute(DELETE_FOR_RUNS, ([str(r) for r in run_ids],))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self._send_held(source_thread_id)
+        self._execute(COPY_THREAD, (str(source_thread_id), str(target_thread_id)))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        self._send_held(None)
+        self._execute(PRUNE, self._prune_args(thread_ids, strategy))
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """LangGraph's DeltaChannel history (beta) in one call of ``ai.delta_channel_history``: per
+        channel, the nearest stored value on the parent chain and the writes since, oldest first."""
+        if not channels:
+            return {}
+        self._send_held(config["configurable"]["thread_id"])
+        rows = self._execute(DELTA_CHANNEL_HISTORY, self._delta_args(config, channels))
+        history, unresolved = self._delta_history(rows, channels)
+        if unresolved:
+            history.update(
+                _without_none_seeds(
+                    BaseCheckpointSaver.get_delta_channel_history(
+                        self, config=_newest_if_empty(config), channels=unresolved
+                    )
+                )
+            )
+        return history
+
+    # -- async: the sync methods in a worker thread ---------------------------------------------
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return await asyncio.to_thread(self.get_tuple, config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        found = await asyncio.to_thread(lambda: [*self.list(config, filter=filter, before=before, limit=limit)])
+        for item in found:
+            yield item
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await asyncio.to_thread(self.delete_thread, thread_id)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await asyncio.to_thread(self.delete_for_runs, run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await asyncio.to_thread(self.copy_thread, source_thread_id, target_thread_id)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await asyncio.to_thread(self.prune, thread_ids, strategy=strategy)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        return await asyncio.to_thread(lambda: self.get_delta_channel_history(config=config, channels=channels))
+
+
+# </sync>
