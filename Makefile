@@ -16,7 +16,7 @@ PGBIN ?= /usr/lib/postgresql/15/bin
 PGPORT_PRIVATE ?= 54329
 PGPORT_BOUNCER ?= $(shell echo $$(( $(PGPORT_PRIVATE) + 1 )))
 APT_PACKAGES := sqitch postgresql-15 postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl postgresql-15-plpgsql-check \
-  pgbouncer
+  pgbouncer chromium
 PYTEST_ARGS ?=
 
 ifdef DATABASE_URL
@@ -73,6 +73,7 @@ deps:
 	[ -f /usr/share/postgresql/15/extension/pgtap.control ] || missing="$$missing postgresql-15-pgtap"; \
 	[ -f /usr/share/postgresql/15/extension/plpgsql_check.control ] || missing="$$missing postgresql-15-plpgsql-check"; \
 	command -v pgbouncer >/dev/null || [ -x /usr/sbin/pgbouncer ] || missing="$$missing pgbouncer"; \
+	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi; \
@@ -85,7 +86,7 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: python/pyproject.toml
 	[ -x $(VPY) ] || $(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e 'python[test,dev,langgraph,demo,openai-agents,upstream]'
+	$(VPY) -m pip install -q -e 'python[test,dev,langgraph,demo,openai-agents,upstream,console]'
 	touch $@
 
 db:
