@@ -50,11 +50,12 @@ endif
 export AGENT_STATE_PGPORT := $(PGPORT_PRIVATE)
 export AGENT_STATE_BOUNCER_PORT := $(PGPORT_BOUNCER)
 
-.PHONY: help setup deps venv db db-stop pooler deploy demo test test-db test-pgtap test-plpgsql-check test-python \
+.PHONY: help setup deps venv db db-stop pooler deploy demo console test test-db test-pgtap test-plpgsql-check test-python \
         test-python-pooled test-upstream bundle bench lint env clean docs
 
 help:
 	@echo "make demo      set up and run the demo"
+	@echo "make console   serve the operator console (docs/console.md) on port CONSOLE_PORT (8023)"
 	@echo "make test      set up and run every test (pgTAP, plpgsql_check, pytest direct and through PgBouncer, the upstream suites)"
 	@echo "make test-matrix  pgTAP + pytest on PostgreSQL 16 and 18 (MATRIX_MAJORS; not in make test)"
 	@echo "make soak      minutes of workers and clients with retention (SOAK_SECONDS; not in make test)"
@@ -116,7 +117,20 @@ env:
 	@echo "export PGHOST=$(PGHOST) PGPORT=$(PGPORT) PGUSER=$(PGUSER) DATABASE_URL='$(DB_URL)'"
 
 demo: setup
-	@DATABASE_URL='$(DB_URL)' $(VPY) -m agent_state.demo
+	@DATABASE_URL='$(DB_URL)' AGENT_STATE_CONSOLE_URL='http://127.0.0.1:$(CONSOLE_PORT)' $(VPY) -m agent_state.demo
+
+# The operator console (docs/console.md) on http://127.0.0.1:$(CONSOLE_PORT)/, logging in with a database
+# role. On the private cluster the role console_operator (a member of ai_service) is made for it; the
+# cluster trusts its own socket, so any password logs in. CONSOLE_ARGS: more options (--read-only, ...).
+CONSOLE_PORT ?= 8023
+CONSOLE_ARGS ?=
+console: setup
+ifeq ($(PRIVATE),1)
+	@psql -d postgres -Atqc "select 1 from pg_roles where rolname = 'console_operator'" | grep -q 1 \
+	  || psql -d postgres -qc 'create role console_operator login; grant ai_service to console_operator'
+	@echo "log in as console_operator (an operator: sees every run) or as a tenant's role; any password"
+endif
+	@DATABASE_URL='$(DB_URL)' $(VENV)/bin/agent-state console --port $(CONSOLE_PORT) $(CONSOLE_ARGS)
 
 # A fresh test database each run (private cluster), the schema deployed with sqitch, test roles.
 test-db: deps venv db
