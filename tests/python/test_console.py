@@ -67,7 +67,9 @@ class Server:
         )
         self.port = _free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self.server = uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", timeout_graceful_shutdown=5)
+        )
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> Server:
@@ -400,4 +402,132 @@ def test_a_tenant_page_falls_back_to_polling(browser: Any, world: dict[str, Any]
     page = _page(browser, world, "rw", "tenant_a")
     page.wait_for_function("document.getElementById('refresh-mode').textContent.indexOf('every') >= 0")
     page.wait_for_function("Number(document.body.getAttribute('data-refreshes') || 0) >= 1")
+    page.context.close()
+
+
+def _waiting_run(world: dict[str, Any], owner_dsn: str) -> tuple[str, int]:
+    """Another graph run of tenant_a's, run by a worker up to its interrupt."""
+    thread = f"console-wait-{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(owner_dsn, autocommit=True) as conn:
+        job = GraphRuns(Client(conn), world["graph"], queue=world["gqueue"]).start(thread, {"steps": []})
+    _drain(world["service"], world["graph"], world["gqueue"])
+    return thread, job.job_id
+
+
+def test_edit_and_approve_and_reject(
+    browser: Any, world: dict[str, Any], module_role_dsn: Callable[[str], str]
+) -> None:
+    """Edit the staged action and approve (the operator, for the owner); reject with a reason (the tenant)."""
+    edited, e_job = _waiting_run(world, module_role_dsn("tenant_a"))
+    rejected, r_job = _waiting_run(world, module_role_dsn("tenant_a"))
+    operator = _page(browser, world, "rw", "app_service")
+    operator.goto(f"{world['base']}/rw/approvals")
+    row = operator.locator(f"tr.approval[data-thread='{edited}']")
+    row.locator("summary").click()
+    row.locator("textarea[name=edited_action]").fill('{"send": "refund", "amount": 20}')
+    row.locator("button.edit-approve").click()
+    operator.wait_for_url(f"{world['base']}/rw/approvals")
+    tenant = _page(browser, world, "rw", "tenant_a")
+    tenant.goto(f"{world['base']}/rw/runs/{rejected}")
+    tenant.locator("#approvals input[name=reason]").fill("too much")
+    tenant.locator("#approvals button.reject").click()
+    tenant.wait_for_url(f"{world['base']}/rw/runs/{rejected}")
+    assert tenant.locator("#approvals").count() == 0
+    with psycopg.connect(world["service"], autocommit=True) as conn:
+        c = Client(conn)
+        decisions = {thread: c.get_job(job).payload["human"] for thread, job in ((edited, e_job), (rejected, r_job))}
+    assert decisions[edited]["decision"] == {"approved": True, "edited_action": {"send": "refund", "amount": 20}}
+    assert decisions[edited]["decided_by"] == "app_service"
+    assert decisions[rejected]["decision"] == {"approved": False, "reason": "too much"}
+    assert decisions[rejected]["decided_by"] == "tenant_a"
+    _drain(world["service"], world["graph"], world["gqueue"])
+    operator.context.close()
+    tenant.context.close()
+
+
+def test_an_operator_releases_a_stuck_lease_and_cancels(browser: Any, world: dict[str, Any]) -> None:
+    queue = f"console-lease-{uuid.uuid4().hex[:8]}"
+    thread = f"console-lease-{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(world["service"], autocommit=True) as conn:
+        s = Client(conn)
+        with s.acting_as("tenant_a") as a:
+            a.create_session(thread)
+            a.enqueue_job(thread, {}, queue)
+        held = s.claim_job("stuck-worker", timedelta(hours=1), queue)
+        assert held is not None
+    page = _page(browser, world, "rw", "app_service")
+    page.goto(f"{world['base']}/rw/runs/{thread}")
+    job = page.locator(f"tr.job[data-job='{held.job_id}']")
+    assert job.locator(".job-status").inner_text() == "IN_PROGRESS" and "stuck-worker" in job.inner_text()
+    page.once("dialog", lambda dialog: dialog.accept())  # "Release the lease of job N?"
+    job.locator("button.release").click()
+    page.wait_for_url(f"{world['base']}/rw/runs/{thread}")
+    assert page.locator(f"tr.job[data-job='{held.job_id}'] .job-status").inner_text() == "PENDING"
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator(f"tr.job[data-job='{held.job_id}'] button.cancel").click()
+    page.wait_for_url(f"{world['base']}/rw/runs/{thread}")
+    assert page.locator(f"tr.job[data-job='{held.job_id}'] .job-status").inner_text() == "CANCELLED"
+    with psycopg.connect(world["service"], autocommit=True) as conn:
+        s = Client(conn)
+        assert s.get_job(held.job_id).status == "CANCELLED"
+        attempts = conn.execute("select outcome from ai.job_attempts(%s)", (held.job_id,)).fetchall()
+        assert [o for (o,) in attempts] == ["released"]
+    page.context.close()
+
+
+def test_an_operator_forks_and_replays_with_another_model(browser: Any, world: dict[str, Any]) -> None:
+    page = _page(browser, world, "rw", "app_service")
+    page.goto(f"{world['base']}/rw/runs/{world['g_thread']}")
+    first = page.locator("#lineage li").first
+    checkpoint_id = first.locator("a").first.inner_text()
+    first.locator("button.fork-button").first.click()
+    page.wait_for_selector("#thread-id")
+    forked = page.inner_text("#thread-id")
+    assert forked != world["g_thread"] and checkpoint_id in page.inner_text("#lineage")
+    assert "tenant_a" in page.inner_text("main")  # the fork keeps the owner
+    page.goto(f"{world['base']}/rw/runs/{world['g_thread']}")
+    first = page.locator("#lineage li").first
+    first.locator("input[name=model]").first.fill("candidate-model-2")
+    first.locator("button.replay-button").first.click()
+    page.wait_for_selector("#thread-id")
+    replayed = page.inner_text("#thread-id")
+    assert replayed not in (forked, world["g_thread"])
+    assert "PENDING" in page.inner_text("#jobs")
+    with psycopg.connect(world["service"], autocommit=True) as conn:
+        rows = conn.execute("select job_id, payload, owner, queue from ai.list_jobs(null, null, %s)", (replayed,))
+        [(job_id, payload, owner, queue)] = rows.fetchall()
+        assert payload["replay"] == {
+            "from_thread": world["g_thread"],
+            "from_checkpoint": checkpoint_id,
+            "model": "candidate-model-2",
+        }
+        assert owner == "tenant_a" and queue == world["gqueue"]
+        Client(conn).cancel_job(job_id)
+    page.context.close()
+
+
+def test_filters_in_the_url_and_keyset_pages(browser: Any, world: dict[str, Any]) -> None:
+    tag = uuid.uuid4().hex[:8]
+    queue = f"console-pages-{tag}"
+    with psycopg.connect(world["service"], autocommit=True) as conn, Client(conn).acting_as("tenant_a") as a:
+        for i in range(55):  # more than a page (50)
+            thread = f"console-page-{tag}-{i:02d}"
+            a.create_session(thread, {"batch": tag, "i": i})
+            a.enqueue_job(thread, {"i": i, "tag": tag}, queue)
+    page = _page(browser, world, "rw", "tenant_a")
+    page.goto(f"{world['base']}/rw/runs?kind=jobs&queue={queue}&status=PENDING")
+    assert page.locator("#runs tr.run").count() == 50
+    assert page.inner_text("#counts .count[data-status=PENDING]") == "55"
+    page.click("#older")
+    assert page.locator("#runs tr.run").count() == 5
+    assert f"console-page-{tag}-00" in page.inner_text("#runs")
+    page.goto(f"{world['base']}/rw/runs?kind=jobs&queue={queue}&meta=i=7")
+    assert page.locator("#runs tr.run").count() == 1 and f"console-page-{tag}-07" in page.inner_text("#runs")
+    page.goto(f"{world['base']}/rw/runs?kind=sessions&owner=tenant_a&meta=batch={tag}&age=1h")
+    assert page.locator("#runs tr.run").count() == 50  # the newest page, all of this batch
+    page.goto(f"{world['base']}/rw/runs?kind=jobs&age=bad")
+    assert "not a number and a unit" in page.inner_text("#message")
+    with psycopg.connect(world["service"], autocommit=True) as conn:
+        for (job_id,) in conn.execute("select job_id from ai.list_jobs(%s)", (queue,)).fetchall():
+            Client(conn).cancel_job(job_id)
     page.context.close()
