@@ -4,6 +4,7 @@ The logic lives in the ``ai`` schema (PL/pgSQL); this package only calls it.
 """
 
 from .client import CONNECT_KWARGS, AsyncClient, ChannelValue, Client, PendingWrite
+from .console_reads import QueueThroughput
 from .errors import (
     AgentStateError,
     AlreadyResolved,
@@ -113,6 +114,7 @@ __all__ = [
     "PermissionDenied",
     "PruneStrategy",
     "QueueStats",
+    "QueueThroughput",
     "RetrievalRecord",
     "RetryPolicy",
     "Session",

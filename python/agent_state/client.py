@@ -57,6 +57,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from . import errors
 from ._calls import Call, T
+from .console_reads import AsyncConsoleReadMethods, ConsoleReadMethods
 from .hitl import AsyncHumanInTheLoopMethods, HumanInTheLoopMethods
 from .models import (
     AppendResult,
@@ -439,7 +440,10 @@ class _Attempts:
         return delay
 
 
-class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethods, RetrievalMethods, StreamMethods):
+class Client(
+    QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethods, RetrievalMethods, StreamMethods,
+    ConsoleReadMethods,
+):  # fmt: skip
     """Synchronous client over a psycopg ``Connection`` or a ``ConnectionPool``."""
 
     def __init__(self, source: SyncSource, *, retry: RetryPolicy | None = None):
@@ -814,6 +818,7 @@ class AsyncClient(
     AsyncUsageMethods,
     AsyncRetrievalMethods,
     AsyncStreamMethods,
+    AsyncConsoleReadMethods,
 ):
     """Asynchronous twin of :class:`Client`, over an ``AsyncConnection`` or ``AsyncConnectionPool``."""
 

@@ -221,6 +221,8 @@ def test_each_page_renders_for_a_tenant_and_for_an_operator(browser: Any, world:
     page.goto(f"{world['base']}/rw/queues")
     assert world["queue"] in page.inner_text("#queues")
     assert page.locator("#queues svg.chart").count() >= 1
+    row = page.locator("tr.queue", has_text=world["queue"])  # its one FAILED job, in the last hour's chart
+    assert "1 finished" in row.locator("svg.chart").inner_html()
     assert ("Not visible" in page.inner_text("#workers")) == (role == "tenant")
     _shot(page, f"queues-{role}")
     # the operator's actions are shown to the operator only

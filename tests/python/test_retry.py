@@ -23,6 +23,7 @@ from agent_state import (
     AsyncClient,
     Client,
     RetryPolicy,
+    console_reads,
     hitl,
     langgraph,
     queue,
@@ -130,7 +131,7 @@ def _client_functions() -> set[str]:
     """Every ai function a client method calls (the statements of client.py, its mixins and the
     LangGraph savers, which call through the client)."""
     names = set()
-    for module in (client_module, queue, side_effects, hitl, usage, retrievals, streams, langgraph):
+    for module in (client_module, queue, side_effects, hitl, usage, retrievals, streams, langgraph, console_reads):
         for value in vars(module).values():
             sql = value if isinstance(value, str) and value.lstrip().lower().startswith("select") else None
             sql = sql or getattr(value, "sql", None)

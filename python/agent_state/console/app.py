@@ -266,21 +266,22 @@ def build_tree(rows: list[dict[str, Any]]) -> list[TreeNode]:
 # -- the chart --------------------------------------------------------------------------------------
 
 
-def throughput_chart(jobs: list[dict[str, Any]], now: datetime, *, buckets: int = 12, minutes: int = 5) -> Markup:
-    """An inline SVG: bars of jobs finished per bucket of the last hour, a line of their mean latency
-    (finished_at - created_at). Built from numbers only, so nothing in it needs escaping."""
+def throughput_chart(rows: list[dict[str, Any]], now: datetime, *, buckets: int = 12, minutes: int = 5) -> Markup:
+    """An inline SVG of one queue's last hour from ``ai.queue_throughput`` rows: bars of the jobs
+    finished per bucket (completed and failed), a line of their mean latency (enqueue to finish).
+    Built from numbers only, so nothing in it needs escaping."""
     width, height, pad = 360, 120, 18
     counts = [0] * buckets
-    latency: list[list[float]] = [[] for _ in range(buckets)]
-    start = now - timedelta(minutes=buckets * minutes)
-    for j in jobs:
-        finished = j.get("finished_at")
-        if finished is None or finished < start:
-            continue
-        i = min(buckets - 1, int((finished - start).total_seconds() // (minutes * 60)))
-        counts[i] += 1
-        latency[i].append((finished - j["created_at"]).total_seconds())
-    means = [sum(v) / len(v) if v else 0.0 for v in latency]
+    means = [0.0] * buckets
+    step = timedelta(minutes=minutes)
+    epoch = datetime(2000, 1, 1, tzinfo=timezone.utc)
+    last = epoch + ((now - epoch) // step) * step  # the bucket holding now, as the SQL aligns them
+    first = last - (buckets - 1) * step
+    for r in rows:
+        i = int((r["bucket_start"] - first) // step)
+        if 0 <= i < buckets:
+            counts[i] = int(r["completed"]) + int(r["failed"])
+            means[i] = r["mean_latency"].total_seconds() if r["mean_latency"] is not None else 0.0
     top = max(counts) or 1
     top_latency = max(means) or 1.0
     bar = (width - 2 * pad) / buckets
@@ -294,7 +295,7 @@ def throughput_chart(jobs: list[dict[str, Any]], now: datetime, *, buckets: int 
         x = pad + i * bar
         parts.append(
             f'<rect x="{x + 1:.1f}" y="{height - pad - h:.1f}" width="{bar - 2:.1f}" height="{h:.1f}" fill="#5b8def">'
-            f"<title>{n} finished</title></rect>"
+            f"<title>{n} finished, mean latency {age_text(means[i])}</title></rect>"
         )
         ly = height - pad - (height - 2 * pad) * means[i] / top_latency
         points.append(f"{x + bar / 2:.1f},{ly:.1f}")

@@ -422,12 +422,10 @@ def queues(request: Request) -> Response:
             ident = console.identity(conn)
             stats = console.rows(conn, "select * from ai.queue_stats()")
             now = console.rows(conn, "select ai.now() as now")[0]["now"]
-            charts = {}
-            for s in stats:
-                done = console.rows(
-                    conn, "select * from ai.list_jobs(%s, 'COMPLETED', null, %s)", (s["queue"], 1000)
-                ) + console.rows(conn, "select * from ai.list_jobs(%s, 'FAILED', null, %s)", (s["queue"], 1000))
-                charts[s["queue"]] = throughput_chart(done, now)
+            buckets = console.rows(conn, "select * from ai.queue_throughput(null, '1 hour', '5 minutes')")
+            charts = {
+                s["queue"]: throughput_chart([b for b in buckets if b["queue"] == s["queue"]], now) for s in stats
+            }
             workers: list[dict[str, Any]] | None
             try:
                 workers = console.rows(conn, "select * from ai.list_workers(%s)", (100,))
