@@ -126,6 +126,14 @@ def test_a_tenants_queue_throughput_does_not_read_the_other_tenants_jobs(
     assert read <= BOUND, f"tenant_a's call read {read} rows (tenant_b holds {others} jobs)"
 
 
+def test_a_tenants_session_status_counts_does_not_read_the_other_tenants_sessions(
+    module_dsn: str, crowd: dict[str, str]
+) -> None:
+    read, returned = rows_read(module_dsn, "tenant_a", "select * from ai.session_status_counts()")
+    assert returned >= 1
+    assert read <= BOUND, f"tenant_a's call read {read} rows (tenant_b holds {OTHER_THREADS} sessions)"
+
+
 def test_list_jobs_pages_by_before_job_id(module_dsn: str, crowd: dict[str, str]) -> None:
     with psycopg.connect(module_dsn, autocommit=True) as conn:
         conn.execute("set session authorization tenant_b")

@@ -127,6 +127,8 @@ def world(module_role_dsn: Callable[[str], str], tmp_path_factory: pytest.TempPa
         a.create_session(a_thread, {"team": "refunds"})
         a.append_message(a_thread, "assistant", SCRIPT)
         a.append_message(a_thread, "user", "x" * 5000)  # over the payload limit: cut, with a download link
+        a.open_stream(a_thread, "answer-1")
+        a.append_stream_chunks(a_thread, "answer-1", 1, ["streamed ", "text"])
         failed = a.enqueue_job(a_thread, {"task": "fails"}, queue, max_attempts=1)
     with psycopg.connect(module_role_dsn("tenant_b"), autocommit=True) as conn:
         b = Client(conn)
@@ -249,6 +251,19 @@ def test_a_tenant_never_sees_another_tenants_run(browser: Any, world: dict[str, 
     assert world["b_thread"] in operator.content()  # the operator does see it: the filter is RLS, not the page
     page.context.close()
     operator.context.close()
+
+
+def test_a_runs_streams_and_the_session_counts(browser: Any, world: dict[str, Any]) -> None:
+    page = _page(browser, world, "rw", "tenant_a")
+    page.goto(f"{world['base']}/rw/runs/{world['a_thread']}")
+    stream = page.locator("#streams tr.stream")
+    assert "answer-1" in stream.inner_text() and "open" in stream.inner_text()
+    page.goto(f"{world['base']}/rw/runs?kind=sessions")
+    with psycopg.connect(world["service"], autocommit=True) as conn, Client(conn).acting_as("tenant_a") as a:
+        counts = a.session_status_counts()
+    for status, n in counts.items():
+        assert page.inner_text(f"#counts .session-count[data-status={status}]") == str(n)
+    page.context.close()
 
 
 def test_a_message_with_a_script_renders_as_text(browser: Any, world: dict[str, Any]) -> None:

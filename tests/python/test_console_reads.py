@@ -38,3 +38,30 @@ def test_queue_throughput_counts_finished_jobs_per_bucket(role_dsn) -> None:  # 
     assert [(r.completed, r.failed) for r in asyncio.run(read())] == [(1, 1)]  # the tenant's own
     with psycopg.connect(role_dsn("tenant_b"), autocommit=True) as conn:
         assert Client(conn).queue_throughput(queue) == []  # not another tenant's
+
+
+def test_session_status_counts_and_list_streams(role_dsn) -> None:  # type: ignore[no-untyped-def]
+    thread = f"console-reads-{uuid.uuid4()}"
+    with psycopg.connect(role_dsn("tenant_a"), autocommit=True) as conn:
+        a = Client(conn)
+        before = a.session_status_counts()
+        a.create_session(thread)
+        a.open_stream(thread, "answer")
+        a.append_stream_chunks(thread, "answer", 1, ["hel", "lo"])
+        after = a.session_status_counts()
+        assert after.get("active", 0) == before.get("active", 0) + 1
+        assert set(after) <= {"active", "waiting", "completed", "failed", "cancelled"}
+        [stream] = a.list_streams(thread)
+        assert (stream.stream_key, stream.status, stream.last_chunk) == ("answer", "open", 2)
+
+    async def read() -> tuple[dict[str, int], list[str]]:
+        async with await psycopg.AsyncConnection.connect(role_dsn("tenant_a"), autocommit=True) as aconn:
+            client = AsyncClient(aconn)
+            return await client.session_status_counts("tenant_a"), [
+                s.stream_key for s in await client.list_streams(thread)
+            ]
+
+    counts, keys = asyncio.run(read())
+    assert counts == after and keys == ["answer"]
+    with psycopg.connect(role_dsn("tenant_b"), autocommit=True) as conn:
+        assert Client(conn).session_status_counts("tenant_a") == {}  # another owner's: none seen

@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Callable
-from contextlib import suppress
 from datetime import timedelta
 from typing import Any
 
@@ -169,8 +168,8 @@ def _runs_context(console: Console, conn: Conn, request: Request) -> dict[str, A
     counts = {s: sum(int(r[s.lower()] or 0) for r in stats) for s in JOB_STATUSES}
     session_counts: dict[str, int] = {}
     if kind == "sessions":
-        for r in rows:
-            session_counts[r["status"]] = session_counts.get(r["status"], 0) + 1
+        counted = console.rows(conn, "select * from ai.session_status_counts(%s)", (owner,))
+        session_counts = {r["status"]: int(r["sessions"]) for r in counted}
     filters = {
         "kind": kind,
         "status": q.get("status"),
@@ -232,12 +231,7 @@ def _run_context(console: Console, conn: Conn, thread_id: str) -> dict[str, Any]
         for u in console.rows(conn, "select * from ai.usage_summary(%s, %s, array['thread', 'model'])", (start, end))
         if u["thread_id"] == thread_id
     ]
-    streams = []
-    keys = {str(e["detail"]["stream_key"]) for e in timeline if e["item"] == "event" and isinstance(e["detail"], dict)
-            and e["detail"].get("stream_key")}  # fmt: skip
-    for key in sorted(keys):
-        with suppress(errors.NotFound):
-            streams.extend(console.rows(conn, "select * from ai.get_stream(%s, %s)", (thread_id, key)))
+    streams = console.rows(conn, "select * from ai.list_streams(%s)", (thread_id,))
     approvals = [
         r for r in console.rows(conn, "select * from ai.pending_approvals(null, %s)", (1000,))
         if r["thread_id"] == thread_id
