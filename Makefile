@@ -177,9 +177,10 @@ endif
 # the deploy tooling connect directly to databases of their own, which the pooler does not serve;
 # the upgrade test's client writes only prepare rows there), test_pooler.py (already through the pooler in
 # test-python), test_retry.py and test_database_crash.py (they restart or kill the server itself),
-# test_bench_scripts.py (the bench scripts make databases of their own and connect to them directly).
+# test_bench_scripts.py (the bench scripts make databases of their own and connect to them directly),
+# test_console.py (the console LISTENs: its browser tests connect directly in both runs).
 POOLED_SKIP := --ignore=tests/python/test_migrations.py --ignore=tests/python/test_upgrade.py --ignore=tests/python/test_pooler.py --ignore=tests/python/test_retry.py \
-  --ignore=tests/python/test_database_crash.py --ignore=tests/python/test_bench_scripts.py
+  --ignore=tests/python/test_database_crash.py --ignore=tests/python/test_bench_scripts.py --ignore=tests/python/test_console.py
 # A fresh test database first, as for the direct run (some tests use the shared 'default' queue).
 test-python-pooled: deps venv db pooler
 ifeq ($(PRIVATE),1)

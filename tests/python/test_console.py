@@ -510,6 +510,7 @@ def test_an_operator_forks_and_replays_with_another_model(browser: Any, world: d
     replayed = page.inner_text("#thread-id")
     assert replayed not in (forked, world["g_thread"])
     assert "PENDING" in page.inner_text("#jobs")
+    assert "candidate-model-2" in page.inner_text("#jobs .replay-of")
     with psycopg.connect(world["service"], autocommit=True) as conn:
         rows = conn.execute("select job_id, payload, owner, queue from ai.list_jobs(null, null, %s)", (replayed,))
         [(job_id, payload, owner, queue)] = rows.fetchall()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -55,6 +56,11 @@ def _guarded(request: Request, work: Callable[[], Response]) -> Response:
         return console.render(request, "error.html", 400, title="Bad request", message=str(error))
     except psycopg.Error as error:
         return console.render(request, "error.html", 500, title="Database error", message=str(error).strip())
+
+
+def _attachment(name: str) -> str:
+    """A JSON download's header, its file name made of the URL's ids: letters, digits, '.', '-', '_'."""
+    return f'attachment; filename="{re.sub(r"[^A-Za-z0-9._-]", "_", name)[:120]}.json"'
 
 
 def _back(request: Request, default: str) -> str:
@@ -278,7 +284,7 @@ def item(request: Request) -> Response:
         return Response(
             as_json(found[0]),
             media_type="application/json",
-            headers={"Content-Disposition": f'attachment; filename="{kind}-{ref}.json"'.replace("/", "_")},
+            headers={"Content-Disposition": _attachment(f"{kind}-{ref}")},
         )
 
     return _guarded(request, work)
@@ -323,7 +329,7 @@ def checkpoint(request: Request) -> Response:
             return Response(
                 as_json({"checkpoint": node, "state": state}),
                 media_type="application/json",
-                headers={"Content-Disposition": f'attachment; filename="checkpoint-{checkpoint_id}.json"'},
+                headers={"Content-Disposition": _attachment(f"checkpoint-{checkpoint_id}")},
             )
         diff = list(
             difflib.unified_diff(
