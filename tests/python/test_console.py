@@ -549,3 +549,19 @@ def test_filters_in_the_url_and_keyset_pages(browser: Any, world: dict[str, Any]
         for (job_id,) in conn.execute("select job_id from ai.list_jobs(%s)", (queue,)).fetchall():
             Client(conn).cancel_job(job_id)
     page.context.close()
+
+
+def test_the_cli_hashes_a_password_and_needs_a_password_file(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    from agent_state import cli
+    from agent_state.console import verify_password
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("s3cret\n"))
+    assert cli.main(["console", "--hash-password"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("pbkdf2_sha256$") and verify_password("s3cret", line) and not verify_password("x", line)
+    assert cli.main(["console", "--auth", "password"]) == 2
+    assert "--auth password needs --password-file" in capsys.readouterr().err
