@@ -57,12 +57,13 @@ def _free_port() -> int:
 
 
 class Server:
-    def __init__(self, dsn: str, password_file: Path):
+    def __init__(self, dsn: str, password_file: Path, pooled: str | None):
         app = Starlette(
             routes=[
                 Mount("/rw", create_app(dsn, poll_seconds=1.0)),
                 Mount("/ro", create_app(dsn, read_only=True)),
                 Mount("/pw", create_app(dsn, auth="password", password_file=str(password_file))),
+                *([Mount("/pooled", create_app(pooled, poll_seconds=1.0))] if pooled else []),
             ]
         )
         self.port = _free_port()
@@ -148,7 +149,8 @@ def world(module_role_dsn: Callable[[str], str], tmp_path_factory: pytest.TempPa
     password_file = tmp_path_factory.mktemp("console") / "passwords"
     password_file.write_text(f"# operators\nops:{hash_password('s3cret')}\n")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with Server(module_role_dsn("app_service"), password_file) as server:
+    pooler = os.environ.get("AGENT_STATE_TEST_POOLER_DSN")
+    with Server(module_role_dsn("app_service"), password_file, pooler) as server:
         yield {
             "base": server.base,
             "a_thread": a_thread,
@@ -160,6 +162,7 @@ def world(module_role_dsn: Callable[[str], str], tmp_path_factory: pytest.TempPa
             "queue": queue,
             "failed_job": failed.job_id,
             "service": service,
+            "pooled": pooler is not None,
         }
 
 
@@ -565,3 +568,21 @@ def test_the_cli_hashes_a_password_and_needs_a_password_file(
     assert line.startswith("pbkdf2_sha256$") and verify_password("s3cret", line) and not verify_password("x", line)
     assert cli.main(["console", "--auth", "password"]) == 2
     assert "--auth password needs --password-file" in capsys.readouterr().err
+
+
+def test_an_operators_page_behind_a_pooler_polls(browser: Any, world: dict[str, Any]) -> None:
+    """Through PgBouncer in transaction pooling LISTEN hears nothing: the console finds the pooler
+    and its page polls, and still sees a new job."""
+    if not world["pooled"]:
+        pytest.skip("AGENT_STATE_TEST_POOLER_DSN is not set (no PgBouncer: `make test` starts one)")
+    page = _page(browser, world, "pooled", "app_service")
+    page.goto(f"{world['base']}/pooled/runs?queue={world['gqueue']}")
+    page.wait_for_function("document.getElementById('refresh-mode').textContent.indexOf('every') >= 0")
+    new_thread = f"console-pooled-{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(world["service"], autocommit=True) as conn, Client(conn).acting_as("tenant_a") as a:
+        a.create_session(new_thread)
+        job = a.enqueue_job(new_thread, {}, world["gqueue"])
+    page.wait_for_selector(f"tr.run[data-thread='{new_thread}']", timeout=20_000)
+    with psycopg.connect(world["service"], autocommit=True) as conn:
+        Client(conn).cancel_job(job.job_id)
+    page.context.close()

@@ -40,6 +40,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from starlette.routing import Route
 
 from .. import errors
+from ..client import abehind_pooler
 
 HERE = Path(__file__).parent
 COOKIE = "agent_state_console"
@@ -460,15 +461,17 @@ def jsonb(value: Any) -> Jsonb:
 async def sse_stream(console: Console, login: Login, interval: float) -> AsyncIterator[str]:
     """Server-sent events: ``change`` when a queue's channel is notified (LISTEN), else ``poll``
     (the client then re-reads every ``interval`` seconds). A tenant cannot name the channels
-    (ai.queue_channel is for ai_service), and a transaction pooler cannot LISTEN: both poll."""
+    (ai.queue_channel is for ai_service), and through a transaction pooler (found as the client
+    finds it, ``abehind_pooler``) LISTEN hears nothing: both poll."""
     conninfo = login.conninfo or console.config.database_url
     channels: list[str] = []
     conn: psycopg.AsyncConnection[Any] | None = None
     if console.config.listen:
         try:
             conn = await psycopg.AsyncConnection.connect(conninfo, autocommit=True, prepare_threshold=None)
-            cur = await conn.execute("select ai.queue_channel(queue) from ai.queue_stats()", prepare=False)
-            channels = [r[0] for r in await cur.fetchall()]
+            if not await abehind_pooler(conn):  # a transaction pooler would not deliver the notifications
+                cur = await conn.execute("select ai.queue_channel(queue) from ai.queue_stats()", prepare=False)
+                channels = [r[0] for r in await cur.fetchall()]
             for channel in channels:
                 await conn.execute(sql.SQL("listen {}").format(sql.Identifier(channel)), prepare=False)
         except psycopg.Error:
