@@ -414,7 +414,7 @@ def create_app(database_url: str | None = None, *, config: ConsoleConfig | None 
         Route("/login", pages.login, methods=["GET", "POST"]),
         Route("/logout", pages.logout, methods=["POST"]),
         Route("/runs", pages.runs),
-        Route("/runs/events", pages.events),
+        Route("/events", pages.events),
         Route("/runs/{thread_id:path}/checkpoints/{checkpoint_id}", pages.checkpoint),
         Route("/runs/{thread_id:path}/item/{item}/{ref:path}", pages.item),
         Route("/runs/{thread_id:path}", pages.run),
