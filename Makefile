@@ -16,7 +16,7 @@ PGBIN ?= /usr/lib/postgresql/15/bin
 PGPORT_PRIVATE ?= 54329
 PGPORT_BOUNCER ?= $(shell echo $$(( $(PGPORT_PRIVATE) + 1 )))
 APT_PACKAGES := sqitch postgresql-15 postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl postgresql-15-plpgsql-check \
-  pgbouncer
+  pgbouncer chromium
 PYTEST_ARGS ?=
 
 ifdef DATABASE_URL
@@ -50,11 +50,12 @@ endif
 export AGENT_STATE_PGPORT := $(PGPORT_PRIVATE)
 export AGENT_STATE_BOUNCER_PORT := $(PGPORT_BOUNCER)
 
-.PHONY: help setup deps venv db db-stop pooler deploy demo test test-db test-pgtap test-plpgsql-check test-python \
+.PHONY: help setup deps venv db db-stop pooler deploy demo console test test-db test-pgtap test-plpgsql-check test-python \
         test-python-pooled test-upstream bundle bench lint twins env clean docs
 
 help:
 	@echo "make demo      set up and run the demo"
+	@echo "make console   serve the operator console (docs/console.md) on port CONSOLE_PORT (8023)"
 	@echo "make test      set up and run every test (pgTAP, plpgsql_check, pytest direct and through PgBouncer, the upstream suites)"
 	@echo "make test-matrix  pgTAP + pytest on PostgreSQL 16 and 18 (MATRIX_MAJORS; not in make test)"
 	@echo "make soak      minutes of workers and clients with retention (SOAK_SECONDS; not in make test)"
@@ -74,6 +75,7 @@ deps:
 	[ -f /usr/share/postgresql/15/extension/pgtap.control ] || missing="$$missing postgresql-15-pgtap"; \
 	[ -f /usr/share/postgresql/15/extension/plpgsql_check.control ] || missing="$$missing postgresql-15-plpgsql-check"; \
 	command -v pgbouncer >/dev/null || [ -x /usr/sbin/pgbouncer ] || missing="$$missing pgbouncer"; \
+	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi; \
@@ -86,7 +88,7 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: python/pyproject.toml
 	[ -x $(VPY) ] || $(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e 'python[test,dev,langgraph,demo,openai-agents,upstream]'
+	$(VPY) -m pip install -q -e 'python[test,dev,langgraph,demo,openai-agents,upstream,console]'
 	touch $@
 
 db:
@@ -116,7 +118,20 @@ env:
 	@echo "export PGHOST=$(PGHOST) PGPORT=$(PGPORT) PGUSER=$(PGUSER) DATABASE_URL='$(DB_URL)'"
 
 demo: setup
-	@DATABASE_URL='$(DB_URL)' $(VPY) examples/demo.py
+	@DATABASE_URL='$(DB_URL)' AGENT_STATE_CONSOLE_URL='http://127.0.0.1:$(CONSOLE_PORT)' $(VPY) examples/demo.py
+
+# The operator console (docs/console.md) on http://127.0.0.1:$(CONSOLE_PORT)/, logging in with a database
+# role. On the private cluster the role console_operator (a member of ai_service) is made for it; the
+# cluster trusts its own socket, so any password logs in. CONSOLE_ARGS: more options (--read-only, ...).
+CONSOLE_PORT ?= 8023
+CONSOLE_ARGS ?=
+console: setup
+ifeq ($(PRIVATE),1)
+	@psql -d postgres -Atqc "select 1 from pg_roles where rolname = 'console_operator'" | grep -q 1 \
+	  || psql -d postgres -qc 'create role console_operator login; grant ai_service to console_operator'
+	@echo "log in as console_operator (an operator: sees every run) or as a tenant's role; any password"
+endif
+	@DATABASE_URL='$(DB_URL)' $(VENV)/bin/agent-state console --port $(CONSOLE_PORT) $(CONSOLE_ARGS)
 
 # A fresh test database each run (private cluster), the schema deployed with sqitch, test roles.
 test-db: deps venv db
@@ -163,9 +178,10 @@ endif
 # the deploy tooling connect directly to databases of their own, which the pooler does not serve;
 # the upgrade test's client writes only prepare rows there), test_pooler.py (already through the pooler in
 # test-python), test_retry.py and test_database_crash.py (they restart or kill the server itself),
-# test_bench_scripts.py (the bench scripts make databases of their own and connect to them directly).
+# test_bench_scripts.py (the bench scripts make databases of their own and connect to them directly),
+# test_console.py (the console LISTENs: its browser tests connect directly in both runs).
 POOLED_SKIP := --ignore=tests/python/test_migrations.py --ignore=tests/python/test_upgrade.py --ignore=tests/python/test_pooler.py --ignore=tests/python/test_retry.py \
-  --ignore=tests/python/test_database_crash.py --ignore=tests/python/test_bench_scripts.py
+  --ignore=tests/python/test_database_crash.py --ignore=tests/python/test_bench_scripts.py --ignore=tests/python/test_console.py
 # A fresh test database first, as for the direct run (some tests use the shared 'default' queue).
 test-python-pooled: deps venv db pooler
 ifeq ($(PRIVATE),1)

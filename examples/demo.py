@@ -509,6 +509,8 @@ def run(url: str, out: Out) -> int:
     out.verdict(results)
     ok = all(passed for _, passed in results)
     print(f"\n{'All promises kept.' if ok else 'A promise was broken: see above.'} (thread {thread})")
+    console = os.environ.get("AGENT_STATE_CONSOLE_URL", "http://127.0.0.1:8023")
+    print(f"This run in the operator console (`make console`): {console}/runs/{thread}")
     return 0 if ok else 1
 
 

@@ -54,6 +54,7 @@ MODULES: dict[str, dict[str, str]] = {
     "messages": {},
     "checkpoints": {},
     "evals": {},
+    "console_reads": {},
     "retention": {},
     "hitl": {},
     "queue": {},

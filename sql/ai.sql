@@ -7464,11 +7464,148 @@ comment on table ai.error_codes is
   'The custom SQLSTATEs agent-state raises, with their names and meanings (docs/errors.md). Read by the schema owner only: no role holds a grant on it.';
 
 
+-- ===== change: console_reads =====
+-- Deploy agent-state:console_reads to pg
+-- requires: queue_functions
+-- requires: streams_functions
+--
+-- The reads of the operator console (python/agent_state/console, docs/console.md) that no other
+-- function gives. Functions only: CREATE OR REPLACE throughout, so this change deploys over itself
+-- and, after a release, `sqitch rework console_reads` changes a function here.
+
+-- The queues page's chart: finished jobs of the hot table (ai.archive_jobs moves them out later)
+-- per bucket, with the time from enqueue to finish. Reads every job finished within `since` (like
+-- ai.queue_stats, a service's call scans the hot table: no index on finished_at, which would cost every finish).
+create or replace function ai.queue_throughput(of_queue text default null, since interval default '1 hour',
+                                               bucket interval default '5 minutes')
+returns table (queue text, bucket_start timestamptz, completed bigint, failed bigint,
+               mean_latency interval, max_latency interval)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_queue alias for $1;
+  a_since alias for $2;
+  a_bucket alias for $3;
+  v_now timestamptz := ai.now();
+  v_all boolean := ai.sees_all_owners();
+  v_owner text := case when not v_all then ai.current_owner() end;
+  v_start timestamptz;
+begin
+  if a_queue is not null then
+    perform ai._check_text(a_queue, 'queue');
+  end if;
+  if a_since is null or a_bucket is null or a_bucket < interval '1 second' or a_since < a_bucket
+     or a_since > interval '31 days' or extract(epoch from a_since) / extract(epoch from a_bucket) > 10000 then
+    raise exception using errcode = 'AS002',
+      message = format('since and bucket must be intervals with 1 second <= bucket <= since <= 31 days and at most'
+                       ' 10000 buckets, not %s and %s', coalesce(a_since::text, 'NULL'), coalesce(a_bucket::text, 'NULL'));
+  end if;
+  -- buckets aligned on the epoch, so that two calls a few seconds apart draw the same bars
+  v_start := pg_catalog.date_bin(a_bucket, v_now - a_since, timestamptz '2000-01-01 00:00:00+00');
+  -- A tenant reads its own sessions' jobs (agent_sessions_owner_created, agent_jobs_thread), as
+  -- ai.queue_stats does: what it costs grows with its own rows, never with another tenant's.
+  return query
+  with jobs as (
+    select j.queue, j.status, j.created_at, j.finished_at
+    from ai.agent_jobs j
+    where v_all and (a_queue is null or j.queue = a_queue)
+      and j.status in ('COMPLETED', 'FAILED') and j.finished_at >= v_start and j.finished_at <= v_now
+    union all
+    select j.queue, j.status, j.created_at, j.finished_at
+    from ai.agent_sessions s
+    cross join lateral (select j.queue, j.status, j.created_at, j.finished_at
+                        from ai.agent_jobs j
+                        where j.thread_id = s.thread_id and (a_queue is null or j.queue = a_queue)
+                          and j.status in ('COMPLETED', 'FAILED') and j.finished_at >= v_start
+                          and j.finished_at <= v_now
+                        offset 0) j  -- not flattened into a join: each session's jobs by agent_jobs_thread
+    where not v_all and s.owner = v_owner
+  )
+  select j.queue, pg_catalog.date_bin(a_bucket, j.finished_at, timestamptz '2000-01-01 00:00:00+00'),
+         count(*) filter (where j.status = 'COMPLETED'), count(*) filter (where j.status = 'FAILED'),
+         avg(j.finished_at - j.created_at), max(j.finished_at - j.created_at)
+  from jobs j
+  group by 1, 2
+  order by 1, 2;
+end
+$$;
+comment on function ai.queue_throughput(text, interval, interval) is
+  'Jobs that finished (COMPLETED, FAILED) within since of ai.now(), per queue (or only of_queue) and per bucket (buckets aligned on the epoch; empty buckets have no row): how many completed, how many failed, and their mean and longest time from enqueue to finish. Reads the hot table only (archived jobs are not counted). RLS applies: a tenant counts its own jobs (reading its own sessions'' jobs only), a service acting for nobody all. AS002 bad argument (1 second <= bucket <= since <= 31 days, at most 10000 buckets).';
+revoke execute on function ai.queue_throughput(text, interval, interval) from public;
+grant execute on function ai.queue_throughput(text, interval, interval) to ai_user, ai_service;
+
+-- The runs page's counts of sessions per status. A tenant's call reads its own sessions
+-- (agent_sessions_owner_created); a service's, acting for nobody, reads every session.
+create or replace function ai.session_status_counts(owner text default null)
+returns table (status text, sessions bigint)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_owner alias for $1;
+  v_all boolean := ai.sees_all_owners();
+  v_owner text := case when not v_all then ai.current_owner() end;
+begin
+  if a_owner is not null then
+    perform ai._check_text(a_owner, 'owner');
+  end if;
+  return query
+  select s.status, count(*)
+  from ai.agent_sessions s
+  where (a_owner is null or s.owner = a_owner) and (v_all or s.owner = v_owner)
+  group by s.status
+  order by s.status;
+end
+$$;
+comment on function ai.session_status_counts(text) is
+  'How many sessions there are per status (statuses without a session have no row), of one owner when given. RLS applies: a tenant counts its own (reading its own sessions only), a service acting for nobody every owner''s (a scan of ai.agent_sessions). AS002 bad owner.';
+revoke execute on function ai.session_status_counts(text) from public;
+grant execute on function ai.session_status_counts(text) to ai_user, ai_service;
+
+-- A run's streams, for its page (ai.get_stream needs the stream's key).
+create or replace function ai.list_streams(thread_id text, stale_after interval default '30 seconds',
+                                           max_rows integer default 100)
+returns setof ai.stream_state
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_stale_after alias for $2;
+  a_max_rows alias for $3;
+begin
+  perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
+  perform ai._check_limit(a_max_rows, 'max_rows');
+  if a_stale_after is null or a_stale_after < interval '0' then
+    raise exception using errcode = 'AS002',
+      message = format('stale_after must be a non-negative interval, not %s', coalesce(a_stale_after::text, 'NULL'));
+  end if;
+  return query
+  select x.*
+  from (select m.* from ai.message_streams m where m.thread_id = a_thread_id
+        order by m.opened_at, m.stream_key limit a_max_rows) s
+  cross join lateral ai._stream_state(s::ai.message_streams, a_stale_after) x
+  order by s.opened_at, s.stream_key;
+end
+$$;
+comment on function ai.list_streams(text, interval, integer) is
+  'The streams of one thread, oldest first, at most max_rows (1 to 10000), each as ai.get_stream returns it (status, last chunk, stale: open with no chunk for longer than stale_after). AS001 unknown thread (or another tenant''s), AS002 bad argument.';
+revoke execute on function ai.list_streams(text, interval, integer) from public;
+grant execute on function ai.list_streams(text, interval, integer) to ai_user, ai_service;
+
+
 -- ===== version marker =====
 -- A database installed from this file has no sqitch registry: the schema's comment names the last
 -- change it holds. agent_state.schema.status() reads it; docs/upgrading.md moves such a
--- database to sqitch (sqitch deploy --log-only --to comments_0_2, then sqitch deploy).
--- sqitch change: comments_0_2
-comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change comments_0_2)';
+-- database to sqitch (sqitch deploy --log-only --to console_reads, then sqitch deploy).
+-- sqitch change: console_reads
+comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change console_reads)';
 
 commit;

@@ -4,6 +4,7 @@ The logic lives in the ``ai`` schema (PL/pgSQL); this package only calls it.
 """
 
 from .client import CONNECT_KWARGS, AsyncClient, ChannelValue, Client, PendingWrite
+from .console_reads import QueueThroughput
 from .errors import (
     AgentStateError,
     AlreadyResolved,
@@ -115,6 +116,7 @@ __all__ = [
     "PruneBatch",
     "PruneStrategy",
     "QueueStats",
+    "QueueThroughput",
     "RetrievalRecord",
     "RetryPolicy",
     "Session",

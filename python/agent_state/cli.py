@@ -739,6 +739,34 @@ def cmd_replay(args: argparse.Namespace, conn: Conn) -> int:
     return EXIT_OK if comparison.passed else EXIT_VERDICT
 
 
+def cmd_console(args: argparse.Namespace) -> int:
+    """Serves the operator console (agent_state.console) with uvicorn until SIGINT/SIGTERM."""
+    try:
+        from .console import ConsoleConfig, create_app, hash_password
+    except ImportError as error:
+        raise CliError(f"the console needs its extra: pip install 'agent-state[console]' ({error})") from error
+    if args.hash_password:
+        print(hash_password(sys.stdin.readline().rstrip("\n")))
+        return EXIT_OK
+    import uvicorn
+
+    if args.auth == "password" and not args.password_file:
+        raise CliError("--auth password needs --password-file")
+    config = ConsoleConfig(
+        database_url=_conninfo(args),
+        auth=args.auth,
+        password_file=args.password_file,
+        read_only=args.read_only,
+        payload_limit=args.payload_limit,
+        poll_seconds=args.poll_seconds,
+        listen=not args.no_listen,
+    )
+    print(f"agent-state console on http://{args.host}:{args.port}/ ({'read-only, ' if args.read_only else ''}"
+          f"login: {args.auth})", flush=True)  # fmt: skip
+    uvicorn.run(create_app(config=config), host=args.host, port=args.port, log_level="warning")
+    return EXIT_OK
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace, Conn], int]] = {
     "status": cmd_status,
     "deploy": cmd_deploy,
@@ -880,6 +908,24 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="only count what would move (ai.archive_backlog)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
+    p = command(
+        "console", "serve the operator console: runs, approvals, queues (pip install agent-state[console])", reads=False
+    )
+    p.add_argument("--host", default="127.0.0.1", help="listen on this address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8023, help="listen on this port (default 8023)")
+    p.add_argument(
+        "--auth",
+        choices=("database", "password"),
+        default="database",
+        help="log in with a database role and its password (default), or with a --password-file",
+    )
+    p.add_argument("--password-file", metavar="PATH", help="name:hash lines (--hash-password makes a hash)")
+    p.add_argument("--read-only", action="store_true", help="hide and refuse every action")
+    p.add_argument("--payload-limit", type=int, default=2000, help="characters of a payload shown inline (2000)")
+    p.add_argument("--poll-seconds", type=float, default=5.0, help="refresh period when not listening (5)")
+    p.add_argument("--no-listen", action="store_true", help="always poll (behind a transaction pooler)")
+    p.add_argument("--hash-password", action="store_true", help="read a password on stdin, print its hash, exit")
+
     p = command("restore", "move an archived session back (ai.restore_session)")
     p.add_argument("thread")
 
@@ -928,6 +974,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:  # --help, --version, a usage error (already printed on one line)
         return exit_.code if isinstance(exit_.code, int) else EXIT_ERROR
     try:
+        if args.command == "console":
+            return cmd_console(args)
         with _connect(args) as conn:
             return COMMANDS[args.command](args, conn)
     except CliError as error:

@@ -58,6 +58,7 @@ from ._calls import Call, T
 from .checkpoints import AsyncCheckpointMethods, CheckpointMethods
 from .checkpoints import ChannelValue as ChannelValue
 from .checkpoints import PendingWrite as PendingWrite
+from .console_reads import AsyncConsoleReadMethods, ConsoleReadMethods
 from .evals import AsyncEvalMethods, EvalMethods
 from .hitl import AsyncHumanInTheLoopMethods, HumanInTheLoopMethods
 from .messages import AsyncMessageMethods, MessageMethods
@@ -226,6 +227,7 @@ class AsyncClient(
     AsyncUsageMethods,
     AsyncRetrievalMethods,
     AsyncStreamMethods,
+    AsyncConsoleReadMethods,
 ):
     """The client over a psycopg ``AsyncConnection`` or a pool (``AsyncConnectionPool``)."""
 
@@ -405,6 +407,7 @@ class Client(
     UsageMethods,
     RetrievalMethods,
     StreamMethods,
+    ConsoleReadMethods,
 ):
     """The client over a psycopg ``Connection`` or a pool (``ConnectionPool``)."""
 

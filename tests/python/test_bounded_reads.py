@@ -154,6 +154,24 @@ def test_a_tenants_read_does_not_read_the_other_tenants_rows(
     )
 
 
+def test_a_tenants_queue_throughput_does_not_read_the_other_tenants_jobs(
+    module_dsn: str, crowd: dict[str, str]
+) -> None:
+    """ai.queue_throughput (the console's chart) reads a tenant's own sessions' jobs, as queue_stats
+    does; over RLS alone it would scan every tenant's jobs and drop the others' after reading them."""
+    read, _ = rows_read(module_dsn, "tenant_a", "select * from ai.queue_throughput(null, '31 days', '1 day')")
+    others = OTHER_THREADS * OTHER_JOBS_PER_THREAD
+    assert read <= BOUND, f"tenant_a's call read {read} rows (tenant_b holds {others} jobs)"
+
+
+def test_a_tenants_session_status_counts_does_not_read_the_other_tenants_sessions(
+    module_dsn: str, crowd: dict[str, str]
+) -> None:
+    read, returned = rows_read(module_dsn, "tenant_a", "select * from ai.session_status_counts()")
+    assert returned >= 1
+    assert read <= BOUND, f"tenant_a's call read {read} rows (tenant_b holds {OTHER_THREADS} sessions)"
+
+
 def test_list_jobs_pages_by_before_job_id(module_dsn: str, crowd: dict[str, str]) -> None:
     with psycopg.connect(module_dsn, autocommit=True) as conn:
         conn.execute("set session authorization tenant_b")

@@ -24,6 +24,7 @@ from agent_state import (
     Client,
     RetryPolicy,
     checkpoints,
+    console_reads,
     evals,
     hitl,
     langgraph_saver,
@@ -137,7 +138,7 @@ def _client_functions() -> set[str]:
     names = set()
     for module in (
         client_module, sessions, messages, checkpoints, evals, retention, queue, side_effects, hitl, usage, retrievals,
-        streams, langgraph_saver,
+        streams, langgraph_saver, console_reads,
     ):  # fmt: skip
         for value in vars(module).values():
             sql = value if isinstance(value, str) and value.lstrip().lower().startswith("select") else None

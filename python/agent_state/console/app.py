@@ -1,0 +1,516 @@
+"""The console's Starlette app: pages, login, CSRF, read-only mode (docs/console.md).
+
+Each request opens one connection as the logged-in role (the database-credentials login) or as the
+console's own role (the password-file login), calls ``ai`` functions only, and closes it. The sync
+endpoints run in Starlette's thread pool; the one async endpoint is the server-sent events stream,
+which LISTENs on the queues' channels (``ai.queue_channel``) over a connection of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import hmac
+import json
+import re
+import secrets
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import psycopg
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from .. import errors
+from ..client import abehind_pooler
+
+HERE = Path(__file__).parent
+COOKIE = "agent_state_console"
+JOB_STATUSES = ("PENDING", "IN_PROGRESS", "AWAITING_HUMAN", "COMPLETED", "FAILED", "CANCELLED")
+SESSION_STATUSES = ("active", "waiting", "completed", "failed", "cancelled")
+_AGE = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+PBKDF2_ITERATIONS = 200_000
+
+
+# -- configuration and logins --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConsoleConfig:
+    """How the console connects and who may log in.
+
+    ``database_url``: the database (a libpq URL or key=value string). ``auth``: ``"database"`` (the
+    login form takes a database role and its password; every call runs as that role),
+    ``"password"`` (users and password hashes in ``password_file``, one ``name:hash`` a line made by
+    ``agent-state console --hash-password``; every call runs as ``database_url``'s role) or
+    ``"none"`` (no login: for mounting behind the host application's own authentication; every call
+    runs as ``database_url``'s role). ``read_only`` hides and refuses every action.
+    ``payload_limit``: characters of a payload rendered inline; longer ones are cut, with a download
+    link. ``poll_seconds``: the refresh period when the queue's notifications cannot be heard (a
+    tenant, which may not LISTEN on the queues' channels, or a transaction pooler); ``listen=False``
+    always polls."""
+
+    database_url: str
+    auth: str = "database"
+    password_file: str | None = None
+    read_only: bool = False
+    payload_limit: int = 2000
+    poll_seconds: float = 5.0
+    listen: bool = True
+    page_size: int = 50
+    session_hours: float = 12.0
+
+    def __post_init__(self) -> None:
+        if self.auth not in ("database", "password", "none"):
+            raise ValueError(f"auth must be 'database', 'password' or 'none', not {self.auth!r}")
+        if self.auth == "password" and not self.password_file:
+            raise ValueError("auth='password' needs password_file")
+        if self.payload_limit < 1 or self.page_size < 1 or self.poll_seconds <= 0:
+            raise ValueError("payload_limit, page_size and poll_seconds must be positive")
+
+
+def hash_password(password: str, *, salt: bytes | None = None, iterations: int = PBKDF2_ITERATIONS) -> str:
+    """A password file's hash: ``pbkdf2_sha256$iterations$salt$hash`` (base64)."""
+    salt = salt or secrets.token_bytes(16)
+    digest = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, iterations)
+    b64 = base64.b64encode
+    return f"pbkdf2_sha256${iterations}${b64(salt).decode()}${b64(digest).decode()}"
+
+
+def verify_password(password: str, stored: str) -> bool:
+    """Whether ``password`` matches a hash made by :func:`hash_password` (constant time)."""
+    try:
+        scheme, iterations, salt, digest = stored.split("$")
+        if scheme != "pbkdf2_sha256":
+            return False
+        got = hashlib.pbkdf2_hmac("sha256", password.encode(), base64.b64decode(salt), int(iterations))
+        return hmac.compare_digest(got, base64.b64decode(digest))
+    except (ValueError, TypeError):
+        return False
+
+
+def read_password_file(path: str) -> dict[str, str]:
+    """``name:hash`` lines (blank lines and ``#`` comments skipped)."""
+    users: dict[str, str] = {}
+    for line in Path(path).read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, _, stored = line.partition(":")
+        if name and stored:
+            users[name.strip()] = stored.strip()
+    return users
+
+
+@dataclass
+class Login:
+    """One browser's server-side session: its CSRF token and, once logged in, who and how to connect."""
+
+    csrf: str
+    created: float
+    user: str | None = None
+    conninfo: str | None = None
+
+
+@dataclass
+class Sessions:
+    """The console's logins, in memory (a restart logs everyone out); the cookie holds a random key."""
+
+    hours: float
+    items: dict[str, Login] = field(default_factory=dict)
+
+    def get(self, key: str | None) -> Login | None:
+        login = self.items.get(key or "")
+        if login is not None and time.time() - login.created > self.hours * 3600:
+            self.items.pop(key or "", None)
+            return None
+        return login
+
+    def new(self) -> tuple[str, Login]:
+        if len(self.items) > 10_000:
+            cutoff = time.time() - self.hours * 3600
+            for k in [k for k, v in self.items.items() if v.created < cutoff]:
+                del self.items[k]
+        key = secrets.token_urlsafe(32)
+        login = Login(csrf=secrets.token_urlsafe(32), created=time.time())
+        self.items[key] = login
+        return key, login
+
+
+class Refused(Exception):
+    """An action the console refuses (CSRF, read-only, not an operator): 403 with the reason."""
+
+
+# -- formatting -----------------------------------------------------------------------------------
+
+
+def plain(value: Any) -> Any:
+    """A value as JSON-able data (datetimes, decimals, bytes, LangChain messages, dataclasses)."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [plain(v) for v in value]
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, (bytes, memoryview)):
+        return f"<{len(bytes(value))} bytes>"
+    dump = getattr(value, "model_dump", None) or getattr(value, "dict", None)
+    if callable(dump):
+        try:
+            return plain(dump())
+        except Exception:
+            pass
+    if hasattr(value, "__dataclass_fields__"):
+        return {k: plain(getattr(value, k)) for k in value.__dataclass_fields__}
+    return str(value)
+
+
+def as_json(value: Any) -> str:
+    return json.dumps(plain(value), indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def age_text(value: timedelta | float | None) -> str:
+    if value is None:
+        return "-"
+    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} d"
+
+
+def when(value: datetime | None) -> str:
+    return "-" if value is None else value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def parse_age(text: str | None) -> timedelta | None:
+    """``30m``, ``2h``, ``7d``: rows younger than this; None for empty; ValueError otherwise."""
+    if not text:
+        return None
+    m = _AGE.match(text)
+    if m is None:
+        raise ValueError(f"age {text!r} is not a number and a unit (s, m, h, d), e.g. 2h")
+    return timedelta(**{_UNITS[m.group(2)]: int(m.group(1))})
+
+
+def parse_meta(text: str | None) -> tuple[list[str], str] | None:
+    """``key=value`` or ``a.b=value``: a path into the session config or the job payload."""
+    if not text:
+        return None
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ValueError(f"metadata filter {text!r} is not key=value (a.b=value for a nested key)")
+    return key.strip().split("."), value.strip()
+
+
+def meta_matches(document: Any, wanted: tuple[list[str], str]) -> bool:
+    path, value = wanted
+    node = document
+    for part in path:
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return (node if isinstance(node, str) else json.dumps(node)) == value
+
+
+# -- the checkpoint tree --------------------------------------------------------------------------
+
+
+@dataclass
+class TreeNode:
+    row: dict[str, Any]
+    children: list[TreeNode] = field(default_factory=list)
+
+    @property
+    def fork(self) -> bool:
+        return len(self.children) > 1
+
+
+def build_tree(rows: list[dict[str, Any]]) -> list[TreeNode]:
+    """Checkpoints under their parents (a parent outside the rows makes a root), oldest first."""
+    nodes = {r["checkpoint_id"]: TreeNode(r) for r in rows}
+    roots: list[TreeNode] = []
+    for r in sorted(rows, key=lambda r: r["checkpoint_id"]):
+        parent = nodes.get(r["parent_checkpoint_id"] or "")
+        (parent.children if parent is not None else roots).append(nodes[r["checkpoint_id"]])
+    return roots
+
+
+# -- the chart --------------------------------------------------------------------------------------
+
+
+def throughput_chart(rows: list[dict[str, Any]], now: datetime, *, buckets: int = 12, minutes: int = 5) -> Markup:
+    """An inline SVG of one queue's last hour from ``ai.queue_throughput`` rows: bars of the jobs
+    finished per bucket (completed and failed), a line of their mean latency (enqueue to finish).
+    Built from numbers only, so nothing in it needs escaping."""
+    width, height, pad = 360, 120, 18
+    counts = [0] * buckets
+    means = [0.0] * buckets
+    step = timedelta(minutes=minutes)
+    epoch = datetime(2000, 1, 1, tzinfo=timezone.utc)
+    last = epoch + ((now - epoch) // step) * step  # the bucket holding now, as the SQL aligns them
+    first = last - (buckets - 1) * step
+    for r in rows:
+        i = int((r["bucket_start"] - first) // step)
+        if 0 <= i < buckets:
+            counts[i] = int(r["completed"]) + int(r["failed"])
+            means[i] = r["mean_latency"].total_seconds() if r["mean_latency"] is not None else 0.0
+    top = max(counts) or 1
+    top_latency = max(means) or 1.0
+    bar = (width - 2 * pad) / buckets
+    parts = [
+        f'<svg class="chart" role="img" width="{width}" height="{height}" viewBox="0 0 {width} {height}">',
+        f"<title>jobs finished per {minutes} min (bars), mean latency (line), last {buckets * minutes} min</title>",
+    ]
+    points = []
+    for i, n in enumerate(counts):
+        h = (height - 2 * pad) * n / top
+        x = pad + i * bar
+        parts.append(
+            f'<rect x="{x + 1:.1f}" y="{height - pad - h:.1f}" width="{bar - 2:.1f}" height="{h:.1f}" fill="#5b8def">'
+            f"<title>{n} finished, mean latency {age_text(means[i])}</title></rect>"
+        )
+        ly = height - pad - (height - 2 * pad) * means[i] / top_latency
+        points.append(f"{x + bar / 2:.1f},{ly:.1f}")
+    parts.append(f'<polyline fill="none" stroke="#d9534f" stroke-width="2" points="{" ".join(points)}"/>')
+    parts.append(f'<text x="{pad}" y="12" font-size="10">max {top} jobs/{minutes} min</text>')
+    parts.append(
+        f'<text x="{width - pad}" y="12" font-size="10" text-anchor="end" fill="#d9534f">'
+        f"max latency {age_text(top_latency if any(means) else None)}</text>"
+    )
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+# -- the app ----------------------------------------------------------------------------------------
+
+
+class Console:
+    """The pages and actions; :func:`create_app` wraps it in a Starlette app."""
+
+    def __init__(self, config: ConsoleConfig):
+        self.config = config
+        self.sessions = Sessions(config.session_hours)
+        self.users = read_password_file(config.password_file) if config.password_file else {}
+        self.env = Environment(
+            loader=FileSystemLoader(str(HERE / "templates")),
+            autoescape=select_autoescape(default=True, default_for_string=True),
+        )
+        self.env.filters["when"] = when
+        self.env.filters["age"] = age_text
+        self.env.filters["json"] = as_json
+        self.env.globals["payload"] = self.payload
+
+    # - rendering
+
+    def payload(self, value: Any, download: str | None = None) -> Markup:
+        """A payload as escaped JSON text, cut at payload_limit characters with a download link."""
+        text = value if isinstance(value, str) else as_json(value)
+        limit = self.config.payload_limit
+        if len(text) <= limit:
+            return Markup('<pre class="payload">{}</pre>').format(text)
+        link = Markup(' <a class="download" href="{}">download all ({} characters)</a>').format(download, len(text))
+        return Markup(
+            '<pre class="payload truncated">{}…</pre><span class="cut">cut at {} characters.{}</span>'
+        ).format(text[:limit], limit, link if download else "")
+
+    def render(self, request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        login = request.state.login
+        root = request.scope.get("root_path", "")
+        html = self.env.get_template(name).render(
+            request=request,
+            root=root,
+            csrf=login.csrf if login else "",
+            user=login.user if login else None,
+            read_only=self.config.read_only,
+            auth=self.config.auth,
+            **context,
+        )
+        return HTMLResponse(html, status_code=status)
+
+    # - connections
+
+    @contextmanager
+    def connect(self, login: Login) -> Iterator[psycopg.Connection[Any]]:
+        conninfo = login.conninfo or self.config.database_url
+        with psycopg.connect(conninfo, autocommit=True, prepare_threshold=None, row_factory=dict_row) as conn:
+            yield conn
+
+    @staticmethod
+    def rows(conn: psycopg.Connection[Any], sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        try:
+            with conn.cursor(row_factory=dict_row) as cur:
+                return list(cur.execute(sql, params, prepare=False).fetchall())
+        except psycopg.Error as error:
+            raise errors.translate(error) from error
+
+    def identity(self, conn: psycopg.Connection[Any]) -> dict[str, Any]:
+        return self.rows(conn, "select ai.calling_role() as role, ai.sees_all_owners() as operator")[0]
+
+    # - guards
+
+    def check_csrf(self, request: Request, form: Any) -> None:
+        login = request.state.login
+        sent = form.get("csrf") or request.headers.get("x-csrf-token") or ""
+        if login is None or not hmac.compare_digest(str(sent), login.csrf):
+            raise Refused("CSRF token missing or wrong: reload the page and try again")
+
+    def check_action(self, operator_only: bool, ident: dict[str, Any]) -> None:
+        if self.config.read_only:
+            raise Refused("this console is read-only: actions are disabled")
+        if operator_only and not ident["operator"]:
+            raise Refused("only a service role acting for nobody (an operator) may do this")
+
+
+def _login_for(console: Console, request: Request) -> tuple[Login, str | None]:
+    key = request.cookies.get(COOKIE)
+    login = console.sessions.get(key)
+    if login is None:
+        key, login = console.sessions.new()
+        return login, key
+    return login, None
+
+
+def create_app(database_url: str | None = None, *, config: ConsoleConfig | None = None, **options: Any) -> Starlette:
+    """The console as an ASGI app. ``create_app(url, auth="password", password_file=...)`` or
+    ``create_app(config=ConsoleConfig(...))``; the options are :class:`ConsoleConfig`'s fields."""
+    if config is None:
+        if database_url is None:
+            raise ValueError("create_app needs database_url or config")
+        config = ConsoleConfig(database_url=database_url, **options)
+    console = Console(config)
+    from . import pages
+
+    routes = [
+        Route("/", pages.home),
+        Route("/login", pages.login, methods=["GET", "POST"]),
+        Route("/logout", pages.logout, methods=["POST"]),
+        Route("/runs", pages.runs),
+        Route("/events", pages.events),
+        Route("/runs/{thread_id:path}/checkpoints/{checkpoint_id}", pages.checkpoint),
+        Route("/runs/{thread_id:path}/item/{item}/{ref:path}", pages.item),
+        Route("/runs/{thread_id:path}", pages.run),
+        Route("/approvals", pages.approvals),
+        Route("/approvals/resolve", pages.resolve, methods=["POST"]),
+        Route("/queues", pages.queues),
+        Route("/actions/job", pages.job_action, methods=["POST"]),
+        Route("/actions/fork", pages.fork, methods=["POST"]),
+        Route("/actions/replay", pages.replay, methods=["POST"]),
+        Route("/actions/bulk", pages.bulk, methods=["POST"]),
+    ]
+
+    async def session_and_errors(request: Request, call_next: Any) -> Response:
+        login, new_key = _login_for(console, request)
+        request.state.login = login
+        request.state.console = console
+        path = request.url.path[len(request.scope.get("root_path", "")) :] or "/"
+        if console.config.auth == "none":
+            login.user = login.user or "console"
+        if login.user is None and path != "/login":
+            response: Response = RedirectResponse(f"{request.scope.get('root_path', '')}/login", status_code=303)
+        else:
+            response = await call_next(request)
+        if new_key is not None:
+            response.set_cookie(COOKIE, new_key, httponly=True, samesite="strict", path="/")
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("X-Frame-Options", "DENY")
+        response.headers.setdefault("Referrer-Policy", "same-origin")
+        return response
+
+    app = Starlette(routes=routes, middleware=[Middleware(BaseHTTPMiddleware, dispatch=session_and_errors)])
+    app.state.console = console
+    return app
+
+
+def query_string(params: dict[str, Any]) -> str:
+    return urlencode({k: v for k, v in params.items() if v not in (None, "")})
+
+
+def jsonb(value: Any) -> Jsonb:
+    return Jsonb(value)
+
+
+async def sse_stream(console: Console, login: Login, interval: float) -> AsyncIterator[str]:
+    """Server-sent events: ``change`` when a queue's channel is notified (LISTEN), else ``poll``
+    (the client then re-reads every ``interval`` seconds). A tenant cannot name the channels
+    (ai.queue_channel is for ai_service), and through a transaction pooler (found as the client
+    finds it, ``abehind_pooler``) LISTEN hears nothing: both poll."""
+    conninfo = login.conninfo or console.config.database_url
+    channels: list[str] = []
+    conn: psycopg.AsyncConnection[Any] | None = None
+    if console.config.listen:
+        try:
+            conn = await psycopg.AsyncConnection.connect(conninfo, autocommit=True, prepare_threshold=None)
+            if not await abehind_pooler(conn):  # a transaction pooler would not deliver the notifications
+                cur = await conn.execute("select ai.queue_channel(queue) from ai.queue_stats()", prepare=False)
+                channels = [r[0] for r in await cur.fetchall()]
+            for channel in channels:
+                await conn.execute(sql.SQL("listen {}").format(sql.Identifier(channel)), prepare=False)
+        except psycopg.Error:
+            channels = []
+    if not channels:
+        if conn is not None:
+            await conn.close()
+        yield f"event: poll\ndata: {interval}\n\n"
+        return
+    assert conn is not None
+    try:
+        yield f"event: listening\ndata: {len(channels)}\n\n"
+        while True:
+            got = False
+            gen = conn.notifies(timeout=15.0, stop_after=1)
+            async for _ in gen:
+                got = True
+            yield "event: change\ndata: 1\n\n" if got else ": keep-alive\n\n"
+            if got:
+                await asyncio.sleep(0.5)  # coalesce a burst of enqueues into one refresh
+    finally:
+        await conn.close()
+
+
+def sse_response(console: Console, login: Login) -> StreamingResponse:
+    return StreamingResponse(
+        sse_stream(console, login, console.config.poll_seconds),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store"},
+    )
+
+
+def with_user(database_url: str, user: str, password: str) -> str:
+    """The console's database URL, as another role (the database-credentials login)."""
+    params: dict[str, Any] = conninfo_to_dict(database_url)
+    params["user"] = user
+    if password:
+        params["password"] = password
+    else:
+        params.pop("password", None)
+    params.setdefault("connect_timeout", 10)
+    return make_conninfo(**params)

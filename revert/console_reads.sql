@@ -1,0 +1,9 @@
+-- Revert agent-state:console_reads from pg
+
+begin;
+
+drop function ai.list_streams(text, interval, integer);
+drop function ai.session_status_counts(text);
+drop function ai.queue_throughput(text, interval, interval);
+
+commit;

@@ -1,0 +1,588 @@
+"""The operator console (agent_state.console) in a real browser: Debian's chromium, driven by Playwright.
+
+One uvicorn server in a thread serves three mounts of the console over the test database: ``/rw``
+(log in with database credentials), ``/ro`` (the same, read-only) and ``/pw`` (a password file).
+The pages are checked as the browser renders them; each page is screenshotted for a tenant and for an
+operator into tests/python/artifacts/console/ (git-ignored). The console LISTENs (server-sent events),
+so the module connects to the server itself, never through the pooler.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, TypedDict
+
+import psycopg
+import pytest
+
+pytest.importorskip("starlette")
+playwright_api = pytest.importorskip("playwright.sync_api")
+import uvicorn  # noqa: E402
+from psycopg_pool import ConnectionPool  # noqa: E402
+from starlette.applications import Starlette  # noqa: E402
+from starlette.routing import Mount  # noqa: E402
+
+from agent_state import Client, Worker  # noqa: E402
+from agent_state.console import create_app, hash_password  # noqa: E402
+from agent_state.graph_runs import GraphRuns  # noqa: E402
+
+pytestmark = pytest.mark.session_features("the console LISTENs on the queues' channels for its server-sent events")
+
+CHROMIUM = os.environ.get("AGENT_STATE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ARTIFACTS = Path(__file__).parent / "artifacts" / "console"
+SCRIPT = "<script>window.__pwned = 1</script><b>bold?</b>"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    def __init__(self, dsn: str, password_file: Path, pooled: str | None):
+        app = Starlette(
+            routes=[
+                Mount("/rw", create_app(dsn, poll_seconds=1.0)),
+                Mount("/ro", create_app(dsn, read_only=True)),
+                Mount("/pw", create_app(dsn, auth="password", password_file=str(password_file))),
+                *([Mount("/pooled", create_app(pooled, poll_seconds=1.0))] if pooled else []),
+            ]
+        )
+        self.port = _free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.server = uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", timeout_graceful_shutdown=5)
+        )
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> Server:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            assert time.monotonic() < deadline, "the console did not start"
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+
+
+class State(TypedDict):
+    steps: list[str]
+
+
+def _graph() -> Any:
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    def draft(state: State) -> dict[str, Any]:
+        return {"steps": [*state["steps"], "draft"]}
+
+    def approve(state: State) -> dict[str, Any]:
+        decision = interrupt({"send": "refund", "amount": 30, "note": SCRIPT})
+        return {"steps": [*state["steps"], f"approved={decision.get('approved')}"]}
+
+    def publish(state: State) -> dict[str, Any]:
+        return {"steps": [*state["steps"], "published"]}
+
+    g = StateGraph(State)
+    g.add_node("draft", draft)
+    g.add_node("approve", approve)
+    g.add_node("publish", publish)
+    g.add_edge(START, "draft")
+    g.add_edge("draft", "approve")
+    g.add_edge("approve", "publish")
+    g.add_edge("publish", END)
+    return g.compile()
+
+
+@pytest.fixture(scope="module")
+def world(module_role_dsn: Callable[[str], str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """Runs of two tenants: tenant_a's with a message holding a script and a FAILED job, tenant_b's
+    secret one; a graph run of tenant_a's waiting for approval (a worker ran it to its interrupt)."""
+    pytest.importorskip("langgraph")
+    tag = uuid.uuid4().hex[:8]
+    queue = f"console-{tag}"
+    a_thread, b_thread, g_thread = f"console-a-{tag}", f"console-b-{tag}", f"console-graph-{tag}"
+    with psycopg.connect(module_role_dsn("tenant_a"), autocommit=True) as conn:
+        a = Client(conn)
+        a.create_session(a_thread, {"team": "refunds"})
+        a.append_message(a_thread, "assistant", SCRIPT)
+        a.append_message(a_thread, "user", "x" * 5000)  # over the payload limit: cut, with a download link
+        a.open_stream(a_thread, "answer-1")
+        a.append_stream_chunks(a_thread, "answer-1", 1, ["streamed ", "text"])
+        failed = a.enqueue_job(a_thread, {"task": "fails"}, queue, max_attempts=1)
+    with psycopg.connect(module_role_dsn("tenant_b"), autocommit=True) as conn:
+        b = Client(conn)
+        b.create_session(b_thread, {"team": "secret"})
+        b.append_message(b_thread, "user", "tenant b's secret")
+    service = module_role_dsn("app_service")
+    with psycopg.connect(service, autocommit=True) as conn:
+        s = Client(conn)
+        job = s.claim_job("console-test-worker", timedelta(minutes=1), queue)
+        assert job is not None and job.job_id == failed.job_id
+        s.fail_job(job.job_id, job.fencing_token, "boom: <img src=x onerror=alert(1)>")
+    graph = _graph()
+    gqueue = f"console-graph-{tag}"
+    with psycopg.connect(module_role_dsn("tenant_a"), autocommit=True) as conn:
+        run = GraphRuns(Client(conn), graph, queue=gqueue).start(g_thread, {"steps": []})
+    _drain(service, graph, gqueue)
+    password_file = tmp_path_factory.mktemp("console") / "passwords"
+    password_file.write_text(f"# operators\nops:{hash_password('s3cret')}\n")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    pooler = os.environ.get("AGENT_STATE_TEST_POOLER_DSN")
+    with Server(module_role_dsn("app_service"), password_file, pooler) as server:
+        yield {
+            "base": server.base,
+            "a_thread": a_thread,
+            "b_thread": b_thread,
+            "g_thread": g_thread,
+            "g_job": run.job_id,
+            "graph": graph,
+            "gqueue": gqueue,
+            "queue": queue,
+            "failed_job": failed.job_id,
+            "service": service,
+            "pooled": pooler is not None,
+        }
+
+
+def _drain(service: str, graph: Any, queue: str) -> None:
+    with ConnectionPool(service, min_size=1, max_size=4, kwargs={"autocommit": True}) as pool:
+        runs = GraphRuns(Client(pool), graph, queue=queue)
+        Worker(pool, runs.handler, queue, concurrency=1, poll_interval=0.05, listen=False).run(
+            drain=True, install_signal_handlers=False
+        )
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make deps` installs Debian's chromium")
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def _page(browser: Any, world: dict[str, Any], mount: str, user: str, password: str = "any") -> Any:
+    """A fresh browser context logged in on one mount."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(f"{world['base']}/{mount}/login")
+    page.fill("input[name=user]", user)
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{world['base']}/{mount}/runs")
+    return page
+
+
+def _shot(page: Any, name: str) -> None:
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+@pytest.mark.parametrize("who", ["tenant_a", "app_service"])
+def test_each_page_renders_for_a_tenant_and_for_an_operator(browser: Any, world: dict[str, Any], who: str) -> None:
+    page = _page(browser, world, "rw", who)
+    role = "operator" if who == "app_service" else "tenant"
+    assert f"{who}" in page.inner_text("header") and role in page.inner_text("header")
+    page.goto(f"{world['base']}/rw/runs?queue={world['queue']}")
+    assert world["a_thread"] in page.inner_text("#runs")
+    _shot(page, f"runs-{role}")
+    page.goto(f"{world['base']}/rw/runs?kind=sessions")
+    assert world["a_thread"] in page.inner_text("#runs")
+    _shot(page, f"sessions-{role}")
+    page.goto(f"{world['base']}/rw/runs/{world['g_thread']}")
+    assert page.inner_text("#thread-id") == world["g_thread"]
+    assert "AWAITING_HUMAN" in page.inner_text("#jobs")
+    assert page.locator("#lineage li").count() >= 2
+    _shot(page, f"run-{role}")
+    page.locator("#lineage a").last.click()
+    page.wait_for_selector("#diff")
+    assert "draft" in page.inner_text("main")
+    _shot(page, f"checkpoint-{role}")
+    page.goto(f"{world['base']}/rw/approvals")
+    assert world["g_thread"] in page.inner_text("#approvals")
+    _shot(page, f"approvals-{role}")
+    page.goto(f"{world['base']}/rw/queues")
+    assert world["queue"] in page.inner_text("#queues")
+    assert page.locator("#queues svg.chart").count() >= 1
+    row = page.locator("tr.queue", has_text=world["queue"])  # its one FAILED job, in the last hour's chart
+    assert "1 finished" in row.locator("svg.chart").inner_html()
+    assert ("Not visible" in page.inner_text("#workers")) == (role == "tenant")
+    _shot(page, f"queues-{role}")
+    # the operator's actions are shown to the operator only
+    page.goto(f"{world['base']}/rw/runs?queue={world['queue']}")
+    assert (page.locator("button.retry").count() > 0) == (role == "operator")
+    page.context.close()
+
+
+def test_a_tenant_never_sees_another_tenants_run(browser: Any, world: dict[str, Any]) -> None:
+    page = _page(browser, world, "rw", "tenant_a")
+    for query in ("kind=sessions", f"kind=jobs&queue={world['queue']}", "kind=jobs"):
+        page.goto(f"{world['base']}/rw/runs?{query}")
+        text = page.content()
+        assert world["b_thread"] not in text
+        if "queue" in query or "sessions" in query:
+            assert world["a_thread"] in text
+    page.goto(f"{world['base']}/rw/runs/{world['b_thread']}")
+    assert "secret" not in page.content()
+    assert "NotFound" in page.inner_text("h1")
+    page.goto(f"{world['base']}/rw/approvals")
+    assert world["b_thread"] not in page.content()
+    operator = _page(browser, world, "rw", "app_service")
+    operator.goto(f"{world['base']}/rw/runs?kind=sessions")
+    assert world["b_thread"] in operator.content()  # the operator does see it: the filter is RLS, not the page
+    page.context.close()
+    operator.context.close()
+
+
+def test_a_runs_streams_and_the_session_counts(browser: Any, world: dict[str, Any]) -> None:
+    page = _page(browser, world, "rw", "tenant_a")
+    page.goto(f"{world['base']}/rw/runs/{world['a_thread']}")
+    stream = page.locator("#streams tr.stream")
+    assert "answer-1" in stream.inner_text() and "open" in stream.inner_text()
+    page.goto(f"{world['base']}/rw/runs?kind=sessions")
+    with psycopg.connect(world["service"], autocommit=True) as conn, Client(conn).acting_as("tenant_a") as a:
+        counts = a.session_status_counts()
+    for status, n in counts.items():
+        assert page.inner_text(f"#counts .session-count[data-status={status}]") == str(n)
+    page.context.close()
+
+
+def test_a_message_with_a_script_renders_as_text(browser: Any, world: dict[str, Any]) -> None:
+    page = _page(browser, world, "rw", "tenant_a")
+    page.goto(f"{world['base']}/rw/runs/{world['a_thread']}")
+    assert SCRIPT in page.inner_text("#timeline")  # shown as its characters
+    assert page.evaluate("window.__pwned") is None  # never run
+    assert page.locator("#timeline b").count() == 0
+    # a payload over the limit is cut, with a download link to all of it
+    link = page.locator("#timeline a.download").first
+    assert "5002" in link.inner_text() or "download all" in link.inner_text()
+    with page.expect_download() as download:
+        link.click()
+    assert "x" * 5000 in Path(download.value.path()).read_text()
+    page.context.close()
+
+
+def test_the_approval_flow_end_to_end(browser: Any, world: dict[str, Any]) -> None:
+    """A graph run waits → a click on Approve → a worker resumes it → the page shows COMPLETED."""
+    page = _page(browser, world, "rw", "tenant_a")
+    page.goto(f"{world['base']}/rw/approvals")
+    row = page.locator(f"tr.approval[data-thread='{world['g_thread']}']")
+    assert "refund" in row.inner_text()
+    row.locator("button.approve").click()
+    page.wait_for_url(f"{world['base']}/rw/approvals")
+    assert world["g_thread"] not in page.inner_text("#approvals")
+    _drain(world["service"], world["graph"], world["gqueue"])
+    page.goto(f"{world['base']}/rw/runs/{world['g_thread']}")
+    assert page.inner_text(f"tr.job[data-job='{world['g_job']}'] .job-status") == "COMPLETED"
+    assert "approved=True" in page.inner_text("#lineage") or page.locator("#lineage li").count() >= 4
+    page.context.close()
+
+
+def test_an_operator_retries_a_failed_job(browser: Any, world: dict[str, Any]) -> None:
+    page = _page(browser, world, "rw", "app_service")
+    page.goto(f"{world['base']}/rw/runs/{world['a_thread']}")
+    job = page.locator(f"tr.job[data-job='{world['failed_job']}']")
+    assert job.locator(".job-status").inner_text() == "FAILED"
+    assert "<img src=x onerror=alert(1)>" in job.inner_text()  # the error, as text
+    job.locator("button.retry").click()
+    page.wait_for_url(f"{world['base']}/rw/runs/{world['a_thread']}")
+    assert page.locator(f"tr.job[data-job='{world['failed_job']}'] .job-status").inner_text() == "PENDING"
+    with psycopg.connect(world["service"], autocommit=True) as conn:
+        assert Client(conn).get_job(world["failed_job"]).status == "PENDING"
+        Client(conn).cancel_job(world["failed_job"])  # leave nothing for other tests' workers
+    page.context.close()
+
+
+def test_a_post_without_the_csrf_token_is_refused(browser: Any, world: dict[str, Any]) -> None:
+    page = _page(browser, world, "rw", "app_service")
+    page.goto(f"{world['base']}/rw/runs")
+    for token in (None, "forged"):
+        form = {"job_id": str(world["failed_job"]), "action": "cancel"}
+        if token:
+            form["csrf"] = token
+        response = page.request.post(f"{world['base']}/rw/actions/job", form=form)
+        assert response.status == 403 and "CSRF" in response.text()
+    # a tenant is refused the operator's actions even with the right token
+    tenant = _page(browser, world, "rw", "tenant_a")
+    token = tenant.locator("input[name=csrf]").first.get_attribute("value")
+    response = tenant.request.post(
+        f"{world['base']}/rw/actions/job", form={"job_id": str(world["failed_job"]), "action": "retry", "csrf": token}
+    )
+    assert response.status == 403 and "operator" in response.text()
+    page.context.close()
+    tenant.context.close()
+
+
+def test_read_only_mode_hides_and_refuses_every_action(browser: Any, world: dict[str, Any]) -> None:
+    page = _page(browser, world, "ro", "app_service")
+    assert page.is_visible("#read-only")
+    page.goto(f"{world['base']}/ro/runs?queue={world['queue']}")
+    page.goto(f"{world['base']}/ro/runs/{world['a_thread']}")
+    page.goto(f"{world['base']}/ro/approvals")
+    for path in ("runs", f"runs/{world['a_thread']}", f"runs/{world['g_thread']}", "approvals"):
+        page.goto(f"{world['base']}/ro/{path}")
+        assert page.locator("main form[method=post]").count() == 0, path
+    _shot(page, "run-read-only")
+    token = page.locator("header input[name=csrf]").get_attribute("value")
+    for action, form in [
+        ("actions/job", {"job_id": str(world["failed_job"]), "action": "retry"}),
+        ("actions/bulk", {"action": "retry"}),
+        ("actions/fork", {"thread_id": world["g_thread"], "checkpoint_id": "x"}),
+        ("approvals/resolve", {"thread_id": world["g_thread"], "checkpoint_id": "x", "decision": "approve"}),
+    ]:
+        response = page.request.post(f"{world['base']}/ro/{action}", form={**form, "csrf": token or ""})
+        assert response.status == 403 and "read-only" in response.text(), action
+    page.context.close()
+
+
+def test_the_password_file_login(browser: Any, world: dict[str, Any]) -> None:
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{world['base']}/pw/runs")
+    assert page.url.endswith("/pw/login")
+    page.fill("input[name=user]", "ops")
+    page.fill("input[name=password]", "wrong")
+    page.click("button[type=submit]")
+    assert "wrong user name or password" in page.inner_text("#login-error")
+    page.fill("input[name=user]", "ops")
+    page.fill("input[name=password]", "s3cret")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{world['base']}/pw/runs")
+    assert "operator" in page.inner_text("header")  # the console's own role: app_service
+    context.close()
+
+
+def test_bulk_retry_asks_for_a_confirmation_with_the_count(browser: Any, world: dict[str, Any]) -> None:
+    tag = uuid.uuid4().hex[:8]
+    queue = f"console-bulk-{tag}"
+    with psycopg.connect(world["service"], autocommit=True) as conn:
+        s = Client(conn)
+        with s.acting_as("tenant_a") as a:
+            a.create_session(f"bulk-{tag}")
+            for i in range(3):
+                a.enqueue_job(f"bulk-{tag}", {"i": i}, queue, max_attempts=1)
+        for _ in range(3):
+            job = s.claim_job("bulk-worker", timedelta(minutes=1), queue)
+            assert job is not None
+            s.fail_job(job.job_id, job.fencing_token, "boom")
+    page = _page(browser, world, "rw", "app_service")
+    page.goto(f"{world['base']}/rw/runs?queue={queue}")
+    page.fill("#bulk input[name=queue]", queue)
+    page.click("#bulk-retry")
+    assert "3 jobs" in page.inner_text("#bulk-count")
+    page.click("#bulk-confirm")
+    assert "retry: 3 of 3 jobs" in page.inner_text("#message")
+    with psycopg.connect(world["service"], autocommit=True) as conn:
+        jobs = conn.execute("select job_id, status from ai.list_jobs(%s)", (queue,)).fetchall()
+        assert [status for _, status in jobs] == ["PENDING"] * 3
+        for job_id, _ in jobs:
+            Client(conn).cancel_job(job_id)
+    page.context.close()
+
+
+def test_the_runs_page_refreshes_when_the_queue_notifies(browser: Any, world: dict[str, Any]) -> None:
+    """An operator's page LISTENs (server-sent events): an enqueue refreshes the table by itself."""
+    page = _page(browser, world, "rw", "app_service")
+    page.goto(f"{world['base']}/rw/runs?queue={world['gqueue']}")
+    page.wait_for_function("document.getElementById('refresh-mode').textContent.indexOf('live') >= 0")
+    new_thread = f"console-live-{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(world["service"], autocommit=True) as conn, Client(conn).acting_as("tenant_a") as a:
+        a.create_session(new_thread)
+        job = a.enqueue_job(new_thread, {}, world["gqueue"])
+    page.wait_for_selector(f"tr.run[data-thread='{new_thread}']", timeout=20_000)
+    with psycopg.connect(world["service"], autocommit=True) as conn:
+        Client(conn).cancel_job(job.job_id)
+    page.context.close()
+
+
+def test_a_tenant_page_falls_back_to_polling(browser: Any, world: dict[str, Any]) -> None:
+    """A tenant may not name the queues' channels: its page polls instead (as behind a pooler)."""
+    page = _page(browser, world, "rw", "tenant_a")
+    page.wait_for_function("document.getElementById('refresh-mode').textContent.indexOf('every') >= 0")
+    page.wait_for_function("Number(document.body.getAttribute('data-refreshes') || 0) >= 1")
+    page.context.close()
+
+
+def _waiting_run(world: dict[str, Any], owner_dsn: str) -> tuple[str, int]:
+    """Another graph run of tenant_a's, run by a worker up to its interrupt."""
+    thread = f"console-wait-{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(owner_dsn, autocommit=True) as conn:
+        job = GraphRuns(Client(conn), world["graph"], queue=world["gqueue"]).start(thread, {"steps": []})
+    _drain(world["service"], world["graph"], world["gqueue"])
+    return thread, job.job_id
+
+
+def test_edit_and_approve_and_reject(
+    browser: Any, world: dict[str, Any], module_role_dsn: Callable[[str], str]
+) -> None:
+    """Edit the staged action and approve (the operator, for the owner); reject with a reason (the tenant)."""
+    edited, e_job = _waiting_run(world, module_role_dsn("tenant_a"))
+    rejected, r_job = _waiting_run(world, module_role_dsn("tenant_a"))
+    operator = _page(browser, world, "rw", "app_service")
+    operator.goto(f"{world['base']}/rw/approvals")
+    row = operator.locator(f"tr.approval[data-thread='{edited}']")
+    row.locator("summary").click()
+    row.locator("textarea[name=edited_action]").fill('{"send": "refund", "amount": 20}')
+    row.locator("button.edit-approve").click()
+    operator.wait_for_url(f"{world['base']}/rw/approvals")
+    tenant = _page(browser, world, "rw", "tenant_a")
+    tenant.goto(f"{world['base']}/rw/runs/{rejected}")
+    tenant.locator("#approvals input[name=reason]").fill("too much")
+    tenant.locator("#approvals button.reject").click()
+    tenant.wait_for_url(f"{world['base']}/rw/runs/{rejected}")
+    assert tenant.locator("#approvals").count() == 0
+    with psycopg.connect(world["service"], autocommit=True) as conn:
+        c = Client(conn)
+        decisions = {thread: c.get_job(job).payload["human"] for thread, job in ((edited, e_job), (rejected, r_job))}
+    assert decisions[edited]["decision"] == {"approved": True, "edited_action": {"send": "refund", "amount": 20}}
+    assert decisions[edited]["decided_by"] == "app_service"
+    assert decisions[rejected]["decision"] == {"approved": False, "reason": "too much"}
+    assert decisions[rejected]["decided_by"] == "tenant_a"
+    _drain(world["service"], world["graph"], world["gqueue"])
+    operator.context.close()
+    tenant.context.close()
+
+
+def test_an_operator_releases_a_stuck_lease_and_cancels(browser: Any, world: dict[str, Any]) -> None:
+    queue = f"console-lease-{uuid.uuid4().hex[:8]}"
+    thread = f"console-lease-{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(world["service"], autocommit=True) as conn:
+        s = Client(conn)
+        with s.acting_as("tenant_a") as a:
+            a.create_session(thread)
+            a.enqueue_job(thread, {}, queue)
+        held = s.claim_job("stuck-worker", timedelta(hours=1), queue)
+        assert held is not None
+    page = _page(browser, world, "rw", "app_service")
+    page.goto(f"{world['base']}/rw/runs/{thread}")
+    job = page.locator(f"tr.job[data-job='{held.job_id}']")
+    assert job.locator(".job-status").inner_text() == "IN_PROGRESS" and "stuck-worker" in job.inner_text()
+    page.once("dialog", lambda dialog: dialog.accept())  # "Release the lease of job N?"
+    job.locator("button.release").click()
+    page.wait_for_url(f"{world['base']}/rw/runs/{thread}")
+    assert page.locator(f"tr.job[data-job='{held.job_id}'] .job-status").inner_text() == "PENDING"
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator(f"tr.job[data-job='{held.job_id}'] button.cancel").click()
+    page.wait_for_url(f"{world['base']}/rw/runs/{thread}")
+    assert page.locator(f"tr.job[data-job='{held.job_id}'] .job-status").inner_text() == "CANCELLED"
+    with psycopg.connect(world["service"], autocommit=True) as conn:
+        s = Client(conn)
+        assert s.get_job(held.job_id).status == "CANCELLED"
+        attempts = conn.execute("select outcome from ai.job_attempts(%s)", (held.job_id,)).fetchall()
+        assert [o for (o,) in attempts] == ["released"]
+    page.context.close()
+
+
+def test_an_operator_forks_and_replays_with_another_model(browser: Any, world: dict[str, Any]) -> None:
+    page = _page(browser, world, "rw", "app_service")
+    page.goto(f"{world['base']}/rw/runs/{world['g_thread']}")
+    first = page.locator("#lineage li").first
+    checkpoint_id = first.locator("a").first.inner_text()
+    first.locator("button.fork-button").first.click()
+    page.wait_for_selector("#thread-id")
+    forked = page.inner_text("#thread-id")
+    assert forked != world["g_thread"] and checkpoint_id in page.inner_text("#lineage")
+    assert "tenant_a" in page.inner_text("main")  # the fork keeps the owner
+    page.goto(f"{world['base']}/rw/runs/{world['g_thread']}")
+    first = page.locator("#lineage li").first
+    first.locator("input[name=model]").first.fill("candidate-model-2")
+    first.locator("button.replay-button").first.click()
+    page.wait_for_selector("#thread-id")
+    replayed = page.inner_text("#thread-id")
+    assert replayed not in (forked, world["g_thread"])
+    assert "PENDING" in page.inner_text("#jobs")
+    assert "candidate-model-2" in page.inner_text("#jobs .replay-of")
+    with psycopg.connect(world["service"], autocommit=True) as conn:
+        rows = conn.execute("select job_id, payload, owner, queue from ai.list_jobs(null, null, %s)", (replayed,))
+        [(job_id, payload, owner, queue)] = rows.fetchall()
+        assert payload["replay"] == {
+            "from_thread": world["g_thread"],
+            "from_checkpoint": checkpoint_id,
+            "model": "candidate-model-2",
+        }
+        assert owner == "tenant_a" and queue == world["gqueue"]
+        Client(conn).cancel_job(job_id)
+    page.context.close()
+
+
+def test_filters_in_the_url_and_keyset_pages(browser: Any, world: dict[str, Any]) -> None:
+    tag = uuid.uuid4().hex[:8]
+    queue = f"console-pages-{tag}"
+    with psycopg.connect(world["service"], autocommit=True) as conn, Client(conn).acting_as("tenant_a") as a:
+        for i in range(55):  # more than a page (50)
+            thread = f"console-page-{tag}-{i:02d}"
+            a.create_session(thread, {"batch": tag, "i": i})
+            a.enqueue_job(thread, {"i": i, "tag": tag}, queue)
+    page = _page(browser, world, "rw", "tenant_a")
+    page.goto(f"{world['base']}/rw/runs?kind=jobs&queue={queue}&status=PENDING")
+    assert page.locator("#runs tr.run").count() == 50
+    assert page.inner_text("#counts .count[data-status=PENDING]") == "55"
+    page.click("#older")
+    assert page.locator("#runs tr.run").count() == 5
+    assert f"console-page-{tag}-00" in page.inner_text("#runs")
+    page.goto(f"{world['base']}/rw/runs?kind=jobs&queue={queue}&meta=i=7")
+    assert page.locator("#runs tr.run").count() == 1 and f"console-page-{tag}-07" in page.inner_text("#runs")
+    page.goto(f"{world['base']}/rw/runs?kind=sessions&owner=tenant_a&meta=batch={tag}&age=1h")
+    assert page.locator("#runs tr.run").count() == 50  # the newest page, all of this batch
+    page.goto(f"{world['base']}/rw/runs?kind=jobs&age=bad")
+    assert "not a number and a unit" in page.inner_text("#message")
+    with psycopg.connect(world["service"], autocommit=True) as conn:
+        for (job_id,) in conn.execute("select job_id from ai.list_jobs(%s)", (queue,)).fetchall():
+            Client(conn).cancel_job(job_id)
+    page.context.close()
+
+
+def test_the_cli_hashes_a_password_and_needs_a_password_file(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    from agent_state import cli
+    from agent_state.console import verify_password
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("s3cret\n"))
+    assert cli.main(["console", "--hash-password"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("pbkdf2_sha256$") and verify_password("s3cret", line) and not verify_password("x", line)
+    assert cli.main(["console", "--auth", "password"]) == 2
+    assert "--auth password needs --password-file" in capsys.readouterr().err
+
+
+def test_an_operators_page_behind_a_pooler_polls(browser: Any, world: dict[str, Any]) -> None:
+    """Through PgBouncer in transaction pooling LISTEN hears nothing: the console finds the pooler
+    and its page polls, and still sees a new job."""
+    if not world["pooled"]:
+        pytest.skip("AGENT_STATE_TEST_POOLER_DSN is not set (no PgBouncer: `make test` starts one)")
+    page = _page(browser, world, "pooled", "app_service")
+    page.goto(f"{world['base']}/pooled/runs?queue={world['gqueue']}")
+    page.wait_for_function("document.getElementById('refresh-mode').textContent.indexOf('every') >= 0")
+    new_thread = f"console-pooled-{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(world["service"], autocommit=True) as conn, Client(conn).acting_as("tenant_a") as a:
+        a.create_session(new_thread)
+        job = a.enqueue_job(new_thread, {}, world["gqueue"])
+    page.wait_for_selector(f"tr.run[data-thread='{new_thread}']", timeout=20_000)
+    with psycopg.connect(world["service"], autocommit=True) as conn:
+        Client(conn).cancel_job(job.job_id)
+    page.context.close()
