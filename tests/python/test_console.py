@@ -546,6 +546,9 @@ def test_filters_in_the_url_and_keyset_pages(browser: Any, world: dict[str, Any]
     assert page.locator("#runs tr.run").count() == 1 and f"console-page-{tag}-07" in page.inner_text("#runs")
     page.goto(f"{world['base']}/rw/runs?kind=sessions&owner=tenant_a&meta=batch={tag}&age=1h")
     assert page.locator("#runs tr.run").count() == 50  # the newest page, all of this batch
+    page.click("#older")  # sessions page by ai.list_sessions' before_thread_id
+    assert f"console-page-{tag}-00" in page.inner_text("#runs")
+    assert f"console-page-{tag}-54" not in page.inner_text("#runs")
     page.goto(f"{world['base']}/rw/runs?kind=jobs&age=bad")
     assert "not a number and a unit" in page.inner_text("#message")
     with psycopg.connect(world["service"], autocommit=True) as conn:
