@@ -51,7 +51,7 @@ export AGENT_STATE_PGPORT := $(PGPORT_PRIVATE)
 export AGENT_STATE_BOUNCER_PORT := $(PGPORT_BOUNCER)
 
 .PHONY: help setup deps venv db db-stop pooler deploy demo test test-db test-pgtap test-plpgsql-check test-python \
-        test-python-pooled test-upstream bundle bench lint env clean docs
+        test-python-pooled test-upstream test-typescript ts-install bundle bench lint env clean docs
 
 help:
 	@echo "make demo      set up and run the demo"
@@ -73,6 +73,8 @@ deps:
 	[ -f /usr/share/postgresql/15/extension/pgtap.control ] || missing="$$missing postgresql-15-pgtap"; \
 	[ -f /usr/share/postgresql/15/extension/plpgsql_check.control ] || missing="$$missing postgresql-15-plpgsql-check"; \
 	command -v pgbouncer >/dev/null || [ -x /usr/sbin/pgbouncer ] || missing="$$missing pgbouncer"; \
+	command -v node >/dev/null || missing="$$missing nodejs"; \
+	command -v npm >/dev/null || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi; \
@@ -176,7 +178,33 @@ else
 	@echo "test-python-pooled: skipped (DATABASE_URL is a server of your own: no private PgBouncer)"
 endif
 
-test: setup lint test-pgtap test-plpgsql-check test-python test-python-pooled test-upstream
+test: setup lint test-pgtap test-plpgsql-check test-python test-python-pooled test-upstream test-typescript
+
+# The TypeScript package (typescript/): installed with `npm ci` from its committed lockfile
+# (node_modules is git-ignored), type-checked, then its vitest suite on a copy of the test
+# database: LangGraph.js's checkpointer validation suite against AgentStateSaver, the client, the
+# worker (a crash mid-node) and the cross-language runs with Python (typescript/README.md).
+# Needs Node >= 20 (vitest 4, which the validation suite brings, does not run on 18).
+TS_DIR := $(ROOT)/typescript
+TS_TIMEOUT ?= 900
+TS_ARGS ?=
+$(TS_DIR)/node_modules/.installed: $(TS_DIR)/package-lock.json
+	@major=$$(node -p 'process.versions.node.split(".")[0]'); [ "$$major" -ge 20 ] \
+	  || { echo "typescript/ needs Node >= 20 (found $$(node --version))"; exit 1; }
+	cd '$(TS_DIR)' && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+ts-install: deps $(TS_DIR)/node_modules/.installed
+
+test-typescript: ts-install venv test-db
+ifeq ($(PRIVATE),1)
+	@scripts/pgbouncer.sh stop  # its idle server connections would keep the test database from being a template
+	cd '$(TS_DIR)' && npx tsc -p tsconfig.test.json --noEmit && npx tsc -p tsconfig.json
+	cd '$(TS_DIR)' && AGENT_STATE_TEST_DB=agent_state_test AGENT_STATE_VPY='$(VPY)' AGENT_STATE_ROOT='$(ROOT)' \
+	  timeout $(TS_TIMEOUT) npx vitest run $(TS_ARGS)
+else
+	@echo "test-typescript: skipped (DATABASE_URL is a server of your own: the TypeScript tests copy the private test database)"
+endif
 
 lint: venv
 	$(VENV)/bin/ruff check python tests bench scripts
