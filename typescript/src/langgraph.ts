@@ -66,7 +66,7 @@ function optionalNumber(value: unknown): number | null {
   return Number(value);
 }
 
-export class AgentStateSaver extends BaseCheckpointSaver<string> {
+export class AgentStateSaver extends BaseCheckpointSaver {
   readonly client: Client;
   readonly durability: "sync" | "async";
   private ownedPool: pg.Pool | null = null;
@@ -106,12 +106,19 @@ export class AgentStateSaver extends BaseCheckpointSaver<string> {
     this.ownedPool = null;
   }
 
-  /** The Python saver's (and PostgresSaver's) format: a zero-padded counter and a random part. */
-  override getNextVersion(current: string | undefined): string {
+  /**
+   * The Python savers' (and Python PostgresSaver's) format: a zero-padded counter and a random
+   * part, as a string, so either language continues the other's versions and two branches of a
+   * thread never give different values the same (channel, version). Typed `number` as
+   * LangGraph.js's default saver type is (`compile({ checkpointer })` takes that type); LangGraph.js
+   * compares string versions as strings, which this format sorts right.
+   */
+  override getNextVersion(current: number | undefined): number {
+    const value = current as number | string | undefined;
     let n = 0;
-    if (typeof current === "number") n = current;
-    else if (typeof current === "string") n = Number.parseInt(current.split(".")[0] ?? "0", 10);
-    return `${String(n + 1).padStart(32, "0")}.${Math.random().toFixed(16).padStart(16, "0")}`;
+    if (typeof value === "number") n = value;
+    else if (typeof value === "string") n = Number.parseInt(value.split(".")[0] ?? "0", 10);
+    return `${String(n + 1).padStart(32, "0")}.${Math.random().toFixed(16).padStart(16, "0")}` as unknown as number;
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
