@@ -51,7 +51,7 @@ export AGENT_STATE_PGPORT := $(PGPORT_PRIVATE)
 export AGENT_STATE_BOUNCER_PORT := $(PGPORT_BOUNCER)
 
 .PHONY: help setup deps venv db db-stop pooler deploy demo test test-db test-pgtap test-plpgsql-check test-python \
-        test-python-pooled test-upstream test-typescript ts-install bundle bench lint env clean docs
+        test-python-pooled test-upstream test-typescript ts-install ts-build bundle bench lint env clean docs
 
 help:
 	@echo "make demo      set up and run the demo"
@@ -134,7 +134,7 @@ test-pgtap: test-db
 test-plpgsql-check: test-db
 	@psql -X -q -v ON_ERROR_STOP=1 -d '$(TEST_URL)' -f tests/plpgsql_check.sql
 
-test-python: test-db pooler
+test-python: test-db pooler ts-build
 	AGENT_STATE_TEST_DSN='$(TEST_URL)' AGENT_STATE_TEST_POOLER_DSN='$(POOLER_TEST_URL)' \
 	  $(VPY) -m pytest -q tests/python $(PYTEST_ARGS)
 
@@ -196,10 +196,14 @@ $(TS_DIR)/node_modules/.installed: $(TS_DIR)/package-lock.json
 
 ts-install: deps $(TS_DIR)/node_modules/.installed
 
+# dist/ (ESM + type declarations), which the README's TypeScript quick start imports.
+ts-build: ts-install
+	@cd '$(TS_DIR)' && npx tsc -p tsconfig.json
+
 test-typescript: ts-install venv test-db
 ifeq ($(PRIVATE),1)
 	@scripts/pgbouncer.sh stop  # its idle server connections would keep the test database from being a template
-	cd '$(TS_DIR)' && npx tsc -p tsconfig.test.json --noEmit && npx tsc -p tsconfig.json
+	cd '$(TS_DIR)' && npx tsc -p tsconfig.test.json --noEmit && npx tsc -p tsconfig.json  # the type checks; dist/ for the worker processes
 	cd '$(TS_DIR)' && AGENT_STATE_TEST_DB=agent_state_test AGENT_STATE_VPY='$(VPY)' AGENT_STATE_ROOT='$(ROOT)' \
 	  timeout $(TS_TIMEOUT) npx vitest run $(TS_ARGS)
 else
