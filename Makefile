@@ -221,7 +221,7 @@ bundle:
 	@mkdir -p python/agent_state/sql && cp sql/ai.sql python/agent_state/sql/ai.sql
 	@echo "wrote sql/ai.sql and python/agent_state/sql/ai.sql"
 
-bench: setup pooler
+bench: setup pooler ts-build
 	@$(VPY) -c 'import pgqueuer, langgraph.checkpoint.postgres' 2>/dev/null || $(VPY) -m pip install -q -e 'python[test,dev,langgraph,demo,openai-agents,upstream,bench]'
 	@DATABASE_URL='$(DB_URL)' POOLER_URL='$(POOLER_URL)' VPY='$(VPY)' bench/run_all.sh
 

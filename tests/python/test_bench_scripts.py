@@ -72,6 +72,7 @@ SCRIPTS = {
     "retention.sh": (120, "archive_sessions rows moved"),
     "sessions.sh": (90, "appends per second"),
     "streams.sh": (90, "LISTEN/NOTIFY"),
+    "typescript.sh": (120, "AgentStateSaver (TS, RLS on)"),
 }
 
 
