@@ -7,6 +7,9 @@ does (the TypeScript worker runs it); prints ``{"job_id": ...}``.
 the job, the thread's messages, the side effect ("email", "alice", "started") and the latest
 checkpoint through the Python AgentStateSaver (LangGraph.js wrote it as JSON); prints them as JSON.
 
+``python crosslang_peer.py messages DSN THREAD``: the latest checkpoint's ``messages`` channel as
+the Python saver reads it (LangChain messages written by LangGraph.js): ``[[class, content], ...]``.
+
 ``python crosslang_peer.py worker DSN QUEUE``: a Python graph_worker drains QUEUE, running a
 LangGraph graph of the same shape as the TypeScript test graph (research: a side effect and a
 fenced message; publish), for runs started from TypeScript.
@@ -90,6 +93,13 @@ def main(argv: list[str]) -> None:
                     }
                 )
             )
+    elif command == "messages":
+        thread = argv[3]
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            found = AgentStateSaver(conn).get_tuple({"configurable": {"thread_id": thread, "checkpoint_ns": ""}})
+            assert found is not None
+            items = found.checkpoint["channel_values"]["messages"]
+            print(json.dumps([[type(m).__name__, m.content] for m in items]))
     elif command == "worker":
         queue = argv[3]
         stats = graph_worker(dsn, build(), queue=queue).run(drain=True, install_signal_handlers=False)

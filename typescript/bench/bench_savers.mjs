@@ -117,16 +117,15 @@ if (who !== tenant) throw new Error(`expected to connect as ${tenant}, got ${who
 const rows = [];
 for (const connections of [1, 8]) {
   for (const operation of ["put", "getTuple"]) {
-    const result = {};
-    for (const kind of ["PostgresSaver", "AgentStateSaver"]) {
-      const runs = [];
-      for (let r = 0; r < repeats; r += 1) {
+    // the two sides alternate, repeat by repeat, so that a change in the machine's load falls on both
+    const runs = { PostgresSaver: [], AgentStateSaver: [] };
+    for (let r = 0; r < repeats; r += 1) {
+      for (const kind of r % 2 === 0 ? ["PostgresSaver", "AgentStateSaver"] : ["AgentStateSaver", "PostgresSaver"]) {
         await settle(admin);
-        runs.push(await point(kind, connections, operation, r));
+        runs[kind].push(await point(kind, connections, operation, r));
       }
-      result[kind] = median(runs);
     }
-    rows.push({ operation, connections, ...result });
+    rows.push({ operation, connections, PostgresSaver: median(runs.PostgresSaver), AgentStateSaver: median(runs.AgentStateSaver) });
   }
 }
 await admin.end();
@@ -139,7 +138,8 @@ const pgVersion = (await (async () => {
   await c.end();
   return v;
 })());
-console.log(`TypeScript savers, node ${node}, PostgreSQL ${pgVersion}, median of ${repeats} × ${seconds} s per point`);
+const load = (await import("node:os")).loadavg().map((x) => x.toFixed(1)).join(" ");
+console.log(`TypeScript savers, node ${node}, PostgreSQL ${pgVersion}, median of ${repeats} × ${seconds} s per point, load average ${load}`);
 console.log("| operations/s | connections | PostgresSaver (LangGraph.js) | AgentStateSaver (TS, RLS on) | ratio |");
 console.log("|---|---:|---:|---:|---:|");
 for (const r of rows) {

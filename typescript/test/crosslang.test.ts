@@ -67,6 +67,23 @@ describe("across languages", () => {
     expect(seen.checkpoints).toBeGreaterThanOrEqual(4);
   });
 
+  it("LangChain messages a LangGraph.js graph checkpoints are LangChain messages to the Python saver", async () => {
+    const { END, MessagesAnnotation, START, StateGraph } = await import("@langchain/langgraph");
+    const { AIMessage, HumanMessage } = await import("@langchain/core/messages");
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode("echo", async () => ({ messages: [new AIMessage("hello from TypeScript")] }))
+      .addEdge(START, "echo")
+      .addEdge("echo", END)
+      .compile({ checkpointer: new AgentStateSaver(tenant) });
+    const threadId = `ts-messages-${randomUUID()}`;
+    await graph.invoke({ messages: [new HumanMessage("hi")] }, { configurable: { thread_id: threadId } });
+    const { stdout } = await run(vpy, [peer, "messages", dsn("tenant_a"), threadId], { timeout: 120_000 });
+    expect(JSON.parse(stdout.trim())).toEqual([
+      ["HumanMessage", "hi"],
+      ["AIMessage", "hello from TypeScript"],
+    ]);
+  });
+
   it("TypeScript enqueues, a Python graph_worker runs its graph, TypeScript reads it all back", async () => {
     const { graph } = await import("./fixtures/graph.mjs");
     const threadId = `ts-to-py-${randomUUID()}`;
