@@ -203,8 +203,12 @@ ts-build: ts-install
 test-typescript: ts-install venv test-db
 ifeq ($(PRIVATE),1)
 	@scripts/pgbouncer.sh stop  # its idle server connections would keep the test database from being a template
+	@dropdb --force --if-exists agent_state_test_ts
+	@createdb -O $(DEPLOY_USER) -T agent_state_test agent_state_test_ts
+	@scripts/pgbouncer.sh start  # for test/pooler.test.ts
 	cd '$(TS_DIR)' && npx tsc -p tsconfig.test.json --noEmit && npx tsc -p tsconfig.json  # the type checks; dist/ for the worker processes
-	cd '$(TS_DIR)' && AGENT_STATE_TEST_DB=agent_state_test AGENT_STATE_VPY='$(VPY)' AGENT_STATE_ROOT='$(ROOT)' \
+	cd '$(TS_DIR)' && AGENT_STATE_TS_DB=agent_state_test_ts AGENT_STATE_TS_READY=1 AGENT_STATE_VPY='$(VPY)' AGENT_STATE_ROOT='$(ROOT)' \
+	  AGENT_STATE_TS_POOLER_HOST='$(ROOT)/.pgdata/bouncer' AGENT_STATE_TS_POOLER_PORT=$(PGPORT_BOUNCER) \
 	  timeout $(TS_TIMEOUT) npx vitest run $(TS_ARGS)
 else
 	@echo "test-typescript: skipped (DATABASE_URL is a server of your own: the TypeScript tests copy the private test database)"
