@@ -123,6 +123,24 @@ describe("worker", () => {
     expect(failed.last_error).toContain("boom");
   });
 
+  it("renews the lease while the handler runs, so a handler longer than the lease keeps its job", async () => {
+    const queue = `ts-renew-${randomUUID().slice(0, 8)}`;
+    const threadId = (await tenant.createSession()).thread_id;
+    const job = await tenant.enqueueJob(threadId, {}, { queue });
+    const stats = await new Worker(service, async (claimed, ctx) => {
+      const first = claimed.lease_expires_at!.getTime();
+      // wait (on the database, not a clock) until the lease was extended twice past the first one
+      await waitFor(async () => {
+        const now = await tenant.getJob(claimed.job_id);
+        return now.lease_expires_at!.getTime() > first + 1000 ? true : undefined;
+      }, 30_000, "two renewals");
+      ctx.check();
+      return { renewed: true };
+    }, { queue, pollMs: 20, leaseSeconds: 1 }).run({ drain: true });
+    expect(stats).toMatchObject({ completed: 1, lost: 0 });
+    expect((await tenant.getJob(job.job_id)).result).toEqual({ renewed: true });
+  });
+
   it("stops claiming on stop() and releases a job still running after the grace period", async () => {
     const queue = `ts-stop-${randomUUID().slice(0, 8)}`;
     const threadId = (await tenant.createSession()).thread_id;
