@@ -230,7 +230,7 @@ bench: setup pooler ts-build
 	@DATABASE_URL='$(DB_URL)' POOLER_URL='$(POOLER_URL)' VPY='$(VPY)' bench/run_all.sh
 
 clean: db-stop
-	rm -rf .pgdata $(VENV)
+	rm -rf .pgdata $(VENV) typescript/node_modules typescript/dist
 
 docs: test-db
 	@$(VPY) scripts/sql_api_doc.py '$(TEST_URL)' > docs/sql-api.md
