@@ -10,6 +10,10 @@ checkpoint through the Python AgentStateSaver (LangGraph.js wrote it as JSON); p
 ``python crosslang_peer.py messages DSN THREAD``: the latest checkpoint's ``messages`` channel as
 the Python saver reads it (LangChain messages written by LangGraph.js): ``[[class, content], ...]``.
 
+``python crosslang_peer.py py-messages DSN THREAD``: a Python graph over LangGraph's
+``MessagesState`` runs once on THREAD with the Python AgentStateSaver (its checkpoints are msgpack,
+for the TypeScript saver to read).
+
 ``python crosslang_peer.py worker DSN QUEUE``: a Python graph_worker drains QUEUE, running a
 LangGraph graph of the same shape as the TypeScript test graph (research: a side effect and a
 fenced message; publish), for runs started from TypeScript.
@@ -23,8 +27,9 @@ import sys
 from typing import Annotated, Any, TypedDict
 
 import psycopg
+from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, START, MessagesState, StateGraph
 
 from agent_state import Client
 from agent_state.langgraph import AgentStateSaver, GraphRuns, graph_worker, job_context
@@ -100,6 +105,16 @@ def main(argv: list[str]) -> None:
             assert found is not None
             items = found.checkpoint["channel_values"]["messages"]
             print(json.dumps([[type(m).__name__, m.content] for m in items]))
+    elif command == "py-messages":
+        thread = argv[3]
+        builder = StateGraph(MessagesState)
+        builder.add_node("echo", lambda state: {"messages": [AIMessage("hello from Python")]})
+        builder.add_edge(START, "echo")
+        builder.add_edge("echo", END)
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            graph = builder.compile(checkpointer=AgentStateSaver(conn))
+            graph.invoke({"messages": [("user", "hi")]}, {"configurable": {"thread_id": thread}})
+        print(json.dumps({"thread": thread}))
     elif command == "worker":
         queue = argv[3]
         stats = graph_worker(dsn, build(), queue=queue).run(drain=True, install_signal_handlers=False)

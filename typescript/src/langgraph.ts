@@ -18,9 +18,9 @@
  * Across languages (docs/typescript.md): versions use the Python saver's format (a zero-padded
  * counter and a random part), so either language continues the other's version numbers. The
  * bytes are in the writer's serializer: LangGraph.js writes type `json`, which Python's
- * JsonPlusSerializer reads (LangChain messages included); Python writes `msgpack`, which
- * LangGraph.js's serializer cannot read, so a Python-written thread is readable here as rows
- * (`Client.getCheckpoint`: ids, metadata, versions) but not as a CheckpointTuple.
+ * JsonPlusSerializer reads (LangChain messages included); Python writes `msgpack`, which the
+ * default serializer here (AgentStateSerializer, serde.ts) reads as Python's own msgpack-to-JSON
+ * conversion does (LangChain messages become LangGraph.js's).
  */
 import pg from "pg";
 import {
@@ -40,6 +40,7 @@ import {
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { Command } from "@langchain/langgraph";
 import { Client, idempotencyKey, type Source } from "./client.js";
+import { AgentStateSerializer } from "./serde.js";
 import { Worker, type JobContext, type WorkerOptions } from "./worker.js";
 import type { ChannelValue, CheckpointRow, Job, PendingWriteRow } from "./models.js";
 
@@ -72,7 +73,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
   private ownedPool: pg.Pool | null = null;
 
   constructor(source: Source | Client, options: AgentStateSaverOptions = {}) {
-    super(options.serde);
+    super(options.serde ?? new AgentStateSerializer());
     this.client = source instanceof Client ? source : new Client(source);
     this.durability = options.durability ?? "sync";
     if (this.durability !== "sync" && this.durability !== "async") {
@@ -448,3 +449,5 @@ export class GraphRuns {
 function head(threadId: string): RunnableConfig {
   return { configurable: { thread_id: threadId, checkpoint_ns: "" } };
 }
+
+export { AgentStateSerializer } from "./serde.js";

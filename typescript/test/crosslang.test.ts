@@ -103,14 +103,27 @@ describe("across languages", () => {
     const effect = await tenant.getSideEffect(threadId, idempotencyKey("email", "alice", "started"));
     expect(effect.status).toBe("done");
     expect(steps[0]).toBe(`emailed alice (${(effect.result as { sent: string }).sent})`);
-    // Python's checkpoints: readable as rows (ids, metadata, versions); their bytes are msgpack,
-    // which LangGraph.js's serializer does not read (docs/typescript.md)
+    // Python's checkpoints: msgpack bytes, which AgentStateSaver's serializer reads
     const row = (await tenant.getCheckpoint(threadId))!;
     expect(row.type).toBe("msgpack");
     expect(row.metadata.job_id).toBe(job.job_id);
-    expect((await tenant.listCheckpoints(threadId)).length).toBeGreaterThanOrEqual(3);
-    await expect(new AgentStateSaver(tenant).getTuple({ configurable: { thread_id: threadId } })).rejects.toThrow(
-      /msgpack/,
-    );
+    const saver = new AgentStateSaver(tenant);
+    const found = (await saver.getTuple({ configurable: { thread_id: threadId } }))!;
+    expect(found.checkpoint.channel_values).toMatchObject({ steps });
+    expect(found.metadata).toMatchObject({ job_id: job.job_id });
+    const history = [];
+    for await (const t of saver.list({ configurable: { thread_id: threadId } })) history.push(t);
+    expect(history.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("LangChain messages a Python graph checkpoints are LangGraph.js messages to the TypeScript saver", async () => {
+    const { AIMessage, HumanMessage } = await import("@langchain/core/messages");
+    const threadId = `py-messages-${randomUUID()}`;
+    await run(vpy, [peer, "py-messages", dsn("tenant_a"), threadId], { timeout: 120_000 });
+    const found = (await new AgentStateSaver(tenant).getTuple({ configurable: { thread_id: threadId } }))!;
+    const messages = found.checkpoint.channel_values.messages as unknown[];
+    expect(messages.map((m) => m instanceof HumanMessage || m instanceof AIMessage)).toEqual([true, true]);
+    expect(messages.map((m) => (m as { content: unknown }).content)).toEqual(["hi", "hello from Python"]);
+    expect(messages[0]).toBeInstanceOf(HumanMessage);
   });
 });
