@@ -168,7 +168,7 @@ endif
 POOLED_SKIP := --ignore=tests/python/test_migrations.py --ignore=tests/python/test_upgrade.py --ignore=tests/python/test_pooler.py --ignore=tests/python/test_retry.py \
   --ignore=tests/python/test_database_crash.py --ignore=tests/python/test_bench_scripts.py
 # A fresh test database first, as for the direct run (some tests use the shared 'default' queue).
-test-python-pooled: deps venv db pooler
+test-python-pooled: deps venv db pooler ts-build
 ifeq ($(PRIVATE),1)
 	@$(MAKE) --no-print-directory test-db
 	AGENT_STATE_TEST_DSN='$(POOLER_TEST_URL)' AGENT_STATE_TEST_DIRECT_DSN='$(TEST_URL)' \
