@@ -97,6 +97,34 @@ describe("graph runs", () => {
     expect((await tenant.getMessages(threadId)).length).toBe(1);
   });
 
+  it("parks a run that calls interrupt() for a person, and resumes it with the decision", async () => {
+    const { Annotation, END, START, StateGraph, interrupt } = await import("@langchain/langgraph");
+    const State = Annotation.Root({ steps: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }) });
+    const graph = new StateGraph(State)
+      .addNode("draft", async () => ({ steps: ["drafted"] }))
+      .addNode("publish", async (state) => {
+        const decision = interrupt({ publish: state.steps });
+        return { steps: [`published: ${String(decision)}`] };
+      })
+      .addEdge(START, "draft")
+      .addEdge("draft", "publish")
+      .addEdge("publish", END)
+      .compile();
+    const queue = `ts-hitl-${randomUUID().slice(0, 8)}`;
+    const threadId = `ts-hitl-${randomUUID()}`;
+    const job = await new GraphRuns(tenant, graph, { queue }).start(threadId, { steps: [] });
+    const worker = () => new GraphRuns(service, graph, { queue }).worker(service, { pollMs: 20 });
+    expect((await worker().run({ drain: true })).awaitingHuman).toBe(1);
+    expect((await tenant.getJob(job.job_id)).status).toBe("AWAITING_HUMAN");
+    const [approval] = (await tenant.pendingApprovals()).filter((a) => a.thread_id === threadId);
+    expect(approval!.action).toMatchObject({ interrupt: [{ publish: ["drafted"] }] });
+    await tenant.resolveHuman(threadId, approval!.checkpoint_id, "yes");
+    expect((await worker().run({ drain: true })).completed).toBe(1);
+    const done = await tenant.getJob(job.job_id);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.result).toEqual({ steps: ["drafted", "published: yes"] });
+  });
+
   it("deduplicates a start on the thread and the input, with Python's key", async () => {
     const { graph } = await import("./fixtures/graph.mjs");
     const runs = new GraphRuns(tenant, graph, { queue: `ts-dedup-${randomUUID().slice(0, 8)}` });
