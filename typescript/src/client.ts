@@ -20,6 +20,10 @@ import type {
   Approval,
   CheckpointRow,
   ChannelValue,
+  ContextWindow,
+  LineageStep,
+  RetrievalRecord,
+  TurnContext,
   Event,
   Job,
   JobAttempt,
@@ -281,6 +285,46 @@ export class Client {
       options.maxRows ?? 1000,
       options.kinds ?? null,
     ]);
+  }
+
+  // -- long sessions and retrieved context ------------------------------------------------------
+
+  /** `ai.context_window`: the messages to send (summaries standing in for what they cover) and whether compaction is due. */
+  contextWindow(threadId: string, windowTokens: number, keepLast = 20, threshold = 0.7): Promise<ContextWindow> {
+    return this.one("select * from ai.context_window($1, $2, $3, $4::real)", [threadId, windowTokens, keepLast, threshold]);
+  }
+
+  /** `ai.record_compaction`: a summary of the messages through `throughSeq` (the originals are kept). */
+  async recordCompaction(threadId: string, summary: string, throughSeq: number, summaryTokens?: number): Promise<AppendResult> {
+    const row = await this.one<Record<string, unknown>>("select * from ai.record_compaction($1, $2, $3, $4)", [
+      threadId,
+      summary,
+      throughSeq,
+      summaryTokens ?? null,
+    ]);
+    return appendResult(row);
+  }
+
+  /** `ai.record_retrieval`: the documents a turn was given, once per key. */
+  recordRetrieval(
+    threadId: string,
+    turn: number,
+    documents: unknown,
+    options: { idempotencyKey?: string } & Fence = {},
+  ): Promise<RetrievalRecord> {
+    return this.one("select * from ai.record_retrieval($1, $2, $3, $4, $5, $6)", [
+      threadId,
+      turn,
+      jsonParam(documents ?? []),
+      options.idempotencyKey ?? null,
+      options.jobId ?? null,
+      options.fencingToken ?? null,
+    ]);
+  }
+
+  /** `ai.get_turn_context`: a turn's messages and the documents it was given. */
+  getTurnContext(threadId: string, turn: number): Promise<TurnContext> {
+    return this.one("select * from ai.get_turn_context($1, $2)", [threadId, turn]);
   }
 
   // -- the queue --------------------------------------------------------------------------------
@@ -654,6 +698,30 @@ export class Client {
       options.before ?? null,
       options.maxRows ?? null,
       options.metadataFilter === undefined ? null : jsonParam(options.metadataFilter),
+    ]);
+  }
+
+  /** `ai.checkpoint_lineage`: the parent chain ('ancestors') or every branch below ('descendants'). */
+  checkpointLineage(
+    threadId: string,
+    checkpointId: string,
+    options: { checkpointNs?: string; direction?: "ancestors" | "descendants" } = {},
+  ): Promise<LineageStep[]> {
+    return this.query("select * from ai.checkpoint_lineage($1, $2, $3, $4)", [
+      threadId,
+      checkpointId,
+      options.checkpointNs ?? "",
+      options.direction ?? "ancestors",
+    ]);
+  }
+
+  /** `ai.fork_thread`: a new thread holding the checkpoint and its ancestors; returns its id. */
+  forkThread(sourceThreadId: string, checkpointId: string, newThreadId?: string | null, checkpointNs = ""): Promise<string> {
+    return this.scalar("select ai.fork_thread($1, $2, $3, $4) as value", [
+      sourceThreadId,
+      checkpointId,
+      newThreadId ?? null,
+      checkpointNs,
     ]);
   }
 

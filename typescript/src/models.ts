@@ -259,3 +259,48 @@ export interface PendingWriteRow {
   type: string;
   blob: Uint8Array;
 }
+
+/** One message of a context window (ai.context_window). */
+export interface WindowMessage {
+  seq: number;
+  role: MessageRole;
+  content: Json;
+  token_count: number;
+  is_summary: boolean;
+}
+
+export interface ContextWindow {
+  messages: WindowMessage[];
+  total_tokens: number;
+  compaction_due: boolean;
+  compact_from_seq: number | null;
+  compact_through_seq: number | null;
+  summary_through_seq: number;
+  last_seq: number;
+}
+
+export interface RetrievalRecord {
+  thread_id: string;
+  retrieval_id: number;
+  owner: string;
+  turn: number;
+  idempotency_key: string;
+  documents: Json;
+  created_at: Date;
+  inserted: boolean;
+}
+
+export interface TurnContext {
+  thread_id: string;
+  turn: number;
+  messages: Json;
+  retrievals: Json;
+}
+
+export interface LineageStep {
+  checkpoint_id: string;
+  parent_checkpoint_id: string | null;
+  depth: number;
+  created_at: Date;
+  metadata: Record<string, Json>;
+}

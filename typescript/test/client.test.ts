@@ -222,7 +222,41 @@ describe("side effects, approvals, usage, streams", () => {
   });
 });
 
+describe("long sessions and retrieved context", () => {
+  it("reports a context window, records a compaction that keeps the originals, and a turn's documents", async () => {
+    const id = (await tenant.createSession()).thread_id;
+    for (let turn = 1; turn <= 6; turn += 1) {
+      await tenant.appendMessage(id, "user", { text: "x".repeat(200) }, { turn, tokenCount: 100 });
+    }
+    const window = await tenant.contextWindow(id, 400, 2, 0.5);
+    expect(window.compaction_due).toBe(true);
+    expect(window.last_seq).toBe(6);
+    const summary = await tenant.recordCompaction(id, "the user asked six times", window.compact_through_seq!, 10);
+    expect(summary.inserted).toBe(true);
+    expect((await tenant.getMessages(id)).length).toBe(7); // the originals stay
+    expect((await tenant.contextWindow(id, 400, 2, 0.5)).messages.some((m) => m.is_summary)).toBe(true);
+    const recorded = await tenant.recordRetrieval(id, 1, [{ doc: "lisbon.md" }], { idempotencyKey: "r1" });
+    expect(recorded.inserted).toBe(true);
+    expect((await tenant.recordRetrieval(id, 1, [{ doc: "lisbon.md" }], { idempotencyKey: "r1" })).inserted).toBe(false);
+    const context = await tenant.getTurnContext(id, 1);
+    expect(JSON.stringify(context.retrievals)).toContain("lisbon.md");
+  });
+});
+
 describe("checkpoints", () => {
+  it("walks a checkpoint's lineage and forks a thread from it", async () => {
+    const id = thread();
+    const put = (cp: string, parent: string | null) =>
+      tenant.putCheckpoint({ threadId: id, checkpointId: cp, parentCheckpointId: parent, type: "json", checkpoint: Buffer.from("{}") });
+    await put("0001", null);
+    await put("0002", "0001");
+    await put("0003", "0002");
+    const lineage = await tenant.checkpointLineage(id, "0003");
+    expect(lineage.map((s) => s.checkpoint_id)).toEqual(["0003", "0002", "0001"]);
+    const fork = await tenant.forkThread(id, "0002");
+    expect((await tenant.listCheckpoints(fork)).map((c) => c.checkpoint_id).sort()).toEqual(["0001", "0002"]);
+  });
+
   it("puts, reads, lists and deletes a checkpoint with its values and writes", async () => {
     const id = thread();
     const cp = await tenant.putCheckpoint({
