@@ -5,6 +5,7 @@ import pg from "pg";
 import {
   AgentStateError,
   Client,
+  JobContext,
   ERRORS_BY_SQLSTATE,
   InvalidArgument,
   LeaseLost,
@@ -219,6 +220,65 @@ describe("side effects, approvals, usage, streams", () => {
     const finished = await tenant.finishStream(id, "s1");
     expect(finished.message.content).toBeDefined();
     expect((await tenant.getStream(id, "s1")).status).toBe("finished");
+  });
+});
+
+describe("the rest of the client, one call each", () => {
+  it("lists sessions, hides messages, and tells the clock, the owner and a ULID", async () => {
+    const id = (await tenant.createSession()).thread_id;
+    await tenant.appendMessages(id, [
+      { role: "user", content: "a" },
+      { role: "assistant", content: "b" },
+      { role: "user", content: "c" },
+    ]);
+    expect((await tenant.hideLastMessage(id))?.seq).toBe(3);
+    expect((await tenant.visibleMessages(id)).map((m) => m.seq)).toEqual([1, 2]);
+    expect(await tenant.hideMessages(id)).toBe(2);
+    expect(await tenant.visibleMessages(id)).toEqual([]);
+    expect(await tenant.hideLastMessage(id)).toBeNull();
+    expect((await tenant.listSessions({ maxRows: 1000 })).map((x) => x.thread_id)).toContain(id);
+    expect(await tenant.currentOwner()).toBe("tenant_a");
+    expect(await tenant.now()).toBeInstanceOf(Date);
+    expect(await tenant.ulid()).toMatch(/^[0-9A-Z]{26}$/);
+  });
+
+  it("fences a write, lists jobs, reaps nothing live, and retries a dead job", async () => {
+    const id = (await tenant.createSession()).thread_id;
+    const q = queue();
+    const job = await tenant.enqueueJob(id, {}, { queue: q, maxAttempts: 1 });
+    const claimed = (await service.claimJob("ts-worker", { queue: q }))!;
+    expect(await service.fencedWrite(claimed.job_id, claimed.fencing_token)).toBeInstanceOf(Date);
+    await expect(service.fencedWrite(claimed.job_id, claimed.fencing_token + 1)).rejects.toBeInstanceOf(LeaseLost);
+    expect(await service.reapExpired(q)).toBe(0);
+    expect((await service.failJob(claimed.job_id, claimed.fencing_token, "dead")).status).toBe("FAILED");
+    expect((await tenant.listJobs({ queue: q, status: "FAILED" })).map((j) => j.job_id)).toEqual([job.job_id]);
+    expect((await service.retryDeadJob(job.job_id)).status).toBe("PENDING");
+  });
+
+  it("abandons a side effect whose tool throws, so the next attempt executes it", async () => {
+    const id = (await tenant.createSession()).thread_id;
+    const q = queue();
+    await tenant.enqueueJob(id, {}, { queue: q });
+    const claimed = (await service.claimJob("ts-worker", { queue: q }))!;
+    const ctx = new JobContext(claimed, service);
+    await expect(ctx.sideEffect(["charge", 1], () => Promise.reject(new Error("declined")))).rejects.toThrow("declined");
+    const key = idempotencyKey("charge", 1);
+    expect((await tenant.getSideEffect(id, key)).status).toBe("abandoned");
+    expect(await ctx.sideEffect(["charge", 1], (call) => ({ charged: call.attempt }))).toEqual({ charged: 2 });
+    expect(await ctx.sideEffect(["charge", 1], () => ({ charged: "again" }))).toEqual({ charged: 2 });
+  });
+
+  it("reads an approval by id and abandons a stream", async () => {
+    const id = (await tenant.createSession()).thread_id;
+    const q = queue();
+    await tenant.enqueueJob(id, {}, { queue: q });
+    const claimed = (await service.claimJob("ts-worker", { queue: q }))!;
+    const approvalId = await service.requestHuman(claimed.job_id, claimed.fencing_token, "cp-9", { ok: "?" });
+    expect((await tenant.getApproval(approvalId)).status).toBe("pending");
+    await tenant.openStream(id, "s2");
+    await tenant.appendStreamChunks(id, "s2", 1, ["partial"]);
+    expect((await tenant.abandonStream(id, "s2")).status).toBe("abandoned");
+    expect((await tenant.readStream(id, "s2")).map((c) => c.content)).toEqual(["partial"]);
   });
 });
 
