@@ -51,7 +51,7 @@ export AGENT_STATE_PGPORT := $(PGPORT_PRIVATE)
 export AGENT_STATE_BOUNCER_PORT := $(PGPORT_BOUNCER)
 
 .PHONY: help setup deps venv db db-stop pooler deploy demo console test test-db test-pgtap test-plpgsql-check test-python \
-        test-python-pooled test-upstream bundle bench lint twins env clean docs
+        test-python-pooled test-upstream test-typescript ts-install ts-build bundle bench lint twins env clean docs
 
 help:
 	@echo "make demo      set up and run the demo"
@@ -76,6 +76,8 @@ deps:
 	[ -f /usr/share/postgresql/15/extension/plpgsql_check.control ] || missing="$$missing postgresql-15-plpgsql-check"; \
 	command -v pgbouncer >/dev/null || [ -x /usr/sbin/pgbouncer ] || missing="$$missing pgbouncer"; \
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	command -v node >/dev/null || missing="$$missing nodejs"; \
+	command -v npm >/dev/null || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi; \
@@ -148,7 +150,7 @@ test-pgtap: test-db
 test-plpgsql-check: test-db
 	@psql -X -q -v ON_ERROR_STOP=1 -d '$(TEST_URL)' -f tests/plpgsql_check.sql
 
-test-python: test-db pooler
+test-python: test-db pooler ts-build
 	AGENT_STATE_TEST_DSN='$(TEST_URL)' AGENT_STATE_TEST_POOLER_DSN='$(POOLER_TEST_URL)' \
 	  $(VPY) -m pytest -q tests/python $(PYTEST_ARGS)
 
@@ -183,7 +185,7 @@ endif
 POOLED_SKIP := --ignore=tests/python/test_migrations.py --ignore=tests/python/test_upgrade.py --ignore=tests/python/test_pooler.py --ignore=tests/python/test_retry.py \
   --ignore=tests/python/test_database_crash.py --ignore=tests/python/test_bench_scripts.py --ignore=tests/python/test_console.py
 # A fresh test database first, as for the direct run (some tests use the shared 'default' queue).
-test-python-pooled: deps venv db pooler
+test-python-pooled: deps venv db pooler ts-build
 ifeq ($(PRIVATE),1)
 	@$(MAKE) --no-print-directory test-db
 	AGENT_STATE_TEST_DSN='$(POOLER_TEST_URL)' AGENT_STATE_TEST_DIRECT_DSN='$(TEST_URL)' \
@@ -193,7 +195,41 @@ else
 	@echo "test-python-pooled: skipped (DATABASE_URL is a server of your own: no private PgBouncer)"
 endif
 
-test: setup lint test-pgtap test-plpgsql-check test-python test-python-pooled test-upstream
+test: setup lint test-pgtap test-plpgsql-check test-python test-python-pooled test-upstream test-typescript
+
+# The TypeScript package (typescript/): installed with `npm ci` from its committed lockfile
+# (node_modules is git-ignored), type-checked, then its vitest suite on a copy of the test
+# database: LangGraph.js's checkpointer validation suite against AgentStateSaver, the client, the
+# worker (a crash mid-node) and the cross-language runs with Python (typescript/README.md).
+# Needs Node >= 20 (vitest 4, which the validation suite brings, does not run on 18).
+TS_DIR := $(ROOT)/typescript
+TS_TIMEOUT ?= 900
+TS_ARGS ?=
+$(TS_DIR)/node_modules/.installed: $(TS_DIR)/package-lock.json
+	@major=$$(node -p 'process.versions.node.split(".")[0]'); [ "$$major" -ge 20 ] \
+	  || { echo "typescript/ needs Node >= 20 (found $$(node --version))"; exit 1; }
+	cd '$(TS_DIR)' && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+ts-install: deps $(TS_DIR)/node_modules/.installed
+
+# dist/ (ESM + type declarations), which the README's TypeScript quick start imports.
+ts-build: ts-install
+	@cd '$(TS_DIR)' && npx tsc -p tsconfig.json
+
+test-typescript: ts-install venv test-db
+ifeq ($(PRIVATE),1)
+	@scripts/pgbouncer.sh stop  # its idle server connections would keep the test database from being a template
+	@dropdb --force --if-exists agent_state_test_ts
+	@createdb -O $(DEPLOY_USER) -T agent_state_test agent_state_test_ts
+	@scripts/pgbouncer.sh start  # for test/pooler.test.ts
+	cd '$(TS_DIR)' && npx tsc -p tsconfig.test.json --noEmit && npx tsc -p tsconfig.json  # the type checks; dist/ for the worker processes
+	cd '$(TS_DIR)' && AGENT_STATE_TS_DB=agent_state_test_ts AGENT_STATE_TS_READY=1 AGENT_STATE_VPY='$(VPY)' AGENT_STATE_ROOT='$(ROOT)' \
+	  AGENT_STATE_TS_POOLER_HOST='$(ROOT)/.pgdata/bouncer' AGENT_STATE_TS_POOLER_PORT=$(PGPORT_BOUNCER) \
+	  timeout $(TS_TIMEOUT) npx vitest run $(TS_ARGS)
+else
+	@echo "test-typescript: skipped (DATABASE_URL is a server of your own: the TypeScript tests copy the private test database)"
+endif
 
 lint: venv
 	$(VENV)/bin/ruff check python tests bench scripts examples
@@ -211,12 +247,12 @@ bundle:
 	@scripts/bundle.sh > sql/ai.sql
 	@echo "wrote sql/ai.sql"
 
-bench: setup pooler
+bench: setup pooler ts-build
 	@$(VPY) -c 'import pgqueuer, langgraph.checkpoint.postgres' 2>/dev/null || $(VPY) -m pip install -q -e 'python[test,dev,langgraph,demo,openai-agents,upstream,bench]'
 	@DATABASE_URL='$(DB_URL)' POOLER_URL='$(POOLER_URL)' VPY='$(VPY)' bench/run_all.sh
 
 clean: db-stop
-	rm -rf .pgdata $(VENV)
+	rm -rf .pgdata $(VENV) typescript/node_modules typescript/dist
 
 docs: test-db
 	@$(VPY) scripts/sql_api_doc.py '$(TEST_URL)' > docs/sql-api.md

@@ -74,6 +74,7 @@ SCRIPTS = {
     "sessions.sh": (90, "appends per second"),
     "streams.sh": (90, "LISTEN/NOTIFY"),
     "tenant_reads.sh": (120, "pending_approvals"),
+    "typescript.sh": (120, "AgentStateSaver (TS, RLS on)"),
 }
 
 

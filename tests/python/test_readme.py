@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
+from psycopg.conninfo import conninfo_to_dict
 
 from agent_state.langgraph import AgentStateSaver
 
@@ -38,6 +41,7 @@ def _python(dsn: str, code: str) -> str:
 def test_the_readme_has_its_quick_starts_marked() -> None:
     kinds = [(when, lang) for when, lang, _ in _blocks()]
     assert kinds.count(("run", "sql")) == 1 and kinds.count(("run", "python")) == 2, kinds
+    assert kinds.count(("run", "ts")) == 1, kinds
 
 
 def test_the_sql_quick_start_runs_in_psql(dsn: str) -> None:
@@ -75,3 +79,49 @@ def test_the_checkpointer_swap_runs_when_the_saver_has_from_conn_string(dsn: str
         "builder.add_edge(START, 'echo')\n"
     )
     _python(dsn, prelude + swap)
+
+
+TYPESCRIPT = ROOT / "typescript"
+
+
+def _url(dsn: str) -> str:
+    """A libpq DSN (a URL, or the pooled run's key=value form) as the URL node-postgres parses."""
+    if "://" in dsn:
+        return dsn
+    params = conninfo_to_dict(dsn)
+    query = "&".join(f"{k}={quote(str(params[k]), safe='/')}" for k in ("host", "port") if params.get(k))
+    user = f"{params['user']}@" if params.get("user") else ""
+    return f"postgresql://{user}/{params.get('dbname', '')}" + (f"?{query}" if query else "")
+
+
+def test_the_typescript_quick_start_type_checks_and_runs(dsn: str) -> None:
+    """The block is compiled with tsc (strict) inside typescript/, where `agent-state` resolves to
+    the package itself (its dist/: `make test-python` builds it), then run with node."""
+    if not (TYPESCRIPT / "dist" / "index.js").exists() or shutil.which("node") is None:
+        pytest.fail("typescript/dist is not built: run `make ts-build` (make test-python does)")
+    [code] = [code for when, lang, code in _blocks() if (when, lang) == ("run", "ts")]
+    work = TYPESCRIPT / ".readme"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    (work / "quickstart.mts").write_text(code)
+    tsc = [
+        str(TYPESCRIPT / "node_modules" / ".bin" / "tsc"),
+        "--strict", "--skipLibCheck", "--target", "es2022", "--module", "nodenext",
+        "--moduleResolution", "nodenext", "--types", "node", "--rootDir", str(work), "--outDir", str(work),
+        str(work / "quickstart.mts"),
+    ]  # fmt: skip
+    compiled = subprocess.run(tsc, cwd=TYPESCRIPT, capture_output=True, text=True, timeout=180, check=False)
+    assert compiled.returncode == 0, compiled.stdout[-3000:] + compiled.stderr[-3000:]
+    done = subprocess.run(
+        ["node", str(work / "quickstart.mjs")],
+        cwd=TYPESCRIPT,
+        env=dict(os.environ, DATABASE_URL=_url(dsn)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert lines[0] == "true" and lines[1] == "{}", done.stdout
+    assert lines[2].startswith("COMPLETED") and "emailed alice (" in done.stdout, done.stdout

@@ -1,0 +1,734 @@
+/**
+ * The thin client: one method per SQL function of the `ai` schema that a TypeScript service
+ * needs, over node-postgres. Every method is one round trip, `select * from ai.<function>(...)`:
+ * the only work done here is encoding (arguments to parameters, rows to typed objects, SQLSTATEs
+ * to typed errors). The logic lives in the database.
+ *
+ * The client holds no connection of its own: give it a `pg.Pool` (each call borrows a
+ * connection for one statement) or a `pg.Client` / `PoolClient` (calls run on it, in the
+ * caller's transaction if one is open).
+ *
+ * Poolers: statements are sent unnamed (node-postgres prepares a named statement only when a
+ * query is given a `name`, which this client never does), and no session state is kept, so the
+ * client works through PgBouncer in transaction pooling as it is.
+ */
+import { createHash } from "node:crypto";
+import pg from "pg";
+import { translate } from "./errors.js";
+import type {
+  AppendResult,
+  Approval,
+  CheckpointRow,
+  ChannelValue,
+  ContextWindow,
+  LineageStep,
+  RetrievalRecord,
+  TurnContext,
+  Event,
+  Job,
+  JobAttempt,
+  Json,
+  Message,
+  MessageRole,
+  NewMessage,
+  PendingWriteRow,
+  QueueStats,
+  RenewedLease,
+  Session,
+  SessionStatus,
+  SideEffect,
+  SideEffectBegin,
+  StreamChunk,
+  StreamState,
+  UsageRecord,
+  UsageSummaryRow,
+} from "./models.js";
+
+/** What a Client runs its statements on. */
+export type Source = pg.Pool | pg.PoolClient | pg.Client;
+
+/** A fencing pair: the job a write belongs to and the token of the claim that holds it. */
+export interface Fence {
+  jobId?: number | null;
+  fencingToken?: number | null;
+}
+
+const INT8 = 20;
+const INT8_ARRAY = 1016;
+const base = pg.types;
+/** Type parsers of this client's queries only (the caller's pool keeps its own): bigint as number. */
+const TYPES = {
+  getTypeParser(oid: number, format?: "text" | "binary") {
+    if (oid === INT8) return (value: string) => Number(value);
+    if (oid === INT8_ARRAY) {
+      const parseArray = (base.getTypeParser as any)(INT8_ARRAY, "text") as (v: string) => (string | null)[];
+      return (value: string) => parseArray(value).map((v) => (v === null ? null : Number(v)));
+    }
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    return (base.getTypeParser as any)(oid, format ?? "text");
+  },
+} as unknown as pg.CustomTypesConfig;
+
+/** A jsonb parameter: node-postgres would send a JS array as a Postgres array, so JSON is stringified here. */
+export function jsonParam(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
+
+/** An interval parameter from seconds. */
+export function secondsParam(seconds: number | null | undefined): string | null {
+  return seconds === undefined || seconds === null ? null : `${seconds} seconds`;
+}
+
+/**
+ * The key `ai.idempotency_key` computes, without a round trip (the same as Python's
+ * `agent_state.side_effects.idempotency_key`): sha256 (hex) over the parts, each as text and
+ * length-prefixed, null distinct from "". Numbers and strings give the same key in both languages.
+ */
+export function idempotencyKey(...parts: unknown[]): string {
+  if (parts.length === 0) throw new Error("idempotencyKey needs at least one part");
+  const buf = parts
+    .map((p) => {
+      if (p === null || p === undefined) return "N;";
+      const s = String(p);
+      return `${[...s].length}:${s};`;
+    })
+    .join("");
+  return createHash("sha256").update(buf, "utf8").digest("hex");
+}
+
+function isPool(source: Source): source is pg.Pool {
+  return source instanceof pg.Pool || ("totalCount" in source && "idleCount" in source);
+}
+
+function appendResult(row: Record<string, unknown>): AppendResult {
+  const { inserted, ...message } = row;
+  return { message: message as unknown as Message, inserted: inserted as boolean };
+}
+
+function bytes(value: Uint8Array | null): Buffer | null {
+  if (value === null) return null;
+  return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+}
+
+/** The arguments of ai.put_checkpoint, in its order (the first 15, and the optional held writes and messages). */
+export interface PutCheckpointArgs extends Fence {
+  threadId: string;
+  checkpointNs?: string;
+  checkpointId?: string | null;
+  parentCheckpointId?: string | null;
+  type: string;
+  checkpoint: Uint8Array;
+  metadata?: Record<string, unknown>;
+  channelVersions?: Record<string, string | number>;
+  values?: ChannelValue[];
+  durability?: "sync" | "async";
+  /** One task's pending writes for the parent checkpoint, stored in the same transaction. */
+  writes?: { taskId: string; taskPath?: string; writes: PendingWriteRow[] };
+  /** Messages appended to the thread in the same transaction (as appendMessages takes them). */
+  messages?: NewMessage[];
+}
+
+export class Client {
+  readonly source: Source;
+
+  constructor(source: Source) {
+    this.source = source;
+  }
+
+  /** Runs one statement; rows as objects; our SQLSTATEs as typed errors. */
+  async query<T = Record<string, unknown>>(text: string, values: unknown[] = []): Promise<T[]> {
+    try {
+      const result = await this.source.query({ text, values, types: TYPES });
+      return result.rows as T[];
+    } catch (error) {
+      throw translate(error);
+    }
+  }
+
+  private async one<T>(text: string, values: unknown[]): Promise<T> {
+    const rows = await this.query<T>(text, values);
+    return rows[0] as T;
+  }
+
+  private async scalar<T>(text: string, values: unknown[]): Promise<T> {
+    const row = await this.one<{ value: T }>(text, values);
+    return row.value;
+  }
+
+  /**
+   * Runs `fn` with a client bound to one transaction in which this service acts for `owner`
+   * (`ai.act_as`, members of ai_service): everything `fn` calls commits together, as `owner`.
+   */
+  async actingAs<T>(owner: string, fn: (client: Client) => Promise<T>): Promise<T> {
+    const pool = isPool(this.source) ? this.source : null;
+    const conn = pool ? await pool.connect() : (this.source as pg.ClientBase);
+    try {
+      await conn.query("begin");
+      try {
+        const bound = new Client(conn as pg.PoolClient);
+        await bound.scalar("select ai.act_as($1) as value", [owner]);
+        const result = await fn(bound);
+        await conn.query("commit");
+        return result;
+      } catch (error) {
+        await conn.query("rollback").catch(() => undefined);
+        throw error;
+      }
+    } finally {
+      if (pool) (conn as pg.PoolClient).release();
+    }
+  }
+
+  /** `ai.now()`: the database's clock (the one leases and backoff use). */
+  now(): Promise<Date> {
+    return this.scalar("select ai.now() as value", []);
+  }
+
+  /** `ai.current_owner()`: the tenant the caller acts as. */
+  currentOwner(): Promise<string> {
+    return this.scalar("select ai.current_owner() as value", []);
+  }
+
+  // -- sessions ---------------------------------------------------------------------------------
+
+  /** `ai.create_session`: a new session (an id when `threadId` is omitted); the existing one when it is yours. */
+  createSession(threadId?: string | null, config: Record<string, unknown> = {}): Promise<Session> {
+    return this.one("select * from ai.create_session($1, $2)", [threadId ?? null, jsonParam(config)]);
+  }
+
+  getSession(threadId: string): Promise<Session> {
+    return this.one("select * from ai.get_session($1)", [threadId]);
+  }
+
+  setSessionStatus(threadId: string, status: SessionStatus): Promise<Session> {
+    return this.one("select * from ai.set_session_status($1, $2)", [threadId, status]);
+  }
+
+  listSessions(options: { status?: SessionStatus; owner?: string; maxRows?: number } = {}): Promise<Session[]> {
+    return this.query("select * from ai.list_sessions($1, $2, $3)", [
+      options.status ?? null,
+      options.owner ?? null,
+      options.maxRows ?? 100,
+    ]);
+  }
+
+  // -- messages and events ----------------------------------------------------------------------
+
+  /**
+   * `ai.append_message_idempotent`: appends a message (numbered 1, 2, 3, ... per thread); a retry
+   * with the same turn or idempotency key returns the stored message with `inserted` false.
+   * With `jobId` + `fencingToken` the append is fenced on the job.
+   */
+  async appendMessage(
+    threadId: string,
+    role: MessageRole,
+    content: unknown,
+    options: { turn?: number; idempotencyKey?: string; tokenCount?: number } & Fence = {},
+  ): Promise<AppendResult> {
+    const row = await this.one<Record<string, unknown>>(
+      "select * from ai.append_message_idempotent($1, $2, $3, $4, $5, $6, $7, $8)",
+      [
+        threadId,
+        role,
+        jsonParam(content),
+        options.turn ?? null,
+        options.idempotencyKey ?? null,
+        options.tokenCount ?? null,
+        options.jobId ?? null,
+        options.fencingToken ?? null,
+      ],
+    );
+    return appendResult(row);
+  }
+
+  /** `ai.append_messages`: several messages in one call, each idempotent. */
+  async appendMessages(threadId: string, messages: NewMessage[]): Promise<AppendResult[]> {
+    const rows = await this.query<Record<string, unknown>>("select * from ai.append_messages($1, $2)", [
+      threadId,
+      jsonParam(messages),
+    ]);
+    return rows.map(appendResult);
+  }
+
+  getMessages(threadId: string, options: { afterSeq?: number; maxRows?: number } = {}): Promise<Message[]> {
+    return this.query("select * from ai.get_messages($1, $2, $3)", [
+      threadId,
+      options.afterSeq ?? 0,
+      options.maxRows ?? 1000,
+    ]);
+  }
+
+  visibleMessages(threadId: string, maxRows?: number): Promise<Message[]> {
+    return this.query("select * from ai.visible_messages($1, $2)", [threadId, maxRows ?? null]);
+  }
+
+  async hideLastMessage(threadId: string): Promise<Message | null> {
+    const row = await this.one<Message>("select * from ai.hide_last_message($1)", [threadId]);
+    return row.seq === null ? null : row;
+  }
+
+  hideMessages(threadId: string): Promise<number> {
+    return this.scalar("select ai.hide_messages($1) as value", [threadId]);
+  }
+
+  recordEvent(threadId: string, kind: string, payload: unknown = {}): Promise<Event> {
+    return this.one("select * from ai.record_event($1, $2, $3)", [threadId, kind, jsonParam(payload ?? {})]);
+  }
+
+  getEvents(
+    threadId: string,
+    options: { afterEventId?: number; maxRows?: number; kinds?: string[] } = {},
+  ): Promise<Event[]> {
+    return this.query("select * from ai.get_events($1, $2, $3, $4)", [
+      threadId,
+      options.afterEventId ?? 0,
+      options.maxRows ?? 1000,
+      options.kinds ?? null,
+    ]);
+  }
+
+  // -- long sessions and retrieved context ------------------------------------------------------
+
+  /** `ai.context_window`: the messages to send (summaries standing in for what they cover) and whether compaction is due. */
+  contextWindow(threadId: string, windowTokens: number, keepLast = 20, threshold = 0.7): Promise<ContextWindow> {
+    return this.one("select * from ai.context_window($1, $2, $3, $4::real)", [threadId, windowTokens, keepLast, threshold]);
+  }
+
+  /** `ai.record_compaction`: a summary of the messages through `throughSeq` (the originals are kept). */
+  async recordCompaction(threadId: string, summary: string, throughSeq: number, summaryTokens?: number): Promise<AppendResult> {
+    const row = await this.one<Record<string, unknown>>("select * from ai.record_compaction($1, $2, $3, $4)", [
+      threadId,
+      summary,
+      throughSeq,
+      summaryTokens ?? null,
+    ]);
+    return appendResult(row);
+  }
+
+  /** `ai.record_retrieval`: the documents a turn was given, once per key. */
+  recordRetrieval(
+    threadId: string,
+    turn: number,
+    documents: unknown,
+    options: { idempotencyKey?: string } & Fence = {},
+  ): Promise<RetrievalRecord> {
+    return this.one("select * from ai.record_retrieval($1, $2, $3, $4, $5, $6)", [
+      threadId,
+      turn,
+      jsonParam(documents ?? []),
+      options.idempotencyKey ?? null,
+      options.jobId ?? null,
+      options.fencingToken ?? null,
+    ]);
+  }
+
+  /** `ai.get_turn_context`: a turn's messages and the documents it was given. */
+  getTurnContext(threadId: string, turn: number): Promise<TurnContext> {
+    return this.one("select * from ai.get_turn_context($1, $2)", [threadId, turn]);
+  }
+
+  // -- the queue --------------------------------------------------------------------------------
+
+  /** `ai.enqueue_job`: a job for the thread; the same idempotency key returns the first job. */
+  enqueueJob(
+    threadId: string,
+    payload: unknown = {},
+    options: { queue?: string; runAt?: Date; priority?: number; maxAttempts?: number; idempotencyKey?: string } = {},
+  ): Promise<Job> {
+    return this.one("select * from ai.enqueue_job($1, $2, $3, $4, $5, $6, $7)", [
+      threadId,
+      jsonParam(payload ?? {}),
+      options.queue ?? "default",
+      options.runAt ?? null,
+      options.priority ?? 0,
+      options.maxAttempts ?? 5,
+      options.idempotencyKey ?? null,
+    ]);
+  }
+
+  /** `ai.claim_job`: the next due job of the queue with a lease and a new fencing token, or null. */
+  async claimJob(workerId: string, options: { leaseSeconds?: number; queue?: string } = {}): Promise<Job | null> {
+    const rows = await this.query<Job>("select * from ai.claim_job($1, $2, $3)", [
+      workerId,
+      secondsParam(options.leaseSeconds ?? 60),
+      options.queue ?? "default",
+    ]);
+    return rows[0] ?? null;
+  }
+
+  /** `ai.claim_jobs`: up to `maxJobs` due jobs in one call. */
+  claimJobs(workerId: string, leaseSeconds: number, queue: string, maxJobs: number): Promise<Job[]> {
+    return this.query("select * from ai.claim_jobs($1, $2, $3, $4)", [
+      workerId,
+      secondsParam(leaseSeconds),
+      queue,
+      maxJobs,
+    ]);
+  }
+
+  /** `ai.renew_lease`: extends the lease; LeaseLost when the token is stale. Returns the new expiry. */
+  renewLease(jobId: number, fencingToken: number, leaseSeconds = 60): Promise<Date> {
+    return this.scalar("select ai.renew_lease($1, $2, $3) as value", [jobId, fencingToken, secondsParam(leaseSeconds)]);
+  }
+
+  /** `ai.renew_leases`: every lease a worker holds, in one call; the jobs it still holds. */
+  renewLeases(workerId: string, jobIds: number[], fencingTokens: number[], leaseSeconds = 60): Promise<RenewedLease[]> {
+    return this.query("select * from ai.renew_leases($1, $2, $3, $4)", [
+      workerId,
+      jobIds,
+      fencingTokens,
+      secondsParam(leaseSeconds),
+    ]);
+  }
+
+  /** `ai.fenced_write`: LeaseLost unless the claim still holds the job (inside the caller's transaction). */
+  fencedWrite(jobId: number, fencingToken: number): Promise<Date> {
+    return this.scalar("select ai.fenced_write($1, $2) as value", [jobId, fencingToken]);
+  }
+
+  completeJob(jobId: number, fencingToken: number, result: unknown = null): Promise<Job> {
+    return this.one("select * from ai.complete_job($1, $2, $3)", [jobId, fencingToken, jsonParam(result)]);
+  }
+
+  /** `ai.fail_job`: retried with backoff (or after `retryInSeconds`) until the attempts are spent. */
+  failJob(jobId: number, fencingToken: number, error: string, retryInSeconds?: number): Promise<Job> {
+    return this.one("select * from ai.fail_job($1, $2, $3, $4)", [
+      jobId,
+      fencingToken,
+      error,
+      secondsParam(retryInSeconds),
+    ]);
+  }
+
+  /** `ai.release_job`: gives the job back without spending an attempt (a worker shutting down). */
+  releaseJob(jobId: number, fencingToken: number): Promise<Job> {
+    return this.one("select * from ai.release_job($1, $2)", [jobId, fencingToken]);
+  }
+
+  cancelJob(jobId: number): Promise<Job> {
+    return this.one("select * from ai.cancel_job($1)", [jobId]);
+  }
+
+  retryDeadJob(jobId: number): Promise<Job> {
+    return this.one("select * from ai.retry_dead_job($1)", [jobId]);
+  }
+
+  getJob(jobId: number): Promise<Job> {
+    return this.one("select * from ai.get_job($1)", [jobId]);
+  }
+
+  listJobs(
+    options: { queue?: string; status?: string; threadId?: string; maxRows?: number; beforeJobId?: number } = {},
+  ): Promise<Job[]> {
+    return this.query("select * from ai.list_jobs($1, $2, $3, $4, $5)", [
+      options.queue ?? null,
+      options.status ?? null,
+      options.threadId ?? null,
+      options.maxRows ?? 100,
+      options.beforeJobId ?? null,
+    ]);
+  }
+
+  queueStats(queue?: string): Promise<QueueStats[]> {
+    return this.query("select * from ai.queue_stats($1)", [queue ?? null]);
+  }
+
+  jobAttempts(jobId: number): Promise<JobAttempt[]> {
+    return this.query("select * from ai.job_attempts($1)", [jobId]);
+  }
+
+  reapExpired(queue?: string): Promise<number> {
+    return this.scalar("select ai.reap_expired($1) as value", [queue ?? null]);
+  }
+
+  // -- side effects -----------------------------------------------------------------------------
+
+  /** `ai.begin_side_effect`: reserve the key ('execute'), or its recorded result ('done'), or 'busy'. */
+  beginSideEffect(
+    threadId: string,
+    key: string,
+    request: unknown = {},
+    options: Fence & { reservationSeconds?: number } = {},
+  ): Promise<SideEffectBegin> {
+    return this.one("select * from ai.begin_side_effect($1, $2, $3, $4, $5, $6)", [
+      threadId,
+      key,
+      jsonParam(request ?? {}),
+      options.jobId ?? null,
+      options.fencingToken ?? null,
+      secondsParam(options.reservationSeconds ?? 300),
+    ]);
+  }
+
+  finishSideEffect(threadId: string, key: string, result: unknown, fence: Fence = {}): Promise<SideEffect> {
+    return this.one("select * from ai.finish_side_effect($1, $2, $3, $4, $5)", [
+      threadId,
+      key,
+      jsonParam(result ?? null) ?? "null",
+      fence.jobId ?? null,
+      fence.fencingToken ?? null,
+    ]);
+  }
+
+  abandonSideEffect(threadId: string, key: string, options: Fence & { error?: string } = {}): Promise<SideEffect> {
+    return this.one("select * from ai.abandon_side_effect($1, $2, $3, $4, $5)", [
+      threadId,
+      key,
+      options.jobId ?? null,
+      options.fencingToken ?? null,
+      options.error ?? null,
+    ]);
+  }
+
+  getSideEffect(threadId: string, key: string): Promise<SideEffect> {
+    return this.one("select * from ai.get_side_effect($1, $2)", [threadId, key]);
+  }
+
+  // -- human in the loop ------------------------------------------------------------------------
+
+  /** `ai.request_human` (fenced): the job waits for a person as AWAITING_HUMAN; returns the approval id. */
+  requestHuman(jobId: number, fencingToken: number, checkpointId: string, action: unknown = {}): Promise<string> {
+    return this.scalar("select ai.request_human($1, $2, $3, $4) as value", [
+      jobId,
+      fencingToken,
+      checkpointId,
+      jsonParam(action ?? {}),
+    ]);
+  }
+
+  /** `ai.resolve_human`: stores the decision; the job is PENDING again, carrying it in `payload.human`. */
+  resolveHuman(threadId: string, checkpointId: string, decision: unknown): Promise<Approval> {
+    return this.one("select * from ai.resolve_human($1, $2, $3)", [
+      threadId,
+      checkpointId,
+      jsonParam(decision ?? {}),
+    ]);
+  }
+
+  pendingApprovals(options: { owner?: string; maxRows?: number } = {}): Promise<Approval[]> {
+    return this.query("select * from ai.pending_approvals($1, $2)", [options.owner ?? null, options.maxRows ?? 100]);
+  }
+
+  getApproval(approvalId: string): Promise<Approval> {
+    return this.one("select * from ai.get_approval($1)", [approvalId]);
+  }
+
+  // -- usage ------------------------------------------------------------------------------------
+
+  /** `ai.record_usage`: once per idempotency key (exactly-once billing); `cost` exact (a string or number). */
+  recordUsage(
+    threadId: string,
+    key: string,
+    usage: { model: string; inputTokens: number; outputTokens: number; cost: string | number; details?: unknown },
+    fence: Fence = {},
+  ): Promise<UsageRecord> {
+    return this.one("select * from ai.record_usage($1, $2, $3, $4, $5, $6, $7, $8, $9)", [
+      threadId,
+      key,
+      usage.model,
+      usage.inputTokens,
+      usage.outputTokens,
+      String(usage.cost),
+      jsonParam(usage.details ?? {}),
+      fence.jobId ?? null,
+      fence.fencingToken ?? null,
+    ]);
+  }
+
+  usageSummary(since: Date, until: Date, groupBy: string[] = ["owner"]): Promise<UsageSummaryRow[]> {
+    return this.query("select * from ai.usage_summary($1, $2, $3)", [since, until, groupBy]);
+  }
+
+  // -- streams ----------------------------------------------------------------------------------
+
+  openStream(
+    threadId: string,
+    streamKey: string,
+    options: { role?: MessageRole; turn?: number; durability?: "sync" | "async" } & Fence = {},
+  ): Promise<StreamState> {
+    return this.one("select * from ai.open_stream($1, $2, $3, $4, $5, $6, $7)", [
+      threadId,
+      streamKey,
+      options.role ?? "assistant",
+      options.turn ?? null,
+      options.jobId ?? null,
+      options.fencingToken ?? null,
+      options.durability ?? "sync",
+    ]);
+  }
+
+  /** `ai.append_stream_chunks`: chunks numbered from `firstChunk` (a retry of stored chunks is a no-op). */
+  appendStreamChunks(
+    threadId: string,
+    streamKey: string,
+    firstChunk: number,
+    chunks: string[],
+    options: Fence & { durability?: "sync" | "async" } = {},
+  ): Promise<number> {
+    return this.scalar("select ai.append_stream_chunks($1, $2, $3, $4, $5, $6, $7) as value", [
+      threadId,
+      streamKey,
+      firstChunk,
+      chunks,
+      options.jobId ?? null,
+      options.fencingToken ?? null,
+      options.durability ?? "sync",
+    ]);
+  }
+
+  async finishStream(threadId: string, streamKey: string, fence: Fence = {}): Promise<AppendResult> {
+    const row = await this.one<Record<string, unknown>>("select * from ai.finish_stream($1, $2, $3, $4)", [
+      threadId,
+      streamKey,
+      fence.jobId ?? null,
+      fence.fencingToken ?? null,
+    ]);
+    return appendResult(row);
+  }
+
+  abandonStream(threadId: string, streamKey: string, fence: Fence = {}): Promise<StreamState> {
+    return this.one("select * from ai.abandon_stream($1, $2, $3, $4)", [
+      threadId,
+      streamKey,
+      fence.jobId ?? null,
+      fence.fencingToken ?? null,
+    ]);
+  }
+
+  getStream(threadId: string, streamKey: string, staleAfterSeconds = 30): Promise<StreamState> {
+    return this.one("select * from ai.get_stream($1, $2, $3)", [threadId, streamKey, secondsParam(staleAfterSeconds)]);
+  }
+
+  readStream(
+    threadId: string,
+    streamKey: string,
+    options: { afterChunk?: number; maxChunks?: number } = {},
+  ): Promise<StreamChunk[]> {
+    return this.query("select * from ai.read_stream($1, $2, $3, $4)", [
+      threadId,
+      streamKey,
+      options.afterChunk ?? 0,
+      options.maxChunks ?? 1000,
+    ]);
+  }
+
+  // -- checkpoints ------------------------------------------------------------------------------
+
+  /** `ai.ulid()`: a new time-ordered id. */
+  ulid(): Promise<string> {
+    return this.scalar("select ai.ulid() as value", []);
+  }
+
+  /** `ai.put_checkpoint`: a durable step in one call (checkpoint, new channel values, held writes, messages). */
+  putCheckpoint(args: PutCheckpointArgs): Promise<string> {
+    const values = args.values ?? [];
+    const w = args.writes;
+    return this.scalar(
+      "select ai.put_checkpoint($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15," +
+        " null, $16, $17, $18, $19, $20, $21, $22) as value",
+      [
+        args.threadId,
+        args.checkpointNs ?? "",
+        args.checkpointId ?? null,
+        args.parentCheckpointId ?? null,
+        args.type,
+        bytes(args.checkpoint),
+        jsonParam(args.metadata ?? {}),
+        jsonParam(args.channelVersions ?? {}),
+        values.map((v) => v.channel),
+        values.map((v) => v.version),
+        values.map((v) => v.type),
+        values.map((v) => bytes(v.blob)),
+        args.jobId ?? null,
+        args.fencingToken ?? null,
+        args.durability ?? "sync",
+        w ? w.taskId : null,
+        w ? (w.taskPath ?? "") : "",
+        w ? w.writes.map((x) => x.idx) : null,
+        w ? w.writes.map((x) => x.channel) : null,
+        w ? w.writes.map((x) => x.type) : null,
+        w ? w.writes.map((x) => bytes(x.blob)) : null,
+        args.messages && args.messages.length > 0 ? jsonParam(args.messages) : null,
+      ],
+    );
+  }
+
+  /** `ai.put_writes`: a task's pending writes, idempotent per (task_id, idx); returns the rows written. */
+  putWrites(
+    threadId: string,
+    checkpointNs: string,
+    checkpointId: string,
+    taskId: string,
+    writes: PendingWriteRow[],
+    options: { taskPath?: string } & Fence = {},
+  ): Promise<number> {
+    return this.scalar("select ai.put_writes($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) as value", [
+      threadId,
+      checkpointNs,
+      checkpointId,
+      taskId,
+      writes.map((w) => w.idx),
+      writes.map((w) => w.channel),
+      writes.map((w) => w.type),
+      writes.map((w) => bytes(w.blob)),
+      options.taskPath ?? "",
+      options.jobId ?? null,
+      options.fencingToken ?? null,
+    ]);
+  }
+
+  /** `ai.get_checkpoint`: the given checkpoint or the newest of the namespace; null when there is none. */
+  async getCheckpoint(threadId: string, checkpointNs = "", checkpointId?: string | null): Promise<CheckpointRow | null> {
+    const rows = await this.query<CheckpointRow>("select * from ai.get_checkpoint($1, $2, $3)", [
+      threadId,
+      checkpointNs,
+      checkpointId ?? null,
+    ]);
+    return rows[0] ?? null;
+  }
+
+  /** `ai.list_checkpoints`: newest first (threadId null: every thread the caller sees). */
+  listCheckpoints(
+    threadId: string | null,
+    options: { checkpointNs?: string | null; before?: string | null; maxRows?: number | null; metadataFilter?: unknown } = {},
+  ): Promise<CheckpointRow[]> {
+    return this.query("select * from ai.list_checkpoints($1, $2, $3, $4, $5)", [
+      threadId,
+      options.checkpointNs ?? null,
+      options.before ?? null,
+      options.maxRows ?? null,
+      options.metadataFilter === undefined ? null : jsonParam(options.metadataFilter),
+    ]);
+  }
+
+  /** `ai.checkpoint_lineage`: the parent chain ('ancestors') or every branch below ('descendants'). */
+  checkpointLineage(
+    threadId: string,
+    checkpointId: string,
+    options: { checkpointNs?: string; direction?: "ancestors" | "descendants" } = {},
+  ): Promise<LineageStep[]> {
+    return this.query("select * from ai.checkpoint_lineage($1, $2, $3, $4)", [
+      threadId,
+      checkpointId,
+      options.checkpointNs ?? "",
+      options.direction ?? "ancestors",
+    ]);
+  }
+
+  /** `ai.fork_thread`: a new thread holding the checkpoint and its ancestors; returns its id. */
+  forkThread(sourceThreadId: string, checkpointId: string, newThreadId?: string | null, checkpointNs = ""): Promise<string> {
+    return this.scalar("select ai.fork_thread($1, $2, $3, $4) as value", [
+      sourceThreadId,
+      checkpointId,
+      newThreadId ?? null,
+      checkpointNs,
+    ]);
+  }
+
+  /** `ai.delete_thread`: the thread and all it owns, leaving a tombstone; false when not found. */
+  deleteThread(threadId: string): Promise<boolean> {
+    return this.scalar("select ai.delete_thread($1) as value", [threadId]);
+  }
+}
+
+export type { Json };

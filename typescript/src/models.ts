@@ -1,0 +1,306 @@
+/**
+ * Rows of the SQL API as typed objects: the columns of each `ai` function's result, by their SQL
+ * names (snake_case, as python/agent_state/models.py and docs/sql-api.md have them). bigint
+ * columns arrive as JS numbers (ids and counters stay far below 2^53), numeric as strings
+ * (exact costs), timestamps as Date, jsonb as parsed JSON, bytea as Buffer.
+ */
+
+export type JobStatus = "PENDING" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "AWAITING_HUMAN";
+export type SessionStatus = "active" | "waiting" | "completed" | "failed" | "cancelled";
+export type MessageRole = "system" | "user" | "assistant" | "tool_call" | "tool_result";
+export type SideEffectStatus = "reserved" | "done" | "abandoned";
+export type SideEffectOutcome = "execute" | "done" | "busy";
+export type ApprovalStatus = "pending" | "resolved" | "cancelled";
+export type StreamStatus = "open" | "finished" | "abandoned";
+export type JobAttemptOutcome =
+  | "completed"
+  | "failed"
+  | "released"
+  | "cancelled"
+  | "awaiting_human"
+  | "expired"
+  | "in_progress";
+
+/** JSON as the database stores it (jsonb). */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+export interface Session {
+  thread_id: string;
+  owner: string;
+  status: SessionStatus;
+  config: Record<string, Json>;
+  current_checkpoint_id: string | null;
+  last_seq: number;
+  created_at: Date;
+  updated_at: Date;
+  completed_at: Date | null;
+}
+
+export interface Message {
+  thread_id: string;
+  seq: number;
+  owner: string;
+  role: MessageRole;
+  content: Json;
+  token_count: number;
+  turn: number | null;
+  idempotency_key: string;
+  created_at: Date;
+}
+
+/** ai.appended_message: the message (new or the one a retry finds) and whether this call inserted it. */
+export interface AppendResult {
+  message: Message;
+  inserted: boolean;
+}
+
+/** One message for appendMessages. */
+export interface NewMessage {
+  role: MessageRole;
+  content: Json;
+  turn?: number;
+  idempotency_key?: string;
+  token_count?: number;
+}
+
+export interface Event {
+  thread_id: string;
+  event_id: number;
+  owner: string;
+  kind: string;
+  payload: Json;
+  created_at: Date;
+}
+
+export interface Job {
+  job_id: number;
+  thread_id: string;
+  owner: string;
+  queue: string;
+  status: JobStatus;
+  payload: Json;
+  priority: number;
+  run_at: Date;
+  attempts: number;
+  max_attempts: number;
+  lease_owner: string | null;
+  lease_expires_at: Date | null;
+  fencing_token: number;
+  last_error: string | null;
+  result: Json;
+  idempotency_key: string | null;
+  created_at: Date;
+  updated_at: Date;
+  finished_at: Date | null;
+  available_at: Date;
+  claimed_at?: Date | null;
+}
+
+export interface JobAttempt {
+  attempt: number;
+  worker: string | null;
+  fencing_token: number;
+  claimed_at: Date | null;
+  lease_expires_at: Date | null;
+  ended_at: Date | null;
+  outcome: JobAttemptOutcome;
+  error: string | null;
+}
+
+export interface QueueStats {
+  queue: string;
+  pending: number;
+  due: number;
+  in_progress: number;
+  expired_leases: number;
+  awaiting_human: number;
+  completed: number;
+  failed: number;
+  cancelled: number;
+  /** node-postgres's interval object ({ seconds, minutes, ... }) or null. */
+  oldest_due_age: unknown;
+  failed_attempts?: number;
+  expired_attempts?: number;
+}
+
+export interface RenewedLease {
+  job_id: number;
+  lease_expires_at: Date;
+}
+
+export interface SideEffect {
+  thread_id: string;
+  idempotency_key: string;
+  owner: string;
+  request: Json;
+  status: SideEffectStatus;
+  result: Json;
+  attempt: number;
+  takeovers: number;
+  job_id: number | null;
+  fencing_token: number | null;
+  reserved_until: Date | null;
+  last_error: string | null;
+  created_at: Date;
+  updated_at: Date;
+  finished_at: Date | null;
+}
+
+export interface SideEffectBegin {
+  outcome: SideEffectOutcome;
+  attempt: number;
+  taken_over: boolean;
+  result: Json;
+  holder_job_id: number | null;
+  reserved_until: Date | null;
+}
+
+export interface Approval {
+  approval_id: string;
+  thread_id: string;
+  owner: string;
+  job_id: number;
+  checkpoint_id: string;
+  action: Json;
+  status: ApprovalStatus;
+  requested_by: string | null;
+  requested_at: Date;
+  decision: Json;
+  decided_by: string | null;
+  decided_for: string | null;
+  decided_at: Date | null;
+}
+
+export interface UsageRecord {
+  thread_id: string;
+  usage_id: number;
+  owner: string;
+  idempotency_key: string;
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  /** numeric: exact, as a string. */
+  cost: string;
+  details: Json;
+  job_id: number | null;
+  created_at: Date;
+  inserted: boolean;
+}
+
+export interface UsageSummaryRow {
+  owner: string | null;
+  thread_id: string | null;
+  model: string | null;
+  day: Date | null;
+  records: number;
+  input_tokens: string;
+  output_tokens: string;
+  cost: string;
+}
+
+export interface StreamState {
+  thread_id: string;
+  stream_key: string;
+  owner: string;
+  role: MessageRole;
+  turn: number | null;
+  status: StreamStatus;
+  last_chunk: number;
+  total_bytes: number;
+  job_id: number | null;
+  opened_at: Date;
+  last_chunk_at: Date | null;
+  closed_at: Date | null;
+  message_seq: number | null;
+  stale: boolean;
+  channel: string;
+}
+
+export interface StreamChunk {
+  chunk_no: number;
+  content: string;
+  created_at: Date;
+}
+
+/** ai.checkpoint_tuple: a checkpoint with its channel values and pending writes, in the caller's serialization. */
+export interface CheckpointRow {
+  thread_id: string;
+  checkpoint_ns: string;
+  checkpoint_id: string;
+  parent_checkpoint_id: string | null;
+  type: string;
+  checkpoint: Buffer;
+  metadata: Record<string, Json>;
+  channel_versions: Record<string, string | number>;
+  created_at: Date;
+  blob_channels: string[] | null;
+  blob_types: string[] | null;
+  blobs: (Buffer | null)[] | null;
+  write_task_ids: string[] | null;
+  write_task_paths: string[] | null;
+  write_idx: number[] | null;
+  write_channels: string[] | null;
+  write_types: string[] | null;
+  write_blobs: Buffer[] | null;
+}
+
+/** A channel value for putCheckpoint, stored once per (channel, version). */
+export interface ChannelValue {
+  channel: string;
+  version: string;
+  type: string;
+  blob: Uint8Array | null;
+}
+
+/** A pending write for putWrites: (idx, channel) of one task, in the caller's serialization. */
+export interface PendingWriteRow {
+  idx: number;
+  channel: string;
+  type: string;
+  blob: Uint8Array;
+}
+
+/** One message of a context window (ai.context_window). */
+export interface WindowMessage {
+  seq: number;
+  role: MessageRole;
+  content: Json;
+  token_count: number;
+  is_summary: boolean;
+}
+
+export interface ContextWindow {
+  messages: WindowMessage[];
+  total_tokens: number;
+  compaction_due: boolean;
+  compact_from_seq: number | null;
+  compact_through_seq: number | null;
+  summary_through_seq: number;
+  last_seq: number;
+}
+
+export interface RetrievalRecord {
+  thread_id: string;
+  retrieval_id: number;
+  owner: string;
+  turn: number;
+  idempotency_key: string;
+  documents: Json;
+  created_at: Date;
+  inserted: boolean;
+}
+
+export interface TurnContext {
+  thread_id: string;
+  turn: number;
+  messages: Json;
+  retrievals: Json;
+}
+
+export interface LineageStep {
+  checkpoint_id: string;
+  parent_checkpoint_id: string | null;
+  depth: number;
+  created_at: Date;
+  metadata: Record<string, Json>;
+}

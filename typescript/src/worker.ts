@@ -1,0 +1,307 @@
+/**
+ * The queue worker: claim, run, renew while the handler runs, finish, as the Python `Worker`
+ * does (python/agent_state/worker.py). Every finish names the claim's fencing token, so a worker
+ * that lost its lease (paused, partitioned, declared dead) finishes nothing.
+ *
+ *     const worker = new Worker(client, async (job, ctx) => ({ ok: true }), { queue: "emails" });
+ *     process.on("SIGTERM", () => worker.stop());
+ *     await worker.run();                 // until stop(): claims stop, work in flight finishes
+ *
+ * - claim: `ai.claim_jobs` up to `concurrency` jobs, polling every `pollMs` when the queue is empty;
+ * - renew: `ai.renew_leases` for every held job every third of the lease; a job missing from the
+ *   answer is lost: its context's `signal` aborts and `ctx.check()` throws LeaseLost;
+ * - finish: the handler's value completes the job (`ai.complete_job`), a throw fails it
+ *   (`ai.fail_job`: retried with backoff until its attempts are spent), `ctx.requestHuman(...)`
+ *   parks it for a person; a LeaseLost anywhere ends the attempt without a write;
+ * - shutdown: `stop()` stops claiming and waits `graceMs` for the handlers in flight, then aborts
+ *   them (their `signal`) and releases their jobs (`ai.release_job`: no attempt spent);
+ * - a database error in the loop (a restart, a lost connection) is logged and retried after a backoff.
+ */
+import { randomUUID } from "node:crypto";
+import os from "node:os";
+import { Client, idempotencyKey, type Fence } from "./client.js";
+import { LeaseLost, SideEffectBusy } from "./errors.js";
+import type { AppendResult, Event, Job, MessageRole } from "./models.js";
+
+export type Handler = (job: Job, ctx: JobContext) => Promise<unknown>;
+
+export interface WorkerOptions {
+  queue?: string;
+  workerId?: string;
+  leaseSeconds?: number;
+  concurrency?: number;
+  pollMs?: number;
+  /** How long stop() waits for handlers in flight before it aborts them and releases their jobs. */
+  graceMs?: number;
+  log?: (message: string, error?: unknown) => void;
+}
+
+export interface WorkerStats {
+  claimed: number;
+  completed: number;
+  failed: number;
+  lost: number;
+  released: number;
+  awaitingHuman: number;
+}
+
+/** What a side-effect function is given: the key to pass downstream, and whether a dead worker may have acted. */
+export interface SideEffectCall {
+  key: string;
+  attempt: number;
+  takenOver: boolean;
+}
+
+/** A claim's context: the job, its fence, an abort signal, and fenced writes for the handler. */
+export class JobContext {
+  readonly job: Job;
+  readonly client: Client;
+  private readonly controller = new AbortController();
+  lostError: Error | null = null;
+  humanRequested: string | null = null;
+
+  constructor(job: Job, client: Client) {
+    this.job = job;
+    this.client = client;
+  }
+
+  /** Aborted when the lease is lost or the worker shuts down past its grace period. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get fence(): Required<Fence> {
+    return { jobId: this.job.job_id, fencingToken: this.job.fencing_token };
+  }
+
+  /** Throws LeaseLost when the claim is gone (before a write that must not happen twice). */
+  check(): void {
+    if (this.lostError) throw this.lostError;
+  }
+
+  /** @internal */
+  abort(error: Error): void {
+    if (!this.lostError) this.lostError = error;
+    if (!this.controller.signal.aborted) this.controller.abort(error);
+  }
+
+  private guard<T>(promise: Promise<T>): Promise<T> {
+    return promise.catch((error: unknown) => {
+      if (error instanceof LeaseLost) this.abort(error);
+      throw error;
+    });
+  }
+
+  /** A fenced, idempotent append to the job's thread. */
+  appendMessage(
+    role: MessageRole,
+    content: unknown,
+    options: { turn?: number; idempotencyKey?: string; tokenCount?: number } = {},
+  ): Promise<AppendResult> {
+    this.check();
+    return this.guard(this.client.appendMessage(this.job.thread_id, role, content, { ...options, ...this.fence }));
+  }
+
+  recordEvent(kind: string, payload: unknown = {}): Promise<Event> {
+    this.check();
+    return this.guard(this.client.recordEvent(this.job.thread_id, kind, payload));
+  }
+
+  /**
+   * The tool-call ledger: `fn` runs once per key (`idempotencyKey(...keyParts)`, the same key as
+   * Python's `ctx.side_effect(*key_parts)`) in the thread, fenced on the job; a retry returns the
+   * recorded result. `fn` throwing abandons the reservation (nothing happened outside) and rethrows.
+   */
+  async sideEffect<T>(keyParts: unknown[], fn: (call: SideEffectCall) => Promise<T> | T, request?: unknown): Promise<T> {
+    this.check();
+    const key = idempotencyKey(...keyParts);
+    const req = request ?? { key_parts: keyParts.map((p) => (p === null || p === undefined ? null : String(p))) };
+    const begun = await this.guard(this.client.beginSideEffect(this.job.thread_id, key, req, this.fence));
+    if (begun.outcome === "done") return begun.result as T;
+    if (begun.outcome === "busy") throw new SideEffectBusy(`side effect ${key} of thread ${this.job.thread_id} is held by a live claim`);
+    let result: T;
+    try {
+      result = await fn({ key, attempt: begun.attempt, takenOver: begun.taken_over });
+    } catch (error) {
+      await this.client
+        .abandonSideEffect(this.job.thread_id, key, { ...this.fence, error: String(error) })
+        .catch(() => undefined);
+      throw error;
+    }
+    const row = await this.guard(this.client.finishSideEffect(this.job.thread_id, key, result ?? null, this.fence));
+    return row.result as T;
+  }
+
+  /** Parks the job for a person (`ai.request_human`); the handler should return right after. */
+  async requestHuman(checkpointId: string, action: unknown = {}): Promise<string> {
+    this.check();
+    const approvalId = await this.guard(
+      this.client.requestHuman(this.job.job_id, this.job.fencing_token, checkpointId, action),
+    );
+    this.humanRequested = approvalId;
+    return approvalId;
+  }
+}
+
+function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
+export class Worker {
+  readonly client: Client;
+  readonly handler: Handler;
+  readonly queue: string;
+  readonly workerId: string;
+  readonly leaseSeconds: number;
+  readonly concurrency: number;
+  readonly pollMs: number;
+  readonly graceMs: number;
+  readonly stats: WorkerStats = { claimed: 0, completed: 0, failed: 0, lost: 0, released: 0, awaitingHuman: 0 };
+  private readonly log: (message: string, error?: unknown) => void;
+  private readonly inFlight = new Map<number, { ctx: JobContext; done: Promise<void> }>();
+  private readonly stopping = new AbortController();
+  private releasing = false;
+
+  constructor(client: Client, handler: Handler, options: WorkerOptions = {}) {
+    this.client = client;
+    this.handler = handler;
+    this.queue = options.queue ?? "default";
+    this.workerId = options.workerId ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    this.leaseSeconds = options.leaseSeconds ?? 60;
+    this.concurrency = options.concurrency ?? 1;
+    this.pollMs = options.pollMs ?? 500;
+    this.graceMs = options.graceMs ?? 30_000;
+    this.log = options.log ?? ((message, error) => console.error(`agent-state worker ${this.workerId}: ${message}`, error ?? ""));
+  }
+
+  /** Stops claiming; run() returns once the work in flight finished (or was released after graceMs). */
+  stop(): void {
+    this.stopping.abort();
+  }
+
+  /**
+   * Claims and runs jobs until stop() (or, with `drain`, until the queue has no due job and
+   * nothing is in flight). Returns the worker's stats.
+   */
+  async run(options: { drain?: boolean } = {}): Promise<WorkerStats> {
+    const renewal = setInterval(() => void this.renew(), Math.max(100, (this.leaseSeconds * 1000) / 3));
+    let backoff = 100;
+    try {
+      while (!this.stopping.signal.aborted) {
+        const free = this.concurrency - this.inFlight.size;
+        let claimed: Job[] = [];
+        if (free > 0) {
+          try {
+            claimed = await this.client.claimJobs(this.workerId, this.leaseSeconds, this.queue, free);
+            backoff = 100;
+          } catch (error) {
+            this.log("claim failed; retrying", error);
+            await delay(backoff, this.stopping.signal);
+            backoff = Math.min(backoff * 2, 5000);
+            continue;
+          }
+        }
+        for (const job of claimed) this.start(job);
+        if (claimed.length > 0) continue;
+        if (options.drain && this.inFlight.size === 0) break;
+        const running = [...this.inFlight.values()].map((f) => f.done);
+        await Promise.race([delay(this.pollMs, this.stopping.signal), ...(free > 0 ? [] : running)]);
+      }
+      await this.shutdown();
+    } finally {
+      clearInterval(renewal);
+    }
+    return this.stats;
+  }
+
+  private async shutdown(): Promise<void> {
+    if (this.inFlight.size === 0) return;
+    const all = Promise.all([...this.inFlight.values()].map((f) => f.done));
+    const timedOut = await Promise.race([all.then(() => false), delay(this.graceMs).then(() => true)]);
+    if (!timedOut) return;
+    this.releasing = true;
+    for (const [, { ctx }] of this.inFlight) {
+      ctx.abort(new LeaseLost("worker shutting down: job released", { sqlstate: "AS006" }));
+      try {
+        await this.client.releaseJob(ctx.job.job_id, ctx.job.fencing_token);
+        this.stats.released += 1;
+      } catch (error) {
+        this.log(`release of job ${ctx.job.job_id} failed (its lease will expire)`, error);
+      }
+    }
+    await all;
+  }
+
+  private start(job: Job): void {
+    this.stats.claimed += 1;
+    const ctx = new JobContext(job, this.client);
+    const done = this.execute(job, ctx).finally(() => this.inFlight.delete(job.job_id));
+    this.inFlight.set(job.job_id, { ctx, done });
+  }
+
+  private async execute(job: Job, ctx: JobContext): Promise<void> {
+    let result: unknown;
+    try {
+      result = await this.handler(job, ctx);
+      ctx.check();
+    } catch (error) {
+      if (error instanceof LeaseLost || ctx.lostError) {
+        if (!this.releasing) this.stats.lost += 1;
+        return;
+      }
+      try {
+        await this.client.failJob(job.job_id, job.fencing_token, error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+        this.stats.failed += 1;
+      } catch (failError) {
+        this.finishError(job, failError);
+      }
+      return;
+    }
+    if (ctx.humanRequested !== null) {
+      this.stats.awaitingHuman += 1;
+      return;
+    }
+    try {
+      await this.client.completeJob(job.job_id, job.fencing_token, result ?? null);
+      this.stats.completed += 1;
+    } catch (error) {
+      this.finishError(job, error);
+    }
+  }
+
+  private finishError(job: Job, error: unknown): void {
+    if (error instanceof LeaseLost) {
+      this.stats.lost += 1;
+      return;
+    }
+    this.log(`finishing job ${job.job_id} failed (its lease will expire and the job run again)`, error);
+  }
+
+  private async renew(): Promise<void> {
+    const held = [...this.inFlight.values()].map((f) => f.ctx).filter((ctx) => !ctx.lostError);
+    if (held.length === 0) return;
+    try {
+      const renewed = await this.client.renewLeases(
+        this.workerId,
+        held.map((ctx) => ctx.job.job_id),
+        held.map((ctx) => ctx.job.fencing_token),
+        this.leaseSeconds,
+      );
+      const kept = new Set(renewed.map((r) => r.job_id));
+      for (const ctx of held) {
+        if (!kept.has(ctx.job.job_id)) ctx.abort(new LeaseLost(`lease of job ${ctx.job.job_id} lost`, { sqlstate: "AS006" }));
+      }
+    } catch (error) {
+      this.log("renewing leases failed; retrying at the next tick", error);
+    }
+  }
+}

@@ -1,0 +1,213 @@
+// The TypeScript worker and graph runs against the real database: a run completes, a run whose
+// worker process is killed (SIGKILL) in the middle of a node is resumed by the next claim from
+// the last checkpoint (the node before it does not run again, its side effect fires once), a
+// graceful stop releases the job in flight, a handler's throw fails the job, and a lost lease
+// stops a handler's writes.
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type pg from "pg";
+import { Client, LeaseLost, Worker, idempotencyKey } from "../src/index.js";
+import { GraphRuns, runDedupKey, pythonJson } from "../src/langgraph.js";
+import { TS_DB, pool, waitFor } from "./db.js";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+let tenantPool: pg.Pool;
+let servicePool: pg.Pool;
+let tenant: Client;
+let service: Client;
+
+beforeAll(() => {
+  tenantPool = pool("tenant_a");
+  servicePool = pool("app_service");
+  tenant = new Client(tenantPool);
+  service = new Client(servicePool);
+});
+afterAll(async () => {
+  await Promise.all([tenantPool.end(), servicePool.end()]);
+});
+
+function workerProcess(queue: string, env: Record<string, string> = {}): ChildProcess {
+  return spawn(process.execPath, [path.join(here, "fixtures", "graph_worker.mjs")], {
+    env: { ...process.env, PGUSER: "app_service", PGDATABASE: TS_DB, QUEUE: queue, ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+}
+
+function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }> {
+  let out = "";
+  child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+  return new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal, out })));
+}
+
+async function nodeEvents(threadId: string): Promise<{ node: string; attempt: number }[]> {
+  const events = await tenant.getEvents(threadId, { kinds: ["node"] });
+  return events.map((e) => e.payload as { node: string; attempt: number });
+}
+
+describe("graph runs", () => {
+  it("runs a LangGraph.js graph as a durable job to completion", async () => {
+    const { graph } = await import("./fixtures/graph.mjs");
+    const queue = `ts-runs-${randomUUID().slice(0, 8)}`;
+    const threadId = `ts-run-${randomUUID()}`;
+    const job = await new GraphRuns(tenant, graph, { queue }).start(threadId, { steps: [] });
+    const stats = await new GraphRuns(service, graph, { queue }).worker(service, { pollMs: 20 }).run({ drain: true });
+    expect(stats.completed).toBe(1);
+    const done = await tenant.getJob(job.job_id);
+    expect(done.status).toBe("COMPLETED");
+    const steps = (done.result as { steps: string[] }).steps;
+    expect(steps.slice(1)).toEqual(["slow done", "published"]);
+    expect(steps[0]).toMatch(/^emailed alice \(/);
+    expect((await tenant.getMessages(threadId)).map((m) => m.content)).toEqual([{ text: "emailed alice" }]);
+    const effect = await tenant.getSideEffect(threadId, idempotencyKey("email", "alice", "started"));
+    expect(effect.status).toBe("done");
+  });
+
+  it("resumes a run whose worker was killed mid-node from the last checkpoint, without repeating a finished node", async () => {
+    const queue = `ts-crash-${randomUUID().slice(0, 8)}`;
+    const threadId = `ts-crash-${randomUUID()}`;
+    const { graph } = await import("./fixtures/graph.mjs");
+    const job = await new GraphRuns(tenant, graph, { queue }).start(threadId, { steps: [] });
+    const first = workerProcess(queue, { HANG_ON_FIRST_ATTEMPT: "1", LEASE_SECONDS: "2" });
+    const firstExit = exited(first);
+    await waitFor(async () => ((await nodeEvents(threadId)).some((e) => e.node === "slow") ? true : undefined), 30_000, "the slow node");
+    first.kill("SIGKILL");
+    expect((await firstExit).signal).toBe("SIGKILL");
+    expect((await tenant.getJob(job.job_id)).status).toBe("IN_PROGRESS"); // the dead worker's lease still runs
+
+    const second = workerProcess(queue, { HANG_ON_FIRST_ATTEMPT: "1", LEASE_SECONDS: "2" });
+    const secondExit = exited(second);
+    const done = await waitFor(async () => {
+      const j = await tenant.getJob(job.job_id);
+      return j.status === "COMPLETED" ? j : undefined;
+    }, 60_000, "the resumed run");
+    second.kill("SIGTERM");
+    expect((await secondExit).code).toBe(0);
+
+    expect(done.attempts).toBe(2);
+    expect(await nodeEvents(threadId)).toEqual([
+      { node: "research", attempt: 1 },
+      { node: "slow", attempt: 1 },
+      { node: "slow", attempt: 2 },
+    ]);
+    const effect = await tenant.getSideEffect(threadId, idempotencyKey("email", "alice", "started"));
+    expect(effect.attempt).toBe(1);
+    expect((done.result as { steps: string[] }).steps.slice(1)).toEqual(["slow done", "published"]);
+    expect((await tenant.getMessages(threadId)).length).toBe(1);
+  });
+
+  it("parks a run that calls interrupt() for a person, and resumes it with the decision", async () => {
+    const { Annotation, END, START, StateGraph, interrupt } = await import("@langchain/langgraph");
+    const State = Annotation.Root({ steps: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }) });
+    const graph = new StateGraph(State)
+      .addNode("draft", async () => ({ steps: ["drafted"] }))
+      .addNode("publish", async (state) => {
+        const decision = interrupt({ publish: state.steps });
+        return { steps: [`published: ${String(decision)}`] };
+      })
+      .addEdge(START, "draft")
+      .addEdge("draft", "publish")
+      .addEdge("publish", END)
+      .compile();
+    const queue = `ts-hitl-${randomUUID().slice(0, 8)}`;
+    const threadId = `ts-hitl-${randomUUID()}`;
+    const job = await new GraphRuns(tenant, graph, { queue }).start(threadId, { steps: [] });
+    const worker = () => new GraphRuns(service, graph, { queue }).worker(service, { pollMs: 20 });
+    expect((await worker().run({ drain: true })).awaitingHuman).toBe(1);
+    expect((await tenant.getJob(job.job_id)).status).toBe("AWAITING_HUMAN");
+    const [approval] = (await tenant.pendingApprovals()).filter((a) => a.thread_id === threadId);
+    expect(approval!.action).toMatchObject({ interrupt: [{ publish: ["drafted"] }] });
+    await tenant.resolveHuman(threadId, approval!.checkpoint_id, "yes");
+    expect((await worker().run({ drain: true })).completed).toBe(1);
+    const done = await tenant.getJob(job.job_id);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.result).toEqual({ steps: ["drafted", "published: yes"] });
+  });
+
+  it("deduplicates a start on the thread and the input, with Python's key", async () => {
+    const { graph } = await import("./fixtures/graph.mjs");
+    const runs = new GraphRuns(tenant, graph, { queue: `ts-dedup-${randomUUID().slice(0, 8)}` });
+    const threadId = `ts-dedup-${randomUUID()}`;
+    const a = await runs.start(threadId, { steps: [], q: "é" });
+    const b = await runs.start(threadId, { q: "é", steps: [] });
+    expect(b.job_id).toBe(a.job_id);
+    expect(a.idempotency_key).toBe(runDedupKey(threadId, { steps: [], q: "é" }));
+    expect(pythonJson({ b: [1, "x"], a: null, c: "é" })).toBe('{"a": null, "b": [1, "x"], "c": "\\u00e9"}');
+  });
+});
+
+describe("worker", () => {
+  it("fails a job whose handler throws, with the error", async () => {
+    const queue = `ts-fail-${randomUUID().slice(0, 8)}`;
+    const threadId = (await tenant.createSession()).thread_id;
+    const job = await tenant.enqueueJob(threadId, {}, { queue, maxAttempts: 1 });
+    const stats = await new Worker(service, async () => {
+      throw new Error("boom");
+    }, { queue, pollMs: 20 }).run({ drain: true });
+    expect(stats.failed).toBe(1);
+    const failed = await tenant.getJob(job.job_id);
+    expect(failed.status).toBe("FAILED");
+    expect(failed.last_error).toContain("boom");
+  });
+
+  it("renews the lease while the handler runs, so a handler longer than the lease keeps its job", async () => {
+    const queue = `ts-renew-${randomUUID().slice(0, 8)}`;
+    const threadId = (await tenant.createSession()).thread_id;
+    const job = await tenant.enqueueJob(threadId, {}, { queue });
+    const stats = await new Worker(service, async (claimed, ctx) => {
+      const first = claimed.lease_expires_at!.getTime();
+      // wait (on the database, not a clock) until the lease was extended twice past the first one
+      await waitFor(async () => {
+        const now = await tenant.getJob(claimed.job_id);
+        return now.lease_expires_at!.getTime() > first + 1000 ? true : undefined;
+      }, 30_000, "two renewals");
+      ctx.check();
+      return { renewed: true };
+    }, { queue, pollMs: 20, leaseSeconds: 1 }).run({ drain: true });
+    expect(stats).toMatchObject({ completed: 1, lost: 0 });
+    expect((await tenant.getJob(job.job_id)).result).toEqual({ renewed: true });
+  });
+
+  it("stops claiming on stop() and releases a job still running after the grace period", async () => {
+    const queue = `ts-stop-${randomUUID().slice(0, 8)}`;
+    const threadId = (await tenant.createSession()).thread_id;
+    const job = await tenant.enqueueJob(threadId, {}, { queue });
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    const worker = new Worker(service, async (_job, ctx) => {
+      started();
+      await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
+      ctx.check();
+    }, { queue, pollMs: 20, graceMs: 100 });
+    const run = worker.run();
+    await running;
+    worker.stop();
+    const stats = await run;
+    expect(stats.released).toBe(1);
+    const released = await tenant.getJob(job.job_id);
+    expect(released.status).toBe("PENDING");
+    expect((await tenant.jobAttempts(job.job_id)).map((a) => a.outcome)).toEqual(["released"]);
+  });
+
+  it("aborts a handler whose lease was taken over, and its fenced writes fail with LeaseLost", async () => {
+    const queue = `ts-lost-${randomUUID().slice(0, 8)}`;
+    const threadId = (await tenant.createSession()).thread_id;
+    const job = await tenant.enqueueJob(threadId, {}, { queue });
+    let writeError: unknown;
+    const worker = new Worker(service, async (_job, ctx) => {
+      // another claim takes the job over: cancel it, so the claim this handler holds is gone
+      await tenant.cancelJob(ctx.job.job_id);
+      await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
+      writeError = await ctx.client
+        .appendMessage(ctx.job.thread_id, "assistant", "late", ctx.fence)
+        .catch((e: unknown) => e);
+      ctx.check();
+    }, { queue, pollMs: 20, leaseSeconds: 1 });
+    const stats = await worker.run({ drain: true });
+    expect(stats.lost).toBe(1);
+    expect(writeError).toBeInstanceOf(LeaseLost);
+    expect((await tenant.getJob(job.job_id)).status).toBe("CANCELLED");
+    expect(await tenant.getMessages(threadId)).toEqual([]);
+  });
+});
