@@ -1366,6 +1366,9 @@ create or replace function ai.prune_idle_threads(idle interval, strategy text de
                                       max_threads integer default 1000, after_thread_id text default null)
 returns table (pruned integer, next_thread_id text)
 language plpgsql volatile
+-- planned per call: the caller decides the index (a tenant's own rows, or every owner's); a
+-- generic plan would guess an average owner's share and read the other tenants' rows
+set plan_cache_mode = force_custom_plan
 security definer
 set search_path = pg_catalog, pg_temp
 as $$

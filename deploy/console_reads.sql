@@ -15,6 +15,9 @@ create or replace function ai.queue_throughput(of_queue text default null, since
 returns table (queue text, bucket_start timestamptz, completed bigint, failed bigint,
                mean_latency interval, max_latency interval)
 language plpgsql stable
+-- planned per call: the caller decides the index (a tenant's own rows, or every owner's); a
+-- generic plan would guess an average owner's share and read the other tenants' rows
+set plan_cache_mode = force_custom_plan
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -76,6 +79,9 @@ grant execute on function ai.queue_throughput(text, interval, interval) to ai_us
 create or replace function ai.session_status_counts(owner text default null)
 returns table (status text, sessions bigint)
 language plpgsql stable
+-- planned per call: the caller decides the index (a tenant's own rows, or every owner's); a
+-- generic plan would guess an average owner's share and read the other tenants' rows
+set plan_cache_mode = force_custom_plan
 security definer
 set search_path = pg_catalog, pg_temp
 as $$

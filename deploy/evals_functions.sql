@@ -108,6 +108,9 @@ create or replace function ai.get_eval_runs(thread_id text default null, candida
                                  before_thread_id text default null, before_eval_id bigint default null)
 returns setof ai.eval_runs
 language plpgsql stable
+-- planned per call: the caller decides the index (a tenant's own rows, or every owner's); a
+-- generic plan would guess an average owner's share and read the other tenants' rows
+set plan_cache_mode = force_custom_plan
 security definer
 set search_path = pg_catalog, pg_temp
 as $$

@@ -237,6 +237,9 @@ create or replace function ai.pending_approvals(owner text default null, max_row
                                      after_approval_id text default null)
 returns setof ai.human_approvals
 language plpgsql stable
+-- planned per call: the caller decides the index (a tenant's own rows, or every owner's); a
+-- generic plan would guess an average owner's share and read the other tenants' rows
+set plan_cache_mode = force_custom_plan
 security definer
 set search_path = pg_catalog, pg_temp
 as $$

@@ -20,6 +20,9 @@ create or replace function ai.list_sessions(status text default null, owner text
                                  before_thread_id text default null)
 returns setof ai.agent_sessions
 language plpgsql stable
+-- planned per call: the caller decides the index (a tenant's own rows, or every owner's); a
+-- generic plan would guess an average owner's share and read the other tenants' rows
+set plan_cache_mode = force_custom_plan
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -70,6 +73,9 @@ create or replace function ai.list_jobs(queue text default null, status text def
                              max_rows integer default 100, before_job_id bigint default null)
 returns setof ai.agent_jobs
 language plpgsql stable
+-- planned per call: the caller decides the index (a tenant's own rows, or every owner's); a
+-- generic plan would guess an average owner's share and read the other tenants' rows
+set plan_cache_mode = force_custom_plan
 security definer
 set search_path = pg_catalog, pg_temp
 as $$

@@ -1018,6 +1018,9 @@ comment on function ai.job_attempts(bigint) is
 create or replace function ai.queue_stats(queue text default null)
 returns setof ai.queue_stats_row
 language plpgsql stable
+-- planned per call: the caller decides the index (a tenant's own rows, or every owner's); a
+-- generic plan would guess an average owner's share and read the other tenants' rows
+set plan_cache_mode = force_custom_plan
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
