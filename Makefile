@@ -130,7 +130,7 @@ demo: setup
 # On the private cluster the deploy goes once into the template agent_state_test_template, and
 # agent_state_test is a copy of it (createdb -T, under a second): test-python-pooled starts again
 # from a fresh copy instead of deploying again, and each pytest-xdist worker copies its own.
-TEMPLATE_DB := agent_state_test_template  # AGENT_STATE_TEST_TEMPLATE above
+TEMPLATE_DB := $(AGENT_STATE_TEST_TEMPLATE)
 test-db: deps venv db
 ifeq ($(PRIVATE),1)
 	@dropdb --force --if-exists agent_state_test 2>/dev/null
