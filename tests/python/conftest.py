@@ -21,8 +21,8 @@ tiers below.
 Parts (``--part``): ``parallel`` (under xdist), ``serial`` (alone, after it), ``all`` (default).
 Every test is in exactly one of parallel and serial: SERIAL below names the files that must run
 alone (they restart or kill the server, end every backend of a shared role, deploy other
-versions of the schema into databases of their own, create cluster-wide roles); everything else
-is parallel, the tests of a group (group_of) on one worker each, one after the other.
+versions of the schema, time lock waits, or make databases and roles of fixed names); everything
+else is parallel.
 Tiers (``--tier``): ``check`` (`make check`, the contributor's inner loop) leaves out the tests
 in SLOW; ``full`` (default, `make test`) runs every test. A test therefore cannot fall out of
 `make test`: the parts are complements, and the tiers only ever remove from `check`.
@@ -52,20 +52,14 @@ SERIAL = {
     "test_dropped_connection.py": "ends every backend of tenant_a, a role every worker uses",
     "test_upgrade.py": "deploys the release tag and HEAD into databases of its own (CPU-bound, minutes)",
     "test_upgrade_under_load.py": "times lock waits of a deploy under a load of workers",
-    "test_migrations.py": "deploys, reverts and redeploys; creates the cluster-wide deployer role",
-    "test_schema_bundle.py": "creates the cluster-wide role agent_state_deployer, as test_migrations.py",
-    "test_own_server_url.py": "creates cluster-wide roles (own_server_owner, own_server_bypass)",
+    # Databases or cluster-wide roles of fixed names, which two workers would make at once.
+    # (pytest-xdist's --dist loadgroup would keep each file on one worker beside the rest, but it
+    # renames items through Node._nodeid, which pytest 9 no longer reads: no group is formed.)
+    "test_bench_scripts.py": "the bench scripts' databases and roles (bench/common.bash)",
+    "test_migrations.py": "creates the cluster-wide role agent_state_deployer",
+    "test_schema_bundle.py": "creates the cluster-wide role agent_state_deployer",
+    "test_own_server_url.py": "creates the cluster-wide roles own_server_owner and own_server_bypass",
 }
-
-
-# Tests of the parallel part that must not run at the same time as each other, though they may
-# beside the rest: one xdist worker runs each group in turn (--dist loadgroup). The bench scripts
-# make databases and roles of fixed names (bench/common.bash): the capacity runs share
-# agent_state_bench_capacity and the bench_cap_* roles, the others bench_tenant and bench_worker.
-def group_of(item: pytest.Item) -> str | None:
-    if item.path.name == "test_bench_scripts.py":
-        return "bench-capacity" if "capacity" in item.name else "bench"
-    return None
 
 
 # Left out of `make check` (the check tier; `make test` runs them): a file, or one test of it
@@ -120,14 +114,10 @@ def part_of(path: Path) -> str:
     return "serial" if path.name in SERIAL else "parallel"
 
 
-@pytest.hookimpl(tryfirst=True)  # the groups are marked before xdist reads them
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     part, tier = config.getoption("part"), config.getoption("tier")
     keep, drop = [], []
     for item in items:
-        group = group_of(item)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
         out = (part != "all" and part_of(item.path) != part) or (tier == "check" and is_slow(item))
         (drop if out else keep).append(item)
     if drop:
