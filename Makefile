@@ -57,7 +57,7 @@ endif
 export AGENT_STATE_PGPORT := $(PGPORT_PRIVATE)
 export AGENT_STATE_BOUNCER_PORT := $(PGPORT_BOUNCER)
 
-.PHONY: help setup deps venv db db-stop pooler deploy demo test check test-db test-pgtap test-plpgsql-check test-python \
+.PHONY: help setup deps venv db db-stop pooler deploy demo test check test-db test-db-copy test-pgtap test-plpgsql-check test-python \
         test-python-check test-python-pooled test-upstream test-matrix-check bundle bench lint env clean docs
 
 help:
