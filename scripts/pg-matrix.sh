@@ -128,8 +128,13 @@ run_tests() {
   done < <(find tests/pgtap -name '*.sql' -not -path '*/fixtures/*' | sort)
   # pg_prove mangles a URL with parameters: the database name, with PGHOST / PGPORT exported
   pg_prove -d agent_state_test --failures "${tests[@]}" || status=$?
+  # The pytest tier MATRIX_TIER (full, or check for `make test`), in the two parts of
+  # scripts/pytest-parts.sh; the xdist workers copy agent_state_test (no template here)
+  # shellcheck disable=SC2086
   AGENT_STATE_TEST_DSN=$TEST_URL AGENT_STATE_PGPORT=$PORT AGENT_STATE_DEPLOY_USER=$DEPLOY_USER \
-    "$VPY" -m pytest -q tests/python ${PYTEST_ARGS:-} || status=$?
+    AGENT_STATE_TEST_TEMPLATE='' VPY=$VPY \
+    scripts/pytest-parts.sh "${PYTEST_JOBS:-4}" -q -p no:cacheprovider --tier "${MATRIX_TIER:-full}" tests/python \
+    ${PYTEST_ARGS:-} || status=$?
   return $status
 }
 

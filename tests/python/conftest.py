@@ -10,20 +10,119 @@ AGENT_STATE_TEST_DIRECT_DSN the server. A test that needs a real session (LISTEN
 ``@pytest.mark.session_features("why")`` and then always connects directly: those features do not
 work through a transaction pooler, by design, and the library does not rely on them.
 AGENT_STATE_TEST_POOLER_DSN names the pooler in both runs, for the tests written for it.
+
+Parallel runs (pytest-xdist, ``-n N``): each worker gets a database of its own, copied from the
+test database (``create database ... template``, which copies the deployed schema and the test
+roles' grants in well under a second instead of deploying again), and the AGENT_STATE_TEST_*DSN
+variables of the worker name it, so a test sees one database whatever it reads. Roles and the
+server itself are shared by the workers, so the tests that touch those run alone: the parts and
+tiers below.
+
+Parts (``--part``): ``parallel`` (under xdist), ``serial`` (alone, after it), ``all`` (default).
+Every test is in exactly one of parallel and serial: SERIAL below names the files that must run
+alone (they restart or kill the server, end every backend of a shared role, deploy other
+versions of the schema, time lock waits, or make databases and roles of fixed names); everything
+else is parallel.
+Tiers (``--tier``): ``check`` (`make check`, the contributor's inner loop) leaves out the tests
+in SLOW; ``full`` (default, `make test`) runs every test. A test therefore cannot fall out of
+`make test`: the parts are complements, and the tiers only ever remove from `check`.
 """
 
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
+from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from agent_state import Client
+
+# Files whose tests must run alone (`make test-python` runs them after the parallel part, without
+# xdist), and why. A new file is parallel unless it is named here.
+SERIAL = {
+    "test_database_crash.py": "kills the postmaster: every other worker's connections die",
+    "test_retry.py": "restarts the server, ends every backend of the shared tenant roles",
+    "test_dropped_connection.py": "ends every backend of tenant_a, a role every worker uses",
+    "test_upgrade.py": "deploys the release tag and HEAD into databases of its own (CPU-bound, minutes)",
+    "test_upgrade_under_load.py": "times lock waits of a deploy under a load of workers",
+    # Databases or cluster-wide roles of fixed names, which two workers would make at once.
+    # (pytest-xdist's --dist loadgroup would keep each file on one worker beside the rest, but it
+    # renames items through Node._nodeid, which pytest 9 no longer reads: no group is formed.)
+    "test_bench_scripts.py": "the bench scripts' databases and roles (bench/common.bash)",
+    "test_migrations.py": "creates the cluster-wide role agent_state_deployer",
+    "test_schema_bundle.py": "creates the cluster-wide role agent_state_deployer",
+    "test_own_server_url.py": "creates the cluster-wide roles own_server_owner and own_server_bypass",
+}
+
+
+# Left out of `make check` (the check tier; `make test` runs them): a file, or one test of it
+# (``file::test``, every parametrisation), each taking tens of seconds or more on a 2-core machine
+# (`pytest --durations`, docs/benchmarks.md "Test run time"), or restarting the server.
+SLOW = {
+    "test_bench_scripts.py",  # each bench script end to end
+    "test_database_crash.py",
+    "test_retry.py",
+    "test_upgrade.py",
+    "test_upgrade_under_load.py",
+    "test_migrations.py",
+    "test_schema_bundle.py",
+    "test_own_server_url.py",
+    "test_queue_crash.py",  # real processes killed and stopped
+    "test_side_effect_crash.py",
+    "test_queue_model.py",  # the hypothesis state machine of the queue
+    "test_isolation_matrix.py::test_every_function_with_another_tenants_ids_fails_closed",
+    "test_openai_agents_session.py::test_a_conversation_survives_a_process_restart_between_turns",
+    "test_demo.py::test_the_demo_crashes_resumes_approves_and_keeps_every_promise",
+    "test_graph_runs.py::test_a_worker_killed_mid_node_resumes_in_a_fresh_process_from_the_last_checkpoint",
+    "test_graph_runs.py::test_an_interrupt_waits_for_a_person_and_another_process_resumes_it",
+    "test_compaction.py::test_long_session_compacted_repeatedly",
+    "test_cli.py::test_a_database_without_the_schema_says_how_to_deploy_it_and_deploy_does",
+}
+
+
+def is_slow(item: pytest.Item) -> bool:
+    name = getattr(item, "originalname", item.name)
+    return item.path.name in SLOW or f"{item.path.name}::{name}" in SLOW
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("agent-state")
+    group.addoption(
+        "--part",
+        choices=("all", "parallel", "serial"),
+        default="all",
+        help="parallel: the tests that may share the server with others (run under xdist);"
+        " serial: the files of SERIAL, run alone; all (default): both",
+    )
+    group.addoption(
+        "--tier",
+        choices=("full", "check"),
+        default="full",
+        help="check: leave out the files of SLOW (make check); full (default): every test",
+    )
+
+
+def part_of(path: Path) -> str:
+    """The part a test file belongs to: exactly one of parallel and serial."""
+    return "serial" if path.name in SERIAL else "parallel"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    part, tier = config.getoption("part"), config.getoption("tier")
+    keep, drop = [], []
+    for item in items:
+        out = (part != "all" and part_of(item.path) != part) or (tier == "check" and is_slow(item))
+        (drop if out else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -32,6 +131,67 @@ def pytest_configure(config: pytest.Config) -> None:
         "session_features(reason): needs a real session (LISTEN, session-level set_config, advisory"
         " session locks, SET ROLE across statements): connects directly, never through the pooler",
     )
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker and os.environ.get("AGENT_STATE_TEST_DSN"):
+        _use_worker_database(worker)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    clone = os.environ.get("AGENT_STATE_TEST_WORKER_DATABASE")
+    if clone and os.environ.get("PYTEST_XDIST_WORKER"):
+        with psycopg.connect(_with_db(_direct(), "postgres"), autocommit=True) as admin:
+            admin.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(clone)))
+
+
+def _direct() -> str:
+    return os.environ.get("AGENT_STATE_TEST_DIRECT_DSN") or os.environ["AGENT_STATE_TEST_DSN"]
+
+
+def _with_db(dsn: str, dbname: str) -> str:
+    params: dict[str, Any] = conninfo_to_dict(dsn)
+    params["dbname"] = dbname
+    return make_conninfo(**params)
+
+
+def _use_worker_database(worker: str) -> None:
+    """This xdist worker's own database: a copy of the test database (or of the template it was
+    copied from, AGENT_STATE_TEST_TEMPLATE), owned by
+    the same role, made afresh; every AGENT_STATE_TEST_*DSN variable then names it (through the
+    pooler where it named the pooler), before any test module is imported."""
+    direct = _direct()
+    dbname = conninfo_to_dict(direct).get("dbname") or "agent_state_test"
+    # The pristine copy `make test-db` deployed, when it names one (no session ever sits on it)
+    template = os.environ.get("AGENT_STATE_TEST_TEMPLATE") or dbname
+    clone = f"{dbname}_{worker}"
+    with psycopg.connect(_with_db(direct, "postgres"), autocommit=True) as admin:
+        row = admin.execute(
+            "select pg_catalog.pg_get_userbyid(datdba) from pg_catalog.pg_database where datname = %s", (template,)
+        ).fetchone()
+        if row is None:
+            pytest.exit(f"the test database {template} does not exist: run the tests with `make test`", returncode=2)
+        admin.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(clone)))
+        create = sql.SQL("create database {} template {} owner {}").format(
+            sql.Identifier(clone), sql.Identifier(template), sql.Identifier(row[0])
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                admin.execute(create)
+                break
+            except psycopg.errors.ObjectInUse:  # a session on the template (PgBouncer's, a psql): retry
+                if time.monotonic() > deadline:
+                    raise
+                admin.execute(
+                    "select pg_catalog.pg_terminate_backend(pid) from pg_catalog.pg_stat_activity"
+                    " where datname = %s and pid <> pg_catalog.pg_backend_pid()",
+                    (template,),
+                )
+                time.sleep(0.1)
+    for name in ("AGENT_STATE_TEST_DSN", "AGENT_STATE_TEST_DIRECT_DSN", "AGENT_STATE_TEST_POOLER_DSN"):
+        value = os.environ.get(name)
+        if value:
+            os.environ[name] = _with_db(value, clone)
+    os.environ["AGENT_STATE_TEST_WORKER_DATABASE"] = clone
 
 
 def _env_dsn() -> str:

@@ -377,7 +377,9 @@ def test_notify_wakes_an_idle_async_worker_long_before_its_poll(dsn: str, servic
 
     async def listening() -> bool:
         async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
-            cur = await conn.execute("select count(*) from pg_stat_activity where query = %s", (listen,))
+            cur = await conn.execute(
+                "select count(*) from pg_stat_activity where datname = current_database() and query = %s", (listen,)
+            )
             found = await cur.fetchone()
             return found is not None and found[0] == 1
 

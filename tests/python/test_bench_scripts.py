@@ -98,6 +98,11 @@ def run_bench(
 ) -> str:
     timeout, expected = SCRIPTS.get(script, (180, ""))
     env = {**os.environ, **SMALL, **extra_env, **more, "DATABASE_URL": url, "VPY": str(ROOT / ".venv/bin/python")}
+    # The database test-db deployed this revision into (as the deploy user, who owns it): each
+    # script copies it instead of deploying again (bench/common.bash); one that deploys as
+    # another role (the non-superuser case below) still deploys.
+    if os.environ.get("AGENT_STATE_TEST_TEMPLATE"):
+        env["BENCH_TEMPLATE"] = os.environ["AGENT_STATE_TEST_TEMPLATE"]
     for name in unset:
         env.pop(name, None)
     env.setdefault("BENCH_CAPACITY_OUT", str(tmp_path / "results.json"))

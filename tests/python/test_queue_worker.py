@@ -234,7 +234,8 @@ def test_notify_wakes_an_idle_worker_long_before_its_poll(service_dsn: str, dsn:
             wait_until(
                 lambda: (
                     admin.execute(
-                        "select count(*) from pg_stat_activity where application_name = %s and state = 'idle'"
+                        "select count(*) from pg_stat_activity where datname = current_database()"
+                        " and application_name = %s and state = 'idle'"
                         " and query like '%%ai.claim_job%%'",
                         (queue,),
                     ).fetchone()

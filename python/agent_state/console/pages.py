@@ -164,9 +164,7 @@ def _runs_context(console: Console, conn: Conn, request: Request) -> dict[str, A
     else:
         if status and status not in SESSION_STATUSES:
             raise ValueError(f"status {status} is not one of {', '.join(SESSION_STATUSES)}")
-        rows = console.rows(
-            conn, "select * from ai.list_sessions(%s, %s, %s, %s)", (status, owner, limit, before)
-        )
+        rows = console.rows(conn, "select * from ai.list_sessions(%s, %s, %s, %s)", (status, owner, limit, before))
         if len(rows) == limit:
             next_before = str(rows[-1]["thread_id"])
         document = "config"
