@@ -615,6 +615,8 @@ declare
   a_filter alias for $5;
   a_before_thread alias for $6;
   a_before_ns alias for $7;
+  -- a variable, not the call: the plan then knows the owner and reads that owner's sessions only
+  v_owner text := ai.current_owner();
 begin
   if a_thread_id is null and not ai.sees_all_owners() then
     -- A tenant across its threads: its own sessions (agent_sessions_owner_created), then each
@@ -632,7 +634,7 @@ begin
                                 and (a_filter is null or c.metadata @> a_filter)
                               order by c.checkpoint_id desc, c.checkpoint_ns desc
                               limit a_max_rows) c
-          where s.owner = ai.current_owner()
+          where s.owner = v_owner
           order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc
           limit a_max_rows) c
     cross join lateral ai._checkpoint_tuple(c) t
@@ -1384,6 +1386,7 @@ declare
   v_threads text[];
   v_seen integer;
   v_last text;
+  v_owner text := ai.current_owner();  -- a variable: the plan knows the owner
 begin
   if a_idle is null or a_idle < interval '0' then
     raise exception using errcode = 'AS002', message = 'idle must be a non-negative interval';
@@ -1411,7 +1414,7 @@ begin
   else
     select pg_catalog.array_agg(s.thread_id order by s.created_at desc, s.thread_id desc) into v_batch
     from (select s.thread_id, s.created_at from ai.agent_sessions s
-          where s.owner = ai.current_owner()
+          where s.owner = v_owner
             and (a_after is null or (s.created_at, s.thread_id) < (v_after_at, a_after))
           order by s.created_at desc, s.thread_id desc
           limit a_max_threads) s;

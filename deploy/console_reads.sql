@@ -18,6 +18,9 @@ language plpgsql stable
 -- planned per call: the caller decides the index (a tenant's own rows, or every owner's); a
 -- generic plan would guess an average owner's share and read the other tenants' rows
 set plan_cache_mode = force_custom_plan
+-- no parallel plan: a tenant's call gates the every-owner branch off (v_all), but a parallel scan
+-- there would still start its workers first (12 ms a call, measured by bench/tenant_reads.sh)
+set max_parallel_workers_per_gather = 0
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -109,7 +112,7 @@ grant execute on function ai.session_status_counts(text) to ai_user, ai_service;
 
 -- A run's streams, for its page (ai.get_stream needs the stream's key).
 create or replace function ai.list_streams(thread_id text, stale_after interval default '30 seconds',
-                                           max_rows integer default 100)
+                                           max_rows integer default 100, after_stream_key text default null)
 returns setof ai.stream_state
 language plpgsql stable
 security definer
@@ -120,9 +123,18 @@ declare
   a_thread_id alias for $1;
   a_stale_after alias for $2;
   a_max_rows alias for $3;
+  a_after alias for $4;
+  v_after_at timestamptz;
 begin
   perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
   perform ai._check_limit(a_max_rows, 'max_rows');
+  if a_after is not null then
+    -- the cursor is the last row's stream key; its time is read back
+    select m.opened_at into v_after_at from ai.message_streams m where m.thread_id = a_thread_id and m.stream_key = a_after;
+    if not found then
+      raise exception using errcode = 'AS001', message = format('stream %s of thread %s not found', a_after, a_thread_id);
+    end if;
+  end if;
   if a_stale_after is null or a_stale_after < interval '0' then
     raise exception using errcode = 'AS002',
       message = format('stale_after must be a non-negative interval, not %s', coalesce(a_stale_after::text, 'NULL'));
@@ -130,14 +142,15 @@ begin
   return query
   select x.*
   from (select m.* from ai.message_streams m where m.thread_id = a_thread_id
+          and (a_after is null or (m.opened_at, m.stream_key) > (v_after_at, a_after))
         order by m.opened_at, m.stream_key limit a_max_rows) s
   cross join lateral ai._stream_state(s::ai.message_streams, a_stale_after) x
   order by s.opened_at, s.stream_key;
 end
 $$;
-comment on function ai.list_streams(text, interval, integer) is
-  'The streams of one thread, oldest first, at most max_rows (1 to 10000), each as ai.get_stream returns it (status, last chunk, stale: open with no chunk for longer than stale_after). AS001 unknown thread (or another tenant''s), AS002 bad argument.';
-revoke execute on function ai.list_streams(text, interval, integer) from public;
-grant execute on function ai.list_streams(text, interval, integer) to ai_user, ai_service;
+comment on function ai.list_streams(text, interval, integer, text) is
+  'The streams of one thread, oldest first (by opened_at, then stream_key), at most max_rows (1 to 10000, default 100; the next page: after_stream_key = the last row''s stream_key), each as ai.get_stream returns it (status, last chunk, stale: open with no chunk for longer than stale_after). AS001 unknown thread (or another tenant''s) or cursor stream, AS002 bad argument.';
+revoke execute on function ai.list_streams(text, interval, integer, text) from public;
+grant execute on function ai.list_streams(text, interval, integer, text) to ai_user, ai_service;
 
 commit;

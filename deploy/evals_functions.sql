@@ -123,6 +123,7 @@ declare
   a_before_id alias for $5;
   v_before_at timestamptz;
   v_all boolean := ai.sees_all_owners();
+  v_owner text := ai.current_owner();  -- a variable: the plan knows the owner
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
   if (a_before_thread is null) <> (a_before_id is null) then
@@ -136,7 +137,7 @@ begin
   end if;
   return query
     select * from ai.eval_runs e
-    where (v_all or e.owner = ai.current_owner())
+    where (v_all or e.owner = v_owner)
       and (a_thread_id is null or e.thread_id = a_thread_id)
       and (a_candidate is null or e.candidate = a_candidate)
       and (a_before_id is null or (e.created_at, e.eval_id) < (v_before_at, a_before_id))

@@ -87,6 +87,7 @@ declare
   a_max_rows alias for $4;
   a_before alias for $5;
   v_before bigint := coalesce(a_before, 9223372036854775807);
+  v_owner text := ai.current_owner();  -- a variable: the plan knows the owner
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
   if a_status is not null
@@ -123,7 +124,7 @@ begin
                           and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
                         order by j.job_id desc
                         limit a_max_rows) j
-    where s.owner = ai.current_owner()
+    where s.owner = v_owner
     order by j.job_id desc
     limit a_max_rows;
   end if;

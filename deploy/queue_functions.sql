@@ -1021,6 +1021,9 @@ language plpgsql stable
 -- planned per call: the caller decides the index (a tenant's own rows, or every owner's); a
 -- generic plan would guess an average owner's share and read the other tenants' rows
 set plan_cache_mode = force_custom_plan
+-- no parallel plan: a tenant's call gates the every-owner branch off (v_all), but a parallel scan
+-- there would still start its workers first (12 ms a call, measured by bench/tenant_reads.sh)
+set max_parallel_workers_per_gather = 0
 security definer
 set search_path = pg_catalog, pg_temp
 as $$

@@ -2519,6 +2519,12 @@ comment on function ai.job_attempts(bigint) is
 create or replace function ai.queue_stats(queue text default null)
 returns setof ai.queue_stats_row
 language plpgsql stable
+-- planned per call: the caller decides the index (a tenant's own rows, or every owner's); a
+-- generic plan would guess an average owner's share and read the other tenants' rows
+set plan_cache_mode = force_custom_plan
+-- no parallel plan: a tenant's call gates the every-owner branch off (v_all), but a parallel scan
+-- there would still start its workers first (12 ms a call, measured by bench/tenant_reads.sh)
+set max_parallel_workers_per_gather = 0
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -3570,6 +3576,8 @@ declare
   a_filter alias for $5;
   a_before_thread alias for $6;
   a_before_ns alias for $7;
+  -- a variable, not the call: the plan then knows the owner and reads that owner's sessions only
+  v_owner text := ai.current_owner();
 begin
   if a_thread_id is null and not ai.sees_all_owners() then
     -- A tenant across its threads: its own sessions (agent_sessions_owner_created), then each
@@ -3587,7 +3595,7 @@ begin
                                 and (a_filter is null or c.metadata @> a_filter)
                               order by c.checkpoint_id desc, c.checkpoint_ns desc
                               limit a_max_rows) c
-          where s.owner = ai.current_owner()
+          where s.owner = v_owner
           order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc
           limit a_max_rows) c
     cross join lateral ai._checkpoint_tuple(c) t
@@ -4321,6 +4329,9 @@ create or replace function ai.prune_idle_threads(idle interval, strategy text de
                                       max_threads integer default 1000, after_thread_id text default null)
 returns table (pruned integer, next_thread_id text)
 language plpgsql volatile
+-- planned per call: the caller decides the index (a tenant's own rows, or every owner's); a
+-- generic plan would guess an average owner's share and read the other tenants' rows
+set plan_cache_mode = force_custom_plan
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -4336,6 +4347,7 @@ declare
   v_threads text[];
   v_seen integer;
   v_last text;
+  v_owner text := ai.current_owner();  -- a variable: the plan knows the owner
 begin
   if a_idle is null or a_idle < interval '0' then
     raise exception using errcode = 'AS002', message = 'idle must be a non-negative interval';
@@ -4363,7 +4375,7 @@ begin
   else
     select pg_catalog.array_agg(s.thread_id order by s.created_at desc, s.thread_id desc) into v_batch
     from (select s.thread_id, s.created_at from ai.agent_sessions s
-          where s.owner = ai.current_owner()
+          where s.owner = v_owner
             and (a_after is null or (s.created_at, s.thread_id) < (v_after_at, a_after))
           order by s.created_at desc, s.thread_id desc
           limit a_max_threads) s;
@@ -4782,6 +4794,9 @@ create or replace function ai.get_eval_runs(thread_id text default null, candida
                                  before_thread_id text default null, before_eval_id bigint default null)
 returns setof ai.eval_runs
 language plpgsql stable
+-- planned per call: the caller decides the index (a tenant's own rows, or every owner's); a
+-- generic plan would guess an average owner's share and read the other tenants' rows
+set plan_cache_mode = force_custom_plan
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -4794,6 +4809,7 @@ declare
   a_before_id alias for $5;
   v_before_at timestamptz;
   v_all boolean := ai.sees_all_owners();
+  v_owner text := ai.current_owner();  -- a variable: the plan knows the owner
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
   if (a_before_thread is null) <> (a_before_id is null) then
@@ -4807,7 +4823,7 @@ begin
   end if;
   return query
     select * from ai.eval_runs e
-    where (v_all or e.owner = ai.current_owner())
+    where (v_all or e.owner = v_owner)
       and (a_thread_id is null or e.thread_id = a_thread_id)
       and (a_candidate is null or e.candidate = a_candidate)
       and (a_before_id is null or (e.created_at, e.eval_id) < (v_before_at, a_before_id))
@@ -5867,6 +5883,9 @@ create or replace function ai.pending_approvals(owner text default null, max_row
                                      after_approval_id text default null)
 returns setof ai.human_approvals
 language plpgsql stable
+-- planned per call: the caller decides the index (a tenant's own rows, or every owner's); a
+-- generic plan would guess an average owner's share and read the other tenants' rows
+set plan_cache_mode = force_custom_plan
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -5964,6 +5983,9 @@ create or replace function ai.list_sessions(status text default null, owner text
                                  before_thread_id text default null)
 returns setof ai.agent_sessions
 language plpgsql stable
+-- planned per call: the caller decides the index (a tenant's own rows, or every owner's); a
+-- generic plan would guess an average owner's share and read the other tenants' rows
+set plan_cache_mode = force_custom_plan
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -6014,6 +6036,9 @@ create or replace function ai.list_jobs(queue text default null, status text def
                              max_rows integer default 100, before_job_id bigint default null)
 returns setof ai.agent_jobs
 language plpgsql stable
+-- planned per call: the caller decides the index (a tenant's own rows, or every owner's); a
+-- generic plan would guess an average owner's share and read the other tenants' rows
+set plan_cache_mode = force_custom_plan
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -6025,6 +6050,7 @@ declare
   a_max_rows alias for $4;
   a_before alias for $5;
   v_before bigint := coalesce(a_before, 9223372036854775807);
+  v_owner text := ai.current_owner();  -- a variable: the plan knows the owner
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
   if a_status is not null
@@ -6061,7 +6087,7 @@ begin
                           and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
                         order by j.job_id desc
                         limit a_max_rows) j
-    where s.owner = ai.current_owner()
+    where s.owner = v_owner
     order by j.job_id desc
     limit a_max_rows;
   end if;
@@ -7481,6 +7507,12 @@ create or replace function ai.queue_throughput(of_queue text default null, since
 returns table (queue text, bucket_start timestamptz, completed bigint, failed bigint,
                mean_latency interval, max_latency interval)
 language plpgsql stable
+-- planned per call: the caller decides the index (a tenant's own rows, or every owner's); a
+-- generic plan would guess an average owner's share and read the other tenants' rows
+set plan_cache_mode = force_custom_plan
+-- no parallel plan: a tenant's call gates the every-owner branch off (v_all), but a parallel scan
+-- there would still start its workers first (12 ms a call, measured by bench/tenant_reads.sh)
+set max_parallel_workers_per_gather = 0
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -7542,6 +7574,9 @@ grant execute on function ai.queue_throughput(text, interval, interval) to ai_us
 create or replace function ai.session_status_counts(owner text default null)
 returns table (status text, sessions bigint)
 language plpgsql stable
+-- planned per call: the caller decides the index (a tenant's own rows, or every owner's); a
+-- generic plan would guess an average owner's share and read the other tenants' rows
+set plan_cache_mode = force_custom_plan
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -7569,7 +7604,7 @@ grant execute on function ai.session_status_counts(text) to ai_user, ai_service;
 
 -- A run's streams, for its page (ai.get_stream needs the stream's key).
 create or replace function ai.list_streams(thread_id text, stale_after interval default '30 seconds',
-                                           max_rows integer default 100)
+                                           max_rows integer default 100, after_stream_key text default null)
 returns setof ai.stream_state
 language plpgsql stable
 security definer
@@ -7580,9 +7615,18 @@ declare
   a_thread_id alias for $1;
   a_stale_after alias for $2;
   a_max_rows alias for $3;
+  a_after alias for $4;
+  v_after_at timestamptz;
 begin
   perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
   perform ai._check_limit(a_max_rows, 'max_rows');
+  if a_after is not null then
+    -- the cursor is the last row's stream key; its time is read back
+    select m.opened_at into v_after_at from ai.message_streams m where m.thread_id = a_thread_id and m.stream_key = a_after;
+    if not found then
+      raise exception using errcode = 'AS001', message = format('stream %s of thread %s not found', a_after, a_thread_id);
+    end if;
+  end if;
   if a_stale_after is null or a_stale_after < interval '0' then
     raise exception using errcode = 'AS002',
       message = format('stale_after must be a non-negative interval, not %s', coalesce(a_stale_after::text, 'NULL'));
@@ -7590,15 +7634,16 @@ begin
   return query
   select x.*
   from (select m.* from ai.message_streams m where m.thread_id = a_thread_id
+          and (a_after is null or (m.opened_at, m.stream_key) > (v_after_at, a_after))
         order by m.opened_at, m.stream_key limit a_max_rows) s
   cross join lateral ai._stream_state(s::ai.message_streams, a_stale_after) x
   order by s.opened_at, s.stream_key;
 end
 $$;
-comment on function ai.list_streams(text, interval, integer) is
-  'The streams of one thread, oldest first, at most max_rows (1 to 10000), each as ai.get_stream returns it (status, last chunk, stale: open with no chunk for longer than stale_after). AS001 unknown thread (or another tenant''s), AS002 bad argument.';
-revoke execute on function ai.list_streams(text, interval, integer) from public;
-grant execute on function ai.list_streams(text, interval, integer) to ai_user, ai_service;
+comment on function ai.list_streams(text, interval, integer, text) is
+  'The streams of one thread, oldest first (by opened_at, then stream_key), at most max_rows (1 to 10000, default 100; the next page: after_stream_key = the last row''s stream_key), each as ai.get_stream returns it (status, last chunk, stale: open with no chunk for longer than stale_after). AS001 unknown thread (or another tenant''s) or cursor stream, AS002 bad argument.';
+revoke execute on function ai.list_streams(text, interval, integer, text) from public;
+grant execute on function ai.list_streams(text, interval, integer, text) to ai_user, ai_service;
 
 
 -- ===== version marker =====

@@ -4,6 +4,6 @@ begin;
 
 select 'ai.queue_throughput(text, interval, interval)'::regprocedure;
 select 'ai.session_status_counts(text)'::regprocedure;
-select 'ai.list_streams(text, interval, integer)'::regprocedure;
+select 'ai.list_streams(text, interval, integer, text)'::regprocedure;
 
 rollback;

@@ -38,7 +38,7 @@ QUEUE_THROUGHPUT = Call("select * from ai.queue_throughput(%s, %s, %s)", lambda 
 SESSION_STATUS_COUNTS = Call(
     "select * from ai.session_status_counts(%s)", lambda r: (str(r["status"]), int(r["sessions"]))
 )
-LIST_STREAMS = Call("select * from ai.list_streams(%s, %s, %s)", lambda r: from_row(StreamState, r))
+LIST_STREAMS = Call("select * from ai.list_streams(%s, %s, %s, %s)", lambda r: from_row(StreamState, r))
 
 
 # <async>
@@ -60,10 +60,15 @@ class AsyncConsoleReadMethods:
         return dict(await self._rows(SESSION_STATUS_COUNTS, (owner,)))
 
     async def list_streams(
-        self, thread_id: str, stale_after: timedelta = timedelta(seconds=30), max_rows: int = 100
+        self,
+        thread_id: str,
+        stale_after: timedelta = timedelta(seconds=30),
+        max_rows: int = 100,
+        after_stream_key: str | None = None,
     ) -> list[StreamState]:
-        """``ai.list_streams``: a thread's streams, oldest first, each as ``get_stream`` returns it."""
-        return await self._rows(LIST_STREAMS, (thread_id, stale_after, max_rows))
+        """``ai.list_streams``: a thread's streams, oldest first, each as ``get_stream`` returns it;
+        the next page: ``after_stream_key`` = the last stream's key."""
+        return await self._rows(LIST_STREAMS, (thread_id, stale_after, max_rows, after_stream_key))
 
 
 # </async>
@@ -88,10 +93,15 @@ class ConsoleReadMethods:
         return dict(self._rows(SESSION_STATUS_COUNTS, (owner,)))
 
     def list_streams(
-        self, thread_id: str, stale_after: timedelta = timedelta(seconds=30), max_rows: int = 100
+        self,
+        thread_id: str,
+        stale_after: timedelta = timedelta(seconds=30),
+        max_rows: int = 100,
+        after_stream_key: str | None = None,
     ) -> list[StreamState]:
-        """``ai.list_streams``: a thread's streams, oldest first, each as ``get_stream`` returns it."""
-        return self._rows(LIST_STREAMS, (thread_id, stale_after, max_rows))
+        """``ai.list_streams``: a thread's streams, oldest first, each as ``get_stream`` returns it;
+        the next page: ``after_stream_key`` = the last stream's key."""
+        return self._rows(LIST_STREAMS, (thread_id, stale_after, max_rows, after_stream_key))
 
 
 # </sync>

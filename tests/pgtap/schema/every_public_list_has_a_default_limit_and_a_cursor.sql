@@ -25,7 +25,9 @@ insert into not_lists values
   ('delta_channel_history', 'the saver''s walk to the nearest stored value of the named channels: bounded by the DeltaChannel''s snapshot interval'),
   ('queue_stats', 'one row per queue (an aggregate; a tenant''s reads its own jobs only)'),
   ('archive_backlog', 'one row (an aggregate)'),
-  ('usage_summary', 'an aggregate over [since, until) by the named groups, read through usage_records_owner_time');
+  ('usage_summary', 'an aggregate over [since, until) by the named groups, read through usage_records_owner_time'),
+  ('queue_throughput', 'an aggregate: a row per queue and time bucket of [now - since, now)'),
+  ('session_status_counts', 'an aggregate: a row per session status');
 
 select is_empty(
   $$select l.fn from public_lists l
