@@ -58,6 +58,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from . import errors
 from ._calls import Call, T
 from .hitl import AsyncHumanInTheLoopMethods, HumanInTheLoopMethods
+from .memory import AsyncMemoryMethods, MemoryMethods
 from .models import (
     AppendResult,
     ArchivedSession,
@@ -439,7 +440,9 @@ class _Attempts:
         return delay
 
 
-class Client(QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethods, RetrievalMethods, StreamMethods):
+class Client(
+    QueueMethods, SideEffectMethods, HumanInTheLoopMethods, UsageMethods, RetrievalMethods, StreamMethods, MemoryMethods
+):
     """Synchronous client over a psycopg ``Connection`` or a ``ConnectionPool``."""
 
     def __init__(self, source: SyncSource, *, retry: RetryPolicy | None = None):
@@ -814,6 +817,7 @@ class AsyncClient(
     AsyncUsageMethods,
     AsyncRetrievalMethods,
     AsyncStreamMethods,
+    AsyncMemoryMethods,
 ):
     """Asynchronous twin of :class:`Client`, over an ``AsyncConnection`` or ``AsyncConnectionPool``."""
 

@@ -67,8 +67,9 @@ from . import client, schema
 from .client import AsyncClient, AsyncSource, Client, SyncSource
 from .errors import DeltaBaseMissing
 from .retry import ONCE, RetryPolicy
+from .store import AgentStateStore, AsyncAgentStateStore
 
-__all__ = ["AgentStateSaver", "AsyncAgentStateSaver"]
+__all__ = ["AgentStateSaver", "AgentStateStore", "AsyncAgentStateSaver", "AsyncAgentStateStore"]
 
 log = logging.getLogger("agent_state.langgraph")
 

@@ -7825,7 +7825,7 @@ as $$
 declare
   v_op jsonb;
   v_kind text;
-  v_results jsonb[] := '{}';
+  v_results jsonb[] := '{}'::jsonb[];
   v_result jsonb;
 begin
   if ops is null or pg_catalog.jsonb_typeof(ops) <> 'array' then
