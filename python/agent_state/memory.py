@@ -75,6 +75,9 @@ GET_MEMORY = Call("select * from ai.get_memory(%s, %s, %s)", _item)
 DELETE_MEMORY = Call("select ai.delete_memory(%s, %s) as deleted", lambda r: bool(r["deleted"]))
 SEARCH_MEMORY = Call("select * from ai.search_memory(%s, %s, %s, %s, %s, %s, %s::real[], %s)", _item)
 LIST_MEMORY_NAMESPACES = Call("select n from ai.list_memory_namespaces(%s, %s, %s, %s, %s) n", lambda r: tuple(r["n"]))
+MAY_SWEEP_MEMORY = Call(
+    "select has_function_privilege('ai.sweep_memory(integer)', 'execute') as may", lambda r: bool(r["may"])
+)
 SWEEP_MEMORY = Call("select ai.sweep_memory(%s) as deleted", lambda r: int(r["deleted"]))
 BATCH_MEMORY = Call("select ai.batch_memory(%s) as results", lambda r: list(r["results"]))
 
@@ -170,6 +173,10 @@ class MemoryMethods:
         """``ai.sweep_memory`` (ai_service): deletes up to ``batch_size`` expired items."""
         return self._rows(SWEEP_MEMORY, (batch_size,))[0]
 
+    def may_sweep_memory(self) -> bool:
+        """Whether this role may call ``ai.sweep_memory`` (a member of ai_service)."""
+        return self._rows(MAY_SWEEP_MEMORY, ())[0]
+
     def batch_memory(self, ops: Sequence[Mapping[str, Any]]) -> list[Any]:
         """``ai.batch_memory``: operations in order in one call; their results (JSON) in order."""
         return self._rows(BATCH_MEMORY, (Jsonb([dict(op) for op in ops]),))[0]
@@ -225,6 +232,9 @@ class AsyncMemoryMethods:
 
     async def sweep_memory(self, batch_size: int = 1000) -> int:
         return (await self._rows(SWEEP_MEMORY, (batch_size,)))[0]
+
+    async def may_sweep_memory(self) -> bool:
+        return (await self._rows(MAY_SWEEP_MEMORY, ()))[0]
 
     async def batch_memory(self, ops: Sequence[Mapping[str, Any]]) -> list[Any]:
         return (await self._rows(BATCH_MEMORY, (Jsonb([dict(op) for op in ops]),)))[0]

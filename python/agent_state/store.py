@@ -127,6 +127,15 @@ def _texts(value: Mapping[str, Any], paths: Sequence[tuple[str, str | list[str]]
     return out
 
 
+#: ai.batch_memory takes at most 1000 operations; a larger batch is sent in calls of that size, in order.
+BATCH_LIMIT = 1000
+
+
+def _chunks(calls: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    for start in range(0, len(calls), BATCH_LIMIT):
+        yield calls[start : start + BATCH_LIMIT]
+
+
 def _seconds(minutes: float | None) -> float | None:
     return None if minutes is None else float(minutes) * 60.0
 
@@ -301,9 +310,10 @@ class AgentStateStore(_StoreCore, BaseStore):
             documents = self.embeddings.embed_documents(plan.documents()) if plan.to_embed else []
             queries = [self.embeddings.embed_query(q) for _, q in plan.queries]
             plan.fill(documents, queries)
-        if not plan.calls:
-            return []
-        return plan.results(self._client.batch_memory(plan.calls))
+        found: list[Any] = []
+        for chunk in _chunks(plan.calls):
+            found.extend(self._client.batch_memory(chunk))
+        return plan.results(found)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         return await asyncio.get_running_loop().run_in_executor(None, self.batch, list(ops))
@@ -331,10 +341,10 @@ class AgentStateStore(_StoreCore, BaseStore):
         def loop() -> None:
             while not self._stop.wait(interval):
                 try:
+                    if not self._client.may_sweep_memory():  # asked, not tried: no failed statement
+                        log.info("memory sweeper: this role may not sweep (ai.sweep_memory is for ai_service)")
+                        break
                     self.sweep_ttl()
-                except psycopg.errors.InsufficientPrivilege:
-                    log.info("memory sweeper: this role may not sweep (ai.sweep_memory is for ai_service)")
-                    break
                 except Exception:
                     log.exception("memory sweep failed")
             future.set_result(None)
@@ -442,9 +452,10 @@ class AsyncAgentStateStore(_StoreCore, AsyncBatchedBaseStore):
             documents = await self.embeddings.aembed_documents(plan.documents()) if plan.to_embed else []
             queries = [await self.embeddings.aembed_query(q) for _, q in plan.queries]
             plan.fill(documents, queries)
-        if not plan.calls:
-            return []
-        return plan.results(await self._client.batch_memory(plan.calls))
+        found: list[Any] = []
+        for chunk in _chunks(plan.calls):
+            found.extend(await self._client.batch_memory(chunk))
+        return plan.results(found)
 
     async def sweep_ttl(self, batch_size: int = 1000) -> int:
         """See :meth:`AgentStateStore.sweep_ttl`."""
@@ -466,10 +477,10 @@ class AsyncAgentStateStore(_StoreCore, AsyncBatchedBaseStore):
             while enabled:
                 await asyncio.sleep(interval)
                 try:
+                    if not await self._client.may_sweep_memory():
+                        log.info("memory sweeper: this role may not sweep (ai.sweep_memory is for ai_service)")
+                        return
                     await self.sweep_ttl()
-                except psycopg.errors.InsufficientPrivilege:
-                    log.info("memory sweeper: this role may not sweep (ai.sweep_memory is for ai_service)")
-                    return
                 except Exception:
                     log.exception("memory sweep failed")
 
