@@ -14,5 +14,6 @@ drop function ai._memory_similarity(real[], real[], text);
 drop function ai._memory_containment(jsonb);
 drop function ai._memory_compare(jsonb, text, jsonb);
 drop function ai._memory_matches(jsonb, jsonb);
+drop function ai._check_memory_filter(jsonb);
 drop function ai._check_memory_namespace(text[], text, boolean);
 commit;

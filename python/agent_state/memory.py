@@ -22,7 +22,7 @@ from psycopg.types.json import Jsonb
 
 from ._calls import Call, T
 
-__all__ = ["AsyncMemoryMethods", "MemoryItem", "MemoryMethods", "item_from_json"]
+__all__ = ["AsyncMemoryMethods", "MemoryItem", "MemoryMethods", "item_from_json", "retrieval_documents"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +68,28 @@ def item_from_json(found: Mapping[str, Any]) -> MemoryItem:
         expires_at=_when(found.get("expires_at")),
         score=found.get("score"),
     )
+
+
+def retrieval_documents(items: Sequence[Any]) -> list[dict[str, Any]]:
+    """The documents ``record_retrieval`` keeps for memory items a turn read (a
+    :class:`MemoryItem` or LangGraph's ``Item``/``SearchItem``): where each came from and which
+    version (``updated_at``), so an audit links the assistant turn to the memory it was given::
+
+        client.record_retrieval(thread_id, turn, retrieval_documents(store.search(("users", uid), query=q)))
+    """
+    out = []
+    for item in items:
+        doc: dict[str, Any] = {
+            "source": "memory",
+            "namespace": list(item.namespace),
+            "key": item.key,
+            "updated_at": item.updated_at.isoformat() if isinstance(item.updated_at, datetime) else item.updated_at,
+        }
+        score = getattr(item, "score", None)
+        if score is not None:
+            doc["score"] = score
+        out.append(doc)
+    return out
 
 
 PUT_MEMORY = Call("select * from ai.put_memory(%s, %s, %s, %s, %s, %s)", _item)

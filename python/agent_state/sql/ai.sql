@@ -7416,6 +7416,29 @@ $$;
 comment on function ai._memory_compare(jsonb, text, jsonb) is
   'Internal: one filter operator applied to a field''s value (NULL when the field is absent); ordered comparisons hold only between values of one JSON type.';
 
+-- A filter's operators, checked once before any row is read (an empty result is no excuse).
+create or replace function ai._check_memory_filter(filter jsonb)
+returns void
+language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_cond jsonb;
+  v_op text;
+  v_operand jsonb;
+begin
+  for v_cond in select f.value from pg_catalog.jsonb_each(filter) f loop
+    if pg_catalog.jsonb_typeof(v_cond) = 'object' and exists (select from pg_catalog.jsonb_object_keys(v_cond) k where k like '$%') then
+      for v_op, v_operand in select * from pg_catalog.jsonb_each(v_cond) loop
+        perform ai._memory_compare(null, v_op, v_operand);
+      end loop;
+    end if;
+  end loop;
+end
+$$;
+comment on function ai._check_memory_filter(jsonb) is
+  'Internal guard: raises AS002 for a filter operator that is unknown or has an operand of the wrong kind, whether or not any item is read.';
+
 -- The members of a filter whose condition is a plain scalar: value @> them is necessary for the
 -- filter to hold, and the GIN index of values answers it.
 create or replace function ai._memory_containment(filter jsonb)
@@ -7657,6 +7680,7 @@ begin
   end if;
   if a_filter is not null then
     perform ai._check_document(a_filter, 'filter', true);
+    perform ai._check_memory_filter(a_filter);
     v_contains := ai._memory_containment(a_filter);
   end if;
   if distance is null or distance not in ('cosine', 'inner_product', 'l2') then
@@ -7880,7 +7904,7 @@ $$;
 comment on function ai.batch_memory(jsonb) is
   'Runs memory operations in order in one call and one transaction, and returns their results in order as a JSON array: {"op":"get",namespace,key,refresh_ttl} -> the item or null; {"op":"put",namespace,key,value (null deletes),ttl_seconds,index_texts,embeddings} -> null; {"op":"search",namespace_prefix,filter,query,limit,offset,refresh_ttl,query_embedding,distance} -> an array of items; {"op":"list_namespaces",prefix,suffix,max_depth,limit,offset} -> an array of namespaces. At most 1000 operations. AS002 bad argument, AS003 too large.';
 
-revoke execute on function ai._check_memory_namespace(text[], text, boolean), ai._memory_matches(jsonb, jsonb),
+revoke execute on function ai._check_memory_namespace(text[], text, boolean), ai._memory_matches(jsonb, jsonb), ai._check_memory_filter(jsonb),
   ai._memory_compare(jsonb, text, jsonb), ai._memory_containment(jsonb), ai._memory_similarity(real[], real[], text),
   ai._memory_embeddings(jsonb), ai._memory_labels(jsonb, text), ai._memory_labels_match(text[], text[], boolean) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them

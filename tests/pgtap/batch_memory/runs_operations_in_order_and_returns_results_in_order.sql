@@ -1,6 +1,8 @@
 \ir ../fixtures/helpers.sql
 begin;
 select plan(7);
+-- counts below are of this test's items only (rolled back at the end)
+delete from ai.memory_items;
 
 set local role tenant_a;
 select ai.batch_memory('[

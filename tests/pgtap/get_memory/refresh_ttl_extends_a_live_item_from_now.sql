@@ -1,6 +1,8 @@
 \ir ../fixtures/helpers.sql
 begin;
 select plan(4);
+-- counts below are of this test's items only (rolled back at the end)
+delete from ai.memory_items;
 
 set local role tenant_a;
 select set_config('ai.frozen_now', '2030-01-01 00:00:00+00', true) is not null as frozen \gset

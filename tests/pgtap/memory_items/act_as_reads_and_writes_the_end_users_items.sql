@@ -1,6 +1,8 @@
 \ir ../fixtures/helpers.sql
 begin;
 select plan(4);
+-- counts below are of this test's items only (rolled back at the end)
+delete from ai.memory_items;
 
 set local role app_service;
 select ai.act_as('user-1');

@@ -1,6 +1,8 @@
 \ir ../fixtures/helpers.sql
 begin;
 select plan(10);
+-- counts below are of this test's items only (rolled back at the end)
+delete from ai.memory_items;
 
 set local role tenant_a;
 select throws_ok($$select ai.put_memory(null, 'k', '{}')$$, 'AS002', null, 'NULL namespace');

@@ -1,6 +1,8 @@
 \ir ../fixtures/helpers.sql
 begin;
 select plan(5);
+-- counts below are of this test's items only (rolled back at the end)
+delete from ai.memory_items;
 
 set local role tenant_a;
 select ai.put_memory('{v}', 'x', '{"t": "x"}', null, null, '{"a": [1, 0, 0], "b": [0, 0, 1]}');

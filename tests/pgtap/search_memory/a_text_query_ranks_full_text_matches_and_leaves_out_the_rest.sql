@@ -1,6 +1,8 @@
 \ir ../fixtures/helpers.sql
 begin;
 select plan(5);
+-- counts below are of this test's items only (rolled back at the end)
+delete from ai.memory_items;
 
 -- Without embeddings a query is not ignored (PostgresStore ignores it): it ranks by full-text
 -- search over the indexed fields.

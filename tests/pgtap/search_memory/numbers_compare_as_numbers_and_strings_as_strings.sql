@@ -1,6 +1,8 @@
 \ir ../fixtures/helpers.sql
 begin;
 select plan(6);
+-- counts below are of this test's items only (rolled back at the end)
+delete from ai.memory_items;
 
 -- PostgresStore compares filter values as text, so "9" >= "10" there and 9 < 10 fails
 -- (langgraph #7684). Here both orders hold, each for its own JSON type.
