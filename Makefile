@@ -152,7 +152,7 @@ endif
 	    -p no:anyio --timeout=300 tests $(UPSTREAM_ARGS)
 	cd '$(UPSTREAM)/store' && AGENT_STATE_TEST_DSN='$(TEST_URL)' PYTHONPATH='$(ROOT)/tests/upstream/langgraph' \
 	  $(VPY) -m pytest -q -p no:cacheprovider -o addopts= -o asyncio_mode=auto -o asyncio_default_fixture_loop_scope=function \
-	    -p no:anyio --timeout=300 tests/test_store.py tests/test_async_store.py $(UPSTREAM_ARGS)
+	    -p no:anyio --timeout=300 -n $(UPSTREAM_JOBS) tests/test_store.py tests/test_async_store.py $(UPSTREAM_ARGS)
 	cd '$(UPSTREAM)/openai_agents' && AGENT_STATE_TEST_DSN='$(TEST_URL)' PYTHONPATH='$(ROOT)/tests/upstream/openai_agents' \
 	  $(VPY) -m pytest -q -p no:cacheprovider -o addopts= -o asyncio_mode=auto -p sdk_sessions -p no:anyio \
 	    --timeout=300 tests/memory/test_session.py tests/memory/test_session_limit.py $(UPSTREAM_ARGS)

@@ -22,16 +22,16 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any
+from typing import Any, ClassVar
 
 import agent_state_upstream as upstream
 import psycopg
 import pytest
 from psycopg.rows import dict_row
+from tests.embed_test_utils import CharacterEmbeddings
 from upstream_skips import apply_skips
 
 from agent_state.langgraph import AgentStateStore, AsyncAgentStateStore
-from tests.embed_test_utils import CharacterEmbeddings
 
 upstream.suite = "store"
 
@@ -108,7 +108,7 @@ class _AsyncAdmin:
 
 
 class UpstreamStore(AgentStateStore):
-    MIGRATIONS: list[str] = []  # PostgresStore's migrations, which the fixture edits: none here
+    MIGRATIONS: ClassVar[list[str]] = []  # PostgresStore's migrations, which the fixture edits: none here
 
     @classmethod
     @contextmanager
@@ -123,7 +123,7 @@ class UpstreamStore(AgentStateStore):
 
 
 class AsyncUpstreamStore(AsyncAgentStateStore):
-    MIGRATIONS: list[str] = []
+    MIGRATIONS: ClassVar[list[str]] = []
 
     @classmethod
     @asynccontextmanager
