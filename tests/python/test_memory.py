@@ -198,3 +198,32 @@ def test_graph_runs_pass_the_store_to_the_graph(conn: psycopg.Connection[Any]) -
     store = AgentStateStore(conn)
     runs = GraphRuns(Client(conn), _graph().compile(), store=store)
     assert runs._graph_for(conn).store is store
+
+
+def _cli(*args: str, dsn: str) -> Any:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    environment = {**os.environ, "DATABASE_URL": dsn}
+    command = [str(Path(sys.executable).with_name("agent-state")), *args]
+    return subprocess.run(command, capture_output=True, text=True, env=environment, timeout=60, check=False)
+
+
+def test_the_cli_lists_shows_and_removes_memory_per_namespace(role_dsn: Callable[[str], str], thread_id: str) -> None:
+    import json
+
+    dsn = role_dsn("tenant_a")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        Client(conn).put_memory(("cli", thread_id, "alice"), "prefs", {"theme": "dark"})
+    listed = _cli("memory", "ls", f"cli/{thread_id}", "--json", dsn=dsn)
+    assert listed.returncode == 0 and json.loads(listed.stdout) == [["cli", thread_id, "alice"]], listed.stderr
+    items = _cli("memory", "ls", f"cli/{thread_id}", "--items", dsn=dsn)
+    assert items.returncode == 0 and "prefs" in items.stdout and "dark" in items.stdout
+    shown = _cli("memory", "show", f"cli/{thread_id}/alice", "prefs", dsn=dsn)
+    assert shown.returncode == 0 and json.loads(shown.stdout) == {"theme": "dark"}
+    assert _cli("memory", "rm", f"cli/{thread_id}/alice", "prefs", dsn=dsn).returncode == 0
+    gone = _cli("memory", "show", f"cli/{thread_id}/alice", "prefs", dsn=dsn)
+    assert gone.returncode == 2 and "no memory item" in gone.stderr
+    assert _cli("memory", "ls", f"cli/{thread_id}", "--json", dsn=role_dsn("tenant_b")).stdout.strip() == "[]"
