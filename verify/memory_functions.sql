@@ -7,4 +7,5 @@ select 'ai.search_memory(text[], jsonb, text, integer, integer, boolean, real[],
 select 'ai.list_memory_namespaces(text[], text[], integer, integer, integer)'::regprocedure;
 select 'ai.sweep_memory(integer)'::regprocedure;
 select 'ai.batch_memory(jsonb)'::regprocedure;
+select 'ai.create_memory_vector_index(integer, text)'::regprocedure;
 rollback;
