@@ -389,6 +389,7 @@ declare
   v_hi text;
   v_depth integer;
   v_contains jsonb;
+  v_rest jsonb;
   v_tsq tsquery;
   v_rows ai.memory_item[];
 begin
@@ -401,6 +402,14 @@ begin
     perform ai._check_document(a_filter, 'filter', true);
     perform ai._check_memory_filter(a_filter);
     v_contains := ai._memory_containment(a_filter);
+    -- a filter of scalar equalities only is value @> v_contains, which the GIN index answers:
+    -- no per-row check is needed then (a scalar is contained at a key only when equal to it)
+    if (select pg_catalog.count(*) from pg_catalog.jsonb_object_keys(a_filter))
+       = (select pg_catalog.count(*) from pg_catalog.jsonb_object_keys(coalesce(v_contains, '{}'))) then
+      v_rest := null;
+    else
+      v_rest := a_filter;
+    end if;
   end if;
   if distance is null or distance not in ('cosine', 'inner_product', 'l2') then
     raise exception using errcode = 'AS002', message = 'distance must be cosine, inner_product or l2';
@@ -443,13 +452,14 @@ begin
         where i.namespace[1:$9] = $3
           and (i.expires_at is null or i.expires_at > $6)
           and ($7::jsonb is null or ai._memory_matches(i.value, $7))
+          and ($10::jsonb is null or i.value @> $10)
         order by c.score desc, i.updated_at desc, i.ns, i.key
         limit $4 offset $5) t
       $q$, pg_catalog.cardinality(query_embedding),
       case distance when 'l2' then '<->' when 'inner_product' then '<#>' else '<=>' end,
       (select e.extnamespace::regnamespace::text from pg_catalog.pg_extension e where e.extname = 'vector'))
     into v_rows
-    using v_owner, query_embedding, coalesce(a_prefix, '{}'), max_rows, skip, v_now, a_filter, distance, v_depth;
+    using v_owner, query_embedding, coalesce(a_prefix, '{}'), max_rows, skip, v_now, v_rest, distance, v_depth, v_contains;
   elsif query_embedding is not null then
     select array_agg(x order by o) into v_rows from (
       select (i.namespace, i.key, i.value, i.created_at, i.updated_at, i.expires_at, s.score)::ai.memory_item as x,
@@ -463,7 +473,7 @@ begin
         and i.namespace[1:v_depth] = coalesce(a_prefix, '{}')
         and (i.expires_at is null or i.expires_at > v_now)
         and (v_contains is null or i.value @> v_contains)
-        and (a_filter is null or ai._memory_matches(i.value, a_filter))
+        and (v_rest is null or ai._memory_matches(i.value, v_rest))
         and s.score is not null
       order by s.score desc, i.updated_at desc, i.ns, i.key
       limit max_rows offset skip) t;
@@ -477,7 +487,7 @@ begin
         and i.namespace[1:v_depth] = coalesce(a_prefix, '{}')
         and (i.expires_at is null or i.expires_at > v_now)
         and (v_contains is null or i.value @> v_contains)
-        and (a_filter is null or ai._memory_matches(i.value, a_filter))
+        and (v_rest is null or ai._memory_matches(i.value, v_rest))
         and i.search_text @@ v_tsq
       order by pg_catalog.ts_rank(i.search_text, v_tsq) desc, i.updated_at desc, i.ns, i.key
       limit max_rows offset skip) t;
@@ -490,7 +500,7 @@ begin
         and i.namespace[1:v_depth] = coalesce(a_prefix, '{}')
         and (i.expires_at is null or i.expires_at > v_now)
         and (v_contains is null or i.value @> v_contains)
-        and (a_filter is null or ai._memory_matches(i.value, a_filter))
+        and (v_rest is null or ai._memory_matches(i.value, v_rest))
       order by i.updated_at desc, i.ns, i.key
       limit max_rows offset skip) t;
   end if;
