@@ -48,51 +48,74 @@ $$;
 comment on function ai._check_memory_namespace(text[], text, boolean) is
   'Internal guard: raises AS002 unless a namespace is 1 to 20 labels of 1 to 255 characters without U+001F (or empty where allowed).';
 
--- One operator applied to a field's value (NULL when the field is absent). jsonb orders numbers
--- numerically and strings as strings; comparing only values of one type keeps a number from ever
--- being "less than" a string (jsonb orders across types too).
+-- Whether a value passes a search filter (see the header for the operators).
+create or replace function ai._memory_matches(value jsonb, filter jsonb)
+returns boolean
+language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_field text;
+  v_cond jsonb;
+  v_op text;
+  v_operand jsonb;
+  v_actual jsonb;
+begin
+  for v_field, v_cond in select * from pg_catalog.jsonb_each(filter) loop
+    v_actual := value -> v_field;
+    if pg_catalog.jsonb_typeof(v_cond) = 'object' and exists (select from pg_catalog.jsonb_object_keys(v_cond) k where k like '$%') then
+      for v_op, v_operand in select * from pg_catalog.jsonb_each(v_cond) loop
+        if not ai._memory_compare(v_actual, v_op, v_operand) then
+          return false;
+        end if;
+      end loop;
+    elsif v_actual is null or v_actual <> v_cond then
+      return false;
+    end if;
+  end loop;
+  return true;
+end
+$$;
+comment on function ai._memory_matches(jsonb, jsonb) is
+  'Internal: true when a memory value passes a search filter (fields equal to a value, or operators $eq $ne $gt $gte $lt $lte $in $nin $exists compared by JSON type); AS002 for an unknown operator.';
+
 create or replace function ai._memory_compare(actual jsonb, op text, operand jsonb)
 returns boolean
-language sql immutable parallel safe
+language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
 as $$
-  select case op
-    when '$eq' then coalesce(actual operator(pg_catalog.=) operand, false)
-    when '$ne' then actual is null or actual operator(pg_catalog.<>) operand
-    when '$in' then coalesce(actual operator(pg_catalog.=) any (array(select pg_catalog.jsonb_array_elements(operand))), false)
-    when '$nin' then not coalesce(actual operator(pg_catalog.=) any (array(select pg_catalog.jsonb_array_elements(operand))), false)
-    when '$exists' then (actual is not null) operator(pg_catalog.=) (operand operator(pg_catalog.=) 'true'::jsonb)
-    else coalesce(pg_catalog.jsonb_typeof(actual) operator(pg_catalog.=) pg_catalog.jsonb_typeof(operand)
-                  and pg_catalog.jsonb_typeof(operand) operator(pg_catalog.=) any ('{number,string,boolean}'::text[])
-                  and case op
-                        when '$gt' then actual operator(pg_catalog.>) operand
-                        when '$gte' then actual operator(pg_catalog.>=) operand
-                        when '$lt' then actual operator(pg_catalog.<) operand
-                        when '$lte' then actual operator(pg_catalog.<=) operand
-                      end, false)
-  end
+declare
+  v_same_type boolean := pg_catalog.jsonb_typeof(actual) = pg_catalog.jsonb_typeof(operand)
+                         and pg_catalog.jsonb_typeof(operand) in ('number', 'string', 'boolean');
+begin
+  -- jsonb orders numbers numerically and strings as strings; comparing only values of one type
+  -- keeps a number from ever being "less than" a string (jsonb orders across types too).
+  case op
+    when '$eq' then return actual is not null and actual = operand;
+    when '$ne' then return actual is null or actual <> operand;
+    when '$gt' then return coalesce(v_same_type and actual > operand, false);
+    when '$gte' then return coalesce(v_same_type and actual >= operand, false);
+    when '$lt' then return coalesce(v_same_type and actual < operand, false);
+    when '$lte' then return coalesce(v_same_type and actual <= operand, false);
+    when '$in', '$nin' then
+      if pg_catalog.jsonb_typeof(operand) is distinct from 'array' then
+        raise exception using errcode = 'AS002', message = format('filter operator %s takes a JSON array', op);
+      end if;
+      return (actual is not null and exists (select from pg_catalog.jsonb_array_elements(operand) e where e = actual))
+             = (op = '$in');
+    when '$exists' then
+      if pg_catalog.jsonb_typeof(operand) is distinct from 'boolean' then
+        raise exception using errcode = 'AS002', message = 'filter operator $exists takes true or false';
+      end if;
+      return (actual is not null) = (operand = 'true'::jsonb);
+    else
+      raise exception using errcode = 'AS002',
+        message = format('unknown filter operator %s (allowed: $eq $ne $gt $gte $lt $lte $in $nin $exists)', op);
+  end case;
+end
 $$;
 comment on function ai._memory_compare(jsonb, text, jsonb) is
   'Internal: one filter operator applied to a field''s value (NULL when the field is absent); ordered comparisons hold only between values of one JSON type.';
-
--- Whether a value passes a search filter (see the header for the operators). SQL, not PL/pgSQL,
--- and without a SET clause, so the planner inlines it into the search's query: it runs for every
--- row read. The filter's operators were checked once before (ai._check_memory_filter).
-create or replace function ai._memory_matches(value jsonb, filter jsonb)
-returns boolean
-language sql immutable parallel safe
-as $$
-  select not exists (
-    select from pg_catalog.jsonb_each($2) f  -- $1, $2: jsonb_each's columns are named key and value too
-    where not case
-      when pg_catalog.jsonb_typeof(f.value) operator(pg_catalog.=) 'object'
-           and exists (select from pg_catalog.jsonb_object_keys(f.value) k where k operator(pg_catalog.~~) '$%')
-        then not exists (select from pg_catalog.jsonb_each(f.value) o
-                         where not ai._memory_compare($1 operator(pg_catalog.->) f.key, o.key, o.value))
-      else coalesce($1 operator(pg_catalog.->) f.key operator(pg_catalog.=) f.value, false)
-    end)
-$$;
-comment on function ai._memory_matches(jsonb, jsonb) is
-  'Internal: true when a memory value passes a search filter (fields equal to a value, or operators $eq $ne $gt $gte $lt $lte $in $nin $exists compared by JSON type); the operators are checked before by ai._check_memory_filter.';
 
 -- A filter's operators, checked once before any row is read (an empty result is no excuse).
 create or replace function ai._check_memory_filter(filter jsonb)
@@ -108,16 +131,7 @@ begin
   for v_cond in select f.value from pg_catalog.jsonb_each(filter) f loop
     if pg_catalog.jsonb_typeof(v_cond) = 'object' and exists (select from pg_catalog.jsonb_object_keys(v_cond) k where k like '$%') then
       for v_op, v_operand in select * from pg_catalog.jsonb_each(v_cond) loop
-        if v_op not in ('$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists') then
-          raise exception using errcode = 'AS002',
-            message = format('unknown filter operator %s (allowed: $eq $ne $gt $gte $lt $lte $in $nin $exists)', v_op);
-        end if;
-        if v_op in ('$in', '$nin') and pg_catalog.jsonb_typeof(v_operand) is distinct from 'array' then
-          raise exception using errcode = 'AS002', message = format('filter operator %s takes a JSON array', v_op);
-        end if;
-        if v_op = '$exists' and pg_catalog.jsonb_typeof(v_operand) is distinct from 'boolean' then
-          raise exception using errcode = 'AS002', message = 'filter operator $exists takes true or false';
-        end if;
+        perform ai._memory_compare(null, v_op, v_operand);
       end loop;
     end if;
   end loop;
