@@ -48,36 +48,46 @@ $$;
 comment on function ai._check_memory_namespace(text[], text, boolean) is
   'Internal guard: raises AS002 unless a namespace is 1 to 20 labels of 1 to 255 characters without U+001F (or empty where allowed).';
 
--- Whether a value passes a search filter (see the header for the operators).
-create or replace function ai._memory_matches(value jsonb, filter jsonb)
+-- A filter as a flat list of conditions, [[field, operator, operand], ...] (a plain value is $eq),
+-- computed once per search; ai._memory_passes tests a row against it with expressions only (no
+-- query per row: a PL/pgSQL function that ran queries cost some 100 us a row).
+create or replace function ai._memory_conditions(filter jsonb)
+returns jsonb
+language sql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+  select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_array(c.field, c.op, c.operand) order by c.field, c.op), '[]')
+  from (select f.key as field, o.key as op, o.value as operand
+        from pg_catalog.jsonb_each(filter) f, pg_catalog.jsonb_each(f.value) o
+        where pg_catalog.jsonb_typeof(f.value) = 'object' and exists (select from pg_catalog.jsonb_object_keys(f.value) k where k like '$%')
+        union all
+        select f.key, '$eq', f.value
+        from pg_catalog.jsonb_each(filter) f
+        where not (pg_catalog.jsonb_typeof(f.value) = 'object' and exists (select from pg_catalog.jsonb_object_keys(f.value) k where k like '$%'))) c
+$$;
+comment on function ai._memory_conditions(jsonb) is
+  'Internal: a search filter as a JSON array of [field, operator, operand] (a plain value: $eq), for ai._memory_passes.';
+
+-- Whether a value passes a filter's conditions (see the header for the operators).
+create or replace function ai._memory_passes(value jsonb, conditions jsonb)
 returns boolean
 language plpgsql immutable parallel safe
 set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_field text;
   v_cond jsonb;
-  v_op text;
-  v_operand jsonb;
-  v_actual jsonb;
 begin
-  for v_field, v_cond in select * from pg_catalog.jsonb_each(filter) loop
-    v_actual := value -> v_field;
-    if pg_catalog.jsonb_typeof(v_cond) = 'object' and exists (select from pg_catalog.jsonb_object_keys(v_cond) k where k like '$%') then
-      for v_op, v_operand in select * from pg_catalog.jsonb_each(v_cond) loop
-        if not ai._memory_compare(v_actual, v_op, v_operand) then
-          return false;
-        end if;
-      end loop;
-    elsif v_actual is null or v_actual <> v_cond then
+  for v_i in 0 .. pg_catalog.jsonb_array_length(conditions) - 1 loop
+    v_cond := conditions -> v_i;
+    if not ai._memory_compare(value -> (v_cond ->> 0), v_cond ->> 1, v_cond -> 2) then
       return false;
     end if;
   end loop;
   return true;
 end
 $$;
-comment on function ai._memory_matches(jsonb, jsonb) is
-  'Internal: true when a memory value passes a search filter (fields equal to a value, or operators $eq $ne $gt $gte $lt $lte $in $nin $exists compared by JSON type); AS002 for an unknown operator.';
+comment on function ai._memory_passes(jsonb, jsonb) is
+  'Internal: true when a memory value passes every [field, operator, operand] condition of ai._memory_conditions (operators $eq $ne $gt $gte $lt $lte $in $nin $exists, compared by JSON type).';
 
 create or replace function ai._memory_compare(actual jsonb, op text, operand jsonb)
 returns boolean
@@ -408,7 +418,7 @@ begin
        = (select pg_catalog.count(*) from pg_catalog.jsonb_object_keys(coalesce(v_contains, '{}'))) then
       v_rest := null;
     else
-      v_rest := a_filter;
+      v_rest := ai._memory_conditions(a_filter);
     end if;
   end if;
   if distance is null or distance not in ('cosine', 'inner_product', 'l2') then
@@ -451,7 +461,7 @@ begin
         join ai.memory_items i on i.owner = $1 and i.ns = c.ns and i.key = c.key
         where i.namespace[1:$9] = $3
           and (i.expires_at is null or i.expires_at > $6)
-          and ($7::jsonb is null or ai._memory_matches(i.value, $7))
+          and ($7::jsonb is null or ai._memory_passes(i.value, $7))
           and ($10::jsonb is null or i.value @> $10)
         order by c.score desc, i.updated_at desc, i.ns, i.key
         limit $4 offset $5) t
@@ -473,7 +483,7 @@ begin
         and i.namespace[1:v_depth] = coalesce(a_prefix, '{}')
         and (i.expires_at is null or i.expires_at > v_now)
         and (v_contains is null or i.value @> v_contains)
-        and (v_rest is null or ai._memory_matches(i.value, v_rest))
+        and (v_rest is null or ai._memory_passes(i.value, v_rest))
         and s.score is not null
       order by s.score desc, i.updated_at desc, i.ns, i.key
       limit max_rows offset skip) t;
@@ -487,7 +497,7 @@ begin
         and i.namespace[1:v_depth] = coalesce(a_prefix, '{}')
         and (i.expires_at is null or i.expires_at > v_now)
         and (v_contains is null or i.value @> v_contains)
-        and (v_rest is null or ai._memory_matches(i.value, v_rest))
+        and (v_rest is null or ai._memory_passes(i.value, v_rest))
         and i.search_text @@ v_tsq
       order by pg_catalog.ts_rank(i.search_text, v_tsq) desc, i.updated_at desc, i.ns, i.key
       limit max_rows offset skip) t;
@@ -500,7 +510,7 @@ begin
         and i.namespace[1:v_depth] = coalesce(a_prefix, '{}')
         and (i.expires_at is null or i.expires_at > v_now)
         and (v_contains is null or i.value @> v_contains)
-        and (v_rest is null or ai._memory_matches(i.value, v_rest))
+        and (v_rest is null or ai._memory_passes(i.value, v_rest))
       order by i.updated_at desc, i.ns, i.key
       limit max_rows offset skip) t;
   end if;
@@ -693,7 +703,7 @@ $$;
 comment on function ai.batch_memory(jsonb) is
   'Runs memory operations in order in one call and one transaction, and returns their results in order as a JSON array: {"op":"get",namespace,key,refresh_ttl} -> the item or null; {"op":"put",namespace,key,value (null deletes),ttl_seconds,index_texts,embeddings} -> null; {"op":"search",namespace_prefix,filter,query,limit,offset,refresh_ttl,query_embedding,distance} -> an array of items; {"op":"list_namespaces",prefix,suffix,max_depth,limit,offset} -> an array of namespaces. At most 1000 operations. AS002 bad argument, AS003 too large.';
 
-revoke execute on function ai._check_memory_namespace(text[], text, boolean), ai._memory_matches(jsonb, jsonb), ai._check_memory_filter(jsonb),
+revoke execute on function ai._check_memory_namespace(text[], text, boolean), ai._memory_conditions(jsonb), ai._memory_passes(jsonb, jsonb), ai._check_memory_filter(jsonb),
   ai._memory_compare(jsonb, text, jsonb), ai._memory_containment(jsonb), ai._memory_similarity(real[], real[], text),
   ai._memory_embeddings(jsonb), ai._memory_vector_index(integer, text), ai._memory_labels(jsonb, text), ai._memory_labels_match(text[], text[], boolean) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
