@@ -7814,10 +7814,11 @@ begin
       limit max_rows offset skip) t;
   end if;
 
-  if refresh_ttl and v_rows is not null then
+  -- only items with an expiry have a ttl to refresh (LangGraph asks for a refresh on every read)
+  if refresh_ttl and exists (select from pg_catalog.unnest(v_rows) r where r.expires_at is not null) then
     update ai.memory_items i set expires_at = v_now + i.ttl
     from pg_catalog.unnest(v_rows) r
-    where i.owner = v_owner and i.namespace = r.namespace and i.key = r.key and i.ttl is not null;
+    where i.owner = v_owner and i.ns = ai._memory_ns(r.namespace) and i.key = r.key and i.ttl is not null;
     return query select r.namespace, r.key, r.value, r.created_at, r.updated_at,
                         coalesce(v_now + i.ttl, r.expires_at), r.score
                  from pg_catalog.unnest(v_rows) with ordinality as r(namespace, key, value, created_at, updated_at, expires_at, score, o)
