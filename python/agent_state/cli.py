@@ -767,6 +767,63 @@ def cmd_console(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _memory_client(args: argparse.Namespace, conn: Conn) -> Iterator[Client]:
+    """The client the memory commands use: acting for ``--owner`` (a service), else the caller."""
+    client = Client(conn)
+    if args.owner:
+        with client.acting_as(args.owner) as bound:
+            yield bound
+    else:
+        yield client
+
+
+def cmd_memory(args: argparse.Namespace, conn: Conn) -> int:
+    """Long-term memory per namespace (docs/memory.md): ``ls`` (ai.list_memory_namespaces, or
+    ai.search_memory with --items), ``show`` (ai.get_memory), ``rm`` (ai.delete_memory)."""
+    namespace = tuple(args.namespace.split("/")) if args.namespace else ()
+    if args.action != "ls" and (not namespace or args.key is None):
+        raise CliError(
+            f"memory {args.action} takes a namespace and a key: agent-state memory {args.action} users/alice prefs"
+        )
+    for client in _memory_client(args, conn):
+        if args.action == "ls" and not args.items:
+            found = client.list_memory_namespaces(prefix=namespace or None, limit=args.limit)
+            if args.json:
+                _print_json([list(n) for n in found])
+            else:
+                _table([("/".join(n),) for n in found], ("NAMESPACE",))
+        elif args.action == "ls":
+            items = client.search_memory(namespace, query=args.query, limit=args.limit)
+            if args.json:
+                _print_json(items)
+            else:
+                rows = [
+                    (
+                        "/".join(i.namespace),
+                        i.key,
+                        _when(i.updated_at),
+                        _when(i.expires_at),
+                        _brief(i.value, args.width),
+                    )
+                    for i in items
+                ]
+                _table(rows, ("NAMESPACE", "KEY", "UPDATED", "EXPIRES", "VALUE"))
+        elif args.action == "show":
+            item = client.get_memory(namespace, args.key)
+            if item is None:
+                raise CliError(f"no memory item {args.key!r} in {args.namespace}")
+            if args.json:
+                _print_json(item)
+            else:
+                print(json.dumps(item.value, indent=2, ensure_ascii=False, sort_keys=True))
+        else:
+            if not client.delete_memory(namespace, args.key):
+                raise CliError(f"no memory item {args.key!r} in {args.namespace}")
+            if not args.json:
+                print(f"deleted {args.namespace} {args.key}")
+    return EXIT_OK
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace, Conn], int]] = {
     "status": cmd_status,
     "deploy": cmd_deploy,
@@ -783,6 +840,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Conn], int]] = {
     "archive": cmd_archive,
     "restore": cmd_restore,
     "replay": cmd_replay,
+    "memory": cmd_memory,
 }
 
 
@@ -928,6 +986,16 @@ def parser() -> argparse.ArgumentParser:
 
     p = command("restore", "move an archived session back (ai.restore_session)")
     p.add_argument("thread")
+
+    p = command("memory", "long-term memory per namespace (labels joined by /): ls, show, rm (docs/memory.md)")
+    p.add_argument("action", choices=("ls", "show", "rm"))
+    p.add_argument("namespace", nargs="?", default="", help="e.g. users/alice (ls: a prefix; default: all)")
+    p.add_argument("key", nargs="?", help="the item's key (show, rm)")
+    p.add_argument("--items", action="store_true", help="ls: the items under the prefix, not the namespaces")
+    p.add_argument("--query", help="ls --items: full-text search over the items")
+    p.add_argument("--owner", help="a service: the end user whose memory (ai.act_as)")
+    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--width", type=int, default=60, help="cut values to this many characters (default 60)")
 
     p = command("replay", "replay a recorded thread from a checkpoint and diff the outcome")
     p.add_argument("thread")

@@ -61,6 +61,7 @@ from .checkpoints import PendingWrite as PendingWrite
 from .console_reads import AsyncConsoleReadMethods, ConsoleReadMethods
 from .evals import AsyncEvalMethods, EvalMethods
 from .hitl import AsyncHumanInTheLoopMethods, HumanInTheLoopMethods
+from .memory import AsyncMemoryMethods, MemoryMethods
 from .messages import AsyncMessageMethods, MessageMethods
 from .queue import AsyncQueueMethods, QueueMethods
 from .retention import AsyncRetentionMethods, RetentionMethods
@@ -228,6 +229,7 @@ class AsyncClient(
     AsyncRetrievalMethods,
     AsyncStreamMethods,
     AsyncConsoleReadMethods,
+    AsyncMemoryMethods,
 ):
     """The client over a psycopg ``AsyncConnection`` or a pool (``AsyncConnectionPool``)."""
 
@@ -408,6 +410,7 @@ class Client(
     RetrievalMethods,
     StreamMethods,
     ConsoleReadMethods,
+    MemoryMethods,
 ):
     """The client over a psycopg ``Connection`` or a pool (``ConnectionPool``)."""
 

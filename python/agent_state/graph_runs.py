@@ -182,6 +182,7 @@ class _Runs:
         max_attempts: int,
         config: RunnableConfig | None,
         mirror_messages: str | None = None,
+        store: Any = None,
     ) -> None:
         if durability not in ("sync", "async", "exit"):
             raise ValueError(f"durability must be 'sync', 'async' or 'exit', not {durability!r}")
@@ -194,6 +195,7 @@ class _Runs:
         self.max_attempts = max_attempts
         self.config = config or {}
         self.mirror_messages = mirror_messages
+        self.store = store  # a LangGraph BaseStore (AgentStateStore): the graph's nodes receive it as `store`
         self._bound: dict[int, Any] = {}
 
     def _start_args(self, thread_id: str, input: Any, dedup_key: str | None) -> tuple[dict[str, Any], str]:
@@ -252,6 +254,7 @@ class AsyncGraphRuns(_Runs):
         max_attempts: int = 5,
         config: RunnableConfig | None = None,
         mirror_messages: str | None = None,
+        store: Any = None,
     ) -> None:
         super().__init__(
             graph,
@@ -261,6 +264,7 @@ class AsyncGraphRuns(_Runs):
             max_attempts=max_attempts,
             config=config,
             mirror_messages=mirror_messages,
+            store=store,
         )
         self.client = client
 
@@ -304,14 +308,18 @@ class AsyncGraphRuns(_Runs):
 
     def _graph_for(self, source: Any) -> Any:
         """The graph with an AsyncAgentStateSaver over ``source`` (unless it was compiled with one)."""
-        if isinstance(self.graph.checkpointer, AsyncAgentStateSaver):
+        if isinstance(self.graph.checkpointer, AsyncAgentStateSaver) and self.store in (None, self.graph.store):
             return self.graph
         bound = self._bound.get(id(source))
         if bound is None:
-            saver = AsyncAgentStateSaver(
-                source, retry=self.client.retry, mirror_messages=self.mirror_messages
-            )  # a lost connection: as the client
-            bound = self._bound[id(source)] = self.graph.copy(update={"checkpointer": saver})
+            if isinstance(self.graph.checkpointer, AsyncAgentStateSaver):
+                saver = self.graph.checkpointer
+            else:
+                saver = AsyncAgentStateSaver(
+                    source, retry=self.client.retry, mirror_messages=self.mirror_messages
+                )  # a lost connection: as the client
+            store = {} if self.store is None else {"store": self.store}
+            bound = self._bound[id(source)] = self.graph.copy(update={"checkpointer": saver, **store})
         return bound
 
     async def plan(self, job: Job, graph: Any | None = None) -> RunPlan:
@@ -419,6 +427,7 @@ class GraphRuns(_Runs):
         max_attempts: int = 5,
         config: RunnableConfig | None = None,
         mirror_messages: str | None = None,
+        store: Any = None,
     ) -> None:
         super().__init__(
             graph,
@@ -428,6 +437,7 @@ class GraphRuns(_Runs):
             max_attempts=max_attempts,
             config=config,
             mirror_messages=mirror_messages,
+            store=store,
         )
         self.client = client
 
@@ -471,14 +481,18 @@ class GraphRuns(_Runs):
 
     def _graph_for(self, source: Any) -> Any:
         """The graph with an AgentStateSaver over ``source`` (unless it was compiled with one)."""
-        if isinstance(self.graph.checkpointer, AgentStateSaver):
+        if isinstance(self.graph.checkpointer, AgentStateSaver) and self.store in (None, self.graph.store):
             return self.graph
         bound = self._bound.get(id(source))
         if bound is None:
-            saver = AgentStateSaver(
-                source, retry=self.client.retry, mirror_messages=self.mirror_messages
-            )  # a lost connection: as the client
-            bound = self._bound[id(source)] = self.graph.copy(update={"checkpointer": saver})
+            if isinstance(self.graph.checkpointer, AgentStateSaver):
+                saver = self.graph.checkpointer
+            else:
+                saver = AgentStateSaver(
+                    source, retry=self.client.retry, mirror_messages=self.mirror_messages
+                )  # a lost connection: as the client
+            store = {} if self.store is None else {"store": self.store}
+            bound = self._bound[id(source)] = self.graph.copy(update={"checkpointer": saver, **store})
         return bound
 
     def plan(self, job: Job, graph: Any | None = None) -> RunPlan:

@@ -24,10 +24,13 @@ from .graph_runs import (
 )
 from .langgraph_saver import AgentStateSaver, AsyncAgentStateSaver
 from .serde import CompressedSerializer
+from .store import AgentStateStore, AsyncAgentStateStore
 
 __all__ = [
     "AgentStateSaver",
+    "AgentStateStore",
     "AsyncAgentStateSaver",
+    "AsyncAgentStateStore",
     "AsyncGraphRuns",
     "CompressedSerializer",
     "GraphRuns",

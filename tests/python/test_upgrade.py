@@ -173,6 +173,15 @@ def write_every_grain(db: Database) -> None:
         a.create_session(deleted)
         assert a.delete_thread(deleted)
 
+        # Long-term memory (changes memory, memory_functions), when the plan deployed has them: an
+        # item with an expiry and embeddings (ai.memory_vectors), one a service keeps for an end user.
+        if tenant_conn.execute("select to_regprocedure('ai.batch_memory(jsonb)') is not null").fetchone() == (True,):
+            a.put_memory(
+                ("users", "a"), "prefs", {"theme": "dark"}, ttl=timedelta(days=1), embeddings={"theme": [1.0, 0.5]}
+            )
+            with svc.acting_as("end-user-1") as bound:
+                bound.put_memory(("users", "end-user-1"), "facts", {"likes": "tea"})
+
 
 def tables(db: Database) -> list[str]:
     with psycopg.connect(db.dsn(), autocommit=True) as conn:

@@ -23,14 +23,14 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from agent_state.langgraph import AgentStateSaver, AsyncAgentStateSaver
+from agent_state.langgraph import AgentStateSaver, AgentStateStore, AsyncAgentStateSaver, AsyncAgentStateStore
 
 ROLES = {"service": "app_service", "tenant": "tenant_a"}
 
 # Tables a saver writes: the sessions it creates (everything else hangs off them by foreign key,
 # on delete cascade) and the tombstones of deleted threads. DELETE, not TRUNCATE: a test leaves a
 # few rows, and TRUNCATE of the ~15 tables the cascade reaches costs some 100 ms per test.
-_RESET = "delete from ai.agent_sessions; delete from ai.deleted_threads"
+_RESET = "delete from ai.agent_sessions; delete from ai.deleted_threads; delete from ai.memory_items"
 
 _database: str | None = None
 # Set by each suite's conftest: the graph and saver suites never share a database.
@@ -131,3 +131,16 @@ async def async_saver(
     else:
         async with await psycopg.AsyncConnection.connect(dsn, **_kwargs(row_factory)) as conn:
             yield AsyncAgentStateSaver(conn)
+
+
+@contextmanager
+def sync_store(role: str) -> Iterator[AgentStateStore]:
+    """Our LangGraph store (long-term memory) over a pool, as ``role``."""
+    with ConnectionPool(role_dsn(role), min_size=1, max_size=4, kwargs=_kwargs(None)) as source:
+        yield AgentStateStore(source)
+
+
+@asynccontextmanager
+async def async_store(role: str) -> AsyncIterator[AsyncAgentStateStore]:
+    async with AsyncConnectionPool(role_dsn(role), min_size=1, max_size=4, kwargs=_kwargs(None)) as source:
+        yield AsyncAgentStateStore(source)

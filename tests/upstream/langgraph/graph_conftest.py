@@ -21,7 +21,6 @@ from langgraph.cache.base import BaseCache
 from langgraph.cache.memory import InMemoryCache
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
-from langgraph.store.memory import InMemoryStore
 from langgraph.types import Durability
 from pytest_mock import MockerFixture
 from upstream_skips import apply_skips
@@ -103,14 +102,20 @@ def cache() -> Iterator[BaseCache]:
     yield InMemoryCache()
 
 
+# The graph tests that take a store (test_store_injected, the functional API's injected store):
+# our AgentStateStore / AsyncAgentStateStore, as a tenant, emptied with the database before each test.
 @pytest.fixture
 def sync_store() -> Iterator[BaseStore]:
-    yield InMemoryStore()
+    upstream.reset()
+    with upstream.sync_store("tenant") as store:
+        yield store
 
 
 @pytest.fixture
 async def async_store() -> AsyncIterator[BaseStore]:
-    yield InMemoryStore()
+    upstream.reset()
+    async with upstream.async_store("tenant") as store:
+        yield store
 
 
 @pytest.fixture(params=["agent_state_service", "agent_state_tenant"])

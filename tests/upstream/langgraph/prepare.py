@@ -22,11 +22,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REQUIREMENTS = HERE / "sdists.txt"
 
-# sdist -> (directory name under DEST, our conftest for it)
-SUITES: dict[str, tuple[str, Path | None]] = {
-    "langgraph": ("graph", HERE / "graph_conftest.py"),
-    "langgraph-checkpoint-postgres": ("saver", HERE / "saver_conftest.py"),
-    "openai-agents": ("openai_agents", None),
+# sdist -> [(directory name under DEST, our conftest for it)]: the checkpoint-postgres release
+# holds two suites, the saver's and the store's (PostgresStore), each with its own conftest.
+SUITES: dict[str, list[tuple[str, Path | None]]] = {
+    "langgraph": [("graph", HERE / "graph_conftest.py")],
+    "langgraph-checkpoint-postgres": [("saver", HERE / "saver_conftest.py"), ("store", HERE / "store_conftest.py")],
+    "openai-agents": [("openai_agents", None)],
 }
 # What each suite needs from its release: its tests, its pytest settings, its license.
 KEEP = re.compile(r"^[^/]+/(tests/.*|pyproject\.toml|LICENSE)$")
@@ -69,19 +70,19 @@ def main(dest: Path) -> None:
         path = _sdist(dist, name, version)
         if path is None or _sha256(path) != digest:
             raise SystemExit(f"{name}=={version}: no sdist with sha256 {digest} in {dist}")
-        suite, conftest = SUITES[name]
-        target = dest / suite
-        shutil.rmtree(target, ignore_errors=True)
-        target.mkdir(parents=True)
-        with tarfile.open(path) as archive:
-            for member in archive.getmembers():
-                if not KEEP.match(member.name) or not (member.isfile() or member.isdir()):
-                    continue
-                member.name = member.name.split("/", 1)[1]
-                archive.extract(member, target, filter="data")
-        if conftest is not None:
-            shutil.copyfile(conftest, target / "tests" / "conftest.py")
-        (target / "VERSION").write_text(f"{name}=={version} sha256:{digest}\n")
+        for suite, conftest in SUITES[name]:
+            target = dest / suite
+            shutil.rmtree(target, ignore_errors=True)
+            target.mkdir(parents=True)
+            with tarfile.open(path) as archive:
+                for member in archive.getmembers():
+                    if not KEEP.match(member.name) or not (member.isfile() or member.isdir()):
+                        continue
+                    member.name = member.name.split("/", 1)[1]
+                    archive.extract(member, target, filter="data")
+            if conftest is not None:
+                shutil.copyfile(conftest, target / "tests" / "conftest.py")
+            (target / "VERSION").write_text(f"{name}=={version} sha256:{digest}\n")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,35 @@ SKIPS: dict[str, list[tuple[str, str, str]]] = {
             "takes longer (failed 1 run in 3 here)",
         ),
     ],
+    "store": [
+        (
+            "tests/test_store.py::test_nonnull_migrations",
+            SKIP,
+            "PostgresStore.MIGRATIONS, its own migrations (ours: sqitch changes memory and memory_functions)",
+        ),
+        (
+            "tests/test_store.py::test_escape_like_literal",
+            SKIP,
+            "PostgresStore internal: its LIKE escaping of dot-joined prefixes (ours compares label arrays)",
+        ),
+        (
+            "tests/test_store.py::test_namespace_match_pattern",
+            SKIP,
+            "PostgresStore internal: the regular expression it matches dot-joined namespaces with",
+        ),
+        (
+            "tests/test_async_store.py::test_abatch_uses_single_pool_checkout",
+            SKIP,
+            "patches langgraph.checkpoint.postgres._ainternal.get_connection, PostgresStore's pool helper "
+            "(ours: one ai.batch_memory call per batch, one checkout)",
+        ),
+        (
+            "tests/test_*store.py::test_omit_expired_disabled_preserves_expired_rows*",
+            SKIP,
+            "documented as different: an expired item is never returned, whatever ttl_config's "
+            "omit_expired says (PostgresStore returns it until a sweep unless omit_expired is set)",
+        ),
+    ],
     "saver": [
         ("*[[]*shallow*", SKIP, "ShallowPostgresSaver, another saver (keeps only the latest checkpoint)"),
         ("tests/test_sync.py::test_nonnull_migrations*", SKIP, "PostgresSaver.MIGRATIONS, its own migrations"),

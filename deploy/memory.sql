@@ -1,0 +1,152 @@
+-- Deploy agent-state:memory to pg
+-- requires: owners
+-- requires: clock
+-- requires: errors
+--
+-- Long-term memory: what an agent keeps across threads (a user's preferences, facts it learned,
+-- summaries), LangGraph's Store in the same schema as the threads. An item is keyed by
+-- (owner, namespace, key): the owner is the tenant (ai.current_owner(), so ai.act_as lets a
+-- trusted back-end write an end user's memory), the namespace a path of labels (text[], one to
+-- 20 labels of 1 to 255 characters), the key a name of 1 to 1024 characters; the value is a JSON
+-- object of up to 1 MiB. Items belong to their owner, not to a thread: nothing here moves to
+-- ai_archive with a thread, and an item lives until it is deleted or expires.
+--
+-- Expiry. expires_at is NULL (never) or the time after which the item no longer exists for any
+-- read: every function compares it with ai.now(), so no sweeper is needed for correctness;
+-- ai.sweep_memory deletes expired rows in bounded batches to give the space back. ttl is kept
+-- beside it so a read can push expires_at to now + ttl again (refresh on read).
+--
+-- Search. search_text is the tsvector of the item's indexed fields (the whole value's strings by
+-- default, chosen fields, or none), ranked by Postgres full-text search ('simple' configuration:
+-- no stemming, any language). ai.memory_vectors holds the embeddings of the indexed fields, one
+-- row per field, as real[]: nearest neighbours are computed exactly in SQL, or through pgvector's
+-- HNSW index when the extension is installed (deploy/memory_functions.sql).
+--
+-- Prefixes. ns is the namespace's labels joined by the unit separator (U+001F, which no label
+-- may hold), in collation "C": the items under a namespace prefix are one range of the primary
+-- key, (owner, ns) between prefix and prefix || U+001F ... U+0020.
+begin;
+
+-- The rules of a row (the CHECK of each table is one call of its function): raise 23514 naming
+-- the rule; true when none is broken. The public functions test the same limits first and raise
+-- AS002 / AS003 with the argument's name (deploy/memory_functions.sql).
+create function ai._check_memory_items_row(namespace text[], key text, value jsonb, ttl interval, expires_at timestamptz)
+returns boolean
+language plpgsql immutable parallel safe
+as $$
+begin
+  if pg_catalog.cardinality(namespace) not between 1 and 20
+     or pg_catalog.array_ndims(namespace) <> 1
+     or exists (select from pg_catalog.unnest(namespace) l
+                where l is null or pg_catalog.char_length(l) not between 1 and 255 or pg_catalog.strpos(l, E'\x1f') > 0) then
+    raise exception using errcode = '23514', constraint = 'memory_items_row_check',
+      message = 'a memory namespace is 1 to 20 labels of 1 to 255 characters, none holding U+001F';
+  end if;
+  if pg_catalog.char_length(key) not between 1 and 1024 then
+    raise exception using errcode = '23514', constraint = 'memory_items_row_check',
+      message = 'a memory key is 1 to 1024 characters';
+  end if;
+  if pg_catalog.jsonb_typeof(value) is distinct from 'object' then
+    raise exception using errcode = '23514', constraint = 'memory_items_row_check',
+      message = 'a memory value is a JSON object';
+  end if;
+  if ttl <= interval '0' then
+    raise exception using errcode = '23514', constraint = 'memory_items_row_check',
+      message = 'a memory item''s ttl is positive';
+  end if;
+  if ttl is not null and expires_at is null then
+    raise exception using errcode = '23514', constraint = 'memory_items_row_check',
+      message = 'a memory item with a ttl has an expiry';
+  end if;
+  return true;
+end
+$$;
+comment on function ai._check_memory_items_row(text[], text, jsonb, interval, timestamptz) is
+  'Internal: the CHECK of ai.memory_items (namespace of 1 to 20 labels of 1 to 255 characters without U+001F, key of 1 to 1024 characters, value a JSON object, ttl positive and with an expiry); raises 23514 naming the rule broken, true when none is.';
+
+create function ai._check_memory_vectors_row(field text, embedding real[])
+returns boolean
+language plpgsql immutable parallel safe
+as $$
+begin
+  if pg_catalog.char_length(field) not between 1 and 1024 then
+    raise exception using errcode = '23514', constraint = 'memory_vectors_row_check',
+      message = 'a memory vector''s field is 1 to 1024 characters';
+  end if;
+  if pg_catalog.array_ndims(embedding) is distinct from 1 or pg_catalog.cardinality(embedding) > 16000
+     or pg_catalog.array_position(embedding, null) is not null then
+    raise exception using errcode = '23514', constraint = 'memory_vectors_row_check',
+      message = 'a memory embedding is 1 to 16000 numbers, none NULL';
+  end if;
+  return true;
+end
+$$;
+comment on function ai._check_memory_vectors_row(text, real[]) is
+  'Internal: the CHECK of ai.memory_vectors (field of 1 to 1024 characters, embedding of 1 to 16000 numbers, none NULL); raises 23514 naming the rule broken, true when none is.';
+
+-- The namespace's labels joined by U+001F: the generated column ns, and the value the functions
+-- compare it with. array_to_string is STABLE only because it may print any element type; for
+-- text[] its result depends on nothing but the array.
+create function ai._memory_ns(namespace text[])
+returns text
+language sql immutable parallel safe strict
+as $$ select pg_catalog.array_to_string(namespace, E'\x1f') collate "C" $$;
+comment on function ai._memory_ns(text[]) is
+  'Internal: a namespace''s labels joined by U+001F, the key ai.memory_items is stored and ranged under.';
+
+revoke execute on function ai._check_memory_items_row(text[], text, jsonb, interval, timestamptz),
+  ai._check_memory_vectors_row(text, real[]), ai._memory_ns(text[]) from public;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
+
+create table ai.memory_items (
+  owner text not null,
+  namespace text[] not null,
+  ns text collate "C" generated always as (ai._memory_ns(namespace)) stored,
+  key text collate "C" not null,
+  value jsonb not null,
+  created_at timestamptz not null default ai.now(),
+  updated_at timestamptz not null default ai.now(),
+  ttl interval,
+  expires_at timestamptz,
+  search_text tsvector,
+  primary key (owner, ns, key),
+  constraint memory_items_row_check check (ai._check_memory_items_row(namespace, key, value, ttl, expires_at))
+);
+comment on table ai.memory_items is 'Long-term memory (a LangGraph Store): JSON items keyed by owner, namespace (a path of labels) and key, with an optional expiry.';
+
+create index memory_items_expiry on ai.memory_items (expires_at) where expires_at is not null;
+create index memory_items_search_text on ai.memory_items using gin (search_text) where search_text is not null;
+create index memory_items_value on ai.memory_items using gin (value jsonb_path_ops);
+
+alter table ai.memory_items enable row level security;
+alter table ai.memory_items force row level security;
+create policy memory_items_by_owner on ai.memory_items
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+-- No table privilege for any role: the functions (SECURITY DEFINER) are the only way in.
+
+create table ai.memory_vectors (
+  owner text not null,
+  ns text collate "C" not null,
+  key text collate "C" not null,
+  field text not null,
+  embedding real[] not null,
+  primary key (owner, ns, key, field),
+  foreign key (owner, ns, key) references ai.memory_items (owner, ns, key) on delete cascade,
+  constraint memory_vectors_row_check check (ai._check_memory_vectors_row(field, embedding))
+);
+comment on table ai.memory_vectors is 'The embeddings of a memory item''s indexed fields, one row per field (real[]; pgvector''s HNSW index reads them when the extension is installed).';
+
+alter table ai.memory_vectors enable row level security;
+alter table ai.memory_vectors force row level security;
+create policy memory_vectors_by_owner on ai.memory_vectors
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+
+create type ai.memory_item as (
+  namespace text[], key text, value jsonb, created_at timestamptz, updated_at timestamptz,
+  expires_at timestamptz, score double precision
+);
+comment on type ai.memory_item is 'A memory item as the memory functions return it; score is the search rank (NULL without a query).';
+
+commit;

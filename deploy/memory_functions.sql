@@ -1,0 +1,722 @@
+-- Deploy agent-state:memory_functions to pg
+-- requires: memory
+--
+-- The functions of long-term memory (its tables: deploy/memory.sql). CREATE OR REPLACE
+-- throughout, so this change deploys over itself.
+--
+-- Every function acts for ai.current_owner(): a tenant reads and writes its own items, a trusted
+-- back-end those of the end user it acts for (ai.act_as), or its own when it acts for nobody.
+-- Row level security says the same a second time. Every read compares expires_at with ai.now():
+-- an expired item is never returned, never refreshed and never listed, swept or not.
+--
+-- ai.batch_memory runs a list of operations (get, put, search, list_namespaces) in one call and
+-- one transaction, in order, and returns their results in order: LangGraph's BaseStore.batch in
+-- one round trip, safe behind a transaction pooler (one statement, no prepared plan needed).
+--
+-- Filters (search): a JSON object; each member names a top-level field of the value and holds
+-- either a value (equal to it) or an object of operators, all of which must hold: $eq, $ne,
+-- $gt, $gte, $lt, $lte (compared by JSON type: numbers as numbers, strings as strings; values of
+-- different types are never ordered, so 9 < 10 and "9" > "10"), $in and $nin (a JSON array of
+-- values), $exists (true or false). Any other operator raises AS002.
+begin;
+
+-- Guards -----------------------------------------------------------------------------------------
+
+create or replace function ai._check_memory_namespace(namespace text[], argument text, allow_empty boolean default false)
+returns void
+language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if namespace is null then
+    raise exception using errcode = 'AS002', message = format('%s must not be NULL', argument);
+  end if;
+  if pg_catalog.cardinality(namespace) = 0 and allow_empty then
+    return;
+  end if;
+  if pg_catalog.cardinality(namespace) not between 1 and 20 or pg_catalog.array_ndims(namespace) <> 1 then
+    raise exception using errcode = 'AS002',
+      message = format('%s must have 1 to 20 labels, not %s', argument, pg_catalog.cardinality(namespace));
+  end if;
+  if exists (select from pg_catalog.unnest(namespace) l
+             where l is null or l = '' or pg_catalog.char_length(l) > 255 or pg_catalog.strpos(l, E'\x1f') > 0) then
+    raise exception using errcode = 'AS002',
+      message = format('%s labels must be 1 to 255 characters without U+001F (no NULL or empty label)', argument);
+  end if;
+end
+$$;
+comment on function ai._check_memory_namespace(text[], text, boolean) is
+  'Internal guard: raises AS002 unless a namespace is 1 to 20 labels of 1 to 255 characters without U+001F (or empty where allowed).';
+
+-- A filter as a flat list of conditions, [[field, operator, operand], ...] (a plain value is $eq),
+-- computed once per search; ai._memory_passes tests a row against it with expressions only (no
+-- query per row: a PL/pgSQL function that ran queries cost some 100 us a row).
+create or replace function ai._memory_conditions(filter jsonb)
+returns jsonb
+language sql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+  select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_array(c.field, c.op, c.operand) order by c.field, c.op), '[]')
+  from (select f.key as field, o.key as op, o.value as operand
+        from pg_catalog.jsonb_each(filter) f, pg_catalog.jsonb_each(f.value) o
+        where pg_catalog.jsonb_typeof(f.value) = 'object' and exists (select from pg_catalog.jsonb_object_keys(f.value) k where k like '$%')
+        union all
+        select f.key, '$eq', f.value
+        from pg_catalog.jsonb_each(filter) f
+        where not (pg_catalog.jsonb_typeof(f.value) = 'object' and exists (select from pg_catalog.jsonb_object_keys(f.value) k where k like '$%'))) c
+$$;
+comment on function ai._memory_conditions(jsonb) is
+  'Internal: a search filter as a JSON array of [field, operator, operand] (a plain value: $eq), for ai._memory_passes.';
+
+-- Whether a value passes a filter's conditions (see the header for the operators).
+create or replace function ai._memory_passes(value jsonb, conditions jsonb)
+returns boolean
+language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_cond jsonb;
+begin
+  for v_i in 0 .. pg_catalog.jsonb_array_length(conditions) - 1 loop
+    v_cond := conditions -> v_i;
+    if not ai._memory_compare(value -> (v_cond ->> 0), v_cond ->> 1, v_cond -> 2) then
+      return false;
+    end if;
+  end loop;
+  return true;
+end
+$$;
+comment on function ai._memory_passes(jsonb, jsonb) is
+  'Internal: true when a memory value passes every [field, operator, operand] condition of ai._memory_conditions (operators $eq $ne $gt $gte $lt $lte $in $nin $exists, compared by JSON type).';
+
+create or replace function ai._memory_compare(actual jsonb, op text, operand jsonb)
+returns boolean
+language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_same_type boolean := pg_catalog.jsonb_typeof(actual) = pg_catalog.jsonb_typeof(operand)
+                         and pg_catalog.jsonb_typeof(operand) in ('number', 'string', 'boolean');
+begin
+  -- jsonb orders numbers numerically and strings as strings; comparing only values of one type
+  -- keeps a number from ever being "less than" a string (jsonb orders across types too).
+  case op
+    when '$eq' then return actual is not null and actual = operand;
+    when '$ne' then return actual is null or actual <> operand;
+    when '$gt' then return coalesce(v_same_type and actual > operand, false);
+    when '$gte' then return coalesce(v_same_type and actual >= operand, false);
+    when '$lt' then return coalesce(v_same_type and actual < operand, false);
+    when '$lte' then return coalesce(v_same_type and actual <= operand, false);
+    when '$in', '$nin' then
+      if pg_catalog.jsonb_typeof(operand) is distinct from 'array' then
+        raise exception using errcode = 'AS002', message = format('filter operator %s takes a JSON array', op);
+      end if;
+      return (actual is not null and exists (select from pg_catalog.jsonb_array_elements(operand) e where e = actual))
+             = (op = '$in');
+    when '$exists' then
+      if pg_catalog.jsonb_typeof(operand) is distinct from 'boolean' then
+        raise exception using errcode = 'AS002', message = 'filter operator $exists takes true or false';
+      end if;
+      return (actual is not null) = (operand = 'true'::jsonb);
+    else
+      raise exception using errcode = 'AS002',
+        message = format('unknown filter operator %s (allowed: $eq $ne $gt $gte $lt $lte $in $nin $exists)', op);
+  end case;
+end
+$$;
+comment on function ai._memory_compare(jsonb, text, jsonb) is
+  'Internal: one filter operator applied to a field''s value (NULL when the field is absent); ordered comparisons hold only between values of one JSON type.';
+
+-- A filter's operators, checked once before any row is read (an empty result is no excuse).
+create or replace function ai._check_memory_filter(filter jsonb)
+returns void
+language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_cond jsonb;
+  v_op text;
+  v_operand jsonb;
+begin
+  for v_cond in select f.value from pg_catalog.jsonb_each(filter) f loop
+    if pg_catalog.jsonb_typeof(v_cond) = 'object' and exists (select from pg_catalog.jsonb_object_keys(v_cond) k where k like '$%') then
+      for v_op, v_operand in select * from pg_catalog.jsonb_each(v_cond) loop
+        perform ai._memory_compare(null, v_op, v_operand);
+      end loop;
+    end if;
+  end loop;
+end
+$$;
+comment on function ai._check_memory_filter(jsonb) is
+  'Internal guard: raises AS002 for a filter operator that is unknown or has an operand of the wrong kind, whether or not any item is read.';
+
+-- The members of a filter whose condition is a plain scalar: value @> them is necessary for the
+-- filter to hold, and the GIN index of values answers it.
+create or replace function ai._memory_containment(filter jsonb)
+returns jsonb
+language sql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+  select pg_catalog.jsonb_object_agg(f.key, f.value)
+  from pg_catalog.jsonb_each(filter) f
+  where pg_catalog.jsonb_typeof(f.value) in ('string', 'number', 'boolean')
+$$;
+comment on function ai._memory_containment(jsonb) is
+  'Internal: the scalar equality members of a filter, as one object for value @> (the GIN index of ai.memory_items.value).';
+
+-- Similarity of two embeddings, higher is nearer: cosine similarity, inner product, or minus the
+-- euclidean distance (the scores LangGraph's PostgresStore returns for its distance types).
+create or replace function ai._memory_similarity(a real[], b real[], distance text)
+returns double precision
+language sql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+  select case distance
+           when 'l2' then -pg_catalog.sqrt(pg_catalog.sum((x::float8 - y::float8) ^ 2))
+           when 'inner_product' then pg_catalog.sum(x::float8 * y::float8)
+           else case when pg_catalog.sum(x::float8 * x::float8) = 0 or pg_catalog.sum(y::float8 * y::float8) = 0 then 0
+                     else pg_catalog.sum(x::float8 * y::float8)
+                          / (pg_catalog.sqrt(pg_catalog.sum(x::float8 * x::float8)) * pg_catalog.sqrt(pg_catalog.sum(y::float8 * y::float8)))
+                end
+         end
+  from unnest(a, b) as t(x, y)  -- the multi-argument form is syntax, not a function of pg_catalog
+$$;
+comment on function ai._memory_similarity(real[], real[], text) is
+  'Internal: exact similarity of two embeddings of one length (cosine, inner_product, or l2 as minus the distance): the search without pgvector.';
+
+create or replace function ai._memory_embeddings(embeddings jsonb)
+returns table (field text, embedding real[])
+language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if embeddings is null then
+    return;
+  end if;
+  if pg_catalog.jsonb_typeof(embeddings) <> 'object'
+     or exists (select from pg_catalog.jsonb_each(embeddings) e
+                where pg_catalog.jsonb_typeof(e.value) <> 'array' or pg_catalog.jsonb_array_length(e.value) not between 1 and 16000
+                   or pg_catalog.char_length(e.key) not between 1 and 1024
+                   or exists (select from pg_catalog.jsonb_array_elements(e.value) n where pg_catalog.jsonb_typeof(n) <> 'number')) then
+    raise exception using errcode = 'AS002',
+      message = 'embeddings must be a JSON object of field -> array of 1 to 16000 numbers';
+  end if;
+  return query
+    select e.key, array(select n::text::real from pg_catalog.jsonb_array_elements(e.value) with ordinality as a(n, i) order by i)
+    from pg_catalog.jsonb_each(embeddings) e;
+end
+$$;
+comment on function ai._memory_embeddings(jsonb) is
+  'Internal: a JSON object of field -> embedding as rows of real[]; AS002 when it is not one.';
+
+-- pgvector, when the database has it: ai.create_memory_vector_index(dims, distance) builds an HNSW
+-- index over the embeddings of one length (an expression index: real[] cast to vector(dims)), and
+-- ai.search_memory reads the nearest candidates through it. Without the extension or the index,
+-- the search computes every similarity exactly in SQL; the scores are computed the same way on
+-- both paths (ai._memory_similarity), so on small data both give the same results.
+create or replace function ai._memory_vector_index(dims integer, distance text)
+returns text
+language sql stable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+  select c.relname::text from pg_catalog.pg_class c
+  where c.relnamespace = 'ai'::regnamespace and c.relkind = 'i'
+    and c.relname = pg_catalog.format('memory_vectors_hnsw_%s_%s', distance, dims)
+    and exists (select from pg_catalog.pg_extension e where e.extname = 'vector')
+$$;
+comment on function ai._memory_vector_index(integer, text) is
+  'Internal: the name of the HNSW index of embeddings of this length and distance when pgvector and the index exist, else NULL.';
+
+-- One operation's arguments out of a batch's JSON.
+create or replace function ai._memory_labels(value jsonb, argument text)
+returns text[]
+language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if value is null or value = 'null'::jsonb then
+    return null;
+  end if;
+  if pg_catalog.jsonb_typeof(value) <> 'array'
+     or exists (select from pg_catalog.jsonb_array_elements(value) e where pg_catalog.jsonb_typeof(e) <> 'string') then
+    raise exception using errcode = 'AS002', message = format('%s must be a JSON array of strings', argument);
+  end if;
+  return array(select e from pg_catalog.jsonb_array_elements_text(value) with ordinality as a(e, i) order by i);
+end
+$$;
+comment on function ai._memory_labels(jsonb, text) is 'Internal: a JSON array of strings as text[] (NULL for null); AS002 otherwise.';
+
+-- Whether the labels of a namespace start (or end) with a pattern, '*' matching any one label.
+create or replace function ai._memory_labels_match(namespace text[], pattern text[], at_end boolean)
+returns boolean
+language sql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+  select pattern is null or pg_catalog.cardinality(pattern) = 0
+         or (pg_catalog.cardinality(namespace) >= pg_catalog.cardinality(pattern)
+             and not exists (
+               select from pg_catalog.generate_subscripts(pattern, 1) i
+               where pattern[i] <> '*'
+                 and pattern[i] is distinct from
+                     namespace[case when at_end then pg_catalog.cardinality(namespace) - pg_catalog.cardinality(pattern) + i else i end]))
+$$;
+comment on function ai._memory_labels_match(text[], text[], boolean) is
+  'Internal: true when a namespace starts (at_end false) or ends (at_end true) with the pattern''s labels, ''*'' matching any one label.';
+
+-- Public functions ---------------------------------------------------------------------------------
+
+create or replace function ai.put_memory(namespace text[], key text, value jsonb, ttl interval default null,
+                                         index_texts text[] default null, embeddings jsonb default null)
+returns ai.memory_item
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_namespace alias for $1;
+  a_key alias for $2;
+  a_value alias for $3;
+  a_ttl alias for $4;
+  a_texts alias for $5;
+  a_embeddings alias for $6;
+  v_owner text := ai.current_owner();
+  v_now timestamptz := ai.now();
+  v_search tsvector;
+  r ai.memory_items;
+begin
+  perform ai._check_memory_namespace(a_namespace, 'namespace');
+  perform ai._check_text(a_key, 'key', 1024);
+  perform ai._check_document(a_value, 'value', true);
+  if a_ttl is not null and a_ttl <= interval '0' then
+    raise exception using errcode = 'AS002', message = format('ttl must be positive, not %s', a_ttl);
+  end if;
+  if a_texts is null then
+    v_search := pg_catalog.jsonb_to_tsvector('simple'::regconfig, a_value, '["key", "string"]');
+  elsif pg_catalog.cardinality(a_texts) > 0 then
+    if pg_catalog.octet_length(pg_catalog.array_to_string(a_texts, ' ')) > ai._max_document_bytes() then
+      raise exception using errcode = 'AS003',
+        message = format('index_texts are over the limit of %s bytes', ai._max_document_bytes());
+    end if;
+    v_search := pg_catalog.to_tsvector('simple'::regconfig, pg_catalog.array_to_string(a_texts, ' '));
+  end if;
+
+  insert into ai.memory_items as i (owner, namespace, key, value, created_at, updated_at, ttl, expires_at, search_text)
+  values (v_owner, a_namespace, a_key, a_value, v_now, v_now, a_ttl, v_now + a_ttl, v_search)
+  on conflict (owner, ns, key) do update
+    set value = excluded.value, updated_at = excluded.updated_at, ttl = excluded.ttl,
+        expires_at = excluded.expires_at, search_text = excluded.search_text,
+        -- an expired item that was not swept yet is a new item
+        created_at = case when i.expires_at <= excluded.updated_at then excluded.created_at else i.created_at end
+  returning * into r;
+
+  delete from ai.memory_vectors v where v.owner = v_owner and v.ns = r.ns and v.key = a_key;
+  insert into ai.memory_vectors (owner, ns, key, field, embedding)
+  select v_owner, r.ns, a_key, e.field, e.embedding from ai._memory_embeddings(a_embeddings) e;
+
+  return (r.namespace, r.key, r.value, r.created_at, r.updated_at, r.expires_at, null)::ai.memory_item;
+end
+$$;
+comment on function ai.put_memory(text[], text, jsonb, interval, text[], jsonb) is
+  'Stores a memory item of the caller (a JSON object under a namespace and key), replacing the one there. ttl: it expires that long after its last write (or read with refresh). index_texts: the texts full-text search ranks it by (NULL: the keys and strings of the whole value; empty: not searchable by text). embeddings: {field: [numbers]} for vector search. AS002 bad argument, AS003 value over 1 MiB.';
+
+create or replace function ai.get_memory(namespace text[], key text, refresh_ttl boolean default false)
+returns setof ai.memory_item
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_namespace alias for $1;
+  a_key alias for $2;
+  v_owner text := ai.current_owner();
+  v_now timestamptz := ai.now();
+  v_ns text;
+  r ai.memory_items;
+begin
+  perform ai._check_memory_namespace(a_namespace, 'namespace');
+  perform ai._check_text(a_key, 'key', 1024);
+  v_ns := ai._memory_ns(a_namespace);
+  if refresh_ttl then
+    update ai.memory_items i set expires_at = v_now + i.ttl
+    where i.owner = v_owner and i.ns = v_ns and i.key = a_key and i.ttl is not null and i.expires_at > v_now
+    returning * into r;
+  end if;
+  if r.key is null then
+    select * into r from ai.memory_items i
+    where i.owner = v_owner and i.ns = v_ns and i.key = a_key and (i.expires_at is null or i.expires_at > v_now);
+  end if;
+  if r.key is not null then
+    return next (r.namespace, r.key, r.value, r.created_at, r.updated_at, r.expires_at, null)::ai.memory_item;
+  end if;
+end
+$$;
+comment on function ai.get_memory(text[], text, boolean) is
+  'The caller''s memory item under namespace and key, no row when there is none or it expired. refresh_ttl: an item with a ttl expires that long from now again. AS002 bad argument.';
+
+create or replace function ai.delete_memory(namespace text[], key text)
+returns boolean
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_namespace alias for $1;
+  a_key alias for $2;
+  v_now timestamptz := ai.now();
+  v_live boolean;
+begin
+  perform ai._check_memory_namespace(a_namespace, 'namespace');
+  perform ai._check_text(a_key, 'key', 1024);
+  delete from ai.memory_items i
+  where i.owner = ai.current_owner() and i.ns = ai._memory_ns(a_namespace) and i.key = a_key
+  returning i.expires_at is null or i.expires_at > v_now into v_live;
+  return coalesce(v_live, false);
+end
+$$;
+comment on function ai.delete_memory(text[], text) is
+  'Deletes the caller''s memory item under namespace and key; true when there was a live one. AS002 bad argument.';
+
+create or replace function ai.search_memory(namespace_prefix text[] default '{}', filter jsonb default null,
+                                            query text default null, max_rows integer default 10, skip integer default 0,
+                                            refresh_ttl boolean default false, query_embedding real[] default null,
+                                            distance text default 'cosine')
+returns setof ai.memory_item
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_prefix alias for $1;
+  a_filter alias for $2;
+  a_query alias for $3;
+  v_owner text := ai.current_owner();
+  v_now timestamptz := ai.now();
+  v_lo text;
+  v_hi text;
+  v_depth integer;
+  v_contains jsonb;
+  v_rest jsonb;
+  v_tsq tsquery;
+  v_rows ai.memory_item[];
+begin
+  perform ai._check_memory_namespace(coalesce(a_prefix, '{}'), 'namespace_prefix', true);
+  perform ai._check_limit(max_rows, 'max_rows');
+  if skip is null or skip < 0 then
+    raise exception using errcode = 'AS002', message = format('skip must be 0 or more, not %s', coalesce(skip::text, 'NULL'));
+  end if;
+  if a_filter is not null then
+    perform ai._check_document(a_filter, 'filter', true);
+    perform ai._check_memory_filter(a_filter);
+    v_contains := ai._memory_containment(a_filter);
+    -- a filter of scalar equalities only is value @> v_contains, which the GIN index answers:
+    -- no per-row check is needed then (a scalar is contained at a key only when equal to it)
+    if (select pg_catalog.count(*) from pg_catalog.jsonb_object_keys(a_filter))
+       = (select pg_catalog.count(*) from pg_catalog.jsonb_object_keys(coalesce(v_contains, '{}'))) then
+      v_rest := null;
+    else
+      v_rest := ai._memory_conditions(a_filter);
+    end if;
+  end if;
+  if distance is null or distance not in ('cosine', 'inner_product', 'l2') then
+    raise exception using errcode = 'AS002', message = 'distance must be cosine, inner_product or l2';
+  end if;
+  if query_embedding is not null and (pg_catalog.cardinality(query_embedding) not between 1 and 16000
+                                      or pg_catalog.array_position(query_embedding, null) is not null) then
+    raise exception using errcode = 'AS002', message = 'query_embedding must be 1 to 16000 numbers, none NULL';
+  end if;
+  if query_embedding is null and a_query is not null then
+    if pg_catalog.octet_length(a_query) > 65536 then
+      raise exception using errcode = 'AS003', message = 'query is over 64 KiB';
+    end if;
+    v_tsq := pg_catalog.websearch_to_tsquery('simple'::regconfig, a_query);
+    if pg_catalog.numnode(v_tsq) = 0 then
+      v_tsq := null;  -- nothing to search for (empty, or punctuation only): no ranking
+    end if;
+  end if;
+  -- The items under the prefix are one range of the primary key (deploy/memory.sql, "Prefixes").
+  v_depth := pg_catalog.cardinality(coalesce(a_prefix, '{}'));
+  v_lo := ai._memory_ns(coalesce(a_prefix, '{}'));
+  v_hi := case when v_depth > 0 then v_lo || E'\x20' end;
+
+  if query_embedding is not null
+     and ai._memory_vector_index(pg_catalog.cardinality(query_embedding), distance) is not null then
+    -- pgvector: the nearest candidates of the owner through the HNSW index (iterative scan, so
+    -- the owner's rows are found past other owners' nearer ones), then the item filters and the
+    -- exact scores. Candidates: at least 1000, or 10 per row asked for.
+    perform pg_catalog.set_config('hnsw.iterative_scan', 'relaxed_order', true);
+    execute pg_catalog.format($q$
+      select array_agg(x order by o) from (
+        select (i.namespace, i.key, i.value, i.created_at, i.updated_at, i.expires_at, c.score)::ai.memory_item as x,
+               row_number() over (order by c.score desc, i.updated_at desc, i.ns, i.key) as o
+        from (select n.ns, n.key, pg_catalog.max(ai._memory_similarity(n.embedding, $2, $8)) as score
+              from (select v.ns, v.key, v.embedding from ai.memory_vectors v
+                    where v.owner = $1 and pg_catalog.cardinality(v.embedding) = %1$s
+                    order by (v.embedding::%3$s.vector(%1$s)) operator(%3$s.%2$s) ($2::%3$s.vector(%1$s))
+                    limit greatest(1000, ($4 + $5) * 10)) n  -- greatest is syntax, not a function of pg_catalog
+              group by n.ns, n.key) c
+        join ai.memory_items i on i.owner = $1 and i.ns = c.ns and i.key = c.key
+        where i.namespace[1:$9] = $3
+          and (i.expires_at is null or i.expires_at > $6)
+          and ($7::jsonb is null or ai._memory_passes(i.value, $7))
+          and ($10::jsonb is null or i.value @> $10)
+        order by c.score desc, i.updated_at desc, i.ns, i.key
+        limit $4 offset $5) t
+      $q$, pg_catalog.cardinality(query_embedding),
+      case distance when 'l2' then '<->' when 'inner_product' then '<#>' else '<=>' end,
+      (select e.extnamespace::regnamespace::text from pg_catalog.pg_extension e where e.extname = 'vector'))
+    into v_rows
+    using v_owner, query_embedding, coalesce(a_prefix, '{}'), max_rows, skip, v_now, v_rest, distance, v_depth, v_contains;
+  elsif query_embedding is not null then
+    select array_agg(x order by o) into v_rows from (
+      select (i.namespace, i.key, i.value, i.created_at, i.updated_at, i.expires_at, s.score)::ai.memory_item as x,
+             row_number() over (order by s.score desc, i.updated_at desc, i.ns, i.key) as o
+      from ai.memory_items i
+      cross join lateral (select pg_catalog.max(ai._memory_similarity(v.embedding, query_embedding, distance)) as score
+                          from ai.memory_vectors v
+                          where v.owner = i.owner and v.ns = i.ns and v.key = i.key
+                            and pg_catalog.cardinality(v.embedding) = pg_catalog.cardinality(query_embedding)) s
+      where i.owner = v_owner and i.ns >= v_lo and (v_hi is null or i.ns < v_hi)
+        and i.namespace[1:v_depth] = coalesce(a_prefix, '{}')
+        and (i.expires_at is null or i.expires_at > v_now)
+        and (v_contains is null or i.value @> v_contains)
+        and (v_rest is null or ai._memory_passes(i.value, v_rest))
+        and s.score is not null
+      order by s.score desc, i.updated_at desc, i.ns, i.key
+      limit max_rows offset skip) t;
+  elsif v_tsq is not null then
+    select array_agg(x order by o) into v_rows from (
+      select (i.namespace, i.key, i.value, i.created_at, i.updated_at, i.expires_at,
+              pg_catalog.ts_rank(i.search_text, v_tsq)::double precision)::ai.memory_item as x,
+             row_number() over (order by pg_catalog.ts_rank(i.search_text, v_tsq) desc, i.updated_at desc, i.ns, i.key) as o
+      from ai.memory_items i
+      where i.owner = v_owner and i.ns >= v_lo and (v_hi is null or i.ns < v_hi)
+        and i.namespace[1:v_depth] = coalesce(a_prefix, '{}')
+        and (i.expires_at is null or i.expires_at > v_now)
+        and (v_contains is null or i.value @> v_contains)
+        and (v_rest is null or ai._memory_passes(i.value, v_rest))
+        and i.search_text @@ v_tsq
+      order by pg_catalog.ts_rank(i.search_text, v_tsq) desc, i.updated_at desc, i.ns, i.key
+      limit max_rows offset skip) t;
+  else
+    select array_agg(x order by o) into v_rows from (
+      select (i.namespace, i.key, i.value, i.created_at, i.updated_at, i.expires_at, null)::ai.memory_item as x,
+             row_number() over (order by i.updated_at desc, i.ns, i.key) as o
+      from ai.memory_items i
+      where i.owner = v_owner and i.ns >= v_lo and (v_hi is null or i.ns < v_hi)
+        and i.namespace[1:v_depth] = coalesce(a_prefix, '{}')
+        and (i.expires_at is null or i.expires_at > v_now)
+        and (v_contains is null or i.value @> v_contains)
+        and (v_rest is null or ai._memory_passes(i.value, v_rest))
+      order by i.updated_at desc, i.ns, i.key
+      limit max_rows offset skip) t;
+  end if;
+
+  -- only items with an expiry have a ttl to refresh (LangGraph asks for a refresh on every read)
+  if refresh_ttl and exists (select from pg_catalog.unnest(v_rows) r where r.expires_at is not null) then
+    update ai.memory_items i set expires_at = v_now + i.ttl
+    from pg_catalog.unnest(v_rows) r
+    where i.owner = v_owner and i.ns = ai._memory_ns(r.namespace) and i.key = r.key and i.ttl is not null;
+    return query select r.namespace, r.key, r.value, r.created_at, r.updated_at,
+                        coalesce(v_now + i.ttl, r.expires_at), r.score
+                 from pg_catalog.unnest(v_rows) with ordinality as r(namespace, key, value, created_at, updated_at, expires_at, score, o)
+                 join ai.memory_items i on i.owner = v_owner and i.ns = ai._memory_ns(r.namespace) and i.key = r.key
+                 order by r.o;
+    return;
+  end if;
+  return query select * from pg_catalog.unnest(v_rows);
+end
+$$;
+comment on function ai.search_memory(text[], jsonb, text, integer, integer, boolean, real[], text) is
+  'The caller''s live memory items under a namespace prefix (whole labels; empty: all) that pass a filter, at most max_rows after skipping skip. With query_embedding: nearest first by the best of the item''s field embeddings (distance cosine, inner_product or l2; score = similarity), items without embeddings left out. Else with query: full-text matches only, best ts_rank first (score). Else newest update first (score NULL). refresh_ttl extends the ttl of the items returned. AS002 bad argument or filter operator, AS003 filter over 1 MiB.';
+
+create or replace function ai.list_memory_namespaces(prefix text[] default null, suffix text[] default null,
+                                                     max_depth integer default null, max_rows integer default 100,
+                                                     skip integer default 0)
+returns setof text[]
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_prefix alias for $1;
+  a_suffix alias for $2;
+  v_owner text := ai.current_owner();
+  v_now timestamptz := ai.now();
+  v_fixed text[];
+  v_lo text := '';
+  v_hi text;
+begin
+  perform ai._check_memory_namespace(coalesce(a_prefix, '{}'), 'prefix', true);
+  perform ai._check_memory_namespace(coalesce(a_suffix, '{}'), 'suffix', true);
+  perform ai._check_limit(max_rows, 'max_rows');
+  if skip is null or skip < 0 then
+    raise exception using errcode = 'AS002', message = format('skip must be 0 or more, not %s', coalesce(skip::text, 'NULL'));
+  end if;
+  if max_depth is not null and max_depth < 1 then
+    raise exception using errcode = 'AS002', message = format('max_depth must be 1 or more, not %s', max_depth);
+  end if;
+  -- the labels of the prefix before its first wildcard bound the range read
+  v_fixed := a_prefix[1:coalesce(pg_catalog.array_position(a_prefix, '*') - 1, pg_catalog.cardinality(a_prefix))];
+  if pg_catalog.cardinality(v_fixed) > 0 then
+    v_lo := ai._memory_ns(v_fixed);
+    v_hi := v_lo || E'\x20';
+  end if;
+  return query
+    select distinct case when max_depth is null then i.namespace else i.namespace[1:max_depth] end as n
+    from ai.memory_items i
+    where i.owner = v_owner and i.ns >= v_lo and (v_hi is null or i.ns < v_hi)
+      and (i.expires_at is null or i.expires_at > v_now)
+      and ai._memory_labels_match(i.namespace, a_prefix, false)
+      and ai._memory_labels_match(i.namespace, a_suffix, true)
+    order by n
+    limit max_rows offset skip;
+end
+$$;
+comment on function ai.list_memory_namespaces(text[], text[], integer, integer, integer) is
+  'The distinct namespaces of the caller''s live memory items that start with prefix and end with suffix (''*'' matches any one label), cut to max_depth labels, in order, at most max_rows after skipping skip. AS002 bad argument.';
+
+create or replace function ai.sweep_memory(batch_size integer default 1000)
+returns integer
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_deleted integer;
+begin
+  perform ai._check_limit(batch_size, 'batch_size');
+  -- one bounded batch, oldest expiry first; rows another sweeper holds are left to it
+  with expired as (
+    select i.owner, i.ns, i.key from ai.memory_items i
+    where i.expires_at <= ai.now()
+    order by i.expires_at
+    limit batch_size
+    for update skip locked
+  )
+  delete from ai.memory_items i using expired e
+  where i.owner = e.owner and i.ns = e.ns and i.key = e.key;
+  get diagnostics v_deleted = row_count;
+  return v_deleted;
+end
+$$;
+comment on function ai.sweep_memory(integer) is
+  'Deletes up to batch_size expired memory items (of every owner the caller sees: all of them for ai_service acting for nobody) and returns how many; call it until it returns less than batch_size. Reads never return expired items, swept or not. AS002 bad argument.';
+
+create or replace function ai.create_memory_vector_index(dims integer, distance text default 'cosine')
+returns text
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_name text;
+  v_schema text;
+begin
+  if dims is null or dims not between 1 and 2000 then
+    raise exception using errcode = 'AS002', message = format('dims must be between 1 and 2000 (HNSW''s limit), not %s', dims);
+  end if;
+  if distance is null or distance not in ('cosine', 'inner_product', 'l2') then
+    raise exception using errcode = 'AS002', message = 'distance must be cosine, inner_product or l2';
+  end if;
+  if not exists (select from pg_catalog.pg_extension e where e.extname = 'vector') then
+    raise exception using errcode = 'AS002', message = 'pgvector is not installed in this database',
+      hint = 'CREATE EXTENSION vector (a superuser, or a trusted extension on a managed server); without it the search is exact';
+  end if;
+  v_name := format('memory_vectors_hnsw_%s_%s', distance, dims);
+  select e.extnamespace::regnamespace::text into v_schema from pg_catalog.pg_extension e where e.extname = 'vector';
+  -- dims and the operator class come from the checks above, not from the caller's text
+  execute format('create index if not exists %I on ai.memory_vectors using hnsw ((embedding::%s.vector(%s)) %s.%s) where pg_catalog.cardinality(embedding) = %s',
+                 v_name, v_schema, dims, v_schema,
+                 case distance when 'l2' then 'vector_l2_ops' when 'inner_product' then 'vector_ip_ops' else 'vector_cosine_ops' end,
+                 dims);
+  return v_name;
+end
+$$;
+comment on function ai.create_memory_vector_index(integer, text) is
+  'ai_service: builds (if absent) pgvector''s HNSW index over the memory embeddings of length dims for a distance (cosine, inner_product, l2), through which ai.search_memory then finds the nearest candidates; returns its name. AS002 bad argument or pgvector not installed.';
+
+create or replace function ai.batch_memory(ops jsonb)
+returns jsonb
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_op jsonb;
+  v_kind text;
+  v_results jsonb[] := '{}'::jsonb[];
+  v_result jsonb;
+begin
+  if ops is null or pg_catalog.jsonb_typeof(ops) <> 'array' then
+    raise exception using errcode = 'AS002', message = 'ops must be a JSON array of operations';
+  end if;
+  if pg_catalog.jsonb_array_length(ops) > 1000 then
+    raise exception using errcode = 'AS002',
+      message = format('a batch holds at most 1000 operations, not %s', pg_catalog.jsonb_array_length(ops));
+  end if;
+  for v_op in select o from pg_catalog.jsonb_array_elements(ops) with ordinality as a(o, i) order by i loop
+    if pg_catalog.jsonb_typeof(v_op) <> 'object' then
+      raise exception using errcode = 'AS002', message = 'each operation must be a JSON object';
+    end if;
+    v_kind := v_op ->> 'op';
+    case v_kind
+      when 'get' then
+        select pg_catalog.to_jsonb(g) into v_result
+        from ai.get_memory(ai._memory_labels(v_op -> 'namespace', 'namespace'), v_op ->> 'key',
+                           coalesce((v_op ->> 'refresh_ttl')::boolean, false)) g;
+      when 'put' then
+        if v_op -> 'value' is null or v_op -> 'value' = 'null'::jsonb then
+          perform ai.delete_memory(ai._memory_labels(v_op -> 'namespace', 'namespace'), v_op ->> 'key');
+        else
+          perform ai.put_memory(ai._memory_labels(v_op -> 'namespace', 'namespace'), v_op ->> 'key', v_op -> 'value',
+                                pg_catalog.make_interval(secs => (v_op ->> 'ttl_seconds')::double precision),
+                                ai._memory_labels(v_op -> 'index_texts', 'index_texts'), nullif(v_op -> 'embeddings', 'null'));
+        end if;
+        v_result := null;
+      when 'search' then
+        select coalesce(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(s)), '[]') into v_result
+        from ai.search_memory(coalesce(ai._memory_labels(v_op -> 'namespace_prefix', 'namespace_prefix'), '{}'),
+                              nullif(v_op -> 'filter', 'null'), v_op ->> 'query',
+                              coalesce((v_op ->> 'limit')::integer, 10), coalesce((v_op ->> 'offset')::integer, 0),
+                              coalesce((v_op ->> 'refresh_ttl')::boolean, false),
+                              (select array_agg(n::text::real order by i)
+                               from pg_catalog.jsonb_array_elements(nullif(v_op -> 'query_embedding', 'null')) with ordinality as e(n, i)),
+                              coalesce(v_op ->> 'distance', 'cosine')) s;
+      when 'list_namespaces' then
+        select coalesce(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(n)), '[]') into v_result
+        from ai.list_memory_namespaces(ai._memory_labels(v_op -> 'prefix', 'prefix'), ai._memory_labels(v_op -> 'suffix', 'suffix'),
+                                       (v_op ->> 'max_depth')::integer, coalesce((v_op ->> 'limit')::integer, 100),
+                                       coalesce((v_op ->> 'offset')::integer, 0)) n;
+      else
+        raise exception using errcode = 'AS002',
+          message = format('unknown operation %s (get, put, search, list_namespaces)', coalesce(v_kind, 'NULL'));
+    end case;
+    v_results := v_results || coalesce(v_result, 'null'::jsonb);
+  end loop;
+  return pg_catalog.to_jsonb(v_results);
+end
+$$;
+comment on function ai.batch_memory(jsonb) is
+  'Runs memory operations in order in one call and one transaction, and returns their results in order as a JSON array: {"op":"get",namespace,key,refresh_ttl} -> the item or null; {"op":"put",namespace,key,value (null deletes),ttl_seconds,index_texts,embeddings} -> null; {"op":"search",namespace_prefix,filter,query,limit,offset,refresh_ttl,query_embedding,distance} -> an array of items; {"op":"list_namespaces",prefix,suffix,max_depth,limit,offset} -> an array of namespaces. At most 1000 operations. AS002 bad argument, AS003 too large.';
+
+revoke execute on function ai._check_memory_namespace(text[], text, boolean), ai._memory_conditions(jsonb), ai._memory_passes(jsonb, jsonb), ai._check_memory_filter(jsonb),
+  ai._memory_compare(jsonb, text, jsonb), ai._memory_containment(jsonb), ai._memory_similarity(real[], real[], text),
+  ai._memory_embeddings(jsonb), ai._memory_vector_index(integer, text), ai._memory_labels(jsonb, text), ai._memory_labels_match(text[], text[], boolean) from public;
+-- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
+
+revoke execute on function ai.put_memory(text[], text, jsonb, interval, text[], jsonb), ai.get_memory(text[], text, boolean),
+  ai.delete_memory(text[], text), ai.search_memory(text[], jsonb, text, integer, integer, boolean, real[], text),
+  ai.list_memory_namespaces(text[], text[], integer, integer, integer), ai.sweep_memory(integer),
+  ai.batch_memory(jsonb), ai.create_memory_vector_index(integer, text) from public;
+grant execute on function ai.put_memory(text[], text, jsonb, interval, text[], jsonb), ai.get_memory(text[], text, boolean),
+  ai.delete_memory(text[], text), ai.search_memory(text[], jsonb, text, integer, integer, boolean, real[], text),
+  ai.list_memory_namespaces(text[], text[], integer, integer, integer),
+  ai.batch_memory(jsonb) to ai_user, ai_service;
+grant execute on function ai.sweep_memory(integer), ai.create_memory_vector_index(integer, text) to ai_service;
+
+commit;

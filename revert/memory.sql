@@ -1,0 +1,9 @@
+-- Revert agent-state:memory from pg
+begin;
+drop type ai.memory_item;
+drop table ai.memory_vectors;
+drop table ai.memory_items;
+drop function ai._memory_ns(text[]);
+drop function ai._check_memory_vectors_row(text, real[]);
+drop function ai._check_memory_items_row(text[], text, jsonb, interval, timestamptz);
+commit;

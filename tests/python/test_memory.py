@@ -1,0 +1,229 @@
+"""Long-term memory through the client and the LangGraph store, sync and async: tenants, act_as,
+PgBouncer, retrievals of memory items, a graph node's store, GraphRuns' pass-through."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any, TypedDict
+
+import psycopg
+import pytest
+from langgraph.graph import END, START, StateGraph
+from langgraph.store.base import BaseStore, InvalidNamespaceError
+from psycopg_pool import ConnectionPool
+
+from agent_state import AsyncClient, Client, errors
+from agent_state.langgraph import AgentStateSaver, AgentStateStore, AsyncAgentStateStore, GraphRuns
+from agent_state.memory import retrieval_documents
+
+
+def _ns(thread_id: str, *labels: str) -> tuple[str, ...]:
+    return ("test", thread_id, *labels)
+
+
+def test_put_get_search_list_and_delete_through_the_client(client: Client, thread_id: str) -> None:
+    ns = _ns(thread_id, "prefs")
+    put = client.put_memory(ns, "theme", {"theme": "dark", "n": 9}, ttl=timedelta(hours=1))
+    assert put.namespace == ns and put.expires_at is not None
+    client.put_memory(ns, "lang", {"lang": "fr", "n": 10})
+    got = client.get_memory(ns, "theme")
+    assert got is not None and got.value == {"theme": "dark", "n": 9}
+    assert [i.key for i in client.search_memory(ns, filter={"n": {"$lt": 10}})] == ["theme"]
+    assert [i.key for i in client.search_memory(ns, query="dark")] == ["theme"]
+    assert client.list_memory_namespaces(prefix=_ns(thread_id)) == [ns]
+    assert client.delete_memory(ns, "theme") and client.get_memory(ns, "theme") is None
+
+
+def test_the_async_client_is_the_same(dsn: str, thread_id: str) -> None:
+    async def check() -> None:
+        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+            c = AsyncClient(conn)
+            ns = _ns(thread_id)
+            await c.put_memory(ns, "k", {"s": "9"})
+            await c.put_memory(ns, "j", {"s": "10"})
+            assert [i.key for i in await c.search_memory(ns, filter={"s": {"$gt": "10"}})] == ["k"]
+            assert (await c.get_memory(ns, "k")) is not None
+            assert await c.list_memory_namespaces(prefix=ns) == [ns]
+            assert await c.delete_memory(ns, "k")
+
+    asyncio.run(check())
+
+
+def test_bad_arguments_raise_typed_errors(client: Client, thread_id: str) -> None:
+    with pytest.raises(errors.InvalidArgument):
+        client.search_memory(_ns(thread_id), filter={"n": {"$regex": "x"}})
+    with pytest.raises(errors.TooLarge):
+        client.put_memory(_ns(thread_id), "big", {"t": "x" * (2 << 20)})
+
+
+def test_numbers_compare_as_numbers_and_strings_as_strings_in_the_store(
+    conn: psycopg.Connection[Any], thread_id: str
+) -> None:
+    store = AgentStateStore(conn)
+    ns = _ns(thread_id)
+    store.put(ns, "nine", {"n": 9, "s": "9"})
+    store.put(ns, "ten", {"n": 10, "s": "10"})
+    assert [i.key for i in store.search(ns, filter={"n": {"$lt": 10}})] == ["nine"]
+    assert [i.key for i in store.search(ns, filter={"s": {"$gt": "10"}})] == ["nine"]
+
+
+def test_a_query_without_embeddings_ranks_by_full_text(conn: psycopg.Connection[Any], thread_id: str) -> None:
+    store = AgentStateStore(conn)
+    ns = _ns(thread_id)
+    store.put(ns, "fox", {"text": "the quick brown fox"})
+    store.put(ns, "dog", {"text": "a lazy dog"})
+    found = store.search(ns, query="fox")
+    assert [i.key for i in found] == ["fox"] and found[0].score is not None and found[0].score > 0
+
+
+def test_vector_search_ranks_by_the_nearest_field(conn: psycopg.Connection[Any], thread_id: str) -> None:
+    axes = {"red": [1.0, 0.0, 0.0], "green": [0.0, 1.0, 0.0], "blue": [0.0, 0.0, 1.0]}
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        return [next((v for word, v in axes.items() if word in t), [0.3, 0.3, 0.3]) for t in texts]
+
+    store = AgentStateStore(conn, index={"dims": 3, "embed": embed, "fields": ["text"]})
+    ns = _ns(thread_id)
+    store.put(ns, "r", {"text": "red apple"})
+    store.put(ns, "g", {"text": "green apple"})
+    store.put(ns, "plain", {"text": "blue"}, index=False)
+    found = store.search(ns, query="red")
+    assert [i.key for i in found] == ["r", "g"] and found[0].score == pytest.approx(1.0)
+
+
+def test_a_tenant_never_sees_another_tenants_memory(role_dsn: Callable[[str], str], thread_id: str) -> None:
+    with (
+        psycopg.connect(role_dsn("tenant_a"), autocommit=True) as a,
+        psycopg.connect(role_dsn("tenant_b"), autocommit=True) as b,
+    ):
+        ns = _ns(thread_id)
+        AgentStateStore(a).put(ns, "k", {"who": "a"})
+        store_b = AgentStateStore(b)
+        assert store_b.get(ns, "k") is None and store_b.search(ns) == [] and store_b.list_namespaces(prefix=ns) == []
+        store_b.put(ns, "k", {"who": "b"})
+        item = AgentStateStore(a).get(ns, "k")
+        assert item is not None and item.value == {"who": "a"}
+
+
+def test_a_service_acting_for_an_end_user_keeps_that_users_memory(
+    role_dsn: Callable[[str], str], thread_id: str
+) -> None:
+    with psycopg.connect(role_dsn("app_service"), autocommit=True) as conn:
+        service = Client(conn)
+        ns = _ns(thread_id)
+        with service.acting_as(f"user-{thread_id}") as bound:
+            AgentStateStore(bound).put(ns, "k", {"v": 1})
+        with service.acting_as(f"other-{thread_id}") as bound:
+            assert AgentStateStore(bound).get(ns, "k") is None
+        with service.acting_as(f"user-{thread_id}") as bound:
+            item = AgentStateStore(bound).get(ns, "k")
+            assert item is not None and item.value == {"v": 1}
+
+
+def test_the_store_works_behind_pgbouncer_in_transaction_pooling(pooler_dsn: str, thread_id: str) -> None:
+    with ConnectionPool(pooler_dsn, min_size=1, max_size=2, kwargs={"autocommit": True}) as pool:
+        store = AgentStateStore(pool)
+        ns = _ns(thread_id)
+        for i in range(8):  # past psycopg's prepare threshold of 5
+            store.put(ns, f"k{i}", {"i": i})
+            assert store.get(ns, f"k{i}") is not None
+            assert len(store.search(ns, filter={"i": {"$lte": i}}, limit=100)) == i + 1
+
+
+def test_invalid_namespace_labels_are_refused_before_any_sql(conn: psycopg.Connection[Any]) -> None:
+    store = AgentStateStore(conn)
+    for namespace in (("a.b",), ("a", "")):
+        with pytest.raises(InvalidNamespaceError):
+            store.put(namespace, "k", {})
+
+
+def test_a_retrieval_of_memory_items_links_the_turn_to_what_it_read(client: Client, thread_id: str) -> None:
+    store = AgentStateStore(client)
+    ns = _ns(thread_id)
+    store.put(ns, "diet", {"text": "vegetarian"})
+    client.create_session(thread_id)
+    client.append_message(thread_id, "user", "what should I cook?", turn=1)
+    read = store.search(ns, query="vegetarian")
+    client.record_retrieval(thread_id, 1, retrieval_documents(read))
+    [retrieval] = client.get_turn_context(thread_id, 1).retrievals
+    [doc] = retrieval["documents"]
+    assert doc["source"] == "memory" and doc["namespace"] == list(ns) and doc["key"] == "diet" and doc["score"] > 0
+
+
+class _State(TypedDict):
+    user: str
+    answer: str
+
+
+def _graph() -> Any:
+    def remember(state: _State, *, store: BaseStore) -> dict[str, Any]:
+        ns = ("users", state["user"])
+        seen = store.get(ns, "visits")
+        visits = 1 + (seen.value["n"] if seen else 0)
+        store.put(ns, "visits", {"n": visits})
+        return {"answer": f"visit {visits}"}
+
+    builder = StateGraph(_State)
+    builder.add_node("remember", remember)
+    builder.add_edge(START, "remember")
+    builder.add_edge("remember", END)
+    return builder
+
+
+def test_a_graph_node_receives_the_store(conn: psycopg.Connection[Any], thread_id: str) -> None:
+    store = AgentStateStore(conn)
+    graph = _graph().compile(checkpointer=AgentStateSaver(conn), store=store)
+    user = f"u-{thread_id}"
+    assert graph.invoke({"user": user}, {"configurable": {"thread_id": thread_id}})["answer"] == "visit 1"
+    assert graph.invoke({"user": user}, {"configurable": {"thread_id": f"{thread_id}-2"}})["answer"] == "visit 2"
+
+
+def test_an_async_graph_node_receives_the_async_store(dsn: str, thread_id: str) -> None:
+    async def check() -> None:
+        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+            store = AsyncAgentStateStore(conn)
+            graph = _graph().compile(store=store)
+            user = f"u-{thread_id}"
+            # the sync node calls the store's sync methods from LangGraph's worker thread
+            assert (await graph.ainvoke({"user": user}))["answer"] == "visit 1"
+            item = await store.aget(("users", user), "visits")
+            assert item is not None and item.value == {"n": 1}
+
+    asyncio.run(check())
+
+
+def test_graph_runs_pass_the_store_to_the_graph(conn: psycopg.Connection[Any]) -> None:
+    store = AgentStateStore(conn)
+    runs = GraphRuns(Client(conn), _graph().compile(), store=store)
+    assert runs._graph_for(conn).store is store
+
+
+def _cli(*args: str, dsn: str) -> Any:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    environment = {**os.environ, "DATABASE_URL": dsn}
+    command = [str(Path(sys.executable).with_name("agent-state")), *args]
+    return subprocess.run(command, capture_output=True, text=True, env=environment, timeout=60, check=False)
+
+
+def test_the_cli_lists_shows_and_removes_memory_per_namespace(role_dsn: Callable[[str], str], thread_id: str) -> None:
+    import json
+
+    dsn = role_dsn("tenant_a")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        Client(conn).put_memory(("cli", thread_id, "alice"), "prefs", {"theme": "dark"})
+    listed = _cli("memory", "ls", f"cli/{thread_id}", "--json", dsn=dsn)
+    assert listed.returncode == 0 and json.loads(listed.stdout) == [["cli", thread_id, "alice"]], listed.stderr
+    items = _cli("memory", "ls", f"cli/{thread_id}", "--items", dsn=dsn)
+    assert items.returncode == 0 and "prefs" in items.stdout and "dark" in items.stdout
+    shown = _cli("memory", "show", f"cli/{thread_id}/alice", "prefs", dsn=dsn)
+    assert shown.returncode == 0 and json.loads(shown.stdout) == {"theme": "dark"}
+    assert _cli("memory", "rm", f"cli/{thread_id}/alice", "prefs", dsn=dsn).returncode == 0
+    gone = _cli("memory", "show", f"cli/{thread_id}/alice", "prefs", dsn=dsn)
+    assert gone.returncode == 2 and "no memory item" in gone.stderr
+    assert _cli("memory", "ls", f"cli/{thread_id}", "--json", dsn=role_dsn("tenant_b")).stdout.strip() == "[]"
