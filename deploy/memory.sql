@@ -62,7 +62,7 @@ begin
 end
 $$;
 comment on function ai._check_memory_items_row(text[], text, jsonb, interval, timestamptz) is
-  'Internal: the CHECK of ai.memory_items (namespace of 1 to 20 labels of 1 to 255 characters without U+001F, key of 1 to 1024 characters, value a JSON object, ttl positive and with an expiry); raises 23514 naming the rule broken, true when none is.';
+  'Internal: the CHECK of ai.memory_items, run for every row written (namespace of 1 to 20 labels of 1 to 255 characters without U+001F, key of 1 to 1024 characters, value a JSON object, ttl positive and with an expiry); raises 23514 naming the rule broken, true when none is.';
 
 create function ai._check_memory_vectors_row(field text, embedding real[])
 returns boolean
@@ -82,7 +82,7 @@ begin
 end
 $$;
 comment on function ai._check_memory_vectors_row(text, real[]) is
-  'Internal: the CHECK of ai.memory_vectors (field of 1 to 1024 characters, embedding of 1 to 16000 numbers, none NULL); raises 23514 naming the rule broken, true when none is.';
+  'Internal: the CHECK of ai.memory_vectors, run for every row written (field of 1 to 1024 characters, embedding of 1 to 16000 numbers, none NULL); raises 23514 naming the rule broken, true when none is.';
 
 -- The namespace's labels joined by U+001F: the generated column ns, and the value the functions
 -- compare it with. array_to_string is STABLE only because it may print any element type; for

@@ -27,7 +27,8 @@ insert into not_lists values
   ('archive_backlog', 'one row (an aggregate)'),
   ('usage_summary', 'an aggregate over [since, until) by the named groups, read through usage_records_owner_time'),
   ('queue_throughput', 'an aggregate: a row per queue and time bucket of [now - since, now)'),
-  ('session_status_counts', 'an aggregate: a row per session status');
+  ('session_status_counts', 'an aggregate: a row per session status'),
+  ('get_memory', 'one memory item (or none)');
 
 select is_empty(
   $$select l.fn from public_lists l
@@ -39,7 +40,11 @@ select is_empty(
 -- a walk whose start is already an argument: the next page starts there
 create temporary table walks (proname name, why text);
 insert into walks values
-  ('checkpoint_lineage', 'the next page of ancestors: checkpoint_id = the last row''s parent_checkpoint_id');
+  ('checkpoint_lineage', 'the next page of ancestors: checkpoint_id = the last row''s parent_checkpoint_id'),
+  -- LangGraph's BaseStore pages by offset (search ranks by relevance: no stable key to go on
+  -- from); max_rows is bounded and the walk reads the caller's own key range (owner, ns, key)
+  ('search_memory', 'LangGraph''s store contract: max_rows and skip (an offset) within the caller''s namespaces'),
+  ('list_memory_namespaces', 'LangGraph''s store contract: max_rows and skip (an offset) within the caller''s namespaces');
 
 select is_empty(
   $$select l.fn from public_lists l
