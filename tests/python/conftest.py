@@ -59,6 +59,9 @@ SERIAL = {
     "test_migrations.py": "creates the cluster-wide role agent_state_deployer",
     "test_schema_bundle.py": "creates the cluster-wide role agent_state_deployer",
     "test_own_server_url.py": "creates the cluster-wide roles own_server_owner and own_server_bypass",
+    # The console's pages list the newest sessions and jobs the role sees: in a worker's copy,
+    # other tests' rows (some written under a clock frozen in 2030) would fill its first page.
+    "test_console.py": "its pages show the newest rows of the whole database (a browser drives them)",
 }
 
 
@@ -74,6 +77,7 @@ SLOW = {
     "test_migrations.py",
     "test_schema_bundle.py",
     "test_own_server_url.py",
+    "test_console.py",  # a headless Chromium drives every page
     "test_queue_crash.py",  # real processes killed and stopped
     "test_side_effect_crash.py",
     "test_queue_model.py",  # the hypothesis state machine of the queue
