@@ -8022,10 +8022,15 @@ as $$
   select c.relname::text from pg_catalog.pg_class c
   where c.relnamespace = 'ai'::regnamespace and c.relkind = 'i'
     and c.relname = pg_catalog.format('memory_vectors_hnsw_%s_%s', distance, dims)
-    and exists (select from pg_catalog.pg_extension e where e.extname = 'vector')
+    -- 0.8 or newer: an owner's rows are found past other owners' nearer ones only by an
+    -- iterative index scan (hnsw.iterative_scan); an older pgvector gets the exact search
+    and exists (select from pg_catalog.pg_extension e
+                where e.extname = 'vector'
+                  and pg_catalog.string_to_array(pg_catalog.split_part(e.extversion, '-', 1), '.')::integer[]
+                      operator(pg_catalog.>=) array[0, 8, 0])
 $$;
 comment on function ai._memory_vector_index(integer, text) is
-  'Internal: the name of the HNSW index of embeddings of this length and distance when pgvector and the index exist, else NULL.';
+  'Internal: the name of the HNSW index of embeddings of this length and distance when pgvector 0.8 or newer (iterative index scans) and the index exist, else NULL (the exact search).';
 
 -- One operation's arguments out of a batch's JSON.
 create or replace function ai._memory_labels(value jsonb, argument text)

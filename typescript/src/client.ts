@@ -687,17 +687,30 @@ export class Client {
     return rows[0] ?? null;
   }
 
-  /** `ai.list_checkpoints`: newest first (threadId null: every thread the caller sees). */
+  /**
+   * `ai.list_checkpoints`: one page, newest first (threadId null: every thread the caller sees;
+   * maxRows null: the server's page of 100). The next page: `before`, `beforeThreadId`,
+   * `beforeCheckpointNs` = the last row's checkpoint_id, thread_id, checkpoint_ns.
+   */
   listCheckpoints(
     threadId: string | null,
-    options: { checkpointNs?: string | null; before?: string | null; maxRows?: number | null; metadataFilter?: unknown } = {},
+    options: {
+      checkpointNs?: string | null;
+      before?: string | null;
+      maxRows?: number | null;
+      metadataFilter?: unknown;
+      beforeThreadId?: string | null;
+      beforeCheckpointNs?: string | null;
+    } = {},
   ): Promise<CheckpointRow[]> {
-    return this.query("select * from ai.list_checkpoints($1, $2, $3, $4, $5)", [
+    return this.query("select * from ai.list_checkpoints($1, $2, $3, $4, $5, $6, $7)", [
       threadId,
       options.checkpointNs ?? null,
       options.before ?? null,
       options.maxRows ?? null,
       options.metadataFilter === undefined ? null : jsonParam(options.metadataFilter),
+      options.beforeThreadId ?? null,
+      options.beforeCheckpointNs ?? null,
     ]);
   }
 

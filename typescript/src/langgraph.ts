@@ -145,13 +145,29 @@ export class AgentStateSaver extends BaseCheckpointSaver {
       }
       return;
     }
-    const rows = await this.client.listCheckpoints(threadId, {
-      checkpointNs: (c.checkpoint_ns as string | undefined) ?? null,
+    if (limit !== undefined && limit <= 0) return;
+    // ai.list_checkpoints returns one bounded page: read on from the last row until a short page
+    const page = 500;
+    let listed = 0;
+    let cursor: { before: string | null; beforeThreadId: string | null; beforeCheckpointNs: string | null } = {
       before: (before?.configurable?.checkpoint_id as string | undefined) ?? null,
-      maxRows: limit ?? null,
-      metadataFilter: filter && Object.keys(filter).length > 0 ? filter : undefined,
-    });
-    for (const row of rows) yield await this.toTuple(row);
+      beforeThreadId: null,
+      beforeCheckpointNs: null,
+    };
+    for (;;) {
+      const size = limit === undefined ? page : Math.min(limit - listed, page);
+      const rows = await this.client.listCheckpoints(threadId, {
+        checkpointNs: (c.checkpoint_ns as string | undefined) ?? null,
+        ...cursor,
+        maxRows: size,
+        metadataFilter: filter && Object.keys(filter).length > 0 ? filter : undefined,
+      });
+      for (const row of rows) yield await this.toTuple(row);
+      listed += rows.length;
+      if (rows.length < size || (limit !== undefined && listed >= limit)) return;
+      const last = rows[rows.length - 1];
+      cursor = { before: last.checkpoint_id, beforeThreadId: last.thread_id, beforeCheckpointNs: last.checkpoint_ns };
+    }
   }
 
   async put(

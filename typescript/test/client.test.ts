@@ -304,6 +304,27 @@ describe("long sessions and retrieved context", () => {
 });
 
 describe("checkpoints", () => {
+  it("lists past one page: ai.list_checkpoints returns a bounded page, the saver reads on by the cursor", async () => {
+    const { AgentStateSaver } = await import("../src/langgraph.js");
+    const { emptyCheckpoint } = await import("@langchain/langgraph-checkpoint");
+    const id = thread();
+    const saver = new AgentStateSaver(tenantPool);
+    let config: Parameters<typeof saver.put>[0] = { configurable: { thread_id: id, checkpoint_ns: "" } };
+    for (let step = 0; step < 520; step++) {
+      const cp = { ...emptyCheckpoint(), id: `cp-${String(step).padStart(4, "0")}` };
+      config = await saver.put(config, cp, { source: "loop", step, parents: {} }, {});
+    }
+    expect((await tenant.listCheckpoints(id)).length).toBe(100); // the server's page
+    const all: string[] = [];
+    for await (const t of saver.list({ configurable: { thread_id: id } })) all.push(t.checkpoint.id);
+    expect(all.length).toBe(520);
+    expect(new Set(all).size).toBe(520);
+    expect(all[0]).toBe("cp-0519");
+    const some: string[] = [];
+    for await (const t of saver.list({ configurable: { thread_id: id } }, { limit: 510 })) some.push(t.checkpoint.id);
+    expect(some.length).toBe(510);
+  });
+
   it("walks a checkpoint's lineage and forks a thread from it", async () => {
     const id = thread();
     const put = (cp: string, parent: string | null) =>
