@@ -258,8 +258,9 @@ export class Client {
     ]);
   }
 
-  visibleMessages(threadId: string, maxRows?: number): Promise<Message[]> {
-    return this.query("select * from ai.visible_messages($1, $2)", [threadId, maxRows ?? null]);
+  /** `ai.visible_messages`: one page (maxRows null: 1,000), oldest first; the page before: `beforeSeq` = the first row's seq. */
+  visibleMessages(threadId: string, maxRows?: number, beforeSeq?: number): Promise<Message[]> {
+    return this.query("select * from ai.visible_messages($1, $2, $3)", [threadId, maxRows ?? null, beforeSeq ?? null]);
   }
 
   async hideLastMessage(threadId: string): Promise<Message | null> {
@@ -505,8 +506,13 @@ export class Client {
     ]);
   }
 
-  pendingApprovals(options: { owner?: string; maxRows?: number } = {}): Promise<Approval[]> {
-    return this.query("select * from ai.pending_approvals($1, $2)", [options.owner ?? null, options.maxRows ?? 100]);
+  /** `ai.pending_approvals`: oldest first; the next page: `afterApprovalId` = the last row's approval_id. */
+  pendingApprovals(options: { owner?: string; maxRows?: number; afterApprovalId?: string } = {}): Promise<Approval[]> {
+    return this.query("select * from ai.pending_approvals($1, $2, $3)", [
+      options.owner ?? null,
+      options.maxRows ?? 100,
+      options.afterApprovalId ?? null,
+    ]);
   }
 
   getApproval(approvalId: string): Promise<Approval> {
