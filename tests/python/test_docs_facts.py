@@ -12,7 +12,8 @@ catalog or a run of the command it shows:
 * the README's diagram marks "(fenced)" only calls that take a fencing token; every `ai.name(`
   the docs show is a function of schema ai;
 * docs/cli.md's examples of `--version`, `deploy` and `status` print what the commands print, and
-  those of `sessions`, `jobs`, `stats`, `approvals` and `show` the columns the commands print.
+  those of `sessions`, `jobs`, `stats`, `approvals` and `show` the columns the commands print
+  (test_docs_cli_examples.py runs the rest of its examples, line by line).
 """
 
 from __future__ import annotations
@@ -255,11 +256,11 @@ def _console_blocks() -> dict[str, str]:
     return out
 
 
-def _cli(dsn: str, *args: str) -> subprocess.CompletedProcess[str]:
+def _cli(dsn: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, DATABASE_URL=dsn)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), env.get("PYTHONPATH", "")])
     return subprocess.run(
-        [sys.executable, "-m", "agent_state.cli", *args], env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "agent_state.cli", *args], env=env, capture_output=True, text=True, timeout=120, cwd=cwd
     )
 
 
