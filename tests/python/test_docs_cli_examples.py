@@ -1,5 +1,5 @@
 """docs/cli.md's examples of the commands that act (`lineage`, `approve`/`reject`, `archive`,
-`restore`, `replay`, `import-langgraph`, `worker`), run on a fresh database holding the threads the
+`restore`, `replay`, `import-langgraph`, `worker`, `memory`), run on a fresh database holding the threads the
 docs name (trip-42, trip-17, ...): each documented command line is the one run, and each line it
 prints has the shape the docs show. A shape keeps the docs' words, spacing and punctuation and lets
 only what differs from run to run vary: ids, times and counts (see :func:`shape`).
@@ -266,3 +266,21 @@ def test_the_worker_examples(docs_database: tuple[str, str], tmp_path: Path) -> 
     assert demo is not None
     done = _cli(service, *demo.group(1).split(), "--drain", "--poll-interval", "0.05", cwd=ROOT / "examples")
     assert done.returncode == 0, done.stderr
+
+
+def test_the_memory_examples(docs_database: tuple[str, str]) -> None:
+    """The `memory` block's commands, as a tenant holding users/alice's prefs: `ls` lists the
+    namespace, `--items --query` finds the item, `show` prints its value, `rm` deletes it."""
+    _service, superuser = docs_database
+    tenant = dsn_as(superuser, "tenant_a")
+    with psycopg.connect(tenant, autocommit=True) as conn:
+        Client(conn).put_memory(("users", "alice"), "prefs", {"theme": "dark theme", "language": "pt"})
+    commands = [args for args, shown in examples("memory")]
+    assert [args[:2] for args in commands] == [["memory", "ls"], ["memory", "ls"], ["memory", "show"], ["memory", "rm"]]
+    printed = []
+    for args in commands:
+        done = _cli(tenant, *args)
+        assert done.returncode == 0, (args, done.stderr)
+        printed.append(done.stdout)
+    assert "users/alice" in printed[0] and "prefs" in printed[1] and '"theme": "dark theme"' in printed[2]
+    assert _cli(tenant, *commands[2]).returncode == 2  # removed: show exits 2
