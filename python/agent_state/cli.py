@@ -759,16 +759,19 @@ def cmd_console(args: argparse.Namespace) -> int:
             secret = Path(args.secret_file).read_text().strip()
         except OSError as error:
             raise CliError(f"cannot read --secret-file: {error}") from error
-    config = ConsoleConfig(
-        database_url=_conninfo(args),
-        auth=args.auth,
-        password_file=args.password_file,
-        read_only=args.read_only,
-        payload_limit=args.payload_limit,
-        poll_seconds=args.poll_seconds,
-        listen=not args.no_listen,
-        secret=secret,
-    )
+    try:
+        config = ConsoleConfig(
+            database_url=_conninfo(args),
+            auth=args.auth,
+            password_file=args.password_file,
+            read_only=args.read_only,
+            payload_limit=args.payload_limit,
+            poll_seconds=args.poll_seconds,
+            listen=not args.no_listen,
+            secret=secret,
+        )
+    except ValueError as error:  # a bad option (a secret too short, a limit not positive)
+        raise CliError(str(error)) from error
     print(f"agent-state console on http://{args.host}:{args.port}/ ({'read-only, ' if args.read_only else ''}"
           f"login: {args.auth})", flush=True)  # fmt: skip
     uvicorn.run(create_app(config=config), host=args.host, port=args.port, log_level="warning")

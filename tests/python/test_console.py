@@ -728,7 +728,7 @@ def test_filters_in_the_url_and_keyset_pages(browser: Any, world: dict[str, Any]
 
 
 def test_the_cli_hashes_a_password_and_needs_a_password_file(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     import io
 
@@ -741,6 +741,10 @@ def test_the_cli_hashes_a_password_and_needs_a_password_file(
     assert line.startswith("pbkdf2_sha256$") and verify_password("s3cret", line) and not verify_password("x", line)
     assert cli.main(["console", "--auth", "password"]) == 2
     assert "--auth password needs --password-file" in capsys.readouterr().err
+    short = tmp_path / "secret"
+    short.write_text("too short\n")
+    assert cli.main(["console", "--secret-file", str(short)]) == 2  # refused before it serves
+    assert "secret must be at least 32 characters" in capsys.readouterr().err
 
 
 def test_an_operators_page_behind_a_pooler_polls(browser: Any, world: dict[str, Any]) -> None:
