@@ -690,11 +690,27 @@ def test_a_login_outlives_the_app_and_ends_with_another_secret_or_its_hours(
         page = visit("later")
         assert page.url.endswith("/later/runs")  # within its hour
         page.context.close()
-        clock = later.state.console.logins.clock
-        later.state.console.logins.clock = lambda: clock() + 3601
+        logins, clock = later.state.console.logins, time.time
+        logins.clock = lambda: clock() + 3601
         page = visit("later")
         assert page.url.endswith("/later/login")  # an hour and a second after the login
         page.context.close()
+        # the hour counts from the login, not from the visit that first got the login form
+        context = browser.new_context()
+        page = context.new_page()
+        page.goto(f"{server.base}/later/login")  # the visitor's cookie: now + 3601 s
+        logins.clock = lambda: clock() + 3601 + 3000
+        page.fill("input[name=user]", "tenant_a")
+        page.fill("input[name=password]", "any")
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{server.base}/later/runs")
+        logins.clock = lambda: clock() + 3601 + 3000 + 3000  # 100 min after the form, 50 after the login
+        page.goto(f"{server.base}/later/runs")
+        assert page.url.endswith("/later/runs")
+        logins.clock = lambda: clock() + 3601 + 3000 + 3601
+        page.goto(f"{server.base}/later/runs")
+        assert page.url.endswith("/later/login")
+        context.close()
 
 
 def test_filters_in_the_url_and_keyset_pages(browser: Any, world: dict[str, Any]) -> None:

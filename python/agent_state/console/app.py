@@ -157,8 +157,8 @@ class LoginCookies:
     """Logins kept in the browser's cookie, encrypted and authenticated with a key made from the
     console's secret (Fernet: AES-128-CBC and HMAC-SHA256). Every console process given the same
     secret reads the same cookies, so a login survives a restart and works behind a balancer; a
-    cookie made with another secret, altered, or older than ``hours`` (counted from the visit that
-    made it) is refused. ``clock`` is the time in seconds (tests move it)."""
+    cookie made with another secret, altered, or older than ``hours`` (counted from the login, or
+    for a visitor not logged in from the first visit) is refused. ``clock`` is the time in seconds (tests move it)."""
 
     def __init__(self, secret: str, hours: float, clock: Callable[[], float] = time.time):
         from cryptography.fernet import Fernet
@@ -169,6 +169,10 @@ class LoginCookies:
 
     def new(self) -> Login:
         return Login(csrf=secrets.token_urlsafe(32), created=self.clock())
+
+    def log_in(self, login: Login, user: str, password: str | None) -> None:
+        """``login`` is now ``user``'s (with the database role's ``password``), for ``hours`` from now."""
+        login.user, login.password, login.created = user, password, self.clock()
 
     def dump(self, login: Login) -> str:
         body = {"c": login.csrf, "t": login.created, "u": login.user, "p": login.password}

@@ -92,7 +92,8 @@ async def login(request: Request) -> Response:
         stored = console.users.get(user)
         if stored is None or not verify_password(password, stored):
             return console.render(request, "login.html", 401, title="Log in", error="wrong user name or password")
-        state.user, state.password, state.conninfo = user, None, None
+        console.logins.log_in(state, user, None)
+        state.conninfo = None
     else:
         conninfo = with_user(console.config.database_url, user, password)
 
@@ -107,7 +108,8 @@ async def login(request: Request) -> Response:
         problem = await run_in_threadpool(check)
         if problem is not None:
             return console.render(request, "login.html", 401, title="Log in", error=problem)
-        state.user, state.password, state.conninfo = user, password, conninfo
+        console.logins.log_in(state, user, password)
+        state.conninfo = conninfo
     return RedirectResponse(_back(request, "/runs"), status_code=303)
 
 
