@@ -1172,6 +1172,11 @@ begin
   select array_agg(l.checkpoint_id) into v_ids
   from ai.checkpoint_lineage(a_source, a_checkpoint_id, a_ns, 'ancestors') l;  -- AS001 when unknown
   v_owner := ai._create_copy_session(a_source, v_target);
+  -- The start event says where the fork began, beside its source (copied_from): ai.list_forks
+  -- shows a run's forks with the checkpoint each started from.
+  update ai.session_events e
+  set payload = e.payload || pg_catalog.jsonb_build_object('from_checkpoint', a_checkpoint_id, 'checkpoint_ns', a_ns)
+  where e.thread_id = v_target and e.kind = 'start';
   perform ai._copy_checkpoint_rows(a_source, v_target, v_owner, a_ns, v_ids);
   -- What the model was given up to the checkpoint (ai.turn_retrievals, made by the later change
   -- `retrievals`: PL/pgSQL resolves the table when this runs): the retrievals recorded at or before
@@ -1190,7 +1195,7 @@ begin
 end
 $$;
 comment on function ai.fork_thread(text, text, text, text) is
-  'Copies one checkpoint and its ancestors (with their pending writes and channel values) into a new thread of the same owner, with the turn retrievals recorded at or before that checkpoint was saved (same ids and keys), so a replay can run from there without touching the source; returns the new thread id (a fresh UUID when new_thread_id is NULL). Not copied: messages (and so hidden marks and streams: the source''s log, which a replay is compared with) and usage records (billing of the source: copying would charge its calls twice). AS001 unknown thread or checkpoint, AS002 bad argument, AS005 new_thread_id taken.';
+  'Copies one checkpoint and its ancestors (with their pending writes and channel values) into a new thread of the same owner, with the turn retrievals recorded at or before that checkpoint was saved (same ids and keys), so a replay can run from there without touching the source; its start event names the source and the checkpoint (copied_from, from_checkpoint: ai.list_forks); returns the new thread id (a fresh UUID when new_thread_id is NULL). Not copied: messages (and so hidden marks and streams: the source''s log, which a replay is compared with) and usage records (billing of the source: copying would charge its calls twice). AS001 unknown thread or checkpoint, AS002 bad argument, AS005 new_thread_id taken.';
 
 create or replace function ai.copy_thread(source_thread_id text, target_thread_id text) returns integer
 language plpgsql volatile

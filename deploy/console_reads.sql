@@ -3,9 +3,54 @@
 -- requires: streams_functions
 --
 -- The reads of the operator console (python/agent_state/console, docs/console.md) that no other
--- function gives. Functions only: CREATE OR REPLACE throughout, so this change deploys over itself
+-- function gives: a run's forks (ai.list_forks, over the index of change fork_index), the counts
+-- and the chart. The runs page's filtered lists (ai.find_jobs, ai.find_sessions) are beside
+-- ai.list_jobs and ai.list_sessions, which call them (deploy/operator_reads_functions.sql). Functions only: CREATE OR REPLACE throughout, so this change deploys over itself
 -- and, after a release, `sqitch rework console_reads` changes a function here.
 begin;
+
+-- A run's forks and copies, for its page: the threads whose start event names it as their source
+-- (ai.fork_thread and ai.copy_thread write it), by the index of change fork_index.
+create or replace function ai.list_forks(thread_id text, max_rows integer default 100, after_thread_id text default null)
+returns table (fork_thread_id text, owner text, status text, created_at timestamptz, from_checkpoint_id text,
+               replay_job_id bigint, replay_model text)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_max_rows alias for $2;
+  a_after alias for $3;
+  v_after_at timestamptz;
+begin
+  perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
+  perform ai._check_limit(a_max_rows, 'max_rows');
+  if a_after is not null then
+    select e.created_at into v_after_at from ai.session_events e
+    where e.thread_id = a_after and e.kind = 'start' and (e.payload ->> 'copied_from') = a_thread_id;
+    if not found then
+      raise exception using errcode = 'AS001', message = format('fork %s of thread %s not found', a_after, a_thread_id);
+    end if;
+  end if;
+  return query
+  select e.thread_id, s.owner, s.status, e.created_at, e.payload ->> 'from_checkpoint', r.job_id, r.model
+  from ai.session_events e
+  join ai.agent_sessions s on s.thread_id = e.thread_id
+  left join lateral (select j.job_id, j.payload -> 'replay' ->> 'model' as model from ai.agent_jobs j
+                     where j.thread_id = e.thread_id and j.payload ? 'replay'
+                     order by j.job_id limit 1) r on true
+  where e.kind = 'start' and (e.payload ->> 'copied_from') = a_thread_id
+    and (a_after is null or (e.created_at, e.thread_id) > (v_after_at, a_after))
+  order by e.created_at, e.thread_id
+  limit a_max_rows;
+end
+$$;
+comment on function ai.list_forks(text, integer, text) is
+  'The threads made from one thread by ai.fork_thread (from_checkpoint_id: the checkpoint the fork starts from) or ai.copy_thread (from_checkpoint_id NULL), oldest first (by created_at, then fork_thread_id), at most max_rows (1 to 10000, default 100; the next page: after_thread_id = the last row''s fork_thread_id), with the first replay job enqueued on each (a job whose payload has a "replay" object, as the console''s replay enqueues: replay_job_id, replay_model). Forks archived with their sessions are not listed. AS001 unknown thread (or another tenant''s) or cursor fork, AS002 bad argument.';
+revoke execute on function ai.list_forks(text, integer, text) from public;
+grant execute on function ai.list_forks(text, integer, text) to ai_user, ai_service;
 
 -- The queues page's chart: finished jobs of the hot table (ai.archive_jobs moves them out later)
 -- per bucket, with the time from enqueue to finish. Reads every job finished within `since` (like

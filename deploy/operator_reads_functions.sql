@@ -11,6 +11,189 @@
 -- release, `sqitch rework operator_reads_functions` changes a function here (deploy/schema.sql, "Layout").
 begin;
 
+-- The arguments every job list checks: a row limit, a job status, a queue name.
+create or replace function ai._check_job_list(queue text, status text, max_rows integer)
+returns void
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  perform ai._check_limit(max_rows, 'max_rows');
+  if status is not null
+     and status not in ('PENDING', 'IN_PROGRESS', 'AWAITING_HUMAN', 'COMPLETED', 'FAILED', 'CANCELLED') then
+    raise exception using errcode = 'AS002',
+      message = format('status %s is not PENDING, IN_PROGRESS, AWAITING_HUMAN, COMPLETED, FAILED or CANCELLED',
+                       quote_literal(status));
+  end if;
+  if queue is not null then
+    perform ai._check_text(queue, 'queue');
+  end if;
+end
+$$;
+comment on function ai._check_job_list(text, text, integer) is 'Internal guard of ai.list_jobs and ai.find_jobs: raises AS002 for a bad max_rows, job status or queue name.';
+revoke execute on function ai._check_job_list(text, text, integer) from public;
+
+-- The runs page's filters, checked once for both lists: an age is a positive interval, a metadata
+-- path 1 to 16 non-empty keys with a value to compare.
+create or replace function ai._check_run_filters(younger_than interval, meta_path text[], meta_value text)
+returns void
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if younger_than is not null and younger_than <= interval '0' then
+    raise exception using errcode = 'AS002',
+      message = format('younger_than must be a positive interval, not %s', younger_than);
+  end if;
+  if meta_path is null and meta_value is null then
+    return;
+  end if;
+  if meta_path is null or meta_value is null or pg_catalog.cardinality(meta_path) not between 1 and 16
+     or array_position(meta_path, null) is not null or '' = any (meta_path) then
+    raise exception using errcode = 'AS002',
+      message = 'meta_path (1 to 16 non-empty keys) and meta_value go together';
+  end if;
+  perform ai._check_text(meta_value, 'meta_value', 1000);
+end
+$$;
+comment on function ai._check_run_filters(interval, text[], text) is 'Internal guard of ai.find_jobs and ai.find_sessions: raises AS002 for a non-positive younger_than, or a meta_path (1 to 16 non-empty keys) without a meta_value (at most 1000 characters) or the other way round.';
+revoke execute on function ai._check_run_filters(interval, text[], text) from public;
+
+-- Jobs of every thread, with the runs page's filters in the query (ai.list_jobs calls it without
+-- them). A tenant's call (or an operator's naming an owner) reads that owner's sessions
+-- (agent_sessions_owner_created) and, through each, that thread's jobs newest first
+-- (agent_jobs_thread): what it costs grows with the owner's own rows, never with another
+-- tenant's (a scan newest job first over the whole table with the policy as a filter would read
+-- every newer job of every tenant before it found one of the caller's). A service acting for
+-- nobody and naming no owner walks the primary key backwards. A filter that few jobs match reads on past the ones it skips until it has a page: what
+-- a page costs grows with the jobs it skips, never past the owner's own on a tenant's call.
+create or replace function ai.find_jobs(queue text default null, status text default null, owner text default null,
+                                        younger_than interval default null, meta_path text[] default null,
+                                        meta_value text default null, max_rows integer default 100,
+                                        before_job_id bigint default null)
+returns setof ai.agent_jobs
+language plpgsql stable
+-- planned per call: the caller decides the index (a tenant's own rows, or every owner's)
+set plan_cache_mode = force_custom_plan
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_queue alias for $1;
+  a_status alias for $2;
+  a_owner alias for $3;
+  a_younger alias for $4;
+  a_path alias for $5;
+  a_value alias for $6;
+  a_max_rows alias for $7;
+  v_before bigint := coalesce($8, 9223372036854775807);
+  v_all boolean := ai.sees_all_owners();
+  v_owner text := $3;
+  v_since timestamptz := ai.now() - $4;
+begin
+  perform ai._check_job_list(a_queue, a_status, a_max_rows);
+  if a_owner is not null then
+    perform ai._check_text(a_owner, 'owner');
+  end if;
+  perform ai._check_run_filters(a_younger, a_path, a_value);
+  if not v_all then
+    if a_owner is not null and a_owner <> ai.current_owner() then
+      return;  -- another tenant's jobs: none the caller may see (RLS would hide them as well)
+    end if;
+    v_owner := ai.current_owner();
+  end if;
+  if v_owner is not null then
+    return query
+    select j.*
+    from ai.agent_sessions s
+    cross join lateral (select * from ai.agent_jobs j
+                        where j.thread_id = s.thread_id and j.job_id < v_before
+                          and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
+                          and (a_younger is null or j.created_at >= v_since)
+                          and (a_path is null or j.payload #>> a_path = a_value)
+                        order by j.job_id desc
+                        limit a_max_rows) j
+    where s.owner = v_owner
+    order by j.job_id desc
+    limit a_max_rows;
+  else
+    return query
+    select j.* from ai.agent_jobs j
+    where j.job_id < v_before and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
+      and (a_younger is null or j.created_at >= v_since)
+      and (a_path is null or j.payload #>> a_path = a_value)
+    order by j.job_id desc
+    limit a_max_rows;
+  end if;
+end
+$$;
+comment on function ai.find_jobs(text, text, text, interval, text[], text, integer, bigint) is
+  'Jobs of the queue table newest first (by job_id), as ai.list_jobs lists them, of one queue, status and/or owner when given, created within younger_than of ai.now() when given, and whose payload holds meta_value at meta_path when given (payload #>> meta_path: a string as its text, any other JSON value as its JSON text); the filters apply before the limit, at most max_rows (1 to 10000, default 100); the next page: before_job_id = the last job_id of this one. RLS applies: a tenant lists its own (naming another owner lists nothing), a service acting for nobody every owner''s. AS002 bad argument.';
+revoke execute on function ai.find_jobs(text, text, text, interval, text[], text, integer, bigint) from public;
+grant execute on function ai.find_jobs(text, text, text, interval, text[], text, integer, bigint) to ai_user, ai_service;
+
+-- Sessions with the runs page's filters in the query (ai.list_sessions calls it without them).
+create or replace function ai.find_sessions(status text default null, owner text default null,
+                                            younger_than interval default null, meta_path text[] default null,
+                                            meta_value text default null, max_rows integer default 100,
+                                            before_thread_id text default null)
+returns setof ai.agent_sessions
+language plpgsql stable
+set plan_cache_mode = force_custom_plan
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_status alias for $1;
+  a_owner alias for $2;
+  a_younger alias for $3;
+  a_path alias for $4;
+  a_value alias for $5;
+  a_max_rows alias for $6;
+  a_before alias for $7;
+  v_before_at timestamptz;
+  v_owner text := $2;
+  v_since timestamptz := ai.now() - $3;
+begin
+  perform ai._check_limit(a_max_rows, 'max_rows');
+  if a_status is not null and a_status not in ('active', 'waiting', 'completed', 'failed', 'cancelled') then
+    raise exception using errcode = 'AS002',
+      message = format('status %s is not active, waiting, completed, failed or cancelled', quote_literal(a_status));
+  end if;
+  if a_owner is not null then
+    perform ai._check_text(a_owner, 'owner');
+  end if;
+  perform ai._check_run_filters(a_younger, a_path, a_value);
+  if not ai.sees_all_owners() then
+    if a_owner is not null and a_owner <> ai.current_owner() then
+      return;  -- another tenant's sessions: none the caller may see (RLS would hide them as well)
+    end if;
+    v_owner := ai.current_owner();  -- RLS shows a tenant its own: say so, so the owner's index serves
+  end if;
+  if a_before is not null then
+    perform ai._check_thread_id(a_before);
+    select s.created_at into v_before_at from ai.agent_sessions s where s.thread_id = a_before;
+    if not found then
+      raise exception using errcode = 'AS001', message = format('session %s not found', a_before);
+    end if;
+  end if;
+  return query
+  select r.* from ai.agent_sessions s, lateral ai._session_as_read(s) r
+  where (a_status is null or s.status = a_status) and (v_owner is null or s.owner = v_owner)
+    and (a_before is null or (s.created_at, s.thread_id) < (v_before_at, a_before))
+    and (a_younger is null or s.created_at >= v_since)
+    and (a_path is null or s.config #>> a_path = a_value)
+  order by s.created_at desc, s.thread_id desc
+  limit a_max_rows;
+end
+$$;
+comment on function ai.find_sessions(text, text, interval, text[], text, integer, text) is
+  'Sessions newest first (by created_at, then thread_id), as ai.list_sessions lists them, of one status and/or owner when given, created within younger_than of ai.now() when given, and whose config holds meta_value at meta_path when given (config #>> meta_path); the filters apply before the limit, at most max_rows (1 to 10000, default 100); the next page: before_thread_id = the last row''s thread_id. RLS applies: a tenant lists its own (naming another owner lists nothing), a service acting for nobody every owner''s. AS001 unknown cursor session, AS002 bad argument.';
+revoke execute on function ai.find_sessions(text, text, interval, text[], text, integer, text) from public;
+grant execute on function ai.find_sessions(text, text, interval, text[], text, integer, text) to ai_user, ai_service;
+
 -- v0.1.0's list_sessions had no cursor; a v0.1.0 caller's three arguments resolve to this one.
 drop function if exists ai.list_sessions(text, text, integer);
 -- Newest first on (created_at, thread_id): a tenant's call walks agent_sessions_owner_created, a
@@ -26,37 +209,9 @@ set plan_cache_mode = force_custom_plan
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-#variable_conflict use_column
-declare
-  a_status alias for $1;
-  a_max_rows alias for $3;
-  a_before alias for $4;
-  v_before_at timestamptz;
-  v_owner text := $2;
 begin
-  perform ai._check_limit(a_max_rows, 'max_rows');
-  if a_status is not null and a_status not in ('active', 'waiting', 'completed', 'failed', 'cancelled') then
-    raise exception using errcode = 'AS002',
-      message = format('status %s is not active, waiting, completed, failed or cancelled', quote_literal(a_status));
-  end if;
-  if v_owner is not null then
-    perform ai._check_text(v_owner, 'owner');
-  elsif not ai.sees_all_owners() then
-    v_owner := ai.current_owner();  -- RLS shows a tenant its own: say so, so the owner's index serves
-  end if;
-  if a_before is not null then
-    perform ai._check_thread_id(a_before);
-    select s.created_at into v_before_at from ai.agent_sessions s where s.thread_id = a_before;
-    if not found then
-      raise exception using errcode = 'AS001', message = format('session %s not found', a_before);
-    end if;
-  end if;
-  return query
-  select r.* from ai.agent_sessions s, lateral ai._session_as_read(s) r  -- last_seq, current_checkpoint_id computed
-  where (a_status is null or s.status = a_status) and (v_owner is null or s.owner = v_owner)
-    and (a_before is null or (s.created_at, s.thread_id) < (v_before_at, a_before))
-  order by s.created_at desc, s.thread_id desc
-  limit a_max_rows;
+  -- ai.find_sessions without the runs page's filters: one query, one set of checks
+  return query select * from ai.find_sessions($1, $2, null, null, null, $3, $4);
 end
 $$;
 comment on function ai.list_sessions(text, text, integer, text) is
@@ -64,11 +219,8 @@ comment on function ai.list_sessions(text, text, integer, text) is
 
 -- v0.1.0's list_jobs had no cursor; a v0.1.0 caller's four arguments resolve to this one.
 drop function if exists ai.list_jobs(text, text, text, integer);
--- A tenant's call reads its own sessions (agent_sessions_owner_created) and, through each, that
--- thread's jobs (agent_jobs_thread): what it costs grows with the tenant's own rows, never with
--- another tenant's. The scan it replaced, newest job first over the whole table with the policy
--- as a filter, read every newer job of every tenant before it found one of the caller's.
--- A service acting for nobody sees every row: the primary key backwards, limit rows.
+-- One thread's jobs by agent_jobs_thread; every thread's through ai.find_jobs (above: a tenant's
+-- call reads its own sessions and their jobs, a service's the primary key backwards).
 create or replace function ai.list_jobs(queue text default null, status text default null, thread_id text default null,
                              max_rows integer default 100, before_job_id bigint default null)
 returns setof ai.agent_jobs
@@ -86,48 +238,20 @@ declare
   a_thread_id alias for $3;
   a_max_rows alias for $4;
   a_before alias for $5;
-  v_before bigint := coalesce(a_before, 9223372036854775807);
-  v_owner text := ai.current_owner();  -- a variable: the plan knows the owner
 begin
-  perform ai._check_limit(a_max_rows, 'max_rows');
-  if a_status is not null
-     and a_status not in ('PENDING', 'IN_PROGRESS', 'AWAITING_HUMAN', 'COMPLETED', 'FAILED', 'CANCELLED') then
-    raise exception using errcode = 'AS002',
-      message = format('status %s is not PENDING, IN_PROGRESS, AWAITING_HUMAN, COMPLETED, FAILED or CANCELLED',
-                       quote_literal(a_status));
+  if a_thread_id is null then
+    -- every thread: ai.find_jobs without the runs page's filters (its two paths, a tenant's and a service's)
+    return query select * from ai.find_jobs(a_queue, a_status, null, null, null, null, a_max_rows, a_before);
+    return;
   end if;
-  if a_queue is not null then
-    perform ai._check_text(a_queue, 'queue');
-  end if;
-  if a_thread_id is not null then
-    perform ai._check_thread_id(a_thread_id);
-  end if;
-  if a_thread_id is not null then
-    return query
-    select j.* from ai.agent_jobs j
-    where j.thread_id = a_thread_id and j.job_id < v_before
-      and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
-    order by j.job_id desc
-    limit a_max_rows;
-  elsif ai.sees_all_owners() then
-    return query
-    select j.* from ai.agent_jobs j
-    where j.job_id < v_before and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
-    order by j.job_id desc
-    limit a_max_rows;
-  else
-    return query
-    select j.*
-    from ai.agent_sessions s
-    cross join lateral (select * from ai.agent_jobs j
-                        where j.thread_id = s.thread_id and j.job_id < v_before
-                          and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
-                        order by j.job_id desc
-                        limit a_max_rows) j
-    where s.owner = v_owner
-    order by j.job_id desc
-    limit a_max_rows;
-  end if;
+  perform ai._check_job_list(a_queue, a_status, a_max_rows);
+  perform ai._check_thread_id(a_thread_id);
+  return query
+  select j.* from ai.agent_jobs j
+  where j.thread_id = a_thread_id and j.job_id < coalesce(a_before, 9223372036854775807)
+    and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
+  order by j.job_id desc
+  limit a_max_rows;
 end
 $$;
 comment on function ai.list_jobs(text, text, text, integer, bigint) is

@@ -11,6 +11,11 @@
 begin;
 
 drop function ai.list_jobs(text, text, text, integer, bigint);
+-- the runs page's filtered lists, which list_jobs and list_sessions call since 0.2.0
+drop function ai.find_jobs(text, text, text, interval, text[], text, integer, bigint);
+drop function ai.find_sessions(text, text, interval, text[], text, integer, text);
+drop function ai._check_run_filters(interval, text[], text);
+drop function ai._check_job_list(text, text, integer);
 drop function ai.list_workers(integer, text);
 -- the bounded reads' cursors
 drop function ai.list_sessions(text, text, integer, text);

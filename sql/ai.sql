@@ -4133,6 +4133,11 @@ begin
   select array_agg(l.checkpoint_id) into v_ids
   from ai.checkpoint_lineage(a_source, a_checkpoint_id, a_ns, 'ancestors') l;  -- AS001 when unknown
   v_owner := ai._create_copy_session(a_source, v_target);
+  -- The start event says where the fork began, beside its source (copied_from): ai.list_forks
+  -- shows a run's forks with the checkpoint each started from.
+  update ai.session_events e
+  set payload = e.payload || pg_catalog.jsonb_build_object('from_checkpoint', a_checkpoint_id, 'checkpoint_ns', a_ns)
+  where e.thread_id = v_target and e.kind = 'start';
   perform ai._copy_checkpoint_rows(a_source, v_target, v_owner, a_ns, v_ids);
   -- What the model was given up to the checkpoint (ai.turn_retrievals, made by the later change
   -- `retrievals`: PL/pgSQL resolves the table when this runs): the retrievals recorded at or before
@@ -4151,7 +4156,7 @@ begin
 end
 $$;
 comment on function ai.fork_thread(text, text, text, text) is
-  'Copies one checkpoint and its ancestors (with their pending writes and channel values) into a new thread of the same owner, with the turn retrievals recorded at or before that checkpoint was saved (same ids and keys), so a replay can run from there without touching the source; returns the new thread id (a fresh UUID when new_thread_id is NULL). Not copied: messages (and so hidden marks and streams: the source''s log, which a replay is compared with) and usage records (billing of the source: copying would charge its calls twice). AS001 unknown thread or checkpoint, AS002 bad argument, AS005 new_thread_id taken.';
+  'Copies one checkpoint and its ancestors (with their pending writes and channel values) into a new thread of the same owner, with the turn retrievals recorded at or before that checkpoint was saved (same ids and keys), so a replay can run from there without touching the source; its start event names the source and the checkpoint (copied_from, from_checkpoint: ai.list_forks); returns the new thread id (a fresh UUID when new_thread_id is NULL). Not copied: messages (and so hidden marks and streams: the source''s log, which a replay is compared with) and usage records (billing of the source: copying would charge its calls twice). AS001 unknown thread or checkpoint, AS002 bad argument, AS005 new_thread_id taken.';
 
 create or replace function ai.copy_thread(source_thread_id text, target_thread_id text) returns integer
 language plpgsql volatile
@@ -5974,6 +5979,189 @@ create index agent_sessions_created on ai.agent_sessions (created_at desc, threa
 -- deploy/operator_reads.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
 -- release, `sqitch rework operator_reads_functions` changes a function here (deploy/schema.sql, "Layout").
 
+-- The arguments every job list checks: a row limit, a job status, a queue name.
+create or replace function ai._check_job_list(queue text, status text, max_rows integer)
+returns void
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  perform ai._check_limit(max_rows, 'max_rows');
+  if status is not null
+     and status not in ('PENDING', 'IN_PROGRESS', 'AWAITING_HUMAN', 'COMPLETED', 'FAILED', 'CANCELLED') then
+    raise exception using errcode = 'AS002',
+      message = format('status %s is not PENDING, IN_PROGRESS, AWAITING_HUMAN, COMPLETED, FAILED or CANCELLED',
+                       quote_literal(status));
+  end if;
+  if queue is not null then
+    perform ai._check_text(queue, 'queue');
+  end if;
+end
+$$;
+comment on function ai._check_job_list(text, text, integer) is 'Internal guard of ai.list_jobs and ai.find_jobs: raises AS002 for a bad max_rows, job status or queue name.';
+revoke execute on function ai._check_job_list(text, text, integer) from public;
+
+-- The runs page's filters, checked once for both lists: an age is a positive interval, a metadata
+-- path 1 to 16 non-empty keys with a value to compare.
+create or replace function ai._check_run_filters(younger_than interval, meta_path text[], meta_value text)
+returns void
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if younger_than is not null and younger_than <= interval '0' then
+    raise exception using errcode = 'AS002',
+      message = format('younger_than must be a positive interval, not %s', younger_than);
+  end if;
+  if meta_path is null and meta_value is null then
+    return;
+  end if;
+  if meta_path is null or meta_value is null or pg_catalog.cardinality(meta_path) not between 1 and 16
+     or array_position(meta_path, null) is not null or '' = any (meta_path) then
+    raise exception using errcode = 'AS002',
+      message = 'meta_path (1 to 16 non-empty keys) and meta_value go together';
+  end if;
+  perform ai._check_text(meta_value, 'meta_value', 1000);
+end
+$$;
+comment on function ai._check_run_filters(interval, text[], text) is 'Internal guard of ai.find_jobs and ai.find_sessions: raises AS002 for a non-positive younger_than, or a meta_path (1 to 16 non-empty keys) without a meta_value (at most 1000 characters) or the other way round.';
+revoke execute on function ai._check_run_filters(interval, text[], text) from public;
+
+-- Jobs of every thread, with the runs page's filters in the query (ai.list_jobs calls it without
+-- them). A tenant's call (or an operator's naming an owner) reads that owner's sessions
+-- (agent_sessions_owner_created) and, through each, that thread's jobs newest first
+-- (agent_jobs_thread): what it costs grows with the owner's own rows, never with another
+-- tenant's (a scan newest job first over the whole table with the policy as a filter would read
+-- every newer job of every tenant before it found one of the caller's). A service acting for
+-- nobody and naming no owner walks the primary key backwards. A filter that few jobs match reads on past the ones it skips until it has a page: what
+-- a page costs grows with the jobs it skips, never past the owner's own on a tenant's call.
+create or replace function ai.find_jobs(queue text default null, status text default null, owner text default null,
+                                        younger_than interval default null, meta_path text[] default null,
+                                        meta_value text default null, max_rows integer default 100,
+                                        before_job_id bigint default null)
+returns setof ai.agent_jobs
+language plpgsql stable
+-- planned per call: the caller decides the index (a tenant's own rows, or every owner's)
+set plan_cache_mode = force_custom_plan
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_queue alias for $1;
+  a_status alias for $2;
+  a_owner alias for $3;
+  a_younger alias for $4;
+  a_path alias for $5;
+  a_value alias for $6;
+  a_max_rows alias for $7;
+  v_before bigint := coalesce($8, 9223372036854775807);
+  v_all boolean := ai.sees_all_owners();
+  v_owner text := $3;
+  v_since timestamptz := ai.now() - $4;
+begin
+  perform ai._check_job_list(a_queue, a_status, a_max_rows);
+  if a_owner is not null then
+    perform ai._check_text(a_owner, 'owner');
+  end if;
+  perform ai._check_run_filters(a_younger, a_path, a_value);
+  if not v_all then
+    if a_owner is not null and a_owner <> ai.current_owner() then
+      return;  -- another tenant's jobs: none the caller may see (RLS would hide them as well)
+    end if;
+    v_owner := ai.current_owner();
+  end if;
+  if v_owner is not null then
+    return query
+    select j.*
+    from ai.agent_sessions s
+    cross join lateral (select * from ai.agent_jobs j
+                        where j.thread_id = s.thread_id and j.job_id < v_before
+                          and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
+                          and (a_younger is null or j.created_at >= v_since)
+                          and (a_path is null or j.payload #>> a_path = a_value)
+                        order by j.job_id desc
+                        limit a_max_rows) j
+    where s.owner = v_owner
+    order by j.job_id desc
+    limit a_max_rows;
+  else
+    return query
+    select j.* from ai.agent_jobs j
+    where j.job_id < v_before and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
+      and (a_younger is null or j.created_at >= v_since)
+      and (a_path is null or j.payload #>> a_path = a_value)
+    order by j.job_id desc
+    limit a_max_rows;
+  end if;
+end
+$$;
+comment on function ai.find_jobs(text, text, text, interval, text[], text, integer, bigint) is
+  'Jobs of the queue table newest first (by job_id), as ai.list_jobs lists them, of one queue, status and/or owner when given, created within younger_than of ai.now() when given, and whose payload holds meta_value at meta_path when given (payload #>> meta_path: a string as its text, any other JSON value as its JSON text); the filters apply before the limit, at most max_rows (1 to 10000, default 100); the next page: before_job_id = the last job_id of this one. RLS applies: a tenant lists its own (naming another owner lists nothing), a service acting for nobody every owner''s. AS002 bad argument.';
+revoke execute on function ai.find_jobs(text, text, text, interval, text[], text, integer, bigint) from public;
+grant execute on function ai.find_jobs(text, text, text, interval, text[], text, integer, bigint) to ai_user, ai_service;
+
+-- Sessions with the runs page's filters in the query (ai.list_sessions calls it without them).
+create or replace function ai.find_sessions(status text default null, owner text default null,
+                                            younger_than interval default null, meta_path text[] default null,
+                                            meta_value text default null, max_rows integer default 100,
+                                            before_thread_id text default null)
+returns setof ai.agent_sessions
+language plpgsql stable
+set plan_cache_mode = force_custom_plan
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_status alias for $1;
+  a_owner alias for $2;
+  a_younger alias for $3;
+  a_path alias for $4;
+  a_value alias for $5;
+  a_max_rows alias for $6;
+  a_before alias for $7;
+  v_before_at timestamptz;
+  v_owner text := $2;
+  v_since timestamptz := ai.now() - $3;
+begin
+  perform ai._check_limit(a_max_rows, 'max_rows');
+  if a_status is not null and a_status not in ('active', 'waiting', 'completed', 'failed', 'cancelled') then
+    raise exception using errcode = 'AS002',
+      message = format('status %s is not active, waiting, completed, failed or cancelled', quote_literal(a_status));
+  end if;
+  if a_owner is not null then
+    perform ai._check_text(a_owner, 'owner');
+  end if;
+  perform ai._check_run_filters(a_younger, a_path, a_value);
+  if not ai.sees_all_owners() then
+    if a_owner is not null and a_owner <> ai.current_owner() then
+      return;  -- another tenant's sessions: none the caller may see (RLS would hide them as well)
+    end if;
+    v_owner := ai.current_owner();  -- RLS shows a tenant its own: say so, so the owner's index serves
+  end if;
+  if a_before is not null then
+    perform ai._check_thread_id(a_before);
+    select s.created_at into v_before_at from ai.agent_sessions s where s.thread_id = a_before;
+    if not found then
+      raise exception using errcode = 'AS001', message = format('session %s not found', a_before);
+    end if;
+  end if;
+  return query
+  select r.* from ai.agent_sessions s, lateral ai._session_as_read(s) r
+  where (a_status is null or s.status = a_status) and (v_owner is null or s.owner = v_owner)
+    and (a_before is null or (s.created_at, s.thread_id) < (v_before_at, a_before))
+    and (a_younger is null or s.created_at >= v_since)
+    and (a_path is null or s.config #>> a_path = a_value)
+  order by s.created_at desc, s.thread_id desc
+  limit a_max_rows;
+end
+$$;
+comment on function ai.find_sessions(text, text, interval, text[], text, integer, text) is
+  'Sessions newest first (by created_at, then thread_id), as ai.list_sessions lists them, of one status and/or owner when given, created within younger_than of ai.now() when given, and whose config holds meta_value at meta_path when given (config #>> meta_path); the filters apply before the limit, at most max_rows (1 to 10000, default 100); the next page: before_thread_id = the last row''s thread_id. RLS applies: a tenant lists its own (naming another owner lists nothing), a service acting for nobody every owner''s. AS001 unknown cursor session, AS002 bad argument.';
+revoke execute on function ai.find_sessions(text, text, interval, text[], text, integer, text) from public;
+grant execute on function ai.find_sessions(text, text, interval, text[], text, integer, text) to ai_user, ai_service;
+
 -- v0.1.0's list_sessions had no cursor; a v0.1.0 caller's three arguments resolve to this one.
 drop function if exists ai.list_sessions(text, text, integer);
 -- Newest first on (created_at, thread_id): a tenant's call walks agent_sessions_owner_created, a
@@ -5989,37 +6177,9 @@ set plan_cache_mode = force_custom_plan
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
-#variable_conflict use_column
-declare
-  a_status alias for $1;
-  a_max_rows alias for $3;
-  a_before alias for $4;
-  v_before_at timestamptz;
-  v_owner text := $2;
 begin
-  perform ai._check_limit(a_max_rows, 'max_rows');
-  if a_status is not null and a_status not in ('active', 'waiting', 'completed', 'failed', 'cancelled') then
-    raise exception using errcode = 'AS002',
-      message = format('status %s is not active, waiting, completed, failed or cancelled', quote_literal(a_status));
-  end if;
-  if v_owner is not null then
-    perform ai._check_text(v_owner, 'owner');
-  elsif not ai.sees_all_owners() then
-    v_owner := ai.current_owner();  -- RLS shows a tenant its own: say so, so the owner's index serves
-  end if;
-  if a_before is not null then
-    perform ai._check_thread_id(a_before);
-    select s.created_at into v_before_at from ai.agent_sessions s where s.thread_id = a_before;
-    if not found then
-      raise exception using errcode = 'AS001', message = format('session %s not found', a_before);
-    end if;
-  end if;
-  return query
-  select r.* from ai.agent_sessions s, lateral ai._session_as_read(s) r  -- last_seq, current_checkpoint_id computed
-  where (a_status is null or s.status = a_status) and (v_owner is null or s.owner = v_owner)
-    and (a_before is null or (s.created_at, s.thread_id) < (v_before_at, a_before))
-  order by s.created_at desc, s.thread_id desc
-  limit a_max_rows;
+  -- ai.find_sessions without the runs page's filters: one query, one set of checks
+  return query select * from ai.find_sessions($1, $2, null, null, null, $3, $4);
 end
 $$;
 comment on function ai.list_sessions(text, text, integer, text) is
@@ -6027,11 +6187,8 @@ comment on function ai.list_sessions(text, text, integer, text) is
 
 -- v0.1.0's list_jobs had no cursor; a v0.1.0 caller's four arguments resolve to this one.
 drop function if exists ai.list_jobs(text, text, text, integer);
--- A tenant's call reads its own sessions (agent_sessions_owner_created) and, through each, that
--- thread's jobs (agent_jobs_thread): what it costs grows with the tenant's own rows, never with
--- another tenant's. The scan it replaced, newest job first over the whole table with the policy
--- as a filter, read every newer job of every tenant before it found one of the caller's.
--- A service acting for nobody sees every row: the primary key backwards, limit rows.
+-- One thread's jobs by agent_jobs_thread; every thread's through ai.find_jobs (above: a tenant's
+-- call reads its own sessions and their jobs, a service's the primary key backwards).
 create or replace function ai.list_jobs(queue text default null, status text default null, thread_id text default null,
                              max_rows integer default 100, before_job_id bigint default null)
 returns setof ai.agent_jobs
@@ -6049,48 +6206,20 @@ declare
   a_thread_id alias for $3;
   a_max_rows alias for $4;
   a_before alias for $5;
-  v_before bigint := coalesce(a_before, 9223372036854775807);
-  v_owner text := ai.current_owner();  -- a variable: the plan knows the owner
 begin
-  perform ai._check_limit(a_max_rows, 'max_rows');
-  if a_status is not null
-     and a_status not in ('PENDING', 'IN_PROGRESS', 'AWAITING_HUMAN', 'COMPLETED', 'FAILED', 'CANCELLED') then
-    raise exception using errcode = 'AS002',
-      message = format('status %s is not PENDING, IN_PROGRESS, AWAITING_HUMAN, COMPLETED, FAILED or CANCELLED',
-                       quote_literal(a_status));
+  if a_thread_id is null then
+    -- every thread: ai.find_jobs without the runs page's filters (its two paths, a tenant's and a service's)
+    return query select * from ai.find_jobs(a_queue, a_status, null, null, null, null, a_max_rows, a_before);
+    return;
   end if;
-  if a_queue is not null then
-    perform ai._check_text(a_queue, 'queue');
-  end if;
-  if a_thread_id is not null then
-    perform ai._check_thread_id(a_thread_id);
-  end if;
-  if a_thread_id is not null then
-    return query
-    select j.* from ai.agent_jobs j
-    where j.thread_id = a_thread_id and j.job_id < v_before
-      and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
-    order by j.job_id desc
-    limit a_max_rows;
-  elsif ai.sees_all_owners() then
-    return query
-    select j.* from ai.agent_jobs j
-    where j.job_id < v_before and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
-    order by j.job_id desc
-    limit a_max_rows;
-  else
-    return query
-    select j.*
-    from ai.agent_sessions s
-    cross join lateral (select * from ai.agent_jobs j
-                        where j.thread_id = s.thread_id and j.job_id < v_before
-                          and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
-                        order by j.job_id desc
-                        limit a_max_rows) j
-    where s.owner = v_owner
-    order by j.job_id desc
-    limit a_max_rows;
-  end if;
+  perform ai._check_job_list(a_queue, a_status, a_max_rows);
+  perform ai._check_thread_id(a_thread_id);
+  return query
+  select j.* from ai.agent_jobs j
+  where j.thread_id = a_thread_id and j.job_id < coalesce(a_before, 9223372036854775807)
+    and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
+  order by j.job_id desc
+  limit a_max_rows;
 end
 $$;
 comment on function ai.list_jobs(text, text, text, integer, bigint) is
@@ -7496,8 +7625,53 @@ comment on table ai.error_codes is
 -- requires: streams_functions
 --
 -- The reads of the operator console (python/agent_state/console, docs/console.md) that no other
--- function gives. Functions only: CREATE OR REPLACE throughout, so this change deploys over itself
+-- function gives: a run's forks (ai.list_forks, over the index of change fork_index), the counts
+-- and the chart. The runs page's filtered lists (ai.find_jobs, ai.find_sessions) are beside
+-- ai.list_jobs and ai.list_sessions, which call them (deploy/operator_reads_functions.sql). Functions only: CREATE OR REPLACE throughout, so this change deploys over itself
 -- and, after a release, `sqitch rework console_reads` changes a function here.
+
+-- A run's forks and copies, for its page: the threads whose start event names it as their source
+-- (ai.fork_thread and ai.copy_thread write it), by the index of change fork_index.
+create or replace function ai.list_forks(thread_id text, max_rows integer default 100, after_thread_id text default null)
+returns table (fork_thread_id text, owner text, status text, created_at timestamptz, from_checkpoint_id text,
+               replay_job_id bigint, replay_model text)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_max_rows alias for $2;
+  a_after alias for $3;
+  v_after_at timestamptz;
+begin
+  perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
+  perform ai._check_limit(a_max_rows, 'max_rows');
+  if a_after is not null then
+    select e.created_at into v_after_at from ai.session_events e
+    where e.thread_id = a_after and e.kind = 'start' and (e.payload ->> 'copied_from') = a_thread_id;
+    if not found then
+      raise exception using errcode = 'AS001', message = format('fork %s of thread %s not found', a_after, a_thread_id);
+    end if;
+  end if;
+  return query
+  select e.thread_id, s.owner, s.status, e.created_at, e.payload ->> 'from_checkpoint', r.job_id, r.model
+  from ai.session_events e
+  join ai.agent_sessions s on s.thread_id = e.thread_id
+  left join lateral (select j.job_id, j.payload -> 'replay' ->> 'model' as model from ai.agent_jobs j
+                     where j.thread_id = e.thread_id and j.payload ? 'replay'
+                     order by j.job_id limit 1) r on true
+  where e.kind = 'start' and (e.payload ->> 'copied_from') = a_thread_id
+    and (a_after is null or (e.created_at, e.thread_id) > (v_after_at, a_after))
+  order by e.created_at, e.thread_id
+  limit a_max_rows;
+end
+$$;
+comment on function ai.list_forks(text, integer, text) is
+  'The threads made from one thread by ai.fork_thread (from_checkpoint_id: the checkpoint the fork starts from) or ai.copy_thread (from_checkpoint_id NULL), oldest first (by created_at, then fork_thread_id), at most max_rows (1 to 10000, default 100; the next page: after_thread_id = the last row''s fork_thread_id), with the first replay job enqueued on each (a job whose payload has a "replay" object, as the console''s replay enqueues: replay_job_id, replay_model). Forks archived with their sessions are not listed. AS001 unknown thread (or another tenant''s) or cursor fork, AS002 bad argument.';
+revoke execute on function ai.list_forks(text, integer, text) from public;
+grant execute on function ai.list_forks(text, integer, text) to ai_user, ai_service;
 
 -- The queues page's chart: finished jobs of the hot table (ai.archive_jobs moves them out later)
 -- per bucket, with the time from enqueue to finish. Reads every job finished within `since` (like
@@ -8525,11 +8699,30 @@ grant execute on function ai.put_memory(text[], text, jsonb, interval, text[], j
 grant execute on function ai.sweep_memory(integer), ai.create_memory_vector_index(integer, text) to ai_service;
 
 
+-- ===== change: fork_index =====
+-- Deploy agent-state:fork_index to pg
+-- requires: events
+--
+-- A run's forks and copies, found from the run: ai.fork_thread and ai.copy_thread start the new
+-- thread with a `start` event whose payload names the source (`copied_from`; a fork also its
+-- `from_checkpoint`). ai.list_forks (the console's run page) reads this index, so listing a run's
+-- forks costs what those forks cost, never a scan of every thread's events. Partial: only the start
+-- events of copies and forks are in it, one row per such thread.
+-- Under a live fleet it may be built first with CREATE INDEX CONCURRENTLY, which `if not exists`
+-- keeps; otherwise it takes a SHARE lock on ai.session_events for the build, bounded by the lock_timeout.
+
+select pg_catalog.set_config('lock_timeout', '5s', true) where pg_catalog.current_setting('lock_timeout') = '0';
+
+create index if not exists session_events_copied_from
+  on ai.session_events ((payload ->> 'copied_from'), created_at, thread_id)
+  where kind = 'start' and (payload ->> 'copied_from') is not null;
+
+
 -- ===== version marker =====
 -- A database installed from this file has no sqitch registry: the schema's comment names the last
 -- change it holds. agent_state.schema.status() reads it; docs/upgrading.md moves such a
--- database to sqitch (sqitch deploy --log-only --to memory_functions, then sqitch deploy).
--- sqitch change: memory_functions
-comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change memory_functions)';
+-- database to sqitch (sqitch deploy --log-only --to fork_index, then sqitch deploy).
+-- sqitch change: fork_index
+comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change fork_index)';
 
 commit;

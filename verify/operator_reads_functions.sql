@@ -4,6 +4,10 @@ begin;
 
 select 'ai.list_sessions(text, text, integer, text)'::regprocedure;
 select 'ai.list_jobs(text, text, text, integer, bigint)'::regprocedure;
+select 'ai.find_jobs(text, text, text, interval, text[], text, integer, bigint)'::regprocedure;
+select 'ai.find_sessions(text, text, interval, text[], text, integer, text)'::regprocedure;
+select 'ai._check_run_filters(interval, text[], text)'::regprocedure;
+select 'ai._check_job_list(text, text, integer)'::regprocedure;
 select 'ai.session_timeline(text, integer, timestamptz, text, text)'::regprocedure;
 select 'ai.checkpoint_tree(text, text, integer, text)'::regprocedure;
 select 'ai.archive_backlog(interval, interval)'::regprocedure;

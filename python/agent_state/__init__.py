@@ -4,7 +4,7 @@ The logic lives in the ``ai`` schema (PL/pgSQL); this package only calls it.
 """
 
 from .client import CONNECT_KWARGS, AsyncClient, ChannelValue, Client, PendingWrite
-from .console_reads import QueueThroughput
+from .console_reads import Fork, QueueThroughput
 from .errors import (
     AgentStateError,
     AlreadyResolved,
@@ -93,6 +93,7 @@ __all__ = [
     "DeltaBaseMissing",
     "EvalRun",
     "Event",
+    "Fork",
     "InvalidArgument",
     "InvalidTransition",
     "Job",

@@ -24,6 +24,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta, timezone
 from importlib import metadata
+from pathlib import Path
 from typing import Any, NoReturn
 
 import psycopg
@@ -752,15 +753,25 @@ def cmd_console(args: argparse.Namespace) -> int:
 
     if args.auth == "password" and not args.password_file:
         raise CliError("--auth password needs --password-file")
-    config = ConsoleConfig(
-        database_url=_conninfo(args),
-        auth=args.auth,
-        password_file=args.password_file,
-        read_only=args.read_only,
-        payload_limit=args.payload_limit,
-        poll_seconds=args.poll_seconds,
-        listen=not args.no_listen,
-    )
+    secret = os.environ.get("AGENT_STATE_CONSOLE_SECRET") or None
+    if args.secret_file:
+        try:
+            secret = Path(args.secret_file).read_text().strip()
+        except OSError as error:
+            raise CliError(f"cannot read --secret-file: {error}") from error
+    try:
+        config = ConsoleConfig(
+            database_url=_conninfo(args),
+            auth=args.auth,
+            password_file=args.password_file,
+            read_only=args.read_only,
+            payload_limit=args.payload_limit,
+            poll_seconds=args.poll_seconds,
+            listen=not args.no_listen,
+            secret=secret,
+        )
+    except ValueError as error:  # a bad option (a secret too short, a limit not positive)
+        raise CliError(str(error)) from error
     print(f"agent-state console on http://{args.host}:{args.port}/ ({'read-only, ' if args.read_only else ''}"
           f"login: {args.auth})", flush=True)  # fmt: skip
     uvicorn.run(create_app(config=config), host=args.host, port=args.port, log_level="warning")
@@ -983,6 +994,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--poll-seconds", type=float, default=5.0, help="refresh period when not listening (5)")
     p.add_argument("--no-listen", action="store_true", help="always poll (behind a transaction pooler)")
     p.add_argument("--hash-password", action="store_true", help="read a password on stdin, print its hash, exit")
+    p.add_argument(
+        "--secret-file",
+        metavar="PATH",
+        help="the login cookie's secret (32+ characters; else $AGENT_STATE_CONSOLE_SECRET): the same one in "
+        "every console process keeps logins across restarts and processes; without one they end with the process",
+    )
 
     p = command("restore", "move an archived session back (ai.restore_session)")
     p.add_argument("thread")

@@ -2,8 +2,9 @@
 
 ``queue_throughput``: the jobs that finished per queue and time bucket, with their latency from
 enqueue to finish (``ai.queue_throughput``); ``session_status_counts``: sessions per status
-(``ai.session_status_counts``); ``list_streams``: a thread's streams (``ai.list_streams``). The
-console's queues, runs and run pages show them::
+(``ai.session_status_counts``); ``list_streams``: a thread's streams (``ai.list_streams``);
+``list_forks``: the threads forked or copied from a thread, with the checkpoint each started from
+and its replay's model (``ai.list_forks``). The console's queues, runs and run pages show them::
 
     for b in client.queue_throughput("refunds", since=timedelta(hours=1), bucket=timedelta(minutes=5)):
         print(b.bucket_start, b.completed, b.failed, b.mean_latency)
@@ -19,7 +20,7 @@ from typing import Any
 from ._calls import Call, T
 from .models import StreamState, from_row
 
-__all__ = ["AsyncConsoleReadMethods", "ConsoleReadMethods", "QueueThroughput"]
+__all__ = ["AsyncConsoleReadMethods", "ConsoleReadMethods", "Fork", "QueueThroughput"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,11 +35,26 @@ class QueueThroughput:
     max_latency: timedelta | None
 
 
+@dataclass(frozen=True, slots=True)
+class Fork:
+    """A thread made from another by ``fork_thread`` (``from_checkpoint_id``: where it started) or
+    ``copy_thread`` (None), with the first replay job enqueued on it (the console's replay) if any."""
+
+    fork_thread_id: str
+    owner: str
+    status: str
+    created_at: datetime
+    from_checkpoint_id: str | None
+    replay_job_id: int | None
+    replay_model: str | None
+
+
 QUEUE_THROUGHPUT = Call("select * from ai.queue_throughput(%s, %s, %s)", lambda r: from_row(QueueThroughput, r))
 SESSION_STATUS_COUNTS = Call(
     "select * from ai.session_status_counts(%s)", lambda r: (str(r["status"]), int(r["sessions"]))
 )
 LIST_STREAMS = Call("select * from ai.list_streams(%s, %s, %s, %s)", lambda r: from_row(StreamState, r))
+LIST_FORKS = Call("select * from ai.list_forks(%s, %s, %s)", lambda r: from_row(Fork, r))
 
 
 # <async>
@@ -69,6 +85,11 @@ class AsyncConsoleReadMethods:
         """``ai.list_streams``: a thread's streams, oldest first, each as ``get_stream`` returns it;
         the next page: ``after_stream_key`` = the last stream's key."""
         return await self._rows(LIST_STREAMS, (thread_id, stale_after, max_rows, after_stream_key))
+
+    async def list_forks(self, thread_id: str, max_rows: int = 100, after_thread_id: str | None = None) -> list[Fork]:
+        """``ai.list_forks``: the threads forked or copied from ``thread_id``, oldest first; the next
+        page: ``after_thread_id`` = the last fork's ``fork_thread_id``."""
+        return await self._rows(LIST_FORKS, (thread_id, max_rows, after_thread_id))
 
 
 # </async>
@@ -102,6 +123,11 @@ class ConsoleReadMethods:
         """``ai.list_streams``: a thread's streams, oldest first, each as ``get_stream`` returns it;
         the next page: ``after_stream_key`` = the last stream's key."""
         return self._rows(LIST_STREAMS, (thread_id, stale_after, max_rows, after_stream_key))
+
+    def list_forks(self, thread_id: str, max_rows: int = 100, after_thread_id: str | None = None) -> list[Fork]:
+        """``ai.list_forks``: the threads forked or copied from ``thread_id``, oldest first; the next
+        page: ``after_thread_id`` = the last fork's ``fork_thread_id``."""
+        return self._rows(LIST_FORKS, (thread_id, max_rows, after_thread_id))
 
 
 # </sync>

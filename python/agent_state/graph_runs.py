@@ -36,6 +36,11 @@ What a worker does with a claimed run (:meth:`GraphRuns.handler`):
 6. The job completes with the final state (made JSON by ``result``, default: the state values
    with non-JSON objects turned into dicts or strings). An exception fails the job
    (``ai.fail_job``: retried with backoff until its attempts are spent).
+7. **Replays.** A job whose payload holds ``"replay": {"from_thread", "from_checkpoint", "model"}``
+   (the operator console's *replay with another model*, enqueued on a fork of the thread) runs
+   with ``config["configurable"]["model"]`` set to that model: a node that picks its model from
+   there replays with it. Its first claim runs again from ``from_checkpoint`` (LangGraph's replay:
+   the tasks after it run anew, the writes the source recorded for them are not reused).
 
 :class:`AsyncGraphRuns` is the asyncio twin (``ainvoke``, :class:`~agent_state.AsyncWorker`,
 :class:`~agent_state.AsyncJobContext`). See docs/graph-runs.md.
@@ -88,6 +93,10 @@ DEFAULT_QUEUE = "graph-runs"
 CONTEXT_KEY = "__agent_state_job_context"
 #: The job payload key holding the run's input.
 INPUT_KEY = "graph_input"
+#: The job payload key of a replay (the console's *replay with another model*: ``{"from_thread",
+#: "from_checkpoint", "model"}``, on a fork of the thread): the run gets the model as
+#: ``config["configurable"]["model"]``, over any the runs' ``config`` gives.
+REPLAY_KEY = "replay"
 _TERMINAL = ("COMPLETED", "FAILED", "CANCELLED", "AWAITING_HUMAN")
 
 #: A Worker handler and an AsyncWorker handler.
@@ -201,10 +210,23 @@ class _Runs:
     def _start_args(self, thread_id: str, input: Any, dedup_key: str | None) -> tuple[dict[str, Any], str]:
         return {INPUT_KEY: _jsonable(input)}, dedup_key or run_dedup_key(thread_id, input)
 
-    def _run_config(self, job: Job, ctx: Any) -> RunnableConfig:
+    def _run_config(self, job: Job, ctx: Any, plan: RunPlan | None = None) -> RunnableConfig:
         extra: RunnableConfig = self.config.copy()
+        replay = job.payload.get(REPLAY_KEY) if isinstance(job.payload, dict) else None
+        replay = replay if isinstance(replay, dict) else {}
+        model = {"model": replay["model"]} if replay.get("model") else {}
+        # A replay's first claim names the checkpoint it replays from: LangGraph then runs the tasks
+        # after it again instead of taking the writes the source recorded for them (which the fork
+        # copied); a retry goes on from the replay's own latest checkpoint (the resume rule).
+        start = (
+            {"checkpoint_id": replay["from_checkpoint"]}
+            if plan is not None and plan.mode == "start" and replay.get("from_checkpoint")
+            else {}
+        )
         configurable = {
             **(extra.pop("configurable", {}) or {}),
+            **model,  # a replay's model: the node reads config["configurable"]["model"]
+            **start,
             "thread_id": job.thread_id,
             "job_id": job.job_id,
             "fencing_token": job.fencing_token,
@@ -331,7 +353,7 @@ class AsyncGraphRuns(_Runs):
         """The AsyncWorker handler: runs (or resumes) the graph for the claimed job; see the class docstring."""
         graph = self._graph_for(ctx._worker.pool)  # the worker's pool: the identity holding the claim
         plan = await self.plan(job, graph)
-        config = self._run_config(job, ctx)
+        config = self._run_config(job, ctx, plan)
         token = _current.set(ctx)
         try:
             await graph.ainvoke(plan.input, config, durability=self.durability)
@@ -504,7 +526,7 @@ class GraphRuns(_Runs):
         """The Worker handler: runs (or resumes) the graph for the claimed job; see the class docstring."""
         graph = self._graph_for(ctx._worker.pool)  # the worker's pool: the identity holding the claim
         plan = self.plan(job, graph)
-        config = self._run_config(job, ctx)
+        config = self._run_config(job, ctx, plan)
         token = _current.set(ctx)
         try:
             graph.invoke(plan.input, config, durability=self.durability)

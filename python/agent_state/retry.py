@@ -39,7 +39,7 @@ _READS = (
     "get_eval_runs", "get_checkpoint", "list_checkpoints", "checkpoint_lineage", "checkpoints_between",
     "get_job", "queue_stats", "get_side_effect", "idempotency_key", "pending_approvals", "get_approval",
     "visible_messages", "usage_summary", "get_turn_context", "get_stream", "read_stream", "job_attempts",
-    "delta_channel_history", "queue_throughput", "session_status_counts", "list_streams",
+    "delta_channel_history", "queue_throughput", "session_status_counts", "list_streams", "list_forks",
 )  # fmt: skip
 
 #: The calls that write nothing: a connection lost during one of them changed nothing.

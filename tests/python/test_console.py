@@ -57,9 +57,11 @@ def _free_port() -> int:
 
 
 class Server:
-    def __init__(self, dsn: str, password_file: Path, pooled: str | None):
+    def __init__(self, dsn: str, password_file: Path | None, pooled: str | None, mounts: dict[str, Any] | None = None):
         app = Starlette(
-            routes=[
+            routes=[Mount(f"/{name}", sub) for name, sub in mounts.items()]
+            if mounts is not None
+            else [
                 Mount("/rw", create_app(dsn, poll_seconds=1.0)),
                 Mount("/ro", create_app(dsn, read_only=True)),
                 Mount("/pw", create_app(dsn, auth="password", password_file=str(password_file))),
@@ -184,15 +186,16 @@ def browser() -> Iterator[Any]:
         b.close()
 
 
-def _page(browser: Any, world: dict[str, Any], mount: str, user: str, password: str = "any") -> Any:
-    """A fresh browser context logged in on one mount."""
+def _page(browser: Any, world: dict[str, Any], mount: str, user: str, password: str = "any", base: str = "") -> Any:
+    """A fresh browser context logged in on one mount (of the module's server, or of ``base``)."""
+    base = base or world["base"]
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
-    page.goto(f"{world['base']}/{mount}/login")
+    page.goto(f"{base}/{mount}/login")
     page.fill("input[name=user]", user)
     page.fill("input[name=password]", password)
     page.click("button[type=submit]")
-    page.wait_for_url(f"{world['base']}/{mount}/runs")
+    page.wait_for_url(f"{base}/{mount}/runs")
     return page
 
 
@@ -524,7 +527,190 @@ def test_an_operator_forks_and_replays_with_another_model(browser: Any, world: d
         }
         assert owner == "tenant_a" and queue == world["gqueue"]
         Client(conn).cancel_job(job_id)
+    # the source run's page lists both, with the checkpoint each started from, linked
+    page.goto(f"{world['base']}/rw/runs/{world['g_thread']}")
+    for thread, model in ((forked, None), (replayed, "candidate-model-2")):
+        row = page.locator(f"#forks tr.fork[data-thread='{thread}']")
+        assert row.locator(".from-checkpoint").inner_text() == checkpoint_id
+        assert (model or "fork") in row.locator(".replay-model").inner_text()
+    page.locator(f"#forks tr.fork[data-thread='{replayed}'] a").first.click()
+    page.wait_for_url(f"{world['base']}/rw/runs/{replayed}")
     page.context.close()
+
+
+class ModelState(TypedDict):
+    steps: list[str]
+
+
+def _model_graph() -> Any:
+    """A graph whose last node records the model its run was given (config["configurable"]["model"])."""
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.graph import END, START, StateGraph
+
+    def first(state: ModelState) -> dict[str, Any]:
+        return {"steps": [*state["steps"], "first"]}
+
+    def answer(state: ModelState, config: RunnableConfig) -> dict[str, Any]:
+        model = (config.get("configurable") or {}).get("model", "recorded-model")
+        return {"steps": [*state["steps"], f"model={model}"]}
+
+    g = StateGraph(ModelState)
+    g.add_node("first", first)
+    g.add_node("answer", answer)
+    g.add_edge(START, "first")
+    g.add_edge("first", "answer")
+    g.add_edge("answer", END)
+    return g.compile()
+
+
+def test_a_replay_from_the_console_runs_with_the_chosen_model(
+    browser: Any, world: dict[str, Any], module_role_dsn: Callable[[str], str]
+) -> None:
+    """Replayed from the console with model X, the graph's node is given X: the new run's state shows it."""
+    from agent_state.langgraph import AgentStateSaver
+
+    graph = _model_graph()
+    tag = uuid.uuid4().hex[:8]
+    queue, thread = f"console-model-{tag}", f"console-model-{tag}"
+    with psycopg.connect(module_role_dsn("tenant_a"), autocommit=True) as conn:
+        first_job = GraphRuns(Client(conn), graph, queue=queue).start(thread, {"steps": []})
+    _drain(world["service"], graph, queue)
+    with psycopg.connect(world["service"], autocommit=True) as conn:
+        assert Client(conn).get_job(first_job.job_id).result["steps"] == ["first", "model=recorded-model"]
+        history = list(graph.copy(update={"checkpointer": AgentStateSaver(conn)}).get_state_history(
+            {"configurable": {"thread_id": thread}}
+        ))  # fmt: skip
+    [before_answer] = [h.config["configurable"]["checkpoint_id"] for h in history if h.next == ("answer",)]
+    page = _page(browser, world, "rw", "app_service")
+    page.goto(f"{world['base']}/rw/runs/{thread}")
+    node = page.locator(f"#lineage li[data-checkpoint='{before_answer}']")
+    node.locator("> form input[name=model]").fill("candidate-x")
+    node.locator("> form button.replay-button").click()
+    page.wait_for_selector("#thread-id")
+    replayed = page.inner_text("#thread-id")
+    assert replayed != thread
+    _drain(world["service"], graph, queue)
+    page.goto(f"{world['base']}/rw/runs/{replayed}")
+    assert page.locator("#jobs .job-status").first.inner_text() == "COMPLETED"
+    page.locator("#lineage span.current a").click()
+    page.wait_for_selector("#diff")
+    assert "model=candidate-x" in page.inner_text("main")
+    _shot(page, "replay-with-a-model")
+    with psycopg.connect(world["service"], autocommit=True) as conn:
+        [job] = conn.execute("select result from ai.list_jobs(null, null, %s)", (replayed,)).fetchall()
+        assert job[0]["steps"] == ["first", "model=candidate-x"]
+    # the source's page lists the replay, from that checkpoint, with that model
+    page.goto(f"{world['base']}/rw/runs/{thread}")
+    row = page.locator(f"#forks tr.fork[data-thread='{replayed}']")
+    assert row.locator(".from-checkpoint").inner_text() == before_answer
+    assert "candidate-x" in row.locator(".replay-model").inner_text()
+    page.context.close()
+
+
+def test_filters_apply_before_the_page_and_the_cursor_reaches_the_rest(browser: Any, world: dict[str, Any]) -> None:
+    """More matching rows than a page, placed before (older than) a page of rows that do not match:
+    the first page is all matches and the Older link reaches the rest, for metadata and owner filters
+    on jobs and sessions; a tenant naming another owner sees nothing."""
+    tag = uuid.uuid4().hex[:8]
+    queue = f"console-filter-{tag}"
+    with psycopg.connect(world["service"], autocommit=True) as conn:
+        s = Client(conn)
+        with s.acting_as("tenant_a") as a:
+            for i in range(55):  # the matches, first (older)
+                thread = f"console-match-{tag}-{i:02d}"
+                a.create_session(thread, {"pick": tag})
+                a.enqueue_job(thread, {"pick": {"tag": tag}, "i": i}, queue)
+        with s.acting_as("tenant_b") as b:
+            for i in range(55):  # then more than a page of rows that do not match
+                thread = f"console-other-{tag}-{i:02d}"
+                b.create_session(thread, {"pick": f"not-{tag}"})
+                b.enqueue_job(thread, {"pick": {"tag": f"not-{tag}"}, "i": i}, queue)
+    page = _page(browser, world, "rw", "app_service")
+    for query in (
+        f"kind=jobs&queue={queue}&meta=pick.tag={tag}",
+        f"kind=jobs&queue={queue}&owner=tenant_a",
+        f"kind=sessions&meta=pick={tag}",
+        f"kind=sessions&owner=tenant_a&meta=pick={tag}&age=1h",
+    ):
+        page.goto(f"{world['base']}/rw/runs?{query}")
+        text = page.inner_text("#runs")
+        assert page.locator("#runs tr.run").count() == 50, query
+        assert f"console-match-{tag}-54" in text and "console-other-" not in text, query
+        page.click("#older")
+        assert page.locator("#runs tr.run").count() == 5, query
+        assert f"console-match-{tag}-00" in page.inner_text("#runs"), query
+    tenant = _page(browser, world, "rw", "tenant_a")
+    tenant.goto(f"{world['base']}/rw/runs?kind=jobs&queue={queue}&owner=tenant_b")
+    assert tenant.locator("#runs tr.run").count() == 0 and f"console-other-{tag}" not in tenant.content()
+    tenant.goto(f"{world['base']}/rw/runs?kind=sessions&owner=tenant_b")
+    assert tenant.locator("#runs tr.run").count() == 0 and "console-b-" not in tenant.content()
+    with psycopg.connect(world["service"], autocommit=True) as conn:
+        for (job_id,) in conn.execute("select job_id from ai.list_jobs(%s, null, null, 1000)", (queue,)).fetchall():
+            Client(conn).cancel_job(job_id)
+    page.context.close()
+    tenant.context.close()
+
+
+def test_a_login_outlives_the_app_and_ends_with_another_secret_or_its_hours(
+    browser: Any, module_role_dsn: Callable[[str], str]
+) -> None:
+    """The login lives in an encrypted cookie: an app made again with the same secret (a restart, or
+    another process behind a balancer) still knows it, one with another secret does not, and it ends
+    after session_hours. The database password is never in the cookie in clear."""
+    secret, other = "s" * 40, "o" * 40
+    dsn = module_role_dsn("app_service")
+    later = create_app(dsn, secret=secret, session_hours=1)
+    mounts = {
+        "first": create_app(dsn, secret=secret),
+        "again": create_app(dsn, secret=secret),  # the same secret, a new app object: a restart
+        "other": create_app(dsn, secret=other),
+        "later": later,
+    }
+    password = "a-distinctive-password-42"
+    with Server(dsn, None, None, mounts) as server:
+        page = _page(browser, {}, "first", "tenant_a", password, base=server.base)
+        cookies = page.context.cookies()
+        [cookie] = [c for c in cookies if c["name"] == "agent_state_console"]
+        assert password not in cookie["value"] and "tenant_a" not in cookie["value"]
+        page.context.close()
+
+        def visit(mount: str) -> Any:
+            context = browser.new_context(storage_state={"cookies": cookies, "origins": []})
+            page = context.new_page()
+            page.goto(f"{server.base}/{mount}/runs")
+            return page
+
+        page = visit("again")
+        assert page.url.endswith("/again/runs") and "tenant_a" in page.inner_text("header")
+        assert "tenant" in page.inner_text("header")  # connected as tenant_a: the password came back
+        page.context.close()
+        page = visit("other")
+        assert page.url.endswith("/other/login")
+        page.context.close()
+        page = visit("later")
+        assert page.url.endswith("/later/runs")  # within its hour
+        page.context.close()
+        logins, clock = later.state.console.logins, time.time
+        logins.clock = lambda: clock() + 3601
+        page = visit("later")
+        assert page.url.endswith("/later/login")  # an hour and a second after the login
+        page.context.close()
+        # the hour counts from the login, not from the visit that first got the login form
+        context = browser.new_context()
+        page = context.new_page()
+        page.goto(f"{server.base}/later/login")  # the visitor's cookie: now + 3601 s
+        logins.clock = lambda: clock() + 3601 + 3000
+        page.fill("input[name=user]", "tenant_a")
+        page.fill("input[name=password]", "any")
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{server.base}/later/runs")
+        logins.clock = lambda: clock() + 3601 + 3000 + 3000  # 100 min after the form, 50 after the login
+        page.goto(f"{server.base}/later/runs")
+        assert page.url.endswith("/later/runs")
+        logins.clock = lambda: clock() + 3601 + 3000 + 3601
+        page.goto(f"{server.base}/later/runs")
+        assert page.url.endswith("/later/login")
+        context.close()
 
 
 def test_filters_in_the_url_and_keyset_pages(browser: Any, world: dict[str, Any]) -> None:
@@ -558,7 +744,7 @@ def test_filters_in_the_url_and_keyset_pages(browser: Any, world: dict[str, Any]
 
 
 def test_the_cli_hashes_a_password_and_needs_a_password_file(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     import io
 
@@ -571,6 +757,10 @@ def test_the_cli_hashes_a_password_and_needs_a_password_file(
     assert line.startswith("pbkdf2_sha256$") and verify_password("s3cret", line) and not verify_password("x", line)
     assert cli.main(["console", "--auth", "password"]) == 2
     assert "--auth password needs --password-file" in capsys.readouterr().err
+    short = tmp_path / "secret"
+    short.write_text("too short\n")
+    assert cli.main(["console", "--secret-file", str(short)]) == 2  # refused before it serves
+    assert "secret must be at least 32 characters" in capsys.readouterr().err
 
 
 def test_an_operators_page_behind_a_pooler_polls(browser: Any, world: dict[str, Any]) -> None:

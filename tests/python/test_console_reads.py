@@ -1,4 +1,5 @@
-"""ai.queue_throughput through the client, sync and async: the jobs finished per queue and bucket."""
+"""The console's reads through the client, sync and async: ai.queue_throughput (the jobs finished per
+queue and bucket), ai.session_status_counts, ai.list_streams, ai.list_forks."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import uuid
 from datetime import timedelta
 
 import psycopg
+import pytest
 
-from agent_state import AsyncClient, Client, QueueThroughput
+from agent_state import AsyncClient, Client, Fork, NotFound, QueueThroughput
 
 
 def test_queue_throughput_counts_finished_jobs_per_bucket(role_dsn) -> None:  # type: ignore[no-untyped-def]
@@ -65,3 +67,29 @@ def test_session_status_counts_and_list_streams(role_dsn) -> None:  # type: igno
     assert counts == after and keys == ["answer"]
     with psycopg.connect(role_dsn("tenant_b"), autocommit=True) as conn:
         assert Client(conn).session_status_counts("tenant_a") == {}  # another owner's: none seen
+
+
+def test_list_forks_names_the_checkpoint_each_fork_started_from(role_dsn) -> None:  # type: ignore[no-untyped-def]
+    thread = f"console-forks-{uuid.uuid4()}"
+    with psycopg.connect(role_dsn("tenant_a"), autocommit=True) as conn:
+        a = Client(conn)
+        a.create_session(thread)
+        first = a.put_checkpoint(thread, "", "c1", None, "msgpack", b"\x01")
+        a.put_checkpoint(thread, "", "c2", first, "msgpack", b"\x02")
+        fork = a.fork_thread(thread, first)
+        a.copy_thread(thread, f"{thread}-copy")
+        forks = a.list_forks(thread)
+        assert [(f.fork_thread_id, f.from_checkpoint_id, f.owner) for f in forks] == [
+            (fork, first, "tenant_a"),
+            (f"{thread}-copy", None, "tenant_a"),
+        ]
+        assert isinstance(forks[0], Fork) and forks[0].replay_job_id is None
+        assert [f.fork_thread_id for f in a.list_forks(thread, 1, fork)] == [f"{thread}-copy"]
+
+    async def read() -> list[str]:
+        async with await psycopg.AsyncConnection.connect(role_dsn("tenant_a"), autocommit=True) as aconn:
+            return [f.fork_thread_id for f in await AsyncClient(aconn).list_forks(thread, max_rows=1)]
+
+    assert asyncio.run(read()) == [fork]
+    with psycopg.connect(role_dsn("tenant_b"), autocommit=True) as conn, pytest.raises(NotFound):
+        Client(conn).list_forks(thread)  # another tenant's thread: unknown

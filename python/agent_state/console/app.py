@@ -16,7 +16,7 @@ import json
 import re
 import secrets
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
@@ -67,7 +67,10 @@ class ConsoleConfig:
     ``payload_limit``: characters of a payload rendered inline; longer ones are cut, with a download
     link. ``poll_seconds``: the refresh period when the queue's notifications cannot be heard (a
     tenant, which may not LISTEN on the queues' channels, or a transaction pooler); ``listen=False``
-    always polls."""
+    always polls. ``secret`` encrypts and signs the login cookie (:class:`LoginCookies`): give every
+    console process the same one (at least 32 characters) and a login survives a restart and works
+    on any of them; without one each app makes a random one, so its logins end with it.
+    ``session_hours``: how long a login lasts."""
 
     database_url: str
     auth: str = "database"
@@ -78,14 +81,17 @@ class ConsoleConfig:
     listen: bool = True
     page_size: int = 50
     session_hours: float = 12.0
+    secret: str | None = None
 
     def __post_init__(self) -> None:
         if self.auth not in ("database", "password", "none"):
             raise ValueError(f"auth must be 'database', 'password' or 'none', not {self.auth!r}")
         if self.auth == "password" and not self.password_file:
             raise ValueError("auth='password' needs password_file")
-        if self.payload_limit < 1 or self.page_size < 1 or self.poll_seconds <= 0:
-            raise ValueError("payload_limit, page_size and poll_seconds must be positive")
+        if self.payload_limit < 1 or self.page_size < 1 or self.poll_seconds <= 0 or self.session_hours <= 0:
+            raise ValueError("payload_limit, page_size, poll_seconds and session_hours must be positive")
+        if self.secret is not None and len(self.secret) < 32:
+            raise ValueError("secret must be at least 32 characters (e.g. secrets.token_urlsafe(32))")
 
 
 def hash_password(password: str, *, salt: bytes | None = None, iterations: int = PBKDF2_ITERATIONS) -> str:
@@ -123,37 +129,71 @@ def read_password_file(path: str) -> dict[str, str]:
 
 @dataclass
 class Login:
-    """One browser's server-side session: its CSRF token and, once logged in, who and how to connect."""
+    """One browser's console session: its CSRF token and, once logged in, who and how to connect.
+    It lives in the browser's cookie (:class:`LoginCookies`), never in the console's memory."""
 
     csrf: str
     created: float
     user: str | None = None
-    conninfo: str | None = None
+    password: str | None = None  # the database-credentials login's: encrypted in the cookie, never in clear
+    conninfo: str | None = None  # made from user and password on each request; never in the cookie
+
+    def fields(self) -> tuple[Any, ...]:
+        return (self.csrf, self.created, self.user, self.password)
 
 
-@dataclass
-class Sessions:
-    """The console's logins, in memory (a restart logs everyone out); the cookie holds a random key."""
+def _fernet_key(secret: str) -> bytes:
+    """The cookie key: HKDF-SHA256 of the console's secret (so any length of secret makes a key)."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-    hours: float
-    items: dict[str, Login] = field(default_factory=dict)
+    raw = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=b"agent-state console login v1").derive(
+        secret.encode()
+    )
+    return base64.urlsafe_b64encode(raw)
 
-    def get(self, key: str | None) -> Login | None:
-        login = self.items.get(key or "")
-        if login is not None and time.time() - login.created > self.hours * 3600:
-            self.items.pop(key or "", None)
+
+class LoginCookies:
+    """Logins kept in the browser's cookie, encrypted and authenticated with a key made from the
+    console's secret (Fernet: AES-128-CBC and HMAC-SHA256). Every console process given the same
+    secret reads the same cookies, so a login survives a restart and works behind a balancer; a
+    cookie made with another secret, altered, or older than ``hours`` (counted from the login, or
+    for a visitor not logged in from the first visit) is refused. ``clock`` is the time in seconds (tests move it)."""
+
+    def __init__(self, secret: str, hours: float, clock: Callable[[], float] = time.time):
+        from cryptography.fernet import Fernet
+
+        self.fernet = Fernet(_fernet_key(secret))
+        self.hours = hours
+        self.clock = clock
+
+    def new(self) -> Login:
+        return Login(csrf=secrets.token_urlsafe(32), created=self.clock())
+
+    def log_in(self, login: Login, user: str, password: str | None) -> None:
+        """``login`` is now ``user``'s (with the database role's ``password``), for ``hours`` from now."""
+        login.user, login.password, login.created = user, password, self.clock()
+
+    def dump(self, login: Login) -> str:
+        body = {"c": login.csrf, "t": login.created, "u": login.user, "p": login.password}
+        return self.fernet.encrypt_at_time(json.dumps(body).encode(), int(self.clock())).decode()
+
+    def load(self, cookie: str | None) -> Login | None:
+        """The cookie's login, or None (no cookie, made with another secret, altered, or expired)."""
+        from cryptography.fernet import InvalidToken
+
+        if not cookie:
+            return None
+        now = self.clock()
+        try:
+            # the token's own time: made no later than now (and, with the body's, at most hours ago)
+            body = json.loads(self.fernet.decrypt_at_time(cookie.encode(), int(self.hours * 3600) + 1, int(now)))
+            login = Login(csrf=str(body["c"]), created=float(body["t"]), user=body.get("u"), password=body.get("p"))
+        except (InvalidToken, ValueError, KeyError, TypeError):
+            return None
+        if not 0 <= now - login.created <= self.hours * 3600:
             return None
         return login
-
-    def new(self) -> tuple[str, Login]:
-        if len(self.items) > 10_000:
-            cutoff = time.time() - self.hours * 3600
-            for k in [k for k, v in self.items.items() if v.created < cutoff]:
-                del self.items[k]
-        key = secrets.token_urlsafe(32)
-        login = Login(csrf=secrets.token_urlsafe(32), created=time.time())
-        self.items[key] = login
-        return key, login
 
 
 class Refused(Exception):
@@ -222,23 +262,14 @@ def parse_age(text: str | None) -> timedelta | None:
 
 
 def parse_meta(text: str | None) -> tuple[list[str], str] | None:
-    """``key=value`` or ``a.b=value``: a path into the session config or the job payload."""
+    """``key=value`` or ``a.b=value``: a path into the session config or the job payload, and the
+    value it must hold (compared in SQL: ``config #>> path = value``, by ai.find_sessions and ai.find_jobs)."""
     if not text:
         return None
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise ValueError(f"metadata filter {text!r} is not key=value (a.b=value for a nested key)")
     return key.strip().split("."), value.strip()
-
-
-def meta_matches(document: Any, wanted: tuple[list[str], str]) -> bool:
-    path, value = wanted
-    node = document
-    for part in path:
-        if not isinstance(node, dict) or part not in node:
-            return False
-        node = node[part]
-    return (node if isinstance(node, str) else json.dumps(node)) == value
 
 
 # -- the checkpoint tree --------------------------------------------------------------------------
@@ -318,7 +349,7 @@ class Console:
 
     def __init__(self, config: ConsoleConfig):
         self.config = config
-        self.sessions = Sessions(config.session_hours)
+        self.logins = LoginCookies(config.secret or secrets.token_urlsafe(32), config.session_hours)
         self.users = read_password_file(config.password_file) if config.password_file else {}
         self.env = Environment(
             loader=FileSystemLoader(str(HERE / "templates")),
@@ -390,13 +421,17 @@ class Console:
             raise Refused("only a service role acting for nobody (an operator) may do this")
 
 
-def _login_for(console: Console, request: Request) -> tuple[Login, str | None]:
-    key = request.cookies.get(COOKIE)
-    login = console.sessions.get(key)
+def _login_for(console: Console, request: Request) -> tuple[Login, bool]:
+    """The cookie's login (its database connection string made again from the role and password),
+    or a new visitor's (a CSRF token, nobody logged in; True: its cookie is to be set)."""
+    login = console.logins.load(request.cookies.get(COOKIE))
     if login is None:
-        key, login = console.sessions.new()
-        return login, key
-    return login, None
+        return console.logins.new(), True
+    if console.config.auth == "database" and login.user is not None:
+        login.conninfo = with_user(console.config.database_url, login.user, login.password or "")
+    elif console.config.auth != "database":
+        login.password = None
+    return login, False
 
 
 def create_app(database_url: str | None = None, *, config: ConsoleConfig | None = None, **options: Any) -> Starlette:
@@ -428,7 +463,8 @@ def create_app(database_url: str | None = None, *, config: ConsoleConfig | None 
     ]
 
     async def session_and_errors(request: Request, call_next: Any) -> Response:
-        login, new_key = _login_for(console, request)
+        login, fresh = _login_for(console, request)
+        before = login.fields()
         request.state.login = login
         request.state.console = console
         path = request.url.path[len(request.scope.get("root_path", "")) :] or "/"
@@ -438,8 +474,15 @@ def create_app(database_url: str | None = None, *, config: ConsoleConfig | None 
             response: Response = RedirectResponse(f"{request.scope.get('root_path', '')}/login", status_code=303)
         else:
             response = await call_next(request)
-        if new_key is not None:
-            response.set_cookie(COOKIE, new_key, httponly=True, samesite="strict", path="/")
+        if fresh or login.fields() != before:  # a new visitor, a login, a logout: the cookie again
+            response.set_cookie(
+                COOKIE,
+                console.logins.dump(login),
+                max_age=int(console.config.session_hours * 3600),
+                httponly=True,
+                samesite="strict",
+                path="/",
+            )
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("X-Frame-Options", "DENY")
         response.headers.setdefault("Referrer-Policy", "same-origin")

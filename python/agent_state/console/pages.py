@@ -24,7 +24,6 @@ from .app import (
     Refused,
     as_json,
     build_tree,
-    meta_matches,
     parse_age,
     parse_meta,
     plain,
@@ -93,7 +92,8 @@ async def login(request: Request) -> Response:
         stored = console.users.get(user)
         if stored is None or not verify_password(password, stored):
             return console.render(request, "login.html", 401, title="Log in", error="wrong user name or password")
-        state.user, state.conninfo = user, None
+        console.logins.log_in(state, user, None)
+        state.conninfo = None
     else:
         conninfo = with_user(console.config.database_url, user, password)
 
@@ -108,7 +108,8 @@ async def login(request: Request) -> Response:
         problem = await run_in_threadpool(check)
         if problem is not None:
             return console.render(request, "login.html", 401, title="Log in", error=problem)
-        state.user, state.conninfo = user, conninfo
+        console.logins.log_in(state, user, password)
+        state.conninfo = conninfo
     return RedirectResponse(_back(request, "/runs"), status_code=303)
 
 
@@ -120,7 +121,7 @@ async def logout(request: Request) -> Response:
     except Refused as refused:
         return console.render(request, "error.html", 403, title="Refused", message=str(refused))
     state: Login = request.state.login
-    state.user, state.conninfo = None, None
+    state.user, state.password, state.conninfo = None, None, None
     return RedirectResponse(f"{request.scope.get('root_path', '')}/login", status_code=303)
 
 
@@ -141,6 +142,7 @@ def _runs_context(console: Console, conn: Conn, request: Request) -> dict[str, A
     owner = q.get("owner") or None
     age = parse_age(q.get("age"))
     meta = parse_meta(q.get("meta"))
+    meta_args = meta if meta is not None else (None, None)  # (path, value): ai.find_jobs / ai.find_sessions
     before = q.get("before") or None
     limit = console.config.page_size
     now = console.rows(conn, "select ai.now() as now")[0]["now"]
@@ -154,24 +156,22 @@ def _runs_context(console: Console, conn: Conn, request: Request) -> dict[str, A
             raise ValueError(f"status {status} is not one of {', '.join(JOB_STATUSES)}")
         cursor = int(before) if before else None
         rows = console.rows(
-            conn, "select * from ai.list_jobs(%s, %s, %s, %s, %s)", (queue, status, None, limit, cursor)
+            conn,
+            "select * from ai.find_jobs(%s, %s, %s, %s, %s, %s, %s, %s)",
+            (queue, status, owner, age, *meta_args, limit, cursor),
         )
         if len(rows) == limit:
             next_before = str(rows[-1]["job_id"])
-        if owner:
-            rows = [r for r in rows if r["owner"] == owner]
-        document = "payload"
     else:
         if status and status not in SESSION_STATUSES:
             raise ValueError(f"status {status} is not one of {', '.join(SESSION_STATUSES)}")
-        rows = console.rows(conn, "select * from ai.list_sessions(%s, %s, %s, %s)", (status, owner, limit, before))
+        rows = console.rows(
+            conn,
+            "select * from ai.find_sessions(%s, %s, %s, %s, %s, %s, %s)",
+            (status, owner, age, *meta_args, limit, before),
+        )
         if len(rows) == limit:
             next_before = str(rows[-1]["thread_id"])
-        document = "config"
-    if age is not None:
-        rows = [r for r in rows if r["created_at"] >= now - age]
-    if meta is not None:
-        rows = [r for r in rows if meta_matches(r.get(document), meta)]
     stats = console.rows(conn, "select * from ai.queue_stats(%s)", (queue,))
     counts = {s: sum(int(r[s.lower()] or 0) for r in stats) for s in JOB_STATUSES}
     session_counts: dict[str, int] = {}
@@ -240,6 +240,7 @@ def _run_context(console: Console, conn: Conn, thread_id: str) -> dict[str, Any]
         if u["thread_id"] == thread_id
     ]
     streams = console.rows(conn, "select * from ai.list_streams(%s)", (thread_id,))
+    forks = console.rows(conn, "select * from ai.list_forks(%s, %s)", (thread_id, 100))
     approvals = [
         r for r in console.rows(conn, "select * from ai.pending_approvals(null, %s)", (1000,))
         if r["thread_id"] == thread_id
@@ -253,6 +254,7 @@ def _run_context(console: Console, conn: Conn, thread_id: str) -> dict[str, Any]
         "attempts": attempts,
         "usage": usage,
         "streams": streams,
+        "forks": forks,
         "approvals": approvals,
         "operator": ident["operator"],
         "role": ident["role"],
@@ -493,9 +495,9 @@ async def fork(request: Request) -> Response:
 
 async def replay(request: Request) -> Response:
     """Replay with another model: ``ai.fork_thread`` from the checkpoint, then ``ai.enqueue_job`` on
-    the fork in the queue of the thread's last job, with ``{"input": null, "replay": {from_thread,
-    from_checkpoint, model}}`` as payload: a graph run resumes the fork from that checkpoint, and the
-    graph reads the model from its job's payload (docs/console.md)."""
+    the fork in the queue of the thread's last job, with ``{"graph_input": null, "replay":
+    {from_thread, from_checkpoint, model}}`` as payload: a graph run (agent_state.graph_runs) goes on
+    from the fork's checkpoint with the model in ``config["configurable"]["model"]`` (docs/console.md)."""
     console = _console(request)
     form = await request.form()
 
@@ -514,7 +516,7 @@ async def replay(request: Request) -> Response:
                 console.rows(conn, "select ai.act_as(%s)", (owner,))
                 new = console.rows(conn, "select ai.fork_thread(%s, %s) as t", (thread_id, checkpoint_id))[0]["t"]
                 payload = {
-                    "input": None,
+                    "graph_input": None,  # agent_state.graph_runs.INPUT_KEY: on from the fork's checkpoint
                     "replay": {"from_thread": thread_id, "from_checkpoint": checkpoint_id, "model": model},
                 }
                 console.rows(conn, "select * from ai.enqueue_job(%s, %s, %s)", (new, Jsonb(payload), queue))
