@@ -2,14 +2,21 @@
 -- requires: owners
 -- requires: clock
 -- requires: errors
+-- requires: retention
 --
 -- Long-term memory: what an agent keeps across threads (a user's preferences, facts it learned,
 -- summaries), LangGraph's Store in the same schema as the threads. An item is keyed by
 -- (owner, namespace, key): the owner is the tenant (ai.current_owner(), so ai.act_as lets a
 -- trusted back-end write an end user's memory), the namespace a path of labels (text[], one to
 -- 20 labels of 1 to 255 characters), the key a name of 1 to 1024 characters; the value is a JSON
--- object of up to 1 MiB. Items belong to their owner, not to a thread: nothing here moves to
--- ai_archive with a thread, and an item lives until it is deleted or expires.
+-- object of up to 1 MiB. Items belong to their owner, not to a thread: they do not move to
+-- ai_archive with a thread; an item lives until it is deleted, expires, or its owner archives it.
+--
+-- Archive. ai_archive.memory_items and ai_archive.memory_vectors are twins of the two tables
+-- (the same columns; ns a plain column there, keeping its value): ai.archive_memory moves an
+-- owner's live items under a namespace prefix there, copy first and delete after in one
+-- statement's transaction, and ai.restore_memory moves them back as they were (value, times,
+-- ttl and expiry, search text, embeddings). Same owner column and the same row level security.
 --
 -- Expiry. expires_at is NULL (never) or the time after which the item no longer exists for any
 -- read: every function compares it with ai.now(), so no sweeper is needed for correctness;
@@ -142,6 +149,27 @@ alter table ai.memory_vectors force row level security;
 create policy memory_vectors_by_owner on ai.memory_vectors
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+
+-- The archive twins (deploy/retention.sql for the sessions'): the same columns in the same order,
+-- ns a plain column (LIKE copies no generation expression), no index but the key.
+create table ai_archive.memory_items (like ai.memory_items including defaults including constraints,
+  primary key (owner, ns, key));
+comment on table ai_archive.memory_items is 'Archived long-term memory items (ai.archive_memory), as they were when archived; ai.restore_memory moves them back.';
+create table ai_archive.memory_vectors (like ai.memory_vectors including defaults including constraints,
+  primary key (owner, ns, key, field),
+  foreign key (owner, ns, key) references ai_archive.memory_items (owner, ns, key) on delete cascade);
+comment on table ai_archive.memory_vectors is 'The embeddings of archived memory items.';
+alter table ai_archive.memory_items enable row level security;
+alter table ai_archive.memory_items force row level security;
+create policy memory_items_by_owner on ai_archive.memory_items
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+alter table ai_archive.memory_vectors enable row level security;
+alter table ai_archive.memory_vectors force row level security;
+create policy memory_vectors_by_owner on ai_archive.memory_vectors
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+-- No grant: ai.archive_memory and ai.restore_memory (SECURITY DEFINER) move the rows.
 
 create type ai.memory_item as (
   namespace text[], key text, value jsonb, created_at timestamptz, updated_at timestamptz,

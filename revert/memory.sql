@@ -1,6 +1,8 @@
 -- Revert agent-state:memory from pg
 begin;
 drop type ai.memory_item;
+drop table ai_archive.memory_vectors;
+drop table ai_archive.memory_items;
 drop table ai.memory_vectors;
 drop table ai.memory_items;
 drop function ai._memory_ns(text[]);

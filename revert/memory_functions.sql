@@ -2,6 +2,8 @@
 begin;
 drop function ai.batch_memory(jsonb);
 drop function ai.create_memory_vector_index(integer, text);
+drop function ai.restore_memory(text[], integer);
+drop function ai.archive_memory(text[], integer);
 drop function ai._memory_vector_index(integer, text);
 drop function ai.sweep_memory(integer);
 drop function ai.list_memory_namespaces(text[], text[], integer, integer, integer);

@@ -7651,14 +7651,21 @@ grant execute on function ai.list_streams(text, interval, integer, text) to ai_u
 -- requires: owners
 -- requires: clock
 -- requires: errors
+-- requires: retention
 --
 -- Long-term memory: what an agent keeps across threads (a user's preferences, facts it learned,
 -- summaries), LangGraph's Store in the same schema as the threads. An item is keyed by
 -- (owner, namespace, key): the owner is the tenant (ai.current_owner(), so ai.act_as lets a
 -- trusted back-end write an end user's memory), the namespace a path of labels (text[], one to
 -- 20 labels of 1 to 255 characters), the key a name of 1 to 1024 characters; the value is a JSON
--- object of up to 1 MiB. Items belong to their owner, not to a thread: nothing here moves to
--- ai_archive with a thread, and an item lives until it is deleted or expires.
+-- object of up to 1 MiB. Items belong to their owner, not to a thread: they do not move to
+-- ai_archive with a thread; an item lives until it is deleted, expires, or its owner archives it.
+--
+-- Archive. ai_archive.memory_items and ai_archive.memory_vectors are twins of the two tables
+-- (the same columns; ns a plain column there, keeping its value): ai.archive_memory moves an
+-- owner's live items under a namespace prefix there, copy first and delete after in one
+-- statement's transaction, and ai.restore_memory moves them back as they were (value, times,
+-- ttl and expiry, search text, embeddings). Same owner column and the same row level security.
 --
 -- Expiry. expires_at is NULL (never) or the time after which the item no longer exists for any
 -- read: every function compares it with ai.now(), so no sweeper is needed for correctness;
@@ -7790,6 +7797,27 @@ alter table ai.memory_vectors force row level security;
 create policy memory_vectors_by_owner on ai.memory_vectors
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+
+-- The archive twins (deploy/retention.sql for the sessions'): the same columns in the same order,
+-- ns a plain column (LIKE copies no generation expression), no index but the key.
+create table ai_archive.memory_items (like ai.memory_items including defaults including constraints,
+  primary key (owner, ns, key));
+comment on table ai_archive.memory_items is 'Archived long-term memory items (ai.archive_memory), as they were when archived; ai.restore_memory moves them back.';
+create table ai_archive.memory_vectors (like ai.memory_vectors including defaults including constraints,
+  primary key (owner, ns, key, field),
+  foreign key (owner, ns, key) references ai_archive.memory_items (owner, ns, key) on delete cascade);
+comment on table ai_archive.memory_vectors is 'The embeddings of archived memory items.';
+alter table ai_archive.memory_items enable row level security;
+alter table ai_archive.memory_items force row level security;
+create policy memory_items_by_owner on ai_archive.memory_items
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+alter table ai_archive.memory_vectors enable row level security;
+alter table ai_archive.memory_vectors force row level security;
+create policy memory_vectors_by_owner on ai_archive.memory_vectors
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+-- No grant: ai.archive_memory and ai.restore_memory (SECURITY DEFINER) move the rows.
 
 create type ai.memory_item as (
   namespace text[], key text, value jsonb, created_at timestamptz, updated_at timestamptz,
@@ -8431,6 +8459,132 @@ $$;
 comment on function ai.sweep_memory(integer) is
   'Deletes up to batch_size expired memory items (of every owner the caller sees: all of them for ai_service acting for nobody) and returns how many; call it until it returns less than batch_size. Reads never return expired items, swept or not. AS002 bad argument.';
 
+-- Archive (deploy/memory.sql, "Archive"). Both functions act for ai.current_owner() on the items
+-- under a namespace prefix (whole labels; '{}': all of the owner's), a bounded batch per call in
+-- key order: call until the count is less than max_items. The picked rows are locked (FOR
+-- UPDATE: a put in flight is waited for, not skipped, so a short count means nothing is left).
+-- Nothing is deleted before its copy is in, in the same transaction; the counts are compared,
+-- and a difference rolls the whole batch back. (unnest of two arrays is syntax, not a function of
+-- pg_catalog: it is written unqualified.)
+create or replace function ai.archive_memory(namespace_prefix text[] default '{}', max_items integer default 1000)
+returns integer
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_prefix alias for $1;
+  v_owner text := ai.current_owner();
+  v_now timestamptz := ai.now();
+  v_depth integer := pg_catalog.cardinality(coalesce(a_prefix, '{}'));
+  v_lo text;
+  v_hi text;
+  v_ns text[];
+  v_keys text[];
+  v_copied integer;
+  v_deleted integer;
+begin
+  perform ai._check_memory_namespace(coalesce(a_prefix, '{}'), 'namespace_prefix', true);
+  perform ai._check_limit(max_items, 'max_items');
+  v_lo := ai._memory_ns(coalesce(a_prefix, '{}'));
+  v_hi := case when v_depth > 0 then v_lo || E'\x20' end;
+  -- live items only: an expired one no longer exists for any read, and the sweep takes it
+  select pg_catalog.array_agg(p.ns order by p.ns, p.key), pg_catalog.array_agg(p.key order by p.ns, p.key) into v_ns, v_keys
+  from (select i.ns, i.key from ai.memory_items i
+        where i.owner = v_owner and i.ns >= v_lo and (v_hi is null or i.ns < v_hi)
+          and i.namespace[1:v_depth] = coalesce(a_prefix, '{}')
+          and (i.expires_at is null or i.expires_at > v_now)
+        order by i.ns, i.key
+        limit max_items
+        for update) p;
+  if v_ns is null then
+    return 0;
+  end if;
+  -- an older archived copy of the same key gives way to the newer item (as a put replaces one)
+  delete from ai_archive.memory_items a using unnest(v_ns, v_keys) p(ns, key)
+  where a.owner = v_owner and a.ns = p.ns and a.key = p.key;
+  insert into ai_archive.memory_items (owner, namespace, ns, key, value, created_at, updated_at, ttl, expires_at, search_text)
+  select i.owner, i.namespace, i.ns, i.key, i.value, i.created_at, i.updated_at, i.ttl, i.expires_at, i.search_text
+  from ai.memory_items i join unnest(v_ns, v_keys) p(ns, key) on i.owner = v_owner and i.ns = p.ns and i.key = p.key;
+  get diagnostics v_copied = row_count;
+  insert into ai_archive.memory_vectors (owner, ns, key, field, embedding)
+  select v.owner, v.ns, v.key, v.field, v.embedding
+  from ai.memory_vectors v join unnest(v_ns, v_keys) p(ns, key) on v.owner = v_owner and v.ns = p.ns and v.key = p.key;
+  -- the copies are in; the cascade takes the hot embeddings with their items
+  delete from ai.memory_items i using unnest(v_ns, v_keys) p(ns, key)
+  where i.owner = v_owner and i.ns = p.ns and i.key = p.key;
+  get diagnostics v_deleted = row_count;
+  if v_deleted <> v_copied or v_copied <> pg_catalog.cardinality(v_keys) then
+    raise exception using errcode = 'XX000',
+      message = format('archive_memory copied %s items and would delete %s of %s picked: nothing moved', v_copied, v_deleted, pg_catalog.cardinality(v_keys));
+  end if;
+  return v_deleted;
+end
+$$;
+comment on function ai.archive_memory(text[], integer) is
+  'Moves up to max_items of the caller''s live memory items under a namespace prefix (whole labels; empty: all), in key order, with their embeddings, into ai_archive (an older archived copy of a key gives way), deleting each only once it is copied; returns how many. Call it until it returns less than max_items. For the owner, or ai_service acting for one (ai.act_as). AS002 bad argument.';
+
+create or replace function ai.restore_memory(namespace_prefix text[] default '{}', max_items integer default 1000,
+                                             out restored integer, out superseded integer)
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_prefix alias for $1;
+  v_owner text := ai.current_owner();
+  v_now timestamptz := ai.now();
+  v_depth integer := pg_catalog.cardinality(coalesce(a_prefix, '{}'));
+  v_lo text;
+  v_hi text;
+  v_ns text[];
+  v_keys text[];
+  v_back_ns text[];
+  v_back_keys text[];
+begin
+  perform ai._check_memory_namespace(coalesce(a_prefix, '{}'), 'namespace_prefix', true);
+  perform ai._check_limit(max_items, 'max_items');
+  v_lo := ai._memory_ns(coalesce(a_prefix, '{}'));
+  v_hi := case when v_depth > 0 then v_lo || E'\x20' end;
+  select pg_catalog.array_agg(p.ns order by p.ns, p.key), pg_catalog.array_agg(p.key order by p.ns, p.key) into v_ns, v_keys
+  from (select a.ns, a.key from ai_archive.memory_items a
+        where a.owner = v_owner and a.ns >= v_lo and (v_hi is null or a.ns < v_hi)
+          and a.namespace[1:v_depth] = coalesce(a_prefix, '{}')
+        order by a.ns, a.key
+        limit max_items
+        for update) p;
+  if v_ns is null then
+    restored := 0;
+    superseded := 0;
+    return;
+  end if;
+  -- A hot item of the same key: an expired one does not exist and gives way; a live one was
+  -- written after the archive and stays (as a put replaces an item), the archived copy dropped.
+  delete from ai.memory_items i using unnest(v_ns, v_keys) p(ns, key)
+  where i.owner = v_owner and i.ns = p.ns and i.key = p.key and i.expires_at <= v_now;
+  with back as (
+    insert into ai.memory_items as i (owner, namespace, key, value, created_at, updated_at, ttl, expires_at, search_text)
+    select a.owner, a.namespace, a.key, a.value, a.created_at, a.updated_at, a.ttl, a.expires_at, a.search_text
+    from ai_archive.memory_items a join unnest(v_ns, v_keys) p(ns, key) on a.owner = v_owner and a.ns = p.ns and a.key = p.key
+    order by a.ns, a.key
+    on conflict (owner, ns, key) do nothing
+    returning i.ns, i.key)
+  select pg_catalog.array_agg(b.ns), pg_catalog.array_agg(b.key) into v_back_ns, v_back_keys from back b;
+  insert into ai.memory_vectors (owner, ns, key, field, embedding)
+  select v.owner, v.ns, v.key, v.field, v.embedding
+  from ai_archive.memory_vectors v join unnest(v_back_ns, v_back_keys) p(ns, key)
+    on v.owner = v_owner and v.ns = p.ns and v.key = p.key;
+  delete from ai_archive.memory_items a using unnest(v_ns, v_keys) p(ns, key)
+  where a.owner = v_owner and a.ns = p.ns and a.key = p.key;
+  restored := coalesce(pg_catalog.cardinality(v_back_keys), 0);
+  superseded := pg_catalog.cardinality(v_keys) - restored;
+end
+$$;
+comment on function ai.restore_memory(text[], integer) is
+  'Moves up to max_items of the caller''s archived memory items under a namespace prefix (whole labels; empty: all), in key order, back into the hot tables as they were (value, created and updated times, ttl and expiry, search text, embeddings); returns how many were restored and how many were superseded (a live item of that key was written since: it stays, the archived copy is dropped). Call it until restored + superseded is less than max_items. For the owner, or ai_service acting for one (ai.act_as). AS002 bad argument.';
+
 create or replace function ai.create_memory_vector_index(dims integer, distance text default 'cosine')
 returns text
 language plpgsql volatile
@@ -8534,11 +8688,11 @@ revoke execute on function ai._check_memory_namespace(text[], text, boolean), ai
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
 revoke execute on function ai.put_memory(text[], text, jsonb, interval, text[], jsonb), ai.get_memory(text[], text, boolean),
-  ai.delete_memory(text[], text), ai.search_memory(text[], jsonb, text, integer, integer, boolean, real[], text),
+  ai.delete_memory(text[], text), ai.archive_memory(text[], integer), ai.restore_memory(text[], integer), ai.search_memory(text[], jsonb, text, integer, integer, boolean, real[], text),
   ai.list_memory_namespaces(text[], text[], integer, integer, integer), ai.sweep_memory(integer),
   ai.batch_memory(jsonb), ai.create_memory_vector_index(integer, text) from public;
 grant execute on function ai.put_memory(text[], text, jsonb, interval, text[], jsonb), ai.get_memory(text[], text, boolean),
-  ai.delete_memory(text[], text), ai.search_memory(text[], jsonb, text, integer, integer, boolean, real[], text),
+  ai.delete_memory(text[], text), ai.archive_memory(text[], integer), ai.restore_memory(text[], integer), ai.search_memory(text[], jsonb, text, integer, integer, boolean, real[], text),
   ai.list_memory_namespaces(text[], text[], integer, integer, integer),
   ai.batch_memory(jsonb) to ai_user, ai_service;
 grant execute on function ai.sweep_memory(integer), ai.create_memory_vector_index(integer, text) to ai_service;
