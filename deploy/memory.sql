@@ -34,6 +34,22 @@
 -- key, (owner, ns) between prefix and prefix || U+001F ... U+0020.
 begin;
 
+-- Whether every label of a namespace is 1 to 255 characters without U+001F (and none is NULL),
+-- as one expression (inlined where it is called: no query per call or per row). array_to_string
+-- leaves NULL labels out, so they are looked for first; a label over 255 characters is a run of
+-- 256 characters other than the separator once the labels are joined by it.
+create function ai._memory_labels_ok(namespace text[])
+returns boolean
+language sql immutable parallel safe
+as $$
+  select pg_catalog.array_position(namespace, null) is null
+         and pg_catalog.array_position(namespace, '') is null
+         and pg_catalog.strpos(pg_catalog.array_to_string(namespace, ''), E'\x1f') = 0
+         and pg_catalog.array_to_string(namespace, E'\x1f') !~ '[^\x1f]{255}[^\x1f]'
+$$;
+comment on function ai._memory_labels_ok(text[]) is
+  'Internal: true when no label of a namespace is NULL, empty, over 255 characters or holding U+001F.';
+
 -- The rules of a row (the CHECK of each table is one call of its function): raise 23514 naming
 -- the rule; true when none is broken. The public functions test the same limits first and raise
 -- AS002 / AS003 with the argument's name (deploy/memory_functions.sql).
@@ -44,8 +60,7 @@ as $$
 begin
   if pg_catalog.cardinality(namespace) not between 1 and 20
      or pg_catalog.array_ndims(namespace) <> 1
-     or exists (select from pg_catalog.unnest(namespace) l
-                where l is null or pg_catalog.char_length(l) not between 1 and 255 or pg_catalog.strpos(l, E'\x1f') > 0) then
+     or not ai._memory_labels_ok(namespace) then
     raise exception using errcode = '23514', constraint = 'memory_items_row_check',
       message = 'a memory namespace is 1 to 20 labels of 1 to 255 characters, none holding U+001F';
   end if;
@@ -101,7 +116,7 @@ as $$ select pg_catalog.array_to_string(namespace, E'\x1f') collate "C" $$;
 comment on function ai._memory_ns(text[]) is
   'Internal: a namespace''s labels joined by U+001F, the key ai.memory_items is stored and ranged under.';
 
-revoke execute on function ai._check_memory_items_row(text[], text, jsonb, interval, timestamptz),
+revoke execute on function ai._memory_labels_ok(text[]), ai._check_memory_items_row(text[], text, jsonb, interval, timestamptz),
   ai._check_memory_vectors_row(text, real[]), ai._memory_ns(text[]) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
@@ -122,6 +137,11 @@ create table ai.memory_items (
 comment on table ai.memory_items is 'Long-term memory (a LangGraph Store): JSON items keyed by owner, namespace (a path of labels) and key, with an optional expiry.';
 
 create index memory_items_expiry on ai.memory_items (expires_at) where expires_at is not null;
+-- A search without a query returns the newest items first: this index is that order for one
+-- owner (ties by ns and key, as the search breaks them), so a search over many items stops after
+-- the first matches it walks instead of sorting all of them (the planner weighs it against the
+-- key range of a narrow prefix).
+create index memory_items_newest on ai.memory_items (owner, updated_at desc, ns, key);
 create index memory_items_search_text on ai.memory_items using gin (search_text) where search_text is not null;
 create index memory_items_value on ai.memory_items using gin (value jsonb_path_ops);
 

@@ -37,8 +37,7 @@ begin
     raise exception using errcode = 'AS002',
       message = format('%s must have 1 to 20 labels, not %s', argument, pg_catalog.cardinality(namespace));
   end if;
-  if exists (select from pg_catalog.unnest(namespace) l
-             where l is null or l = '' or pg_catalog.char_length(l) > 255 or pg_catalog.strpos(l, E'\x1f') > 0) then
+  if not ai._memory_labels_ok(namespace) then
     raise exception using errcode = 'AS002',
       message = format('%s labels must be 1 to 255 characters without U+001F (no NULL or empty label)', argument);
   end if;
@@ -411,6 +410,10 @@ create or replace function ai.search_memory(namespace_prefix text[] default '{}'
                                             distance text default 'cosine')
 returns setof ai.memory_item
 language plpgsql volatile
+-- planned per call: the plan depends on the prefix's key range, the filter and the owner's share
+-- of the rows; a generic plan (after five calls) knows none of them and, over a large tenant,
+-- scanned all of its items under a narrow prefix and sorted every match (bench/memory.sh)
+set plan_cache_mode = force_custom_plan
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -478,7 +481,7 @@ begin
                     limit greatest(1000, ($4 + $5) * 10)) n  -- greatest is syntax, not a function of pg_catalog
               group by n.ns, n.key) c
         join ai.memory_items i on i.owner = $1 and i.ns = c.ns and i.key = c.key
-        where i.namespace[1:$9] = $3
+        where ($9 = 0 or i.namespace[1:$9] = $3)
           and (i.expires_at is null or i.expires_at > $6)
           and ($11::jsonpath is null or pg_catalog.jsonb_path_exists(i.value, $11, $12, true))
           and ($7::jsonb is null or ai._memory_passes(i.value, $7))
@@ -501,7 +504,7 @@ begin
                           where v.owner = i.owner and v.ns = i.ns and v.key = i.key
                             and pg_catalog.cardinality(v.embedding) = pg_catalog.cardinality(query_embedding)) s
       where i.owner = v_owner and i.ns >= v_lo and (v_hi is null or i.ns < v_hi)
-        and i.namespace[1:v_depth] = coalesce(a_prefix, '{}')
+        and (v_depth = 0 or i.namespace[1:v_depth] = a_prefix)  -- a constant true without a prefix: no guessed selectivity
         and (i.expires_at is null or i.expires_at > v_now)
         and (v_contains is null or i.value @> v_contains)
         and (v_path is null or pg_catalog.jsonb_path_exists(i.value, v_path, v_vars, true))
@@ -516,7 +519,7 @@ begin
       from ai.memory_items i
       cross join lateral (select pg_catalog.ts_rank(i.search_text, v_tsq)::double precision as score) s
       where i.owner = v_owner and i.ns >= v_lo and (v_hi is null or i.ns < v_hi)
-        and i.namespace[1:v_depth] = coalesce(a_prefix, '{}')
+        and (v_depth = 0 or i.namespace[1:v_depth] = a_prefix)  -- a constant true without a prefix: no guessed selectivity
         and (i.expires_at is null or i.expires_at > v_now)
         and (v_contains is null or i.value @> v_contains)
         and (v_path is null or pg_catalog.jsonb_path_exists(i.value, v_path, v_vars, true))
@@ -530,7 +533,7 @@ begin
              i.updated_at, i.ns, i.key
       from ai.memory_items i
       where i.owner = v_owner and i.ns >= v_lo and (v_hi is null or i.ns < v_hi)
-        and i.namespace[1:v_depth] = coalesce(a_prefix, '{}')
+        and (v_depth = 0 or i.namespace[1:v_depth] = a_prefix)  -- a constant true without a prefix: no guessed selectivity
         and (i.expires_at is null or i.expires_at > v_now)
         and (v_contains is null or i.value @> v_contains)
         and (v_path is null or pg_catalog.jsonb_path_exists(i.value, v_path, v_vars, true))
@@ -562,6 +565,7 @@ create or replace function ai.list_memory_namespaces(prefix text[] default null,
                                                      skip integer default 0)
 returns setof text[]
 language plpgsql stable
+set plan_cache_mode = force_custom_plan  -- the prefix's key range, as ai.search_memory
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -641,6 +645,7 @@ comment on function ai.sweep_memory(integer) is
 create or replace function ai.archive_memory(namespace_prefix text[] default '{}', max_items integer default 1000)
 returns integer
 language plpgsql volatile
+set plan_cache_mode = force_custom_plan  -- the prefix's key range, as ai.search_memory
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -665,7 +670,7 @@ begin
   select pg_catalog.array_agg(p.ns order by p.ns, p.key), pg_catalog.array_agg(p.key order by p.ns, p.key) into v_ns, v_keys
   from (select i.ns, i.key from ai.memory_items i
         where i.owner = v_owner and i.ns >= v_lo and (v_hi is null or i.ns < v_hi)
-          and i.namespace[1:v_depth] = coalesce(a_prefix, '{}')
+          and (v_depth = 0 or i.namespace[1:v_depth] = a_prefix)  -- a constant true without a prefix: no guessed selectivity
           and (i.expires_at is null or i.expires_at > v_now)
         order by i.ns, i.key
         limit max_items
@@ -700,6 +705,7 @@ comment on function ai.archive_memory(text[], integer) is
 create or replace function ai.restore_memory(namespace_prefix text[] default '{}', max_items integer default 1000,
                                              out restored integer, out superseded integer)
 language plpgsql volatile
+set plan_cache_mode = force_custom_plan  -- the prefix's key range, as ai.search_memory
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -723,7 +729,7 @@ begin
   select pg_catalog.array_agg(p.ns order by p.ns, p.key), pg_catalog.array_agg(p.key order by p.ns, p.key) into v_ns, v_keys
   from (select a.ns, a.key from ai_archive.memory_items a
         where a.owner = v_owner and a.ns >= v_lo and (v_hi is null or a.ns < v_hi)
-          and a.namespace[1:v_depth] = coalesce(a_prefix, '{}')
+          and (v_depth = 0 or a.namespace[1:v_depth] = a_prefix)
         order by a.ns, a.key
         limit max_items
         for update) p;

@@ -8,4 +8,5 @@ drop table ai.memory_items;
 drop function ai._memory_ns(text[]);
 drop function ai._check_memory_vectors_row(text, real[]);
 drop function ai._check_memory_items_row(text[], text, jsonb, interval, timestamptz);
+drop function ai._memory_labels_ok(text[]);
 commit;

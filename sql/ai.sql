@@ -7682,6 +7682,22 @@ grant execute on function ai.list_streams(text, interval, integer, text) to ai_u
 -- may hold), in collation "C": the items under a namespace prefix are one range of the primary
 -- key, (owner, ns) between prefix and prefix || U+001F ... U+0020.
 
+-- Whether every label of a namespace is 1 to 255 characters without U+001F (and none is NULL),
+-- as one expression (inlined where it is called: no query per call or per row). array_to_string
+-- leaves NULL labels out, so they are looked for first; a label over 255 characters is a run of
+-- 256 characters other than the separator once the labels are joined by it.
+create function ai._memory_labels_ok(namespace text[])
+returns boolean
+language sql immutable parallel safe
+as $$
+  select pg_catalog.array_position(namespace, null) is null
+         and pg_catalog.array_position(namespace, '') is null
+         and pg_catalog.strpos(pg_catalog.array_to_string(namespace, ''), E'\x1f') = 0
+         and pg_catalog.array_to_string(namespace, E'\x1f') !~ '[^\x1f]{255}[^\x1f]'
+$$;
+comment on function ai._memory_labels_ok(text[]) is
+  'Internal: true when no label of a namespace is NULL, empty, over 255 characters or holding U+001F.';
+
 -- The rules of a row (the CHECK of each table is one call of its function): raise 23514 naming
 -- the rule; true when none is broken. The public functions test the same limits first and raise
 -- AS002 / AS003 with the argument's name (deploy/memory_functions.sql).
@@ -7692,8 +7708,7 @@ as $$
 begin
   if pg_catalog.cardinality(namespace) not between 1 and 20
      or pg_catalog.array_ndims(namespace) <> 1
-     or exists (select from pg_catalog.unnest(namespace) l
-                where l is null or pg_catalog.char_length(l) not between 1 and 255 or pg_catalog.strpos(l, E'\x1f') > 0) then
+     or not ai._memory_labels_ok(namespace) then
     raise exception using errcode = '23514', constraint = 'memory_items_row_check',
       message = 'a memory namespace is 1 to 20 labels of 1 to 255 characters, none holding U+001F';
   end if;
@@ -7749,7 +7764,7 @@ as $$ select pg_catalog.array_to_string(namespace, E'\x1f') collate "C" $$;
 comment on function ai._memory_ns(text[]) is
   'Internal: a namespace''s labels joined by U+001F, the key ai.memory_items is stored and ranged under.';
 
-revoke execute on function ai._check_memory_items_row(text[], text, jsonb, interval, timestamptz),
+revoke execute on function ai._memory_labels_ok(text[]), ai._check_memory_items_row(text[], text, jsonb, interval, timestamptz),
   ai._check_memory_vectors_row(text, real[]), ai._memory_ns(text[]) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
@@ -7770,6 +7785,11 @@ create table ai.memory_items (
 comment on table ai.memory_items is 'Long-term memory (a LangGraph Store): JSON items keyed by owner, namespace (a path of labels) and key, with an optional expiry.';
 
 create index memory_items_expiry on ai.memory_items (expires_at) where expires_at is not null;
+-- A search without a query returns the newest items first: this index is that order for one
+-- owner (ties by ns and key, as the search breaks them), so a search over many items stops after
+-- the first matches it walks instead of sorting all of them (the planner weighs it against the
+-- key range of a narrow prefix).
+create index memory_items_newest on ai.memory_items (owner, updated_at desc, ns, key);
 create index memory_items_search_text on ai.memory_items using gin (search_text) where search_text is not null;
 create index memory_items_value on ai.memory_items using gin (value jsonb_path_ops);
 
@@ -7865,8 +7885,7 @@ begin
     raise exception using errcode = 'AS002',
       message = format('%s must have 1 to 20 labels, not %s', argument, pg_catalog.cardinality(namespace));
   end if;
-  if exists (select from pg_catalog.unnest(namespace) l
-             where l is null or l = '' or pg_catalog.char_length(l) > 255 or pg_catalog.strpos(l, E'\x1f') > 0) then
+  if not ai._memory_labels_ok(namespace) then
     raise exception using errcode = 'AS002',
       message = format('%s labels must be 1 to 255 characters without U+001F (no NULL or empty label)', argument);
   end if;
@@ -8239,6 +8258,10 @@ create or replace function ai.search_memory(namespace_prefix text[] default '{}'
                                             distance text default 'cosine')
 returns setof ai.memory_item
 language plpgsql volatile
+-- planned per call: the plan depends on the prefix's key range, the filter and the owner's share
+-- of the rows; a generic plan (after five calls) knows none of them and, over a large tenant,
+-- scanned all of its items under a narrow prefix and sorted every match (bench/memory.sh)
+set plan_cache_mode = force_custom_plan
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -8306,7 +8329,7 @@ begin
                     limit greatest(1000, ($4 + $5) * 10)) n  -- greatest is syntax, not a function of pg_catalog
               group by n.ns, n.key) c
         join ai.memory_items i on i.owner = $1 and i.ns = c.ns and i.key = c.key
-        where i.namespace[1:$9] = $3
+        where ($9 = 0 or i.namespace[1:$9] = $3)
           and (i.expires_at is null or i.expires_at > $6)
           and ($11::jsonpath is null or pg_catalog.jsonb_path_exists(i.value, $11, $12, true))
           and ($7::jsonb is null or ai._memory_passes(i.value, $7))
@@ -8329,7 +8352,7 @@ begin
                           where v.owner = i.owner and v.ns = i.ns and v.key = i.key
                             and pg_catalog.cardinality(v.embedding) = pg_catalog.cardinality(query_embedding)) s
       where i.owner = v_owner and i.ns >= v_lo and (v_hi is null or i.ns < v_hi)
-        and i.namespace[1:v_depth] = coalesce(a_prefix, '{}')
+        and (v_depth = 0 or i.namespace[1:v_depth] = a_prefix)  -- a constant true without a prefix: no guessed selectivity
         and (i.expires_at is null or i.expires_at > v_now)
         and (v_contains is null or i.value @> v_contains)
         and (v_path is null or pg_catalog.jsonb_path_exists(i.value, v_path, v_vars, true))
@@ -8344,7 +8367,7 @@ begin
       from ai.memory_items i
       cross join lateral (select pg_catalog.ts_rank(i.search_text, v_tsq)::double precision as score) s
       where i.owner = v_owner and i.ns >= v_lo and (v_hi is null or i.ns < v_hi)
-        and i.namespace[1:v_depth] = coalesce(a_prefix, '{}')
+        and (v_depth = 0 or i.namespace[1:v_depth] = a_prefix)  -- a constant true without a prefix: no guessed selectivity
         and (i.expires_at is null or i.expires_at > v_now)
         and (v_contains is null or i.value @> v_contains)
         and (v_path is null or pg_catalog.jsonb_path_exists(i.value, v_path, v_vars, true))
@@ -8358,7 +8381,7 @@ begin
              i.updated_at, i.ns, i.key
       from ai.memory_items i
       where i.owner = v_owner and i.ns >= v_lo and (v_hi is null or i.ns < v_hi)
-        and i.namespace[1:v_depth] = coalesce(a_prefix, '{}')
+        and (v_depth = 0 or i.namespace[1:v_depth] = a_prefix)  -- a constant true without a prefix: no guessed selectivity
         and (i.expires_at is null or i.expires_at > v_now)
         and (v_contains is null or i.value @> v_contains)
         and (v_path is null or pg_catalog.jsonb_path_exists(i.value, v_path, v_vars, true))
@@ -8390,6 +8413,7 @@ create or replace function ai.list_memory_namespaces(prefix text[] default null,
                                                      skip integer default 0)
 returns setof text[]
 language plpgsql stable
+set plan_cache_mode = force_custom_plan  -- the prefix's key range, as ai.search_memory
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -8469,6 +8493,7 @@ comment on function ai.sweep_memory(integer) is
 create or replace function ai.archive_memory(namespace_prefix text[] default '{}', max_items integer default 1000)
 returns integer
 language plpgsql volatile
+set plan_cache_mode = force_custom_plan  -- the prefix's key range, as ai.search_memory
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -8493,7 +8518,7 @@ begin
   select pg_catalog.array_agg(p.ns order by p.ns, p.key), pg_catalog.array_agg(p.key order by p.ns, p.key) into v_ns, v_keys
   from (select i.ns, i.key from ai.memory_items i
         where i.owner = v_owner and i.ns >= v_lo and (v_hi is null or i.ns < v_hi)
-          and i.namespace[1:v_depth] = coalesce(a_prefix, '{}')
+          and (v_depth = 0 or i.namespace[1:v_depth] = a_prefix)  -- a constant true without a prefix: no guessed selectivity
           and (i.expires_at is null or i.expires_at > v_now)
         order by i.ns, i.key
         limit max_items
@@ -8528,6 +8553,7 @@ comment on function ai.archive_memory(text[], integer) is
 create or replace function ai.restore_memory(namespace_prefix text[] default '{}', max_items integer default 1000,
                                              out restored integer, out superseded integer)
 language plpgsql volatile
+set plan_cache_mode = force_custom_plan  -- the prefix's key range, as ai.search_memory
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -8551,7 +8577,7 @@ begin
   select pg_catalog.array_agg(p.ns order by p.ns, p.key), pg_catalog.array_agg(p.key order by p.ns, p.key) into v_ns, v_keys
   from (select a.ns, a.key from ai_archive.memory_items a
         where a.owner = v_owner and a.ns >= v_lo and (v_hi is null or a.ns < v_hi)
-          and a.namespace[1:v_depth] = coalesce(a_prefix, '{}')
+          and (v_depth = 0 or a.namespace[1:v_depth] = a_prefix)
         order by a.ns, a.key
         limit max_items
         for update) p;
