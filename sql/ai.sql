@@ -7865,8 +7865,8 @@ comment on type ai.memory_item is 'A memory item as the memory functions return 
 -- Filters (search): a JSON object; each member names a top-level field of the value and holds
 -- either a value (equal to it) or an object of operators, all of which must hold: $eq, $ne,
 -- $gt, $gte, $lt, $lte (compared by JSON type: numbers as numbers, strings as strings; values of
--- different types are never ordered, so 9 < 10 and "9" > "10"), $in and $nin (a JSON array of
--- values), $exists (true or false). Any other operator raises AS002.
+-- different types are never ordered, so 9 < 10 and "9" > "10"; strings by code point), $in and
+-- $nin (a JSON array of values), $exists (true or false). Any other operator raises AS002.
 
 -- Guards -----------------------------------------------------------------------------------------
 
