@@ -2,14 +2,21 @@
 -- requires: owners
 -- requires: clock
 -- requires: errors
+-- requires: retention
 --
 -- Long-term memory: what an agent keeps across threads (a user's preferences, facts it learned,
 -- summaries), LangGraph's Store in the same schema as the threads. An item is keyed by
 -- (owner, namespace, key): the owner is the tenant (ai.current_owner(), so ai.act_as lets a
 -- trusted back-end write an end user's memory), the namespace a path of labels (text[], one to
 -- 20 labels of 1 to 255 characters), the key a name of 1 to 1024 characters; the value is a JSON
--- object of up to 1 MiB. Items belong to their owner, not to a thread: nothing here moves to
--- ai_archive with a thread, and an item lives until it is deleted or expires.
+-- object of up to 1 MiB. Items belong to their owner, not to a thread: they do not move to
+-- ai_archive with a thread; an item lives until it is deleted, expires, or its owner archives it.
+--
+-- Archive. ai_archive.memory_items and ai_archive.memory_vectors are twins of the two tables
+-- (the same columns; ns a plain column there, keeping its value): ai.archive_memory moves an
+-- owner's live items under a namespace prefix there, copy first and delete after in one
+-- statement's transaction, and ai.restore_memory moves them back as they were (value, times,
+-- ttl and expiry, search text, embeddings). Same owner column and the same row level security.
 --
 -- Expiry. expires_at is NULL (never) or the time after which the item no longer exists for any
 -- read: every function compares it with ai.now(), so no sweeper is needed for correctness;
@@ -27,6 +34,22 @@
 -- key, (owner, ns) between prefix and prefix || U+001F ... U+0020.
 begin;
 
+-- Whether every label of a namespace is 1 to 255 characters without U+001F (and none is NULL),
+-- as one expression (inlined where it is called: no query per call or per row). array_to_string
+-- leaves NULL labels out, so they are looked for first; a label over 255 characters is a run of
+-- 256 characters other than the separator once the labels are joined by it.
+create function ai._memory_labels_ok(namespace text[])
+returns boolean
+language sql immutable parallel safe
+as $$
+  select pg_catalog.array_position(namespace, null) is null
+         and pg_catalog.array_position(namespace, '') is null
+         and pg_catalog.strpos(pg_catalog.array_to_string(namespace, ''), E'\x1f') = 0
+         and pg_catalog.array_to_string(namespace, E'\x1f') !~ '[^\x1f]{255}[^\x1f]'
+$$;
+comment on function ai._memory_labels_ok(text[]) is
+  'Internal: true when no label of a namespace is NULL, empty, over 255 characters or holding U+001F.';
+
 -- The rules of a row (the CHECK of each table is one call of its function): raise 23514 naming
 -- the rule; true when none is broken. The public functions test the same limits first and raise
 -- AS002 / AS003 with the argument's name (deploy/memory_functions.sql).
@@ -37,8 +60,7 @@ as $$
 begin
   if pg_catalog.cardinality(namespace) not between 1 and 20
      or pg_catalog.array_ndims(namespace) <> 1
-     or exists (select from pg_catalog.unnest(namespace) l
-                where l is null or pg_catalog.char_length(l) not between 1 and 255 or pg_catalog.strpos(l, E'\x1f') > 0) then
+     or not ai._memory_labels_ok(namespace) then
     raise exception using errcode = '23514', constraint = 'memory_items_row_check',
       message = 'a memory namespace is 1 to 20 labels of 1 to 255 characters, none holding U+001F';
   end if;
@@ -94,7 +116,7 @@ as $$ select pg_catalog.array_to_string(namespace, E'\x1f') collate "C" $$;
 comment on function ai._memory_ns(text[]) is
   'Internal: a namespace''s labels joined by U+001F, the key ai.memory_items is stored and ranged under.';
 
-revoke execute on function ai._check_memory_items_row(text[], text, jsonb, interval, timestamptz),
+revoke execute on function ai._memory_labels_ok(text[]), ai._check_memory_items_row(text[], text, jsonb, interval, timestamptz),
   ai._check_memory_vectors_row(text, real[]), ai._memory_ns(text[]) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
@@ -115,6 +137,11 @@ create table ai.memory_items (
 comment on table ai.memory_items is 'Long-term memory (a LangGraph Store): JSON items keyed by owner, namespace (a path of labels) and key, with an optional expiry.';
 
 create index memory_items_expiry on ai.memory_items (expires_at) where expires_at is not null;
+-- A search without a query returns the newest items first: this index is that order for one
+-- owner (ties by ns and key, as the search breaks them), so a search over many items stops after
+-- the first matches it walks instead of sorting all of them (the planner weighs it against the
+-- key range of a narrow prefix).
+create index memory_items_newest on ai.memory_items (owner, updated_at desc, ns, key);
 create index memory_items_search_text on ai.memory_items using gin (search_text) where search_text is not null;
 create index memory_items_value on ai.memory_items using gin (value jsonb_path_ops);
 
@@ -142,6 +169,27 @@ alter table ai.memory_vectors force row level security;
 create policy memory_vectors_by_owner on ai.memory_vectors
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+
+-- The archive twins (deploy/retention.sql for the sessions'): the same columns in the same order,
+-- ns a plain column (LIKE copies no generation expression), no index but the key.
+create table ai_archive.memory_items (like ai.memory_items including defaults including constraints,
+  primary key (owner, ns, key));
+comment on table ai_archive.memory_items is 'Archived long-term memory items (ai.archive_memory), as they were when archived; ai.restore_memory moves them back.';
+create table ai_archive.memory_vectors (like ai.memory_vectors including defaults including constraints,
+  primary key (owner, ns, key, field),
+  foreign key (owner, ns, key) references ai_archive.memory_items (owner, ns, key) on delete cascade);
+comment on table ai_archive.memory_vectors is 'The embeddings of archived memory items.';
+alter table ai_archive.memory_items enable row level security;
+alter table ai_archive.memory_items force row level security;
+create policy memory_items_by_owner on ai_archive.memory_items
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+alter table ai_archive.memory_vectors enable row level security;
+alter table ai_archive.memory_vectors force row level security;
+create policy memory_vectors_by_owner on ai_archive.memory_vectors
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+-- No grant: ai.archive_memory and ai.restore_memory (SECURITY DEFINER) move the rows.
 
 create type ai.memory_item as (
   namespace text[], key text, value jsonb, created_at timestamptz, updated_at timestamptz,

@@ -7825,14 +7825,21 @@ grant execute on function ai.list_streams(text, interval, integer, text) to ai_u
 -- requires: owners
 -- requires: clock
 -- requires: errors
+-- requires: retention
 --
 -- Long-term memory: what an agent keeps across threads (a user's preferences, facts it learned,
 -- summaries), LangGraph's Store in the same schema as the threads. An item is keyed by
 -- (owner, namespace, key): the owner is the tenant (ai.current_owner(), so ai.act_as lets a
 -- trusted back-end write an end user's memory), the namespace a path of labels (text[], one to
 -- 20 labels of 1 to 255 characters), the key a name of 1 to 1024 characters; the value is a JSON
--- object of up to 1 MiB. Items belong to their owner, not to a thread: nothing here moves to
--- ai_archive with a thread, and an item lives until it is deleted or expires.
+-- object of up to 1 MiB. Items belong to their owner, not to a thread: they do not move to
+-- ai_archive with a thread; an item lives until it is deleted, expires, or its owner archives it.
+--
+-- Archive. ai_archive.memory_items and ai_archive.memory_vectors are twins of the two tables
+-- (the same columns; ns a plain column there, keeping its value): ai.archive_memory moves an
+-- owner's live items under a namespace prefix there, copy first and delete after in one
+-- statement's transaction, and ai.restore_memory moves them back as they were (value, times,
+-- ttl and expiry, search text, embeddings). Same owner column and the same row level security.
 --
 -- Expiry. expires_at is NULL (never) or the time after which the item no longer exists for any
 -- read: every function compares it with ai.now(), so no sweeper is needed for correctness;
@@ -7849,6 +7856,22 @@ grant execute on function ai.list_streams(text, interval, integer, text) to ai_u
 -- may hold), in collation "C": the items under a namespace prefix are one range of the primary
 -- key, (owner, ns) between prefix and prefix || U+001F ... U+0020.
 
+-- Whether every label of a namespace is 1 to 255 characters without U+001F (and none is NULL),
+-- as one expression (inlined where it is called: no query per call or per row). array_to_string
+-- leaves NULL labels out, so they are looked for first; a label over 255 characters is a run of
+-- 256 characters other than the separator once the labels are joined by it.
+create function ai._memory_labels_ok(namespace text[])
+returns boolean
+language sql immutable parallel safe
+as $$
+  select pg_catalog.array_position(namespace, null) is null
+         and pg_catalog.array_position(namespace, '') is null
+         and pg_catalog.strpos(pg_catalog.array_to_string(namespace, ''), E'\x1f') = 0
+         and pg_catalog.array_to_string(namespace, E'\x1f') !~ '[^\x1f]{255}[^\x1f]'
+$$;
+comment on function ai._memory_labels_ok(text[]) is
+  'Internal: true when no label of a namespace is NULL, empty, over 255 characters or holding U+001F.';
+
 -- The rules of a row (the CHECK of each table is one call of its function): raise 23514 naming
 -- the rule; true when none is broken. The public functions test the same limits first and raise
 -- AS002 / AS003 with the argument's name (deploy/memory_functions.sql).
@@ -7859,8 +7882,7 @@ as $$
 begin
   if pg_catalog.cardinality(namespace) not between 1 and 20
      or pg_catalog.array_ndims(namespace) <> 1
-     or exists (select from pg_catalog.unnest(namespace) l
-                where l is null or pg_catalog.char_length(l) not between 1 and 255 or pg_catalog.strpos(l, E'\x1f') > 0) then
+     or not ai._memory_labels_ok(namespace) then
     raise exception using errcode = '23514', constraint = 'memory_items_row_check',
       message = 'a memory namespace is 1 to 20 labels of 1 to 255 characters, none holding U+001F';
   end if;
@@ -7916,7 +7938,7 @@ as $$ select pg_catalog.array_to_string(namespace, E'\x1f') collate "C" $$;
 comment on function ai._memory_ns(text[]) is
   'Internal: a namespace''s labels joined by U+001F, the key ai.memory_items is stored and ranged under.';
 
-revoke execute on function ai._check_memory_items_row(text[], text, jsonb, interval, timestamptz),
+revoke execute on function ai._memory_labels_ok(text[]), ai._check_memory_items_row(text[], text, jsonb, interval, timestamptz),
   ai._check_memory_vectors_row(text, real[]), ai._memory_ns(text[]) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
@@ -7937,6 +7959,11 @@ create table ai.memory_items (
 comment on table ai.memory_items is 'Long-term memory (a LangGraph Store): JSON items keyed by owner, namespace (a path of labels) and key, with an optional expiry.';
 
 create index memory_items_expiry on ai.memory_items (expires_at) where expires_at is not null;
+-- A search without a query returns the newest items first: this index is that order for one
+-- owner (ties by ns and key, as the search breaks them), so a search over many items stops after
+-- the first matches it walks instead of sorting all of them (the planner weighs it against the
+-- key range of a narrow prefix).
+create index memory_items_newest on ai.memory_items (owner, updated_at desc, ns, key);
 create index memory_items_search_text on ai.memory_items using gin (search_text) where search_text is not null;
 create index memory_items_value on ai.memory_items using gin (value jsonb_path_ops);
 
@@ -7965,6 +7992,27 @@ create policy memory_vectors_by_owner on ai.memory_vectors
   using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
   with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
 
+-- The archive twins (deploy/retention.sql for the sessions'): the same columns in the same order,
+-- ns a plain column (LIKE copies no generation expression), no index but the key.
+create table ai_archive.memory_items (like ai.memory_items including defaults including constraints,
+  primary key (owner, ns, key));
+comment on table ai_archive.memory_items is 'Archived long-term memory items (ai.archive_memory), as they were when archived; ai.restore_memory moves them back.';
+create table ai_archive.memory_vectors (like ai.memory_vectors including defaults including constraints,
+  primary key (owner, ns, key, field),
+  foreign key (owner, ns, key) references ai_archive.memory_items (owner, ns, key) on delete cascade);
+comment on table ai_archive.memory_vectors is 'The embeddings of archived memory items.';
+alter table ai_archive.memory_items enable row level security;
+alter table ai_archive.memory_items force row level security;
+create policy memory_items_by_owner on ai_archive.memory_items
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+alter table ai_archive.memory_vectors enable row level security;
+alter table ai_archive.memory_vectors force row level security;
+create policy memory_vectors_by_owner on ai_archive.memory_vectors
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+-- No grant: ai.archive_memory and ai.restore_memory (SECURITY DEFINER) move the rows.
+
 create type ai.memory_item as (
   namespace text[], key text, value jsonb, created_at timestamptz, updated_at timestamptz,
   expires_at timestamptz, score double precision
@@ -7991,15 +8039,14 @@ comment on type ai.memory_item is 'A memory item as the memory functions return 
 -- Filters (search): a JSON object; each member names a top-level field of the value and holds
 -- either a value (equal to it) or an object of operators, all of which must hold: $eq, $ne,
 -- $gt, $gte, $lt, $lte (compared by JSON type: numbers as numbers, strings as strings; values of
--- different types are never ordered, so 9 < 10 and "9" > "10"), $in and $nin (a JSON array of
--- values), $exists (true or false). Any other operator raises AS002.
+-- different types are never ordered, so 9 < 10 and "9" > "10"; strings by code point), $in and
+-- $nin (a JSON array of values), $exists (true or false). Any other operator raises AS002.
 
 -- Guards -----------------------------------------------------------------------------------------
 
 create or replace function ai._check_memory_namespace(namespace text[], argument text, allow_empty boolean default false)
 returns void
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if namespace is null then
@@ -8012,8 +8059,7 @@ begin
     raise exception using errcode = 'AS002',
       message = format('%s must have 1 to 20 labels, not %s', argument, pg_catalog.cardinality(namespace));
   end if;
-  if exists (select from pg_catalog.unnest(namespace) l
-             where l is null or l = '' or pg_catalog.char_length(l) > 255 or pg_catalog.strpos(l, E'\x1f') > 0) then
+  if not ai._memory_labels_ok(namespace) then
     raise exception using errcode = 'AS002',
       message = format('%s labels must be 1 to 255 characters without U+001F (no NULL or empty label)', argument);
   end if;
@@ -8022,31 +8068,96 @@ $$;
 comment on function ai._check_memory_namespace(text[], text, boolean) is
   'Internal guard: raises AS002 unless a namespace is 1 to 20 labels of 1 to 255 characters without U+001F (or empty where allowed).';
 
--- A filter as a flat list of conditions, [[field, operator, operand], ...] (a plain value is $eq),
--- computed once per search; ai._memory_passes tests a row against it with expressions only (no
--- query per row: a PL/pgSQL function that ran queries cost some 100 us a row).
-create or replace function ai._memory_conditions(filter jsonb)
-returns jsonb
-language sql immutable parallel safe
-set search_path = pg_catalog, pg_temp
+-- A search's filter, read once per call (ai._memory_filter) into what each row is tested by:
+--   contains  the members that are plain scalars ({"tag": "t3"}), as one object: value @> contains
+--             is exactly their equality (a scalar is contained at a key only when equal to it) and
+--             the GIN index of values answers it;
+--   path/vars the other conditions as one SQL/JSON path, tested per row by the built-in
+--             jsonb_path_exists(value, path, vars) in the search's own SQL (no function call of
+--             ours per row: PL/pgSQL cost some 20 us a row, the path about 1). The operands are
+--             never written into the path: each is a variable ($c<i>, in vars). The fields are, as
+--             quoted keys (to_jsonb(field)::text, a JSON string literal, which the path syntax
+--             reads the same way), so no filter can change the path's structure. Strict mode: a
+--             missing field is unknown, not an empty match, and an array is not unwrapped (["a"]
+--             does not equal "a", as jsonb equality says). SQL/JSON path compares by JSON type:
+--             values of different types are unknown, never ordered and never equal; strings by
+--             code point. $ne, $nin and "$exists": false hold where the positive test is false or
+--             unknown;
+--   rest      what the path cannot say as ai._memory_compare does, as [[field, op, operand], ...]
+--             for ai._memory_passes (per row, rare): equality with an object or an array (the path
+--             compares scalars only), an order against null, an object or an array (never true;
+--             the path would say null >= null), an empty $in or $nin.
+-- The operators are checked here, before any row is read (an empty result is no excuse): AS002.
+create or replace function ai._memory_filter(filter jsonb, out contains jsonb, out path jsonpath, out vars jsonb, out rest jsonb)
+language plpgsql immutable parallel safe
 as $$
-  select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_array(c.field, c.op, c.operand) order by c.field, c.op), '[]')
-  from (select f.key as field, o.key as op, o.value as operand
-        from pg_catalog.jsonb_each(filter) f, pg_catalog.jsonb_each(f.value) o
-        where pg_catalog.jsonb_typeof(f.value) = 'object' and exists (select from pg_catalog.jsonb_object_keys(f.value) k where k like '$%')
-        union all
-        select f.key, '$eq', f.value
-        from pg_catalog.jsonb_each(filter) f
-        where not (pg_catalog.jsonb_typeof(f.value) = 'object' and exists (select from pg_catalog.jsonb_object_keys(f.value) k where k like '$%'))) c
+declare
+  v_field text;
+  v_cond jsonb;
+  v_op text;
+  v_operand jsonb;
+  v_type text;
+  v_f text;
+  v_v text;
+  v_test text;
+  v_tests text[] := '{}';
+  v_rest jsonb := '[]';
+  v_n integer := 0;
+begin
+  vars := '{}';
+  for v_field, v_cond in select e.key, e.value from pg_catalog.jsonb_each(filter) e order by e.key loop
+    if pg_catalog.jsonb_typeof(v_cond) <> 'object' or not pg_catalog.jsonb_path_exists(v_cond, '$.keyvalue() ? (@.key starts with "$")') then
+      if pg_catalog.jsonb_typeof(v_cond) in ('string', 'number', 'boolean') then
+        contains := coalesce(contains, '{}') || pg_catalog.jsonb_build_object(v_field, v_cond);
+        continue;
+      end if;
+      v_cond := pg_catalog.jsonb_build_object('$eq', v_cond);  -- null, an object or an array
+    end if;
+    v_f := '@.' || pg_catalog.to_jsonb(v_field)::text;
+    for v_op, v_operand in select o.key, o.value from pg_catalog.jsonb_each(v_cond) o order by o.key loop
+      perform ai._memory_compare(null, v_op, v_operand);  -- AS002 for an unknown operator or a wrong operand
+      v_type := pg_catalog.jsonb_typeof(v_operand);
+      v_v := '$c' || v_n;
+      v_test := case
+        when v_op in ('$eq', '$ne') and v_type <> 'object' and v_type <> 'array' then
+          pg_catalog.format('(%s == %s)', v_f, v_v)
+        when v_op in ('$gt', '$gte', '$lt', '$lte') and v_type in ('string', 'number', 'boolean') then
+          pg_catalog.format('(%s %s %s)', v_f, case v_op when '$gt' then '>' when '$gte' then '>=' when '$lt' then '<' else '<=' end, v_v)
+        when v_op in ('$in', '$nin') and pg_catalog.jsonb_array_length(v_operand) > 0
+             and not pg_catalog.jsonb_path_exists(v_operand, 'strict $[*] ? (@.type() == "object" || @.type() == "array")') then
+          '(' || pg_catalog.array_to_string(array(
+                   select pg_catalog.format('%s == %s[%s]', v_f, v_v, k)
+                   from pg_catalog.generate_series(0, pg_catalog.jsonb_array_length(v_operand) - 1) k), ' || ') || ')'
+        when v_op = '$exists' then
+          pg_catalog.format('(exists(%s))', v_f)
+      end;
+      if v_test is null then
+        v_rest := v_rest || pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_array(v_field, v_op, v_operand));
+        continue;
+      end if;
+      if v_op in ('$ne', '$nin') or (v_op = '$exists' and v_operand = 'false'::jsonb) then
+        v_test := pg_catalog.format('(%s is unknown || !%s)', v_test, v_test);
+      end if;
+      v_tests := v_tests || v_test;
+      vars := vars || pg_catalog.jsonb_build_object('c' || v_n, v_operand);
+      v_n := v_n + 1;
+    end loop;
+  end loop;
+  if pg_catalog.cardinality(v_tests) > 0 then
+    path := ('strict $ ? (' || pg_catalog.array_to_string(v_tests, ' && ') || ')')::jsonpath;
+  end if;
+  if pg_catalog.jsonb_array_length(v_rest) > 0 then
+    rest := v_rest;
+  end if;
+end
 $$;
-comment on function ai._memory_conditions(jsonb) is
-  'Internal: a search filter as a JSON array of [field, operator, operand] (a plain value: $eq), for ai._memory_passes.';
+comment on function ai._memory_filter(jsonb) is
+  'Internal: a search filter read once: contains (its scalar equalities, for value @> and the GIN index), path and vars (the other conditions as one strict SQL/JSON path with the operands as variables, for jsonb_path_exists), rest (the conditions the path cannot say, for ai._memory_passes; NULL when none). AS002 for an unknown operator or a wrong operand.';
 
 -- Whether a value passes a filter's conditions (see the header for the operators).
 create or replace function ai._memory_passes(value jsonb, conditions jsonb)
 returns boolean
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_cond jsonb;
@@ -8061,12 +8172,11 @@ begin
 end
 $$;
 comment on function ai._memory_passes(jsonb, jsonb) is
-  'Internal: true when a memory value passes every [field, operator, operand] condition of ai._memory_conditions (operators $eq $ne $gt $gte $lt $lte $in $nin $exists, compared by JSON type).';
+  'Internal: true when a memory value passes every [field, operator, operand] condition (the rest of ai._memory_filter; operators $eq $ne $gt $gte $lt $lte $in $nin $exists, compared by JSON type).';
 
 create or replace function ai._memory_compare(actual jsonb, op text, operand jsonb)
 returns boolean
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_same_type boolean := pg_catalog.jsonb_typeof(actual) = pg_catalog.jsonb_typeof(operand)
@@ -8101,49 +8211,11 @@ $$;
 comment on function ai._memory_compare(jsonb, text, jsonb) is
   'Internal: one filter operator applied to a field''s value (NULL when the field is absent); ordered comparisons hold only between values of one JSON type.';
 
--- A filter's operators, checked once before any row is read (an empty result is no excuse).
-create or replace function ai._check_memory_filter(filter jsonb)
-returns void
-language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
-as $$
-declare
-  v_cond jsonb;
-  v_op text;
-  v_operand jsonb;
-begin
-  for v_cond in select f.value from pg_catalog.jsonb_each(filter) f loop
-    if pg_catalog.jsonb_typeof(v_cond) = 'object' and exists (select from pg_catalog.jsonb_object_keys(v_cond) k where k like '$%') then
-      for v_op, v_operand in select * from pg_catalog.jsonb_each(v_cond) loop
-        perform ai._memory_compare(null, v_op, v_operand);
-      end loop;
-    end if;
-  end loop;
-end
-$$;
-comment on function ai._check_memory_filter(jsonb) is
-  'Internal guard: raises AS002 for a filter operator that is unknown or has an operand of the wrong kind, whether or not any item is read.';
-
--- The members of a filter whose condition is a plain scalar: value @> them is necessary for the
--- filter to hold, and the GIN index of values answers it.
-create or replace function ai._memory_containment(filter jsonb)
-returns jsonb
-language sql immutable parallel safe
-set search_path = pg_catalog, pg_temp
-as $$
-  select pg_catalog.jsonb_object_agg(f.key, f.value)
-  from pg_catalog.jsonb_each(filter) f
-  where pg_catalog.jsonb_typeof(f.value) in ('string', 'number', 'boolean')
-$$;
-comment on function ai._memory_containment(jsonb) is
-  'Internal: the scalar equality members of a filter, as one object for value @> (the GIN index of ai.memory_items.value).';
-
 -- Similarity of two embeddings, higher is nearer: cosine similarity, inner product, or minus the
 -- euclidean distance (the scores LangGraph's PostgresStore returns for its distance types).
 create or replace function ai._memory_similarity(a real[], b real[], distance text)
 returns double precision
 language sql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
   select case distance
            when 'l2' then -pg_catalog.sqrt(pg_catalog.sum((x::float8 - y::float8) ^ 2))
@@ -8161,7 +8233,6 @@ comment on function ai._memory_similarity(real[], real[], text) is
 create or replace function ai._memory_embeddings(embeddings jsonb)
 returns table (field text, embedding real[])
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if embeddings is null then
@@ -8191,7 +8262,6 @@ comment on function ai._memory_embeddings(jsonb) is
 create or replace function ai._memory_vector_index(dims integer, distance text)
 returns text
 language sql stable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
   select c.relname::text from pg_catalog.pg_class c
   where c.relnamespace = 'ai'::regnamespace and c.relkind = 'i'
@@ -8210,7 +8280,6 @@ comment on function ai._memory_vector_index(integer, text) is
 create or replace function ai._memory_labels(value jsonb, argument text)
 returns text[]
 language plpgsql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if value is null or value = 'null'::jsonb then
@@ -8229,7 +8298,6 @@ comment on function ai._memory_labels(jsonb, text) is 'Internal: a JSON array of
 create or replace function ai._memory_labels_match(namespace text[], pattern text[], at_end boolean)
 returns boolean
 language sql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
   select pattern is null or pg_catalog.cardinality(pattern) = 0
          or (pg_catalog.cardinality(namespace) >= pg_catalog.cardinality(pattern)
@@ -8364,6 +8432,10 @@ create or replace function ai.search_memory(namespace_prefix text[] default '{}'
                                             distance text default 'cosine')
 returns setof ai.memory_item
 language plpgsql volatile
+-- planned per call: the plan depends on the prefix's key range, the filter and the owner's share
+-- of the rows; a generic plan (after five calls) knows none of them and, over a large tenant,
+-- scanned all of its items under a narrow prefix and sorted every match (bench/memory.sh)
+set plan_cache_mode = force_custom_plan
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -8379,6 +8451,8 @@ declare
   v_depth integer;
   v_contains jsonb;
   v_rest jsonb;
+  v_path jsonpath;
+  v_vars jsonb;
   v_tsq tsquery;
   v_rows ai.memory_item[];
 begin
@@ -8389,16 +8463,7 @@ begin
   end if;
   if a_filter is not null then
     perform ai._check_document(a_filter, 'filter', true);
-    perform ai._check_memory_filter(a_filter);
-    v_contains := ai._memory_containment(a_filter);
-    -- a filter of scalar equalities only is value @> v_contains, which the GIN index answers:
-    -- no per-row check is needed then (a scalar is contained at a key only when equal to it)
-    if (select pg_catalog.count(*) from pg_catalog.jsonb_object_keys(a_filter))
-       = (select pg_catalog.count(*) from pg_catalog.jsonb_object_keys(coalesce(v_contains, '{}'))) then
-      v_rest := null;
-    else
-      v_rest := ai._memory_conditions(a_filter);
-    end if;
+    select f.contains, f.path, f.vars, f.rest into v_contains, v_path, v_vars, v_rest from ai._memory_filter(a_filter) f;
   end if;
   if distance is null or distance not in ('cosine', 'inner_product', 'l2') then
     raise exception using errcode = 'AS002', message = 'distance must be cosine, inner_product or l2';
@@ -8438,8 +8503,9 @@ begin
                     limit greatest(1000, ($4 + $5) * 10)) n  -- greatest is syntax, not a function of pg_catalog
               group by n.ns, n.key) c
         join ai.memory_items i on i.owner = $1 and i.ns = c.ns and i.key = c.key
-        where i.namespace[1:$9] = $3
+        where ($9 = 0 or i.namespace[1:$9] = $3)
           and (i.expires_at is null or i.expires_at > $6)
+          and ($11::jsonpath is null or pg_catalog.jsonb_path_exists(i.value, $11, $12, true))
           and ($7::jsonb is null or ai._memory_passes(i.value, $7))
           and ($10::jsonb is null or i.value @> $10)
         order by c.score desc, i.updated_at desc, i.ns, i.key
@@ -8448,47 +8514,51 @@ begin
       case distance when 'l2' then '<->' when 'inner_product' then '<#>' else '<=>' end,
       (select e.extnamespace::regnamespace::text from pg_catalog.pg_extension e where e.extname = 'vector'))
     into v_rows
-    using v_owner, query_embedding, coalesce(a_prefix, '{}'), max_rows, skip, v_now, v_rest, distance, v_depth, v_contains;
+    using v_owner, query_embedding, coalesce(a_prefix, '{}'), max_rows, skip, v_now, v_rest, distance, v_depth, v_contains,
+          v_path, v_vars;
   elsif query_embedding is not null then
-    select array_agg(x order by o) into v_rows from (
+    select array_agg(t.x order by t.score desc, t.updated_at desc, t.ns, t.key) into v_rows from (
       select (i.namespace, i.key, i.value, i.created_at, i.updated_at, i.expires_at, s.score)::ai.memory_item as x,
-             row_number() over (order by s.score desc, i.updated_at desc, i.ns, i.key) as o
+             s.score, i.updated_at, i.ns, i.key
       from ai.memory_items i
       cross join lateral (select pg_catalog.max(ai._memory_similarity(v.embedding, query_embedding, distance)) as score
                           from ai.memory_vectors v
                           where v.owner = i.owner and v.ns = i.ns and v.key = i.key
                             and pg_catalog.cardinality(v.embedding) = pg_catalog.cardinality(query_embedding)) s
       where i.owner = v_owner and i.ns >= v_lo and (v_hi is null or i.ns < v_hi)
-        and i.namespace[1:v_depth] = coalesce(a_prefix, '{}')
+        and (v_depth = 0 or i.namespace[1:v_depth] = a_prefix)  -- a constant true without a prefix: no guessed selectivity
         and (i.expires_at is null or i.expires_at > v_now)
         and (v_contains is null or i.value @> v_contains)
+        and (v_path is null or pg_catalog.jsonb_path_exists(i.value, v_path, v_vars, true))
         and (v_rest is null or ai._memory_passes(i.value, v_rest))
         and s.score is not null
       order by s.score desc, i.updated_at desc, i.ns, i.key
       limit max_rows offset skip) t;
   elsif v_tsq is not null then
-    select array_agg(x order by o) into v_rows from (
-      select (i.namespace, i.key, i.value, i.created_at, i.updated_at, i.expires_at,
-              pg_catalog.ts_rank(i.search_text, v_tsq)::double precision)::ai.memory_item as x,
-             row_number() over (order by pg_catalog.ts_rank(i.search_text, v_tsq) desc, i.updated_at desc, i.ns, i.key) as o
+    select array_agg(t.x order by t.score desc, t.updated_at desc, t.ns, t.key) into v_rows from (
+      select (i.namespace, i.key, i.value, i.created_at, i.updated_at, i.expires_at, s.score)::ai.memory_item as x,
+             s.score, i.updated_at, i.ns, i.key
       from ai.memory_items i
+      cross join lateral (select pg_catalog.ts_rank(i.search_text, v_tsq)::double precision as score) s
       where i.owner = v_owner and i.ns >= v_lo and (v_hi is null or i.ns < v_hi)
-        and i.namespace[1:v_depth] = coalesce(a_prefix, '{}')
+        and (v_depth = 0 or i.namespace[1:v_depth] = a_prefix)  -- a constant true without a prefix: no guessed selectivity
         and (i.expires_at is null or i.expires_at > v_now)
         and (v_contains is null or i.value @> v_contains)
+        and (v_path is null or pg_catalog.jsonb_path_exists(i.value, v_path, v_vars, true))
         and (v_rest is null or ai._memory_passes(i.value, v_rest))
         and i.search_text @@ v_tsq
-      order by pg_catalog.ts_rank(i.search_text, v_tsq) desc, i.updated_at desc, i.ns, i.key
+      order by s.score desc, i.updated_at desc, i.ns, i.key
       limit max_rows offset skip) t;
   else
-    select array_agg(x order by o) into v_rows from (
+    select array_agg(t.x order by t.updated_at desc, t.ns, t.key) into v_rows from (
       select (i.namespace, i.key, i.value, i.created_at, i.updated_at, i.expires_at, null)::ai.memory_item as x,
-             row_number() over (order by i.updated_at desc, i.ns, i.key) as o
+             i.updated_at, i.ns, i.key
       from ai.memory_items i
       where i.owner = v_owner and i.ns >= v_lo and (v_hi is null or i.ns < v_hi)
-        and i.namespace[1:v_depth] = coalesce(a_prefix, '{}')
+        and (v_depth = 0 or i.namespace[1:v_depth] = a_prefix)  -- a constant true without a prefix: no guessed selectivity
         and (i.expires_at is null or i.expires_at > v_now)
         and (v_contains is null or i.value @> v_contains)
+        and (v_path is null or pg_catalog.jsonb_path_exists(i.value, v_path, v_vars, true))
         and (v_rest is null or ai._memory_passes(i.value, v_rest))
       order by i.updated_at desc, i.ns, i.key
       limit max_rows offset skip) t;
@@ -8517,6 +8587,7 @@ create or replace function ai.list_memory_namespaces(prefix text[] default null,
                                                      skip integer default 0)
 returns setof text[]
 language plpgsql stable
+set plan_cache_mode = force_custom_plan  -- the prefix's key range, as ai.search_memory
 security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -8585,6 +8656,134 @@ end
 $$;
 comment on function ai.sweep_memory(integer) is
   'Deletes up to batch_size expired memory items (of every owner the caller sees: all of them for ai_service acting for nobody) and returns how many; call it until it returns less than batch_size. Reads never return expired items, swept or not. AS002 bad argument.';
+
+-- Archive (deploy/memory.sql, "Archive"). Both functions act for ai.current_owner() on the items
+-- under a namespace prefix (whole labels; '{}': all of the owner's), a bounded batch per call in
+-- key order: call until the count is less than max_items. The picked rows are locked (FOR
+-- UPDATE: a put in flight is waited for, not skipped, so a short count means nothing is left).
+-- Nothing is deleted before its copy is in, in the same transaction; the counts are compared,
+-- and a difference rolls the whole batch back. (unnest of two arrays is syntax, not a function of
+-- pg_catalog: it is written unqualified.)
+create or replace function ai.archive_memory(namespace_prefix text[] default '{}', max_items integer default 1000)
+returns integer
+language plpgsql volatile
+set plan_cache_mode = force_custom_plan  -- the prefix's key range, as ai.search_memory
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_prefix alias for $1;
+  v_owner text := ai.current_owner();
+  v_now timestamptz := ai.now();
+  v_depth integer := pg_catalog.cardinality(coalesce(a_prefix, '{}'));
+  v_lo text;
+  v_hi text;
+  v_ns text[];
+  v_keys text[];
+  v_copied integer;
+  v_deleted integer;
+begin
+  perform ai._check_memory_namespace(coalesce(a_prefix, '{}'), 'namespace_prefix', true);
+  perform ai._check_limit(max_items, 'max_items');
+  v_lo := ai._memory_ns(coalesce(a_prefix, '{}'));
+  v_hi := case when v_depth > 0 then v_lo || E'\x20' end;
+  -- live items only: an expired one no longer exists for any read, and the sweep takes it
+  select pg_catalog.array_agg(p.ns order by p.ns, p.key), pg_catalog.array_agg(p.key order by p.ns, p.key) into v_ns, v_keys
+  from (select i.ns, i.key from ai.memory_items i
+        where i.owner = v_owner and i.ns >= v_lo and (v_hi is null or i.ns < v_hi)
+          and (v_depth = 0 or i.namespace[1:v_depth] = a_prefix)  -- a constant true without a prefix: no guessed selectivity
+          and (i.expires_at is null or i.expires_at > v_now)
+        order by i.ns, i.key
+        limit max_items
+        for update) p;
+  if v_ns is null then
+    return 0;
+  end if;
+  -- an older archived copy of the same key gives way to the newer item (as a put replaces one)
+  delete from ai_archive.memory_items a using unnest(v_ns, v_keys) p(ns, key)
+  where a.owner = v_owner and a.ns = p.ns and a.key = p.key;
+  insert into ai_archive.memory_items (owner, namespace, ns, key, value, created_at, updated_at, ttl, expires_at, search_text)
+  select i.owner, i.namespace, i.ns, i.key, i.value, i.created_at, i.updated_at, i.ttl, i.expires_at, i.search_text
+  from ai.memory_items i join unnest(v_ns, v_keys) p(ns, key) on i.owner = v_owner and i.ns = p.ns and i.key = p.key;
+  get diagnostics v_copied = row_count;
+  insert into ai_archive.memory_vectors (owner, ns, key, field, embedding)
+  select v.owner, v.ns, v.key, v.field, v.embedding
+  from ai.memory_vectors v join unnest(v_ns, v_keys) p(ns, key) on v.owner = v_owner and v.ns = p.ns and v.key = p.key;
+  -- the copies are in; the cascade takes the hot embeddings with their items
+  delete from ai.memory_items i using unnest(v_ns, v_keys) p(ns, key)
+  where i.owner = v_owner and i.ns = p.ns and i.key = p.key;
+  get diagnostics v_deleted = row_count;
+  if v_deleted <> v_copied or v_copied <> pg_catalog.cardinality(v_keys) then
+    raise exception using errcode = 'XX000',
+      message = format('archive_memory copied %s items and would delete %s of %s picked: nothing moved', v_copied, v_deleted, pg_catalog.cardinality(v_keys));
+  end if;
+  return v_deleted;
+end
+$$;
+comment on function ai.archive_memory(text[], integer) is
+  'Moves up to max_items of the caller''s live memory items under a namespace prefix (whole labels; empty: all), in key order, with their embeddings, into ai_archive (an older archived copy of a key gives way), deleting each only once it is copied; returns how many. Call it until it returns less than max_items. For the owner, or ai_service acting for one (ai.act_as). AS002 bad argument.';
+
+create or replace function ai.restore_memory(namespace_prefix text[] default '{}', max_items integer default 1000,
+                                             out restored integer, out superseded integer)
+language plpgsql volatile
+set plan_cache_mode = force_custom_plan  -- the prefix's key range, as ai.search_memory
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_prefix alias for $1;
+  v_owner text := ai.current_owner();
+  v_now timestamptz := ai.now();
+  v_depth integer := pg_catalog.cardinality(coalesce(a_prefix, '{}'));
+  v_lo text;
+  v_hi text;
+  v_ns text[];
+  v_keys text[];
+  v_back_ns text[];
+  v_back_keys text[];
+begin
+  perform ai._check_memory_namespace(coalesce(a_prefix, '{}'), 'namespace_prefix', true);
+  perform ai._check_limit(max_items, 'max_items');
+  v_lo := ai._memory_ns(coalesce(a_prefix, '{}'));
+  v_hi := case when v_depth > 0 then v_lo || E'\x20' end;
+  select pg_catalog.array_agg(p.ns order by p.ns, p.key), pg_catalog.array_agg(p.key order by p.ns, p.key) into v_ns, v_keys
+  from (select a.ns, a.key from ai_archive.memory_items a
+        where a.owner = v_owner and a.ns >= v_lo and (v_hi is null or a.ns < v_hi)
+          and (v_depth = 0 or a.namespace[1:v_depth] = a_prefix)
+        order by a.ns, a.key
+        limit max_items
+        for update) p;
+  if v_ns is null then
+    restored := 0;
+    superseded := 0;
+    return;
+  end if;
+  -- A hot item of the same key: an expired one does not exist and gives way; a live one was
+  -- written after the archive and stays (as a put replaces an item), the archived copy dropped.
+  delete from ai.memory_items i using unnest(v_ns, v_keys) p(ns, key)
+  where i.owner = v_owner and i.ns = p.ns and i.key = p.key and i.expires_at <= v_now;
+  with back as (
+    insert into ai.memory_items as i (owner, namespace, key, value, created_at, updated_at, ttl, expires_at, search_text)
+    select a.owner, a.namespace, a.key, a.value, a.created_at, a.updated_at, a.ttl, a.expires_at, a.search_text
+    from ai_archive.memory_items a join unnest(v_ns, v_keys) p(ns, key) on a.owner = v_owner and a.ns = p.ns and a.key = p.key
+    order by a.ns, a.key
+    on conflict (owner, ns, key) do nothing
+    returning i.ns, i.key)
+  select pg_catalog.array_agg(b.ns), pg_catalog.array_agg(b.key) into v_back_ns, v_back_keys from back b;
+  insert into ai.memory_vectors (owner, ns, key, field, embedding)
+  select v.owner, v.ns, v.key, v.field, v.embedding
+  from ai_archive.memory_vectors v join unnest(v_back_ns, v_back_keys) p(ns, key)
+    on v.owner = v_owner and v.ns = p.ns and v.key = p.key;
+  delete from ai_archive.memory_items a using unnest(v_ns, v_keys) p(ns, key)
+  where a.owner = v_owner and a.ns = p.ns and a.key = p.key;
+  restored := coalesce(pg_catalog.cardinality(v_back_keys), 0);
+  superseded := pg_catalog.cardinality(v_keys) - restored;
+end
+$$;
+comment on function ai.restore_memory(text[], integer) is
+  'Moves up to max_items of the caller''s archived memory items under a namespace prefix (whole labels; empty: all), in key order, back into the hot tables as they were (value, created and updated times, ttl and expiry, search text, embeddings); returns how many were restored and how many were superseded (a live item of that key was written since: it stays, the archived copy is dropped). Call it until restored + superseded is less than max_items. For the owner, or ai_service acting for one (ai.act_as). AS002 bad argument.';
 
 create or replace function ai.create_memory_vector_index(dims integer, distance text default 'cosine')
 returns text
@@ -8683,17 +8882,17 @@ $$;
 comment on function ai.batch_memory(jsonb) is
   'Runs memory operations in order in one call and one transaction, and returns their results in order as a JSON array: {"op":"get",namespace,key,refresh_ttl} -> the item or null; {"op":"put",namespace,key,value (null deletes),ttl_seconds,index_texts,embeddings} -> null; {"op":"search",namespace_prefix,filter,query,limit,offset,refresh_ttl,query_embedding,distance} -> an array of items; {"op":"list_namespaces",prefix,suffix,max_depth,limit,offset} -> an array of namespaces. At most 1000 operations. AS002 bad argument, AS003 too large.';
 
-revoke execute on function ai._check_memory_namespace(text[], text, boolean), ai._memory_conditions(jsonb), ai._memory_passes(jsonb, jsonb), ai._check_memory_filter(jsonb),
-  ai._memory_compare(jsonb, text, jsonb), ai._memory_containment(jsonb), ai._memory_similarity(real[], real[], text),
+revoke execute on function ai._check_memory_namespace(text[], text, boolean), ai._memory_filter(jsonb), ai._memory_passes(jsonb, jsonb),
+  ai._memory_compare(jsonb, text, jsonb), ai._memory_similarity(real[], real[], text),
   ai._memory_embeddings(jsonb), ai._memory_vector_index(integer, text), ai._memory_labels(jsonb, text), ai._memory_labels_match(text[], text[], boolean) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
 revoke execute on function ai.put_memory(text[], text, jsonb, interval, text[], jsonb), ai.get_memory(text[], text, boolean),
-  ai.delete_memory(text[], text), ai.search_memory(text[], jsonb, text, integer, integer, boolean, real[], text),
+  ai.delete_memory(text[], text), ai.archive_memory(text[], integer), ai.restore_memory(text[], integer), ai.search_memory(text[], jsonb, text, integer, integer, boolean, real[], text),
   ai.list_memory_namespaces(text[], text[], integer, integer, integer), ai.sweep_memory(integer),
   ai.batch_memory(jsonb), ai.create_memory_vector_index(integer, text) from public;
 grant execute on function ai.put_memory(text[], text, jsonb, interval, text[], jsonb), ai.get_memory(text[], text, boolean),
-  ai.delete_memory(text[], text), ai.search_memory(text[], jsonb, text, integer, integer, boolean, real[], text),
+  ai.delete_memory(text[], text), ai.archive_memory(text[], integer), ai.restore_memory(text[], integer), ai.search_memory(text[], jsonb, text, integer, integer, boolean, real[], text),
   ai.list_memory_namespaces(text[], text[], integer, integer, integer),
   ai.batch_memory(jsonb) to ai_user, ai_service;
 grant execute on function ai.sweep_memory(integer), ai.create_memory_vector_index(integer, text) to ai_service;

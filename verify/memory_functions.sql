@@ -8,4 +8,6 @@ select 'ai.list_memory_namespaces(text[], text[], integer, integer, integer)'::r
 select 'ai.sweep_memory(integer)'::regprocedure;
 select 'ai.batch_memory(jsonb)'::regprocedure;
 select 'ai.create_memory_vector_index(integer, text)'::regprocedure;
+select 'ai.archive_memory(text[], integer)'::regprocedure;
+select 'ai.restore_memory(text[], integer)'::regprocedure;
 rollback;

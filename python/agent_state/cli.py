@@ -788,10 +788,40 @@ def _memory_client(args: argparse.Namespace, conn: Conn) -> Iterator[Client]:
         yield client
 
 
+def _memory_move(args: argparse.Namespace, conn: Conn, namespace: tuple[str, ...]) -> int:
+    """``memory archive`` (ai.archive_memory) and ``memory restore`` (ai.restore_memory): batch
+    after batch of --batch-size items, each batch its own transaction, until one is not full."""
+    moved = superseded = 0
+    while True:
+        for client in _memory_client(args, conn):
+            if args.action == "archive":
+                n = client.archive_memory(namespace, args.batch_size)
+                moved += n
+            else:
+                batch = client.restore_memory(namespace, args.batch_size)
+                n = batch.restored + batch.superseded
+                moved += batch.restored
+                superseded += batch.superseded
+        if n < args.batch_size:
+            break
+    where = "/".join(namespace) or "all namespaces"
+    if args.json:
+        _print_json({"archived": moved} if args.action == "archive" else {"restored": moved, "superseded": superseded})
+    elif args.action == "archive":
+        print(f"archived {_count(moved, 'memory item')} ({where})")
+    else:
+        dropped = f"{superseded} archived copies dropped for a live item written since"
+        print(f"restored {_count(moved, 'memory item')} ({where}); {dropped}")
+    return EXIT_OK
+
+
 def cmd_memory(args: argparse.Namespace, conn: Conn) -> int:
     """Long-term memory per namespace (docs/memory.md): ``ls`` (ai.list_memory_namespaces, or
-    ai.search_memory with --items), ``show`` (ai.get_memory), ``rm`` (ai.delete_memory)."""
+    ai.search_memory with --items), ``show`` (ai.get_memory), ``rm`` (ai.delete_memory),
+    ``archive`` (ai.archive_memory) and ``restore`` (ai.restore_memory) of a prefix."""
     namespace = tuple(args.namespace.split("/")) if args.namespace else ()
+    if args.action in ("archive", "restore"):
+        return _memory_move(args, conn, namespace)
     if args.action != "ls" and (not namespace or args.key is None):
         raise CliError(
             f"memory {args.action} takes a namespace and a key: agent-state memory {args.action} users/alice prefs"
@@ -1004,15 +1034,22 @@ def parser() -> argparse.ArgumentParser:
     p = command("restore", "move an archived session back (ai.restore_session)")
     p.add_argument("thread")
 
-    p = command("memory", "long-term memory per namespace (labels joined by /): ls, show, rm (docs/memory.md)")
-    p.add_argument("action", choices=("ls", "show", "rm"))
-    p.add_argument("namespace", nargs="?", default="", help="e.g. users/alice (ls: a prefix; default: all)")
+    p = command(
+        "memory", "long-term memory per namespace (labels joined by /): ls, show, rm, archive, restore (docs/memory.md)"
+    )
+    p.add_argument("action", choices=("ls", "show", "rm", "archive", "restore"))
+    p.add_argument(
+        "namespace", nargs="?", default="", help="e.g. users/alice (ls, archive, restore: a prefix; default: all)"
+    )
     p.add_argument("key", nargs="?", help="the item's key (show, rm)")
     p.add_argument("--items", action="store_true", help="ls: the items under the prefix, not the namespaces")
     p.add_argument("--query", help="ls --items: full-text search over the items")
     p.add_argument("--owner", help="a service: the end user whose memory (ai.act_as)")
     p.add_argument("--limit", type=int, default=100)
     p.add_argument("--width", type=int, default=60, help="cut values to this many characters (default 60)")
+    p.add_argument(
+        "--batch-size", type=int, default=1000, help="archive, restore: items per transaction (default 1000)"
+    )
 
     p = command("replay", "replay a recorded thread from a checkpoint and diff the outcome")
     p.add_argument("thread")

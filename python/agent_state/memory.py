@@ -22,7 +22,14 @@ from psycopg.types.json import Jsonb
 
 from ._calls import Call, T
 
-__all__ = ["AsyncMemoryMethods", "MemoryItem", "MemoryMethods", "item_from_json", "retrieval_documents"]
+__all__ = [
+    "AsyncMemoryMethods",
+    "MemoryItem",
+    "MemoryMethods",
+    "MemoryRestore",
+    "item_from_json",
+    "retrieval_documents",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +44,16 @@ class MemoryItem:
     updated_at: datetime
     expires_at: datetime | None
     score: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRestore:
+    """One batch of ``ai.restore_memory``: items restored, and archived copies dropped because a
+    live item of the key was written since (it stays). A batch is full when their sum is the
+    ``max_items`` asked for."""
+
+    restored: int
+    superseded: int
 
 
 def _item(row: Mapping[str, Any]) -> MemoryItem:
@@ -101,6 +118,10 @@ MAY_SWEEP_MEMORY = Call(
     "select has_function_privilege('ai.sweep_memory(integer)', 'execute') as may", lambda r: bool(r["may"])
 )
 SWEEP_MEMORY = Call("select ai.sweep_memory(%s) as deleted", lambda r: int(r["deleted"]))
+ARCHIVE_MEMORY = Call("select ai.archive_memory(%s, %s) as archived", lambda r: int(r["archived"]))
+RESTORE_MEMORY = Call(
+    "select * from ai.restore_memory(%s, %s)", lambda r: MemoryRestore(int(r["restored"]), int(r["superseded"]))
+)
 BATCH_MEMORY = Call("select ai.batch_memory(%s) as results", lambda r: list(r["results"]))
 
 
@@ -200,6 +221,17 @@ class AsyncMemoryMethods:
         """Whether this role may call ``ai.sweep_memory`` (a member of ai_service)."""
         return (await self._rows(MAY_SWEEP_MEMORY, ()))[0]
 
+    async def archive_memory(self, namespace_prefix: Sequence[str] = (), max_items: int = 1000) -> int:
+        """``ai.archive_memory``: moves up to ``max_items`` of the caller's live items under the
+        prefix (all: ``()``) to the archive, each deleted only once copied; returns how many. Call
+        again until it returns less than ``max_items``."""
+        return (await self._rows(ARCHIVE_MEMORY, (list(namespace_prefix), max_items)))[0]
+
+    async def restore_memory(self, namespace_prefix: Sequence[str] = (), max_items: int = 1000) -> MemoryRestore:
+        """``ai.restore_memory``: moves up to ``max_items`` archived items under the prefix back
+        as they were (a live item written since stays: ``superseded``)."""
+        return (await self._rows(RESTORE_MEMORY, (list(namespace_prefix), max_items)))[0]
+
     async def batch_memory(self, ops: Sequence[Mapping[str, Any]]) -> list[Any]:
         """``ai.batch_memory``: operations in order in one call; their results (JSON) in order."""
         return (await self._rows(BATCH_MEMORY, (Jsonb([dict(op) for op in ops]),)))[0]
@@ -271,6 +303,17 @@ class MemoryMethods:
     def may_sweep_memory(self) -> bool:
         """Whether this role may call ``ai.sweep_memory`` (a member of ai_service)."""
         return self._rows(MAY_SWEEP_MEMORY, ())[0]
+
+    def archive_memory(self, namespace_prefix: Sequence[str] = (), max_items: int = 1000) -> int:
+        """``ai.archive_memory``: moves up to ``max_items`` of the caller's live items under the
+        prefix (all: ``()``) to the archive, each deleted only once copied; returns how many. Call
+        again until it returns less than ``max_items``."""
+        return self._rows(ARCHIVE_MEMORY, (list(namespace_prefix), max_items))[0]
+
+    def restore_memory(self, namespace_prefix: Sequence[str] = (), max_items: int = 1000) -> MemoryRestore:
+        """``ai.restore_memory``: moves up to ``max_items`` archived items under the prefix back
+        as they were (a live item written since stays: ``superseded``)."""
+        return self._rows(RESTORE_MEMORY, (list(namespace_prefix), max_items))[0]
 
     def batch_memory(self, ops: Sequence[Mapping[str, Any]]) -> list[Any]:
         """``ai.batch_memory``: operations in order in one call; their results (JSON) in order."""

@@ -269,18 +269,24 @@ def test_the_worker_examples(docs_database: tuple[str, str], tmp_path: Path) -> 
 
 
 def test_the_memory_examples(docs_database: tuple[str, str]) -> None:
-    """The `memory` block's commands, as a tenant holding users/alice's prefs: `ls` lists the
-    namespace, `--items --query` finds the item, `show` prints its value, `rm` deletes it."""
+    """The `memory` block's commands, as a tenant holding three items of users/alice: `ls` lists the
+    namespace, `--items --query` finds the item, `show` prints its value, `rm` deletes it; then
+    `archive` and `restore` print what the block shows."""
     _service, superuser = docs_database
     tenant = dsn_as(superuser, "tenant_a")
     with psycopg.connect(tenant, autocommit=True) as conn:
-        Client(conn).put_memory(("users", "alice"), "prefs", {"theme": "dark theme", "language": "pt"})
-    commands = [args for args, shown in examples("memory")]
-    assert [args[:2] for args in commands] == [["memory", "ls"], ["memory", "ls"], ["memory", "show"], ["memory", "rm"]]
+        client = Client(conn)
+        client.put_memory(("users", "alice"), "prefs", {"theme": "dark theme", "language": "pt"})
+        client.put_memory(("users", "alice"), "home", {"city": "Lisbon"})
+        client.put_memory(("users", "alice"), "diet", {"likes": "fish"})
+    steps = examples("memory")
+    assert [args[:2] for args, _ in steps] == [["memory", c] for c in ("ls", "ls", "show", "rm", "archive", "restore")]
     printed = []
-    for args in commands:
+    for args, shown in steps:
         done = _cli(tenant, *args)
         assert done.returncode == 0, (args, done.stderr)
         printed.append(done.stdout)
+        if shown:  # the others' blocks show a comment, not their output
+            assert_ran_as_documented(args, args, done.stdout.splitlines(), shown)
     assert "users/alice" in printed[0] and "prefs" in printed[1] and '"theme": "dark theme"' in printed[2]
-    assert _cli(tenant, *commands[2]).returncode == 2  # removed: show exits 2
+    assert _cli(tenant, *steps[2][0]).returncode == 2  # removed: show exits 2

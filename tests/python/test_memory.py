@@ -227,3 +227,64 @@ def test_the_cli_lists_shows_and_removes_memory_per_namespace(role_dsn: Callable
     gone = _cli("memory", "show", f"cli/{thread_id}/alice", "prefs", dsn=dsn)
     assert gone.returncode == 2 and "no memory item" in gone.stderr
     assert _cli("memory", "ls", f"cli/{thread_id}", "--json", dsn=role_dsn("tenant_b")).stdout.strip() == "[]"
+
+
+def test_an_owner_archives_and_restores_its_memory_intact_and_another_tenant_cannot(
+    role_dsn: Callable[[str], str], thread_id: str
+) -> None:
+    ns = ("archive", thread_id, "alice")
+    with psycopg.connect(role_dsn("tenant_a"), autocommit=True) as conn_a:
+        a = Client(conn_a)
+        a.put_memory(ns, "prefs", {"theme": "dark"}, ttl=timedelta(days=30), embeddings={"theme": [0.5, 0.5]})
+        a.put_memory(ns, "notes", {"text": "kilo lima"})
+        before = {i.key: i for i in a.search_memory(ns)}
+        with psycopg.connect(role_dsn("tenant_b"), autocommit=True) as conn_b:
+            b = Client(conn_b)
+            assert b.archive_memory(ns) == 0  # tenant b names tenant a's prefix: none of its items
+            assert a.archive_memory(ns, max_items=1) == 1 and a.archive_memory(ns, max_items=1) == 1
+            assert a.archive_memory(ns) == 0 and a.search_memory(ns) == []
+            assert b.restore_memory(ns) == b.restore_memory() and b.restore_memory().restored == 0
+        back = a.restore_memory(ns)
+        assert (back.restored, back.superseded) == (2, 0)
+        after = {i.key: i for i in a.search_memory(ns)}
+        assert after == before  # value, created and updated times, expiry
+        nearest = a.search_memory(ns, query_embedding=[1.0, 1.0])
+        assert [i.key for i in nearest] == ["prefs"]  # the embedding came back too
+
+
+def test_a_service_archives_and_restores_an_end_users_memory_async(
+    role_dsn: Callable[[str], str], thread_id: str
+) -> None:
+    ns = ("archive", thread_id)
+
+    async def check() -> None:
+        async with await psycopg.AsyncConnection.connect(role_dsn("app_service"), autocommit=True) as conn:
+            service = AsyncClient(conn)
+            async with service.acting_as(f"user-{thread_id}") as user:
+                await user.put_memory(ns, "k", {"v": 1})
+                assert await user.archive_memory(ns) == 1
+                assert await user.get_memory(ns, "k") is None
+            assert await service.archive_memory(ns) == 0  # acting for nobody: its own memory
+            async with service.acting_as(f"user-{thread_id}") as user:
+                assert (await user.restore_memory(ns)).restored == 1
+                got = await user.get_memory(ns, "k")
+                assert got is not None and got.value == {"v": 1}
+
+    asyncio.run(check())
+
+
+def test_the_cli_archives_and_restores_a_namespace_batch_by_batch(
+    role_dsn: Callable[[str], str], thread_id: str
+) -> None:
+    import json
+
+    dsn = role_dsn("tenant_a")
+    ns = ("cli-archive", thread_id)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for i in range(5):
+            Client(conn).put_memory(ns, f"k{i}", {"i": i})
+    archived = _cli("memory", "archive", "/".join(ns), "--batch-size", "2", "--json", dsn=dsn)
+    assert archived.returncode == 0 and json.loads(archived.stdout) == {"archived": 5}, archived.stderr
+    assert _cli("memory", "ls", "/".join(ns), "--json", dsn=dsn).stdout.strip() == "[]"
+    restored = _cli("memory", "restore", "/".join(ns), "--batch-size", "2", dsn=dsn)
+    assert restored.returncode == 0 and "restored 5 memory items" in restored.stdout, restored.stdout + restored.stderr

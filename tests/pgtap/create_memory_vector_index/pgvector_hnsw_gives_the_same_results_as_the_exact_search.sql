@@ -8,7 +8,8 @@ select plan(5);
 create extension if not exists vector;
 delete from ai.memory_items;
 select setseed(0.24);
--- 300 items of 8 dimensions for tenant_a, as many for tenant_b (nearer ones, to be skipped over)
+-- 300 items of 8 dimensions for tenant_a, as many for tenant_b (nearer ones, to be skipped over);
+-- the filter has a plain value (containment) and an operator (the SQL/JSON path), both paths' way
 set local role tenant_a;
 select ai.put_memory('{docs}', 'a' || i, jsonb_build_object('i', i, 'even', i % 2 = 0), null, null,
                      jsonb_build_object('text', (select jsonb_agg(round(random()::numeric, 3)) from generate_series(1, 8))))
@@ -22,7 +23,7 @@ create temp table exact as
   select d, array_agg(key order by o) as keys, array_agg(round(score::numeric, 9) order by o) as scores
   from unnest(array['cosine', 'inner_product', 'l2']) d,
        lateral (select key, score, row_number() over () o
-                from ai.search_memory('{docs}', '{"even": true}', null, 10, 5, false, '{0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.6}', d)) s
+                from ai.search_memory('{docs}', '{"even": true, "i": {"$gt": 100}}', null, 10, 5, false, '{0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.6}', d)) s
   group by d;
 select throws_ok($$select ai.create_memory_vector_index(8)$$, '42501', null, 'a tenant may not build the index');
 reset role;
@@ -37,7 +38,7 @@ select is_empty($$
   where row(e.keys, e.scores) is distinct from (
     select row(array_agg(key order by o), array_agg(round(score::numeric, 9) order by o))
     from (select key, score, row_number() over () o
-          from ai.search_memory('{docs}', '{"even": true}', null, 10, 5, false, '{0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.6}', e.d)) s)$$,
+          from ai.search_memory('{docs}', '{"even": true, "i": {"$gt": 100}}', null, 10, 5, false, '{0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.6}', e.d)) s)$$,
   'through the HNSW index: the same items, order and scores for every distance, other tenants skipped');
 \else
 select skip('pgvector is not installed here (make test-vector runs this on PostgreSQL 18 with pgvector)', 5);
