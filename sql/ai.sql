@@ -8100,8 +8100,8 @@ declare
   v_f text;
   v_v text;
   v_test text;
-  v_tests text[] := '{}';
-  v_rest jsonb := '[]';
+  v_tests text[] := '{}'::text[];
+  v_rest jsonb := '[]'::jsonb;
   v_n integer := 0;
 begin
   vars := '{}';
