@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -267,6 +267,43 @@ def conn(dsn: str) -> Iterator[psycopg.Connection[Any]]:
 @pytest.fixture
 def client(conn: psycopg.Connection[Any]) -> Client:
     return Client(conn)
+
+
+@pytest.fixture(scope="session")
+def deployed_templates() -> Iterator[Callable[[str | None], str]]:
+    """``deployed_templates(tag)``: the name of a database into which the deploying role deployed
+    this checkout's plan up to ``@tag`` (None: HEAD) with sqitch, made the first time a test of
+    the session asks for that version and dropped at the session's end. A test copies it
+    (``create database ... template``, catalog.py's ``owner_databases``: ``make(template)``) and
+    works on its copy, so the upgrade tests deploy the release and HEAD once per run instead of
+    once per test; nothing ever connects to a template itself (a copy needs it idle)."""
+    from catalog import DEPLOY_USER, ROOT, ensure_deploy_user, env_for, may_create_databases, sqitch
+
+    admin_dsn = _with_db(_direct(), "postgres")
+    made: list[str] = []
+    ready: dict[str | None, str] = {}
+
+    def deployed(tag: str | None) -> str:
+        if tag not in ready:
+            name = f"agent_state_deployed_{uuid.uuid4().hex[:12]}"
+            with psycopg.connect(admin_dsn, autocommit=True) as admin:
+                if not may_create_databases(admin):
+                    pytest.skip("the test role may not create databases")
+                ensure_deploy_user(admin)
+                admin.execute(
+                    sql.SQL("create database {} owner {}").format(sql.Identifier(name), sql.Identifier(DEPLOY_USER))
+                )
+            made.append(name)
+            to = ["--to", f"@{tag}"] if tag else []
+            sqitch(["deploy", "--verify", *to], dict(env_for(_direct(), name), PGUSER=DEPLOY_USER), ROOT)
+            ready[tag] = name
+        return ready[tag]
+
+    yield deployed
+    if made:
+        with psycopg.connect(admin_dsn, autocommit=True) as admin:
+            for name in made:
+                admin.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
 
 
 @pytest.fixture
