@@ -183,8 +183,8 @@ test-plpgsql-check: test-db
 
 # The Python suite in three parts (scripts/pytest-parts.sh): the parallel part under pytest-xdist,
 # one database per worker copied from the template, with the files of BESIDE (databases and roles
-# of fixed names) one at a time in a process beside it, then the files that must run alone
-# (SERIAL; both lists in tests/python/conftest.py).
+# of fixed names) beside it in lanes, a process each, then the files that must run alone (SERIAL;
+# both lists in tests/python/conftest.py).
 test-python: test-db pooler ts-build
 	AGENT_STATE_TEST_DSN='$(TEST_URL)' AGENT_STATE_TEST_POOLER_DSN='$(POOLER_TEST_URL)' VPY='$(VPY)' \
 	  scripts/pytest-parts.sh $(PYTEST_JOBS) -q -p no:cacheprovider tests/python $(PYTEST_ARGS)

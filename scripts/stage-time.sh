@@ -7,8 +7,9 @@
 # Prints one line: LABEL, wall s, the command's own CPU (user + sys of it and every child it
 # waited for: pytest, psql, sqitch, node), the private cluster's CPU (the backends that ended
 # during the command: the postmaster's reaped children, from /proc; a backend still alive at
-# the end is not counted, nor a cluster the command starts itself, as the matrix does), the
-# sum's share of one core, and the load average before and after. The command's exit status is
+# the end is not counted, nor a cluster the command starts itself, as the matrix does, nor any
+# of it when the server restarted during the command: "n/a"), the sum's share of one core, and
+# the load average before and after. The command's exit status is
 # returned, so a failing stage still fails.
 set -uo pipefail
 label=${1:?usage: $0 LABEL command [args...]}
@@ -17,10 +18,10 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 pidfile=$ROOT/.pgdata/data/postmaster.pid
 tick=$(getconf CLK_TCK)
 
-server_ticks() {  # utime + stime + cutime + cstime of the postmaster (fields 14-17 of stat)
+server_ticks() {  # the postmaster's pid and utime + stime + cutime + cstime (fields 14-17 of stat)
   local pid
-  pid=$(head -1 "$pidfile" 2>/dev/null) || { echo 0; return; }
-  awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0
+  pid=$(head -1 "$pidfile" 2>/dev/null) || { echo "- 0"; return; }
+  awk -v p="$pid" '{ sub(/^.*\) /, ""); print p, $12 + $13 + $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo "- 0"
 }
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -37,8 +38,11 @@ read -r user sys < <(tail -1 "$times_file")
 rm -f "$times_file"
 awk -v l="$label" -v s="$start" -v e="$end" -v u="$user" -v y="$sys" -v b="$before_server" -v a="$after_server" \
   -v t="$tick" -v lb="$before_load" -v la="$(load)" -v rc="$rc" 'BEGIN {
-    wall = e - s; client = u + y; server = (a - b) / t
-    printf "== stage %s: wall %.1f s, client CPU %.1f s (user %.1f, sys %.1f), server CPU %.1f s, CPU/wall %.2f cores; load %s -> %s; exit %d\n",
-      l, wall, client, u, y, server, (client + server) / wall, lb, la, rc
+    wall = e - s; client = u + y
+    split(b, before, " "); split(a, after, " ")
+    if (before[1] != after[1] || before[1] == "-") { server = 0; shown = "n/a (the server restarted)" }
+    else { server = (after[2] - before[2]) / t; shown = sprintf("%.1f s", server) }
+    printf "== stage %s: wall %.1f s, client CPU %.1f s (user %.1f, sys %.1f), server CPU %s, CPU/wall %.2f cores; load %s -> %s; exit %d\n",
+      l, wall, client, u, y, shown, (client + server) / wall, lb, la, rc
   }'
 exit "$rc"
