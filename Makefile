@@ -181,9 +181,10 @@ test-pgtap: test-db
 test-plpgsql-check: test-db
 	@psql -X -q -v ON_ERROR_STOP=1 -d '$(TEST_URL)' -f tests/plpgsql_check.sql
 
-# The Python suite in two parts (scripts/pytest-parts.sh): the parallel part under pytest-xdist,
-# one database per worker copied from the test database, then the files that must run alone
-# (SERIAL in tests/python/conftest.py).
+# The Python suite in three parts (scripts/pytest-parts.sh): the parallel part under pytest-xdist,
+# one database per worker copied from the template, with the files of BESIDE (databases and roles
+# of fixed names) beside it in lanes, a process each, then the files that must run alone (SERIAL;
+# both lists in tests/python/conftest.py).
 test-python: test-db pooler ts-build
 	AGENT_STATE_TEST_DSN='$(TEST_URL)' AGENT_STATE_TEST_POOLER_DSN='$(POOLER_TEST_URL)' VPY='$(VPY)' \
 	  scripts/pytest-parts.sh $(PYTEST_JOBS) -q -p no:cacheprovider tests/python $(PYTEST_ARGS)

@@ -27,30 +27,44 @@ ROOT = Path(__file__).resolve().parents[2]
 DEPLOY_USER = os.environ.get("AGENT_STATE_DEPLOY_USER", "agent_state_owner")
 
 
+def may_create_databases(admin: psycopg.Connection[Any]) -> bool:
+    row = admin.execute("select rolcreatedb or rolsuper from pg_roles where rolname = current_user").fetchone()
+    return bool(row and row[0])
+
+
+def ensure_deploy_user(admin: psycopg.Connection[Any]) -> None:
+    """The deploying role (AGENT_STATE_DEPLOY_USER), made when missing, as `make db` makes it."""
+    admin.execute(
+        sql.SQL(
+            "do $$ begin if not exists (select from pg_roles where rolname = {}) then"
+            " create role {} login createrole; end if; end $$"
+        ).format(sql.Literal(DEPLOY_USER), sql.Identifier(DEPLOY_USER))
+    )
+
+
 @contextmanager
-def owner_databases(admin_dsn: str, prefix: str) -> Iterator[Callable[[], str]]:
+def owner_databases(admin_dsn: str, prefix: str) -> Iterator[Callable[..., str]]:
     """Yields a function that makes an empty database on the server of ``admin_dsn``, owned by
     the deploying role (no superuser: the functions run as the schema owner under RLS,
     docs/security.md), and returns its name; every database made is dropped on exit. Skips the
-    test when the connecting role may not create databases."""
+    test when the connecting role may not create databases. ``make(template)`` makes a copy of
+    the database ``template`` instead (``create database ... template``: a deployed schema with
+    its sqitch registry, in a second, instead of deploying again; see ``deployed_templates`` in
+    conftest.py)."""
     made: list[str] = []
     with psycopg.connect(admin_dsn, autocommit=True) as admin:
-        can_create = admin.execute(
-            "select rolcreatedb or rolsuper from pg_roles where rolname = current_user"
-        ).fetchone()
-        if not (can_create and can_create[0]):
+        if not may_create_databases(admin):
             pytest.skip("the test role may not create databases")
-        admin.execute(
-            sql.SQL(
-                "do $$ begin if not exists (select from pg_roles where rolname = {}) then"
-                " create role {} login createrole; end if; end $$"
-            ).format(sql.Literal(DEPLOY_USER), sql.Identifier(DEPLOY_USER))
-        )
+        ensure_deploy_user(admin)
 
-        def make() -> str:
+        def make(template: str | None = None) -> str:
             name = f"{prefix}_{uuid.uuid4().hex[:12]}"
             admin.execute(
-                sql.SQL("create database {} owner {}").format(sql.Identifier(name), sql.Identifier(DEPLOY_USER))
+                sql.SQL("create database {} {} owner {}").format(
+                    sql.Identifier(name),
+                    sql.SQL("template {}").format(sql.Identifier(template)) if template else sql.SQL(""),
+                    sql.Identifier(DEPLOY_USER),
+                )
             )
             made.append(name)
             return name

@@ -18,11 +18,13 @@ variables of the worker name it, so a test sees one database whatever it reads. 
 server itself are shared by the workers, so the tests that touch those run alone: the parts and
 tiers below.
 
-Parts (``--part``): ``parallel`` (under xdist), ``serial`` (alone, after it), ``all`` (default).
-Every test is in exactly one of parallel and serial: SERIAL below names the files that must run
-alone (they restart or kill the server, end every backend of a shared role, deploy other
-versions of the schema, time lock waits, or make databases and roles of fixed names); everything
-else is parallel.
+Parts (``--part``): ``parallel`` (under xdist), ``beside`` (in lanes, each a process of its own
+running one test at a time, at the same time as the parallel part), ``serial`` (alone, after
+both), ``all`` (default). Every test is in exactly one of them: SERIAL below names the files that
+must run alone (they restart or kill the server, end every backend of a shared role, time lock
+waits); BESIDE the files that must not run beside a test of their own kind (they make databases
+and cluster-wide roles of fixed names, or read a whole database) but may share the server with
+the parallel part, and their lanes (``--lane``); everything else is parallel.
 Tiers (``--tier``): ``check`` (`make check`, the contributor's inner loop) leaves out the tests
 in SLOW; ``full`` (default, `make test`) runs every test. A test therefore cannot fall out of
 `make test`: the parts are complements, and the tiers only ever remove from `check`.
@@ -33,7 +35,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,18 +52,28 @@ SERIAL = {
     "test_database_crash.py": "kills the postmaster: every other worker's connections die",
     "test_retry.py": "restarts the server, ends every backend of the shared tenant roles",
     "test_dropped_connection.py": "ends every backend of tenant_a, a role every worker uses",
-    "test_upgrade.py": "deploys the release tag and HEAD into databases of its own (CPU-bound, minutes)",
     "test_upgrade_under_load.py": "times lock waits of a deploy under a load of workers",
-    # Databases or cluster-wide roles of fixed names, which two workers would make at once.
-    # (pytest-xdist's --dist loadgroup would keep each file on one worker beside the rest, but it
-    # renames items through Node._nodeid, which pytest 9 no longer reads: no group is formed.)
-    "test_bench_scripts.py": "the bench scripts' databases and roles (bench/common.bash)",
-    "test_migrations.py": "creates the cluster-wide role agent_state_deployer",
-    "test_schema_bundle.py": "creates the cluster-wide role agent_state_deployer",
-    "test_own_server_url.py": "creates the cluster-wide roles own_server_owner and own_server_bypass",
+}
+
+# Files that run beside the parallel part (scripts/pytest-parts.sh), in lanes: a process per
+# lane, one test at a time, the lanes at the same time as the parallel part and as each other.
+# They make databases or cluster-wide roles of fixed names ("if not exists, create": two at once
+# would race), so two files that make the same ones share a lane; nothing of theirs is shared with
+# the parallel part's tests or another lane's. Each lane works on a database of its own, copied
+# from the template as a worker's is (its AGENT_STATE_TEST_LANE). (pytest-xdist's --dist loadgroup
+# would keep a file on one worker, but it renames items through Node._nodeid, which pytest 9 no
+# longer reads: no group is formed.) file: (lane, why it is not parallel)
+BESIDE = {
+    "test_bench_scripts.py": ("bench", "the bench scripts' databases and roles (bench/common.bash)"),
+    "test_migrations.py": ("deploy", "creates the cluster-wide role agent_state_deployer"),
+    "test_schema_bundle.py": ("deploy", "creates the cluster-wide role agent_state_deployer"),
+    "test_upgrade.py": ("upgrade", "makes databases from the templates of deployed_templates (minutes of sqitch)"),
+    "test_own_server_url.py": ("upgrade", "creates the cluster-wide roles own_server_owner and own_server_bypass"),
     # The console's pages list the newest sessions and jobs the role sees: in a worker's copy,
-    # other tests' rows (some written under a clock frozen in 2030) would fill its first page.
-    "test_console.py": "its pages show the newest rows of the whole database (a browser drives them)",
+    # other tests' rows (some written under a clock frozen in 2030) would fill its first page; in
+    # its lane's copy are only the rows of its lane's files (the others of which write into
+    # databases of their own).
+    "test_console.py": ("upgrade", "its pages show the newest rows of the whole database (a browser drives them)"),
 }
 
 
@@ -100,10 +112,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("agent-state")
     group.addoption(
         "--part",
-        choices=("all", "parallel", "serial"),
+        choices=("all", "parallel", "beside", "serial"),
         default="all",
         help="parallel: the tests that may share the server with others (run under xdist);"
-        " serial: the files of SERIAL, run alone; all (default): both",
+        " beside: the files of BESIDE, one at a time beside the parallel part;"
+        " serial: the files of SERIAL, run alone; all (default): every part",
+    )
+    group.addoption(
+        "--lane",
+        default=None,
+        help="with --part beside: only the files of this lane of BESIDE, on a copy of the template of its own",
     )
     group.addoption(
         "--tier",
@@ -114,15 +132,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def part_of(path: Path) -> str:
-    """The part a test file belongs to: exactly one of parallel and serial."""
-    return "serial" if path.name in SERIAL else "parallel"
+    """The part a test file belongs to: exactly one of parallel, beside and serial."""
+    return "serial" if path.name in SERIAL else "beside" if path.name in BESIDE else "parallel"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    part, tier = config.getoption("part"), config.getoption("tier")
+    part, tier, lane = config.getoption("part"), config.getoption("tier"), config.getoption("lane")
     keep, drop = [], []
     for item in items:
-        out = (part != "all" and part_of(item.path) != part) or (tier == "check" and is_slow(item))
+        out = (
+            (part != "all" and part_of(item.path) != part)
+            or (tier == "check" and is_slow(item))
+            or (lane is not None and BESIDE.get(item.path.name, (None,))[0] != lane)
+        )
         (drop if out else keep).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
@@ -136,13 +158,16 @@ def pytest_configure(config: pytest.Config) -> None:
         " session locks, SET ROLE across statements): connects directly, never through the pooler",
     )
     worker = os.environ.get("PYTEST_XDIST_WORKER")
-    if worker and os.environ.get("AGENT_STATE_TEST_DSN"):
-        _use_worker_database(worker)
+    lane = config.getoption("lane")
+    if lane and worker:
+        pytest.exit("--lane runs one process: not under xdist", returncode=4)
+    if (worker or lane) and os.environ.get("AGENT_STATE_TEST_DSN"):
+        _use_worker_database(worker or f"lane_{lane}")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     clone = os.environ.get("AGENT_STATE_TEST_WORKER_DATABASE")
-    if clone and os.environ.get("PYTEST_XDIST_WORKER"):
+    if clone and (os.environ.get("PYTEST_XDIST_WORKER") or config.getoption("lane")):
         with psycopg.connect(_with_db(_direct(), "postgres"), autocommit=True) as admin:
             admin.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(clone)))
 
@@ -158,7 +183,7 @@ def _with_db(dsn: str, dbname: str) -> str:
 
 
 def _use_worker_database(worker: str) -> None:
-    """This xdist worker's own database: a copy of the test database (or of the template it was
+    """This xdist worker's (or beside lane's) own database: a copy of the test database (or of the template it was
     copied from, AGENT_STATE_TEST_TEMPLATE), owned by
     the same role, made afresh; every AGENT_STATE_TEST_*DSN variable then names it (through the
     pooler where it named the pooler), before any test module is imported."""
@@ -267,6 +292,43 @@ def conn(dsn: str) -> Iterator[psycopg.Connection[Any]]:
 @pytest.fixture
 def client(conn: psycopg.Connection[Any]) -> Client:
     return Client(conn)
+
+
+@pytest.fixture(scope="session")
+def deployed_templates() -> Iterator[Callable[[str | None], str]]:
+    """``deployed_templates(tag)``: the name of a database into which the deploying role deployed
+    this checkout's plan up to ``@tag`` (None: HEAD) with sqitch, made the first time a test of
+    the session asks for that version and dropped at the session's end. A test copies it
+    (``create database ... template``, catalog.py's ``owner_databases``: ``make(template)``) and
+    works on its copy, so the upgrade tests deploy the release and HEAD once per run instead of
+    once per test; nothing ever connects to a template itself (a copy needs it idle)."""
+    from catalog import DEPLOY_USER, ROOT, ensure_deploy_user, env_for, may_create_databases, sqitch
+
+    admin_dsn = _with_db(_direct(), "postgres")
+    made: list[str] = []
+    ready: dict[str | None, str] = {}
+
+    def deployed(tag: str | None) -> str:
+        if tag not in ready:
+            name = f"agent_state_deployed_{uuid.uuid4().hex[:12]}"
+            with psycopg.connect(admin_dsn, autocommit=True) as admin:
+                if not may_create_databases(admin):
+                    pytest.skip("the test role may not create databases")
+                ensure_deploy_user(admin)
+                admin.execute(
+                    sql.SQL("create database {} owner {}").format(sql.Identifier(name), sql.Identifier(DEPLOY_USER))
+                )
+            made.append(name)
+            to = ["--to", f"@{tag}"] if tag else []
+            sqitch(["deploy", "--verify", *to], dict(env_for(_direct(), name), PGUSER=DEPLOY_USER), ROOT)
+            ready[tag] = name
+        return ready[tag]
+
+    yield deployed
+    if made:
+        with psycopg.connect(admin_dsn, autocommit=True) as admin:
+            for name in made:
+                admin.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
 
 
 @pytest.fixture

@@ -1,15 +1,15 @@
 """The parts and tiers of the Python suite (conftest.py, CONTRIBUTING.md "Running the tests"): every
-file or test that SERIAL and SLOW name exists, so that a rename cannot leave a slow test in the
-check tier or a test that must run alone in the parallel part unnoticed. That no test falls out of
-`make test` holds by construction: part_of puts each test in exactly one of the two parts that
-scripts/pytest-parts.sh runs, and the tiers only leave tests out of `make check`."""
+file or test that SERIAL, BESIDE and SLOW name exists, so that a rename cannot leave a slow test in
+the check tier or a test that must run alone in the parallel part unnoticed. That no test falls
+out of `make test` holds by construction: part_of puts each test in exactly one of the three parts
+that scripts/pytest-parts.sh runs, and the tiers only leave tests out of `make check`."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-from conftest import SERIAL, SLOW, part_of
+from conftest import BESIDE, SERIAL, SLOW, part_of
 
 HERE = Path(__file__).resolve().parent
 
@@ -23,8 +23,8 @@ def _tests_of(path: Path) -> set[str]:
     }
 
 
-def test_every_serial_file_exists() -> None:
-    assert sorted(name for name in SERIAL if not (HERE / name).is_file()) == []
+def test_every_serial_and_beside_file_exists() -> None:
+    assert sorted(name for name in SERIAL.keys() | BESIDE.keys() if not (HERE / name).is_file()) == []
 
 
 def test_every_slow_entry_names_a_file_or_a_test_that_exists() -> None:
@@ -39,5 +39,8 @@ def test_every_slow_entry_names_a_file_or_a_test_that_exists() -> None:
 
 def test_each_file_is_in_exactly_one_part() -> None:
     for path in HERE.glob("test_*.py"):
-        assert part_of(path) in ("parallel", "serial"), path.name
+        assert part_of(path) in ("parallel", "beside", "serial"), path.name
+    assert not SERIAL.keys() & BESIDE.keys()
     assert {part_of(HERE / name) for name in SERIAL} == {"serial"}
+    assert {part_of(HERE / name) for name in BESIDE} == {"beside"}
+    assert all(lane.isidentifier() for lane, _ in BESIDE.values())  # a database name's suffix

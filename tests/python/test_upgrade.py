@@ -9,6 +9,10 @@ comment changed in each deploy script and a function added to one of them, each 
 the tagged copy. The copy's bundle (scripts/bundle.sh) must give the catalog of its sqitch deploy and hold
 each object once. The tables that must receive rows come from the catalog, so a new table cannot
 be forgotten here.
+
+The release and HEAD of this checkout are deployed once per run (conftest.py,
+``deployed_templates``) and each test starts from a copy; what is tested, the deploy of HEAD over
+the release's rows, the revert and the deploy again, runs in every test.
 """
 
 from __future__ import annotations
@@ -65,8 +69,8 @@ def databases(direct_dsn: str) -> Iterator[Any]:
     drops them afterwards."""
     with owner_databases(direct_dsn, "agent_state_upgrade") as make:
 
-        def database() -> Database:
-            name = make()
+        def database(template: str | None = None) -> Database:
+            name = make(template)
             return Database(name, dict(env_for(direct_dsn, name), PGUSER=DEPLOY_USER), direct_dsn)
 
         yield database
@@ -227,9 +231,17 @@ def kept(before: dict[str, tuple[list[str], list[str]]], db: Database) -> None:
 # ----- the upgrade, revert and redeploy
 
 
-def upgrade_round_trip(project: Path, tag: str, databases: Any) -> None:
-    old, fresh = databases(), databases()
-    sqitch(["deploy", "--verify", "--to", f"@{tag}"], old.env, project)
+def upgrade_round_trip(project: Path, tag: str, databases: Any, deployed: Any = None) -> Database:
+    """Returns the fresh deploy of HEAD it compared with. ``deployed`` (conftest.py's
+    ``deployed_templates``, for this checkout's own plan): the tag and the fresh HEAD are copies of
+    the databases deployed once per run; without it (a reworked copy of the project) both are
+    deployed here."""
+    if deployed is not None:
+        old, fresh = databases(deployed(tag)), databases(deployed(None))
+    else:
+        old, fresh = databases(), databases()
+        sqitch(["deploy", "--verify", "--to", f"@{tag}"], old.env, project)
+        sqitch(["deploy", "--verify"], fresh.env, project)
     tagged = catalog(old.env)
     write_every_grain(old)
     before = rows(old)
@@ -238,7 +250,6 @@ def upgrade_round_trip(project: Path, tag: str, databases: Any) -> None:
 
     sqitch(["deploy", "--verify"], old.env, project)
     kept(before, old)
-    sqitch(["deploy", "--verify"], fresh.env, project)
     head = catalog(fresh.env)
     assert catalog(old.env) == head, "an upgraded database differs from a fresh deploy of HEAD"
 
@@ -248,6 +259,7 @@ def upgrade_round_trip(project: Path, tag: str, databases: Any) -> None:
     sqitch(["deploy", "--verify"], old.env, project)
     assert catalog(old.env) == head
     kept(before, old)
+    return fresh
 
 
 def latest_tag(plan_text: str) -> str | None:
@@ -255,11 +267,11 @@ def latest_tag(plan_text: str) -> str | None:
     return tags[-1] if tags else None
 
 
-def test_upgrade_from_the_latest_release_tag_keeps_every_row(databases: Any) -> None:
+def test_upgrade_from_the_latest_release_tag_keeps_every_row(databases: Any, deployed_templates: Any) -> None:
     tag = latest_tag((ROOT / "sqitch.plan").read_text())
     if tag is None:
         pytest.skip("sqitch.plan has no release tag yet (the reworked copy below tags one)")
-    upgrade_round_trip(ROOT, tag, databases)
+    upgrade_round_trip(ROOT, tag, databases, deployed_templates)
 
 
 # ----- a rework, as CONTRIBUTING.md describes it, on a copy of the project
@@ -341,7 +353,7 @@ def test_upgrade_through_reworked_functions_keeps_every_row(databases: Any, tmp_
     for k, change in enumerate(changes):
         rework(project, tag, change, probe=k == 0)
 
-    upgrade_round_trip(project, tag, databases)
+    by_sqitch = upgrade_round_trip(project, tag, databases)  # its fresh deploy of the reworked HEAD
 
     # The bundle of the reworked plan: each change's current script once, the catalog of sqitch.
     bundle = run(["scripts/bundle.sh"], _env(), project)
@@ -351,10 +363,9 @@ def test_upgrade_through_reworked_functions_keeps_every_row(databases: Any, tmp_
     assert offenders(list(zip(names, sections[2::2], strict=True))) == offenders(
         [(c, (project / "deploy" / f"{c}.sql").read_text()) for c in names]
     )
-    by_bundle, by_sqitch = databases(), databases()
+    by_bundle = databases()
     (project / "bundle.sql").write_text(bundle)
     run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(project / "bundle.sql")], by_bundle.env)
-    sqitch(["deploy"], by_sqitch.env, project)
     last = [e.change for e in read_plan((project / "sqitch.plan").read_text()) if e.tag is None][-1]
     marker = f" (installed from the bundle up to change {last})"
     bundled = catalog(by_bundle.env)
@@ -368,14 +379,15 @@ def test_upgrade_through_reworked_functions_keeps_every_row(databases: Any, tmp_
 # ----- checkpoints written by the release read back the same, and deltas extend them
 
 
-def test_checkpoints_of_the_release_read_back_identical_and_a_delta_extends_their_lists(databases: Any) -> None:
+def test_checkpoints_of_the_release_read_back_identical_and_a_delta_extends_their_lists(
+    databases: Any, deployed_templates: Any
+) -> None:
     tag = latest_tag((ROOT / "sqitch.plan").read_text())
     if tag is None:
         pytest.skip("sqitch.plan has no release tag yet")
     import ormsgpack
 
-    db = databases()
-    sqitch(["deploy", "--verify", "--to", f"@{tag}"], db.env, ROOT)
+    db = databases(deployed_templates(tag))
     thread = f"up-lists-{uuid.uuid4().hex[:6]}"
     items = [{"role": "user", "content": f"message {i} " + "x" * 400} for i in range(40)]
     read = "select * from ai.list_checkpoints(%s, '', null, null, null) order by checkpoint_id"
