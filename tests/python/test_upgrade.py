@@ -185,6 +185,9 @@ def write_every_grain(db: Database) -> None:
             )
             with svc.acting_as("end-user-1") as bound:
                 bound.put_memory(("users", "end-user-1"), "facts", {"likes": "tea"})
+            # and an archived item with its embeddings (ai_archive.memory_items, memory_vectors)
+            a.put_memory(("old", "a"), "notes", {"text": "archived"}, embeddings={"text": [0.5, 1.0]})
+            assert a.archive_memory(("old",)) == 1
 
 
 def tables(db: Database) -> list[str]:
