@@ -35,12 +35,15 @@
 begin;
 
 -- Whether every label of a namespace is 1 to 255 characters without U+001F (and none is NULL),
--- as one expression (inlined where it is called: no query per call or per row). array_to_string
+-- as one expression, inlined where it is called (no query per call or per row). array_to_string
 -- leaves NULL labels out, so they are looked for first; a label over 255 characters is a run of
--- 256 characters other than the separator once the labels are joined by it.
+-- 256 characters other than the separator once the labels are joined by it. STABLE, as
+-- array_to_string is: Postgres inlines no IMMUTABLE SQL function whose body is less than
+-- immutable, and a SQL function called instead of inlined is parsed and planned again in each
+-- transaction (some 30 us a put, in its guard and in the row CHECK's function).
 create function ai._memory_labels_ok(namespace text[])
 returns boolean
-language sql immutable parallel safe
+language sql stable parallel safe
 as $$
   select pg_catalog.array_position(namespace, null) is null
          and pg_catalog.array_position(namespace, '') is null
@@ -52,7 +55,9 @@ comment on function ai._memory_labels_ok(text[]) is
 
 -- The rules of a row (the CHECK of each table is one call of its function): raise 23514 naming
 -- the rule; true when none is broken. The public functions test the same limits first and raise
--- AS002 / AS003 with the argument's name (deploy/memory_functions.sql).
+-- AS002 / AS003 with the argument's name (deploy/memory_functions.sql). One PL/pgSQL call per row:
+-- a plain expression in the CHECK (as agent_jobs_row_check) measured no cheaper per put once
+-- ai._memory_labels_ok is inlined here (bench/memory.sh, docs/benchmarks.md).
 create function ai._check_memory_items_row(namespace text[], key text, value jsonb, ttl interval, expires_at timestamptz)
 returns boolean
 language plpgsql immutable parallel safe
@@ -108,11 +113,14 @@ comment on function ai._check_memory_vectors_row(text, real[]) is
 
 -- The namespace's labels joined by U+001F: the generated column ns, and the value the functions
 -- compare it with. array_to_string is STABLE only because it may print any element type; for
--- text[] its result depends on nothing but the array.
+-- text[] its result depends on nothing but the array. PL/pgSQL, not SQL: a generated column
+-- needs an IMMUTABLE function, Postgres inlines no IMMUTABLE SQL function with a STABLE body, and
+-- a SQL function that is not inlined is parsed and planned again in every statement that calls
+-- it (about 10 us more per put than this one).
 create function ai._memory_ns(namespace text[])
 returns text
-language sql immutable parallel safe strict
-as $$ select pg_catalog.array_to_string(namespace, E'\x1f') collate "C" $$;
+language plpgsql immutable parallel safe strict
+as $$ begin return pg_catalog.array_to_string(namespace, E'\x1f'); end $$;
 comment on function ai._memory_ns(text[]) is
   'Internal: a namespace''s labels joined by U+001F, the key ai.memory_items is stored and ranged under.';
 

@@ -7857,12 +7857,15 @@ grant execute on function ai.list_streams(text, interval, integer, text) to ai_u
 -- key, (owner, ns) between prefix and prefix || U+001F ... U+0020.
 
 -- Whether every label of a namespace is 1 to 255 characters without U+001F (and none is NULL),
--- as one expression (inlined where it is called: no query per call or per row). array_to_string
+-- as one expression, inlined where it is called (no query per call or per row). array_to_string
 -- leaves NULL labels out, so they are looked for first; a label over 255 characters is a run of
--- 256 characters other than the separator once the labels are joined by it.
+-- 256 characters other than the separator once the labels are joined by it. STABLE, as
+-- array_to_string is: Postgres inlines no IMMUTABLE SQL function whose body is less than
+-- immutable, and a SQL function called instead of inlined is parsed and planned again in each
+-- transaction (some 30 us a put, in its guard and in the row CHECK's function).
 create function ai._memory_labels_ok(namespace text[])
 returns boolean
-language sql immutable parallel safe
+language sql stable parallel safe
 as $$
   select pg_catalog.array_position(namespace, null) is null
          and pg_catalog.array_position(namespace, '') is null
@@ -7874,7 +7877,9 @@ comment on function ai._memory_labels_ok(text[]) is
 
 -- The rules of a row (the CHECK of each table is one call of its function): raise 23514 naming
 -- the rule; true when none is broken. The public functions test the same limits first and raise
--- AS002 / AS003 with the argument's name (deploy/memory_functions.sql).
+-- AS002 / AS003 with the argument's name (deploy/memory_functions.sql). One PL/pgSQL call per row:
+-- a plain expression in the CHECK (as agent_jobs_row_check) measured no cheaper per put once
+-- ai._memory_labels_ok is inlined here (bench/memory.sh, docs/benchmarks.md).
 create function ai._check_memory_items_row(namespace text[], key text, value jsonb, ttl interval, expires_at timestamptz)
 returns boolean
 language plpgsql immutable parallel safe
@@ -7930,11 +7935,14 @@ comment on function ai._check_memory_vectors_row(text, real[]) is
 
 -- The namespace's labels joined by U+001F: the generated column ns, and the value the functions
 -- compare it with. array_to_string is STABLE only because it may print any element type; for
--- text[] its result depends on nothing but the array.
+-- text[] its result depends on nothing but the array. PL/pgSQL, not SQL: a generated column
+-- needs an IMMUTABLE function, Postgres inlines no IMMUTABLE SQL function with a STABLE body, and
+-- a SQL function that is not inlined is parsed and planned again in every statement that calls
+-- it (about 10 us more per put than this one).
 create function ai._memory_ns(namespace text[])
 returns text
-language sql immutable parallel safe strict
-as $$ select pg_catalog.array_to_string(namespace, E'\x1f') collate "C" $$;
+language plpgsql immutable parallel safe strict
+as $$ begin return pg_catalog.array_to_string(namespace, E'\x1f'); end $$;
 comment on function ai._memory_ns(text[]) is
   'Internal: a namespace''s labels joined by U+001F, the key ai.memory_items is stored and ranged under.';
 
@@ -8276,7 +8284,10 @@ $$;
 comment on function ai._memory_vector_index(integer, text) is
   'Internal: the name of the HNSW index of embeddings of this length and distance when pgvector 0.8 or newer (iterative index scans) and the index exist, else NULL (the exact search).';
 
--- One operation's arguments out of a batch's JSON.
+-- One operation's arguments out of a batch's JSON. No query: the type test is a JSON path and the
+-- array is read by jsonb_populate_record into the text[] field of ai.memory_item (its JSON array
+-- path: each string element as it is, "NULL" included; an element's type was tested first),
+-- where two queries per call (unnest and test, unnest and collect) cost a batch's put some 10 us.
 create or replace function ai._memory_labels(value jsonb, argument text)
 returns text[]
 language plpgsql immutable parallel safe
@@ -8286,10 +8297,10 @@ begin
     return null;
   end if;
   if pg_catalog.jsonb_typeof(value) <> 'array'
-     or exists (select from pg_catalog.jsonb_array_elements(value) e where pg_catalog.jsonb_typeof(e) <> 'string') then
+     or pg_catalog.jsonb_path_exists(value, 'strict $[*] ? (@.type() != "string")') then
     raise exception using errcode = 'AS002', message = format('%s must be a JSON array of strings', argument);
   end if;
-  return array(select e from pg_catalog.jsonb_array_elements_text(value) with ordinality as a(e, i) order by i);
+  return (pg_catalog.jsonb_populate_record(null::ai.memory_item, pg_catalog.jsonb_build_object('namespace', value))).namespace;
 end
 $$;
 comment on function ai._memory_labels(jsonb, text) is 'Internal: a JSON array of strings as text[] (NULL for null); AS002 otherwise.';
@@ -8332,9 +8343,19 @@ declare
   v_search tsvector;
   r ai.memory_items;
 begin
-  perform ai._check_memory_namespace(a_namespace, 'namespace');
-  perform ai._check_text(a_key, 'key', 1024);
-  perform ai._check_document(a_value, 'value', true);
+  -- Guards: the common case tested inline (plain expressions, no call: as put_checkpoint), a
+  -- failing argument sent to the shared guard, which raises its error.
+  if a_namespace is null or pg_catalog.cardinality(a_namespace) not between 1 and 20
+     or pg_catalog.array_ndims(a_namespace) <> 1 or not ai._memory_labels_ok(a_namespace) then
+    perform ai._check_memory_namespace(a_namespace, 'namespace');
+  end if;
+  if a_key is null or a_key = '' or pg_catalog.char_length(a_key) > 1024 then
+    perform ai._check_text(a_key, 'key', 1024);
+  end if;
+  if a_value is null or pg_catalog.jsonb_typeof(a_value) <> 'object'
+     or pg_catalog.pg_column_size(a_value) > ai._max_document_bytes() then
+    perform ai._check_document(a_value, 'value', true);
+  end if;
   if a_ttl is not null and a_ttl <= interval '0' then
     raise exception using errcode = 'AS002', message = format('ttl must be positive, not %s', a_ttl);
   end if;
@@ -8358,8 +8379,10 @@ begin
   returning * into r;
 
   delete from ai.memory_vectors v where v.owner = v_owner and v.ns = r.ns and v.key = a_key;
-  insert into ai.memory_vectors (owner, ns, key, field, embedding)
-  select v_owner, r.ns, a_key, e.field, e.embedding from ai._memory_embeddings(a_embeddings) e;
+  if a_embeddings is not null then
+    insert into ai.memory_vectors (owner, ns, key, field, embedding)
+    select v_owner, r.ns, a_key, e.field, e.embedding from ai._memory_embeddings(a_embeddings) e;
+  end if;
 
   return (r.namespace, r.key, r.value, r.created_at, r.updated_at, r.expires_at, null)::ai.memory_item;
 end

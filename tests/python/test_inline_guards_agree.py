@@ -4,7 +4,7 @@ Three kinds of repetition, each held to one answer on a grid of edge values (NUL
 lengths in characters and in multi-byte characters, each allowed value and some outside):
 
 * Hot paths (claim_job, claim_jobs, put_checkpoint, put_writes, get_checkpoint,
-  delta_channel_history) test their arguments as plain expressions and call the shared guard
+  delta_channel_history, put_memory) test their arguments as plain expressions and call the shared guard
   only for a value that fails, so that the guard raises its error. The public call must raise
   exactly the guard's SQLSTATE and message when the guard raises, and no argument error
   (AS002/AS003) when the guard accepts the value.
@@ -46,6 +46,11 @@ LEASES: tuple[Any, ...] = (
 LIMITS_1000: tuple[Any, ...] = (None, -1, 0, 1, 999, 1000, 1001, 10000, 10001)
 DOCUMENTS: tuple[Any, ...] = (None, "{}", '{"a": 1}', "[]", "null", '"s"', "1", json.dumps({"k": "a" * 1048576}))
 NON_NULL_TEXT_255 = tuple(v for v in TEXT_255 if v is not None)
+#: memory namespaces: 1 to 20 labels of 1 to 255 characters without U+001F, none NULL
+NAMESPACES: tuple[Any, ...] = (
+    None, [], ["a"], ["a", "b"], [""], ["a", None], ["a" * 255], ["a" * 256], ["é" * 255], ["é" * 256],
+    ["b", "a" * 256], [str(i) for i in range(20)], [str(i) for i in range(21)], ["a\x1fb"],
+)  # fmt: skip
 
 
 def outcome(conn: psycopg.Connection[Any], statements: Sequence[str], value: Any) -> Outcome:
@@ -183,6 +188,12 @@ HOT_PATHS = [
     HotPath("delta_channel_history checkpoint_ns", "tenant_a",
             f"select * from ai.delta_channel_history('inline-t', {T}, null, array['m'])",
             f"select ai._check_checkpoint_ns({T})", NS_1024),
+    HotPath("put_memory namespace", "tenant_a", "select ai.put_memory(%(v)s::text[], 'k', '{}')",
+            "select ai._check_memory_namespace(%(v)s::text[], 'namespace')", NAMESPACES),
+    HotPath("put_memory key", "tenant_a", f"select ai.put_memory('{{a}}', {T}, '{{}}')",
+            f"select ai._check_text({T}, 'key', 1024)", NS_1024),
+    HotPath("put_memory value", "tenant_a", f"select ai.put_memory('{{a}}', 'k', {J})",
+            f"select ai._check_document({J}, 'value', must_be_object => true)", DOCUMENTS),
     HotPath("delta_channel_history checkpoint_id", "tenant_a",
             f"select * from ai.delta_channel_history('inline-t', '', {T}, array['m'])",
             f"select ai._check_text({T}, 'checkpoint_id')", TEXT_255, nullable=True),
