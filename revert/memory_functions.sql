@@ -11,6 +11,7 @@ drop function ai.search_memory(text[], jsonb, text, integer, integer, boolean, r
 drop function ai.delete_memory(text[], text);
 drop function ai.get_memory(text[], text, boolean);
 drop function ai.put_memory(text[], text, jsonb, interval, text[], jsonb);
+drop function ai._memory_ns_end(text[]);
 drop function ai._memory_labels_match(text[], text[], boolean);
 drop function ai._memory_labels(jsonb, text);
 drop function ai._memory_embeddings(jsonb);

@@ -8321,6 +8321,18 @@ $$;
 comment on function ai._memory_labels_match(text[], text[], boolean) is
   'Internal: true when a namespace starts (at_end false) or ends (at_end true) with the pattern''s labels, ''*'' matching any one label.';
 
+-- The end of a namespace prefix's range of the primary key (deploy/memory.sql, "Prefixes"): the
+-- items under the prefix have ns from ai._memory_ns(prefix) up to, not including, this; NULL for
+-- the empty prefix (no end: every item of the owner). Inlined where it is called.
+create or replace function ai._memory_ns_end(prefix text[])
+returns text
+language sql immutable parallel safe
+as $$
+  select case when pg_catalog.cardinality(prefix) > 0 then ai._memory_ns(prefix) || E'\x20' end
+$$;
+comment on function ai._memory_ns_end(text[]) is
+  'Internal: the first ns past the range of a namespace prefix''s items (NULL for the empty prefix: no end).';
+
 -- Public functions ---------------------------------------------------------------------------------
 
 create or replace function ai.put_memory(namespace text[], key text, value jsonb, ttl interval default null,
@@ -8507,7 +8519,7 @@ begin
   -- The items under the prefix are one range of the primary key (deploy/memory.sql, "Prefixes").
   v_depth := pg_catalog.cardinality(coalesce(a_prefix, '{}'));
   v_lo := ai._memory_ns(coalesce(a_prefix, '{}'));
-  v_hi := case when v_depth > 0 then v_lo || E'\x20' end;
+  v_hi := ai._memory_ns_end(coalesce(a_prefix, '{}'));
 
   if query_embedding is not null
      and ai._memory_vector_index(pg_catalog.cardinality(query_embedding), distance) is not null then
@@ -8637,7 +8649,7 @@ begin
   v_fixed := a_prefix[1:coalesce(pg_catalog.array_position(a_prefix, '*') - 1, pg_catalog.cardinality(a_prefix))];
   if pg_catalog.cardinality(v_fixed) > 0 then
     v_lo := ai._memory_ns(v_fixed);
-    v_hi := v_lo || E'\x20';
+    v_hi := ai._memory_ns_end(v_fixed);
   end if;
   return query
     select distinct case when max_depth is null then i.namespace else i.namespace[1:max_depth] end as n
@@ -8710,7 +8722,7 @@ begin
   perform ai._check_memory_namespace(coalesce(a_prefix, '{}'), 'namespace_prefix', true);
   perform ai._check_limit(max_items, 'max_items');
   v_lo := ai._memory_ns(coalesce(a_prefix, '{}'));
-  v_hi := case when v_depth > 0 then v_lo || E'\x20' end;
+  v_hi := ai._memory_ns_end(coalesce(a_prefix, '{}'));
   -- live items only: an expired one no longer exists for any read, and the sweep takes it
   select pg_catalog.array_agg(p.ns order by p.ns, p.key), pg_catalog.array_agg(p.key order by p.ns, p.key) into v_ns, v_keys
   from (select i.ns, i.key from ai.memory_items i
@@ -8770,7 +8782,7 @@ begin
   perform ai._check_memory_namespace(coalesce(a_prefix, '{}'), 'namespace_prefix', true);
   perform ai._check_limit(max_items, 'max_items');
   v_lo := ai._memory_ns(coalesce(a_prefix, '{}'));
-  v_hi := case when v_depth > 0 then v_lo || E'\x20' end;
+  v_hi := ai._memory_ns_end(coalesce(a_prefix, '{}'));
   select pg_catalog.array_agg(p.ns order by p.ns, p.key), pg_catalog.array_agg(p.key order by p.ns, p.key) into v_ns, v_keys
   from (select a.ns, a.key from ai_archive.memory_items a
         where a.owner = v_owner and a.ns >= v_lo and (v_hi is null or a.ns < v_hi)
@@ -8907,7 +8919,8 @@ comment on function ai.batch_memory(jsonb) is
 
 revoke execute on function ai._check_memory_namespace(text[], text, boolean), ai._memory_filter(jsonb), ai._memory_passes(jsonb, jsonb),
   ai._memory_compare(jsonb, text, jsonb), ai._memory_similarity(real[], real[], text),
-  ai._memory_embeddings(jsonb), ai._memory_vector_index(integer, text), ai._memory_labels(jsonb, text), ai._memory_labels_match(text[], text[], boolean) from public;
+  ai._memory_embeddings(jsonb), ai._memory_vector_index(integer, text), ai._memory_labels(jsonb, text), ai._memory_labels_match(text[], text[], boolean),
+  ai._memory_ns_end(text[]) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
 revoke execute on function ai.put_memory(text[], text, jsonb, interval, text[], jsonb), ai.get_memory(text[], text, boolean),

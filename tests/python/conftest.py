@@ -273,6 +273,19 @@ def dsn_as(dsn: str, user: str) -> str:
 
 
 @pytest.fixture
+def fresh_database(conn: psycopg.Connection[Any], direct_dsn: str) -> Iterator[str]:
+    """An empty database owned by the deploy role (as `createdb app` by that role makes one)."""
+    name = f"fresh_{uuid.uuid4().hex[:8]}"
+    conn.execute(f'create database "{name}" owner agent_state_owner')
+    params = conninfo_to_dict(direct_dsn)
+    params["dbname"] = name
+    try:
+        yield dsn_as(make_conninfo(**params), "agent_state_owner")
+    finally:
+        conn.execute(f'drop database "{name}" with (force)')
+
+
+@pytest.fixture
 def role_dsn(dsn: str):  # type: ignore[no-untyped-def]
     return lambda user: dsn_as(dsn, user)
 

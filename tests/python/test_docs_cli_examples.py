@@ -12,15 +12,12 @@ import re
 import shlex
 import sys
 import textwrap
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import psycopg
 import pytest
 from conftest import dsn_as
-from psycopg.conninfo import make_conninfo
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from test_docs_facts import ROOT, _cli, _text
 
 from agent_state import Client
@@ -77,17 +74,13 @@ def assert_ran_as_documented(documented: list[str], args: list[str], printed: li
 
 
 @pytest.fixture
-def docs_database(conn: psycopg.Connection[Any], direct_dsn: str) -> Iterator[tuple[str, str]]:
-    """A fresh database deployed by `agent-state deploy`: (the service's URL, the superuser's URL)."""
-    name = f"cli_example_{uuid.uuid4().hex[:8]}"
-    conn.execute(f'create database "{name}" owner agent_state_owner')
-    superuser = make_conninfo(direct_dsn, dbname=name)
-    try:
-        deployed = _cli(dsn_as(superuser, "agent_state_owner"), "deploy")
-        assert deployed.returncode == 0, deployed.stderr
-        yield dsn_as(superuser, "app_service"), superuser
-    finally:
-        conn.execute(f'drop database "{name}" with (force)')
+def docs_database(fresh_database: str, direct_dsn: str) -> tuple[str, str]:
+    """conftest.py's fresh database deployed by `agent-state deploy`: (the service's URL, the
+    superuser's URL)."""
+    deployed = _cli(fresh_database, "deploy")
+    assert deployed.returncode == 0, deployed.stderr
+    superuser = make_conninfo(direct_dsn, dbname=conninfo_to_dict(fresh_database)["dbname"])
+    return dsn_as(superuser, "app_service"), superuser
 
 
 def _trip_42(tenant: Client) -> list[str]:

@@ -23,15 +23,12 @@ import os
 import re
 import subprocess
 import sys
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 from conftest import dsn_as
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from sql_objects import read_plan
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -268,19 +265,6 @@ def test_the_version_docs_cli_shows_is_the_packages() -> None:
     [comment] = re.findall(r"agent-state --version\s+# (.*)", _text(ROOT / "docs" / "cli.md"))
     done = _cli("postgresql:///nowhere", "--version")
     assert done.stdout.strip() == comment
-
-
-@pytest.fixture
-def fresh_database(conn: psycopg.Connection[Any], direct_dsn: str) -> Iterator[str]:
-    """An empty database owned by the deploy role (as `createdb app` by that role makes one)."""
-    name = f"cli_doc_{uuid.uuid4().hex[:8]}"
-    conn.execute(f'create database "{name}" owner agent_state_owner')
-    params = conninfo_to_dict(direct_dsn)
-    params["dbname"] = name
-    try:
-        yield dsn_as(make_conninfo(**params), "agent_state_owner")
-    finally:
-        conn.execute(f'drop database "{name}" with (force)')
 
 
 def test_the_deploy_example_prints_what_deploy_prints(fresh_database: str) -> None:
