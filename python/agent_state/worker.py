@@ -389,12 +389,19 @@ AsyncHandler = Callable[[Job, AsyncJobContext], Awaitable[Any]]
 
 def _install_signals(stop: Callable[[], None]) -> dict[int, Any]:
     """The sync worker's SIGTERM and SIGINT handlers (from the main thread only): the previous
-    ones, to put back."""
+    ones, to put back.
+
+    A handler runs in the main thread between two bytecodes, possibly while that thread holds the
+    lock inside the wake-up ``threading.Event`` (its ``wait`` takes it around each timeout), and
+    ``Event.set`` takes that lock too: called from the handler it would wait for its own thread
+    forever. So the handler only starts a thread that calls ``stop``."""
     if threading.current_thread() is not threading.main_thread():
         return {}
     previous: dict[int, Any] = {}
     for sig in (signal.SIGTERM, signal.SIGINT):
-        previous[sig] = signal.signal(sig, lambda *_: stop())
+        previous[sig] = signal.signal(
+            sig, lambda *_: threading.Thread(target=stop, name="agent-state-stop", daemon=True).start()
+        )
     return previous
 
 
@@ -479,8 +486,8 @@ class AsyncWorker:
 
     def stop(self) -> None:
         """Stop claiming; ``run`` then finishes or releases what it holds and returns."""
-        # No lock: the SIGTERM handler calls this in the main thread, which may hold the lock
-        # (the claim loop); the phase is one attribute, set atomically.
+        # No lock: the phase is one attribute, set atomically (the sync SIGTERM handler calls this
+        # from a thread of its own: _install_signals).
         self._core.stop()
         if self._wake is not None:
             self._wake.set()
@@ -873,8 +880,8 @@ class Worker:
 
     def stop(self) -> None:
         """Stop claiming; ``run`` then finishes or releases what it holds and returns."""
-        # No lock: the SIGTERM handler calls this in the main thread, which may hold the lock
-        # (the claim loop); the phase is one attribute, set atomically.
+        # No lock: the phase is one attribute, set atomically (the sync SIGTERM handler calls this
+        # from a thread of its own: _install_signals).
         self._core.stop()
         if self._wake is not None:
             self._wake.set()

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import subprocess
+import sys
 import threading
 import uuid
 from collections.abc import Callable
@@ -218,3 +220,24 @@ def test_async_worker_survives_any_error_in_every_loop(
     logged = " ".join(r.getMessage() for r in caplog.records)
     for what in ("claim_jobs failed", "renew_leases failed", "complete_jobs failed", "LISTEN failed"):
         assert what in logged
+
+
+SIGTERM_WHILE_WAITING = """
+import signal, threading
+from agent_state.worker import _install_signals
+
+wake = threading.Event()
+_install_signals(wake.set)
+with wake._cond:  # the main thread inside Event.wait, where the claim loop spends its time
+    signal.raise_signal(signal.SIGTERM)
+assert wake.wait(10), "stop was never called"
+print("stopped")
+"""
+
+
+def test_sigterm_stops_the_sync_worker_while_its_main_thread_holds_the_wake_up_lock() -> None:
+    """The handler runs in the main thread, which may hold the lock inside the wake-up Event; were
+    it to call Event.set itself, it would wait for its own thread forever (seen in a fresh-clone run:
+    test_cli.py's worker did not stop within 60 s of SIGTERM)."""
+    done = subprocess.run([sys.executable, "-c", SIGTERM_WHILE_WAITING], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, "stopped"), done.stderr
