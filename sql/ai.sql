@@ -3130,24 +3130,34 @@ drop function if exists ai._reset_current_checkpoint(text[]);
 -- checkpoint_deltas.sql): the whole value it extends, then every delta on the way, as one msgpack
 -- array. One primary-key probe per link. Chains are acyclic (a delta's base exists when it is
 -- written, and a row is never rewritten: put_checkpoint inserts values with DO NOTHING).
+-- The key is compared in the collations of the primary key's columns (thread_id the database's
+-- default, the others "C"), named here, never taken from the call: a PL/pgSQL parameter takes the
+-- collation of the call's arguments, and _checkpoint_tuple passes "C" columns with thread_id, so
+-- a plain `b.thread_id = $1` compared in "C", which the index (in the default collation) cannot
+-- answer: each link then scanned that channel's rows of every thread and tenant (issue 34 item 3;
+-- tests/python/test_checkpoint_read_plans.py holds the plan to the index).
 create or replace function ai._rebuilt_value(thread_id text, checkpoint_ns text, channel text, version text)
 returns bytea
 language plpgsql stable
 set search_path = pg_catalog, pg_temp
 as $$
 declare
+  v_thread text collate "default" := $1;
+  v_ns text collate "C" := $2;
+  v_channel text collate "C" := $3;
+  v_version text collate "C" := $4;
   v_parts bytea[];
   v_whole boolean;
 begin
   with recursive chain as (
     select b.base_version, b.blob, 0 as depth
     from ai.checkpoint_blobs b
-    where b.thread_id = $1 and b.checkpoint_ns = $2 and b.channel = $3 and b.version = $4
+    where b.thread_id = v_thread and b.checkpoint_ns = v_ns and b.channel = v_channel and b.version = v_version
     union all
     select b.base_version, b.blob, c.depth + 1
     from chain c
     join ai.checkpoint_blobs b
-      on b.thread_id = $1 and b.checkpoint_ns = $2 and b.channel = $3 and b.version = c.base_version
+      on b.thread_id = v_thread and b.checkpoint_ns = v_ns and b.channel = v_channel and b.version = c.base_version
   )
   select pg_catalog.array_agg(c.blob order by c.depth desc), pg_catalog.bool_or(c.base_version is null)
   into v_parts, v_whole
@@ -3157,7 +3167,7 @@ begin
   end if;
   if not v_whole then
     raise exception using errcode = 'AS060',
-      message = format('the value of channel %s at version %s cannot be rebuilt: a version it extends is missing', $3, $4);
+      message = format('the value of channel %s at version %s cannot be rebuilt: a version it extends is missing', v_channel, v_version);
   end if;
   return ai._msgpack_concat(v_parts);
 end

@@ -93,6 +93,7 @@ SLOW = {
     "test_queue_crash.py",  # real processes killed and stopped
     "test_side_effect_crash.py",
     "test_queue_model.py",  # the hypothesis state machine of the queue
+    "test_checkpoint_read_plans.py",  # loads a million rows of another tenant (about 40 s)
     "test_isolation_matrix.py::test_every_function_with_another_tenants_ids_fails_closed",
     "test_openai_agents_session.py::test_a_conversation_survives_a_process_restart_between_turns",
     "test_demo.py::test_the_demo_crashes_resumes_approves_and_keeps_every_promise",
