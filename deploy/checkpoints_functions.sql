@@ -193,10 +193,15 @@ begin
     from ai.checkpoint_blobs b
     where b.thread_id = v_thread and b.checkpoint_ns = v_ns and b.channel = v_channel and b.version = v_version
     union all
+    -- a probe per link (LATERAL ... LIMIT 1): as a join, the planner, which expects a short
+    -- chain, hashed the thread's whole channel at every link (quadratic in the chain's length)
     select b.base_version, b.blob, c.depth + 1
     from chain c
-    join ai.checkpoint_blobs b
-      on b.thread_id = v_thread and b.checkpoint_ns = v_ns and b.channel = v_channel and b.version = c.base_version
+    cross join lateral (
+      select b.base_version, b.blob from ai.checkpoint_blobs b
+      where b.thread_id = v_thread and b.checkpoint_ns = v_ns and b.channel = v_channel and b.version = c.base_version
+      limit 1
+    ) b
   )
   select pg_catalog.array_agg(c.blob order by c.depth desc), pg_catalog.bool_or(c.base_version is null)
   into v_parts, v_whole
