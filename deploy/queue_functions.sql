@@ -246,6 +246,56 @@ $$;
 comment on function ai.queue_channel(text) is
   'The channel a worker LISTENs on to wake when a job of the queue is due: ''ai_jobs_'' and a keyed hash of the queue name (the payload is empty). For ai_service; tenants cannot compute it, so they learn no queue name and hear no other tenant''s jobs.';
 
+-- The guards of an enqueue, shared by enqueue_job and enqueue_jobs (deploy/enqueue_jobs.sql): its
+-- arguments (AS002, AS003 a payload over 1 MiB) ...
+create or replace function ai._check_enqueue(thread_id text, payload jsonb, queue text, priority integer,
+                                             max_attempts integer, idempotency_key text) returns void
+language plpgsql stable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  perform ai._check_thread_id(_check_enqueue.thread_id);
+  perform ai._check_document(_check_enqueue.payload, 'payload');
+  perform ai._check_text(_check_enqueue.queue, 'queue');
+  if _check_enqueue.priority is null then
+    raise exception using errcode = 'AS002', message = 'priority must not be NULL';
+  end if;
+  if _check_enqueue.max_attempts is null or _check_enqueue.max_attempts < 1 then
+    raise exception using errcode = 'AS002',
+      message = format('max_attempts must be at least 1, not %s', coalesce(_check_enqueue.max_attempts::text, 'NULL'));
+  end if;
+  if _check_enqueue.idempotency_key is not null then
+    perform ai._check_text(_check_enqueue.idempotency_key, 'idempotency_key');
+  end if;
+end
+$$;
+comment on function ai._check_enqueue(text, jsonb, text, integer, integer, text) is
+  'Internal guard of enqueue_job and enqueue_jobs: raises AS002 for a bad argument and AS003 for a payload over 1 MiB.';
+
+-- ... and its session: the owner of the thread, seen through the caller's row level security
+-- (AS001 for an unknown thread and another tenant's alike), which must still take jobs (AS004).
+create or replace function ai._enqueue_owner(thread_id text) returns text
+language plpgsql stable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_owner text;
+  v_status text;
+begin
+  select s.owner, s.status into v_owner, v_status from ai.agent_sessions s where s.thread_id = _enqueue_owner.thread_id;
+  if not found then
+    raise exception using errcode = 'AS001', message = format('thread %s not found', _enqueue_owner.thread_id);
+  end if;
+  if v_status not in ('active', 'waiting') then
+    raise exception using errcode = 'AS004',
+      message = format('session %s is %s: no more jobs', _enqueue_owner.thread_id, v_status);
+  end if;
+  return v_owner;
+end
+$$;
+comment on function ai._enqueue_owner(text) is
+  'Internal guard of enqueue_job and enqueue_jobs: the owner of a session that takes jobs; AS001 unknown (or another tenant''s) thread, AS004 finished session.';
+
 create or replace function ai.enqueue_job(
   thread_id text, payload jsonb default '{}', queue text default 'default', run_at timestamptz default null,
   priority integer default 0, max_attempts integer default 5, idempotency_key text default null)
@@ -263,30 +313,10 @@ declare
   a_key alias for $7;
   v_now timestamptz := ai.now();
   v_owner text;
-  v_status text;
   j ai.agent_jobs;
 begin
-  perform ai._check_thread_id(a_thread_id);
-  perform ai._check_document(a_payload, 'payload');
-  perform ai._check_text(a_queue, 'queue');
-  if enqueue_job.priority is null then
-    raise exception using errcode = 'AS002', message = 'priority must not be NULL';
-  end if;
-  if enqueue_job.max_attempts is null or enqueue_job.max_attempts < 1 then
-    raise exception using errcode = 'AS002',
-      message = format('max_attempts must be at least 1, not %s', coalesce(enqueue_job.max_attempts::text, 'NULL'));
-  end if;
-  if a_key is not null then
-    perform ai._check_text(a_key, 'idempotency_key');
-  end if;
-
-  select s.owner, s.status into v_owner, v_status from ai.agent_sessions s where s.thread_id = a_thread_id;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-  end if;
-  if v_status not in ('active', 'waiting') then
-    raise exception using errcode = 'AS004', message = format('session %s is %s: no more jobs', a_thread_id, v_status);
-  end if;
+  perform ai._check_enqueue(a_thread_id, a_payload, a_queue, enqueue_job.priority, enqueue_job.max_attempts, a_key);
+  v_owner := ai._enqueue_owner(a_thread_id);
 
   insert into ai.agent_jobs (thread_id, owner, queue, payload, priority, run_at, max_attempts,
                              idempotency_key, created_at, updated_at)
@@ -1133,6 +1163,7 @@ revoke execute on function
   ai._check_lease(interval), ai._check_claim(text, interval, text), ai._raise_lease_lost(bigint, bigint),
   ai._raise_not_allowed(bigint, text),
   ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
+  ai._check_enqueue(text, jsonb, text, integer, integer, text), ai._enqueue_owner(text),
   ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),

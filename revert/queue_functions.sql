@@ -9,6 +9,8 @@ begin;
 
 -- added after v0.1.0 (deploy/queue_functions.sql)
 drop function ai._xmax_in_flight(xid);
+drop function ai._check_enqueue(text, jsonb, text, integer, integer, text);
+drop function ai._enqueue_owner(text);
 
 -- The attempt history. Transitions update the job row; an attempt that ends appends to it: the
 -- claim that took an expired lease, a complete, fail, release, cancel, a wait for a person, or a

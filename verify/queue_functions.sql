@@ -12,6 +12,8 @@ select 'ai._raise_not_allowed(bigint, text)'::regprocedure;
 select 'ai._backoff(integer)'::regprocedure;
 select 'ai._finish_spent(bigint, timestamptz)'::regprocedure;
 select 'ai.queue_channel(text)'::regprocedure;
+select 'ai._check_enqueue(text, jsonb, text, integer, integer, text)'::regprocedure;
+select 'ai._enqueue_owner(text)'::regprocedure;
 select 'ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text)'::regprocedure;
 select 'ai.claim_job(text, interval, text)'::regprocedure;
 select 'ai.claim_jobs(text, interval, text, integer)'::regprocedure;

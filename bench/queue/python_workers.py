@@ -22,10 +22,14 @@ QUEUE = "pybench"
 
 
 def _agent_state_enqueue(service_dsn: str, jobs: int) -> None:
+    from agent_state import Client, NewJob
+    from agent_state.queue import MAX_ENQUEUE_BATCH
+
     with psycopg.connect(service_dsn, autocommit=True) as conn:
-        conn.execute(
-            "select count(ai.enqueue_job('bq-' || (i %% 1000), '{}', %s)) from generate_series(1, %s) i", (QUEUE, jobs)
-        )
+        client = Client(conn)
+        for start in range(0, jobs, MAX_ENQUEUE_BATCH):  # batch enqueue (ai.enqueue_jobs)
+            n = min(MAX_ENQUEUE_BATCH, jobs - start)
+            client.enqueue_jobs([NewJob(f"bq-{i % 1000}") for i in range(start, start + n)], queue=QUEUE)
 
 
 def _agent_state_worker(service_dsn: str) -> dict[str, Any]:

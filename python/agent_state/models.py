@@ -86,6 +86,18 @@ class NewMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class NewJob:
+    """One job of a batch for ``enqueue_jobs``: its thread and payload; run_at (None: now),
+    priority and idempotency key are optional."""
+
+    thread_id: str
+    payload: Any = None
+    run_at: datetime | None = None
+    priority: int = 0
+    idempotency_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class AppendResult:
     """What append_message returns: the message, and whether this call wrote it."""
 

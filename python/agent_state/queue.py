@@ -13,7 +13,10 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from ._calls import Call, T
-from .models import Job, JobAttempt, QueueStats, from_row
+from .models import Job, JobAttempt, NewJob, QueueStats, from_row
+
+#: The most jobs one ``enqueue_jobs`` call takes (ai.enqueue_jobs raises AS003, TooLarge, beyond).
+MAX_ENQUEUE_BATCH = 5000
 
 #: The lease a claim takes when none is given (the SQL default too).
 DEFAULT_LEASE = timedelta(seconds=60)
@@ -28,6 +31,7 @@ def _scalar(row: dict[str, Any]) -> Any:
 
 
 ENQUEUE_JOB = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s)", _job)
+ENQUEUE_JOBS = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s)", _job)
 CLAIM_JOB = Call("select * from ai.claim_job(%s, %s, %s)", _job)
 CLAIM_JOBS = Call("select * from ai.claim_jobs(%s, %s, %s, %s)", _job)
 RENEW_LEASE: Call[datetime] = Call("select ai.renew_lease(%s, %s, %s) as value", _scalar)
@@ -62,6 +66,18 @@ def _enqueue_args(
     return (thread_id, document, queue, run_at, priority, max_attempts, idempotency_key)
 
 
+def _enqueue_jobs_args(jobs: Sequence[NewJob], queue: str, max_attempts: int) -> tuple[Any, ...]:
+    return (
+        [j.thread_id for j in jobs],
+        [Jsonb({} if j.payload is None else j.payload) for j in jobs],
+        queue,
+        [j.run_at for j in jobs],
+        [j.priority for j in jobs],
+        [j.idempotency_key for j in jobs],
+        max_attempts,
+    )
+
+
 def _complete_jobs_args(done: Sequence[tuple[int, int, Any]]) -> tuple[Any, ...]:
     return ([d[0] for d in done], [d[1] for d in done], [None if d[2] is None else Jsonb(d[2]) for d in done])
 
@@ -94,6 +110,14 @@ class AsyncQueueMethods:
         """``ai.enqueue_job``: a PENDING job for the thread; the first job again for a reused key."""
         args = _enqueue_args(thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key)
         return (await self._rows(ENQUEUE_JOB, args))[0]
+
+    async def enqueue_jobs(self, jobs: Sequence[NewJob], queue: str = "default", max_attempts: int = 5) -> list[Job]:
+        """``ai.enqueue_jobs``: up to MAX_ENQUEUE_BATCH (5,000) jobs of one queue in one round trip;
+        one Job per NewJob, in order, each answered as ``enqueue_job`` answers it (a reused key: the
+        first job). One bad job fails the call and writes nothing; TooLarge over the maximum."""
+        if not jobs:
+            return []
+        return await self._rows(ENQUEUE_JOBS, _enqueue_jobs_args(jobs, queue, max_attempts))
 
     async def claim_job(self, worker_id: str, lease: timedelta = DEFAULT_LEASE, queue: str = "default") -> Job | None:
         """``ai.claim_job``: the next due job (or expired lease) of the queue, leased to worker_id."""
@@ -187,6 +211,14 @@ class QueueMethods:
         """``ai.enqueue_job``: a PENDING job for the thread; the first job again for a reused key."""
         args = _enqueue_args(thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key)
         return self._rows(ENQUEUE_JOB, args)[0]
+
+    def enqueue_jobs(self, jobs: Sequence[NewJob], queue: str = "default", max_attempts: int = 5) -> list[Job]:
+        """``ai.enqueue_jobs``: up to MAX_ENQUEUE_BATCH (5,000) jobs of one queue in one round trip;
+        one Job per NewJob, in order, each answered as ``enqueue_job`` answers it (a reused key: the
+        first job). One bad job fails the call and writes nothing; TooLarge over the maximum."""
+        if not jobs:
+            return []
+        return self._rows(ENQUEUE_JOBS, _enqueue_jobs_args(jobs, queue, max_attempts))
 
     def claim_job(self, worker_id: str, lease: timedelta = DEFAULT_LEASE, queue: str = "default") -> Job | None:
         """``ai.claim_job``: the next due job (or expired lease) of the queue, leased to worker_id."""

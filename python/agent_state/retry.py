@@ -59,6 +59,7 @@ IDEMPOTENT: dict[str, Callable[[Sequence[Any]], bool]] = {
     "create_session": _arg_given(0),  # only with an explicit thread_id (None makes a new one)
     "put_checkpoint": _arg_given(2),  # only with an explicit checkpoint_id
     "enqueue_job": _arg_given(6),  # only with an idempotency_key
+    "enqueue_jobs": lambda args: all(k is not None for k in args[5]),  # only when every job has a key
     "append_messages": _always,  # each message keyed (its key, or the hash of the message)
     "record_usage": _always,  # keyed: a retry returns the first row
     "record_retrieval": _always,  # keyed (its key, or the hash of the documents)

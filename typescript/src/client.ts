@@ -30,6 +30,7 @@ import type {
   Json,
   Message,
   MessageRole,
+  NewJob,
   NewMessage,
   PendingWriteRow,
   QueueStats,
@@ -345,6 +346,27 @@ export class Client {
       options.maxAttempts ?? 5,
       options.idempotencyKey ?? null,
     ]);
+  }
+
+  /**
+   * `ai.enqueue_jobs`: up to 5,000 jobs of one queue in one call (AS003, `TooLarge`, beyond), one
+   * job per entry, in order, each answered as `enqueueJob` answers it (a reused key: the first job).
+   * One bad job fails the call and writes nothing.
+   */
+  async enqueueJobs(jobs: NewJob[], options: { queue?: string; maxAttempts?: number } = {}): Promise<Job[]> {
+    if (jobs.length === 0) return [];
+    return this.query<Job>(
+      "select * from ai.enqueue_jobs($1::text[], $2::jsonb[], $3, $4::timestamptz[], $5::integer[], $6::text[], $7)",
+      [
+        jobs.map((j) => j.thread_id),
+        jobs.map((j) => JSON.stringify(j.payload ?? {})),
+        options.queue ?? "default",
+        jobs.map((j) => j.run_at ?? null),
+        jobs.map((j) => j.priority ?? 0),
+        jobs.map((j) => j.idempotency_key ?? null),
+        options.maxAttempts ?? 5,
+      ],
+    );
   }
 
   /** `ai.claim_job`: the next due job of the queue with a lease and a new fencing token, or null. */

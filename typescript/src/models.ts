@@ -55,6 +55,15 @@ export interface AppendResult {
 }
 
 /** One message for appendMessages. */
+/** One job of a batch for `enqueueJobs`: run_at (absent: now), priority and key are optional. */
+export interface NewJob {
+  thread_id: string;
+  payload?: Json;
+  run_at?: Date | null;
+  priority?: number;
+  idempotency_key?: string | null;
+}
+
 export interface NewMessage {
   role: MessageRole;
   content: Json;

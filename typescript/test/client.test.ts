@@ -11,6 +11,7 @@ import {
   LeaseLost,
   NotFound,
   ThreadDeleted,
+  TooLarge,
   idempotencyKey,
 } from "../src/index.js";
 import { pool } from "./db.js";
@@ -121,6 +122,32 @@ describe("sessions, messages, events", () => {
 });
 
 describe("queue", () => {
+  it("enqueues a batch in one call, answered job by job in order", async () => {
+    const a = (await tenant.createSession()).thread_id;
+    const b = (await tenant.createSession()).thread_id;
+    const q = queue();
+    const earlier = await tenant.enqueueJob(a, { n: 0 }, { queue: q, idempotencyKey: "k0" });
+    const later = new Date(Date.now() + 3_600_000);
+    const jobs = await tenant.enqueueJobs(
+      [
+        { thread_id: a, payload: { n: 1 }, idempotency_key: "k0" },
+        { thread_id: b, payload: { n: 2 }, run_at: later, priority: 5, idempotency_key: "k2" },
+        { thread_id: b, payload: { n: 3 }, idempotency_key: "k2" },
+        { thread_id: a },
+      ],
+      { queue: q, maxAttempts: 2 },
+    );
+    expect(jobs.map((j) => j.payload)).toEqual([{ n: 0 }, { n: 2 }, { n: 2 }, {}]);
+    expect(jobs[0].job_id).toBe(earlier.job_id);
+    expect(jobs[2].job_id).toBe(jobs[1].job_id);
+    expect(jobs[1].priority).toBe(5);
+    expect(new Date(jobs[1].run_at).getTime()).toBe(later.getTime());
+    expect(jobs[3].max_attempts).toBe(2);
+    await expect(tenant.enqueueJobs([{ thread_id: a }, { thread_id: thread() }], { queue: q })).rejects.toBeInstanceOf(NotFound);
+    await expect(tenant.enqueueJobs(Array(5001).fill({ thread_id: a }), { queue: q })).rejects.toBeInstanceOf(TooLarge);
+    expect(await tenant.enqueueJobs([], { queue: q })).toEqual([]);
+  });
+
   it("enqueues, claims with a fencing token, renews and completes", async () => {
     const id = (await tenant.createSession()).thread_id;
     const q = queue();

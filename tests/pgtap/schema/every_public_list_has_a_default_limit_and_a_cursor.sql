@@ -17,6 +17,7 @@ insert into not_lists values
   ('begin_side_effect', 'a write: one row'),
   ('claim_job', 'a write: at most one job'),
   ('claim_jobs', 'a write: at most max_jobs (1 to 1000) jobs'),
+  ('enqueue_jobs', 'a write: one job per job the caller sent (at most 5000)'),
   ('complete_jobs', 'a write: the jobs the caller named'),
   ('renew_leases', 'a write: the jobs the caller named'),
   ('archive_sessions', 'a write: at most batch_size sessions'),

@@ -1,0 +1,7 @@
+-- Verify agent-state:enqueue_jobs on pg
+
+begin;
+
+select 'ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer)'::regprocedure;
+
+rollback;
