@@ -61,12 +61,19 @@ SMALL = {
     "BENCH_GROWTH_STEPS": "3",
     "BENCH_GROWTH_MODES": "plain",
     "BENCH_GROWTH_COMPRESSIONS": "pglz",
+    "BENCH_READ_STEPS": "20",
+    "BENCH_READ_CROWDS": "1000",
+    "BENCH_READ_RUNS": "1",
+    "BENCH_TP_JOBS": "40",
+    "BENCH_TP_THREADS": "8",
+    "BENCH_TP_LEVELS": "2",
 }
 
 # script -> (timeout s, text its output must hold)
 SCRIPTS = {
     "capacity.sh": (180, "lease renewal HOT share"),
     "checkpoint_growth.sh": (120, "bytes by table"),
+    "checkpoint_reads.sh": (240, "durable runs"),
     "checkpoints.sh": (120, "bytes on disk per checkpoint"),
     "compaction.sh": (90, "context_window calls per second"),
     "connections.sh": (90, "append_message (new key)"),
@@ -76,6 +83,7 @@ SCRIPTS = {
     "sessions.sh": (90, "appends per second"),
     "streams.sh": (90, "LISTEN/NOTIFY"),
     "tenant_reads.sh": (120, "pending_approvals"),
+    "throughput.sh": (240, "queue throughput"),
     "typescript.sh": (120, "AgentStateSaver (TS, RLS on)"),
 }
 
