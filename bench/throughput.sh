@@ -4,10 +4,11 @@
 # (the bench extra: pip install -e 'python[bench]') and beside the Worker of main's code
 # (BENCH_BASE_ROOT, a worktree of main: `git worktree add /work/wt-base main`; without it that
 # column is left out) on a database deployed from that tree, on the same server, in one run; dead
-# tuples and table bytes per finished job; with pg_stat_statements loaded, the server time by
+# tuples and table bytes per finished job; with pg_stat_statements in shared_preload_libraries, the server time by
 # statement at 16 handlers (bench/throughput/bench_throughput.py). Run by `make bench`, or alone:
 # `BENCH_BASE_ROOT=/work/wt-base bench/throughput.sh`. Sizes: BENCH_TP_JOBS (4000),
-# BENCH_TP_THREADS (1024), BENCH_TP_LEVELS ("1 4 16"), BENCH_TP_SYSTEMS, BENCH_REPEATS (3).
+# BENCH_TP_THREADS (1024), BENCH_TP_LEVELS ("1 4 16"), BENCH_TP_SYSTEMS, BENCH_TP_PREFETCH (the
+# Worker's prefetch; unset: its default), BENCH_REPEATS (3).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")

@@ -14,9 +14,10 @@ Each point runs in a process of its own (the worker's code imported from its tre
 the first handler that starts to the last that finishes. Before each point the system's tables
 are emptied (TRUNCATE), so the table's size after the run is the size per finished job, and the
 dead tuples are the updates and deletes the run made on them (pg_stat_user_tables; autovacuum
-does not change them). With pg_stat_statements loaded (the private cluster's `make bench`
-sets shared_preload_libraries, bench/throughput.sh), the server time of each statement at the
-highest level is printed: where the time goes.
+does not change them). With pg_stat_statements loaded (shared_preload_libraries: on the private
+cluster `psql -c "alter system set shared_preload_libraries = 'pg_stat_statements'"`, then
+`make db-stop db`; bench/throughput.sh creates the extension), the server time of each statement
+at the highest level is printed: where the time goes.
 
     python bench_throughput.py DSN BASE_DSN     (BASE_DSN "" leaves main out)
     python bench_throughput.py --child SYSTEM DSN CONCURRENCY   (a worker process; prints JSON)
@@ -42,6 +43,7 @@ LEVELS = [int(n) for n in os.environ.get("BENCH_TP_LEVELS", "1 4 16").split()]
 REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))
 SYSTEMS = os.environ.get("BENCH_TP_SYSTEMS", "ours main pgqueuer procrastinate").split()
 BASE_ROOT = os.environ.get("BENCH_BASE_ROOT", "")
+# the Worker's prefetch (claimed beyond its handlers); unset: the Worker's default (= concurrency)
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 QUEUE = "tp"
@@ -77,7 +79,8 @@ def child_agent_state(dsn: str, concurrency: int) -> dict[str, Any]:
 
     with ConnectionPool(dsn, min_size=2, max_size=concurrency + 4, kwargs={"autocommit": True}) as pool:
         pool.wait()
-        Worker(pool, handler, QUEUE, concurrency=concurrency, poll_interval=0.05).run(
+        prefetch = int(os.environ["BENCH_TP_PREFETCH"]) if os.environ.get("BENCH_TP_PREFETCH") else None
+        Worker(pool, handler, QUEUE, concurrency=concurrency, prefetch=prefetch, poll_interval=0.05).run(
             drain=True, install_signal_handlers=False
         )
     return {"first": min(starts, default=0), "last": max(ends, default=0), "count": len(ends)}
@@ -294,13 +297,14 @@ def main() -> None:
     for s in systems:
         setup(s, dsns[s])
     got: dict[tuple[str, int], list[dict[str, Any]]] = {}
-    for _ in range(REPEATS):  # interleaved: load from elsewhere falls on every system alike
+    for repeat in range(REPEATS):  # interleaved: load from elsewhere falls on every system alike
         for level in LEVELS:
-            for s in systems:
+            # and each repeat in another order: no system always runs right after the same one
+            for s in systems[repeat % len(systems) :] + systems[: repeat % len(systems)]:
                 profile = level == LEVELS[-1]
                 got.setdefault((s, level), []).append(point(s, dsns[s], level, profile))
     print(f"\nqueue throughput: {JOBS:,} jobs over {THREADS:,} threads enqueued in batch, handlers of 1 ms,"
-          f" jobs/s (median of {REPEATS}, interleaved)")  # fmt: skip
+          f" jobs/s (median of {REPEATS}, interleaved, the order rotated each repeat)")  # fmt: skip
     print(f"{'handlers':>8} " + " ".join(f"{s:>13}" for s in systems)
           + "".join(f" {'/' + s:>14}" for s in systems if s != "ours"))  # fmt: skip
     for level in LEVELS:
