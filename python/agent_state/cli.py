@@ -623,11 +623,15 @@ def cmd_archive(args: argparse.Namespace, conn: Conn) -> int:
                 for table, count in row["rows_moved"].items():
                     rows_moved[table] = rows_moved.get(table, 0) + count
             advance(len(batch))
+    # sessions a sweep could not move stay hot, listed with the error (docs/operations.md, "Retention")
+    skipped = len(_rows(conn, "select thread_id from ai.archive_skips(10000)", ()))
     if args.json:
-        _print_json({"sessions": sessions, "jobs": jobs, "rows_moved": rows_moved})
+        _print_json({"sessions": sessions, "jobs": jobs, "rows_moved": rows_moved, "skipped": skipped})
     else:
         rows = sum(rows_moved.values())
         print(f"archived {_count(sessions, 'session')} ({_count(rows, 'row')} with them) and {_count(jobs, 'job')}")
+        if skipped:
+            print(f"{_count(skipped, 'session')} could not be moved and stay hot: select * from ai.archive_skips()")
     return EXIT_OK
 
 

@@ -7,11 +7,15 @@ sessions move, by ai.archive_sessions and by ai.archive_all_sessions alike."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -106,6 +110,14 @@ def test_a_duplicate_made_before_ids_were_reserved_is_skipped_listed_and_the_res
         skip = cs.execute(listed, (t,)).fetchone()
         assert skip == ("tenant_a", "23505", "agent_sessions_pkey")
         cs.execute("call ai.archive_all_sessions('0 seconds', 1)")  # batches of one end, the duplicate last
+        # the command line says so too
+        cli = subprocess.run(
+            [str(Path(sys.executable).with_name("agent-state")), "archive", "--older-than", "0s", "--quiet"],
+            capture_output=True, text=True, timeout=60, check=False,
+            env={**os.environ, "DATABASE_URL": role_dsn("app_service")},
+        )  # fmt: skip
+        assert cli.returncode == 0, cli.stderr
+        assert "could not be moved and stay hot: select * from ai.archive_skips()" in cli.stdout
         assert conn.execute("select count(*) from ai.agent_sessions where thread_id = %s", (t,)).fetchone() == (1,)
         # The archived T is still A's to restore once the hot duplicate is gone.
         assert a.delete_thread(t)
