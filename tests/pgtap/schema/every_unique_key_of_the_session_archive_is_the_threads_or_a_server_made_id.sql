@@ -1,6 +1,6 @@
 \ir ../fixtures/helpers.sql
 begin;
-select plan(2);
+select plan(3);
 
 -- ai.archive_sessions copies a thread's rows into ai_archive while the hot tables go on, and the
 -- thread id stays reserved while archived: a key of the archive that holds thread_id cannot be
@@ -34,6 +34,24 @@ select is_empty(
     where s.table_name = 'agent_jobs' and not exists (
       select from pg_attribute a where a.attrelid = 'ai.agent_jobs'::regclass and a.attname = s.column_name and a.attidentity = 'a')$$,
   'and the identity named is one (generated always)');
+
+-- The way back: ai.restore_session puts the rows into the hot tables again, where a key without
+-- thread_id may have been taken since by the owner. The one such key is the queue's idempotency
+-- key (owner, queue, idempotency_key), which an archived job frees; the restore names it (AS041,
+-- tests/pgtap/restore_session/a_job_key_reused_since_the_archive_refuses_the_restore_with_as041.sql).
+create temporary view hot_unique_keys as
+  select c.relname::text as table_name, i.indexrelid::regclass::text as index_name,
+         (select array_agg(a.attname::text order by a.attname) from pg_attribute a
+          where a.attrelid = i.indrelid and a.attnum = any (i.indkey)) as columns
+  from pg_index i join pg_class c on c.oid = i.indrelid
+  where c.relnamespace = 'ai'::regnamespace and i.indisunique
+    and (c.relname = 'agent_sessions' or c.relname in (select table_name from ai._archived_tables));
+select is_empty(
+  $$select index_name, columns from hot_unique_keys k
+    where not 'thread_id' = any (k.columns)
+      and not exists (select from server_made_ids s where s.table_name = k.table_name and array[s.column_name] = k.columns)
+      and k.index_name <> 'ai.agent_jobs_idempotency_key'$$,
+  'and of the hot tables a restore writes, only the queue''s idempotency key can have been taken since');
 
 select * from finish();
 rollback;
