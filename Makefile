@@ -133,15 +133,15 @@ demo: setup
 	@DATABASE_URL='$(DB_URL)' AGENT_STATE_CONSOLE_URL='http://127.0.0.1:$(CONSOLE_PORT)' $(VPY) examples/demo.py
 
 # The operator console (docs/console.md) on http://127.0.0.1:$(CONSOLE_PORT)/, logging in with a database
-# role. On the private cluster the role console_operator (a member of ai_service) is made for it; the
-# cluster trusts its own socket, so any password logs in. CONSOLE_ARGS: more options (--read-only, ...).
+# role and its password. The login takes only a server that asks for the password; the private cluster
+# trusts its socket, so scripts/console-operator.sh makes the role console_operator (a member of
+# ai_service) with a password, adds the pg_hba.conf line that asks it for that password, and prints
+# it. CONSOLE_ARGS: more options (--read-only, ...).
 CONSOLE_PORT ?= 8023
 CONSOLE_ARGS ?=
 console: setup
 ifeq ($(PRIVATE),1)
-	@psql -d postgres -Atqc "select 1 from pg_roles where rolname = 'console_operator'" | grep -q 1 \
-	  || psql -d postgres -qc 'create role console_operator login; grant ai_service to console_operator'
-	@echo "log in as console_operator (an operator: sees every run) or as a tenant's role; any password"
+	@scripts/console-operator.sh
 endif
 	@DATABASE_URL='$(DB_URL)' $(VENV)/bin/agent-state console --port $(CONSOLE_PORT) $(CONSOLE_ARGS)
 
