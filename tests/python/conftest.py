@@ -69,11 +69,10 @@ BESIDE = {
     "test_schema_bundle.py": ("deploy", "creates the cluster-wide role agent_state_deployer"),
     "test_upgrade.py": ("upgrade", "makes databases from the templates of deployed_templates (minutes of sqitch)"),
     "test_own_server_url.py": ("upgrade", "creates the cluster-wide roles own_server_owner and own_server_bypass"),
-    # The console's pages list the newest sessions and jobs the role sees: in a worker's copy,
-    # other tests' rows (some written under a clock frozen in 2030) would fill its first page; in
-    # its lane's copy are only the rows of its lane's files (the others of which write into
-    # databases of their own).
-    "test_console.py": ("upgrade", "its pages show the newest rows of the whole database (a browser drives them)"),
+    # The console's browser tests run on a server of their own that asks for passwords
+    # (password_server.py: initdb, a deploy, a PgBouncer), with a headless Chromium: heavy, so
+    # beside the parallel workers rather than among them.
+    "test_console.py": ("upgrade", "a server of its own and a headless Chromium (a browser drives every page)"),
 }
 
 
@@ -90,6 +89,8 @@ SLOW = {
     "test_schema_bundle.py",
     "test_own_server_url.py",
     "test_console.py",  # a headless Chromium drives every page
+    "test_console_hostile.py::test_hostile_values_in_every_parameter_of_every_page",  # ~1,000 requests
+    "test_cli_hostile.py::test_every_argument_of_every_subcommand_takes_hostile_values",  # ~1,000 runs
     "test_queue_crash.py",  # real processes killed and stopped
     "test_side_effect_crash.py",
     "test_queue_model.py",  # the hypothesis state machine of the queue

@@ -206,6 +206,13 @@ def test_a_bad_parameter_is_a_400_that_names_it(served: dict[str, Any]) -> None:
             assert answer.status == 400 and words in answer.body, (target, answer.status, answer.body[-800:])
         answer = visitor.get("/runs?kind=jobs&before=99")  # a good one still serves
         assert answer.status == 200
+        for target in ("/%5Cevil.example", "//evil.example", "https://evil.example"):  # no redirect elsewhere
+            visitor.get("/login")
+            answer = visitor.post(
+                f"/actions/job?next={target}", {"csrf": visitor.csrf, "action": "retry", "job_id": "1"}
+            )
+            assert answer.status == 400 and "location" not in answer.headers, (target, answer.status)
+            assert "next must be a path of this console" in answer.body
     finally:
         visitor.close()
 
