@@ -425,7 +425,7 @@ def approvals(request: Request) -> Response:
         **CSRF, **THREAD_AND_CHECKPOINT,
         "decision": Param("choice", 16, required=True, choices=("approve", "reject", "edit")),
         "reason": Param("lines", 10_000),
-        "edited_action": Param("json", 100_000),
+        "edited_action": Param("document", 900_000),  # the form always sends it: JSON for "edit" only
     },
 )  # fmt: skip
 async def resolve(request: Request) -> Response:
@@ -447,7 +447,8 @@ async def resolve(request: Request) -> Response:
         else:
             if p["edited_action"] is None:
                 raise BadParameter("edited_action is needed to edit and approve")
-            decision = {"approved": True, "edited_action": p["edited_action"]}
+            edited = Param("json", 900_000).parse("edited_action", p["edited_action"])
+            decision = {"approved": True, "edited_action": edited}
         with console.connect(request.state.login) as conn:
             ident = console.identity(conn)
             console.check_action(False, ident)

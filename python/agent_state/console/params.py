@@ -51,8 +51,9 @@ class Param:
     characters), ``lines`` (text that may hold newlines and tabs), ``int`` (decimal digits,
     ``low`` to ``high``), ``choice`` (one of ``choices``; ``upper`` compares upper-cased),
     ``flag`` (empty, 0, 1, true, false), ``age`` (a number and a unit: 30m, 2h, 7d), ``meta``
-    (``key=value``, ``a.b=value``), ``json`` (a JSON document), ``path`` (a path of this console,
-    for ``next``), ``secret`` (a password: anything but NUL). ``required``: empty is refused."""
+    (``key=value``, ``a.b=value``), ``json`` (a JSON document, parsed), ``path`` (a path of this
+    console, for ``next``), ``secret`` (a password) and ``document`` (a text the page parses itself,
+    such as JSON it reads for one action only): anything but NUL. ``required``: empty is refused."""
 
     kind: str = "text"
     max_length: int = 255
@@ -72,9 +73,14 @@ class Param:
             if self.required:
                 raise BadParameter(f"{name} is needed")
             return False if self.kind == "flag" else None
-        if self.kind == "secret":
+        if self.kind in ("secret", "document"):
             return value
-        if _CONTROL_BUT_LINES.search(value) if self.kind in ("lines", "json") else _CONTROL.search(value):
+        if self.kind == "json":  # json.loads refuses a raw control character but whitespace itself
+            try:
+                return json.loads(value)
+            except (ValueError, RecursionError) as error:
+                raise BadParameter(f"{name} is not JSON: {str(error)[:80]}") from None
+        if _CONTROL_BUT_LINES.search(value) if self.kind == "lines" else _CONTROL.search(value):
             raise BadParameter(f"{name} holds a control character")
         if self.kind in ("text", "lines"):
             return value
@@ -95,11 +101,6 @@ class Param:
             return parse_age(name, value)
         if self.kind == "meta":
             return parse_meta(name, value)
-        if self.kind == "json":
-            try:
-                return json.loads(value)
-            except (ValueError, RecursionError) as error:
-                raise BadParameter(f"{name} is not JSON: {str(error)[:80]}") from None
         if self.kind == "path":
             if not value.startswith("/") or value.startswith("//") or "\\" in value:
                 raise BadParameter(f"{name} must be a path of this console (starting with one /)")
