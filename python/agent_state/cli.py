@@ -815,6 +815,20 @@ def cmd_replay(args: argparse.Namespace, conn: Conn) -> int:
     return EXIT_OK if comparison.passed else EXIT_VERDICT
 
 
+def _check_listen(host: str, port: int) -> None:
+    """CliError (one line) unless ``host:port`` resolves and can be bound now; uvicorn would log
+    the failure as an error of its own and exit 3."""
+    import socket
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except (OSError, UnicodeError, ValueError) as error:
+        raise CliError(f"cannot listen on {host[:80]}:{port}: {error}") from error
+
+
 def cmd_console(args: argparse.Namespace) -> int:
     """Serves the operator console (agent_state.console) with uvicorn until SIGINT/SIGTERM."""
     try:
@@ -847,6 +861,7 @@ def cmd_console(args: argparse.Namespace) -> int:
         )
     except ValueError as error:  # a bad option (a secret too short, a limit not positive)
         raise CliError(str(error)) from error
+    _check_listen(args.host, args.port)
     print(f"agent-state console on http://{args.host}:{args.port}/ ({'read-only, ' if args.read_only else ''}"
           f"login: {args.auth})", flush=True)  # fmt: skip
     uvicorn.run(create_app(config=config), host=args.host, port=args.port, log_level="warning")

@@ -119,6 +119,8 @@ def test_every_argument_of_every_subcommand_takes_hostile_values(
         (["status", "--lease", "nan"], "is not a number of seconds"),
         (["show", "\udcff"], "is not UTF-8 text"),
         (["console", "--port", "70000"], "is not a whole number from 1 to 65535"),
+        (["console", "--host", "no-such-host.invalid"], "cannot listen on no-such-host.invalid"),
+        (["console", "--host", "x" * 100_000], "cannot listen on"),
     ],
 )
 def test_a_bad_argument_is_one_line_that_names_it(
