@@ -66,14 +66,18 @@ class Visitor:
     def close(self) -> None:
         self.conn.close()
 
-    def request(self, method: str, target: str, body: bytes | None = None, *, stream: bool = False) -> Answer:
-        """``target`` is sent as written (raw percent-encoding, bad UTF-8 and all)."""
-        headers = {"Cookie": f"{COOKIE}={self.cookie}"} if self.cookie else {}
+    def request(
+        self, method: str, target: str, body: bytes | None = None, *, stream: bool = False,
+        headers: dict[str, str] | None = None,
+    ) -> Answer:  # fmt: skip
+        """``target`` is sent as written (raw percent-encoding, bad UTF-8 and all); ``headers``
+        are more headers (latin-1, as HTTP/1.1 sends them)."""
+        headers = {**({"Cookie": f"{COOKIE}={self.cookie}"} if self.cookie else {}), **(headers or {})}
         if body is not None:
             headers["Content-Type"] = "application/x-www-form-urlencoded"
         self.conn.putrequest(method, self.prefix + target, skip_accept_encoding=True)
         for name, value in {**headers, "Content-Length": str(len(body or b""))}.items():
-            self.conn.putheader(name, value)
+            self.conn.putheader(name, value.encode("latin-1", errors="replace"))
         self.conn.endheaders(body)
         response = self.conn.getresponse()
         found = {k.lower(): v for k, v in response.getheaders()}

@@ -247,3 +247,39 @@ def test_a_checkpoint_langgraph_did_not_write_shows_its_metadata(served: dict[st
             _check(answer, checkpoint, served["secrets"])
     finally:
         visitor.close()
+
+
+HOSTILE_HEADERS = [
+    "9" * 40,
+    "\xff\xfe\xe9",  # latin-1 bytes that are not UTF-8
+    "a\x01b\x7f",
+    "x" * 8000,
+    "gAAAAA" + "A" * 200,  # looks like a Fernet token
+    '=;,"\\',
+]
+
+
+def test_hostile_cookies_and_csrf_headers_on_every_route(served: dict[str, Any]) -> None:
+    """The login cookie and the X-CSRF-Token header are inputs too: a forged, huge or binary one
+    is a stranger (the login page) or a refusal, never a 500."""
+    for mount, app in (("/pages", served["pages"]), ("/login", served["logins"])):
+        visitor = Visitor(served["port"], mount)
+        try:
+            for route, _spec in _declared(app):
+                post = "POST" in (route.methods or ())
+                target = _path(route, {n: "hostile-id" for n in route.param_convertors})
+                for value in HOSTILE_HEADERS:
+                    visitor.get("/login")
+                    good_cookie = visitor.cookie
+                    for cookie, csrf in ((value, visitor.csrf), (good_cookie, value)):
+                        visitor.cookie = cookie
+                        answer = visitor.request(
+                            "POST" if post else "GET", target, b"" if post else None,
+                            stream=route.path == "/events", headers={"X-CSRF-Token": csrf},
+                        )  # fmt: skip
+                        _check(answer, f"{mount}{target} cookie={cookie[:20]!r} csrf={csrf[:20]!r}", served["secrets"])
+                        if post and csrf == value:  # refused, or (not logged in) sent to the login
+                            refused = answer.status in (400, 403)
+                            assert refused or answer.headers.get("location", "").endswith("/login"), (target, answer)
+        finally:
+            visitor.close()
