@@ -199,7 +199,8 @@ def test_a_bad_parameter_is_a_400_that_names_it(served: dict[str, Any]) -> None:
             ("/runs?age=soon", "is not a number and a unit"),
             ("/runs?kind=files", "kind must be one of jobs, sessions"),
             ("/runs?owner=a%00b", "owner holds a NUL character"),
-            ("/runs/t%01/checkpoints/c", "thread_id holds a control character"),
+            ("/runs?queue=q&owner=a%01b", "owner holds a control character"),
+            ("/runs/t%00/checkpoints/c", "thread_id holds a NUL character"),
             ("/runs/" + "t" * 300, "thread_id is longer than 255 characters"),
         ):
             answer = visitor.get(target)
@@ -283,3 +284,20 @@ def test_hostile_cookies_and_csrf_headers_on_every_route(served: dict[str, Any])
                             assert refused or answer.headers.get("location", "").endswith("/login"), (target, answer)
         finally:
             visitor.close()
+
+
+def test_a_run_whose_id_holds_control_characters_opens(served: dict[str, Any], module_dsn: str) -> None:
+    """The SQL API takes any id of 1 to 255 characters but NUL: the console opens every run a
+    tenant can make, control characters and all (and escapes them on the page)."""
+    thread = f"hostile-\x01\x1b[31m-<b>-{uuid.uuid4().hex[:8]}"
+    tenant = conninfo_to_dict(module_dsn)
+    tenant["user"] = "tenant_a"
+    with psycopg.connect(psycopg.conninfo.make_conninfo(**tenant), autocommit=True) as conn:
+        Client(conn).create_session(thread)
+    visitor = Visitor(served["port"], "/pages")
+    try:
+        answer = visitor.get(f"/runs/{quote(thread, safe='')}")
+        assert answer.status == 200, answer.body[-800:]
+        assert "<b>" not in answer.body and "&lt;b&gt;" in answer.body
+    finally:
+        visitor.close()

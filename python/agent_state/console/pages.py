@@ -41,8 +41,9 @@ log = logging.getLogger("agent_state.console")
 # that would not ask for one, the database out of reach): the reason goes to the console's log.
 LOGIN_FAILED = "wrong user name or password"
 
-# The parameters the pages read (agent_state.console.params): ids as the SQL API bounds them.
-ID = Param("text", 255, required=True)
+# The parameters the pages read (agent_state.console.params): ids as the SQL API bounds them
+# (1 to 255 characters, any but NUL), other words without control characters.
+ID = Param("id", 255, required=True)
 TEXT = Param("text", 255)
 NEXT = {"next": Param("path", 2000)}
 CSRF = {"csrf": Param("text", 200)}
@@ -229,11 +230,11 @@ def _runs_context(console: Console, conn: Conn, request: Request) -> dict[str, A
 RUNS_QUERY = {
     "kind": Param("choice", 16, choices=("jobs", "sessions")),
     "status": TEXT,  # one of the kind's statuses: checked with the kind
-    "queue": TEXT,
+    "queue": Param("id", 255),
     "owner": TEXT,
     "age": Param("age", 32),
     "meta": Param("meta", 1300),
-    "before": TEXT,  # a job id, or a thread id
+    "before": Param("id", 255),  # a job id, or a thread id
     "partial": Param("flag", 8),
 }
 

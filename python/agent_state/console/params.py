@@ -48,7 +48,9 @@ def _shown(value: str) -> str:
 @dataclass(frozen=True)
 class Param:
     """What one parameter may hold. ``kind``: ``text`` (one line of at most ``max_length``
-    characters), ``lines`` (text that may hold newlines and tabs), ``int`` (decimal digits,
+    characters, no control character), ``id`` (an id as the SQL API takes it: at most
+    ``max_length`` characters, anything but NUL, so the console opens every run a tenant could
+    make), ``lines`` (text that may hold newlines and tabs), ``int`` (decimal digits,
     ``low`` to ``high``), ``choice`` (one of ``choices``; ``upper`` compares upper-cased),
     ``flag`` (empty, 0, 1, true, false), ``age`` (a number and a unit: 30m, 2h, 7d), ``meta``
     (``key=value``, ``a.b=value``), ``json`` (a JSON document, parsed), ``path`` (a path of this
@@ -73,7 +75,7 @@ class Param:
             if self.required:
                 raise BadParameter(f"{name} is needed")
             return False if self.kind == "flag" else None
-        if self.kind in ("secret", "document"):
+        if self.kind in ("id", "secret", "document"):
             return value
         if self.kind == "json":  # json.loads refuses a raw control character but whitespace itself
             try:
