@@ -301,3 +301,23 @@ def test_a_run_whose_id_holds_control_characters_opens(served: dict[str, Any], m
         assert "<b>" not in answer.body and "&lt;b&gt;" in answer.body
     finally:
         visitor.close()
+
+
+def test_a_run_with_json_nested_deeper_than_python_reads_still_renders(served: dict[str, Any], module_dsn: str) -> None:
+    """Postgres stores JSON nested far deeper than Python's json.loads reads (a RecursionError): a
+    tenant's event of 5,000 levels made the run's page and the item's download a 500."""
+    thread = f"hostile-deep-{uuid.uuid4().hex[:8]}"
+    tenant = conninfo_to_dict(module_dsn)
+    tenant["user"] = "tenant_a"
+    with psycopg.connect(psycopg.conninfo.make_conninfo(**tenant), autocommit=True) as conn:
+        Client(conn).create_session(thread)
+        conn.execute(
+            """select ai.record_event(%s, 'note', ('{"a":' || repeat('[', 5000) || repeat(']', 5000) || '}')::jsonb)""",
+            (thread,),
+        )
+    visitor = Visitor(served["port"], "/pages")
+    try:
+        answer = visitor.get(f"/runs/{thread}")
+        assert answer.status == 200 and "JSON nested deeper than the console reads" in answer.body, answer.body[-500:]
+    finally:
+        visitor.close()

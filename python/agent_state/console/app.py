@@ -32,7 +32,7 @@ from markupsafe import Markup
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
-from psycopg.types.json import Jsonb
+from psycopg.types.json import Jsonb, set_json_loads
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware
@@ -230,6 +230,19 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
+TOO_DEEP = {"(not shown)": "JSON nested deeper than the console reads"}
+
+
+def bounded_json_loads(data: str | bytes) -> Any:
+    """json.loads for the console's connections: a document nested deeper than Python's recursion
+    limit (Postgres stores far deeper ones: a tenant's event can hold one) reads as a placeholder,
+    so the page of that run still renders."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        return dict(TOO_DEEP)
+
+
 def as_json(value: Any) -> str:
     return json.dumps(plain(value), indent=2, sort_keys=True, ensure_ascii=False)
 
@@ -372,6 +385,7 @@ class Console:
     def connect(self, login: Login) -> Iterator[psycopg.Connection[Any]]:
         conninfo = login.conninfo or self.config.database_url
         with psycopg.connect(conninfo, autocommit=True, prepare_threshold=None, row_factory=dict_row) as conn:
+            set_json_loads(bounded_json_loads, conn)
             yield conn
 
     @staticmethod

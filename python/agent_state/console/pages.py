@@ -10,7 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 import psycopg
-from psycopg.types.json import Jsonb
+from psycopg.types.json import Jsonb, set_json_loads
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -24,6 +24,7 @@ from .app import (
     LoginRefused,
     Refused,
     as_json,
+    bounded_json_loads,
     build_tree,
     plain,
     query_string,
@@ -371,6 +372,7 @@ def checkpoint(request: Request) -> Response:
                 raise errors.NotFound(f"no checkpoint {checkpoint_id} in thread {thread_id}")
             # the saver reads tuple rows: a connection of its own
             with psycopg.connect(conninfo, autocommit=True, prepare_threshold=None) as plain_conn:
+                set_json_loads(bounded_json_loads, plain_conn)
                 state = _checkpoint_state(plain_conn, thread_id, checkpoint_id)
                 parent_id = node["parent_checkpoint_id"]
                 parent = _checkpoint_state(plain_conn, thread_id, parent_id) if parent_id else {}
