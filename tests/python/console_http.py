@@ -74,7 +74,7 @@ class Visitor:
         are more headers (latin-1, as HTTP/1.1 sends them)."""
         headers = {**({"Cookie": f"{COOKIE}={self.cookie}"} if self.cookie else {}), **(headers or {})}
         if body is not None:
-            headers["Content-Type"] = "application/x-www-form-urlencoded"
+            headers.setdefault("Content-Type", "application/x-www-form-urlencoded")
         self.conn.putrequest(method, self.prefix + target, skip_accept_encoding=True)
         for name, value in {**headers, "Content-Length": str(len(body or b""))}.items():
             self.conn.putheader(name, value.encode("latin-1", errors="replace"))

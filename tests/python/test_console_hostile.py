@@ -321,3 +321,31 @@ def test_a_run_with_json_nested_deeper_than_python_reads_still_renders(served: d
         assert answer.status == 200 and "JSON nested deeper than the console reads" in answer.body, answer.body[-500:]
     finally:
         visitor.close()
+
+
+def test_a_form_with_a_file_too_many_fields_or_too_many_bytes_is_a_400(served: dict[str, Any]) -> None:
+    visitor = Visitor(served["port"], "/pages")
+    try:
+        visitor.get("/login")
+        boundary = "hostileboundary"
+        multipart = (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="csrf"\r\n\r\n{visitor.csrf}\r\n'
+            f'--{boundary}\r\nContent-Disposition: form-data; name="job_id"; filename="x.txt"\r\n'
+            f"Content-Type: text/plain\r\n\r\n1\r\n--{boundary}--\r\n"
+        ).encode()
+        answers = [
+            visitor.request(
+                "POST",
+                "/actions/job",
+                multipart,
+                headers={"Content-Type": f"multipart/form-data; boundary={boundary}"},
+            ),
+            visitor.post("/actions/job", "&".join(f"f{i}=1" for i in range(500)).encode()),
+            visitor.post("/actions/job", b"csrf=" + b"x" * 1_100_000),
+        ]
+        for answer in answers:
+            assert answer.status == 400, (answer.status, answer.body[-300:])
+            _check(answer, "form", served["secrets"])
+        assert visitor.get("/queues").status == 200
+    finally:
+        visitor.close()
