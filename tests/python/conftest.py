@@ -96,6 +96,7 @@ SLOW = {
     "test_isolation_matrix.py::test_every_function_with_another_tenants_ids_fails_closed",
     "test_openai_agents_session.py::test_a_conversation_survives_a_process_restart_between_turns",
     "test_demo.py::test_the_demo_crashes_resumes_approves_and_keeps_every_promise",
+    "test_demo.py::test_the_demos_story_is_the_records_of_ai_job_attempts",  # the same run of the demo
     "test_graph_runs.py::test_a_worker_killed_mid_node_resumes_in_a_fresh_process_from_the_last_checkpoint",
     "test_graph_runs.py::test_an_interrupt_waits_for_a_person_and_another_process_resumes_it",
     "test_compaction.py::test_long_session_compacted_repeatedly",
