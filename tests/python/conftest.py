@@ -88,6 +88,7 @@ SLOW = {
     "test_upgrade_under_load.py",
     "test_migrations.py",
     "test_schema_bundle.py",
+    "test_package_build.py",  # a wheel built in an isolated build environment
     "test_own_server_url.py",
     "test_console.py",  # a headless Chromium drives every page
     "test_queue_crash.py",  # real processes killed and stopped
