@@ -89,6 +89,7 @@ SLOW = {
     "test_migrations.py",
     "test_schema_bundle.py",
     "test_package_build.py",  # a wheel built in an isolated build environment
+    "test_readme_install.py",  # a fresh clone and virtualenv, the README's pip install (about a minute)
     "test_own_server_url.py",
     "test_console.py",  # a headless Chromium drives every page
     "test_queue_crash.py",  # real processes killed and stopped
