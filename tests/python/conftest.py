@@ -90,6 +90,7 @@ SLOW = {
     "test_schema_bundle.py",
     "test_package_build.py",  # a wheel built in an isolated build environment
     "test_readme_install.py",  # a fresh clone and virtualenv, the README's pip install (about a minute)
+    "test_first_contact.py::test_make_demo_with_a_superusers_url_deploys_with_verify_as_a_nologin_owner_and_runs_the_demo",
     "test_own_server_url.py",
     "test_console.py",  # a headless Chromium drives every page
     "test_queue_crash.py",  # real processes killed and stopped
