@@ -24,14 +24,11 @@ FENCE = re.compile(r"(?:<!-- test: ([^>]*?) -->\n)?```python\n(.*?)```", re.S)
 PENDING = {
     ("checkpoints.md", "import psycopg"),  # needs a PostgresSaver database to import from
     ("console.md", "from starlette.applications import Starlette"),
-    ("graph-runs.md", "from agent_state import Client"),
-    ("graph-runs.md", "def notify(state: State, config: RunnableConfig) -> dict:"),
     ("human-in-the-loop.md", "def handler(job, ctx):"),
     ("human-in-the-loop.md", 'scope = ctx.side_effect("mail", user_id, "welcome")'),
     ("human-in-the-loop.md", "runs = GraphRuns(Client(conn), graph)"),
     ("openai-agents.md", "from agents import Agent, Runner"),
     ("queue.md", "with ctx.fenced() as conn:"),
-    ("queue.md", "from datetime import timedelta"),
     ("streams-usage-retrievals.md", "from agent_state import persisted_stream, follow_stream"),
 }  # fmt: skip
 
