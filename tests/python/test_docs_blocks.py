@@ -24,12 +24,9 @@ FENCE = re.compile(r"(?:<!-- test: ([^>]*?) -->\n)?```python\n(.*?)```", re.S)
 PENDING = {
     ("checkpoints.md", "import psycopg"),  # needs a PostgresSaver database to import from
     ("console.md", "from starlette.applications import Starlette"),
-    ("human-in-the-loop.md", "def handler(job, ctx):"),
-    ("human-in-the-loop.md", 'scope = ctx.side_effect("mail", user_id, "welcome")'),
     ("human-in-the-loop.md", "runs = GraphRuns(Client(conn), graph)"),
     ("openai-agents.md", "from agents import Agent, Runner"),
     ("queue.md", "with ctx.fenced() as conn:"),
-    ("streams-usage-retrievals.md", "from agent_state import persisted_stream, follow_stream"),
 }  # fmt: skip
 
 
