@@ -2,9 +2,9 @@
 stands, in a fresh process, against the test database (``DATABASE_URL``), so its names are its
 own and its calls work. The README's blocks: test_readme.py.
 
-PENDING lists the blocks that do not run here, by page and first line, each with the reason; a block neither marked nor listed fails,
-so a new one cannot go untested, and a listed block that is marked, or gone, fails too (the list
-only shrinks).
+PENDING lists the blocks that do not run here, by page and first line, each with the reason; a
+block neither marked nor listed fails, so a new one cannot go untested, and a listed block that
+is marked, or gone, fails too (the list only shrinks).
 """
 
 from __future__ import annotations
