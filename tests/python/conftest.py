@@ -87,6 +87,9 @@ SLOW = {
     "test_upgrade_under_load.py",
     "test_migrations.py",
     "test_schema_bundle.py",
+    "test_package_build.py",  # a wheel built in an isolated build environment
+    "test_readme_install.py",  # a fresh clone and virtualenv, the README's pip install (about a minute)
+    "test_first_contact.py::test_make_demo_with_a_superusers_url_deploys_with_verify_as_a_nologin_owner_and_runs_the_demo",
     "test_own_server_url.py",
     "test_console.py",  # a headless Chromium drives every page
     "test_console_hostile.py::test_hostile_values_in_every_parameter_of_every_page",  # ~1,000 requests
@@ -97,6 +100,7 @@ SLOW = {
     "test_isolation_matrix.py::test_every_function_with_another_tenants_ids_fails_closed",
     "test_openai_agents_session.py::test_a_conversation_survives_a_process_restart_between_turns",
     "test_demo.py::test_the_demo_crashes_resumes_approves_and_keeps_every_promise",
+    "test_demo.py::test_the_demos_story_is_the_records_of_ai_job_attempts",  # the same run of the demo
     "test_graph_runs.py::test_a_worker_killed_mid_node_resumes_in_a_fresh_process_from_the_last_checkpoint",
     "test_graph_runs.py::test_an_interrupt_waits_for_a_person_and_another_process_resumes_it",
     "test_compaction.py::test_long_session_compacted_repeatedly",
