@@ -84,7 +84,29 @@ def _outage(direct_dsn: str) -> tuple[float, Any]:
     return probe.up
 
 
-@pytest.mark.parametrize("kind", ["sync", "async"])
+def _graph(started: dict[int, float]) -> Any:
+    """One node that books when it ran (the job id comes from the claim's context)."""
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.graph import END, START, StateGraph
+    from typing_extensions import TypedDict
+
+    from agent_state.graph_runs import job_context
+
+    class State(TypedDict):
+        n: int
+
+    def node(state: State, config: RunnableConfig) -> dict[str, int]:
+        started.setdefault(job_context(config).job.job_id, time.monotonic())
+        return {"n": state["n"] + 1}
+
+    builder = StateGraph(State)
+    builder.add_node("a", node)
+    builder.add_edge(START, "a")
+    builder.add_edge("a", END)
+    return builder.compile()
+
+
+@pytest.mark.parametrize("kind", ["sync", "async", "graph"])
 def test_the_worker_claims_and_completes_within_a_second_of_the_database_coming_back(
     direct_dsn: str, kind: str
 ) -> None:
@@ -97,15 +119,21 @@ def test_the_worker_claims_and_completes_within_a_second_of_the_database_coming_
         client = Client(conn)
         warm = f"outage-{uuid.uuid4()}"
         client.create_session(warm)
-        first = client.enqueue_job(warm, {}, queue=queue).job_id
+        first = client.enqueue_job(warm, {"graph_input": {"n": 0}}, queue=queue).job_id
         due = client.now() + timedelta(seconds=3)  # due during the outage
         ids = []
         for _ in range(JOBS):
             thread = f"outage-{uuid.uuid4()}"
             client.create_session(thread)
-            ids.append(client.enqueue_job(thread, {}, queue=queue, run_at=due).job_id)
+            ids.append(client.enqueue_job(thread, {"graph_input": {"n": 0}}, queue=queue, run_at=due).job_id)
 
-    if kind == "sync":
+    if kind == "graph":  # the graph worker reads and writes its checkpoints through its pool
+        from agent_state.graph_runs import graph_worker
+
+        worker = graph_worker(service, _graph(started), queue=queue, concurrency=2, poll_interval=0.2)
+        runner = threading.Thread(target=lambda: worker.run(install_signal_handlers=False), daemon=True)
+        pool = worker.pool
+    elif kind == "sync":
 
         def handler(job: Any, ctx: Any) -> None:
             started.setdefault(job.job_id, time.monotonic())
@@ -136,7 +164,7 @@ def test_the_worker_claims_and_completes_within_a_second_of_the_database_coming_
             wait_until(lambda: all(client.get_job(i).status == "COMPLETED" for i in ids), "they completed", timeout=60)
             jobs = [client.get_job(i) for i in ids]
     finally:
-        if kind == "sync":
+        if kind in ("sync", "graph"):
             worker.stop()
             runner.join(30)
             pool.close()
