@@ -32,6 +32,7 @@ import psycopg
 import pytest
 from conftest import dsn_as
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg_pool import ConnectionPool
 from waiting import wait_until
 
 from agent_state import AsyncClient, Client, RetryPolicy
@@ -173,22 +174,30 @@ class _Retries(logging.Handler):
         self.count += "retrying" in record.getMessage()
 
 
-def test_a_write_refused_as_read_only_reconnects_until_the_server_is_writable(direct_dsn: str) -> None:
+@pytest.mark.parametrize("source", ["connection", "pool"])
+def test_a_write_refused_as_read_only_reconnects_until_the_server_is_writable(direct_dsn: str, source: str) -> None:
     """Any call (record_event is never retried after an unknown outcome) is tried again after
     25006, on a connection ``target_session_attrs=read-write`` accepts only once the database is
-    writable; the event is recorded once."""
+    writable (a pool's read-only connections are closed, and it opens others); the event is
+    recorded once."""
     url = dsn_as(direct_dsn, ROLE)
     read_write = make_conninfo(url, target_session_attrs="read-write")
     thread_id = f"ro-{uuid.uuid4()}"
     with Client.from_conn_string(url) as setup:
         setup.create_session(thread_id)
+    pool: ConnectionPool | None = None
     with psycopg.connect(direct_dsn, autocommit=True) as admin:
         database = admin.execute("select current_database()").fetchone()[0]  # type: ignore[index]
         admin.execute(f'alter database "{database}" set default_transaction_read_only = on')
         try:
             retries = _Retries()
-            read_only = psycopg.connect(url, autocommit=True)  # a session on a read-only node
-            client = Client(read_only, retry=POLICY, conninfo=read_write)
+            if source == "pool":  # its connections are opened read-only (a URL without target_session_attrs)
+                pool = ConnectionPool(url, min_size=1, max_size=2, kwargs={"autocommit": True}, open=True)
+                pool.wait()
+                client = Client(pool, retry=POLICY)
+            else:
+                read_only = psycopg.connect(url, autocommit=True)  # a session on a read-only node
+                client = Client(read_only, retry=POLICY, conninfo=read_write)
             outcome: dict[str, Any] = {}
 
             def write() -> None:
@@ -212,8 +221,13 @@ def test_a_write_refused_as_read_only_reconnects_until_the_server_is_writable(di
         writer.join(60)
         assert not writer.is_alive()
         assert "error" not in outcome, outcome.get("error")
-        print(f"\n[read-only window] first acknowledged write {outcome['at'] - writable:.3f} s after writable")
-        assert read_only.closed and client.source is not read_only, "the read-only connection was dropped"
+        print(
+            f"\n[read-only window, {source}] first acknowledged write {outcome['at'] - writable:.3f} s after writable"
+        )
         events = [e for e in client.get_events(thread_id) if e.kind == "after_failover"]
         assert len(events) == 1, "written once"
-        client.source.close()  # type: ignore[union-attr]
+        if pool is not None:
+            pool.close()
+        else:
+            assert read_only.closed and client.source is not read_only, "the read-only connection was dropped"
+            client.source.close()  # type: ignore[union-attr]
