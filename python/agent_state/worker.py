@@ -77,13 +77,13 @@ from ._worker_core import (
 from .client import AsyncClient, Client, abehind_pooler, behind_pooler
 from .models import Job
 from .queue import DEFAULT_LEASE
-from .retry import is_connection_error
+from .retry import RECONNECT_PROBE, is_connection_error
 from .side_effects import side_effect as _side_effect
 
 #: How long the worker's own calls (claims, renewals, completions) wait for a pool connection.
 CONTROL_POOL_TIMEOUT = 0.5
 #: The pool's ``reconnect_timeout`` is capped at this many seconds by the worker (module docstring).
-POOL_RECONNECT_TIMEOUT = 0.5
+POOL_RECONNECT_TIMEOUT = 0.25
 
 __all__ = [
     "RENEW_BATCH",
@@ -785,6 +785,8 @@ class AsyncWorker:
                         guard.detach()
             except Exception as error:  # polling goes on meanwhile
                 delay = self._core.listen_delay(backoff)
+                if is_connection_error(error):  # the database is probed, not waited for: LISTEN is back with the poll
+                    delay = min(delay, max(self.poll_interval, RECONNECT_PROBE))
                 _log_failure("LISTEN", error, delay)
                 await self._closed_within(delay)
         guard.close()
@@ -1129,6 +1131,8 @@ class Worker:
                         guard.detach()
             except Exception as error:  # polling goes on meanwhile
                 delay = self._core.listen_delay(backoff)
+                if is_connection_error(error):  # the database is probed, not waited for: LISTEN is back with the poll
+                    delay = min(delay, max(self.poll_interval, RECONNECT_PROBE))
                 _log_failure("LISTEN", error, delay)
                 self._closed_within(delay)
         guard.close()
