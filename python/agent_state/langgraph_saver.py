@@ -132,11 +132,13 @@ def _inline(value: Any) -> bool:
 # ----- the durable step in one call (docs/checkpoints.md, "One call per step") -----------------
 #
 # put_writes of a task whose step LangGraph will close with one put (a step of one task: one
-# node triggered, no pending sends) is held here and sent with that put, in one call and one
+# node triggered, no pending sends, the node's own writes (a PULL task) under LangGraph's
+# durability="sync") is held here and sent with that put, in one call and one
 # transaction (ai.put_checkpoint's write_* arguments). A crash between the two loses the held
 # writes with the process: the resumed run re-runs that one node, whose external calls go through
 # the side-effect ledger (a finished call returns its recorded result). Writes of a step of
-# several tasks, writes to LangGraph's special channels (error, interrupt, resume) and writes for
+# several tasks, of a @task call or a Send (PUSH tasks), under durability="async", writes to
+# LangGraph's special channels (error, interrupt, resume) and writes for
 # a checkpoint the saver did not put are sent at once, so a finished sibling never re-runs. A
 # second task's writes for a held step (a wrong guess) send both at once. Any read of the thread
 # sends what is held first.
@@ -153,6 +155,15 @@ MAX_DELTA_CHAIN = 1000
 MAX_REMEMBERED_THREADS = 1024
 # LangGraph's channel of pending sends (PUSH tasks) and the prefixes of the channels that trigger a node
 _TRIGGERS = ("branch:to:", "join:")
+# The task path of a task a trigger started (a node; an @entrypoint): LangGraph's task_path_str of
+# (PULL, name). A @task call or a Send is a PUSH task, started while the step runs: the checkpoint
+# cannot tell they will come, and their caller (or a sibling) sees them finished before the step
+# ends, so their writes are never held.
+_PULL_PATH = "~__pregel_pull, "
+# LangGraph's durability of the run, in the config it passes: only "sync" waits for the step's put
+# before the next step starts; under "async" the next step's tasks see this one finished while the
+# put is still on its way, so nothing is held then.
+CONFIG_KEY_DURABILITY = "__pregel_durability"
 
 
 @dataclass(frozen=True)
@@ -460,7 +471,13 @@ class _Codec(BaseCheckpointSaver[str]):
         key = (args[0], args[1])
         with self._state_lock:
             held = self._held.pop(key, None)
-            if held is None and all(i >= 0 for i in args[4]) and self._one_task.get(key) == args[2]:
+            if (
+                held is None
+                and configurable.get(CONFIG_KEY_DURABILITY) == "sync"
+                and task_path.startswith(_PULL_PATH)
+                and all(i >= 0 for i in args[4])
+                and self._one_task.get(key) == args[2]
+            ):
                 self._held[key] = _Held(
                     args[2],
                     task_id,
