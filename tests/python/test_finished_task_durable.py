@@ -31,6 +31,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from finished_task_graphs import SHAPES, build, first_input, runs  # noqa: E402
 
+pytestmark = pytest.mark.session_features("the stock saver's schema is named by the options startup parameter")
+
 KINDS = ("ours", "stock")
 #: how long to wait for the finished task's writes to reach the database before stopping anyway
 WRITES_SECONDS = 10.0

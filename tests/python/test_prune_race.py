@@ -29,6 +29,8 @@ from typing_extensions import TypedDict
 
 from agent_state.langgraph import AgentStateSaver
 
+pytestmark = pytest.mark.session_features("waits on the deleting backend's pid in pg_stat_activity")
+
 #: how long the deleting call may take to start waiting (or to return) before the run commits
 WAIT_SECONDS = 10.0
 
@@ -99,7 +101,7 @@ def _race(
     """A thread of two runs (the second in flight while `deleting` runs), then the pool to read it."""
     thread = f"race-{uuid.uuid4()}"
     first_run = str(uuid.uuid4())
-    pool: ConnectionPool[Any] = ConnectionPool(racer, min_size=1, max_size=2, kwargs={"autocommit": True})
+    pool: ConnectionPool[Any] = ConnectionPool(racer, min_size=1, max_size=2, kwargs={"autocommit": True}, open=True)
     graph = _graph(AgentStateSaver(pool))
     for turn in range(3):
         _turn(graph, thread, first_run, f"turn {turn}")
