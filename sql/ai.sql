@@ -4250,7 +4250,7 @@ begin
 end
 $$;
 comment on function ai.delete_for_runs(text[]) is
-  'Deletes the checkpoints whose metadata run_id is one of run_ids (in every thread the caller sees), with their pending writes and the channel values no remaining checkpoint uses; returns the checkpoints deleted. AS002 bad argument.';
+  'Deletes the checkpoints whose metadata run_id is one of run_ids (in every thread the caller sees), with their pending writes and the channel values no remaining checkpoint uses (or extends); locks those threads'' sessions first, so it waits for checkpoints being written to them. Returns the checkpoints deleted. AS002 bad argument.';
 
 create or replace function ai.prune_checkpoints(thread_ids text[], strategy text default 'keep_latest') returns integer
 language plpgsql volatile
@@ -4340,7 +4340,7 @@ begin
 end
 $$;
 comment on function ai.prune_checkpoints(text[], text) is
-  'Retention for the given threads: ''keep_latest'' keeps the newest checkpoint of each namespace (with its pending writes and channel values, a value stored as a delta made whole) and, for the LangGraph DeltaChannels whose value it does not store, the ancestors that value is rebuilt from (back to the nearest stored value, with their writes); the oldest kept checkpoint loses its parent. ''delete'' removes all checkpoints, writes and values. The sessions stay. Returns the checkpoints deleted. AS002 bad argument.';
+  'Retention for the given threads: ''keep_latest'' keeps the newest checkpoint of each namespace (with its pending writes and channel values, a value stored as a delta made whole) and, for the LangGraph DeltaChannels whose value it does not store, the ancestors that value is rebuilt from (back to the nearest stored value, with their writes); the oldest kept checkpoint loses its parent. ''delete'' removes all checkpoints, writes and values. The sessions stay. Locks the threads'' sessions first, as ai.delete_thread: waits for checkpoints being written to them, so no surviving value loses the version it extends. Returns the checkpoints deleted. AS002 bad argument.';
 
 -- Retention by age walks the caller's sessions newest first in batches, a keyset on
 -- (created_at, thread_id): a plain LIMIT on threads to prune would never finish (a thread pruned
