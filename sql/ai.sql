@@ -3388,6 +3388,9 @@ begin
     perform pg_catalog.set_config('synchronous_commit', 'off', true);
   end if;
 
+  -- The session, locked (for key share) until this transaction ends, before the delta check
+  -- below: ai.prune_checkpoints and ai.delete_for_runs lock it for update before they delete, so
+  -- the base a delta extends cannot be deleted between that check and the commit.
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for key share;
   if v_owner is null then
     v_owner := ai._checkpoint_thread_owner(a_thread_id);
@@ -4242,10 +4245,20 @@ begin
   if pg_catalog.cardinality(run_ids) = 0 then
     return 0;
   end if;
+  -- The threads of these runs, their sessions locked as ai.prune_checkpoints does (so puts in
+  -- flight on them finish first and are seen below); only those threads are deleted from.
+  select pg_catalog.array_agg(distinct c.thread_id) into v_threads
+  from ai.checkpoints c, pg_catalog.unnest(run_ids) as r(run_id)
+  where c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id);
+  if v_threads is null then
+    return 0;
+  end if;
+  perform from ai.agent_sessions s where s.thread_id = any (v_threads) order by s.thread_id for update;
   with gone as (
     delete from ai.checkpoints c
     using pg_catalog.unnest(run_ids) as r(run_id)
     where c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id)
+      and c.thread_id = any (v_threads)
     returning c.thread_id, c.checkpoint_ns, c.checkpoint_id
   ), gone_writes as (
     delete from ai.checkpoint_writes w
@@ -4260,7 +4273,7 @@ begin
 end
 $$;
 comment on function ai.delete_for_runs(text[]) is
-  'Deletes the checkpoints whose metadata run_id is one of run_ids (in every thread the caller sees), with their pending writes and the channel values no remaining checkpoint uses; returns the checkpoints deleted. AS002 bad argument.';
+  'Deletes the checkpoints whose metadata run_id is one of run_ids (in every thread the caller sees), with their pending writes and the channel values no remaining checkpoint uses (or extends); locks those threads'' sessions first, so it waits for checkpoints being written to them. Returns the checkpoints deleted. AS002 bad argument.';
 
 create or replace function ai.prune_checkpoints(thread_ids text[], strategy text default 'keep_latest') returns integer
 language plpgsql volatile
@@ -4280,6 +4293,12 @@ begin
   if pg_catalog.cardinality(thread_ids) = 0 then
     return 0;
   end if;
+  -- The sessions first, as ai.delete_thread: a put holds its session (for key share) from before
+  -- it checks a delta's base until it commits, so this waits for every put in flight on these
+  -- threads, and every statement below sees their checkpoints and values; a put that comes later
+  -- waits for this one and then finds the versions it would extend gone (AS061: sent whole). So
+  -- no delta outlives its base, and every surviving checkpoint stays readable.
+  perform from ai.agent_sessions s where s.thread_id = any (thread_ids) order by s.thread_id for update;
   if strategy = 'delete' then
     delete from ai.checkpoint_writes w where w.thread_id = any (thread_ids);
     delete from ai.checkpoint_blobs b where b.thread_id = any (thread_ids);
@@ -4344,7 +4363,7 @@ begin
 end
 $$;
 comment on function ai.prune_checkpoints(text[], text) is
-  'Retention for the given threads: ''keep_latest'' keeps the newest checkpoint of each namespace (with its pending writes and channel values, a value stored as a delta made whole) and, for the LangGraph DeltaChannels whose value it does not store, the ancestors that value is rebuilt from (back to the nearest stored value, with their writes); the oldest kept checkpoint loses its parent. ''delete'' removes all checkpoints, writes and values. The sessions stay. Returns the checkpoints deleted. AS002 bad argument.';
+  'Retention for the given threads: ''keep_latest'' keeps the newest checkpoint of each namespace (with its pending writes and channel values, a value stored as a delta made whole) and, for the LangGraph DeltaChannels whose value it does not store, the ancestors that value is rebuilt from (back to the nearest stored value, with their writes); the oldest kept checkpoint loses its parent. ''delete'' removes all checkpoints, writes and values. The sessions stay. Locks the threads'' sessions first, as ai.delete_thread: waits for checkpoints being written to them, so no surviving value loses the version it extends. Returns the checkpoints deleted. AS002 bad argument.';
 
 -- Retention by age walks the caller's sessions newest first in batches, a keyset on
 -- (created_at, thread_id): a plain LIMIT on threads to prune would never finish (a thread pruned
