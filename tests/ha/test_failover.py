@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -36,8 +37,10 @@ import psycopg
 from formation import HA_DIR, NODES, PORT, ROOT, ha, healthy, nodes, primary_port, url, wait
 from langgraph.checkpoint.base import empty_checkpoint
 from psycopg_pool import ConnectionPool
+from starlette.testclient import TestClient
 
 from agent_state import Client, RetryPolicy
+from agent_state.console import create_app
 from agent_state.langgraph import AgentStateSaver, GraphRuns
 
 HERE = Path(__file__).resolve().parent
@@ -202,6 +205,21 @@ class Probe:
         raise AssertionError("no writable primary after the failover")
 
 
+def _console_login(browser: TestClient) -> None:
+    page = browser.get("/login")
+    found = re.search(r'name="csrf" value="([^"]+)"', page.text)
+    assert found is not None
+    login = {"csrf": found.group(1), "user": "console_operator", "password": "any"}
+    assert browser.post("/login", data=login, follow_redirects=False).status_code == 303
+
+
+def _console_reads(browser: TestClient, queue: str) -> bool:
+    """The console's runs and queues pages, read without an error (the queue is shown)."""
+    runs, queues = browser.get("/runs"), browser.get("/queues")
+    pages = (runs, queues)
+    return all(p.status_code == 200 and 'class="error"' not in p.text for p in pages) and queue in queues.text
+
+
 def _spawn(args: list[str], logdir: Path, name: str) -> subprocess.Popen[bytes]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), str(HERE), env.get("PYTHONPATH", "")])
@@ -251,6 +269,8 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
         _guarded(load, _graph_starter, pool, gqueue, api_table),
     ]
     kinds = ["message", "checkpoint", "job", "graph run"]
+    console = TestClient(create_app(url("console_operator")))  # the operator console on the multi-host URL
+    console.__enter__()
     times: dict[str, dict[str, float]] = {}
     passed = False
 
@@ -273,6 +293,8 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
 
     try:
         wait(progressed(0.0), 120, "the load is running")
+        _console_login(console)
+        assert _console_reads(console, queue)
 
         # A planned failover: pg_autoctl perform failover, which returns once it is done.
         t0 = time.monotonic()
@@ -304,6 +326,8 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
         for t in threads:
             t.join(60)
         assert not load.failures, load.failures
+        # the console, logged in before both failovers, reads the new primary without a restart
+        wait(lambda: _console_reads(console, queue), 30, "the console reads after the failovers")
 
         with psycopg.connect(url("postgres"), autocommit=True) as admin:
 
@@ -386,6 +410,7 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
             except subprocess.TimeoutExpired:
                 w.kill()
         pool.close()
+        console.__exit__(None, None, None)
         load.log.close()
         if passed:
             load.path.unlink()
