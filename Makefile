@@ -380,8 +380,8 @@ deps-ha:
 test-ha: deps deps-ha venv db
 	@status=0; HA_NODES=$(HA_NODES) HA_PORT=$(HA_PORT) scripts/ha.sh up || status=1; \
 	  if [ $$status = 0 ]; then \
-	    HA_NODES=$(HA_NODES) HA_PORT=$(HA_PORT) AGENT_STATE_EFFECTS_DSN='postgresql:///agent_state' \
-	      timeout $(HA_TIMEOUT) $(VPY) -m pytest -q -s -p no:cacheprovider -o addopts= --timeout=$(HA_TIMEOUT) \
+	    HA_NODES=$(HA_NODES) HA_PORT=$(HA_PORT) AGENT_STATE_EFFECTS_DSN='$(DB_URL)' \
+	      timeout $(HA_TIMEOUT) $(VPY) -m pytest -q -s -p no:cacheprovider -o addopts= --timeout=600 \
 	        tests/ha $(HA_ARGS) || status=1; \
 	  fi; \
 	  HA_NODES=$(HA_NODES) HA_PORT=$(HA_PORT) scripts/ha.sh down; exit $$status

@@ -16,7 +16,10 @@ Both run until SIGTERM.
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
+import time
 from datetime import timedelta
 from typing import Annotated, Any, TypedDict
 
@@ -106,7 +109,20 @@ def graph(url: str, queue: str, api_dsn: str, api_table: str) -> None:
     graph_worker(url, build_graph(api_dsn, api_table), queue=queue, lease=LEASE, poll_interval=0.2).run()
 
 
+def _exit_with_parent() -> None:
+    """SIGTERM to itself when the test process that started it is gone (killed by a timeout)."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 if __name__ == "__main__":
+    _exit_with_parent()
     if sys.argv[1] == "jobs":
         jobs(*sys.argv[2:8])
     else:
