@@ -71,6 +71,8 @@ wait_state() {
 up() {
   down_quiet
   mkdir -p "$DATA" "$LOGS" "$HA/config" "$HA/share" "$HA/run"
+  # the last run's process logs (a failed run's acked-*.jsonl stays)
+  rm -f "$LOGS"/keeper*.log "$LOGS"/create*.log "$LOGS"/deploy.log "$LOGS"/*.err "$LOGS"/rejected-*.log
   if [ "$(id -u)" = 0 ]; then chown -R postgres: "$HA"; fi
   # The monitor
   as_pg pg_autoctl create monitor --pgdata "$DATA/monitor" --pgport "$PORT" --hostname 127.0.0.1 --listen 127.0.0.1 \
