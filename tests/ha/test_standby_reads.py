@@ -44,6 +44,14 @@ def seeded() -> tuple[str, str, str]:
         client.append_message(thread, "user", {"text": "read me from the standby"})
         client.put_checkpoint(thread, "", "0001", None, "json", b"{}", {"step": 1}, {}, [])
         client.enqueue_job(thread, {"n": 1}, queue)
+    with psycopg.connect(node_url(primary_port(), "app_service"), autocommit=True) as conn:
+        # a worker's claim, a tool call in the ledger and a person asked: every page has rows
+        service = Client(conn)
+        job = service.claim_job("ro-worker", queue=queue)
+        assert job is not None
+        service.begin_side_effect(thread, "ro-charge", {"amount": 1}, job.job_id, job.fencing_token)
+        service.finish_side_effect(thread, "ro-charge", {"charged": 1}, job.job_id, job.fencing_token)
+        service.request_human(job.job_id, job.fencing_token, "0001", {"send": "report"})
     standby = secondary_port()
     with psycopg.connect(node_url(standby), autocommit=True) as conn:
         wait(
@@ -71,8 +79,8 @@ def test_the_read_commands_of_the_cli_work_on_a_hot_standby(seeded: tuple[str, s
         args = [a.format(thread=thread, queue=queue) for a in command]
         done = _cli("--database-url", url, *args)
         assert done.returncode == 0, f"agent-state {' '.join(args)} on the standby: {done.stderr.strip()}"
-        if args[0] in ("show", "lineage", "sessions") and role == "tenant_a":
-            assert thread in done.stdout
+        if args[0] in ("show", "lineage", "sessions", "approvals") and role == "tenant_a":
+            assert thread in done.stdout, f"agent-state {' '.join(args)} on the standby: {done.stdout}"
     # the URL is a standby's: a write is refused there
     with psycopg.connect(url, autocommit=True) as conn, pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
         Client(conn).create_session(f"ro-write-{uuid.uuid4()}")
@@ -93,8 +101,9 @@ def test_the_read_only_console_works_on_a_hot_standby(seeded: tuple[str, str, st
             ("/", thread),
             ("/runs", thread),
             (f"/runs/{thread}", "read me from the standby"),
+            (f"/runs/{thread}", "ro-charge"),
             (f"/runs/{thread}/checkpoints/0001", "0001"),
-            ("/approvals", "Read-only console"),
+            ("/approvals", thread),
             ("/queues", queue),
         ]:
             page = browser.get(path)
