@@ -168,27 +168,28 @@ class _Attempts:
         self._deadline = policy.deadline(time.monotonic()) if policy is not None else 0.0
         self.sql = sql
         self.tries = 0
-        # whether a try may have committed: its statement was sent on an autocommit connection,
-        # or it ran and the commit that followed was lost
+        # whether some try may have committed: its statement was sent on an autocommit connection,
+        # or it ran and the commit that followed was lost. A try refused as read-only (25006), or
+        # one that failed before its statement was sent (a reconnect refused), wrote nothing.
         self.sent = False
         self.autocommit = False
         self.executed = False
+        self.may_have_committed = False
 
     def sending(self, conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> None:
         self.sent = True
-        self.autocommit = self.autocommit or conn.autocommit
+        self.autocommit = conn.autocommit
+
+    def _settle(self, error: BaseException) -> None:
+        """Books the try that just failed, then starts the next one."""
+        if not is_read_only_error(error) and (self.executed or (self.sent and self.autocommit)):
+            self.may_have_committed = True
+        self.sent = self.executed = False
 
     def error(self, error: psycopg.Error, in_callers_transaction: bool) -> Exception:
         """What reaches the caller: a write that may have committed, outside the caller's
         transaction, as OutcomeUnknown; anything else as errors.translate has it."""
-        may_have_committed = self.executed or (self.sent and self.autocommit)
-        if (
-            may_have_committed
-            and not in_callers_transaction
-            and is_connection_error(error)
-            and not is_read_only_error(error)  # refused: nothing was written
-            and writes(self.sql)
-        ):
+        if self.may_have_committed and not in_callers_transaction and is_connection_error(error) and writes(self.sql):
             name = function_of(self.sql) or "?"
             detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             return errors.OutcomeUnknown(
@@ -200,13 +201,15 @@ class _Attempts:
         return _reraise(error)
 
     def delay_after(self, error: BaseException, in_callers_transaction: bool) -> float | None:
-        """The sleep before the next try, or None when ``error`` must reach the caller. A call safe
-        to retry is retried after a connection error; any call after a write refused as read-only
-        (nothing was written), while the policy's tries and time last."""
+        """The sleep before the next try, or None when ``error`` must reach the caller. After a
+        connection error a call is tried again, while the policy's tries and time last, when it
+        is safe to retry or when no try may have written anything yet (each was refused as
+        read-only, or failed before its statement was sent)."""
         self.tries += 1
+        self._settle(error)
         if self.policy is None or in_callers_transaction or not is_connection_error(error):
             return None
-        if not (self.retryable or is_read_only_error(error)):
+        if not (self.retryable or not self.may_have_committed):
             return None
         delay = next(self._delays, None)
         if delay is not None and time.monotonic() + delay > self._deadline:
