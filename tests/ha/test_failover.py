@@ -93,7 +93,10 @@ def _retrying(load: Load, kind: str, call: Callable[[], Any]) -> Any:
 
 
 def _appender(load: Load) -> None:
-    client = Client(psycopg.connect(url("tenant_a"), autocommit=True), retry=RetryPolicy())
+    # over a connection of the caller's: psycopg keeps only the host it reached, so the client is
+    # given the URL to reconnect through (all the hosts, target_session_attrs)
+    conninfo = url("tenant_a")
+    client = Client(psycopg.connect(conninfo, autocommit=True), retry=RetryPolicy(), conninfo=conninfo)
     thread = f"ha-m-{uuid.uuid4()}"
     _retrying(load, "message", lambda: client.create_session(thread))
     i = 0
