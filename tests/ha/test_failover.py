@@ -73,6 +73,11 @@ class Load:
         with self.lock:
             return sum(1 for t, _ in self.acked.get(kind, []) if t > after)
 
+    def first_of(self, kind: str, t0: float) -> float | None:
+        with self.lock:
+            times = [t for t, _ in self.acked.get(kind, []) if t > t0]
+        return min(times) if times else None
+
     def first_after(self, t0: float) -> float | None:
         with self.lock:
             times = [t for rows in self.acked.values() for t, _ in rows if t > t0]
@@ -275,6 +280,7 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
     console = TestClient(create_app(url("console_operator")))  # the operator console on the multi-host URL
     console.__enter__()
     times: dict[str, dict[str, float]] = {}
+    per_kind: dict[str, dict[str, float]] = {}  # failover -> kind -> writable to its first ack
     passed = False
 
     def progressed(after: float, n: int = PROGRESS) -> Callable[[], bool]:
@@ -308,6 +314,7 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
         first = load.first_after(writable) or acked
         times["planned"] = {"writable": writable - t0, "first ack after writable": first - writable}
         resumed(writable, "every kind of write resumed after the planned failover")
+        per_kind["planned"] = {k: (load.first_of(k, writable) or writable) - writable for k in kinds}
 
         # An unplanned one: SIGKILL of the primary's keeper and postmaster, then the old one rejoins.
         victim = primary_port() - PORT
@@ -324,6 +331,7 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
             "old primary rejoined": rejoined - t0,
         }
         resumed(max(writable, rejoined), "every kind of write resumed after the unplanned failover")
+        per_kind["unplanned"] = {k: (load.first_of(k, writable) or writable) - writable for k in kinds}
 
         load.stop.set()
         for t in threads:
@@ -395,8 +403,10 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
         passed = True
         takeovers = sum(1 for v in by_key.values() if len(v) > 1)
         rounded = {k: {n: round(s, 1) for n, s in v.items()} for k, v in times.items()}
+        by_kind = {k: {n: round(s, 1) for n, s in v.items()} for k, v in per_kind.items()}
         print(
             f"\nfailover ({NODES} nodes), seconds: {json.dumps(rounded)};"
+            f" writable to each kind's first acknowledged write: {json.dumps(by_kind)};"
             f" acknowledged {', '.join(f'{len(v)} {k}s' for k, v in load.acked.items())};"
             f" {len(calls)} tool calls for {len(by_key)} keys ({takeovers} reruns, each taken_over);"
             f" {time.monotonic() - start:.0f} s"
@@ -419,7 +429,8 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
             load.path.unlink()
         else:
             print(
-                f"\nthe acknowledged writes: {load.path}; times so far {times}; formation: {nodes()};"
+                f"\nthe acknowledged writes: {load.path}; times so far {times}, per kind {per_kind};"
+                f" formation: {nodes()};"
                 f" acknowledged per kind: { {k: len(v) for k, v in load.acked.items()} };"
                 f" calls that outlived RetryPolicy(): {len(load.gave_up)}, the last: {load.gave_up[-3:]}"
             )
