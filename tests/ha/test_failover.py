@@ -267,6 +267,10 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
         max_size=4,
         kwargs={"autocommit": True},
         check=ConnectionPool.check_connection,
+        # longer than a failover: psycopg_pool's reconnect backoff is uncapped, so after a 50-s
+        # outage a call may wait ~10 s more for a connection, and two waits of the default 30 s
+        # outlived RetryPolicy()'s minute in one run of four (docs/high-availability.md)
+        timeout=120,
         open=True,
     )
     probe = Probe()
