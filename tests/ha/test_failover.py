@@ -19,10 +19,12 @@ is .ha/logs/acked-<run>.jsonl, removed when the test passes. Every wait is bound
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -228,6 +230,80 @@ def _console_reads(browser: TestClient, queue: str) -> bool:
     return all(p.status_code == 200 and 'class="error"' not in p.text for p in pages) and queue in queues.text
 
 
+class PrimaryEndpoint:
+    """One address that leads to the primary, as a managed service's endpoint or HAProxy on
+    Patroni's health checks does: each new connection is forwarded to the node the multi-host URL
+    finds writable (none: closed at once); a forwarded connection ends when either side does.
+    For the TypeScript client, whose driver takes one host."""
+
+    def __init__(self, port: int) -> None:
+        self.server = socket.create_server(("127.0.0.1", port))
+        self.server.settimeout(0.5)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                client, _ = self.server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=self._forward, args=(client,), daemon=True).start()
+
+    def _forward(self, client: socket.socket) -> None:
+        try:
+            with psycopg.connect(url("postgres", connect_timeout=1)) as probe:
+                port = probe.info.port
+            server = socket.create_connection(("127.0.0.1", port), timeout=2)
+        except (psycopg.Error, OSError):
+            client.close()
+            return
+        server.settimeout(None)
+
+        def pump(src: socket.socket, dst: socket.socket) -> None:
+            try:
+                while data := src.recv(65536):
+                    dst.sendall(data)
+            except OSError:
+                pass
+            for end in (src, dst):
+                with contextlib.suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+
+        threading.Thread(target=pump, args=(server, client), daemon=True).start()
+        pump(client, server)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.server.close()
+
+
+def _ts_appender(load: Load, endpoint_port: int, logdir: Path) -> subprocess.Popen[str]:
+    """The TypeScript client appending messages (tests/ha/ts_appender.mjs); its acknowledgements,
+    read from its stdout, are the load's "ts message"s."""
+    thread = f"ha-m-ts-{uuid.uuid4()}"
+    env = dict(os.environ, PGHOST="127.0.0.1", PGPORT=str(endpoint_port), PGUSER="tenant_a")
+    env.update(PGDATABASE="agent_state", THREAD=thread)
+    proc = subprocess.Popen(
+        ["node", str(HERE / "ts_appender.mjs"), str(ROOT)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=open(logdir / "ts_appender.err", "ab"),  # noqa: SIM115
+        text=True,
+    )
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            load.ack("ts message", json.loads(line))
+
+    threading.Thread(target=read, daemon=True).start()
+    return proc
+
+
 def _spawn(args: list[str], logdir: Path, name: str) -> subprocess.Popen[bytes]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), str(HERE), env.get("PYTHONPATH", "")])
@@ -280,7 +356,10 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
         _guarded(load, _enqueuer, pool, queue),
         _guarded(load, _graph_starter, pool, gqueue, api_table),
     ]
-    kinds = ["message", "checkpoint", "job", "graph run"]
+    endpoint = PrimaryEndpoint(PORT + 99)
+    workers.append(_ts_appender(load, PORT + 99, logdir))
+    pids.append(workers[-1].pid)
+    kinds = ["message", "checkpoint", "job", "graph run", "ts message"]
     console = TestClient(create_app(url("console_operator")))  # the operator console on the multi-host URL
     console.__enter__()
     times: dict[str, dict[str, float]] = {}
@@ -381,6 +460,7 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
         # every acknowledged write is on the new primary
         missing = {
             "message": [m for _, m in load.acked.get("message", []) if tuple(m) not in messages],
+            "ts message": [m for _, m in load.acked.get("ts message", []) if tuple(m) not in messages],
             "checkpoint": [c for _, c in load.acked.get("checkpoint", []) if tuple(c) not in checkpoints],
             "job": [j for _, j in load.acked.get("job", []) if j not in jobs],
             "graph run": [j for _, j in load.acked.get("graph run", []) if j not in jobs],
@@ -427,6 +507,7 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
             except subprocess.TimeoutExpired:
                 w.kill()
         pool.close()
+        endpoint.close()
         console.__exit__(None, None, None)
         load.log.close()
         if passed:
