@@ -281,7 +281,7 @@ class PrimaryEndpoint:
         self.server.close()
 
 
-def _ts_appender(load: Load, endpoint_port: int, logdir: Path) -> subprocess.Popen[str]:
+def _ts_appender(load: Load, endpoint_port: int, logdir: Path) -> tuple[subprocess.Popen[str], threading.Thread]:
     """The TypeScript client appending messages (tests/ha/ts_appender.mjs); its acknowledgements,
     read from its stdout, are the load's "ts message"s."""
     thread = f"ha-m-ts-{uuid.uuid4()}"
@@ -300,8 +300,9 @@ def _ts_appender(load: Load, endpoint_port: int, logdir: Path) -> subprocess.Pop
         for line in proc.stdout:
             load.ack("ts message", json.loads(line))
 
-    threading.Thread(target=read, daemon=True).start()
-    return proc
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    return proc, reader
 
 
 def _spawn(args: list[str], logdir: Path, name: str) -> subprocess.Popen[bytes]:
@@ -357,8 +358,8 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
         _guarded(load, _graph_starter, pool, gqueue, api_table),
     ]
     endpoint = PrimaryEndpoint(PORT + 99)
-    workers.append(_ts_appender(load, PORT + 99, logdir))
-    pids.append(workers[-1].pid)
+    ts, ts_reader = _ts_appender(load, PORT + 99, logdir)
+    ts_pid = ts.pid
     kinds = ["message", "checkpoint", "job", "graph run", "ts message"]
     console = TestClient(create_app(url("console_operator")))  # the operator console on the multi-host URL
     console.__enter__()
@@ -420,6 +421,11 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
         for t in threads:
             t.join(60)
         assert not load.failures, load.failures
+        # the TypeScript process: still the first one; stopped, so its last acknowledgements are in
+        ts_alive = ts.poll() is None
+        ts.send_signal(signal.SIGTERM)
+        ts.wait(30)
+        ts_reader.join(10)
         # the console, logged in before both failovers, reads the new primary without a restart
         wait(lambda: _console_reads(console, queue), 30, "the console reads after the failovers")
 
@@ -483,6 +489,7 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
         assert not wrong, f"effect rows twice or under a stale token: {list(wrong.items())[:5]}"
         # every process recovered by itself
         assert all(alive) and [w.pid for w in workers] == pids, "the first worker processes did the work"
+        assert ts_alive and ts.pid == ts_pid, "the TypeScript process carried on by itself"
         assert not load.gave_up, f"{len(load.gave_up)} calls outlived RetryPolicy(): {load.gave_up[:5]}"
         passed = True
         takeovers = sum(1 for v in by_key.values() if len(v) > 1)
@@ -506,6 +513,8 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
                 w.wait(20)
             except subprocess.TimeoutExpired:
                 w.kill()
+        if ts.poll() is None:
+            ts.kill()
         pool.close()
         endpoint.close()
         console.__exit__(None, None, None)
