@@ -222,11 +222,13 @@ endif
 # session_features connect directly). Left out: test_migrations.py and test_upgrade.py (sqitch and
 # the deploy tooling connect directly to databases of their own, which the pooler does not serve;
 # the upgrade test's client writes only prepare rows there), test_pooler.py (already through the pooler in
-# test-python), test_retry.py and test_database_crash.py (they restart or kill the server itself),
+# test-python), test_retry.py, test_database_crash.py and test_worker_outage.py (they restart, kill or
+# stop the server itself),
 # test_bench_scripts.py (the bench scripts make databases of their own and connect to them directly),
 # test_console.py (the console LISTENs: its browser tests connect directly in both runs).
 POOLED_SKIP := --ignore=tests/python/test_migrations.py --ignore=tests/python/test_upgrade.py --ignore=tests/python/test_pooler.py --ignore=tests/python/test_retry.py \
-  --ignore=tests/python/test_database_crash.py --ignore=tests/python/test_bench_scripts.py --ignore=tests/python/test_console.py
+  --ignore=tests/python/test_database_crash.py --ignore=tests/python/test_bench_scripts.py --ignore=tests/python/test_console.py \
+  --ignore=tests/python/test_worker_outage.py
 # A fresh copy of the test database first, as for the direct run (some tests use the shared
 # 'default' queue).
 test-python-pooled: deps venv db pooler ts-build

@@ -266,11 +266,22 @@ class AsyncClient(
 ):
     """The client over a psycopg ``AsyncConnection`` or a pool (``AsyncConnectionPool``)."""
 
-    def __init__(self, source: AsyncSource, *, retry: RetryPolicy | None = None, conninfo: str | None = None):
+    def __init__(
+        self,
+        source: AsyncSource,
+        *,
+        retry: RetryPolicy | None = None,
+        conninfo: str | None = None,
+        pool_timeout: float | None = None,
+    ):
         """``conninfo``: what a lost single connection is opened again through (with ``retry``);
         pass the conninfo the connection was opened with when it names several hosts
-        (``host=a,b target_session_attrs=read-write``): psycopg keeps only the host it reached."""
+        (``host=a,b target_session_attrs=read-write``): psycopg keeps only the host it reached.
+        ``pool_timeout``: how long a call waits for a pool's connection (the pool's ``timeout``
+        when None); the Worker's own calls wait briefly, so that each try after an outage asks
+        the pool for a new connection at once."""
         self._source = source
+        self._pool_timeout = pool_timeout
         self.retry = retry
         self._owned = False  # from_conn_string: the client opened the connection and replaces a lost one
         self._reconnecting = asyncio.Lock()
@@ -347,7 +358,7 @@ class AsyncClient(
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
         if isinstance(self._source, AsyncConnectionPool):
-            async with self._source.connection() as conn:
+            async with self._source.connection(timeout=self._pool_timeout) as conn:
                 yield conn
             return
         conn = self._source
@@ -467,11 +478,22 @@ class Client(
 ):
     """The client over a psycopg ``Connection`` or a pool (``ConnectionPool``)."""
 
-    def __init__(self, source: SyncSource, *, retry: RetryPolicy | None = None, conninfo: str | None = None):
+    def __init__(
+        self,
+        source: SyncSource,
+        *,
+        retry: RetryPolicy | None = None,
+        conninfo: str | None = None,
+        pool_timeout: float | None = None,
+    ):
         """``conninfo``: what a lost single connection is opened again through (with ``retry``);
         pass the conninfo the connection was opened with when it names several hosts
-        (``host=a,b target_session_attrs=read-write``): psycopg keeps only the host it reached."""
+        (``host=a,b target_session_attrs=read-write``): psycopg keeps only the host it reached.
+        ``pool_timeout``: how long a call waits for a pool's connection (the pool's ``timeout``
+        when None); the Worker's own calls wait briefly, so that each try after an outage asks
+        the pool for a new connection at once."""
         self._source = source
+        self._pool_timeout = pool_timeout
         self.retry = retry
         self._owned = False  # from_conn_string: the client opened the connection and replaces a lost one
         self._reconnecting = threading.Lock()
@@ -548,7 +570,7 @@ class Client(
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
         if isinstance(self._source, ConnectionPool):
-            with self._source.connection() as conn:
+            with self._source.connection(timeout=self._pool_timeout) as conn:
                 yield conn
             return
         conn = self._source

@@ -210,18 +210,27 @@ class RetryPolicy:
 ONCE = RetryPolicy(attempts=2, first_delay=0.0, max_delay=0.0, jitter=0.0)
 
 
+#: The longest sleep of a worker's loop between tries while the database cannot be reached: a
+#: refused connection fails at once, so probing this often costs nothing, and the loop is back
+#: within this long of the database accepting connections again, whatever the outage's length.
+RECONNECT_PROBE = 0.25
+
+
 class Backoff:
     """Exponential backoff with jitter for the worker's loops: ``next()`` is the sleep after one
-    more failure in a row, ``reset()`` after a success."""
+    more failure in a row, ``reset()`` after a success. After a connection error
+    (``next(error)``) the sleep is at most ``probe`` (:data:`RECONNECT_PROBE`): the loop is what
+    finds the database back."""
 
-    def __init__(self, first: float = 0.1, cap: float = 5.0, jitter: float = 0.5):
-        self.first, self.cap, self.jitter = first, cap, jitter
+    def __init__(self, first: float = 0.1, cap: float = 5.0, jitter: float = 0.5, probe: float = RECONNECT_PROBE):
+        self.first, self.cap, self.jitter, self.probe = first, cap, jitter, probe
         self.failures = 0
 
-    def next(self) -> float:
+    def next(self, error: BaseException | None = None) -> float:
         base = min(self.cap, self.first * (2.0**self.failures))
         self.failures = min(self.failures + 1, 30)
-        return base * (1 - self.jitter * random.random())
+        delay = base * (1 - self.jitter * random.random())
+        return min(delay, self.probe) if error is not None and is_connection_error(error) else delay
 
     def reset(self) -> None:
         self.failures = 0

@@ -23,6 +23,15 @@ decide, this module only calls them.
   loop backs off (exponential, with jitter, capped at ``max_backoff``) and goes on; a broken
   connection is replaced by the pool. A server restart or failover costs latency, never the
   worker (docs/connections.md).
+- Recovery is driven by the worker's own short probing, not by the pool's reconnect schedule
+  (psycopg_pool waits 1, 2, 4, 8, 16 s between attempts): while the database cannot be reached
+  the loops try again every :data:`~agent_state.retry.RECONNECT_PROBE` seconds at most, the
+  worker's own calls wait at most :data:`CONTROL_POOL_TIMEOUT` for a pool connection (each try
+  asks the pool for a new one at once, and a renewal never queues behind a dead pool), the pool's
+  ``reconnect_timeout`` is capped at :data:`POOL_RECONNECT_TIMEOUT` (its own attempts give up
+  quickly and the next request opens a connection at once) and its idle connections are checked
+  after a lost one. The worker claims again within about a second of the database accepting
+  connections, whatever the outage's length.
 - ``Worker`` (threads) and ``AsyncWorker`` (asyncio tasks) have the same capabilities, names
   and behaviour: both are thin drivers of one I/O-free core (:mod:`agent_state._worker_core`,
   whose docstring says why a shared core and not code generated from one side). The one
@@ -70,6 +79,11 @@ from .models import Job
 from .queue import DEFAULT_LEASE
 from .retry import is_connection_error
 from .side_effects import side_effect as _side_effect
+
+#: How long the worker's own calls (claims, renewals, completions) wait for a pool connection.
+CONTROL_POOL_TIMEOUT = 0.5
+#: The pool's ``reconnect_timeout`` is capped at this many seconds by the worker (module docstring).
+POOL_RECONNECT_TIMEOUT = 0.5
 
 __all__ = [
     "RENEW_BATCH",
@@ -453,7 +467,9 @@ class AsyncWorker:
             max_backoff=max_backoff,
         )
         self.pool = pool
-        self.client = AsyncClient(pool)
+        self.client = AsyncClient(pool, pool_timeout=CONTROL_POOL_TIMEOUT)
+        if pool.reconnect_timeout > POOL_RECONNECT_TIMEOUT:  # its doubling waits must not govern recovery
+            pool.reconnect_timeout = POOL_RECONNECT_TIMEOUT
         self.handler = handler
         self.queue = queue
         self.concurrency = concurrency
@@ -579,8 +595,9 @@ class AsyncWorker:
             try:
                 jobs = await self.client.claim_jobs(self.worker_id, self.lease, self.queue, free)
             except Exception as error:  # any database error: log, back off, go on
-                delay = backoff.next()
+                delay = backoff.next(error)
                 _log_failure("claim_jobs", error, delay)
+                await self._check_pool(error)
                 await self._wait_wake(delay)
                 continue
             backoff.reset()
@@ -697,12 +714,19 @@ class AsyncWorker:
             try:
                 return set(await self.client.complete_jobs(batch))
             except Exception as error:
-                delay = backoff.next()
+                delay = backoff.next(error)
                 if time.monotonic() + delay >= deadline:
                     log.error("complete_jobs failed; the jobs run again when their leases expire", exc_info=error)
                     return set()
                 _log_failure("complete_jobs", error, delay)
                 await asyncio.sleep(delay)
+
+    async def _check_pool(self, error: BaseException) -> None:
+        """After a lost connection: the pool's idle connections are checked (after a restart they
+        are all dead), so the next try gets a live one or a new one at once."""
+        if is_connection_error(error):
+            with suppress(Exception):
+                await self.pool.check()
 
     async def _closed_within(self, seconds: float) -> bool:
         """Waits up to ``seconds`` for the worker to close; True when it has."""
@@ -857,7 +881,9 @@ class Worker:
             max_backoff=max_backoff,
         )
         self.pool = pool
-        self.client = Client(pool)
+        self.client = Client(pool, pool_timeout=CONTROL_POOL_TIMEOUT)
+        if pool.reconnect_timeout > POOL_RECONNECT_TIMEOUT:  # its doubling waits must not govern recovery
+            pool.reconnect_timeout = POOL_RECONNECT_TIMEOUT
         self.handler = handler
         self.queue = queue
         self.concurrency = concurrency
@@ -935,8 +961,9 @@ class Worker:
             try:
                 jobs = self.client.claim_jobs(self.worker_id, self.lease, self.queue, free)
             except Exception as error:  # any database error: log, back off, go on
-                delay = backoff.next()
+                delay = backoff.next(error)
                 _log_failure("claim_jobs", error, delay)
+                self._check_pool(error)
                 self._wait_wake(delay)
                 continue
             backoff.reset()
@@ -1036,12 +1063,19 @@ class Worker:
             try:
                 return set(self.client.complete_jobs(batch))
             except Exception as error:
-                delay = backoff.next()
+                delay = backoff.next(error)
                 if time.monotonic() + delay >= deadline:
                     log.error("complete_jobs failed; the jobs run again when their leases expire", exc_info=error)
                     return set()
                 _log_failure("complete_jobs", error, delay)
                 time.sleep(delay)
+
+    def _check_pool(self, error: BaseException) -> None:
+        """After a lost connection: the pool's idle connections are checked (after a restart they
+        are all dead), so the next try gets a live one or a new one at once."""
+        if is_connection_error(error):
+            with suppress(Exception):
+                self.pool.check()
 
     def _closed_within(self, seconds: float) -> bool:
         """Waits up to ``seconds`` for the worker to close; True when it has."""

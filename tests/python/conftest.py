@@ -53,6 +53,7 @@ SERIAL = {
     "test_retry.py": "restarts the server, ends every backend of the shared tenant roles",
     "test_dropped_connection.py": "ends every backend of tenant_a, a role every worker uses",
     "test_upgrade_under_load.py": "times lock waits of a deploy under a load of workers",
+    "test_worker_outage.py": "stops the server for 20 s: every other worker's connections die",
 }
 
 # Files that run beside the parallel part (scripts/pytest-parts.sh), in lanes: a process per
@@ -84,6 +85,7 @@ SLOW = {
     "test_bench_scripts.py",  # each bench script end to end
     "test_database_crash.py",
     "test_retry.py",
+    "test_worker_outage.py",  # a 20 s outage, twice
     "test_upgrade.py",
     "test_upgrade_under_load.py",
     "test_migrations.py",

@@ -96,6 +96,97 @@ export function idempotencyKey(...parts: unknown[]): string {
   return createHash("sha256").update(buf, "utf8").digest("hex");
 }
 
+/**
+ * The single-host URLs of a libpq URL that may name several hosts
+ * (`postgresql://user@h1:5432,h2:5432/db?target_session_attrs=read-write`), in order, and whether
+ * it asks for a writable server. node-postgres reads one host only.
+ */
+export function connectionTargets(connectionString: string): { targets: string[]; readWrite: boolean } {
+  const match = /^(postgres(?:ql)?:\/\/)(?:([^@/?#]*)@)?([^/?#]*)([^?#]*)(\?[^#]*)?$/.exec(connectionString);
+  if (!match) return { targets: [connectionString], readWrite: false };
+  const [, scheme, auth, hostList, path, query] = match;
+  const params = new URLSearchParams((query ?? "").replace(/^\?/, ""));
+  const attrs = params.get("target_session_attrs");
+  params.delete("target_session_attrs");
+  const rest = `${path ?? ""}${params.toString() ? `?${params.toString()}` : ""}`;
+  const hosts = (hostList ?? "").split(",");
+  return {
+    targets: hosts.map((host) => `${scheme}${auth !== undefined ? `${auth}@` : ""}${host}${rest}`),
+    readWrite: attrs === "read-write" || attrs === "primary",
+  };
+}
+
+/**
+ * A `pg.Pool` for a libpq URL, several hosts included: each new connection tries the hosts in
+ * order and, with `target_session_attrs=read-write` (or `primary`), keeps the first one that is
+ * writable (`transaction_read_only` off), as libpq does. After a failover the pool's next
+ * connections reach the new primary (`pg.Pool` drops a connection that broke). A one-host URL
+ * gives a plain `pg.Pool`. The pool logs nothing for a connection that broke while idle (an
+ * `error` listener is attached: without one, node-postgres would throw it).
+ */
+export function poolFromConnString(connectionString: string, config: pg.PoolConfig = {}): pg.Pool {
+  const { targets, readWrite } = connectionTargets(connectionString);
+  const pool =
+    targets.length === 1 && !readWrite
+      ? new pg.Pool({ ...config, connectionString })
+      : new pg.Pool({ ...config, connectionString: targets[0], Client: failoverClient(targets, readWrite) });
+  pool.on("error", () => undefined); // an idle connection the server ended: the pool drops it
+  return pool;
+}
+
+/** A pg.Client class whose connect() picks the first host that answers (and is writable, when asked). */
+function failoverClient(targets: string[], readWrite: boolean): typeof pg.Client {
+  return class FailoverClient extends pg.Client {
+    private readonly baseConfig: pg.ClientConfig;
+
+    constructor(config: pg.ClientConfig) {
+      super(config);
+      this.baseConfig = config;
+    }
+
+    private async pick(): Promise<void> {
+      const failures: string[] = [];
+      for (const target of targets) {
+        const probe = new pg.Client({ ...this.baseConfig, connectionString: target });
+        probe.on("error", () => undefined);
+        try {
+          await probe.connect();
+          if (readWrite) {
+            const { rows } = await probe.query("show transaction_read_only");
+            if (rows[0]?.transaction_read_only === "on") {
+              failures.push(`${target}: session is read-only`);
+              continue;
+            }
+          }
+          // this client connects where the probe did
+          const self = this as unknown as { host: string; port: number; connectionParameters: { host: string; port: number } };
+          self.host = self.connectionParameters.host = (probe as unknown as { host: string }).host;
+          self.port = self.connectionParameters.port = (probe as unknown as { port: number }).port;
+          return;
+        } catch (error) {
+          failures.push(`${target}: ${String(error)}`);
+        } finally {
+          await probe.end().catch(() => undefined);
+        }
+      }
+      throw new Error(`no host accepted the connection: ${failures.join("; ")}`);
+    }
+
+    override connect(): Promise<pg.Client>;
+    override connect(callback: ((err: Error) => void) | ((err: null, c: pg.Client) => void)): void;
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    override connect(callback?: (...args: any[]) => void): any {
+      const connected = this.pick().then(() => super.connect());
+      if (!callback) return connected;
+      connected.then(
+        () => callback(null, this),
+        (error: Error) => callback(error),
+      );
+      return undefined;
+    }
+  } as unknown as typeof pg.Client;
+}
+
 function isPool(source: Source): source is pg.Pool {
   return source instanceof pg.Pool || ("totalCount" in source && "idleCount" in source);
 }
