@@ -19,12 +19,10 @@ is .ha/logs/acked-<run>.jsonl, removed when the test passes. Every wait is bound
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -49,6 +47,7 @@ HERE = Path(__file__).resolve().parent
 API_DSN = os.environ.get("AGENT_STATE_EFFECTS_DSN", "postgresql:///agent_state")
 FAILOVER_SECONDS = 180  # each failover and rejoin, at most
 PROGRESS = 20  # acknowledged writes of each kind between the steps
+POOL_TIMEOUT = 0.5  # how long a call through the test's pool waits for a connection, per try
 
 
 @dataclass
@@ -134,7 +133,7 @@ def _saver(load: Load) -> None:
 
 
 def _enqueuer(load: Load, pool: ConnectionPool, queue: str) -> None:
-    client = Client(pool, retry=RetryPolicy())
+    client = Client(pool, retry=RetryPolicy(), pool_timeout=POOL_TIMEOUT)
     threads = [f"ha-q-{uuid.uuid4()}" for _ in range(10)]
     for t in threads:
         _retrying(load, "job", lambda t=t: client.create_session(t))
@@ -157,7 +156,8 @@ def _graph_starter(load: Load, pool: ConnectionPool, queue: str, api_table: str)
     sys.path.insert(0, str(HERE))
     from ha_worker import build_graph
 
-    runs = GraphRuns(Client(pool, retry=RetryPolicy()), build_graph(API_DSN, api_table), queue=queue)
+    client = Client(pool, retry=RetryPolicy(), pool_timeout=POOL_TIMEOUT)
+    runs = GraphRuns(client, build_graph(API_DSN, api_table), queue=queue)
     i = 0
     while not load.stop.is_set():
         thread = f"ha-g-{i}-{uuid.uuid4()}"
@@ -230,63 +230,10 @@ def _console_reads(browser: TestClient, queue: str) -> bool:
     return all(p.status_code == 200 and 'class="error"' not in p.text for p in pages) and queue in queues.text
 
 
-class PrimaryEndpoint:
-    """One address that leads to the primary, as a managed service's endpoint or HAProxy on
-    Patroni's health checks does: each new connection is forwarded to the node the multi-host URL
-    finds writable (none: closed at once); a forwarded connection ends when either side does.
-    For the TypeScript client, whose driver takes one host."""
-
-    def __init__(self, port: int) -> None:
-        self.server = socket.create_server(("127.0.0.1", port))
-        self.server.settimeout(0.5)
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while not self.stop.is_set():
-            try:
-                client, _ = self.server.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            threading.Thread(target=self._forward, args=(client,), daemon=True).start()
-
-    def _forward(self, client: socket.socket) -> None:
-        try:
-            with psycopg.connect(url("postgres", connect_timeout=1)) as probe:
-                port = probe.info.port
-            server = socket.create_connection(("127.0.0.1", port), timeout=2)
-        except (psycopg.Error, OSError):
-            client.close()
-            return
-        server.settimeout(None)
-
-        def pump(src: socket.socket, dst: socket.socket) -> None:
-            try:
-                while data := src.recv(65536):
-                    dst.sendall(data)
-            except OSError:
-                pass
-            for end in (src, dst):
-                with contextlib.suppress(OSError):
-                    end.shutdown(socket.SHUT_RDWR)
-
-        threading.Thread(target=pump, args=(server, client), daemon=True).start()
-        pump(client, server)
-
-    def close(self) -> None:
-        self.stop.set()
-        self.server.close()
-
-
-def _ts_appender(load: Load, endpoint_port: int, logdir: Path) -> tuple[subprocess.Popen[str], threading.Thread]:
-    """The TypeScript client appending messages (tests/ha/ts_appender.mjs); its acknowledgements,
-    read from its stdout, are the load's "ts message"s."""
-    thread = f"ha-m-ts-{uuid.uuid4()}"
-    env = dict(os.environ, PGHOST="127.0.0.1", PGPORT=str(endpoint_port), PGUSER="tenant_a")
-    env.update(PGDATABASE="agent_state", THREAD=thread)
+def _ts_appender(load: Load, logdir: Path) -> tuple[subprocess.Popen[str], threading.Thread]:
+    """The TypeScript client appending messages on the multi-host URL (tests/ha/ts_appender.mjs);
+    its acknowledgements, read from its stdout, are the load's "ts message"s."""
+    env = dict(os.environ, URL=url("tenant_a"), THREAD=f"ha-m-ts-{uuid.uuid4()}")
     proc = subprocess.Popen(
         ["node", str(HERE / "ts_appender.mjs"), str(ROOT)],
         env=env,
@@ -344,10 +291,11 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
         max_size=4,
         kwargs={"autocommit": True},
         check=ConnectionPool.check_connection,
-        # longer than a failover: psycopg_pool's reconnect backoff is uncapped, so after a 50-s
-        # outage a call may wait ~10 s more for a connection, and two waits of the default 30 s
-        # outlived RetryPolicy()'s minute in one run of four (docs/high-availability.md)
-        timeout=120,
+        # as the Worker configures its pool: psycopg_pool's own reconnect backoff (1, 2, 4, ... s,
+        # uncapped) gives up at once, so each try of the client (pool_timeout below) asks for a new
+        # connection; with the defaults the pool's calls came back 5-11 s after the primary, and
+        # two 30-s waits outlived RetryPolicy()'s minute in one run of five (docs/high-availability.md)
+        reconnect_timeout=0.5,
         open=True,
     )
     probe = Probe()
@@ -357,8 +305,7 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
         _guarded(load, _enqueuer, pool, queue),
         _guarded(load, _graph_starter, pool, gqueue, api_table),
     ]
-    endpoint = PrimaryEndpoint(PORT + 99)
-    ts, ts_reader = _ts_appender(load, PORT + 99, logdir)
+    ts, ts_reader = _ts_appender(load, logdir)
     ts_pid = ts.pid
     kinds = ["message", "checkpoint", "job", "graph run", "ts message"]
     console = TestClient(create_app(url("console_operator")))  # the operator console on the multi-host URL
@@ -516,7 +463,6 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
         if ts.poll() is None:
             ts.kill()
         pool.close()
-        endpoint.close()
         console.__exit__(None, None, None)
         load.log.close()
         if passed:

@@ -1,19 +1,16 @@
 // The TypeScript client in the failover test (test_failover.py): appends messages to THREAD
-// through a pg.Pool on PGHOST:PGPORT (the test's endpoint that leads to the primary, as a managed
-// service's endpoint or HAProxy does: node-postgres takes one host), each call tried again with
-// the same idempotency key until it is acknowledged, as an application does. Prints each
-// acknowledged message as a JSON line [thread, i]; each failed try on stderr. Runs until SIGTERM.
-// `node ts_appender.mjs ROOT` (ROOT: the repository, whose typescript/dist and node_modules it uses).
-import { createRequire } from "node:module";
+// through `poolFromConnString(URL)` on the formation's multi-host URL (target_session_attrs=
+// read-write: each new connection tries the hosts in order and keeps the writable one), each call
+// tried again with the same idempotency key until it is acknowledged, as an application does (the
+// client itself does not retry). Prints each acknowledged message as a JSON line [thread, i]; each
+// failed try on stderr. Runs until SIGTERM.
+// `node ts_appender.mjs ROOT` (ROOT: the repository, whose typescript/dist it uses).
 import { pathToFileURL } from "node:url";
 
 const root = process.argv[2];
-const require = createRequire(`${root}/typescript/package.json`);
-const pg = require("pg");
-const { Client } = await import(pathToFileURL(`${root}/typescript/dist/index.js`).href);
+const { Client, poolFromConnString } = await import(pathToFileURL(`${root}/typescript/dist/index.js`).href);
 
-const pool = new pg.Pool({ max: 2, connectionTimeoutMillis: 3000 });
-pool.on("error", () => {}); // an idle connection the failover ended: the pool drops it
+const pool = poolFromConnString(process.env.URL, { max: 2, connectionTimeoutMillis: 3000 });
 const client = new Client(pool);
 const thread = process.env.THREAD;
 let stop = false;
