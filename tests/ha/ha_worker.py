@@ -106,7 +106,7 @@ def build_graph(api_dsn: str, api_table: str) -> Any:
 def graph(url: str, queue: str, api_dsn: str, api_table: str) -> None:
     from agent_state.langgraph import graph_worker
 
-    graph_worker(url, build_graph(api_dsn, api_table), queue=queue, lease=LEASE, poll_interval=0.2).run()
+    graph_worker(url, build_graph(api_dsn, api_table), queue=queue, concurrency=2, lease=LEASE, poll_interval=0.2).run()
 
 
 def _exit_with_parent() -> None:

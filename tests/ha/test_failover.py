@@ -161,11 +161,11 @@ def _graph_starter(load: Load, pool: ConnectionPool, queue: str, api_table: str)
     i = 0
     while not load.stop.is_set():
         thread = f"ha-g-{i}-{uuid.uuid4()}"
-        job = _retrying(load, "graph run", lambda: runs.start(thread, {"log": ["in"]}, dedup_key="t"))  # noqa: B023
+        job = _retrying(load, "graph run", lambda: runs.start(thread, {"log": ["in"]}))  # noqa: B023
         if job is not None:
             load.ack("graph run", job.job_id)
         i += 1
-        time.sleep(0.3)
+        time.sleep(1.0)
 
 
 def _guarded(load: Load, target: Callable[..., None], *args: Any) -> threading.Thread:
@@ -333,6 +333,18 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
 
     try:
         wait(progressed(0.0), 120, "the load is running")
+
+        def working() -> bool:  # every worker process is up (a slow start must not meet the failover)
+            with psycopg.connect(url("postgres"), autocommit=True) as admin:
+                row = admin.execute(
+                    "select count(distinct result ->> 'pid') filter (where queue = %s),"
+                    " count(*) filter (where queue = %s) from ai.agent_jobs"
+                    " where status = 'COMPLETED' and queue = any(%s)",
+                    (queue, gqueue, [queue, gqueue]),
+                ).fetchone()
+            return row is not None and row[0] >= 2 and row[1] >= 2
+
+        wait(working, 120, "both job workers and the graph worker completed work")
         _console_login(console)
         assert _console_reads(console, queue)
 
@@ -420,9 +432,10 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
         }
         assert not any(missing.values()), f"acknowledged writes missing: {missing}"
         # no tool call twice unless the later call was told taken_over
-        by_key: dict[str, list[bool]] = {}
-        for key, taken_over, _, _ in calls:
-            by_key.setdefault(key, []).append(taken_over)
+        # per job: a plain job's key names the job, and each graph run has a thread of its own
+        by_key: dict[tuple[int, str], list[bool]] = {}
+        for key, taken_over, _, job_id in calls:
+            by_key.setdefault((job_id, key), []).append(taken_over)
         twice = {k: v for k, v in by_key.items() if len(v) > 1 and not all(v[1:])}
         assert not twice, f"tool calls run again without taken_over: {list(twice.items())[:5]}"
         assert {j for _, _, _, j in calls} == set(jobs), "every job and graph run called its tool"
