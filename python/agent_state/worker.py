@@ -77,13 +77,13 @@ from ._worker_core import (
 from .client import AsyncClient, Client, abehind_pooler, behind_pooler
 from .models import Job
 from .queue import DEFAULT_LEASE
-from .retry import is_connection_error
+from .retry import RECONNECT_PROBE, is_connection_error
 from .side_effects import side_effect as _side_effect
 
 #: How long the worker's own calls (claims, renewals, completions) wait for a pool connection.
 CONTROL_POOL_TIMEOUT = 0.5
 #: The pool's ``reconnect_timeout`` is capped at this many seconds by the worker (module docstring).
-POOL_RECONNECT_TIMEOUT = 0.5
+POOL_RECONNECT_TIMEOUT = 0.25
 
 __all__ = [
     "RENEW_BATCH",
@@ -236,7 +236,7 @@ class AsyncJobContext(JobState):
         """Completes the job now, inside ``conn`` (a ``fenced()`` transaction) when given."""
         self.check()
         try:
-            client = AsyncClient(conn) if conn is not None else self._worker.client
+            client = AsyncClient(conn) if conn is not None else self._worker.handler_client
             await client.complete_job(self.job.job_id, self.job.fencing_token, result)
         except errors.LeaseLost as error:
             self._mark_lost(error)
@@ -252,7 +252,7 @@ class AsyncJobContext(JobState):
         :mod:`agent_state.side_effects`."""
         self.check()
         return _side_effect(
-            self._worker.client,
+            self._worker.handler_client,
             self.job.thread_id,
             *key_parts,
             request=request,
@@ -267,7 +267,7 @@ class AsyncJobContext(JobState):
         in ``job.payload["human"]``. The handler should return right after. Returns the approval id."""
         self.check()
         try:
-            approval = await self._worker.client.request_human(
+            approval = await self._worker.handler_client.request_human(
                 self.job.job_id, self.job.fencing_token, checkpoint_id, action
             )
         except errors.LeaseLost as error:
@@ -281,7 +281,7 @@ class AsyncJobContext(JobState):
         """Fails the job now (retried after retry_in, or a backoff, while attempts remain)."""
         self.check()
         try:
-            await self._worker.client.fail_job(self.job.job_id, self.job.fencing_token, error, retry_in)
+            await self._worker.handler_client.fail_job(self.job.job_id, self.job.fencing_token, error, retry_in)
         except errors.LeaseLost as lost:
             self._mark_lost(lost)
             raise
@@ -343,7 +343,7 @@ class JobContext(JobState):
         """Completes the job now, inside ``conn`` (a ``fenced()`` transaction) when given."""
         self.check()
         try:
-            client = Client(conn) if conn is not None else self._worker.client
+            client = Client(conn) if conn is not None else self._worker.handler_client
             client.complete_job(self.job.job_id, self.job.fencing_token, result)
         except errors.LeaseLost as error:
             self._mark_lost(error)
@@ -359,7 +359,7 @@ class JobContext(JobState):
         :mod:`agent_state.side_effects`."""
         self.check()
         return _side_effect(
-            self._worker.client,
+            self._worker.handler_client,
             self.job.thread_id,
             *key_parts,
             request=request,
@@ -374,7 +374,9 @@ class JobContext(JobState):
         in ``job.payload["human"]``. The handler should return right after. Returns the approval id."""
         self.check()
         try:
-            approval = self._worker.client.request_human(self.job.job_id, self.job.fencing_token, checkpoint_id, action)
+            approval = self._worker.handler_client.request_human(
+                self.job.job_id, self.job.fencing_token, checkpoint_id, action
+            )
         except errors.LeaseLost as error:
             self._mark_lost(error)
             raise
@@ -386,7 +388,7 @@ class JobContext(JobState):
         """Fails the job now (retried after retry_in, or a backoff, while attempts remain)."""
         self.check()
         try:
-            self._worker.client.fail_job(self.job.job_id, self.job.fencing_token, error, retry_in)
+            self._worker.handler_client.fail_job(self.job.job_id, self.job.fencing_token, error, retry_in)
         except errors.LeaseLost as lost:
             self._mark_lost(lost)
             raise
@@ -467,7 +469,9 @@ class AsyncWorker:
             max_backoff=max_backoff,
         )
         self.pool = pool
-        self.client = AsyncClient(pool, pool_timeout=CONTROL_POOL_TIMEOUT)
+        self.client = AsyncClient(pool, pool_timeout=CONTROL_POOL_TIMEOUT)  # the loops' own calls
+        #: The handlers' calls (``ctx``): they wait for a pool connection as the pool says.
+        self.handler_client = AsyncClient(pool)
         if pool.reconnect_timeout > POOL_RECONNECT_TIMEOUT:  # its doubling waits must not govern recovery
             pool.reconnect_timeout = POOL_RECONNECT_TIMEOUT
         self.handler = handler
@@ -785,6 +789,8 @@ class AsyncWorker:
                         guard.detach()
             except Exception as error:  # polling goes on meanwhile
                 delay = self._core.listen_delay(backoff)
+                if is_connection_error(error):  # the database is probed, not waited for: LISTEN is back with the poll
+                    delay = min(delay, max(self.poll_interval, RECONNECT_PROBE))
                 _log_failure("LISTEN", error, delay)
                 await self._closed_within(delay)
         guard.close()
@@ -881,7 +887,9 @@ class Worker:
             max_backoff=max_backoff,
         )
         self.pool = pool
-        self.client = Client(pool, pool_timeout=CONTROL_POOL_TIMEOUT)
+        self.client = Client(pool, pool_timeout=CONTROL_POOL_TIMEOUT)  # the loops' own calls
+        #: The handlers' calls (``ctx``): they wait for a pool connection as the pool says.
+        self.handler_client = Client(pool)
         if pool.reconnect_timeout > POOL_RECONNECT_TIMEOUT:  # its doubling waits must not govern recovery
             pool.reconnect_timeout = POOL_RECONNECT_TIMEOUT
         self.handler = handler
@@ -1129,6 +1137,8 @@ class Worker:
                         guard.detach()
             except Exception as error:  # polling goes on meanwhile
                 delay = self._core.listen_delay(backoff)
+                if is_connection_error(error):  # the database is probed, not waited for: LISTEN is back with the poll
+                    delay = min(delay, max(self.poll_interval, RECONNECT_PROBE))
                 _log_failure("LISTEN", error, delay)
                 self._closed_within(delay)
         guard.close()

@@ -5,8 +5,9 @@ read-write``) reconnected only to the host it had reached (``conn.info.dsn``: ps
 hosts itself and keeps the one that answered), so after a failover it kept knocking on the old
 primary. Now a lost connection is opened again through the conninfo the user gave, walking
 every host. The first host here is a TCP proxy in front of the private server; the test stops
-it (the "old primary" is gone: its connections drop and its port refuses) and the next call must
-reach the second host.
+it (the "old primary" is gone: its connections drop and its port refuses), or makes the sessions
+opened through it read-only and ends the client's backend (the old primary demoted), and the next
+call must reach the second host.
 
 Item 3: a write refused as read-only (25006: a standby, or a node the failover has not made
 writable yet) is a connection-level condition: nothing was written, so the call (any call,
@@ -23,6 +24,7 @@ import contextlib
 import logging
 import os
 import socket
+import struct
 import threading
 import time
 import uuid
@@ -32,6 +34,7 @@ import psycopg
 import pytest
 from conftest import dsn_as
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg_pool import ConnectionPool
 from waiting import wait_until
 
 from agent_state import AsyncClient, Client, RetryPolicy
@@ -45,10 +48,26 @@ ROLE = "tenant_a"
 POLICY = RetryPolicy(attempts=20, first_delay=0.05, max_delay=0.5)
 
 
+#: The startup packet's protocol (3.0), and the requests that may come before it.
+_PROTOCOL, _SSL_REQUEST, _GSS_REQUEST = 196608, 80877103, 80877104
+_READ_ONLY = b"options\0-c default_transaction_read_only=on\0"
+
+
+def _recv_exactly(sock: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            return b""
+        data += chunk
+    return data
+
+
 class _Proxy:
     """A TCP listener on 127.0.0.1 that forwards each connection to the server (its unix socket or
     TCP address); ``stop()`` closes the listener and every forwarded connection, as a node that
-    died."""
+    died. With ``read_only`` set, the sessions opened through it from then on are read-only (the
+    startup packet gets ``options=-c default_transaction_read_only=on``), as on a demoted node."""
 
     def __init__(self, target: tuple[int, Any]):
         self.family, self.address = target
@@ -58,6 +77,7 @@ class _Proxy:
         self.port = self.listener.getsockname()[1]
         self.sockets: list[socket.socket] = []
         self.stopped = False
+        self.read_only = False
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -69,8 +89,28 @@ class _Proxy:
             upstream = socket.socket(self.family, socket.SOCK_STREAM)
             upstream.connect(self.address)
             self.sockets += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client), daemon=True).start()
+            threading.Thread(target=self._client_side, args=(client, upstream), daemon=True).start()
+
+    def _client_side(self, client: socket.socket, upstream: socket.socket) -> None:
+        """The startup packet (after an SSL or GSS request the server declines), rewritten when
+        read-only; then everything as it comes."""
+        try:
+            while True:
+                head = _recv_exactly(client, 8)
+                if not head:
+                    break
+                length, code = struct.unpack("!ii", head)
+                body = _recv_exactly(client, length - 8)
+                if code == _PROTOCOL and self.read_only:
+                    body = body[:-1] + _READ_ONLY + b"\0"
+                    head = struct.pack("!ii", 8 + len(body), code)
+                upstream.sendall(head + body)
+                if code not in (_SSL_REQUEST, _GSS_REQUEST):
+                    break
+        except OSError:
+            pass
+        self._pump(client, upstream)
 
     @staticmethod
     def _pump(src: socket.socket, dst: socket.socket) -> None:
@@ -128,6 +168,34 @@ def test_a_client_from_a_multi_host_url_reconnects_to_the_next_host(two_hosts: A
         client.append_message(thread_id, "user", "after the failover")
 
 
+def test_a_client_reconnects_past_a_first_host_that_became_read_only(two_hosts: Any, direct_dsn: str) -> None:
+    """The node the client reached is demoted (its sessions read-only) and its connections end:
+    target_session_attrs=read-write refuses it on the reconnect, which goes on to the next host."""
+    url, proxy, port = two_hosts
+    thread_id = f"mh-{uuid.uuid4()}"
+    with Client.from_conn_string(url, retry=POLICY) as client, psycopg.connect(direct_dsn, autocommit=True) as admin:
+        client.create_session(thread_id)
+        assert client.source.info.port == proxy.port, "the first host answered"
+        proxy.read_only = True
+        admin.execute("select pg_terminate_backend(%s)", (client.source.info.backend_pid,))
+        wait_until(
+            lambda: (
+                not admin.execute(
+                    "select 1 from pg_stat_activity where pid = %s", (client.source.info.backend_pid,)
+                ).fetchone()
+            ),
+            "the client's backend ended",
+        )
+        with psycopg.connect(
+            make_conninfo(url, host="127.0.0.1", port=str(proxy.port), target_session_attrs="any")
+        ) as through_first:
+            assert through_first.execute("show transaction_read_only").fetchone() == ("on",), (
+                "the first host is read-only"
+            )
+        assert client.append_message(thread_id, "user", "after the demotion").inserted
+        assert str(client.source.info.port) == port, "reconnected to the writable host"
+
+
 def test_an_async_client_and_a_client_over_a_connection_reconnect_to_the_next_host(two_hosts: Any) -> None:
     url, proxy, port = two_hosts
     thread_id = f"mh-{uuid.uuid4()}"
@@ -173,22 +241,30 @@ class _Retries(logging.Handler):
         self.count += "retrying" in record.getMessage()
 
 
-def test_a_write_refused_as_read_only_reconnects_until_the_server_is_writable(direct_dsn: str) -> None:
+@pytest.mark.parametrize("source", ["connection", "pool"])
+def test_a_write_refused_as_read_only_reconnects_until_the_server_is_writable(direct_dsn: str, source: str) -> None:
     """Any call (record_event is never retried after an unknown outcome) is tried again after
     25006, on a connection ``target_session_attrs=read-write`` accepts only once the database is
-    writable; the event is recorded once."""
+    writable (a pool's read-only connections are closed, and it opens others); the event is
+    recorded once."""
     url = dsn_as(direct_dsn, ROLE)
     read_write = make_conninfo(url, target_session_attrs="read-write")
     thread_id = f"ro-{uuid.uuid4()}"
     with Client.from_conn_string(url) as setup:
         setup.create_session(thread_id)
+    pool: ConnectionPool | None = None
     with psycopg.connect(direct_dsn, autocommit=True) as admin:
         database = admin.execute("select current_database()").fetchone()[0]  # type: ignore[index]
         admin.execute(f'alter database "{database}" set default_transaction_read_only = on')
         try:
             retries = _Retries()
-            read_only = psycopg.connect(url, autocommit=True)  # a session on a read-only node
-            client = Client(read_only, retry=POLICY, conninfo=read_write)
+            if source == "pool":  # its connections are opened read-only (a URL without target_session_attrs)
+                pool = ConnectionPool(url, min_size=1, max_size=2, kwargs={"autocommit": True}, open=True)
+                pool.wait()
+                client = Client(pool, retry=POLICY)
+            else:
+                read_only = psycopg.connect(url, autocommit=True)  # a session on a read-only node
+                client = Client(read_only, retry=POLICY, conninfo=read_write)
             outcome: dict[str, Any] = {}
 
             def write() -> None:
@@ -212,8 +288,13 @@ def test_a_write_refused_as_read_only_reconnects_until_the_server_is_writable(di
         writer.join(60)
         assert not writer.is_alive()
         assert "error" not in outcome, outcome.get("error")
-        print(f"\n[read-only window] first acknowledged write {outcome['at'] - writable:.3f} s after writable")
-        assert read_only.closed and client.source is not read_only, "the read-only connection was dropped"
+        print(
+            f"\n[read-only window, {source}] first acknowledged write {outcome['at'] - writable:.3f} s after writable"
+        )
         events = [e for e in client.get_events(thread_id) if e.kind == "after_failover"]
         assert len(events) == 1, "written once"
-        client.source.close()  # type: ignore[union-attr]
+        if pool is not None:
+            pool.close()
+        else:
+            assert read_only.closed and client.source is not read_only, "the read-only connection was dropped"
+            client.source.close()  # type: ignore[union-attr]

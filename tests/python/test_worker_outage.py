@@ -30,7 +30,7 @@ import pytest
 from conftest import dsn_as
 from pgserver import DATA, LOG, PGBIN, _as_owner, require_private_cluster, wait_until_up
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
-from waiting import wait_until
+from waiting import listening, wait_until
 
 from agent_state import AsyncWorker, Client, Worker
 
@@ -163,6 +163,9 @@ def test_the_worker_claims_and_completes_within_a_second_of_the_database_coming_
             client = Client(conn)
             wait_until(lambda: all(client.get_job(i).status == "COMPLETED" for i in ids), "they completed", timeout=60)
             jobs = [client.get_job(i) for i in ids]
+        with psycopg.connect(direct_dsn, autocommit=True) as admin:
+            channel = admin.execute("select ai.queue_channel(%s)", (queue,)).fetchone()[0]  # type: ignore[index]
+            wait_until(lambda: listening(admin, channel), "the worker LISTENs again (its wake-ups are back)")
     finally:
         if kind in ("sync", "graph"):
             worker.stop()

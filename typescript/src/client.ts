@@ -14,7 +14,7 @@
  */
 import { createHash } from "node:crypto";
 import pg from "pg";
-import { translate } from "./errors.js";
+import { OutcomeUnknown, isConnectionError, translate } from "./errors.js";
 import type {
   AppendResult,
   Approval,
@@ -46,6 +46,48 @@ import type {
 
 /** What a Client runs its statements on. */
 export type Source = pg.Pool | pg.PoolClient | pg.Client;
+
+/** How a Client over a pool retries (every field optional; see the Client constructor). */
+export interface RetryPolicy {
+  timeoutMs?: number;
+  firstDelayMs?: number;
+  maxDelayMs?: number;
+}
+
+const DEFAULT_RETRY: Required<RetryPolicy> = { timeoutMs: 60_000, firstDelayMs: 50, maxDelayMs: 1000 };
+
+const always = () => true;
+const given = (position: number) => (values: unknown[]) => values.length > position && values[position] !== null && values[position] !== undefined;
+
+/** The calls that only read, as Python's `agent_state.retry.READS`. */
+export const READS: ReadonlySet<string> = new Set([
+  "now", "ulid", "ulid_time", "get_session", "get_messages", "get_events", "context_window", "trajectory",
+  "get_eval_runs", "get_checkpoint", "list_checkpoints", "checkpoint_lineage", "checkpoints_between",
+  "get_job", "queue_stats", "get_side_effect", "idempotency_key", "pending_approvals", "get_approval",
+  "visible_messages", "usage_summary", "get_turn_context", "get_stream", "read_stream", "job_attempts",
+  "delta_channel_history", "queue_throughput", "session_status_counts", "list_streams", "list_forks",
+  "current_owner", "list_jobs",
+]);
+
+/** SQL function -> whether a call with these arguments is safe to retry, as Python's `agent_state.retry.IDEMPOTENT`. */
+export const IDEMPOTENT: Readonly<Record<string, (values: unknown[]) => boolean>> = Object.freeze({
+  ...Object.fromEntries([...READS].map((name) => [name, always])),
+  append_message_idempotent: always,
+  put_writes: always,
+  renew_lease: always,
+  renew_leases: always,
+  create_session: given(0),
+  put_checkpoint: given(2),
+  enqueue_job: given(6),
+  append_messages: always,
+  record_usage: always,
+  record_retrieval: always,
+  open_stream: always,
+  append_stream_chunks: always,
+  finish_stream: always,
+  abandon_stream: always,
+  finish_side_effect: always,
+});
 
 /** A fencing pair: the job a write belongs to and the token of the claim that holds it. */
 export interface Fence {
@@ -221,18 +263,64 @@ export interface PutCheckpointArgs extends Fence {
 
 export class Client {
   readonly source: Source;
+  /** The retry policy of a client over a pool (`{ retry: {} }` for the defaults), or null. */
+  readonly retry: Required<RetryPolicy> | null;
 
-  constructor(source: Source) {
+  /**
+   * `options.retry` (over a pg.Pool only), as Python's `RetryPolicy`: after a connection error a
+   * call safe to retry (`IDEMPOTENT`) is tried again on another connection, and any call whose
+   * tries wrote nothing (refused as read-only, 25006, or failed before it was sent) likewise,
+   * for up to `timeoutMs` (60 s), sleeping from `firstDelayMs` (50) doubling to `maxDelayMs`
+   * (1000). A connection refused as read-only is destroyed, so the pool's next one can reach
+   * the new primary. A write that may have committed is not run again: OutcomeUnknown.
+   */
+  constructor(source: Source, options: { retry?: RetryPolicy } = {}) {
     this.source = source;
+    this.retry = options.retry && isPool(source) ? { ...DEFAULT_RETRY, ...options.retry } : null;
   }
 
   /** Runs one statement; rows as objects; our SQLSTATEs as typed errors. */
   async query<T = Record<string, unknown>>(text: string, values: unknown[] = []): Promise<T[]> {
+    if (this.retry !== null) return this.retried<T>(text, values, this.retry);
     try {
       const result = await this.source.query({ text, values, types: TYPES });
       return result.rows as T[];
     } catch (error) {
       throw translate(error);
+    }
+  }
+
+  private async retried<T>(text: string, values: unknown[], policy: Required<RetryPolicy>): Promise<T[]> {
+    const pool = this.source as pg.Pool;
+    const name = /\bai\.([a-z_]+)\s*\(/.exec(text)?.[1] ?? "";
+    const safe = IDEMPOTENT[name]?.(values) ?? false;
+    const deadline = Date.now() + policy.timeoutMs;
+    let mayHaveCommitted = false;
+    for (let wait = policy.firstDelayMs; ; wait = Math.min(wait * 2, policy.maxDelayMs)) {
+      let conn: pg.PoolClient | undefined;
+      let sent = false;
+      try {
+        conn = await pool.connect();
+        sent = true;
+        const result = await conn.query({ text, values, types: TYPES });
+        conn.release();
+        return result.rows as T[];
+      } catch (error) {
+        const readOnly = (error as { code?: unknown }).code === "25006";
+        conn?.release(readOnly || isConnectionError(error) ? (error as Error) : undefined); // a broken or read-only one is destroyed
+        if (sent && !readOnly) mayHaveCommitted = true;
+        const again = isConnectionError(error) && (safe || !mayHaveCommitted) && Date.now() + wait <= deadline;
+        if (!again) {
+          if (mayHaveCommitted && isConnectionError(error) && !READS.has(name)) {
+            throw new OutcomeUnknown(
+              `the connection was lost during ai.${name}(): it may or may not have committed, and it was not run again (${String(error)})`,
+              { sqlstate: String((error as { code?: unknown }).code ?? ""), cause: error },
+            );
+          }
+          throw translate(error);
+        }
+        await new Promise((resolve) => setTimeout(resolve, wait * (1 - 0.5 * Math.random())));
+      }
     }
   }
 
