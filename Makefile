@@ -381,3 +381,34 @@ test-vector: deps-test venv-test
 	@status=0; PGTAP_PATHS='tests/pgtap/create_memory_vector_index tests/pgtap/search_memory' \
 	  PYTEST_ARGS='-k test_memory $(PYTEST_ARGS)' timeout 900 scripts/pg-matrix.sh 18v test || status=1; \
 	  scripts/pg-matrix.sh 18v stop; exit $$status
+
+# High availability (docs/high-availability.md): a pg_auto_failover formation on 127.0.0.1 (a
+# monitor and HA_NODES nodes on ports HA_PORT..HA_PORT+HA_NODES, data under .ha/, run as the
+# postgres OS user: scripts/ha.sh), the schema deployed as a non-superuser owner with
+# `psql -f sql/ai.sql`, then tests/ha/: a mixed load through a planned and an unplanned failover
+# (every acknowledged write kept, no tool call run twice without taken_over, no stale-lease write,
+# every process recovers by itself; recovery times printed), and the read commands of the CLI and
+# the read-only console against the hot standby. The formation is torn down even on failure; the
+# log of acknowledged writes stays in .ha/ when a test fails. HA_NODES=3 runs the three-node variant.
+.PHONY: test-ha deps-ha
+HA_NODES ?= 2
+HA_PORT ?= 6100
+HA_TIMEOUT ?= 900
+HA_ARGS ?=
+deps-ha:
+	@if ! command -v pg_autoctl >/dev/null || [ ! -f /usr/share/postgresql/15/extension/pgautofailover.control ]; then \
+	  echo "installing: postgresql-15-auto-failover pg-auto-failover-cli"; \
+	  if [ "$$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi; \
+	  $$sudo apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq postgresql-15-auto-failover pg-auto-failover-cli >/dev/null; \
+	fi
+
+test-ha: deps deps-ha venv db ts-build
+	@status=0; HA_NODES=$(HA_NODES) HA_PORT=$(HA_PORT) scripts/ha.sh up || status=1; \
+	  if [ $$status = 0 ]; then \
+	    HA_NODES=$(HA_NODES) HA_PORT=$(HA_PORT) AGENT_STATE_EFFECTS_DSN='$(DB_URL)' \
+	      timeout $(HA_TIMEOUT) $(VPY) -m pytest -q -s -p no:cacheprovider -o addopts= --timeout=600 \
+	        tests/ha $(HA_ARGS) || status=1; \
+	  fi; \
+	  HA_NODES=$(HA_NODES) HA_PORT=$(HA_PORT) scripts/ha.sh down; exit $$status
+TEST_SUITES += test-ha
