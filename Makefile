@@ -403,7 +403,7 @@ deps-ha:
 	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq postgresql-15-auto-failover pg-auto-failover-cli >/dev/null; \
 	fi
 
-test-ha: deps deps-ha venv db ts-build
+test-ha: deps-test deps-ha venv-test db ts-build
 	@status=0; HA_NODES=$(HA_NODES) HA_PORT=$(HA_PORT) scripts/ha.sh up || status=1; \
 	  if [ $$status = 0 ]; then \
 	    HA_NODES=$(HA_NODES) HA_PORT=$(HA_PORT) AGENT_STATE_EFFECTS_DSN='$(DB_URL)' \
