@@ -385,7 +385,9 @@ class AsyncGraphWorker(AsyncWorker):
 
 @asynccontextmanager
 async def _aopened(pool: AsyncConnectionPool) -> AsyncIterator[AsyncConnectionPool]:
-    await pool.open(wait=True)
+    # Not wait=True: a worker started while the database cannot be reached would die of the
+    # pool's PoolTimeout; its loops find the database themselves (the Worker's recovery).
+    await pool.open(wait=False)
     try:
         yield pool
     finally:
@@ -558,7 +560,9 @@ class GraphWorker(Worker):
 
 @contextmanager
 def _opened(pool: ConnectionPool) -> Iterator[ConnectionPool]:
-    pool.open(wait=True)
+    # Not wait=True: a worker started while the database cannot be reached would die of the
+    # pool's PoolTimeout; its loops find the database themselves (the Worker's recovery).
+    pool.open(wait=False)
     try:
         yield pool
     finally:

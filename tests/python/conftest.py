@@ -84,7 +84,7 @@ SLOW = {
     "test_bench_scripts.py",  # each bench script end to end
     "test_database_crash.py",
     "test_retry.py",
-    "test_worker_outage.py",  # a 20 s outage, twice
+    "test_worker_outage.py",  # 20 s outages, and a 35 s one before a worker starts
     "test_upgrade.py",
     "test_upgrade_under_load.py",
     "test_migrations.py",

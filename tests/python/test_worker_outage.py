@@ -185,3 +185,52 @@ def test_the_worker_claims_and_completes_within_a_second_of_the_database_coming_
         f"last claim {claimed:.3f} s, last completion {finished:.3f} s after the database accepted connections"
     )
     assert handler_delay <= BOUND and claimed <= BOUND and finished <= BOUND
+
+
+START_OUTAGE = 35.0  # seconds: past the pool's 30 s wait for its first connections
+
+
+def test_a_graph_worker_started_while_the_database_is_down_runs_once_it_is_back(direct_dsn: str) -> None:
+    """A graph worker opened its pool with wait=True: started while the database could not be
+    reached (a deploy during an outage, a failover), it died of PoolTimeout after 30 s. Now it
+    waits on its own loops, and claims within the same bound once the database is back."""
+    require_private_cluster(direct_dsn)
+    service = dsn_as(direct_dsn, "app_service")
+    queue = f"outage-start-{uuid.uuid4().hex[:8]}"
+    started: dict[int, float] = {}
+    with psycopg.connect(service, autocommit=True) as conn:
+        client = Client(conn)
+        thread = f"outage-start-{uuid.uuid4()}"
+        client.create_session(thread)
+        job_id = client.enqueue_job(thread, {"graph_input": {"n": 0}}, queue=queue).job_id
+
+    from agent_state.graph_runs import graph_worker
+
+    _pg_ctl("-m", "fast", "stop")
+    died: list[BaseException] = []
+    worker = graph_worker(service, _graph(started), queue=queue, concurrency=1, poll_interval=0.2)
+
+    def run() -> None:
+        try:
+            worker.run(install_signal_handlers=False)
+        except BaseException as error:  # what the old pool.open(wait=True) raised
+            died.append(error)
+
+    runner = threading.Thread(target=run, daemon=True)
+    try:
+        runner.start()
+        time.sleep(START_OUTAGE)  # the outage itself, not a wait for something to happen
+        probe = _Probe(direct_dsn)
+        probe.start()
+        _pg_ctl("start")
+        probe.thread.join(120)
+        assert probe.up is not None, "the server accepts connections again"
+        wait_until_up(direct_dsn)
+        wait_until(lambda: job_id in started or bool(died), "the worker ran the job (or died)", timeout=60)
+        assert not died, f"the worker died while the database was down: {died[0]!r}"
+        assert started[job_id] - probe.up[0] <= BOUND
+    finally:
+        if not DATA.joinpath("postmaster.pid").exists():
+            _pg_ctl("start")
+        worker.stop()
+        runner.join(30)
