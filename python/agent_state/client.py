@@ -67,7 +67,17 @@ from .messages import AsyncMessageMethods, MessageMethods
 from .queue import AsyncQueueMethods, QueueMethods
 from .retention import AsyncRetentionMethods, RetentionMethods
 from .retrievals import AsyncRetrievalMethods, RetrievalMethods
-from .retry import ONCE, RetryPolicy, function_of, is_connection_error, is_idempotent, is_read_only_error, writes
+from .retry import (
+    ONCE,
+    POOL_RECONNECT_TIMEOUT,
+    RETRY_POOL_TIMEOUT,
+    RetryPolicy,
+    function_of,
+    is_connection_error,
+    is_idempotent,
+    is_read_only_error,
+    writes,
+)
 from .sessions import AsyncSessionMethods, SessionMethods
 from .side_effects import AsyncSideEffectMethods, SideEffectMethods
 from .streams import AsyncStreamMethods, StreamMethods
@@ -279,7 +289,17 @@ class AsyncClient(
         (``host=a,b target_session_attrs=read-write``): psycopg keeps only the host it reached.
         ``pool_timeout``: how long a call waits for a pool's connection (the pool's ``timeout``
         when None); the Worker's own calls wait briefly, so that each try after an outage asks
-        the pool for a new connection at once."""
+        the pool for a new connection at once. With ``retry`` over a pool, each try waits at most
+        :data:`~agent_state.retry.RETRY_POOL_TIMEOUT` unless ``pool_timeout`` says otherwise,
+        and the pool's ``reconnect_timeout`` is capped at
+        :data:`~agent_state.retry.POOL_RECONNECT_TIMEOUT`, as a Worker does: the policy's tries,
+        not the pool's doubling reconnect waits, find the database back after an outage or a
+        failover (docs/high-availability.md)."""
+        if retry is not None and isinstance(source, AsyncConnectionPool):
+            if source.reconnect_timeout > POOL_RECONNECT_TIMEOUT:
+                source.reconnect_timeout = POOL_RECONNECT_TIMEOUT
+            if pool_timeout is None:
+                pool_timeout = min(source.timeout, RETRY_POOL_TIMEOUT)
         self._source = source
         self._pool_timeout = pool_timeout
         self.retry = retry
@@ -491,7 +511,17 @@ class Client(
         (``host=a,b target_session_attrs=read-write``): psycopg keeps only the host it reached.
         ``pool_timeout``: how long a call waits for a pool's connection (the pool's ``timeout``
         when None); the Worker's own calls wait briefly, so that each try after an outage asks
-        the pool for a new connection at once."""
+        the pool for a new connection at once. With ``retry`` over a pool, each try waits at most
+        :data:`~agent_state.retry.RETRY_POOL_TIMEOUT` unless ``pool_timeout`` says otherwise,
+        and the pool's ``reconnect_timeout`` is capped at
+        :data:`~agent_state.retry.POOL_RECONNECT_TIMEOUT`, as a Worker does: the policy's tries,
+        not the pool's doubling reconnect waits, find the database back after an outage or a
+        failover (docs/high-availability.md)."""
+        if retry is not None and isinstance(source, ConnectionPool):
+            if source.reconnect_timeout > POOL_RECONNECT_TIMEOUT:
+                source.reconnect_timeout = POOL_RECONNECT_TIMEOUT
+            if pool_timeout is None:
+                pool_timeout = min(source.timeout, RETRY_POOL_TIMEOUT)
         self._source = source
         self._pool_timeout = pool_timeout
         self.retry = retry

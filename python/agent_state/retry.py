@@ -216,6 +216,17 @@ ONCE = RetryPolicy(attempts=2, first_delay=0.0, max_delay=0.0, jitter=0.0)
 RECONNECT_PROBE = 0.25
 
 
+#: psycopg_pool's ``reconnect_timeout`` is capped at this many seconds by a Worker and by a client
+#: with a retry policy over a pool: the pool's own reconnect attempts (1, 2, 4, 8, 16 s apart)
+#: then give up quickly and the next request opens a connection at once, so the caller's probing,
+#: not the pool's schedule, finds the database back.
+POOL_RECONNECT_TIMEOUT = 0.25
+#: How long one try of a client with a retry policy waits for a pool connection (when no
+#: ``pool_timeout`` is given): a try that found no connection is made again after the policy's
+#: sleep, so the wait never outlasts the database's return by more than about this.
+RETRY_POOL_TIMEOUT = 0.5
+
+
 class Backoff:
     """Exponential backoff with jitter for the worker's loops: ``next()`` is the sleep after one
     more failure in a row, ``reset()`` after a success. After a connection error

@@ -77,13 +77,11 @@ from ._worker_core import (
 from .client import AsyncClient, Client, abehind_pooler, behind_pooler
 from .models import Job
 from .queue import DEFAULT_LEASE
-from .retry import RECONNECT_PROBE, is_connection_error
+from .retry import POOL_RECONNECT_TIMEOUT, RECONNECT_PROBE, is_connection_error
 from .side_effects import side_effect as _side_effect
 
 #: How long the worker's own calls (claims, renewals, completions) wait for a pool connection.
 CONTROL_POOL_TIMEOUT = 0.5
-#: The pool's ``reconnect_timeout`` is capped at this many seconds by the worker (module docstring).
-POOL_RECONNECT_TIMEOUT = 0.25
 
 __all__ = [
     "RENEW_BATCH",

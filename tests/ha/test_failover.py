@@ -47,7 +47,6 @@ HERE = Path(__file__).resolve().parent
 API_DSN = os.environ.get("AGENT_STATE_EFFECTS_DSN", "postgresql:///agent_state")
 FAILOVER_SECONDS = 180  # each failover and rejoin, at most
 PROGRESS = 20  # acknowledged writes of each kind between the steps
-POOL_TIMEOUT = 0.5  # how long a call through the test's pool waits for a connection, per try
 
 
 @dataclass
@@ -133,7 +132,7 @@ def _saver(load: Load) -> None:
 
 
 def _enqueuer(load: Load, pool: ConnectionPool, queue: str) -> None:
-    client = Client(pool, retry=RetryPolicy(), pool_timeout=POOL_TIMEOUT)
+    client = Client(pool, retry=RetryPolicy())
     threads = [f"ha-q-{uuid.uuid4()}" for _ in range(10)]
     for t in threads:
         _retrying(load, "job", lambda t=t: client.create_session(t))
@@ -156,7 +155,7 @@ def _graph_starter(load: Load, pool: ConnectionPool, queue: str, api_table: str)
     sys.path.insert(0, str(HERE))
     from ha_worker import build_graph
 
-    client = Client(pool, retry=RetryPolicy(), pool_timeout=POOL_TIMEOUT)
+    client = Client(pool, retry=RetryPolicy())
     runs = GraphRuns(client, build_graph(API_DSN, api_table), queue=queue)
     i = 0
     while not load.stop.is_set():
@@ -291,11 +290,8 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
         max_size=4,
         kwargs={"autocommit": True},
         check=ConnectionPool.check_connection,
-        # as the Worker configures its pool: psycopg_pool's own reconnect backoff (1, 2, 4, ... s,
-        # uncapped) gives up at once, so each try of the client (pool_timeout below) asks for a new
-        # connection; with the defaults the pool's calls came back 5-11 s after the primary, and
-        # two 30-s waits outlived RetryPolicy()'s minute in one run of five (docs/high-availability.md)
-        reconnect_timeout=0.5,
+        # the pool's other settings are psycopg_pool's defaults: a Client with a retry policy caps
+        # its reconnect_timeout and waits briefly per try itself (docs/high-availability.md)
         open=True,
     )
     probe = Probe()

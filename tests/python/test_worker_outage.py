@@ -234,3 +234,76 @@ def test_a_graph_worker_started_while_the_database_is_down_runs_once_it_is_back(
             _pg_ctl("start")
         worker.stop()
         runner.join(30)
+
+
+ACK_BOUND = 2.0  # issue 31: from the first writable moment to the first acknowledged write
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_retrying_client_over_a_default_pool_writes_within_two_seconds_of_the_database_coming_back(
+    direct_dsn: str, kind: str
+) -> None:
+    """Client(pool, retry=RetryPolicy()) over a pool with psycopg_pool's defaults came back 5-11 s
+    after the database (its reconnect waits double), or gave up on two 30 s PoolTimeouts. The
+    client now caps the pool's reconnect_timeout and waits briefly per try, as a Worker does."""
+    from agent_state import AsyncClient, RetryPolicy
+
+    require_private_cluster(direct_dsn)
+    service = dsn_as(direct_dsn, "app_service")
+    thread = f"outage-client-{uuid.uuid4()}"
+    acked: list[float] = []
+    failed: list[BaseException] = []
+    with psycopg.connect(service, autocommit=True) as conn:
+        Client(conn).create_session(thread)
+
+    if kind == "sync":
+        pool = ConnectionPool(service, kwargs={"autocommit": True}, min_size=2, max_size=4, open=True)
+        pool.wait()
+        client = Client(pool, retry=RetryPolicy())
+
+        def write() -> None:
+            try:
+                client.append_message(thread, "user", {"text": "after the outage"})
+                acked.append(time.monotonic())
+            except BaseException as error:
+                failed.append(error)
+
+        closer = pool.close
+    else:
+        loop = asyncio.new_event_loop()
+        apool = AsyncConnectionPool(service, kwargs={"autocommit": True}, min_size=2, max_size=4, open=False)
+        loop.run_until_complete(apool.open(wait=True))
+        aclient = AsyncClient(apool, retry=RetryPolicy())
+
+        def write() -> None:
+            try:
+                loop.run_until_complete(aclient.append_message(thread, "user", {"text": "after the outage"}))
+                acked.append(time.monotonic())
+            except BaseException as error:
+                failed.append(error)
+
+        def closer() -> None:
+            loop.run_until_complete(apool.close())
+            loop.close()
+
+    writer = threading.Thread(target=write, daemon=True)
+    try:
+        _pg_ctl("-m", "fast", "stop")
+        writer.start()  # the write meets the outage and retries through it
+        time.sleep(OUTAGE)  # the outage itself, not a wait for something to happen
+        probe = _Probe(direct_dsn)
+        probe.start()
+        _pg_ctl("start")
+        probe.thread.join(120)
+        assert probe.up is not None, "the server accepts connections again"
+        writer.join(60)
+        assert not failed, f"the retrying client gave up: {failed[0]!r}"
+        assert acked, "the write was acknowledged"
+        delay = acked[0] - probe.up[0]
+        print(f"\n[{kind} Client(pool, retry) after a {OUTAGE:.0f} s outage] acknowledged {delay:.3f} s after")
+        assert delay <= ACK_BOUND
+    finally:
+        if not DATA.joinpath("postmaster.pid").exists():
+            _pg_ctl("start")
+        wait_until_up(direct_dsn)
+        closer()
