@@ -163,9 +163,11 @@ class RetryPolicy:
     between tries (so a crowd of clients does not reconnect in step). A write refused because the
     server is read-only (25006) is retried whatever the call, as nothing was written.
 
-    The defaults fit a failover: a minute of tries (pg_auto_failover with two nodes keeps the
-    promoted node read-only for about 30 s), no sleep longer than a second, so the first call
-    after the database is writable again goes through within about a second. A single
+    The defaults fit a failover: two minutes of tries (an unplanned failover of pg_auto_failover
+    at its default timeouts made the standby writable 51-55 s after the primary died, in
+    docs/high-availability.md; a managed multi-AZ service quotes 60-120 s), no sleep longer than
+    a second, so the first call after the database is writable again goes through within about a
+    second. A single
     connection is reconnected through the conninfo the user gave (every host of a multi-host URL,
     ``target_session_attrs``), with the same password and autocommit; a pool hands out another
     connection, and its idle ones are checked first."""
@@ -174,7 +176,7 @@ class RetryPolicy:
     first_delay: float = 0.05
     max_delay: float = 1.0
     jitter: float = 0.5
-    timeout: float = 60.0
+    timeout: float = 120.0
 
     def __post_init__(self) -> None:
         if self.attempts is not None and self.attempts < 1:

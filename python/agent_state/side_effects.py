@@ -20,7 +20,7 @@ Inside a worker, ``ctx.side_effect("charge", user, amount)`` does the same for t
 - The tool raises: the reservation is abandoned (nothing happened outside), the error propagates.
 - The tool returned but storing its result fails on a lost connection (a failover, a restart, a
   backend ended): the finish is tried again (it is idempotent: the same finish returns the stored
-  row) for up to ``retry`` (:class:`~agent_state.RetryPolicy`, a minute by default). If it still
+  row) for up to ``retry`` (:class:`~agent_state.RetryPolicy`, two minutes by default). If it still
   cannot be confirmed, :class:`~agent_state.errors.OutcomeUnknown` is raised and the reservation
   is never abandoned: it is left to its lease, so the next attempt sees ``taken_over = True``.
   A tool either ran once, or its rerun is flagged.
@@ -226,7 +226,7 @@ class side_effect:
         self.fencing_token = fencing_token
         self.reservation = reservation
         self._on_lease_lost = on_lease_lost
-        #: How long a finish lost with its connection is tried again (a minute by default).
+        #: How long a finish lost with its connection is tried again (two minutes by default).
         self.retry = retry if retry is not None else RetryPolicy()
         self._ran = False  # finish was called: the tool ran, the reservation is never abandoned
         self.call: SideEffectCall | None = None

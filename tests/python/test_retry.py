@@ -199,13 +199,13 @@ def test_a_connection_its_owner_closed_is_not_reopened(direct_dsn: str) -> None:
 
 
 def test_the_default_policy_rides_out_a_failover_and_never_sleeps_more_than_a_second() -> None:
-    """Issue 31, item 3: a failover keeps the new primary read-only for about 30 s, so the
-    default keeps trying for a minute; once the database is writable, the next try is at most a
-    second away."""
+    """Issue 31, item 3: an unplanned failover made the standby writable 51-55 s after the
+    primary died (pg_auto_failover's defaults), so the default keeps trying for two minutes;
+    once the database is writable, the next try is at most a second away."""
     policy = RetryPolicy()
-    assert policy.timeout >= 60 and policy.attempts is None and policy.max_delay <= 1.0
+    assert policy.timeout >= 120 and policy.attempts is None and policy.max_delay <= 1.0
     delays = list(policy.delays())
-    assert max(delays) <= 1.0 and 55 <= sum(delays) <= 60, "as many tries as fit in the minute"
+    assert max(delays) <= 1.0 and 115 <= sum(delays) <= 120, "as many tries as fit in two minutes"
     assert list(RetryPolicy(timeout=5).delays()) and sum(RetryPolicy(timeout=5).delays()) <= 5
     assert retry.is_read_only_error(psycopg.errors.ReadOnlySqlTransaction("cannot execute INSERT"))
     assert retry.is_connection_error(psycopg.errors.ReadOnlySqlTransaction("cannot execute INSERT"))

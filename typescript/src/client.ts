@@ -54,7 +54,7 @@ export interface RetryPolicy {
   maxDelayMs?: number;
 }
 
-const DEFAULT_RETRY: Required<RetryPolicy> = { timeoutMs: 60_000, firstDelayMs: 50, maxDelayMs: 1000 };
+const DEFAULT_RETRY: Required<RetryPolicy> = { timeoutMs: 120_000, firstDelayMs: 50, maxDelayMs: 1000 };
 
 const always = () => true;
 const given = (position: number) => (values: unknown[]) => values.length > position && values[position] !== null && values[position] !== undefined;
@@ -270,7 +270,7 @@ export class Client {
    * `options.retry` (over a pg.Pool only), as Python's `RetryPolicy`: after a connection error a
    * call safe to retry (`IDEMPOTENT`) is tried again on another connection, and any call whose
    * tries wrote nothing (refused as read-only, 25006, or failed before it was sent) likewise,
-   * for up to `timeoutMs` (60 s), sleeping from `firstDelayMs` (50) doubling to `maxDelayMs`
+   * for up to `timeoutMs` (120 s), sleeping from `firstDelayMs` (50) doubling to `maxDelayMs`
    * (1000). A connection refused as read-only is destroyed, so the pool's next one can reach
    * the new primary. A write that may have committed is not run again: OutcomeUnknown.
    */

@@ -26,7 +26,7 @@ import type { AppendResult, Event, Job, MessageRole } from "./models.js";
 export type Handler = (job: Job, ctx: JobContext) => Promise<unknown>;
 
 /** How long a side effect's finish lost with its connection is tried again (ms). */
-export const FINISH_RETRY_MS = 60_000;
+export const FINISH_RETRY_MS = 120_000;
 /** The longest sleep of the worker's loops while the database cannot be reached (ms): a refused
  * connection fails at once, so the worker is back within this long of the database. */
 export const RECONNECT_PROBE_MS = 250;
@@ -118,7 +118,7 @@ export class JobContext {
    * Python's `ctx.side_effect(*key_parts)`) in the thread, fenced on the job; a retry returns the
    * recorded result. `fn` throwing abandons the reservation (nothing happened outside) and rethrows.
    * Once `fn` returned, the reservation is never abandoned: a finish lost with its connection is
-   * tried again (the same finish returns the stored row) for up to `finishRetryMs` (a minute by
+   * tried again (the same finish returns the stored row) for up to `finishRetryMs` (two minutes by
    * default), then OutcomeUnknown, the reservation left to its lease so the next attempt sees
    * `takenOver`. A tool either ran once, or its rerun is flagged.
    */
