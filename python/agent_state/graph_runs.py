@@ -406,7 +406,7 @@ def async_graph_worker(
     ``listen``) and to :class:`GraphRuns` (``durability``, ``result``, ``max_attempts``, ``config``).
     A connection of the pool that the server ended costs a run nothing: the runs' client and
     savers retry a call safe to retry on another connection (``RetryPolicy()``: a restart or a
-    failover: a minute of tries, and a write refused as read-only is tried again)."""
+    failover: two minutes of tries, and a write refused as read-only is tried again)."""
     run_options, options = _split(dict(worker_options))
     options.setdefault("prefetch", 0)
     pool = AsyncConnectionPool(
@@ -581,7 +581,7 @@ def graph_worker(
     ``listen``) and to :class:`GraphRuns` (``durability``, ``result``, ``max_attempts``, ``config``).
     A connection of the pool that the server ended costs a run nothing: the runs' client and
     savers retry a call safe to retry on another connection (``RetryPolicy()``: a restart or a
-    failover: a minute of tries, and a write refused as read-only is tried again)."""
+    failover: two minutes of tries, and a write refused as read-only is tried again)."""
     run_options, options = _split(dict(worker_options))
     options.setdefault("prefetch", 0)
     pool = ConnectionPool(
