@@ -1,6 +1,6 @@
 \ir ../fixtures/helpers.sql
 begin;
-select plan(5);
+select plan(6);
 
 -- The unique index agent_jobs_idempotency_key holds (owner, queue, idempotency_key): an acting
 -- owner of 255 bytes (counted in bytes, issue 37) beside a queue name and a key of 255 random
@@ -17,6 +17,9 @@ select is((ai.enqueue_job('t-key', '{}', :'q255', idempotency_key => :'k255')).o
 select is((ai.enqueue_job('t-key', '{}', :'q255', idempotency_key => :'k255')).queue, :'q255', 'and found again by its key');
 select throws_ok(format('select ai.act_as(%L)', :'owner255' || 'a'), 'AS002', 'owner is longer than 255 bytes (256 bytes of UTF-8)',
                  'an owner of 256 bytes is refused up front');
+
+select throws_ok(format('select ai.act_as(%L)', :'k255'), 'AS002', 'owner is longer than 255 bytes (1020 bytes of UTF-8)',
+                 'the former maximum, 255 four-byte characters, is refused up front (its job key was 54000)');
 
 select * from finish();
 rollback;

@@ -1,6 +1,6 @@
 \ir ../fixtures/helpers.sql
 begin;
-select plan(9);
+select plan(10);
 
 -- Random characters of four bytes each (U+10000 and up: no surrogate, no repeat to compress), then
 -- ASCII up to the exact number of bytes: every key of the checkpoint tables at its documented
@@ -36,6 +36,9 @@ select throws_ok(format($$select ai.put_checkpoint('t-bytes', '', 'c1', null, 'j
 select throws_ok(format($$select ai.put_writes('t-bytes', '', 'c1', %L, array[0], array['m'], array['json'], array['\x01'::bytea])$$,
                         :'task255' || 'a'),
                  'AS002', 'task_id is longer than 255 bytes (256 bytes of UTF-8)', 'a task id of 256 bytes');
+-- the former maximum, 255 characters of four bytes, was refused by the index with 54000; now up front
+select throws_ok(format('select ai.put_checkpoint(%L, %L, %L, null, %L, %L)', 't-bytes', :'ns1024', :'t255', 'json', '\x01'),
+                 'AS002', 'checkpoint_id is longer than 255 bytes (1020 bytes of UTF-8)', '255 four-byte characters: AS002, not 54000');
 reset role;
 select is((select count(*)::int from ai.agent_sessions where thread_id = 't-bytes'), 0, 'nothing written for the refused ones');
 
