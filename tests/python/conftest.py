@@ -50,6 +50,7 @@ from agent_state import Client
 # xdist), and why. A new file is parallel unless it is named here.
 SERIAL = {
     "test_database_crash.py": "kills the postmaster: every other worker's connections die",
+    "test_queue_outage.py": "stops the server for longer than a lease: every other worker's connections die",
     "test_retry.py": "restarts the server, ends every backend of the shared tenant roles",
     "test_dropped_connection.py": "ends every backend of tenant_a, a role every worker uses",
     "test_upgrade_under_load.py": "times lock waits of a deploy under a load of workers",
@@ -83,6 +84,7 @@ BESIDE = {
 SLOW = {
     "test_bench_scripts.py",  # each bench script end to end
     "test_database_crash.py",
+    "test_queue_outage.py",  # stops and starts the server
     "test_retry.py",
     "test_upgrade.py",
     "test_upgrade_under_load.py",
