@@ -112,6 +112,21 @@ export class SideEffectBusy extends Error {
   }
 }
 
+/**
+ * True for an error after which the connection is gone but the server may answer again soon: no
+ * SQLSTATE at all (the socket closed, "Connection terminated"), a socket error (ECONNRESET,
+ * ECONNREFUSED, ...), a connection exception (08xxx), an operator intervention (57Pxx: shutdown,
+ * crash, cannot connect now), too many connections (53300). Never a domain error (AS...).
+ */
+export function isConnectionError(error: unknown): boolean {
+  if (error instanceof AgentStateError) return false;
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (code === undefined || code === null) return true;
+  if (typeof code !== "string") return false;
+  return code === "53300" || code.startsWith("08") || code.startsWith("57P") || /^E[A-Z]+$/.test(code);
+}
+
 type ErrorClass = new (message: string, options?: { sqlstate?: string; cause?: unknown }) => AgentStateError;
 
 /** SQLSTATE -> class. A test reads `ai.error_codes` and checks that every code is here. */

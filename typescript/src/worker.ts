@@ -20,7 +20,7 @@
 import { randomUUID } from "node:crypto";
 import os from "node:os";
 import { Client, idempotencyKey, type Fence } from "./client.js";
-import { LeaseLost, SideEffectBusy } from "./errors.js";
+import { isConnectionError, LeaseLost, SideEffectBusy } from "./errors.js";
 import type { AppendResult, Event, Job, MessageRole } from "./models.js";
 
 export type Handler = (job: Job, ctx: JobContext) => Promise<unknown>;
@@ -195,13 +195,18 @@ export class Worker {
   async run(options: { drain?: boolean } = {}): Promise<WorkerStats> {
     const renewal = setInterval(() => void this.renew(), Math.max(100, (this.leaseSeconds * 1000) / 3));
     let backoff = 100;
+    // One request id until a claim is answered: a claim whose answer was lost is asked again under
+    // it and answers with the jobs it took (docs/queue.md, "Lost answers").
+    let requestId: string | null = null;
     try {
       while (!this.stopping.signal.aborted) {
         const free = this.concurrency - this.inFlight.size;
         let claimed: Job[] = [];
         if (free > 0) {
+          requestId ??= randomUUID();
           try {
-            claimed = await this.client.claimJobs(this.workerId, this.leaseSeconds, this.queue, free);
+            claimed = await this.client.claimJobs(this.workerId, this.leaseSeconds, this.queue, free, requestId);
+            requestId = null;
             backoff = 100;
           } catch (error) {
             this.log("claim failed; retrying", error);
@@ -270,11 +275,24 @@ export class Worker {
       this.stats.awaitingHuman += 1;
       return;
     }
-    try {
-      await this.client.completeJob(job.job_id, job.fencing_token, result ?? null);
-      this.stats.completed += 1;
-    } catch (error) {
-      this.finishError(job, error);
+    // Sent again after a lost connection until the database answers: a completion under the same
+    // token is idempotent, and a database outage does not count against the lease (docs/queue.md,
+    // "Leases and outages"). LeaseLost, or any other error, ends it.
+    let backoff = 100;
+    for (;;) {
+      try {
+        await this.client.completeJob(job.job_id, job.fencing_token, result ?? null);
+        this.stats.completed += 1;
+        return;
+      } catch (error) {
+        if (!isConnectionError(error)) {
+          this.finishError(job, error);
+          return;
+        }
+        this.log(`completing job ${job.job_id} failed; retrying`, error);
+        await delay(backoff);
+        backoff = Math.min(backoff * 2, 5000);
+      }
     }
   }
 
