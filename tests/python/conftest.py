@@ -99,6 +99,7 @@ SLOW = {
     "test_openai_agents_session.py::test_a_conversation_survives_a_process_restart_between_turns",
     "test_demo.py::test_the_demo_crashes_resumes_approves_and_keeps_every_promise",
     "test_graph_runs.py::test_a_worker_killed_mid_node_resumes_in_a_fresh_process_from_the_last_checkpoint",
+    "test_graph_runs.py::test_a_killed_workers_run_is_taken_over_within_two_seconds_whatever_the_lease",
     "test_graph_runs.py::test_an_interrupt_waits_for_a_person_and_another_process_resumes_it",
     "test_compaction.py::test_long_session_compacted_repeatedly",
     "test_cli.py::test_a_database_without_the_schema_says_how_to_deploy_it_and_deploy_does",
