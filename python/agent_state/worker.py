@@ -708,14 +708,16 @@ class AsyncWorker:
         answers (the worker's shutdown ends the wait): a completion under the same tokens is
         idempotent (the retry answers with the jobs the first try completed), and a database
         outage does not count against a lease, so the answer says which leases were really lost.
-        Any other error gives up: the jobs run again when their leases expire."""
+        After any other error, tried again while half the lease lasts, then given up: the jobs
+        run again when their leases expire."""
         backoff = self._core.backoff()
+        first_try = time.monotonic()
         batch = [(c.job.job_id, c.job.fencing_token, r) for c, r in completions]
         while True:
             try:
                 return set(await self.client.complete_jobs(batch))
             except Exception as error:
-                if not self._core.retry_completion(error):
+                if not self._core.retry_completion(error, first_try, time.monotonic()):
                     log.error("complete_jobs failed; the jobs run again when their leases expire", exc_info=error)
                     return set()
                 delay = backoff.next()
@@ -1096,14 +1098,16 @@ class Worker:
         answers (the worker's shutdown ends the wait): a completion under the same tokens is
         idempotent (the retry answers with the jobs the first try completed), and a database
         outage does not count against a lease, so the answer says which leases were really lost.
-        Any other error gives up: the jobs run again when their leases expire."""
+        After any other error, tried again while half the lease lasts, then given up: the jobs
+        run again when their leases expire."""
         backoff = self._core.backoff()
+        first_try = time.monotonic()
         batch = [(c.job.job_id, c.job.fencing_token, r) for c, r in completions]
         while True:
             try:
                 return set(self.client.complete_jobs(batch))
             except Exception as error:
-                if not self._core.retry_completion(error):
+                if not self._core.retry_completion(error, first_try, time.monotonic()):
                     log.error("complete_jobs failed; the jobs run again when their leases expire", exc_info=error)
                     return set()
                 delay = backoff.next()
