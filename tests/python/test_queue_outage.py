@@ -15,6 +15,7 @@ every wait is on a condition with a deadline, and the worker is always stopped.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import threading
 import uuid
@@ -25,10 +26,10 @@ import psycopg
 import pytest
 from conftest import dsn_as
 from pgserver import DATA, LOG, PGBIN, _as_owner, require_private_cluster, wait_until_up
-from psycopg_pool import ConnectionPool
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from waiting import wait_until
 
-from agent_state import Client, Job, JobContext, Worker
+from agent_state import AsyncJobContext, AsyncWorker, Client, Job, JobContext, Worker
 from agent_state.client import CONNECT_KWARGS
 
 pytestmark = pytest.mark.session_features("stops and starts the server itself")
@@ -47,7 +48,8 @@ def _start(dsn: str) -> None:
     wait_until_up(dsn)
 
 
-def test_an_outage_longer_than_the_lease_does_not_run_a_finished_job_again(direct_dsn: str) -> None:
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_an_outage_longer_than_the_lease_does_not_run_a_finished_job_again(direct_dsn: str, mode: str) -> None:
     require_private_cluster(direct_dsn)
     service = dsn_as(direct_dsn, "app_service")
     queue = f"outage-{uuid.uuid4().hex[:12]}"
@@ -58,6 +60,14 @@ def test_an_outage_longer_than_the_lease_does_not_run_a_finished_job_again(direc
 
     runs: list[int] = []
     started, release = threading.Event(), threading.Event()
+    options: dict[str, Any] = {
+        "queue": queue,
+        "concurrency": 1,
+        "lease": LEASE,
+        "poll_interval": 0.2,
+        "max_backoff": 0.5,
+    }
+    stats: list[Any] = []
 
     def handler(job: Job, ctx: JobContext) -> Any:
         runs.append(job.fencing_token)
@@ -65,9 +75,34 @@ def test_an_outage_longer_than_the_lease_does_not_run_a_finished_job_again(direc
         release.wait(60)
         return {"done": True}
 
-    pool = ConnectionPool(service, kwargs=CONNECT_KWARGS, min_size=2, max_size=6, open=True)
-    worker = Worker(pool, handler, queue=queue, concurrency=1, lease=LEASE, poll_interval=0.2, max_backoff=0.5)
-    runner = threading.Thread(target=lambda: worker.run(install_signal_handlers=False), daemon=True)
+    async def ahandler(job: Job, ctx: AsyncJobContext) -> Any:
+        runs.append(job.fencing_token)
+        started.set()
+        await asyncio.to_thread(release.wait, 60)
+        return {"done": True}
+
+    stop = threading.Event()
+
+    def run() -> None:
+        if mode == "sync":
+            with ConnectionPool(service, kwargs=CONNECT_KWARGS, min_size=2, max_size=6, open=True) as pool:
+                worker = Worker(pool, handler, **options)
+                threading.Thread(target=lambda: (stop.wait(), worker.stop()), daemon=True).start()
+                stats.append(worker.run(install_signal_handlers=False))
+            return
+
+        async def arun() -> None:
+            async with AsyncConnectionPool(service, kwargs=CONNECT_KWARGS, min_size=2, max_size=6, open=False) as pool:
+                worker = AsyncWorker(pool, ahandler, **options)
+                loop = asyncio.get_running_loop()
+                threading.Thread(
+                    target=lambda: (stop.wait(), loop.call_soon_threadsafe(worker.stop)), daemon=True
+                ).start()
+                stats.append(await worker.run(install_signal_handlers=False))
+
+        asyncio.run(arun())
+
+    runner = threading.Thread(target=run, daemon=True)
     runner.start()
     stopped = False
     try:
@@ -95,12 +130,11 @@ def test_an_outage_longer_than_the_lease_does_not_run_a_finished_job_again(direc
             ).fetchone()
         assert attempts == (1, 1), "completed in its first attempt, the only one"
         assert runs == [1], "the handler ran once"
-        assert (worker.stats.completed, worker.stats.lost) == (1, 0)
     finally:
         release.set()
         if stopped:
             _start(direct_dsn)
-        worker.stop()
+        stop.set()
         runner.join(60)
-        pool.close()
         assert not runner.is_alive(), "the worker stopped"
+    assert (stats[0].completed, stats[0].lost) == (1, 0)
