@@ -2784,16 +2784,17 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := ai.now();
+  v_start timestamptz := ai._server_start();
   v_all boolean := ai.sees_all_owners();
   v_owner text := case when not v_all then ai.current_owner() end;
 begin
   return query
   with jobs as (
-    select j.queue, j.status, j.run_at, j.lease_expires_at, j.attempt_log
+    select j.queue, j.status, j.run_at, j.lease_expires_at, j.updated_at, j.attempt_log
     from ai.agent_jobs j
     where v_all and (queue_stats.queue is null or j.queue = queue_stats.queue)
     union all
-    select j.queue, j.status, j.run_at, j.lease_expires_at, j.attempt_log
+    select j.queue, j.status, j.run_at, j.lease_expires_at, j.updated_at, j.attempt_log
     from ai.agent_sessions s
     join ai.agent_jobs j on j.thread_id = s.thread_id
     where not v_all and s.owner = v_owner and (queue_stats.queue is null or j.queue = queue_stats.queue)
@@ -2802,7 +2803,7 @@ begin
          count(*) filter (where j.status = 'PENDING'),
          count(*) filter (where j.status = 'PENDING' and j.run_at <= v_now),
          count(*) filter (where j.status = 'IN_PROGRESS'),
-         count(*) filter (where j.status = 'IN_PROGRESS' and j.lease_expires_at <= v_now),
+         count(*) filter (where j.status = 'IN_PROGRESS' and not ai._lease_held(j.lease_expires_at, j.updated_at, v_now, v_start)),
          count(*) filter (where j.status = 'AWAITING_HUMAN'),
          count(*) filter (where j.status = 'COMPLETED'),
          count(*) filter (where j.status = 'FAILED'),
