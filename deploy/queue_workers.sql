@@ -13,9 +13,10 @@
 -- * Whether it keeps a liveness hold (live): a Worker holds a session advisory lock keyed by its
 --   worker_id on a direct connection it keeps open (ai.hold_worker_liveness). Postgres drops the
 --   lock when that connection goes (the process died, or the server closed the connection), so a
---   claim that finds the lock of a live worker free takes its jobs over at once, whatever their
---   lease. A worker that never took a hold (live false: an older worker, a claim by hand) keeps
---   the lease rule alone.
+--   claim that finds the lock of a live worker free for half a second (free_since: when a claim
+--   first found it free, on the server's own clock; cleared when the worker takes its hold again)
+--   takes its jobs over, whatever their lease. A worker that never took a hold (live false: an
+--   older worker, a claim by hand) keeps the lease rule alone.
 --
 -- Written by each claim that takes jobs under a request id: the primary key is the only index and
 -- nothing changes it, so the rewrite is a HOT update on a page with room (fillfactor 50).
@@ -29,6 +30,7 @@ create table ai.queue_workers (
   request_id text,
   job_ids bigint[],
   fencing_tokens bigint[],
+  free_since timestamptz,
   seen_at timestamptz not null
 ) with (fillfactor = 50, autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000);
 comment on table ai.queue_workers is

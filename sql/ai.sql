@@ -1885,8 +1885,10 @@ comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, inte
 -- open (ai.hold_worker_liveness; ai.queue_workers.live records that it does). A claim of
 -- claim_jobs that has room left after the due jobs and the expired leases looks for live workers
 -- whose lock is free (ai._dead_workers: tried in shared mode and let go at once, so nothing
--- waits) and takes their running jobs over as it takes an expired lease: a new token (the dead
--- worker, if it was not dead, is fenced out), an attempt counted. Only a claim with room looks
+-- waits) and has been for half a second (a worker whose liveness connection alone was closed
+-- takes its hold again sooner), and takes their running jobs over as it takes an expired lease:
+-- a new token (the dead worker, if it was not dead, is fenced out), an attempt counted. Never its
+-- own: a worker that claims is alive. Only a claim with room looks
 -- (a full claim pays nothing): the jobs of a dead worker come after the jobs due before its death,
 -- as a lease that ended then would. A worker alive but slow, even stopped (SIGSTOP), keeps its
 -- connection and its lock: its jobs keep their lease. A worker whose network is cut keeps its lock
@@ -1917,13 +1919,17 @@ as $$
 #variable_conflict use_column
 begin
   perform ai._check_text(hold_worker_liveness.worker_id, 'worker_id');
-  -- the session's own lock, held until its connection ends (or release_worker_liveness)
-  if not pg_catalog.pg_try_advisory_lock(ai._liveness_class(), pg_catalog.hashtext(hold_worker_liveness.worker_id)) then
-    return false;  -- another session holds it (the same worker_id twice), or a claim is looking right now
-  end if;
+  -- the session's own lock, held until its connection ends (or release_worker_liveness); a claim
+  -- that looks at it holds it in shared mode for a moment: wait that long, not for another holder
+  perform pg_catalog.set_config('lock_timeout', '200ms', true);
+  begin
+    perform pg_catalog.pg_advisory_lock(ai._liveness_class(), pg_catalog.hashtext(hold_worker_liveness.worker_id));
+  exception when lock_not_available then
+    return false;  -- another session holds it: the same worker_id twice
+  end;
   insert into ai.queue_workers as w (worker_id, live, seen_at)
   values (hold_worker_liveness.worker_id, true, ai.now())
-  on conflict (worker_id) do update set live = true, seen_at = excluded.seen_at;
+  on conflict (worker_id) do update set live = true, free_since = null, seen_at = excluded.seen_at;
   return true;
 end
 $$;
@@ -1945,24 +1951,38 @@ $$;
 comment on function ai.release_worker_liveness(text) is
   'A worker that stops cleanly gives up its liveness hold: it no longer counts as a live worker (its jobs, if it still held any, keep their lease). For ai_service. AS002 bad worker_id.';
 
--- The live workers whose liveness hold is free: dead. Each hold is tried in shared mode and let
--- go at once (a session lock, not a transaction's: a claim keeps nothing, and a worker taking its
--- hold again waits for nothing). A worker_id whose hash collides with a live one's looks alive:
--- the lease decides for it, as before.
+-- The live workers whose liveness hold has been free for half a second: dead. Each hold is tried
+-- in shared mode and let go at once (a session lock, not a transaction's: a claim keeps nothing).
+-- The first claim that finds a hold free notes when (free_since, on the server's clock, not
+-- ai.now(): it measures how long a connection has been gone); hold_worker_liveness clears it. So
+-- a worker whose liveness connection alone was closed, and that takes its hold again within half
+-- a second, is never taken for dead. A worker_id whose hash collides with a live one's looks
+-- alive: the lease decides for it, as before.
 -- (PL/pgSQL: ai.queue_workers is planned after this change, and a SQL body is checked when made.)
 create or replace function ai._dead_workers() returns text[]
 language plpgsql volatile
 as $$
+declare
+  v_clock timestamptz := pg_catalog.clock_timestamp();
+  v_free text[];
+  v_dead text[];
 begin
-  return (select coalesce(pg_catalog.array_agg(w.worker_id), '{}'::text[])
-          from ai.queue_workers w
-          where w.live
-            and case when pg_catalog.pg_try_advisory_lock_shared(ai._liveness_class(), pg_catalog.hashtext(w.worker_id))
-                     then pg_catalog.pg_advisory_unlock_shared(ai._liveness_class(), pg_catalog.hashtext(w.worker_id))
-                     else false end);
+  select coalesce(pg_catalog.array_agg(w.worker_id), '{}'::text[]),
+         coalesce(pg_catalog.array_agg(w.worker_id) filter (where w.free_since <= v_clock - interval '0.5 seconds'), '{}'::text[])
+  into v_free, v_dead
+  from ai.queue_workers w
+  where w.live
+    and case when pg_catalog.pg_try_advisory_lock_shared(ai._liveness_class(), pg_catalog.hashtext(w.worker_id))
+             then pg_catalog.pg_advisory_unlock_shared(ai._liveness_class(), pg_catalog.hashtext(w.worker_id))
+             else false end;
+  if pg_catalog.cardinality(v_free) > pg_catalog.cardinality(v_dead) then
+    update ai.queue_workers w set free_since = v_clock
+    where w.worker_id = any (v_free) and w.free_since is null;
+  end if;
+  return v_dead;
 end
 $$;
-comment on function ai._dead_workers() is 'Internal: the workers that took a liveness hold and no longer hold it (their connection is gone).';
+comment on function ai._dead_workers() is 'Internal: the workers that took a liveness hold and have not held it for half a second (their connection is gone); notes when a claim first found a hold free.';
 revoke execute on function ai._dead_workers() from public;
 
 -- ---------------------------------------------------------------------------------------------
@@ -2134,6 +2154,7 @@ begin
       select coalesce(v_ids, '{}'::bigint[]) operator(pg_catalog.||) pg_catalog.array_agg(e.job_id) into v_ids
       from (select c.job_id from ai.agent_jobs c
             where c.status = 'IN_PROGRESS' and c.queue = claim_jobs.queue and c.lease_owner = any (v_dead)
+              and c.lease_owner <> claim_jobs.worker_id  -- never its own: a worker that claims is alive
               and c.job_id <> all (coalesce(v_ids, '{}'::bigint[]))
               and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
                           offset 0 for no key update skip locked)
@@ -9228,9 +9249,10 @@ create index if not exists session_events_copied_from
 -- * Whether it keeps a liveness hold (live): a Worker holds a session advisory lock keyed by its
 --   worker_id on a direct connection it keeps open (ai.hold_worker_liveness). Postgres drops the
 --   lock when that connection goes (the process died, or the server closed the connection), so a
---   claim that finds the lock of a live worker free takes its jobs over at once, whatever their
---   lease. A worker that never took a hold (live false: an older worker, a claim by hand) keeps
---   the lease rule alone.
+--   claim that finds the lock of a live worker free for half a second (free_since: when a claim
+--   first found it free, on the server's own clock; cleared when the worker takes its hold again)
+--   takes its jobs over, whatever their lease. A worker that never took a hold (live false: an
+--   older worker, a claim by hand) keeps the lease rule alone.
 --
 -- Written by each claim that takes jobs under a request id: the primary key is the only index and
 -- nothing changes it, so the rewrite is a HOT update on a page with room (fillfactor 50).
@@ -9243,6 +9265,7 @@ create table ai.queue_workers (
   request_id text,
   job_ids bigint[],
   fencing_tokens bigint[],
+  free_since timestamptz,
   seen_at timestamptz not null
 ) with (fillfactor = 50, autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000);
 comment on table ai.queue_workers is

@@ -405,8 +405,8 @@ def _install_signals(stop: Callable[[], None]) -> dict[int, Any]:
     return previous
 
 
-#: How often a worker checks its liveness connection (and takes its hold again on a new one when
-#: it was lost): a claim may take its jobs over while it has none.
+#: How long a worker waits on its liveness connection at a time (a lost connection ends the wait
+#: at once), and before it tries again for a hold another session has (the same worker_id twice).
 LIVENESS_CHECK = 1.0
 
 
@@ -788,11 +788,11 @@ class AsyncWorker:
     async def _liveness_loop(self) -> None:
         """Keeps the worker's liveness hold (``ai.hold_worker_liveness``: a session advisory lock
         keyed by its worker_id) on a direct connection of its own (``listen_conninfo``, else the
-        pool's), checked every :data:`LIVENESS_CHECK` seconds and taken again on a new connection
-        when that one is lost; given up at close. A claim takes the running jobs of a worker whose
-        hold is free over at once, whatever their lease (docs/queue.md, "Dead workers"). Behind a
-        transaction pooler it takes none (the lock would stay on a server connection that other
-        clients share): the lease alone decides for this worker then."""
+        pool's), taken again on a new connection as soon as that one is lost; given up at close.
+        A claim takes the running jobs of a worker whose hold has been free for half a second
+        over, whatever their lease (docs/queue.md, "Dead workers"). Behind a transaction pooler
+        it takes none (the lock would stay on a server connection that other clients share): the
+        lease alone decides for this worker then."""
         assert self._closed is not None
         backoff = self._core.backoff()
         while not self._closed.is_set():
@@ -815,8 +815,12 @@ class AsyncWorker:
                         if await self._closed_within(LIVENESS_CHECK):  # held elsewhere: the same worker_id twice
                             return
                     backoff.reset()
-                    while not await self._closed_within(LIVENESS_CHECK):
-                        await conn.execute("select 1", prepare=False)
+                    # Waits on the socket: a connection the server closes raises here at once, and
+                    # the hold is taken again on a new one (a claim waits half a second before it
+                    # takes a worker whose hold is free for dead).
+                    while not self._closed.is_set():
+                        async for _note in conn.notifies(timeout=LIVENESS_CHECK):
+                            pass
                     await conn.execute("select ai.release_worker_liveness(%s)", (self.worker_id,), prepare=False)
             except Exception as error:  # its jobs keep their leases meanwhile
                 delay = backoff.next()
@@ -1173,11 +1177,11 @@ class Worker:
     def _liveness_loop(self) -> None:
         """Keeps the worker's liveness hold (``ai.hold_worker_liveness``: a session advisory lock
         keyed by its worker_id) on a direct connection of its own (``listen_conninfo``, else the
-        pool's), checked every :data:`LIVENESS_CHECK` seconds and taken again on a new connection
-        when that one is lost; given up at close. A claim takes the running jobs of a worker whose
-        hold is free over at once, whatever their lease (docs/queue.md, "Dead workers"). Behind a
-        transaction pooler it takes none (the lock would stay on a server connection that other
-        clients share): the lease alone decides for this worker then."""
+        pool's), taken again on a new connection as soon as that one is lost; given up at close.
+        A claim takes the running jobs of a worker whose hold has been free for half a second
+        over, whatever their lease (docs/queue.md, "Dead workers"). Behind a transaction pooler
+        it takes none (the lock would stay on a server connection that other clients share): the
+        lease alone decides for this worker then."""
         assert self._closed is not None
         backoff = self._core.backoff()
         while not self._closed.is_set():
@@ -1200,8 +1204,12 @@ class Worker:
                         if self._closed_within(LIVENESS_CHECK):  # held elsewhere: the same worker_id twice
                             return
                     backoff.reset()
-                    while not self._closed_within(LIVENESS_CHECK):
-                        conn.execute("select 1", prepare=False)
+                    # Waits on the socket: a connection the server closes raises here at once, and
+                    # the hold is taken again on a new one (a claim waits half a second before it
+                    # takes a worker whose hold is free for dead).
+                    while not self._closed.is_set():
+                        for _note in conn.notifies(timeout=LIVENESS_CHECK):
+                            pass
                     conn.execute("select ai.release_worker_liveness(%s)", (self.worker_id,), prepare=False)
             except Exception as error:  # its jobs keep their leases meanwhile
                 delay = backoff.next()
