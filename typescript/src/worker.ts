@@ -246,8 +246,8 @@ export class Worker {
   }
 
   /**
-   * Keeps the worker's liveness hold on a connection of its own, checked every second and taken
-   * again on a new connection when lost; given up when run() ends (see WorkerOptions.liveness).
+   * Keeps the worker's liveness hold on a connection of its own, taken again on a new connection
+   * as soon as that one is lost; given up when run() ends (see WorkerOptions.liveness).
    */
   private async keepLiveness(): Promise<void> {
     if (this.liveness === null) return;
@@ -271,10 +271,14 @@ export class Worker {
           if (this.closed.signal.aborted) break;
         }
         backoff = 100;
-        while (!this.closed.signal.aborted) {
-          await delay(1000, this.closed.signal);
-          if (!this.closed.signal.aborted) await conn.query("select 1");
-        }
+        // Until run() ends, or the server closes the connection (noticed at once: the hold is
+        // taken again on a new one; a claim waits half a second before it takes a free hold for dead).
+        await new Promise<void>((resolve, reject) => {
+          if (this.closed.signal.aborted) return resolve();
+          this.closed.signal.addEventListener("abort", () => resolve(), { once: true });
+          conn.once("end", () => reject(new Error("the liveness connection ended")));
+          conn.once("error", (error) => reject(error));
+        });
         await conn.query("select ai.release_worker_liveness($1)", [this.workerId]);
         await conn.end();
         return;
