@@ -18,6 +18,10 @@ set local check_function_bodies = off;
 --     original row instead of writing a second one.
 --   * Events (ai.session_events) are the operator's stream: start, status changes, tool calls,
 --     errors. They are not numbered per thread; their global id orders them.
+--   * A thread id is global, and stays taken while its session lives, hot or archived: an
+--     archived id is reserved until ai.restore_session brings it back, so no tenant can make a
+--     second session of it that would stop the archive's sweep or block the restore (a sweep
+--     that meets a row it cannot move leaves it hot, lists it and goes on). deploy/archive_conflicts.sql.
 --
 -- Locks. An append locks its session row (FOR NO KEY UPDATE, via the UPDATE that bumps
 -- last_seq) and nothing else, so appends to one thread are serialized, appends to different
@@ -726,12 +730,19 @@ begin
   if not found then
     return false;
   end if;
+  -- An archived id stays taken until restored (deploy/archive_conflicts.sql). Looked up after the
+  -- insert: a sweep archiving a hot session of this id held the row the insert waited on, and
+  -- its reservation committed with the delete, so this statement sees it.
+  if exists (select from ai_archive.archived_thread_ids r where r.thread_id = a_thread_id) then
+    delete from ai.agent_sessions s where s.thread_id = a_thread_id;
+    return false;
+  end if;
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (a_thread_id, a_owner, 'start', start_payload, v_now);
   return true;
 end
 $$;
-comment on function ai._start_session(text, text, jsonb, jsonb) is 'Internal: creates a session row with its start event and returns true, or returns false when the thread id exists (whoever owns it). Safe against concurrent creates of the same thread.';
+comment on function ai._start_session(text, text, jsonb, jsonb) is 'Internal: creates a session row with its start event and returns true, or returns false when the thread id exists (whoever owns it) or is archived (reserved until restored). Safe against concurrent creates of the same thread and a concurrent archive of it.';
 
 create or replace function ai.create_session(thread_id text default null, config jsonb default '{}')
 returns ai.agent_sessions
@@ -753,6 +764,12 @@ begin
   perform ai._start_session(a_thread_id, ai.current_owner(), a_config,
                             pg_catalog.jsonb_build_object('config', a_config));
   select * into s from ai.agent_sessions a where a.thread_id = a_thread_id;
+  if not found and exists (select from ai_archive.agent_sessions a where a.thread_id = a_thread_id) then
+    -- the caller's own archived thread (RLS shows no other tenant's): reserved until restored
+    raise exception using errcode = 'AS005',
+      message = format('thread %s is archived: its id stays taken until it is restored', a_thread_id),
+      hint = 'an operator brings it back with ai.restore_session; or pass NULL to get a fresh id';
+  end if;
   if not found or (s.owner <> ai.current_owner() and not ai.sees_all_owners()) then
     raise exception using errcode = 'AS005',
       message = format('thread id %s is not available', a_thread_id),
@@ -762,7 +779,7 @@ begin
 end
 $$;
 comment on function ai.create_session(text, jsonb) is
-  'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns (also concurrently) returns the existing row unchanged. AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant.';
+  'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns (also concurrently) returns the existing row unchanged. AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant or to an archived session (reserved until ai.restore_session).';
 
 create or replace function ai.set_session_status(thread_id text, status text) returns ai.agent_sessions
 language plpgsql volatile
@@ -3363,13 +3380,19 @@ begin
     return ai.current_owner();
   end if;
   select owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
+  if not found and exists (select from ai_archive.agent_sessions a where a.thread_id = a_thread_id) then
+    -- the caller's own archived thread (RLS shows no other tenant's): reserved until restored
+    raise exception using errcode = 'AS005',
+      message = format('thread %s is archived: a write does not re-create it', a_thread_id),
+      hint = 'an operator brings it back with ai.restore_session; or use a new thread_id';
+  end if;
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
   return v_owner;
 end
 $$;
-comment on function ai._checkpoint_thread_owner(text) is 'Internal: the owner of the thread a checkpoint goes to, creating the session for the caller when the thread is new. AS001 another tenant''s thread, AS020 a thread the caller deleted.';
+comment on function ai._checkpoint_thread_owner(text) is 'Internal: the owner of the thread a checkpoint goes to, creating the session for the caller when the thread is new. AS001 another tenant''s thread (hot or archived), AS005 a thread the caller archived, AS020 a thread the caller deleted.';
 
 -- Blobs no remaining checkpoint of their (thread, namespace) references, for the given threads.
 create or replace function ai._collect_checkpoint_blobs(thread_ids text[]) returns bigint
@@ -3696,7 +3719,7 @@ begin
 end
 $$;
 comment on function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb) is
-  'Saves a durable step in one call and one transaction; returns the checkpoint''s id (a new ULID when checkpoint_id is NULL). The checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version; blob_bases names, per value, the version of the same channel whose list it extends with these items: a delta, rebuilt whole on read; NULL for a whole value). Putting the same id again replaces the checkpoint. Optionally one task''s pending writes for the parent checkpoint (write_task_id, write_task_path, write_idx/channels/types/blobs, as ai.put_writes stores them) and messages appended to the thread (a JSON array, as ai.append_messages takes). Creates the session for the caller when the thread is new. job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument (a channel name or version over 255 characters too), AS003 metadata over 1 MiB or the checkpoint or a value over 16 MiB, AS006 stale fencing token, AS020 deleted thread, AS061 a delta whose base is not stored (send the whole value); the messages'' errors as ai.append_messages raises them.';
+  'Saves a durable step in one call and one transaction; returns the checkpoint''s id (a new ULID when checkpoint_id is NULL). The checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version; blob_bases names, per value, the version of the same channel whose list it extends with these items: a delta, rebuilt whole on read; NULL for a whole value). Putting the same id again replaces the checkpoint. Optionally one task''s pending writes for the parent checkpoint (write_task_id, write_task_path, write_idx/channels/types/blobs, as ai.put_writes stores them) and messages appended to the thread (a JSON array, as ai.append_messages takes). Creates the session for the caller when the thread is new. job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument (a channel name or version over 255 characters too), AS003 metadata over 1 MiB or the checkpoint or a value over 16 MiB, AS006 stale fencing token, AS005 a thread the caller archived, AS020 deleted thread, AS061 a delta whose base is not stored (send the whole value); the messages'' errors as ai.append_messages raises them.';
 
 create or replace function ai.put_writes(
   thread_id text,
@@ -3746,7 +3769,7 @@ begin
 end
 $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
-  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites; within one call, the last write of a negative idx and the first of any other idx count. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s). AS001 another tenant''s thread, AS002 bad argument (a channel name over 255 characters too), AS003 a value over 16 MiB, AS006 stale fencing token, AS020 deleted thread.';
+  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites; within one call, the last write of a negative idx and the first of any other idx count. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s). AS001 another tenant''s thread, AS002 bad argument (a channel name over 255 characters too), AS003 a value over 16 MiB, AS006 stale fencing token, AS005 a thread the caller archived, AS020 deleted thread.';
 
 -- The values and pending writes of one checkpoint row, for get_checkpoint and list_checkpoints.
 -- A set-returning SQL function of one SELECT: inlined into the caller's query and planned with it.
@@ -5239,6 +5262,40 @@ as $$
 $$;
 comment on function ai._copy_columns(text, boolean) is 'Internal: the quoted, comma-separated columns of a table of schema ai, with or without generated ones.';
 
+-- Moves the given sessions (locked by the caller) with every row that hangs off them into
+-- ai_archive, reserves their ids, and returns the rows moved per thread and table. All or none: a
+-- row that cannot be copied (a unique key of the archive taken) raises, and the caller's
+-- exception block rolls this call back.
+create or replace function ai._archive_threads(thread_ids text[]) returns jsonb
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_counts jsonb := '[]'::jsonb;
+  v_table record;
+  v_step jsonb;
+begin
+  insert into ai_archive.agent_sessions select * from ai.agent_sessions s where s.thread_id = any (thread_ids);
+  -- The id stays taken while the session is archived (deploy/archive_conflicts.sql).
+  insert into ai_archive.archived_thread_ids (thread_id) select pg_catalog.unnest(thread_ids);
+  for v_table in select a.table_name, ai._copy_columns(a.table_name, true) as columns
+                 from ai._archived_tables a order by a.copy_order loop
+    execute format($q$
+      with copied as (insert into ai_archive.%I (%s) select %s from ai.%I where thread_id = any ($1) returning thread_id)
+      select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('thread_id', c.thread_id, 'tab', %L, 'n', c.n)), '[]')
+      from (select thread_id, count(*) as n from copied group by thread_id) c$q$,
+      v_table.table_name, v_table.columns, v_table.columns, v_table.table_name, v_table.table_name)
+    into v_step using thread_ids;
+    v_counts := v_counts || v_step;
+  end loop;
+  -- The copies are in; the cascade removes the hot rows of every registered table.
+  delete from ai.agent_sessions s where s.thread_id = any (thread_ids);
+  return v_counts;
+end
+$$;
+comment on function ai._archive_threads(text[]) is
+  'Internal: moves the given (locked) sessions and everything they own to ai_archive and reserves their ids; returns the rows moved as [{thread_id, tab, n}]. Raises, moving nothing, when a row cannot be copied.';
+
 create or replace function ai.archive_sessions(older_than interval default '90 days', batch_size integer default 1000)
 returns table (thread_id text, owner text, status text, completed_at timestamptz, rows_moved jsonb)
 language plpgsql volatile
@@ -5249,9 +5306,13 @@ as $$
 declare
   v_cutoff timestamptz;
   v_ids text[];
+  v_more text[];
+  v_moved text[] := '{}'::text[];
+  v_id text;
   v_counts jsonb := '[]'::jsonb;
-  v_table record;
-  v_step jsonb;
+  v_state text;
+  v_constraint text;
+  v_message text;
 begin
   if older_than is null or older_than < interval '0' then
     raise exception using errcode = 'AS002',
@@ -5260,30 +5321,59 @@ begin
   perform ai._check_limit(batch_size, 'batch_size');
   v_cutoff := ai.now() - older_than;
 
-  -- Oldest first; a session someone holds is skipped, not waited for.
+  -- Oldest first; a session someone holds is skipped, not waited for. Sessions an earlier sweep
+  -- could not move come last (ai_archive.archive_skips): they never crowd out the others, and a
+  -- batch that moves nothing means nothing else is left.
   select pg_catalog.array_agg(picked.thread_id) into v_ids
   from (select s.thread_id from ai.agent_sessions s
         where s.completed_at is not null and s.completed_at < v_cutoff
+          and not exists (select from ai_archive.archive_skips k where k.thread_id = s.thread_id)
         order by s.completed_at
         limit batch_size
-        for update skip locked) picked;
-  if v_ids is null then
+        for update of s skip locked) picked;
+  if coalesce(pg_catalog.cardinality(v_ids), 0) < batch_size then
+    select pg_catalog.array_agg(picked.thread_id) into v_more
+    from (select s.thread_id from ai_archive.archive_skips k join ai.agent_sessions s on s.thread_id = k.thread_id
+          where s.completed_at is not null and s.completed_at < v_cutoff
+          order by k.last_skipped_at, s.thread_id
+          limit batch_size - coalesce(pg_catalog.cardinality(v_ids), 0)
+          for update of s skip locked) picked;
+    v_ids := coalesce(v_ids, '{}') || coalesce(v_more, '{}');
+  end if;
+  -- Skips whose hot session is gone (deleted, or archived by a restore's round trip) leave the list.
+  delete from ai_archive.archive_skips k
+  where not exists (select from ai.agent_sessions s where s.thread_id = k.thread_id and s.owner = k.owner);
+  if pg_catalog.cardinality(v_ids) = 0 then
     return;
   end if;
 
-  insert into ai_archive.agent_sessions select * from ai.agent_sessions s where s.thread_id = any (v_ids);
-  for v_table in select a.table_name, ai._copy_columns(a.table_name, true) as columns
-                 from ai._archived_tables a order by a.copy_order loop
-    execute format($q$
-      with copied as (insert into ai_archive.%I (%s) select %s from ai.%I where thread_id = any ($1) returning thread_id)
-      select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('thread_id', c.thread_id, 'tab', %L, 'n', c.n)), '[]')
-      from (select thread_id, count(*) as n from copied group by thread_id) c$q$,
-      v_table.table_name, v_table.columns, v_table.columns, v_table.table_name, v_table.table_name)
-    into v_step using v_ids;
-    v_counts := v_counts || v_step;
-  end loop;
-  -- The copies are in; the cascade removes the hot rows of every registered table.
-  delete from ai.agent_sessions s where s.thread_id = any (v_ids);
+  -- The whole batch at once; when a row of it cannot be moved, each session on its own, so that
+  -- one session that cannot move (an archived id re-created, a row breaking a unique key of the
+  -- archive) stops no other: it is recorded, warned about and left hot.
+  begin
+    v_counts := ai._archive_threads(v_ids);
+    v_moved := v_ids;
+  exception when integrity_constraint_violation then
+    foreach v_id in array v_ids loop
+      begin
+        v_counts := v_counts || ai._archive_threads(array[v_id]);
+        v_moved := v_moved || v_id;
+      exception when integrity_constraint_violation then
+        get stacked diagnostics v_state = returned_sqlstate, v_constraint = constraint_name, v_message = message_text;
+        insert into ai_archive.archive_skips as k
+          (thread_id, owner, sqlstate, constraint_name, message, first_skipped_at, last_skipped_at)
+        select s.thread_id, s.owner, v_state, nullif(v_constraint, ''), v_message, ai.now(), ai.now()
+        from ai.agent_sessions s where s.thread_id = v_id
+        on conflict (thread_id) do update
+          set owner = excluded.owner, sqlstate = excluded.sqlstate, constraint_name = excluded.constraint_name,
+              message = excluded.message, last_skipped_at = excluded.last_skipped_at, attempts = k.attempts + 1;
+        raise warning using
+          message = format('archive_sessions: session %s left hot: %s (SQLSTATE %s)', v_id, v_message, v_state),
+          hint = 'ai.archive_skips() lists the sessions a sweep could not move (docs/operations.md, "Retention")';
+      end;
+    end loop;
+  end;
+  delete from ai_archive.archive_skips k where k.thread_id = any (v_moved);
 
   return query
     select a.thread_id, a.owner, a.status, a.completed_at,
@@ -5291,12 +5381,33 @@ begin
                      from pg_catalog.jsonb_to_recordset(v_counts) as c(thread_id text, tab text, n bigint)
                      where c.thread_id = a.thread_id), '{}')
     from ai_archive.agent_sessions a
-    where a.thread_id = any (v_ids)
+    where a.thread_id = any (v_moved)
     order by a.completed_at, a.thread_id;
 end
 $$;
 comment on function ai.archive_sessions(interval, integer) is
-  'Moves up to batch_size finished sessions (completed, failed or cancelled before now - older_than), oldest first, with every row that hangs off them, into ai_archive, and returns them with the rows moved per table. One batch per call, in the caller''s transaction: call it until it returns nothing (or call ai.archive_all_sessions). Skips sessions someone holds. For ai_service. AS002 bad argument.';
+  'Moves up to batch_size finished sessions (completed, failed or cancelled before now - older_than), oldest first, with every row that hangs off them, into ai_archive, and returns them with the rows moved per table; an archived id stays reserved until restored. One batch per call, in the caller''s transaction: call it until it returns nothing (or call ai.archive_all_sessions). Skips sessions someone holds. A session that cannot be moved (a row breaking a key of the archive) is left hot, listed by ai.archive_skips() with a WARNING, tried again last in later sweeps; the rest of the batch moves. For ai_service. AS002 bad argument.';
+
+create or replace function ai.archive_skips(max_rows integer default 100, after_thread_id text default null)
+returns table (thread_id text, owner text, sqlstate text, constraint_name text, message text,
+               first_skipped_at timestamptz, last_skipped_at timestamptz, attempts integer)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+begin
+  perform ai._check_limit(coalesce(max_rows, 100), 'max_rows');
+  return query
+    select k.thread_id, k.owner, k.sqlstate, k.constraint_name, k.message, k.first_skipped_at, k.last_skipped_at, k.attempts
+    from ai_archive.archive_skips k
+    where after_thread_id is null or k.thread_id > after_thread_id
+    order by k.thread_id
+    limit coalesce(max_rows, 100);
+end
+$$;
+comment on function ai.archive_skips(integer, text) is
+  'The finished sessions ai.archive_sessions could not move, by thread id, at most max_rows (1 to 10000; NULL or omitted: 100), after after_thread_id (the last row''s, for the next page): thread, owner, the SQLSTATE, constraint and message of the last attempt, when first and last skipped, how many attempts. Each stays hot and is tried again last in every sweep. For ai_service. AS002 bad argument.';
 
 create or replace function ai.restore_session(thread_id text) returns ai.agent_sessions
 language plpgsql volatile
@@ -5307,6 +5418,8 @@ as $$
 declare
   a_thread_id alias for $1;
   v_table record;
+  v_constraint text;
+  v_message text;
   s ai.agent_sessions;
 begin
   perform ai._check_thread_id(a_thread_id);
@@ -5328,19 +5441,30 @@ begin
     raise exception using errcode = 'AS041',
       message = format('thread %s exists among the hot sessions: it cannot be restored over them', a_thread_id);
   end if;
-  for v_table in select a.table_name, a.order_by, ai._copy_columns(a.table_name, false) as columns
-                 from ai._archived_tables a order by a.copy_order loop
-    -- In the thread's own order, so that messages come back 1, 2, 3, ... as the seq guard wants.
-    execute format('insert into ai.%I (%s) overriding system value select %s from ai_archive.%I where thread_id = $1 order by %I',
-                   v_table.table_name, v_table.columns, v_table.columns, v_table.table_name, v_table.order_by)
-    using a_thread_id;
-  end loop;
+  begin
+    for v_table in select a.table_name, a.order_by, ai._copy_columns(a.table_name, false) as columns
+                   from ai._archived_tables a order by a.copy_order loop
+      -- In the thread's own order, so that messages come back 1, 2, 3, ... as the seq guard wants.
+      execute format('insert into ai.%I (%s) overriding system value select %s from ai_archive.%I where thread_id = $1 order by %I',
+                     v_table.table_name, v_table.columns, v_table.columns, v_table.table_name, v_table.order_by)
+      using a_thread_id;
+    end loop;
+  exception when unique_violation then
+    -- A key of the hot tables that the owner took again meanwhile (a queue's idempotency key, the
+    -- only one that is not the thread's: an archived job freed it): named, not a bare 23505.
+    get stacked diagnostics v_constraint = constraint_name, v_message = message_text;
+    raise exception using errcode = 'AS041',
+      message = format('thread %s cannot be restored: %s', a_thread_id, v_message),
+      detail = format('constraint %s', v_constraint),
+      hint = 'the owner reused a key of the archived session since it was archived (docs/operations.md, "Retention")';
+  end;
   delete from ai_archive.agent_sessions a where a.thread_id = a_thread_id;
+  delete from ai_archive.archived_thread_ids r where r.thread_id = a_thread_id;  -- the id is free again
   return ai._session_as_read(s);  -- last_seq and current_checkpoint_id computed, as get_session does
 end
 $$;
 comment on function ai.restore_session(text) is
-  'Moves one archived session, with everything archived with it, back into the hot tables (byte for byte) so it can be read or replayed, and returns it. For ai_service. AS001 not in the archive (or another tenant''s), AS041 a hot session with that id exists.';
+  'Moves one archived session, with everything archived with it, back into the hot tables (byte for byte) so it can be read or replayed, and returns it. For ai_service. AS001 not in the archive (or another tenant''s), AS041 a hot session with that id exists (an archived id stays reserved: only a duplicate made before 0.2.0 reserved them) or a row of the session takes a key the owner used again since (a queue idempotency key).';
 
 create or replace procedure ai.archive_all_sessions(older_than interval default '90 days', batch_size integer default 1000)
 language plpgsql
@@ -5358,10 +5482,11 @@ $$;
 comment on procedure ai.archive_all_sessions(interval, integer) is
   'Archives every finished session older than older_than, one committed batch of batch_size at a time (CALL it outside a transaction block, e.g. from cron or pg_cron).';
 
-revoke execute on function ai._copy_columns(text, boolean), ai.archive_sessions(interval, integer), ai.restore_session(text) from public;
+revoke execute on function ai._copy_columns(text, boolean), ai._archive_threads(text[]), ai.archive_sessions(interval, integer),
+  ai.archive_skips(integer, text), ai.restore_session(text) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 revoke execute on procedure ai.archive_all_sessions(interval, integer) from public;
-grant execute on function ai.archive_sessions(interval, integer), ai.restore_session(text) to ai_service;
+grant execute on function ai.archive_sessions(interval, integer), ai.archive_skips(integer, text), ai.restore_session(text) to ai_service;
 grant execute on procedure ai.archive_all_sessions(interval, integer) to ai_service;
 
 
@@ -7723,7 +7848,7 @@ drop function if exists ai._check_stream_args(text, text, bigint, bigint);
 -- so readers receive one whole value as before). A row with base_version NULL holds a whole
 -- value, as every row written by 0.1.0 does. So the bytes written per step stay the size of
 -- what the step added, not of the whole list; docs/checkpoints.md has the rules the saver
--- follows to choose (python/agent_state/langgraph.py) and what falls back to a whole value.
+-- follows to choose (python/agent_state/langgraph_saver.py) and what falls back to a whole value.
 
 alter table ai.checkpoint_blobs add column base_version text collate "C";
 comment on column ai.checkpoint_blobs.base_version is
@@ -8111,9 +8236,19 @@ grant execute on function ai.list_streams(text, interval, integer, text) to ai_u
 -- summaries), LangGraph's Store in the same schema as the threads. An item is keyed by
 -- (owner, namespace, key): the owner is the tenant (ai.current_owner(), so ai.act_as lets a
 -- trusted back-end write an end user's memory), the namespace a path of labels (text[], one to
--- 20 labels of 1 to 255 characters), the key a name of 1 to 1024 characters; the value is a JSON
--- object of up to 1 MiB. Items belong to their owner, not to a thread: they do not move to
--- ai_archive with a thread; an item lives until it is deleted, expires, or its owner archives it.
+-- 20 labels of 1 to 255 characters, 192 characters in all with one separator between each two),
+-- the key a name of 1 to 128 characters; the value is a JSON object of up to 1 MiB.
+--
+-- Why those lengths: owner, ns and key are the primary key, and with a vector's field (1 to 64
+-- characters) the key of ai.memory_vectors. A btree entry holds at most 2,704 bytes, and an
+-- index entry is compressed only when it compresses: random text does not. At the maxima, in
+-- characters of four bytes (owner 255, namespace 192, key 128, field 64), the widest entry is
+-- 2,580 bytes (tests/python/test_index_limits.py stores every documented maximum of every
+-- indexed column so, and fails the day a limit outgrows its index). The first version allowed
+-- 20 labels of 255 characters and a key of 1,024: documented, and refused by the index (54000).
+--
+-- Items belong to their owner, not to a thread: they do not move to ai_archive with a thread; an
+-- item lives until it is deleted, expires, or its owner archives it.
 --
 -- Archive. ai_archive.memory_items and ai_archive.memory_vectors are twins of the two tables
 -- (the same columns; ns a plain column there, keeping its value): ai.archive_memory moves an
@@ -8137,7 +8272,7 @@ grant execute on function ai.list_streams(text, interval, integer, text) to ai_u
 -- key, (owner, ns) between prefix and prefix || U+001F ... U+0020.
 
 -- Whether every label of a namespace is 1 to 255 characters without U+001F (and none is NULL),
--- as one expression, inlined where it is called (no query per call or per row). array_to_string
+-- and the labels joined by U+001F (ns) at most 192 characters, as one expression, inlined where it is called (no query per call or per row). array_to_string
 -- leaves NULL labels out, so they are looked for first; a label over 255 characters is a run of
 -- 256 characters other than the separator once the labels are joined by it. STABLE, as
 -- array_to_string is: Postgres inlines no IMMUTABLE SQL function whose body is less than
@@ -8151,9 +8286,10 @@ as $$
          and pg_catalog.array_position(namespace, '') is null
          and pg_catalog.strpos(pg_catalog.array_to_string(namespace, ''), E'\x1f') = 0
          and pg_catalog.array_to_string(namespace, E'\x1f') !~ '[^\x1f]{255}[^\x1f]'
+         and pg_catalog.char_length(pg_catalog.array_to_string(namespace, E'\x1f')) <= 192
 $$;
 comment on function ai._memory_labels_ok(text[]) is
-  'Internal: true when no label of a namespace is NULL, empty, over 255 characters or holding U+001F.';
+  'Internal: true when no label of a namespace is NULL, empty, over 255 characters or holding U+001F, and the labels joined by U+001F are at most 192 characters.';
 
 -- The rules of a row (the CHECK of each table is one call of its function): raise 23514 naming
 -- the rule; true when none is broken. The public functions test the same limits first and raise
@@ -8169,11 +8305,11 @@ begin
      or pg_catalog.array_ndims(namespace) <> 1
      or not ai._memory_labels_ok(namespace) then
     raise exception using errcode = '23514', constraint = 'memory_items_row_check',
-      message = 'a memory namespace is 1 to 20 labels of 1 to 255 characters, none holding U+001F';
+      message = 'a memory namespace is 1 to 20 labels of 1 to 255 characters, none holding U+001F, 192 characters in all (one separator between each two labels)';
   end if;
-  if pg_catalog.char_length(key) not between 1 and 1024 then
+  if pg_catalog.char_length(key) not between 1 and 128 then
     raise exception using errcode = '23514', constraint = 'memory_items_row_check',
-      message = 'a memory key is 1 to 1024 characters';
+      message = 'a memory key is 1 to 128 characters';
   end if;
   if pg_catalog.jsonb_typeof(value) is distinct from 'object' then
     raise exception using errcode = '23514', constraint = 'memory_items_row_check',
@@ -8191,16 +8327,16 @@ begin
 end
 $$;
 comment on function ai._check_memory_items_row(text[], text, jsonb, interval, timestamptz) is
-  'Internal: the CHECK of ai.memory_items, run for every row written (namespace of 1 to 20 labels of 1 to 255 characters without U+001F, key of 1 to 1024 characters, value a JSON object, ttl positive and with an expiry); raises 23514 naming the rule broken, true when none is.';
+  'Internal: the CHECK of ai.memory_items, run for every row written (namespace of 1 to 20 labels of 1 to 255 characters without U+001F, 192 in all, key of 1 to 128 characters, value a JSON object, ttl positive and with an expiry); raises 23514 naming the rule broken, true when none is.';
 
 create function ai._check_memory_vectors_row(field text, embedding real[])
 returns boolean
 language plpgsql immutable parallel safe
 as $$
 begin
-  if pg_catalog.char_length(field) not between 1 and 1024 then
+  if pg_catalog.char_length(field) not between 1 and 64 then
     raise exception using errcode = '23514', constraint = 'memory_vectors_row_check',
-      message = 'a memory vector''s field is 1 to 1024 characters';
+      message = 'a memory vector''s field is 1 to 64 characters';
   end if;
   if pg_catalog.array_ndims(embedding) is distinct from 1 or pg_catalog.cardinality(embedding) > 16000
      or pg_catalog.array_position(embedding, null) is not null then
@@ -8211,7 +8347,7 @@ begin
 end
 $$;
 comment on function ai._check_memory_vectors_row(text, real[]) is
-  'Internal: the CHECK of ai.memory_vectors, run for every row written (field of 1 to 1024 characters, embedding of 1 to 16000 numbers, none NULL); raises 23514 naming the rule broken, true when none is.';
+  'Internal: the CHECK of ai.memory_vectors, run for every row written (field of 1 to 64 characters, embedding of 1 to 16000 numbers, none NULL); raises 23514 naming the rule broken, true when none is.';
 
 -- The namespace's labels joined by U+001F: the generated column ns, and the value the functions
 -- compare it with. array_to_string is STABLE only because it may print any element type; for
@@ -8349,12 +8485,12 @@ begin
   end if;
   if not ai._memory_labels_ok(namespace) then
     raise exception using errcode = 'AS002',
-      message = format('%s labels must be 1 to 255 characters without U+001F (no NULL or empty label)', argument);
+      message = format('%s labels must be 1 to 255 characters without U+001F (no NULL or empty label), 192 characters in all with one separator between each two', argument);
   end if;
 end
 $$;
 comment on function ai._check_memory_namespace(text[], text, boolean) is
-  'Internal guard: raises AS002 unless a namespace is 1 to 20 labels of 1 to 255 characters without U+001F (or empty where allowed).';
+  'Internal guard: raises AS002 unless a namespace is 1 to 20 labels of 1 to 255 characters without U+001F, 192 characters in all joined by one separator (or empty where allowed).';
 
 -- A search's filter, read once per call (ai._memory_filter) into what each row is tested by:
 --   contains  the members that are plain scalars ({"tag": "t3"}), as one object: value @> contains
@@ -8529,10 +8665,10 @@ begin
   if pg_catalog.jsonb_typeof(embeddings) <> 'object'
      or exists (select from pg_catalog.jsonb_each(embeddings) e
                 where pg_catalog.jsonb_typeof(e.value) <> 'array' or pg_catalog.jsonb_array_length(e.value) not between 1 and 16000
-                   or pg_catalog.char_length(e.key) not between 1 and 1024
+                   or pg_catalog.char_length(e.key) not between 1 and 64
                    or exists (select from pg_catalog.jsonb_array_elements(e.value) n where pg_catalog.jsonb_typeof(n) <> 'number')) then
     raise exception using errcode = 'AS002',
-      message = 'embeddings must be a JSON object of field -> array of 1 to 16000 numbers';
+      message = 'embeddings must be a JSON object of field (1 to 64 characters) -> array of 1 to 16000 numbers';
   end if;
   return query
     select e.key, array(select n::text::real from pg_catalog.jsonb_array_elements(e.value) with ordinality as a(n, i) order by i)
@@ -8641,8 +8777,8 @@ begin
      or pg_catalog.array_ndims(a_namespace) <> 1 or not ai._memory_labels_ok(a_namespace) then
     perform ai._check_memory_namespace(a_namespace, 'namespace');
   end if;
-  if a_key is null or a_key = '' or pg_catalog.char_length(a_key) > 1024 then
-    perform ai._check_text(a_key, 'key', 1024);
+  if a_key is null or a_key = '' or pg_catalog.char_length(a_key) > 128 then
+    perform ai._check_text(a_key, 'key', 128);
   end if;
   if a_value is null or pg_catalog.jsonb_typeof(a_value) <> 'object'
      or pg_catalog.pg_column_size(a_value) > ai._max_document_bytes() then
@@ -8698,7 +8834,7 @@ declare
   r ai.memory_items;
 begin
   perform ai._check_memory_namespace(a_namespace, 'namespace');
-  perform ai._check_text(a_key, 'key', 1024);
+  perform ai._check_text(a_key, 'key', 128);
   v_ns := ai._memory_ns(a_namespace);
   if refresh_ttl then
     update ai.memory_items i set expires_at = v_now + i.ttl
@@ -8731,7 +8867,7 @@ declare
   v_live boolean;
 begin
   perform ai._check_memory_namespace(a_namespace, 'namespace');
-  perform ai._check_text(a_key, 'key', 1024);
+  perform ai._check_text(a_key, 'key', 128);
   delete from ai.memory_items i
   where i.owner = ai.current_owner() and i.ns = ai._memory_ns(a_namespace) and i.key = a_key
   returning i.expires_at is null or i.expires_at > v_now into v_live;
@@ -9231,6 +9367,79 @@ select pg_catalog.set_config('lock_timeout', '5s', true) where pg_catalog.curren
 create index if not exists session_events_copied_from
   on ai.session_events ((payload ->> 'copied_from'), created_at, thread_id)
   where kind = 'start' and (payload ->> 'copied_from') is not null;
+
+
+-- ===== change: archive_conflicts =====
+-- Deploy agent-state:archive_conflicts to pg
+-- requires: retention
+-- requires: queue
+-- requires: archive_thread_indexes
+--
+-- No tenant can stop archiving for the others, nor block a restore (issue 37).
+--
+-- The rule. A thread id is global (deploy/sessions.sql), and an archived thread keeps its id:
+-- until ai.restore_session brings it back, the id stays reserved, as a deleted thread's tombstone
+-- keeps a late write from re-creating it. ai_archive.archived_thread_ids holds the archived ids
+-- (written by ai.archive_sessions, removed by ai.restore_session, in their transactions); the one
+-- place a session is created, ai._start_session, looks there after its insert and treats an
+-- archived id as taken (create_session answers AS005, a checkpoint write AS005 for the caller's
+-- own archived thread and AS001 for another tenant's, as for a hot id). Looking after the insert
+-- closes the race with a sweep: an archive holds the hot row the insert waits on, and commits the
+-- reservation with the delete, so the next statement sees it. The table has no owner and no
+-- tenant reads it (RLS on, a policy that lets the schema owner's functions see every id, no
+-- grant): row level security hides another tenant's archived session from those functions, and
+-- the reservation must hold against every tenant.
+--
+-- A sweep goes on. Whatever a sweep meets that it cannot move (an archived id re-created before
+-- this change, a row of a grain that breaks a unique key of the archive), ai.archive_sessions
+-- moves the rest of its batch, records the session in ai_archive.archive_skips (the SQLSTATE,
+-- the constraint and the message; ai.archive_skips() lists them for the operator), warns, and
+-- picks skipped sessions last, so a batch of them ends ai.archive_all_sessions instead of
+-- stopping it early or looping; a skipped session is tried again at each sweep and leaves the
+-- list when it moves (or when its hot session is gone).
+--
+-- The archive is history, not a live key space: ai.agent_jobs keeps an idempotency key unique
+-- per owner and queue among its own rows only (a finished job moved to ai.agent_jobs_archive
+-- frees its key), so the twin ai_archive.agent_jobs must not refuse a second archived job of the
+-- same key; its copy of that unique index (LIKE ... INCLUDING INDEXES) goes.
+
+create table ai_archive.archived_thread_ids (
+  thread_id text primary key
+);
+comment on table ai_archive.archived_thread_ids is
+  'Internal: the id of every archived session, reserved until ai.restore_session brings it back (ai._start_session treats it as taken, whoever asks).';
+alter table ai_archive.archived_thread_ids enable row level security;
+alter table ai_archive.archived_thread_ids force row level security;
+-- Every row to the schema owner's functions (the only role with a privilege on it): the
+-- reservation holds against every tenant, so it cannot be filtered by owner.
+create policy archived_thread_ids_all_rows on ai_archive.archived_thread_ids using (true) with check (true);
+
+-- The ids archived before this change. The schema owner is subject to row level security
+-- (FORCE), which would show it no tenant's archived session: lifted for this one statement's
+-- transaction, then forced again.
+alter table ai_archive.agent_sessions no force row level security;
+insert into ai_archive.archived_thread_ids (thread_id) select a.thread_id from ai_archive.agent_sessions a;
+alter table ai_archive.agent_sessions force row level security;
+
+create table ai_archive.archive_skips (
+  thread_id text primary key,
+  owner text not null,
+  sqlstate text not null,
+  constraint_name text,
+  message text not null,
+  first_skipped_at timestamptz not null,
+  last_skipped_at timestamptz not null,
+  attempts integer not null default 1
+);
+comment on table ai_archive.archive_skips is
+  'Finished sessions ai.archive_sessions could not move (the error of the last attempt); tried again last in every sweep, removed once moved. Read with ai.archive_skips().';
+alter table ai_archive.archive_skips enable row level security;
+alter table ai_archive.archive_skips force row level security;
+create policy archive_skips_by_owner on ai_archive.archive_skips
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+
+drop index ai_archive.agent_jobs_owner_queue_idempotency_key_idx;
 
 
 -- ===== change: queue_workers =====

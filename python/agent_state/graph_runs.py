@@ -404,7 +404,7 @@ def async_graph_worker(
     ``listen``) and to :class:`GraphRuns` (``durability``, ``result``, ``max_attempts``, ``config``).
     A connection of the pool that the server ended costs a run nothing: the runs' client and
     savers retry a call safe to retry on another connection (``RetryPolicy()``: a restart or a
-    failover of up to about ten seconds too)."""
+    failover: a minute of tries, and a write refused as read-only is tried again)."""
     run_options, options = _split(dict(worker_options))
     options.setdefault("prefetch", 0)
     pool = AsyncConnectionPool(
@@ -577,7 +577,7 @@ def graph_worker(
     ``listen``) and to :class:`GraphRuns` (``durability``, ``result``, ``max_attempts``, ``config``).
     A connection of the pool that the server ended costs a run nothing: the runs' client and
     savers retry a call safe to retry on another connection (``RetryPolicy()``: a restart or a
-    failover of up to about ten seconds too)."""
+    failover: a minute of tries, and a write refused as read-only is tried again)."""
     run_options, options = _split(dict(worker_options))
     options.setdefault("prefetch", 0)
     pool = ConnectionPool(

@@ -764,6 +764,7 @@ class AsyncAgentStateSaver(_Codec):
         )
         saver = cls(conn, serde=serde, retry=retry)
         saver._client._owned = True
+        saver._client._conninfo = conn_string  # every host of the URL: a lost connection is opened through it
         saver._conn_string = conn_string
         try:
             if pipeline:
@@ -1074,6 +1075,7 @@ class AgentStateSaver(_Codec):
         conn = psycopg.Connection.connect(conn_string, autocommit=True, prepare_threshold=None, row_factory=dict_row)
         saver = cls(conn, serde=serde, retry=retry)
         saver._client._owned = True
+        saver._client._conninfo = conn_string  # every host of the URL: a lost connection is opened through it
         saver._conn_string = conn_string
         try:
             if pipeline:

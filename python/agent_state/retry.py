@@ -25,6 +25,7 @@ from typing import Any
 
 import psycopg
 from psycopg import errors as pg_errors
+from psycopg_pool import PoolTimeout
 
 
 def _always(_: Sequence[Any]) -> bool:
@@ -70,6 +71,7 @@ IDEMPOTENT: dict[str, Callable[[Sequence[Any]], bool]] = {
     "append_stream_chunks": _always,  # chunks already stored are skipped
     "finish_stream": _always,  # the message is keyed by the stream: a retry returns it
     "abandon_stream": _always,  # abandoning again is a no-op
+    "finish_side_effect": _always,  # the same finish again returns the stored row
 }
 
 #: SQL function -> why a retry after an unknown outcome is not done for the caller.
@@ -96,7 +98,6 @@ NOT_RETRIED: dict[str, str] = {
     "archive_jobs": "maintenance: the next run does it",
     "fenced_write": "only meaningful inside the caller's transaction (ctx.fenced())",
     "begin_side_effect": "the ledger's own recovery (lease expiry, takeover) handles a lost reservation",
-    "finish_side_effect": "a retry after success is refused (AS031)",
     "abandon_side_effect": "a retry after success is refused (AS031)",
     "request_human": "a retry after success is refused: the job is no longer held",
     "resolve_human": "a retry after success is refused (AS033)",
@@ -129,9 +130,15 @@ def is_connection_error(error: BaseException) -> bool:
     """True for the errors after which the connection is gone or unusable but the server may be
     back soon: lost connection (08xxx, or no SQLSTATE at all), ``AdminShutdown`` /
     ``CrashShutdown`` / ``CannotConnectNow`` (57P01-57P03), too many connections (53300, as
-    clients crowd back after a restart), a pool that could not connect in time.
+    clients crowd back after a restart), a pool that could not connect in time, and a write
+    refused because the server is read-only (25006: a standby, or a node a failover has not yet
+    made writable; see :func:`is_read_only_error`).
     A domain error (AS...), a constraint violation or a bug is never one."""
     if isinstance(error, (pg_errors.AdminShutdown, pg_errors.CrashShutdown, pg_errors.CannotConnectNow)):
+        return True
+    if is_read_only_error(error):
+        return True
+    if isinstance(error, PoolTimeout):
         return True
     if not isinstance(error, psycopg.OperationalError):
         return False
@@ -139,31 +146,62 @@ def is_connection_error(error: BaseException) -> bool:
     return sqlstate in ("", "53300") or sqlstate.startswith("08") or sqlstate.startswith("57P")
 
 
+def is_read_only_error(error: BaseException) -> bool:
+    """True for "cannot execute ... in a read-only transaction" (SQLSTATE 25006) or a session
+    that is read-only: the connection reached a standby, or a node a failover has not made
+    writable yet. Nothing was written; the connection is dropped and a new one is opened through
+    the conninfo the user gave, so that ``target_session_attrs=read-write`` finds the primary."""
+    if isinstance(error, pg_errors.ReadOnlySqlTransaction):
+        return True
+    return isinstance(error, psycopg.Error) and error.sqlstate == "25006"
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Retries a call in :data:`IDEMPOTENT` after a connection error, up to ``attempts`` tries in
-    all, sleeping ``min(max_delay, first_delay * 2**n)`` scaled by a random factor in
-    ``[1 - jitter, 1]`` between them (so a crowd of clients does not reconnect in step). With
-    the defaults a call keeps trying for about ten seconds, long enough for a fast restart or a
-    failover. A single connection is reconnected (same conninfo and password, same autocommit);
-    a pool hands out another connection, and its idle ones are checked first."""
+    """Retries a call in :data:`IDEMPOTENT` after a connection error (:func:`is_connection_error`)
+    for up to ``timeout`` seconds in all (and, when ``attempts`` is given, at most that many tries),
+    sleeping ``min(max_delay, first_delay * 2**n)`` scaled by a random factor in ``[1 - jitter, 1]``
+    between tries (so a crowd of clients does not reconnect in step). A write refused because the
+    server is read-only (25006) is retried whatever the call, as nothing was written.
 
-    attempts: int = 8
-    first_delay: float = 0.1
-    max_delay: float = 3.0
+    The defaults fit a failover: a minute of tries (pg_auto_failover with two nodes keeps the
+    promoted node read-only for about 30 s), no sleep longer than a second, so the first call
+    after the database is writable again goes through within about a second. A single
+    connection is reconnected through the conninfo the user gave (every host of a multi-host URL,
+    ``target_session_attrs``), with the same password and autocommit; a pool hands out another
+    connection, and its idle ones are checked first."""
+
+    attempts: int | None = None
+    first_delay: float = 0.05
+    max_delay: float = 1.0
     jitter: float = 0.5
+    timeout: float = 60.0
 
     def __post_init__(self) -> None:
-        if self.attempts < 1:
+        if self.attempts is not None and self.attempts < 1:
             raise ValueError("attempts must be at least 1")
         if self.first_delay < 0 or self.max_delay < 0 or not 0 <= self.jitter <= 1:
             raise ValueError("delays must be >= 0 and jitter in [0, 1]")
+        if self.timeout < 0:
+            raise ValueError("timeout must be >= 0")
 
     def delays(self) -> Iterator[float]:
-        """The sleeps between tries: ``attempts - 1`` of them."""
-        for n in range(self.attempts - 1):
-            base = min(self.max_delay, self.first_delay * (2**n))
-            yield base * (1 - self.jitter * random.random())
+        """The sleeps between tries: ``attempts - 1`` of them, or, without ``attempts``, as many as
+        fit in ``timeout`` (the caller stops at the deadline too: a try itself takes time)."""
+        n = 0
+        spent = 0.0
+        while self.attempts is None or n < self.attempts - 1:
+            base = min(self.max_delay, self.first_delay * (2 ** min(n, 30)))
+            delay = base * (1 - self.jitter * random.random())
+            if self.attempts is None and spent + delay > self.timeout:
+                return
+            spent += delay
+            n += 1
+            yield delay
+
+    def deadline(self, start: float) -> float:
+        """The monotonic time after which no try starts."""
+        return start + self.timeout
 
 
 #: The policy of a client or saver that owns its connection (``from_conn_string``) unless another
@@ -173,18 +211,27 @@ class RetryPolicy:
 ONCE = RetryPolicy(attempts=2, first_delay=0.0, max_delay=0.0, jitter=0.0)
 
 
+#: The longest sleep of a worker's loop between tries while the database cannot be reached: a
+#: refused connection fails at once, so probing this often costs nothing, and the loop is back
+#: within this long of the database accepting connections again, whatever the outage's length.
+RECONNECT_PROBE = 0.25
+
+
 class Backoff:
     """Exponential backoff with jitter for the worker's loops: ``next()`` is the sleep after one
-    more failure in a row, ``reset()`` after a success."""
+    more failure in a row, ``reset()`` after a success. After a connection error
+    (``next(error)``) the sleep is at most ``probe`` (:data:`RECONNECT_PROBE`): the loop is what
+    finds the database back."""
 
-    def __init__(self, first: float = 0.1, cap: float = 5.0, jitter: float = 0.5):
-        self.first, self.cap, self.jitter = first, cap, jitter
+    def __init__(self, first: float = 0.1, cap: float = 5.0, jitter: float = 0.5, probe: float = RECONNECT_PROBE):
+        self.first, self.cap, self.jitter, self.probe = first, cap, jitter, probe
         self.failures = 0
 
-    def next(self) -> float:
+    def next(self, error: BaseException | None = None) -> float:
         base = min(self.cap, self.first * (2.0**self.failures))
         self.failures = min(self.failures + 1, 30)
-        return base * (1 - self.jitter * random.random())
+        delay = base * (1 - self.jitter * random.random())
+        return min(delay, self.probe) if error is not None and is_connection_error(error) else delay
 
     def reset(self) -> None:
         self.failures = 0

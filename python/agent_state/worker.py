@@ -23,6 +23,15 @@ decide, this module only calls them.
   loop backs off (exponential, with jitter, capped at ``max_backoff``) and goes on; a broken
   connection is replaced by the pool. A server restart or failover costs latency, never the
   worker (docs/connections.md).
+- Recovery is driven by the worker's own short probing, not by the pool's reconnect schedule
+  (psycopg_pool waits 1, 2, 4, 8, 16 s between attempts): while the database cannot be reached
+  the loops try again every :data:`~agent_state.retry.RECONNECT_PROBE` seconds at most, the
+  worker's own calls wait at most :data:`CONTROL_POOL_TIMEOUT` for a pool connection (each try
+  asks the pool for a new one at once, and a renewal never queues behind a dead pool), the pool's
+  ``reconnect_timeout`` is capped at :data:`POOL_RECONNECT_TIMEOUT` (its own attempts give up
+  quickly and the next request opens a connection at once) and its idle connections are checked
+  after a lost one. The worker claims again within about a second of the database accepting
+  connections, whatever the outage's length.
 - ``Worker`` (threads) and ``AsyncWorker`` (asyncio tasks) have the same capabilities, names
   and behaviour: both are thin drivers of one I/O-free core (:mod:`agent_state._worker_core`,
   whose docstring says why a shared core and not code generated from one side). The one
@@ -68,8 +77,13 @@ from ._worker_core import (
 from .client import AsyncClient, Client, abehind_pooler, behind_pooler
 from .models import Job
 from .queue import DEFAULT_LEASE, new_request_id
-from .retry import is_connection_error
+from .retry import RECONNECT_PROBE, is_connection_error
 from .side_effects import side_effect as _side_effect
+
+#: How long the worker's own calls (claims, renewals, completions) wait for a pool connection.
+CONTROL_POOL_TIMEOUT = 0.5
+#: The pool's ``reconnect_timeout`` is capped at this many seconds by the worker (module docstring).
+POOL_RECONNECT_TIMEOUT = 0.25
 
 __all__ = [
     "RENEW_BATCH",
@@ -222,7 +236,7 @@ class AsyncJobContext(JobState):
         """Completes the job now, inside ``conn`` (a ``fenced()`` transaction) when given."""
         self.check()
         try:
-            client = AsyncClient(conn) if conn is not None else self._worker.client
+            client = AsyncClient(conn) if conn is not None else self._worker.handler_client
             await client.complete_job(self.job.job_id, self.job.fencing_token, result)
         except errors.LeaseLost as error:
             self._mark_lost(error)
@@ -238,7 +252,7 @@ class AsyncJobContext(JobState):
         :mod:`agent_state.side_effects`."""
         self.check()
         return _side_effect(
-            self._worker.client,
+            self._worker.handler_client,
             self.job.thread_id,
             *key_parts,
             request=request,
@@ -253,7 +267,7 @@ class AsyncJobContext(JobState):
         in ``job.payload["human"]``. The handler should return right after. Returns the approval id."""
         self.check()
         try:
-            approval = await self._worker.client.request_human(
+            approval = await self._worker.handler_client.request_human(
                 self.job.job_id, self.job.fencing_token, checkpoint_id, action
             )
         except errors.LeaseLost as error:
@@ -267,7 +281,7 @@ class AsyncJobContext(JobState):
         """Fails the job now (retried after retry_in, or a backoff, while attempts remain)."""
         self.check()
         try:
-            await self._worker.client.fail_job(self.job.job_id, self.job.fencing_token, error, retry_in)
+            await self._worker.handler_client.fail_job(self.job.job_id, self.job.fencing_token, error, retry_in)
         except errors.LeaseLost as lost:
             self._mark_lost(lost)
             raise
@@ -329,7 +343,7 @@ class JobContext(JobState):
         """Completes the job now, inside ``conn`` (a ``fenced()`` transaction) when given."""
         self.check()
         try:
-            client = Client(conn) if conn is not None else self._worker.client
+            client = Client(conn) if conn is not None else self._worker.handler_client
             client.complete_job(self.job.job_id, self.job.fencing_token, result)
         except errors.LeaseLost as error:
             self._mark_lost(error)
@@ -345,7 +359,7 @@ class JobContext(JobState):
         :mod:`agent_state.side_effects`."""
         self.check()
         return _side_effect(
-            self._worker.client,
+            self._worker.handler_client,
             self.job.thread_id,
             *key_parts,
             request=request,
@@ -360,7 +374,9 @@ class JobContext(JobState):
         in ``job.payload["human"]``. The handler should return right after. Returns the approval id."""
         self.check()
         try:
-            approval = self._worker.client.request_human(self.job.job_id, self.job.fencing_token, checkpoint_id, action)
+            approval = self._worker.handler_client.request_human(
+                self.job.job_id, self.job.fencing_token, checkpoint_id, action
+            )
         except errors.LeaseLost as error:
             self._mark_lost(error)
             raise
@@ -372,7 +388,7 @@ class JobContext(JobState):
         """Fails the job now (retried after retry_in, or a backoff, while attempts remain)."""
         self.check()
         try:
-            self._worker.client.fail_job(self.job.job_id, self.job.fencing_token, error, retry_in)
+            self._worker.handler_client.fail_job(self.job.job_id, self.job.fencing_token, error, retry_in)
         except errors.LeaseLost as lost:
             self._mark_lost(lost)
             raise
@@ -461,7 +477,11 @@ class AsyncWorker:
             max_backoff=max_backoff,
         )
         self.pool = pool
-        self.client = AsyncClient(pool)
+        self.client = AsyncClient(pool, pool_timeout=CONTROL_POOL_TIMEOUT)  # the loops' own calls
+        #: The handlers' calls (``ctx``): they wait for a pool connection as the pool says.
+        self.handler_client = AsyncClient(pool)
+        if pool.reconnect_timeout > POOL_RECONNECT_TIMEOUT:  # its doubling waits must not govern recovery
+            pool.reconnect_timeout = POOL_RECONNECT_TIMEOUT
         self.handler = handler
         self.queue = queue
         self.concurrency = concurrency
@@ -596,8 +616,9 @@ class AsyncWorker:
             try:
                 jobs = await self.client.claim_jobs(self.worker_id, self.lease, self.queue, free, request_id)
             except Exception as error:  # any database error: log, back off, go on
-                delay = backoff.next()
+                delay = backoff.next(error)
                 _log_failure("claim_jobs", error, delay)
+                await self._check_pool(error)
                 await self._wait_wake(delay)
                 continue
             request_id = None
@@ -720,9 +741,17 @@ class AsyncWorker:
                 if not self._core.retry_completion(error, first_try, time.monotonic()):
                     log.error("complete_jobs failed; the jobs run again when their leases expire", exc_info=error)
                     return set()
-                delay = backoff.next()
+                delay = backoff.next(error)
                 _log_failure("complete_jobs", error, delay)
+                await self._check_pool(error)
                 await asyncio.sleep(delay)
+
+    async def _check_pool(self, error: BaseException) -> None:
+        """After a lost connection: the pool's idle connections are checked (after a restart they
+        are all dead), so the next try gets a live one or a new one at once."""
+        if is_connection_error(error):
+            with suppress(Exception):
+                await self.pool.check()
 
     async def _closed_within(self, seconds: float) -> bool:
         """Waits up to ``seconds`` for the worker to close; True when it has."""
@@ -781,6 +810,8 @@ class AsyncWorker:
                         guard.detach()
             except Exception as error:  # polling goes on meanwhile
                 delay = self._core.listen_delay(backoff)
+                if is_connection_error(error):  # the database is probed, not waited for: LISTEN is back with the poll
+                    delay = min(delay, max(self.poll_interval, RECONNECT_PROBE))
                 _log_failure("LISTEN", error, delay)
                 await self._closed_within(delay)
         guard.close()
@@ -823,7 +854,7 @@ class AsyncWorker:
                             pass
                     await conn.execute("select ai.release_worker_liveness(%s)", (self.worker_id,), prepare=False)
             except Exception as error:  # its jobs keep their leases meanwhile
-                delay = backoff.next()
+                delay = backoff.next(error)
                 _log_failure("liveness hold", error, delay)
                 await self._closed_within(delay)
 
@@ -922,7 +953,11 @@ class Worker:
             max_backoff=max_backoff,
         )
         self.pool = pool
-        self.client = Client(pool)
+        self.client = Client(pool, pool_timeout=CONTROL_POOL_TIMEOUT)  # the loops' own calls
+        #: The handlers' calls (``ctx``): they wait for a pool connection as the pool says.
+        self.handler_client = Client(pool)
+        if pool.reconnect_timeout > POOL_RECONNECT_TIMEOUT:  # its doubling waits must not govern recovery
+            pool.reconnect_timeout = POOL_RECONNECT_TIMEOUT
         self.handler = handler
         self.queue = queue
         self.concurrency = concurrency
@@ -1007,8 +1042,9 @@ class Worker:
             try:
                 jobs = self.client.claim_jobs(self.worker_id, self.lease, self.queue, free, request_id)
             except Exception as error:  # any database error: log, back off, go on
-                delay = backoff.next()
+                delay = backoff.next(error)
                 _log_failure("claim_jobs", error, delay)
+                self._check_pool(error)
                 self._wait_wake(delay)
                 continue
             request_id = None
@@ -1114,9 +1150,17 @@ class Worker:
                 if not self._core.retry_completion(error, first_try, time.monotonic()):
                     log.error("complete_jobs failed; the jobs run again when their leases expire", exc_info=error)
                     return set()
-                delay = backoff.next()
+                delay = backoff.next(error)
                 _log_failure("complete_jobs", error, delay)
+                self._check_pool(error)
                 time.sleep(delay)
+
+    def _check_pool(self, error: BaseException) -> None:
+        """After a lost connection: the pool's idle connections are checked (after a restart they
+        are all dead), so the next try gets a live one or a new one at once."""
+        if is_connection_error(error):
+            with suppress(Exception):
+                self.pool.check()
 
     def _closed_within(self, seconds: float) -> bool:
         """Waits up to ``seconds`` for the worker to close; True when it has."""
@@ -1170,6 +1214,8 @@ class Worker:
                         guard.detach()
             except Exception as error:  # polling goes on meanwhile
                 delay = self._core.listen_delay(backoff)
+                if is_connection_error(error):  # the database is probed, not waited for: LISTEN is back with the poll
+                    delay = min(delay, max(self.poll_interval, RECONNECT_PROBE))
                 _log_failure("LISTEN", error, delay)
                 self._closed_within(delay)
         guard.close()
@@ -1212,7 +1258,7 @@ class Worker:
                             pass
                     conn.execute("select ai.release_worker_liveness(%s)", (self.worker_id,), prepare=False)
             except Exception as error:  # its jobs keep their leases meanwhile
-                delay = backoff.next()
+                delay = backoff.next(error)
                 _log_failure("liveness hold", error, delay)
                 self._closed_within(delay)
 

@@ -46,10 +46,14 @@ LEASES: tuple[Any, ...] = (
 LIMITS_1000: tuple[Any, ...] = (None, -1, 0, 1, 999, 1000, 1001, 10000, 10001)
 DOCUMENTS: tuple[Any, ...] = (None, "{}", '{"a": 1}', "[]", "null", '"s"', "1", json.dumps({"k": "a" * 1048576}))
 NON_NULL_TEXT_255 = tuple(v for v in TEXT_255 if v is not None)
-#: memory namespaces: 1 to 20 labels of 1 to 255 characters without U+001F, none NULL
+#: memory keys: 1 to 128 characters
+KEY_128: tuple[Any, ...] = (None, "", "a", "a" * 128, "a" * 129, "é" * 128, "é" * 129, "a" * 1024)
+#: memory namespaces: 1 to 20 labels of 1 to 255 characters without U+001F, none NULL, 192
+#: characters in all with one separator between each two labels
 NAMESPACES: tuple[Any, ...] = (
     None, [], ["a"], ["a", "b"], [""], ["a", None], ["a" * 255], ["a" * 256], ["é" * 255], ["é" * 256],
     ["b", "a" * 256], [str(i) for i in range(20)], [str(i) for i in range(21)], ["a\x1fb"],
+    ["a" * 192], ["a" * 193], ["a" * 95, "b" * 96], ["a" * 96, "b" * 96], ["é" * 192], ["é" * 193],
 )  # fmt: skip
 
 
@@ -191,7 +195,7 @@ HOT_PATHS = [
     HotPath("put_memory namespace", "tenant_a", "select ai.put_memory(%(v)s::text[], 'k', '{}')",
             "select ai._check_memory_namespace(%(v)s::text[], 'namespace')", NAMESPACES),
     HotPath("put_memory key", "tenant_a", f"select ai.put_memory('{{a}}', {T}, '{{}}')",
-            f"select ai._check_text({T}, 'key', 1024)", NS_1024),
+            f"select ai._check_text({T}, 'key', 128)", KEY_128),
     HotPath("put_memory value", "tenant_a", f"select ai.put_memory('{{a}}', 'k', {J})",
             f"select ai._check_document({J}, 'value', must_be_object => true)", DOCUMENTS),
     HotPath("delta_channel_history checkpoint_id", "tenant_a",

@@ -21,10 +21,16 @@ import { randomUUID } from "node:crypto";
 import os from "node:os";
 import pg from "pg";
 import { Client, idempotencyKey, type Fence } from "./client.js";
-import { isConnectionError, LeaseLost, SideEffectBusy } from "./errors.js";
+import { LeaseLost, OutcomeUnknown, SideEffectBusy, isConnectionError } from "./errors.js";
 import type { AppendResult, Event, Job, MessageRole } from "./models.js";
 
 export type Handler = (job: Job, ctx: JobContext) => Promise<unknown>;
+
+/** How long a side effect's finish lost with its connection is tried again (ms). */
+export const FINISH_RETRY_MS = 60_000;
+/** The longest sleep of the worker's loops while the database cannot be reached (ms): a refused
+ * connection fails at once, so the worker is back within this long of the database. */
+export const RECONNECT_PROBE_MS = 250;
 
 export interface WorkerOptions {
   queue?: string;
@@ -120,8 +126,17 @@ export class JobContext {
    * The tool-call ledger: `fn` runs once per key (`idempotencyKey(...keyParts)`, the same key as
    * Python's `ctx.side_effect(*key_parts)`) in the thread, fenced on the job; a retry returns the
    * recorded result. `fn` throwing abandons the reservation (nothing happened outside) and rethrows.
+   * Once `fn` returned, the reservation is never abandoned: a finish lost with its connection is
+   * tried again (the same finish returns the stored row) for up to `finishRetryMs` (a minute by
+   * default), then OutcomeUnknown, the reservation left to its lease so the next attempt sees
+   * `takenOver`. A tool either ran once, or its rerun is flagged.
    */
-  async sideEffect<T>(keyParts: unknown[], fn: (call: SideEffectCall) => Promise<T> | T, request?: unknown): Promise<T> {
+  async sideEffect<T>(
+    keyParts: unknown[],
+    fn: (call: SideEffectCall) => Promise<T> | T,
+    request?: unknown,
+    options: { finishRetryMs?: number } = {},
+  ): Promise<T> {
     this.check();
     const key = idempotencyKey(...keyParts);
     const req = request ?? { key_parts: keyParts.map((p) => (p === null || p === undefined ? null : String(p))) };
@@ -137,8 +152,23 @@ export class JobContext {
         .catch(() => undefined);
       throw error;
     }
-    const row = await this.guard(this.client.finishSideEffect(this.job.thread_id, key, result ?? null, this.fence));
-    return row.result as T;
+    const deadline = Date.now() + (options.finishRetryMs ?? FINISH_RETRY_MS);
+    for (let wait = 50; ; wait = Math.min(wait * 2, 1000)) {
+      try {
+        const row = await this.guard(this.client.finishSideEffect(this.job.thread_id, key, result ?? null, this.fence));
+        return row.result as T;
+      } catch (error) {
+        if (!isConnectionError(error)) throw error;
+        if (Date.now() + wait > deadline) {
+          throw new OutcomeUnknown(
+            `side effect ${key} of thread ${this.job.thread_id}: the tool ran but storing its result could not be ` +
+              `confirmed (${String(error)}); the reservation is left to its lease, so the next attempt sees takenOver`,
+            { sqlstate: String((error as { code?: unknown }).code ?? ""), cause: error },
+          );
+        }
+        await delay(wait);
+      }
+    }
   }
 
   /** Parks the job for a person (`ai.request_human`); the handler should return right after. */
@@ -225,7 +255,9 @@ export class Worker {
             backoff = 100;
           } catch (error) {
             this.log("claim failed; retrying", error);
-            await delay(backoff, this.stopping.signal);
+            // A lost database is probed often (a refused connection fails at once): back within
+            // RECONNECT_PROBE_MS of it, whatever the outage's length. Other errors back off to 5 s.
+            await delay(isConnectionError(error) ? Math.min(backoff, RECONNECT_PROBE_MS) : backoff, this.stopping.signal);
             backoff = Math.min(backoff * 2, 5000);
             continue;
           }
@@ -353,7 +385,7 @@ export class Worker {
           return;
         }
         this.log(`completing job ${job.job_id} failed; retrying`, error);
-        await delay(backoff);
+        await delay(Math.min(backoff, RECONNECT_PROBE_MS));
         backoff = Math.min(backoff * 2, 5000);
       }
     }
