@@ -26,7 +26,7 @@ begin;
 -- its holder reconnects and finishes the job with its token (deploy/queue_functions.sql, "Leases
 -- and database outages"; ai._lease_held is the one test of a lease). An answer lost with the
 -- connection is safe to ask for again: a claim under a request id answers with the same jobs
--- (ai.claim_requests, deploy/claim_requests.sql), a completion under the same token with the
+-- (ai.queue_workers, deploy/queue_workers.sql), a completion under the same token with the
 -- job it completed, and the client gives an enqueue without a key one of its own (docs/queue.md,
 -- "Lost answers"). (Comment lines of a released script: issue 41.)
 --
