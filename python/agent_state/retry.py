@@ -6,9 +6,10 @@ answers the same: the reads, and the writes that are idempotent by design (a ret
 row, ...). When the connection breaks (server restart, ``AdminShutdown``, a failover, a pooler
 dropping its server connection) the caller cannot know whether the call committed; for a call
 in :data:`IDEMPOTENT` that does not matter, and :class:`RetryPolicy` runs it again, on a new
-connection. Anything else (``record_event``, ``complete_job``, ``begin_side_effect``, ...) is
+connection. Anything else (``record_event``, ``fail_job``, ``begin_side_effect``, ...) is
 never retried: the error reaches the caller, who knows what to do (the queue and the tool-call
-ledger have their own recovery: leases and fencing tokens).
+ledger have their own recovery: leases and fencing tokens). The queue's claims, completions and
+enqueues are idempotent by design (docs/queue.md, "Lost answers").
 
 A call made inside the caller's own transaction is never retried either: the transaction is gone
 with the connection, and only the caller can replay it.
@@ -59,7 +60,10 @@ IDEMPOTENT: dict[str, Callable[[Sequence[Any]], bool]] = {
     "renew_leases": _always,  # extends the same leases again
     "create_session": _arg_given(0),  # only with an explicit thread_id (None makes a new one)
     "put_checkpoint": _arg_given(2),  # only with an explicit checkpoint_id
-    "enqueue_job": _arg_given(6),  # only with an idempotency_key
+    "enqueue_job": _arg_given(6),  # with an idempotency_key (the client makes one when none is given)
+    "claim_jobs": _arg_given(4),  # with a request id (the client makes one): a retry answers the same jobs
+    "complete_job": _always,  # a retry under the same token answers with the job it completed
+    "complete_jobs": _always,  # a retry answers with the jobs completed under the same tokens
     "append_messages": _always,  # each message keyed (its key, or the hash of the message)
     "record_usage": _always,  # keyed: a retry returns the first row
     "record_retrieval": _always,  # keyed (its key, or the hash of the documents)
@@ -85,10 +89,7 @@ NOT_RETRIED: dict[str, str] = {
     "archive_sessions": "a retry moves the next batch",
     "restore_session": "a retry after success finds nothing archived (AS001)",
     "act_as": "binds the caller's transaction (acting_as), which a lost connection ends",
-    "claim_job": "a retry claims another job; the first one's lease expires",
-    "claim_jobs": "a retry claims other jobs; the first ones' leases expire",
-    "complete_job": "a retry after success is refused (AS006): the worker decides",
-    "complete_jobs": "a retry after success answers without those ids: the worker decides",
+    "claim_job": "a retry claims another job; the first one's lease expires (claim_jobs carries a request id)",
     "fail_job": "a retry after success is refused (AS006) or counts an attempt twice",
     "release_job": "a retry after success is refused (AS006)",
     "cancel_job": "a retry after success is refused as a transition",

@@ -76,7 +76,7 @@ from ._worker_core import (
 )
 from .client import AsyncClient, Client, abehind_pooler, behind_pooler
 from .models import Job
-from .queue import DEFAULT_LEASE
+from .queue import DEFAULT_LEASE, new_request_id
 from .retry import POOL_RECONNECT_TIMEOUT, RECONNECT_PROBE, is_connection_error
 from .side_effects import side_effect as _side_effect
 
@@ -419,6 +419,11 @@ def _install_signals(stop: Callable[[], None]) -> dict[int, Any]:
     return previous
 
 
+#: How long a worker waits on its liveness connection at a time (a lost connection ends the wait
+#: at once), and before it tries again for a hold another session has (the same worker_id twice).
+LIVENESS_CHECK = 1.0
+
+
 def _listen_kwargs(kwargs: dict[str, Any] | None) -> dict[str, Any]:
     return {**(kwargs or {}), "autocommit": True, "prepare_threshold": None}
 
@@ -432,8 +437,10 @@ class AsyncWorker:
     worker as tasks of its event loop (``await handler(job, ctx)``), the sync one in threads.
 
     ``pool`` is a psycopg_pool ``AsyncConnectionPool`` of a member of ai_service; it needs a
-    connection per handler plus two (claims and completions), and the worker opens one more for
-    LISTEN (to ``listen_conninfo`` when given, else to the pool's). Up to ``concurrency + prefetch``
+    connection per handler plus two (claims and completions), and the worker opens two more, for
+    LISTEN and for its liveness hold (to ``listen_conninfo`` when given, else to the pool's; a
+    direct connection, or its jobs wait out their leases when it dies: ``liveness``, docs/queue.md
+    "Dead workers"). Up to ``concurrency + prefetch``
     jobs are held at once (``prefetch`` defaults to ``concurrency``). Database errors in its loops
     are logged and retried after a backoff of at most ``max_backoff`` seconds. Every decision
     (claims, renewals, backoff, shutdown) is made by the same core (agent_state/_worker_core.py).
@@ -454,6 +461,7 @@ class AsyncWorker:
         listen: bool = True,
         listen_conninfo: str | None = None,
         max_backoff: float = 5.0,
+        liveness: bool = True,
     ) -> None:
         if True:  # ASYNC
             if not inspect.iscoroutinefunction(handler):
@@ -483,6 +491,7 @@ class AsyncWorker:
         self.listen = listen
         self.listen_conninfo = listen_conninfo
         self.max_backoff = max_backoff
+        self.liveness = liveness
         self.stats = self._core.stats
         if True:  # ASYNC
             self._lock: AbstractContextManager[Any] = nullcontext()  # one event loop: nothing to lock
@@ -532,6 +541,8 @@ class AsyncWorker:
             helpers = [asyncio.create_task(self._renew_loop())]
             if self.listen:
                 helpers.append(asyncio.create_task(self._listen_loop()))
+            if self.liveness:
+                helpers.append(asyncio.create_task(self._liveness_loop()))
             self._handlers = [asyncio.create_task(self._handler_loop()) for _ in range(self.concurrency)]
             try:
                 await self._claim_loop(drain)
@@ -557,6 +568,8 @@ class AsyncWorker:
             ]
             if self.listen:
                 threads.append(threading.Thread(target=self._listen_loop, name="agent-state-listen", daemon=True))
+            if self.liveness:
+                threads.append(threading.Thread(target=self._liveness_loop, name="agent-state-liveness", daemon=True))
             executor = ThreadPoolExecutor(self.concurrency, thread_name_prefix="agent-state-handler")
             for _ in range(self.concurrency):
                 executor.submit(self._handler_loop)
@@ -585,6 +598,7 @@ class AsyncWorker:
         core = self._core
         assert self._todo is not None
         backoff = core.backoff()
+        request_id: str | None = None
         while True:
             with self._lock:
                 if core.stopping:
@@ -594,14 +608,18 @@ class AsyncWorker:
             if free <= 0:
                 await self._wait_wake(self.poll_interval)
                 continue
+            # One request id until a claim is answered: a claim whose answer was lost with the
+            # connection is asked again under it, and answers with the jobs it took.
+            request_id = request_id or new_request_id()
             try:
-                jobs = await self.client.claim_jobs(self.worker_id, self.lease, self.queue, free)
+                jobs = await self.client.claim_jobs(self.worker_id, self.lease, self.queue, free, request_id)
             except Exception as error:  # any database error: log, back off, go on
                 delay = backoff.next(error)
                 _log_failure("claim_jobs", error, delay)
                 await self._check_pool(error)
                 await self._wait_wake(delay)
                 continue
+            request_id = None
             backoff.reset()
             contexts = [AsyncJobContext(self, job) for job in jobs]
             with self._lock:
@@ -705,22 +723,25 @@ class AsyncWorker:
             self._core.forget(batch)
 
     async def _complete_batch(self, completions: list[tuple[AsyncJobContext, Any]]) -> set[int]:
-        """``ai.complete_jobs`` for a batch, tried again after an error while the leases last
-        (a retry after an ambiguous failure finds the jobs it completed already gone from its
-        answer: they count as lost, and are COMPLETED). Jobs not completed run again when their
-        leases expire."""
+        """``ai.complete_jobs`` for a batch, sent again after a lost connection until the database
+        answers (the worker's shutdown ends the wait): a completion under the same tokens is
+        idempotent (the retry answers with the jobs the first try completed), and a database
+        outage does not count against a lease, so the answer says which leases were really lost.
+        After any other error, tried again while half the lease lasts, then given up: the jobs
+        run again when their leases expire."""
         backoff = self._core.backoff()
-        deadline = self._core.retry_deadline(time.monotonic())
+        first_try = time.monotonic()
         batch = [(c.job.job_id, c.job.fencing_token, r) for c, r in completions]
         while True:
             try:
                 return set(await self.client.complete_jobs(batch))
             except Exception as error:
-                delay = backoff.next(error)
-                if time.monotonic() + delay >= deadline:
+                if not self._core.retry_completion(error, first_try, time.monotonic()):
                     log.error("complete_jobs failed; the jobs run again when their leases expire", exc_info=error)
                     return set()
+                delay = backoff.next(error)
                 _log_failure("complete_jobs", error, delay)
+                await self._check_pool(error)
                 await asyncio.sleep(delay)
 
     async def _check_pool(self, error: BaseException) -> None:
@@ -793,6 +814,48 @@ class AsyncWorker:
                 await self._closed_within(delay)
         guard.close()
 
+    async def _liveness_loop(self) -> None:
+        """Keeps the worker's liveness hold (``ai.hold_worker_liveness``: a session advisory lock
+        keyed by its worker_id) on a direct connection of its own (``listen_conninfo``, else the
+        pool's), taken again on a new connection as soon as that one is lost; given up at close.
+        A claim takes the running jobs of a worker whose hold has been free for half a second
+        over, whatever their lease (docs/queue.md, "Dead workers"). Behind a transaction pooler
+        it takes none (the lock would stay on a server connection that other clients share): the
+        lease alone decides for this worker then."""
+        assert self._closed is not None
+        backoff = self._core.backoff()
+        while not self._closed.is_set():
+            try:
+                conninfo, kwargs = await _alisten_target(self.pool, self.listen_conninfo)
+                async with await psycopg.AsyncConnection.connect(conninfo, **kwargs) as conn:
+                    if await abehind_pooler(conn):
+                        log.warning(
+                            "worker %s: its liveness connection goes through a pooler, so it takes no liveness"
+                            " hold (its jobs wait out their leases if it dies): give listen_conninfo a direct"
+                            " connection",
+                            self.worker_id,
+                        )
+                        return
+                    while True:
+                        cur = await conn.execute("select ai.hold_worker_liveness(%s)", (self.worker_id,), prepare=False)
+                        row = await cur.fetchone()
+                        if row is not None and row[0]:
+                            break
+                        if await self._closed_within(LIVENESS_CHECK):  # held elsewhere: the same worker_id twice
+                            return
+                    backoff.reset()
+                    # Waits on the socket: a connection the server closes raises here at once, and
+                    # the hold is taken again on a new one (a claim waits half a second before it
+                    # takes a worker whose hold is free for dead).
+                    while not self._closed.is_set():
+                        async for _note in conn.notifies(timeout=LIVENESS_CHECK):
+                            pass
+                    await conn.execute("select ai.release_worker_liveness(%s)", (self.worker_id,), prepare=False)
+            except Exception as error:  # its jobs keep their leases meanwhile
+                delay = backoff.next(error)
+                _log_failure("liveness hold", error, delay)
+                await self._closed_within(delay)
+
     async def _shut_down(self) -> None:
         """Release unstarted jobs, give running handlers grace_period, then release theirs (the
         async worker cancels their tasks too)."""
@@ -853,8 +916,10 @@ class Worker:
     worker as tasks of its event loop (``await handler(job, ctx)``), the sync one in threads.
 
     ``pool`` is a psycopg_pool ``ConnectionPool`` of a member of ai_service; it needs a
-    connection per handler plus two (claims and completions), and the worker opens one more for
-    LISTEN (to ``listen_conninfo`` when given, else to the pool's). Up to ``concurrency + prefetch``
+    connection per handler plus two (claims and completions), and the worker opens two more, for
+    LISTEN and for its liveness hold (to ``listen_conninfo`` when given, else to the pool's; a
+    direct connection, or its jobs wait out their leases when it dies: ``liveness``, docs/queue.md
+    "Dead workers"). Up to ``concurrency + prefetch``
     jobs are held at once (``prefetch`` defaults to ``concurrency``). Database errors in its loops
     are logged and retried after a backoff of at most ``max_backoff`` seconds. Every decision
     (claims, renewals, backoff, shutdown) is made by the same core (agent_state/_worker_core.py).
@@ -875,6 +940,7 @@ class Worker:
         listen: bool = True,
         listen_conninfo: str | None = None,
         max_backoff: float = 5.0,
+        liveness: bool = True,
     ) -> None:
         self._core: WorkerCore[JobContext] = WorkerCore(
             concurrency=concurrency,
@@ -901,6 +967,7 @@ class Worker:
         self.listen = listen
         self.listen_conninfo = listen_conninfo
         self.max_backoff = max_backoff
+        self.liveness = liveness
         self.stats = self._core.stats
         self._lock = threading.Lock()
         self._todo = queue_module.Queue[JobContext | None]()
@@ -927,6 +994,8 @@ class Worker:
         ]
         if self.listen:
             threads.append(threading.Thread(target=self._listen_loop, name="agent-state-listen", daemon=True))
+        if self.liveness:
+            threads.append(threading.Thread(target=self._liveness_loop, name="agent-state-liveness", daemon=True))
         executor = ThreadPoolExecutor(self.concurrency, thread_name_prefix="agent-state-handler")
         for _ in range(self.concurrency):
             executor.submit(self._handler_loop)
@@ -955,6 +1024,7 @@ class Worker:
         core = self._core
         assert self._todo is not None
         backoff = core.backoff()
+        request_id: str | None = None
         while True:
             with self._lock:
                 if core.stopping:
@@ -964,14 +1034,18 @@ class Worker:
             if free <= 0:
                 self._wait_wake(self.poll_interval)
                 continue
+            # One request id until a claim is answered: a claim whose answer was lost with the
+            # connection is asked again under it, and answers with the jobs it took.
+            request_id = request_id or new_request_id()
             try:
-                jobs = self.client.claim_jobs(self.worker_id, self.lease, self.queue, free)
+                jobs = self.client.claim_jobs(self.worker_id, self.lease, self.queue, free, request_id)
             except Exception as error:  # any database error: log, back off, go on
                 delay = backoff.next(error)
                 _log_failure("claim_jobs", error, delay)
                 self._check_pool(error)
                 self._wait_wake(delay)
                 continue
+            request_id = None
             backoff.reset()
             contexts = [JobContext(self, job) for job in jobs]
             with self._lock:
@@ -1058,22 +1132,25 @@ class Worker:
             self._core.forget(batch)
 
     def _complete_batch(self, completions: list[tuple[JobContext, Any]]) -> set[int]:
-        """``ai.complete_jobs`` for a batch, tried again after an error while the leases last
-        (a retry after an ambiguous failure finds the jobs it completed already gone from its
-        answer: they count as lost, and are COMPLETED). Jobs not completed run again when their
-        leases expire."""
+        """``ai.complete_jobs`` for a batch, sent again after a lost connection until the database
+        answers (the worker's shutdown ends the wait): a completion under the same tokens is
+        idempotent (the retry answers with the jobs the first try completed), and a database
+        outage does not count against a lease, so the answer says which leases were really lost.
+        After any other error, tried again while half the lease lasts, then given up: the jobs
+        run again when their leases expire."""
         backoff = self._core.backoff()
-        deadline = self._core.retry_deadline(time.monotonic())
+        first_try = time.monotonic()
         batch = [(c.job.job_id, c.job.fencing_token, r) for c, r in completions]
         while True:
             try:
                 return set(self.client.complete_jobs(batch))
             except Exception as error:
-                delay = backoff.next(error)
-                if time.monotonic() + delay >= deadline:
+                if not self._core.retry_completion(error, first_try, time.monotonic()):
                     log.error("complete_jobs failed; the jobs run again when their leases expire", exc_info=error)
                     return set()
+                delay = backoff.next(error)
                 _log_failure("complete_jobs", error, delay)
+                self._check_pool(error)
                 time.sleep(delay)
 
     def _check_pool(self, error: BaseException) -> None:
@@ -1140,6 +1217,48 @@ class Worker:
                 _log_failure("LISTEN", error, delay)
                 self._closed_within(delay)
         guard.close()
+
+    def _liveness_loop(self) -> None:
+        """Keeps the worker's liveness hold (``ai.hold_worker_liveness``: a session advisory lock
+        keyed by its worker_id) on a direct connection of its own (``listen_conninfo``, else the
+        pool's), taken again on a new connection as soon as that one is lost; given up at close.
+        A claim takes the running jobs of a worker whose hold has been free for half a second
+        over, whatever their lease (docs/queue.md, "Dead workers"). Behind a transaction pooler
+        it takes none (the lock would stay on a server connection that other clients share): the
+        lease alone decides for this worker then."""
+        assert self._closed is not None
+        backoff = self._core.backoff()
+        while not self._closed.is_set():
+            try:
+                conninfo, kwargs = _listen_target(self.pool, self.listen_conninfo)
+                with psycopg.Connection.connect(conninfo, **kwargs) as conn:
+                    if behind_pooler(conn):
+                        log.warning(
+                            "worker %s: its liveness connection goes through a pooler, so it takes no liveness"
+                            " hold (its jobs wait out their leases if it dies): give listen_conninfo a direct"
+                            " connection",
+                            self.worker_id,
+                        )
+                        return
+                    while True:
+                        cur = conn.execute("select ai.hold_worker_liveness(%s)", (self.worker_id,), prepare=False)
+                        row = cur.fetchone()
+                        if row is not None and row[0]:
+                            break
+                        if self._closed_within(LIVENESS_CHECK):  # held elsewhere: the same worker_id twice
+                            return
+                    backoff.reset()
+                    # Waits on the socket: a connection the server closes raises here at once, and
+                    # the hold is taken again on a new one (a claim waits half a second before it
+                    # takes a worker whose hold is free for dead).
+                    while not self._closed.is_set():
+                        for _note in conn.notifies(timeout=LIVENESS_CHECK):
+                            pass
+                    conn.execute("select ai.release_worker_liveness(%s)", (self.worker_id,), prepare=False)
+            except Exception as error:  # its jobs keep their leases meanwhile
+                delay = backoff.next(error)
+                _log_failure("liveness hold", error, delay)
+                self._closed_within(delay)
 
     def _shut_down(self) -> None:
         """Release unstarted jobs, give running handlers grace_period, then release theirs (the

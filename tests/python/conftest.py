@@ -50,6 +50,7 @@ from agent_state import Client
 # xdist), and why. A new file is parallel unless it is named here.
 SERIAL = {
     "test_database_crash.py": "kills the postmaster: every other worker's connections die",
+    "test_queue_outage.py": "stops the server for longer than a lease: every other worker's connections die",
     "test_retry.py": "restarts the server, ends every backend of the shared tenant roles",
     "test_dropped_connection.py": "ends every backend of tenant_a, a role every worker uses",
     "test_upgrade_under_load.py": "times lock waits of a deploy under a load of workers",
@@ -83,6 +84,7 @@ BESIDE = {
 SLOW = {
     "test_bench_scripts.py",  # each bench script end to end
     "test_database_crash.py",
+    "test_queue_outage.py",  # stops and starts the server
     "test_retry.py",
     "test_worker_outage.py",  # 20 s outages, and a 35 s one before a worker starts
     "test_upgrade.py",
@@ -104,6 +106,7 @@ SLOW = {
     "test_demo.py::test_the_demo_crashes_resumes_approves_and_keeps_every_promise",
     "test_demo.py::test_the_demos_story_is_the_records_of_ai_job_attempts",  # the same run of the demo
     "test_graph_runs.py::test_a_worker_killed_mid_node_resumes_in_a_fresh_process_from_the_last_checkpoint",
+    "test_graph_runs.py::test_a_killed_workers_run_is_taken_over_within_two_seconds_whatever_the_lease",
     "test_graph_runs.py::test_an_interrupt_waits_for_a_person_and_another_process_resumes_it",
     "test_compaction.py::test_long_session_compacted_repeatedly",
     "test_cli.py::test_a_database_without_the_schema_says_how_to_deploy_it_and_deploy_does",

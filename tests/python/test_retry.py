@@ -172,7 +172,9 @@ def test_every_client_call_is_classified_and_the_docs_name_them() -> None:
         (queue.ENQUEUE_JOB.sql, ("t", {}, "q", None, 0, 5, "key"), True),
         (queue.ENQUEUE_JOB.sql, ("t", {}, "q", None, 0, 5, None), False),
         (sessions.RECORD_EVENT.sql, ("t", "k", None), False),
-        (queue.COMPLETE_JOB.sql, (1, 1, None), False),
+        (queue.COMPLETE_JOB.sql, (1, 1, None), True),  # idempotent under the same token (issue 41)
+        (queue.CLAIM_JOBS.sql, ("w", None, "q", 1, "request"), True),  # a retry answers the same jobs
+        (queue.CLAIM_JOBS.sql, ("w", None, "q", 1, None), False),  # without a request id: new jobs
         (checkpoints.GET_CHECKPOINT.sql, ("t", "", None), True),
     ],
 )

@@ -12,7 +12,7 @@
  * query is given a `name`, which this client never does), and no session state is kept, so the
  * client works through PgBouncer in transaction pooling as it is.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
 import { OutcomeUnknown, isConnectionError, translate } from "./errors.js";
 import type {
@@ -78,7 +78,9 @@ export const IDEMPOTENT: Readonly<Record<string, (values: unknown[]) => boolean>
   renew_leases: always,
   create_session: given(0),
   put_checkpoint: given(2),
-  enqueue_job: given(6),
+  enqueue_job: given(6), // the client gives one to a call without (docs/queue.md, "Lost answers")
+  claim_jobs: given(4), // with a request id: a retry answers with the same jobs
+  complete_job: always, // a retry under the same token answers with the completed job
   append_messages: always,
   record_usage: always,
   record_retrieval: always,
@@ -324,6 +326,24 @@ export class Client {
     }
   }
 
+  /**
+   * A call that is safe to run again by construction (a claim under its request id, a completion
+   * under its token, an enqueue under its key), run again after a lost connection (or its
+   * OutcomeUnknown) even without a retry policy: a pool hands out another connection (a single
+   * client whose connection is gone fails again, and that error reaches the caller). Up to
+   * `tries` tries, 100 ms then 200 ms apart (docs/queue.md, "Lost answers").
+   */
+  private async retryLostAnswer<T>(run: () => Promise<T>, tries = 3): Promise<T> {
+    for (let n = 1; ; n += 1) {
+      try {
+        return await run();
+      } catch (error) {
+        if (n >= tries || !isConnectionError(error)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100 * n));
+      }
+    }
+  }
+
   private async one<T>(text: string, values: unknown[]): Promise<T> {
     const rows = await this.query<T>(text, values);
     return rows[0] as T;
@@ -509,21 +529,26 @@ export class Client {
 
   // -- the queue --------------------------------------------------------------------------------
 
-  /** `ai.enqueue_job`: a job for the thread; the same idempotency key returns the first job. */
+  /**
+   * `ai.enqueue_job`: a job for the thread; the same idempotency key returns the first job. Without
+   * a key the call makes one (a random UUID), so that its retry after a lost answer never makes a
+   * second job (docs/queue.md, "Lost answers").
+   */
   enqueueJob(
     threadId: string,
     payload: unknown = {},
     options: { queue?: string; runAt?: Date; priority?: number; maxAttempts?: number; idempotencyKey?: string } = {},
   ): Promise<Job> {
-    return this.one("select * from ai.enqueue_job($1, $2, $3, $4, $5, $6, $7)", [
+    const args = [
       threadId,
       jsonParam(payload ?? {}),
       options.queue ?? "default",
       options.runAt ?? null,
       options.priority ?? 0,
       options.maxAttempts ?? 5,
-      options.idempotencyKey ?? null,
-    ]);
+      options.idempotencyKey ?? randomUUID(),
+    ];
+    return this.retryLostAnswer(() => this.one<Job>("select * from ai.enqueue_job($1, $2, $3, $4, $5, $6, $7)", args));
   }
 
   /** `ai.claim_job`: the next due job of the queue with a lease and a new fencing token, or null. */
@@ -536,14 +561,14 @@ export class Client {
     return rows[0] ?? null;
   }
 
-  /** `ai.claim_jobs`: up to `maxJobs` due jobs in one call. */
-  claimJobs(workerId: string, leaseSeconds: number, queue: string, maxJobs: number): Promise<Job[]> {
-    return this.query("select * from ai.claim_jobs($1, $2, $3, $4)", [
-      workerId,
-      secondsParam(leaseSeconds),
-      queue,
-      maxJobs,
-    ]);
+  /**
+   * `ai.claim_jobs`: up to `maxJobs` due jobs in one call, under `requestId` (a new one when not
+   * given): the same call again, with the same request id, answers with the jobs the first took,
+   * under the same tokens (a retry after a lost answer; docs/queue.md, "Lost answers").
+   */
+  claimJobs(workerId: string, leaseSeconds: number, queue: string, maxJobs: number, requestId?: string): Promise<Job[]> {
+    const args = [workerId, secondsParam(leaseSeconds), queue, maxJobs, requestId ?? randomUUID()];
+    return this.retryLostAnswer(() => this.query<Job>("select * from ai.claim_jobs($1, $2, $3, $4, $5)", args));
   }
 
   /** `ai.renew_lease`: extends the lease; LeaseLost when the token is stale. Returns the new expiry. */
@@ -566,8 +591,10 @@ export class Client {
     return this.scalar("select ai.fenced_write($1, $2) as value", [jobId, fencingToken]);
   }
 
+  /** `ai.complete_job`: idempotent under the same token (a retry answers with the completed job). */
   completeJob(jobId: number, fencingToken: number, result: unknown = null): Promise<Job> {
-    return this.one("select * from ai.complete_job($1, $2, $3)", [jobId, fencingToken, jsonParam(result)]);
+    const args = [jobId, fencingToken, jsonParam(result)];
+    return this.retryLostAnswer(() => this.one<Job>("select * from ai.complete_job($1, $2, $3)", args));
   }
 
   /** `ai.fail_job`: retried with backoff (or after `retryInSeconds`) until the attempts are spent. */
