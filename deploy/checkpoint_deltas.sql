@@ -10,7 +10,7 @@
 -- so readers receive one whole value as before). A row with base_version NULL holds a whole
 -- value, as every row written by 0.1.0 does. So the bytes written per step stay the size of
 -- what the step added, not of the whole list; docs/checkpoints.md has the rules the saver
--- follows to choose (python/agent_state/langgraph.py) and what falls back to a whole value.
+-- follows to choose (python/agent_state/langgraph_saver.py) and what falls back to a whole value.
 begin;
 
 alter table ai.checkpoint_blobs add column base_version text collate "C";

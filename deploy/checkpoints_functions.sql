@@ -46,6 +46,30 @@ $do$;
 -- ---------------------------------------------------------------------------------------------
 -- Guards and helpers
 
+-- A key that a btree index holds beside others, counted in bytes of UTF-8, not characters (issue
+-- 37): the checkpoint tables' keys (checkpoint id, parent, channel name and version, task id; the
+-- namespace has its own guard below) and an eval run's candidate. Beside a thread id or an owner of
+-- 255 characters, the widest entry (checkpoint_blobs' or checkpoint_writes' primary key) stays
+-- under the btree's 2704 bytes in any text, where 255 characters of four bytes each would be
+-- refused with 54000. In ASCII a byte is a character, so the limit is the same.
+create or replace function ai._check_key(value text, argument text, max_bytes integer default 255) returns void
+language plpgsql immutable parallel safe
+as $$
+begin
+  if value is null then
+    raise exception using errcode = 'AS002', message = format('%s must not be NULL', argument);
+  end if;
+  if value = '' then
+    raise exception using errcode = 'AS002', message = format('%s must not be empty', argument);
+  end if;
+  if pg_catalog.octet_length(value) > max_bytes then
+    raise exception using errcode = 'AS002',
+      message = format('%s is longer than %s bytes (%s bytes of UTF-8)', argument, max_bytes, pg_catalog.octet_length(value));
+  end if;
+end
+$$;
+comment on function ai._check_key(text, text, integer) is 'Internal guard: raises AS002 when an index key counted in bytes (a checkpoint id, channel, version or task id; an eval candidate) is NULL, empty or over max_bytes bytes of UTF-8 (default 255).';
+
 create or replace function ai._check_checkpoint_ns(checkpoint_ns text) returns void
 language plpgsql immutable parallel safe
 as $$
@@ -53,15 +77,16 @@ begin
   if checkpoint_ns is null then
     raise exception using errcode = 'AS002', message = 'checkpoint_ns must not be NULL (the root namespace is '''')';
   end if;
-  if pg_catalog.char_length(checkpoint_ns) > 1024 then
-    raise exception using errcode = 'AS002', message = 'checkpoint_ns is longer than 1024 characters';
+  if pg_catalog.octet_length(checkpoint_ns) > 1024 then
+    raise exception using errcode = 'AS002',
+      message = format('checkpoint_ns is longer than 1024 bytes (%s bytes of UTF-8)', pg_catalog.octet_length(checkpoint_ns));
   end if;
 end
 $$;
-comment on function ai._check_checkpoint_ns(text) is 'Internal guard: raises AS002 unless checkpoint_ns is a text of at most 1024 characters (empty is the root).';
+comment on function ai._check_checkpoint_ns(text) is 'Internal guard: raises AS002 unless checkpoint_ns is a text of at most 1024 bytes of UTF-8 (empty is the root).';
 
 -- Sizes: a checkpoint, each channel value and each pending write up to 16 MiB (AS003); channel
--- names and versions, which are index keys, up to 255 characters (AS002; longer ones would hit
+-- names and versions, which are index keys, up to 255 bytes of UTF-8 (AS002; longer ones would hit
 -- the btree row limit, 54000). The hot paths test the common case inline and call this guard
 -- only when something is over, to raise the error that names it.
 create or replace function ai._check_blob_sizes(checkpoint bytea, channels text[], versions text[], blobs bytea[])
@@ -77,12 +102,12 @@ begin
       message = format('checkpoint is %s bytes, over the limit of %s', pg_catalog.octet_length(checkpoint), v_max);
   end if;
   for u in select * from unnest(channels, versions, blobs) as x(channel, version, blob) loop
-    if pg_catalog.char_length(u.channel) > 255 then
-      raise exception using errcode = 'AS002', message = 'a channel name is longer than 255 characters';
+    if pg_catalog.octet_length(u.channel) > 255 then
+      raise exception using errcode = 'AS002', message = 'a channel name is longer than 255 bytes';
     end if;
-    if pg_catalog.char_length(u.version) > 255 then
+    if pg_catalog.octet_length(u.version) > 255 then
       raise exception using errcode = 'AS002',
-        message = format('the version of channel %s is longer than 255 characters', u.channel);
+        message = format('the version of channel %s is longer than 255 bytes', u.channel);
     end if;
     if pg_catalog.octet_length(u.blob) > v_max then
       raise exception using errcode = 'AS003',
@@ -91,7 +116,7 @@ begin
   end loop;
 end
 $$;
-comment on function ai._check_blob_sizes(bytea, text[], text[], bytea[]) is 'Internal guard: AS003 for a checkpoint or a value over 16 MiB, AS002 for a channel name or version over 255 characters.';
+comment on function ai._check_blob_sizes(bytea, text[], text[], bytea[]) is 'Internal guard: AS003 for a checkpoint or a value over 16 MiB, AS002 for a channel name or version over 255 bytes of UTF-8.';
 
 -- The owner of a thread that a checkpoint write goes to. An unknown thread is created for the
 -- caller (LangGraph users never call create_session), unless the caller deleted it (AS020).
@@ -122,13 +147,19 @@ begin
     return ai.current_owner();
   end if;
   select owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
+  if not found and exists (select from ai_archive.agent_sessions a where a.thread_id = a_thread_id) then
+    -- the caller's own archived thread (RLS shows no other tenant's): reserved until restored
+    raise exception using errcode = 'AS005',
+      message = format('thread %s is archived: a write does not re-create it', a_thread_id),
+      hint = 'an operator brings it back with ai.restore_session; or use a new thread_id';
+  end if;
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
   return v_owner;
 end
 $$;
-comment on function ai._checkpoint_thread_owner(text) is 'Internal: the owner of the thread a checkpoint goes to, creating the session for the caller when the thread is new. AS001 another tenant''s thread, AS020 a thread the caller deleted.';
+comment on function ai._checkpoint_thread_owner(text) is 'Internal: the owner of the thread a checkpoint goes to, creating the session for the caller when the thread is new. AS001 another tenant''s thread (hot or archived), AS005 a thread the caller archived, AS020 a thread the caller deleted.';
 
 -- Blobs no remaining checkpoint of their (thread, namespace) references, for the given threads.
 create or replace function ai._collect_checkpoint_blobs(thread_ids text[]) returns bigint
@@ -259,8 +290,8 @@ language plpgsql immutable
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  if task_id is null or task_id = '' or pg_catalog.char_length(task_id) > 255 then
-    perform ai._check_text(task_id, 'task_id');
+  if task_id is null or task_id = '' or pg_catalog.octet_length(task_id) > 255 then
+    perform ai._check_key(task_id, 'task_id');
   end if;
   if task_path is null then
     raise exception using errcode = 'AS002', message = 'task_path must not be NULL (pass an empty string)';
@@ -278,7 +309,7 @@ begin
     raise exception using errcode = 'AS002', message = 'idx, channels, types and blobs must not contain NULL';
   end if;
   if exists (select from unnest(channels, blobs) as u(channel, blob)
-             where pg_catalog.char_length(u.channel) > 255 or pg_catalog.octet_length(u.blob) > 16777216) then
+             where pg_catalog.octet_length(u.channel) > 255 or pg_catalog.octet_length(u.blob) > 16777216) then
     perform ai._check_blob_sizes(null, channels, null, blobs);
   end if;
 end
@@ -354,14 +385,14 @@ begin
   if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
     perform ai._check_thread_id(a_thread_id);
   end if;
-  if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
+  if a_ns is null or pg_catalog.octet_length(a_ns) > 1024 then
     perform ai._check_checkpoint_ns(a_ns);
   end if;
-  if v_id = '' or pg_catalog.char_length(v_id) > 255 then
-    perform ai._check_text(v_id, 'checkpoint_id');
+  if v_id = '' or pg_catalog.octet_length(v_id) > 255 then
+    perform ai._check_key(v_id, 'checkpoint_id');
   end if;
-  if a_parent_id = '' or pg_catalog.char_length(a_parent_id) > 255 then
-    perform ai._check_text(a_parent_id, 'parent_checkpoint_id');
+  if a_parent_id = '' or pg_catalog.octet_length(a_parent_id) > 255 then
+    perform ai._check_key(a_parent_id, 'parent_checkpoint_id');
   end if;
   if a_type is null or a_type = '' or pg_catalog.char_length(a_type) > 64 then
     perform ai._check_text(a_type, 'type', 64);
@@ -393,7 +424,7 @@ begin
   end if;
   if pg_catalog.octet_length(a_checkpoint) > 16777216
      or exists (select from unnest(a_blob_channels, a_blob_versions, a_blobs) as u(channel, version, blob)
-                where pg_catalog.char_length(u.channel) > 255 or pg_catalog.char_length(u.version) > 255
+                where pg_catalog.octet_length(u.channel) > 255 or pg_catalog.octet_length(u.version) > 255
                    or pg_catalog.octet_length(u.blob) > 16777216) then
     perform ai._check_blob_sizes(a_checkpoint, a_blob_channels, a_blob_versions, a_blobs);
   end if;
@@ -419,6 +450,9 @@ begin
     perform pg_catalog.set_config('synchronous_commit', 'off', true);
   end if;
 
+  -- The session, locked (for key share) until this transaction ends, before the delta check
+  -- below: ai.prune_checkpoints and ai.delete_for_runs lock it for update before they delete, so
+  -- the base a delta extends cannot be deleted between that check and the commit.
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for key share;
   if v_owner is null then
     v_owner := ai._checkpoint_thread_owner(a_thread_id);
@@ -470,7 +504,7 @@ begin
 end
 $$;
 comment on function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb) is
-  'Saves a durable step in one call and one transaction; returns the checkpoint''s id (a new ULID when checkpoint_id is NULL). The checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version; blob_bases names, per value, the version of the same channel whose list it extends with these items: a delta, rebuilt whole on read; NULL for a whole value). Putting the same id again replaces the checkpoint. Optionally one task''s pending writes for the parent checkpoint (write_task_id, write_task_path, write_idx/channels/types/blobs, as ai.put_writes stores them) and messages appended to the thread (a JSON array, as ai.append_messages takes). Creates the session for the caller when the thread is new. job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument (a channel name or version over 255 characters too), AS003 metadata over 1 MiB or the checkpoint or a value over 16 MiB, AS006 stale fencing token, AS020 deleted thread, AS061 a delta whose base is not stored (send the whole value); the messages'' errors as ai.append_messages raises them.';
+  'Saves a durable step in one call and one transaction; returns the checkpoint''s id (a new ULID when checkpoint_id is NULL). The checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version; blob_bases names, per value, the version of the same channel whose list it extends with these items: a delta, rebuilt whole on read; NULL for a whole value). Putting the same id again replaces the checkpoint. Optionally one task''s pending writes for the parent checkpoint (write_task_id, write_task_path, write_idx/channels/types/blobs, as ai.put_writes stores them) and messages appended to the thread (a JSON array, as ai.append_messages takes). Creates the session for the caller when the thread is new. job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument (checkpoint_ns over 1024 bytes of UTF-8, a checkpoint id, channel name or version over 255 bytes, too), AS003 metadata over 1 MiB or the checkpoint or a value over 16 MiB, AS006 stale fencing token, AS005 a thread the caller archived, AS020 deleted thread, AS061 a delta whose base is not stored (send the whole value); the messages'' errors as ai.append_messages raises them.';
 
 create or replace function ai.put_writes(
   thread_id text,
@@ -500,11 +534,11 @@ begin
   if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
     perform ai._check_thread_id(a_thread_id);
   end if;
-  if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
+  if a_ns is null or pg_catalog.octet_length(a_ns) > 1024 then
     perform ai._check_checkpoint_ns(a_ns);
   end if;
-  if a_checkpoint_id is null or a_checkpoint_id = '' or pg_catalog.char_length(a_checkpoint_id) > 255 then
-    perform ai._check_text(a_checkpoint_id, 'checkpoint_id');
+  if a_checkpoint_id is null or a_checkpoint_id = '' or pg_catalog.octet_length(a_checkpoint_id) > 255 then
+    perform ai._check_key(a_checkpoint_id, 'checkpoint_id');
   end if;
   perform ai._check_writes(task_id, task_path, idx, channels, types, blobs);
   if job_id is not null or fencing_token is not null then
@@ -520,7 +554,7 @@ begin
 end
 $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
-  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites; within one call, the last write of a negative idx and the first of any other idx count. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s). AS001 another tenant''s thread, AS002 bad argument (a channel name over 255 characters too), AS003 a value over 16 MiB, AS006 stale fencing token, AS020 deleted thread.';
+  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites; within one call, the last write of a negative idx and the first of any other idx count. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s). AS001 another tenant''s thread, AS002 bad argument (checkpoint_ns over 1024 bytes of UTF-8, a checkpoint id, task id or channel name over 255 bytes, too), AS003 a value over 16 MiB, AS006 stale fencing token, AS005 a thread the caller archived, AS020 deleted thread.';
 
 -- The values and pending writes of one checkpoint row, for get_checkpoint and list_checkpoints.
 -- A set-returning SQL function of one SELECT: inlined into the caller's query and planned with it.
@@ -589,7 +623,7 @@ begin
   if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
     perform ai._check_thread_id(a_thread_id);
   end if;
-  if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
+  if a_ns is null or pg_catalog.octet_length(a_ns) > 1024 then
     perform ai._check_checkpoint_ns(a_ns);
   end if;
   -- one backward probe of the primary key (ordered by it, so no other index competes)
@@ -771,7 +805,7 @@ declare
   r record;
 begin
   perform ai._check_thread_id(a_thread_id);
-  perform ai._check_text(a_checkpoint_id, 'checkpoint_id');
+  perform ai._check_key(a_checkpoint_id, 'checkpoint_id');
   perform ai._check_checkpoint_ns(a_ns);
   if a_direction is null or a_direction not in ('ancestors', 'descendants') then
     raise exception using errcode = 'AS002',
@@ -1021,11 +1055,11 @@ begin
   if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
     perform ai._check_thread_id(a_thread_id);
   end if;
-  if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
+  if a_ns is null or pg_catalog.octet_length(a_ns) > 1024 then
     perform ai._check_checkpoint_ns(a_ns);
   end if;
-  if v_id = '' or pg_catalog.char_length(v_id) > 255 then
-    perform ai._check_text(v_id, 'checkpoint_id');
+  if v_id = '' or pg_catalog.octet_length(v_id) > 255 then
+    perform ai._check_key(v_id, 'checkpoint_id');
   end if;
   if a_channels is null or pg_catalog.array_position(a_channels, null) is not null then
     raise exception using errcode = 'AS002', message = 'channels must not be NULL or contain NULL';
@@ -1181,7 +1215,7 @@ declare
   v_ids text[];
 begin
   perform ai._check_thread_id(a_source);
-  perform ai._check_text(a_checkpoint_id, 'checkpoint_id');
+  perform ai._check_key(a_checkpoint_id, 'checkpoint_id');
   perform ai._check_thread_id(v_target);
   perform ai._check_checkpoint_ns(a_ns);
   select array_agg(l.checkpoint_id) into v_ids
@@ -1273,10 +1307,20 @@ begin
   if pg_catalog.cardinality(run_ids) = 0 then
     return 0;
   end if;
+  -- The threads of these runs, their sessions locked as ai.prune_checkpoints does (so puts in
+  -- flight on them finish first and are seen below); only those threads are deleted from.
+  select pg_catalog.array_agg(distinct c.thread_id) into v_threads
+  from ai.checkpoints c, pg_catalog.unnest(run_ids) as r(run_id)
+  where c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id);
+  if v_threads is null then
+    return 0;
+  end if;
+  perform from ai.agent_sessions s where s.thread_id = any (v_threads) order by s.thread_id for update;
   with gone as (
     delete from ai.checkpoints c
     using pg_catalog.unnest(run_ids) as r(run_id)
     where c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id)
+      and c.thread_id = any (v_threads)
     returning c.thread_id, c.checkpoint_ns, c.checkpoint_id
   ), gone_writes as (
     delete from ai.checkpoint_writes w
@@ -1291,7 +1335,7 @@ begin
 end
 $$;
 comment on function ai.delete_for_runs(text[]) is
-  'Deletes the checkpoints whose metadata run_id is one of run_ids (in every thread the caller sees), with their pending writes and the channel values no remaining checkpoint uses; returns the checkpoints deleted. AS002 bad argument.';
+  'Deletes the checkpoints whose metadata run_id is one of run_ids (in every thread the caller sees), with their pending writes and the channel values no remaining checkpoint uses (or extends); locks those threads'' sessions first, so it waits for checkpoints being written to them. Returns the checkpoints deleted. AS002 bad argument.';
 
 create or replace function ai.prune_checkpoints(thread_ids text[], strategy text default 'keep_latest') returns integer
 language plpgsql volatile
@@ -1311,6 +1355,12 @@ begin
   if pg_catalog.cardinality(thread_ids) = 0 then
     return 0;
   end if;
+  -- The sessions first, as ai.delete_thread: a put holds its session (for key share) from before
+  -- it checks a delta's base until it commits, so this waits for every put in flight on these
+  -- threads, and every statement below sees their checkpoints and values; a put that comes later
+  -- waits for this one and then finds the versions it would extend gone (AS061: sent whole). So
+  -- no delta outlives its base, and every surviving checkpoint stays readable.
+  perform from ai.agent_sessions s where s.thread_id = any (thread_ids) order by s.thread_id for update;
   if strategy = 'delete' then
     delete from ai.checkpoint_writes w where w.thread_id = any (thread_ids);
     delete from ai.checkpoint_blobs b where b.thread_id = any (thread_ids);
@@ -1375,7 +1425,7 @@ begin
 end
 $$;
 comment on function ai.prune_checkpoints(text[], text) is
-  'Retention for the given threads: ''keep_latest'' keeps the newest checkpoint of each namespace (with its pending writes and channel values, a value stored as a delta made whole) and, for the LangGraph DeltaChannels whose value it does not store, the ancestors that value is rebuilt from (back to the nearest stored value, with their writes); the oldest kept checkpoint loses its parent. ''delete'' removes all checkpoints, writes and values. The sessions stay. Returns the checkpoints deleted. AS002 bad argument.';
+  'Retention for the given threads: ''keep_latest'' keeps the newest checkpoint of each namespace (with its pending writes and channel values, a value stored as a delta made whole) and, for the LangGraph DeltaChannels whose value it does not store, the ancestors that value is rebuilt from (back to the nearest stored value, with their writes); the oldest kept checkpoint loses its parent. ''delete'' removes all checkpoints, writes and values. The sessions stay. Locks the threads'' sessions first, as ai.delete_thread: waits for checkpoints being written to them, so no surviving value loses the version it extends. Returns the checkpoints deleted. AS002 bad argument.';
 
 -- Retention by age walks the caller's sessions newest first in batches, a keyset on
 -- (created_at, thread_id): a plain LIMIT on threads to prune would never finish (a thread pruned
@@ -1482,7 +1532,7 @@ comment on procedure ai.prune_all_idle_threads(interval, text, integer) is
 drop function if exists ai._fence(bigint, bigint);
 
 revoke execute on function
-  ai._check_checkpoint_ns(text), ai._check_blob_sizes(bytea, text[], text[], bytea[]),
+  ai._check_key(text, text, integer), ai._check_checkpoint_ns(text), ai._check_blob_sizes(bytea, text[], text[], bytea[]),
   ai._checkpoint_thread_owner(text), ai._collect_checkpoint_blobs(text[]), ai._rebuilt_value(text, text, text, text),
   ai._insert_writes(text, text, text, text, text, text, integer[], text[], text[], bytea[]),
   ai._check_writes(text, text, integer[], text[], text[], bytea[]),

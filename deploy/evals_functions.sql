@@ -82,7 +82,7 @@ declare
   e ai.eval_runs;
 begin
   perform ai._check_thread_id(a_thread_id);
-  perform ai._check_text(candidate, 'candidate', 1000);
+  perform ai._check_key(candidate, 'candidate', 1000);  -- bytes: beside its owner in eval_runs_candidate
   if passed is null then
     raise exception using errcode = 'AS002', message = 'passed must not be NULL';
   end if;
@@ -99,7 +99,7 @@ begin
 end
 $$;
 comment on function ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text) is
-  'Records one replay of a recorded thread: the candidate that ran, whether it passed, its scores (a JSON object) and diff, and the fork it ran on. AS001 unknown thread, AS002 bad argument, AS003 document too large.';
+  'Records one replay of a recorded thread: the candidate that ran, whether it passed, its scores (a JSON object) and diff, and the fork it ran on. AS001 unknown thread, AS002 bad argument (a candidate over 1000 bytes of UTF-8 too), AS003 document too large.';
 
 -- Newest first on (created_at, eval_id). A tenant's call walks its own rows
 -- (eval_runs_owner_created), never another tenant's; a service acting for nobody sees every row.

@@ -8,9 +8,19 @@
 -- summaries), LangGraph's Store in the same schema as the threads. An item is keyed by
 -- (owner, namespace, key): the owner is the tenant (ai.current_owner(), so ai.act_as lets a
 -- trusted back-end write an end user's memory), the namespace a path of labels (text[], one to
--- 20 labels of 1 to 255 characters), the key a name of 1 to 1024 characters; the value is a JSON
--- object of up to 1 MiB. Items belong to their owner, not to a thread: they do not move to
--- ai_archive with a thread; an item lives until it is deleted, expires, or its owner archives it.
+-- 20 labels of 1 to 255 characters, 192 characters in all with one separator between each two),
+-- the key a name of 1 to 128 characters; the value is a JSON object of up to 1 MiB.
+--
+-- Why those lengths: owner, ns and key are the primary key, and with a vector's field (1 to 64
+-- characters) the key of ai.memory_vectors. A btree entry holds at most 2,704 bytes, and an
+-- index entry is compressed only when it compresses: random text does not. At the maxima, in
+-- characters of four bytes (owner 255, namespace 192, key 128, field 64), the widest entry is
+-- 2,580 bytes (tests/python/test_index_limits.py stores every documented maximum of every
+-- indexed column so, and fails the day a limit outgrows its index). The first version allowed
+-- 20 labels of 255 characters and a key of 1,024: documented, and refused by the index (54000).
+--
+-- Items belong to their owner, not to a thread: they do not move to ai_archive with a thread; an
+-- item lives until it is deleted, expires, or its owner archives it.
 --
 -- Archive. ai_archive.memory_items and ai_archive.memory_vectors are twins of the two tables
 -- (the same columns; ns a plain column there, keeping its value): ai.archive_memory moves an
@@ -35,7 +45,7 @@
 begin;
 
 -- Whether every label of a namespace is 1 to 255 characters without U+001F (and none is NULL),
--- as one expression, inlined where it is called (no query per call or per row). array_to_string
+-- and the labels joined by U+001F (ns) at most 192 characters, as one expression, inlined where it is called (no query per call or per row). array_to_string
 -- leaves NULL labels out, so they are looked for first; a label over 255 characters is a run of
 -- 256 characters other than the separator once the labels are joined by it. STABLE, as
 -- array_to_string is: Postgres inlines no IMMUTABLE SQL function whose body is less than
@@ -49,9 +59,10 @@ as $$
          and pg_catalog.array_position(namespace, '') is null
          and pg_catalog.strpos(pg_catalog.array_to_string(namespace, ''), E'\x1f') = 0
          and pg_catalog.array_to_string(namespace, E'\x1f') !~ '[^\x1f]{255}[^\x1f]'
+         and pg_catalog.char_length(pg_catalog.array_to_string(namespace, E'\x1f')) <= 192
 $$;
 comment on function ai._memory_labels_ok(text[]) is
-  'Internal: true when no label of a namespace is NULL, empty, over 255 characters or holding U+001F.';
+  'Internal: true when no label of a namespace is NULL, empty, over 255 characters or holding U+001F, and the labels joined by U+001F are at most 192 characters.';
 
 -- The rules of a row (the CHECK of each table is one call of its function): raise 23514 naming
 -- the rule; true when none is broken. The public functions test the same limits first and raise
@@ -67,11 +78,11 @@ begin
      or pg_catalog.array_ndims(namespace) <> 1
      or not ai._memory_labels_ok(namespace) then
     raise exception using errcode = '23514', constraint = 'memory_items_row_check',
-      message = 'a memory namespace is 1 to 20 labels of 1 to 255 characters, none holding U+001F';
+      message = 'a memory namespace is 1 to 20 labels of 1 to 255 characters, none holding U+001F, 192 characters in all (one separator between each two labels)';
   end if;
-  if pg_catalog.char_length(key) not between 1 and 1024 then
+  if pg_catalog.char_length(key) not between 1 and 128 then
     raise exception using errcode = '23514', constraint = 'memory_items_row_check',
-      message = 'a memory key is 1 to 1024 characters';
+      message = 'a memory key is 1 to 128 characters';
   end if;
   if pg_catalog.jsonb_typeof(value) is distinct from 'object' then
     raise exception using errcode = '23514', constraint = 'memory_items_row_check',
@@ -89,16 +100,16 @@ begin
 end
 $$;
 comment on function ai._check_memory_items_row(text[], text, jsonb, interval, timestamptz) is
-  'Internal: the CHECK of ai.memory_items, run for every row written (namespace of 1 to 20 labels of 1 to 255 characters without U+001F, key of 1 to 1024 characters, value a JSON object, ttl positive and with an expiry); raises 23514 naming the rule broken, true when none is.';
+  'Internal: the CHECK of ai.memory_items, run for every row written (namespace of 1 to 20 labels of 1 to 255 characters without U+001F, 192 in all, key of 1 to 128 characters, value a JSON object, ttl positive and with an expiry); raises 23514 naming the rule broken, true when none is.';
 
 create function ai._check_memory_vectors_row(field text, embedding real[])
 returns boolean
 language plpgsql immutable parallel safe
 as $$
 begin
-  if pg_catalog.char_length(field) not between 1 and 1024 then
+  if pg_catalog.char_length(field) not between 1 and 64 then
     raise exception using errcode = '23514', constraint = 'memory_vectors_row_check',
-      message = 'a memory vector''s field is 1 to 1024 characters';
+      message = 'a memory vector''s field is 1 to 64 characters';
   end if;
   if pg_catalog.array_ndims(embedding) is distinct from 1 or pg_catalog.cardinality(embedding) > 16000
      or pg_catalog.array_position(embedding, null) is not null then
@@ -109,7 +120,7 @@ begin
 end
 $$;
 comment on function ai._check_memory_vectors_row(text, real[]) is
-  'Internal: the CHECK of ai.memory_vectors, run for every row written (field of 1 to 1024 characters, embedding of 1 to 16000 numbers, none NULL); raises 23514 naming the rule broken, true when none is.';
+  'Internal: the CHECK of ai.memory_vectors, run for every row written (field of 1 to 64 characters, embedding of 1 to 16000 numbers, none NULL); raises 23514 naming the rule broken, true when none is.';
 
 -- The namespace's labels joined by U+001F: the generated column ns, and the value the functions
 -- compare it with. array_to_string is STABLE only because it may print any element type; for

@@ -39,12 +39,12 @@ begin
   end if;
   if not ai._memory_labels_ok(namespace) then
     raise exception using errcode = 'AS002',
-      message = format('%s labels must be 1 to 255 characters without U+001F (no NULL or empty label)', argument);
+      message = format('%s labels must be 1 to 255 characters without U+001F (no NULL or empty label), 192 characters in all with one separator between each two', argument);
   end if;
 end
 $$;
 comment on function ai._check_memory_namespace(text[], text, boolean) is
-  'Internal guard: raises AS002 unless a namespace is 1 to 20 labels of 1 to 255 characters without U+001F (or empty where allowed).';
+  'Internal guard: raises AS002 unless a namespace is 1 to 20 labels of 1 to 255 characters without U+001F, 192 characters in all joined by one separator (or empty where allowed).';
 
 -- A search's filter, read once per call (ai._memory_filter) into what each row is tested by:
 --   contains  the members that are plain scalars ({"tag": "t3"}), as one object: value @> contains
@@ -219,10 +219,10 @@ begin
   if pg_catalog.jsonb_typeof(embeddings) <> 'object'
      or exists (select from pg_catalog.jsonb_each(embeddings) e
                 where pg_catalog.jsonb_typeof(e.value) <> 'array' or pg_catalog.jsonb_array_length(e.value) not between 1 and 16000
-                   or pg_catalog.char_length(e.key) not between 1 and 1024
+                   or pg_catalog.char_length(e.key) not between 1 and 64
                    or exists (select from pg_catalog.jsonb_array_elements(e.value) n where pg_catalog.jsonb_typeof(n) <> 'number')) then
     raise exception using errcode = 'AS002',
-      message = 'embeddings must be a JSON object of field -> array of 1 to 16000 numbers';
+      message = 'embeddings must be a JSON object of field (1 to 64 characters) -> array of 1 to 16000 numbers';
   end if;
   return query
     select e.key, array(select n::text::real from pg_catalog.jsonb_array_elements(e.value) with ordinality as a(n, i) order by i)
@@ -331,8 +331,8 @@ begin
      or pg_catalog.array_ndims(a_namespace) <> 1 or not ai._memory_labels_ok(a_namespace) then
     perform ai._check_memory_namespace(a_namespace, 'namespace');
   end if;
-  if a_key is null or a_key = '' or pg_catalog.char_length(a_key) > 1024 then
-    perform ai._check_text(a_key, 'key', 1024);
+  if a_key is null or a_key = '' or pg_catalog.char_length(a_key) > 128 then
+    perform ai._check_text(a_key, 'key', 128);
   end if;
   if a_value is null or pg_catalog.jsonb_typeof(a_value) <> 'object'
      or pg_catalog.pg_column_size(a_value) > ai._max_document_bytes() then
@@ -388,7 +388,7 @@ declare
   r ai.memory_items;
 begin
   perform ai._check_memory_namespace(a_namespace, 'namespace');
-  perform ai._check_text(a_key, 'key', 1024);
+  perform ai._check_text(a_key, 'key', 128);
   v_ns := ai._memory_ns(a_namespace);
   if refresh_ttl then
     update ai.memory_items i set expires_at = v_now + i.ttl
@@ -421,7 +421,7 @@ declare
   v_live boolean;
 begin
   perform ai._check_memory_namespace(a_namespace, 'namespace');
-  perform ai._check_text(a_key, 'key', 1024);
+  perform ai._check_text(a_key, 'key', 128);
   delete from ai.memory_items i
   where i.owner = ai.current_owner() and i.ns = ai._memory_ns(a_namespace) and i.key = a_key
   returning i.expires_at is null or i.expires_at > v_now into v_live;

@@ -149,8 +149,11 @@ begin
     if owner operator(pg_catalog.=) '' then
       raise exception using errcode = 'AS002', message = 'owner must not be empty';
     end if;
-    if pg_catalog.char_length(owner) operator(pg_catalog.>) 255 then
-      raise exception using errcode = 'AS002', message = 'owner is longer than 255 characters';
+    if pg_catalog.octet_length(owner) operator(pg_catalog.>) 255 then
+      -- bytes, not characters: an owner is in index keys beside other text (issue 37); a login
+      -- role's name has at most 63 bytes
+      raise exception using errcode = 'AS002',
+        message = pg_catalog.format('owner is longer than 255 bytes (%s bytes of UTF-8)', pg_catalog.octet_length(owner));
     end if;
     if owner operator(pg_catalog.=) any ('{ai_user,ai_service}'::text[])
        or exists (select from pg_catalog.pg_roles r

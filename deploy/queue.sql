@@ -21,6 +21,14 @@ begin;
 -- A job whose worker died stays IN_PROGRESS until its lease expires. From then on the next claim
 -- takes it again and counts an attempt, or, when its attempts are spent, finishes it as FAILED.
 -- No cron is needed: ai.reap_expired() only makes dashboards honest sooner.
+-- A database outage does not count against a lease: a lease renewed before the server started
+-- that had not ended five minutes before the start holds for the first 30 seconds after it, so
+-- its holder reconnects and finishes the job with its token (deploy/queue_functions.sql, "Leases
+-- and database outages"; ai._lease_held is the one test of a lease). An answer lost with the
+-- connection is safe to ask for again: a claim under a request id answers with the same jobs
+-- (ai.queue_workers, deploy/queue_workers.sql), a completion under the same token with the
+-- job it completed, and the client gives an enqueue without a key one of its own (docs/queue.md,
+-- "Lost answers"). (Comment lines of a released script: issue 41.)
 --
 -- Fencing
 --   Every claim bumps fencing_token. Every write on behalf of a job names (job_id, fencing_token)

@@ -139,6 +139,62 @@ $do$;
 -- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 -- ---------------------------------------------------------------------------------------------
+-- Leases and database outages
+--
+-- A lease is measured on the database's clock, which runs while nobody can reach the database: a
+-- holder cannot renew or complete while the server is down or restarting, so an outage longer
+-- than what was left of a lease would hand every job in flight to the next claim, though each
+-- holder would have finished it. So a lease does not end during an outage: a lease renewed (or
+-- claimed) before the server started (pg_postmaster_start_time(); ai._server_start) that had not
+-- ended more than five minutes before that start still holds for the first 30 seconds after the
+-- start, whatever its expiry. Its holder reconnects in that time and renews, completes or fails
+-- it with its token as if nothing had happened; a holder that does not come back loses the job
+-- 30 seconds after the start (the next claim takes it, counting an attempt, as for any expired
+-- lease). A lease that ended more than five minutes before the start (an outage that long, or a
+-- holder that was gone before it) gets nothing. A lease renewed after the start is an ordinary
+-- lease. Every test of a lease (the claims, renew_lease(s), fenced_write and its commit check,
+-- complete_job(s), fail_job, release_job, reap_expired) is ai._lease_held, so none disagrees.
+-- The fence is unchanged: a claim bumps the token, and a zombie's call under the old token is
+-- refused, grace or not. A promotion is not a start of the server: a standby promoted after the
+-- primary died gives no grace (docs/queue.md, "Leases and outages").
+
+-- When the server started: pg_postmaster_start_time(), or, for a test, the setting
+-- ai.frozen_server_start under the same rule as ai.frozen_now (deploy/clock.sql): only a role that
+-- may freeze the clock moves it. No SET search_path, so that it inlines (every name qualified).
+create or replace function ai._server_start() returns timestamptz
+language sql stable parallel safe
+as $$
+  select case when pg_catalog.current_setting('ai.frozen_server_start', true) operator(pg_catalog.<>) ''
+              then case when coalesce(pg_catalog.pg_has_role(
+                                case when pg_catalog.current_setting('role') operator(pg_catalog.=) 'none'
+                                     then session_user
+                                     else pg_catalog.current_setting('role')::pg_catalog.name end,
+                                pg_catalog.to_regrole('ai_test_clock'), 'MEMBER'), false)
+                        then pg_catalog.current_setting('ai.frozen_server_start', true)::pg_catalog.timestamptz
+                        else pg_catalog.pg_postmaster_start_time() end
+              else pg_catalog.pg_postmaster_start_time() end
+$$;
+comment on function ai._server_start() is
+  'Internal: when the server started (pg_postmaster_start_time()), or the setting ai.frozen_server_start for a role that may freeze the clock (tests).';
+revoke execute on function ai._server_start() from public;
+
+-- Whether a lease still holds at now (the rule above): it has not ended, or it was renewed before
+-- the server started at started, had not ended five minutes before that, and now is within 30
+-- seconds of the start. A plain SQL expression: it inlines into each statement that tests a lease.
+create or replace function ai._lease_held(lease_expires_at timestamptz, renewed_at timestamptz, now timestamptz,
+                                          started timestamptz) returns boolean
+language sql stable parallel safe
+as $$
+  select lease_expires_at operator(pg_catalog.>) now
+         or (now operator(pg_catalog.<) (started operator(pg_catalog.+) '30 seconds'::pg_catalog.interval)
+             and renewed_at operator(pg_catalog.<) started
+             and lease_expires_at operator(pg_catalog.>) (started operator(pg_catalog.-) '5 minutes'::pg_catalog.interval))
+$$;
+comment on function ai._lease_held(timestamptz, timestamptz, timestamptz, timestamptz) is
+  'Internal: whether a lease (its expiry, and when it was last claimed or renewed) holds at now for a server started at started: not ended, or, within 30 seconds of the start, renewed before it and ended less than five minutes before it (a database outage does not count against a lease).';
+revoke execute on function ai._lease_held(timestamptz, timestamptz, timestamptz, timestamptz) from public;
+
+-- ---------------------------------------------------------------------------------------------
 -- Internal helpers
 
 create or replace function ai._check_lease(lease interval) returns void
@@ -341,6 +397,116 @@ comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, inte
   'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument, AS003 payload over 1 MiB, AS004 session finished.';
 
 -- ---------------------------------------------------------------------------------------------
+-- Dead workers
+--
+-- A worker that died (SIGKILL, OOM, a lost machine) held its jobs until their leases ran out:
+-- a minute with the default lease. Postgres knows sooner: a session's locks go when its
+-- connection goes. A Worker keeps one liveness hold, a session advisory lock keyed by its
+-- worker_id (class ai._liveness_class(), key hashtext(worker_id)), on a direct connection it keeps
+-- open (ai.hold_worker_liveness; ai.queue_workers.live records that it does). A claim of
+-- claim_jobs that has room left after the due jobs and the expired leases looks for live workers
+-- whose lock is free (ai._dead_workers: tried in shared mode and let go at once, so nothing
+-- waits) and has been for half a second (a worker whose liveness connection alone was closed
+-- takes its hold again sooner), and takes their running jobs over as it takes an expired lease:
+-- a new token (the dead worker, if it was not dead, is fenced out), an attempt counted. Never its
+-- own: a worker that claims is alive. Only a claim with room looks
+-- (a full claim pays nothing): the jobs of a dead worker come after the jobs due before its death,
+-- as a lease that ended then would. A worker alive but slow, even stopped (SIGSTOP), keeps its
+-- connection and its lock: its jobs keep their lease. A worker whose network is cut keeps its lock
+-- until the server notices the connection is gone (TCP keepalives: tcp_keepalives_idle and
+-- friends decide when); until then its lease holds, and after that its jobs are taken over and its
+-- late writes fenced out. A worker whose liveness connection alone is closed by the server (an
+-- operator's pg_terminate_backend) counts as dead until it takes its hold again: its jobs may be
+-- taken over meanwhile, and the fence refuses what it writes after that. Not through a
+-- transaction pooler: there a session lock stays on a server connection that other clients
+-- share (the Worker takes no hold there, and the lease alone decides). For 30 seconds after the
+-- server starts nobody holds a lock yet (the workers are reconnecting): the leases decide then
+-- ("Leases and database outages").
+
+-- The advisory-lock class of the liveness holds (the first key of the two-key form).
+create or replace function ai._liveness_class() returns integer
+language sql immutable parallel safe
+as $$
+  select 1095522636  -- 'ASWL' as a 32-bit integer: agent-state worker liveness
+$$;
+comment on function ai._liveness_class() is 'Internal: the advisory-lock class (first key) of the workers'' liveness holds.';
+revoke execute on function ai._liveness_class() from public;
+
+create or replace function ai.hold_worker_liveness(worker_id text) returns boolean
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+begin
+  perform ai._check_text(hold_worker_liveness.worker_id, 'worker_id');
+  -- the session's own lock, held until its connection ends (or release_worker_liveness); a claim
+  -- that looks at it holds it in shared mode for a moment: wait that long, not for another holder
+  perform pg_catalog.set_config('lock_timeout', '200ms', true);
+  begin
+    perform pg_catalog.pg_advisory_lock(ai._liveness_class(), pg_catalog.hashtext(hold_worker_liveness.worker_id));
+  exception when lock_not_available then
+    return false;  -- another session holds it: the same worker_id twice
+  end;
+  insert into ai.queue_workers as w (worker_id, live, seen_at)
+  values (hold_worker_liveness.worker_id, true, ai.now())
+  on conflict (worker_id) do update set live = true, free_since = null, seen_at = excluded.seen_at;
+  return true;
+end
+$$;
+comment on function ai.hold_worker_liveness(text) is
+  'Takes the liveness hold of worker_id for this session (a session advisory lock, kept until the connection ends) and records that the worker keeps one: from then on, a claim (claim_jobs) that finds the hold free takes the worker''s running jobs over at once, whatever their lease. Call it on a direct (or session-pooled) connection the worker keeps open, before it claims; never through a transaction pooler. Returns false when another session holds it (the same worker_id twice). For ai_service. AS002 bad worker_id.';
+
+create or replace function ai.release_worker_liveness(worker_id text) returns void
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+begin
+  perform ai._check_text(release_worker_liveness.worker_id, 'worker_id');
+  update ai.queue_workers w set live = false, seen_at = ai.now() where w.worker_id = release_worker_liveness.worker_id;
+  perform pg_catalog.pg_advisory_unlock(ai._liveness_class(), pg_catalog.hashtext(release_worker_liveness.worker_id));
+end
+$$;
+comment on function ai.release_worker_liveness(text) is
+  'A worker that stops cleanly gives up its liveness hold: it no longer counts as a live worker (its jobs, if it still held any, keep their lease). For ai_service. AS002 bad worker_id.';
+
+-- The live workers whose liveness hold has been free for half a second: dead. Each hold is tried
+-- in shared mode and let go at once (a session lock, not a transaction's: a claim keeps nothing).
+-- The first claim that finds a hold free notes when (free_since, on the server's clock, not
+-- ai.now(): it measures how long a connection has been gone); hold_worker_liveness clears it. So
+-- a worker whose liveness connection alone was closed, and that takes its hold again within half
+-- a second, is never taken for dead. A worker_id whose hash collides with a live one's looks
+-- alive: the lease decides for it, as before.
+-- (PL/pgSQL: ai.queue_workers is planned after this change, and a SQL body is checked when made.)
+create or replace function ai._dead_workers() returns text[]
+language plpgsql volatile
+as $$
+declare
+  v_clock timestamptz := pg_catalog.clock_timestamp();
+  v_free text[];
+  v_dead text[];
+begin
+  select coalesce(pg_catalog.array_agg(w.worker_id), '{}'::text[]),
+         coalesce(pg_catalog.array_agg(w.worker_id) filter (where w.free_since <= v_clock - interval '0.5 seconds'), '{}'::text[])
+  into v_free, v_dead
+  from ai.queue_workers w
+  where w.live
+    and case when pg_catalog.pg_try_advisory_lock_shared(ai._liveness_class(), pg_catalog.hashtext(w.worker_id))
+             then pg_catalog.pg_advisory_unlock_shared(ai._liveness_class(), pg_catalog.hashtext(w.worker_id))
+             else false end;
+  if pg_catalog.cardinality(v_free) > pg_catalog.cardinality(v_dead) then
+    update ai.queue_workers w set free_since = v_clock
+    where w.worker_id = any (v_free) and w.free_since is null;
+  end if;
+  return v_dead;
+end
+$$;
+comment on function ai._dead_workers() is 'Internal: the workers that took a liveness hold and have not held it for half a second (their connection is gone); notes when a claim first found a hold free.';
+revoke execute on function ai._dead_workers() from public;
+
+-- ---------------------------------------------------------------------------------------------
 -- Claim
 
 create or replace function ai.claim_job(worker_id text, lease interval default '60 seconds', queue text default 'default')
@@ -353,6 +519,7 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := ai.now();
+  v_start timestamptz := ai._server_start();
   v_id bigint;
   v_exp bigint;
   v_exp_priority integer;
@@ -379,7 +546,8 @@ begin
     v_exp := null;
     select c.job_id, c.priority, c.lease_expires_at into v_exp, v_exp_priority, v_exp_at
     from ai.agent_jobs c
-    where c.status = 'IN_PROGRESS' and c.queue = claim_job.queue and c.lease_expires_at <= v_now
+    where c.status = 'IN_PROGRESS' and c.queue = claim_job.queue
+      and not ai._lease_held(c.lease_expires_at, c.updated_at, v_now, v_start)
       and c.job_id <> all (v_passed)
       and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
                   offset 0 for no key update skip locked)
@@ -447,8 +615,11 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := ai.now();
+  v_start timestamptz := ai._server_start();
   v_ids bigint[];
   v_expired boolean;
+  v_dead text[];
+  v_picked integer;
 begin
   if claim_jobs.worker_id is null or claim_jobs.worker_id = '' or pg_catalog.char_length(claim_jobs.worker_id) > 255
      or claim_jobs.lease is null or claim_jobs.lease <= interval '0'
@@ -466,7 +637,8 @@ begin
   --    both in one order; claim_job still does).
   select pg_catalog.array_agg(e.job_id) into v_ids
   from (select c.job_id from ai.agent_jobs c
-        where c.status = 'IN_PROGRESS' and c.queue = claim_jobs.queue and c.lease_expires_at <= v_now
+        where c.status = 'IN_PROGRESS' and c.queue = claim_jobs.queue
+          and not ai._lease_held(c.lease_expires_at, c.updated_at, v_now, v_start)
           and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
                       offset 0 for no key update skip locked)
         order by c.priority desc, c.lease_expires_at, c.job_id
@@ -492,6 +664,26 @@ begin
     select coalesce(v_ids, '{}'::bigint[]) operator(pg_catalog.||) pg_catalog.array_agg(d.job_id) into v_ids
     from (select distinct on (c.thread_id) c.job_id from candidates c
           order by c.thread_id, c.priority desc, c.run_at, c.job_id) d;
+  end if;
+  --    Room left: the running jobs of dead workers ("Dead workers" above), taken as expired leases.
+  --    Not in the first 30 seconds after the server started (the workers take their holds again).
+  if coalesce(pg_catalog.cardinality(v_ids), 0) < claim_jobs.max_jobs
+     and v_now >= v_start + interval '30 seconds' then
+    v_dead := ai._dead_workers();
+    if pg_catalog.cardinality(v_dead) > 0 then
+      v_picked := coalesce(pg_catalog.cardinality(v_ids), 0);
+      select coalesce(v_ids, '{}'::bigint[]) operator(pg_catalog.||) pg_catalog.array_agg(e.job_id) into v_ids
+      from (select c.job_id from ai.agent_jobs c
+            where c.status = 'IN_PROGRESS' and c.queue = claim_jobs.queue and c.lease_owner = any (v_dead)
+              and c.lease_owner <> claim_jobs.worker_id  -- never its own: a worker that claims is alive
+              and c.job_id <> all (coalesce(v_ids, '{}'::bigint[]))
+              and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
+                          offset 0 for no key update skip locked)
+            order by c.priority desc, c.claimed_at, c.job_id
+            limit claim_jobs.max_jobs - coalesce(pg_catalog.cardinality(v_ids), 0)
+            for update skip locked) e;
+      v_expired := v_expired or coalesce(pg_catalog.cardinality(v_ids), 0) > v_picked;
+    end if;
   end if;
   if v_ids is null or pg_catalog.cardinality(v_ids) = 0 then
     return;
@@ -549,6 +741,57 @@ $$;
 comment on function ai.claim_jobs(text, interval, text, integer) is
   'Claims up to max_jobs (1 to 1000) jobs of a queue in one statement, chosen and leased as claim_job does, at most one per thread. AS002 bad argument.';
 
+-- A claim that can be asked again. The connection can break after the server committed a claim
+-- and before its answer arrived: the jobs are IN_PROGRESS under a worker that does not know it
+-- holds them, and they would wait out the lease. With a request id (the client makes one per
+-- call), the claim records it, per worker, with the jobs and tokens it took (ai.queue_workers,
+-- one row per worker: its last claim that took jobs); the same call again, with the same request
+-- id, answers with those jobs, under the same tokens, as long as the worker still holds them, and
+-- claims nothing new. Another request id claims as claim_jobs does. Costs one HOT update per claim
+-- that takes jobs, none for an empty one.
+create or replace function ai.claim_jobs(worker_id text, lease interval, queue text, max_jobs integer, request_id text)
+returns setof ai.agent_jobs
+language plpgsql volatile
+set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  r record;  -- a row of ai.queue_workers (planned after this change: a record, resolved when it runs)
+  v_jobs ai.agent_jobs[];
+begin
+  if claim_jobs.request_id is null or claim_jobs.request_id = '' or pg_catalog.char_length(claim_jobs.request_id) > 255 then
+    perform ai._check_text(claim_jobs.request_id, 'request_id');
+  end if;
+  select * into r from ai.queue_workers c where c.worker_id = claim_jobs.worker_id;
+  if found and r.request_id = claim_jobs.request_id then
+    -- the same request again: its jobs that the worker still holds, under the same tokens
+    return query
+    select j.* from ai.agent_jobs j
+    where j.job_id = any (r.job_ids) and j.status = 'IN_PROGRESS' and j.lease_owner = claim_jobs.worker_id
+      and j.fencing_token = r.fencing_tokens[pg_catalog.array_position(r.job_ids, j.job_id)]
+    order by j.priority desc, j.run_at, j.job_id;
+    return;
+  end if;
+  select pg_catalog.array_agg(c) into v_jobs
+  from ai.claim_jobs(claim_jobs.worker_id, claim_jobs.lease, claim_jobs.queue, claim_jobs.max_jobs) c;
+  if v_jobs is null then
+    return;
+  end if;
+  insert into ai.queue_workers as q (worker_id, request_id, job_ids, fencing_tokens, seen_at)
+  select claim_jobs.worker_id, claim_jobs.request_id, pg_catalog.array_agg(x.job_id), pg_catalog.array_agg(x.fencing_token),
+         max(x.claimed_at)
+  from pg_catalog.unnest(v_jobs) x
+  on conflict (worker_id) do update
+  set request_id = excluded.request_id, job_ids = excluded.job_ids, fencing_tokens = excluded.fencing_tokens,
+      seen_at = excluded.seen_at;
+  return query select * from pg_catalog.unnest(v_jobs);
+end
+$$;
+comment on function ai.claim_jobs(text, interval, text, integer, text) is
+  'Claims as claim_jobs(worker_id, lease, queue, max_jobs) does, under a request id (1 to 255 characters, one per call: the client makes it): called again with the same worker_id and request_id (a retry after the answer was lost), it returns the jobs that claim took which worker_id still holds, under the same fencing tokens, and claims nothing new. Only a worker''s last claim that took jobs is remembered. AS002 bad argument.';
+
 -- ---------------------------------------------------------------------------------------------
 -- The holder's calls: each names (job_id, fencing_token) and is checked in the UPDATE itself
 
@@ -568,7 +811,7 @@ begin
   update ai.agent_jobs j
   set lease_expires_at = v_now + renew_lease.lease, updated_at = v_now
   where j.job_id = renew_lease.job_id and j.status = 'IN_PROGRESS'
-    and j.fencing_token = renew_lease.fencing_token and j.lease_expires_at > v_now
+    and j.fencing_token = renew_lease.fencing_token and ai._lease_held(j.lease_expires_at, j.updated_at, v_now, ai._server_start())
   returning j.lease_expires_at into v_expires;
   if not found then
     perform ai._raise_lease_lost(renew_lease.job_id, renew_lease.fencing_token);
@@ -596,6 +839,7 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := ai.now();
+  v_start timestamptz := ai._server_start();
 begin
   perform ai._check_text(renew_leases.worker_id, 'worker_id');
   perform ai._check_lease(renew_leases.lease);
@@ -617,7 +861,7 @@ begin
   set lease_expires_at = v_now OPERATOR(pg_catalog.+) renew_leases.lease, updated_at = v_now
   from rows from (pg_catalog.unnest(renew_leases.job_ids), pg_catalog.unnest(renew_leases.fencing_tokens)) as h(job_id, fencing_token)
   where j.job_id = h.job_id and j.fencing_token = h.fencing_token and j.status = 'IN_PROGRESS'
-    and j.lease_owner = renew_leases.worker_id and j.lease_expires_at > v_now
+    and j.lease_owner = renew_leases.worker_id and ai._lease_held(j.lease_expires_at, j.updated_at, v_now, v_start)
   returning j.job_id, j.lease_expires_at;
 end
 $$;
@@ -704,20 +948,20 @@ declare
   v_now timestamptz;
   j record;
 begin
-  select a.status, a.fencing_token, a.lease_expires_at, a.xmin, a.xmax into j
+  select a.status, a.fencing_token, a.lease_expires_at, a.updated_at, a.xmin, a.xmax into j
   from ai.agent_jobs a
   where a.job_id = new.job_id;
   if not found or ai._xmax_in_flight(j.xmax)
      or pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
     -- a writer in flight (or one snapshot for the whole transaction): wait for it, see what it did
-    select a.status, a.fencing_token, a.lease_expires_at, a.xmin, a.xmax into j
+    select a.status, a.fencing_token, a.lease_expires_at, a.updated_at, a.xmin, a.xmax into j
     from ai.agent_jobs a
     where a.job_id = new.job_id
     for share;
   end if;
   v_now := ai.now();  -- after the read, which may have waited for a writer of the row
   if found and j.fencing_token = new.fencing_token
-     and ((j.status = 'IN_PROGRESS' and j.lease_expires_at > v_now)
+     and ((j.status = 'IN_PROGRESS' and ai._lease_held(j.lease_expires_at, j.updated_at, v_now, ai._server_start()))
           or (j.status <> 'IN_PROGRESS' and ai._written_here(j.xmin))) then
     return null;
   end if;
@@ -774,7 +1018,8 @@ begin
   select j.lease_expires_at into v_expires
   from ai.agent_jobs j
   where j.job_id = fenced_write.job_id and j.status = 'IN_PROGRESS'
-    and j.fencing_token = fenced_write.fencing_token and j.lease_expires_at > v_now;
+    and j.fencing_token = fenced_write.fencing_token
+    and ai._lease_held(j.lease_expires_at, j.updated_at, v_now, ai._server_start());
   if not found then
     perform ai._raise_lease_lost(fenced_write.job_id, fenced_write.fencing_token);
   end if;
@@ -816,16 +1061,23 @@ begin
       attempt_log = u.attempt_log operator(pg_catalog.||) ai._attempt_entry(
         u.attempts, u.lease_owner, u.fencing_token, u.claimed_at, u.lease_expires_at, v_now, 'completed', null)
   where u.job_id = complete_job.job_id and u.status = 'IN_PROGRESS'
-    and u.fencing_token = complete_job.fencing_token and u.lease_expires_at > v_now
+    and u.fencing_token = complete_job.fencing_token
+    and ai._lease_held(u.lease_expires_at, u.updated_at, v_now, ai._server_start())
   returning u.* into j;
   if not found then
-    perform ai._raise_lease_lost(complete_job.job_id, complete_job.fencing_token);
+    -- Completed already under this token: only its holder can have done that (a claim bumps the
+    -- token, a completion keeps it), so this is that holder's retry. The same answer, unchanged.
+    select * into j from ai.agent_jobs x
+    where x.job_id = complete_job.job_id and x.status = 'COMPLETED' and x.fencing_token = complete_job.fencing_token;
+    if not found then
+      perform ai._raise_lease_lost(complete_job.job_id, complete_job.fencing_token);
+    end if;
   end if;
   return j;
 end
 $$;
 comment on function ai.complete_job(bigint, bigint, jsonb) is
-  'Marks a job held with fencing_token COMPLETED with its result (JSON up to 1 MiB, or NULL) and returns it. AS006 lease lost, AS001 unknown job, AS003 result too large.';
+  'Marks a job held with fencing_token COMPLETED with its result (JSON up to 1 MiB, or NULL) and returns it. Idempotent: a job already COMPLETED under that fencing_token (a retry after the answer was lost) is returned as it is, its first result kept. AS006 lease lost, AS001 unknown job, AS003 result too large.';
 
 create or replace function ai.complete_jobs(job_ids bigint[], fencing_tokens bigint[], results jsonb[] default null)
 returns setof bigint
@@ -837,7 +1089,9 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := ai.now();
+  v_start timestamptz := ai._server_start();
   v_count integer := pg_catalog.cardinality(complete_jobs.job_ids);
+  v_done bigint[];
 begin
   if complete_jobs.job_ids is null or complete_jobs.fencing_tokens is null
      or pg_catalog.cardinality(complete_jobs.fencing_tokens) <> v_count
@@ -854,7 +1108,7 @@ begin
 
   -- Each row is fenced on its own; a job whose lease was lost is simply not in the answer. The
   -- arrays are matched by position (no join: no whole-row copies kept for the recheck).
-  return query
+  with done as (
   update ai.agent_jobs u
   set status = 'COMPLETED', result = complete_jobs.results[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)],
       lease_owner = null, lease_expires_at = null, finished_at = v_now, updated_at = v_now,
@@ -862,12 +1116,24 @@ begin
         u.attempts, u.lease_owner, u.fencing_token, u.claimed_at, u.lease_expires_at, v_now, 'completed', null)
   where u.job_id = any (complete_jobs.job_ids) and u.status = 'IN_PROGRESS'
     and u.fencing_token = complete_jobs.fencing_tokens[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)]
-    and u.lease_expires_at > v_now
-  returning u.job_id;
+    and ai._lease_held(u.lease_expires_at, u.updated_at, v_now, v_start)
+  returning u.job_id
+  )
+  select pg_catalog.array_agg(d.job_id) into v_done from done d;
+  if coalesce(pg_catalog.cardinality(v_done), 0) < v_count then
+    -- A retry of a completion whose answer was lost: the jobs already COMPLETED under the same
+    -- token (only their holder can have done that) are in the answer again (see complete_job).
+    select coalesce(v_done, '{}'::bigint[]) operator(pg_catalog.||) pg_catalog.array_agg(c.job_id) into v_done
+    from ai.agent_jobs c
+    where c.job_id = any (complete_jobs.job_ids) and c.job_id <> all (coalesce(v_done, '{}'::bigint[]))
+      and c.status = 'COMPLETED'
+      and c.fencing_token = complete_jobs.fencing_tokens[pg_catalog.array_position(complete_jobs.job_ids, c.job_id)];
+  end if;
+  return query select pg_catalog.unnest(v_done);
 end
 $$;
 comment on function ai.complete_jobs(bigint[], bigint[], jsonb[]) is
-  'Completes up to 1000 jobs in one statement, each with its fencing token (and result, when results is given), each fenced as complete_job is; job_ids must not repeat. Returns the job_ids it completed; a job whose lease was lost is left out instead of raising. AS002 arrays of different lengths or more than 1000 jobs, AS003 a result over 1 MiB.';
+  'Completes up to 1000 jobs in one statement, each with its fencing token (and result, when results is given), each fenced as complete_job is; job_ids must not repeat. Returns the job_ids it completed, and those already COMPLETED under the same token (a retry after the answer was lost: idempotent); a job whose lease was lost is left out instead of raising. AS002 arrays of different lengths or more than 1000 jobs, AS003 a result over 1 MiB.';
 
 create or replace function ai.fail_job(job_id bigint, fencing_token bigint, error text, retry_in interval default null)
 returns ai.agent_jobs
@@ -894,7 +1160,7 @@ begin
       finished_at = case when u.attempts >= u.max_attempts then v_now end,
       last_error = fail_job.error, lease_owner = null, lease_expires_at = null, updated_at = v_now
   where u.job_id = fail_job.job_id and u.status = 'IN_PROGRESS'
-    and u.fencing_token = fail_job.fencing_token and u.lease_expires_at > v_now
+    and u.fencing_token = fail_job.fencing_token and ai._lease_held(u.lease_expires_at, u.updated_at, v_now, ai._server_start())
   returning u.* into j;
   if not found then
     perform ai._raise_lease_lost(fail_job.job_id, fail_job.fencing_token);
@@ -920,7 +1186,7 @@ begin
   set status = 'PENDING', attempts = u.attempts - 1, run_at = v_now,
       lease_owner = null, lease_expires_at = null, updated_at = v_now
   where u.job_id = release_job.job_id and u.status = 'IN_PROGRESS'
-    and u.fencing_token = release_job.fencing_token and u.lease_expires_at > v_now
+    and u.fencing_token = release_job.fencing_token and ai._lease_held(u.lease_expires_at, u.updated_at, v_now, ai._server_start())
   returning u.* into j;
   if not found then
     perform ai._raise_lease_lost(release_job.job_id, release_job.fencing_token);
@@ -1060,16 +1326,17 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := ai.now();
+  v_start timestamptz := ai._server_start();
   v_all boolean := ai.sees_all_owners();
   v_owner text := case when not v_all then ai.current_owner() end;
 begin
   return query
   with jobs as (
-    select j.queue, j.status, j.run_at, j.lease_expires_at, j.attempt_log
+    select j.queue, j.status, j.run_at, j.lease_expires_at, j.updated_at, j.attempt_log
     from ai.agent_jobs j
     where v_all and (queue_stats.queue is null or j.queue = queue_stats.queue)
     union all
-    select j.queue, j.status, j.run_at, j.lease_expires_at, j.attempt_log
+    select j.queue, j.status, j.run_at, j.lease_expires_at, j.updated_at, j.attempt_log
     from ai.agent_sessions s
     join ai.agent_jobs j on j.thread_id = s.thread_id
     where not v_all and s.owner = v_owner and (queue_stats.queue is null or j.queue = queue_stats.queue)
@@ -1078,7 +1345,7 @@ begin
          count(*) filter (where j.status = 'PENDING'),
          count(*) filter (where j.status = 'PENDING' and j.run_at <= v_now),
          count(*) filter (where j.status = 'IN_PROGRESS'),
-         count(*) filter (where j.status = 'IN_PROGRESS' and j.lease_expires_at <= v_now),
+         count(*) filter (where j.status = 'IN_PROGRESS' and not ai._lease_held(j.lease_expires_at, j.updated_at, v_now, v_start)),
          count(*) filter (where j.status = 'AWAITING_HUMAN'),
          count(*) filter (where j.status = 'COMPLETED'),
          count(*) filter (where j.status = 'FAILED'),
@@ -1114,7 +1381,7 @@ begin
       finished_at = case when j.attempts >= j.max_attempts then v_now end,
       last_error = format('the lease of attempt %s expired', j.attempts),
       lease_owner = null, lease_expires_at = null, updated_at = v_now
-  where j.status = 'IN_PROGRESS' and j.lease_expires_at <= v_now
+  where j.status = 'IN_PROGRESS' and not ai._lease_held(j.lease_expires_at, j.updated_at, v_now, ai._server_start())
     and (reap_expired.queue is null or j.queue = reap_expired.queue);
   get diagnostics v_count = row_count;
   return v_count;
@@ -1150,6 +1417,8 @@ begin
   )
   insert into ai.agent_jobs_archive select m.*, v_now from moved m;
   get diagnostics v_count = row_count;
+  -- workers not seen since (ai.queue_workers: no claim, no liveness hold taken), as old as the jobs
+  delete from ai.queue_workers w where w.seen_at <= v_now - archive_jobs.older_than;
   return v_count;
 end
 $$;
@@ -1166,6 +1435,8 @@ revoke execute on function
   ai._check_enqueue(text, jsonb, text, integer, integer, text), ai._enqueue_owner(text),
   ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
+  ai.claim_jobs(text, interval, text, integer, text),
+  ai.hold_worker_liveness(text), ai.release_worker_liveness(text), ai._dead_workers(),
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
   ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.cancel_job(bigint), ai.retry_dead_job(bigint), ai.get_job(bigint), ai.job_attempts(bigint),
@@ -1176,6 +1447,7 @@ grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer
   ai.cancel_job(bigint), ai.get_job(bigint), ai.job_attempts(bigint), ai.queue_stats(text)
 to ai_user, ai_service;
 grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
+  ai.claim_jobs(text, interval, text, integer, text), ai.hold_worker_liveness(text), ai.release_worker_liveness(text),
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
   ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.retry_dead_job(bigint),

@@ -21,6 +21,40 @@ as $$
 $$;
 comment on function ai._copy_columns(text, boolean) is 'Internal: the quoted, comma-separated columns of a table of schema ai, with or without generated ones.';
 
+-- Moves the given sessions (locked by the caller) with every row that hangs off them into
+-- ai_archive, reserves their ids, and returns the rows moved per thread and table. All or none: a
+-- row that cannot be copied (a unique key of the archive taken) raises, and the caller's
+-- exception block rolls this call back.
+create or replace function ai._archive_threads(thread_ids text[]) returns jsonb
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_counts jsonb := '[]'::jsonb;
+  v_table record;
+  v_step jsonb;
+begin
+  insert into ai_archive.agent_sessions select * from ai.agent_sessions s where s.thread_id = any (thread_ids);
+  -- The id stays taken while the session is archived (deploy/archive_conflicts.sql).
+  insert into ai_archive.archived_thread_ids (thread_id) select pg_catalog.unnest(thread_ids);
+  for v_table in select a.table_name, ai._copy_columns(a.table_name, true) as columns
+                 from ai._archived_tables a order by a.copy_order loop
+    execute format($q$
+      with copied as (insert into ai_archive.%I (%s) select %s from ai.%I where thread_id = any ($1) returning thread_id)
+      select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('thread_id', c.thread_id, 'tab', %L, 'n', c.n)), '[]')
+      from (select thread_id, count(*) as n from copied group by thread_id) c$q$,
+      v_table.table_name, v_table.columns, v_table.columns, v_table.table_name, v_table.table_name)
+    into v_step using thread_ids;
+    v_counts := v_counts || v_step;
+  end loop;
+  -- The copies are in; the cascade removes the hot rows of every registered table.
+  delete from ai.agent_sessions s where s.thread_id = any (thread_ids);
+  return v_counts;
+end
+$$;
+comment on function ai._archive_threads(text[]) is
+  'Internal: moves the given (locked) sessions and everything they own to ai_archive and reserves their ids; returns the rows moved as [{thread_id, tab, n}]. Raises, moving nothing, when a row cannot be copied.';
+
 create or replace function ai.archive_sessions(older_than interval default '90 days', batch_size integer default 1000)
 returns table (thread_id text, owner text, status text, completed_at timestamptz, rows_moved jsonb)
 language plpgsql volatile
@@ -31,9 +65,13 @@ as $$
 declare
   v_cutoff timestamptz;
   v_ids text[];
+  v_more text[];
+  v_moved text[] := '{}'::text[];
+  v_id text;
   v_counts jsonb := '[]'::jsonb;
-  v_table record;
-  v_step jsonb;
+  v_state text;
+  v_constraint text;
+  v_message text;
 begin
   if older_than is null or older_than < interval '0' then
     raise exception using errcode = 'AS002',
@@ -42,30 +80,59 @@ begin
   perform ai._check_limit(batch_size, 'batch_size');
   v_cutoff := ai.now() - older_than;
 
-  -- Oldest first; a session someone holds is skipped, not waited for.
+  -- Oldest first; a session someone holds is skipped, not waited for. Sessions an earlier sweep
+  -- could not move come last (ai_archive.archive_skips): they never crowd out the others, and a
+  -- batch that moves nothing means nothing else is left.
   select pg_catalog.array_agg(picked.thread_id) into v_ids
   from (select s.thread_id from ai.agent_sessions s
         where s.completed_at is not null and s.completed_at < v_cutoff
+          and not exists (select from ai_archive.archive_skips k where k.thread_id = s.thread_id)
         order by s.completed_at
         limit batch_size
-        for update skip locked) picked;
-  if v_ids is null then
+        for update of s skip locked) picked;
+  if coalesce(pg_catalog.cardinality(v_ids), 0) < batch_size then
+    select pg_catalog.array_agg(picked.thread_id) into v_more
+    from (select s.thread_id from ai_archive.archive_skips k join ai.agent_sessions s on s.thread_id = k.thread_id
+          where s.completed_at is not null and s.completed_at < v_cutoff
+          order by k.last_skipped_at, s.thread_id
+          limit batch_size - coalesce(pg_catalog.cardinality(v_ids), 0)
+          for update of s skip locked) picked;
+    v_ids := coalesce(v_ids, '{}') || coalesce(v_more, '{}');
+  end if;
+  -- Skips whose hot session is gone (deleted, or archived by a restore's round trip) leave the list.
+  delete from ai_archive.archive_skips k
+  where not exists (select from ai.agent_sessions s where s.thread_id = k.thread_id and s.owner = k.owner);
+  if pg_catalog.cardinality(v_ids) = 0 then
     return;
   end if;
 
-  insert into ai_archive.agent_sessions select * from ai.agent_sessions s where s.thread_id = any (v_ids);
-  for v_table in select a.table_name, ai._copy_columns(a.table_name, true) as columns
-                 from ai._archived_tables a order by a.copy_order loop
-    execute format($q$
-      with copied as (insert into ai_archive.%I (%s) select %s from ai.%I where thread_id = any ($1) returning thread_id)
-      select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('thread_id', c.thread_id, 'tab', %L, 'n', c.n)), '[]')
-      from (select thread_id, count(*) as n from copied group by thread_id) c$q$,
-      v_table.table_name, v_table.columns, v_table.columns, v_table.table_name, v_table.table_name)
-    into v_step using v_ids;
-    v_counts := v_counts || v_step;
-  end loop;
-  -- The copies are in; the cascade removes the hot rows of every registered table.
-  delete from ai.agent_sessions s where s.thread_id = any (v_ids);
+  -- The whole batch at once; when a row of it cannot be moved, each session on its own, so that
+  -- one session that cannot move (an archived id re-created, a row breaking a unique key of the
+  -- archive) stops no other: it is recorded, warned about and left hot.
+  begin
+    v_counts := ai._archive_threads(v_ids);
+    v_moved := v_ids;
+  exception when integrity_constraint_violation then
+    foreach v_id in array v_ids loop
+      begin
+        v_counts := v_counts || ai._archive_threads(array[v_id]);
+        v_moved := v_moved || v_id;
+      exception when integrity_constraint_violation then
+        get stacked diagnostics v_state = returned_sqlstate, v_constraint = constraint_name, v_message = message_text;
+        insert into ai_archive.archive_skips as k
+          (thread_id, owner, sqlstate, constraint_name, message, first_skipped_at, last_skipped_at)
+        select s.thread_id, s.owner, v_state, nullif(v_constraint, ''), v_message, ai.now(), ai.now()
+        from ai.agent_sessions s where s.thread_id = v_id
+        on conflict (thread_id) do update
+          set owner = excluded.owner, sqlstate = excluded.sqlstate, constraint_name = excluded.constraint_name,
+              message = excluded.message, last_skipped_at = excluded.last_skipped_at, attempts = k.attempts + 1;
+        raise warning using
+          message = format('archive_sessions: session %s left hot: %s (SQLSTATE %s)', v_id, v_message, v_state),
+          hint = 'ai.archive_skips() lists the sessions a sweep could not move (docs/operations.md, "Retention")';
+      end;
+    end loop;
+  end;
+  delete from ai_archive.archive_skips k where k.thread_id = any (v_moved);
 
   return query
     select a.thread_id, a.owner, a.status, a.completed_at,
@@ -73,12 +140,33 @@ begin
                      from pg_catalog.jsonb_to_recordset(v_counts) as c(thread_id text, tab text, n bigint)
                      where c.thread_id = a.thread_id), '{}')
     from ai_archive.agent_sessions a
-    where a.thread_id = any (v_ids)
+    where a.thread_id = any (v_moved)
     order by a.completed_at, a.thread_id;
 end
 $$;
 comment on function ai.archive_sessions(interval, integer) is
-  'Moves up to batch_size finished sessions (completed, failed or cancelled before now - older_than), oldest first, with every row that hangs off them, into ai_archive, and returns them with the rows moved per table. One batch per call, in the caller''s transaction: call it until it returns nothing (or call ai.archive_all_sessions). Skips sessions someone holds. For ai_service. AS002 bad argument.';
+  'Moves up to batch_size finished sessions (completed, failed or cancelled before now - older_than), oldest first, with every row that hangs off them, into ai_archive, and returns them with the rows moved per table; an archived id stays reserved until restored. One batch per call, in the caller''s transaction: call it until it returns nothing (or call ai.archive_all_sessions). Skips sessions someone holds. A session that cannot be moved (a row breaking a key of the archive) is left hot, listed by ai.archive_skips() with a WARNING, tried again last in later sweeps; the rest of the batch moves. For ai_service. AS002 bad argument.';
+
+create or replace function ai.archive_skips(max_rows integer default 100, after_thread_id text default null)
+returns table (thread_id text, owner text, sqlstate text, constraint_name text, message text,
+               first_skipped_at timestamptz, last_skipped_at timestamptz, attempts integer)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+begin
+  perform ai._check_limit(coalesce(max_rows, 100), 'max_rows');
+  return query
+    select k.thread_id, k.owner, k.sqlstate, k.constraint_name, k.message, k.first_skipped_at, k.last_skipped_at, k.attempts
+    from ai_archive.archive_skips k
+    where after_thread_id is null or k.thread_id > after_thread_id
+    order by k.thread_id
+    limit coalesce(max_rows, 100);
+end
+$$;
+comment on function ai.archive_skips(integer, text) is
+  'The finished sessions ai.archive_sessions could not move, by thread id, at most max_rows (1 to 10000; NULL or omitted: 100), after after_thread_id (the last row''s, for the next page): thread, owner, the SQLSTATE, constraint and message of the last attempt, when first and last skipped, how many attempts. Each stays hot and is tried again last in every sweep. For ai_service. AS002 bad argument.';
 
 create or replace function ai.restore_session(thread_id text) returns ai.agent_sessions
 language plpgsql volatile
@@ -89,6 +177,8 @@ as $$
 declare
   a_thread_id alias for $1;
   v_table record;
+  v_constraint text;
+  v_message text;
   s ai.agent_sessions;
 begin
   perform ai._check_thread_id(a_thread_id);
@@ -110,19 +200,30 @@ begin
     raise exception using errcode = 'AS041',
       message = format('thread %s exists among the hot sessions: it cannot be restored over them', a_thread_id);
   end if;
-  for v_table in select a.table_name, a.order_by, ai._copy_columns(a.table_name, false) as columns
-                 from ai._archived_tables a order by a.copy_order loop
-    -- In the thread's own order, so that messages come back 1, 2, 3, ... as the seq guard wants.
-    execute format('insert into ai.%I (%s) overriding system value select %s from ai_archive.%I where thread_id = $1 order by %I',
-                   v_table.table_name, v_table.columns, v_table.columns, v_table.table_name, v_table.order_by)
-    using a_thread_id;
-  end loop;
+  begin
+    for v_table in select a.table_name, a.order_by, ai._copy_columns(a.table_name, false) as columns
+                   from ai._archived_tables a order by a.copy_order loop
+      -- In the thread's own order, so that messages come back 1, 2, 3, ... as the seq guard wants.
+      execute format('insert into ai.%I (%s) overriding system value select %s from ai_archive.%I where thread_id = $1 order by %I',
+                     v_table.table_name, v_table.columns, v_table.columns, v_table.table_name, v_table.order_by)
+      using a_thread_id;
+    end loop;
+  exception when unique_violation then
+    -- A key of the hot tables that the owner took again meanwhile (a queue's idempotency key, the
+    -- only one that is not the thread's: an archived job freed it): named, not a bare 23505.
+    get stacked diagnostics v_constraint = constraint_name, v_message = message_text;
+    raise exception using errcode = 'AS041',
+      message = format('thread %s cannot be restored: %s', a_thread_id, v_message),
+      detail = format('constraint %s', v_constraint),
+      hint = 'the owner reused a key of the archived session since it was archived (docs/operations.md, "Retention")';
+  end;
   delete from ai_archive.agent_sessions a where a.thread_id = a_thread_id;
+  delete from ai_archive.archived_thread_ids r where r.thread_id = a_thread_id;  -- the id is free again
   return ai._session_as_read(s);  -- last_seq and current_checkpoint_id computed, as get_session does
 end
 $$;
 comment on function ai.restore_session(text) is
-  'Moves one archived session, with everything archived with it, back into the hot tables (byte for byte) so it can be read or replayed, and returns it. For ai_service. AS001 not in the archive (or another tenant''s), AS041 a hot session with that id exists.';
+  'Moves one archived session, with everything archived with it, back into the hot tables (byte for byte) so it can be read or replayed, and returns it. For ai_service. AS001 not in the archive (or another tenant''s), AS041 a hot session with that id exists (an archived id stays reserved: only a duplicate made before 0.2.0 reserved them) or a row of the session takes a key the owner used again since (a queue idempotency key).';
 
 create or replace procedure ai.archive_all_sessions(older_than interval default '90 days', batch_size integer default 1000)
 language plpgsql
@@ -140,10 +241,11 @@ $$;
 comment on procedure ai.archive_all_sessions(interval, integer) is
   'Archives every finished session older than older_than, one committed batch of batch_size at a time (CALL it outside a transaction block, e.g. from cron or pg_cron).';
 
-revoke execute on function ai._copy_columns(text, boolean), ai.archive_sessions(interval, integer), ai.restore_session(text) from public;
+revoke execute on function ai._copy_columns(text, boolean), ai._archive_threads(text[]), ai.archive_sessions(interval, integer),
+  ai.archive_skips(integer, text), ai.restore_session(text) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 revoke execute on procedure ai.archive_all_sessions(interval, integer) from public;
-grant execute on function ai.archive_sessions(interval, integer), ai.restore_session(text) to ai_service;
+grant execute on function ai.archive_sessions(interval, integer), ai.archive_skips(integer, text), ai.restore_session(text) to ai_service;
 grant execute on procedure ai.archive_all_sessions(interval, integer) to ai_service;
 
 commit;

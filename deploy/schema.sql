@@ -12,6 +12,10 @@
 --     original row instead of writing a second one.
 --   * Events (ai.session_events) are the operator's stream: start, status changes, tool calls,
 --     errors. They are not numbered per thread; their global id orders them.
+--   * A thread id is global, and stays taken while its session lives, hot or archived: an
+--     archived id is reserved until ai.restore_session brings it back, so no tenant can make a
+--     second session of it that would stop the archive's sweep or block the restore (a sweep
+--     that meets a row it cannot move leaves it hot, lists it and goes on). deploy/archive_conflicts.sql.
 --
 -- Locks. An append locks its session row (FOR NO KEY UPDATE, via the UPDATE that bumps
 -- last_seq) and nothing else, so appends to one thread are serialized, appends to different

@@ -192,12 +192,19 @@ begin
   if not found then
     return false;
   end if;
+  -- An archived id stays taken until restored (deploy/archive_conflicts.sql). Looked up after the
+  -- insert: a sweep archiving a hot session of this id held the row the insert waited on, and
+  -- its reservation committed with the delete, so this statement sees it.
+  if exists (select from ai_archive.archived_thread_ids r where r.thread_id = a_thread_id) then
+    delete from ai.agent_sessions s where s.thread_id = a_thread_id;
+    return false;
+  end if;
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (a_thread_id, a_owner, 'start', start_payload, v_now);
   return true;
 end
 $$;
-comment on function ai._start_session(text, text, jsonb, jsonb) is 'Internal: creates a session row with its start event and returns true, or returns false when the thread id exists (whoever owns it). Safe against concurrent creates of the same thread.';
+comment on function ai._start_session(text, text, jsonb, jsonb) is 'Internal: creates a session row with its start event and returns true, or returns false when the thread id exists (whoever owns it) or is archived (reserved until restored). Safe against concurrent creates of the same thread and a concurrent archive of it.';
 
 create or replace function ai.create_session(thread_id text default null, config jsonb default '{}')
 returns ai.agent_sessions
@@ -219,6 +226,12 @@ begin
   perform ai._start_session(a_thread_id, ai.current_owner(), a_config,
                             pg_catalog.jsonb_build_object('config', a_config));
   select * into s from ai.agent_sessions a where a.thread_id = a_thread_id;
+  if not found and exists (select from ai_archive.agent_sessions a where a.thread_id = a_thread_id) then
+    -- the caller's own archived thread (RLS shows no other tenant's): reserved until restored
+    raise exception using errcode = 'AS005',
+      message = format('thread %s is archived: its id stays taken until it is restored', a_thread_id),
+      hint = 'an operator brings it back with ai.restore_session; or pass NULL to get a fresh id';
+  end if;
   if not found or (s.owner <> ai.current_owner() and not ai.sees_all_owners()) then
     raise exception using errcode = 'AS005',
       message = format('thread id %s is not available', a_thread_id),
@@ -228,7 +241,7 @@ begin
 end
 $$;
 comment on function ai.create_session(text, jsonb) is
-  'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns (also concurrently) returns the existing row unchanged. AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant.';
+  'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns (also concurrently) returns the existing row unchanged. AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant or to an archived session (reserved until ai.restore_session).';
 
 create or replace function ai.set_session_status(thread_id text, status text) returns ai.agent_sessions
 language plpgsql volatile

@@ -17,8 +17,10 @@ owner), the demo makes ``agent_state_demo_service`` and runs as it (SET ROLE). W
    receipt, and the email is not sent again.
 4. ``approve`` calls ``interrupt()``: the job waits as AWAITING_HUMAN, held by no worker. The
    demo approves as the user (``resolve_human``); worker 2 resumes it and the run completes.
-5. The session's timeline (events, checkpoints and their lineage, messages, the side effect) and
-   a verdict; the exit status is 1 when a promise failed.
+5. The session's timeline (events, the job's attempts, checkpoints and their lineage, messages,
+   the side effect) and a verdict; the exit status is 1 when a promise failed. Every claim the demo
+   tells of, in its steps and its timeline, is read from ``ai.job_attempts`` (what the console's run
+   page shows); the one thing the timeline adds of its own is the moment it sent SIGKILL.
 
 ``python examples/demo.py worker --queue Q`` is the worker process (a :func:`graph_worker`).
 """
@@ -50,7 +52,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from agent_state import Client, MessageRole, SideEffectCall, idempotency_key
+from agent_state import Client, JobAttempt, MessageRole, SideEffectCall, idempotency_key
 from agent_state.graph_runs import GraphRuns, graph_worker, job_context
 
 #: The demo's lease: short, so the dead worker's job comes back within seconds.
@@ -435,6 +437,8 @@ def run(url: str, out: Out) -> int:
             _wait("worker 1 to reach the model call in draft", model_call_started)
             held = client.get_job(job.job_id)
             head = client.get_session(thread).current_checkpoint_id
+            [claimed] = [a for a in client.job_attempts(job.job_id) if a.fencing_token == held.fencing_token]
+            out.say(f"{_who(claimed)} {_claim_text(claimed)}")
             for e in client.get_events(thread, kinds=["node_finished"]):
                 out.say(f"node {e.payload['node']:<8} finished  ({e.payload['worker']})")
             out.say(f"node draft    emailed {USER_EMAIL} through the side-effect ledger; outbox: {_count(outbox)}")
@@ -453,18 +457,17 @@ def run(url: str, out: Out) -> int:
             workers.start("worker 2")
 
             def reclaimed() -> Any:
-                j = client.get_job(job.job_id)
-                if j.fencing_token > held.fencing_token:
-                    return j
+                # the claim as ai.job_attempts records it (the console's run page shows the same)
+                taken = [a for a in client.job_attempts(job.job_id) if a.fencing_token > held.fencing_token]
+                if taken:
+                    return taken[0]
                 left = (held.lease_expires_at - client.now()).total_seconds() if held.lease_expires_at else 0
                 bar = "#" * int(max(0.0, min(left, LEASE.total_seconds())) * 4)
                 out.progress(f"lease of worker 1 expires in {max(left, 0):4.1f}s  {bar}")
                 return None
 
             taken = _wait("worker 2 to claim the job", reclaimed)
-            out.progress(f"lease expired; worker 2 claimed the job (attempt {taken.attempts})", done=True)
-            claim = f"claimed the job (attempt {taken.attempts}); resumes from checkpoint {_short(head)}"
-            marks.append((client.now(), "claim", "worker 2", claim))
+            out.progress(f"lease expired; {_who(taken)} {_claim_text(taken)}", done=True)
             paused = _wait(
                 "the run to reach the approval",
                 lambda: (j := client.get_job(job.job_id)).status in ("AWAITING_HUMAN", "FAILED", "COMPLETED") and j,
@@ -491,13 +494,12 @@ def run(url: str, out: Out) -> int:
                 done = runs.wait(job.job_id, until=("COMPLETED", "FAILED", "CANCELLED"), timeout=BOUND)
                 facts.approved_and_completed = done.status == "COMPLETED"
                 facts.job_status = done.status
-                out.say(f"worker 2 resumed with Command(resume=...) and the job is {done.status}")
+                last = client.job_attempts(job.job_id)[-1]
+                out.say(f"{_who(last)} {_claim_text(last)}, resumed with Command(resume=...); the job is {done.status}")
             workers.stop_all()
 
             out.step(5, "The session's timeline")
-            tokens = {held.fencing_token: "worker 1", taken.fencing_token: "worker 2"}
-            tokens[client.get_job(job.job_id).fencing_token] = "worker 2"  # its claim after the approval
-            _timeline(client, thread, out, tokens, marks)
+            _timeline(client, job.job_id, thread, out, marks, resumed=(taken.fencing_token, head))
             _collect(client, thread, outbox, facts)
         except BaseException:
             workers.stop_all()
@@ -546,10 +548,34 @@ def _collect(client: Client, thread: str, outbox: Path, facts: Facts) -> None:
     facts.message_seqs = [m.seq for m in client.get_messages(thread)]
 
 
+def _who(attempt: JobAttempt) -> str:
+    """The demo's label of the worker that made an attempt (its worker id is ``label:pid``)."""
+    return (attempt.worker or "").rsplit(":", 1)[0]
+
+
+def _claim_text(attempt: JobAttempt) -> str:
+    return f"claimed the job (attempt {attempt.attempt}, fencing token {attempt.fencing_token})"
+
+
 def _timeline(
-    client: Client, thread: str, out: Out, workers: dict[int, str], marks: list[tuple[Any, str, str, str]]
+    client: Client,
+    job_id: int,
+    thread: str,
+    out: Out,
+    marks: list[tuple[Any, str, str, str]],
+    resumed: tuple[int, str | None],
 ) -> None:
+    """Every row is a record the console shows too (events, ai.job_attempts, checkpoints, messages,
+    the side-effect ledger), at the time it records, but for ``marks``: what the demo itself did."""
     rows: list[tuple[Any, str, str, str]] = list(marks)
+    attempts = client.job_attempts(job_id)
+    workers = {a.fencing_token: _who(a) for a in attempts}
+    for a in attempts:
+        resume = f"; resumes from checkpoint {_short(resumed[1])}" if a.fencing_token == resumed[0] else ""
+        rows.append((a.claimed_at, "claim", _who(a), _claim_text(a) + resume))
+        if a.ended_at is not None:
+            ended = f"attempt {a.attempt} ended: {a.outcome}" + (f" ({a.error})" if a.error else "")
+            rows.append((a.ended_at, "attempt end", _who(a), ended))
     for e in client.get_events(thread):
         payload = dict(e.payload) if isinstance(e.payload, dict) else {}
         who = payload.pop("worker", "")

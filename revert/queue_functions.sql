@@ -9,6 +9,13 @@ begin;
 
 -- added after v0.1.0 (deploy/queue_functions.sql)
 drop function ai._xmax_in_flight(xid);
+drop function ai.claim_jobs(text, interval, text, integer, text);
+drop function ai.hold_worker_liveness(text);
+drop function ai.release_worker_liveness(text);
+drop function ai._dead_workers();
+drop function ai._liveness_class();
+drop function ai._lease_held(timestamptz, timestamptz, timestamptz, timestamptz);
+drop function ai._server_start();
 drop function ai._check_enqueue(text, jsonb, text, integer, integer, text);
 drop function ai._enqueue_owner(text);
 

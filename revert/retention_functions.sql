@@ -6,6 +6,9 @@
 -- release, `sqitch rework retention_functions` changes a function here (deploy/schema.sql, "Layout").
 begin;
 
+drop function ai.archive_skips(integer, text);
+drop function ai._archive_threads(text[]);
+
 -- The columns a copy names, of the hot table: all of them into the archive (where a generated
 -- column is a plain one that keeps its value), the non-generated ones on the way back (the hot
 -- table computes the others again). Named explicitly, so a column added later to both tables,

@@ -17,6 +17,7 @@
 # instead (made when missing, with the group roles and CREATE on the database, as
 # agent_state.schema.deploy does), through SET ROLE at connection start (PGOPTIONS=-c role=...),
 # and one line on stderr says so. A BYPASSRLS role that is no superuser is refused (no safe owner).
+# AGENT_STATE_OWNER names another owner role than agent_state_owner (made NOLOGIN when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 as_owner=0
@@ -33,10 +34,11 @@ for key, value in conninfo_to_dict(sys.argv[1]).items():
 if sys.argv[2] == "1":
     import psycopg
     sys.path.insert(0, "python")
-    from agent_state.schema import SchemaError, prepare_owner
+    import os
+    from agent_state.schema import OWNER, SchemaError, prepare_owner
     try:
         with psycopg.connect(sys.argv[1], autocommit=True) as conn:
-            role, note = prepare_owner(conn)
+            role, note = prepare_owner(conn, os.environ.get("AGENT_STATE_OWNER") or OWNER)
     except SchemaError as error:
         print(f"echo {shlex.quote('sqitch.sh: ' + str(error))} >&2; exit 1")
         sys.exit(0)

@@ -18,6 +18,10 @@ set local check_function_bodies = off;
 --     original row instead of writing a second one.
 --   * Events (ai.session_events) are the operator's stream: start, status changes, tool calls,
 --     errors. They are not numbered per thread; their global id orders them.
+--   * A thread id is global, and stays taken while its session lives, hot or archived: an
+--     archived id is reserved until ai.restore_session brings it back, so no tenant can make a
+--     second session of it that would stop the archive's sweep or block the restore (a sweep
+--     that meets a row it cannot move leaves it hot, lists it and goes on). deploy/archive_conflicts.sql.
 --
 -- Locks. An append locks its session row (FOR NO KEY UPDATE, via the UPDATE that bumps
 -- last_seq) and nothing else, so appends to one thread are serialized, appends to different
@@ -398,8 +402,11 @@ begin
     if owner operator(pg_catalog.=) '' then
       raise exception using errcode = 'AS002', message = 'owner must not be empty';
     end if;
-    if pg_catalog.char_length(owner) operator(pg_catalog.>) 255 then
-      raise exception using errcode = 'AS002', message = 'owner is longer than 255 characters';
+    if pg_catalog.octet_length(owner) operator(pg_catalog.>) 255 then
+      -- bytes, not characters: an owner is in index keys beside other text (issue 37); a login
+      -- role's name has at most 63 bytes
+      raise exception using errcode = 'AS002',
+        message = pg_catalog.format('owner is longer than 255 bytes (%s bytes of UTF-8)', pg_catalog.octet_length(owner));
     end if;
     if owner operator(pg_catalog.=) any ('{ai_user,ai_service}'::text[])
        or exists (select from pg_catalog.pg_roles r
@@ -726,12 +733,19 @@ begin
   if not found then
     return false;
   end if;
+  -- An archived id stays taken until restored (deploy/archive_conflicts.sql). Looked up after the
+  -- insert: a sweep archiving a hot session of this id held the row the insert waited on, and
+  -- its reservation committed with the delete, so this statement sees it.
+  if exists (select from ai_archive.archived_thread_ids r where r.thread_id = a_thread_id) then
+    delete from ai.agent_sessions s where s.thread_id = a_thread_id;
+    return false;
+  end if;
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (a_thread_id, a_owner, 'start', start_payload, v_now);
   return true;
 end
 $$;
-comment on function ai._start_session(text, text, jsonb, jsonb) is 'Internal: creates a session row with its start event and returns true, or returns false when the thread id exists (whoever owns it). Safe against concurrent creates of the same thread.';
+comment on function ai._start_session(text, text, jsonb, jsonb) is 'Internal: creates a session row with its start event and returns true, or returns false when the thread id exists (whoever owns it) or is archived (reserved until restored). Safe against concurrent creates of the same thread and a concurrent archive of it.';
 
 create or replace function ai.create_session(thread_id text default null, config jsonb default '{}')
 returns ai.agent_sessions
@@ -753,6 +767,12 @@ begin
   perform ai._start_session(a_thread_id, ai.current_owner(), a_config,
                             pg_catalog.jsonb_build_object('config', a_config));
   select * into s from ai.agent_sessions a where a.thread_id = a_thread_id;
+  if not found and exists (select from ai_archive.agent_sessions a where a.thread_id = a_thread_id) then
+    -- the caller's own archived thread (RLS shows no other tenant's): reserved until restored
+    raise exception using errcode = 'AS005',
+      message = format('thread %s is archived: its id stays taken until it is restored', a_thread_id),
+      hint = 'an operator brings it back with ai.restore_session; or pass NULL to get a fresh id';
+  end if;
   if not found or (s.owner <> ai.current_owner() and not ai.sees_all_owners()) then
     raise exception using errcode = 'AS005',
       message = format('thread id %s is not available', a_thread_id),
@@ -762,7 +782,7 @@ begin
 end
 $$;
 comment on function ai.create_session(text, jsonb) is
-  'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns (also concurrently) returns the existing row unchanged. AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant.';
+  'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns (also concurrently) returns the existing row unchanged. AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant or to an archived session (reserved until ai.restore_session).';
 
 create or replace function ai.set_session_status(thread_id text, status text) returns ai.agent_sessions
 language plpgsql volatile
@@ -1247,6 +1267,14 @@ grant execute on function ai.estimate_tokens(jsonb), ai.message_key(text, text, 
 -- A job whose worker died stays IN_PROGRESS until its lease expires. From then on the next claim
 -- takes it again and counts an attempt, or, when its attempts are spent, finishes it as FAILED.
 -- No cron is needed: ai.reap_expired() only makes dashboards honest sooner.
+-- A database outage does not count against a lease: a lease renewed before the server started
+-- that had not ended five minutes before the start holds for the first 30 seconds after it, so
+-- its holder reconnects and finishes the job with its token (deploy/queue_functions.sql, "Leases
+-- and database outages"; ai._lease_held is the one test of a lease). An answer lost with the
+-- connection is safe to ask for again: a claim under a request id answers with the same jobs
+-- (ai.queue_workers, deploy/queue_workers.sql), a completion under the same token with the
+-- job it completed, and the client gives an enqueue without a key one of its own (docs/queue.md,
+-- "Lost answers"). (Comment lines of a released script: issue 41.)
 --
 -- Fencing
 --   Every claim bumps fencing_token. Every write on behalf of a job names (job_id, fencing_token)
@@ -1640,6 +1668,62 @@ $do$;
 -- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 -- ---------------------------------------------------------------------------------------------
+-- Leases and database outages
+--
+-- A lease is measured on the database's clock, which runs while nobody can reach the database: a
+-- holder cannot renew or complete while the server is down or restarting, so an outage longer
+-- than what was left of a lease would hand every job in flight to the next claim, though each
+-- holder would have finished it. So a lease does not end during an outage: a lease renewed (or
+-- claimed) before the server started (pg_postmaster_start_time(); ai._server_start) that had not
+-- ended more than five minutes before that start still holds for the first 30 seconds after the
+-- start, whatever its expiry. Its holder reconnects in that time and renews, completes or fails
+-- it with its token as if nothing had happened; a holder that does not come back loses the job
+-- 30 seconds after the start (the next claim takes it, counting an attempt, as for any expired
+-- lease). A lease that ended more than five minutes before the start (an outage that long, or a
+-- holder that was gone before it) gets nothing. A lease renewed after the start is an ordinary
+-- lease. Every test of a lease (the claims, renew_lease(s), fenced_write and its commit check,
+-- complete_job(s), fail_job, release_job, reap_expired) is ai._lease_held, so none disagrees.
+-- The fence is unchanged: a claim bumps the token, and a zombie's call under the old token is
+-- refused, grace or not. A promotion is not a start of the server: a standby promoted after the
+-- primary died gives no grace (docs/queue.md, "Leases and outages").
+
+-- When the server started: pg_postmaster_start_time(), or, for a test, the setting
+-- ai.frozen_server_start under the same rule as ai.frozen_now (deploy/clock.sql): only a role that
+-- may freeze the clock moves it. No SET search_path, so that it inlines (every name qualified).
+create or replace function ai._server_start() returns timestamptz
+language sql stable parallel safe
+as $$
+  select case when pg_catalog.current_setting('ai.frozen_server_start', true) operator(pg_catalog.<>) ''
+              then case when coalesce(pg_catalog.pg_has_role(
+                                case when pg_catalog.current_setting('role') operator(pg_catalog.=) 'none'
+                                     then session_user
+                                     else pg_catalog.current_setting('role')::pg_catalog.name end,
+                                pg_catalog.to_regrole('ai_test_clock'), 'MEMBER'), false)
+                        then pg_catalog.current_setting('ai.frozen_server_start', true)::pg_catalog.timestamptz
+                        else pg_catalog.pg_postmaster_start_time() end
+              else pg_catalog.pg_postmaster_start_time() end
+$$;
+comment on function ai._server_start() is
+  'Internal: when the server started (pg_postmaster_start_time()), or the setting ai.frozen_server_start for a role that may freeze the clock (tests).';
+revoke execute on function ai._server_start() from public;
+
+-- Whether a lease still holds at now (the rule above): it has not ended, or it was renewed before
+-- the server started at started, had not ended five minutes before that, and now is within 30
+-- seconds of the start. A plain SQL expression: it inlines into each statement that tests a lease.
+create or replace function ai._lease_held(lease_expires_at timestamptz, renewed_at timestamptz, now timestamptz,
+                                          started timestamptz) returns boolean
+language sql stable parallel safe
+as $$
+  select lease_expires_at operator(pg_catalog.>) now
+         or (now operator(pg_catalog.<) (started operator(pg_catalog.+) '30 seconds'::pg_catalog.interval)
+             and renewed_at operator(pg_catalog.<) started
+             and lease_expires_at operator(pg_catalog.>) (started operator(pg_catalog.-) '5 minutes'::pg_catalog.interval))
+$$;
+comment on function ai._lease_held(timestamptz, timestamptz, timestamptz, timestamptz) is
+  'Internal: whether a lease (its expiry, and when it was last claimed or renewed) holds at now for a server started at started: not ended, or, within 30 seconds of the start, renewed before it and ended less than five minutes before it (a database outage does not count against a lease).';
+revoke execute on function ai._lease_held(timestamptz, timestamptz, timestamptz, timestamptz) from public;
+
+-- ---------------------------------------------------------------------------------------------
 -- Internal helpers
 
 create or replace function ai._check_lease(lease interval) returns void
@@ -1842,6 +1926,116 @@ comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, inte
   'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument, AS003 payload over 1 MiB, AS004 session finished.';
 
 -- ---------------------------------------------------------------------------------------------
+-- Dead workers
+--
+-- A worker that died (SIGKILL, OOM, a lost machine) held its jobs until their leases ran out:
+-- a minute with the default lease. Postgres knows sooner: a session's locks go when its
+-- connection goes. A Worker keeps one liveness hold, a session advisory lock keyed by its
+-- worker_id (class ai._liveness_class(), key hashtext(worker_id)), on a direct connection it keeps
+-- open (ai.hold_worker_liveness; ai.queue_workers.live records that it does). A claim of
+-- claim_jobs that has room left after the due jobs and the expired leases looks for live workers
+-- whose lock is free (ai._dead_workers: tried in shared mode and let go at once, so nothing
+-- waits) and has been for half a second (a worker whose liveness connection alone was closed
+-- takes its hold again sooner), and takes their running jobs over as it takes an expired lease:
+-- a new token (the dead worker, if it was not dead, is fenced out), an attempt counted. Never its
+-- own: a worker that claims is alive. Only a claim with room looks
+-- (a full claim pays nothing): the jobs of a dead worker come after the jobs due before its death,
+-- as a lease that ended then would. A worker alive but slow, even stopped (SIGSTOP), keeps its
+-- connection and its lock: its jobs keep their lease. A worker whose network is cut keeps its lock
+-- until the server notices the connection is gone (TCP keepalives: tcp_keepalives_idle and
+-- friends decide when); until then its lease holds, and after that its jobs are taken over and its
+-- late writes fenced out. A worker whose liveness connection alone is closed by the server (an
+-- operator's pg_terminate_backend) counts as dead until it takes its hold again: its jobs may be
+-- taken over meanwhile, and the fence refuses what it writes after that. Not through a
+-- transaction pooler: there a session lock stays on a server connection that other clients
+-- share (the Worker takes no hold there, and the lease alone decides). For 30 seconds after the
+-- server starts nobody holds a lock yet (the workers are reconnecting): the leases decide then
+-- ("Leases and database outages").
+
+-- The advisory-lock class of the liveness holds (the first key of the two-key form).
+create or replace function ai._liveness_class() returns integer
+language sql immutable parallel safe
+as $$
+  select 1095522636  -- 'ASWL' as a 32-bit integer: agent-state worker liveness
+$$;
+comment on function ai._liveness_class() is 'Internal: the advisory-lock class (first key) of the workers'' liveness holds.';
+revoke execute on function ai._liveness_class() from public;
+
+create or replace function ai.hold_worker_liveness(worker_id text) returns boolean
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+begin
+  perform ai._check_text(hold_worker_liveness.worker_id, 'worker_id');
+  -- the session's own lock, held until its connection ends (or release_worker_liveness); a claim
+  -- that looks at it holds it in shared mode for a moment: wait that long, not for another holder
+  perform pg_catalog.set_config('lock_timeout', '200ms', true);
+  begin
+    perform pg_catalog.pg_advisory_lock(ai._liveness_class(), pg_catalog.hashtext(hold_worker_liveness.worker_id));
+  exception when lock_not_available then
+    return false;  -- another session holds it: the same worker_id twice
+  end;
+  insert into ai.queue_workers as w (worker_id, live, seen_at)
+  values (hold_worker_liveness.worker_id, true, ai.now())
+  on conflict (worker_id) do update set live = true, free_since = null, seen_at = excluded.seen_at;
+  return true;
+end
+$$;
+comment on function ai.hold_worker_liveness(text) is
+  'Takes the liveness hold of worker_id for this session (a session advisory lock, kept until the connection ends) and records that the worker keeps one: from then on, a claim (claim_jobs) that finds the hold free takes the worker''s running jobs over at once, whatever their lease. Call it on a direct (or session-pooled) connection the worker keeps open, before it claims; never through a transaction pooler. Returns false when another session holds it (the same worker_id twice). For ai_service. AS002 bad worker_id.';
+
+create or replace function ai.release_worker_liveness(worker_id text) returns void
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+begin
+  perform ai._check_text(release_worker_liveness.worker_id, 'worker_id');
+  update ai.queue_workers w set live = false, seen_at = ai.now() where w.worker_id = release_worker_liveness.worker_id;
+  perform pg_catalog.pg_advisory_unlock(ai._liveness_class(), pg_catalog.hashtext(release_worker_liveness.worker_id));
+end
+$$;
+comment on function ai.release_worker_liveness(text) is
+  'A worker that stops cleanly gives up its liveness hold: it no longer counts as a live worker (its jobs, if it still held any, keep their lease). For ai_service. AS002 bad worker_id.';
+
+-- The live workers whose liveness hold has been free for half a second: dead. Each hold is tried
+-- in shared mode and let go at once (a session lock, not a transaction's: a claim keeps nothing).
+-- The first claim that finds a hold free notes when (free_since, on the server's clock, not
+-- ai.now(): it measures how long a connection has been gone); hold_worker_liveness clears it. So
+-- a worker whose liveness connection alone was closed, and that takes its hold again within half
+-- a second, is never taken for dead. A worker_id whose hash collides with a live one's looks
+-- alive: the lease decides for it, as before.
+-- (PL/pgSQL: ai.queue_workers is planned after this change, and a SQL body is checked when made.)
+create or replace function ai._dead_workers() returns text[]
+language plpgsql volatile
+as $$
+declare
+  v_clock timestamptz := pg_catalog.clock_timestamp();
+  v_free text[];
+  v_dead text[];
+begin
+  select coalesce(pg_catalog.array_agg(w.worker_id), '{}'::text[]),
+         coalesce(pg_catalog.array_agg(w.worker_id) filter (where w.free_since <= v_clock - interval '0.5 seconds'), '{}'::text[])
+  into v_free, v_dead
+  from ai.queue_workers w
+  where w.live
+    and case when pg_catalog.pg_try_advisory_lock_shared(ai._liveness_class(), pg_catalog.hashtext(w.worker_id))
+             then pg_catalog.pg_advisory_unlock_shared(ai._liveness_class(), pg_catalog.hashtext(w.worker_id))
+             else false end;
+  if pg_catalog.cardinality(v_free) > pg_catalog.cardinality(v_dead) then
+    update ai.queue_workers w set free_since = v_clock
+    where w.worker_id = any (v_free) and w.free_since is null;
+  end if;
+  return v_dead;
+end
+$$;
+comment on function ai._dead_workers() is 'Internal: the workers that took a liveness hold and have not held it for half a second (their connection is gone); notes when a claim first found a hold free.';
+revoke execute on function ai._dead_workers() from public;
+
+-- ---------------------------------------------------------------------------------------------
 -- Claim
 
 create or replace function ai.claim_job(worker_id text, lease interval default '60 seconds', queue text default 'default')
@@ -1854,6 +2048,7 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := ai.now();
+  v_start timestamptz := ai._server_start();
   v_id bigint;
   v_exp bigint;
   v_exp_priority integer;
@@ -1880,7 +2075,8 @@ begin
     v_exp := null;
     select c.job_id, c.priority, c.lease_expires_at into v_exp, v_exp_priority, v_exp_at
     from ai.agent_jobs c
-    where c.status = 'IN_PROGRESS' and c.queue = claim_job.queue and c.lease_expires_at <= v_now
+    where c.status = 'IN_PROGRESS' and c.queue = claim_job.queue
+      and not ai._lease_held(c.lease_expires_at, c.updated_at, v_now, v_start)
       and c.job_id <> all (v_passed)
       and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
                   offset 0 for no key update skip locked)
@@ -1948,8 +2144,11 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := ai.now();
+  v_start timestamptz := ai._server_start();
   v_ids bigint[];
   v_expired boolean;
+  v_dead text[];
+  v_picked integer;
 begin
   if claim_jobs.worker_id is null or claim_jobs.worker_id = '' or pg_catalog.char_length(claim_jobs.worker_id) > 255
      or claim_jobs.lease is null or claim_jobs.lease <= interval '0'
@@ -1967,7 +2166,8 @@ begin
   --    both in one order; claim_job still does).
   select pg_catalog.array_agg(e.job_id) into v_ids
   from (select c.job_id from ai.agent_jobs c
-        where c.status = 'IN_PROGRESS' and c.queue = claim_jobs.queue and c.lease_expires_at <= v_now
+        where c.status = 'IN_PROGRESS' and c.queue = claim_jobs.queue
+          and not ai._lease_held(c.lease_expires_at, c.updated_at, v_now, v_start)
           and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
                       offset 0 for no key update skip locked)
         order by c.priority desc, c.lease_expires_at, c.job_id
@@ -1993,6 +2193,26 @@ begin
     select coalesce(v_ids, '{}'::bigint[]) operator(pg_catalog.||) pg_catalog.array_agg(d.job_id) into v_ids
     from (select distinct on (c.thread_id) c.job_id from candidates c
           order by c.thread_id, c.priority desc, c.run_at, c.job_id) d;
+  end if;
+  --    Room left: the running jobs of dead workers ("Dead workers" above), taken as expired leases.
+  --    Not in the first 30 seconds after the server started (the workers take their holds again).
+  if coalesce(pg_catalog.cardinality(v_ids), 0) < claim_jobs.max_jobs
+     and v_now >= v_start + interval '30 seconds' then
+    v_dead := ai._dead_workers();
+    if pg_catalog.cardinality(v_dead) > 0 then
+      v_picked := coalesce(pg_catalog.cardinality(v_ids), 0);
+      select coalesce(v_ids, '{}'::bigint[]) operator(pg_catalog.||) pg_catalog.array_agg(e.job_id) into v_ids
+      from (select c.job_id from ai.agent_jobs c
+            where c.status = 'IN_PROGRESS' and c.queue = claim_jobs.queue and c.lease_owner = any (v_dead)
+              and c.lease_owner <> claim_jobs.worker_id  -- never its own: a worker that claims is alive
+              and c.job_id <> all (coalesce(v_ids, '{}'::bigint[]))
+              and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
+                          offset 0 for no key update skip locked)
+            order by c.priority desc, c.claimed_at, c.job_id
+            limit claim_jobs.max_jobs - coalesce(pg_catalog.cardinality(v_ids), 0)
+            for update skip locked) e;
+      v_expired := v_expired or coalesce(pg_catalog.cardinality(v_ids), 0) > v_picked;
+    end if;
   end if;
   if v_ids is null or pg_catalog.cardinality(v_ids) = 0 then
     return;
@@ -2050,6 +2270,57 @@ $$;
 comment on function ai.claim_jobs(text, interval, text, integer) is
   'Claims up to max_jobs (1 to 1000) jobs of a queue in one statement, chosen and leased as claim_job does, at most one per thread. AS002 bad argument.';
 
+-- A claim that can be asked again. The connection can break after the server committed a claim
+-- and before its answer arrived: the jobs are IN_PROGRESS under a worker that does not know it
+-- holds them, and they would wait out the lease. With a request id (the client makes one per
+-- call), the claim records it, per worker, with the jobs and tokens it took (ai.queue_workers,
+-- one row per worker: its last claim that took jobs); the same call again, with the same request
+-- id, answers with those jobs, under the same tokens, as long as the worker still holds them, and
+-- claims nothing new. Another request id claims as claim_jobs does. Costs one HOT update per claim
+-- that takes jobs, none for an empty one.
+create or replace function ai.claim_jobs(worker_id text, lease interval, queue text, max_jobs integer, request_id text)
+returns setof ai.agent_jobs
+language plpgsql volatile
+set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  r record;  -- a row of ai.queue_workers (planned after this change: a record, resolved when it runs)
+  v_jobs ai.agent_jobs[];
+begin
+  if claim_jobs.request_id is null or claim_jobs.request_id = '' or pg_catalog.char_length(claim_jobs.request_id) > 255 then
+    perform ai._check_text(claim_jobs.request_id, 'request_id');
+  end if;
+  select * into r from ai.queue_workers c where c.worker_id = claim_jobs.worker_id;
+  if found and r.request_id = claim_jobs.request_id then
+    -- the same request again: its jobs that the worker still holds, under the same tokens
+    return query
+    select j.* from ai.agent_jobs j
+    where j.job_id = any (r.job_ids) and j.status = 'IN_PROGRESS' and j.lease_owner = claim_jobs.worker_id
+      and j.fencing_token = r.fencing_tokens[pg_catalog.array_position(r.job_ids, j.job_id)]
+    order by j.priority desc, j.run_at, j.job_id;
+    return;
+  end if;
+  select pg_catalog.array_agg(c) into v_jobs
+  from ai.claim_jobs(claim_jobs.worker_id, claim_jobs.lease, claim_jobs.queue, claim_jobs.max_jobs) c;
+  if v_jobs is null then
+    return;
+  end if;
+  insert into ai.queue_workers as q (worker_id, request_id, job_ids, fencing_tokens, seen_at)
+  select claim_jobs.worker_id, claim_jobs.request_id, pg_catalog.array_agg(x.job_id), pg_catalog.array_agg(x.fencing_token),
+         max(x.claimed_at)
+  from pg_catalog.unnest(v_jobs) x
+  on conflict (worker_id) do update
+  set request_id = excluded.request_id, job_ids = excluded.job_ids, fencing_tokens = excluded.fencing_tokens,
+      seen_at = excluded.seen_at;
+  return query select * from pg_catalog.unnest(v_jobs);
+end
+$$;
+comment on function ai.claim_jobs(text, interval, text, integer, text) is
+  'Claims as claim_jobs(worker_id, lease, queue, max_jobs) does, under a request id (1 to 255 characters, one per call: the client makes it): called again with the same worker_id and request_id (a retry after the answer was lost), it returns the jobs that claim took which worker_id still holds, under the same fencing tokens, and claims nothing new. Only a worker''s last claim that took jobs is remembered. AS002 bad argument.';
+
 -- ---------------------------------------------------------------------------------------------
 -- The holder's calls: each names (job_id, fencing_token) and is checked in the UPDATE itself
 
@@ -2069,7 +2340,7 @@ begin
   update ai.agent_jobs j
   set lease_expires_at = v_now + renew_lease.lease, updated_at = v_now
   where j.job_id = renew_lease.job_id and j.status = 'IN_PROGRESS'
-    and j.fencing_token = renew_lease.fencing_token and j.lease_expires_at > v_now
+    and j.fencing_token = renew_lease.fencing_token and ai._lease_held(j.lease_expires_at, j.updated_at, v_now, ai._server_start())
   returning j.lease_expires_at into v_expires;
   if not found then
     perform ai._raise_lease_lost(renew_lease.job_id, renew_lease.fencing_token);
@@ -2097,6 +2368,7 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := ai.now();
+  v_start timestamptz := ai._server_start();
 begin
   perform ai._check_text(renew_leases.worker_id, 'worker_id');
   perform ai._check_lease(renew_leases.lease);
@@ -2118,7 +2390,7 @@ begin
   set lease_expires_at = v_now OPERATOR(pg_catalog.+) renew_leases.lease, updated_at = v_now
   from rows from (pg_catalog.unnest(renew_leases.job_ids), pg_catalog.unnest(renew_leases.fencing_tokens)) as h(job_id, fencing_token)
   where j.job_id = h.job_id and j.fencing_token = h.fencing_token and j.status = 'IN_PROGRESS'
-    and j.lease_owner = renew_leases.worker_id and j.lease_expires_at > v_now
+    and j.lease_owner = renew_leases.worker_id and ai._lease_held(j.lease_expires_at, j.updated_at, v_now, v_start)
   returning j.job_id, j.lease_expires_at;
 end
 $$;
@@ -2205,20 +2477,20 @@ declare
   v_now timestamptz;
   j record;
 begin
-  select a.status, a.fencing_token, a.lease_expires_at, a.xmin, a.xmax into j
+  select a.status, a.fencing_token, a.lease_expires_at, a.updated_at, a.xmin, a.xmax into j
   from ai.agent_jobs a
   where a.job_id = new.job_id;
   if not found or ai._xmax_in_flight(j.xmax)
      or pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
     -- a writer in flight (or one snapshot for the whole transaction): wait for it, see what it did
-    select a.status, a.fencing_token, a.lease_expires_at, a.xmin, a.xmax into j
+    select a.status, a.fencing_token, a.lease_expires_at, a.updated_at, a.xmin, a.xmax into j
     from ai.agent_jobs a
     where a.job_id = new.job_id
     for share;
   end if;
   v_now := ai.now();  -- after the read, which may have waited for a writer of the row
   if found and j.fencing_token = new.fencing_token
-     and ((j.status = 'IN_PROGRESS' and j.lease_expires_at > v_now)
+     and ((j.status = 'IN_PROGRESS' and ai._lease_held(j.lease_expires_at, j.updated_at, v_now, ai._server_start()))
           or (j.status <> 'IN_PROGRESS' and ai._written_here(j.xmin))) then
     return null;
   end if;
@@ -2275,7 +2547,8 @@ begin
   select j.lease_expires_at into v_expires
   from ai.agent_jobs j
   where j.job_id = fenced_write.job_id and j.status = 'IN_PROGRESS'
-    and j.fencing_token = fenced_write.fencing_token and j.lease_expires_at > v_now;
+    and j.fencing_token = fenced_write.fencing_token
+    and ai._lease_held(j.lease_expires_at, j.updated_at, v_now, ai._server_start());
   if not found then
     perform ai._raise_lease_lost(fenced_write.job_id, fenced_write.fencing_token);
   end if;
@@ -2317,16 +2590,23 @@ begin
       attempt_log = u.attempt_log operator(pg_catalog.||) ai._attempt_entry(
         u.attempts, u.lease_owner, u.fencing_token, u.claimed_at, u.lease_expires_at, v_now, 'completed', null)
   where u.job_id = complete_job.job_id and u.status = 'IN_PROGRESS'
-    and u.fencing_token = complete_job.fencing_token and u.lease_expires_at > v_now
+    and u.fencing_token = complete_job.fencing_token
+    and ai._lease_held(u.lease_expires_at, u.updated_at, v_now, ai._server_start())
   returning u.* into j;
   if not found then
-    perform ai._raise_lease_lost(complete_job.job_id, complete_job.fencing_token);
+    -- Completed already under this token: only its holder can have done that (a claim bumps the
+    -- token, a completion keeps it), so this is that holder's retry. The same answer, unchanged.
+    select * into j from ai.agent_jobs x
+    where x.job_id = complete_job.job_id and x.status = 'COMPLETED' and x.fencing_token = complete_job.fencing_token;
+    if not found then
+      perform ai._raise_lease_lost(complete_job.job_id, complete_job.fencing_token);
+    end if;
   end if;
   return j;
 end
 $$;
 comment on function ai.complete_job(bigint, bigint, jsonb) is
-  'Marks a job held with fencing_token COMPLETED with its result (JSON up to 1 MiB, or NULL) and returns it. AS006 lease lost, AS001 unknown job, AS003 result too large.';
+  'Marks a job held with fencing_token COMPLETED with its result (JSON up to 1 MiB, or NULL) and returns it. Idempotent: a job already COMPLETED under that fencing_token (a retry after the answer was lost) is returned as it is, its first result kept. AS006 lease lost, AS001 unknown job, AS003 result too large.';
 
 create or replace function ai.complete_jobs(job_ids bigint[], fencing_tokens bigint[], results jsonb[] default null)
 returns setof bigint
@@ -2338,7 +2618,9 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := ai.now();
+  v_start timestamptz := ai._server_start();
   v_count integer := pg_catalog.cardinality(complete_jobs.job_ids);
+  v_done bigint[];
 begin
   if complete_jobs.job_ids is null or complete_jobs.fencing_tokens is null
      or pg_catalog.cardinality(complete_jobs.fencing_tokens) <> v_count
@@ -2355,7 +2637,7 @@ begin
 
   -- Each row is fenced on its own; a job whose lease was lost is simply not in the answer. The
   -- arrays are matched by position (no join: no whole-row copies kept for the recheck).
-  return query
+  with done as (
   update ai.agent_jobs u
   set status = 'COMPLETED', result = complete_jobs.results[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)],
       lease_owner = null, lease_expires_at = null, finished_at = v_now, updated_at = v_now,
@@ -2363,12 +2645,24 @@ begin
         u.attempts, u.lease_owner, u.fencing_token, u.claimed_at, u.lease_expires_at, v_now, 'completed', null)
   where u.job_id = any (complete_jobs.job_ids) and u.status = 'IN_PROGRESS'
     and u.fencing_token = complete_jobs.fencing_tokens[pg_catalog.array_position(complete_jobs.job_ids, u.job_id)]
-    and u.lease_expires_at > v_now
-  returning u.job_id;
+    and ai._lease_held(u.lease_expires_at, u.updated_at, v_now, v_start)
+  returning u.job_id
+  )
+  select pg_catalog.array_agg(d.job_id) into v_done from done d;
+  if coalesce(pg_catalog.cardinality(v_done), 0) < v_count then
+    -- A retry of a completion whose answer was lost: the jobs already COMPLETED under the same
+    -- token (only their holder can have done that) are in the answer again (see complete_job).
+    select coalesce(v_done, '{}'::bigint[]) operator(pg_catalog.||) pg_catalog.array_agg(c.job_id) into v_done
+    from ai.agent_jobs c
+    where c.job_id = any (complete_jobs.job_ids) and c.job_id <> all (coalesce(v_done, '{}'::bigint[]))
+      and c.status = 'COMPLETED'
+      and c.fencing_token = complete_jobs.fencing_tokens[pg_catalog.array_position(complete_jobs.job_ids, c.job_id)];
+  end if;
+  return query select pg_catalog.unnest(v_done);
 end
 $$;
 comment on function ai.complete_jobs(bigint[], bigint[], jsonb[]) is
-  'Completes up to 1000 jobs in one statement, each with its fencing token (and result, when results is given), each fenced as complete_job is; job_ids must not repeat. Returns the job_ids it completed; a job whose lease was lost is left out instead of raising. AS002 arrays of different lengths or more than 1000 jobs, AS003 a result over 1 MiB.';
+  'Completes up to 1000 jobs in one statement, each with its fencing token (and result, when results is given), each fenced as complete_job is; job_ids must not repeat. Returns the job_ids it completed, and those already COMPLETED under the same token (a retry after the answer was lost: idempotent); a job whose lease was lost is left out instead of raising. AS002 arrays of different lengths or more than 1000 jobs, AS003 a result over 1 MiB.';
 
 create or replace function ai.fail_job(job_id bigint, fencing_token bigint, error text, retry_in interval default null)
 returns ai.agent_jobs
@@ -2395,7 +2689,7 @@ begin
       finished_at = case when u.attempts >= u.max_attempts then v_now end,
       last_error = fail_job.error, lease_owner = null, lease_expires_at = null, updated_at = v_now
   where u.job_id = fail_job.job_id and u.status = 'IN_PROGRESS'
-    and u.fencing_token = fail_job.fencing_token and u.lease_expires_at > v_now
+    and u.fencing_token = fail_job.fencing_token and ai._lease_held(u.lease_expires_at, u.updated_at, v_now, ai._server_start())
   returning u.* into j;
   if not found then
     perform ai._raise_lease_lost(fail_job.job_id, fail_job.fencing_token);
@@ -2421,7 +2715,7 @@ begin
   set status = 'PENDING', attempts = u.attempts - 1, run_at = v_now,
       lease_owner = null, lease_expires_at = null, updated_at = v_now
   where u.job_id = release_job.job_id and u.status = 'IN_PROGRESS'
-    and u.fencing_token = release_job.fencing_token and u.lease_expires_at > v_now
+    and u.fencing_token = release_job.fencing_token and ai._lease_held(u.lease_expires_at, u.updated_at, v_now, ai._server_start())
   returning u.* into j;
   if not found then
     perform ai._raise_lease_lost(release_job.job_id, release_job.fencing_token);
@@ -2561,16 +2855,17 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := ai.now();
+  v_start timestamptz := ai._server_start();
   v_all boolean := ai.sees_all_owners();
   v_owner text := case when not v_all then ai.current_owner() end;
 begin
   return query
   with jobs as (
-    select j.queue, j.status, j.run_at, j.lease_expires_at, j.attempt_log
+    select j.queue, j.status, j.run_at, j.lease_expires_at, j.updated_at, j.attempt_log
     from ai.agent_jobs j
     where v_all and (queue_stats.queue is null or j.queue = queue_stats.queue)
     union all
-    select j.queue, j.status, j.run_at, j.lease_expires_at, j.attempt_log
+    select j.queue, j.status, j.run_at, j.lease_expires_at, j.updated_at, j.attempt_log
     from ai.agent_sessions s
     join ai.agent_jobs j on j.thread_id = s.thread_id
     where not v_all and s.owner = v_owner and (queue_stats.queue is null or j.queue = queue_stats.queue)
@@ -2579,7 +2874,7 @@ begin
          count(*) filter (where j.status = 'PENDING'),
          count(*) filter (where j.status = 'PENDING' and j.run_at <= v_now),
          count(*) filter (where j.status = 'IN_PROGRESS'),
-         count(*) filter (where j.status = 'IN_PROGRESS' and j.lease_expires_at <= v_now),
+         count(*) filter (where j.status = 'IN_PROGRESS' and not ai._lease_held(j.lease_expires_at, j.updated_at, v_now, v_start)),
          count(*) filter (where j.status = 'AWAITING_HUMAN'),
          count(*) filter (where j.status = 'COMPLETED'),
          count(*) filter (where j.status = 'FAILED'),
@@ -2615,7 +2910,7 @@ begin
       finished_at = case when j.attempts >= j.max_attempts then v_now end,
       last_error = format('the lease of attempt %s expired', j.attempts),
       lease_owner = null, lease_expires_at = null, updated_at = v_now
-  where j.status = 'IN_PROGRESS' and j.lease_expires_at <= v_now
+  where j.status = 'IN_PROGRESS' and not ai._lease_held(j.lease_expires_at, j.updated_at, v_now, ai._server_start())
     and (reap_expired.queue is null or j.queue = reap_expired.queue);
   get diagnostics v_count = row_count;
   return v_count;
@@ -2651,6 +2946,8 @@ begin
   )
   insert into ai.agent_jobs_archive select m.*, v_now from moved m;
   get diagnostics v_count = row_count;
+  -- workers not seen since (ai.queue_workers: no claim, no liveness hold taken), as old as the jobs
+  delete from ai.queue_workers w where w.seen_at <= v_now - archive_jobs.older_than;
   return v_count;
 end
 $$;
@@ -2667,6 +2964,8 @@ revoke execute on function
   ai._check_enqueue(text, jsonb, text, integer, integer, text), ai._enqueue_owner(text),
   ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
+  ai.claim_jobs(text, interval, text, integer, text),
+  ai.hold_worker_liveness(text), ai.release_worker_liveness(text), ai._dead_workers(),
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
   ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.cancel_job(bigint), ai.retry_dead_job(bigint), ai.get_job(bigint), ai.job_attempts(bigint),
@@ -2677,6 +2976,7 @@ grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer
   ai.cancel_job(bigint), ai.get_job(bigint), ai.job_attempts(bigint), ai.queue_stats(text)
 to ai_user, ai_service;
 grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
+  ai.claim_jobs(text, interval, text, integer, text), ai.hold_worker_liveness(text), ai.release_worker_liveness(text),
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
   ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.retry_dead_job(bigint),
@@ -3038,6 +3338,30 @@ $do$;
 -- ---------------------------------------------------------------------------------------------
 -- Guards and helpers
 
+-- A key that a btree index holds beside others, counted in bytes of UTF-8, not characters (issue
+-- 37): the checkpoint tables' keys (checkpoint id, parent, channel name and version, task id; the
+-- namespace has its own guard below) and an eval run's candidate. Beside a thread id or an owner of
+-- 255 characters, the widest entry (checkpoint_blobs' or checkpoint_writes' primary key) stays
+-- under the btree's 2704 bytes in any text, where 255 characters of four bytes each would be
+-- refused with 54000. In ASCII a byte is a character, so the limit is the same.
+create or replace function ai._check_key(value text, argument text, max_bytes integer default 255) returns void
+language plpgsql immutable parallel safe
+as $$
+begin
+  if value is null then
+    raise exception using errcode = 'AS002', message = format('%s must not be NULL', argument);
+  end if;
+  if value = '' then
+    raise exception using errcode = 'AS002', message = format('%s must not be empty', argument);
+  end if;
+  if pg_catalog.octet_length(value) > max_bytes then
+    raise exception using errcode = 'AS002',
+      message = format('%s is longer than %s bytes (%s bytes of UTF-8)', argument, max_bytes, pg_catalog.octet_length(value));
+  end if;
+end
+$$;
+comment on function ai._check_key(text, text, integer) is 'Internal guard: raises AS002 when an index key counted in bytes (a checkpoint id, channel, version or task id; an eval candidate) is NULL, empty or over max_bytes bytes of UTF-8 (default 255).';
+
 create or replace function ai._check_checkpoint_ns(checkpoint_ns text) returns void
 language plpgsql immutable parallel safe
 as $$
@@ -3045,15 +3369,16 @@ begin
   if checkpoint_ns is null then
     raise exception using errcode = 'AS002', message = 'checkpoint_ns must not be NULL (the root namespace is '''')';
   end if;
-  if pg_catalog.char_length(checkpoint_ns) > 1024 then
-    raise exception using errcode = 'AS002', message = 'checkpoint_ns is longer than 1024 characters';
+  if pg_catalog.octet_length(checkpoint_ns) > 1024 then
+    raise exception using errcode = 'AS002',
+      message = format('checkpoint_ns is longer than 1024 bytes (%s bytes of UTF-8)', pg_catalog.octet_length(checkpoint_ns));
   end if;
 end
 $$;
-comment on function ai._check_checkpoint_ns(text) is 'Internal guard: raises AS002 unless checkpoint_ns is a text of at most 1024 characters (empty is the root).';
+comment on function ai._check_checkpoint_ns(text) is 'Internal guard: raises AS002 unless checkpoint_ns is a text of at most 1024 bytes of UTF-8 (empty is the root).';
 
 -- Sizes: a checkpoint, each channel value and each pending write up to 16 MiB (AS003); channel
--- names and versions, which are index keys, up to 255 characters (AS002; longer ones would hit
+-- names and versions, which are index keys, up to 255 bytes of UTF-8 (AS002; longer ones would hit
 -- the btree row limit, 54000). The hot paths test the common case inline and call this guard
 -- only when something is over, to raise the error that names it.
 create or replace function ai._check_blob_sizes(checkpoint bytea, channels text[], versions text[], blobs bytea[])
@@ -3069,12 +3394,12 @@ begin
       message = format('checkpoint is %s bytes, over the limit of %s', pg_catalog.octet_length(checkpoint), v_max);
   end if;
   for u in select * from unnest(channels, versions, blobs) as x(channel, version, blob) loop
-    if pg_catalog.char_length(u.channel) > 255 then
-      raise exception using errcode = 'AS002', message = 'a channel name is longer than 255 characters';
+    if pg_catalog.octet_length(u.channel) > 255 then
+      raise exception using errcode = 'AS002', message = 'a channel name is longer than 255 bytes';
     end if;
-    if pg_catalog.char_length(u.version) > 255 then
+    if pg_catalog.octet_length(u.version) > 255 then
       raise exception using errcode = 'AS002',
-        message = format('the version of channel %s is longer than 255 characters', u.channel);
+        message = format('the version of channel %s is longer than 255 bytes', u.channel);
     end if;
     if pg_catalog.octet_length(u.blob) > v_max then
       raise exception using errcode = 'AS003',
@@ -3083,7 +3408,7 @@ begin
   end loop;
 end
 $$;
-comment on function ai._check_blob_sizes(bytea, text[], text[], bytea[]) is 'Internal guard: AS003 for a checkpoint or a value over 16 MiB, AS002 for a channel name or version over 255 characters.';
+comment on function ai._check_blob_sizes(bytea, text[], text[], bytea[]) is 'Internal guard: AS003 for a checkpoint or a value over 16 MiB, AS002 for a channel name or version over 255 bytes of UTF-8.';
 
 -- The owner of a thread that a checkpoint write goes to. An unknown thread is created for the
 -- caller (LangGraph users never call create_session), unless the caller deleted it (AS020).
@@ -3114,13 +3439,19 @@ begin
     return ai.current_owner();
   end if;
   select owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id;
+  if not found and exists (select from ai_archive.agent_sessions a where a.thread_id = a_thread_id) then
+    -- the caller's own archived thread (RLS shows no other tenant's): reserved until restored
+    raise exception using errcode = 'AS005',
+      message = format('thread %s is archived: a write does not re-create it', a_thread_id),
+      hint = 'an operator brings it back with ai.restore_session; or use a new thread_id';
+  end if;
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
   return v_owner;
 end
 $$;
-comment on function ai._checkpoint_thread_owner(text) is 'Internal: the owner of the thread a checkpoint goes to, creating the session for the caller when the thread is new. AS001 another tenant''s thread, AS020 a thread the caller deleted.';
+comment on function ai._checkpoint_thread_owner(text) is 'Internal: the owner of the thread a checkpoint goes to, creating the session for the caller when the thread is new. AS001 another tenant''s thread (hot or archived), AS005 a thread the caller archived, AS020 a thread the caller deleted.';
 
 -- Blobs no remaining checkpoint of their (thread, namespace) references, for the given threads.
 create or replace function ai._collect_checkpoint_blobs(thread_ids text[]) returns bigint
@@ -3251,8 +3582,8 @@ language plpgsql immutable
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  if task_id is null or task_id = '' or pg_catalog.char_length(task_id) > 255 then
-    perform ai._check_text(task_id, 'task_id');
+  if task_id is null or task_id = '' or pg_catalog.octet_length(task_id) > 255 then
+    perform ai._check_key(task_id, 'task_id');
   end if;
   if task_path is null then
     raise exception using errcode = 'AS002', message = 'task_path must not be NULL (pass an empty string)';
@@ -3270,7 +3601,7 @@ begin
     raise exception using errcode = 'AS002', message = 'idx, channels, types and blobs must not contain NULL';
   end if;
   if exists (select from unnest(channels, blobs) as u(channel, blob)
-             where pg_catalog.char_length(u.channel) > 255 or pg_catalog.octet_length(u.blob) > 16777216) then
+             where pg_catalog.octet_length(u.channel) > 255 or pg_catalog.octet_length(u.blob) > 16777216) then
     perform ai._check_blob_sizes(null, channels, null, blobs);
   end if;
 end
@@ -3346,14 +3677,14 @@ begin
   if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
     perform ai._check_thread_id(a_thread_id);
   end if;
-  if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
+  if a_ns is null or pg_catalog.octet_length(a_ns) > 1024 then
     perform ai._check_checkpoint_ns(a_ns);
   end if;
-  if v_id = '' or pg_catalog.char_length(v_id) > 255 then
-    perform ai._check_text(v_id, 'checkpoint_id');
+  if v_id = '' or pg_catalog.octet_length(v_id) > 255 then
+    perform ai._check_key(v_id, 'checkpoint_id');
   end if;
-  if a_parent_id = '' or pg_catalog.char_length(a_parent_id) > 255 then
-    perform ai._check_text(a_parent_id, 'parent_checkpoint_id');
+  if a_parent_id = '' or pg_catalog.octet_length(a_parent_id) > 255 then
+    perform ai._check_key(a_parent_id, 'parent_checkpoint_id');
   end if;
   if a_type is null or a_type = '' or pg_catalog.char_length(a_type) > 64 then
     perform ai._check_text(a_type, 'type', 64);
@@ -3385,7 +3716,7 @@ begin
   end if;
   if pg_catalog.octet_length(a_checkpoint) > 16777216
      or exists (select from unnest(a_blob_channels, a_blob_versions, a_blobs) as u(channel, version, blob)
-                where pg_catalog.char_length(u.channel) > 255 or pg_catalog.char_length(u.version) > 255
+                where pg_catalog.octet_length(u.channel) > 255 or pg_catalog.octet_length(u.version) > 255
                    or pg_catalog.octet_length(u.blob) > 16777216) then
     perform ai._check_blob_sizes(a_checkpoint, a_blob_channels, a_blob_versions, a_blobs);
   end if;
@@ -3411,6 +3742,9 @@ begin
     perform pg_catalog.set_config('synchronous_commit', 'off', true);
   end if;
 
+  -- The session, locked (for key share) until this transaction ends, before the delta check
+  -- below: ai.prune_checkpoints and ai.delete_for_runs lock it for update before they delete, so
+  -- the base a delta extends cannot be deleted between that check and the commit.
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for key share;
   if v_owner is null then
     v_owner := ai._checkpoint_thread_owner(a_thread_id);
@@ -3462,7 +3796,7 @@ begin
 end
 $$;
 comment on function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb) is
-  'Saves a durable step in one call and one transaction; returns the checkpoint''s id (a new ULID when checkpoint_id is NULL). The checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version; blob_bases names, per value, the version of the same channel whose list it extends with these items: a delta, rebuilt whole on read; NULL for a whole value). Putting the same id again replaces the checkpoint. Optionally one task''s pending writes for the parent checkpoint (write_task_id, write_task_path, write_idx/channels/types/blobs, as ai.put_writes stores them) and messages appended to the thread (a JSON array, as ai.append_messages takes). Creates the session for the caller when the thread is new. job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument (a channel name or version over 255 characters too), AS003 metadata over 1 MiB or the checkpoint or a value over 16 MiB, AS006 stale fencing token, AS020 deleted thread, AS061 a delta whose base is not stored (send the whole value); the messages'' errors as ai.append_messages raises them.';
+  'Saves a durable step in one call and one transaction; returns the checkpoint''s id (a new ULID when checkpoint_id is NULL). The checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version; blob_bases names, per value, the version of the same channel whose list it extends with these items: a delta, rebuilt whole on read; NULL for a whole value). Putting the same id again replaces the checkpoint. Optionally one task''s pending writes for the parent checkpoint (write_task_id, write_task_path, write_idx/channels/types/blobs, as ai.put_writes stores them) and messages appended to the thread (a JSON array, as ai.append_messages takes). Creates the session for the caller when the thread is new. job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument (checkpoint_ns over 1024 bytes of UTF-8, a checkpoint id, channel name or version over 255 bytes, too), AS003 metadata over 1 MiB or the checkpoint or a value over 16 MiB, AS006 stale fencing token, AS005 a thread the caller archived, AS020 deleted thread, AS061 a delta whose base is not stored (send the whole value); the messages'' errors as ai.append_messages raises them.';
 
 create or replace function ai.put_writes(
   thread_id text,
@@ -3492,11 +3826,11 @@ begin
   if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
     perform ai._check_thread_id(a_thread_id);
   end if;
-  if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
+  if a_ns is null or pg_catalog.octet_length(a_ns) > 1024 then
     perform ai._check_checkpoint_ns(a_ns);
   end if;
-  if a_checkpoint_id is null or a_checkpoint_id = '' or pg_catalog.char_length(a_checkpoint_id) > 255 then
-    perform ai._check_text(a_checkpoint_id, 'checkpoint_id');
+  if a_checkpoint_id is null or a_checkpoint_id = '' or pg_catalog.octet_length(a_checkpoint_id) > 255 then
+    perform ai._check_key(a_checkpoint_id, 'checkpoint_id');
   end if;
   perform ai._check_writes(task_id, task_path, idx, channels, types, blobs);
   if job_id is not null or fencing_token is not null then
@@ -3512,7 +3846,7 @@ begin
 end
 $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
-  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites; within one call, the last write of a negative idx and the first of any other idx count. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s). AS001 another tenant''s thread, AS002 bad argument (a channel name over 255 characters too), AS003 a value over 16 MiB, AS006 stale fencing token, AS020 deleted thread.';
+  'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites; within one call, the last write of a negative idx and the first of any other idx count. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s). AS001 another tenant''s thread, AS002 bad argument (checkpoint_ns over 1024 bytes of UTF-8, a checkpoint id, task id or channel name over 255 bytes, too), AS003 a value over 16 MiB, AS006 stale fencing token, AS005 a thread the caller archived, AS020 deleted thread.';
 
 -- The values and pending writes of one checkpoint row, for get_checkpoint and list_checkpoints.
 -- A set-returning SQL function of one SELECT: inlined into the caller's query and planned with it.
@@ -3581,7 +3915,7 @@ begin
   if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
     perform ai._check_thread_id(a_thread_id);
   end if;
-  if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
+  if a_ns is null or pg_catalog.octet_length(a_ns) > 1024 then
     perform ai._check_checkpoint_ns(a_ns);
   end if;
   -- one backward probe of the primary key (ordered by it, so no other index competes)
@@ -3763,7 +4097,7 @@ declare
   r record;
 begin
   perform ai._check_thread_id(a_thread_id);
-  perform ai._check_text(a_checkpoint_id, 'checkpoint_id');
+  perform ai._check_key(a_checkpoint_id, 'checkpoint_id');
   perform ai._check_checkpoint_ns(a_ns);
   if a_direction is null or a_direction not in ('ancestors', 'descendants') then
     raise exception using errcode = 'AS002',
@@ -4013,11 +4347,11 @@ begin
   if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
     perform ai._check_thread_id(a_thread_id);
   end if;
-  if a_ns is null or pg_catalog.char_length(a_ns) > 1024 then
+  if a_ns is null or pg_catalog.octet_length(a_ns) > 1024 then
     perform ai._check_checkpoint_ns(a_ns);
   end if;
-  if v_id = '' or pg_catalog.char_length(v_id) > 255 then
-    perform ai._check_text(v_id, 'checkpoint_id');
+  if v_id = '' or pg_catalog.octet_length(v_id) > 255 then
+    perform ai._check_key(v_id, 'checkpoint_id');
   end if;
   if a_channels is null or pg_catalog.array_position(a_channels, null) is not null then
     raise exception using errcode = 'AS002', message = 'channels must not be NULL or contain NULL';
@@ -4173,7 +4507,7 @@ declare
   v_ids text[];
 begin
   perform ai._check_thread_id(a_source);
-  perform ai._check_text(a_checkpoint_id, 'checkpoint_id');
+  perform ai._check_key(a_checkpoint_id, 'checkpoint_id');
   perform ai._check_thread_id(v_target);
   perform ai._check_checkpoint_ns(a_ns);
   select array_agg(l.checkpoint_id) into v_ids
@@ -4265,10 +4599,20 @@ begin
   if pg_catalog.cardinality(run_ids) = 0 then
     return 0;
   end if;
+  -- The threads of these runs, their sessions locked as ai.prune_checkpoints does (so puts in
+  -- flight on them finish first and are seen below); only those threads are deleted from.
+  select pg_catalog.array_agg(distinct c.thread_id) into v_threads
+  from ai.checkpoints c, pg_catalog.unnest(run_ids) as r(run_id)
+  where c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id);
+  if v_threads is null then
+    return 0;
+  end if;
+  perform from ai.agent_sessions s where s.thread_id = any (v_threads) order by s.thread_id for update;
   with gone as (
     delete from ai.checkpoints c
     using pg_catalog.unnest(run_ids) as r(run_id)
     where c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id)
+      and c.thread_id = any (v_threads)
     returning c.thread_id, c.checkpoint_ns, c.checkpoint_id
   ), gone_writes as (
     delete from ai.checkpoint_writes w
@@ -4283,7 +4627,7 @@ begin
 end
 $$;
 comment on function ai.delete_for_runs(text[]) is
-  'Deletes the checkpoints whose metadata run_id is one of run_ids (in every thread the caller sees), with their pending writes and the channel values no remaining checkpoint uses; returns the checkpoints deleted. AS002 bad argument.';
+  'Deletes the checkpoints whose metadata run_id is one of run_ids (in every thread the caller sees), with their pending writes and the channel values no remaining checkpoint uses (or extends); locks those threads'' sessions first, so it waits for checkpoints being written to them. Returns the checkpoints deleted. AS002 bad argument.';
 
 create or replace function ai.prune_checkpoints(thread_ids text[], strategy text default 'keep_latest') returns integer
 language plpgsql volatile
@@ -4303,6 +4647,12 @@ begin
   if pg_catalog.cardinality(thread_ids) = 0 then
     return 0;
   end if;
+  -- The sessions first, as ai.delete_thread: a put holds its session (for key share) from before
+  -- it checks a delta's base until it commits, so this waits for every put in flight on these
+  -- threads, and every statement below sees their checkpoints and values; a put that comes later
+  -- waits for this one and then finds the versions it would extend gone (AS061: sent whole). So
+  -- no delta outlives its base, and every surviving checkpoint stays readable.
+  perform from ai.agent_sessions s where s.thread_id = any (thread_ids) order by s.thread_id for update;
   if strategy = 'delete' then
     delete from ai.checkpoint_writes w where w.thread_id = any (thread_ids);
     delete from ai.checkpoint_blobs b where b.thread_id = any (thread_ids);
@@ -4367,7 +4717,7 @@ begin
 end
 $$;
 comment on function ai.prune_checkpoints(text[], text) is
-  'Retention for the given threads: ''keep_latest'' keeps the newest checkpoint of each namespace (with its pending writes and channel values, a value stored as a delta made whole) and, for the LangGraph DeltaChannels whose value it does not store, the ancestors that value is rebuilt from (back to the nearest stored value, with their writes); the oldest kept checkpoint loses its parent. ''delete'' removes all checkpoints, writes and values. The sessions stay. Returns the checkpoints deleted. AS002 bad argument.';
+  'Retention for the given threads: ''keep_latest'' keeps the newest checkpoint of each namespace (with its pending writes and channel values, a value stored as a delta made whole) and, for the LangGraph DeltaChannels whose value it does not store, the ancestors that value is rebuilt from (back to the nearest stored value, with their writes); the oldest kept checkpoint loses its parent. ''delete'' removes all checkpoints, writes and values. The sessions stay. Locks the threads'' sessions first, as ai.delete_thread: waits for checkpoints being written to them, so no surviving value loses the version it extends. Returns the checkpoints deleted. AS002 bad argument.';
 
 -- Retention by age walks the caller's sessions newest first in batches, a keyset on
 -- (created_at, thread_id): a plain LIMIT on threads to prune would never finish (a thread pruned
@@ -4474,7 +4824,7 @@ comment on procedure ai.prune_all_idle_threads(interval, text, integer) is
 drop function if exists ai._fence(bigint, bigint);
 
 revoke execute on function
-  ai._check_checkpoint_ns(text), ai._check_blob_sizes(bytea, text[], text[], bytea[]),
+  ai._check_key(text, text, integer), ai._check_checkpoint_ns(text), ai._check_blob_sizes(bytea, text[], text[], bytea[]),
   ai._checkpoint_thread_owner(text), ai._collect_checkpoint_blobs(text[]), ai._rebuilt_value(text, text, text, text),
   ai._insert_writes(text, text, text, text, text, text, integer[], text[], text[], bytea[]),
   ai._check_writes(text, text, integer[], text[], text[], bytea[]),
@@ -4819,7 +5169,7 @@ declare
   e ai.eval_runs;
 begin
   perform ai._check_thread_id(a_thread_id);
-  perform ai._check_text(candidate, 'candidate', 1000);
+  perform ai._check_key(candidate, 'candidate', 1000);  -- bytes: beside its owner in eval_runs_candidate
   if passed is null then
     raise exception using errcode = 'AS002', message = 'passed must not be NULL';
   end if;
@@ -4836,7 +5186,7 @@ begin
 end
 $$;
 comment on function ai.record_eval_run(text, text, boolean, jsonb, jsonb, text, text) is
-  'Records one replay of a recorded thread: the candidate that ran, whether it passed, its scores (a JSON object) and diff, and the fork it ran on. AS001 unknown thread, AS002 bad argument, AS003 document too large.';
+  'Records one replay of a recorded thread: the candidate that ran, whether it passed, its scores (a JSON object) and diff, and the fork it ran on. AS001 unknown thread, AS002 bad argument (a candidate over 1000 bytes of UTF-8 too), AS003 document too large.';
 
 -- Newest first on (created_at, eval_id). A tenant's call walks its own rows
 -- (eval_runs_owner_created), never another tenant's; a service acting for nobody sees every row.
@@ -5005,6 +5355,40 @@ as $$
 $$;
 comment on function ai._copy_columns(text, boolean) is 'Internal: the quoted, comma-separated columns of a table of schema ai, with or without generated ones.';
 
+-- Moves the given sessions (locked by the caller) with every row that hangs off them into
+-- ai_archive, reserves their ids, and returns the rows moved per thread and table. All or none: a
+-- row that cannot be copied (a unique key of the archive taken) raises, and the caller's
+-- exception block rolls this call back.
+create or replace function ai._archive_threads(thread_ids text[]) returns jsonb
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_counts jsonb := '[]'::jsonb;
+  v_table record;
+  v_step jsonb;
+begin
+  insert into ai_archive.agent_sessions select * from ai.agent_sessions s where s.thread_id = any (thread_ids);
+  -- The id stays taken while the session is archived (deploy/archive_conflicts.sql).
+  insert into ai_archive.archived_thread_ids (thread_id) select pg_catalog.unnest(thread_ids);
+  for v_table in select a.table_name, ai._copy_columns(a.table_name, true) as columns
+                 from ai._archived_tables a order by a.copy_order loop
+    execute format($q$
+      with copied as (insert into ai_archive.%I (%s) select %s from ai.%I where thread_id = any ($1) returning thread_id)
+      select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('thread_id', c.thread_id, 'tab', %L, 'n', c.n)), '[]')
+      from (select thread_id, count(*) as n from copied group by thread_id) c$q$,
+      v_table.table_name, v_table.columns, v_table.columns, v_table.table_name, v_table.table_name)
+    into v_step using thread_ids;
+    v_counts := v_counts || v_step;
+  end loop;
+  -- The copies are in; the cascade removes the hot rows of every registered table.
+  delete from ai.agent_sessions s where s.thread_id = any (thread_ids);
+  return v_counts;
+end
+$$;
+comment on function ai._archive_threads(text[]) is
+  'Internal: moves the given (locked) sessions and everything they own to ai_archive and reserves their ids; returns the rows moved as [{thread_id, tab, n}]. Raises, moving nothing, when a row cannot be copied.';
+
 create or replace function ai.archive_sessions(older_than interval default '90 days', batch_size integer default 1000)
 returns table (thread_id text, owner text, status text, completed_at timestamptz, rows_moved jsonb)
 language plpgsql volatile
@@ -5015,9 +5399,13 @@ as $$
 declare
   v_cutoff timestamptz;
   v_ids text[];
+  v_more text[];
+  v_moved text[] := '{}'::text[];
+  v_id text;
   v_counts jsonb := '[]'::jsonb;
-  v_table record;
-  v_step jsonb;
+  v_state text;
+  v_constraint text;
+  v_message text;
 begin
   if older_than is null or older_than < interval '0' then
     raise exception using errcode = 'AS002',
@@ -5026,30 +5414,59 @@ begin
   perform ai._check_limit(batch_size, 'batch_size');
   v_cutoff := ai.now() - older_than;
 
-  -- Oldest first; a session someone holds is skipped, not waited for.
+  -- Oldest first; a session someone holds is skipped, not waited for. Sessions an earlier sweep
+  -- could not move come last (ai_archive.archive_skips): they never crowd out the others, and a
+  -- batch that moves nothing means nothing else is left.
   select pg_catalog.array_agg(picked.thread_id) into v_ids
   from (select s.thread_id from ai.agent_sessions s
         where s.completed_at is not null and s.completed_at < v_cutoff
+          and not exists (select from ai_archive.archive_skips k where k.thread_id = s.thread_id)
         order by s.completed_at
         limit batch_size
-        for update skip locked) picked;
-  if v_ids is null then
+        for update of s skip locked) picked;
+  if coalesce(pg_catalog.cardinality(v_ids), 0) < batch_size then
+    select pg_catalog.array_agg(picked.thread_id) into v_more
+    from (select s.thread_id from ai_archive.archive_skips k join ai.agent_sessions s on s.thread_id = k.thread_id
+          where s.completed_at is not null and s.completed_at < v_cutoff
+          order by k.last_skipped_at, s.thread_id
+          limit batch_size - coalesce(pg_catalog.cardinality(v_ids), 0)
+          for update of s skip locked) picked;
+    v_ids := coalesce(v_ids, '{}') || coalesce(v_more, '{}');
+  end if;
+  -- Skips whose hot session is gone (deleted, or archived by a restore's round trip) leave the list.
+  delete from ai_archive.archive_skips k
+  where not exists (select from ai.agent_sessions s where s.thread_id = k.thread_id and s.owner = k.owner);
+  if pg_catalog.cardinality(v_ids) = 0 then
     return;
   end if;
 
-  insert into ai_archive.agent_sessions select * from ai.agent_sessions s where s.thread_id = any (v_ids);
-  for v_table in select a.table_name, ai._copy_columns(a.table_name, true) as columns
-                 from ai._archived_tables a order by a.copy_order loop
-    execute format($q$
-      with copied as (insert into ai_archive.%I (%s) select %s from ai.%I where thread_id = any ($1) returning thread_id)
-      select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('thread_id', c.thread_id, 'tab', %L, 'n', c.n)), '[]')
-      from (select thread_id, count(*) as n from copied group by thread_id) c$q$,
-      v_table.table_name, v_table.columns, v_table.columns, v_table.table_name, v_table.table_name)
-    into v_step using v_ids;
-    v_counts := v_counts || v_step;
-  end loop;
-  -- The copies are in; the cascade removes the hot rows of every registered table.
-  delete from ai.agent_sessions s where s.thread_id = any (v_ids);
+  -- The whole batch at once; when a row of it cannot be moved, each session on its own, so that
+  -- one session that cannot move (an archived id re-created, a row breaking a unique key of the
+  -- archive) stops no other: it is recorded, warned about and left hot.
+  begin
+    v_counts := ai._archive_threads(v_ids);
+    v_moved := v_ids;
+  exception when integrity_constraint_violation then
+    foreach v_id in array v_ids loop
+      begin
+        v_counts := v_counts || ai._archive_threads(array[v_id]);
+        v_moved := v_moved || v_id;
+      exception when integrity_constraint_violation then
+        get stacked diagnostics v_state = returned_sqlstate, v_constraint = constraint_name, v_message = message_text;
+        insert into ai_archive.archive_skips as k
+          (thread_id, owner, sqlstate, constraint_name, message, first_skipped_at, last_skipped_at)
+        select s.thread_id, s.owner, v_state, nullif(v_constraint, ''), v_message, ai.now(), ai.now()
+        from ai.agent_sessions s where s.thread_id = v_id
+        on conflict (thread_id) do update
+          set owner = excluded.owner, sqlstate = excluded.sqlstate, constraint_name = excluded.constraint_name,
+              message = excluded.message, last_skipped_at = excluded.last_skipped_at, attempts = k.attempts + 1;
+        raise warning using
+          message = format('archive_sessions: session %s left hot: %s (SQLSTATE %s)', v_id, v_message, v_state),
+          hint = 'ai.archive_skips() lists the sessions a sweep could not move (docs/operations.md, "Retention")';
+      end;
+    end loop;
+  end;
+  delete from ai_archive.archive_skips k where k.thread_id = any (v_moved);
 
   return query
     select a.thread_id, a.owner, a.status, a.completed_at,
@@ -5057,12 +5474,33 @@ begin
                      from pg_catalog.jsonb_to_recordset(v_counts) as c(thread_id text, tab text, n bigint)
                      where c.thread_id = a.thread_id), '{}')
     from ai_archive.agent_sessions a
-    where a.thread_id = any (v_ids)
+    where a.thread_id = any (v_moved)
     order by a.completed_at, a.thread_id;
 end
 $$;
 comment on function ai.archive_sessions(interval, integer) is
-  'Moves up to batch_size finished sessions (completed, failed or cancelled before now - older_than), oldest first, with every row that hangs off them, into ai_archive, and returns them with the rows moved per table. One batch per call, in the caller''s transaction: call it until it returns nothing (or call ai.archive_all_sessions). Skips sessions someone holds. For ai_service. AS002 bad argument.';
+  'Moves up to batch_size finished sessions (completed, failed or cancelled before now - older_than), oldest first, with every row that hangs off them, into ai_archive, and returns them with the rows moved per table; an archived id stays reserved until restored. One batch per call, in the caller''s transaction: call it until it returns nothing (or call ai.archive_all_sessions). Skips sessions someone holds. A session that cannot be moved (a row breaking a key of the archive) is left hot, listed by ai.archive_skips() with a WARNING, tried again last in later sweeps; the rest of the batch moves. For ai_service. AS002 bad argument.';
+
+create or replace function ai.archive_skips(max_rows integer default 100, after_thread_id text default null)
+returns table (thread_id text, owner text, sqlstate text, constraint_name text, message text,
+               first_skipped_at timestamptz, last_skipped_at timestamptz, attempts integer)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+begin
+  perform ai._check_limit(coalesce(max_rows, 100), 'max_rows');
+  return query
+    select k.thread_id, k.owner, k.sqlstate, k.constraint_name, k.message, k.first_skipped_at, k.last_skipped_at, k.attempts
+    from ai_archive.archive_skips k
+    where after_thread_id is null or k.thread_id > after_thread_id
+    order by k.thread_id
+    limit coalesce(max_rows, 100);
+end
+$$;
+comment on function ai.archive_skips(integer, text) is
+  'The finished sessions ai.archive_sessions could not move, by thread id, at most max_rows (1 to 10000; NULL or omitted: 100), after after_thread_id (the last row''s, for the next page): thread, owner, the SQLSTATE, constraint and message of the last attempt, when first and last skipped, how many attempts. Each stays hot and is tried again last in every sweep. For ai_service. AS002 bad argument.';
 
 create or replace function ai.restore_session(thread_id text) returns ai.agent_sessions
 language plpgsql volatile
@@ -5073,6 +5511,8 @@ as $$
 declare
   a_thread_id alias for $1;
   v_table record;
+  v_constraint text;
+  v_message text;
   s ai.agent_sessions;
 begin
   perform ai._check_thread_id(a_thread_id);
@@ -5094,19 +5534,30 @@ begin
     raise exception using errcode = 'AS041',
       message = format('thread %s exists among the hot sessions: it cannot be restored over them', a_thread_id);
   end if;
-  for v_table in select a.table_name, a.order_by, ai._copy_columns(a.table_name, false) as columns
-                 from ai._archived_tables a order by a.copy_order loop
-    -- In the thread's own order, so that messages come back 1, 2, 3, ... as the seq guard wants.
-    execute format('insert into ai.%I (%s) overriding system value select %s from ai_archive.%I where thread_id = $1 order by %I',
-                   v_table.table_name, v_table.columns, v_table.columns, v_table.table_name, v_table.order_by)
-    using a_thread_id;
-  end loop;
+  begin
+    for v_table in select a.table_name, a.order_by, ai._copy_columns(a.table_name, false) as columns
+                   from ai._archived_tables a order by a.copy_order loop
+      -- In the thread's own order, so that messages come back 1, 2, 3, ... as the seq guard wants.
+      execute format('insert into ai.%I (%s) overriding system value select %s from ai_archive.%I where thread_id = $1 order by %I',
+                     v_table.table_name, v_table.columns, v_table.columns, v_table.table_name, v_table.order_by)
+      using a_thread_id;
+    end loop;
+  exception when unique_violation then
+    -- A key of the hot tables that the owner took again meanwhile (a queue's idempotency key, the
+    -- only one that is not the thread's: an archived job freed it): named, not a bare 23505.
+    get stacked diagnostics v_constraint = constraint_name, v_message = message_text;
+    raise exception using errcode = 'AS041',
+      message = format('thread %s cannot be restored: %s', a_thread_id, v_message),
+      detail = format('constraint %s', v_constraint),
+      hint = 'the owner reused a key of the archived session since it was archived (docs/operations.md, "Retention")';
+  end;
   delete from ai_archive.agent_sessions a where a.thread_id = a_thread_id;
+  delete from ai_archive.archived_thread_ids r where r.thread_id = a_thread_id;  -- the id is free again
   return ai._session_as_read(s);  -- last_seq and current_checkpoint_id computed, as get_session does
 end
 $$;
 comment on function ai.restore_session(text) is
-  'Moves one archived session, with everything archived with it, back into the hot tables (byte for byte) so it can be read or replayed, and returns it. For ai_service. AS001 not in the archive (or another tenant''s), AS041 a hot session with that id exists.';
+  'Moves one archived session, with everything archived with it, back into the hot tables (byte for byte) so it can be read or replayed, and returns it. For ai_service. AS001 not in the archive (or another tenant''s), AS041 a hot session with that id exists (an archived id stays reserved: only a duplicate made before 0.2.0 reserved them) or a row of the session takes a key the owner used again since (a queue idempotency key).';
 
 create or replace procedure ai.archive_all_sessions(older_than interval default '90 days', batch_size integer default 1000)
 language plpgsql
@@ -5124,10 +5575,11 @@ $$;
 comment on procedure ai.archive_all_sessions(interval, integer) is
   'Archives every finished session older than older_than, one committed batch of batch_size at a time (CALL it outside a transaction block, e.g. from cron or pg_cron).';
 
-revoke execute on function ai._copy_columns(text, boolean), ai.archive_sessions(interval, integer), ai.restore_session(text) from public;
+revoke execute on function ai._copy_columns(text, boolean), ai._archive_threads(text[]), ai.archive_sessions(interval, integer),
+  ai.archive_skips(integer, text), ai.restore_session(text) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 revoke execute on procedure ai.archive_all_sessions(interval, integer) from public;
-grant execute on function ai.archive_sessions(interval, integer), ai.restore_session(text) to ai_service;
+grant execute on function ai.archive_sessions(interval, integer), ai.archive_skips(integer, text), ai.restore_session(text) to ai_service;
 grant execute on procedure ai.archive_all_sessions(interval, integer) to ai_service;
 
 
@@ -7489,7 +7941,7 @@ drop function if exists ai._check_stream_args(text, text, bigint, bigint);
 -- so readers receive one whole value as before). A row with base_version NULL holds a whole
 -- value, as every row written by 0.1.0 does. So the bytes written per step stay the size of
 -- what the step added, not of the whole list; docs/checkpoints.md has the rules the saver
--- follows to choose (python/agent_state/langgraph.py) and what falls back to a whole value.
+-- follows to choose (python/agent_state/langgraph_saver.py) and what falls back to a whole value.
 
 alter table ai.checkpoint_blobs add column base_version text collate "C";
 comment on column ai.checkpoint_blobs.base_version is
@@ -7603,6 +8055,123 @@ select pg_catalog.set_config('lock_timeout', '5s', true) where pg_catalog.curren
 
 create index if not exists agent_jobs_thread on ai.agent_jobs (thread_id);
 create index if not exists agent_jobs_thread on ai_archive.agent_jobs (thread_id);
+
+
+-- ===== change: archive_conflicts =====
+-- Deploy agent-state:archive_conflicts to pg
+-- requires: retention
+-- requires: queue
+-- requires: archive_thread_indexes
+--
+-- No tenant can stop archiving for the others, nor block a restore (issue 37).
+--
+-- The rule. A thread id is global (deploy/sessions.sql), and an archived thread keeps its id:
+-- until ai.restore_session brings it back, the id stays reserved, as a deleted thread's tombstone
+-- keeps a late write from re-creating it. ai_archive.archived_thread_ids holds the archived ids
+-- (written by ai.archive_sessions, removed by ai.restore_session, in their transactions); the one
+-- place a session is created, ai._start_session, looks there after its insert and treats an
+-- archived id as taken (create_session answers AS005, a checkpoint write AS005 for the caller's
+-- own archived thread and AS001 for another tenant's, as for a hot id). Looking after the insert
+-- closes the race with a sweep: an archive holds the hot row the insert waits on, and commits the
+-- reservation with the delete, so the next statement sees it. The table has no owner and no
+-- tenant reads it (RLS on, a policy that lets the schema owner's functions see every id, no
+-- grant): row level security hides another tenant's archived session from those functions, and
+-- the reservation must hold against every tenant.
+--
+-- A sweep goes on. Whatever a sweep meets that it cannot move (an archived id re-created before
+-- this change, a row of a grain that breaks a unique key of the archive), ai.archive_sessions
+-- moves the rest of its batch, records the session in ai_archive.archive_skips (the SQLSTATE,
+-- the constraint and the message; ai.archive_skips() lists them for the operator), warns, and
+-- picks skipped sessions last, so a batch of them ends ai.archive_all_sessions instead of
+-- stopping it early or looping; a skipped session is tried again at each sweep and leaves the
+-- list when it moves (or when its hot session is gone).
+--
+-- The archive is history, not a live key space: ai.agent_jobs keeps an idempotency key unique
+-- per owner and queue among its own rows only (a finished job moved to ai.agent_jobs_archive
+-- frees its key), so the twin ai_archive.agent_jobs must not refuse a second archived job of the
+-- same key; its copy of that unique index (LIKE ... INCLUDING INDEXES) goes.
+
+create table ai_archive.archived_thread_ids (
+  thread_id text primary key
+);
+comment on table ai_archive.archived_thread_ids is
+  'Internal: the id of every archived session, reserved until ai.restore_session brings it back (ai._start_session treats it as taken, whoever asks).';
+alter table ai_archive.archived_thread_ids enable row level security;
+alter table ai_archive.archived_thread_ids force row level security;
+-- Every row to the schema owner's functions (the only role with a privilege on it): the
+-- reservation holds against every tenant, so it cannot be filtered by owner.
+create policy archived_thread_ids_all_rows on ai_archive.archived_thread_ids using (true) with check (true);
+
+-- The ids archived before this change. The schema owner is subject to row level security
+-- (FORCE), which would show it no tenant's archived session: lifted for this one statement's
+-- transaction, then forced again.
+alter table ai_archive.agent_sessions no force row level security;
+insert into ai_archive.archived_thread_ids (thread_id) select a.thread_id from ai_archive.agent_sessions a;
+alter table ai_archive.agent_sessions force row level security;
+
+create table ai_archive.archive_skips (
+  thread_id text primary key,
+  owner text not null,
+  sqlstate text not null,
+  constraint_name text,
+  message text not null,
+  first_skipped_at timestamptz not null,
+  last_skipped_at timestamptz not null,
+  attempts integer not null default 1
+);
+comment on table ai_archive.archive_skips is
+  'Finished sessions ai.archive_sessions could not move (the error of the last attempt); tried again last in every sweep, removed once moved. Read with ai.archive_skips().';
+alter table ai_archive.archive_skips enable row level security;
+alter table ai_archive.archive_skips force row level security;
+create policy archive_skips_by_owner on ai_archive.archive_skips
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+
+drop index ai_archive.agent_jobs_owner_queue_idempotency_key_idx;
+
+
+-- ===== change: queue_workers =====
+-- Deploy agent-state:queue_workers to pg
+-- requires: queue
+--
+-- One row per worker (its worker_id, the lease_owner of the jobs it holds), for two things the
+-- job rows cannot tell (docs/queue.md, "Lost answers" and "Dead workers"):
+--
+-- * Its last claim. A claim whose answer was lost (the connection broke after the server
+--   committed) left its jobs IN_PROGRESS under a worker that does not know it holds them: they
+--   waited out the whole lease. ai.claim_jobs(..., request_id) records here the request id of
+--   the worker's last claim that took jobs, with their ids and fencing tokens; the same call again
+--   (the client's retry, with the same request id) answers with the same jobs under the same
+--   tokens, if the worker still holds them, instead of claiming others.
+-- * Whether it keeps a liveness hold (live): a Worker holds a session advisory lock keyed by its
+--   worker_id on a direct connection it keeps open (ai.hold_worker_liveness). Postgres drops the
+--   lock when that connection goes (the process died, or the server closed the connection), so a
+--   claim that finds the lock of a live worker free for half a second (free_since: when a claim
+--   first found it free, on the server's own clock; cleared when the worker takes its hold again)
+--   takes its jobs over, whatever their lease. A worker that never took a hold (live false: an
+--   older worker, a claim by hand) keeps the lease rule alone.
+--
+-- Written by each claim that takes jobs under a request id: the primary key is the only index and
+-- nothing changes it, so the rewrite is a HOT update on a page with room (fillfactor 50).
+-- ai.archive_jobs deletes the rows of workers not seen for as long as it keeps finished jobs.
+-- Only the queue's functions (the schema owner) read or write it.
+
+create table ai.queue_workers (
+  worker_id text primary key,
+  live boolean not null default false,
+  request_id text,
+  job_ids bigint[],
+  fencing_tokens bigint[],
+  free_since timestamptz,
+  seen_at timestamptz not null
+) with (fillfactor = 50, autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000);
+comment on table ai.queue_workers is
+  'Internal: per worker, its last claim that took jobs (request id, job ids, fencing tokens: ai.claim_jobs called again with the same request id answers with the same jobs) and whether it keeps a liveness lock (live: a claim takes over the jobs of a live worker whose lock is free).';
+
+alter table ai.queue_workers enable row level security;
+alter table ai.queue_workers force row level security;
+-- No grant: only the queue's SECURITY DEFINER functions (the schema owner) reach it.
+create policy queue_workers_schema_owner on ai.queue_workers using (true) with check (true);
 
 
 -- ===== change: tenant_read_indexes =====
@@ -7877,9 +8446,19 @@ grant execute on function ai.list_streams(text, interval, integer, text) to ai_u
 -- summaries), LangGraph's Store in the same schema as the threads. An item is keyed by
 -- (owner, namespace, key): the owner is the tenant (ai.current_owner(), so ai.act_as lets a
 -- trusted back-end write an end user's memory), the namespace a path of labels (text[], one to
--- 20 labels of 1 to 255 characters), the key a name of 1 to 1024 characters; the value is a JSON
--- object of up to 1 MiB. Items belong to their owner, not to a thread: they do not move to
--- ai_archive with a thread; an item lives until it is deleted, expires, or its owner archives it.
+-- 20 labels of 1 to 255 characters, 192 characters in all with one separator between each two),
+-- the key a name of 1 to 128 characters; the value is a JSON object of up to 1 MiB.
+--
+-- Why those lengths: owner, ns and key are the primary key, and with a vector's field (1 to 64
+-- characters) the key of ai.memory_vectors. A btree entry holds at most 2,704 bytes, and an
+-- index entry is compressed only when it compresses: random text does not. At the maxima, in
+-- characters of four bytes (owner 255, namespace 192, key 128, field 64), the widest entry is
+-- 2,580 bytes (tests/python/test_index_limits.py stores every documented maximum of every
+-- indexed column so, and fails the day a limit outgrows its index). The first version allowed
+-- 20 labels of 255 characters and a key of 1,024: documented, and refused by the index (54000).
+--
+-- Items belong to their owner, not to a thread: they do not move to ai_archive with a thread; an
+-- item lives until it is deleted, expires, or its owner archives it.
 --
 -- Archive. ai_archive.memory_items and ai_archive.memory_vectors are twins of the two tables
 -- (the same columns; ns a plain column there, keeping its value): ai.archive_memory moves an
@@ -7903,7 +8482,7 @@ grant execute on function ai.list_streams(text, interval, integer, text) to ai_u
 -- key, (owner, ns) between prefix and prefix || U+001F ... U+0020.
 
 -- Whether every label of a namespace is 1 to 255 characters without U+001F (and none is NULL),
--- as one expression, inlined where it is called (no query per call or per row). array_to_string
+-- and the labels joined by U+001F (ns) at most 192 characters, as one expression, inlined where it is called (no query per call or per row). array_to_string
 -- leaves NULL labels out, so they are looked for first; a label over 255 characters is a run of
 -- 256 characters other than the separator once the labels are joined by it. STABLE, as
 -- array_to_string is: Postgres inlines no IMMUTABLE SQL function whose body is less than
@@ -7917,9 +8496,10 @@ as $$
          and pg_catalog.array_position(namespace, '') is null
          and pg_catalog.strpos(pg_catalog.array_to_string(namespace, ''), E'\x1f') = 0
          and pg_catalog.array_to_string(namespace, E'\x1f') !~ '[^\x1f]{255}[^\x1f]'
+         and pg_catalog.char_length(pg_catalog.array_to_string(namespace, E'\x1f')) <= 192
 $$;
 comment on function ai._memory_labels_ok(text[]) is
-  'Internal: true when no label of a namespace is NULL, empty, over 255 characters or holding U+001F.';
+  'Internal: true when no label of a namespace is NULL, empty, over 255 characters or holding U+001F, and the labels joined by U+001F are at most 192 characters.';
 
 -- The rules of a row (the CHECK of each table is one call of its function): raise 23514 naming
 -- the rule; true when none is broken. The public functions test the same limits first and raise
@@ -7935,11 +8515,11 @@ begin
      or pg_catalog.array_ndims(namespace) <> 1
      or not ai._memory_labels_ok(namespace) then
     raise exception using errcode = '23514', constraint = 'memory_items_row_check',
-      message = 'a memory namespace is 1 to 20 labels of 1 to 255 characters, none holding U+001F';
+      message = 'a memory namespace is 1 to 20 labels of 1 to 255 characters, none holding U+001F, 192 characters in all (one separator between each two labels)';
   end if;
-  if pg_catalog.char_length(key) not between 1 and 1024 then
+  if pg_catalog.char_length(key) not between 1 and 128 then
     raise exception using errcode = '23514', constraint = 'memory_items_row_check',
-      message = 'a memory key is 1 to 1024 characters';
+      message = 'a memory key is 1 to 128 characters';
   end if;
   if pg_catalog.jsonb_typeof(value) is distinct from 'object' then
     raise exception using errcode = '23514', constraint = 'memory_items_row_check',
@@ -7957,16 +8537,16 @@ begin
 end
 $$;
 comment on function ai._check_memory_items_row(text[], text, jsonb, interval, timestamptz) is
-  'Internal: the CHECK of ai.memory_items, run for every row written (namespace of 1 to 20 labels of 1 to 255 characters without U+001F, key of 1 to 1024 characters, value a JSON object, ttl positive and with an expiry); raises 23514 naming the rule broken, true when none is.';
+  'Internal: the CHECK of ai.memory_items, run for every row written (namespace of 1 to 20 labels of 1 to 255 characters without U+001F, 192 in all, key of 1 to 128 characters, value a JSON object, ttl positive and with an expiry); raises 23514 naming the rule broken, true when none is.';
 
 create function ai._check_memory_vectors_row(field text, embedding real[])
 returns boolean
 language plpgsql immutable parallel safe
 as $$
 begin
-  if pg_catalog.char_length(field) not between 1 and 1024 then
+  if pg_catalog.char_length(field) not between 1 and 64 then
     raise exception using errcode = '23514', constraint = 'memory_vectors_row_check',
-      message = 'a memory vector''s field is 1 to 1024 characters';
+      message = 'a memory vector''s field is 1 to 64 characters';
   end if;
   if pg_catalog.array_ndims(embedding) is distinct from 1 or pg_catalog.cardinality(embedding) > 16000
      or pg_catalog.array_position(embedding, null) is not null then
@@ -7977,7 +8557,7 @@ begin
 end
 $$;
 comment on function ai._check_memory_vectors_row(text, real[]) is
-  'Internal: the CHECK of ai.memory_vectors, run for every row written (field of 1 to 1024 characters, embedding of 1 to 16000 numbers, none NULL); raises 23514 naming the rule broken, true when none is.';
+  'Internal: the CHECK of ai.memory_vectors, run for every row written (field of 1 to 64 characters, embedding of 1 to 16000 numbers, none NULL); raises 23514 naming the rule broken, true when none is.';
 
 -- The namespace's labels joined by U+001F: the generated column ns, and the value the functions
 -- compare it with. array_to_string is STABLE only because it may print any element type; for
@@ -8115,12 +8695,12 @@ begin
   end if;
   if not ai._memory_labels_ok(namespace) then
     raise exception using errcode = 'AS002',
-      message = format('%s labels must be 1 to 255 characters without U+001F (no NULL or empty label)', argument);
+      message = format('%s labels must be 1 to 255 characters without U+001F (no NULL or empty label), 192 characters in all with one separator between each two', argument);
   end if;
 end
 $$;
 comment on function ai._check_memory_namespace(text[], text, boolean) is
-  'Internal guard: raises AS002 unless a namespace is 1 to 20 labels of 1 to 255 characters without U+001F (or empty where allowed).';
+  'Internal guard: raises AS002 unless a namespace is 1 to 20 labels of 1 to 255 characters without U+001F, 192 characters in all joined by one separator (or empty where allowed).';
 
 -- A search's filter, read once per call (ai._memory_filter) into what each row is tested by:
 --   contains  the members that are plain scalars ({"tag": "t3"}), as one object: value @> contains
@@ -8295,10 +8875,10 @@ begin
   if pg_catalog.jsonb_typeof(embeddings) <> 'object'
      or exists (select from pg_catalog.jsonb_each(embeddings) e
                 where pg_catalog.jsonb_typeof(e.value) <> 'array' or pg_catalog.jsonb_array_length(e.value) not between 1 and 16000
-                   or pg_catalog.char_length(e.key) not between 1 and 1024
+                   or pg_catalog.char_length(e.key) not between 1 and 64
                    or exists (select from pg_catalog.jsonb_array_elements(e.value) n where pg_catalog.jsonb_typeof(n) <> 'number')) then
     raise exception using errcode = 'AS002',
-      message = 'embeddings must be a JSON object of field -> array of 1 to 16000 numbers';
+      message = 'embeddings must be a JSON object of field (1 to 64 characters) -> array of 1 to 16000 numbers';
   end if;
   return query
     select e.key, array(select n::text::real from pg_catalog.jsonb_array_elements(e.value) with ordinality as a(n, i) order by i)
@@ -8407,8 +8987,8 @@ begin
      or pg_catalog.array_ndims(a_namespace) <> 1 or not ai._memory_labels_ok(a_namespace) then
     perform ai._check_memory_namespace(a_namespace, 'namespace');
   end if;
-  if a_key is null or a_key = '' or pg_catalog.char_length(a_key) > 1024 then
-    perform ai._check_text(a_key, 'key', 1024);
+  if a_key is null or a_key = '' or pg_catalog.char_length(a_key) > 128 then
+    perform ai._check_text(a_key, 'key', 128);
   end if;
   if a_value is null or pg_catalog.jsonb_typeof(a_value) <> 'object'
      or pg_catalog.pg_column_size(a_value) > ai._max_document_bytes() then
@@ -8464,7 +9044,7 @@ declare
   r ai.memory_items;
 begin
   perform ai._check_memory_namespace(a_namespace, 'namespace');
-  perform ai._check_text(a_key, 'key', 1024);
+  perform ai._check_text(a_key, 'key', 128);
   v_ns := ai._memory_ns(a_namespace);
   if refresh_ttl then
     update ai.memory_items i set expires_at = v_now + i.ttl
@@ -8497,7 +9077,7 @@ declare
   v_live boolean;
 begin
   perform ai._check_memory_namespace(a_namespace, 'namespace');
-  perform ai._check_text(a_key, 'key', 1024);
+  perform ai._check_text(a_key, 'key', 128);
   delete from ai.memory_items i
   where i.owner = ai.current_owner() and i.ns = ai._memory_ns(a_namespace) and i.key = a_key
   returning i.expires_at is null or i.expires_at > v_now into v_live;

@@ -6,5 +6,7 @@ select 'ai._copy_columns(text, boolean)'::regprocedure;
 select 'ai.archive_sessions(interval, integer)'::regprocedure;
 select 'ai.restore_session(text)'::regprocedure;
 select 'ai.archive_all_sessions(interval, integer)'::regprocedure;
+select 'ai._archive_threads(text[])'::regprocedure;
+select 'ai.archive_skips(integer, text)'::regprocedure;
 
 rollback;

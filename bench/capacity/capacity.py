@@ -222,7 +222,12 @@ class Stack:
         config = self.config(run)
         saver = run.saver or self.saver
         if run.checkpoint_id is not None and new:
-            await saver.aput_writes(config, [("messages", new), ("step", step)], str(uuid.uuid4()), "")
+            # as LangGraph passes them for a node's own writes in a durability="sync" run: the task
+            # path of a PULL task and the run's durability (the savers hold only such writes)
+            writes_config = {"configurable": {**config["configurable"], "__pregel_durability": "sync"}}
+            await saver.aput_writes(
+                writes_config, [("messages", new), ("step", step)], str(uuid.uuid4()), "~__pregel_pull, agent"
+            )
         t1 = time.perf_counter()
         checkpoint = empty_checkpoint()
         checkpoint["id"] = str(uuid6(clock_seq=step + 1))

@@ -14,8 +14,11 @@ way round: its I/O is six client calls (``claim_jobs``, ``renew_leases``, ``comp
   :data:`RENEW_BATCH`, and what a renewal answer means (left out = lost);
 - how a finished handler is booked (finished in the handler: completed, failed or paused;
   lease lost; failed by an exception: ``fail_job``; else: completed in a batch of at most
-  :data:`COMPLETE_BATCH` through ``complete_jobs``), and how long a failing batch is retried
-  (while half the lease lasts; after that the jobs run again when their leases expire);
+  :data:`COMPLETE_BATCH` through ``complete_jobs``), and how long a failing batch is retried:
+  after a lost connection (or an answer lost with it) until the database answers, since a
+  completion under the job's token is idempotent and a database outage does not count against a
+  lease (docs/queue.md, "Leases and outages"), the answer then telling which leases were lost;
+  after any other error while half the lease lasts;
 - the backoff schedule of every loop (exponential with jitter, capped at ``max_backoff``;
   LISTEN never retries faster than the poll);
 - the shutdown state machine: RUNNING -> STOPPING (no claim; unstarted jobs released at once;
@@ -40,7 +43,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from . import errors
 from .models import Job
-from .retry import Backoff
+from .retry import Backoff, is_connection_error
 
 #: The most leases one ai.renew_leases statement renews (its limit is 1000).
 RENEW_BATCH = 500
@@ -277,9 +280,15 @@ class WorkerCore(Generic[S]):
         for ctx, _ in batch:
             self.held.pop(ctx.job.job_id, None)
 
-    def retry_deadline(self, now: float) -> float:
-        """A failing completion is tried again until then (half the lease), then given up."""
-        return now + self.lease.total_seconds() / 2
+    def retry_completion(self, error: BaseException, first_try: float, now: float) -> bool:
+        """Whether a failed ``complete_jobs`` is sent again (``first_try``, ``now``: monotonic
+        seconds): after a lost connection, or an answer lost with one (OutcomeUnknown), always
+        (the same tokens: a retry answers with what the first try completed, and a database
+        outage does not count against a lease: docs/queue.md, "Leases and outages"), until the
+        worker is closed; after any other error, while half the lease lasts (a pooler's
+        prepared-statement mix-up passes; a bug does not), then given up: the jobs run again when
+        their leases expire."""
+        return is_connection_error(error) or now < first_try + self.lease.total_seconds() / 2
 
     # -- renewals ---------------------------------------------------------------------------------
 

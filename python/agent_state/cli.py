@@ -149,14 +149,29 @@ _DURATION = re.compile(r"(\d+)([smhdw])")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
+MAX_DURATION = timedelta(days=36500)  # a hundred years: the longest duration an option takes
+
+
+def _shown(text: str) -> str:
+    """An argument as an error message quotes it: at most 40 characters, non-UTF-8 bytes escaped."""
+    return repr(text[:40] + ("…" if len(text) > 40 else ""))
+
+
 def duration(text: str) -> timedelta:
-    """``90d``, ``12h``, ``30m``, ``45s``, ``2w`` or a sum of them (``1d12h``)."""
+    """``90d``, ``12h``, ``30m``, ``45s``, ``2w`` or a sum of them (``1d12h``), at most 36,500 days."""
     parts = _DURATION.findall(text.strip())
     if not parts or "".join(n + u for n, u in parts) != text.strip():
-        raise argparse.ArgumentTypeError(f"{text!r} is not a duration like 90d, 12h, 30m, 45s or 1d12h")
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is not a duration like 90d, 12h, 30m, 45s or 1d12h")
     total = timedelta()
-    for number, unit in parts:
-        total += timedelta(**{_UNITS[unit]: int(number)})
+    try:
+        for number, unit in parts:
+            if len(number) > 12:
+                raise OverflowError
+            total += timedelta(**{_UNITS[unit]: int(number)})
+    except OverflowError:
+        total = MAX_DURATION * 2
+    if total > MAX_DURATION:
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is longer than {MAX_DURATION.days} days")
     return total
 
 
@@ -165,6 +180,66 @@ def json_document(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise argparse.ArgumentTypeError(f"not JSON: {error.msg} at character {error.pos}") from error
+    except RecursionError:
+        raise argparse.ArgumentTypeError("not JSON this program reads: nested too deep") from None
+
+
+def whole_number(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a decimal whole number from ``low`` to ``high``."""
+
+    def parse(text: str) -> int:
+        digits = text.strip()
+        body = digits[1:] if digits[:1] in "+-" else digits
+        if not body.isascii() or not body.isdigit():
+            raise ValueError(text)  # argparse: "invalid int value: 'many'"
+        if len(body) > 19 or not low <= int(digits) <= high:
+            raise argparse.ArgumentTypeError(f"{_shown(text)} is not a whole number from {low} to {high}")
+        return int(digits)
+
+    parse.__name__ = "int"
+    return parse
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a number of seconds, more than 0 and at most a day."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 86400:  # also NaN and infinities
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is not a number of seconds above 0, at most 86400")
+    return value
+
+
+def text_argument(text: str) -> str:
+    """An argparse type for every text argument: UTF-8 (the database's encoding) without NUL."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:  # bytes of the command line that are not UTF-8 (surrogate escapes)
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is not UTF-8 text") from None
+    return text
+
+
+# Every whole-number option's range (the default: a bigint; the SQL API bounds it further, e.g. a
+# row limit 1 to 10,000, with its own message); every float one is seconds; every text one is
+# text_argument. _bounded applies them to the whole parser.
+_BIGINT = (-(2**63), 2**63 - 1)
+_WHOLE_NUMBERS = {"port": (1, 65535), "concurrency": (1, 10_000), "width": (1, 1_000_000)}
+
+
+def _bounded(root: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Gives every argument of every subcommand a type that bounds it (parsed before any SQL)."""
+    for action in root._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _bounded(sub)
+        elif action.nargs != 0 and action.type is int:
+            action.type = whole_number(*_WHOLE_NUMBERS.get(action.dest, _BIGINT))
+        elif action.nargs != 0 and action.type is float:
+            action.type = seconds
+        elif action.nargs != 0 and action.type is None:
+            action.type = text_argument
+    return root
 
 
 def _load(target: str, option: str) -> Any:
@@ -623,11 +698,15 @@ def cmd_archive(args: argparse.Namespace, conn: Conn) -> int:
                 for table, count in row["rows_moved"].items():
                     rows_moved[table] = rows_moved.get(table, 0) + count
             advance(len(batch))
+    # sessions a sweep could not move stay hot, listed with the error (docs/operations.md, "Retention")
+    skipped = len(_rows(conn, "select thread_id from ai.archive_skips(10000)", ()))
     if args.json:
-        _print_json({"sessions": sessions, "jobs": jobs, "rows_moved": rows_moved})
+        _print_json({"sessions": sessions, "jobs": jobs, "rows_moved": rows_moved, "skipped": skipped})
     else:
         rows = sum(rows_moved.values())
         print(f"archived {_count(sessions, 'session')} ({_count(rows, 'row')} with them) and {_count(jobs, 'job')}")
+        if skipped:
+            print(f"{_count(skipped, 'session')} could not be moved and stay hot: select * from ai.archive_skips()")
     return EXIT_OK
 
 
@@ -740,6 +819,20 @@ def cmd_replay(args: argparse.Namespace, conn: Conn) -> int:
     return EXIT_OK if comparison.passed else EXIT_VERDICT
 
 
+def _check_listen(host: str, port: int) -> None:
+    """CliError (one line) unless ``host:port`` resolves and can be bound now; uvicorn would log
+    the failure as an error of its own and exit 3."""
+    import socket
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except (OSError, UnicodeError, ValueError) as error:
+        raise CliError(f"cannot listen on {host[:80]}:{port}: {error}") from error
+
+
 def cmd_console(args: argparse.Namespace) -> int:
     """Serves the operator console (agent_state.console) with uvicorn until SIGINT/SIGTERM."""
     try:
@@ -772,6 +865,7 @@ def cmd_console(args: argparse.Namespace) -> int:
         )
     except ValueError as error:  # a bad option (a secret too short, a limit not positive)
         raise CliError(str(error)) from error
+    _check_listen(args.host, args.port)
     print(f"agent-state console on http://{args.host}:{args.port}/ ({'read-only, ' if args.read_only else ''}"
           f"login: {args.auth})", flush=True)  # fmt: skip
     uvicorn.run(create_app(config=config), host=args.host, port=args.port, log_level="warning")
@@ -1058,7 +1152,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--candidate", help="the name recorded in ai.eval_runs (default: the --run target)")
     p.add_argument("--namespace", default="", help="checkpoint namespace (default: the root)")
     p.add_argument("--no-record", action="store_true", help="do not write an ai.eval_runs row")
-    return root
+    return _bounded(root)
 
 
 # -- main ---------------------------------------------------------------------------------------
@@ -1095,6 +1189,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser().parse_args(argv)
     except SystemExit as exit_:  # --help, --version, a usage error (already printed on one line)
         return exit_.code if isinstance(exit_.code, int) else EXIT_ERROR
+    except Exception as error:  # an argument no type expected (one line, never a traceback)
+        _fail(f"bad arguments: {type(error).__name__}: {str(error)[:200]}")
+        return EXIT_ERROR
     try:
         if args.command == "console":
             return cmd_console(args)

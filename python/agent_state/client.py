@@ -49,6 +49,7 @@ from typing import Any, Union
 
 import psycopg
 from psycopg import pq
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.pq import TransactionStatus
 from psycopg.rows import AsyncRowFactory, RowFactory, dict_row, tuple_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
@@ -66,7 +67,17 @@ from .messages import AsyncMessageMethods, MessageMethods
 from .queue import AsyncQueueMethods, QueueMethods
 from .retention import AsyncRetentionMethods, RetentionMethods
 from .retrievals import AsyncRetrievalMethods, RetrievalMethods
-from .retry import ONCE, RetryPolicy, function_of, is_connection_error, is_idempotent, writes
+from .retry import (
+    ONCE,
+    POOL_RECONNECT_TIMEOUT,
+    RETRY_POOL_TIMEOUT,
+    RetryPolicy,
+    function_of,
+    is_connection_error,
+    is_idempotent,
+    is_read_only_error,
+    writes,
+)
 from .sessions import AsyncSessionMethods, SessionMethods
 from .side_effects import AsyncSideEffectMethods, SideEffectMethods
 from .streams import AsyncStreamMethods, StreamMethods
@@ -126,8 +137,24 @@ def _consume(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> No
         conn.pgconn.consume_input()
 
 
-def _reconnect_args(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> tuple[str, dict[str, Any]]:
-    """What it takes to open the same connection again: its conninfo, password, autocommit,
+#: Keyword arguments of ``connect`` that are psycopg's own, not connection parameters.
+_PSYCOPG_KWARGS = frozenset(("autocommit", "prepare_threshold", "context", "row_factory", "cursor_factory"))
+
+
+def user_conninfo(conninfo: str, connect_kwargs: dict[str, Any]) -> str:
+    """The conninfo a lost connection is opened again through: the one the user gave (every host
+    of a multi-host URL, ``target_session_attrs``, ...) with the connection parameters given as
+    keywords. psycopg tries the hosts itself and keeps only the one it reached
+    (``conn.info.dsn``), which after a failover is the wrong one."""
+    params = {k: v for k, v in connect_kwargs.items() if k not in _PSYCOPG_KWARGS and v is not None}
+    return make_conninfo(conninfo, **params)
+
+
+def _reconnect_args(
+    conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any], conninfo: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    """What it takes to open the same connection again: the conninfo the user gave (else the
+    connection's own, which names only the host it reached), its password, autocommit,
     prepare_threshold, row factory and adapters."""
     kwargs: dict[str, Any] = {
         "autocommit": conn.autocommit,
@@ -135,9 +162,9 @@ def _reconnect_args(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]
         "row_factory": conn.row_factory,
         "context": conn,
     }
-    if conn.info.password:
+    if conn.info.password and (conninfo is None or "password" not in conninfo_to_dict(conninfo)):
         kwargs["password"] = conn.info.password
-    return conn.info.dsn, kwargs
+    return (conninfo if conninfo is not None else conn.info.dsn), kwargs
 
 
 class _Attempts:
@@ -147,24 +174,32 @@ class _Attempts:
     def __init__(self, policy: RetryPolicy | None, sql: str, params: Sequence[Any]):
         self.policy = policy
         self.retryable = policy is not None and is_idempotent(sql, params)
-        self._delays = policy.delays() if policy is not None and self.retryable else iter(())
+        self._delays = policy.delays() if policy is not None else iter(())
+        self._deadline = policy.deadline(time.monotonic()) if policy is not None else 0.0
         self.sql = sql
         self.tries = 0
-        # whether a try may have committed: its statement was sent on an autocommit connection,
-        # or it ran and the commit that followed was lost
+        # whether some try may have committed: its statement was sent on an autocommit connection,
+        # or it ran and the commit that followed was lost. A try refused as read-only (25006), or
+        # one that failed before its statement was sent (a reconnect refused), wrote nothing.
         self.sent = False
         self.autocommit = False
         self.executed = False
+        self.may_have_committed = False
 
     def sending(self, conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> None:
         self.sent = True
-        self.autocommit = self.autocommit or conn.autocommit
+        self.autocommit = conn.autocommit
+
+    def _settle(self, error: BaseException) -> None:
+        """Books the try that just failed, then starts the next one."""
+        if not is_read_only_error(error) and (self.executed or (self.sent and self.autocommit)):
+            self.may_have_committed = True
+        self.sent = self.executed = False
 
     def error(self, error: psycopg.Error, in_callers_transaction: bool) -> Exception:
         """What reaches the caller: a write that may have committed, outside the caller's
         transaction, as OutcomeUnknown; anything else as errors.translate has it."""
-        may_have_committed = self.executed or (self.sent and self.autocommit)
-        if may_have_committed and not in_callers_transaction and is_connection_error(error) and writes(self.sql):
+        if self.may_have_committed and not in_callers_transaction and is_connection_error(error) and writes(self.sql):
             name = function_of(self.sql) or "?"
             detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             return errors.OutcomeUnknown(
@@ -176,11 +211,19 @@ class _Attempts:
         return _reraise(error)
 
     def delay_after(self, error: BaseException, in_callers_transaction: bool) -> float | None:
-        """The sleep before the next try, or None when ``error`` must reach the caller."""
+        """The sleep before the next try, or None when ``error`` must reach the caller. After a
+        connection error a call is tried again, while the policy's tries and time last, when it
+        is safe to retry or when no try may have written anything yet (each was refused as
+        read-only, or failed before its statement was sent)."""
         self.tries += 1
-        if not self.retryable or in_callers_transaction or not is_connection_error(error):
+        self._settle(error)
+        if self.policy is None or in_callers_transaction or not is_connection_error(error):
+            return None
+        if not (self.retryable or not self.may_have_committed):
             return None
         delay = next(self._delays, None)
+        if delay is not None and time.monotonic() + delay > self._deadline:
+            delay = None
         if delay is not None:
             log.warning("retrying %s after %s (try %d): %s", self.sql, type(error).__name__, self.tries, error)
         return delay
@@ -233,11 +276,37 @@ class AsyncClient(
 ):
     """The client over a psycopg ``AsyncConnection`` or a pool (``AsyncConnectionPool``)."""
 
-    def __init__(self, source: AsyncSource, *, retry: RetryPolicy | None = None):
+    def __init__(
+        self,
+        source: AsyncSource,
+        *,
+        retry: RetryPolicy | None = None,
+        conninfo: str | None = None,
+        pool_timeout: float | None = None,
+    ):
+        """``conninfo``: what a lost single connection is opened again through (with ``retry``);
+        pass the conninfo the connection was opened with when it names several hosts
+        (``host=a,b target_session_attrs=read-write``): psycopg keeps only the host it reached.
+        ``pool_timeout``: how long a call waits for a pool's connection (the pool's ``timeout``
+        when None); the Worker's own calls wait briefly, so that each try after an outage asks
+        the pool for a new connection at once. With ``retry`` over a pool, each try waits at most
+        :data:`~agent_state.retry.RETRY_POOL_TIMEOUT` unless ``pool_timeout`` says otherwise,
+        and the pool's ``reconnect_timeout`` is capped at
+        :data:`~agent_state.retry.POOL_RECONNECT_TIMEOUT`, as a Worker does: the policy's tries,
+        not the pool's doubling reconnect waits, find the database back after an outage or a
+        failover (docs/high-availability.md)."""
+        if retry is not None and isinstance(source, AsyncConnectionPool):
+            if source.reconnect_timeout > POOL_RECONNECT_TIMEOUT:
+                source.reconnect_timeout = POOL_RECONNECT_TIMEOUT
+            if pool_timeout is None:
+                pool_timeout = min(source.timeout, RETRY_POOL_TIMEOUT)
         self._source = source
+        self._pool_timeout = pool_timeout
         self.retry = retry
         self._owned = False  # from_conn_string: the client opened the connection and replaces a lost one
         self._reconnecting = asyncio.Lock()
+        self._conninfo = conninfo
+        self._read_only: Any = None  # the single connection a write found read-only: replaced before the next try
 
     @classmethod
     @asynccontextmanager
@@ -249,7 +318,7 @@ class AsyncClient(
         next call, a call safe to retry is retried as ``retry`` says (once by default), and a
         write that may have committed raises :class:`~agent_state.errors.OutcomeUnknown`."""
         conn = await psycopg.AsyncConnection.connect(conninfo, **{**CONNECT_KWARGS, **connect_kwargs})
-        client = cls(conn, retry=retry)
+        client = cls(conn, retry=retry, conninfo=user_conninfo(conninfo, connect_kwargs))
         client._owned = True
         try:
             yield client
@@ -291,15 +360,25 @@ class AsyncClient(
             return
         async with self._reconnecting:  # two callers that found it lost open one connection
             old = self._source
-            if isinstance(old, psycopg.AsyncConnection) and _broken(old):
-                dsn, kwargs = _reconnect_args(old)
+            if isinstance(old, psycopg.AsyncConnection) and (_broken(old) or old is self._read_only):
+                dsn, kwargs = _reconnect_args(old, self._conninfo)
                 self._source = await psycopg.AsyncConnection.connect(dsn, **kwargs)
+                self._read_only = None
                 await old.close()
+
+    async def _drop_read_only(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """A write found the server read-only (a standby, or a node a failover has not made
+        writable yet): a pool's connection is closed (the pool replaces it through its conninfo),
+        a single one this client may replace is replaced before the next try."""
+        if isinstance(self._source, AsyncConnectionPool):
+            await conn.close()
+        elif self._owned or self.retry is not None:
+            self._read_only = conn
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
         if isinstance(self._source, AsyncConnectionPool):
-            async with self._source.connection() as conn:
+            async with self._source.connection(timeout=self._pool_timeout) as conn:
                 yield conn
             return
         conn = self._source
@@ -328,13 +407,18 @@ class AsyncClient(
                     await self._replace_if_lost()
                 async with self._connection() as conn, _asynced(conn):
                     prepare = False if await abehind_pooler(conn) else None
-                    async with conn.cursor(binary=binary) as cur:
-                        if row_factory is not None:
-                            cur.row_factory = row_factory
-                        attempts.sending(conn)
-                        await cur.execute(sql, params, prepare=prepare)
-                        attempts.executed = True
-                        rows = await cur.fetchall()
+                    try:
+                        async with conn.cursor(binary=binary) as cur:
+                            if row_factory is not None:
+                                cur.row_factory = row_factory
+                            attempts.sending(conn)
+                            await cur.execute(sql, params, prepare=prepare)
+                            attempts.executed = True
+                            rows = await cur.fetchall()
+                    except psycopg.Error as error:
+                        if is_read_only_error(error) and not callers:
+                            await self._drop_read_only(conn)
+                        raise
                 return rows
             except psycopg.Error as error:
                 delay = attempts.delay_after(error, callers)
@@ -414,11 +498,37 @@ class Client(
 ):
     """The client over a psycopg ``Connection`` or a pool (``ConnectionPool``)."""
 
-    def __init__(self, source: SyncSource, *, retry: RetryPolicy | None = None):
+    def __init__(
+        self,
+        source: SyncSource,
+        *,
+        retry: RetryPolicy | None = None,
+        conninfo: str | None = None,
+        pool_timeout: float | None = None,
+    ):
+        """``conninfo``: what a lost single connection is opened again through (with ``retry``);
+        pass the conninfo the connection was opened with when it names several hosts
+        (``host=a,b target_session_attrs=read-write``): psycopg keeps only the host it reached.
+        ``pool_timeout``: how long a call waits for a pool's connection (the pool's ``timeout``
+        when None); the Worker's own calls wait briefly, so that each try after an outage asks
+        the pool for a new connection at once. With ``retry`` over a pool, each try waits at most
+        :data:`~agent_state.retry.RETRY_POOL_TIMEOUT` unless ``pool_timeout`` says otherwise,
+        and the pool's ``reconnect_timeout`` is capped at
+        :data:`~agent_state.retry.POOL_RECONNECT_TIMEOUT`, as a Worker does: the policy's tries,
+        not the pool's doubling reconnect waits, find the database back after an outage or a
+        failover (docs/high-availability.md)."""
+        if retry is not None and isinstance(source, ConnectionPool):
+            if source.reconnect_timeout > POOL_RECONNECT_TIMEOUT:
+                source.reconnect_timeout = POOL_RECONNECT_TIMEOUT
+            if pool_timeout is None:
+                pool_timeout = min(source.timeout, RETRY_POOL_TIMEOUT)
         self._source = source
+        self._pool_timeout = pool_timeout
         self.retry = retry
         self._owned = False  # from_conn_string: the client opened the connection and replaces a lost one
         self._reconnecting = threading.Lock()
+        self._conninfo = conninfo
+        self._read_only: Any = None  # the single connection a write found read-only: replaced before the next try
 
     @classmethod
     @contextmanager
@@ -430,7 +540,7 @@ class Client(
         next call, a call safe to retry is retried as ``retry`` says (once by default), and a
         write that may have committed raises :class:`~agent_state.errors.OutcomeUnknown`."""
         conn = psycopg.Connection.connect(conninfo, **{**CONNECT_KWARGS, **connect_kwargs})
-        client = cls(conn, retry=retry)
+        client = cls(conn, retry=retry, conninfo=user_conninfo(conninfo, connect_kwargs))
         client._owned = True
         try:
             yield client
@@ -472,15 +582,25 @@ class Client(
             return
         with self._reconnecting:  # two callers that found it lost open one connection
             old = self._source
-            if isinstance(old, psycopg.Connection) and _broken(old):
-                dsn, kwargs = _reconnect_args(old)
+            if isinstance(old, psycopg.Connection) and (_broken(old) or old is self._read_only):
+                dsn, kwargs = _reconnect_args(old, self._conninfo)
                 self._source = psycopg.Connection.connect(dsn, **kwargs)
+                self._read_only = None
                 old.close()
+
+    def _drop_read_only(self, conn: psycopg.Connection[Any]) -> None:
+        """A write found the server read-only (a standby, or a node a failover has not made
+        writable yet): a pool's connection is closed (the pool replaces it through its conninfo),
+        a single one this client may replace is replaced before the next try."""
+        if isinstance(self._source, ConnectionPool):
+            conn.close()
+        elif self._owned or self.retry is not None:
+            self._read_only = conn
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
         if isinstance(self._source, ConnectionPool):
-            with self._source.connection() as conn:
+            with self._source.connection(timeout=self._pool_timeout) as conn:
                 yield conn
             return
         conn = self._source
@@ -509,13 +629,18 @@ class Client(
                     self._replace_if_lost()
                 with self._connection() as conn, _synced(conn):
                     prepare = False if behind_pooler(conn) else None
-                    with conn.cursor(binary=binary) as cur:
-                        if row_factory is not None:
-                            cur.row_factory = row_factory
-                        attempts.sending(conn)
-                        cur.execute(sql, params, prepare=prepare)
-                        attempts.executed = True
-                        rows = cur.fetchall()
+                    try:
+                        with conn.cursor(binary=binary) as cur:
+                            if row_factory is not None:
+                                cur.row_factory = row_factory
+                            attempts.sending(conn)
+                            cur.execute(sql, params, prepare=prepare)
+                            attempts.executed = True
+                            rows = cur.fetchall()
+                    except psycopg.Error as error:
+                        if is_read_only_error(error) and not callers:
+                            self._drop_read_only(conn)
+                        raise
                 return rows
             except psycopg.Error as error:
                 delay = attempts.delay_after(error, callers)

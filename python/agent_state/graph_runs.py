@@ -385,7 +385,9 @@ class AsyncGraphWorker(AsyncWorker):
 
 @asynccontextmanager
 async def _aopened(pool: AsyncConnectionPool) -> AsyncIterator[AsyncConnectionPool]:
-    await pool.open(wait=True)
+    # Not wait=True: a worker started while the database cannot be reached would die of the
+    # pool's PoolTimeout; its loops find the database themselves (the Worker's recovery).
+    await pool.open(wait=False)
     try:
         yield pool
     finally:
@@ -404,7 +406,7 @@ def async_graph_worker(
     ``listen``) and to :class:`GraphRuns` (``durability``, ``result``, ``max_attempts``, ``config``).
     A connection of the pool that the server ended costs a run nothing: the runs' client and
     savers retry a call safe to retry on another connection (``RetryPolicy()``: a restart or a
-    failover of up to about ten seconds too)."""
+    failover: two minutes of tries, and a write refused as read-only is tried again)."""
     run_options, options = _split(dict(worker_options))
     options.setdefault("prefetch", 0)
     pool = AsyncConnectionPool(
@@ -558,7 +560,9 @@ class GraphWorker(Worker):
 
 @contextmanager
 def _opened(pool: ConnectionPool) -> Iterator[ConnectionPool]:
-    pool.open(wait=True)
+    # Not wait=True: a worker started while the database cannot be reached would die of the
+    # pool's PoolTimeout; its loops find the database themselves (the Worker's recovery).
+    pool.open(wait=False)
     try:
         yield pool
     finally:
@@ -577,7 +581,7 @@ def graph_worker(
     ``listen``) and to :class:`GraphRuns` (``durability``, ``result``, ``max_attempts``, ``config``).
     A connection of the pool that the server ended costs a run nothing: the runs' client and
     savers retry a call safe to retry on another connection (``RetryPolicy()``: a restart or a
-    failover of up to about ten seconds too)."""
+    failover: two minutes of tries, and a write refused as read-only is tried again)."""
     run_options, options = _split(dict(worker_options))
     options.setdefault("prefetch", 0)
     pool = ConnectionPool(

@@ -132,11 +132,13 @@ def _inline(value: Any) -> bool:
 # ----- the durable step in one call (docs/checkpoints.md, "One call per step") -----------------
 #
 # put_writes of a task whose step LangGraph will close with one put (a step of one task: one
-# node triggered, no pending sends) is held here and sent with that put, in one call and one
+# node triggered, no pending sends, the node's own writes (a PULL task) under LangGraph's
+# durability="sync") is held here and sent with that put, in one call and one
 # transaction (ai.put_checkpoint's write_* arguments). A crash between the two loses the held
 # writes with the process: the resumed run re-runs that one node, whose external calls go through
 # the side-effect ledger (a finished call returns its recorded result). Writes of a step of
-# several tasks, writes to LangGraph's special channels (error, interrupt, resume) and writes for
+# several tasks, of a @task call or a Send (PUSH tasks), under durability="async", writes to
+# LangGraph's special channels (error, interrupt, resume) and writes for
 # a checkpoint the saver did not put are sent at once, so a finished sibling never re-runs. A
 # second task's writes for a held step (a wrong guess) send both at once. Any read of the thread
 # sends what is held first.
@@ -151,8 +153,24 @@ MAX_DELTA_CHAIN = 1000
 # threads whose list channels are remembered, least recently used dropped first: the items are
 # kept by reference (compared by identity), so this bounds what a saver keeps alive after a run
 MAX_REMEMBERED_THREADS = 1024
+# and the remembered lists' size (their stored bytes), all threads together: past it the least
+# recently used threads are forgotten too (their next step is sent whole). Every per-thread
+# structure of a saver (the lists, the last checkpoint, the step of one task, the held writes) is
+# bounded by these: a long-lived saver serving any number of threads keeps at most this much.
+MAX_REMEMBERED_BYTES = 64 * 1024 * 1024
+# held writes, all threads together: past either bound a task's writes are sent at once instead
+MAX_HELD_BYTES = 16 * 1024 * 1024
 # LangGraph's channel of pending sends (PUSH tasks) and the prefixes of the channels that trigger a node
 _TRIGGERS = ("branch:to:", "join:")
+# The task path of a task a trigger started (a node; an @entrypoint): LangGraph's task_path_str of
+# (PULL, name). A @task call or a Send is a PUSH task, started while the step runs: the checkpoint
+# cannot tell they will come, and their caller (or a sibling) sees them finished before the step
+# ends, so their writes are never held.
+_PULL_PATH = "~__pregel_pull, "
+# LangGraph's durability of the run, in the config it passes: only "sync" waits for the step's put
+# before the next step starts; under "async" the next step's tasks see this one finished while the
+# put is still on its way, so nothing is held then.
+CONFIG_KEY_DURABILITY = "__pregel_durability"
 
 
 @dataclass(frozen=True)
@@ -162,6 +180,7 @@ class _Remembered:
     version: str
     items: tuple[Any, ...]
     depth: int  # deltas since the whole value
+    nbytes: int  # its stored size (the whole value and the deltas since)
 
 
 @dataclass
@@ -262,11 +281,16 @@ class _Codec(BaseCheckpointSaver[str]):
         # What the step logic remembers, per (thread_id, checkpoint_ns); savers serve threads (and
         # tasks) concurrently, so every look and change holds this lock (never across I/O).
         self._state_lock = threading.Lock()
+        # Every structure below is bounded (MAX_REMEMBERED_THREADS, MAX_REMEMBERED_BYTES,
+        # MAX_HELD_BYTES): _lists in least recently used order, the others trimmed with it.
         self._lists: OrderedDict[tuple[str, str], dict[str, _Remembered]] = OrderedDict()
-        self._one_task: dict[tuple[str, str], str] = {}  # the checkpoint whose step has one task
+        self._remembered_bytes = 0  # sum of nbytes over _lists
+        # the checkpoint whose step has one task
+        self._one_task: OrderedDict[tuple[str, str], str] = OrderedDict()
         # the checkpoint of each thread this saver last put or read, and the channels it names
         self._last: dict[tuple[str, str], tuple[str, frozenset[str]]] = {}
         self._held: dict[tuple[str, str], _Held] = {}
+        self._held_bytes = 0  # sum of the held blobs' sizes
 
     def get_next_version(self, current: str | None, channel: None = None) -> str:
         # PostgresSaver's format, so threads and graphs move between the two: a zero-padded counter
@@ -301,7 +325,7 @@ class _Codec(BaseCheckpointSaver[str]):
         type_, data = self.serde.dumps_typed(stored)
         with self._state_lock:
             known = dict(self._lists.get(key) or {})
-            held = self._held.pop(key, None)
+            held = self._take_held(key)
             self._one_task.pop(key, None)
             last = self._last.get(key)
 
@@ -328,13 +352,14 @@ class _Codec(BaseCheckpointSaver[str]):
             base: str | None = None
             appended: list[Any] | None = None
             depth = 0
+            nbytes = 0
             if type(value) is list:
                 seen = known.get(channel)
                 if seen is not None and seen.depth < MAX_DELTA_CHAIN and _prefix(seen.items, value):
                     appended = value[len(seen.items) :]
                     blob_type, blob = self.serde.dumps_typed(appended)
                     if blob_type == "msgpack":
-                        base, depth = seen.version, seen.depth + 1
+                        base, depth, nbytes = seen.version, seen.depth + 1, seen.nbytes
                     else:
                         appended = None
             if base is None:
@@ -342,7 +367,9 @@ class _Codec(BaseCheckpointSaver[str]):
             else:
                 deltas[len(blobs)] = value
             if type(value) is list and blob_type == "msgpack":
-                remember[(thread_id, checkpoint_ns, channel)] = _Remembered(str(version), tuple(value), depth)
+                remember[(thread_id, checkpoint_ns, channel)] = _Remembered(
+                    str(version), tuple(value), depth, nbytes + len(blob)
+                )
             if channel == self.mirror_messages and type(value) is list:
                 new_items = appended if appended is not None else (value if parent_lacks(channel) else [])
                 start = len(value) - len(new_items)
@@ -389,6 +416,8 @@ class _Codec(BaseCheckpointSaver[str]):
         if _one_task_follows(checkpoint):
             with self._state_lock:
                 self._one_task[key] = checkpoint["id"]
+                while len(self._one_task) > MAX_REMEMBERED_THREADS:
+                    self._one_task.popitem(last=False)
         next_config: RunnableConfig = {
             "configurable": {
                 "thread_id": thread_id,
@@ -402,15 +431,12 @@ class _Codec(BaseCheckpointSaver[str]):
         """What a stored step leaves to remember: each list channel's items at its new version."""
         with self._state_lock:
             self._last[step.thread_key] = (step.args[2], frozenset(step.args[7].obj))
-            known = self._lists.pop(step.thread_key, None) or {}
+            known = dict(self._lists.get(step.thread_key) or {})
             if whole:
                 known = {}
             for (_thread, _ns, channel), seen in step.remember.items():
-                known[channel] = seen if not whole else _Remembered(seen.version, seen.items, 0)
-            self._lists[step.thread_key] = known
-            while len(self._lists) > MAX_REMEMBERED_THREADS:
-                dropped, _ = self._lists.popitem(last=False)
-                self._last.pop(dropped, None)
+                known[channel] = seen if not whole else _Remembered(seen.version, seen.items, 0, seen.nbytes)
+            self._keep(step.thread_key, known)
 
     def _remember_read(self, found: CheckpointTuple, row: Sequence[Any]) -> None:
         """A checkpoint read whole: its list channels are what the next step may extend."""
@@ -418,22 +444,42 @@ class _Codec(BaseCheckpointSaver[str]):
         values = found.checkpoint["channel_values"]
         versions = found.checkpoint["channel_versions"]
         seen = {
-            channel: _Remembered(str(versions[channel]), tuple(values[channel]), 0)
-            for channel, type_ in zip(row[_BLOB_CHANNELS] or (), row[_BLOB_TYPES] or (), strict=True)
+            channel: _Remembered(str(versions[channel]), tuple(values[channel]), 0, len(blob or b""))
+            for channel, type_, blob in zip(
+                row[_BLOB_CHANNELS] or (), row[_BLOB_TYPES] or (), row[_BLOBS] or (), strict=True
+            )
             if type_ == "msgpack" and type(values.get(channel)) is list and channel in versions
         }
         with self._state_lock:
             self._last[key] = (str(row[_ID]), frozenset(versions))
-            known = self._lists.pop(key, None) or {}
+            known = dict(self._lists.get(key) or {})
             known.update(seen)
-            self._lists[key] = known
-            while len(self._lists) > MAX_REMEMBERED_THREADS:
-                dropped, _ = self._lists.popitem(last=False)
-                self._last.pop(dropped, None)
+            self._keep(key, known)
 
-    def _forget(self, key: tuple[str, str]) -> None:
-        with self._state_lock:
-            self._lists.pop(key, None)
+    def _keep(self, key: tuple[str, str], known: dict[str, _Remembered]) -> None:
+        """Remember a thread's lists as its most recent, then forget the least recently used
+        threads past MAX_REMEMBERED_THREADS or MAX_REMEMBERED_BYTES (held by the caller: _state_lock)."""
+        self._drop_lists(key)
+        self._lists[key] = known
+        self._remembered_bytes += sum(r.nbytes for r in known.values())
+        while self._lists and (
+            len(self._lists) > MAX_REMEMBERED_THREADS or self._remembered_bytes > MAX_REMEMBERED_BYTES
+        ):
+            dropped = next(iter(self._lists))
+            self._drop_lists(dropped)
+            self._last.pop(dropped, None)
+            self._one_task.pop(dropped, None)
+
+    def _drop_lists(self, key: tuple[str, str]) -> None:
+        gone = self._lists.pop(key, None)
+        if gone:
+            self._remembered_bytes -= sum(r.nbytes for r in gone.values())
+
+    def _take_held(self, key: tuple[str, str]) -> _Held | None:
+        held = self._held.pop(key, None)
+        if held is not None:
+            self._held_bytes -= sum(len(b) for b in held.blobs)
+        return held
 
     def _held_args(self, key: tuple[str, str], held: _Held) -> tuple[Any, ...]:
         return (
@@ -458,9 +504,18 @@ class _Codec(BaseCheckpointSaver[str]):
         args = self._writes_args(config, writes, task_id, task_path)
         configurable = config["configurable"]
         key = (args[0], args[1])
+        size = sum(len(b) for b in args[7])
         with self._state_lock:
-            held = self._held.pop(key, None)
-            if held is None and all(i >= 0 for i in args[4]) and self._one_task.get(key) == args[2]:
+            held = self._take_held(key)
+            if (
+                held is None
+                and len(self._held) < MAX_REMEMBERED_THREADS
+                and self._held_bytes + size <= MAX_HELD_BYTES
+                and configurable.get(CONFIG_KEY_DURABILITY) == "sync"
+                and task_path.startswith(_PULL_PATH)
+                and all(i >= 0 for i in args[4])
+                and self._one_task.get(key) == args[2]
+            ):
                 self._held[key] = _Held(
                     args[2],
                     task_id,
@@ -472,6 +527,7 @@ class _Codec(BaseCheckpointSaver[str]):
                     configurable.get("job_id"),
                     configurable.get("fencing_token"),
                 )
+                self._held_bytes += size
                 return []
             if held is not None and held.checkpoint_id == args[2]:
                 self._one_task.pop(key, None)  # a second task: the step has several
@@ -481,15 +537,19 @@ class _Codec(BaseCheckpointSaver[str]):
         """The held writes of a thread (None: of every thread), taken to be sent before a read."""
         with self._state_lock:
             keys = [k for k in self._held if thread_id is None or k[0] == str(thread_id)]
-            return [self._held_args(k, self._held.pop(k)) for k in keys]
+            return [self._held_args(k, held) for k in keys if (held := self._take_held(k)) is not None]
 
     def _drop_held(self, thread_id: str) -> None:
+        """Forget a thread (delete_thread): its held writes and everything remembered of it."""
         with self._state_lock:
             for key in [k for k in self._held if k[0] == str(thread_id)]:
-                del self._held[key]
+                self._take_held(key)
             for key in [k for k in self._lists if k[0] == str(thread_id)]:
-                del self._lists[key]
-                self._last.pop(key, None)
+                self._drop_lists(key)
+            for key in [k for k in self._last if k[0] == str(thread_id)]:
+                del self._last[key]
+            for key in [k for k in self._one_task if k[0] == str(thread_id)]:
+                del self._one_task[key]
 
     def _writes_args(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str
@@ -764,6 +824,7 @@ class AsyncAgentStateSaver(_Codec):
         )
         saver = cls(conn, serde=serde, retry=retry)
         saver._client._owned = True
+        saver._client._conninfo = conn_string  # every host of the URL: a lost connection is opened through it
         saver._conn_string = conn_string
         try:
             if pipeline:
@@ -1074,6 +1135,7 @@ class AgentStateSaver(_Codec):
         conn = psycopg.Connection.connect(conn_string, autocommit=True, prepare_threshold=None, row_factory=dict_row)
         saver = cls(conn, serde=serde, retry=retry)
         saver._client._owned = True
+        saver._client._conninfo = conn_string  # every host of the URL: a lost connection is opened through it
         saver._conn_string = conn_string
         try:
             if pipeline:

@@ -2,10 +2,18 @@
 
 :class:`~agent_state.Client` and :class:`~agent_state.AsyncClient` inherit these methods; each is
 one round trip, ``select * from ai.<function>(...)``, like every other client method.
+
+Claims, completions and enqueues are safe to retry by construction (docs/queue.md, "Lost
+answers"): a claim carries a request id (one per call, made here when the caller gives none), and
+the same call again answers with the jobs the first one took; a completion under the same token
+answers again with the job it completed; an enqueue without an idempotency key gets one here, so
+a retry finds the first job. A client with a retry policy runs them again after a lost connection
+(agent_state.retry.IDEMPOTENT) instead of raising OutcomeUnknown.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -33,7 +41,7 @@ def _scalar(row: dict[str, Any]) -> Any:
 ENQUEUE_JOB = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s)", _job)
 ENQUEUE_JOBS = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s)", _job)
 CLAIM_JOB = Call("select * from ai.claim_job(%s, %s, %s)", _job)
-CLAIM_JOBS = Call("select * from ai.claim_jobs(%s, %s, %s, %s)", _job)
+CLAIM_JOBS = Call("select * from ai.claim_jobs(%s, %s, %s, %s, %s)", _job)
 RENEW_LEASE: Call[datetime] = Call("select ai.renew_lease(%s, %s, %s) as value", _scalar)
 RENEW_LEASES = Call(
     "select job_id, lease_expires_at from ai.renew_leases(%s, %s, %s, %s)",
@@ -63,7 +71,15 @@ def _enqueue_args(
     idempotency_key: str | None,
 ) -> tuple[Any, ...]:
     document = Jsonb({} if payload is None else payload)
-    return (thread_id, document, queue, run_at, priority, max_attempts, idempotency_key)
+    # Without a key of the caller's, one of the call's own: a retry after a lost answer (the same
+    # arguments) finds the job the first try made instead of making another.
+    key = idempotency_key if idempotency_key is not None else new_request_id()
+    return (thread_id, document, queue, run_at, priority, max_attempts, key)
+
+
+def new_request_id() -> str:
+    """A fresh request id (a claim's, or the idempotency key of an enqueue without one)."""
+    return str(uuid.uuid4())
 
 
 def _enqueue_jobs_args(jobs: Sequence[NewJob], queue: str, max_attempts: int) -> tuple[Any, ...]:
@@ -107,7 +123,8 @@ class AsyncQueueMethods:
         max_attempts: int = 5,
         idempotency_key: str | None = None,
     ) -> Job:
-        """``ai.enqueue_job``: a PENDING job for the thread; the first job again for a reused key."""
+        """``ai.enqueue_job``: a PENDING job for the thread; the first job again for a reused key.
+        Without a key, the call makes one (a random UUID), so that its retry never duplicates."""
         args = _enqueue_args(thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key)
         return (await self._rows(ENQUEUE_JOB, args))[0]
 
@@ -124,9 +141,13 @@ class AsyncQueueMethods:
         rows = await self._rows(CLAIM_JOB, (worker_id, lease, queue))
         return rows[0] if rows else None
 
-    async def claim_jobs(self, worker_id: str, lease: timedelta, queue: str, max_jobs: int) -> list[Job]:
-        """``ai.claim_jobs``: up to max_jobs jobs in one round trip, at most one per thread."""
-        return await self._rows(CLAIM_JOBS, (worker_id, lease, queue, max_jobs))
+    async def claim_jobs(
+        self, worker_id: str, lease: timedelta, queue: str, max_jobs: int, request_id: str | None = None
+    ) -> list[Job]:
+        """``ai.claim_jobs``: up to max_jobs jobs in one round trip, at most one per thread. Under
+        ``request_id`` (a new one when None): the same call again answers with the same jobs."""
+        args = (worker_id, lease, queue, max_jobs, request_id or new_request_id())
+        return await self._rows(CLAIM_JOBS, args)
 
     async def renew_lease(self, job_id: int, fencing_token: int, lease: timedelta = DEFAULT_LEASE) -> datetime:
         """``ai.renew_lease``: the new expiry; raises LeaseLost when the job is no longer held."""
@@ -144,11 +165,12 @@ class AsyncQueueMethods:
         return (await self._rows(FENCED_WRITE, (job_id, fencing_token)))[0]
 
     async def complete_job(self, job_id: int, fencing_token: int, result: Any = None) -> Job:
-        """``ai.complete_job``."""
+        """``ai.complete_job``: idempotent under the same token (the completed job again)."""
         return (await self._rows(COMPLETE_JOB, (job_id, fencing_token, _optional_json(result))))[0]
 
     async def complete_jobs(self, done: Sequence[tuple[int, int, Any]]) -> list[int]:
-        """``ai.complete_jobs``: (job_id, fencing_token, result) triples; returns the ids completed."""
+        """``ai.complete_jobs``: (job_id, fencing_token, result) triples; returns the ids completed
+        (now, or before under the same token: idempotent)."""
         return await self._rows(COMPLETE_JOBS, _complete_jobs_args(done))
 
     async def fail_job(self, job_id: int, fencing_token: int, error: str, retry_in: timedelta | None = None) -> Job:
@@ -208,7 +230,8 @@ class QueueMethods:
         max_attempts: int = 5,
         idempotency_key: str | None = None,
     ) -> Job:
-        """``ai.enqueue_job``: a PENDING job for the thread; the first job again for a reused key."""
+        """``ai.enqueue_job``: a PENDING job for the thread; the first job again for a reused key.
+        Without a key, the call makes one (a random UUID), so that its retry never duplicates."""
         args = _enqueue_args(thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key)
         return self._rows(ENQUEUE_JOB, args)[0]
 
@@ -225,9 +248,13 @@ class QueueMethods:
         rows = self._rows(CLAIM_JOB, (worker_id, lease, queue))
         return rows[0] if rows else None
 
-    def claim_jobs(self, worker_id: str, lease: timedelta, queue: str, max_jobs: int) -> list[Job]:
-        """``ai.claim_jobs``: up to max_jobs jobs in one round trip, at most one per thread."""
-        return self._rows(CLAIM_JOBS, (worker_id, lease, queue, max_jobs))
+    def claim_jobs(
+        self, worker_id: str, lease: timedelta, queue: str, max_jobs: int, request_id: str | None = None
+    ) -> list[Job]:
+        """``ai.claim_jobs``: up to max_jobs jobs in one round trip, at most one per thread. Under
+        ``request_id`` (a new one when None): the same call again answers with the same jobs."""
+        args = (worker_id, lease, queue, max_jobs, request_id or new_request_id())
+        return self._rows(CLAIM_JOBS, args)
 
     def renew_lease(self, job_id: int, fencing_token: int, lease: timedelta = DEFAULT_LEASE) -> datetime:
         """``ai.renew_lease``: the new expiry; raises LeaseLost when the job is no longer held."""
@@ -245,11 +272,12 @@ class QueueMethods:
         return self._rows(FENCED_WRITE, (job_id, fencing_token))[0]
 
     def complete_job(self, job_id: int, fencing_token: int, result: Any = None) -> Job:
-        """``ai.complete_job``."""
+        """``ai.complete_job``: idempotent under the same token (the completed job again)."""
         return self._rows(COMPLETE_JOB, (job_id, fencing_token, _optional_json(result)))[0]
 
     def complete_jobs(self, done: Sequence[tuple[int, int, Any]]) -> list[int]:
-        """``ai.complete_jobs``: (job_id, fencing_token, result) triples; returns the ids completed."""
+        """``ai.complete_jobs``: (job_id, fencing_token, result) triples; returns the ids completed
+        (now, or before under the same token: idempotent)."""
         return self._rows(COMPLETE_JOBS, _complete_jobs_args(done))
 
     def fail_job(self, job_id: int, fencing_token: int, error: str, retry_in: timedelta | None = None) -> Job:

@@ -18,24 +18,34 @@ Inside a worker, ``ctx.side_effect("charge", user, amount)`` does the same for t
   its lease expires; ``call.taken_over`` is then True so the tool checks the outside world, or
   simply passes the same ``call.key`` downstream, where a unique-key hit means "already applied".
 - The tool raises: the reservation is abandoned (nothing happened outside), the error propagates.
+- The tool returned but storing its result fails on a lost connection (a failover, a restart, a
+  backend ended): the finish is tried again (it is idempotent: the same finish returns the stored
+  row) for up to ``retry`` (:class:`~agent_state.RetryPolicy`, two minutes by default). If it still
+  cannot be confirmed, :class:`~agent_state.errors.OutcomeUnknown` is raised and the reservation
+  is never abandoned: it is left to its lease, so the next attempt sees ``taken_over = True``.
+  A tool either ran once, or its rerun is flagged.
 - Another live worker holds the key: :class:`SideEffectBusy` (the job fails and is retried).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import hashlib
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+import psycopg
 from psycopg.types.json import Jsonb
 
 from . import errors
 from ._calls import Call, T
 from .models import SideEffect, SideEffectBegin, from_row
+from .retry import RetryPolicy, is_connection_error
 
 #: How long a reservation made without a job lives (the SQL default too).
 DEFAULT_RESERVATION = timedelta(minutes=5)
@@ -204,6 +214,7 @@ class side_effect:
         fencing_token: int | None = None,
         reservation: timedelta = DEFAULT_RESERVATION,
         on_lease_lost: Callable[[Exception], None] | None = None,
+        retry: RetryPolicy | None = None,
     ):
         if not key_parts:
             raise ValueError("side_effect needs at least one key part")
@@ -215,6 +226,9 @@ class side_effect:
         self.fencing_token = fencing_token
         self.reservation = reservation
         self._on_lease_lost = on_lease_lost
+        #: How long a finish lost with its connection is tried again (two minutes by default).
+        self.retry = retry if retry is not None else RetryPolicy()
+        self._ran = False  # finish was called: the tool ran, the reservation is never abandoned
         self.call: SideEffectCall | None = None
 
     def _lost(self, error: Exception) -> None:
@@ -245,14 +259,36 @@ class side_effect:
         )
         return self.call
 
+    def _unconfirmed(self, error: Exception) -> errors.OutcomeUnknown:
+        return errors.OutcomeUnknown(
+            f"side effect {self.key} of thread {self.thread_id}: the tool ran but storing its result could not be "
+            f"confirmed ({type(error).__name__}: {error}); the reservation is left to its lease, so the next "
+            "attempt sees taken_over",
+            sqlstate=getattr(error, "sqlstate", None) or "",
+            cause=error if isinstance(error, psycopg.Error) else None,
+        )
+
     def finish(self, result: Any) -> Any:
-        """Stores the tool's result (fenced); returns it as stored (JSON), as a retry will see it."""
+        """Stores the tool's result (fenced); returns it as stored (JSON), as a retry will see it.
+        A finish lost with its connection is tried again for up to ``retry``; then
+        :class:`~agent_state.errors.OutcomeUnknown`, the reservation left to its lease."""
         call = self._require()
-        try:
-            row = self.client.finish_side_effect(self.thread_id, self.key, result, self.job_id, self._token(call))
-        except errors.LeaseLost as error:
-            self._lost(error)
-            raise
+        self._ran = True
+        delays, deadline = self.retry.delays(), self.retry.deadline(time.monotonic())
+        while True:
+            try:
+                row = self.client.finish_side_effect(self.thread_id, self.key, result, self.job_id, self._token(call))
+                break
+            except errors.LeaseLost as error:
+                self._lost(error)
+                raise
+            except Exception as error:
+                if not is_connection_error(error):
+                    raise
+                delay = next(delays, None)
+                if delay is None or time.monotonic() + delay > deadline:
+                    raise self._unconfirmed(error) from error
+                time.sleep(delay)
         call.result, call.finished = row.result, True
         return row.result
 
@@ -268,12 +304,18 @@ class side_effect:
     def __enter__(self) -> SideEffectCall:
         return self.begin()
 
-    def __exit__(self, kind: Any, error: Any, tb: Any) -> None:
+    def _abandons(self, error: Any) -> bool:
+        """Only a tool that raised gives its reservation back. Once the tool returned (finish was
+        called), whatever happens the reservation stays: abandoning it would let the next attempt
+        run the tool again unflagged."""
         call = self.call
-        if call is None or call.done or call.finished or error is None:
-            return
-        if not isinstance(error, errors.LeaseLost):
-            with contextlib.suppress(errors.AgentStateError):  # lost meanwhile: taken over later
+        if call is None or call.done or call.finished or error is None or self._ran:
+            return False
+        return not isinstance(error, errors.LeaseLost)
+
+    def __exit__(self, kind: Any, error: Any, tb: Any) -> None:
+        if self._abandons(error):
+            with contextlib.suppress(errors.AgentStateError, psycopg.Error):  # lost meanwhile: taken over later
                 self.abandon(f"{type(error).__name__}: {error}"[:2000])
 
     def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -306,12 +348,26 @@ class side_effect:
         return self.call
 
     async def afinish(self, result: Any) -> Any:
+        """:meth:`finish`, awaited."""
         call = self._require()
-        try:
-            row = await self.client.finish_side_effect(self.thread_id, self.key, result, self.job_id, self._token(call))
-        except errors.LeaseLost as error:
-            self._lost(error)
-            raise
+        self._ran = True
+        delays, deadline = self.retry.delays(), self.retry.deadline(time.monotonic())
+        while True:
+            try:
+                row = await self.client.finish_side_effect(
+                    self.thread_id, self.key, result, self.job_id, self._token(call)
+                )
+                break
+            except errors.LeaseLost as error:
+                self._lost(error)
+                raise
+            except Exception as error:
+                if not is_connection_error(error):
+                    raise
+                delay = next(delays, None)
+                if delay is None or time.monotonic() + delay > deadline:
+                    raise self._unconfirmed(error) from error
+                await asyncio.sleep(delay)
         call.result, call.finished = row.result, True
         return row.result
 
@@ -320,9 +376,9 @@ class side_effect:
 
     async def __aexit__(self, kind: Any, error: Any, tb: Any) -> None:
         call = self.call
-        if call is None or call.done or call.finished or error is None or isinstance(error, errors.LeaseLost):
+        if call is None or not self._abandons(error):
             return
-        with contextlib.suppress(errors.AgentStateError):
+        with contextlib.suppress(errors.AgentStateError, psycopg.Error):
             await self.client.abandon_side_effect(
                 self.thread_id, self.key, self.job_id, self._token(call), f"{type(error).__name__}: {error}"[:2000]
             )

@@ -23,6 +23,15 @@ decide, this module only calls them.
   loop backs off (exponential, with jitter, capped at ``max_backoff``) and goes on; a broken
   connection is replaced by the pool. A server restart or failover costs latency, never the
   worker (docs/connections.md).
+- Recovery is driven by the worker's own short probing, not by the pool's reconnect schedule
+  (psycopg_pool waits 1, 2, 4, 8, 16 s between attempts): while the database cannot be reached
+  the loops try again every :data:`~agent_state.retry.RECONNECT_PROBE` seconds at most, the
+  worker's own calls wait at most :data:`CONTROL_POOL_TIMEOUT` for a pool connection (each try
+  asks the pool for a new one at once, and a renewal never queues behind a dead pool), the pool's
+  ``reconnect_timeout`` is capped at :data:`POOL_RECONNECT_TIMEOUT` (its own attempts give up
+  quickly and the next request opens a connection at once) and its idle connections are checked
+  after a lost one. The worker claims again within about a second of the database accepting
+  connections, whatever the outage's length.
 - ``Worker`` (threads) and ``AsyncWorker`` (asyncio tasks) have the same capabilities, names
   and behaviour: both are thin drivers of one I/O-free core (:mod:`agent_state._worker_core`,
   whose docstring says why a shared core and not code generated from one side). The one
@@ -67,9 +76,12 @@ from ._worker_core import (
 )
 from .client import AsyncClient, Client, abehind_pooler, behind_pooler
 from .models import Job
-from .queue import DEFAULT_LEASE
-from .retry import is_connection_error
+from .queue import DEFAULT_LEASE, new_request_id
+from .retry import POOL_RECONNECT_TIMEOUT, RECONNECT_PROBE, is_connection_error
 from .side_effects import side_effect as _side_effect
+
+#: How long the worker's own calls (claims, renewals, completions) wait for a pool connection.
+CONTROL_POOL_TIMEOUT = 0.5
 
 __all__ = [
     "RENEW_BATCH",
@@ -222,7 +234,7 @@ class AsyncJobContext(JobState):
         """Completes the job now, inside ``conn`` (a ``fenced()`` transaction) when given."""
         self.check()
         try:
-            client = AsyncClient(conn) if conn is not None else self._worker.client
+            client = AsyncClient(conn) if conn is not None else self._worker.handler_client
             await client.complete_job(self.job.job_id, self.job.fencing_token, result)
         except errors.LeaseLost as error:
             self._mark_lost(error)
@@ -238,7 +250,7 @@ class AsyncJobContext(JobState):
         :mod:`agent_state.side_effects`."""
         self.check()
         return _side_effect(
-            self._worker.client,
+            self._worker.handler_client,
             self.job.thread_id,
             *key_parts,
             request=request,
@@ -253,7 +265,7 @@ class AsyncJobContext(JobState):
         in ``job.payload["human"]``. The handler should return right after. Returns the approval id."""
         self.check()
         try:
-            approval = await self._worker.client.request_human(
+            approval = await self._worker.handler_client.request_human(
                 self.job.job_id, self.job.fencing_token, checkpoint_id, action
             )
         except errors.LeaseLost as error:
@@ -267,7 +279,7 @@ class AsyncJobContext(JobState):
         """Fails the job now (retried after retry_in, or a backoff, while attempts remain)."""
         self.check()
         try:
-            await self._worker.client.fail_job(self.job.job_id, self.job.fencing_token, error, retry_in)
+            await self._worker.handler_client.fail_job(self.job.job_id, self.job.fencing_token, error, retry_in)
         except errors.LeaseLost as lost:
             self._mark_lost(lost)
             raise
@@ -329,7 +341,7 @@ class JobContext(JobState):
         """Completes the job now, inside ``conn`` (a ``fenced()`` transaction) when given."""
         self.check()
         try:
-            client = Client(conn) if conn is not None else self._worker.client
+            client = Client(conn) if conn is not None else self._worker.handler_client
             client.complete_job(self.job.job_id, self.job.fencing_token, result)
         except errors.LeaseLost as error:
             self._mark_lost(error)
@@ -345,7 +357,7 @@ class JobContext(JobState):
         :mod:`agent_state.side_effects`."""
         self.check()
         return _side_effect(
-            self._worker.client,
+            self._worker.handler_client,
             self.job.thread_id,
             *key_parts,
             request=request,
@@ -360,7 +372,9 @@ class JobContext(JobState):
         in ``job.payload["human"]``. The handler should return right after. Returns the approval id."""
         self.check()
         try:
-            approval = self._worker.client.request_human(self.job.job_id, self.job.fencing_token, checkpoint_id, action)
+            approval = self._worker.handler_client.request_human(
+                self.job.job_id, self.job.fencing_token, checkpoint_id, action
+            )
         except errors.LeaseLost as error:
             self._mark_lost(error)
             raise
@@ -372,7 +386,7 @@ class JobContext(JobState):
         """Fails the job now (retried after retry_in, or a backoff, while attempts remain)."""
         self.check()
         try:
-            self._worker.client.fail_job(self.job.job_id, self.job.fencing_token, error, retry_in)
+            self._worker.handler_client.fail_job(self.job.job_id, self.job.fencing_token, error, retry_in)
         except errors.LeaseLost as lost:
             self._mark_lost(lost)
             raise
@@ -405,6 +419,11 @@ def _install_signals(stop: Callable[[], None]) -> dict[int, Any]:
     return previous
 
 
+#: How long a worker waits on its liveness connection at a time (a lost connection ends the wait
+#: at once), and before it tries again for a hold another session has (the same worker_id twice).
+LIVENESS_CHECK = 1.0
+
+
 def _listen_kwargs(kwargs: dict[str, Any] | None) -> dict[str, Any]:
     return {**(kwargs or {}), "autocommit": True, "prepare_threshold": None}
 
@@ -418,8 +437,10 @@ class AsyncWorker:
     worker as tasks of its event loop (``await handler(job, ctx)``), the sync one in threads.
 
     ``pool`` is a psycopg_pool ``AsyncConnectionPool`` of a member of ai_service; it needs a
-    connection per handler plus two (claims and completions), and the worker opens one more for
-    LISTEN (to ``listen_conninfo`` when given, else to the pool's). Up to ``concurrency + prefetch``
+    connection per handler plus two (claims and completions), and the worker opens two more, for
+    LISTEN and for its liveness hold (to ``listen_conninfo`` when given, else to the pool's; a
+    direct connection, or its jobs wait out their leases when it dies: ``liveness``, docs/queue.md
+    "Dead workers"). Up to ``concurrency + prefetch``
     jobs are held at once (``prefetch`` defaults to ``concurrency``). Database errors in its loops
     are logged and retried after a backoff of at most ``max_backoff`` seconds. Every decision
     (claims, renewals, backoff, shutdown) is made by the same core (agent_state/_worker_core.py).
@@ -440,6 +461,7 @@ class AsyncWorker:
         listen: bool = True,
         listen_conninfo: str | None = None,
         max_backoff: float = 5.0,
+        liveness: bool = True,
     ) -> None:
         if True:  # ASYNC
             if not inspect.iscoroutinefunction(handler):
@@ -453,7 +475,11 @@ class AsyncWorker:
             max_backoff=max_backoff,
         )
         self.pool = pool
-        self.client = AsyncClient(pool)
+        self.client = AsyncClient(pool, pool_timeout=CONTROL_POOL_TIMEOUT)  # the loops' own calls
+        #: The handlers' calls (``ctx``): they wait for a pool connection as the pool says.
+        self.handler_client = AsyncClient(pool)
+        if pool.reconnect_timeout > POOL_RECONNECT_TIMEOUT:  # its doubling waits must not govern recovery
+            pool.reconnect_timeout = POOL_RECONNECT_TIMEOUT
         self.handler = handler
         self.queue = queue
         self.concurrency = concurrency
@@ -465,6 +491,7 @@ class AsyncWorker:
         self.listen = listen
         self.listen_conninfo = listen_conninfo
         self.max_backoff = max_backoff
+        self.liveness = liveness
         self.stats = self._core.stats
         if True:  # ASYNC
             self._lock: AbstractContextManager[Any] = nullcontext()  # one event loop: nothing to lock
@@ -514,6 +541,8 @@ class AsyncWorker:
             helpers = [asyncio.create_task(self._renew_loop())]
             if self.listen:
                 helpers.append(asyncio.create_task(self._listen_loop()))
+            if self.liveness:
+                helpers.append(asyncio.create_task(self._liveness_loop()))
             self._handlers = [asyncio.create_task(self._handler_loop()) for _ in range(self.concurrency)]
             try:
                 await self._claim_loop(drain)
@@ -539,6 +568,8 @@ class AsyncWorker:
             ]
             if self.listen:
                 threads.append(threading.Thread(target=self._listen_loop, name="agent-state-listen", daemon=True))
+            if self.liveness:
+                threads.append(threading.Thread(target=self._liveness_loop, name="agent-state-liveness", daemon=True))
             executor = ThreadPoolExecutor(self.concurrency, thread_name_prefix="agent-state-handler")
             for _ in range(self.concurrency):
                 executor.submit(self._handler_loop)
@@ -567,6 +598,7 @@ class AsyncWorker:
         core = self._core
         assert self._todo is not None
         backoff = core.backoff()
+        request_id: str | None = None
         while True:
             with self._lock:
                 if core.stopping:
@@ -576,13 +608,18 @@ class AsyncWorker:
             if free <= 0:
                 await self._wait_wake(self.poll_interval)
                 continue
+            # One request id until a claim is answered: a claim whose answer was lost with the
+            # connection is asked again under it, and answers with the jobs it took.
+            request_id = request_id or new_request_id()
             try:
-                jobs = await self.client.claim_jobs(self.worker_id, self.lease, self.queue, free)
+                jobs = await self.client.claim_jobs(self.worker_id, self.lease, self.queue, free, request_id)
             except Exception as error:  # any database error: log, back off, go on
-                delay = backoff.next()
+                delay = backoff.next(error)
                 _log_failure("claim_jobs", error, delay)
+                await self._check_pool(error)
                 await self._wait_wake(delay)
                 continue
+            request_id = None
             backoff.reset()
             contexts = [AsyncJobContext(self, job) for job in jobs]
             with self._lock:
@@ -686,23 +723,33 @@ class AsyncWorker:
             self._core.forget(batch)
 
     async def _complete_batch(self, completions: list[tuple[AsyncJobContext, Any]]) -> set[int]:
-        """``ai.complete_jobs`` for a batch, tried again after an error while the leases last
-        (a retry after an ambiguous failure finds the jobs it completed already gone from its
-        answer: they count as lost, and are COMPLETED). Jobs not completed run again when their
-        leases expire."""
+        """``ai.complete_jobs`` for a batch, sent again after a lost connection until the database
+        answers (the worker's shutdown ends the wait): a completion under the same tokens is
+        idempotent (the retry answers with the jobs the first try completed), and a database
+        outage does not count against a lease, so the answer says which leases were really lost.
+        After any other error, tried again while half the lease lasts, then given up: the jobs
+        run again when their leases expire."""
         backoff = self._core.backoff()
-        deadline = self._core.retry_deadline(time.monotonic())
+        first_try = time.monotonic()
         batch = [(c.job.job_id, c.job.fencing_token, r) for c, r in completions]
         while True:
             try:
                 return set(await self.client.complete_jobs(batch))
             except Exception as error:
-                delay = backoff.next()
-                if time.monotonic() + delay >= deadline:
+                if not self._core.retry_completion(error, first_try, time.monotonic()):
                     log.error("complete_jobs failed; the jobs run again when their leases expire", exc_info=error)
                     return set()
+                delay = backoff.next(error)
                 _log_failure("complete_jobs", error, delay)
+                await self._check_pool(error)
                 await asyncio.sleep(delay)
+
+    async def _check_pool(self, error: BaseException) -> None:
+        """After a lost connection: the pool's idle connections are checked (after a restart they
+        are all dead), so the next try gets a live one or a new one at once."""
+        if is_connection_error(error):
+            with suppress(Exception):
+                await self.pool.check()
 
     async def _closed_within(self, seconds: float) -> bool:
         """Waits up to ``seconds`` for the worker to close; True when it has."""
@@ -761,9 +808,53 @@ class AsyncWorker:
                         guard.detach()
             except Exception as error:  # polling goes on meanwhile
                 delay = self._core.listen_delay(backoff)
+                if is_connection_error(error):  # the database is probed, not waited for: LISTEN is back with the poll
+                    delay = min(delay, max(self.poll_interval, RECONNECT_PROBE))
                 _log_failure("LISTEN", error, delay)
                 await self._closed_within(delay)
         guard.close()
+
+    async def _liveness_loop(self) -> None:
+        """Keeps the worker's liveness hold (``ai.hold_worker_liveness``: a session advisory lock
+        keyed by its worker_id) on a direct connection of its own (``listen_conninfo``, else the
+        pool's), taken again on a new connection as soon as that one is lost; given up at close.
+        A claim takes the running jobs of a worker whose hold has been free for half a second
+        over, whatever their lease (docs/queue.md, "Dead workers"). Behind a transaction pooler
+        it takes none (the lock would stay on a server connection that other clients share): the
+        lease alone decides for this worker then."""
+        assert self._closed is not None
+        backoff = self._core.backoff()
+        while not self._closed.is_set():
+            try:
+                conninfo, kwargs = await _alisten_target(self.pool, self.listen_conninfo)
+                async with await psycopg.AsyncConnection.connect(conninfo, **kwargs) as conn:
+                    if await abehind_pooler(conn):
+                        log.warning(
+                            "worker %s: its liveness connection goes through a pooler, so it takes no liveness"
+                            " hold (its jobs wait out their leases if it dies): give listen_conninfo a direct"
+                            " connection",
+                            self.worker_id,
+                        )
+                        return
+                    while True:
+                        cur = await conn.execute("select ai.hold_worker_liveness(%s)", (self.worker_id,), prepare=False)
+                        row = await cur.fetchone()
+                        if row is not None and row[0]:
+                            break
+                        if await self._closed_within(LIVENESS_CHECK):  # held elsewhere: the same worker_id twice
+                            return
+                    backoff.reset()
+                    # Waits on the socket: a connection the server closes raises here at once, and
+                    # the hold is taken again on a new one (a claim waits half a second before it
+                    # takes a worker whose hold is free for dead).
+                    while not self._closed.is_set():
+                        async for _note in conn.notifies(timeout=LIVENESS_CHECK):
+                            pass
+                    await conn.execute("select ai.release_worker_liveness(%s)", (self.worker_id,), prepare=False)
+            except Exception as error:  # its jobs keep their leases meanwhile
+                delay = backoff.next(error)
+                _log_failure("liveness hold", error, delay)
+                await self._closed_within(delay)
 
     async def _shut_down(self) -> None:
         """Release unstarted jobs, give running handlers grace_period, then release theirs (the
@@ -825,8 +916,10 @@ class Worker:
     worker as tasks of its event loop (``await handler(job, ctx)``), the sync one in threads.
 
     ``pool`` is a psycopg_pool ``ConnectionPool`` of a member of ai_service; it needs a
-    connection per handler plus two (claims and completions), and the worker opens one more for
-    LISTEN (to ``listen_conninfo`` when given, else to the pool's). Up to ``concurrency + prefetch``
+    connection per handler plus two (claims and completions), and the worker opens two more, for
+    LISTEN and for its liveness hold (to ``listen_conninfo`` when given, else to the pool's; a
+    direct connection, or its jobs wait out their leases when it dies: ``liveness``, docs/queue.md
+    "Dead workers"). Up to ``concurrency + prefetch``
     jobs are held at once (``prefetch`` defaults to ``concurrency``). Database errors in its loops
     are logged and retried after a backoff of at most ``max_backoff`` seconds. Every decision
     (claims, renewals, backoff, shutdown) is made by the same core (agent_state/_worker_core.py).
@@ -847,6 +940,7 @@ class Worker:
         listen: bool = True,
         listen_conninfo: str | None = None,
         max_backoff: float = 5.0,
+        liveness: bool = True,
     ) -> None:
         self._core: WorkerCore[JobContext] = WorkerCore(
             concurrency=concurrency,
@@ -857,7 +951,11 @@ class Worker:
             max_backoff=max_backoff,
         )
         self.pool = pool
-        self.client = Client(pool)
+        self.client = Client(pool, pool_timeout=CONTROL_POOL_TIMEOUT)  # the loops' own calls
+        #: The handlers' calls (``ctx``): they wait for a pool connection as the pool says.
+        self.handler_client = Client(pool)
+        if pool.reconnect_timeout > POOL_RECONNECT_TIMEOUT:  # its doubling waits must not govern recovery
+            pool.reconnect_timeout = POOL_RECONNECT_TIMEOUT
         self.handler = handler
         self.queue = queue
         self.concurrency = concurrency
@@ -869,6 +967,7 @@ class Worker:
         self.listen = listen
         self.listen_conninfo = listen_conninfo
         self.max_backoff = max_backoff
+        self.liveness = liveness
         self.stats = self._core.stats
         self._lock = threading.Lock()
         self._todo = queue_module.Queue[JobContext | None]()
@@ -895,6 +994,8 @@ class Worker:
         ]
         if self.listen:
             threads.append(threading.Thread(target=self._listen_loop, name="agent-state-listen", daemon=True))
+        if self.liveness:
+            threads.append(threading.Thread(target=self._liveness_loop, name="agent-state-liveness", daemon=True))
         executor = ThreadPoolExecutor(self.concurrency, thread_name_prefix="agent-state-handler")
         for _ in range(self.concurrency):
             executor.submit(self._handler_loop)
@@ -923,6 +1024,7 @@ class Worker:
         core = self._core
         assert self._todo is not None
         backoff = core.backoff()
+        request_id: str | None = None
         while True:
             with self._lock:
                 if core.stopping:
@@ -932,13 +1034,18 @@ class Worker:
             if free <= 0:
                 self._wait_wake(self.poll_interval)
                 continue
+            # One request id until a claim is answered: a claim whose answer was lost with the
+            # connection is asked again under it, and answers with the jobs it took.
+            request_id = request_id or new_request_id()
             try:
-                jobs = self.client.claim_jobs(self.worker_id, self.lease, self.queue, free)
+                jobs = self.client.claim_jobs(self.worker_id, self.lease, self.queue, free, request_id)
             except Exception as error:  # any database error: log, back off, go on
-                delay = backoff.next()
+                delay = backoff.next(error)
                 _log_failure("claim_jobs", error, delay)
+                self._check_pool(error)
                 self._wait_wake(delay)
                 continue
+            request_id = None
             backoff.reset()
             contexts = [JobContext(self, job) for job in jobs]
             with self._lock:
@@ -1025,23 +1132,33 @@ class Worker:
             self._core.forget(batch)
 
     def _complete_batch(self, completions: list[tuple[JobContext, Any]]) -> set[int]:
-        """``ai.complete_jobs`` for a batch, tried again after an error while the leases last
-        (a retry after an ambiguous failure finds the jobs it completed already gone from its
-        answer: they count as lost, and are COMPLETED). Jobs not completed run again when their
-        leases expire."""
+        """``ai.complete_jobs`` for a batch, sent again after a lost connection until the database
+        answers (the worker's shutdown ends the wait): a completion under the same tokens is
+        idempotent (the retry answers with the jobs the first try completed), and a database
+        outage does not count against a lease, so the answer says which leases were really lost.
+        After any other error, tried again while half the lease lasts, then given up: the jobs
+        run again when their leases expire."""
         backoff = self._core.backoff()
-        deadline = self._core.retry_deadline(time.monotonic())
+        first_try = time.monotonic()
         batch = [(c.job.job_id, c.job.fencing_token, r) for c, r in completions]
         while True:
             try:
                 return set(self.client.complete_jobs(batch))
             except Exception as error:
-                delay = backoff.next()
-                if time.monotonic() + delay >= deadline:
+                if not self._core.retry_completion(error, first_try, time.monotonic()):
                     log.error("complete_jobs failed; the jobs run again when their leases expire", exc_info=error)
                     return set()
+                delay = backoff.next(error)
                 _log_failure("complete_jobs", error, delay)
+                self._check_pool(error)
                 time.sleep(delay)
+
+    def _check_pool(self, error: BaseException) -> None:
+        """After a lost connection: the pool's idle connections are checked (after a restart they
+        are all dead), so the next try gets a live one or a new one at once."""
+        if is_connection_error(error):
+            with suppress(Exception):
+                self.pool.check()
 
     def _closed_within(self, seconds: float) -> bool:
         """Waits up to ``seconds`` for the worker to close; True when it has."""
@@ -1095,9 +1212,53 @@ class Worker:
                         guard.detach()
             except Exception as error:  # polling goes on meanwhile
                 delay = self._core.listen_delay(backoff)
+                if is_connection_error(error):  # the database is probed, not waited for: LISTEN is back with the poll
+                    delay = min(delay, max(self.poll_interval, RECONNECT_PROBE))
                 _log_failure("LISTEN", error, delay)
                 self._closed_within(delay)
         guard.close()
+
+    def _liveness_loop(self) -> None:
+        """Keeps the worker's liveness hold (``ai.hold_worker_liveness``: a session advisory lock
+        keyed by its worker_id) on a direct connection of its own (``listen_conninfo``, else the
+        pool's), taken again on a new connection as soon as that one is lost; given up at close.
+        A claim takes the running jobs of a worker whose hold has been free for half a second
+        over, whatever their lease (docs/queue.md, "Dead workers"). Behind a transaction pooler
+        it takes none (the lock would stay on a server connection that other clients share): the
+        lease alone decides for this worker then."""
+        assert self._closed is not None
+        backoff = self._core.backoff()
+        while not self._closed.is_set():
+            try:
+                conninfo, kwargs = _listen_target(self.pool, self.listen_conninfo)
+                with psycopg.Connection.connect(conninfo, **kwargs) as conn:
+                    if behind_pooler(conn):
+                        log.warning(
+                            "worker %s: its liveness connection goes through a pooler, so it takes no liveness"
+                            " hold (its jobs wait out their leases if it dies): give listen_conninfo a direct"
+                            " connection",
+                            self.worker_id,
+                        )
+                        return
+                    while True:
+                        cur = conn.execute("select ai.hold_worker_liveness(%s)", (self.worker_id,), prepare=False)
+                        row = cur.fetchone()
+                        if row is not None and row[0]:
+                            break
+                        if self._closed_within(LIVENESS_CHECK):  # held elsewhere: the same worker_id twice
+                            return
+                    backoff.reset()
+                    # Waits on the socket: a connection the server closes raises here at once, and
+                    # the hold is taken again on a new one (a claim waits half a second before it
+                    # takes a worker whose hold is free for dead).
+                    while not self._closed.is_set():
+                        for _note in conn.notifies(timeout=LIVENESS_CHECK):
+                            pass
+                    conn.execute("select ai.release_worker_liveness(%s)", (self.worker_id,), prepare=False)
+            except Exception as error:  # its jobs keep their leases meanwhile
+                delay = backoff.next(error)
+                _log_failure("liveness hold", error, delay)
+                self._closed_within(delay)
 
     def _shut_down(self) -> None:
         """Release unstarted jobs, give running handlers grace_period, then release theirs (the

@@ -50,9 +50,11 @@ from agent_state import Client
 # xdist), and why. A new file is parallel unless it is named here.
 SERIAL = {
     "test_database_crash.py": "kills the postmaster: every other worker's connections die",
+    "test_queue_outage.py": "stops the server for longer than a lease: every other worker's connections die",
     "test_retry.py": "restarts the server, ends every backend of the shared tenant roles",
     "test_dropped_connection.py": "ends every backend of tenant_a, a role every worker uses",
     "test_upgrade_under_load.py": "times lock waits of a deploy under a load of workers",
+    "test_worker_outage.py": "stops the server for 20 s: every other worker's connections die",
 }
 
 # Files that run beside the parallel part (scripts/pytest-parts.sh), in lanes: a process per
@@ -69,11 +71,10 @@ BESIDE = {
     "test_schema_bundle.py": ("deploy", "creates the cluster-wide role agent_state_deployer"),
     "test_upgrade.py": ("upgrade", "makes databases from the templates of deployed_templates (minutes of sqitch)"),
     "test_own_server_url.py": ("upgrade", "creates the cluster-wide roles own_server_owner and own_server_bypass"),
-    # The console's pages list the newest sessions and jobs the role sees: in a worker's copy,
-    # other tests' rows (some written under a clock frozen in 2030) would fill its first page; in
-    # its lane's copy are only the rows of its lane's files (the others of which write into
-    # databases of their own).
-    "test_console.py": ("upgrade", "its pages show the newest rows of the whole database (a browser drives them)"),
+    # The console's browser tests run on a server of their own that asks for passwords
+    # (password_server.py: initdb, a deploy, a PgBouncer), with a headless Chromium: heavy, so
+    # beside the parallel workers rather than among them.
+    "test_console.py": ("upgrade", "a server of its own and a headless Chromium (a browser drives every page)"),
 }
 
 
@@ -83,13 +84,20 @@ BESIDE = {
 SLOW = {
     "test_bench_scripts.py",  # each bench script end to end
     "test_database_crash.py",
+    "test_queue_outage.py",  # stops and starts the server
     "test_retry.py",
+    "test_worker_outage.py",  # 20 s outages, and a 35 s one before a worker starts
     "test_upgrade.py",
     "test_upgrade_under_load.py",
     "test_migrations.py",
     "test_schema_bundle.py",
+    "test_package_build.py",  # a wheel built in an isolated build environment
+    "test_readme_install.py",  # a fresh clone and virtualenv, the README's pip install (about a minute)
+    "test_first_contact.py::test_make_demo_with_a_superusers_url_deploys_with_verify_as_a_nologin_owner_and_runs_the_demo",
     "test_own_server_url.py",
     "test_console.py",  # a headless Chromium drives every page
+    "test_console_hostile.py::test_hostile_values_in_every_parameter_of_every_page",  # ~1,000 requests
+    "test_cli_hostile.py::test_every_argument_of_every_subcommand_takes_hostile_values",  # ~1,000 runs
     "test_queue_crash.py",  # real processes killed and stopped
     "test_side_effect_crash.py",
     "test_queue_model.py",  # the hypothesis state machine of the queue
@@ -97,7 +105,9 @@ SLOW = {
     "test_isolation_matrix.py::test_every_function_with_another_tenants_ids_fails_closed",
     "test_openai_agents_session.py::test_a_conversation_survives_a_process_restart_between_turns",
     "test_demo.py::test_the_demo_crashes_resumes_approves_and_keeps_every_promise",
+    "test_demo.py::test_the_demos_story_is_the_records_of_ai_job_attempts",  # the same run of the demo
     "test_graph_runs.py::test_a_worker_killed_mid_node_resumes_in_a_fresh_process_from_the_last_checkpoint",
+    "test_graph_runs.py::test_a_killed_workers_run_is_taken_over_within_two_seconds_whatever_the_lease",
     "test_graph_runs.py::test_an_interrupt_waits_for_a_person_and_another_process_resumes_it",
     "test_compaction.py::test_long_session_compacted_repeatedly",
     "test_cli.py::test_a_database_without_the_schema_says_how_to_deploy_it_and_deploy_does",

@@ -11,7 +11,8 @@ how often. Knobs (arguments of ``build``, environment variables in the worker pr
 - APPROVAL=1: approve asks a person (``interrupt``).
 
 ``python graph_run_worker.py DSN QUEUE sync|async``: a graph_worker (or async_graph_worker)
-drains the queue and exits. PGOPTIONS may freeze the process's database clock.
+drains the queue and exits (with KEEP_RUNNING=1: runs until killed, after printing "running").
+PGOPTIONS may freeze the process's database clock.
 """
 
 from __future__ import annotations
@@ -137,11 +138,15 @@ def main() -> None:
         sent_log=os.environ.get("SENT_LOG"),
     )
     options: dict[str, Any] = {"lease": timedelta(seconds=30), "poll_interval": 0.1, "listen": False}
+    # KEEP_RUNNING=1: runs until killed instead of draining (a worker already there when another dies)
+    drain = os.environ.get("KEEP_RUNNING") != "1"
+    if not drain:
+        print("running", flush=True)
     if mode == "async":
         worker = async_graph_worker(dsn, graph, queue=queue, **options)
-        asyncio.run(worker.run(drain=True, install_signal_handlers=False))
+        asyncio.run(worker.run(drain=drain, install_signal_handlers=False))
     else:
-        graph_worker(dsn, graph, queue=queue, **options).run(drain=True, install_signal_handlers=False)
+        graph_worker(dsn, graph, queue=queue, **options).run(drain=drain, install_signal_handlers=False)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,11 @@
 """The operator console (agent_state.console) in a real browser: Debian's chromium, driven by Playwright.
 
-One uvicorn server in a thread serves three mounts of the console over the test database: ``/rw``
-(log in with database credentials), ``/ro`` (the same, read-only) and ``/pw`` (a password file).
+One uvicorn server in a thread serves three mounts of the console over a database of the module's
+own: ``/rw`` (log in with database credentials), ``/ro`` (the same, read-only) and ``/pw`` (a
+password file). The database-credentials login takes only a server that asks for the role's
+password (docs/console.md), which the private cluster, trusting its socket, does not: the module
+runs a server of its own that does (tests/python/password_server.py: the schema deployed, the test
+roles with their passwords, a PgBouncer of its own for the pooled mount).
 The pages are checked as the browser renders them; each page is screenshotted for a tenant and for an
 operator into tests/python/artifacts/console/ (git-ignored). The console LISTENs (server-sent events),
 so the module connects to the server itself, never through the pooler.
@@ -25,6 +29,7 @@ import pytest
 pytest.importorskip("starlette")
 playwright_api = pytest.importorskip("playwright.sync_api")
 import uvicorn  # noqa: E402
+from password_server import PasswordServer, password  # noqa: E402
 from psycopg_pool import ConnectionPool  # noqa: E402
 from starlette.applications import Starlette  # noqa: E402
 from starlette.routing import Mount  # noqa: E402
@@ -118,7 +123,26 @@ def _graph() -> Any:
 
 
 @pytest.fixture(scope="module")
-def world(module_role_dsn: Callable[[str], str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+def password_server() -> Iterator[dict[str, str]]:
+    """A server that asks for passwords, the schema deployed, a PgBouncer in front of it."""
+    if not Path(os.environ.get("PGBIN", "/usr/lib/postgresql/15/bin"), "initdb").exists():
+        pytest.fail("no initdb (PGBIN): `make deps` installs postgresql-15")
+    with PasswordServer() as pg:
+        db = pg.deploy()
+        pooler = pg.start_pooler()
+        yield {"url": pg.url("postgres", db), "pooler": f"{pooler} dbname={db}"}
+
+
+@pytest.fixture(scope="module")
+def module_role_dsn(password_server: dict[str, str]) -> Callable[[str], str]:
+    """The module's database as a test role, with its password (conftest's is the private cluster)."""
+    return lambda user: f"{password_server['url']} user={user} password='{password(user)}'"
+
+
+@pytest.fixture(scope="module")
+def world(
+    password_server: dict[str, str], module_role_dsn: Callable[[str], str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Any]]:
     """Runs of two tenants: tenant_a's with a message holding a script and a FAILED job, tenant_b's
     secret one; a graph run of tenant_a's waiting for approval (a worker ran it to its interrupt)."""
     pytest.importorskip("langgraph")
@@ -151,7 +175,7 @@ def world(module_role_dsn: Callable[[str], str], tmp_path_factory: pytest.TempPa
     password_file = tmp_path_factory.mktemp("console") / "passwords"
     password_file.write_text(f"# operators\nops:{hash_password('s3cret')}\n")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    pooler = os.environ.get("AGENT_STATE_TEST_POOLER_DSN")
+    pooler = f"{password_server['pooler']} user=app_service"  # the console's URL; a visitor's role replaces it
     with Server(module_role_dsn("app_service"), password_file, pooler) as server:
         yield {
             "base": server.base,
@@ -186,14 +210,15 @@ def browser() -> Iterator[Any]:
         b.close()
 
 
-def _page(browser: Any, world: dict[str, Any], mount: str, user: str, password: str = "any", base: str = "") -> Any:
-    """A fresh browser context logged in on one mount (of the module's server, or of ``base``)."""
+def _page(browser: Any, world: dict[str, Any], mount: str, user: str, typed: str | None = None, base: str = "") -> Any:
+    """A fresh browser context logged in on one mount (of the module's server, or of ``base``), with
+    the role's password (``typed``: another)."""
     base = base or world["base"]
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.goto(f"{base}/{mount}/login")
     page.fill("input[name=user]", user)
-    page.fill("input[name=password]", password)
+    page.fill("input[name=password]", password(user) if typed is None else typed)
     page.click("button[type=submit]")
     page.wait_for_url(f"{base}/{mount}/runs")
     return page
@@ -666,12 +691,12 @@ def test_a_login_outlives_the_app_and_ends_with_another_secret_or_its_hours(
         "other": create_app(dsn, secret=other),
         "later": later,
     }
-    password = "a-distinctive-password-42"
+    typed = password("tenant_a")
     with Server(dsn, None, None, mounts) as server:
-        page = _page(browser, {}, "first", "tenant_a", password, base=server.base)
+        page = _page(browser, {}, "first", "tenant_a", typed, base=server.base)
         cookies = page.context.cookies()
         [cookie] = [c for c in cookies if c["name"] == "agent_state_console"]
-        assert password not in cookie["value"] and "tenant_a" not in cookie["value"]
+        assert typed not in cookie["value"] and "tenant_a" not in cookie["value"]
         page.context.close()
 
         def visit(mount: str) -> Any:
@@ -701,7 +726,7 @@ def test_a_login_outlives_the_app_and_ends_with_another_secret_or_its_hours(
         page.goto(f"{server.base}/later/login")  # the visitor's cookie: now + 3601 s
         logins.clock = lambda: clock() + 3601 + 3000
         page.fill("input[name=user]", "tenant_a")
-        page.fill("input[name=password]", "any")
+        page.fill("input[name=password]", password("tenant_a"))
         page.click("button[type=submit]")
         page.wait_for_url(f"{server.base}/later/runs")
         logins.clock = lambda: clock() + 3601 + 3000 + 3000  # 100 min after the form, 50 after the login

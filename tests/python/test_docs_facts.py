@@ -11,6 +11,9 @@ catalog or a run of the command it shows:
   "For ai_service" ones are executable by ai_service and not by ai_user;
 * the README's diagram marks "(fenced)" only calls that take a fencing token; every `ai.name(`
   the docs show is a function of schema ai;
+* no tracked file holds a merge's conflict markers; every repository path a doc, a deploy script or
+  a Python module names (`python/agent_state/x.py`, `scripts/x.sh`, ...) exists; no doc installs
+  the package by a name on a package index (it is not on one: README, "Use it in your database");
 * docs/cli.md's examples of `--version`, `deploy` and `status` print what the commands print, and
   those of `sessions`, `jobs`, `stats`, `approvals` and `show` the columns the commands print
   (test_docs_cli_examples.py runs the rest of its examples, line by line).
@@ -46,6 +49,52 @@ def _text(path: Path) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # The tree
+
+CONFLICT = re.compile(r"^(<{7}|={7}|>{7})( |$)", re.M)
+
+
+def _tracked() -> list[Path]:
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    return [ROOT / name for name in listed.decode().split("\0") if name]
+
+
+def test_no_tracked_file_holds_conflict_markers() -> None:
+    found = []
+    for path in _tracked():
+        try:
+            text = path.read_text()
+        except (UnicodeDecodeError, FileNotFoundError, IsADirectoryError):
+            continue  # binary (the screenshots), or deleted in the work tree
+        found += [f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}" for m in CONFLICT.finditer(text)]
+    assert not found, found
+
+
+# a path of the repository as prose names it: python/agent_state/x.py, scripts/x.sh, deploy/x.sql, ...
+REPO_PATH = re.compile(
+    r"(?<![\w/.-])((?:python/agent_state|scripts|deploy|revert|verify|tests/python|tests/pgtap|bench|examples|docs)"
+    r"/[\w./-]*\w\.(?:py|sh|sql|md|bash))"
+)
+
+
+def test_every_repository_path_the_docs_and_deploy_scripts_name_exists() -> None:
+    sources = [*DOCS, *sorted((ROOT / "deploy").glob("*.sql")), *sorted((ROOT / "python/agent_state").rglob("*.py"))]
+    missing = [
+        f"{path.relative_to(ROOT)}: {named}"
+        for path in sources
+        if "@" not in path.name  # sqitch's rework copies are history
+        for named in sorted(set(REPO_PATH.findall(_text(path))))
+        if not (ROOT / named).exists() and "<" not in named and "*" not in named
+    ]
+    assert not missing, missing
+
+
+def test_no_doc_installs_the_package_from_an_index() -> None:
+    """agent-state is not on PyPI: `pip install agent-state` fails (issue 37). The docs install it
+    from a clone (`pip install './python[extra]'`); README says so on its first screen."""
+    index = re.compile(r"pip install ['\"]?agent-state\b(?!`? fails)")
+    current = [p for p in DOCS if p.name != "CHANGELOG.md"]  # the changelog is history
+    found = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in current for m in index.finditer(_text(p))]
+    assert not found, found
 
 
 def test_the_python_names_the_docs_give_exist() -> None:

@@ -188,6 +188,48 @@ def test_a_worker_killed_mid_node_resumes_in_a_fresh_process_from_the_last_check
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_a_killed_workers_run_is_taken_over_within_two_seconds_whatever_the_lease(
+    dsn: str, role_dsn: Callable[[str], str], tmp_path: Path, mode: str
+) -> None:
+    """Issue 41, item 7: SIGKILL in node b while a second worker process runs the same queue; the
+    clock stays frozen (the 30-second lease never ends), yet the second worker takes the run over
+    within 2 s of the kill, since the dead worker's liveness hold went with its connections
+    (docs/queue.md, "Dead workers"), and finishes it from the checkpoint before b."""
+    queue, thread = f"gr-{uuid.uuid4().hex[:8]}", f"gr-{uuid.uuid4()}"
+    node_log, sent_log = tmp_path / "nodes", tmp_path / "sent"
+    logs = {"NODE_LOG": str(node_log), "SENT_LOG": str(sent_log)}
+    job_id = _start(role_dsn, queue, thread)
+    service = role_dsn("app_service")
+    first = _spawn(service, queue, mode, _env(DAY0, BLOCK_AT="b", **logs))
+    second = None
+    try:
+        _wait_line(first, "b started")
+        token = _job(role_dsn, job_id).fencing_token
+        second = _spawn(service, queue, mode, _env(DAY0, KEEP_RUNNING="1", **logs))
+        _wait_line(second, "running")
+        first.send_signal(signal.SIGKILL)
+        killed = time.monotonic()
+        first.wait(timeout=60)
+        deadline = killed + 30
+        while _job(role_dsn, job_id).fencing_token == token:
+            assert time.monotonic() < deadline, "the second worker never took the run over"
+            time.sleep(0.005)
+        taken = time.monotonic() - killed
+        assert taken < 2.0, f"taken over {taken:.2f} s after the kill"
+        while (job := _job(role_dsn, job_id)).status == "IN_PROGRESS":
+            assert time.monotonic() < deadline, "the second worker never finished the run"
+            time.sleep(0.05)
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=60)
+    assert job.status == "COMPLETED" and job.attempts == 2
+    assert [n for n, _ in _lines(node_log)] == ["a", "b", "c", "approve", "d"], "each node finished exactly once"
+    assert _lines(sent_log) == [["email", str(first.pid)]], "the email was sent once, by the killed worker"
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_an_interrupt_waits_for_a_person_and_another_process_resumes_it(
     role_dsn: Callable[[str], str], tmp_path: Path, mode: str
 ) -> None:

@@ -32,7 +32,11 @@ import pytest
 Outcome = tuple[str, str] | None  # (SQLSTATE, message) of the error raised, or None
 
 TEXT_255: tuple[Any, ...] = (None, "", " ", "a", "a" * 255, "a" * 256, "é" * 255, "é" * 256)
-NS_1024: tuple[Any, ...] = (None, "", "a", "a" * 1024, "a" * 1025, "é" * 1024, "é" * 1025)
+#: keys of the checkpoint tables: 1 to 255 bytes of UTF-8 (issue 37), so the edges in bytes too
+KEY_255: tuple[Any, ...] = (*TEXT_255, "é" * 127 + "a", "é" * 128, "\U0001f600" * 63 + "abc", "\U0001f600" * 64)
+NS_1024: tuple[Any, ...] = (
+    None, "", "a", "a" * 1024, "a" * 1025, "é" * 1024, "é" * 1025, "é" * 512, "é" * 512 + "a", "\U0001f600" * 256,
+)  # fmt: skip
 TYPE_64: tuple[Any, ...] = (None, "", "a", "a" * 64, "a" * 65, "é" * 64, "é" * 65)
 LEASES: tuple[Any, ...] = (
     None,
@@ -46,10 +50,14 @@ LEASES: tuple[Any, ...] = (
 LIMITS_1000: tuple[Any, ...] = (None, -1, 0, 1, 999, 1000, 1001, 10000, 10001)
 DOCUMENTS: tuple[Any, ...] = (None, "{}", '{"a": 1}', "[]", "null", '"s"', "1", json.dumps({"k": "a" * 1048576}))
 NON_NULL_TEXT_255 = tuple(v for v in TEXT_255 if v is not None)
-#: memory namespaces: 1 to 20 labels of 1 to 255 characters without U+001F, none NULL
+#: memory keys: 1 to 128 characters
+KEY_128: tuple[Any, ...] = (None, "", "a", "a" * 128, "a" * 129, "é" * 128, "é" * 129, "a" * 1024)
+#: memory namespaces: 1 to 20 labels of 1 to 255 characters without U+001F, none NULL, 192
+#: characters in all with one separator between each two labels
 NAMESPACES: tuple[Any, ...] = (
     None, [], ["a"], ["a", "b"], [""], ["a", None], ["a" * 255], ["a" * 256], ["é" * 255], ["é" * 256],
     ["b", "a" * 256], [str(i) for i in range(20)], [str(i) for i in range(21)], ["a\x1fb"],
+    ["a" * 192], ["a" * 193], ["a" * 95, "b" * 96], ["a" * 96, "b" * 96], ["é" * 192], ["é" * 193],
 )  # fmt: skip
 
 
@@ -155,9 +163,9 @@ HOT_PATHS = [
     HotPath("put_checkpoint checkpoint_ns", "tenant_a", _put_checkpoint(checkpoint_ns=T),
             f"select ai._check_checkpoint_ns({T})", NS_1024),
     HotPath("put_checkpoint checkpoint_id", "tenant_a", _put_checkpoint(checkpoint_id=T),
-            f"select ai._check_text({T}, 'checkpoint_id')", TEXT_255, nullable=True),
+            f"select ai._check_key({T}, 'checkpoint_id')", KEY_255, nullable=True),
     HotPath("put_checkpoint parent_checkpoint_id", "tenant_a", _put_checkpoint(parent_checkpoint_id=T),
-            f"select ai._check_text({T}, 'parent_checkpoint_id')", TEXT_255, nullable=True),
+            f"select ai._check_key({T}, 'parent_checkpoint_id')", KEY_255, nullable=True),
     HotPath("put_checkpoint type", "tenant_a", _put_checkpoint(type=T),
             f"select ai._check_text({T}, 'type', 64)", TYPE_64),
     HotPath("put_checkpoint metadata", "tenant_a", _put_checkpoint(metadata=J),
@@ -173,9 +181,9 @@ HOT_PATHS = [
     HotPath("put_writes checkpoint_ns", "tenant_a", _put_writes(checkpoint_ns=T),
             f"select ai._check_checkpoint_ns({T})", NS_1024),
     HotPath("put_writes checkpoint_id", "tenant_a", _put_writes(checkpoint_id=T),
-            f"select ai._check_text({T}, 'checkpoint_id')", TEXT_255),
+            f"select ai._check_key({T}, 'checkpoint_id')", KEY_255),
     HotPath("put_writes task_id", "tenant_a", _put_writes(task_id=T),
-            f"select ai._check_text({T}, 'task_id')", TEXT_255),
+            f"select ai._check_key({T}, 'task_id')", KEY_255),
     HotPath("put_writes channel", "tenant_a", _put_writes(channels=f"array[{T}]"),
             f"select ai._check_blob_sizes(null, array[{T}], null, array['\\x01'::bytea])", NON_NULL_TEXT_255),
     HotPath("get_checkpoint thread_id", "tenant_a", f"select * from ai.get_checkpoint({T}, '')",
@@ -191,12 +199,12 @@ HOT_PATHS = [
     HotPath("put_memory namespace", "tenant_a", "select ai.put_memory(%(v)s::text[], 'k', '{}')",
             "select ai._check_memory_namespace(%(v)s::text[], 'namespace')", NAMESPACES),
     HotPath("put_memory key", "tenant_a", f"select ai.put_memory('{{a}}', {T}, '{{}}')",
-            f"select ai._check_text({T}, 'key', 1024)", NS_1024),
+            f"select ai._check_text({T}, 'key', 128)", KEY_128),
     HotPath("put_memory value", "tenant_a", f"select ai.put_memory('{{a}}', 'k', {J})",
             f"select ai._check_document({J}, 'value', must_be_object => true)", DOCUMENTS),
     HotPath("delta_channel_history checkpoint_id", "tenant_a",
             f"select * from ai.delta_channel_history('inline-t', '', {T}, array['m'])",
-            f"select ai._check_text({T}, 'checkpoint_id')", TEXT_255, nullable=True),
+            f"select ai._check_key({T}, 'checkpoint_id')", KEY_255, nullable=True),
 ]  # fmt: skip
 
 

@@ -288,3 +288,49 @@ def test_the_cli_archives_and_restores_a_namespace_batch_by_batch(
     assert _cli("memory", "ls", "/".join(ns), "--json", dsn=dsn).stdout.strip() == "[]"
     restored = _cli("memory", "restore", "/".join(ns), "--batch-size", "2", dsn=dsn)
     assert restored.returncode == 0 and "restored 5 memory items" in restored.stdout, restored.stdout + restored.stderr
+
+
+def _wide(n: int, seed: int) -> str:
+    """n random characters of four bytes each in UTF-8 (planes 1 to 16): incompressible, the most
+    bytes a character can take."""
+    import random
+
+    rng = random.Random(seed)
+    return "".join(chr(rng.randrange(0x10000, 0x10FFFF)) for _ in range(n))
+
+
+def test_every_documented_maximum_of_an_item_is_stored_archived_and_restored(
+    role_dsn: Callable[[str], str], thread_id: str
+) -> None:
+    # owner 255, namespace 192 in all (20 labels: 19 of 8 characters, one of 21, 19 separators),
+    # key 128, a vector's field 64: every one at its limit, in random four-byte characters
+    # (issue 37: 20 labels of 255 random characters and a 1,024-character key failed with 54000)
+    owner, key, field = _wide(255, 1), _wide(128, 2), _wide(64, 3)
+    ns = (*(_wide(8, 10 + i) for i in range(19)), _wide(21, 30))
+    assert len("\x1f".join(ns)) == 192
+    with psycopg.connect(role_dsn("app_service"), autocommit=True) as conn, Client(conn).acting_as(owner) as bound:
+        bound.put_memory(ns, key, {"text": "x"}, embeddings={field: [1.0, 0.5]})
+        item = bound.get_memory(ns, key)
+        assert item is not None and item.namespace == ns and item.key == key
+        assert bound.archive_memory(ns[:1]) == 1 and bound.get_memory(ns, key) is None
+        assert bound.restore_memory(ns[:1]).restored == 1
+        assert bound.search_memory(ns, query_embedding=[1.0, 0.5])[0].key == key
+        bound.delete_memory(ns, key)
+
+
+@pytest.mark.parametrize(
+    "namespace, key, embeddings",
+    [
+        (tuple("a" * 255 for _ in range(20)), "k", None),  # the issue's namespace: 20 labels of 255
+        (("a" * 96, "b" * 96), "k", None),  # 193 characters in all
+        (("a",), "k" * 129, None),
+        (("a",), "k" * 1024, None),  # the issue's key
+        (("a",), "k", {"f" * 65: [1.0]}),
+    ],
+    ids=["20x255-labels", "namespace-193", "key-129", "key-1024", "field-65"],
+)
+def test_a_value_past_a_documented_maximum_is_refused_with_as002(
+    client: Client, namespace: tuple[str, ...], key: str, embeddings: dict[str, list[float]] | None
+) -> None:
+    with pytest.raises(errors.InvalidArgument):
+        client.put_memory(namespace, key, {"v": 1}, embeddings=embeddings)

@@ -1,5 +1,8 @@
 """The README's quick starts run verbatim against the test database (as its owner, as after
-`make demo` with `eval "$(make -s env)"`): every code block marked ``<!-- test: run -->``."""
+`make demo` with `eval "$(make -s env)"`): every code block marked ``<!-- test: run -->``, and the
+first screen's checkpointer swap (``<!-- test: swap -->``). Its install and deploy commands
+(``<!-- test: install -->``, ``<!-- test: deploy -->``) run in a fresh clone and virtualenv in
+test_readme_install.py; every python block of the README is marked (no block goes untested)."""
 
 from __future__ import annotations
 
@@ -8,16 +11,17 @@ import re
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
 from psycopg.conninfo import conninfo_to_dict
 
-from agent_state.langgraph import AgentStateSaver
-
 ROOT = Path(__file__).resolve().parents[2]
-BLOCK = re.compile(r"<!-- test: (run[^>]*?) -->\n```(\w+)\n(.*?)```", re.S)
+BLOCK = re.compile(r"<!-- test: ([^>]*?) -->\n```(\w+)\n(.*?)```", re.S)
+FENCE = re.compile(r"^```(\w*)\n", re.M)
 
 
 def _blocks() -> list[tuple[str, str, str]]:
@@ -30,18 +34,40 @@ def _env(dsn: str) -> dict[str, str]:
     return env
 
 
-def _python(dsn: str, code: str) -> str:
+def _python(dsn: str, code: str, **env: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-c", code], env=_env(dsn), capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", code], env={**_env(dsn), **env}, capture_output=True, text=True, timeout=120, check=False
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
 
+def swap_block() -> str:
+    [swap] = [code for when, lang, code in _blocks() if (when, lang) == ("swap", "python")]
+    return swap
+
+
 def test_the_readme_has_its_quick_starts_marked() -> None:
     kinds = [(when, lang) for when, lang, _ in _blocks()]
-    assert kinds.count(("run", "sql")) == 1 and kinds.count(("run", "python")) == 2, kinds
+    assert kinds.count(("run", "sql")) == 1 and kinds.count(("run", "python")) == 3, kinds
     assert kinds.count(("run", "ts")) == 1, kinds
+    assert kinds.count(("install", "sh")) == 1 and kinds.count(("deploy", "sh")) == 1, kinds
+    assert kinds.count(("swap", "python")) == 1, kinds
+
+
+def test_every_python_block_of_the_readme_is_run_by_a_test() -> None:
+    text = (ROOT / "README.md").read_text()
+    python = [m.start() for m in FENCE.finditer(text) if m.group(1) == "python"]
+    marked = {m.start(2) - len("```") for m in BLOCK.finditer(text) if m.group(2) == "python"}
+    assert python and set(python) <= marked, "a python block of README.md without a <!-- test: ... --> mark"
+
+
+def test_the_first_screen_has_both_paths() -> None:
+    """README's first 40 lines: "try it" (make demo) and "use it in your database" (the install,
+    the deploy command, the swap), as issue 33 asked."""
+    first = "\n".join((ROOT / "README.md").read_text().splitlines()[:40])
+    assert "make demo" in first and "pip install './python[langgraph]'" in first
+    assert "agent-state --database-url" in first and "<!-- test: swap -->" in first
 
 
 def test_the_sql_quick_start_runs_in_psql(dsn: str) -> None:
@@ -59,26 +85,50 @@ def test_the_sql_quick_start_runs_in_psql(dsn: str) -> None:
 
 
 def test_the_python_quick_starts_run(dsn: str) -> None:
-    first, runs = [code for when, lang, code in _blocks() if (when, lang) == ("run", "python")]
+    first, runs, _memory = [code for when, lang, code in _blocks() if (when, lang) == ("run", "python")]
     assert "'text': 'Plan Lisbon'" in _python(dsn, first)
     out = _python(dsn, runs)
     assert out.splitlines()[0] == "AWAITING_HUMAN"
     assert "'published: yes'" in out and "emailed alice (" in out
 
 
-def test_the_checkpointer_swap_runs_when_the_saver_has_from_conn_string(dsn: str) -> None:
-    if not hasattr(AgentStateSaver, "from_conn_string"):
-        pytest.skip("AgentStateSaver.from_conn_string is not in this branch yet")
-    [swap] = [code for when, lang, code in _blocks() if when.startswith("run if")]
-    prelude = (
+def test_the_memory_block_runs(dsn: str) -> None:
+    [memory] = [
+        code for when, lang, code in _blocks() if (when, lang) == ("run", "python") and "AgentStateStore" in code
+    ]
+    assert _python(dsn, memory).splitlines() == ["{'theme': 'dark'}"]
+
+
+def test_the_checkpointer_swap_runs_as_written_for_the_owner_and_for_a_tenant(dsn: str, role_dsn: Any) -> None:
+    """The block as it stands (no prelude): its names are its own. A tenant runs it too, after the
+    owner: its thread ids cannot collide with one another role holds."""
+    assert _python(dsn, swap_block()).splitlines() == ["hello"]
+    assert _python(role_dsn("tenant_a"), swap_block()).splitlines() == ["hello"]
+
+
+def test_a_thread_id_another_role_holds_is_not_found_as_the_readme_says(dsn: str, role_dsn: Any) -> None:
+    """README: LangGraph's thread_id "1" is one thread of the whole database; a role that tries an
+    id another role already holds gets NotFound (AS001), not a thread of its own."""
+    assert "refused as not found (`NotFound`, SQLSTATE `AS001`" in (ROOT / "README.md").read_text()
+    thread = f"taken-{uuid.uuid4()}"
+    graph = (
         "import os\n"
         "from langgraph.graph import START, MessagesState, StateGraph\n"
-        "DB_URI = os.environ['DATABASE_URL']\n"
+        "from agent_state.errors import NotFound\n"
+        "from agent_state.langgraph import AgentStateSaver\n"
         "builder = StateGraph(MessagesState)\n"
         "builder.add_node('echo', lambda state: {'messages': [('ai', 'hello')]})\n"
         "builder.add_edge(START, 'echo')\n"
+        "with AgentStateSaver.from_conn_string(os.environ['DATABASE_URL']) as saver:\n"
+        "    try:\n"
+        "        config = {'configurable': {'thread_id': os.environ['THREAD']}}\n"
+        "        builder.compile(checkpointer=saver).invoke({'messages': [('user', 'hi')]}, config)\n"
+        "        print('ran')\n"
+        "    except NotFound as error:\n"
+        "        print('NotFound', error.sqlstate)\n"
     )
-    _python(dsn, prelude + swap)
+    assert _python(dsn, graph, THREAD=thread).splitlines() == ["ran"]
+    assert _python(role_dsn("tenant_a"), graph, THREAD=thread).splitlines() == ["NotFound AS001"]
 
 
 TYPESCRIPT = ROOT / "typescript"

@@ -88,10 +88,13 @@ def test_a_pool_retries_idempotent_calls_after_admin_shutdown_and_no_other(
         _terminate(direct_dsn, "tenant_a")
         assert client.get_session(thread_id).thread_id == thread_id
         assert client.append_message(thread_id, "user", {"text": "x"}).inserted
+        with pool.connection() as a, pool.connection() as b, pool.connection() as c:
+            for each in (a, b, c):  # known to reach the server: the next call's first round trip is its statement
+                client_module.behind_pooler(each)
         _terminate(direct_dsn, "tenant_a")
         with pytest.raises(psycopg.OperationalError):
-            client.record_event(thread_id, "not idempotent")  # a new event each time: never retried
-        assert client.get_events(thread_id, kinds=["not idempotent"]) == [], "nothing recorded behind the caller's back"
+            client.record_event(thread_id, "not_idempotent")  # sent, may have committed: never run again
+        assert client.get_events(thread_id, kinds=["not_idempotent"]) == [], "nothing recorded behind the caller's back"
 
 
 def test_a_call_in_the_callers_transaction_is_never_retried(direct_dsn: str, thread_id: str) -> None:
@@ -125,9 +128,12 @@ def test_async_client_over_a_connection_and_a_pool(direct_dsn: str, thread_id: s
             client = AsyncClient(pool, retry=FAST)
             _terminate(direct_dsn, "tenant_a")
             assert (await client.append_message(thread_id, "user", {"text": "y"})).inserted
+            async with pool.connection() as a, pool.connection() as b:
+                for each in (a, b):  # known to reach the server: the next call's first round trip is its statement
+                    await client_module.abehind_pooler(each)
             _terminate(direct_dsn, "tenant_a")
             with pytest.raises(psycopg.OperationalError):
-                await client.record_event(thread_id, "not idempotent")
+                await client.record_event(thread_id, "not_idempotent")  # sent, may have committed: never run again
 
     asyncio.run(main())
 
@@ -166,7 +172,9 @@ def test_every_client_call_is_classified_and_the_docs_name_them() -> None:
         (queue.ENQUEUE_JOB.sql, ("t", {}, "q", None, 0, 5, "key"), True),
         (queue.ENQUEUE_JOB.sql, ("t", {}, "q", None, 0, 5, None), False),
         (sessions.RECORD_EVENT.sql, ("t", "k", None), False),
-        (queue.COMPLETE_JOB.sql, (1, 1, None), False),
+        (queue.COMPLETE_JOB.sql, (1, 1, None), True),  # idempotent under the same token (issue 41)
+        (queue.CLAIM_JOBS.sql, ("w", None, "q", 1, "request"), True),  # a retry answers the same jobs
+        (queue.CLAIM_JOBS.sql, ("w", None, "q", 1, None), False),  # without a request id: new jobs
         (checkpoints.GET_CHECKPOINT.sql, ("t", "", None), True),
     ],
 )
@@ -190,3 +198,17 @@ def test_a_connection_its_owner_closed_is_not_reopened(direct_dsn: str) -> None:
     with pytest.raises(psycopg.OperationalError, match="closed"):
         client.now()
     assert client.source is conn
+
+
+def test_the_default_policy_rides_out_a_failover_and_never_sleeps_more_than_a_second() -> None:
+    """Issue 31, item 3: an unplanned failover made the standby writable 51-55 s after the
+    primary died (pg_auto_failover's defaults), so the default keeps trying for two minutes;
+    once the database is writable, the next try is at most a second away."""
+    policy = RetryPolicy()
+    assert policy.timeout >= 120 and policy.attempts is None and policy.max_delay <= 1.0
+    delays = list(policy.delays())
+    assert max(delays) <= 1.0 and 115 <= sum(delays) <= 120, "as many tries as fit in two minutes"
+    assert list(RetryPolicy(timeout=5).delays()) and sum(RetryPolicy(timeout=5).delays()) <= 5
+    assert retry.is_read_only_error(psycopg.errors.ReadOnlySqlTransaction("cannot execute INSERT"))
+    assert retry.is_connection_error(psycopg.errors.ReadOnlySqlTransaction("cannot execute INSERT"))
+    assert retry.is_idempotent(side_effects.FINISH_SIDE_EFFECT.sql, ("t", "k", {}, None, 1)), "the same finish again"

@@ -46,6 +46,8 @@ PLANNER = {"SQITCH_FULLNAME": "agent-state tests", "SQITCH_EMAIL": "tests@agent-
 # Tables that hold no row between two calls, by design (each with its reason).
 EMPTY_BY_DESIGN = {
     "ai.job_fences": "one row per ai.fenced_write call, deleted within the call (its commit-time check remains)",
+    "ai_archive.archive_skips": "a session a sweep could not move: with archived ids reserved, no call makes one"
+    " (test_archive_conflicts.py makes a 0.1.0 duplicate as the superuser)",
 }
 
 
@@ -172,6 +174,10 @@ def write_every_grain(db: Database) -> None:
         for status, job_id in statuses.items():
             expected = "PENDING" if status == "RETRYING" else status
             assert a.get_job(job_id).status == expected, status
+        # ai.queue_workers (after 0.1.0): a worker's liveness hold, given up cleanly (the row stays)
+        if service_conn.execute("select to_regclass('ai.queue_workers') is not null").fetchone() == (True,):
+            service_conn.execute("select ai.hold_worker_liveness('upgrade-worker')")
+            service_conn.execute("select ai.release_worker_liveness('upgrade-worker')")
 
         deleted = f"up-deleted-{uuid.uuid4().hex[:6]}"
         a.create_session(deleted)

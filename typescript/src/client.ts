@@ -12,9 +12,9 @@
  * query is given a `name`, which this client never does), and no session state is kept, so the
  * client works through PgBouncer in transaction pooling as it is.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
-import { translate } from "./errors.js";
+import { OutcomeUnknown, isConnectionError, translate } from "./errors.js";
 import type {
   AppendResult,
   Approval,
@@ -47,6 +47,50 @@ import type {
 
 /** What a Client runs its statements on. */
 export type Source = pg.Pool | pg.PoolClient | pg.Client;
+
+/** How a Client over a pool retries (every field optional; see the Client constructor). */
+export interface RetryPolicy {
+  timeoutMs?: number;
+  firstDelayMs?: number;
+  maxDelayMs?: number;
+}
+
+const DEFAULT_RETRY: Required<RetryPolicy> = { timeoutMs: 120_000, firstDelayMs: 50, maxDelayMs: 1000 };
+
+const always = () => true;
+const given = (position: number) => (values: unknown[]) => values.length > position && values[position] !== null && values[position] !== undefined;
+
+/** The calls that only read, as Python's `agent_state.retry.READS`. */
+export const READS: ReadonlySet<string> = new Set([
+  "now", "ulid", "ulid_time", "get_session", "get_messages", "get_events", "context_window", "trajectory",
+  "get_eval_runs", "get_checkpoint", "list_checkpoints", "checkpoint_lineage", "checkpoints_between",
+  "get_job", "queue_stats", "get_side_effect", "idempotency_key", "pending_approvals", "get_approval",
+  "visible_messages", "usage_summary", "get_turn_context", "get_stream", "read_stream", "job_attempts",
+  "delta_channel_history", "queue_throughput", "session_status_counts", "list_streams", "list_forks",
+  "current_owner", "list_jobs",
+]);
+
+/** SQL function -> whether a call with these arguments is safe to retry, as Python's `agent_state.retry.IDEMPOTENT`. */
+export const IDEMPOTENT: Readonly<Record<string, (values: unknown[]) => boolean>> = Object.freeze({
+  ...Object.fromEntries([...READS].map((name) => [name, always])),
+  append_message_idempotent: always,
+  put_writes: always,
+  renew_lease: always,
+  renew_leases: always,
+  create_session: given(0),
+  put_checkpoint: given(2),
+  enqueue_job: given(6), // the client gives one to a call without (docs/queue.md, "Lost answers")
+  claim_jobs: given(4), // with a request id: a retry answers with the same jobs
+  complete_job: always, // a retry under the same token answers with the completed job
+  append_messages: always,
+  record_usage: always,
+  record_retrieval: always,
+  open_stream: always,
+  append_stream_chunks: always,
+  finish_stream: always,
+  abandon_stream: always,
+  finish_side_effect: always,
+});
 
 /** A fencing pair: the job a write belongs to and the token of the claim that holds it. */
 export interface Fence {
@@ -97,6 +141,97 @@ export function idempotencyKey(...parts: unknown[]): string {
   return createHash("sha256").update(buf, "utf8").digest("hex");
 }
 
+/**
+ * The single-host URLs of a libpq URL that may name several hosts
+ * (`postgresql://user@h1:5432,h2:5432/db?target_session_attrs=read-write`), in order, and whether
+ * it asks for a writable server. node-postgres reads one host only.
+ */
+export function connectionTargets(connectionString: string): { targets: string[]; readWrite: boolean } {
+  const match = /^(postgres(?:ql)?:\/\/)(?:([^@/?#]*)@)?([^/?#]*)([^?#]*)(\?[^#]*)?$/.exec(connectionString);
+  if (!match) return { targets: [connectionString], readWrite: false };
+  const [, scheme, auth, hostList, path, query] = match;
+  const params = new URLSearchParams((query ?? "").replace(/^\?/, ""));
+  const attrs = params.get("target_session_attrs");
+  params.delete("target_session_attrs");
+  const rest = `${path ?? ""}${params.toString() ? `?${params.toString()}` : ""}`;
+  const hosts = (hostList ?? "").split(",");
+  return {
+    targets: hosts.map((host) => `${scheme}${auth !== undefined ? `${auth}@` : ""}${host}${rest}`),
+    readWrite: attrs === "read-write" || attrs === "primary",
+  };
+}
+
+/**
+ * A `pg.Pool` for a libpq URL, several hosts included: each new connection tries the hosts in
+ * order and, with `target_session_attrs=read-write` (or `primary`), keeps the first one that is
+ * writable (`transaction_read_only` off), as libpq does. After a failover the pool's next
+ * connections reach the new primary (`pg.Pool` drops a connection that broke). A one-host URL
+ * gives a plain `pg.Pool`. The pool logs nothing for a connection that broke while idle (an
+ * `error` listener is attached: without one, node-postgres would throw it).
+ */
+export function poolFromConnString(connectionString: string, config: pg.PoolConfig = {}): pg.Pool {
+  const { targets, readWrite } = connectionTargets(connectionString);
+  const pool =
+    targets.length === 1 && !readWrite
+      ? new pg.Pool({ ...config, connectionString })
+      : new pg.Pool({ ...config, connectionString: targets[0], Client: failoverClient(targets, readWrite) });
+  pool.on("error", () => undefined); // an idle connection the server ended: the pool drops it
+  return pool;
+}
+
+/** A pg.Client class whose connect() picks the first host that answers (and is writable, when asked). */
+function failoverClient(targets: string[], readWrite: boolean): typeof pg.Client {
+  return class FailoverClient extends pg.Client {
+    private readonly baseConfig: pg.ClientConfig;
+
+    constructor(config: pg.ClientConfig) {
+      super(config);
+      this.baseConfig = config;
+    }
+
+    private async pick(): Promise<void> {
+      const failures: string[] = [];
+      for (const target of targets) {
+        const probe = new pg.Client({ ...this.baseConfig, connectionString: target });
+        probe.on("error", () => undefined);
+        try {
+          await probe.connect();
+          if (readWrite) {
+            const { rows } = await probe.query("show transaction_read_only");
+            if (rows[0]?.transaction_read_only === "on") {
+              failures.push(`${target}: session is read-only`);
+              continue;
+            }
+          }
+          // this client connects where the probe did
+          const self = this as unknown as { host: string; port: number; connectionParameters: { host: string; port: number } };
+          self.host = self.connectionParameters.host = (probe as unknown as { host: string }).host;
+          self.port = self.connectionParameters.port = (probe as unknown as { port: number }).port;
+          return;
+        } catch (error) {
+          failures.push(`${target}: ${String(error)}`);
+        } finally {
+          await probe.end().catch(() => undefined);
+        }
+      }
+      throw new Error(`no host accepted the connection: ${failures.join("; ")}`);
+    }
+
+    override connect(): Promise<pg.Client>;
+    override connect(callback: ((err: Error) => void) | ((err: null, c: pg.Client) => void)): void;
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    override connect(callback?: (...args: any[]) => void): any {
+      const connected = this.pick().then(() => super.connect());
+      if (!callback) return connected;
+      connected.then(
+        () => callback(null, this),
+        (error: Error) => callback(error),
+      );
+      return undefined;
+    }
+  } as unknown as typeof pg.Client;
+}
+
 function isPool(source: Source): source is pg.Pool {
   return source instanceof pg.Pool || ("totalCount" in source && "idleCount" in source);
 }
@@ -131,18 +266,82 @@ export interface PutCheckpointArgs extends Fence {
 
 export class Client {
   readonly source: Source;
+  /** The retry policy of a client over a pool (`{ retry: {} }` for the defaults), or null. */
+  readonly retry: Required<RetryPolicy> | null;
 
-  constructor(source: Source) {
+  /**
+   * `options.retry` (over a pg.Pool only), as Python's `RetryPolicy`: after a connection error a
+   * call safe to retry (`IDEMPOTENT`) is tried again on another connection, and any call whose
+   * tries wrote nothing (refused as read-only, 25006, or failed before it was sent) likewise,
+   * for up to `timeoutMs` (120 s), sleeping from `firstDelayMs` (50) doubling to `maxDelayMs`
+   * (1000). A connection refused as read-only is destroyed, so the pool's next one can reach
+   * the new primary. A write that may have committed is not run again: OutcomeUnknown.
+   */
+  constructor(source: Source, options: { retry?: RetryPolicy } = {}) {
     this.source = source;
+    this.retry = options.retry && isPool(source) ? { ...DEFAULT_RETRY, ...options.retry } : null;
   }
 
   /** Runs one statement; rows as objects; our SQLSTATEs as typed errors. */
   async query<T = Record<string, unknown>>(text: string, values: unknown[] = []): Promise<T[]> {
+    if (this.retry !== null) return this.retried<T>(text, values, this.retry);
     try {
       const result = await this.source.query({ text, values, types: TYPES });
       return result.rows as T[];
     } catch (error) {
       throw translate(error);
+    }
+  }
+
+  private async retried<T>(text: string, values: unknown[], policy: Required<RetryPolicy>): Promise<T[]> {
+    const pool = this.source as pg.Pool;
+    const name = /\bai\.([a-z_]+)\s*\(/.exec(text)?.[1] ?? "";
+    const safe = IDEMPOTENT[name]?.(values) ?? false;
+    const deadline = Date.now() + policy.timeoutMs;
+    let mayHaveCommitted = false;
+    for (let wait = policy.firstDelayMs; ; wait = Math.min(wait * 2, policy.maxDelayMs)) {
+      let conn: pg.PoolClient | undefined;
+      let sent = false;
+      try {
+        conn = await pool.connect();
+        sent = true;
+        const result = await conn.query({ text, values, types: TYPES });
+        conn.release();
+        return result.rows as T[];
+      } catch (error) {
+        const readOnly = (error as { code?: unknown }).code === "25006";
+        conn?.release(readOnly || isConnectionError(error) ? (error as Error) : undefined); // a broken or read-only one is destroyed
+        if (sent && !readOnly) mayHaveCommitted = true;
+        const again = isConnectionError(error) && (safe || !mayHaveCommitted) && Date.now() + wait <= deadline;
+        if (!again) {
+          if (mayHaveCommitted && isConnectionError(error) && !READS.has(name)) {
+            throw new OutcomeUnknown(
+              `the connection was lost during ai.${name}(): it may or may not have committed, and it was not run again (${String(error)})`,
+              { sqlstate: String((error as { code?: unknown }).code ?? ""), cause: error },
+            );
+          }
+          throw translate(error);
+        }
+        await new Promise((resolve) => setTimeout(resolve, wait * (1 - 0.5 * Math.random())));
+      }
+    }
+  }
+
+  /**
+   * A call that is safe to run again by construction (a claim under its request id, a completion
+   * under its token, an enqueue under its key), run again after a lost connection (or its
+   * OutcomeUnknown) even without a retry policy: a pool hands out another connection (a single
+   * client whose connection is gone fails again, and that error reaches the caller). Up to
+   * `tries` tries, 100 ms then 200 ms apart (docs/queue.md, "Lost answers").
+   */
+  private async retryLostAnswer<T>(run: () => Promise<T>, tries = 3): Promise<T> {
+    for (let n = 1; ; n += 1) {
+      try {
+        return await run();
+      } catch (error) {
+        if (n >= tries || !isConnectionError(error)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100 * n));
+      }
     }
   }
 
@@ -331,21 +530,26 @@ export class Client {
 
   // -- the queue --------------------------------------------------------------------------------
 
-  /** `ai.enqueue_job`: a job for the thread; the same idempotency key returns the first job. */
+  /**
+   * `ai.enqueue_job`: a job for the thread; the same idempotency key returns the first job. Without
+   * a key the call makes one (a random UUID), so that its retry after a lost answer never makes a
+   * second job (docs/queue.md, "Lost answers").
+   */
   enqueueJob(
     threadId: string,
     payload: unknown = {},
     options: { queue?: string; runAt?: Date; priority?: number; maxAttempts?: number; idempotencyKey?: string } = {},
   ): Promise<Job> {
-    return this.one("select * from ai.enqueue_job($1, $2, $3, $4, $5, $6, $7)", [
+    const args = [
       threadId,
       jsonParam(payload ?? {}),
       options.queue ?? "default",
       options.runAt ?? null,
       options.priority ?? 0,
       options.maxAttempts ?? 5,
-      options.idempotencyKey ?? null,
-    ]);
+      options.idempotencyKey ?? randomUUID(),
+    ];
+    return this.retryLostAnswer(() => this.one<Job>("select * from ai.enqueue_job($1, $2, $3, $4, $5, $6, $7)", args));
   }
 
   /**
@@ -379,14 +583,14 @@ export class Client {
     return rows[0] ?? null;
   }
 
-  /** `ai.claim_jobs`: up to `maxJobs` due jobs in one call. */
-  claimJobs(workerId: string, leaseSeconds: number, queue: string, maxJobs: number): Promise<Job[]> {
-    return this.query("select * from ai.claim_jobs($1, $2, $3, $4)", [
-      workerId,
-      secondsParam(leaseSeconds),
-      queue,
-      maxJobs,
-    ]);
+  /**
+   * `ai.claim_jobs`: up to `maxJobs` due jobs in one call, under `requestId` (a new one when not
+   * given): the same call again, with the same request id, answers with the jobs the first took,
+   * under the same tokens (a retry after a lost answer; docs/queue.md, "Lost answers").
+   */
+  claimJobs(workerId: string, leaseSeconds: number, queue: string, maxJobs: number, requestId?: string): Promise<Job[]> {
+    const args = [workerId, secondsParam(leaseSeconds), queue, maxJobs, requestId ?? randomUUID()];
+    return this.retryLostAnswer(() => this.query<Job>("select * from ai.claim_jobs($1, $2, $3, $4, $5)", args));
   }
 
   /** `ai.renew_lease`: extends the lease; LeaseLost when the token is stale. Returns the new expiry. */
@@ -409,8 +613,10 @@ export class Client {
     return this.scalar("select ai.fenced_write($1, $2) as value", [jobId, fencingToken]);
   }
 
+  /** `ai.complete_job`: idempotent under the same token (a retry answers with the completed job). */
   completeJob(jobId: number, fencingToken: number, result: unknown = null): Promise<Job> {
-    return this.one("select * from ai.complete_job($1, $2, $3)", [jobId, fencingToken, jsonParam(result)]);
+    const args = [jobId, fencingToken, jsonParam(result)];
+    return this.retryLostAnswer(() => this.one<Job>("select * from ai.complete_job($1, $2, $3)", args));
   }
 
   /** `ai.fail_job`: retried with backoff (or after `retryInSeconds`) until the attempts are spent. */

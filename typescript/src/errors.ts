@@ -112,6 +112,41 @@ export class SideEffectBusy extends Error {
   }
 }
 
+/**
+ * The outcome of a write is unknown: its connection was lost after it was sent (as Python's
+ * `agent_state.errors.OutcomeUnknown`). `sqlstate` is the lost connection's SQLSTATE, if any.
+ */
+export class OutcomeUnknown extends AgentStateError {
+  static override readonly sqlstate = "";
+}
+
+const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ENOENT", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH"]);
+
+/**
+ * True for the errors after which the connection is gone or unusable but the server may be back
+ * soon (as Python's `agent_state.retry.is_connection_error`): a lost or refused connection (no
+ * SQLSTATE, or class 08), AdminShutdown / CrashShutdown / CannotConnectNow (57P01-57P03), too
+ * many connections (53300), a write refused because the server is read-only (25006: a standby or
+ * a node a failover has not made writable yet), a pool that could not connect in time. A domain
+ * error (AS...) or a constraint violation is never one.
+ */
+export function isConnectionError(error: unknown): boolean {
+  if (error instanceof OutcomeUnknown) return true;
+  if (error instanceof AgentStateError) return false;
+  if (error === null || typeof error !== "object") return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string") {
+    if (CONNECTION_CODES.has(code)) return true;
+    if (/^[0-9A-Z]{5}$/.test(code)) {
+      return code.startsWith("08") || code.startsWith("57P") || code === "53300" || code === "25006";
+    }
+  }
+  const message = String((error as { message?: unknown }).message ?? "");
+  return /connection terminated|not queryable|connection error|timeout exceeded when trying to connect|ECONNREFUSED|ECONNRESET|ENOENT/i.test(
+    message,
+  );
+}
+
 type ErrorClass = new (message: string, options?: { sqlstate?: string; cause?: unknown }) => AgentStateError;
 
 /** SQLSTATE -> class. A test reads `ai.error_codes` and checks that every code is here. */

@@ -39,7 +39,7 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { Command } from "@langchain/langgraph";
-import { Client, idempotencyKey, type Source } from "./client.js";
+import { Client, idempotencyKey, poolFromConnString, type Source } from "./client.js";
 import { AgentStateSerializer } from "./serde.js";
 import { Worker, type JobContext, type WorkerOptions } from "./worker.js";
 import type { ChannelValue, CheckpointRow, Job, PendingWriteRow } from "./models.js";
@@ -81,9 +81,13 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     }
   }
 
-  /** A saver over a pool of its own (`end()` closes it). */
+  /**
+   * A saver over a pool of its own (`end()` closes it). A URL may name several hosts with
+   * `target_session_attrs=read-write`: each new connection goes to the first writable one, so
+   * after a failover the saver follows the new primary (`poolFromConnString`).
+   */
   static fromConnString(connectionString: string, options: AgentStateSaverOptions & { max?: number } = {}): AgentStateSaver {
-    const pool = new pg.Pool({ connectionString, max: options.max ?? 10 });
+    const pool = poolFromConnString(connectionString, { max: options.max ?? 10 });
     const saver = new AgentStateSaver(pool, options);
     saver.ownedPool = pool;
     return saver;

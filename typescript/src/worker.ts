@@ -19,11 +19,18 @@
  */
 import { randomUUID } from "node:crypto";
 import os from "node:os";
+import pg from "pg";
 import { Client, idempotencyKey, type Fence } from "./client.js";
-import { LeaseLost, SideEffectBusy } from "./errors.js";
+import { LeaseLost, OutcomeUnknown, SideEffectBusy, isConnectionError } from "./errors.js";
 import type { AppendResult, Event, Job, MessageRole } from "./models.js";
 
 export type Handler = (job: Job, ctx: JobContext) => Promise<unknown>;
+
+/** How long a side effect's finish lost with its connection is tried again (ms). */
+export const FINISH_RETRY_MS = 120_000;
+/** The longest sleep of the worker's loops while the database cannot be reached (ms): a refused
+ * connection fails at once, so the worker is back within this long of the database. */
+export const RECONNECT_PROBE_MS = 250;
 
 export interface WorkerOptions {
   queue?: string;
@@ -34,6 +41,14 @@ export interface WorkerOptions {
   /** How long stop() waits for handlers in flight before it aborts them and releases their jobs. */
   graceMs?: number;
   log?: (message: string, error?: unknown) => void;
+  /**
+   * The connection of the worker's liveness hold (`ai.hold_worker_liveness`, kept open while it
+   * runs): a claim takes the jobs of a worker whose hold is gone over at once, whatever their lease
+   * (docs/queue.md, "Dead workers"). By default the pool's settings (a Client over a pg.Pool);
+   * `false`, or a source that is no pool, takes none (the lease alone decides). It must reach the
+   * server directly (or through a session pooler): through a transaction pooler no hold is taken.
+   */
+  liveness?: pg.ClientConfig | false;
 }
 
 export interface WorkerStats {
@@ -111,8 +126,17 @@ export class JobContext {
    * The tool-call ledger: `fn` runs once per key (`idempotencyKey(...keyParts)`, the same key as
    * Python's `ctx.side_effect(*key_parts)`) in the thread, fenced on the job; a retry returns the
    * recorded result. `fn` throwing abandons the reservation (nothing happened outside) and rethrows.
+   * Once `fn` returned, the reservation is never abandoned: a finish lost with its connection is
+   * tried again (the same finish returns the stored row) for up to `finishRetryMs` (two minutes by
+   * default), then OutcomeUnknown, the reservation left to its lease so the next attempt sees
+   * `takenOver`. A tool either ran once, or its rerun is flagged.
    */
-  async sideEffect<T>(keyParts: unknown[], fn: (call: SideEffectCall) => Promise<T> | T, request?: unknown): Promise<T> {
+  async sideEffect<T>(
+    keyParts: unknown[],
+    fn: (call: SideEffectCall) => Promise<T> | T,
+    request?: unknown,
+    options: { finishRetryMs?: number } = {},
+  ): Promise<T> {
     this.check();
     const key = idempotencyKey(...keyParts);
     const req = request ?? { key_parts: keyParts.map((p) => (p === null || p === undefined ? null : String(p))) };
@@ -128,8 +152,23 @@ export class JobContext {
         .catch(() => undefined);
       throw error;
     }
-    const row = await this.guard(this.client.finishSideEffect(this.job.thread_id, key, result ?? null, this.fence));
-    return row.result as T;
+    const deadline = Date.now() + (options.finishRetryMs ?? FINISH_RETRY_MS);
+    for (let wait = 50; ; wait = Math.min(wait * 2, 1000)) {
+      try {
+        const row = await this.guard(this.client.finishSideEffect(this.job.thread_id, key, result ?? null, this.fence));
+        return row.result as T;
+      } catch (error) {
+        if (!isConnectionError(error)) throw error;
+        if (Date.now() + wait > deadline) {
+          throw new OutcomeUnknown(
+            `side effect ${key} of thread ${this.job.thread_id}: the tool ran but storing its result could not be ` +
+              `confirmed (${String(error)}); the reservation is left to its lease, so the next attempt sees takenOver`,
+            { sqlstate: String((error as { code?: unknown }).code ?? ""), cause: error },
+          );
+        }
+        await delay(wait);
+      }
+    }
   }
 
   /** Parks the job for a person (`ai.request_human`); the handler should return right after. */
@@ -170,6 +209,8 @@ export class Worker {
   private readonly inFlight = new Map<number, { ctx: JobContext; done: Promise<void> }>();
   private readonly stopping = new AbortController();
   private releasing = false;
+  private readonly closed = new AbortController();
+  private readonly liveness: pg.ClientConfig | null;
 
   constructor(client: Client, handler: Handler, options: WorkerOptions = {}) {
     this.client = client;
@@ -180,6 +221,9 @@ export class Worker {
     this.concurrency = options.concurrency ?? 1;
     this.pollMs = options.pollMs ?? 500;
     this.graceMs = options.graceMs ?? 30_000;
+    const source = client.source as { options?: pg.ClientConfig; totalCount?: number };
+    this.liveness =
+      options.liveness === false ? null : (options.liveness ?? (source.totalCount !== undefined ? (source.options ?? null) : null));
     this.log = options.log ?? ((message, error) => console.error(`agent-state worker ${this.workerId}: ${message}`, error ?? ""));
   }
 
@@ -194,18 +238,26 @@ export class Worker {
    */
   async run(options: { drain?: boolean } = {}): Promise<WorkerStats> {
     const renewal = setInterval(() => void this.renew(), Math.max(100, (this.leaseSeconds * 1000) / 3));
+    const liveness = this.keepLiveness();
     let backoff = 100;
+    // One request id until a claim is answered: a claim whose answer was lost is asked again under
+    // it and answers with the jobs it took (docs/queue.md, "Lost answers").
+    let requestId: string | null = null;
     try {
       while (!this.stopping.signal.aborted) {
         const free = this.concurrency - this.inFlight.size;
         let claimed: Job[] = [];
         if (free > 0) {
+          requestId ??= randomUUID();
           try {
-            claimed = await this.client.claimJobs(this.workerId, this.leaseSeconds, this.queue, free);
+            claimed = await this.client.claimJobs(this.workerId, this.leaseSeconds, this.queue, free, requestId);
+            requestId = null;
             backoff = 100;
           } catch (error) {
             this.log("claim failed; retrying", error);
-            await delay(backoff, this.stopping.signal);
+            // A lost database is probed often (a refused connection fails at once): back within
+            // RECONNECT_PROBE_MS of it, whatever the outage's length. Other errors back off to 5 s.
+            await delay(isConnectionError(error) ? Math.min(backoff, RECONNECT_PROBE_MS) : backoff, this.stopping.signal);
             backoff = Math.min(backoff * 2, 5000);
             continue;
           }
@@ -219,8 +271,56 @@ export class Worker {
       await this.shutdown();
     } finally {
       clearInterval(renewal);
+      this.closed.abort();
+      await liveness;
     }
     return this.stats;
+  }
+
+  /**
+   * Keeps the worker's liveness hold on a connection of its own, taken again on a new connection
+   * as soon as that one is lost; given up when run() ends (see WorkerOptions.liveness).
+   */
+  private async keepLiveness(): Promise<void> {
+    if (this.liveness === null) return;
+    let backoff = 100;
+    while (!this.closed.signal.aborted) {
+      const conn = new pg.Client(this.liveness);
+      conn.on("error", () => undefined); // a lost connection: the next query fails, and we reconnect
+      try {
+        await conn.connect();
+        const { rows } = await conn.query<{ pid: number }>("select pg_backend_pid() as pid");
+        // A pooler announces a key of its own at connect, not the pid of the server process.
+        if (rows[0]?.pid !== (conn as unknown as { processID: number }).processID) {
+          this.log("the liveness connection goes through a pooler: no liveness hold (the lease alone decides)");
+          await conn.end();
+          return;
+        }
+        for (;;) {
+          const held = await conn.query<{ held: boolean }>("select ai.hold_worker_liveness($1) as held", [this.workerId]);
+          if (held.rows[0]?.held) break;
+          await delay(1000, this.closed.signal); // held elsewhere: the same workerId twice
+          if (this.closed.signal.aborted) break;
+        }
+        backoff = 100;
+        // Until run() ends, or the server closes the connection (noticed at once: the hold is
+        // taken again on a new one; a claim waits half a second before it takes a free hold for dead).
+        await new Promise<void>((resolve, reject) => {
+          if (this.closed.signal.aborted) return resolve();
+          this.closed.signal.addEventListener("abort", () => resolve(), { once: true });
+          conn.once("end", () => reject(new Error("the liveness connection ended")));
+          conn.once("error", (error) => reject(error));
+        });
+        await conn.query("select ai.release_worker_liveness($1)", [this.workerId]);
+        await conn.end();
+        return;
+      } catch (error) {
+        this.log("liveness hold failed; retrying", error);
+        void conn.end().catch(() => undefined);
+        await delay(backoff, this.closed.signal);
+        backoff = Math.min(backoff * 2, 5000);
+      }
+    }
   }
 
   private async shutdown(): Promise<void> {
@@ -270,11 +370,24 @@ export class Worker {
       this.stats.awaitingHuman += 1;
       return;
     }
-    try {
-      await this.client.completeJob(job.job_id, job.fencing_token, result ?? null);
-      this.stats.completed += 1;
-    } catch (error) {
-      this.finishError(job, error);
+    // Sent again after a lost connection until the database answers: a completion under the same
+    // token is idempotent, and a database outage does not count against the lease (docs/queue.md,
+    // "Leases and outages"). LeaseLost, or any other error, ends it.
+    let backoff = 100;
+    for (;;) {
+      try {
+        await this.client.completeJob(job.job_id, job.fencing_token, result ?? null);
+        this.stats.completed += 1;
+        return;
+      } catch (error) {
+        if (!isConnectionError(error)) {
+          this.finishError(job, error);
+          return;
+        }
+        this.log(`completing job ${job.job_id} failed; retrying`, error);
+        await delay(Math.min(backoff, RECONNECT_PROBE_MS));
+        backoff = Math.min(backoff * 2, 5000);
+      }
     }
   }
 

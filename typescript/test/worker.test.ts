@@ -97,6 +97,55 @@ describe("graph runs", () => {
     expect((await tenant.getMessages(threadId)).length).toBe(1);
   });
 
+  it("takes a killed worker's run over within 2 s, whatever the lease, through its liveness hold", async () => {
+    // Issue 41, item 7: an hour's lease; a second worker process already runs the queue when the
+    // first is SIGKILLed mid-node. Its liveness hold went with its connections, and the second
+    // worker's next claim takes the run over (the time from the kill to the new token, measured
+    // on the job row, not on sleeps) and finishes it from the last checkpoint.
+    const queue = `ts-dead-${randomUUID().slice(0, 8)}`;
+    const threadId = `ts-dead-${randomUUID()}`;
+    const { graph } = await import("./fixtures/graph.mjs");
+    const job = await new GraphRuns(tenant, graph, { queue }).start(threadId, { steps: [] });
+    const admin = pool();
+    const holds = async () =>
+      Number(
+        (
+          await admin.query(
+            "select count(*) as n from pg_locks l join pg_database d on d.oid = l.database where l.locktype = 'advisory' and l.classid = 1095522636 and d.datname = current_database()",
+          )
+        ).rows[0].n,
+      );
+    const before = await holds();
+    const first = workerProcess(queue, { HANG_ON_FIRST_ATTEMPT: "1", LEASE_SECONDS: "3600" });
+    const firstExit = exited(first);
+    let second: ChildProcess | null = null;
+    try {
+      await waitFor(async () => ((await nodeEvents(threadId)).some((e) => e.node === "slow") ? true : undefined), 30_000, "the slow node");
+      const token = Number((await tenant.getJob(job.job_id)).fencing_token);
+      second = workerProcess(queue, { HANG_ON_FIRST_ATTEMPT: "1", LEASE_SECONDS: "3600" });
+      await waitFor(async () => ((await holds()) >= before + 2 ? true : undefined), 30_000, "both workers hold their liveness");
+      first.kill("SIGKILL");
+      const killed = Date.now();
+      expect((await firstExit).signal).toBe("SIGKILL");
+      for (;;) {
+        if (Number((await tenant.getJob(job.job_id)).fencing_token) > token) break;
+        expect(Date.now() - killed).toBeLessThan(30_000);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      expect(Date.now() - killed).toBeLessThan(2000);
+      await waitFor(async () => ((await tenant.getJob(job.job_id)).status === "COMPLETED" ? true : undefined), 30_000, "the run completed");
+      expect((await tenant.getJob(job.job_id)).attempts).toBe(2);
+    } finally {
+      first.kill("SIGKILL");
+      if (second !== null) {
+        const secondExit = exited(second);
+        second.kill("SIGTERM");
+        await secondExit;
+      }
+      await admin.end();
+    }
+  });
+
   it("parks a run that calls interrupt() for a person, and resumes it with the decision", async () => {
     const { Annotation, END, START, StateGraph, interrupt } = await import("@langchain/langgraph");
     const State = Annotation.Root({ steps: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }) });

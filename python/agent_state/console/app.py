@@ -13,7 +13,8 @@ import base64
 import hashlib
 import hmac
 import json
-import re
+import logging
+import os
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -31,7 +32,7 @@ from markupsafe import Markup
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
-from psycopg.types.json import Jsonb
+from psycopg.types.json import Jsonb, set_json_loads
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware
@@ -43,11 +44,10 @@ from .. import errors
 from ..client import abehind_pooler
 
 HERE = Path(__file__).parent
+log = logging.getLogger("agent_state.console")
 COOKIE = "agent_state_console"
 JOB_STATUSES = ("PENDING", "IN_PROGRESS", "AWAITING_HUMAN", "COMPLETED", "FAILED", "CANCELLED")
 SESSION_STATUSES = ("active", "waiting", "completed", "failed", "cancelled")
-_AGE = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 PBKDF2_ITERATIONS = 200_000
 
 
@@ -230,6 +230,19 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
+TOO_DEEP = {"(not shown)": "JSON nested deeper than the console reads"}
+
+
+def bounded_json_loads(data: str | bytes) -> Any:
+    """json.loads for the console's connections: a document nested deeper than Python's recursion
+    limit (Postgres stores far deeper ones: a tenant's event can hold one) reads as a placeholder,
+    so the page of that run still renders."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        return dict(TOO_DEEP)
+
+
 def as_json(value: Any) -> str:
     return json.dumps(plain(value), indent=2, sort_keys=True, ensure_ascii=False)
 
@@ -249,27 +262,6 @@ def age_text(value: timedelta | float | None) -> str:
 
 def when(value: datetime | None) -> str:
     return "-" if value is None else value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-
-
-def parse_age(text: str | None) -> timedelta | None:
-    """``30m``, ``2h``, ``7d``: rows younger than this; None for empty; ValueError otherwise."""
-    if not text:
-        return None
-    m = _AGE.match(text)
-    if m is None:
-        raise ValueError(f"age {text!r} is not a number and a unit (s, m, h, d), e.g. 2h")
-    return timedelta(**{_UNITS[m.group(2)]: int(m.group(1))})
-
-
-def parse_meta(text: str | None) -> tuple[list[str], str] | None:
-    """``key=value`` or ``a.b=value``: a path into the session config or the job payload, and the
-    value it must hold (compared in SQL: ``config #>> path = value``, by ai.find_sessions and ai.find_jobs)."""
-    if not text:
-        return None
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise ValueError(f"metadata filter {text!r} is not key=value (a.b=value for a nested key)")
-    return key.strip().split("."), value.strip()
 
 
 # -- the checkpoint tree --------------------------------------------------------------------------
@@ -393,6 +385,7 @@ class Console:
     def connect(self, login: Login) -> Iterator[psycopg.Connection[Any]]:
         conninfo = login.conninfo or self.config.database_url
         with psycopg.connect(conninfo, autocommit=True, prepare_threshold=None, row_factory=dict_row) as conn:
+            set_json_loads(bounded_json_loads, conn)
             yield conn
 
     @staticmethod
@@ -410,8 +403,8 @@ class Console:
 
     def check_csrf(self, request: Request, form: Any) -> None:
         login = request.state.login
-        sent = form.get("csrf") or request.headers.get("x-csrf-token") or ""
-        if login is None or not hmac.compare_digest(str(sent), login.csrf):
+        sent = (form.get("csrf") if form is not None else None) or request.headers.get("x-csrf-token") or ""
+        if login is None or not hmac.compare_digest(str(sent).encode(errors="replace"), login.csrf.encode()):
             raise Refused("CSRF token missing or wrong: reload the page and try again")
 
     def check_action(self, operator_only: bool, ident: dict[str, Any]) -> None:
@@ -428,7 +421,10 @@ def _login_for(console: Console, request: Request) -> tuple[Login, bool]:
     if login is None:
         return console.logins.new(), True
     if console.config.auth == "database" and login.user is not None:
-        login.conninfo = with_user(console.config.database_url, login.user, login.password or "")
+        try:
+            login.conninfo = visitor_conninfo(console.config.database_url, login.user, login.password or "")
+        except LoginRefused:  # a login without a password (a cookie of an older console): logged out
+            login.user, login.password, login.conninfo = None, None, None
     elif console.config.auth != "database":
         login.password = None
     return login, False
@@ -473,7 +469,14 @@ def create_app(database_url: str | None = None, *, config: ConsoleConfig | None 
         if login.user is None and path != "/login":
             response: Response = RedirectResponse(f"{request.scope.get('root_path', '')}/login", status_code=303)
         else:
-            response = await call_next(request)
+            try:
+                response = await call_next(request)
+            except Exception:  # never a traceback, SQL or an address on a page: in the log only
+                log.exception("console: %s %s failed", request.method, path)
+                response = console.render(
+                    request, "error.html", 500, title="Internal error",
+                    message="the console failed on this page; the error is in the console's log",
+                )  # fmt: skip
         if fresh or login.fields() != before:  # a new visitor, a login, a logout: the cookie again
             response.set_cookie(
                 COOKIE,
@@ -547,13 +550,34 @@ def sse_response(console: Console, login: Login) -> StreamingResponse:
     )
 
 
-def with_user(database_url: str, user: str, password: str) -> str:
-    """The console's database URL, as another role (the database-credentials login)."""
-    params: dict[str, Any] = conninfo_to_dict(database_url)
-    params["user"] = user
-    if password:
-        params["password"] = password
-    else:
-        params.pop("password", None)
+# The authentication methods a visitor's connection accepts: the server must ask for the password
+# the visitor typed. A server that lets the role in without one (trust, peer, ident, a client
+# certificate alone) is refused by libpq itself (require_auth, libpq 16 and later).
+PASSWORD_METHODS = "scram-sha-256,md5,password"
+# A password file that cannot exist ("/dev/null" is a directory nowhere): libpq reads no
+# ~/.pgpass or PGPASSFILE for a visitor's connection.
+NO_PASSFILE = f"{os.devnull}/agent-state-console-reads-no-password-file"
+# Options of the console's URL that carry the console's own credentials: never a visitor's.
+_CREDENTIALS = ("user", "password", "passfile", "require_auth", "sslcert", "sslkey", "sslpassword", "sslcertmode")
+
+
+class LoginRefused(Exception):
+    """A login the console refuses before it connects (no password): the one login message."""
+
+
+def visitor_conninfo(database_url: str, user: str, password: str) -> str:
+    """The connection string of a visitor of the database-credentials login: the console's URL for
+    *where* (host, port, database, TLS), and for *who* exactly what the visitor typed. libpq fills
+    an option from the environment (PGPASSWORD, PGSERVICE's file, ~/.pgpass) only when the string
+    leaves it unset; here the role, the password (never empty), the password file (none) and the
+    accepted methods (password ones only) are all set, so none of the console process's own
+    credentials can log a visitor in, and a server that would let the role in without asking for
+    the password (trust, peer) is refused."""
+    if not password:
+        raise LoginRefused("a password is needed")
+    if "\x00" in user or "\x00" in password:
+        raise LoginRefused("a NUL character is not allowed")
+    params: dict[str, Any] = {k: v for k, v in conninfo_to_dict(database_url).items() if k not in _CREDENTIALS}
+    params.update(user=user, password=password, passfile=NO_PASSFILE, require_auth=PASSWORD_METHODS)
     params.setdefault("connect_timeout", 10)
     return make_conninfo(**params)

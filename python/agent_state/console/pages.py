@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import difflib
-import json
+import logging
 import re
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 import psycopg
-from psycopg.types.json import Jsonb
+from psycopg.types.json import Jsonb, set_json_loads
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -21,20 +21,34 @@ from .app import (
     SESSION_STATUSES,
     Console,
     Login,
+    LoginRefused,
     Refused,
     as_json,
+    bounded_json_loads,
     build_tree,
-    parse_age,
-    parse_meta,
     plain,
     query_string,
     sse_response,
     throughput_chart,
     verify_password,
-    with_user,
+    visitor_conninfo,
 )
+from .params import BadParameter, Param, accepts
 
 Conn = psycopg.Connection[Any]
+log = logging.getLogger("agent_state.console")
+
+# The one message of a failed login, whatever failed (no such role, a wrong password, a server
+# that would not ask for one, the database out of reach): the reason goes to the console's log.
+LOGIN_FAILED = "wrong user name or password"
+
+# The parameters the pages read (agent_state.console.params): ids as the SQL API bounds them
+# (1 to 255 characters, any but NUL), other words without control characters.
+ID = Param("id", 255, required=True)
+TEXT = Param("text", 255)
+NEXT = {"next": Param("path", 2000)}
+CSRF = {"csrf": Param("text", 200)}
+THREAD_AND_CHECKPOINT = {"thread_id": ID, "checkpoint_id": ID}
 
 
 def _console(request: Request) -> Console:
@@ -53,8 +67,14 @@ def _guarded(request: Request, work: Callable[[], Response]) -> Response:
         return console.render(request, "error.html", 400, title=type(error).__name__, message=str(error))
     except ValueError as error:
         return console.render(request, "error.html", 400, title="Bad request", message=str(error))
-    except psycopg.Error as error:
-        return console.render(request, "error.html", 500, title="Database error", message=str(error).strip())
+    except psycopg.OperationalError:  # the text names the server's address: in the log only
+        log.exception("console: the database is out of reach")
+        message = "the database cannot be reached as this role now: try again, or log in again"
+        return console.render(request, "error.html", 503, title="Database unavailable", message=message)
+    except psycopg.Error:  # the text may quote the console's SQL: in the log only
+        log.exception("console: the database refused a page's query")
+        message = "the database refused this page's query; the error is in the console's log"
+        return console.render(request, "error.html", 500, title="Database error", message=message)
 
 
 def _attachment(name: str) -> str:
@@ -65,8 +85,8 @@ def _attachment(name: str) -> str:
 def _back(request: Request, default: str) -> str:
     """Where an action returns: a path of this console (never another site)."""
     root = str(request.scope.get("root_path", ""))
-    target: str = str(request.query_params.get("next") or default)
-    if not target.startswith("/") or target.startswith("//"):
+    target: str = str(request.state.params.get("next") or default)  # a path of this console (params)
+    if not target.startswith("/") or target.startswith("//") or "\\" in target:
         target = default
     return root + target
 
@@ -74,50 +94,54 @@ def _back(request: Request, default: str) -> str:
 # -- login -------------------------------------------------------------------------------------------
 
 
+@accepts(query=NEXT, form={**CSRF, "user": Param("text", 63), "password": Param("secret", 1000)})
 async def login(request: Request) -> Response:
     console = _console(request)
     state: Login = request.state.login
     if request.method == "GET":
         return console.render(request, "login.html", title="Log in", error=None)
-    form = await request.form()
+    form, params = request.state.form, request.state.params
     try:
         console.check_csrf(request, form)
     except Refused as refused:
         return console.render(request, "login.html", 403, title="Log in", error=str(refused))
-    user = str(form.get("user") or "").strip()
-    password = str(form.get("password") or "")
-    if not user:
-        return console.render(request, "login.html", 400, title="Log in", error="a user name is needed")
+    user = str(params["user"] or "").strip()
+    password = str(params["password"] or "")
+    if not user or len(user.encode()) > 63:
+        return console.render(request, "login.html", 400, title="Log in", error="a user name (1 to 63 bytes) is needed")
     if console.config.auth == "password":
         stored = console.users.get(user)
         if stored is None or not verify_password(password, stored):
-            return console.render(request, "login.html", 401, title="Log in", error="wrong user name or password")
+            return console.render(request, "login.html", 401, title="Log in", error=LOGIN_FAILED)
         console.logins.log_in(state, user, None)
         state.conninfo = None
     else:
-        conninfo = with_user(console.config.database_url, user, password)
+        try:  # refused before any connection: no password (libpq would look for one of its own)
+            conninfo = visitor_conninfo(console.config.database_url, user, password)
+        except LoginRefused as refused:
+            return console.render(request, "login.html", 400, title="Log in", error=str(refused))
 
-        def check() -> str | None:
+        def check() -> bool:
             try:
                 with psycopg.connect(conninfo, autocommit=True) as conn:
                     conn.execute("select ai.sees_all_owners()", prepare=False)
-                return None
+                return True
             except psycopg.Error as error:
-                return f"cannot log in as {user}: {str(error).strip().splitlines()[0]}"
+                log.info("console: login as %r refused: %s", user, str(error).strip())
+                return False
 
-        problem = await run_in_threadpool(check)
-        if problem is not None:
-            return console.render(request, "login.html", 401, title="Log in", error=problem)
+        if not await run_in_threadpool(check):
+            return console.render(request, "login.html", 401, title="Log in", error=LOGIN_FAILED)
         console.logins.log_in(state, user, password)
         state.conninfo = conninfo
     return RedirectResponse(_back(request, "/runs"), status_code=303)
 
 
+@accepts(form=CSRF)
 async def logout(request: Request) -> Response:
     console = _console(request)
-    form = await request.form()
     try:
-        console.check_csrf(request, form)
+        console.check_csrf(request, request.state.form)
     except Refused as refused:
         return console.render(request, "error.html", 403, title="Refused", message=str(refused))
     state: Login = request.state.login
@@ -125,6 +149,7 @@ async def logout(request: Request) -> Response:
     return RedirectResponse(f"{request.scope.get('root_path', '')}/login", status_code=303)
 
 
+@accepts()
 def home(request: Request) -> Response:
     return RedirectResponse(f"{request.scope.get('root_path', '')}/runs", status_code=303)
 
@@ -133,17 +158,15 @@ def home(request: Request) -> Response:
 
 
 def _runs_context(console: Console, conn: Conn, request: Request) -> dict[str, Any]:
-    q = request.query_params
-    kind = q.get("kind") or "jobs"
-    if kind not in ("jobs", "sessions"):
-        raise ValueError("kind is jobs or sessions")
-    status = q.get("status") or None
-    queue = q.get("queue") or None
-    owner = q.get("owner") or None
-    age = parse_age(q.get("age"))
-    meta = parse_meta(q.get("meta"))
+    q, p = request.query_params, request.state.params
+    kind = p["kind"] or "jobs"
+    status = p["status"]
+    queue = p["queue"]
+    owner = p["owner"]
+    age = p["age"]
+    meta = p["meta"]
     meta_args = meta if meta is not None else (None, None)  # (path, value): ai.find_jobs / ai.find_sessions
-    before = q.get("before") or None
+    before = p["before"]
     limit = console.config.page_size
     now = console.rows(conn, "select ai.now() as now")[0]["now"]
     ident = console.identity(conn)
@@ -154,7 +177,7 @@ def _runs_context(console: Console, conn: Conn, request: Request) -> dict[str, A
             status = status.upper()
         if status and status not in JOB_STATUSES:
             raise ValueError(f"status {status} is not one of {', '.join(JOB_STATUSES)}")
-        cursor = int(before) if before else None
+        cursor = Param("int", 20, low=1).parse("before", before)  # a job id
         rows = console.rows(
             conn,
             "select * from ai.find_jobs(%s, %s, %s, %s, %s, %s, %s, %s)",
@@ -205,19 +228,33 @@ def _runs_context(console: Console, conn: Conn, request: Request) -> dict[str, A
     }
 
 
+RUNS_QUERY = {
+    "kind": Param("choice", 16, choices=("jobs", "sessions")),
+    "status": TEXT,  # one of the kind's statuses: checked with the kind
+    "queue": Param("id", 255),
+    "owner": TEXT,
+    "age": Param("age", 32),
+    "meta": Param("meta", 1300),
+    "before": Param("id", 255),  # a job id, or a thread id
+    "partial": Param("flag", 8),
+}
+
+
+@accepts(query=RUNS_QUERY)
 def runs(request: Request) -> Response:
     console = _console(request)
 
     def work() -> Response:
         with console.connect(request.state.login) as conn:
             context = _runs_context(console, conn, request)
-        if request.query_params.get("partial"):
+        if request.state.params["partial"]:
             return console.render(request, "_runs_table.html", **context)
         return console.render(request, "runs.html", title="Runs", **context)
 
     return _guarded(request, work)
 
 
+@accepts()
 async def events(request: Request) -> Response:
     return sse_response(_console(request), request.state.login)
 
@@ -262,9 +299,10 @@ def _run_context(console: Console, conn: Conn, thread_id: str) -> dict[str, Any]
     }
 
 
+@accepts(path={"thread_id": ID})
 def run(request: Request) -> Response:
     console = _console(request)
-    thread_id = request.path_params["thread_id"]
+    thread_id = request.state.params["thread_id"]
 
     def work() -> Response:
         with console.connect(request.state.login) as conn:
@@ -274,10 +312,11 @@ def run(request: Request) -> Response:
     return _guarded(request, work)
 
 
+@accepts(path={"thread_id": ID, "item": Param("text", 64, required=True), "ref": ID})
 def item(request: Request) -> Response:
     """One timeline item's whole detail as a JSON download (what the page cut)."""
     console = _console(request)
-    thread_id, kind, ref = (request.path_params[k] for k in ("thread_id", "item", "ref"))
+    thread_id, kind, ref = (request.state.params[k] for k in ("thread_id", "item", "ref"))
 
     def work() -> Response:
         with console.connect(request.state.login) as conn:
@@ -302,18 +341,25 @@ def _checkpoint_state(conn: Conn, thread_id: str, checkpoint_id: str) -> dict[st
     except ImportError:
         return None
     saver = AgentStateSaver(conn)
-    found = saver.get_tuple(
-        {"configurable": {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}}
-    )
-    if found is None:
+    config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}}
+    try:
+        found = saver.get_tuple(config)  # type: ignore[arg-type]
+        values = found.checkpoint.get("channel_values", {}) if found is not None else None
+    except psycopg.Error:
+        raise
+    except Exception:  # a checkpoint LangGraph did not write (another serializer, another shape)
+        log.info("console: checkpoint %s of %r is not LangGraph's", checkpoint_id, thread_id, exc_info=True)
+        return {"(not a LangGraph checkpoint)": "its bytes are not shown"}
+    if values is None:
         return None
-    state: dict[str, Any] = plain(found.checkpoint.get("channel_values", {}))
+    state: dict[str, Any] = plain(values) if isinstance(values, dict) else {"(channel values)": plain(values)}
     return state
 
 
+@accepts(path=THREAD_AND_CHECKPOINT, query={"download": Param("flag", 8)})
 def checkpoint(request: Request) -> Response:
     console = _console(request)
-    thread_id, checkpoint_id = request.path_params["thread_id"], request.path_params["checkpoint_id"]
+    thread_id, checkpoint_id = request.state.params["thread_id"], request.state.params["checkpoint_id"]
 
     def work() -> Response:
         conninfo = request.state.login.conninfo or console.config.database_url
@@ -326,10 +372,11 @@ def checkpoint(request: Request) -> Response:
                 raise errors.NotFound(f"no checkpoint {checkpoint_id} in thread {thread_id}")
             # the saver reads tuple rows: a connection of its own
             with psycopg.connect(conninfo, autocommit=True, prepare_threshold=None) as plain_conn:
+                set_json_loads(bounded_json_loads, plain_conn)
                 state = _checkpoint_state(plain_conn, thread_id, checkpoint_id)
                 parent_id = node["parent_checkpoint_id"]
                 parent = _checkpoint_state(plain_conn, thread_id, parent_id) if parent_id else {}
-        if request.query_params.get("download"):
+        if request.state.params["download"]:
             return Response(
                 as_json({"checkpoint": node, "state": state}),
                 media_type="application/json",
@@ -362,6 +409,7 @@ def checkpoint(request: Request) -> Response:
 # -- approvals ---------------------------------------------------------------------------------------
 
 
+@accepts()
 def approvals(request: Request) -> Response:
     console = _console(request)
 
@@ -374,32 +422,36 @@ def approvals(request: Request) -> Response:
     return _guarded(request, work)
 
 
+@accepts(
+    query=NEXT,
+    form={
+        **CSRF, **THREAD_AND_CHECKPOINT,
+        "decision": Param("choice", 16, required=True, choices=("approve", "reject", "edit")),
+        "reason": Param("lines", 10_000),
+        "edited_action": Param("document", 900_000),  # the form always sends it: JSON for "edit" only
+    },
+)  # fmt: skip
 async def resolve(request: Request) -> Response:
     """approve / reject / edit and approve, through ``ai.resolve_human``. A service acting for
     nobody decides for the thread's owner (``ai.act_as`` in the same transaction)."""
     console = _console(request)
-    form = await request.form()
+    form, p = request.state.form, request.state.params
 
     def work() -> Response:
         console.check_csrf(request, form)
-        thread_id = str(form.get("thread_id") or "")
-        checkpoint_id = str(form.get("checkpoint_id") or "")
-        choice = str(form.get("decision") or "")
+        thread_id, checkpoint_id, choice = p["thread_id"], p["checkpoint_id"], p["decision"]
         decision: dict[str, Any]
         if choice == "approve":
             decision = {"approved": True}
         elif choice == "reject":
             decision = {"approved": False}
-            if form.get("reason"):
-                decision["reason"] = str(form.get("reason"))
-        elif choice == "edit":
-            try:
-                edited = json.loads(str(form.get("edited_action") or ""))
-            except json.JSONDecodeError as error:
-                raise ValueError(f"the edited action is not JSON: {error}") from error
-            decision = {"approved": True, "edited_action": edited}
+            if p["reason"]:
+                decision["reason"] = p["reason"]
         else:
-            raise ValueError("decision is approve, reject or edit")
+            if p["edited_action"] is None:
+                raise BadParameter("edited_action is needed to edit and approve")
+            edited = Param("json", 900_000).parse("edited_action", p["edited_action"])
+            decision = {"approved": True, "edited_action": edited}
         with console.connect(request.state.login) as conn:
             ident = console.identity(conn)
             console.check_action(False, ident)
@@ -418,6 +470,7 @@ async def resolve(request: Request) -> Response:
 # -- queues ------------------------------------------------------------------------------------------
 
 
+@accepts()
 def queues(request: Request) -> Response:
     console = _console(request)
 
@@ -451,16 +504,23 @@ def queues(request: Request) -> Response:
 # -- operator actions --------------------------------------------------------------------------------
 
 
+@accepts(
+    query=NEXT,
+    form={
+        **CSRF,
+        "action": Param("choice", 16, required=True, choices=("retry", "cancel", "release")),
+        "job_id": Param("int", 20, required=True, low=1),
+    },
+)
 async def job_action(request: Request) -> Response:
     """retry (``ai.retry_dead_job``), cancel (``ai.cancel_job``), release a stuck lease
     (``ai.release_job`` with the job's current fencing token): service role only."""
     console = _console(request)
-    form = await request.form()
+    form, p = request.state.form, request.state.params
 
     def work() -> Response:
         console.check_csrf(request, form)
-        action = str(form.get("action") or "")
-        job_id = int(str(form.get("job_id") or "0"))
+        action, job_id = p["action"], p["job_id"]
         with console.connect(request.state.login) as conn:
             console.check_action(True, console.identity(conn))
             if action == "retry":
@@ -477,14 +537,15 @@ async def job_action(request: Request) -> Response:
     return await run_in_threadpool(_guarded, request, work)
 
 
+@accepts(form={**CSRF, **THREAD_AND_CHECKPOINT})
 async def fork(request: Request) -> Response:
     """``ai.fork_thread`` from a checkpoint: a new thread of the same owner; shows its page."""
     console = _console(request)
-    form = await request.form()
+    form, p = request.state.form, request.state.params
 
     def work() -> Response:
         console.check_csrf(request, form)
-        thread_id, checkpoint_id = str(form.get("thread_id") or ""), str(form.get("checkpoint_id") or "")
+        thread_id, checkpoint_id = p["thread_id"], p["checkpoint_id"]
         with console.connect(request.state.login) as conn:
             console.check_action(True, console.identity(conn))
             new = console.rows(conn, "select ai.fork_thread(%s, %s) as t", (thread_id, checkpoint_id))[0]["t"]
@@ -493,18 +554,19 @@ async def fork(request: Request) -> Response:
     return await run_in_threadpool(_guarded, request, work)
 
 
+@accepts(form={**CSRF, **THREAD_AND_CHECKPOINT, "model": TEXT})
 async def replay(request: Request) -> Response:
     """Replay with another model: ``ai.fork_thread`` from the checkpoint, then ``ai.enqueue_job`` on
     the fork in the queue of the thread's last job, with ``{"graph_input": null, "replay":
     {from_thread, from_checkpoint, model}}`` as payload: a graph run (agent_state.graph_runs) goes on
     from the fork's checkpoint with the model in ``config["configurable"]["model"]`` (docs/console.md)."""
     console = _console(request)
-    form = await request.form()
+    form, p = request.state.form, request.state.params
 
     def work() -> Response:
         console.check_csrf(request, form)
-        thread_id, checkpoint_id = str(form.get("thread_id") or ""), str(form.get("checkpoint_id") or "")
-        model = str(form.get("model") or "").strip()
+        thread_id, checkpoint_id = p["thread_id"], p["checkpoint_id"]
+        model = str(p["model"] or "").strip()
         if not model:
             raise ValueError("name the model to replay with")
         with console.connect(request.state.login) as conn:
@@ -528,17 +590,24 @@ async def replay(request: Request) -> Response:
 _BULK = {"retry": "select * from ai.retry_dead_job(%s)", "cancel": "select * from ai.cancel_job(%s)"}
 
 
+@accepts(
+    form={
+        **CSRF,
+        "action": Param("choice", 16, required=True, choices=("retry", "cancel")),
+        "queue": TEXT,
+        "status": Param("choice", 32, choices=JOB_STATUSES, upper=True),
+        "confirm": Param("int", 8, high=10_000_000),
+    },
+)
 async def bulk(request: Request) -> Response:
     """Retry or cancel every job of a filter (queue, status), after a confirmation page with the count;
     the second POST carries the count it confirmed, and the action runs over the jobs listed again."""
     console = _console(request)
-    form = await request.form()
+    form, p = request.state.form, request.state.params
 
     def work() -> Response:
         console.check_csrf(request, form)
-        action = str(form.get("action") or "")
-        queue = str(form.get("queue") or "") or None
-        status = str(form.get("status") or "") or None
+        action, queue, status = p["action"], p["queue"], p["status"]
         if action == "retry":
             status = "FAILED"
         elif action == "cancel":
@@ -552,8 +621,8 @@ async def bulk(request: Request) -> Response:
                 r["job_id"]
                 for r in console.rows(conn, "select * from ai.list_jobs(%s, %s, null, %s)", (queue, status, 10000))
             ]
-            confirmed = form.get("confirm")
-            if confirmed is None or int(str(confirmed)) != len(ids):
+            confirmed = p["confirm"]
+            if confirmed is None or confirmed != len(ids):
                 return console.render(
                     request, "confirm.html", title="Confirm", action=action, queue=queue, job_status=status,
                     count=len(ids), stale=confirmed is not None,

@@ -10,10 +10,10 @@ select throws_ok($$select ai.put_checkpoint('t-big', '', 'c1', null, 'json', '\x
                  'AS003', 'the value of channel m is 16777217 bytes, over the limit of 16777216', 'a channel value over 16 MiB');
 select throws_ok(format($$select ai.put_checkpoint('t-big', '', 'c1', null, 'json', '\x01', '{}', '{}', array['m'], array[%L],
                                                    array['json'], array['\x01'::bytea])$$, repeat('v', 3000)),
-                 'AS002', 'the version of channel m is longer than 255 characters', 'a version over 255 characters (not 54000)');
+                 'AS002', 'the version of channel m is longer than 255 bytes', 'a version over 255 bytes (not 54000)');
 select throws_ok(format($$select ai.put_checkpoint('t-big', '', 'c1', null, 'json', '\x01', '{}', '{}', array[%L], array['1'],
                                                    array['json'], array['\x01'::bytea])$$, repeat('c', 3000)),
-                 'AS002', 'a channel name is longer than 255 characters', 'a channel name over 255 characters');
+                 'AS002', 'a channel name is longer than 255 bytes', 'a channel name over 255 bytes');
 reset role;
 select is((select count(*)::int from ai.agent_sessions where thread_id = 't-big'), 0, 'nothing written, not even the session');
 
