@@ -89,7 +89,9 @@ def _enqueue_jobs_args(jobs: Sequence[NewJob], queue: str, max_attempts: int) ->
         queue,
         [j.run_at for j in jobs],
         [j.priority for j in jobs],
-        [j.idempotency_key for j in jobs],
+        # as enqueue_job: a job without a key of the caller's gets one of the call's own, so a
+        # retry of the whole batch after a lost answer makes no job twice
+        [j.idempotency_key if j.idempotency_key is not None else new_request_id() for j in jobs],
         max_attempts,
     )
 
@@ -131,7 +133,8 @@ class AsyncQueueMethods:
     async def enqueue_jobs(self, jobs: Sequence[NewJob], queue: str = "default", max_attempts: int = 5) -> list[Job]:
         """``ai.enqueue_jobs``: up to MAX_ENQUEUE_BATCH (5,000) jobs of one queue in one round trip;
         one Job per NewJob, in order, each answered as ``enqueue_job`` answers it (a reused key: the
-        first job). One bad job fails the call and writes nothing; TooLarge over the maximum."""
+        first job). One bad job fails the call and writes nothing; TooLarge over the maximum. A job
+        without a key gets one (a random UUID), so that a retry of the call never duplicates."""
         if not jobs:
             return []
         return await self._rows(ENQUEUE_JOBS, _enqueue_jobs_args(jobs, queue, max_attempts))
@@ -238,7 +241,8 @@ class QueueMethods:
     def enqueue_jobs(self, jobs: Sequence[NewJob], queue: str = "default", max_attempts: int = 5) -> list[Job]:
         """``ai.enqueue_jobs``: up to MAX_ENQUEUE_BATCH (5,000) jobs of one queue in one round trip;
         one Job per NewJob, in order, each answered as ``enqueue_job`` answers it (a reused key: the
-        first job). One bad job fails the call and writes nothing; TooLarge over the maximum."""
+        first job). One bad job fails the call and writes nothing; TooLarge over the maximum. A job
+        without a key gets one (a random UUID), so that a retry of the call never duplicates."""
         if not jobs:
             return []
         return self._rows(ENQUEUE_JOBS, _enqueue_jobs_args(jobs, queue, max_attempts))

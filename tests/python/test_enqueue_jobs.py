@@ -48,6 +48,7 @@ def test_a_batch_is_answered_job_by_job_in_order(service: psycopg.Connection[Any
     assert jobs[0].job_id == earlier.job_id and jobs[3].job_id == jobs[1].job_id
     assert jobs[1].priority == 5 and jobs[1].run_at == later and jobs[2].max_attempts == 2
     assert {j.thread_id for j in jobs} == set(threads) and {j.queue for j in jobs} == {queue}
+    assert jobs[2].idempotency_key  # a job without a key gets one of the call's own, as enqueue_job
     assert client.enqueue_jobs([], queue=queue) == []
 
 

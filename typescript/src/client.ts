@@ -555,7 +555,7 @@ export class Client {
   /**
    * `ai.enqueue_jobs`: up to 5,000 jobs of one queue in one call (AS003, `TooLarge`, beyond), one
    * job per entry, in order, each answered as `enqueueJob` answers it (a reused key: the first job).
-   * One bad job fails the call and writes nothing.
+   * One bad job fails the call and writes nothing. A job without a key gets one (a random UUID).
    */
   async enqueueJobs(jobs: NewJob[], options: { queue?: string; maxAttempts?: number } = {}): Promise<Job[]> {
     if (jobs.length === 0) return [];
@@ -567,7 +567,7 @@ export class Client {
         options.queue ?? "default",
         jobs.map((j) => j.run_at ?? null),
         jobs.map((j) => j.priority ?? 0),
-        jobs.map((j) => j.idempotency_key ?? null),
+        jobs.map((j) => j.idempotency_key ?? randomUUID()), // as enqueueJob: a retry never duplicates
         options.maxAttempts ?? 5,
       ],
     );
