@@ -211,6 +211,17 @@ def seconds(text: str) -> float:
     return value
 
 
+def seconds_or_zero(text: str) -> float:
+    """An argparse type: a threshold in seconds, 0 (anything) to a day."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 86400:  # also NaN and infinities
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is not a number of seconds from 0 to 86400")
+    return value
+
+
 def text_argument(text: str) -> str:
     """An argparse type for every text argument: UTF-8 (the database's encoding) without NUL."""
     try:
@@ -1026,7 +1037,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--lease",
-        type=float,
+        type=seconds_or_zero,  # 0: every transaction that holds locks
         default=60.0,
         metavar="SECONDS",
         help="report transactions holding locks longer than this (default 60, the workers' lease)",

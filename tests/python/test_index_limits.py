@@ -31,6 +31,7 @@ LIMITS: dict[str, int] = {
     "owner": 255,  # bytes: a login role's name (63 at most), or ai.act_as's owner
     "idempotency_key": 255,
     "queue": 255,
+    "worker_id": 255,  # ai.queue_workers: a worker's claims and liveness hold
     "checkpoint_id": 255,
     "parent_checkpoint_id": 255,
     "checkpoint_ns": 1024,
