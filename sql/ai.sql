@@ -5553,6 +5553,9 @@ begin
   end;
   delete from ai_archive.agent_sessions a where a.thread_id = a_thread_id;
   delete from ai_archive.archived_thread_ids r where r.thread_id = a_thread_id;  -- the id is free again
+  -- A skip listed for this id was a hot duplicate that is gone now (a restore needs none): it
+  -- would otherwise be reported by every later sweep until the restored session is archived.
+  delete from ai_archive.archive_skips k where k.thread_id = a_thread_id;
   return ai._session_as_read(s);  -- last_seq and current_checkpoint_id computed, as get_session does
 end
 $$;

@@ -122,8 +122,11 @@ def test_a_duplicate_made_before_ids_were_reserved_is_skipped_listed_and_the_res
         # The archived T is still A's to restore once the hot duplicate is gone.
         assert a.delete_thread(t)
         assert operator.restore_session(t).owner == "tenant_a"
+        # and the skip is no longer listed: its hot duplicate is gone (no sweep reports it again)
+        assert cs.execute(listed, (t,)).fetchone() is None
 
 
+@pytest.mark.session_features("waits on the racing backend's pid in pg_stat_activity")
 def test_a_create_racing_the_archive_of_its_id_is_refused_once_the_archive_commits(
     role_dsn: Callable[[str], str], conn: psycopg.Connection[Any]
 ) -> None:
