@@ -108,10 +108,20 @@ SQL
 set client_min_messages = warning;
 create role tenant_a login;
 create role app_service login;
-create role console_operator login;
+create role console_operator login password 'ha-console-operator';
 grant ai_user to tenant_a;
 grant ai_service to app_service, console_operator;
 SQL
+  # The console's login takes only a server that asks for the password (docs/console.md): the
+  # formation trusts 127.0.0.1, so console_operator gets a line of its own above the others, on
+  # every node (a node that rejoins by pg_rewind or a base backup copies the primary's file).
+  for n in $(seq 1 "$NODES"); do
+    local hba="$DATA/node$n/pg_hba.conf"
+    { echo "host all console_operator 127.0.0.1/32 scram-sha-256"; cat "$hba"; } >"$hba.new"
+    mv "$hba.new" "$hba"
+    if [ "$(id -u)" = 0 ]; then chown postgres: "$hba"; fi
+    psql_admin -p $((PORT + n)) -d agent_state -c 'select pg_reload_conf()' >/dev/null
+  done
   echo "ha.sh: formation up: monitor 127.0.0.1:$PORT, nodes $(seq -s, $((PORT + 1)) $((PORT + NODES))), states $(states)"
 }
 

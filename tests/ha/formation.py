@@ -19,6 +19,8 @@ PORT = int(os.environ.get("HA_PORT", "6100"))
 NODES = int(os.environ.get("HA_NODES", "2"))
 NODE_PORTS = [PORT + n for n in range(1, NODES + 1)]
 HOSTS = ",".join(f"127.0.0.1:{p}" for p in NODE_PORTS)
+#: console_operator's password (scripts/ha.sh): the console logs in only where the server asks for it
+CONSOLE_PASSWORD = "ha-console-operator"
 
 
 def url(user: str, *, read_write: bool = True, connect_timeout: int = 3) -> str:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from formation import HA_DIR, NODES, PORT, ROOT, ha, healthy, nodes, primary_port, url, wait
+from formation import CONSOLE_PASSWORD, HA_DIR, NODES, PORT, ROOT, ha, healthy, nodes, primary_port, url, wait
 from langgraph.checkpoint.base import empty_checkpoint
 from psycopg_pool import ConnectionPool
 from starlette.testclient import TestClient
@@ -218,7 +218,7 @@ def _console_login(browser: TestClient) -> None:
     page = browser.get("/login")
     found = re.search(r'name="csrf" value="([^"]+)"', page.text)
     assert found is not None
-    login = {"csrf": found.group(1), "user": "console_operator", "password": "any"}
+    login = {"csrf": found.group(1), "user": "console_operator", "password": CONSOLE_PASSWORD}
     assert browser.post("/login", data=login, follow_redirects=False).status_code == 303
 
 

@@ -11,7 +11,7 @@ import uuid
 
 import psycopg
 import pytest
-from formation import ROOT, healthy, node_url, primary_port, secondary_port, wait
+from formation import CONSOLE_PASSWORD, ROOT, healthy, node_url, primary_port, secondary_port, wait
 from starlette.testclient import TestClient
 
 from agent_state import Client
@@ -94,7 +94,7 @@ def test_the_read_only_console_works_on_a_hot_standby(seeded: tuple[str, str, st
         page = browser.get("/login")
         found = re.search(r'name="csrf" value="([^"]+)"', page.text)
         assert found is not None
-        login = {"csrf": found.group(1), "user": "console_operator", "password": "any"}
+        login = {"csrf": found.group(1), "user": "console_operator", "password": CONSOLE_PASSWORD}
         answer = browser.post("/login", data=login, follow_redirects=False)
         assert answer.status_code == 303, answer.text
         for path, expect in [
