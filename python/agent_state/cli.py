@@ -200,26 +200,25 @@ def whole_number(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
-def seconds(text: str) -> float:
-    """An argparse type: a number of seconds, more than 0 and at most a day."""
+def _seconds(text: str, *, zero: bool) -> float:
     try:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not 0 < value <= 86400:  # also NaN and infinities
-        raise argparse.ArgumentTypeError(f"{_shown(text)} is not a number of seconds above 0, at most 86400")
+    if not ((value >= 0 if zero else value > 0) and value <= 86400):  # also NaN and infinities
+        bound = "from 0 to 86400" if zero else "above 0, at most 86400"
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is not a number of seconds {bound}")
     return value
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a number of seconds, more than 0 and at most a day."""
+    return _seconds(text, zero=False)
 
 
 def seconds_or_zero(text: str) -> float:
     """An argparse type: a threshold in seconds, 0 (anything) to a day."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value <= 86400:  # also NaN and infinities
-        raise argparse.ArgumentTypeError(f"{_shown(text)} is not a number of seconds from 0 to 86400")
-    return value
+    return _seconds(text, zero=True)
 
 
 def text_argument(text: str) -> str:

@@ -71,10 +71,10 @@ class _Probe:
                 time.sleep(0.01)
 
 
-def _outage(direct_dsn: str) -> tuple[float, Any]:
-    """Stops the server for OUTAGE seconds and starts it; the moment it accepted connections."""
-    _pg_ctl("-m", "fast", "stop")
-    time.sleep(OUTAGE)  # the outage itself, not a wait for something to happen
+def _start_after(direct_dsn: str, seconds: float) -> tuple[float, Any]:
+    """Lets the stopped server stay down for ``seconds``, starts it; the moment it accepted
+    connections."""
+    time.sleep(seconds)  # the outage itself, not a wait for something to happen
     probe = _Probe(direct_dsn)
     probe.start()
     _pg_ctl("start")
@@ -82,6 +82,12 @@ def _outage(direct_dsn: str) -> tuple[float, Any]:
     assert probe.up is not None, "the server accepts connections again"
     wait_until_up(direct_dsn)
     return probe.up
+
+
+def _outage(direct_dsn: str) -> tuple[float, Any]:
+    """Stops the server for OUTAGE seconds and starts it; the moment it accepted connections."""
+    _pg_ctl("-m", "fast", "stop")
+    return _start_after(direct_dsn, OUTAGE)
 
 
 def _graph(started: dict[int, float]) -> Any:
@@ -219,16 +225,10 @@ def test_a_graph_worker_started_while_the_database_is_down_runs_once_it_is_back(
     runner = threading.Thread(target=run, daemon=True)
     try:
         runner.start()
-        time.sleep(START_OUTAGE)  # the outage itself, not a wait for something to happen
-        probe = _Probe(direct_dsn)
-        probe.start()
-        _pg_ctl("start")
-        probe.thread.join(120)
-        assert probe.up is not None, "the server accepts connections again"
-        wait_until_up(direct_dsn)
+        up_at, _ = _start_after(direct_dsn, START_OUTAGE)
         wait_until(lambda: job_id in started or bool(died), "the worker ran the job (or died)", timeout=60)
         assert not died, f"the worker died while the database was down: {died[0]!r}"
-        assert started[job_id] - probe.up[0] <= BOUND
+        assert started[job_id] - up_at <= BOUND
     finally:
         if not DATA.joinpath("postmaster.pid").exists():
             _pg_ctl("start")
@@ -290,16 +290,11 @@ def test_a_retrying_client_over_a_default_pool_writes_within_two_seconds_of_the_
     try:
         _pg_ctl("-m", "fast", "stop")
         writer.start()  # the write meets the outage and retries through it
-        time.sleep(OUTAGE)  # the outage itself, not a wait for something to happen
-        probe = _Probe(direct_dsn)
-        probe.start()
-        _pg_ctl("start")
-        probe.thread.join(120)
-        assert probe.up is not None, "the server accepts connections again"
+        up_at, _ = _start_after(direct_dsn, OUTAGE)
         writer.join(60)
         assert not failed, f"the retrying client gave up: {failed[0]!r}"
         assert acked, "the write was acknowledged"
-        delay = acked[0] - probe.up[0]
+        delay = acked[0] - up_at
         print(f"\n[{kind} Client(pool, retry) after a {OUTAGE:.0f} s outage] acknowledged {delay:.3f} s after")
         assert delay <= ACK_BOUND
     finally:
