@@ -20,7 +20,8 @@ alter table ai_archive.checkpoint_blobs add column base_version text collate "C"
 
 insert into ai.error_codes (sqlstate, name, description) values
   ('AS060', 'broken_channel_delta', 'A channel value stored as a delta cannot be rebuilt: it is not a msgpack array, or a version it extends is missing.'),
-  ('AS061', 'delta_base_missing', 'A channel delta given to put_checkpoint extends a version that is not stored, or is not a list of items: send the whole value.');
+  ('AS061', 'delta_base_missing', 'A channel delta given to put_checkpoint extends a version that is not stored, or is not a list of items: send the whole value.'),
+  ('AS062', 'snapshot_too_old_to_delete', 'A function that deletes checkpoints was called in a repeatable read or serializable transaction, whose snapshot cannot see the versions that runs committed while it waited extend: call it at read committed.');
 
 -- The items of msgpack arrays, in order, as one msgpack array: a whole value followed by its
 -- deltas. A msgpack array is a header (0x90 | n for up to 15 items, 0xdc and a 16-bit count, or

@@ -34,7 +34,7 @@ end
 $$;
 
 drop function ai._msgpack_concat(bytea[]);
-delete from ai.error_codes where sqlstate in ('AS060', 'AS061');
+delete from ai.error_codes where sqlstate in ('AS060', 'AS061', 'AS062');
 alter table ai.checkpoint_blobs drop column base_version;
 alter table ai_archive.checkpoint_blobs drop column base_version;
 

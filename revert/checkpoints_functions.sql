@@ -13,6 +13,7 @@ drop function ai._rebuilt_value(text, text, text, text);
 drop function ai._insert_writes(text, text, text, text, text, text, integer[], text[], text[], bytea[]);
 drop function ai._check_writes(text, text, integer[], text[], text[], bytea[]);
 drop function ai._check_key(text, text, integer);
+drop function ai._check_deletes_at_read_committed(text);
 -- the bounded reads' signatures (max_rows and cursors) and the batched retention walk
 drop function ai.list_checkpoints(text, text, text, integer, jsonb, text, text);
 drop function ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text);

@@ -3485,6 +3485,27 @@ end
 $$;
 comment on function ai._collect_checkpoint_blobs(text[]) is 'Internal: deletes the channel values no checkpoint of their thread and namespace references any more, directly or as the base of a referenced delta; returns how many.';
 
+-- The deleting paths (prune_checkpoints, so prune_idle_threads, and delete_for_runs) lock their
+-- threads' sessions and so wait for every put in flight; at read committed each statement after
+-- the lock sees what those puts committed, and keeps the versions their deltas extend. A repeatable
+-- read or serializable transaction keeps the snapshot of its first statement: it would delete a
+-- version a delta committed meanwhile extends (the thread then raises AS060 for good), so it is
+-- refused before anything is deleted (issue 34 item 2).
+create or replace function ai._check_deletes_at_read_committed(caller text) returns void
+language plpgsql stable
+as $$
+begin
+  if pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
+    raise exception using errcode = 'AS062',
+      message = format('%s deletes checkpoints, which needs read committed: a %s transaction cannot see what runs committed while it waited',
+                       caller, pg_catalog.current_setting('transaction_isolation'));
+  end if;
+end
+$$;
+comment on function ai._check_deletes_at_read_committed(text) is
+  'Internal guard of the functions that delete checkpoints: AS062 in a repeatable read or serializable transaction, whose snapshot misses the versions that runs committed meanwhile extend.';
+revoke execute on function ai._check_deletes_at_read_committed(text) from public;
+
 -- The session's current checkpoint is read from ai.checkpoints (ai.get_session); nothing resets it.
 drop function if exists ai._reset_current_checkpoint(text[]);
 
@@ -4596,6 +4617,7 @@ begin
   if run_ids is null or array_position(run_ids, null) is not null then
     raise exception using errcode = 'AS002', message = 'run_ids must not be NULL or contain NULL';
   end if;
+  perform ai._check_deletes_at_read_committed('delete_for_runs');
   if pg_catalog.cardinality(run_ids) = 0 then
     return 0;
   end if;
@@ -4627,7 +4649,7 @@ begin
 end
 $$;
 comment on function ai.delete_for_runs(text[]) is
-  'Deletes the checkpoints whose metadata run_id is one of run_ids (in every thread the caller sees), with their pending writes and the channel values no remaining checkpoint uses (or extends); locks those threads'' sessions first, so it waits for checkpoints being written to them. Returns the checkpoints deleted. AS002 bad argument.';
+  'Deletes the checkpoints whose metadata run_id is one of run_ids (in every thread the caller sees), with their pending writes and the channel values no remaining checkpoint uses (or extends); locks those threads'' sessions first, so it waits for checkpoints being written to them. Returns the checkpoints deleted. AS002 bad argument, AS062 called in a repeatable read or serializable transaction.';
 
 create or replace function ai.prune_checkpoints(thread_ids text[], strategy text default 'keep_latest') returns integer
 language plpgsql volatile
@@ -4644,6 +4666,7 @@ begin
     raise exception using errcode = 'AS002',
       message = format('strategy %s is not keep_latest or delete', coalesce(pg_catalog.quote_literal(strategy), 'NULL'));
   end if;
+  perform ai._check_deletes_at_read_committed('prune_checkpoints');
   if pg_catalog.cardinality(thread_ids) = 0 then
     return 0;
   end if;
@@ -4717,7 +4740,7 @@ begin
 end
 $$;
 comment on function ai.prune_checkpoints(text[], text) is
-  'Retention for the given threads: ''keep_latest'' keeps the newest checkpoint of each namespace (with its pending writes and channel values, a value stored as a delta made whole) and, for the LangGraph DeltaChannels whose value it does not store, the ancestors that value is rebuilt from (back to the nearest stored value, with their writes); the oldest kept checkpoint loses its parent. ''delete'' removes all checkpoints, writes and values. The sessions stay. Locks the threads'' sessions first, as ai.delete_thread: waits for checkpoints being written to them, so no surviving value loses the version it extends. Returns the checkpoints deleted. AS002 bad argument.';
+  'Retention for the given threads: ''keep_latest'' keeps the newest checkpoint of each namespace (with its pending writes and channel values, a value stored as a delta made whole) and, for the LangGraph DeltaChannels whose value it does not store, the ancestors that value is rebuilt from (back to the nearest stored value, with their writes); the oldest kept checkpoint loses its parent. ''delete'' removes all checkpoints, writes and values. The sessions stay. Locks the threads'' sessions first, as ai.delete_thread: waits for checkpoints being written to them, so no surviving value loses the version it extends. Returns the checkpoints deleted. AS002 bad argument, AS062 called in a repeatable read or serializable transaction (its snapshot would miss what runs committed meanwhile).';
 
 -- Retention by age walks the caller's sessions newest first in batches, a keyset on
 -- (created_at, thread_id): a plain LIMIT on threads to prune would never finish (a thread pruned
@@ -4797,7 +4820,7 @@ begin
 end
 $$;
 comment on function ai.prune_idle_threads(interval, text, integer, text) is
-  'Retention by age, one bounded batch: of the next max_threads sessions the caller sees (newest first, after after_thread_id; 1 to 10000, default 1000), prunes (ai.prune_checkpoints with the given strategy) those whose newest checkpoint is older than now - idle. Returns how many threads it pruned and next_thread_id, the after_thread_id of the next batch (NULL: the walk is done). ai.prune_all_idle_threads walks every batch, committing each. AS001 unknown cursor session, AS002 bad argument.';
+  'Retention by age, one bounded batch: of the next max_threads sessions the caller sees (newest first, after after_thread_id; 1 to 10000, default 1000), prunes (ai.prune_checkpoints with the given strategy) those whose newest checkpoint is older than now - idle. Returns how many threads it pruned and next_thread_id, the after_thread_id of the next batch (NULL: the walk is done). ai.prune_all_idle_threads walks every batch, committing each. AS001 unknown cursor session, AS002 bad argument, AS062 a prune in a repeatable read or serializable transaction.';
 
 create or replace procedure ai.prune_all_idle_threads(idle interval, strategy text default 'keep_latest',
                                            batch_size integer default 1000)
@@ -7953,7 +7976,8 @@ alter table ai_archive.checkpoint_blobs add column base_version text collate "C"
 
 insert into ai.error_codes (sqlstate, name, description) values
   ('AS060', 'broken_channel_delta', 'A channel value stored as a delta cannot be rebuilt: it is not a msgpack array, or a version it extends is missing.'),
-  ('AS061', 'delta_base_missing', 'A channel delta given to put_checkpoint extends a version that is not stored, or is not a list of items: send the whole value.');
+  ('AS061', 'delta_base_missing', 'A channel delta given to put_checkpoint extends a version that is not stored, or is not a list of items: send the whole value.'),
+  ('AS062', 'snapshot_too_old_to_delete', 'A function that deletes checkpoints was called in a repeatable read or serializable transaction, whose snapshot cannot see the versions that runs committed while it waited extend: call it at read committed.');
 
 -- The items of msgpack arrays, in order, as one msgpack array: a whole value followed by its
 -- deltas. A msgpack array is a header (0x90 | n for up to 15 items, 0xdc and a 16-bit count, or

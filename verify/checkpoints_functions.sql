@@ -4,6 +4,7 @@ begin;
 
 select 'ai._delete_tombstoned_session()'::regprocedure;
 select 'ai._check_key(text, text, integer)'::regprocedure;
+select 'ai._check_deletes_at_read_committed(text)'::regprocedure;
 select 'ai._check_checkpoint_ns(text)'::regprocedure;
 select 'ai._check_blob_sizes(bytea, text[], text[], bytea[])'::regprocedure;
 select 'ai._checkpoint_thread_owner(text)'::regprocedure;

@@ -147,6 +147,13 @@ class DeltaBaseMissing(AgentStateError):
     sqlstate = "AS061"
 
 
+class DeleteNeedsReadCommitted(AgentStateError):
+    """AS062: a function that deletes checkpoints was called in a repeatable read or serializable
+    transaction, whose snapshot misses what runs committed meanwhile; nothing was deleted."""
+
+    sqlstate = "AS062"
+
+
 class OutcomeUnknown(AgentStateError, psycopg.OperationalError):  # type: ignore[misc]  # sqlstate: str vs str | None
     """The connection was lost during a call that writes, outside the caller's transaction: the
     call may or may not have committed, and it was not run again (it is not safe to retry, or
@@ -181,6 +188,7 @@ ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
         StreamClosed,
         BrokenDelta,
         DeltaBaseMissing,
+        DeleteNeedsReadCommitted,
     )
 }
 # Postgres rejects "\u0000" inside JSON with untranslatable_character before any function runs.

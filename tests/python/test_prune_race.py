@@ -96,7 +96,14 @@ def _as(dsn: str, user: str) -> str:
 
 
 def _race(
-    racer: str, dsn: str, deleting: Callable[[str, str, str], str], *, as_service: bool = False, expect: str = "waits"
+    racer: str,
+    dsn: str,
+    deleting: Callable[[str, str, str], str],
+    *,
+    as_service: bool = False,
+    expect: str | None = "waits",
+    isolation: psycopg.IsolationLevel | None = None,
+    failed: list[BaseException] | None = None,
 ) -> tuple[str, ConnectionPool[Any]]:
     """A thread of two runs (the second in flight while `deleting` runs), then the pool to read it."""
     thread = f"race-{uuid.uuid4()}"
@@ -125,8 +132,10 @@ def _race(
         ).fetchone()
         assert stored is not None and stored[0] > 0
         pid = other.info.backend_pid
+        other.isolation_level = isolation
         done = threading.Event()
-        failed: list[BaseException] = []
+        expected_failure = failed is not None
+        failed = [] if failed is None else failed
 
         def delete() -> None:
             try:
@@ -142,11 +151,12 @@ def _race(
         worker = threading.Thread(target=delete)
         worker.start()
         # it waits for the run's puts (pre-fix it ran through, and deleted the bases of their deltas)
-        assert _waits_or_ends(observer, pid, done) == expect
+        outcome = _waits_or_ends(observer, pid, done)
+        assert outcome == expect if expect else outcome != "timed out"
         run_conn.commit()
         worker.join(WAIT_SECONDS)
         assert done.is_set()
-        assert not failed, failed
+        assert expected_failure or not failed, failed
     return thread, pool
 
 
@@ -187,5 +197,20 @@ def test_archiving_skips_a_thread_whose_run_is_in_flight(racer: str, dsn: str) -
         as_service=True,
         expect="ended",
     )
+    with pool:
+        _readable(pool, thread)
+
+
+@pytest.mark.parametrize("isolation", [psycopg.IsolationLevel.REPEATABLE_READ, psycopg.IsolationLevel.SERIALIZABLE])
+@pytest.mark.parametrize("path", list(DELETING))
+def test_a_delete_in_a_snapshot_older_than_the_run_is_refused_or_harmless(
+    path: str, isolation: psycopg.IsolationLevel, racer: str, dsn: str
+) -> None:
+    # The caller's transaction keeps the snapshot its first statement took: a delete in it does not
+    # see what the run committed while it waited, so it must not delete the versions the run's
+    # deltas extend. Refused with AS062 (the caller retries at read committed), or harmless.
+    failed: list[BaseException] = []
+    thread, pool = _race(racer, dsn, DELETING[path], isolation=isolation, failed=failed, expect=None)
+    assert all(getattr(e, "sqlstate", None) == "AS062" for e in failed), failed
     with pool:
         _readable(pool, thread)

@@ -103,6 +103,10 @@ export class BrokenDelta extends AgentStateError {
 export class DeltaBaseMissing extends AgentStateError {
   static override readonly sqlstate = "AS061";
 }
+/** AS062: a function that deletes checkpoints was called outside read committed. */
+export class DeleteNeedsReadCommitted extends AgentStateError {
+  static override readonly sqlstate = "AS062";
+}
 
 /** Another live holder has reserved this side-effect key (not a SQLSTATE: begin_side_effect said 'busy'). */
 export class SideEffectBusy extends Error {
@@ -171,6 +175,7 @@ export const ERRORS_BY_SQLSTATE: Readonly<Record<string, ErrorClass>> = Object.f
   AS051: StreamClosed,
   AS060: BrokenDelta,
   AS061: DeltaBaseMissing,
+  AS062: DeleteNeedsReadCommitted,
   // Postgres rejects "\u0000" inside JSON with untranslatable_character before any function runs.
   "22P05": InvalidArgument,
 });
