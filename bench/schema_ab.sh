@@ -66,7 +66,7 @@ cat > "$tmp/put.sql" <<'SQL'
 \set t random(1, 64)
 \set r random(1, 1000000000)
 select ai.put_checkpoint(':prefix' || :t, '', 'c' || :r, null, 'json', '\x0102', '{"step": 1}', '{"m": "1"}',
-                         array['m'], array[:r::text], array['json'], array['\x02'::bytea]);
+                         row(array['m'], array[:r::text], array['json'], array['\x02'::bytea], null)::ai.checkpoint_values);
 SQL
 
 run() {  # variant workload -> tps of one run
@@ -131,7 +131,7 @@ begin
   insert into t values ('ai.append_message_idempotent', extract(epoch from clock_timestamp() - s) * 1e6 / $n);
   s := clock_timestamp();
   for i in 1..$n loop perform ai.put_checkpoint('ab-calls', '', 'c' || i, null, 'json', '\x01', '{}', '{"m": "1"}',
-                                                array['m'], array[i::text], array['json'], array['\x02'::bytea]); end loop;
+                                                row(array['m'], array[i::text], array['json'], array['\x02'::bytea], null)::ai.checkpoint_values); end loop;
   insert into t values ('ai.put_checkpoint', extract(epoch from clock_timestamp() - s) * 1e6 / $n);
   s := clock_timestamp();
   for i in 1..$n loop perform ai.get_checkpoint('ab-calls', '', null); end loop;

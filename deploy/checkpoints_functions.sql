@@ -2,6 +2,7 @@
 -- Reworked after v0.1.0; the tagged script is deploy/checkpoints_functions@v0.1.0.sql.
 -- requires: checkpoints
 -- requires: checkpoint_deltas
+-- requires: checkpoint_step_types
 -- requires: queue_functions
 -- requires: sessions_functions
 --
@@ -337,15 +338,115 @@ end
 $$;
 comment on function ai._check_writes(text, text, integer[], text[], text[], bytea[]) is 'Internal guard: AS002 for a bad task id, task path or write arrays (NULL, unequal lengths, NULL elements, a channel name over 255 characters), AS003 for a value over 16 MiB.';
 
+-- The guards of a durable step's arguments (put_checkpoint's; the fence is checked by the caller,
+-- ai._fence). The common case is tested inline (plain expressions, no query: this is the hot path
+-- of every graph step); a failing argument goes to the shared guard, which raises its error.
+create or replace function ai._check_step(thread_id text, checkpoint_ns text, checkpoint_id text,
+                                          parent_checkpoint_id text, type text, checkpoint bytea,
+                                          metadata jsonb, channel_versions jsonb,
+                                          channel_values ai.checkpoint_values, writes ai.task_writes,
+                                          durability text) returns void
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if thread_id is null or thread_id = '' or pg_catalog.char_length(thread_id) > 255 then
+    perform ai._check_thread_id(thread_id);
+  end if;
+  if checkpoint_ns is null or pg_catalog.octet_length(checkpoint_ns) > 1024 then
+    perform ai._check_checkpoint_ns(checkpoint_ns);
+  end if;
+  if checkpoint_id = '' or pg_catalog.octet_length(checkpoint_id) > 255 then
+    perform ai._check_key(checkpoint_id, 'checkpoint_id');
+  end if;
+  if parent_checkpoint_id = '' or pg_catalog.octet_length(parent_checkpoint_id) > 255 then
+    perform ai._check_key(parent_checkpoint_id, 'parent_checkpoint_id');
+  end if;
+  if type is null or type = '' or pg_catalog.char_length(type) > 64 then
+    perform ai._check_text(type, 'type', 64);
+  end if;
+  if checkpoint is null then
+    raise exception using errcode = 'AS002', message = 'checkpoint must not be NULL';
+  end if;
+  if metadata is null or pg_catalog.jsonb_typeof(metadata) <> 'object'
+     or pg_catalog.pg_column_size(metadata) > ai._max_document_bytes() then
+    perform ai._check_document(metadata, 'metadata', must_be_object => true);
+  end if;
+  if channel_versions is null or pg_catalog.jsonb_typeof(channel_versions) <> 'object'
+     or pg_catalog.pg_column_size(channel_versions) > ai._max_document_bytes() then
+    perform ai._check_document(channel_versions, 'channel_versions', must_be_object => true);
+  end if;
+  perform ai._check_checkpoint_values(checkpoint, channel_values);
+  if durability not in ('sync', 'async') then
+    raise exception using errcode = 'AS002',
+      message = format('durability %s is not sync or async', pg_catalog.quote_literal(durability));
+  end if;
+  if (writes).task_id is not null then
+    if parent_checkpoint_id is null then
+      raise exception using errcode = 'AS002',
+        message = 'held writes (writes.task_id) belong to the parent checkpoint: parent_checkpoint_id must not be NULL';
+    end if;
+    perform ai._check_writes((writes).task_id, (writes).task_path, (writes).idx, (writes).channels,
+                             (writes).types, (writes).blobs);
+  elsif not (writes is null) then
+    raise exception using errcode = 'AS002', message = 'held writes need a task_id';
+  end if;
+end
+$$;
+comment on function ai._check_step(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, text) is 'Internal guard of ai.put_checkpoint''s arguments: AS002 for a bad key, type, durability, value or write arrays, AS003 for a document, checkpoint or value over its limit.';
+
+-- The guards of a checkpoint's new channel values (ai.checkpoint_values; NULL: none).
+create or replace function ai._check_checkpoint_values(checkpoint bytea, channel_values ai.checkpoint_values)
+returns void
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v ai.checkpoint_values := coalesce(channel_values, row('{}', '{}', '{}', '{}', null)::ai.checkpoint_values);
+begin
+  if v.channels is null or v.versions is null or v.types is null or v.blobs is null then
+    raise exception using errcode = 'AS002', message = 'channel value arrays must not be NULL (pass empty arrays)';
+  end if;
+  if pg_catalog.cardinality(v.channels) <> pg_catalog.cardinality(v.blobs)
+     or pg_catalog.cardinality(v.versions) <> pg_catalog.cardinality(v.blobs)
+     or pg_catalog.cardinality(v.types) <> pg_catalog.cardinality(v.blobs)
+     or pg_catalog.cardinality(v.bases) <> pg_catalog.cardinality(v.blobs) then
+    raise exception using errcode = 'AS002',
+      message = 'channels, versions, types, blobs (and bases when given) must have the same length';
+  end if;
+  if array_position(v.channels, null) is not null or array_position(v.versions, null) is not null
+     or array_position(v.types, null) is not null then
+    raise exception using errcode = 'AS002', message = 'channel names, versions and types must not contain NULL';
+  end if;
+  if pg_catalog.octet_length(checkpoint) > 16777216
+     or exists (select from unnest(v.channels, v.versions, v.blobs) as u(channel, version, blob)
+                where pg_catalog.octet_length(u.channel) > 255 or pg_catalog.octet_length(u.version) > 255
+                   or pg_catalog.octet_length(u.blob) > 16777216) then
+    perform ai._check_blob_sizes(checkpoint, v.channels, v.versions, v.blobs);
+  end if;
+end
+$$;
+comment on function ai._check_checkpoint_values(bytea, ai.checkpoint_values) is 'Internal guard of a checkpoint''s new channel values: AS002 for NULL or unequal arrays, a NULL element, a channel name or version over 255 bytes; AS003 for the checkpoint or a value over 16 MiB.';
+
 -- The durable step, in one call: a task's pending writes held by the saver until the step's
 -- checkpoint (for the parent checkpoint they were written from), the checkpoint with its new
--- channel values (whole, or as the items appended to an earlier version: blob_bases), the
--- thread's new messages, and the fence, in one transaction. Nothing on the session row: the
--- session is read and locked FOR KEY SHARE only (what the foreign keys of the rows inserted take
--- anyway), which a claim's thread lock (FOR NO KEY UPDATE) does not wait for, and which makes a
--- delete_thread racing this put either wait for it (and delete what it wrote) or go first (and
--- this put then sees the tombstone: AS020).
+-- channel values (whole, or as the items appended to an earlier version: channel_values.bases),
+-- the thread's new messages, and the fence, in one transaction. Its parts are records
+-- (deploy/checkpoint_step_types.sql), so the call reads as what it holds:
+--   select ai.put_checkpoint(thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type,
+--            checkpoint, metadata, channel_versions,
+--            channel_values => row(channels, versions, types, blobs, bases)::ai.checkpoint_values,
+--            writes => row(task_id, task_path, idx, channels, types, blobs)::ai.task_writes,
+--            messages => '[...]', step_commit => row(job_id, fencing_token, 'sync')::ai.step_commit)
+-- Its steps: the guards (ai._check_step), the fence (ai._fence), the session locked, the deltas'
+-- bases checked, the held writes (ai._insert_writes), the values and the checkpoint, the
+-- messages (ai.append_messages). Nothing on the session row: the session is read and locked FOR
+-- KEY SHARE only (what the foreign keys of the rows inserted take anyway), which a claim's thread
+-- lock (FOR NO KEY UPDATE) does not wait for, and which makes a delete_thread racing this put
+-- either wait for it (and delete what it wrote) or go first (and this put then sees the
+-- tombstone: AS020).
 drop function if exists ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text);
+drop function if exists ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb);
 create or replace function ai.put_checkpoint(
   thread_id text,
   checkpoint_ns text,
@@ -355,21 +456,10 @@ create or replace function ai.put_checkpoint(
   checkpoint bytea,
   metadata jsonb default '{}',
   channel_versions jsonb default '{}',
-  blob_channels text[] default '{}',
-  blob_versions text[] default '{}',
-  blob_types text[] default '{}',
-  blobs bytea[] default '{}',
-  job_id bigint default null,
-  fencing_token bigint default null,
-  durability text default 'sync',
-  blob_bases text[] default null,
-  write_task_id text default null,
-  write_task_path text default '',
-  write_idx integer[] default null,
-  write_channels text[] default null,
-  write_types text[] default null,
-  write_blobs bytea[] default null,
-  messages jsonb default null
+  channel_values ai.checkpoint_values default null,
+  writes ai.task_writes default null,
+  messages jsonb default null,
+  step_commit ai.step_commit default null
 ) returns text
 language plpgsql volatile
 security definer
@@ -384,86 +474,23 @@ declare
   a_checkpoint alias for $6;
   a_metadata alias for $7;
   a_versions alias for $8;
-  a_blob_channels alias for $9;
-  a_blob_versions alias for $10;
-  a_blob_types alias for $11;
-  a_blobs alias for $12;
-  a_durability alias for $15;
-  a_bases alias for $16;
-  a_task_id alias for $17;
-  a_task_path alias for $18;
-  a_idx alias for $19;
-  a_write_channels alias for $20;
-  a_write_types alias for $21;
-  a_write_blobs alias for $22;
-  a_messages alias for $23;
+  a_writes alias for $10;
+  a_messages alias for $11;
+  -- the values' arrays by name (NULL record: none)
+  a_blob_channels text[] := coalesce(($9).channels, '{}');
+  a_blob_versions text[] := coalesce(($9).versions, '{}');
+  a_blob_types text[] := coalesce(($9).types, '{}');
+  a_blobs bytea[] := coalesce(($9).blobs, '{}');
+  a_bases text[] := ($9).bases;
+  a_durability text := coalesce(($12).durability, 'sync');
   v_id text := coalesce($3, ai.ulid());
   v_now timestamptz := ai.now();
   v_owner text;
 begin
-  -- Guards. The common case is tested inline (plain expressions, no query: this is the hot path
-  -- of every graph step); a failing argument goes to the shared guard, which raises its error.
-  if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
-    perform ai._check_thread_id(a_thread_id);
-  end if;
-  if a_ns is null or pg_catalog.octet_length(a_ns) > 1024 then
-    perform ai._check_checkpoint_ns(a_ns);
-  end if;
-  if v_id = '' or pg_catalog.octet_length(v_id) > 255 then
-    perform ai._check_key(v_id, 'checkpoint_id');
-  end if;
-  if a_parent_id = '' or pg_catalog.octet_length(a_parent_id) > 255 then
-    perform ai._check_key(a_parent_id, 'parent_checkpoint_id');
-  end if;
-  if a_type is null or a_type = '' or pg_catalog.char_length(a_type) > 64 then
-    perform ai._check_text(a_type, 'type', 64);
-  end if;
-  if a_checkpoint is null then
-    raise exception using errcode = 'AS002', message = 'checkpoint must not be NULL';
-  end if;
-  if a_metadata is null or pg_catalog.jsonb_typeof(a_metadata) <> 'object'
-     or pg_catalog.pg_column_size(a_metadata) > ai._max_document_bytes() then
-    perform ai._check_document(a_metadata, 'metadata', must_be_object => true);
-  end if;
-  if a_versions is null or pg_catalog.jsonb_typeof(a_versions) <> 'object'
-     or pg_catalog.pg_column_size(a_versions) > ai._max_document_bytes() then
-    perform ai._check_document(a_versions, 'channel_versions', must_be_object => true);
-  end if;
-  if a_blob_channels is null or a_blob_versions is null or a_blob_types is null or a_blobs is null then
-    raise exception using errcode = 'AS002', message = 'blob arrays must not be NULL (pass empty arrays)';
-  end if;
-  if pg_catalog.cardinality(a_blob_channels) <> pg_catalog.cardinality(a_blobs)
-     or pg_catalog.cardinality(a_blob_versions) <> pg_catalog.cardinality(a_blobs)
-     or pg_catalog.cardinality(a_blob_types) <> pg_catalog.cardinality(a_blobs)
-     or pg_catalog.cardinality(a_bases) <> pg_catalog.cardinality(a_blobs) then
-    raise exception using errcode = 'AS002',
-      message = 'blob_channels, blob_versions, blob_types, blobs (and blob_bases when given) must have the same length';
-  end if;
-  if array_position(a_blob_channels, null) is not null or array_position(a_blob_versions, null) is not null
-     or array_position(a_blob_types, null) is not null then
-    raise exception using errcode = 'AS002', message = 'blob channels, versions and types must not contain NULL';
-  end if;
-  if pg_catalog.octet_length(a_checkpoint) > 16777216
-     or exists (select from unnest(a_blob_channels, a_blob_versions, a_blobs) as u(channel, version, blob)
-                where pg_catalog.octet_length(u.channel) > 255 or pg_catalog.octet_length(u.version) > 255
-                   or pg_catalog.octet_length(u.blob) > 16777216) then
-    perform ai._check_blob_sizes(a_checkpoint, a_blob_channels, a_blob_versions, a_blobs);
-  end if;
-  if a_durability is null or a_durability not in ('sync', 'async') then
-    raise exception using errcode = 'AS002',
-      message = format('durability %s is not sync or async', coalesce(pg_catalog.quote_literal(a_durability), 'NULL'));
-  end if;
-  if a_task_id is not null then
-    if a_parent_id is null then
-      raise exception using errcode = 'AS002',
-        message = 'held writes (write_task_id) belong to the parent checkpoint: parent_checkpoint_id must not be NULL';
-    end if;
-    perform ai._check_writes(a_task_id, a_task_path, a_idx, a_write_channels, a_write_types, a_write_blobs);
-  elsif a_idx is not null or a_write_channels is not null or a_write_types is not null or a_write_blobs is not null then
-    raise exception using errcode = 'AS002', message = 'write arrays need write_task_id';
-  end if;
-  if job_id is not null or fencing_token is not null then
-    perform ai._fence(a_thread_id, job_id, fencing_token);
+  perform ai._check_step(a_thread_id, a_ns, v_id, a_parent_id, a_type, a_checkpoint, a_metadata, a_versions,
+                         $9, a_writes, a_durability);
+  if ($12).job_id is not null or ($12).fencing_token is not null then
+    perform ai._fence(a_thread_id, ($12).job_id, ($12).fencing_token);
   end if;
 
   if a_durability = 'async' then
@@ -492,12 +519,12 @@ begin
                                and b.channel = u.channel and b.version = u.base))) then
     raise exception using errcode = 'AS061',
       message = 'a channel delta extends a version that is not stored, or is not a list of items',
-      hint = 'send the whole value (blob_bases NULL)';
+      hint = 'send the whole value (channel_values.bases NULL)';
   end if;
 
-  if a_task_id is not null then
-    perform ai._insert_writes(a_thread_id, a_ns, a_parent_id, v_owner, a_task_id, a_task_path, a_idx,
-                              a_write_channels, a_write_types, a_write_blobs);
+  if (a_writes).task_id is not null then
+    perform ai._insert_writes(a_thread_id, a_ns, a_parent_id, v_owner, (a_writes).task_id, (a_writes).task_path,
+                              (a_writes).idx, (a_writes).channels, (a_writes).types, (a_writes).blobs);
   end if;
 
   -- One statement for the values and the checkpoint.
@@ -524,8 +551,8 @@ begin
   return v_id;
 end
 $$;
-comment on function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb) is
-  'Saves a durable step in one call and one transaction; returns the checkpoint''s id (a new ULID when checkpoint_id is NULL). The checkpoint and its new channel values (parallel arrays blob_channels/versions/types/blobs, each stored once per version; blob_bases names, per value, the version of the same channel whose list it extends with these items: a delta, rebuilt whole on read; NULL for a whole value). Putting the same id again replaces the checkpoint. Optionally one task''s pending writes for the parent checkpoint (write_task_id, write_task_path, write_idx/channels/types/blobs, as ai.put_writes stores them) and messages appended to the thread (a JSON array, as ai.append_messages takes). Creates the session for the caller when the thread is new. job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s); durability ''async'' commits this transaction with synchronous_commit off. AS001 another tenant''s thread, AS002 bad argument (checkpoint_ns over 1024 bytes of UTF-8, a checkpoint id, channel name or version over 255 bytes, too), AS003 metadata over 1 MiB or the checkpoint or a value over 16 MiB, AS006 stale fencing token, AS005 a thread the caller archived, AS020 deleted thread, AS061 a delta whose base is not stored (send the whole value); the messages'' errors as ai.append_messages raises them.';
+comment on function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, jsonb, ai.step_commit) is
+  'Saves a durable step in one call and one transaction; returns the checkpoint''s id (a new ULID when checkpoint_id is NULL). The checkpoint and its new channel values (channel_values, an ai.checkpoint_values record: parallel arrays channels/versions/types/blobs, each stored once per version, and bases, naming per value the version of the same channel whose list it extends with these items: a delta, rebuilt whole on read; NULL for a whole value). Putting the same id again replaces the checkpoint. Optionally one task''s pending writes for the parent checkpoint (writes, an ai.task_writes record: task_id, task_path, idx/channels/types/blobs, as ai.put_writes stores them) and messages appended to the thread (a JSON array, as ai.append_messages takes). Creates the session for the caller when the thread is new. step_commit (an ai.step_commit record): job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s); durability ''async'' commits this transaction with synchronous_commit off (NULL: ''sync''). AS001 another tenant''s thread, AS002 bad argument (checkpoint_ns over 1024 bytes of UTF-8, a checkpoint id, channel name or version over 255 bytes, too), AS003 metadata over 1 MiB or the checkpoint or a value over 16 MiB, AS006 stale fencing token, AS005 a thread the caller archived, AS020 deleted thread, AS061 a delta whose base is not stored (send the whole value); the messages'' errors as ai.append_messages raises them.';
 
 create or replace function ai.put_writes(
   thread_id text,
@@ -1559,8 +1586,10 @@ revoke execute on function
   ai._checkpoint_thread_owner(text), ai._collect_checkpoint_blobs(text[]), ai._rebuilt_value(text, text, text, text),
   ai._insert_writes(text, text, text, text, text, text, integer[], text[], text[], bytea[]),
   ai._check_writes(text, text, integer[], text[], text[], bytea[]),
+  ai._check_step(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, text),
+  ai._check_checkpoint_values(bytea, ai.checkpoint_values),
   ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
-  ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb),
+  ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, jsonb, ai.step_commit),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
   ai._checkpoint_tuple(ai.checkpoints), ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text),
   ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb, text, text),
@@ -1570,7 +1599,7 @@ revoke execute on function
 from public;
 revoke execute on procedure ai.prune_all_idle_threads(interval, text, integer) from public;
 grant execute on function
-  ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb),
+  ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, jsonb, ai.step_commit),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
   ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb, text, text),
   ai.checkpoint_lineage(text, text, text, text, integer), ai.checkpoints_between(text, timestamptz, timestamptz, integer, text, text),

@@ -7,8 +7,7 @@ create extension if not exists pg_walinspect;
 set synchronous_commit = off;
 select set_config('ab.th', (ai.create_session('wal-' || gen_random_uuid())).thread_id, false) is not null as made;
 select pg_current_wal_lsn() as lsn0 \gset
-select format($q$select ai.put_checkpoint(%L, '', %L, null, 'msgpack', '\x0102', %L::jsonb, '{"messages": "%s"}',
-                  array['messages'], array['%s'], array['msgpack'], array['\x0203'::bytea])$q$,
+select format($q$select ai.put_checkpoint(%L, '', %L, null, 'msgpack', '\x0102', %L::jsonb, '{"messages": "%s"}', channel_values => row(array['messages'], array['%s'], array['msgpack'], array['\x0203'::bytea], null)::ai.checkpoint_values)$q$,
               current_setting('ab.th'), lpad(i::text, 12, '0'),
               format('{"source": "loop", "step": %s, "run_id": "r-%s", "parents": {}, "writes": {"node": {"x": 1}}}', i, i),
               i, i)

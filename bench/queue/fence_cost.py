@@ -23,7 +23,7 @@ CLAIM_ONE = "select job_id, fencing_token, thread_id from ai.claim_job('w', '60 
 COMPLETE_ONE = "select 1 from ai.complete_job(%s, %s)"
 PUT = (
     "select ai.put_checkpoint(%s, '', null, null, 'msgpack', '\\x00010203'::bytea, '{}', '{}',"
-    " '{}', '{}', '{}', '{}', %s, %s)"
+    " step_commit => row(%s, %s, 'sync')::ai.step_commit)"
 )
 LSN = "select pg_current_wal_insert_lsn()"
 VARIANTS = ("claim + complete", "claim + put + complete", "claim + fenced put + complete")

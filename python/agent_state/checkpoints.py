@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from psycopg.types.json import Jsonb
+
 from ._calls import Call, T, _json
 from .models import (
     CheckpointRow,
@@ -28,8 +30,15 @@ ULID: Call[str] = Call("select ai.ulid() as ulid", lambda r: r["ulid"])
 ULID_TIME: Call[datetime] = Call("select ai.ulid_time(%s) as t", lambda r: r["t"])
 
 
+# ai.put_checkpoint: its records written as row(...)::ai.<type>, the parameters in the order of
+# CheckpointStep.params()
 PUT_CHECKPOINT: Call[str] = Call(
-    "select ai.put_checkpoint(%s, %s, %s, %s, %s, %b, %s, %s, %s, %s, %s, %b, %s, %s, %s) as id", lambda r: r["id"]
+    "select ai.put_checkpoint(%s, %s, %s, %s, %s, %b, %s, %s,"
+    " channel_values => row(%s, %s, %s, %b, %s)::ai.checkpoint_values,"
+    " writes => row(%s, %s, %s, %s, %s, %b)::ai.task_writes,"
+    " messages => %s,"
+    " step_commit => row(%s, %s, %s)::ai.step_commit) as id",
+    lambda r: r["id"],
 )
 
 
@@ -72,12 +81,14 @@ PRUNE_IDLE_THREADS = Call("select * from ai.prune_idle_threads(%s, %s, %s, %s)",
 
 @dataclass(frozen=True, slots=True)
 class ChannelValue:
-    """A channel value for put_checkpoint, stored once per (channel, version)."""
+    """A channel value for put_checkpoint, stored once per (channel, version); ``base``: the version
+    of the same channel whose list this value extends with its items (a delta), None for a whole value."""
 
     channel: str
     version: str
     type: str
     blob: bytes | None
+    base: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,37 +101,70 @@ class PendingWrite:
     blob: bytes
 
 
-def _put_checkpoint_args(
-    thread_id: str,
-    checkpoint_ns: str,
-    checkpoint_id: str | None,
-    parent_checkpoint_id: str | None,
-    type: str,
-    checkpoint: bytes,
-    metadata: dict[str, Any] | None,
-    channel_versions: dict[str, Any] | None,
-    values: Sequence[ChannelValue],
-    job_id: int | None,
-    fencing_token: int | None,
-    durability: str,
-) -> tuple[Any, ...]:
-    return (
-        thread_id,
-        checkpoint_ns,
-        checkpoint_id,
-        parent_checkpoint_id,
-        type,
-        checkpoint,
-        _json(metadata or {}),
-        _json(channel_versions or {}),
-        [v.channel for v in values],
-        [v.version for v in values],
-        [v.type for v in values],
-        [v.blob for v in values],
-        job_id,
-        fencing_token,
-        durability,
-    )
+@dataclass(frozen=True, slots=True)
+class TaskWrites:
+    """One task's pending writes (``ai.task_writes``): put_checkpoint's held writes, for the parent checkpoint."""
+
+    task_id: str
+    task_path: str
+    writes: Sequence[PendingWrite]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointStep:
+    """The arguments of ``ai.put_checkpoint``, by name: the checkpoint (its key, parent, serialized
+    bytes, metadata and channel versions), its new channel values (``ai.checkpoint_values``), one
+    task's held writes (``ai.task_writes``), messages to append, and how it commits
+    (``ai.step_commit``: the job's fence and the durability). ``params()`` is what PUT_CHECKPOINT takes."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str | None
+    parent_checkpoint_id: str | None
+    type: str
+    checkpoint: bytes
+    metadata: Jsonb | None
+    channel_versions: Jsonb | None
+    values: Sequence[ChannelValue] = ()
+    writes: TaskWrites | None = None
+    messages: Jsonb | None = None
+    job_id: int | None = None
+    fencing_token: int | None = None
+    durability: str = "sync"
+
+    def params(self) -> tuple[Any, ...]:
+        values, writes = self.values, self.writes
+        held: tuple[Any, ...] = (None,) * 6
+        if writes is not None:
+            held = (
+                writes.task_id,
+                writes.task_path,
+                [w.idx for w in writes.writes],
+                [w.channel for w in writes.writes],
+                [w.type for w in writes.writes],
+                [w.blob for w in writes.writes],
+            )
+        bases = [v.base for v in values] if any(v.base is not None for v in values) else None
+        return (
+            self.thread_id,
+            self.checkpoint_ns,
+            self.checkpoint_id,
+            self.parent_checkpoint_id,
+            self.type,
+            self.checkpoint,
+            self.metadata if self.metadata is not None else _json({}),
+            self.channel_versions if self.channel_versions is not None else _json({}),
+            [v.channel for v in values],
+            [v.version for v in values],
+            [v.type for v in values],
+            [v.blob for v in values],
+            bases,
+            *held,
+            self.messages,
+            self.job_id,
+            self.fencing_token,
+            self.durability,
+        )
 
 
 def _put_writes_args(
@@ -183,11 +227,11 @@ class AsyncCheckpointMethods:
         durability: str = "sync",
     ) -> str:
         """``ai.put_checkpoint``: saves a checkpoint and its new channel values; returns its id."""
-        args = _put_checkpoint_args(
-            thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata,
-            channel_versions, values, job_id, fencing_token, durability,
+        step = CheckpointStep(
+            thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, _json(metadata or {}),
+            _json(channel_versions or {}), values, job_id=job_id, fencing_token=fencing_token, durability=durability,
         )  # fmt: skip
-        return await self._one(PUT_CHECKPOINT, args)
+        return await self._one(PUT_CHECKPOINT, step.params())
 
     async def put_writes(
         self,
@@ -331,11 +375,11 @@ class CheckpointMethods:
         durability: str = "sync",
     ) -> str:
         """``ai.put_checkpoint``: saves a checkpoint and its new channel values; returns its id."""
-        args = _put_checkpoint_args(
-            thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata,
-            channel_versions, values, job_id, fencing_token, durability,
+        step = CheckpointStep(
+            thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, _json(metadata or {}),
+            _json(channel_versions or {}), values, job_id=job_id, fencing_token=fencing_token, durability=durability,
         )  # fmt: skip
-        return self._one(PUT_CHECKPOINT, args)
+        return self._one(PUT_CHECKPOINT, step.params())
 
     def put_writes(
         self,

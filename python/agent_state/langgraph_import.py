@@ -36,7 +36,7 @@ from psycopg import pq
 from psycopg.rows import tuple_row
 from psycopg.types.json import Jsonb
 
-from .checkpoints import PUT_CHECKPOINT, PUT_WRITES
+from .checkpoints import PUT_CHECKPOINT, PUT_WRITES, ChannelValue, CheckpointStep
 from .client import _reraise
 
 __all__ = ["ImportReport", "import_from_postgres_saver"]
@@ -142,36 +142,17 @@ def _import_thread(
             versions = document.pop("channel_versions", {}) or {}
             document.setdefault("channel_values", {})
             type_, data = serde.dumps_typed(document)
-            channels, vers, types, values = [], [], [], []
+            values: list[ChannelValue] = []
             for channel, version in versions.items():
                 key = (ns, channel, str(version))
                 if key in blobs and key not in sent:
                     sent.add(key)
                     blob_type, blob = blobs[key]
-                    channels.append(channel)
-                    vers.append(str(version))
-                    types.append(blob_type)
-                    values.append(bytes(blob))
-            cur.execute(
-                PUT_CHECKPOINT.sql,
-                (
-                    thread_id,
-                    ns,
-                    checkpoint_id,
-                    parent_id,
-                    type_,
-                    data,
-                    Jsonb(metadata or {}),
-                    Jsonb(versions),
-                    channels,
-                    vers,
-                    types,
-                    values,
-                    None,
-                    None,
-                    "sync",
-                ),
+                    values.append(ChannelValue(channel, str(version), blob_type, bytes(blob)))
+            step = CheckpointStep(
+                thread_id, ns, checkpoint_id, parent_id, type_, data, Jsonb(metadata or {}), Jsonb(versions), values
             )
+            cur.execute(PUT_CHECKPOINT.sql, step.params())
             report.checkpoints += 1
             report.blobs += len(values)
         # One put_writes per (namespace, checkpoint, task), as LangGraph's savers write them.

@@ -31,6 +31,7 @@ a zombie worker's writes are rejected (``LeaseLost``).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import random
@@ -41,7 +42,7 @@ from contextlib import (
     asynccontextmanager,
     contextmanager,
 )
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeGuard, TypeVar
 
 import psycopg
@@ -79,10 +80,7 @@ T = TypeVar("T")
 # cursors with their own row factory (the caller's connection may use dict_row, as LangGraph's
 # documentation has it for PostgresSaver).
 # The durable step: the checkpoint, its values (whole or deltas), a held task's writes, messages.
-PUT_STEP = (
-    "select ai.put_checkpoint(%s, %s, %s, %s, %s, %b, %s, %s, %s, %s, %s, %b, %s, %s, %s,"
-    " %s, %s, %s, %s, %s, %s, %b, %s) as id"
-)
+PUT_STEP = checkpoints.PUT_CHECKPOINT.sql
 PUT_WRITES = checkpoints.PUT_WRITES.sql
 GET_CHECKPOINT = checkpoints.GET_CHECKPOINT.sql
 #: rows per call of ai.list_checkpoints: list() reads on page by page (the server returns one bounded page)
@@ -130,33 +128,17 @@ def _inline(value: Any) -> bool:
 
 
 # ----- the durable step in one call (docs/checkpoints.md, "One call per step") -----------------
-#
-# put_writes of a task whose step LangGraph will close with one put (a step of one task: one
-# node triggered, no pending sends, the node's own writes (a PULL task) under LangGraph's
-# durability="sync") is held here and sent with that put, in one call and one
-# transaction (ai.put_checkpoint's write_* arguments). A crash between the two loses the held
-# writes with the process: the resumed run re-runs that one node, whose external calls go through
-# the side-effect ledger (a finished call returns its recorded result). Writes of a step of
-# several tasks, of a @task call or a Send (PUSH tasks), under durability="async", writes to
-# LangGraph's special channels (error, interrupt, resume) and writes for
-# a checkpoint the saver did not put are sent at once, so a finished sibling never re-runs. A
-# second task's writes for a held step (a wrong guess) send both at once. Any read of the thread
-# sends what is held first.
-#
-# A list channel that a step only extended (its previous value, as this saver last wrote or read
-# it, is a prefix of the new one, item by item) is sent as the appended items: a delta of the
-# version it extends (ai.checkpoint_blobs.base_version), rebuilt whole by the database on read.
-# Anything else is a whole value: a list rewritten (an item replaced or removed), a value that is
-# not a list, a serializer whose bytes are not msgpack, a thread this saver has not seen, or a
-# chain of MAX_DELTA_CHAIN deltas.
+# What a put and a put_writes send is decided by _StepPlan (its docstring has the rules); these
+# are its bounds.
 MAX_DELTA_CHAIN = 1000
-# threads whose list channels are remembered, least recently used dropped first: the items are
-# kept by reference (compared by identity), so this bounds what a saver keeps alive after a run
+# threads remembered, least recently used forgotten first: a list channel's items are kept by
+# reference (compared by identity), so this bounds what a saver keeps alive after a run
 MAX_REMEMBERED_THREADS = 1024
 # and the remembered lists' size (their stored bytes), all threads together: past it the least
-# recently used threads are forgotten too (their next step is sent whole). Every per-thread
-# structure of a saver (the lists, the last checkpoint, the step of one task, the held writes) is
-# bounded by these: a long-lived saver serving any number of threads keeps at most this much.
+# recently used threads are forgotten too (their next step is sent whole). Everything a saver
+# remembers of a thread (its lists, its last checkpoint, the step of one task, the held writes) is
+# one _Thread, bounded by these: a long-lived saver serving any number of threads keeps at most
+# this much.
 MAX_REMEMBERED_BYTES = 64 * 1024 * 1024
 # held writes, all threads together: past either bound a task's writes are sent at once instead
 MAX_HELD_BYTES = 16 * 1024 * 1024
@@ -172,6 +154,8 @@ _PULL_PATH = "~__pregel_pull, "
 # put is still on its way, so nothing is held then.
 CONFIG_KEY_DURABILITY = "__pregel_durability"
 
+_Key = tuple[str, str]  # (thread_id, checkpoint_ns)
+
 
 @dataclass(frozen=True)
 class _Remembered:
@@ -183,31 +167,48 @@ class _Remembered:
     nbytes: int  # its stored size (the whole value and the deltas since)
 
 
-@dataclass
-class _Held:
-    """One task's writes held until the step's put."""
+@dataclass(frozen=True)
+class _Writes:
+    """One task's writes for a checkpoint: held until the step's put, or to send (ai.put_writes)."""
 
     checkpoint_id: str
-    task_id: str
-    task_path: str
-    idx: list[int]
-    channels: list[str]
-    types: list[str]
-    blobs: list[bytes]
+    writes: checkpoints.TaskWrites
     job_id: int | None
     fencing_token: int | None
+
+    @property
+    def nbytes(self) -> int:
+        return sum(len(w.blob) for w in self.writes.writes)
+
+
+@dataclass
+class _Thread:
+    """What the step plan remembers of one (thread_id, checkpoint_ns)."""
+
+    # each list channel as this saver last stored or read it: what the next step may extend
+    lists: dict[str, _Remembered] = field(default_factory=dict)
+    # the checkpoint this saver last put or read, and the channels it names
+    last: tuple[str, frozenset[str]] | None = None
+    # the checkpoint this saver put whose step has one task (its writes may be held)
+    one_task: str | None = None
+    # one task's writes, held for the step's put
+    held: _Writes | None = None
+
+    @property
+    def nbytes(self) -> int:
+        return sum(r.nbytes for r in self.lists.values())
 
 
 @dataclass
 class _Step:
-    """One put: its arguments, the whole-value arguments should the database refuse a delta, and
-    what to remember once it is stored."""
+    """One put: the call, the call with whole values should the database refuse a delta, and what
+    to remember once it is stored."""
 
-    args: tuple[Any, ...]
-    whole: Callable[[], tuple[Any, ...]] | None
-    remember: dict[tuple[str, str, str], _Remembered]
+    call: checkpoints.CheckpointStep
+    whole: Callable[[], checkpoints.CheckpointStep] | None
+    remember: dict[str, _Remembered]  # channel -> its value at the new version
     next_config: RunnableConfig
-    thread_key: tuple[str, str]
+    thread_key: _Key
 
 
 def _one_task_follows(checkpoint: Checkpoint) -> bool:
@@ -263,6 +264,259 @@ def _as_message(item: Any, key: str) -> dict[str, Any] | None:
     }
 
 
+class _StepPlan:
+    """The saver's step plan: what it remembers of each thread (a ``_Thread``) and the rules of what
+    a put (``put``) and a put_writes (``put_writes``) send. Savers serve threads (and tasks)
+    concurrently: every look and change holds ``lock``, never across I/O.
+
+    **Held writes.** The writes of a task whose step LangGraph will close with one put are held
+    and sent with that put, in one call of ai.put_checkpoint and one transaction (its ``writes``).
+    They are held only when all of these hold: LangGraph's durability is "sync" (the next step
+    waits for the put); the task is a PULL task (a node's own writes; a @task call or a Send is
+    seen finished by its caller or a sibling before the step ends); no write is to a special
+    channel (idx < 0: error, interrupt, resume); the checkpoint they were written from is the
+    thread's ``one_task`` (a put of this saver whose step has one task: one trigger channel
+    updated, no pending sends); nothing else is held for the thread; and the bounds allow
+    (MAX_REMEMBERED_THREADS threads holding, MAX_HELD_BYTES in all). Anything else is sent at
+    once, so a finished sibling never re-runs: a second task's writes for a held step (a wrong
+    guess) send both; held writes of another checkpoint than the put's parent are sent before the
+    put; a read of the thread sends what is held first. A crash between the two loses the held
+    writes with the process: the resumed run re-runs that one node, whose external calls go
+    through the side-effect ledger (a finished call returns its recorded result).
+
+    **Whole value or delta.** A list channel that a step only extended (its previous value, as
+    this saver last stored or read it, is a prefix of the new one, item by item) is sent as the
+    appended items: a delta of the version it extends (``ChannelValue.base``), rebuilt whole by
+    the database on read. Anything else is a whole value: a list rewritten (an item replaced or
+    removed), a value that is not a list, a serializer whose bytes are not msgpack, a thread this
+    saver has not seen, or a chain of MAX_DELTA_CHAIN deltas. Should the database refuse a delta
+    (AS061: the version it extends was pruned), the step is sent again whole (``_Step.whole``).
+
+    **Messages.** With ``mirror_messages``, that list channel's new items (the delta's; the whole
+    list when the parent lacked the channel) are appended to the thread's messages in the same call.
+
+    **Bounds.** At most MAX_REMEMBERED_THREADS threads are remembered, the least recently used
+    forgotten first (their next step is sent whole), with at most MAX_REMEMBERED_BYTES of lists
+    (items kept by reference); a thread whose writes are held keeps them until its put or read
+    (its lists are forgotten past the bounds). ``forget`` (delete_thread) drops a thread whole.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.threads: OrderedDict[_Key, _Thread] = OrderedDict()  # least recently used first
+        self.remembered_bytes = 0  # the remembered lists' nbytes, all threads
+        self.held_bytes = 0  # the held writes' blobs, all threads
+        self.holding = 0  # threads with held writes
+
+    def put(
+        self,
+        dumps: Callable[[Any], tuple[str, bytes]],
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        *,
+        mirror_messages: str | None,
+        durability: Durability,
+    ) -> tuple[_Step, list[tuple[_Key, _Writes]]]:
+        """What a put sends (the rules above): the step's call, and the held writes of another
+        checkpoint of the thread, to send before it."""
+        configurable = config["configurable"]
+        thread_id = str(configurable["thread_id"])
+        checkpoint_ns = configurable.get("checkpoint_ns") or ""
+        parent_id = configurable.get("checkpoint_id")
+        key = (thread_id, checkpoint_ns)
+        values = checkpoint["channel_values"]
+        inline = {k: v for k, v in values.items() if _inline(v)}
+        stored = {k: v for k, v in checkpoint.items() if k not in ("channel_values", "channel_versions")}
+        stored["channel_values"] = inline
+        type_, data = dumps(stored)
+        with self.lock:
+            thread = self.threads.get(key)
+            known = dict(thread.lists) if thread is not None else {}
+            last = thread.last if thread is not None else None
+            held = self._take_held(key)
+            if thread is not None:
+                thread.one_task = None
+
+        def parent_lacks(channel: str) -> bool:
+            """A channel the parent did not have: every item of it is new (for mirror_messages)."""
+            return parent_id is None or (last is not None and last[0] == parent_id and channel not in last[1])
+
+        before: list[tuple[_Key, _Writes]] = []
+        if held is not None and held.checkpoint_id != parent_id:
+            before.append((key, held))
+            held = None
+        sent: list[checkpoints.ChannelValue] = []
+        remember: dict[str, _Remembered] = {}
+        deltas: dict[int, Any] = {}  # position -> the whole value, should the database refuse the delta
+        messages: list[dict[str, Any]] | None = None
+        for channel, version in new_versions.items():
+            if channel not in values or channel in inline:
+                continue
+            value = values[channel]
+            base: str | None = None
+            appended: list[Any] | None = None
+            depth = 0
+            nbytes = 0
+            if type(value) is list:
+                seen = known.get(channel)
+                if seen is not None and seen.depth < MAX_DELTA_CHAIN and _prefix(seen.items, value):
+                    appended = value[len(seen.items) :]
+                    blob_type, blob = dumps(appended)
+                    if blob_type == "msgpack":
+                        base, depth, nbytes = seen.version, seen.depth + 1, seen.nbytes
+                    else:
+                        appended = None
+            if base is None:
+                blob_type, blob = dumps(value)
+            else:
+                deltas[len(sent)] = value
+            if type(value) is list and blob_type == "msgpack":
+                remember[channel] = _Remembered(str(version), tuple(value), depth, nbytes + len(blob))
+            if channel == mirror_messages and type(value) is list:
+                new_items = appended if appended is not None else (value if parent_lacks(channel) else [])
+                start = len(value) - len(new_items)
+                found = [
+                    _as_message(item, f"lg:{thread_id}:{checkpoint['id']}:{start + i}")
+                    for i, item in enumerate(new_items)
+                ]
+                messages = [m for m in found if m is not None] or None
+            sent.append(checkpoints.ChannelValue(channel, str(version), blob_type, blob, base))
+        call = checkpoints.CheckpointStep(
+            thread_id,
+            checkpoint_ns,
+            checkpoint["id"],
+            parent_id,
+            type_,
+            data,
+            Jsonb(get_serializable_checkpoint_metadata(config, metadata)),
+            Jsonb(checkpoint["channel_versions"]),
+            sent,
+            writes=held.writes if held is not None else None,
+            messages=Jsonb(messages) if messages else None,
+            job_id=configurable.get("job_id"),
+            fencing_token=configurable.get("fencing_token"),
+            durability=durability,
+        )
+
+        def whole() -> checkpoints.CheckpointStep:
+            values = list(sent)
+            for position, value in deltas.items():
+                blob_type, blob = dumps(value)
+                values[position] = checkpoints.ChannelValue(values[position].channel, values[position].version,
+                                                            blob_type, blob)  # fmt: skip
+            return dataclasses.replace(call, values=values)
+
+        if _one_task_follows(checkpoint):
+            with self.lock:
+                self._touch(key).one_task = checkpoint["id"]
+                self._trim()
+        next_config: RunnableConfig = {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": checkpoint_ns,
+                "checkpoint_id": checkpoint["id"],
+            }
+        }
+        return _Step(call, whole if deltas else None, remember, next_config, key), before
+
+    def put_writes(self, key: _Key, writes: _Writes, *, sync: bool) -> list[tuple[_Key, _Writes]]:
+        """What a put_writes sends (the rules above): nothing when these writes are held for the
+        step's put, else the writes to send, a held sibling first."""
+        size = writes.nbytes
+        with self.lock:
+            held = self._take_held(key)
+            thread = self.threads.get(key)
+            if (
+                held is None
+                and thread is not None
+                and self.holding < MAX_REMEMBERED_THREADS
+                and self.held_bytes + size <= MAX_HELD_BYTES
+                and sync
+                and writes.writes.task_path.startswith(_PULL_PATH)
+                and all(w.idx >= 0 for w in writes.writes.writes)
+                and thread.one_task == writes.checkpoint_id
+            ):
+                thread.held = writes
+                self.held_bytes += size
+                self.holding += 1
+                return []
+            if held is not None and held.checkpoint_id == writes.checkpoint_id and thread is not None:
+                thread.one_task = None  # a second task: the step has several
+        return ([(key, held)] if held is not None else []) + [(key, writes)]
+
+    def stored(self, step: _Step, *, whole: bool = False) -> None:
+        """What a stored step leaves to remember: each list channel's items at its new version."""
+        with self.lock:
+            thread = self._touch(step.thread_key)
+            versions = step.call.channel_versions
+            thread.last = (str(step.call.checkpoint_id), frozenset(versions.obj if versions is not None else ()))
+            known = {} if whole else dict(thread.lists)
+            for channel, seen in step.remember.items():
+                known[channel] = seen if not whole else _Remembered(seen.version, seen.items, 0, seen.nbytes)
+            self._set_lists(thread, known)
+            self._trim()
+
+    def read(self, key: _Key, checkpoint_id: str, versions: Mapping[str, Any], lists: dict[str, _Remembered]) -> None:
+        """A checkpoint read whole: its list channels are what the next step may extend."""
+        with self.lock:
+            thread = self._touch(key)
+            thread.last = (checkpoint_id, frozenset(versions))
+            self._set_lists(thread, {**thread.lists, **lists})
+            self._trim()
+
+    def take_held(self, thread_id: str | None) -> list[tuple[_Key, _Writes]]:
+        """The held writes of a thread (None: of every thread), taken to be sent before a read."""
+        with self.lock:
+            if not self.holding:
+                return []
+            keys = [k for k, t in self.threads.items() if t.held is not None and thread_id in (None, k[0])]
+            return [(k, held) for k in keys if (held := self._take_held(k)) is not None]
+
+    def forget(self, thread_id: str) -> None:
+        """Forget a thread (delete_thread): its held writes and everything remembered of it."""
+        with self.lock:
+            for key in [k for k in self.threads if k[0] == thread_id]:
+                self._take_held(key)
+                self._set_lists(self.threads.pop(key), {})
+
+    # the bookkeeping (callers hold the lock)
+    def _touch(self, key: _Key) -> _Thread:
+        """The thread's entry, made the most recently used."""
+        thread = self.threads.pop(key, None) or _Thread()
+        self.threads[key] = thread
+        return thread
+
+    def _trim(self) -> None:
+        """Forget the least recently used threads past MAX_REMEMBERED_THREADS or
+        MAX_REMEMBERED_BYTES (a thread holding writes keeps them, and forgets its lists)."""
+        for key in list(self.threads):
+            if len(self.threads) - self.holding <= MAX_REMEMBERED_THREADS and (
+                self.remembered_bytes <= MAX_REMEMBERED_BYTES
+            ):
+                return
+            thread = self.threads[key]
+            self._set_lists(thread, {})
+            if thread.held is None:
+                del self.threads[key]
+            else:
+                thread.last = thread.one_task = None
+
+    def _set_lists(self, thread: _Thread, lists: dict[str, _Remembered]) -> None:
+        self.remembered_bytes += sum(r.nbytes for r in lists.values()) - thread.nbytes
+        thread.lists = lists
+
+    def _take_held(self, key: _Key) -> _Writes | None:
+        thread = self.threads.get(key)
+        held = thread.held if thread is not None else None
+        if thread is not None and held is not None:
+            thread.held = None
+            self.held_bytes -= held.nbytes
+            self.holding -= 1
+        return held
+
+
 class _Codec(BaseCheckpointSaver[str]):
     """What both savers share: turning LangGraph's objects into SQL arguments and rows back."""
 
@@ -278,19 +532,8 @@ class _Codec(BaseCheckpointSaver[str]):
             raise ValueError(f"durability must be 'sync' or 'async', not {durability!r}")
         self.durability = durability
         self.mirror_messages = mirror_messages
-        # What the step logic remembers, per (thread_id, checkpoint_ns); savers serve threads (and
-        # tasks) concurrently, so every look and change holds this lock (never across I/O).
-        self._state_lock = threading.Lock()
-        # Every structure below is bounded (MAX_REMEMBERED_THREADS, MAX_REMEMBERED_BYTES,
-        # MAX_HELD_BYTES): _lists in least recently used order, the others trimmed with it.
-        self._lists: OrderedDict[tuple[str, str], dict[str, _Remembered]] = OrderedDict()
-        self._remembered_bytes = 0  # sum of nbytes over _lists
-        # the checkpoint whose step has one task
-        self._one_task: OrderedDict[tuple[str, str], str] = OrderedDict()
-        # the checkpoint of each thread this saver last put or read, and the channels it names
-        self._last: dict[tuple[str, str], tuple[str, frozenset[str]]] = {}
-        self._held: dict[tuple[str, str], _Held] = {}
-        self._held_bytes = 0  # sum of the held blobs' sizes
+        # What the saver remembers of each thread, and the rules of what a step sends.
+        self._plan = _StepPlan()
 
     def get_next_version(self, current: str | None, channel: None = None) -> str:
         # PostgresSaver's format, so threads and graphs move between the two: a zero-padded counter
@@ -311,272 +554,66 @@ class _Codec(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> tuple[_Step, list[tuple[Any, ...]]]:
-        """The put's arguments (one call: see "the durable step" above) and the held writes of
-        another checkpoint of the thread, to send before it."""
-        configurable = config["configurable"]
-        thread_id = str(configurable["thread_id"])
-        checkpoint_ns = configurable.get("checkpoint_ns") or ""
-        parent_id = configurable.get("checkpoint_id")
-        key = (thread_id, checkpoint_ns)
-        values = checkpoint["channel_values"]
-        inline = {k: v for k, v in values.items() if _inline(v)}
-        stored = {k: v for k, v in checkpoint.items() if k not in ("channel_values", "channel_versions")}
-        stored["channel_values"] = inline
-        type_, data = self.serde.dumps_typed(stored)
-        with self._state_lock:
-            known = dict(self._lists.get(key) or {})
-            held = self._take_held(key)
-            self._one_task.pop(key, None)
-            last = self._last.get(key)
-
-        def parent_lacks(channel: str) -> bool:
-            """A channel the parent did not have: every item of it is new (for mirror_messages)."""
-            return parent_id is None or (last is not None and last[0] == parent_id and channel not in last[1])
-
-        before: list[tuple[Any, ...]] = []
-        if held is not None and held.checkpoint_id != parent_id:
-            before.append(self._held_args(key, held))
-            held = None
-        channels: list[str] = []
-        versions: list[str] = []
-        types: list[str] = []
-        blobs: list[bytes] = []
-        bases: list[str | None] = []
-        remember: dict[tuple[str, str, str], _Remembered] = {}
-        deltas: dict[int, Any] = {}  # position -> the whole value, should the database refuse the delta
-        messages: list[dict[str, Any]] | None = None
-        for channel, version in new_versions.items():
-            if channel not in values or channel in inline:
-                continue
-            value = values[channel]
-            base: str | None = None
-            appended: list[Any] | None = None
-            depth = 0
-            nbytes = 0
-            if type(value) is list:
-                seen = known.get(channel)
-                if seen is not None and seen.depth < MAX_DELTA_CHAIN and _prefix(seen.items, value):
-                    appended = value[len(seen.items) :]
-                    blob_type, blob = self.serde.dumps_typed(appended)
-                    if blob_type == "msgpack":
-                        base, depth, nbytes = seen.version, seen.depth + 1, seen.nbytes
-                    else:
-                        appended = None
-            if base is None:
-                blob_type, blob = self.serde.dumps_typed(value)
-            else:
-                deltas[len(blobs)] = value
-            if type(value) is list and blob_type == "msgpack":
-                remember[(thread_id, checkpoint_ns, channel)] = _Remembered(
-                    str(version), tuple(value), depth, nbytes + len(blob)
-                )
-            if channel == self.mirror_messages and type(value) is list:
-                new_items = appended if appended is not None else (value if parent_lacks(channel) else [])
-                start = len(value) - len(new_items)
-                found = [
-                    _as_message(item, f"lg:{thread_id}:{checkpoint['id']}:{start + i}")
-                    for i, item in enumerate(new_items)
-                ]
-                messages = [m for m in found if m is not None] or None
-            channels.append(channel)
-            versions.append(str(version))
-            types.append(blob_type)
-            blobs.append(blob)
-            bases.append(base)
-        write: tuple[Any, ...] = (None, "", None, None, None, None)
-        if held is not None:
-            write = (held.task_id, held.task_path, held.idx, held.channels, held.types, held.blobs)
-        args = (
-            thread_id,
-            checkpoint_ns,
-            checkpoint["id"],
-            parent_id,
-            type_,
-            data,
-            Jsonb(get_serializable_checkpoint_metadata(config, metadata)),
-            Jsonb(checkpoint["channel_versions"]),
-            channels,
-            versions,
-            types,
-            blobs,
-            configurable.get("job_id"),
-            configurable.get("fencing_token"),
-            self.durability,
-            bases if deltas else None,
-            *write,
-            Jsonb(messages) if messages else None,
-        )
-
-        def whole() -> tuple[Any, ...]:
-            full_types, full_blobs = list(types), list(blobs)
-            for position, value in deltas.items():
-                full_types[position], full_blobs[position] = self.serde.dumps_typed(value)
-            return (*args[:10], full_types, full_blobs, *args[12:15], None, *args[16:])
-
-        if _one_task_follows(checkpoint):
-            with self._state_lock:
-                self._one_task[key] = checkpoint["id"]
-                while len(self._one_task) > MAX_REMEMBERED_THREADS:
-                    self._one_task.popitem(last=False)
-        next_config: RunnableConfig = {
-            "configurable": {
-                "thread_id": thread_id,
-                "checkpoint_ns": checkpoint_ns,
-                "checkpoint_id": checkpoint["id"],
-            }
-        }
-        return _Step(args, whole if deltas else None, remember, next_config, key), before
+        """The put's call (_StepPlan.put) and the put_writes calls to make before it."""
+        step, before = self._plan.put(
+            self.serde.dumps_typed, config, checkpoint, metadata, new_versions,
+            mirror_messages=self.mirror_messages, durability=self.durability,
+        )  # fmt: skip
+        return step, [self._put_writes_args(key, writes) for key, writes in before]
 
     def _stored(self, step: _Step, *, whole: bool = False) -> None:
-        """What a stored step leaves to remember: each list channel's items at its new version."""
-        with self._state_lock:
-            self._last[step.thread_key] = (step.args[2], frozenset(step.args[7].obj))
-            known = dict(self._lists.get(step.thread_key) or {})
-            if whole:
-                known = {}
-            for (_thread, _ns, channel), seen in step.remember.items():
-                known[channel] = seen if not whole else _Remembered(seen.version, seen.items, 0, seen.nbytes)
-            self._keep(step.thread_key, known)
+        self._plan.stored(step, whole=whole)
 
     def _remember_read(self, found: CheckpointTuple, row: Sequence[Any]) -> None:
         """A checkpoint read whole: its list channels are what the next step may extend."""
-        key = (str(row[_THREAD_ID]), row[_NS])
         values = found.checkpoint["channel_values"]
         versions = found.checkpoint["channel_versions"]
-        seen = {
+        lists = {
             channel: _Remembered(str(versions[channel]), tuple(values[channel]), 0, len(blob or b""))
             for channel, type_, blob in zip(
                 row[_BLOB_CHANNELS] or (), row[_BLOB_TYPES] or (), row[_BLOBS] or (), strict=True
             )
             if type_ == "msgpack" and type(values.get(channel)) is list and channel in versions
         }
-        with self._state_lock:
-            self._last[key] = (str(row[_ID]), frozenset(versions))
-            known = dict(self._lists.get(key) or {})
-            known.update(seen)
-            self._keep(key, known)
-
-    def _keep(self, key: tuple[str, str], known: dict[str, _Remembered]) -> None:
-        """Remember a thread's lists as its most recent, then forget the least recently used
-        threads past MAX_REMEMBERED_THREADS or MAX_REMEMBERED_BYTES (held by the caller: _state_lock)."""
-        self._drop_lists(key)
-        self._lists[key] = known
-        self._remembered_bytes += sum(r.nbytes for r in known.values())
-        while self._lists and (
-            len(self._lists) > MAX_REMEMBERED_THREADS or self._remembered_bytes > MAX_REMEMBERED_BYTES
-        ):
-            dropped = next(iter(self._lists))
-            self._drop_lists(dropped)
-            self._last.pop(dropped, None)
-            self._one_task.pop(dropped, None)
-
-    def _drop_lists(self, key: tuple[str, str]) -> None:
-        gone = self._lists.pop(key, None)
-        if gone:
-            self._remembered_bytes -= sum(r.nbytes for r in gone.values())
-
-    def _take_held(self, key: tuple[str, str]) -> _Held | None:
-        held = self._held.pop(key, None)
-        if held is not None:
-            self._held_bytes -= sum(len(b) for b in held.blobs)
-        return held
-
-    def _held_args(self, key: tuple[str, str], held: _Held) -> tuple[Any, ...]:
-        return (
-            key[0],
-            key[1],
-            held.checkpoint_id,
-            held.task_id,
-            held.idx,
-            held.channels,
-            held.types,
-            held.blobs,
-            held.task_path,
-            held.job_id,
-            held.fencing_token,
-        )
+        self._plan.read((str(row[_THREAD_ID]), row[_NS]), str(row[_ID]), versions, lists)
 
     def _writes_to_send(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str
     ) -> list[tuple[Any, ...]]:
-        """put_writes: nothing to send when these writes are held for the step's put, else the
-        calls to make (a held sibling first)."""
-        args = self._writes_args(config, writes, task_id, task_path)
+        """put_writes: the calls to make (_StepPlan.put_writes: none when the writes are held)."""
         configurable = config["configurable"]
-        key = (args[0], args[1])
-        size = sum(len(b) for b in args[7])
-        with self._state_lock:
-            held = self._take_held(key)
-            if (
-                held is None
-                and len(self._held) < MAX_REMEMBERED_THREADS
-                and self._held_bytes + size <= MAX_HELD_BYTES
-                and configurable.get(CONFIG_KEY_DURABILITY) == "sync"
-                and task_path.startswith(_PULL_PATH)
-                and all(i >= 0 for i in args[4])
-                and self._one_task.get(key) == args[2]
-            ):
-                self._held[key] = _Held(
-                    args[2],
-                    task_id,
-                    task_path,
-                    args[4],
-                    args[5],
-                    args[6],
-                    args[7],
-                    configurable.get("job_id"),
-                    configurable.get("fencing_token"),
-                )
-                self._held_bytes += size
-                return []
-            if held is not None and held.checkpoint_id == args[2]:
-                self._one_task.pop(key, None)  # a second task: the step has several
-        return ([self._held_args(key, held)] if held is not None else []) + [args]
+        key = (str(configurable["thread_id"]), configurable.get("checkpoint_ns") or "")
+        found = _Writes(
+            configurable["checkpoint_id"],
+            checkpoints.TaskWrites(task_id, task_path, self._pending(writes)),
+            configurable.get("job_id"),
+            configurable.get("fencing_token"),
+        )
+        sync = configurable.get(CONFIG_KEY_DURABILITY) == "sync"
+        return [self._put_writes_args(k, w) for k, w in self._plan.put_writes(key, found, sync=sync)]
 
     def _held_of(self, thread_id: str | None) -> list[tuple[Any, ...]]:
         """The held writes of a thread (None: of every thread), taken to be sent before a read."""
-        with self._state_lock:
-            keys = [k for k in self._held if thread_id is None or k[0] == str(thread_id)]
-            return [self._held_args(k, held) for k in keys if (held := self._take_held(k)) is not None]
+        held = self._plan.take_held(None if thread_id is None else str(thread_id))
+        return [self._put_writes_args(key, writes) for key, writes in held]
 
     def _drop_held(self, thread_id: str) -> None:
         """Forget a thread (delete_thread): its held writes and everything remembered of it."""
-        with self._state_lock:
-            for key in [k for k in self._held if k[0] == str(thread_id)]:
-                self._take_held(key)
-            for key in [k for k in self._lists if k[0] == str(thread_id)]:
-                self._drop_lists(key)
-            for key in [k for k in self._last if k[0] == str(thread_id)]:
-                del self._last[key]
-            for key in [k for k in self._one_task if k[0] == str(thread_id)]:
-                del self._one_task[key]
+        self._plan.forget(str(thread_id))
 
-    def _writes_args(
-        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str
-    ) -> tuple[Any, ...]:
-        configurable = config["configurable"]
-        idx: list[int] = []
-        channels: list[str] = []
-        types: list[str] = []
-        blobs: list[bytes] = []
+    def _pending(self, writes: Sequence[tuple[str, Any]]) -> list[checkpoints.PendingWrite]:
+        """LangGraph's writes of a task, serialized (idx: WRITES_IDX_MAP's for the special channels)."""
+        pending = []
         for i, (channel, value) in enumerate(writes):
             type_, blob = self.serde.dumps_typed(value)
-            idx.append(WRITES_IDX_MAP.get(channel, i))
-            channels.append(channel)
-            types.append(type_)
-            blobs.append(blob)
-        return (
-            str(configurable["thread_id"]),
-            configurable.get("checkpoint_ns") or "",
-            configurable["checkpoint_id"],
-            task_id,
-            idx,
-            channels,
-            types,
-            blobs,
-            task_path,
-            configurable.get("job_id"),
-            configurable.get("fencing_token"),
+            pending.append(checkpoints.PendingWrite(WRITES_IDX_MAP.get(channel, i), channel, type_, blob))
+        return pending
+
+    @staticmethod
+    def _put_writes_args(key: _Key, found: _Writes) -> tuple[Any, ...]:
+        w = found.writes
+        return checkpoints._put_writes_args(
+            key[0], key[1], found.checkpoint_id, w.task_id, w.writes, w.task_path, found.job_id, found.fencing_token
         )
 
     def _tuple(self, row: Sequence[Any]) -> CheckpointTuple:
@@ -916,11 +953,11 @@ class AsyncAgentStateSaver(_Codec):
         for args in before:
             await self._execute(PUT_WRITES, args)
         try:
-            await self._execute(PUT_STEP, step.args)
+            await self._execute(PUT_STEP, step.call.params())
         except DeltaBaseMissing:
             if step.whole is None:
                 raise
-            await self._execute(PUT_STEP, step.whole())  # a version it extends is gone (pruned): send it whole
+            await self._execute(PUT_STEP, step.whole().params())  # a version it extends is gone (pruned): send it whole
             self._stored(step, whole=True)
         else:
             self._stored(step)
@@ -1227,11 +1264,11 @@ class AgentStateSaver(_Codec):
         for args in before:
             self._execute(PUT_WRITES, args)
         try:
-            self._execute(PUT_STEP, step.args)
+            self._execute(PUT_STEP, step.call.params())
         except DeltaBaseMissing:
             if step.whole is None:
                 raise
-            self._execute(PUT_STEP, step.whole())  # a version it extends is gone (pruned): send it whole
+            self._execute(PUT_STEP, step.whole().params())  # a version it extends is gone (pruned): send it whole
             self._stored(step, whole=True)
         else:
             self._stored(step)

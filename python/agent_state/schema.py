@@ -65,8 +65,8 @@ _LOCK_KEY = "agent-state: deploy schema ai"
 # What the Python package calls; checked when the database does not say which changes it holds
 # (a sqitch registry the role may not read).
 _REQUIRED_FUNCTIONS = (
-    "ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], "
-    "bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb)",
+    "ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, "
+    "jsonb, ai.step_commit)",
     "ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint)",
     "ai.get_checkpoint(text, text, text)",
     "ai.list_checkpoints(text, text, text, integer, jsonb, text, text)",

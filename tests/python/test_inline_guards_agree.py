@@ -121,7 +121,12 @@ def _put_checkpoint(**over: str) -> str:
         "blob_versions": "array['1']",
         "blob_types": "array['t']",
         "blobs": "array['\\x01'::bytea]",
+        "durability": "'sync'",
     } | over
+    # the records of the call (ai.checkpoint_values, ai.step_commit), from the arguments by name
+    values = ", ".join(args.pop(k) for k in ("blob_channels", "blob_versions", "blob_types", "blobs"))
+    args["channel_values"] = f"row({values}, null)::ai.checkpoint_values"
+    args["step_commit"] = f"row(null, null, {args.pop('durability')})::ai.step_commit"
     return "select ai.put_checkpoint(" + ", ".join(f"{k} => {v}" for k, v in args.items()) + ")"
 
 
@@ -245,9 +250,14 @@ TWINS = [
            f"select ai.open_stream('inline-t', 's', {T})"),
           ROLES),
     Twins("durability", SESSION,
-          (_put_checkpoint(durability=T), f"select ai.open_stream('inline-t', 's', durability => {T})",
+          (f"select ai.open_stream('inline-t', 's', durability => {T})",
            f"select ai.append_stream_chunks('inline-t', 's', 1, array['x'], durability => {T})"),
           (None, "", "sync", "async", "SYNC", "other")),
+    # put_checkpoint's durability is a field of ai.step_commit, where NULL is 'sync' (a NULL record
+    # is no fence and 'sync'): the same answer for every other value
+    Twins("durability of a step", SESSION,
+          (_put_checkpoint(durability=T), f"select ai.open_stream('inline-t', 's', durability => {T})"),
+          ("", "sync", "async", "SYNC", "other")),
     Twins("prune strategy", SESSION,
           (f"select ai.prune_checkpoints(array['inline-t'], {T})", f"select ai.prune_idle_threads('1 day', {T})"),
           (None, "", "keep_latest", "delete", "KEEP_LATEST", "other")),
@@ -364,7 +374,7 @@ def _both(statement: str) -> tuple[str, ...]:
 FENCED_CALLS = [
     FencedCall("put_checkpoint",
                "select ai.put_checkpoint({thread}, '', 'c1', null, 'test', '\\x01', "
-               "job_id => {job}, fencing_token => {token})"),
+               "step_commit => row({job}, {token}, 'sync')::ai.step_commit)"),
     FencedCall("put_writes",
                "select ai.put_writes({thread}, '', 'c1', 't', array[0], array['ch'], array['t'], "
                "array['\\x01']::bytea[], '', {job}, {token})"),

@@ -98,8 +98,8 @@ def _make_owner(su: psycopg.Connection[Any], role: str, tag: str) -> Owner:
         su.execute("select ai.record_compaction(%s, %s, 2)", (o.thread, f"summary {secret}"))
         su.execute(
             "select ai.put_checkpoint(%s, '', %s, null, 'json', convert_to(%s, 'UTF8'),"
-            " jsonb_build_object('run_id', %s::text, 's', %s::text), '{\"m\": \"1\"}', array['m'], array['1'],"
-            " array['json'], array[convert_to(%s, 'UTF8')])",
+            " jsonb_build_object('run_id', %s::text, 's', %s::text), '{\"m\": \"1\"}',"
+            " row(array['m'], array['1'], array['json'], array[convert_to(%s, 'UTF8')], null)::ai.checkpoint_values)",
             (o.thread, ck, secret, run_id, secret, secret),
         )
         su.execute(

@@ -1,9 +1,10 @@
 """A long-lived saver's per-thread memory is bounded, by count and by bytes (issue 34, item 6).
 
 Threads that stop at ``interrupt()`` (a step whose put never comes) and threads with big lists
-leave at most ``MAX_REMEMBERED_THREADS`` entries in every per-thread structure of the saver, and
-at most ``MAX_REMEMBERED_BYTES`` of remembered list values; ``delete_thread`` forgets a thread in
-all of them. The bounds are lowered for the test (the same code paths as 1,024 threads and 64 MiB).
+leave at most ``MAX_REMEMBERED_THREADS`` threads in the saver's step plan (one ``_Thread`` each:
+its lists, last checkpoint, step of one task, held writes), and at most ``MAX_REMEMBERED_BYTES`` of
+remembered list values; ``delete_thread`` forgets a thread whole. The bounds are lowered for the
+test (the same code paths as 1,024 threads and 64 MiB).
 """
 
 from __future__ import annotations
@@ -54,11 +55,20 @@ def _graph(checkpointer: Any, size: int) -> Any:
 
 
 def _per_thread(saver: AgentStateSaver) -> dict[str, int]:
-    return {name: len(getattr(saver, name)) for name in ("_lists", "_last", "_one_task", "_held")}
+    """How many threads the saver remembers, and how many of them hold each kind of state."""
+    threads = saver._plan.threads.values()
+    return {
+        "threads": len(threads),
+        **{name: sum(1 for t in threads if getattr(t, name)) for name in ("lists", "last", "one_task", "held")},
+    }
 
 
 def _threads_in(saver: AgentStateSaver) -> set[str]:
-    return {key[0] for name in ("_lists", "_last", "_one_task", "_held") for key in getattr(saver, name)}
+    return {key[0] for key in saver._plan.threads}
+
+
+def _remembered_bytes(saver: AgentStateSaver) -> int:
+    return sum(r.nbytes for t in saver._plan.threads.values() for r in t.lists.values())
 
 
 def test_threads_stopped_at_an_interrupt_leave_at_most_the_bound(
@@ -79,9 +89,9 @@ def test_remembered_lists_are_bounded_by_bytes(saver: AgentStateSaver, monkeypat
     for _ in range(THREADS):
         config = {"configurable": {"thread_id": f"bytes-{uuid.uuid4()}"}}
         graph.invoke({"messages": [HumanMessage("hi", id=str(uuid.uuid4()))]}, config, durability="sync")
-        assert saver._remembered_bytes <= 50_000
-        assert saver._remembered_bytes == sum(r.nbytes for known in saver._lists.values() for r in known.values())
-    assert len(saver._lists) < THREADS
+        assert saver._plan.remembered_bytes <= 50_000
+        assert saver._plan.remembered_bytes == _remembered_bytes(saver)
+    assert len(saver._plan.threads) < THREADS
 
 
 def test_delete_thread_forgets_the_thread_everywhere(saver: AgentStateSaver) -> None:
@@ -92,4 +102,4 @@ def test_delete_thread_forgets_the_thread_everywhere(saver: AgentStateSaver) -> 
     assert thread in _threads_in(saver)
     saver.delete_thread(thread)
     assert thread not in _threads_in(saver)
-    assert saver._remembered_bytes == sum(r.nbytes for known in saver._lists.values() for r in known.values())
+    assert saver._plan.remembered_bytes == _remembered_bytes(saver)

@@ -418,7 +418,7 @@ def test_checkpoints_of_the_release_read_back_identical_and_a_delta_extends_thei
         more = [{"role": "assistant", "content": "reply"}]
         conn.execute(
             "select ai.put_checkpoint(%s, '', 'c-next', %s, 'msgpack', %s, '{}', %s,"
-            " array['messages'], array['0041'], array['msgpack'], array[%s], blob_bases => array['0040'])",
+            " row(array['messages'], array['0041'], array['msgpack'], array[%s], array['0040'])::ai.checkpoint_values)",
             (thread, parent, b"\x80", psycopg.types.json.Jsonb({"messages": "0041"}), ormsgpack.packb(more)),
         )
         (channels, blobs) = conn.execute(

@@ -246,7 +246,11 @@ function bytes(value: Uint8Array | null): Buffer | null {
   return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
 }
 
-/** The arguments of ai.put_checkpoint, in its order (the first 15, and the optional held writes and messages). */
+/**
+ * The arguments of ai.put_checkpoint by name: the checkpoint, its new channel values (the record
+ * ai.checkpoint_values), one task's held writes (ai.task_writes), messages, and how it commits
+ * (ai.step_commit: the job's fence and the durability).
+ */
 export interface PutCheckpointArgs extends Fence {
   threadId: string;
   checkpointNs?: string;
@@ -858,8 +862,11 @@ export class Client {
     const values = args.values ?? [];
     const w = args.writes;
     return this.scalar(
-      "select ai.put_checkpoint($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15," +
-        " null, $16, $17, $18, $19, $20, $21, $22) as value",
+      "select ai.put_checkpoint($1, $2, $3, $4, $5, $6, $7, $8," +
+        " channel_values => row($9, $10, $11, $12, $13)::ai.checkpoint_values," +
+        " writes => row($14, $15, $16, $17, $18, $19)::ai.task_writes," +
+        " messages => $20," +
+        " step_commit => row($21, $22, $23)::ai.step_commit) as value",
       [
         args.threadId,
         args.checkpointNs ?? "",
@@ -873,16 +880,17 @@ export class Client {
         values.map((v) => v.version),
         values.map((v) => v.type),
         values.map((v) => bytes(v.blob)),
-        args.jobId ?? null,
-        args.fencingToken ?? null,
-        args.durability ?? "sync",
+        values.some((v) => v.base != null) ? values.map((v) => v.base ?? null) : null,
         w ? w.taskId : null,
-        w ? (w.taskPath ?? "") : "",
+        w ? (w.taskPath ?? "") : null,
         w ? w.writes.map((x) => x.idx) : null,
         w ? w.writes.map((x) => x.channel) : null,
         w ? w.writes.map((x) => x.type) : null,
         w ? w.writes.map((x) => bytes(x.blob)) : null,
         args.messages && args.messages.length > 0 ? jsonParam(args.messages) : null,
+        args.jobId ?? null,
+        args.fencingToken ?? null,
+        args.durability ?? "sync",
       ],
     );
   }

@@ -253,12 +253,16 @@ export interface CheckpointRow {
   write_blobs: Buffer[] | null;
 }
 
-/** A channel value for putCheckpoint, stored once per (channel, version). */
+/**
+ * A channel value for putCheckpoint, stored once per (channel, version); `base`: the version of the
+ * same channel whose list this value extends with its items (a delta), absent or null for a whole value.
+ */
 export interface ChannelValue {
   channel: string;
   version: string;
   type: string;
   blob: Uint8Array | null;
+  base?: string | null;
 }
 
 /** A pending write for putWrites: (idx, channel) of one task, in the caller's serialization. */

@@ -3,7 +3,7 @@ begin;
 \ir ../fixtures/checkpoints.sql
 select plan(4);
 set local role tenant_a;
-select ai.put_checkpoint('t-cp', '', 'c1', null, 'test', '\x01', '{}', '{"m": "1"}', array['m'], array['1'], array['t'], array['\xaa']::bytea[]);
+select ai.put_checkpoint('t-cp', '', 'c1', null, 'test', '\x01', '{}', '{"m": "1"}', channel_values => row(array['m'], array['1'], array['t'], array['\xaa']::bytea[], null)::ai.checkpoint_values);
 select pg_temp.put_ckpt('t-cp', 'c2', 'c1');
 select pg_temp.put_ckpt('t-cp', 's1', null, 'child:1');
 select ai.put_writes('t-cp', '', 'c2', 'task', array[0], array['m'], array['t'], array['\x02']::bytea[]);

@@ -2,9 +2,9 @@
 begin;
 select plan(5);
 set local role tenant_a;
-select ai.put_checkpoint('t-run', '', 'c1', null, 'test', '\x01', '{"run_id": "r1"}', '{"m": "1"}', array['m'], array['1'], array['t'], array['\xaa']::bytea[]);
-select ai.put_checkpoint('t-run', '', 'c2', 'c1', 'test', '\x01', '{"run_id": "r2"}', '{"m": "2"}', array['m'], array['2'], array['t'], array['\xbb']::bytea[]);
-select ai.put_checkpoint('t-run', '', 'c3', 'c2', 'test', '\x01', '{"run_id": "r2"}', '{"m": "2"}', array[]::text[], array[]::text[], array[]::text[], array[]::bytea[]);
+select ai.put_checkpoint('t-run', '', 'c1', null, 'test', '\x01', '{"run_id": "r1"}', '{"m": "1"}', channel_values => row(array['m'], array['1'], array['t'], array['\xaa']::bytea[], null)::ai.checkpoint_values);
+select ai.put_checkpoint('t-run', '', 'c2', 'c1', 'test', '\x01', '{"run_id": "r2"}', '{"m": "2"}', channel_values => row(array['m'], array['2'], array['t'], array['\xbb']::bytea[], null)::ai.checkpoint_values);
+select ai.put_checkpoint('t-run', '', 'c3', 'c2', 'test', '\x01', '{"run_id": "r2"}', '{"m": "2"}', channel_values => row(array[]::text[], array[]::text[], array[]::text[], array[]::bytea[], null)::ai.checkpoint_values);
 select ai.put_writes('t-run', '', 'c3', 'task', array[0], array['m'], array['t'], array['\x02']::bytea[]);
 
 select is(ai.delete_for_runs(array['r2', 'r-none']), 2, 'the two checkpoints of r2');

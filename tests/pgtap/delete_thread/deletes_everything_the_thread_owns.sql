@@ -3,7 +3,7 @@ begin;
 \ir ../fixtures/checkpoints.sql
 select plan(6);
 set local role tenant_a;
-select ai.put_checkpoint('t-del', '', 'c1', null, 'test', '\x01', '{}', '{"m": "1"}', array['m'], array['1'], array['t'], array['\xaa']::bytea[]);
+select ai.put_checkpoint('t-del', '', 'c1', null, 'test', '\x01', '{}', '{"m": "1"}', channel_values => row(array['m'], array['1'], array['t'], array['\xaa']::bytea[], null)::ai.checkpoint_values);
 select ai.put_writes('t-del', '', 'c1', 'task', array[0], array['m'], array['t'], array['\x02']::bytea[]);
 select ai.append_message_idempotent('t-del', 'user', '"hi"');
 

@@ -7,11 +7,7 @@ set local role tenant_a;
 -- every checkpoint has one write for each and counts both as delta channels
 select ai.put_checkpoint('t-dh', '', 'c' || i, case when i > 1 then 'c' || (i - 1) end, 'test', '\x01',
                          '{"counters_since_delta_snapshot": {"a": [1, 1], "b": [1, 1]}}',
-                         pg_catalog.jsonb_build_object('a', i::text, 'b', i::text),
-                         case i when 1 then array['a'] when 3 then array['b'] else '{}' end,
-                         case i when 1 then array['1'] when 3 then array['3'] else '{}' end,
-                         case when i in (1, 3) then array['test'] else '{}' end,
-                         case i when 1 then array['\x61']::bytea[] when 3 then array['\x62']::bytea[] else '{}' end)
+                         pg_catalog.jsonb_build_object('a', i::text, 'b', i::text), channel_values => row(case i when 1 then array['a'] when 3 then array['b'] else '{}' end, case i when 1 then array['1'] when 3 then array['3'] else '{}' end, case when i in (1, 3) then array['test'] else '{}' end, case i when 1 then array['\x61']::bytea[] when 3 then array['\x62']::bytea[] else '{}' end, null)::ai.checkpoint_values)
 from generate_series(1, 5) i;
 select ai.put_writes('t-dh', '', 'c' || i, 'task', array[0, 1], array['a', 'b'], array['test', 'test'],
                      array[pg_catalog.convert_to('a' || i, 'UTF8'), pg_catalog.convert_to('b' || i, 'UTF8')])

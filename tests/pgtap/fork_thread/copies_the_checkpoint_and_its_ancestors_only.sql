@@ -3,9 +3,9 @@ begin;
 \ir ../fixtures/checkpoints.sql
 select plan(6);
 set local role tenant_a;
-select ai.put_checkpoint('t-src', '', 'c1', null, 'test', '\x01', '{}', '{"m": "1"}', array['m'], array['1'], array['t'], array['\xaa']::bytea[]);
-select ai.put_checkpoint('t-src', '', 'c2', 'c1', 'test', '\x01', '{}', '{"m": "2"}', array['m'], array['2'], array['t'], array['\xbb']::bytea[]);
-select ai.put_checkpoint('t-src', '', 'c3', 'c2', 'test', '\x01', '{}', '{"m": "3"}', array['m'], array['3'], array['t'], array['\xcc']::bytea[]);
+select ai.put_checkpoint('t-src', '', 'c1', null, 'test', '\x01', '{}', '{"m": "1"}', channel_values => row(array['m'], array['1'], array['t'], array['\xaa']::bytea[], null)::ai.checkpoint_values);
+select ai.put_checkpoint('t-src', '', 'c2', 'c1', 'test', '\x01', '{}', '{"m": "2"}', channel_values => row(array['m'], array['2'], array['t'], array['\xbb']::bytea[], null)::ai.checkpoint_values);
+select ai.put_checkpoint('t-src', '', 'c3', 'c2', 'test', '\x01', '{}', '{"m": "3"}', channel_values => row(array['m'], array['3'], array['t'], array['\xcc']::bytea[], null)::ai.checkpoint_values);
 select ai.put_writes('t-src', '', 'c2', 'task', array[0], array['m'], array['t'], array['\x02']::bytea[]);
 
 select is(ai.fork_thread('t-src', 'c2', 't-fork'), 't-fork', 'returns the new thread id');

@@ -2,8 +2,7 @@
 begin;
 select plan(4);
 set local role tenant_a;
-select ai.put_checkpoint('t-row', '', 'c1', null, 'test', '\x01', '{"step": 0}', '{"a": "1", "b": 2}',
-                         array['a', 'b'], array['1', '2'], array['t', 't'], array['\xaa', '\xbb']::bytea[]);
+select ai.put_checkpoint('t-row', '', 'c1', null, 'test', '\x01', '{"step": 0}', '{"a": "1", "b": 2}', channel_values => row(array['a', 'b'], array['1', '2'], array['t', 't'], array['\xaa', '\xbb']::bytea[], null)::ai.checkpoint_values);
 select ai.put_writes('t-row', '', 'c1', 'task-b', array[0], array['x'], array['t'], array['\x02']::bytea[], 'p:1');
 select ai.put_writes('t-row', '', 'c1', 'task-a', array[0, 1], array['y', 'z'], array['t', 't'], array['\x03', '\x04']::bytea[], 'p:2');
 

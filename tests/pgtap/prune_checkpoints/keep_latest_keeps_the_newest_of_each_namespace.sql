@@ -3,8 +3,8 @@ begin;
 \ir ../fixtures/checkpoints.sql
 select plan(5);
 set local role tenant_a;
-select ai.put_checkpoint('t-pr', '', 'c1', null, 'test', '\x01', '{}', '{"m": "1", "n": "1"}', array['m', 'n'], array['1', '1'], array['t', 't'], array['\xaa', '\xab']::bytea[]);
-select ai.put_checkpoint('t-pr', '', 'c2', 'c1', 'test', '\x01', '{}', '{"m": "2", "n": "1"}', array['m'], array['2'], array['t'], array['\xbb']::bytea[]);
+select ai.put_checkpoint('t-pr', '', 'c1', null, 'test', '\x01', '{}', '{"m": "1", "n": "1"}', channel_values => row(array['m', 'n'], array['1', '1'], array['t', 't'], array['\xaa', '\xab']::bytea[], null)::ai.checkpoint_values);
+select ai.put_checkpoint('t-pr', '', 'c2', 'c1', 'test', '\x01', '{}', '{"m": "2", "n": "1"}', channel_values => row(array['m'], array['2'], array['t'], array['\xbb']::bytea[], null)::ai.checkpoint_values);
 select ai.put_writes('t-pr', '', 'c2', 'task', array[0], array['m'], array['t'], array['\x02']::bytea[]);
 select ai.put_writes('t-pr', '', 'c1', 'task', array[0], array['m'], array['t'], array['\x01']::bytea[]);
 select pg_temp.chain('t-pr', 3, 's', 'child:1');

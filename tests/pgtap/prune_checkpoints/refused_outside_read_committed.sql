@@ -5,7 +5,7 @@
 begin isolation level repeatable read;
 select plan(4);
 set local role tenant_a;
-select ai.put_checkpoint('t-rr', '', 'c1', null, 'test', '\x01', '{"run_id": "r1"}', '{"m": "1"}', array['m'], array['1'], array['t'], array['\xaa']::bytea[]);
+select ai.put_checkpoint('t-rr', '', 'c1', null, 'test', '\x01', '{"run_id": "r1"}', '{"m": "1"}', channel_values => row(array['m'], array['1'], array['t'], array['\xaa']::bytea[], null)::ai.checkpoint_values);
 
 select throws_ok($$select ai.prune_checkpoints(array['t-rr'], 'delete')$$, 'AS062', null, 'prune delete at repeatable read');
 select throws_ok($$select ai.prune_checkpoints(array['t-rr'], 'keep_latest')$$, 'AS062', null, 'prune keep_latest at repeatable read');

@@ -15,8 +15,7 @@ select string_agg(chr(65536 + (i * 5003) % 1000000), '') || 'abc' as task255 fro
 
 set local role tenant_a;
 select is(ai.put_checkpoint(:'t255', :'ns1024', :'id255', :'parent255', 'json', '\x01', '{}',
-                            jsonb_build_object(:'ch255', :'v255'), array[:'ch255'], array[:'v255'],
-                            array['json'], array['\x01'::bytea]),
+                            jsonb_build_object(:'ch255', :'v255'), channel_values => row(array[:'ch255'], array[:'v255'], array['json'], array['\x01'::bytea], null)::ai.checkpoint_values),
           :'id255', 'a checkpoint with thread id (255 characters), namespace (1024 bytes), id, parent, channel and version (255 bytes) at their maxima is stored');
 select is(ai.put_writes(:'t255', :'ns1024', :'id255', :'task255', array[0], array[:'ch255'], array['json'], array['\x01'::bytea]),
           1, 'a pending write with its task id at 255 bytes too');
@@ -27,11 +26,9 @@ select throws_ok(format('select ai.put_checkpoint(%L, %L, %L, null, %L, %L)', 't
                  'AS002', 'checkpoint_id is longer than 255 bytes (256 bytes of UTF-8)', 'a checkpoint id of 256 bytes (67 characters)');
 select throws_ok(format('select ai.put_checkpoint(%L, %L, %L, %L, %L, %L)', 't-bytes', '', 'c1', :'parent255' || 'a', 'json', '\x01'),
                  'AS002', 'parent_checkpoint_id is longer than 255 bytes (256 bytes of UTF-8)', 'a parent of 256 bytes');
-select throws_ok(format($$select ai.put_checkpoint('t-bytes', '', 'c1', null, 'json', '\x01', '{}', '{}', array[%L], array['1'],
-                                                   array['json'], array['\x01'::bytea])$$, :'ch255' || 'a'),
+select throws_ok(format($$select ai.put_checkpoint('t-bytes', '', 'c1', null, 'json', '\x01', '{}', '{}', channel_values => row(array[%L], array['1'], array['json'], array['\x01'::bytea], null)::ai.checkpoint_values)$$, :'ch255' || 'a'),
                  'AS002', 'a channel name is longer than 255 bytes', 'a channel name of 256 bytes');
-select throws_ok(format($$select ai.put_checkpoint('t-bytes', '', 'c1', null, 'json', '\x01', '{}', '{}', array['m'], array[%L],
-                                                   array['json'], array['\x01'::bytea])$$, :'v255' || 'a'),
+select throws_ok(format($$select ai.put_checkpoint('t-bytes', '', 'c1', null, 'json', '\x01', '{}', '{}', channel_values => row(array['m'], array[%L], array['json'], array['\x01'::bytea], null)::ai.checkpoint_values)$$, :'v255' || 'a'),
                  'AS002', 'the version of channel m is longer than 255 bytes', 'a version of 256 bytes');
 select throws_ok(format($$select ai.put_writes('t-bytes', '', 'c1', %L, array[0], array['m'], array['json'], array['\x01'::bytea])$$,
                         :'task255' || 'a'),

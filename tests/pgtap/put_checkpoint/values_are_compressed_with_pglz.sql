@@ -17,9 +17,7 @@ select case when current_setting('server_version_num')::integer >= 140000
        else skip('no column compression setting before Postgres 14', 1) end;
 
 set local role tenant_a;
-select ai.put_checkpoint('t-pglz', '', 'c1', null, 'msgpack', '\x00', '{}', '{"messages": "1"}',
-                         array['messages'], array['1'], array['msgpack'],
-                         array[convert_to(repeat('the agent called the search tool and read the result. ', 200), 'UTF8')]);
+select ai.put_checkpoint('t-pglz', '', 'c1', null, 'msgpack', '\x00', '{}', '{"messages": "1"}', channel_values => row(array['messages'], array['1'], array['msgpack'], array[convert_to(repeat('the agent called the search tool and read the result. ', 200), 'UTF8')], null)::ai.checkpoint_values);
 reset role;  -- assertions on tables run as the superuser (tenants hold no table privilege)
 select is((select pg_column_compression(blob) from ai.checkpoint_blobs where thread_id = 't-pglz'), 'pglz',
           'a large channel value is stored compressed with pglz');

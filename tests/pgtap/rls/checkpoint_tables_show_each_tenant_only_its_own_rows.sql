@@ -2,7 +2,7 @@
 begin;
 select plan(7);
 set local role tenant_a;
-select ai.put_checkpoint('t-ra', '', 'c1', null, 'test', '\x01', '{}', '{"m": "1"}', array['m'], array['1'], array['t'], array['\xaa']::bytea[]);
+select ai.put_checkpoint('t-ra', '', 'c1', null, 'test', '\x01', '{}', '{"m": "1"}', channel_values => row(array['m'], array['1'], array['t'], array['\xaa']::bytea[], null)::ai.checkpoint_values);
 select ai.put_writes('t-ra', '', 'c1', 'task', array[0], array['m'], array['t'], array['\x02']::bytea[]);
 set local role tenant_b;
 select ai.put_checkpoint('t-rb', '', 'c1', null, 'test', '\x01', '{}', '{}');
