@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from .. import errors
-from .app import (
+from .core import (
     JOB_STATUSES,
     SESSION_STATUSES,
     Console,
