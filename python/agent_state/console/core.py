@@ -41,6 +41,7 @@ from starlette.responses import HTMLResponse, StreamingResponse
 
 from .. import errors
 from ..client import abehind_pooler
+from ..run_story import when
 
 HERE = Path(__file__).parent
 log = logging.getLogger("agent_state.console")
@@ -261,8 +262,6 @@ def age_text(value: timedelta | float | None) -> str:
     return f"{seconds / 86400:.1f} d"
 
 
-def when(value: datetime | None) -> str:
-    return "-" if value is None else value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
 
 
 # -- the checkpoint tree --------------------------------------------------------------------------
