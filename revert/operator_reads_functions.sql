@@ -21,6 +21,10 @@ drop function ai.list_workers(integer, text);
 drop function ai.list_sessions(text, text, integer, text);
 drop function ai.session_timeline(text, integer, timestamptz, text, text);
 drop function ai.checkpoint_tree(text, text, integer, text);
+-- the console's story reads (issue 32)
+drop function ai.session_timeline_newest(text, integer, timestamptz, text, text);
+drop function ai.session_timeline_total(text);
+drop function ai.thread_run_status(text[]);
 
 create or replace function ai.list_sessions(status text default null, owner text default null, max_rows integer default 100)
 returns setof ai.agent_sessions

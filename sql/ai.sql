@@ -6939,6 +6939,155 @@ $$;
 comment on function ai.session_timeline(text, integer, timestamptz, text, text) is
   'One thread''s history oldest first, at most max_rows (1 to 10000, default 1000); the next page: after_created_at, after_item, after_ref = the last row''s created_at, item, ref: its jobs (ref job_id, label status), messages (seq, role), checkpoints of every namespace (checkpoint_id, metadata source), events (event_id, kind) and side effects (idempotency key, status), each with a detail document. AS001 unknown thread (or another tenant''s), AS002 bad argument.';
 
+-- The run page and `agent-state show` open at the newest items (issue 32): the same merge as
+-- ai.session_timeline, walked backwards. The cursor is the last row's (created_at, item, ref);
+-- each source reads its newest rows before the cursor by its own index, at most max_rows each.
+create or replace function ai.session_timeline_newest(thread_id text, max_rows integer default 100,
+                                    before_created_at timestamptz default null, before_item text default null,
+                                    before_ref text default null)
+returns table (created_at timestamptz, item text, ref text, label text, detail jsonb)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_max_rows alias for $2;
+  a_before_at alias for $3;
+  a_before_item alias for $4;
+  a_before_ref alias for $5;
+  -- the cursor as the merge order's key: (created_at, rank, n, k); no cursor: after everything
+  c_at timestamptz := coalesce(a_before_at, 'infinity');
+  c_rank integer := 6;
+  c_n bigint := 0;
+  c_k text := '';
+begin
+  perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
+  perform ai._check_limit(a_max_rows, 'max_rows');
+  if (a_before_at is null) <> (a_before_item is null) or (a_before_at is null) <> (a_before_ref is null) then
+    raise exception using errcode = 'AS002', message = 'before_created_at, before_item and before_ref go together';
+  end if;
+  if a_before_item is not null then
+    c_rank := pg_catalog.array_position(array['job', 'message', 'checkpoint', 'event', 'side_effect'], a_before_item);
+    if c_rank is null then
+      raise exception using errcode = 'AS002',
+        message = format('before_item %s is not job, message, checkpoint, event or side_effect', quote_literal(a_before_item));
+    end if;
+    if c_rank in (1, 2, 4) then
+      if a_before_ref !~ '^[0-9]{1,18}$' then
+        raise exception using errcode = 'AS002', message = format('before_ref %s of a %s is not its number', quote_literal(a_before_ref), a_before_item);
+      end if;
+      c_n := a_before_ref::bigint;
+    else
+      perform ai._check_text(a_before_ref, 'before_ref');
+      c_k := a_before_ref;
+    end if;
+  end if;
+  return query
+  select t.created_at, t.item, t.ref, t.label, t.detail
+  from (
+    (select j.created_at, 'job'::text as item, j.job_id::text as ref, j.status as label,
+            jsonb_build_object('queue', j.queue, 'attempts', j.attempts, 'max_attempts', j.max_attempts,
+                               'last_error', j.last_error, 'finished_at', j.finished_at) as detail,
+            1 as rank, j.job_id as n, ''::text as k
+     from ai.agent_jobs j where j.thread_id = a_thread_id
+       and (j.created_at, 1, j.job_id, ''::text) < (c_at, c_rank, c_n, c_k) order by j.job_id desc limit a_max_rows)
+    union all
+    (select m.created_at, 'message', m.seq::text, m.role,
+            jsonb_build_object('role', m.role, 'content', m.content, 'turn', m.turn, 'token_count', m.token_count),
+            2, m.seq, ''
+     from ai.session_messages m where m.thread_id = a_thread_id
+       and (m.created_at, 2, m.seq, ''::text) < (c_at, c_rank, c_n, c_k) order by m.seq desc limit a_max_rows)
+    union all
+    (select c.created_at, 'checkpoint', c.checkpoint_id::text, coalesce(c.metadata ->> 'source', ''),
+            jsonb_build_object('checkpoint_ns', c.checkpoint_ns, 'parent_checkpoint_id', c.parent_checkpoint_id,
+                               'metadata', c.metadata),
+            3, 0::bigint, c.checkpoint_id::text
+     from ai.checkpoints c where c.thread_id = a_thread_id
+       and (c.created_at, 3, 0::bigint, c.checkpoint_id::text) < (c_at, c_rank, c_n, c_k)
+     order by c.created_at desc, c.checkpoint_id desc limit a_max_rows)
+    union all
+    (select e.created_at, 'event', e.event_id::text, e.kind, e.payload, 4, e.event_id, ''
+     from ai.session_events e where e.thread_id = a_thread_id
+       and (e.created_at, 4, e.event_id, ''::text) < (c_at, c_rank, c_n, c_k) order by e.event_id desc limit a_max_rows)
+    union all
+    (select s.created_at, 'side_effect', s.idempotency_key, s.status,
+            jsonb_build_object('request', s.request, 'result', s.result, 'attempt', s.attempt,
+                               'takeovers', s.takeovers, 'job_id', s.job_id, 'finished_at', s.finished_at),
+            5, 0::bigint, s.idempotency_key
+     from ai.side_effects s where s.thread_id = a_thread_id
+       and (s.created_at, 5, 0::bigint, s.idempotency_key) < (c_at, c_rank, c_n, c_k)
+     order by s.created_at desc, s.idempotency_key desc limit a_max_rows)
+  ) t
+  order by t.created_at desc, t.rank desc, t.n desc, t.k desc
+  limit a_max_rows;
+end
+$$;
+comment on function ai.session_timeline_newest(text, integer, timestamptz, text, text) is
+  'One thread''s history newest first, as ai.session_timeline merges it (the same rows, the other way), at most max_rows (1 to 10000, default 100); the next (older) page: before_created_at, before_item, before_ref = the last row''s created_at, item, ref; ai.session_timeline_total counts every item. AS001 unknown thread (or another tenant''s), AS002 bad argument (a cursor whose three parts are not all given, an item that is not job, message, checkpoint, event or side_effect, a job, message or event ref that is not its number).';
+
+-- How many items ai.session_timeline lists for a thread (the pager's "n of N"): five index counts.
+create or replace function ai.session_timeline_total(thread_id text)
+returns bigint
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+begin
+  perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
+  return (select count(*) from ai.agent_jobs j where j.thread_id = a_thread_id)
+       + (select count(*) from ai.session_messages m where m.thread_id = a_thread_id)
+       + (select count(*) from ai.checkpoints c where c.thread_id = a_thread_id)
+       + (select count(*) from ai.session_events e where e.thread_id = a_thread_id)
+       + (select count(*) from ai.side_effects s where s.thread_id = a_thread_id);
+end
+$$;
+comment on function ai.session_timeline_total(text) is
+  'How many items ai.session_timeline and ai.session_timeline_newest list for a thread in all (jobs, messages, checkpoints of every namespace, events, side effects). AS001 unknown thread (or another tenant''s), AS002 bad id.';
+
+-- A thread's run status from its jobs (issue 32: a finished run's session still reads "active"),
+-- for a page of threads in one call: each thread's jobs by agent_jobs_thread. A job running beats
+-- one waiting for a person, which beats one queued; otherwise the newest job's end says it.
+-- RLS applies: another tenant's thread (or an unknown one) has no row.
+create or replace function ai.thread_run_status(thread_ids text[])
+returns table (thread_id text, run_status text, jobs bigint, latest_job_id bigint, latest_job_status text)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_ids alias for $1;
+begin
+  if a_ids is null or pg_catalog.cardinality(a_ids) > 10000 then
+    raise exception using errcode = 'AS002', message = 'thread_ids is an array of at most 10000 thread ids';
+  end if;
+  return query
+  select t.id, case when r.running then 'running' when r.waiting then 'waiting'
+                    when r.queued then 'queued'
+                    else pg_catalog.lower(r.last_status) end,
+         r.jobs, r.last_job, r.last_status
+  from (select distinct u.id from pg_catalog.unnest(a_ids) as u(id) where u.id is not null) t
+  cross join lateral (
+    select count(*) as jobs,
+           bool_or(j.status = 'IN_PROGRESS') as running,
+           bool_or(j.status = 'AWAITING_HUMAN') as waiting,
+           bool_or(j.status = 'PENDING') as queued,
+           max(j.job_id) as last_job,
+           (pg_catalog.array_agg(j.status order by j.job_id desc))[1] as last_status
+    from ai.agent_jobs j where j.thread_id = t.id
+  ) r
+  where r.jobs > 0
+  order by t.id;
+end
+$$;
+comment on function ai.thread_run_status(text[]) is
+  'The run status of each thread of a page (at most 10000 ids) from its jobs: running (a job IN_PROGRESS), waiting (one AWAITING_HUMAN: a person decides), queued (one PENDING), else the newest job''s end: completed, failed or cancelled; with how many jobs the thread has and its newest job. A thread without jobs (archived, unknown, or another tenant''s: RLS applies) has no row. AS002 bad argument.';
+
 drop function if exists ai.checkpoint_tree(text, text, integer);
 create or replace function ai.checkpoint_tree(thread_id text, checkpoint_ns text default '', max_rows integer default 1000,
                                    before_checkpoint_id text default null)
@@ -7036,10 +7185,12 @@ revoke execute on function ai.list_workers(integer, text) from public;
 grant execute on function ai.list_workers(integer, text) to ai_service;
 
 revoke execute on function ai.list_sessions(text, text, integer, text), ai.list_jobs(text, text, text, integer, bigint),
-  ai.session_timeline(text, integer, timestamptz, text, text), ai.checkpoint_tree(text, text, integer, text), ai.archive_backlog(interval, interval)
+  ai.session_timeline(text, integer, timestamptz, text, text),
+  ai.session_timeline_newest(text, integer, timestamptz, text, text), ai.session_timeline_total(text), ai.thread_run_status(text[]), ai.checkpoint_tree(text, text, integer, text), ai.archive_backlog(interval, interval)
 from public;
 grant execute on function ai.list_sessions(text, text, integer, text), ai.list_jobs(text, text, text, integer, bigint),
-  ai.session_timeline(text, integer, timestamptz, text, text), ai.checkpoint_tree(text, text, integer, text)
+  ai.session_timeline(text, integer, timestamptz, text, text),
+  ai.session_timeline_newest(text, integer, timestamptz, text, text), ai.session_timeline_total(text), ai.thread_run_status(text[]), ai.checkpoint_tree(text, text, integer, text)
 to ai_user, ai_service;
 grant execute on function ai.archive_backlog(interval, interval) to ai_service;
 

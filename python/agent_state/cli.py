@@ -20,6 +20,7 @@ import importlib
 import json
 import os
 import re
+import shlex
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta, timezone
@@ -33,6 +34,7 @@ from psycopg.rows import dict_row
 from . import errors
 from .client import Client
 from .models import Approval, Job, QueueStats, Session, from_row
+from .run_story import attempt_story
 
 EXIT_OK = 0
 EXIT_VERDICT = 1
@@ -450,29 +452,82 @@ def cmd_deploy(args: argparse.Namespace, conn: Conn) -> int:
     return EXIT_OK
 
 
+def _run_statuses(conn: Conn, thread_ids: Sequence[str]) -> dict[str, str]:
+    """Each listed thread's run status from its jobs, in one read (``ai.thread_run_status``)."""
+    rows = _rows(conn, "select thread_id, run_status from ai.thread_run_status(%s)", (list(thread_ids),))
+    return {r["thread_id"]: r["run_status"] for r in rows}
+
+
 def cmd_sessions(args: argparse.Namespace, conn: Conn) -> int:
-    """``ai.list_sessions``: newest first, by status and/or owner."""
+    """``ai.list_sessions``: newest first, by status and/or owner, with each thread's run status
+    (``ai.thread_run_status``: running, waiting, queued, completed, failed, cancelled; - for none)."""
     rows = _rows(
         conn, "select * from ai.list_sessions(%s, %s, %s, %s)", (args.status, args.owner, args.limit, args.before)
     )
     sessions = [from_row(Session, r) for r in rows]
+    runs = _run_statuses(conn, [s.thread_id for s in sessions])
     if args.json:
-        _print_json(sessions)
+        _print_json([{**_jsonable(s), "run_status": runs.get(s.thread_id)} for s in sessions])
         return EXIT_OK
     _table(
-        [(s.thread_id, s.owner, s.status, s.last_seq, _when(s.created_at), _when(s.updated_at)) for s in sessions],
-        ("THREAD", "OWNER", "STATUS", "MESSAGES", "CREATED", "UPDATED"),
-    )
+        [
+            (s.thread_id, s.owner, runs.get(s.thread_id, "-"), s.status, s.last_seq, _when(s.created_at),
+             _when(s.updated_at))
+            for s in sessions
+        ],
+        ("THREAD", "OWNER", "RUN", "SESSION", "MESSAGES", "CREATED", "UPDATED"),
+    )  # fmt: skip
     return EXIT_OK
 
 
+def timeline_cursor(text: str) -> tuple[datetime, str, str]:
+    """``show --before``: the first row's ``TIME,ITEM,REF`` of the page after (as ``show`` prints
+    it under the table): an ISO time with its zone, an item, a ref (the ref may hold commas)."""
+    at, _, rest = text.partition(",")
+    item, _, ref = rest.partition(",")
+    try:
+        when = datetime.fromisoformat(at)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not TIME,ITEM,REF (an ISO time with its zone first): {text!r}") from None
+    if when.tzinfo is None or item not in ("job", "message", "checkpoint", "event", "side_effect") or not ref:
+        raise argparse.ArgumentTypeError(f"not TIME,ITEM,REF (as show prints it under its table): {text!r}")
+    return when, item, ref
+
+
+def _attempt_lines(conn: Conn, thread: str) -> list[str]:
+    """The thread's jobs, each with its attempts as lines of the story (agent_state.run_story)."""
+    lines = []
+    for job in _rows(conn, "select * from ai.list_jobs(null, null, %s, %s)", (thread, 100)):
+        attempts = _rows(conn, "select * from ai.job_attempts(%s)", (job["job_id"],))
+        lines.append(
+            f"job {job['job_id']} ({job['queue']}): {job['status']}, attempts {job['attempts']}/{job['max_attempts']}"
+        )
+        for a in attempt_story(job, attempts):
+            counted = f"attempt {a['attempt']} of {a['max_attempts']}" if a["counted"] else "not counted"
+            text = a["text"] + (f": {_one_line(a['error'])}" if a["error"] else "")
+            lines.append(f"  claim {a['claim']}  {counted}  {a['worker']}  claimed {_when(a['claimed_at'])}  {text}")
+    return lines
+
+
 def cmd_show(args: argparse.Namespace, conn: Conn) -> int:
-    """``ai.session_timeline``: a thread's jobs, messages, checkpoints, events and side effects."""
-    rows = _rows(conn, "select * from ai.session_timeline(%s, %s)", (args.thread, args.limit))
+    """``ai.session_timeline_newest``: a thread's newest items (jobs, messages, checkpoints, events
+    and side effects), printed oldest first so the newest is last; ``--before`` pages to older
+    ones; then each job's attempts."""
+    at, item, ref = args.before or (None, None, None)
+    rows = _rows(
+        conn, "select * from ai.session_timeline_newest(%s, %s, %s, %s, %s)", (args.thread, args.limit, at, item, ref)
+    )
+    rows.reverse()
     if args.json:
         _print_json(rows)
         return EXIT_OK
-    print(f"thread {args.thread}")
+    total = _rows(conn, "select ai.session_timeline_total(%s) as n", (args.thread,))[0]["n"]
+    skipped = args.skip if args.before else 0
+    if rows:
+        first, last = skipped + 1, skipped + len(rows)
+        print(f"thread {args.thread}: items {first:,} to {last:,} of {total:,}, counted from the newest (newest last)")
+    else:
+        print(f"thread {args.thread}: no items {'before the cursor' if args.before else ''} ({total:,} in all)")
     lines = []
     for r in rows:
         detail = r["detail"]
@@ -495,6 +550,17 @@ def cmd_show(args: argparse.Namespace, conn: Conn) -> int:
             detail = {k: v for k, v in detail.items() if v is not None}
         lines.append((_when(r["created_at"]), r["item"], r["ref"], r["label"], _brief(detail, args.width)))
     _table(lines, ("TIME", "ITEM", "REF", "LABEL", "DETAIL"))
+    if rows and skipped + len(rows) < total and len(rows) == args.limit:
+        oldest = rows[0]
+        cursor = f"{oldest['created_at'].isoformat()},{oldest['item']},{oldest['ref']}"
+        print(
+            f"older: agent-state show {shlex.quote(args.thread)} --before {shlex.quote(cursor)}"
+            f" --skip {skipped + len(rows)}"
+        )
+    story = _attempt_lines(conn, args.thread)
+    if story:
+        print()
+        print("\n".join(story))
     return EXIT_OK
 
 
@@ -872,6 +938,7 @@ def cmd_console(args: argparse.Namespace) -> int:
             poll_seconds=args.poll_seconds,
             listen=not args.no_listen,
             secret=secret,
+            secure_cookies=args.secure_cookies,
         )
     except ValueError as error:  # a bad option (a secret too short, a limit not positive)
         raise CliError(str(error)) from error
@@ -1049,9 +1116,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
     p.add_argument("--before", metavar="THREAD", help="the next page: sessions older than this one")
 
-    p = command("show", "a thread's timeline: jobs, messages, checkpoints, events, side effects (ai.session_timeline)")
+    p = command(
+        "show", "a thread's newest items: jobs, messages, checkpoints, events, side effects; then each job's attempts"
+    )
     p.add_argument("thread")
-    p.add_argument("--limit", type=int, default=1000, help="at most this many entries, oldest first (default 1000)")
+    p.add_argument("--limit", type=int, default=100, help="at most this many items, the newest (default 100)")
+    p.add_argument("--before", type=timeline_cursor, metavar="TIME,ITEM,REF", help="the older page (show prints it)")
+    p.add_argument("--skip", type=int, default=0, help=argparse.SUPPRESS)  # the items the newer pages showed
     p.add_argument("--width", type=int, default=80, help="cut details to this many characters (default 80)")
 
     p = command("lineage", "a thread's checkpoints drawn as a tree with its branches (ai.checkpoint_tree)")
@@ -1127,6 +1198,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--payload-limit", type=int, default=2000, help="characters of a payload shown inline (2000)")
     p.add_argument("--poll-seconds", type=float, default=5.0, help="refresh period when not listening (5)")
     p.add_argument("--no-listen", action="store_true", help="always poll (behind a transaction pooler)")
+    p.add_argument(
+        "--secure-cookies", action="store_true",
+        help="send the login cookie Secure always (behind a proxy that ends TLS; https requests get it anyway)",
+    )  # fmt: skip
     p.add_argument("--hash-password", action="store_true", help="read a password on stdin, print its hash, exit")
     p.add_argument(
         "--secret-file",

@@ -6,7 +6,7 @@ import difflib
 import logging
 import re
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -16,7 +16,8 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from .. import errors
-from .app import (
+from ..run_story import attempt_story
+from .core import (
     JOB_STATUSES,
     SESSION_STATUSES,
     Console,
@@ -63,6 +64,8 @@ def _guarded(request: Request, work: Callable[[], Response]) -> Response:
         return work()
     except Refused as refused:
         return console.render(request, "error.html", 403, title="Refused", message=str(refused))
+    except errors.NotFound as error:  # an unknown thread, job or checkpoint (or another tenant's)
+        return console.render(request, "error.html", 404, title="Not found", message=str(error))
     except errors.AgentStateError as error:
         return console.render(request, "error.html", 400, title=type(error).__name__, message=str(error))
     except ValueError as error:
@@ -195,6 +198,12 @@ def _runs_context(console: Console, conn: Conn, request: Request) -> dict[str, A
         )
         if len(rows) == limit:
             next_before = str(rows[-1]["thread_id"])
+        # each session's run status from its jobs: one read for the page (ai.thread_run_status)
+        statuses = {
+            r["thread_id"]: r
+            for r in console.rows(conn, "select * from ai.thread_run_status(%s)", ([r["thread_id"] for r in rows],))
+        }
+        rows = [{**r, "run": statuses.get(r["thread_id"])} for r in rows]
     stats = console.rows(conn, "select * from ai.queue_stats(%s)", (queue,))
     counts = {s: sum(int(r[s.lower()] or 0) for r in stats) for s in JOB_STATUSES}
     session_counts: dict[str, int] = {}
@@ -262,13 +271,60 @@ async def events(request: Request) -> Response:
 # -- a run -------------------------------------------------------------------------------------------
 
 
-def _run_context(console: Console, conn: Conn, thread_id: str) -> dict[str, Any]:
+TIMELINE_PAGE = 100  # items of the timeline on one page of the run page
+TIMELINE_ITEMS = ("job", "message", "checkpoint", "event", "side_effect")
+TIMELINE_QUERY = {
+    "before_at": Param("text", 64),  # the last row's created_at, item and ref: the older page
+    "before_item": Param("choice", 16, choices=TIMELINE_ITEMS),
+    "before_ref": Param("id", 255),
+    "shown": Param("int", 19, low=0),  # how many newer items the pages before showed (for "n to m of N")
+}
+
+
+def _timeline_cursor(params: dict[str, Any]) -> tuple[datetime | None, str | None, str | None]:
+    at, item, ref = params["before_at"], params["before_item"], params["before_ref"]
+    if at is None and item is None and ref is None:
+        return None, None, None
+    if at is None or item is None or ref is None:
+        raise BadParameter("before_at, before_item and before_ref go together (the last row of a page)")
+    try:
+        when = datetime.fromisoformat(str(at).replace("Z", "+00:00"))
+    except ValueError:
+        raise BadParameter("before_at is not a time (ISO 8601)") from None
+    if when.tzinfo is None:
+        raise BadParameter("before_at needs a time zone")
+    return when, str(item), str(ref)
+
+
+def _run_context(console: Console, conn: Conn, thread_id: str, params: dict[str, Any]) -> dict[str, Any]:
     ident = console.identity(conn)
     session = console.rows(conn, "select * from ai.get_session(%s)", (thread_id,))[0]  # AS001: not yours
-    timeline = console.rows(conn, "select * from ai.session_timeline(%s, %s)", (thread_id, 1000))
+    before_at, before_item, before_ref = _timeline_cursor(params)
+    shown = int(params["shown"] or 0) if before_at is not None else 0
+    timeline = console.rows(
+        conn,
+        "select * from ai.session_timeline_newest(%s, %s, %s, %s, %s)",
+        (thread_id, TIMELINE_PAGE, before_at, before_item, before_ref),
+    )
+    total = console.rows(conn, "select ai.session_timeline_total(%s) as n", (thread_id,))[0]["n"]
+    older_url = None
+    if len(timeline) == TIMELINE_PAGE and shown + len(timeline) < total:
+        last = timeline[-1]
+        older_url = "?" + query_string(
+            {
+                "before_at": last["created_at"].isoformat(),
+                "before_item": last["item"],
+                "before_ref": last["ref"],
+                "shown": shown + len(timeline),
+            }
+        )
     tree = console.rows(conn, "select * from ai.checkpoint_tree(%s, '', %s)", (thread_id, 1000))
     jobs = console.rows(conn, "select * from ai.list_jobs(null, null, %s, %s)", (thread_id, 100))
-    attempts = {j["job_id"]: console.rows(conn, "select * from ai.job_attempts(%s)", (j["job_id"],)) for j in jobs}
+    attempts = {
+        j["job_id"]: attempt_story(j, console.rows(conn, "select * from ai.job_attempts(%s)", (j["job_id"],)))
+        for j in jobs
+    }
+    run_status = console.rows(conn, "select * from ai.thread_run_status(%s)", ([thread_id],))
     start = session["created_at"] - timedelta(days=1)
     end = console.rows(conn, "select ai.now() + interval '1 day' as t")[0]["t"]
     usage = [
@@ -284,8 +340,15 @@ def _run_context(console: Console, conn: Conn, thread_id: str) -> dict[str, Any]
     ]  # fmt: skip
     return {
         "session": session,
+        "run_status": run_status[0] if run_status else None,
         "timeline": timeline,
+        "timeline_total": total,
+        "timeline_first": shown + 1,
+        "timeline_last": shown + len(timeline),
+        "older_url": older_url,
+        "newest_url": "?" if before_at is not None else None,
         "tree": build_tree(tree),
+        "tree_rows": tree,
         "checkpoints": len(tree),
         "jobs": jobs,
         "attempts": attempts,
@@ -299,14 +362,14 @@ def _run_context(console: Console, conn: Conn, thread_id: str) -> dict[str, Any]
     }
 
 
-@accepts(path={"thread_id": ID})
+@accepts(path={"thread_id": ID}, query=TIMELINE_QUERY)
 def run(request: Request) -> Response:
     console = _console(request)
     thread_id = request.state.params["thread_id"]
 
     def work() -> Response:
         with console.connect(request.state.login) as conn:
-            context = _run_context(console, conn, thread_id)
+            context = _run_context(console, conn, thread_id, request.state.params)
         return console.render(request, "run.html", title=f"Run {thread_id}", **context)
 
     return _guarded(request, work)

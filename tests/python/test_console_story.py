@@ -1,0 +1,164 @@
+"""The console tells the story of a run (issue 32), over plain HTTP (tests/python/console_http.py):
+the timeline opens at the newest items and pages to older ones (item 1), each attempt of a job is
+a row of the story, a takeover and the fence included (item 2), a session list shows each
+thread's run status (item 4), approvals give feedback and keep their history (item 6), the
+lineage is a picture with named checkpoints and a diff by channel (item 3), and the HTTP hygiene
+(item 8: a 404 page, Content-Security-Policy, the cookie's Secure flag).
+
+The console runs with ``auth="none"`` as a test role (what a host application mounts behind its
+own login); the login itself is tested in test_console_login.py."""
+
+from __future__ import annotations
+
+import html
+import re
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+from urllib.parse import quote
+
+import psycopg
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+
+from console_http import Served, Visitor
+
+from agent_state.console import create_app
+
+pytestmark = pytest.mark.session_features("the console connects to the server itself for its pages")
+
+
+@pytest.fixture(scope="module")
+def consoles(module_role_dsn: Callable[[str], str]) -> Iterator[dict[str, int]]:
+    with (
+        Served(create_app(module_role_dsn("app_service"), auth="none")) as operator,
+        Served(create_app(module_role_dsn("tenant_a"), auth="none")) as tenant,
+        Served(create_app(module_role_dsn("tenant_a"), auth="none", secure_cookies=True)) as secure,
+    ):
+        yield {"operator": operator.port, "tenant": tenant.port, "secure": secure.port}
+
+
+@pytest.fixture
+def visit(consoles: dict[str, int]) -> Iterator[Callable[[str], Visitor]]:
+    made: list[Visitor] = []
+
+    def visitor(who: str) -> Visitor:
+        made.append(Visitor(consoles[who]))
+        return made[-1]
+
+    yield visitor
+    for v in made:
+        v.close()
+
+
+def _sql(role_dsn: Callable[[str], str], role: str, statement: str, params: tuple[Any, ...] = ()) -> list[Any]:
+    with psycopg.connect(role_dsn(role), autocommit=True) as conn:
+        cur = conn.execute(statement, params)
+        return cur.fetchall() if cur.description else []
+
+
+def _text(body: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", " ", body))
+
+
+def test_the_run_page_opens_at_the_newest_message_and_pages_to_older_ones(role_dsn, visit) -> None:  # type: ignore[no-untyped-def]
+    thread = f"long-{uuid.uuid4()}"
+    _sql(role_dsn, "tenant_a", "select ai.create_session(%s)", (thread,))
+    _sql(
+        role_dsn, "tenant_a",
+        "select count(ai.append_message_idempotent(%s, 'user', to_jsonb('message number ' || i))) "
+        "from generate_series(1, 1100) i", (thread,),
+    )  # fmt: skip
+    page = visit("tenant").get(f"/runs/{quote(thread, safe='')}")
+    assert page.status == 200
+    assert "message number 1100" in page.body  # the newest, which the first 1,000 left out
+    shown = {int(n) for n in re.findall(r"message number (\d+)", page.body)}
+    assert shown == set(range(1001, 1101)), "the newest hundred, not the oldest thousand"
+    [(total,)] = _sql(role_dsn, "tenant_a", "select count(*) from ai.session_timeline(%s, 10000)", (thread,))
+    assert total > 1100  # the messages, and the session's own events
+    assert f"items 1 to 100 of {total:,}" in _text(page.body), "the page says how many items there are"
+    older = re.search(r'<a id="timeline-older" href="([^"]+)"', page.body)
+    assert older is not None, "a link to the older items"
+    second = visit("tenant").get(f"/runs/{quote(thread, safe='')}" + html.unescape(older.group(1)))
+    assert second.status == 200
+    assert {int(n) for n in re.findall(r"message number (\d+)", second.body)} == set(range(901, 1001))
+    assert f"items 101 to 200 of {total:,}" in _text(second.body)
+    assert 'id="timeline-newest"' in second.body
+    bad = visit("tenant").get(f"/runs/{quote(thread, safe='')}?before_at=2030-01-01T00:00:00Z&before_item=message")
+    assert bad.status == 400  # a cursor in part
+
+
+def _crash_and_resume(role_dsn: Callable[[str], str]) -> tuple[str, int]:
+    """A job whose first worker's lease ran out (the frozen clock moves past it), taken over by a
+    second worker that completes it; the first worker's late write is refused by the fence."""
+    thread, queue = f"crash-{uuid.uuid4()}", f"q-{uuid.uuid4().hex[:8]}"
+    _sql(role_dsn, "tenant_a", "select ai.create_session(%s)", (thread,))
+    [(job,)] = _sql(
+        role_dsn, "tenant_a", "select job_id from ai.enqueue_job(%s, '{}', %s, max_attempts => 5)", (thread, queue)
+    )
+    with psycopg.connect(role_dsn("app_service"), autocommit=True) as conn:
+        conn.execute("select set_config('ai.frozen_now', '2031-01-01 00:00:00+00', false)")
+        [(_, token1)] = conn.execute(
+            "select job_id, fencing_token from ai.claim_job('worker-one', '30 seconds', %s)", (queue,)
+        ).fetchall()
+        conn.execute("select set_config('ai.frozen_now', '2031-01-01 00:05:00+00', false)")
+        [(_, token2)] = conn.execute(
+            "select job_id, fencing_token from ai.claim_job('worker-two', '30 seconds', %s)", (queue,)
+        ).fetchall()
+        with pytest.raises(psycopg.Error) as refused:
+            conn.execute("select ai.complete_job(%s, %s)", (job, token1))
+        assert refused.value.sqlstate == "AS006"
+        conn.execute("select ai.complete_job(%s, %s)", (job, token2))
+    return thread, job
+
+
+def test_a_crashed_and_resumed_run_tells_each_attempt(role_dsn, visit) -> None:  # type: ignore[no-untyped-def]
+    thread, _ = _crash_and_resume(role_dsn)
+    page = visit("tenant").get(f"/runs/{quote(thread, safe='')}")
+    assert page.status == 200
+    rows = re.findall(r'<tr class="attempt[^"]*"[^>]*>(.*?)</tr>', page.body, re.S)
+    assert len(rows) == 2, page.body
+    first, second = (_text(r) for r in rows)
+    assert "worker-one" in first and "lease expired" in first and "2031-01-01 00:00:30" in first
+    assert "taken over by worker-two" in first and "fence" in first  # the old worker's writes are refused
+    assert "worker-two" in second and "completed" in second
+    assert "attempt 1 of 5" in first and "attempt 2 of 5" in second
+    assert "Attempts 2/5" in _text(page.body)
+
+
+def test_a_session_list_shows_the_run_status_from_the_jobs(role_dsn, visit) -> None:  # type: ignore[no-untyped-def]
+    thread, _ = _crash_and_resume(role_dsn)
+    page = visit("tenant").get("/runs?kind=sessions&owner=tenant_a")
+    assert page.status == 200
+    row = re.search(rf'<tr class="run" data-thread="{re.escape(thread)}">(.*?)</tr>', page.body, re.S)
+    assert row is not None
+    assert 'class="run-status run-completed"' in row.group(1)
+
+
+def test_an_unknown_thread_is_a_404_page(visit) -> None:  # type: ignore[no-untyped-def]
+    page = visit("tenant").get(f"/runs/nobody-{uuid.uuid4()}")
+    assert page.status == 404
+    assert "Not found" in page.body and "<html" in page.body
+
+
+def test_every_page_carries_a_content_security_policy_without_inline_script(visit) -> None:  # type: ignore[no-untyped-def]
+    v = visit("operator")
+    for path in ("/runs", "/runs?kind=sessions", "/approvals", "/queues", "/login"):
+        page = v.get(path)
+        policy = page.headers.get("content-security-policy", "")
+        assert "script-src 'self'" in policy and "unsafe-inline" not in policy, path
+        assert not re.search(r"<script(?![^>]*\bsrc=)", page.body), f"{path}: an inline script"
+        assert not re.search(r"\son[a-z]+=", page.body), f"{path}: an inline event handler"
+        assert "<style" not in page.body, path
+    assert v.get("/static/console.js").status == 200
+
+
+def test_the_cookie_is_secure_under_https_or_when_configured(visit) -> None:  # type: ignore[no-untyped-def]
+    plain = visit("tenant").get("/login").headers.get("set-cookie", "")
+    assert "secure" not in plain.lower()
+    forwarded = visit("tenant").request("GET", "/login", headers={"X-Forwarded-Proto": "https"})
+    assert "secure" in forwarded.headers.get("set-cookie", "").lower()  # a proxy uvicorn trusts (127.0.0.1)
+    configured = visit("secure").get("/login").headers.get("set-cookie", "")
+    assert "secure" in configured.lower()
