@@ -2,7 +2,6 @@
 -- Reworked after v0.1.0; the tagged script is deploy/checkpoints_functions@v0.1.0.sql.
 -- requires: checkpoints
 -- requires: checkpoint_deltas
--- requires: checkpoint_step_types
 -- requires: queue_functions
 -- requires: sessions_functions
 --
@@ -43,6 +42,61 @@ begin
   end if;
 end
 $do$;
+
+-- ---------------------------------------------------------------------------------------------
+-- The step's records
+
+-- The parts of a durable step, as ai.put_checkpoint takes them: one record per thing that belongs
+-- together, instead of 23 positional arguments (issue 34 item 7). Each is written in a call's SQL
+-- text as `row(...)::ai.<type>`; a NULL record (or one whose fields are all NULL) is "none". They
+-- are defined here, with the function whose signature takes them, not in a change planned after
+-- the release: the bundle (scripts/bundle.sh) holds this change's current script at the place of
+-- its first occurrence, where a type of a later change would not exist yet. Made only when
+-- missing, as the CREATE OR REPLACE of the functions: a rework that changes a type's fields
+-- drops and makes it again.
+
+-- The checkpoint's new channel values: parallel arrays, one element per (channel, version). A
+-- NULL in bases (or bases NULL) is a whole value; a version names the version of the same channel
+-- whose list this value extends with its items (a delta: deploy/checkpoint_deltas.sql).
+do $do$ begin
+  create type ai.checkpoint_values as (
+    channels text[],
+    versions text[],
+    types text[],
+    blobs bytea[],
+    bases text[]
+  );
+exception when duplicate_object then null;  -- this change deployed over itself
+end $do$;
+comment on type ai.checkpoint_values is 'The new channel values of a checkpoint, for ai.put_checkpoint: parallel arrays channels/versions/types/blobs, and bases (NULL, or per value the version it extends as a delta; NULL elements are whole values).';
+
+-- One task's pending writes, as ai.put_writes stores them: put_checkpoint's held writes, for the
+-- parent checkpoint.
+do $do$ begin
+  create type ai.task_writes as (
+    task_id text,
+    task_path text,
+    idx integer[],
+    channels text[],
+    types text[],
+    blobs bytea[]
+  );
+exception when duplicate_object then null;  -- this change deployed over itself
+end $do$;
+comment on type ai.task_writes is 'One task''s pending writes, for ai.put_checkpoint (held writes for the parent checkpoint): the task, its path, and parallel arrays idx/channels/types/blobs.';
+
+-- How a step's transaction commits: for which job (the fence, ai._fence: job_id and
+-- fencing_token, both or neither) and how durably ('sync', or 'async': synchronous_commit off for
+-- this transaction only).
+do $do$ begin
+  create type ai.step_commit as (
+    job_id bigint,
+    fencing_token bigint,
+    durability text
+  );
+exception when duplicate_object then null;  -- this change deployed over itself
+end $do$;
+comment on type ai.step_commit is 'How a step written by ai.put_checkpoint commits: fenced by a job (job_id and fencing_token, both or neither) and its durability (''sync'' or ''async''; NULL record: no fence, sync).';
 
 -- ---------------------------------------------------------------------------------------------
 -- Guards and helpers
@@ -432,7 +486,7 @@ comment on function ai._check_checkpoint_values(bytea, ai.checkpoint_values) is 
 -- checkpoint (for the parent checkpoint they were written from), the checkpoint with its new
 -- channel values (whole, or as the items appended to an earlier version: channel_values.bases),
 -- the thread's new messages, and the fence, in one transaction. Its parts are records
--- (deploy/checkpoint_step_types.sql), so the call reads as what it holds:
+-- (the types above), so the call reads as what it holds:
 --   select ai.put_checkpoint(thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type,
 --            checkpoint, metadata, channel_versions,
 --            channel_values => row(channels, versions, types, blobs, bases)::ai.checkpoint_values,

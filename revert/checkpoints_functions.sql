@@ -11,6 +11,10 @@ begin;
 drop function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, jsonb, ai.step_commit);
 drop function ai._check_step(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, text);
 drop function ai._check_checkpoint_values(bytea, ai.checkpoint_values);
+-- the step's records, once nothing takes them
+drop type ai.step_commit;
+drop type ai.task_writes;
+drop type ai.checkpoint_values;
 drop function ai._rebuilt_value(text, text, text, text);
 drop function ai._insert_writes(text, text, text, text, text, text, integer[], text[], text[], bytea[]);
 drop function ai._check_writes(text, text, integer[], text[], text[], bytea[]);

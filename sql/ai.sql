@@ -1527,34 +1527,6 @@ create type ai.queue_stats_row as (
 comment on type ai.queue_stats_row is 'One row of ai.queue_stats: the jobs of one queue by status, and its attempt figures.';
 
 
--- ===== change: hot_renewals =====
--- Deploy agent-state:hot_renewals to pg
--- requires: queue
---
--- A lease renewal (ai.renew_lease, ai.renew_leases) writes lease_expires_at and updated_at, and so
--- the generated available_at. The claim index of 0.1.0 held available_at (the lease expiry while a
--- job runs), so every renewal was a non-HOT update: a new index entry in each index of the table,
--- on the busiest rows. Here no index holds a column a renewal writes, and a renewal is HOT:
---   agent_jobs_claim_pending (in place of agent_jobs_claim): the PENDING jobs of a queue in claim
---     order (priority desc, run_at, job_id); what a claim scans for due jobs.
---   agent_jobs_in_progress: the running jobs of a queue, where a claim (and reap_expired) looks
---     for leases that ran out, reading lease_expires_at from the row.
--- available_at stays a column (0.1.0 readers select it), in no index.
--- Under a live fleet (docs/operations.md, "Upgrading under a live fleet"): the new indexes may be
--- built first with CREATE INDEX CONCURRENTLY, which `if not exists` keeps. The drop comes first:
--- it takes the strongest lock (ACCESS EXCLUSIVE on ai.agent_jobs, bounded by the lock_timeout)
--- before anything else, since a script that held SHARE (a CREATE INDEX) and then asked for more
--- would deadlock with a worker that reads the table and then writes it.
-
-select pg_catalog.set_config('lock_timeout', '5s', true) where pg_catalog.current_setting('lock_timeout') = '0';
-
-drop index if exists ai.agent_jobs_claim;
-create index if not exists agent_jobs_claim_pending on ai.agent_jobs (queue, priority desc, run_at, job_id)
-  where status = 'PENDING';
-create index if not exists agent_jobs_in_progress on ai.agent_jobs (queue)
-  where status = 'IN_PROGRESS';
-
-
 -- ===== change: queue_functions =====
 -- Deploy agent-state:queue_functions to pg
 -- Reworked after v0.1.0; the tagged script is deploy/queue_functions@v0.1.0.sql.
@@ -3318,56 +3290,11 @@ comment on type ai.checkpoint_tuple is 'A checkpoint with its channel values (bl
 -- which run as the schema owner (SECURITY DEFINER; docs/security.md).
 
 
--- ===== change: checkpoint_step_types =====
--- Deploy agent-state:checkpoint_step_types to pg
--- requires: checkpoints
---
--- The parts of a durable step, as ai.put_checkpoint takes them: one record per thing that belongs
--- together, instead of 23 positional arguments (issue 34 item 7). Each is written in a call's SQL
--- text as `row(...)::ai.<type>`; a NULL record (or one whose fields are all NULL) is "none".
--- Types only: the function that takes them is in checkpoints_functions, planned after this change.
-
--- The checkpoint's new channel values: parallel arrays, one element per (channel, version). A
--- NULL in bases (or bases NULL) is a whole value; a version names the version of the same channel
--- whose list this value extends with its items (a delta: deploy/checkpoint_deltas.sql).
-create type ai.checkpoint_values as (
-  channels text[],
-  versions text[],
-  types text[],
-  blobs bytea[],
-  bases text[]
-);
-comment on type ai.checkpoint_values is 'The new channel values of a checkpoint, for ai.put_checkpoint: parallel arrays channels/versions/types/blobs, and bases (NULL, or per value the version it extends as a delta; NULL elements are whole values).';
-
--- One task's pending writes, as ai.put_writes stores them: put_checkpoint's held writes, for the
--- parent checkpoint.
-create type ai.task_writes as (
-  task_id text,
-  task_path text,
-  idx integer[],
-  channels text[],
-  types text[],
-  blobs bytea[]
-);
-comment on type ai.task_writes is 'One task''s pending writes, for ai.put_checkpoint (held writes for the parent checkpoint): the task, its path, and parallel arrays idx/channels/types/blobs.';
-
--- How a step's transaction commits: for which job (the fence, ai._fence: job_id and
--- fencing_token, both or neither) and how durably ('sync', or 'async': synchronous_commit off for
--- this transaction only).
-create type ai.step_commit as (
-  job_id bigint,
-  fencing_token bigint,
-  durability text
-);
-comment on type ai.step_commit is 'How a step written by ai.put_checkpoint commits: fenced by a job (job_id and fencing_token, both or neither) and its durability (''sync'' or ''async''; NULL record: no fence, sync).';
-
-
 -- ===== change: checkpoints_functions =====
 -- Deploy agent-state:checkpoints_functions to pg
 -- Reworked after v0.1.0; the tagged script is deploy/checkpoints_functions@v0.1.0.sql.
 -- requires: checkpoints
 -- requires: checkpoint_deltas
--- requires: checkpoint_step_types
 -- requires: queue_functions
 -- requires: sessions_functions
 --
@@ -3407,6 +3334,61 @@ begin
   end if;
 end
 $do$;
+
+-- ---------------------------------------------------------------------------------------------
+-- The step's records
+
+-- The parts of a durable step, as ai.put_checkpoint takes them: one record per thing that belongs
+-- together, instead of 23 positional arguments (issue 34 item 7). Each is written in a call's SQL
+-- text as `row(...)::ai.<type>`; a NULL record (or one whose fields are all NULL) is "none". They
+-- are defined here, with the function whose signature takes them, not in a change planned after
+-- the release: the bundle (scripts/bundle.sh) holds this change's current script at the place of
+-- its first occurrence, where a type of a later change would not exist yet. Made only when
+-- missing, as the CREATE OR REPLACE of the functions: a rework that changes a type's fields
+-- drops and makes it again.
+
+-- The checkpoint's new channel values: parallel arrays, one element per (channel, version). A
+-- NULL in bases (or bases NULL) is a whole value; a version names the version of the same channel
+-- whose list this value extends with its items (a delta: deploy/checkpoint_deltas.sql).
+do $do$ begin
+  create type ai.checkpoint_values as (
+    channels text[],
+    versions text[],
+    types text[],
+    blobs bytea[],
+    bases text[]
+  );
+exception when duplicate_object then null;  -- this change deployed over itself
+end $do$;
+comment on type ai.checkpoint_values is 'The new channel values of a checkpoint, for ai.put_checkpoint: parallel arrays channels/versions/types/blobs, and bases (NULL, or per value the version it extends as a delta; NULL elements are whole values).';
+
+-- One task's pending writes, as ai.put_writes stores them: put_checkpoint's held writes, for the
+-- parent checkpoint.
+do $do$ begin
+  create type ai.task_writes as (
+    task_id text,
+    task_path text,
+    idx integer[],
+    channels text[],
+    types text[],
+    blobs bytea[]
+  );
+exception when duplicate_object then null;  -- this change deployed over itself
+end $do$;
+comment on type ai.task_writes is 'One task''s pending writes, for ai.put_checkpoint (held writes for the parent checkpoint): the task, its path, and parallel arrays idx/channels/types/blobs.';
+
+-- How a step's transaction commits: for which job (the fence, ai._fence: job_id and
+-- fencing_token, both or neither) and how durably ('sync', or 'async': synchronous_commit off for
+-- this transaction only).
+do $do$ begin
+  create type ai.step_commit as (
+    job_id bigint,
+    fencing_token bigint,
+    durability text
+  );
+exception when duplicate_object then null;  -- this change deployed over itself
+end $do$;
+comment on type ai.step_commit is 'How a step written by ai.put_checkpoint commits: fenced by a job (job_id and fencing_token, both or neither) and its durability (''sync'' or ''async''; NULL record: no fence, sync).';
 
 -- ---------------------------------------------------------------------------------------------
 -- Guards and helpers
@@ -3796,7 +3778,7 @@ comment on function ai._check_checkpoint_values(bytea, ai.checkpoint_values) is 
 -- checkpoint (for the parent checkpoint they were written from), the checkpoint with its new
 -- channel values (whole, or as the items appended to an earlier version: channel_values.bases),
 -- the thread's new messages, and the fence, in one transaction. Its parts are records
--- (deploy/checkpoint_step_types.sql), so the call reads as what it holds:
+-- (the types above), so the call reads as what it holds:
 --   select ai.put_checkpoint(thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type,
 --            checkpoint, metadata, channel_versions,
 --            channel_values => row(channels, versions, types, blobs, bases)::ai.checkpoint_values,
@@ -8274,6 +8256,34 @@ $$;
 comment on function ai._msgpack_concat(bytea[]) is
   'Internal: the items of the given msgpack arrays, in order, as one msgpack array (a channel value rebuilt from a whole value and its deltas). AS060 when a part is not a msgpack array.';
 revoke execute on function ai._msgpack_concat(bytea[]) from public;
+
+
+-- ===== change: hot_renewals =====
+-- Deploy agent-state:hot_renewals to pg
+-- requires: queue
+--
+-- A lease renewal (ai.renew_lease, ai.renew_leases) writes lease_expires_at and updated_at, and so
+-- the generated available_at. The claim index of 0.1.0 held available_at (the lease expiry while a
+-- job runs), so every renewal was a non-HOT update: a new index entry in each index of the table,
+-- on the busiest rows. Here no index holds a column a renewal writes, and a renewal is HOT:
+--   agent_jobs_claim_pending (in place of agent_jobs_claim): the PENDING jobs of a queue in claim
+--     order (priority desc, run_at, job_id); what a claim scans for due jobs.
+--   agent_jobs_in_progress: the running jobs of a queue, where a claim (and reap_expired) looks
+--     for leases that ran out, reading lease_expires_at from the row.
+-- available_at stays a column (0.1.0 readers select it), in no index.
+-- Under a live fleet (docs/operations.md, "Upgrading under a live fleet"): the new indexes may be
+-- built first with CREATE INDEX CONCURRENTLY, which `if not exists` keeps. The drop comes first:
+-- it takes the strongest lock (ACCESS EXCLUSIVE on ai.agent_jobs, bounded by the lock_timeout)
+-- before anything else, since a script that held SHARE (a CREATE INDEX) and then asked for more
+-- would deadlock with a worker that reads the table and then writes it.
+
+select pg_catalog.set_config('lock_timeout', '5s', true) where pg_catalog.current_setting('lock_timeout') = '0';
+
+drop index if exists ai.agent_jobs_claim;
+create index if not exists agent_jobs_claim_pending on ai.agent_jobs (queue, priority desc, run_at, job_id)
+  where status = 'PENDING';
+create index if not exists agent_jobs_in_progress on ai.agent_jobs (queue)
+  where status = 'IN_PROGRESS';
 
 
 -- ===== change: archive_thread_indexes =====

@@ -5,6 +5,9 @@ begin;
 select 'ai._delete_tombstoned_session()'::regprocedure;
 select 'ai._check_key(text, text, integer)'::regprocedure;
 select 'ai._check_deletes_at_read_committed(text)'::regprocedure;
+select (row(array['m'], array['1'], array['json'], array['\x01'::bytea], array[null]::text[])::ai.checkpoint_values).channels,
+       (row('task', '', array[0], array['m'], array['json'], array['\x01'::bytea])::ai.task_writes).idx,
+       (row(1, 2, 'sync')::ai.step_commit).durability;
 select 'ai._check_checkpoint_ns(text)'::regprocedure;
 select 'ai._check_blob_sizes(bytea, text[], text[], bytea[])'::regprocedure;
 select 'ai._checkpoint_thread_owner(text)'::regprocedure;
