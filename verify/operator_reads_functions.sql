@@ -11,8 +11,8 @@ select 'ai._check_job_list(text, text, integer)'::regprocedure;
 select 'ai.session_timeline(text, integer, timestamptz, text, text)'::regprocedure;
 select 'ai.checkpoint_tree(text, text, integer, text)'::regprocedure;
 select 'ai.archive_backlog(interval, interval)'::regprocedure;
-select 'ai.list_workers(integer, text)'::regprocedure;
-select 1 / (select (not pg_catalog.has_function_privilege('ai_user', 'ai.list_workers(integer, text)', 'execute'))::int);
+select 'ai.list_workers(integer, text, interval)'::regprocedure;
+select 1 / (select (not pg_catalog.has_function_privilege('ai_user', 'ai.list_workers(integer, text, interval)', 'execute'))::int);
 
 select 1 / (select (not pg_catalog.has_function_privilege('ai_user', 'ai.archive_backlog(interval, interval)', 'execute'))::int);
 

@@ -438,7 +438,7 @@ def create_app(database_url: str | None = None, *, config: ConsoleConfig | None 
             raise ValueError("create_app needs database_url or config")
         config = ConsoleConfig(database_url=database_url, **options)
     console = Console(config)
-    from . import pages
+    from . import pages, workers
 
     routes = [
         Route("/", pages.home),
@@ -452,6 +452,7 @@ def create_app(database_url: str | None = None, *, config: ConsoleConfig | None 
         Route("/approvals", pages.approvals),
         Route("/approvals/resolve", pages.resolve, methods=["POST"]),
         Route("/queues", pages.queues),
+        Route("/workers", workers.workers),
         Route("/actions/job", pages.job_action, methods=["POST"]),
         Route("/actions/fork", pages.fork, methods=["POST"]),
         Route("/actions/replay", pages.replay, methods=["POST"]),
