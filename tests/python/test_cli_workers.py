@@ -12,6 +12,7 @@ Bounded: every wait has a deadline, and the worker process is always killed."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -25,10 +26,12 @@ import psycopg
 import pytest
 from conftest import dsn_as
 from console_http import Served, Visitor
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
 from test_cli import assert_error, run, run_json
 from waiting import wait_until
 
-from agent_state import Client
+from agent_state import AsyncJobContext, AsyncWorker, Client, Job
 from agent_state.console import create_app
 
 HERE = Path(__file__).resolve().parent
@@ -135,3 +138,35 @@ def _check(
     text = run("workers", dsn=service)
     assert next(line for line in text.stdout.splitlines() if line.startswith(worker_id)).split()[1] == "stale"
     assert 'class="worker stale"' in _row(console, worker_id) and thread in _row(console, worker_id)
+
+
+def test_an_async_worker_keeps_the_registry_as_the_thread_worker_does(service: str) -> None:
+    """AsyncWorker: the same SQL calls (claim_jobs, renew_leases, the liveness hold), so the same
+    registry row: alive while idle, with its queue and hold; stopped after a clean stop."""
+    tag = uuid.uuid4().hex[:8]
+    queue, worker_id = f"workers-async-{tag}", f"cli-async-{tag}"
+
+    async def job(job: Job, ctx: AsyncJobContext) -> None:
+        return None
+
+    def listed() -> dict[str, Any] | None:
+        with psycopg.connect(service, autocommit=True, row_factory=dict_row) as conn:
+            return conn.execute("select * from ai.list_workers(10000) where worker = %s", (worker_id,)).fetchone()
+
+    async def run() -> None:
+        async with AsyncConnectionPool(
+            service, min_size=1, max_size=4, kwargs={"autocommit": True}, open=False
+        ) as pool:
+            worker = AsyncWorker(pool, job, queue, concurrency=1, poll_interval=0.05, worker_id=worker_id)
+            task = asyncio.create_task(worker.run(install_signal_handlers=False))
+            deadline = asyncio.get_running_loop().time() + 30
+            while not ((w := await asyncio.to_thread(listed)) and w["liveness_held"] and w["queue"] == queue):
+                assert asyncio.get_running_loop().time() < deadline, "the idle async worker was never listed"
+                await asyncio.sleep(0.05)
+            assert w["state"] == "alive" and w["jobs"] == 0
+            worker.stop()
+            await asyncio.wait_for(task, 30)
+
+    asyncio.run(run())
+    stopped = listed()
+    assert stopped is not None and stopped["state"] == "stopped" and not stopped["liveness_held"]
