@@ -560,11 +560,24 @@ $$;
 comment on function ai.archive_backlog(interval, interval) is
   'How many finished sessions ai.archive_sessions(older_than) and finished jobs ai.archive_jobs(jobs_older_than) would move now (a progress bar''s total, a monitoring gauge). For ai_service. AS002 bad interval.';
 
--- The workers alive, by their renewals: a worker holds IN_PROGRESS jobs whose lease it renewed
--- (updated_at) and which has not ended. Reads the claim index's IN_PROGRESS entries only.
+-- The workers, from their registry (ai.queue_workers, deploy/queue_workers_registry.sql) and their
+-- leases: every worker that registered (an idle one too) or holds a running job, what it holds
+-- (its IN_PROGRESS jobs with a lease that has not ended, their threads), its queue, when it started
+-- and was last heard from, and its state:
+-- * alive: it keeps a liveness hold and the hold is held now (pg_locks: its connection is open);
+--   or, a worker without a hold (behind a transaction pooler, a claim by hand), it was heard from
+--   within stale_after, or holds a lease that has not ended;
+-- * stale: it took a hold and the hold is free (its process died or its connection was cut: a claim
+--   takes its jobs over), or, without a hold, it was not heard from within stale_after;
+-- * stopped: it gave its hold up cleanly (ai.release_worker_liveness) and was not heard from since.
+-- Its holdings span tenants: for ai_service only (a tenant has no grant).
 drop function if exists ai.list_workers(integer);
-create or replace function ai.list_workers(max_rows integer default 100, after_worker text default null)
-returns table (worker text, jobs bigint, last_renewed_at timestamptz, lease_expires_at timestamptz)
+drop function if exists ai.list_workers(integer, text);
+create or replace function ai.list_workers(max_rows integer default 100, after_worker text default null,
+                                           stale_after interval default '1 minute')
+returns table (worker text, state text, queue text, jobs bigint, thread_ids text[], job_ids bigint[],
+               heard_at timestamptz, started_at timestamptz, stopped_at timestamptz, client_addr text,
+               liveness_held boolean, last_renewed_at timestamptz, lease_expires_at timestamptz)
 language plpgsql stable
 security definer
 set search_path = pg_catalog, pg_temp
@@ -573,23 +586,56 @@ as $$
 declare
   a_max_rows alias for $1;
   a_after alias for $2;
+  a_stale alias for $3;
   v_now timestamptz := ai.now();
+  v_held bigint[];
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
+  if a_stale is null or a_stale <= interval '0' then
+    raise exception using errcode = 'AS002', message = pg_catalog.format('list_workers: stale_after must be above 0, not %s',
+      coalesce(a_stale::text, 'NULL'));
+  end if;
+  -- the liveness holds held now (deploy/queue_functions.sql, "Dead workers": two-key advisory locks)
+  select coalesce(pg_catalog.array_agg(l.objid::bigint), '{}'::bigint[]) into v_held
+  from pg_catalog.pg_locks l
+  where l.locktype = 'advisory' and l.granted and l.mode = 'ExclusiveLock' and l.objsubid = 2
+    and l.database = (select d.oid from pg_catalog.pg_database d where d.datname = pg_catalog.current_database())
+    and l.classid = ai._liveness_class()::oid;
   return query
-  select j.lease_owner, count(*), max(j.updated_at), min(j.lease_expires_at)
-  from ai.agent_jobs j
-  where j.status = 'IN_PROGRESS' and j.available_at is not null and j.lease_expires_at > v_now
-    and (a_after is null or j.lease_owner > a_after)
-  group by j.lease_owner
-  order by j.lease_owner
+  with leases as (
+    select j.lease_owner as worker, count(*) as jobs,
+           pg_catalog.array_agg(distinct j.thread_id) as thread_ids,
+           pg_catalog.array_agg(j.job_id order by j.job_id) as job_ids,
+           max(j.updated_at) as last_renewed_at, min(j.lease_expires_at) as lease_expires_at
+    from ai.agent_jobs j
+    where j.status = 'IN_PROGRESS' and j.available_at is not null and j.lease_expires_at > v_now
+      and (a_after is null or j.lease_owner > a_after)
+    group by j.lease_owner
+  ), registry as (
+    select w.worker_id, w.live, w.queue, w.seen_at, w.started_at, w.stopped_at, w.client_addr,
+           w.live and pg_catalog.hashtext(w.worker_id)::oid::bigint = any (v_held) as held
+    from ai.queue_workers w
+    where a_after is null or w.worker_id > a_after
+  )
+  select coalesce(r.worker_id, l.worker),
+         case when r.worker_id is null then 'alive'
+              when r.stopped_at is not null and not r.live and r.seen_at <= r.stopped_at and l.worker is null then 'stopped'
+              when r.live then case when r.held then 'alive' else 'stale' end
+              when r.seen_at >= v_now - a_stale or l.worker is not null then 'alive'
+              else 'stale' end,
+         r.queue, coalesce(l.jobs, 0), coalesce(l.thread_ids, '{}'::text[]), coalesce(l.job_ids, '{}'::bigint[]),
+         greatest(r.seen_at, l.last_renewed_at), r.started_at, r.stopped_at, r.client_addr, coalesce(r.held, false),
+         l.last_renewed_at, l.lease_expires_at
+  from registry r
+  full join leases l on l.worker = r.worker_id
+  order by 1
   limit a_max_rows;
 end
 $$;
-comment on function ai.list_workers(integer, text) is
-  'The workers alive now, by their leases: each worker id holding IN_PROGRESS jobs whose lease has not ended, how many, when it last claimed or renewed one (updated_at) and the soonest of their lease ends; by worker id, at most max_rows (1 to 10000, default 100); the next page: after_worker = the last row''s worker. For ai_service (agent-state status). AS002 bad max_rows.';
-revoke execute on function ai.list_workers(integer, text) from public;
-grant execute on function ai.list_workers(integer, text) to ai_service;
+comment on function ai.list_workers(integer, text, interval) is
+  'The workers, from their registry (ai.queue_workers) and their leases, idle ones included: per worker, its state (alive: its liveness hold is held now, or, without a hold, heard from within stale_after (default 1 minute) or holding a lease; stale: its hold is free (its process or connection is gone) or, without one, silent for stale_after; stopped: gave its hold up cleanly), the queue of its last claim, the IN_PROGRESS jobs it holds with a lease that has not ended (how many, their job and thread ids), when it was last heard from (its claims, empty ones included, and renewals, to 5 seconds), started and stopped, the address of its liveness connection, whether its hold is held, its last renewal and the soonest of its lease ends; by worker id, at most max_rows (1 to 10000, default 100); the next page: after_worker = the last row''s worker. For ai_service only (holdings span tenants). AS002 bad max_rows or stale_after.';
+revoke execute on function ai.list_workers(integer, text, interval) from public;
+grant execute on function ai.list_workers(integer, text, interval) to ai_service;
 
 revoke execute on function ai.list_sessions(text, text, integer, text), ai.list_jobs(text, text, text, integer, bigint),
   ai.session_timeline(text, integer, timestamptz, text, text),

@@ -448,9 +448,14 @@ begin
   exception when lock_not_available then
     return false;  -- another session holds it: the same worker_id twice
   end;
-  insert into ai.queue_workers as w (worker_id, live, seen_at)
-  values (hold_worker_liveness.worker_id, true, ai.now())
-  on conflict (worker_id) do update set live = true, free_since = null, seen_at = excluded.seen_at;
+  -- the registry (ai.list_workers): started now unless this is the same run taking its hold again
+  -- on a new connection (it was live and did not stop)
+  insert into ai.queue_workers as w (worker_id, live, seen_at, started_at, client_addr)
+  values (hold_worker_liveness.worker_id, true, ai.now(), ai.now(), pg_catalog.inet_client_addr()::text)
+  on conflict (worker_id) do update
+  set live = true, free_since = null, seen_at = excluded.seen_at, stopped_at = null, client_addr = excluded.client_addr,
+      started_at = case when w.live and w.stopped_at is null and w.started_at is not null then w.started_at
+                        else excluded.started_at end;
   return true;
 end
 $$;
@@ -463,9 +468,12 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
+declare
+  v_now timestamptz := ai.now();
 begin
   perform ai._check_text(release_worker_liveness.worker_id, 'worker_id');
-  update ai.queue_workers w set live = false, seen_at = ai.now() where w.worker_id = release_worker_liveness.worker_id;
+  update ai.queue_workers w set live = false, seen_at = v_now, stopped_at = v_now
+  where w.worker_id = release_worker_liveness.worker_id;
   perform pg_catalog.pg_advisory_unlock(ai._liveness_class(), pg_catalog.hashtext(release_worker_liveness.worker_id));
 end
 $$;
@@ -748,7 +756,9 @@ comment on function ai.claim_jobs(text, interval, text, integer) is
 -- one row per worker: its last claim that took jobs); the same call again, with the same request
 -- id, answers with those jobs, under the same tokens, as long as the worker still holds them, and
 -- claims nothing new. Another request id claims as claim_jobs does. Costs one HOT update per claim
--- that takes jobs, none for an empty one.
+-- that takes jobs; an empty claim (an idle worker's poll, its heartbeat in the registry that
+-- ai.list_workers reads: deploy/queue_workers_registry.sql) writes only when the worker was last
+-- heard from 5 seconds ago or more.
 create or replace function ai.claim_jobs(worker_id text, lease interval, queue text, max_jobs integer, request_id text)
 returns setof ai.agent_jobs
 language plpgsql volatile
@@ -760,12 +770,14 @@ as $$
 declare
   r record;  -- a row of ai.queue_workers (planned after this change: a record, resolved when it runs)
   v_jobs ai.agent_jobs[];
+  v_known boolean;
 begin
   if claim_jobs.request_id is null or claim_jobs.request_id = '' or pg_catalog.char_length(claim_jobs.request_id) > 255 then
     perform ai._check_text(claim_jobs.request_id, 'request_id');
   end if;
   select * into r from ai.queue_workers c where c.worker_id = claim_jobs.worker_id;
-  if found and r.request_id = claim_jobs.request_id then
+  v_known := found;
+  if v_known and r.request_id = claim_jobs.request_id then
     -- the same request again: its jobs that the worker still holds, under the same tokens
     return query
     select j.* from ai.agent_jobs j
@@ -777,20 +789,30 @@ begin
   select pg_catalog.array_agg(c) into v_jobs
   from ai.claim_jobs(claim_jobs.worker_id, claim_jobs.lease, claim_jobs.queue, claim_jobs.max_jobs) c;
   if v_jobs is null then
+    -- an empty claim is an idle worker's heartbeat (ai.list_workers): written when the last one is
+    -- 5 seconds old or the queue changed, so most empty polls stay read-only
+    if v_known then
+      v_known := r.seen_at >= ai.now() - interval '5 seconds' and r.queue is not distinct from claim_jobs.queue;
+    end if;
+    if not v_known then
+      insert into ai.queue_workers as q (worker_id, queue, seen_at, started_at)
+      values (claim_jobs.worker_id, claim_jobs.queue, ai.now(), ai.now())
+      on conflict (worker_id) do update set queue = excluded.queue, seen_at = excluded.seen_at;
+    end if;
     return;
   end if;
-  insert into ai.queue_workers as q (worker_id, request_id, job_ids, fencing_tokens, seen_at)
+  insert into ai.queue_workers as q (worker_id, request_id, job_ids, fencing_tokens, queue, seen_at, started_at)
   select claim_jobs.worker_id, claim_jobs.request_id, pg_catalog.array_agg(x.job_id), pg_catalog.array_agg(x.fencing_token),
-         max(x.claimed_at)
+         claim_jobs.queue, max(x.claimed_at), max(x.claimed_at)
   from pg_catalog.unnest(v_jobs) x
   on conflict (worker_id) do update
   set request_id = excluded.request_id, job_ids = excluded.job_ids, fencing_tokens = excluded.fencing_tokens,
-      seen_at = excluded.seen_at;
+      queue = excluded.queue, seen_at = excluded.seen_at;
   return query select * from pg_catalog.unnest(v_jobs);
 end
 $$;
 comment on function ai.claim_jobs(text, interval, text, integer, text) is
-  'Claims as claim_jobs(worker_id, lease, queue, max_jobs) does, under a request id (1 to 255 characters, one per call: the client makes it): called again with the same worker_id and request_id (a retry after the answer was lost), it returns the jobs that claim took which worker_id still holds, under the same fencing tokens, and claims nothing new. Only a worker''s last claim that took jobs is remembered. AS002 bad argument.';
+  'Claims as claim_jobs(worker_id, lease, queue, max_jobs) does, under a request id (1 to 255 characters, one per call: the client makes it): called again with the same worker_id and request_id (a retry after the answer was lost), it returns the jobs that claim took which worker_id still holds, under the same fencing tokens, and claims nothing new. Only a worker''s last claim that took jobs is remembered. Each call is the worker''s heartbeat in the registry ai.list_workers reads (its queue and when it was last heard from, to 5 seconds: an empty claim writes only then). AS002 bad argument.';
 
 -- ---------------------------------------------------------------------------------------------
 -- The holder's calls: each names (job_id, fencing_token) and is checked in the UPDATE itself
@@ -854,6 +876,9 @@ begin
     raise exception using errcode = 'AS002', message = pg_catalog.format('renew_leases: at most 1000 jobs per call, not %s',
       pg_catalog.cardinality(renew_leases.job_ids));
   end if;
+  -- A renewal is the worker's heartbeat too (ai.list_workers; written when 5 seconds old).
+  update ai.queue_workers w set seen_at = v_now
+  where w.worker_id = renew_leases.worker_id and w.seen_at < v_now - interval '5 seconds';
   -- The same conditions as renew_lease, plus the worker: the row must still be IN_PROGRESS under
   -- this token and this worker, with a lease that has not run out.
   return query
@@ -866,7 +891,7 @@ begin
 end
 $$;
 comment on function ai.renew_leases(text, bigint[], bigint[], interval) is
-  'Extends to ai.now() + lease, in one statement, every lease of job_ids that worker_id holds with the matching fencing_tokens (at most 1000); returns one row per renewed job with its new expiry. A lease that is lost (stale token, another worker, expired, job no longer IN_PROGRESS, unknown job) is left out, not raised: the caller compares. AS002 bad argument (empty worker_id, bad lease, NULL arrays, arrays of different lengths, more than 1000 jobs).';
+  'Extends to ai.now() + lease, in one statement, every lease of job_ids that worker_id holds with the matching fencing_tokens (at most 1000); returns one row per renewed job with its new expiry. A lease that is lost (stale token, another worker, expired, job no longer IN_PROGRESS, unknown job) is left out, not raised: the caller compares. Also the worker''s heartbeat in the registry ai.list_workers reads (to 5 seconds). AS002 bad argument (empty worker_id, bad lease, NULL arrays, arrays of different lengths, more than 1000 jobs).';
 
 revoke execute on function ai.renew_leases(text, bigint[], bigint[], interval) from public;
 grant execute on function ai.renew_leases(text, bigint[], bigint[], interval) to ai_service;

@@ -16,7 +16,7 @@ drop function ai.find_jobs(text, text, text, interval, text[], text, integer, bi
 drop function ai.find_sessions(text, text, interval, text[], text, integer, text);
 drop function ai._check_run_filters(interval, text[], text);
 drop function ai._check_job_list(text, text, integer);
-drop function ai.list_workers(integer, text);
+drop function ai.list_workers(integer, text, interval);
 -- the bounded reads' cursors
 drop function ai.list_sessions(text, text, integer, text);
 drop function ai.session_timeline(text, integer, timestamptz, text, text);

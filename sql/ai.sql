@@ -1977,9 +1977,14 @@ begin
   exception when lock_not_available then
     return false;  -- another session holds it: the same worker_id twice
   end;
-  insert into ai.queue_workers as w (worker_id, live, seen_at)
-  values (hold_worker_liveness.worker_id, true, ai.now())
-  on conflict (worker_id) do update set live = true, free_since = null, seen_at = excluded.seen_at;
+  -- the registry (ai.list_workers): started now unless this is the same run taking its hold again
+  -- on a new connection (it was live and did not stop)
+  insert into ai.queue_workers as w (worker_id, live, seen_at, started_at, client_addr)
+  values (hold_worker_liveness.worker_id, true, ai.now(), ai.now(), pg_catalog.inet_client_addr()::text)
+  on conflict (worker_id) do update
+  set live = true, free_since = null, seen_at = excluded.seen_at, stopped_at = null, client_addr = excluded.client_addr,
+      started_at = case when w.live and w.stopped_at is null and w.started_at is not null then w.started_at
+                        else excluded.started_at end;
   return true;
 end
 $$;
@@ -1992,9 +1997,12 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
+declare
+  v_now timestamptz := ai.now();
 begin
   perform ai._check_text(release_worker_liveness.worker_id, 'worker_id');
-  update ai.queue_workers w set live = false, seen_at = ai.now() where w.worker_id = release_worker_liveness.worker_id;
+  update ai.queue_workers w set live = false, seen_at = v_now, stopped_at = v_now
+  where w.worker_id = release_worker_liveness.worker_id;
   perform pg_catalog.pg_advisory_unlock(ai._liveness_class(), pg_catalog.hashtext(release_worker_liveness.worker_id));
 end
 $$;
@@ -2277,7 +2285,9 @@ comment on function ai.claim_jobs(text, interval, text, integer) is
 -- one row per worker: its last claim that took jobs); the same call again, with the same request
 -- id, answers with those jobs, under the same tokens, as long as the worker still holds them, and
 -- claims nothing new. Another request id claims as claim_jobs does. Costs one HOT update per claim
--- that takes jobs, none for an empty one.
+-- that takes jobs; an empty claim (an idle worker's poll, its heartbeat in the registry that
+-- ai.list_workers reads: deploy/queue_workers_registry.sql) writes only when the worker was last
+-- heard from 5 seconds ago or more.
 create or replace function ai.claim_jobs(worker_id text, lease interval, queue text, max_jobs integer, request_id text)
 returns setof ai.agent_jobs
 language plpgsql volatile
@@ -2289,12 +2299,14 @@ as $$
 declare
   r record;  -- a row of ai.queue_workers (planned after this change: a record, resolved when it runs)
   v_jobs ai.agent_jobs[];
+  v_known boolean;
 begin
   if claim_jobs.request_id is null or claim_jobs.request_id = '' or pg_catalog.char_length(claim_jobs.request_id) > 255 then
     perform ai._check_text(claim_jobs.request_id, 'request_id');
   end if;
   select * into r from ai.queue_workers c where c.worker_id = claim_jobs.worker_id;
-  if found and r.request_id = claim_jobs.request_id then
+  v_known := found;
+  if v_known and r.request_id = claim_jobs.request_id then
     -- the same request again: its jobs that the worker still holds, under the same tokens
     return query
     select j.* from ai.agent_jobs j
@@ -2306,20 +2318,30 @@ begin
   select pg_catalog.array_agg(c) into v_jobs
   from ai.claim_jobs(claim_jobs.worker_id, claim_jobs.lease, claim_jobs.queue, claim_jobs.max_jobs) c;
   if v_jobs is null then
+    -- an empty claim is an idle worker's heartbeat (ai.list_workers): written when the last one is
+    -- 5 seconds old or the queue changed, so most empty polls stay read-only
+    if v_known then
+      v_known := r.seen_at >= ai.now() - interval '5 seconds' and r.queue is not distinct from claim_jobs.queue;
+    end if;
+    if not v_known then
+      insert into ai.queue_workers as q (worker_id, queue, seen_at, started_at)
+      values (claim_jobs.worker_id, claim_jobs.queue, ai.now(), ai.now())
+      on conflict (worker_id) do update set queue = excluded.queue, seen_at = excluded.seen_at;
+    end if;
     return;
   end if;
-  insert into ai.queue_workers as q (worker_id, request_id, job_ids, fencing_tokens, seen_at)
+  insert into ai.queue_workers as q (worker_id, request_id, job_ids, fencing_tokens, queue, seen_at, started_at)
   select claim_jobs.worker_id, claim_jobs.request_id, pg_catalog.array_agg(x.job_id), pg_catalog.array_agg(x.fencing_token),
-         max(x.claimed_at)
+         claim_jobs.queue, max(x.claimed_at), max(x.claimed_at)
   from pg_catalog.unnest(v_jobs) x
   on conflict (worker_id) do update
   set request_id = excluded.request_id, job_ids = excluded.job_ids, fencing_tokens = excluded.fencing_tokens,
-      seen_at = excluded.seen_at;
+      queue = excluded.queue, seen_at = excluded.seen_at;
   return query select * from pg_catalog.unnest(v_jobs);
 end
 $$;
 comment on function ai.claim_jobs(text, interval, text, integer, text) is
-  'Claims as claim_jobs(worker_id, lease, queue, max_jobs) does, under a request id (1 to 255 characters, one per call: the client makes it): called again with the same worker_id and request_id (a retry after the answer was lost), it returns the jobs that claim took which worker_id still holds, under the same fencing tokens, and claims nothing new. Only a worker''s last claim that took jobs is remembered. AS002 bad argument.';
+  'Claims as claim_jobs(worker_id, lease, queue, max_jobs) does, under a request id (1 to 255 characters, one per call: the client makes it): called again with the same worker_id and request_id (a retry after the answer was lost), it returns the jobs that claim took which worker_id still holds, under the same fencing tokens, and claims nothing new. Only a worker''s last claim that took jobs is remembered. Each call is the worker''s heartbeat in the registry ai.list_workers reads (its queue and when it was last heard from, to 5 seconds: an empty claim writes only then). AS002 bad argument.';
 
 -- ---------------------------------------------------------------------------------------------
 -- The holder's calls: each names (job_id, fencing_token) and is checked in the UPDATE itself
@@ -2383,6 +2405,9 @@ begin
     raise exception using errcode = 'AS002', message = pg_catalog.format('renew_leases: at most 1000 jobs per call, not %s',
       pg_catalog.cardinality(renew_leases.job_ids));
   end if;
+  -- A renewal is the worker's heartbeat too (ai.list_workers; written when 5 seconds old).
+  update ai.queue_workers w set seen_at = v_now
+  where w.worker_id = renew_leases.worker_id and w.seen_at < v_now - interval '5 seconds';
   -- The same conditions as renew_lease, plus the worker: the row must still be IN_PROGRESS under
   -- this token and this worker, with a lease that has not run out.
   return query
@@ -2395,7 +2420,7 @@ begin
 end
 $$;
 comment on function ai.renew_leases(text, bigint[], bigint[], interval) is
-  'Extends to ai.now() + lease, in one statement, every lease of job_ids that worker_id holds with the matching fencing_tokens (at most 1000); returns one row per renewed job with its new expiry. A lease that is lost (stale token, another worker, expired, job no longer IN_PROGRESS, unknown job) is left out, not raised: the caller compares. AS002 bad argument (empty worker_id, bad lease, NULL arrays, arrays of different lengths, more than 1000 jobs).';
+  'Extends to ai.now() + lease, in one statement, every lease of job_ids that worker_id holds with the matching fencing_tokens (at most 1000); returns one row per renewed job with its new expiry. A lease that is lost (stale token, another worker, expired, job no longer IN_PROGRESS, unknown job) is left out, not raised: the caller compares. Also the worker''s heartbeat in the registry ai.list_workers reads (to 5 seconds). AS002 bad argument (empty worker_id, bad lease, NULL arrays, arrays of different lengths, more than 1000 jobs).';
 
 revoke execute on function ai.renew_leases(text, bigint[], bigint[], interval) from public;
 grant execute on function ai.renew_leases(text, bigint[], bigint[], interval) to ai_service;
@@ -7135,11 +7160,24 @@ $$;
 comment on function ai.archive_backlog(interval, interval) is
   'How many finished sessions ai.archive_sessions(older_than) and finished jobs ai.archive_jobs(jobs_older_than) would move now (a progress bar''s total, a monitoring gauge). For ai_service. AS002 bad interval.';
 
--- The workers alive, by their renewals: a worker holds IN_PROGRESS jobs whose lease it renewed
--- (updated_at) and which has not ended. Reads the claim index's IN_PROGRESS entries only.
+-- The workers, from their registry (ai.queue_workers, deploy/queue_workers_registry.sql) and their
+-- leases: every worker that registered (an idle one too) or holds a running job, what it holds
+-- (its IN_PROGRESS jobs with a lease that has not ended, their threads), its queue, when it started
+-- and was last heard from, and its state:
+-- * alive: it keeps a liveness hold and the hold is held now (pg_locks: its connection is open);
+--   or, a worker without a hold (behind a transaction pooler, a claim by hand), it was heard from
+--   within stale_after, or holds a lease that has not ended;
+-- * stale: it took a hold and the hold is free (its process died or its connection was cut: a claim
+--   takes its jobs over), or, without a hold, it was not heard from within stale_after;
+-- * stopped: it gave its hold up cleanly (ai.release_worker_liveness) and was not heard from since.
+-- Its holdings span tenants: for ai_service only (a tenant has no grant).
 drop function if exists ai.list_workers(integer);
-create or replace function ai.list_workers(max_rows integer default 100, after_worker text default null)
-returns table (worker text, jobs bigint, last_renewed_at timestamptz, lease_expires_at timestamptz)
+drop function if exists ai.list_workers(integer, text);
+create or replace function ai.list_workers(max_rows integer default 100, after_worker text default null,
+                                           stale_after interval default '1 minute')
+returns table (worker text, state text, queue text, jobs bigint, thread_ids text[], job_ids bigint[],
+               heard_at timestamptz, started_at timestamptz, stopped_at timestamptz, client_addr text,
+               liveness_held boolean, last_renewed_at timestamptz, lease_expires_at timestamptz)
 language plpgsql stable
 security definer
 set search_path = pg_catalog, pg_temp
@@ -7148,23 +7186,56 @@ as $$
 declare
   a_max_rows alias for $1;
   a_after alias for $2;
+  a_stale alias for $3;
   v_now timestamptz := ai.now();
+  v_held bigint[];
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
+  if a_stale is null or a_stale <= interval '0' then
+    raise exception using errcode = 'AS002', message = pg_catalog.format('list_workers: stale_after must be above 0, not %s',
+      coalesce(a_stale::text, 'NULL'));
+  end if;
+  -- the liveness holds held now (deploy/queue_functions.sql, "Dead workers": two-key advisory locks)
+  select coalesce(pg_catalog.array_agg(l.objid::bigint), '{}'::bigint[]) into v_held
+  from pg_catalog.pg_locks l
+  where l.locktype = 'advisory' and l.granted and l.mode = 'ExclusiveLock' and l.objsubid = 2
+    and l.database = (select d.oid from pg_catalog.pg_database d where d.datname = pg_catalog.current_database())
+    and l.classid = ai._liveness_class()::oid;
   return query
-  select j.lease_owner, count(*), max(j.updated_at), min(j.lease_expires_at)
-  from ai.agent_jobs j
-  where j.status = 'IN_PROGRESS' and j.available_at is not null and j.lease_expires_at > v_now
-    and (a_after is null or j.lease_owner > a_after)
-  group by j.lease_owner
-  order by j.lease_owner
+  with leases as (
+    select j.lease_owner as worker, count(*) as jobs,
+           pg_catalog.array_agg(distinct j.thread_id) as thread_ids,
+           pg_catalog.array_agg(j.job_id order by j.job_id) as job_ids,
+           max(j.updated_at) as last_renewed_at, min(j.lease_expires_at) as lease_expires_at
+    from ai.agent_jobs j
+    where j.status = 'IN_PROGRESS' and j.available_at is not null and j.lease_expires_at > v_now
+      and (a_after is null or j.lease_owner > a_after)
+    group by j.lease_owner
+  ), registry as (
+    select w.worker_id, w.live, w.queue, w.seen_at, w.started_at, w.stopped_at, w.client_addr,
+           w.live and pg_catalog.hashtext(w.worker_id)::oid::bigint = any (v_held) as held
+    from ai.queue_workers w
+    where a_after is null or w.worker_id > a_after
+  )
+  select coalesce(r.worker_id, l.worker),
+         case when r.worker_id is null then 'alive'
+              when r.stopped_at is not null and not r.live and r.seen_at <= r.stopped_at and l.worker is null then 'stopped'
+              when r.live then case when r.held then 'alive' else 'stale' end
+              when r.seen_at >= v_now - a_stale or l.worker is not null then 'alive'
+              else 'stale' end,
+         r.queue, coalesce(l.jobs, 0), coalesce(l.thread_ids, '{}'::text[]), coalesce(l.job_ids, '{}'::bigint[]),
+         greatest(r.seen_at, l.last_renewed_at), r.started_at, r.stopped_at, r.client_addr, coalesce(r.held, false),
+         l.last_renewed_at, l.lease_expires_at
+  from registry r
+  full join leases l on l.worker = r.worker_id
+  order by 1
   limit a_max_rows;
 end
 $$;
-comment on function ai.list_workers(integer, text) is
-  'The workers alive now, by their leases: each worker id holding IN_PROGRESS jobs whose lease has not ended, how many, when it last claimed or renewed one (updated_at) and the soonest of their lease ends; by worker id, at most max_rows (1 to 10000, default 100); the next page: after_worker = the last row''s worker. For ai_service (agent-state status). AS002 bad max_rows.';
-revoke execute on function ai.list_workers(integer, text) from public;
-grant execute on function ai.list_workers(integer, text) to ai_service;
+comment on function ai.list_workers(integer, text, interval) is
+  'The workers, from their registry (ai.queue_workers) and their leases, idle ones included: per worker, its state (alive: its liveness hold is held now, or, without a hold, heard from within stale_after (default 1 minute) or holding a lease; stale: its hold is free (its process or connection is gone) or, without one, silent for stale_after; stopped: gave its hold up cleanly), the queue of its last claim, the IN_PROGRESS jobs it holds with a lease that has not ended (how many, their job and thread ids), when it was last heard from (its claims, empty ones included, and renewals, to 5 seconds), started and stopped, the address of its liveness connection, whether its hold is held, its last renewal and the soonest of its lease ends; by worker id, at most max_rows (1 to 10000, default 100); the next page: after_worker = the last row''s worker. For ai_service only (holdings span tenants). AS002 bad max_rows or stale_after.';
+revoke execute on function ai.list_workers(integer, text, interval) from public;
+grant execute on function ai.list_workers(integer, text, interval) to ai_service;
 
 revoke execute on function ai.list_sessions(text, text, integer, text), ai.list_jobs(text, text, text, integer, bigint),
   ai.session_timeline(text, integer, timestamptz, text, text),
@@ -9951,11 +10022,42 @@ grant execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], 
   to ai_user, ai_service;
 
 
+-- ===== change: queue_workers_registry =====
+-- Deploy agent-state:queue_workers_registry to pg
+-- requires: queue_workers
+--
+-- ai.queue_workers becomes the registry of workers an operator reads (ai.list_workers, the
+-- console's workers page, `agent-state workers`): besides a worker's last claim and its liveness
+-- hold, what it works on and when it was last heard from, idle workers included.
+--
+-- * queue: the queue of its last claim (each claim of ai.claim_jobs under a request id, the
+--   Worker's, writes it).
+-- * client_addr: the address its liveness connection came from (inet_client_addr(); null over a
+--   Unix socket). The default worker ids already name host and pid (host:pid:thread).
+-- * started_at: when it took its liveness hold, or was first heard from (kept while it runs).
+-- * stopped_at: when it gave its hold up cleanly (ai.release_worker_liveness); cleared when it
+--   takes one again.
+-- * seen_at (already there) is when it was last heard from: a claim that takes jobs, an empty
+--   claim (an idle worker's poll), a renewal of its leases, its hold. To keep an idle worker's
+--   poll a read-only transaction most of the time, an empty claim or a renewal rewrites it only
+--   when it is 5 seconds old or more: it is exact to 5 seconds.
+-- Additive: workers of the previous release write none of the new columns and keep working.
+
+alter table ai.queue_workers
+  add column queue text,
+  add column client_addr text,
+  add column started_at timestamptz,
+  add column stopped_at timestamptz;
+
+comment on table ai.queue_workers is
+  'Internal: the registry of workers, one row per worker_id: its last claim that took jobs (request id, job ids, fencing tokens: ai.claim_jobs called again with the same request id answers with the same jobs), whether it keeps a liveness lock (live: a claim takes over the jobs of a live worker whose lock is free), the queue of its last claim, where its liveness connection came from, when it started, stopped cleanly and was last heard from (seen_at, to 5 seconds). Read through ai.list_workers.';
+
+
 -- ===== version marker =====
 -- A database installed from this file has no sqitch registry: the schema's comment names the last
 -- change it holds. agent_state.schema.status() reads it; docs/upgrading.md moves such a
--- database to sqitch (sqitch deploy --log-only --to enqueue_jobs, then sqitch deploy).
--- sqitch change: enqueue_jobs
-comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change enqueue_jobs)';
+-- database to sqitch (sqitch deploy --log-only --to queue_workers_registry, then sqitch deploy).
+-- sqitch change: queue_workers_registry
+comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change queue_workers_registry)';
 
 commit;

@@ -14,8 +14,8 @@ select 'ai.session_timeline_newest(text, integer, timestamptz, text, text)'::reg
 select 'ai.session_timeline_total(text)'::regprocedure;
 select 'ai.thread_run_status(text[])'::regprocedure;
 select 'ai.archive_backlog(interval, interval)'::regprocedure;
-select 'ai.list_workers(integer, text)'::regprocedure;
-select 1 / (select (not pg_catalog.has_function_privilege('ai_user', 'ai.list_workers(integer, text)', 'execute'))::int);
+select 'ai.list_workers(integer, text, interval)'::regprocedure;
+select 1 / (select (not pg_catalog.has_function_privilege('ai_user', 'ai.list_workers(integer, text, interval)', 'execute'))::int);
 
 select 1 / (select (not pg_catalog.has_function_privilege('ai_user', 'ai.archive_backlog(interval, interval)', 'execute'))::int);
 

@@ -8,7 +8,13 @@ what a tenant or a service may see through the SQL API, row level security inclu
 - ``--json`` on every read command prints one JSON document on stdout instead of a table.
 - An error is one line on stderr, never a traceback (``AGENT_STATE_DEBUG=1`` shows it).
 - Exit codes: 0 success, 1 a verdict that failed (``replay`` FAIL, ``status`` of a database without
-  the schema), 2 a usage, connection or database error (an unknown thread, a refused call, ...).
+  the schema, ``retry``/``cancel``/``release`` of a job in a state the action does not apply to),
+  2 a usage, connection or database error (an unknown thread, a refused call, ...); a bare
+  ``agent-state`` prints its usage on stderr and exits 2.
+- Every human-readable output goes through :func:`terminal_safe`: text an agent wrote cannot send
+  the terminal control sequences (``ESC ]0;...BEL`` retitles it, ``ESC [2J`` clears it).
+- A reader that goes away early (``agent-state show X | head``) ends nothing with an error: the
+  rest of the output is dropped and the command finishes its work, with that work's exit code.
 """
 
 from __future__ import annotations
@@ -103,8 +109,70 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+# C0 controls but tab and newline, DEL, and the C1 controls (U+0080 to U+009F: U+009B is a CSI on
+# terminals that read 8-bit controls): what a terminal acts on instead of showing.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` as a terminal may show it: every control character but newline and tab written as
+    an escape (ESC as ``\\x1b``, BEL as ``\\x07``), so that text an agent wrote (a message, an
+    error, a payload, a thread id) cannot retitle the operator's terminal (``ESC ]0;...BEL``),
+    clear it (``ESC [2J``) or move its cursor. Every human-readable line of the CLI goes through it
+    (main() wraps stdout in :class:`TerminalSafeOutput`; errors in ``_fail``)."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+class TerminalSafeOutput:
+    """A text stream that writes through :func:`terminal_safe` to another, and that a reader
+    going away early (EPIPE: ``| head``) does not stop: the rest is dropped (the file descriptor
+    points at /dev/null from then on, so the interpreter's last flush is quiet too)."""
+
+    def __init__(self, stream: Any):
+        self.stream = stream
+        self.gone = False
+
+    def write(self, text: str) -> int:
+        if not self.gone:
+            try:
+                self.stream.write(terminal_safe(text))
+            except BrokenPipeError:
+                self._drop()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.gone:
+            try:
+                self.stream.flush()
+            except BrokenPipeError:
+                self._drop()
+
+    def _drop(self) -> None:
+        self.gone = True
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.stream.fileno())
+            os.close(devnull)
+
+    def isatty(self) -> bool:
+        return bool(self.stream.isatty())
+
+    def fileno(self) -> int:
+        return int(self.stream.fileno())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def _json_text(value: Any) -> str:
+    """One JSON document: json escapes the C0 controls; the C1 ones and DEL (allowed raw in JSON)
+    are escaped too (``\\u009b``), so the document is as safe on a terminal as the text output."""
+    text = json.dumps(_jsonable(value), indent=2, ensure_ascii=False)
+    return re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def _print_json(value: Any) -> None:
-    print(json.dumps(_jsonable(value), indent=2, ensure_ascii=False))
+    print(_json_text(value))
 
 
 def _when(value: datetime | None) -> str:
@@ -398,35 +466,61 @@ def cmd_status(args: argparse.Namespace, conn: Conn) -> int:
         how = {"sqitch": "deployed with sqitch", "bundle": "deployed from the bundle"}.get(
             state.source or "", "deployed"
         )
-        print(f"schema ai is {how}: version {state.version or 'unknown'}, {_count(len(state.changes), 'change')}")
-        for change in state.changes:
-            print(f"  {change}")
+        listed = "" if args.verbose or not state.changes else " (--verbose lists them)"
+        print(
+            f"schema ai is {how}: version {state.version or 'unknown'}, {_count(len(state.changes), 'change')}{listed}"
+        )
+        if args.verbose:
+            for change in state.changes:
+                print(f"  {change}")
         print(f"this agent-state needs up to change {wanted}")
         if state.missing:
             print(f"pending upgrades (this agent-state needs them): {', '.join(state.missing)}: see docs/upgrading.md")
         else:
             print("pending upgrades: none")
         if fleet is not None:
-            _print_fleet(fleet, lease)
+            _print_fleet(fleet, lease, None if args.verbose else STATUS_LINES)
     return EXIT_OK if state.deployed and state.compatible else EXIT_VERDICT
 
 
-def _print_fleet(fleet: dict[str, Any], lease: timedelta) -> None:
+#: The most workers, queues and lock holders `status` lists without --verbose (one screen).
+STATUS_LINES = 5
+
+
+def _shown_first(items: Sequence[Any], most: int | None) -> tuple[Sequence[Any], str]:
+    """The first ``most`` items (all when None) and a line saying how many more there are."""
+    if most is None or len(items) <= most:
+        return items, ""
+    return items[:most], f"  and {len(items) - most} more (--verbose lists them)"
+
+
+def _print_fleet(fleet: dict[str, Any], lease: timedelta, most: int | None = None) -> None:
     workers = fleet["workers"]
     if workers is None:
         print("workers alive: not visible to this role (ai.list_workers is for ai_service)")
     else:
-        print(f"workers alive (an unexpired lease): {len(workers)}")
-        for w in workers:
-            print(f"  {w['worker']}: {_count(w['jobs'], 'job')}, last renewed {_when(w['last_renewed_at'])}")
+        alive = [w for w in workers if w["state"] == "alive"]
+        others = {state: sum(1 for w in workers if w["state"] == state) for state in ("stale", "stopped")}
+        more = ", ".join(f"{n} {state}" for state, n in others.items() if n)
+        print(f"workers alive: {len(alive)}" + (f" ({more}: agent-state workers)" if more else ""))
+        shown, rest = _shown_first(alive, most)
+        for w in shown:
+            print(f"  {w['worker']}: {_count(w['jobs'], 'job')}, last heard {_when(w['heard_at'])}")
+        if rest:
+            print(rest)
     print(f"notification queue: {fleet['notification_queue_usage'] * 100:.1f} % full")
-    due = fleet["oldest_due_pending"]
-    print("oldest due PENDING job per queue: " + (", ".join(f"{q} {_age(a)}" for q, a in due.items()) or "none"))
+    due = sorted(fleet["oldest_due_pending"].items(), key=lambda qa: qa[1] or timedelta(), reverse=True)
+    shown_due, rest = _shown_first(due, most)
+    print("oldest due PENDING job per queue: " + (", ".join(f"{q} {_age(a)}" for q, a in shown_due) or "none")
+          + (f", and {len(due) - len(shown_due)} more queues" if rest else ""))  # fmt: skip
     holders = fleet["long_lock_holders"]
     print(f"transactions holding locks on ai longer than a lease ({_age(lease)}): {len(holders) or 'none'}")
-    for h in holders:
+    shown_holders, rest = _shown_first(holders, most)
+    for h in shown_holders:
         print(f"  pid {h['pid']} ({h['role']}, {h['application_name'] or '-'}, {h['state']}) for {_age(h['held_for'])}:"
               f" {', '.join(h['tables'])}")  # fmt: skip
+    if rest:
+        print(rest)
     if fleet["hidden_lock_holders"]:
         print(
             f"  and {fleet['hidden_lock_holders']} of other roles whose age this role may not read (grant pg_monitor)"
@@ -692,6 +786,100 @@ def cmd_stats(args: argparse.Namespace, conn: Conn) -> int:
         ),
     )
     return EXIT_OK
+
+
+def cmd_workers(args: argparse.Namespace, conn: Conn) -> int:
+    """``ai.list_workers``: every worker of the registry (idle ones too) and every lease holder,
+    its state (alive, stale, stopped), queue, what it holds and when it was last heard from. For
+    ai_service: a tenant gets one line (exit 2), as workers' holdings span tenants."""
+    try:
+        workers = _rows(conn, "select * from ai.list_workers(%s, %s, %s)", (args.limit, args.after, args.stale_after))
+    except (errors.PermissionDenied, psycopg.errors.InsufficientPrivilege) as error:
+        raise CliError("workers are not visible to this role (ai.list_workers is for ai_service)") from error
+    if args.json:
+        _print_json(workers)
+        return EXIT_OK
+    counts = {state: sum(1 for w in workers if w["state"] == state) for state in ("alive", "stale", "stopped")}
+    print(
+        f"{_count(len(workers), 'worker')}: "
+        + ", ".join(f"{n} {state}" for state, n in counts.items())
+        + f" (stale: no liveness hold, or silent for {_age(args.stale_after)})"
+    )
+    if not workers:
+        return EXIT_OK
+
+    def threads(ids: list[str]) -> str:
+        return ",".join(ids[:3]) + (f",… ({len(ids)})" if len(ids) > 3 else "")
+
+    _table(
+        [
+            (
+                w["worker"],
+                w["state"],
+                w["queue"] or "",
+                w["jobs"],
+                threads(w["thread_ids"]),
+                _when(w["heard_at"]),
+                _when(w["started_at"]),
+                w["client_addr"] or "",
+            )
+            for w in workers
+        ],
+        ("WORKER", "STATE", "QUEUE", "JOBS", "THREADS", "LAST_HEARD", "STARTED", "ADDRESS"),
+    )
+    return EXIT_OK
+
+
+# The console's job actions (agent_state.console.pages.job_action): the SQL each calls, what the
+# job becomes, the errors that mean "this job is not in a state the action applies to" (exit 1).
+_JOB_ACTIONS = {
+    "retry": ("select * from ai.retry_dead_job(%s)", "retried"),
+    "cancel": ("select * from ai.cancel_job(%s)", "cancelled"),
+    "release": ("select * from ai.release_job(%s, %s)", "released"),
+}
+
+
+def cmd_job_action(args: argparse.Namespace, conn: Conn) -> int:
+    """``retry`` (``ai.retry_dead_job``: a FAILED job PENDING again, due now, attempts reset),
+    ``cancel`` (``ai.cancel_job``) and ``release`` (``ai.release_job`` with the job's current
+    fencing token: a stuck lease given back, the attempt not counted), the console's job actions,
+    each job in turn. Exit 0 when every job was acted on, 1 when one was in a state the action does
+    not apply to (nothing changed for it: AS004, AS006), 2 when one could not be (an unknown job,
+    another tenant's, a role without the grant: one line each on stderr)."""
+    sql, done_word = _JOB_ACTIONS[args.command]
+    results: list[dict[str, Any]] = []
+    code = EXIT_OK
+    for job_id in args.job_ids:
+        before: Job | None = None
+        try:
+            before = from_row(Job, _rows(conn, "select * from ai.get_job(%s)", (job_id,))[0])
+            if args.command == "release":
+                if before.status != "IN_PROGRESS":
+                    raise errors.LeaseLost(
+                        f"job {job_id} is {before.status}: only an IN_PROGRESS job has a lease to release"
+                    )
+                after = from_row(Job, _rows(conn, sql, (job_id, before.fencing_token))[0])
+            else:
+                after = from_row(Job, _rows(conn, sql, (job_id,))[0])
+        except (errors.InvalidTransition, errors.LeaseLost) as error:
+            code = max(code, EXIT_VERDICT)
+            results.append({"job_id": job_id, "done": False, "status": before.status if before else None,
+                            "error": _one_line(str(error))})  # fmt: skip
+        except (errors.AgentStateError, psycopg.Error) as error:
+            code = EXIT_ERROR
+            message = _describe(error) if isinstance(error, psycopg.Error) else _one_line(str(error))
+            results.append({"job_id": job_id, "done": False, "status": before.status if before else None,
+                            "error": message})  # fmt: skip
+        else:
+            results.append({"job_id": job_id, "done": True, "status": after.status, "error": None})
+            if not args.json:
+                held = f", held by {before.lease_owner}" if args.command == "release" and before.lease_owner else ""
+                print(f"{done_word} job {job_id}: now {after.status} (was {before.status}{held})")
+        if not args.json and results[-1]["error"] is not None:
+            _fail(results[-1]["error"])
+    if args.json:
+        _print_json(results)
+    return code
 
 
 def cmd_approvals(args: argparse.Namespace, conn: Conn) -> int:
@@ -1044,6 +1232,10 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Conn], int]] = {
     "lineage": cmd_lineage,
     "jobs": cmd_jobs,
     "stats": cmd_stats,
+    "workers": cmd_workers,
+    "retry": cmd_job_action,
+    "cancel": cmd_job_action,
+    "release": cmd_job_action,
     "approvals": cmd_approvals,
     "approve": cmd_approve,
     "reject": cmd_reject,
@@ -1079,7 +1271,8 @@ def parser() -> argparse.ArgumentParser:
         prog="agent-state",
         description="Operate agent-state from the shell. Each subcommand calls one SQL function of schema ai.",
         epilog="The database: --database-url, else $DATABASE_URL, else libpq's PG* variables. Exit codes: 0 ok, "
-        "1 a failed verdict (replay FAIL, status: not deployed), 2 a usage, connection or database error.",
+        "1 a failed verdict (replay FAIL, status: not deployed, retry/cancel/release: a job in another state), "
+        "2 a usage, connection or database error.",
     )
     root.add_argument("--version", action="version", version=f"agent-state {_version()}")
     root.add_argument("--database-url", metavar="DSN", help="a libpq URL or key=value string (default: $DATABASE_URL)")
@@ -1107,6 +1300,9 @@ def parser() -> argparse.ArgumentParser:
         default=60.0,
         metavar="SECONDS",
         help="report transactions holding locks longer than this (default 60, the workers' lease)",
+    )
+    p.add_argument(
+        "--verbose", action="store_true", help="list every change, worker, queue and lock holder (default: a screen)"
     )
     command("deploy", "deploy the bundled schema into a database without one (no sqitch needed)")
 
@@ -1144,6 +1340,29 @@ def parser() -> argparse.ArgumentParser:
 
     p = command("stats", "jobs per queue and status, due jobs, expired leases (ai.queue_stats)")
     p.add_argument("--queue")
+
+    p = command(
+        "workers",
+        "the workers, idle ones too: alive, stale or stopped, their queue, the jobs and threads each holds,"
+        " when each was last heard from (ai.list_workers; for ai_service)",
+    )
+    p.add_argument(
+        "--stale-after",
+        type=duration,
+        default=timedelta(minutes=1),
+        help="a worker without a liveness hold is stale when silent this long (default 1m)",
+    )
+    p.add_argument("--limit", type=int, default=100, help="at most this many, by worker id (default 100)")
+    p.add_argument("--after", metavar="WORKER", help="the next page: workers after this one")
+
+    for name, help in (
+        ("retry", "put FAILED jobs back: PENDING, due now, attempts reset (ai.retry_dead_job; for ai_service)"),
+        ("cancel", "cancel PENDING, IN_PROGRESS or AWAITING_HUMAN jobs (ai.cancel_job)"),
+        ("release", "give back the lease of IN_PROGRESS jobs: PENDING, due now, the attempt not counted"
+         " (ai.release_job with the job's fencing token; for ai_service)"),
+    ):  # fmt: skip
+        p = command(name, help + "; exit 1 if a job is in a state the action does not apply to")
+        p.add_argument("job_ids", nargs="+", type=int, metavar="JOB_ID")
 
     p = command("approvals", "what waits for a person, oldest first (ai.pending_approvals)")
     p.add_argument("--owner")
@@ -1266,10 +1485,28 @@ def _connect(args: argparse.Namespace) -> Conn:
 
 
 def _fail(message: str) -> None:
-    sys.stderr.write(f"agent-state: {_one_line(message)}\n")
+    with contextlib.suppress(OSError, ValueError):  # stderr closed too: nothing to tell
+        sys.stderr.write(f"agent-state: {terminal_safe(_one_line(message))}\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; every human-readable output escaped and a closed stdout dropped
+    (TerminalSafeOutput)."""
+    stdout = sys.stdout
+    safe = TerminalSafeOutput(stdout)
+    sys.stdout = safe
+    try:
+        code = _main(argv)
+        safe.flush()
+        return code
+    finally:
+        sys.stdout = stdout
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    if not (sys.argv[1:] if argv is None else argv):  # a bare `agent-state`: its usage, as argparse's error does
+        parser().print_help(sys.stderr)
+        return EXIT_ERROR
     try:
         args = parser().parse_args(argv)
     except SystemExit as exit_:  # --help, --version, a usage error (already printed on one line)

@@ -554,6 +554,11 @@ class AsyncWorker:
                     await asyncio.wait_for(asyncio.shield(completer), 30)
                 self._core.close()
                 self._closed.set()
+                # the liveness task gives its hold up cleanly (ai.release_worker_liveness) within a
+                # LIVENESS_CHECK, as the thread worker's join lets its thread do
+                if self.liveness:
+                    with suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(helpers[-1]), 5)
                 for task in [completer, *helpers]:
                     task.cancel()
                 await asyncio.gather(completer, *helpers, return_exceptions=True)

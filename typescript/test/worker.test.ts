@@ -218,6 +218,24 @@ describe("worker", () => {
     expect((await tenant.getJob(job.job_id)).result).toEqual({ renewed: true });
   });
 
+  it("keeps its row of the workers' registry as the Python workers do: alive while idle, stopped after stop()", async () => {
+    // the claims (an idle worker's polls), renewals and liveness hold write it (ai.list_workers)
+    const queue = `ts-registry-${randomUUID().slice(0, 8)}`;
+    const workerId = `ts-registry-${randomUUID().slice(0, 8)}`;
+    const worker = new Worker(service, async () => undefined, { queue, pollMs: 20, workerId });
+    const run = worker.run();
+    const listed = async () =>
+      (await servicePool.query("select * from ai.list_workers(10000) where worker = $1", [workerId])).rows[0];
+    const idle = await waitFor(async () => {
+      const w = await listed();
+      return w?.liveness_held && w.queue === queue ? w : undefined;
+    }, 30_000, "the idle worker listed with its liveness hold");
+    expect(idle).toMatchObject({ state: "alive", queue, jobs: "0", thread_ids: [] });
+    worker.stop();
+    await run;
+    expect(await listed()).toMatchObject({ state: "stopped", liveness_held: false });
+  });
+
   it("stops claiming on stop() and releases a job still running after the grace period", async () => {
     const queue = `ts-stop-${randomUUID().slice(0, 8)}`;
     const threadId = (await tenant.createSession()).thread_id;

@@ -18,7 +18,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from . import pages
+from . import pages, workers
 from .core import (
     COOKIE,
     NO_PASSFILE,
@@ -97,6 +97,7 @@ def create_app(database_url: str | None = None, *, config: ConsoleConfig | None 
         Route("/approvals", pages.approvals),
         Route("/approvals/resolve", pages.resolve, methods=["POST"]),
         Route("/queues", pages.queues),
+        Route("/workers", workers.workers),
         Route("/actions/job", pages.job_action, methods=["POST"]),
         Route("/actions/fork", pages.fork, methods=["POST"]),
         Route("/actions/replay", pages.replay, methods=["POST"]),
