@@ -6964,6 +6964,44 @@ $$;
 comment on function ai.thread_run_status(text[]) is
   'The run status of each thread of a page (at most 10000 ids) from its jobs: running (a job IN_PROGRESS), waiting (one AWAITING_HUMAN: a person decides), queued (one PENDING), else the newest job''s end: completed, failed or cancelled; with how many jobs the thread has and its newest job. A thread without jobs (archived, unknown, or another tenant''s: RLS applies) has no row. AS002 bad argument.';
 
+-- Which node wrote each checkpoint (issue 32: checkpoints named by their node). LangGraph 1.x no
+-- longer puts `writes` in the metadata; the tasks that ran from a checkpoint store their pending
+-- writes under it with their task path ('~__pregel_pull, <node>'), and their step's checkpoint is
+-- that checkpoint's child: so a checkpoint's nodes are the tasks whose writes hang off its parent.
+create or replace function ai.checkpoint_nodes(thread_id text, checkpoint_ns text, checkpoint_ids text[])
+returns table (checkpoint_id text, nodes text[], interrupted boolean)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_ns alias for $2;
+  a_ids alias for $3;
+begin
+  perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
+  if a_ns is null or a_ids is null or pg_catalog.cardinality(a_ids) > 10000 then
+    raise exception using errcode = 'AS002', message = 'checkpoint_ns and checkpoint_ids (at most 10000) are needed';
+  end if;
+  return query
+  select c.checkpoint_id::text,
+         (select pg_catalog.array_agg(distinct case when w.task_path like '~\_\_pregel\_pull, %'
+                                                    then pg_catalog.substr(w.task_path, 17) else w.task_path end)
+          from ai.checkpoint_writes w
+          where w.thread_id = a_thread_id and w.checkpoint_ns = a_ns and w.checkpoint_id = c.parent_checkpoint_id
+            and w.task_path <> '' and w.idx >= 0),
+         exists (select from ai.checkpoint_writes w
+                 where w.thread_id = a_thread_id and w.checkpoint_ns = a_ns and w.checkpoint_id = c.checkpoint_id
+                   and w.channel = '__interrupt__')
+  from ai.checkpoints c
+  where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = any (a_ids)
+  order by c.checkpoint_id;
+end
+$$;
+comment on function ai.checkpoint_nodes(text, text, text[]) is
+  'For each named checkpoint of a thread''s namespace (at most 10000 ids): the nodes whose step wrote it (the tasks whose pending writes hang off its parent, by their task path; NULL for a root or when the writes are gone) and whether the graph paused there (a pending write on __interrupt__). Unknown ids have no row. AS001 unknown thread (or another tenant''s), AS002 bad argument.';
+
 drop function if exists ai.checkpoint_tree(text, text, integer);
 create or replace function ai.checkpoint_tree(thread_id text, checkpoint_ns text default '', max_rows integer default 1000,
                                    before_checkpoint_id text default null)
@@ -7062,11 +7100,11 @@ grant execute on function ai.list_workers(integer, text) to ai_service;
 
 revoke execute on function ai.list_sessions(text, text, integer, text), ai.list_jobs(text, text, text, integer, bigint),
   ai.session_timeline(text, integer, timestamptz, text, text),
-  ai.session_timeline_newest(text, integer, timestamptz, text, text), ai.session_timeline_total(text), ai.thread_run_status(text[]), ai.checkpoint_tree(text, text, integer, text), ai.archive_backlog(interval, interval)
+  ai.session_timeline_newest(text, integer, timestamptz, text, text), ai.session_timeline_total(text), ai.thread_run_status(text[]), ai.checkpoint_nodes(text, text, text[]), ai.checkpoint_tree(text, text, integer, text), ai.archive_backlog(interval, interval)
 from public;
 grant execute on function ai.list_sessions(text, text, integer, text), ai.list_jobs(text, text, text, integer, bigint),
   ai.session_timeline(text, integer, timestamptz, text, text),
-  ai.session_timeline_newest(text, integer, timestamptz, text, text), ai.session_timeline_total(text), ai.thread_run_status(text[]), ai.checkpoint_tree(text, text, integer, text)
+  ai.session_timeline_newest(text, integer, timestamptz, text, text), ai.session_timeline_total(text), ai.thread_run_status(text[]), ai.checkpoint_nodes(text, text, text[]), ai.checkpoint_tree(text, text, integer, text)
 to ai_user, ai_service;
 grant execute on function ai.archive_backlog(interval, interval) to ai_service;
 

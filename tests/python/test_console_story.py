@@ -162,3 +162,76 @@ def test_the_cookie_is_secure_under_https_or_when_configured(visit) -> None:  # 
     assert "secure" in forwarded.headers.get("set-cookie", "").lower()  # a proxy uvicorn trusts (127.0.0.1)
     configured = visit("secure").get("/login").headers.get("set-cookie", "")
     assert "secure" in configured.lower()
+
+
+def _graph_thread(role_dsn: Callable[[str], str]) -> tuple[str, list[Any]]:
+    """A LangGraph run of draft -> publish on the tenant's saver, then a branch: the state updated
+    at the draft's checkpoint (as a person would, to try again from there) and run on."""
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    from agent_state.langgraph import AgentStateSaver
+
+    class State(TypedDict):
+        steps: list[str]
+
+    def draft(state: State) -> dict[str, Any]:
+        return {"steps": [*state["steps"], "draft"]}
+
+    def publish(state: State) -> dict[str, Any]:
+        return {"steps": [*state["steps"], "published"]}
+
+    g = StateGraph(State)
+    g.add_node("draft", draft)
+    g.add_node("publish", publish)
+    g.add_edge(START, "draft")
+    g.add_edge("draft", "publish")
+    g.add_edge("publish", END)
+    thread = f"lineage-{uuid.uuid4()}"
+    with psycopg.connect(role_dsn("tenant_a"), autocommit=True) as conn:
+        conn.execute("select ai.create_session(%s)", (thread,))
+        app = g.compile(checkpointer=AgentStateSaver(conn))
+        config: Any = {"configurable": {"thread_id": thread}}
+        app.invoke({"steps": []}, config)
+        history = list(app.get_state_history(config))  # newest first
+        drafted = next(h for h in history if h.values.get("steps") == ["draft"])
+        branch = app.update_state(drafted.config, {"steps": ["draft", "edited"]})
+        app.invoke(None, branch)
+        return thread, list(app.get_state_history(config))
+
+
+def test_the_lineage_is_a_picture_of_named_checkpoints_with_branches(role_dsn, visit) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("langgraph")
+    thread, history = _graph_thread(role_dsn)
+    page = visit("tenant").get(f"/runs/{quote(thread, safe='')}")
+    assert page.status == 200
+    svg = re.search(r'<svg class="lineage".*?</svg>', page.body, re.S)
+    assert svg is not None, "the lineage is drawn server-side as SVG"
+    picture = svg.group(0)
+    assert "<script" not in picture
+    links = re.findall(r'<a class="checkpoint( head)?" data-checkpoint="([^"]+)" href="([^"]+)">', picture)
+    assert len(links) == len(history)
+    assert [cid for head, cid, _ in links if head] == [history[0].config["configurable"]["checkpoint_id"]]
+    labels = [_text(t) for t in re.findall(r"<text [^>]*>(.*?)</text>", picture, re.S)]
+    assert any(label.startswith("draft · step 1") for label in labels), labels
+    assert any(label.startswith("publish · step 2") for label in labels), labels
+    assert any(label.startswith("input · step -1") for label in labels), labels
+    assert any(label.startswith("update_state") for label in labels), labels  # the branch's first checkpoint
+    lanes = {float(x) for x in re.findall(r'<circle cx="([\d.]+)"', picture)}
+    assert len(lanes) >= 2, "the branch has a lane of its own"
+
+
+def test_a_checkpoint_page_names_its_node_links_its_parent_and_diffs_by_channel(role_dsn, visit) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("langgraph")
+    thread, history = _graph_thread(role_dsn)
+    published = next(h for h in history if h.values.get("steps") == ["draft", "published"])
+    cid = published.config["configurable"]["checkpoint_id"]
+    parent = published.parent_config["configurable"]["checkpoint_id"]
+    page = visit("tenant").get(f"/runs/{quote(thread, safe='')}/checkpoints/{cid}")
+    assert page.status == 200
+    assert _text(re.search(r'<span id="node-name">(.*?)</span>', page.body).group(1)) == "publish"  # type: ignore[union-attr]
+    assert re.search(rf'<a id="parent-link" href="[^"]*/checkpoints/{re.escape(parent)}"', page.body)
+    row = re.search(r'<tr class="change change-(\w+)" data-channel="steps">(.*?)</tr>', page.body, re.S)
+    assert row is not None and row.group(1) == "changed"
+    assert "<details>" in row.group(2) and "published" in row.group(2)  # the values, collapsed

@@ -262,8 +262,6 @@ def age_text(value: timedelta | float | None) -> str:
     return f"{seconds / 86400:.1f} d"
 
 
-
-
 # -- the checkpoint tree --------------------------------------------------------------------------
 
 

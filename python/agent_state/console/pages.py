@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 import logging
 import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import quote
 
 import psycopg
 from psycopg.types.json import Jsonb, set_json_loads
@@ -34,6 +34,7 @@ from .core import (
     verify_password,
     visitor_conninfo,
 )
+from .lineage import lineage_svg, node_name, state_diff
 from .params import BadParameter, Param, accepts
 
 Conn = psycopg.Connection[Any]
@@ -296,7 +297,7 @@ def _timeline_cursor(params: dict[str, Any]) -> tuple[datetime | None, str | Non
     return when, str(item), str(ref)
 
 
-def _run_context(console: Console, conn: Conn, thread_id: str, params: dict[str, Any]) -> dict[str, Any]:
+def _run_context(console: Console, conn: Conn, thread_id: str, params: dict[str, Any], root: str) -> dict[str, Any]:
     ident = console.identity(conn)
     session = console.rows(conn, "select * from ai.get_session(%s)", (thread_id,))[0]  # AS001: not yours
     before_at, before_item, before_ref = _timeline_cursor(params)
@@ -319,6 +320,12 @@ def _run_context(console: Console, conn: Conn, thread_id: str, params: dict[str,
             }
         )
     tree = console.rows(conn, "select * from ai.checkpoint_tree(%s, '', %s)", (thread_id, 1000))
+    nodes = {
+        r["checkpoint_id"]: r
+        for r in console.rows(
+            conn, "select * from ai.checkpoint_nodes(%s, '', %s)", (thread_id, [r["checkpoint_id"] for r in tree])
+        )
+    }
     jobs = console.rows(conn, "select * from ai.list_jobs(null, null, %s, %s)", (thread_id, 100))
     attempts = {
         j["job_id"]: attempt_story(j, console.rows(conn, "select * from ai.job_attempts(%s)", (j["job_id"],)))
@@ -348,7 +355,8 @@ def _run_context(console: Console, conn: Conn, thread_id: str, params: dict[str,
         "older_url": older_url,
         "newest_url": "?" if before_at is not None else None,
         "tree": build_tree(tree),
-        "tree_rows": tree,
+        "lineage": lineage_svg(tree, nodes, f"{root}/runs/{quote(thread_id, safe='')}/checkpoints/"),
+        "node_names": {r["checkpoint_id"]: node_name(r, nodes) for r in tree},
         "checkpoints": len(tree),
         "jobs": jobs,
         "attempts": attempts,
@@ -369,7 +377,7 @@ def run(request: Request) -> Response:
 
     def work() -> Response:
         with console.connect(request.state.login) as conn:
-            context = _run_context(console, conn, thread_id, request.state.params)
+            context = _run_context(console, conn, thread_id, request.state.params, request.scope.get("root_path", ""))
         return console.render(request, "run.html", title=f"Run {thread_id}", **context)
 
     return _guarded(request, work)
@@ -433,6 +441,14 @@ def checkpoint(request: Request) -> Response:
             node = next((r for r in tree if r["checkpoint_id"] == checkpoint_id), None)
             if node is None:
                 raise errors.NotFound(f"no checkpoint {checkpoint_id} in thread {thread_id}")
+            parent_row = next((r for r in tree if r["checkpoint_id"] == node["parent_checkpoint_id"]), None)
+            names = {
+                r["checkpoint_id"]: r
+                for r in console.rows(
+                    conn, "select * from ai.checkpoint_nodes(%s, '', %s)",
+                    (thread_id, [checkpoint_id, *([parent_row["checkpoint_id"]] if parent_row else [])]),
+                )
+            }  # fmt: skip
             # the saver reads tuple rows: a connection of its own
             with psycopg.connect(conninfo, autocommit=True, prepare_threshold=None) as plain_conn:
                 set_json_loads(bounded_json_loads, plain_conn)
@@ -445,23 +461,17 @@ def checkpoint(request: Request) -> Response:
                 media_type="application/json",
                 headers={"Content-Disposition": _attachment(f"checkpoint-{checkpoint_id}")},
             )
-        diff = list(
-            difflib.unified_diff(
-                as_json(parent or {}).splitlines(),
-                as_json(state or {}).splitlines(),
-                fromfile=f"parent {parent_id or '(none)'}",
-                tofile=f"checkpoint {checkpoint_id}",
-                lineterm="",
-            )
-        )
         return console.render(
             request,
             "checkpoint.html",
             title=f"Checkpoint {checkpoint_id}",
             thread_id=thread_id,
             node=node,
+            node_label=node_name(node, names),
+            paused=bool((names.get(checkpoint_id) or {}).get("interrupted")),
+            parent_name=node_name(parent_row, names) if parent_row is not None else None,
             state=state,
-            diff=diff,
+            changes=state_diff(parent, state) if state is not None else None,
             operator=ident["operator"],
             download="?download=1",
         )
