@@ -15,7 +15,7 @@ import re
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import psycopg
 import pytest
@@ -235,3 +235,74 @@ def test_a_checkpoint_page_names_its_node_links_its_parent_and_diffs_by_channel(
     row = re.search(r'<tr class="change change-(\w+)" data-channel="steps">(.*?)</tr>', page.body, re.S)
     assert row is not None and row.group(1) == "changed"
     assert "<details>" in row.group(2) and "published" in row.group(2)  # the values, collapsed
+
+
+def _paused_run(role_dsn: Callable[[str], str]) -> tuple[str, str]:
+    """A LangGraph run paused at an interrupt after its draft step, and its approval request."""
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    from agent_state.langgraph import AgentStateSaver
+
+    class State(TypedDict):
+        steps: list[str]
+
+    def draft(state: State) -> dict[str, Any]:
+        return {"steps": [*state["steps"], "drafted a refund"]}
+
+    def approve(state: State) -> dict[str, Any]:
+        interrupt({"send": "refund"})
+        return {"steps": [*state["steps"], "approved"]}
+
+    g = StateGraph(State)
+    g.add_node("draft", draft)
+    g.add_node("approve", approve)
+    g.add_edge(START, "draft")
+    g.add_edge("draft", "approve")
+    g.add_edge("approve", END)
+    thread, queue = f"paused-{uuid.uuid4()}", f"q-{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(role_dsn("tenant_a"), autocommit=True) as conn:
+        conn.execute("select ai.create_session(%s)", (thread,))
+        app = g.compile(checkpointer=AgentStateSaver(conn))
+        config: Any = {"configurable": {"thread_id": thread}}
+        app.invoke({"steps": []}, config)
+        checkpoint = app.get_state(config).config["configurable"]["checkpoint_id"]
+        [(job,)] = conn.execute("select job_id from ai.enqueue_job(%s, '{}', %s)", (thread, queue)).fetchall()
+    with psycopg.connect(role_dsn("app_service"), autocommit=True) as conn:
+        [(token,)] = conn.execute("select fencing_token from ai.claim_job('w', '1 minute', %s)", (queue,)).fetchall()
+        conn.execute(
+            "select ai.request_human(%s, %s, %s, %s)", (job, token, checkpoint, '{"send": "refund", "amount": 30}')
+        )
+    return thread, checkpoint
+
+
+def test_an_approval_shows_the_paused_state_gives_feedback_and_keeps_the_history(role_dsn, visit) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("langgraph")
+    thread, checkpoint = _paused_run(role_dsn)
+    v = visit("tenant")
+    page = v.get("/approvals?" + urlencode({"thread_id": thread}))
+    assert page.status == 200
+    link = f"/approval?{urlencode({'thread_id': thread, 'checkpoint_id': checkpoint})}"
+    assert html.escape(link) in page.body
+    paused = v.get(link)
+    assert paused.status == 200
+    state = re.search(r'<div id="paused-state">(.*?)</div>', paused.body, re.S)
+    assert state is not None and 'data-channel="steps"' in state.group(1) and "drafted a refund" in state.group(1)
+    answer = v.post(
+        "/approvals/resolve?next=/approvals",
+        {"csrf": v.csrf, "thread_id": thread, "checkpoint_id": checkpoint, "decision": "reject", "reason": "too much"},
+    )
+    assert answer.status == 303
+    back = v.get(answer.headers["location"])
+    notice = re.search(r'<p class="ok notice" id="notice" role="status">(.*?)</p>', back.body)
+    assert notice is not None and _text(notice.group(1)) == f"Rejected: thread {thread}"
+    row = re.search(
+        rf'<tr class="decision decision-resolved" data-thread="{re.escape(thread)}">(.*?)</tr>', back.body, re.S
+    )
+    assert row is not None, "the decision is in the history"
+    cells = _text(row.group(1))
+    assert "rejected" in cells and "too much" in cells and "tenant_a" in cells and "UTC" in cells
+    run_page = v.get(f"/runs/{quote(thread, safe='')}")
+    assert 'id="decisions"' in run_page.body and "too much" in run_page.body
