@@ -306,3 +306,32 @@ def test_an_approval_shows_the_paused_state_gives_feedback_and_keeps_the_history
     assert "rejected" in cells and "too much" in cells and "tenant_a" in cells and "UTC" in cells
     run_page = v.get(f"/runs/{quote(thread, safe='')}")
     assert 'id="decisions"' in run_page.body and "too much" in run_page.body
+
+
+def test_live_refresh_hears_a_queue_that_appears_after_the_page_loaded(role_dsn, module_role_dsn) -> None:  # type: ignore[no-untyped-def]
+    import http.client
+    import time
+
+    _sql(role_dsn, "tenant_a", "select ai.create_session(%s)", (f"queue-seed-{uuid.uuid4()}",))
+    seed = f"seed-{uuid.uuid4()}"
+    _sql(role_dsn, "tenant_a", "select ai.create_session(%s)", (seed,))
+    _sql(role_dsn, "tenant_a", "select ai.enqueue_job(%s, '{}', %s)", (seed, f"old-{uuid.uuid4().hex[:8]}"))
+    with Served(create_app(module_role_dsn("app_service"), auth="none", poll_seconds=1.0)) as served:
+        conn = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+        conn.request("GET", "/events")
+        stream = conn.getresponse()
+        assert stream.status == 200
+
+        def next_event(deadline: float) -> str:
+            while time.monotonic() < deadline:
+                line = stream.readline().decode().strip()
+                if line.startswith("event: "):
+                    return line.removeprefix("event: ")
+            raise AssertionError("no event before the deadline")
+
+        assert next_event(time.monotonic() + 30) == "listening"
+        thread, queue = f"new-queue-{uuid.uuid4()}", f"new-{uuid.uuid4().hex[:8]}"
+        _sql(role_dsn, "tenant_a", "select ai.create_session(%s)", (thread,))
+        _sql(role_dsn, "tenant_a", "select ai.enqueue_job(%s, '{}', %s)", (thread, queue))
+        assert next_event(time.monotonic() + 30) == "change"  # the new queue, heard without a reload
+        conn.close()
