@@ -335,3 +335,18 @@ def test_live_refresh_hears_a_queue_that_appears_after_the_page_loaded(role_dsn,
         _sql(role_dsn, "tenant_a", "select ai.enqueue_job(%s, '{}', %s)", (thread, queue))
         assert next_event(time.monotonic() + 30) == "change"  # the new queue, heard without a reload
         conn.close()
+
+
+def test_the_bulk_action_starts_at_the_pages_status_and_times_carry_their_zone(visit) -> None:  # type: ignore[no-untyped-def]
+    page = visit("operator").get("/runs?kind=jobs&status=pending")
+    assert page.status == 200
+    form = re.search(r'<form method="post" action="/actions/bulk".*?</form>', page.body, re.S)
+    assert form is not None
+    assert re.search(r"<option selected>PENDING</option>", form.group(0)), "the status the page filters on"
+    queues = visit("operator").get("/queues")
+    chart = re.search(r'<svg class="chart".*?</svg>', queues.body, re.S)
+    assert chart is not None
+    assert "jobs / 5 min" in chart.group(0) and "latency" in chart.group(0) and "now" in chart.group(0)
+    assert "time (UTC" in chart.group(0)
+    times = re.findall(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d( UTC)?", page.body)
+    assert times and all(zone == " UTC" for zone in times)
