@@ -6778,6 +6778,37 @@ $$;
 comment on function ai.list_jobs(text, text, text, integer, bigint) is
   'Jobs of the queue table newest first (by job_id), of one queue, status and/or thread when given, at most max_rows (1 to 10000, default 100); the next page: before_job_id = the last job_id of this one. Archived jobs (ai.archive_jobs) are not listed. RLS applies: a tenant lists its own (its cost grows with its own sessions and jobs only), a service acting for nobody every owner''s. AS002 bad argument.';
 
+-- The timeline's cursor as the merge order's key (rank, n, k) from its item and ref, shared by
+-- ai.session_timeline (after_...) and ai.session_timeline_newest (before_...): a job, message or
+-- event is ranked by its number, a checkpoint or side effect by its key. `side` names the arguments
+-- in the messages ('after' or 'before').
+create or replace function ai._timeline_cursor(item text, ref text, side text,
+                                               out rank integer, out n bigint, out k text)
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  rank := pg_catalog.array_position(array['job', 'message', 'checkpoint', 'event', 'side_effect'], item);
+  n := 0;
+  k := '';
+  if rank is null then
+    raise exception using errcode = 'AS002',
+      message = format('%s_item %s is not job, message, checkpoint, event or side_effect', side, quote_literal(item));
+  end if;
+  if rank in (1, 2, 4) then
+    if ref !~ '^[0-9]{1,18}$' then
+      raise exception using errcode = 'AS002', message = format('%s_ref %s of a %s is not its number', side, quote_literal(ref), item);
+    end if;
+    n := ref::bigint;
+  else
+    k := ref;
+  end if;
+end
+$$;
+comment on function ai._timeline_cursor(text, text, text) is
+  'Internal guard of ai.session_timeline and ai.session_timeline_newest: a cursor''s item and ref as the merge order''s (rank, n, k); raises AS002 for an unknown item or a job, message or event ref that is not its number.';
+revoke execute on function ai._timeline_cursor(text, text, text) from public;
+
 drop function if exists ai.session_timeline(text, integer);
 -- The cursor is the last row's (created_at, item, ref): the merge order is (created_at, the item's
 -- rank, its number, its key), and each source skips what the cursor has passed by its own index.
@@ -6808,19 +6839,7 @@ begin
     raise exception using errcode = 'AS002', message = 'after_created_at, after_item and after_ref go together';
   end if;
   if a_after_item is not null then
-    c_rank := pg_catalog.array_position(array['job', 'message', 'checkpoint', 'event', 'side_effect'], a_after_item);
-    if c_rank is null then
-      raise exception using errcode = 'AS002',
-        message = format('after_item %s is not job, message, checkpoint, event or side_effect', quote_literal(a_after_item));
-    end if;
-    if c_rank in (1, 2, 4) then
-      if a_after_ref !~ '^[0-9]{1,18}$' then
-        raise exception using errcode = 'AS002', message = format('after_ref %s of a %s is not its number', quote_literal(a_after_ref), a_after_item);
-      end if;
-      c_n := a_after_ref::bigint;
-    else
-      c_k := a_after_ref;
-    end if;
+    select c.rank, c.n, c.k into c_rank, c_n, c_k from ai._timeline_cursor(a_after_item, a_after_ref, 'after') c;
   end if;
   -- Each source contributes at most max_rows of its oldest rows (by its own index), then the
   -- merged list is cut to max_rows; ties in time go jobs, messages, checkpoints, events, side effects.
@@ -6897,20 +6916,7 @@ begin
     raise exception using errcode = 'AS002', message = 'before_created_at, before_item and before_ref go together';
   end if;
   if a_before_item is not null then
-    c_rank := pg_catalog.array_position(array['job', 'message', 'checkpoint', 'event', 'side_effect'], a_before_item);
-    if c_rank is null then
-      raise exception using errcode = 'AS002',
-        message = format('before_item %s is not job, message, checkpoint, event or side_effect', quote_literal(a_before_item));
-    end if;
-    if c_rank in (1, 2, 4) then
-      if a_before_ref !~ '^[0-9]{1,18}$' then
-        raise exception using errcode = 'AS002', message = format('before_ref %s of a %s is not its number', quote_literal(a_before_ref), a_before_item);
-      end if;
-      c_n := a_before_ref::bigint;
-    else
-      perform ai._check_text(a_before_ref, 'before_ref');
-      c_k := a_before_ref;
-    end if;
+    select c.rank, c.n, c.k into c_rank, c_n, c_k from ai._timeline_cursor(a_before_item, a_before_ref, 'before') c;
   end if;
   return query
   select t.created_at, t.item, t.ref, t.label, t.detail
