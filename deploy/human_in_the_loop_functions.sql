@@ -291,9 +291,61 @@ end
 $$;
 comment on function ai.get_approval(text) is 'One approval, pending or resolved. AS001 unknown approval (or another tenant''s).';
 
+-- The history of decisions (issue 32: what was decided, by whom, when), newest first: a tenant's
+-- call reads its own (human_approvals_owner_decided), a service's every owner's
+-- (human_approvals_decided), one thread's by human_approvals_thread.
+create or replace function ai.decided_approvals(owner text default null, thread_id text default null,
+                                                max_rows integer default 100,
+                                                before_decided_at timestamptz default null,
+                                                before_approval_id text default null)
+returns setof ai.human_approvals
+language plpgsql stable
+set plan_cache_mode = force_custom_plan
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_owner alias for $1;
+  a_thread_id alias for $2;
+  a_max_rows alias for $3;
+  a_before_at alias for $4;
+  a_before_id alias for $5;
+  v_owner text := a_owner;
+begin
+  perform ai._check_limit(a_max_rows, 'max_rows');
+  if (a_before_at is null) <> (a_before_id is null) then
+    raise exception using errcode = 'AS002', message = 'before_decided_at and before_approval_id go together';
+  end if;
+  if a_thread_id is not null then
+    perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
+  end if;
+  if a_owner is not null then
+    perform ai._check_text(a_owner, 'owner');
+  end if;
+  if not ai.sees_all_owners() then
+    if a_owner is not null and a_owner <> ai.current_owner() then
+      return;  -- another tenant's decisions: none the caller may see (RLS would hide them as well)
+    end if;
+    v_owner := ai.current_owner();
+  end if;
+  return query
+  select h.* from ai.human_approvals h
+  where h.status <> 'pending' and h.decided_at is not null
+    and (v_owner is null or h.owner = v_owner) and (a_thread_id is null or h.thread_id = a_thread_id)
+    and (a_before_at is null or (h.decided_at, h.approval_id) < (a_before_at, a_before_id))
+  order by h.decided_at desc, h.approval_id desc
+  limit a_max_rows;
+end
+$$;
+comment on function ai.decided_approvals(text, text, integer, timestamptz, text) is
+  'The approvals decided (resolved: the decision, decided_by, decided_for, decided_at) or ended by a cancel, newest decision first, of one owner and/or thread when given (RLS: a tenant sees its own; naming another owner lists nothing). At most max_rows (1 to 10000, default 100); the next page: before_decided_at, before_approval_id = the last row''s decided_at and approval_id. AS001 unknown thread (or another tenant''s), AS002 bad argument.';
+
 revoke execute on function ai.request_human(bigint, bigint, text, jsonb), ai.resolve_human(text, text, jsonb),
-  ai.pending_approvals(text, integer, text), ai.get_approval(text) from public;
-grant execute on function ai.resolve_human(text, text, jsonb), ai.pending_approvals(text, integer, text), ai.get_approval(text)
+  ai.pending_approvals(text, integer, text), ai.get_approval(text), ai.decided_approvals(text, text, integer, timestamptz, text)
+  from public;
+grant execute on function ai.resolve_human(text, text, jsonb), ai.pending_approvals(text, integer, text), ai.get_approval(text),
+  ai.decided_approvals(text, text, integer, timestamptz, text)
   to ai_user, ai_service;
 grant execute on function ai.request_human(bigint, bigint, text, jsonb) to ai_service;
 

@@ -257,6 +257,37 @@ $$;
 comment on function ai.list_jobs(text, text, text, integer, bigint) is
   'Jobs of the queue table newest first (by job_id), of one queue, status and/or thread when given, at most max_rows (1 to 10000, default 100); the next page: before_job_id = the last job_id of this one. Archived jobs (ai.archive_jobs) are not listed. RLS applies: a tenant lists its own (its cost grows with its own sessions and jobs only), a service acting for nobody every owner''s. AS002 bad argument.';
 
+-- The timeline's cursor as the merge order's key (rank, n, k) from its item and ref, shared by
+-- ai.session_timeline (after_...) and ai.session_timeline_newest (before_...): a job, message or
+-- event is ranked by its number, a checkpoint or side effect by its key. `side` names the arguments
+-- in the messages ('after' or 'before').
+create or replace function ai._timeline_cursor(item text, ref text, side text,
+                                               out rank integer, out n bigint, out k text)
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  rank := pg_catalog.array_position(array['job', 'message', 'checkpoint', 'event', 'side_effect'], item);
+  n := 0;
+  k := '';
+  if rank is null then
+    raise exception using errcode = 'AS002',
+      message = format('%s_item %s is not job, message, checkpoint, event or side_effect', side, quote_literal(item));
+  end if;
+  if rank in (1, 2, 4) then
+    if ref !~ '^[0-9]{1,18}$' then
+      raise exception using errcode = 'AS002', message = format('%s_ref %s of a %s is not its number', side, quote_literal(ref), item);
+    end if;
+    n := ref::bigint;
+  else
+    k := ref;
+  end if;
+end
+$$;
+comment on function ai._timeline_cursor(text, text, text) is
+  'Internal guard of ai.session_timeline and ai.session_timeline_newest: a cursor''s item and ref as the merge order''s (rank, n, k); raises AS002 for an unknown item or a job, message or event ref that is not its number.';
+revoke execute on function ai._timeline_cursor(text, text, text) from public;
+
 drop function if exists ai.session_timeline(text, integer);
 -- The cursor is the last row's (created_at, item, ref): the merge order is (created_at, the item's
 -- rank, its number, its key), and each source skips what the cursor has passed by its own index.
@@ -287,19 +318,7 @@ begin
     raise exception using errcode = 'AS002', message = 'after_created_at, after_item and after_ref go together';
   end if;
   if a_after_item is not null then
-    c_rank := pg_catalog.array_position(array['job', 'message', 'checkpoint', 'event', 'side_effect'], a_after_item);
-    if c_rank is null then
-      raise exception using errcode = 'AS002',
-        message = format('after_item %s is not job, message, checkpoint, event or side_effect', quote_literal(a_after_item));
-    end if;
-    if c_rank in (1, 2, 4) then
-      if a_after_ref !~ '^[0-9]{1,18}$' then
-        raise exception using errcode = 'AS002', message = format('after_ref %s of a %s is not its number', quote_literal(a_after_ref), a_after_item);
-      end if;
-      c_n := a_after_ref::bigint;
-    else
-      c_k := a_after_ref;
-    end if;
+    select c.rank, c.n, c.k into c_rank, c_n, c_k from ai._timeline_cursor(a_after_item, a_after_ref, 'after') c;
   end if;
   -- Each source contributes at most max_rows of its oldest rows (by its own index), then the
   -- merged list is cut to max_rows; ties in time go jobs, messages, checkpoints, events, side effects.
@@ -376,20 +395,7 @@ begin
     raise exception using errcode = 'AS002', message = 'before_created_at, before_item and before_ref go together';
   end if;
   if a_before_item is not null then
-    c_rank := pg_catalog.array_position(array['job', 'message', 'checkpoint', 'event', 'side_effect'], a_before_item);
-    if c_rank is null then
-      raise exception using errcode = 'AS002',
-        message = format('before_item %s is not job, message, checkpoint, event or side_effect', quote_literal(a_before_item));
-    end if;
-    if c_rank in (1, 2, 4) then
-      if a_before_ref !~ '^[0-9]{1,18}$' then
-        raise exception using errcode = 'AS002', message = format('before_ref %s of a %s is not its number', quote_literal(a_before_ref), a_before_item);
-      end if;
-      c_n := a_before_ref::bigint;
-    else
-      perform ai._check_text(a_before_ref, 'before_ref');
-      c_k := a_before_ref;
-    end if;
+    select c.rank, c.n, c.k into c_rank, c_n, c_k from ai._timeline_cursor(a_before_item, a_before_ref, 'before') c;
   end if;
   return query
   select t.created_at, t.item, t.ref, t.label, t.detail
@@ -494,6 +500,44 @@ end
 $$;
 comment on function ai.thread_run_status(text[]) is
   'The run status of each thread of a page (at most 10000 ids) from its jobs: running (a job IN_PROGRESS), waiting (one AWAITING_HUMAN: a person decides), queued (one PENDING), else the newest job''s end: completed, failed or cancelled; with how many jobs the thread has and its newest job. A thread without jobs (archived, unknown, or another tenant''s: RLS applies) has no row. AS002 bad argument.';
+
+-- Which node wrote each checkpoint (issue 32: checkpoints named by their node). LangGraph 1.x no
+-- longer puts `writes` in the metadata; the tasks that ran from a checkpoint store their pending
+-- writes under it with their task path ('~__pregel_pull, <node>'), and their step's checkpoint is
+-- that checkpoint's child: so a checkpoint's nodes are the tasks whose writes hang off its parent.
+create or replace function ai.checkpoint_nodes(thread_id text, checkpoint_ns text, checkpoint_ids text[])
+returns table (checkpoint_id text, nodes text[], interrupted boolean)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_ns alias for $2;
+  a_ids alias for $3;
+begin
+  perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
+  if a_ns is null or a_ids is null or pg_catalog.cardinality(a_ids) > 10000 then
+    raise exception using errcode = 'AS002', message = 'checkpoint_ns and checkpoint_ids (at most 10000) are needed';
+  end if;
+  return query
+  select c.checkpoint_id::text,
+         (select pg_catalog.array_agg(distinct case when w.task_path like '~\_\_pregel\_pull, %'
+                                                    then pg_catalog.substr(w.task_path, 17) else w.task_path end)
+          from ai.checkpoint_writes w
+          where w.thread_id = a_thread_id and w.checkpoint_ns = a_ns and w.checkpoint_id = c.parent_checkpoint_id
+            and w.task_path <> '' and w.idx >= 0),
+         exists (select from ai.checkpoint_writes w
+                 where w.thread_id = a_thread_id and w.checkpoint_ns = a_ns and w.checkpoint_id = c.checkpoint_id
+                   and w.channel = '__interrupt__')
+  from ai.checkpoints c
+  where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = any (a_ids)
+  order by c.checkpoint_id;
+end
+$$;
+comment on function ai.checkpoint_nodes(text, text, text[]) is
+  'For each named checkpoint of a thread''s namespace (at most 10000 ids): the nodes whose step wrote it (the tasks whose pending writes hang off its parent, by their task path; NULL for a root or when the writes are gone) and whether the graph paused there (a pending write on __interrupt__). Unknown ids have no row. AS001 unknown thread (or another tenant''s), AS002 bad argument.';
 
 drop function if exists ai.checkpoint_tree(text, text, integer);
 create or replace function ai.checkpoint_tree(thread_id text, checkpoint_ns text default '', max_rows integer default 1000,
@@ -639,11 +683,11 @@ grant execute on function ai.list_workers(integer, text, interval) to ai_service
 
 revoke execute on function ai.list_sessions(text, text, integer, text), ai.list_jobs(text, text, text, integer, bigint),
   ai.session_timeline(text, integer, timestamptz, text, text),
-  ai.session_timeline_newest(text, integer, timestamptz, text, text), ai.session_timeline_total(text), ai.thread_run_status(text[]), ai.checkpoint_tree(text, text, integer, text), ai.archive_backlog(interval, interval)
+  ai.session_timeline_newest(text, integer, timestamptz, text, text), ai.session_timeline_total(text), ai.thread_run_status(text[]), ai.checkpoint_nodes(text, text, text[]), ai.checkpoint_tree(text, text, integer, text), ai.archive_backlog(interval, interval)
 from public;
 grant execute on function ai.list_sessions(text, text, integer, text), ai.list_jobs(text, text, text, integer, bigint),
   ai.session_timeline(text, integer, timestamptz, text, text),
-  ai.session_timeline_newest(text, integer, timestamptz, text, text), ai.session_timeline_total(text), ai.thread_run_status(text[]), ai.checkpoint_tree(text, text, integer, text)
+  ai.session_timeline_newest(text, integer, timestamptz, text, text), ai.session_timeline_total(text), ai.thread_run_status(text[]), ai.checkpoint_nodes(text, text, text[]), ai.checkpoint_tree(text, text, integer, text)
 to ai_user, ai_service;
 grant execute on function ai.archive_backlog(interval, interval) to ai_service;
 

@@ -8,6 +8,8 @@
 -- release, `sqitch rework human_in_the_loop_functions` changes a function here (deploy/schema.sql, "Layout").
 begin;
 
+-- the history of decisions (issue 32)
+drop function ai.decided_approvals(text, text, integer, timestamptz, text);
 -- the bounded read's signature
 drop function ai.pending_approvals(text, integer, text);
 

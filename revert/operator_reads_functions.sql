@@ -25,6 +25,8 @@ drop function ai.checkpoint_tree(text, text, integer, text);
 drop function ai.session_timeline_newest(text, integer, timestamptz, text, text);
 drop function ai.session_timeline_total(text);
 drop function ai.thread_run_status(text[]);
+drop function ai.checkpoint_nodes(text, text, text[]);
+drop function ai._timeline_cursor(text, text, text);
 
 create or replace function ai.list_sessions(status text default null, owner text default null, max_rows integer default 100)
 returns setof ai.agent_sessions

@@ -6574,9 +6574,61 @@ end
 $$;
 comment on function ai.get_approval(text) is 'One approval, pending or resolved. AS001 unknown approval (or another tenant''s).';
 
+-- The history of decisions (issue 32: what was decided, by whom, when), newest first: a tenant's
+-- call reads its own (human_approvals_owner_decided), a service's every owner's
+-- (human_approvals_decided), one thread's by human_approvals_thread.
+create or replace function ai.decided_approvals(owner text default null, thread_id text default null,
+                                                max_rows integer default 100,
+                                                before_decided_at timestamptz default null,
+                                                before_approval_id text default null)
+returns setof ai.human_approvals
+language plpgsql stable
+set plan_cache_mode = force_custom_plan
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_owner alias for $1;
+  a_thread_id alias for $2;
+  a_max_rows alias for $3;
+  a_before_at alias for $4;
+  a_before_id alias for $5;
+  v_owner text := a_owner;
+begin
+  perform ai._check_limit(a_max_rows, 'max_rows');
+  if (a_before_at is null) <> (a_before_id is null) then
+    raise exception using errcode = 'AS002', message = 'before_decided_at and before_approval_id go together';
+  end if;
+  if a_thread_id is not null then
+    perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
+  end if;
+  if a_owner is not null then
+    perform ai._check_text(a_owner, 'owner');
+  end if;
+  if not ai.sees_all_owners() then
+    if a_owner is not null and a_owner <> ai.current_owner() then
+      return;  -- another tenant's decisions: none the caller may see (RLS would hide them as well)
+    end if;
+    v_owner := ai.current_owner();
+  end if;
+  return query
+  select h.* from ai.human_approvals h
+  where h.status <> 'pending' and h.decided_at is not null
+    and (v_owner is null or h.owner = v_owner) and (a_thread_id is null or h.thread_id = a_thread_id)
+    and (a_before_at is null or (h.decided_at, h.approval_id) < (a_before_at, a_before_id))
+  order by h.decided_at desc, h.approval_id desc
+  limit a_max_rows;
+end
+$$;
+comment on function ai.decided_approvals(text, text, integer, timestamptz, text) is
+  'The approvals decided (resolved: the decision, decided_by, decided_for, decided_at) or ended by a cancel, newest decision first, of one owner and/or thread when given (RLS: a tenant sees its own; naming another owner lists nothing). At most max_rows (1 to 10000, default 100); the next page: before_decided_at, before_approval_id = the last row''s decided_at and approval_id. AS001 unknown thread (or another tenant''s), AS002 bad argument.';
+
 revoke execute on function ai.request_human(bigint, bigint, text, jsonb), ai.resolve_human(text, text, jsonb),
-  ai.pending_approvals(text, integer, text), ai.get_approval(text) from public;
-grant execute on function ai.resolve_human(text, text, jsonb), ai.pending_approvals(text, integer, text), ai.get_approval(text)
+  ai.pending_approvals(text, integer, text), ai.get_approval(text), ai.decided_approvals(text, text, integer, timestamptz, text)
+  from public;
+grant execute on function ai.resolve_human(text, text, jsonb), ai.pending_approvals(text, integer, text), ai.get_approval(text),
+  ai.decided_approvals(text, text, integer, timestamptz, text)
   to ai_user, ai_service;
 grant execute on function ai.request_human(bigint, bigint, text, jsonb) to ai_service;
 
@@ -6857,6 +6909,37 @@ $$;
 comment on function ai.list_jobs(text, text, text, integer, bigint) is
   'Jobs of the queue table newest first (by job_id), of one queue, status and/or thread when given, at most max_rows (1 to 10000, default 100); the next page: before_job_id = the last job_id of this one. Archived jobs (ai.archive_jobs) are not listed. RLS applies: a tenant lists its own (its cost grows with its own sessions and jobs only), a service acting for nobody every owner''s. AS002 bad argument.';
 
+-- The timeline's cursor as the merge order's key (rank, n, k) from its item and ref, shared by
+-- ai.session_timeline (after_...) and ai.session_timeline_newest (before_...): a job, message or
+-- event is ranked by its number, a checkpoint or side effect by its key. `side` names the arguments
+-- in the messages ('after' or 'before').
+create or replace function ai._timeline_cursor(item text, ref text, side text,
+                                               out rank integer, out n bigint, out k text)
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  rank := pg_catalog.array_position(array['job', 'message', 'checkpoint', 'event', 'side_effect'], item);
+  n := 0;
+  k := '';
+  if rank is null then
+    raise exception using errcode = 'AS002',
+      message = format('%s_item %s is not job, message, checkpoint, event or side_effect', side, quote_literal(item));
+  end if;
+  if rank in (1, 2, 4) then
+    if ref !~ '^[0-9]{1,18}$' then
+      raise exception using errcode = 'AS002', message = format('%s_ref %s of a %s is not its number', side, quote_literal(ref), item);
+    end if;
+    n := ref::bigint;
+  else
+    k := ref;
+  end if;
+end
+$$;
+comment on function ai._timeline_cursor(text, text, text) is
+  'Internal guard of ai.session_timeline and ai.session_timeline_newest: a cursor''s item and ref as the merge order''s (rank, n, k); raises AS002 for an unknown item or a job, message or event ref that is not its number.';
+revoke execute on function ai._timeline_cursor(text, text, text) from public;
+
 drop function if exists ai.session_timeline(text, integer);
 -- The cursor is the last row's (created_at, item, ref): the merge order is (created_at, the item's
 -- rank, its number, its key), and each source skips what the cursor has passed by its own index.
@@ -6887,19 +6970,7 @@ begin
     raise exception using errcode = 'AS002', message = 'after_created_at, after_item and after_ref go together';
   end if;
   if a_after_item is not null then
-    c_rank := pg_catalog.array_position(array['job', 'message', 'checkpoint', 'event', 'side_effect'], a_after_item);
-    if c_rank is null then
-      raise exception using errcode = 'AS002',
-        message = format('after_item %s is not job, message, checkpoint, event or side_effect', quote_literal(a_after_item));
-    end if;
-    if c_rank in (1, 2, 4) then
-      if a_after_ref !~ '^[0-9]{1,18}$' then
-        raise exception using errcode = 'AS002', message = format('after_ref %s of a %s is not its number', quote_literal(a_after_ref), a_after_item);
-      end if;
-      c_n := a_after_ref::bigint;
-    else
-      c_k := a_after_ref;
-    end if;
+    select c.rank, c.n, c.k into c_rank, c_n, c_k from ai._timeline_cursor(a_after_item, a_after_ref, 'after') c;
   end if;
   -- Each source contributes at most max_rows of its oldest rows (by its own index), then the
   -- merged list is cut to max_rows; ties in time go jobs, messages, checkpoints, events, side effects.
@@ -6976,20 +7047,7 @@ begin
     raise exception using errcode = 'AS002', message = 'before_created_at, before_item and before_ref go together';
   end if;
   if a_before_item is not null then
-    c_rank := pg_catalog.array_position(array['job', 'message', 'checkpoint', 'event', 'side_effect'], a_before_item);
-    if c_rank is null then
-      raise exception using errcode = 'AS002',
-        message = format('before_item %s is not job, message, checkpoint, event or side_effect', quote_literal(a_before_item));
-    end if;
-    if c_rank in (1, 2, 4) then
-      if a_before_ref !~ '^[0-9]{1,18}$' then
-        raise exception using errcode = 'AS002', message = format('before_ref %s of a %s is not its number', quote_literal(a_before_ref), a_before_item);
-      end if;
-      c_n := a_before_ref::bigint;
-    else
-      perform ai._check_text(a_before_ref, 'before_ref');
-      c_k := a_before_ref;
-    end if;
+    select c.rank, c.n, c.k into c_rank, c_n, c_k from ai._timeline_cursor(a_before_item, a_before_ref, 'before') c;
   end if;
   return query
   select t.created_at, t.item, t.ref, t.label, t.detail
@@ -7094,6 +7152,44 @@ end
 $$;
 comment on function ai.thread_run_status(text[]) is
   'The run status of each thread of a page (at most 10000 ids) from its jobs: running (a job IN_PROGRESS), waiting (one AWAITING_HUMAN: a person decides), queued (one PENDING), else the newest job''s end: completed, failed or cancelled; with how many jobs the thread has and its newest job. A thread without jobs (archived, unknown, or another tenant''s: RLS applies) has no row. AS002 bad argument.';
+
+-- Which node wrote each checkpoint (issue 32: checkpoints named by their node). LangGraph 1.x no
+-- longer puts `writes` in the metadata; the tasks that ran from a checkpoint store their pending
+-- writes under it with their task path ('~__pregel_pull, <node>'), and their step's checkpoint is
+-- that checkpoint's child: so a checkpoint's nodes are the tasks whose writes hang off its parent.
+create or replace function ai.checkpoint_nodes(thread_id text, checkpoint_ns text, checkpoint_ids text[])
+returns table (checkpoint_id text, nodes text[], interrupted boolean)
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_ns alias for $2;
+  a_ids alias for $3;
+begin
+  perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
+  if a_ns is null or a_ids is null or pg_catalog.cardinality(a_ids) > 10000 then
+    raise exception using errcode = 'AS002', message = 'checkpoint_ns and checkpoint_ids (at most 10000) are needed';
+  end if;
+  return query
+  select c.checkpoint_id::text,
+         (select pg_catalog.array_agg(distinct case when w.task_path like '~\_\_pregel\_pull, %'
+                                                    then pg_catalog.substr(w.task_path, 17) else w.task_path end)
+          from ai.checkpoint_writes w
+          where w.thread_id = a_thread_id and w.checkpoint_ns = a_ns and w.checkpoint_id = c.parent_checkpoint_id
+            and w.task_path <> '' and w.idx >= 0),
+         exists (select from ai.checkpoint_writes w
+                 where w.thread_id = a_thread_id and w.checkpoint_ns = a_ns and w.checkpoint_id = c.checkpoint_id
+                   and w.channel = '__interrupt__')
+  from ai.checkpoints c
+  where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = any (a_ids)
+  order by c.checkpoint_id;
+end
+$$;
+comment on function ai.checkpoint_nodes(text, text, text[]) is
+  'For each named checkpoint of a thread''s namespace (at most 10000 ids): the nodes whose step wrote it (the tasks whose pending writes hang off its parent, by their task path; NULL for a root or when the writes are gone) and whether the graph paused there (a pending write on __interrupt__). Unknown ids have no row. AS001 unknown thread (or another tenant''s), AS002 bad argument.';
 
 drop function if exists ai.checkpoint_tree(text, text, integer);
 create or replace function ai.checkpoint_tree(thread_id text, checkpoint_ns text default '', max_rows integer default 1000,
@@ -7239,11 +7335,11 @@ grant execute on function ai.list_workers(integer, text, interval) to ai_service
 
 revoke execute on function ai.list_sessions(text, text, integer, text), ai.list_jobs(text, text, text, integer, bigint),
   ai.session_timeline(text, integer, timestamptz, text, text),
-  ai.session_timeline_newest(text, integer, timestamptz, text, text), ai.session_timeline_total(text), ai.thread_run_status(text[]), ai.checkpoint_tree(text, text, integer, text), ai.archive_backlog(interval, interval)
+  ai.session_timeline_newest(text, integer, timestamptz, text, text), ai.session_timeline_total(text), ai.thread_run_status(text[]), ai.checkpoint_nodes(text, text, text[]), ai.checkpoint_tree(text, text, integer, text), ai.archive_backlog(interval, interval)
 from public;
 grant execute on function ai.list_sessions(text, text, integer, text), ai.list_jobs(text, text, text, integer, bigint),
   ai.session_timeline(text, integer, timestamptz, text, text),
-  ai.session_timeline_newest(text, integer, timestamptz, text, text), ai.session_timeline_total(text), ai.thread_run_status(text[]), ai.checkpoint_tree(text, text, integer, text)
+  ai.session_timeline_newest(text, integer, timestamptz, text, text), ai.session_timeline_total(text), ai.thread_run_status(text[]), ai.checkpoint_nodes(text, text, text[]), ai.checkpoint_tree(text, text, integer, text)
 to ai_user, ai_service;
 grant execute on function ai.archive_backlog(interval, interval) to ai_service;
 
@@ -8504,6 +8600,37 @@ alter table ai.queue_workers enable row level security;
 alter table ai.queue_workers force row level security;
 -- No grant: only the queue's SECURITY DEFINER functions (the schema owner) reach it.
 create policy queue_workers_schema_owner on ai.queue_workers using (true) with check (true);
+
+
+-- ===== change: queue_workers_registry =====
+-- Deploy agent-state:queue_workers_registry to pg
+-- requires: queue_workers
+--
+-- ai.queue_workers becomes the registry of workers an operator reads (ai.list_workers, the
+-- console's workers page, `agent-state workers`): besides a worker's last claim and its liveness
+-- hold, what it works on and when it was last heard from, idle workers included.
+--
+-- * queue: the queue of its last claim (each claim of ai.claim_jobs under a request id, the
+--   Worker's, writes it).
+-- * client_addr: the address its liveness connection came from (inet_client_addr(); null over a
+--   Unix socket). The default worker ids already name host and pid (host:pid:thread).
+-- * started_at: when it took its liveness hold, or was first heard from (kept while it runs).
+-- * stopped_at: when it gave its hold up cleanly (ai.release_worker_liveness); cleared when it
+--   takes one again.
+-- * seen_at (already there) is when it was last heard from: a claim that takes jobs, an empty
+--   claim (an idle worker's poll), a renewal of its leases, its hold. To keep an idle worker's
+--   poll a read-only transaction most of the time, an empty claim or a renewal rewrites it only
+--   when it is 5 seconds old or more: it is exact to 5 seconds.
+-- Additive: workers of the previous release write none of the new columns and keep working.
+
+alter table ai.queue_workers
+  add column queue text,
+  add column client_addr text,
+  add column started_at timestamptz,
+  add column stopped_at timestamptz;
+
+comment on table ai.queue_workers is
+  'Internal: the registry of workers, one row per worker_id: its last claim that took jobs (request id, job ids, fencing tokens: ai.claim_jobs called again with the same request id answers with the same jobs), whether it keeps a liveness lock (live: a claim takes over the jobs of a live worker whose lock is free), the queue of its last claim, where its liveness connection came from, when it started, stopped cleanly and was last heard from (seen_at, to 5 seconds). Read through ai.list_workers.';
 
 
 -- ===== change: tenant_read_indexes =====
@@ -10022,42 +10149,24 @@ grant execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], 
   to ai_user, ai_service;
 
 
--- ===== change: queue_workers_registry =====
--- Deploy agent-state:queue_workers_registry to pg
--- requires: queue_workers
+-- ===== change: approval_history =====
+-- Deploy agent-state:approval_history to pg
+-- requires: human_in_the_loop
 --
--- ai.queue_workers becomes the registry of workers an operator reads (ai.list_workers, the
--- console's workers page, `agent-state workers`): besides a worker's last claim and its liveness
--- hold, what it works on and when it was last heard from, idle workers included.
---
--- * queue: the queue of its last claim (each claim of ai.claim_jobs under a request id, the
---   Worker's, writes it).
--- * client_addr: the address its liveness connection came from (inet_client_addr(); null over a
---   Unix socket). The default worker ids already name host and pid (host:pid:thread).
--- * started_at: when it took its liveness hold, or was first heard from (kept while it runs).
--- * stopped_at: when it gave its hold up cleanly (ai.release_worker_liveness); cleared when it
---   takes one again.
--- * seen_at (already there) is when it was last heard from: a claim that takes jobs, an empty
---   claim (an idle worker's poll), a renewal of its leases, its hold. To keep an idle worker's
---   poll a read-only transaction most of the time, an empty claim or a renewal rewrites it only
---   when it is 5 seconds old or more: it is exact to 5 seconds.
--- Additive: workers of the previous release write none of the new columns and keep working.
+-- Indexes for the history of decisions (ai.decided_approvals, newest decision first): every
+-- owner's for a service, one owner's for a tenant, so a tenant's page costs its own rows.
 
-alter table ai.queue_workers
-  add column queue text,
-  add column client_addr text,
-  add column started_at timestamptz,
-  add column stopped_at timestamptz;
-
-comment on table ai.queue_workers is
-  'Internal: the registry of workers, one row per worker_id: its last claim that took jobs (request id, job ids, fencing tokens: ai.claim_jobs called again with the same request id answers with the same jobs), whether it keeps a liveness lock (live: a claim takes over the jobs of a live worker whose lock is free), the queue of its last claim, where its liveness connection came from, when it started, stopped cleanly and was last heard from (seen_at, to 5 seconds). Read through ai.list_workers.';
+create index human_approvals_decided on ai.human_approvals (decided_at desc, approval_id desc)
+  where status <> 'pending';
+create index human_approvals_owner_decided on ai.human_approvals (owner, decided_at desc, approval_id desc)
+  where status <> 'pending';
 
 
 -- ===== version marker =====
 -- A database installed from this file has no sqitch registry: the schema's comment names the last
 -- change it holds. agent_state.schema.status() reads it; docs/upgrading.md moves such a
--- database to sqitch (sqitch deploy --log-only --to queue_workers_registry, then sqitch deploy).
--- sqitch change: queue_workers_registry
-comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change queue_workers_registry)';
+-- database to sqitch (sqitch deploy --log-only --to approval_history, then sqitch deploy).
+-- sqitch change: approval_history
+comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change approval_history)';
 
 commit;

@@ -13,6 +13,8 @@ select 'ai.checkpoint_tree(text, text, integer, text)'::regprocedure;
 select 'ai.session_timeline_newest(text, integer, timestamptz, text, text)'::regprocedure;
 select 'ai.session_timeline_total(text)'::regprocedure;
 select 'ai.thread_run_status(text[])'::regprocedure;
+select 'ai.checkpoint_nodes(text, text, text[])'::regprocedure;
+select 'ai._timeline_cursor(text, text, text)'::regprocedure;
 select 'ai.archive_backlog(interval, interval)'::regprocedure;
 select 'ai.list_workers(integer, text, interval)'::regprocedure;
 select 1 / (select (not pg_catalog.has_function_privilege('ai_user', 'ai.list_workers(integer, text, interval)', 'execute'))::int);

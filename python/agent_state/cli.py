@@ -1,7 +1,7 @@
 """The operator's command line: ``agent-state SUBCOMMAND ...`` (docs/cli.md).
 
 Every subcommand is one SQL function of the ``ai`` schema underneath (``sessions`` is
-``ai.list_sessions``, ``show`` is ``ai.session_timeline``, ...), so what the command line shows is
+``ai.list_sessions``, ``show`` is ``ai.session_timeline_newest``, ...), so what the command line shows is
 what a tenant or a service may see through the SQL API, row level security included.
 
 - The database is ``--database-url``, else ``$DATABASE_URL``, else libpq's ``PG*`` variables.

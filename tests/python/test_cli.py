@@ -117,7 +117,8 @@ def test_sessions_newest_first_by_status_and_owner(dsn: str, as_tenant: Client, 
 
     text = run("sessions", "--owner", "tenant_a", "--limit", "10000", dsn=dsn)
     assert text.returncode == 0
-    assert text.stdout.splitlines()[0].split() == ["THREAD", "OWNER", "RUN", "SESSION", "MESSAGES", "CREATED", "UPDATED"]
+    header = ["THREAD", "OWNER", "RUN", "SESSION", "MESSAGES", "CREATED", "UPDATED"]
+    assert text.stdout.splitlines()[0].split() == header
     assert any(line.startswith(second) and "active" in line for line in text.stdout.splitlines())
 
 

@@ -14,6 +14,7 @@ so the module connects to the server itself, never through the pooler.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import threading
 import time
@@ -28,13 +29,14 @@ import pytest
 
 pytest.importorskip("starlette")
 playwright_api = pytest.importorskip("playwright.sync_api")
+expect = playwright_api.expect
 import uvicorn  # noqa: E402
 from password_server import PasswordServer, password  # noqa: E402
 from psycopg_pool import ConnectionPool  # noqa: E402
 from starlette.applications import Starlette  # noqa: E402
 from starlette.routing import Mount  # noqa: E402
 
-from agent_state import Client, Worker  # noqa: E402
+from agent_state import Client, NewMessage, Worker  # noqa: E402
 from agent_state.console import create_app, hash_password  # noqa: E402
 from agent_state.graph_runs import GraphRuns  # noqa: E402
 
@@ -224,6 +226,11 @@ def _page(browser: Any, world: dict[str, Any], mount: str, user: str, typed: str
     return page
 
 
+def _returned(url: str) -> re.Pattern[str]:
+    """The page an action returns to: ``url``, with a notice of what was done in its query."""
+    return re.compile(re.escape(url) + r"(\?.*)?$")
+
+
 def _shot(page: Any, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
@@ -274,7 +281,7 @@ def test_a_tenant_never_sees_another_tenants_run(browser: Any, world: dict[str, 
             assert world["a_thread"] in text
     page.goto(f"{world['base']}/rw/runs/{world['b_thread']}")
     assert "secret" not in page.content()
-    assert "NotFound" in page.inner_text("h1")
+    assert page.inner_text("h1") == "Not found"  # a 404 page: unknown and another tenant's alike
     page.goto(f"{world['base']}/rw/approvals")
     assert world["b_thread"] not in page.content()
     operator = _page(browser, world, "rw", "app_service")
@@ -319,7 +326,7 @@ def test_the_approval_flow_end_to_end(browser: Any, world: dict[str, Any]) -> No
     row = page.locator(f"tr.approval[data-thread='{world['g_thread']}']")
     assert "refund" in row.inner_text()
     row.locator("button.approve").click()
-    page.wait_for_url(f"{world['base']}/rw/approvals")
+    page.wait_for_url(_returned(f"{world['base']}/rw/approvals"))  # with the decision's notice
     assert world["g_thread"] not in page.inner_text("#approvals")
     _drain(world["service"], world["graph"], world["gqueue"])
     page.goto(f"{world['base']}/rw/runs/{world['g_thread']}")
@@ -434,7 +441,8 @@ def test_the_runs_page_refreshes_when_the_queue_notifies(browser: Any, world: di
     """An operator's page LISTENs (server-sent events): an enqueue refreshes the table by itself."""
     page = _page(browser, world, "rw", "app_service")
     page.goto(f"{world['base']}/rw/runs?queue={world['gqueue']}")
-    page.wait_for_function("document.getElementById('refresh-mode').textContent.indexOf('live') >= 0")
+    # the pages allow no eval (Content-Security-Policy): expect() waits without a script of its own
+    expect(page.locator("#refresh-mode")).to_contain_text("live")
     new_thread = f"console-live-{uuid.uuid4().hex[:8]}"
     with psycopg.connect(world["service"], autocommit=True) as conn, Client(conn).acting_as("tenant_a") as a:
         a.create_session(new_thread)
@@ -448,8 +456,8 @@ def test_the_runs_page_refreshes_when_the_queue_notifies(browser: Any, world: di
 def test_a_tenant_page_falls_back_to_polling(browser: Any, world: dict[str, Any]) -> None:
     """A tenant may not name the queues' channels: its page polls instead (as behind a pooler)."""
     page = _page(browser, world, "rw", "tenant_a")
-    page.wait_for_function("document.getElementById('refresh-mode').textContent.indexOf('every') >= 0")
-    page.wait_for_function("Number(document.body.getAttribute('data-refreshes') || 0) >= 1")
+    expect(page.locator("#refresh-mode")).to_contain_text("every")
+    expect(page.locator("body")).to_have_attribute("data-refreshes", re.compile(r"^[1-9][0-9]*$"))
     page.context.close()
 
 
@@ -474,12 +482,12 @@ def test_edit_and_approve_and_reject(
     row.locator("summary").click()
     row.locator("textarea[name=edited_action]").fill('{"send": "refund", "amount": 20}')
     row.locator("button.edit-approve").click()
-    operator.wait_for_url(f"{world['base']}/rw/approvals")
+    operator.wait_for_url(_returned(f"{world['base']}/rw/approvals"))
     tenant = _page(browser, world, "rw", "tenant_a")
     tenant.goto(f"{world['base']}/rw/runs/{rejected}")
     tenant.locator("#approvals input[name=reason]").fill("too much")
     tenant.locator("#approvals button.reject").click()
-    tenant.wait_for_url(f"{world['base']}/rw/runs/{rejected}")
+    tenant.wait_for_url(_returned(f"{world['base']}/rw/runs/{rejected}"))
     assert tenant.locator("#approvals").count() == 0
     with psycopg.connect(world["service"], autocommit=True) as conn:
         c = Client(conn)
@@ -795,7 +803,7 @@ def test_an_operators_page_behind_a_pooler_polls(browser: Any, world: dict[str, 
         pytest.skip("AGENT_STATE_TEST_POOLER_DSN is not set (no PgBouncer: `make test` starts one)")
     page = _page(browser, world, "pooled", "app_service")
     page.goto(f"{world['base']}/pooled/runs?queue={world['gqueue']}")
-    page.wait_for_function("document.getElementById('refresh-mode').textContent.indexOf('every') >= 0")
+    expect(page.locator("#refresh-mode")).to_contain_text("every")
     new_thread = f"console-pooled-{uuid.uuid4().hex[:8]}"
     with psycopg.connect(world["service"], autocommit=True) as conn, Client(conn).acting_as("tenant_a") as a:
         a.create_session(new_thread)
@@ -803,4 +811,101 @@ def test_an_operators_page_behind_a_pooler_polls(browser: Any, world: dict[str, 
     page.wait_for_selector(f"tr.run[data-thread='{new_thread}']", timeout=20_000)
     with psycopg.connect(world["service"], autocommit=True) as conn:
         Client(conn).cancel_job(job.job_id)
+    page.context.close()
+
+
+# -- the story of a run (issue 32), as the browser renders it; screenshots kept with the others ----
+
+
+def test_a_crashed_and_resumed_runs_page_tells_the_takeover(
+    browser: Any, world: dict[str, Any], module_role_dsn: Callable[[str], str]
+) -> None:
+    """A worker's lease ran out (the frozen clock moved past it), a second worker took the job over
+    and completed it: the run page shows both attempts, the expiry, the takeover and the fence."""
+    thread, queue = f"console-crash-{uuid.uuid4().hex[:8]}", f"console-crash-{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(module_role_dsn("tenant_a"), autocommit=True) as conn:
+        Client(conn).create_session(thread)
+        job = Client(conn).enqueue_job(thread, {"task": "crashes once"}, queue)
+        Client(conn).append_message(thread, "assistant", "working on it")
+    with psycopg.connect(world["service"], autocommit=True) as conn:
+        # the password server's roles may not freeze the clock: a lease of a second, and the second
+        # worker's claim tried until the lease has ended (bounded)
+        conn.execute("select ai.claim_job('worker-one', '1 second', %s)", (queue,))
+        deadline = time.monotonic() + 30
+        while not (rows := conn.execute("select fencing_token from ai.claim_job('worker-two', '5 minutes', %s)",
+                                        (queue,)).fetchall()):  # fmt: skip
+            assert time.monotonic() < deadline, "worker-one's lease did not end"
+            time.sleep(0.2)
+        conn.execute("select ai.complete_job(%s, %s)", (job.job_id, rows[0][0]))
+    page = _page(browser, world, "rw", "tenant_a")
+    page.goto(f"{world['base']}/rw/runs/{thread}")
+    attempts = page.locator("#jobs tr.attempt")
+    assert attempts.count() == 2
+    first, second = attempts.nth(0).inner_text(), attempts.nth(1).inner_text()
+    assert "worker-one" in first and "lease expired at" in first and "UTC" in first
+    assert "taken over by worker-two" in first and "the fence refuses worker-one's writes" in first
+    assert "worker-two" in second and "completed" in second and "attempt 2 of 5" in second
+    assert page.inner_text(".run-status") == "completed"
+    _shot(page, "story-crashed-and-resumed")
+    page.context.close()
+
+
+def test_the_lineage_picture(browser: Any, world: dict[str, Any]) -> None:
+    page = _page(browser, world, "rw", "tenant_a")
+    page.goto(f"{world['base']}/rw/runs/{world['g_thread']}")
+    picture = page.locator("#lineage-picture svg.lineage")
+    assert picture.locator("a.checkpoint").count() >= 3
+    assert picture.locator("a.checkpoint.head").count() == 1
+    labels = picture.locator("text").all_text_contents()  # SVG text has no innerText
+    assert any(label.startswith("draft · step 1") for label in labels), labels
+    assert any(label.startswith("input · step -1") for label in labels), labels
+    picture.screenshot(path=str(ARTIFACTS / "lineage-picture.png"))
+    _shot(page, "lineage")
+    picture.locator("a.checkpoint", has_text="draft").first.click()  # a plain link: no script needed
+    page.wait_for_selector("#node-name")
+    assert page.inner_text("#node-name") == "draft"
+    assert page.locator("#parent-link").count() == 1
+    assert page.locator("#changes tr[data-channel=steps]").count() == 1
+    _shot(page, "checkpoint-named-with-its-diff")
+    page.context.close()
+
+
+def test_the_approvals_history(browser: Any, world: dict[str, Any], module_role_dsn: Callable[[str], str]) -> None:
+    thread, _ = _waiting_run(world, module_role_dsn("tenant_a"))
+    page = _page(browser, world, "rw", "tenant_a")
+    page.goto(f"{world['base']}/rw/approvals")
+    row = page.locator(f"tr.approval[data-thread='{thread}']")
+    row.locator("a.approval-link").click()
+    page.wait_for_selector("#paused-state")
+    assert "draft" in page.inner_text("#paused-state")  # the state the graph paused with
+    _shot(page, "approval-paused-state")
+    page.locator("input[name=reason]").fill("not this week")
+    page.locator("button.reject").click()
+    page.wait_for_url(_returned(f"{world['base']}/rw/approvals"))
+    assert page.inner_text("#notice") == f"Rejected: thread {thread}"
+    decided = page.locator(f"#history tr.decision[data-thread='{thread}']")
+    assert "rejected" in decided.inner_text() and "not this week" in decided.inner_text()
+    assert "tenant_a" in decided.locator(".decided-by").inner_text()
+    _shot(page, "approvals-history")
+    page.context.close()
+
+
+def test_the_long_timeline_pager(browser: Any, world: dict[str, Any], module_role_dsn: Callable[[str], str]) -> None:
+    thread = f"console-long-{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(module_role_dsn("tenant_a"), autocommit=True) as conn:
+        a = Client(conn)
+        a.create_session(thread)
+        for start in range(1, 1101, 275):
+            a.append_messages(thread, [NewMessage("user", f"message number {i}") for i in range(start, start + 275)])
+    page = _page(browser, world, "rw", "tenant_a")
+    page.goto(f"{world['base']}/rw/runs/{thread}")
+    assert "message number 1100" in page.inner_text("#timeline")
+    assert page.inner_text("#timeline-pager").startswith("items 1 to 100 of 1,1")
+    _shot(page, "timeline-newest")
+    page.locator("#timeline-older").click()
+    page.wait_for_selector("#timeline-newest")
+    assert "items 101 to 200" in page.inner_text("#timeline-pager")
+    text = page.inner_text("#timeline")
+    assert "message number 1000" in text and "message number 1001" not in text
+    _shot(page, "timeline-older")
     page.context.close()

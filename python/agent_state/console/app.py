@@ -96,6 +96,7 @@ def create_app(database_url: str | None = None, *, config: ConsoleConfig | None 
         Route("/runs/{thread_id:path}", pages.run),
         Route("/approvals", pages.approvals),
         Route("/approvals/resolve", pages.resolve, methods=["POST"]),
+        Route("/approval", pages.approval),
         Route("/queues", pages.queues),
         Route("/workers", workers.workers),
         Route("/actions/job", pages.job_action, methods=["POST"]),

@@ -262,8 +262,6 @@ def age_text(value: timedelta | float | None) -> str:
     return f"{seconds / 86400:.1f} d"
 
 
-
-
 # -- the checkpoint tree --------------------------------------------------------------------------
 
 
@@ -292,9 +290,12 @@ def build_tree(rows: list[dict[str, Any]]) -> list[TreeNode]:
 
 def throughput_chart(rows: list[dict[str, Any]], now: datetime, *, buckets: int = 12, minutes: int = 5) -> Markup:
     """An inline SVG of one queue's last hour from ``ai.queue_throughput`` rows: bars of the jobs
-    finished per bucket (completed and failed), a line of their mean latency (enqueue to finish).
-    Built from numbers only, so nothing in it needs escaping."""
-    width, height, pad = 360, 120, 18
+    finished per bucket (completed and failed; the left axis, jobs per bucket), a line of their
+    mean latency (enqueue to finish; the right axis, in seconds, minutes or hours), a time axis
+    in minutes before now (UTC). Built from numbers only, so nothing in it needs escaping."""
+    width, height = 420, 150
+    left, right, top_pad, bottom = 44, 52, 14, 30
+    plot_w, plot_h = width - left - right, height - top_pad - bottom
     counts = [0] * buckets
     means = [0.0] * buckets
     step = timedelta(minutes=minutes)
@@ -308,27 +309,49 @@ def throughput_chart(rows: list[dict[str, Any]], now: datetime, *, buckets: int 
             means[i] = r["mean_latency"].total_seconds() if r["mean_latency"] is not None else 0.0
     top = max(counts) or 1
     top_latency = max(means) or 1.0
-    bar = (width - 2 * pad) / buckets
+    bar = plot_w / buckets
+    base = top_pad + plot_h
     parts = [
         f'<svg class="chart" role="img" width="{width}" height="{height}" viewBox="0 0 {width} {height}">',
-        f"<title>jobs finished per {minutes} min (bars), mean latency (line), last {buckets * minutes} min</title>",
+        f"<title>jobs finished per {minutes} min (bars, left axis) and their mean latency (line, right axis), "
+        f"the last {buckets * minutes} min up to {now.astimezone(timezone.utc):%H:%M} UTC</title>",
+        # the axes: jobs (left), latency (right), time (below)
+        f'<line class="axis" x1="{left}" y1="{top_pad}" x2="{left}" y2="{base}" stroke="#888"/>',
+        f'<line class="axis" x1="{left}" y1="{base}" x2="{left + plot_w}" y2="{base}" stroke="#888"/>',
+        f'<line class="axis" x1="{left + plot_w}" y1="{top_pad}" x2="{left + plot_w}" y2="{base}" stroke="#d9534f"/>',
+        f'<text class="tick" x="{left - 4}" y="{top_pad + 4}" font-size="10" text-anchor="end">{top}</text>',
+        f'<text class="tick" x="{left - 4}" y="{base}" font-size="10" text-anchor="end">0</text>',
+        f'<text class="unit" x="4" y="{top_pad + plot_h / 2:.0f}" font-size="10" '
+        f'transform="rotate(-90 8 {top_pad + plot_h / 2:.0f})" text-anchor="middle">jobs / {minutes} min</text>',
+        f'<text class="tick" x="{left + plot_w + 4}" y="{top_pad + 4}" font-size="10" fill="#d9534f">'
+        f"{age_text(top_latency if any(means) else None)}</text>",
+        f'<text class="tick" x="{left + plot_w + 4}" y="{base}" font-size="10" fill="#d9534f">0 s</text>',
+        f'<text class="unit" x="{left + plot_w + 4}" y="{top_pad + plot_h / 2:.0f}" font-size="10" '
+        f'fill="#d9534f">latency</text>',
     ]
+    for k in range(0, buckets + 1, max(1, buckets // 4)):  # time ticks: minutes before now
+        x = left + k * bar
+        ago = (buckets - k) * minutes
+        label = "now" if ago == 0 else f"-{ago} min"
+        parts.append(f'<line x1="{x:.1f}" y1="{base}" x2="{x:.1f}" y2="{base + 3}" stroke="#888"/>')
+        parts.append(
+            f'<text class="tick" x="{x:.1f}" y="{base + 14}" font-size="10" text-anchor="middle">{label}</text>'
+        )
+    parts.append(
+        f'<text class="unit" x="{left + plot_w / 2:.0f}" y="{height - 2}" font-size="10" text-anchor="middle">'
+        f"time (UTC, {minutes} min buckets)</text>"
+    )
     points = []
     for i, n in enumerate(counts):
-        h = (height - 2 * pad) * n / top
-        x = pad + i * bar
+        h = plot_h * n / top
+        x = left + i * bar
         parts.append(
-            f'<rect x="{x + 1:.1f}" y="{height - pad - h:.1f}" width="{bar - 2:.1f}" height="{h:.1f}" fill="#5b8def">'
+            f'<rect x="{x + 1:.1f}" y="{base - h:.1f}" width="{bar - 2:.1f}" height="{h:.1f}" fill="#5b8def">'
             f"<title>{n} finished, mean latency {age_text(means[i])}</title></rect>"
         )
-        ly = height - pad - (height - 2 * pad) * means[i] / top_latency
+        ly = base - plot_h * means[i] / top_latency
         points.append(f"{x + bar / 2:.1f},{ly:.1f}")
     parts.append(f'<polyline fill="none" stroke="#d9534f" stroke-width="2" points="{" ".join(points)}"/>')
-    parts.append(f'<text x="{pad}" y="12" font-size="10">max {top} jobs/{minutes} min</text>')
-    parts.append(
-        f'<text x="{width - pad}" y="12" font-size="10" text-anchor="end" fill="#d9534f">'
-        f"max latency {age_text(top_latency if any(means) else None)}</text>"
-    )
     parts.append("</svg>")
     return Markup("".join(parts))
 
@@ -354,16 +377,25 @@ class Console:
 
     # - rendering
 
-    def payload(self, value: Any, download: str | None = None) -> Markup:
-        """A payload as escaped JSON text, cut at payload_limit characters with a download link."""
+    def payload(self, value: Any, download: str | None = None, expanded: bool = False) -> Markup:
+        """A payload as escaped text, cut at payload_limit characters with a download link. A JSON
+        document (not a plain string) is collapsed (``<details>``) under a one-line summary when it
+        spans more than a few lines, so a page of them stays short (``expanded``: shown open, for
+        what a person decides on)."""
         text = value if isinstance(value, str) else as_json(value)
         limit = self.config.payload_limit
         if len(text) <= limit:
-            return Markup('<pre class="payload">{}</pre>').format(text)
-        link = Markup(' <a class="download" href="{}">download all ({} characters)</a>').format(download, len(text))
-        return Markup(
-            '<pre class="payload truncated">{}…</pre><span class="cut">cut at {} characters.{}</span>'
-        ).format(text[:limit], limit, link if download else "")
+            body = Markup('<pre class="payload">{}</pre>').format(text)
+        else:
+            link = Markup(' <a class="download" href="{}">download all ({} characters)</a>').format(download, len(text))
+            body = Markup(
+                '<pre class="payload truncated">{}…</pre><span class="cut">cut at {} characters.{}</span>'
+            ).format(text[:limit], limit, link if download else "")
+        if expanded or isinstance(value, str) or text.count("\n") < 4:
+            return body
+        brief = json.dumps(plain(value), sort_keys=True, ensure_ascii=False)
+        brief = brief if len(brief) <= 80 else brief[:79] + "…"
+        return Markup('<details class="json"><summary>{}</summary>{}</details>').format(brief, body)
 
     def render(self, request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         login = request.state.login
@@ -422,37 +454,49 @@ def jsonb(value: Any) -> Jsonb:
     return Jsonb(value)
 
 
+async def _queue_channels(conn: psycopg.AsyncConnection[Any]) -> set[str]:
+    cur = await conn.execute("select ai.queue_channel(queue) from ai.queue_stats()", prepare=False)
+    return {r[0] for r in await cur.fetchall()}
+
+
 async def sse_stream(console: Console, login: Login, interval: float) -> AsyncIterator[str]:
     """Server-sent events: ``change`` when a queue's channel is notified (LISTEN), else ``poll``
-    (the client then re-reads every ``interval`` seconds). A tenant cannot name the channels
+    (the client then re-reads every ``interval`` seconds). The queues are read again every
+    ``interval`` seconds (at most 15): a queue that appears after the page loaded is listened to
+    from then on, and its appearance is itself a change. A tenant cannot name the channels
     (ai.queue_channel is for ai_service), and through a transaction pooler (found as the client
     finds it, ``abehind_pooler``) LISTEN hears nothing: both poll."""
     conninfo = login.conninfo or console.config.database_url
-    channels: list[str] = []
+    channels: set[str] = set()
     conn: psycopg.AsyncConnection[Any] | None = None
     if console.config.listen:
         try:
             conn = await psycopg.AsyncConnection.connect(conninfo, autocommit=True, prepare_threshold=None)
             if not await abehind_pooler(conn):  # a transaction pooler would not deliver the notifications
-                cur = await conn.execute("select ai.queue_channel(queue) from ai.queue_stats()", prepare=False)
-                channels = [r[0] for r in await cur.fetchall()]
-            for channel in channels:
+                channels = await _queue_channels(conn)
+            for channel in sorted(channels):
                 await conn.execute(sql.SQL("listen {}").format(sql.Identifier(channel)), prepare=False)
         except psycopg.Error:
-            channels = []
+            channels = set()
     if not channels:
         if conn is not None:
             await conn.close()
         yield f"event: poll\ndata: {interval}\n\n"
         return
     assert conn is not None
+    rescan = min(15.0, max(0.5, interval))
     try:
         yield f"event: listening\ndata: {len(channels)}\n\n"
         while True:
             got = False
-            gen = conn.notifies(timeout=15.0, stop_after=1)
+            gen = conn.notifies(timeout=rescan, stop_after=1)
             async for _ in gen:
                 got = True
+            fresh = await _queue_channels(conn) - channels
+            for channel in sorted(fresh):  # a queue that appeared meanwhile: listen to it too
+                await conn.execute(sql.SQL("listen {}").format(sql.Identifier(channel)), prepare=False)
+            channels |= fresh
+            got = got or bool(fresh)
             yield "event: change\ndata: 1\n\n" if got else ": keep-alive\n\n"
             if got:
                 await asyncio.sleep(0.5)  # coalesce a burst of enqueues into one refresh

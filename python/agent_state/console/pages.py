@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 import logging
 import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import quote
 
 import psycopg
 from psycopg.types.json import Jsonb, set_json_loads
@@ -34,6 +34,7 @@ from .core import (
     verify_password,
     visitor_conninfo,
 )
+from .lineage import lineage_svg, node_name, state_diff
 from .params import BadParameter, Param, accepts
 
 Conn = psycopg.Connection[Any]
@@ -278,7 +279,20 @@ TIMELINE_QUERY = {
     "before_item": Param("choice", 16, choices=TIMELINE_ITEMS),
     "before_ref": Param("id", 255),
     "shown": Param("int", 19, low=0),  # how many newer items the pages before showed (for "n to m of N")
+    "notice": Param("choice", 16, choices=("approved", "rejected", "edited")),  # after an action
+    "notice_thread": Param("id", 255),
 }
+
+
+def _time(name: str, text: str) -> datetime:
+    """A cursor's time: ISO 8601 with its zone (as the pages write it into their links)."""
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise BadParameter(f"{name} is not a time (ISO 8601)") from None
+    if value.tzinfo is None:
+        raise BadParameter(f"{name} needs a time zone")
+    return value
 
 
 def _timeline_cursor(params: dict[str, Any]) -> tuple[datetime | None, str | None, str | None]:
@@ -287,16 +301,10 @@ def _timeline_cursor(params: dict[str, Any]) -> tuple[datetime | None, str | Non
         return None, None, None
     if at is None or item is None or ref is None:
         raise BadParameter("before_at, before_item and before_ref go together (the last row of a page)")
-    try:
-        when = datetime.fromisoformat(str(at).replace("Z", "+00:00"))
-    except ValueError:
-        raise BadParameter("before_at is not a time (ISO 8601)") from None
-    if when.tzinfo is None:
-        raise BadParameter("before_at needs a time zone")
-    return when, str(item), str(ref)
+    return _time("before_at", str(at)), str(item), str(ref)
 
 
-def _run_context(console: Console, conn: Conn, thread_id: str, params: dict[str, Any]) -> dict[str, Any]:
+def _run_context(console: Console, conn: Conn, thread_id: str, params: dict[str, Any], root: str) -> dict[str, Any]:
     ident = console.identity(conn)
     session = console.rows(conn, "select * from ai.get_session(%s)", (thread_id,))[0]  # AS001: not yours
     before_at, before_item, before_ref = _timeline_cursor(params)
@@ -319,6 +327,12 @@ def _run_context(console: Console, conn: Conn, thread_id: str, params: dict[str,
             }
         )
     tree = console.rows(conn, "select * from ai.checkpoint_tree(%s, '', %s)", (thread_id, 1000))
+    nodes = {
+        r["checkpoint_id"]: r
+        for r in console.rows(
+            conn, "select * from ai.checkpoint_nodes(%s, '', %s)", (thread_id, [r["checkpoint_id"] for r in tree])
+        )
+    }
     jobs = console.rows(conn, "select * from ai.list_jobs(null, null, %s, %s)", (thread_id, 100))
     attempts = {
         j["job_id"]: attempt_story(j, console.rows(conn, "select * from ai.job_attempts(%s)", (j["job_id"],)))
@@ -338,7 +352,10 @@ def _run_context(console: Console, conn: Conn, thread_id: str, params: dict[str,
         r for r in console.rows(conn, "select * from ai.pending_approvals(null, %s)", (1000,))
         if r["thread_id"] == thread_id
     ]  # fmt: skip
+    decisions = console.rows(conn, "select * from ai.decided_approvals(null, %s, %s)", (thread_id, 50))
     return {
+        "decisions": decisions,
+        "notice": _notice(params),
         "session": session,
         "run_status": run_status[0] if run_status else None,
         "timeline": timeline,
@@ -348,7 +365,8 @@ def _run_context(console: Console, conn: Conn, thread_id: str, params: dict[str,
         "older_url": older_url,
         "newest_url": "?" if before_at is not None else None,
         "tree": build_tree(tree),
-        "tree_rows": tree,
+        "lineage": lineage_svg(tree, nodes, f"{root}/runs/{quote(thread_id, safe='')}/checkpoints/"),
+        "node_names": {r["checkpoint_id"]: node_name(r, nodes) for r in tree},
         "checkpoints": len(tree),
         "jobs": jobs,
         "attempts": attempts,
@@ -369,7 +387,7 @@ def run(request: Request) -> Response:
 
     def work() -> Response:
         with console.connect(request.state.login) as conn:
-            context = _run_context(console, conn, thread_id, request.state.params)
+            context = _run_context(console, conn, thread_id, request.state.params, request.scope.get("root_path", ""))
         return console.render(request, "run.html", title=f"Run {thread_id}", **context)
 
     return _guarded(request, work)
@@ -433,6 +451,14 @@ def checkpoint(request: Request) -> Response:
             node = next((r for r in tree if r["checkpoint_id"] == checkpoint_id), None)
             if node is None:
                 raise errors.NotFound(f"no checkpoint {checkpoint_id} in thread {thread_id}")
+            parent_row = next((r for r in tree if r["checkpoint_id"] == node["parent_checkpoint_id"]), None)
+            names = {
+                r["checkpoint_id"]: r
+                for r in console.rows(
+                    conn, "select * from ai.checkpoint_nodes(%s, '', %s)",
+                    (thread_id, [checkpoint_id, *([parent_row["checkpoint_id"]] if parent_row else [])]),
+                )
+            }  # fmt: skip
             # the saver reads tuple rows: a connection of its own
             with psycopg.connect(conninfo, autocommit=True, prepare_threshold=None) as plain_conn:
                 set_json_loads(bounded_json_loads, plain_conn)
@@ -445,23 +471,17 @@ def checkpoint(request: Request) -> Response:
                 media_type="application/json",
                 headers={"Content-Disposition": _attachment(f"checkpoint-{checkpoint_id}")},
             )
-        diff = list(
-            difflib.unified_diff(
-                as_json(parent or {}).splitlines(),
-                as_json(state or {}).splitlines(),
-                fromfile=f"parent {parent_id or '(none)'}",
-                tofile=f"checkpoint {checkpoint_id}",
-                lineterm="",
-            )
-        )
         return console.render(
             request,
             "checkpoint.html",
             title=f"Checkpoint {checkpoint_id}",
             thread_id=thread_id,
             node=node,
+            node_label=node_name(node, names),
+            paused=bool((names.get(checkpoint_id) or {}).get("interrupted")),
+            parent_name=node_name(parent_row, names) if parent_row is not None else None,
             state=state,
-            diff=diff,
+            changes=state_diff(parent, state) if state is not None else None,
             operator=ident["operator"],
             download="?download=1",
         )
@@ -472,15 +492,82 @@ def checkpoint(request: Request) -> Response:
 # -- approvals ---------------------------------------------------------------------------------------
 
 
-@accepts()
+HISTORY_PAGE = 50  # decisions on one page of the approvals' history
+NOTICES = {"approved": "Approved", "rejected": "Rejected", "edited": "Approved with the edited action"}
+
+
+@accepts(
+    query={
+        "before_at": Param("text", 64), "before_id": Param("id", 255),  # the history's next page
+        "notice": Param("choice", 16, choices=tuple(NOTICES)), "notice_thread": Param("id", 255),
+    },
+)  # fmt: skip
 def approvals(request: Request) -> Response:
     console = _console(request)
+    p = request.state.params
 
     def work() -> Response:
+        before_at = None
+        if (p["before_at"] is None) != (p["before_id"] is None):
+            raise BadParameter("before_at and before_id go together (the last row of a page)")
+        if p["before_at"] is not None:
+            before_at = _time("before_at", str(p["before_at"]))
         with console.connect(request.state.login) as conn:
             ident = console.identity(conn)
             rows = console.rows(conn, "select * from ai.pending_approvals(null, %s)", (1000,))
-        return console.render(request, "approvals.html", title="Approvals", rows=rows, operator=ident["operator"])
+            history = console.rows(
+                conn,
+                "select * from ai.decided_approvals(null, null, %s, %s, %s)",
+                (HISTORY_PAGE, before_at, p["before_id"]),
+            )
+        older = None
+        if len(history) == HISTORY_PAGE:
+            last = history[-1]
+            older = "?" + query_string({"before_at": last["decided_at"].isoformat(), "before_id": last["approval_id"]})
+        return console.render(
+            request, "approvals.html", title="Approvals", rows=rows, history=history, older_url=older,
+            operator=ident["operator"], notice=_notice(p),
+        )  # fmt: skip
+
+    return _guarded(request, work)
+
+
+def _notice(p: dict[str, Any]) -> str | None:
+    """The flash of the page an action returned to: one of a few fixed sentences and a thread id
+    (escaped on the page like any other text)."""
+    if not p.get("notice"):
+        return None
+    thread = p.get("notice_thread")
+    return NOTICES[str(p["notice"])] + (f": thread {thread}" if thread else "")
+
+
+@accepts(query=THREAD_AND_CHECKPOINT)
+def approval(request: Request) -> Response:
+    """One approval: the staged action, the state the graph paused with (the checkpoint's channel
+    values at the interrupt), the decision form, and the thread's earlier decisions."""
+    console = _console(request)
+    thread_id, checkpoint_id = request.state.params["thread_id"], request.state.params["checkpoint_id"]
+
+    def work() -> Response:
+        conninfo = request.state.login.conninfo or console.config.database_url
+        with console.connect(request.state.login) as conn:
+            ident = console.identity(conn)
+            console.rows(conn, "select * from ai.get_session(%s)", (thread_id,))  # AS001: not yours
+            pending = [
+                r for r in console.rows(conn, "select * from ai.pending_approvals(null, %s)", (10000,))
+                if r["thread_id"] == thread_id and r["checkpoint_id"] == checkpoint_id
+            ]  # fmt: skip
+            history = console.rows(conn, "select * from ai.decided_approvals(null, %s, %s)", (thread_id, HISTORY_PAGE))
+            decided = [h for h in history if h["checkpoint_id"] == checkpoint_id]
+            if not pending and not decided:
+                raise errors.NotFound(f"no approval at checkpoint {checkpoint_id} of thread {thread_id}")
+            with psycopg.connect(conninfo, autocommit=True, prepare_threshold=None) as plain_conn:
+                set_json_loads(bounded_json_loads, plain_conn)
+                state = _checkpoint_state(plain_conn, thread_id, checkpoint_id)
+        return console.render(
+            request, "approval.html", title=f"Approval of {thread_id}", a=(pending or decided)[0],
+            pending=bool(pending), state=state, history=history, thread_id=thread_id, operator=ident["operator"],
+        )  # fmt: skip
 
     return _guarded(request, work)
 
@@ -525,7 +612,10 @@ async def resolve(request: Request) -> Response:
                 console.rows(
                     conn, "select * from ai.resolve_human(%s, %s, %s)", (thread_id, checkpoint_id, Jsonb(decision))
                 )
-        return RedirectResponse(_back(request, "/approvals"), status_code=303)
+        back = _back(request, "/approvals")
+        notice = {"approve": "approved", "reject": "rejected", "edit": "edited"}[choice]
+        back += ("&" if "?" in back else "?") + query_string({"notice": notice, "notice_thread": thread_id})
+        return RedirectResponse(back, status_code=303)
 
     return await run_in_threadpool(_guarded, request, work)
 

@@ -30,7 +30,8 @@ insert into not_lists values
   ('queue_throughput', 'an aggregate: a row per queue and time bucket of [now - since, now)'),
   ('session_status_counts', 'an aggregate: a row per session status'),
   ('get_memory', 'one memory item (or none)'),
-  ('thread_run_status', 'a row per thread the caller named (at most 10000: a page of sessions)');
+  ('thread_run_status', 'a row per thread the caller named (at most 10000: a page of sessions)'),
+  ('checkpoint_nodes', 'a row per checkpoint the caller named (at most 10000: the lineage the page drew)');
 
 select is_empty(
   $$select l.fn from public_lists l
