@@ -48,14 +48,18 @@ def _threads(pruner: str) -> list[str]:
     threads = [f"{prefix}-{i}" for i in range(THREADS)]
     with psycopg.connect(pruner, autocommit=True) as c:
         for i, thread in enumerate(threads):
+            # created_at orders the walk (newest first): one session a second, on the test clock
+            c.execute(
+                "select set_config('ai.frozen_now', (timestamptz '2020-01-01' + %s * interval '1 s')::text, false)",
+                (i,),
+            )
             c.execute("select ai.create_session(%s)", (thread,))
+            c.execute("reset ai.frozen_now")  # the checkpoints: now, so idle => '0' finds them idle
             for k in range(2):
                 c.execute(
                     "select ai.put_checkpoint(%s, '', %s, null, 'json', '\\x00'::bytea)",
                     (thread, f"c{i:02d}{k}"),
                 )
-            # created_at orders the walk (newest first): one session per millisecond
-            c.execute("select pg_sleep(0.002)")
     return threads
 
 
