@@ -25,9 +25,10 @@
 -- leaves a tombstone in ai.deleted_threads, so a late write from a worker that has not heard of
 -- the deletion raises AS020 instead of bringing the thread back.
 --
--- Locks: put_checkpoint takes the session row (FOR NO KEY UPDATE, via the update of
--- current_checkpoint_id) before inserting, delete_thread deletes that row first; a put racing a
--- delete therefore either commits before it (and is deleted with it) or sees the tombstone.
+-- Locks: put_checkpoint holds the session row (FOR KEY SHARE; 0.1.0 updated a
+-- current_checkpoint_id column there, which the reads now compute) before inserting,
+-- delete_thread deletes that row first; a put racing a delete therefore either commits before it
+-- (and is deleted with it) or sees the tombstone.
 begin;
 
 insert into ai.error_codes (sqlstate, name, description) values

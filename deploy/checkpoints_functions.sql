@@ -1611,23 +1611,37 @@ $$;
 comment on function ai.prune_idle_threads(interval, text, integer, text) is
   'Retention by age, one bounded batch: of the next max_threads sessions the caller sees (newest first, after after_thread_id; 1 to 10000, default 1000), prunes (ai.prune_checkpoints with the given strategy) those whose newest checkpoint is older than now - idle. Returns how many threads it pruned and next_thread_id, the after_thread_id of the next batch (NULL: the walk is done). ai.prune_all_idle_threads walks every batch, committing each. AS001 unknown cursor session, AS002 bad argument, AS062 a prune in a repeatable read or serializable transaction.';
 
+-- The whole walk, one transaction per batch: a batch's session locks (ai.prune_checkpoints takes
+-- them before it deletes) and its dead rows end with its COMMIT, so a writer of a pruned thread
+-- goes on while later batches run, and vacuum can reclaim what a batch deleted. Each committed
+-- batch reports its cursor in a NOTICE; a walk stopped midway (cancelled, a lost connection)
+-- resumes with after_thread_id => that cursor instead of walking the pruned sessions again.
+-- No SET clause: PostgreSQL refuses COMMIT in a procedure that has one (the first version had
+-- one, so every CALL failed at its first COMMIT). It is not SECURITY DEFINER and calls only the
+-- pinned ai.prune_idle_threads, every name qualified.
+drop procedure if exists ai.prune_all_idle_threads(interval, text, integer);
 create or replace procedure ai.prune_all_idle_threads(idle interval, strategy text default 'keep_latest',
-                                           batch_size integer default 1000)
+                                           batch_size integer default 1000, after_thread_id text default null)
 language plpgsql
-set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_next text;
+  v_next text := after_thread_id;
+  v_pruned integer;
 begin
   loop
-    select b.next_thread_id into v_next from ai.prune_idle_threads(idle, strategy, batch_size, v_next) b;
-    commit;  -- one transaction per batch: its locks and its WAL end with it
-    exit when v_next is null;
+    select b.pruned, b.next_thread_id into v_pruned, v_next
+    from ai.prune_idle_threads(idle, strategy, batch_size, v_next) b;
+    commit;  -- one transaction per batch: its locks and its dead rows end with it
+    if v_next is null then
+      raise notice 'prune_all_idle_threads: % threads pruned in the last batch, the walk is done', v_pruned;
+      exit;
+    end if;
+    raise notice 'prune_all_idle_threads: % threads pruned in a committed batch, next after_thread_id %', v_pruned, v_next;
   end loop;
 end
 $$;
-comment on procedure ai.prune_all_idle_threads(interval, text, integer) is
-  'Retention by age over every session the caller sees: ai.prune_idle_threads batch after batch of batch_size sessions, committing each (CALL it outside a transaction block, e.g. from cron or pg_cron).';
+comment on procedure ai.prune_all_idle_threads(interval, text, integer, text) is
+  'Retention by age over every session the caller sees: ai.prune_idle_threads batch after batch of batch_size sessions (after after_thread_id when given), committing each, so a batch''s locks and dead rows end with it. Each committed batch raises a NOTICE naming the next after_thread_id: a walk stopped midway resumes from it. CALL it outside a transaction block (e.g. from cron or pg_cron). AS001 unknown cursor session, AS002 bad argument.';
 
 -- The 0.1.0 fence of put_checkpoint and put_writes (both-or-neither, no thread check) gave way
 -- to ai._fence(thread_id, job_id, fencing_token), the one guard of every write made for a job
@@ -1651,7 +1665,7 @@ revoke execute on function
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
   ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text, integer, text)
 from public;
-revoke execute on procedure ai.prune_all_idle_threads(interval, text, integer) from public;
+revoke execute on procedure ai.prune_all_idle_threads(interval, text, integer, text) from public;
 grant execute on function
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, jsonb, ai.step_commit),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
@@ -1660,6 +1674,6 @@ grant execute on function
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
   ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text, integer, text)
 to ai_user, ai_service;
-grant execute on procedure ai.prune_all_idle_threads(interval, text, integer) to ai_user, ai_service;
+grant execute on procedure ai.prune_all_idle_threads(interval, text, integer, text) to ai_user, ai_service;
 
 commit;

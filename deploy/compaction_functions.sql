@@ -51,7 +51,7 @@ begin
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
-  -- the newest seq (agent_sessions.last_seq is no longer kept)
+  -- the newest seq (computed: the session row does not hold it)
   v_last := coalesce((select m.seq from ai.session_messages m where m.thread_id = a_thread_id
                       order by m.seq desc limit 1), 0);
 

@@ -55,7 +55,7 @@ begin
       message = format('job %s: only a job whose payload is a JSON object can wait for a person (the decision is added to it)', a_job_id);
   end if;
 
-  -- the thread's newest root checkpoint (agent_sessions.current_checkpoint_id is no longer kept)
+  -- the thread's newest root checkpoint (computed: the session row does not hold it)
   select c.checkpoint_id into v_current from ai.checkpoints c
   where c.thread_id = j.thread_id and c.checkpoint_ns = '' order by c.checkpoint_id desc limit 1;
   if v_current is not null and v_current <> a_checkpoint then
@@ -143,6 +143,7 @@ declare
   a_decision alias for $3;
   v_now timestamptz := ai.now();
   v_job bigint;
+  v_current text;
   s ai.agent_sessions;
   h ai.human_approvals;
   j ai.agent_jobs;
@@ -163,13 +164,13 @@ begin
     perform from ai.agent_jobs u where u.job_id = v_job and u.status = 'AWAITING_HUMAN' for no key update;
   end if;
   select * into s from ai.agent_sessions x where x.thread_id = a_thread_id for no key update;
-  -- computed: the newest root checkpoint (the stored column is no longer kept)
-  s.current_checkpoint_id := (select c.checkpoint_id from ai.checkpoints c
-                              where c.thread_id = a_thread_id and c.checkpoint_ns = ''
-                              order by c.checkpoint_id desc limit 1);
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
+  -- the thread's newest root checkpoint (computed: the session row does not hold it)
+  v_current := (select c.checkpoint_id from ai.checkpoints c
+                where c.thread_id = a_thread_id and c.checkpoint_ns = ''
+                order by c.checkpoint_id desc limit 1);
   select * into h from ai.human_approvals x where x.thread_id = a_thread_id and x.status = 'pending' for update;
   if not found then
     if exists (select from ai.human_approvals x
@@ -188,10 +189,10 @@ begin
     end if;
     raise exception using errcode = 'AS032', message = format('thread %s does not wait for a person', a_thread_id);
   end if;
-  if h.checkpoint_id <> a_checkpoint or (s.current_checkpoint_id is not null and s.current_checkpoint_id <> a_checkpoint) then
+  if h.checkpoint_id <> a_checkpoint or (v_current is not null and v_current <> a_checkpoint) then
     raise exception using errcode = 'AS034',
       message = format('checkpoint %s is stale: thread %s waits at %s', a_checkpoint, a_thread_id,
-                       coalesce(s.current_checkpoint_id, h.checkpoint_id));
+                       coalesce(v_current, h.checkpoint_id));
   end if;
   if s.status <> 'waiting' then
     raise exception using errcode = 'AS032',

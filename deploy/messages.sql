@@ -37,9 +37,10 @@ comment on function ai._check_message_row(bigint, text, integer, text) is
 revoke execute on function ai._check_message_row(bigint, text, integer, text) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
--- The conversation, append-only. seq is 1, 2, 3, ... per thread with no gap: it is taken from
--- ai.agent_sessions.last_seq under that row's lock, in the same transaction as the insert, so a
--- rollback returns the number too. Every message has an idempotency key (the caller's, or a
+-- The conversation, append-only. seq is 1, 2, 3, ... per thread with no gap: 0.1.0 took it from
+-- a counter on the session row (ai.agent_sessions.last_seq) under that row's lock; since issue 20
+-- it is the thread's newest seq + 1, read from this table's primary key in the insert itself
+-- (deploy/messages_functions.sql), so a rollback returns the number too. Every message has an idempotency key (the caller's, or a
 -- sha256 of thread, role, content and turn); the unique index on (thread_id, key) turns a retry
 -- into a read of the original row.
 create table ai.session_messages (

@@ -14,8 +14,8 @@ begin;
 
 -- seq stays 1..n for raw writes too (only the schema owner writes raw: tenants hold no table
 -- privilege, docs/security.md): a message may only take seq 1 or the number right after a message
--- of its thread (issue 20: the number comes from the messages' own primary key, not from
--- agent_sessions.last_seq, which appends no longer maintain). Anything else is AS004, not a later
+-- of its thread (issue 20: the number comes from the messages' own primary key; the session row
+-- holds no counter). Anything else is AS004, not a later
 -- duplicate key or a gap. A restore from the archive inserts 1..n in order.
 create or replace function ai._guard_message_seq() returns trigger
 language plpgsql
@@ -52,8 +52,9 @@ begin
 end
 $do$;
 
--- last_seq is no longer kept (the column stays for 0.1.0 readers; ai.get_session computes it):
--- its guard goes. (revert/messages_functions.sql restores both.)
+-- 0.1.0 kept a counter, agent_sessions.last_seq, under this trigger's guard; appends no longer
+-- write the session row (ai.get_session computes last_seq) and the change sessions_dead_columns
+-- drops the column: its guard goes. (revert/messages_functions.sql restores both.)
 -- (DROP TRIGGER locks the table: only where the trigger is still there, and bounded.)
 do $do$
 begin

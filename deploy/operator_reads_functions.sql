@@ -133,12 +133,27 @@ comment on function ai.find_jobs(text, text, text, interval, text[], text, integ
 revoke execute on function ai.find_jobs(text, text, text, interval, text[], text, integer, bigint) from public;
 grant execute on function ai.find_jobs(text, text, text, interval, text[], text, integer, bigint) to ai_user, ai_service;
 
+-- find_sessions and list_sessions returned the table's row type before ai.session (issue 33): a
+-- deploy over that version drops them first (CREATE OR REPLACE cannot change a return type);
+-- over itself it drops nothing.
+do $$
+declare
+  f pg_catalog.regprocedure;
+begin
+  for f in select p.oid::pg_catalog.regprocedure from pg_catalog.pg_proc p
+           where p.pronamespace = 'ai'::pg_catalog.regnamespace and p.proname in ('find_sessions', 'list_sessions')
+             and p.prorettype = 'ai.agent_sessions'::pg_catalog.regtype loop
+    execute pg_catalog.format('drop function %s', f);
+  end loop;
+end
+$$;
+
 -- Sessions with the runs page's filters in the query (ai.list_sessions calls it without them).
 create or replace function ai.find_sessions(status text default null, owner text default null,
                                             younger_than interval default null, meta_path text[] default null,
                                             meta_value text default null, max_rows integer default 100,
                                             before_thread_id text default null)
-returns setof ai.agent_sessions
+returns setof ai.session
 language plpgsql stable
 set plan_cache_mode = force_custom_plan
 security definer
@@ -201,7 +216,7 @@ drop function if exists ai.list_sessions(text, text, integer);
 -- read back, so the next page starts where this one ended however many sessions share a time.
 create or replace function ai.list_sessions(status text default null, owner text default null, max_rows integer default 100,
                                  before_thread_id text default null)
-returns setof ai.agent_sessions
+returns setof ai.session
 language plpgsql stable
 -- planned per call: the caller decides the index (a tenant's own rows, or every owner's); a
 -- generic plan would guess an average owner's share and read the other tenants' rows
@@ -558,7 +573,7 @@ begin
   perform ai._session_owner(a_thread_id);
   perform ai._check_checkpoint_ns(a_ns);
   perform ai._check_limit(a_max_rows, 'max_rows');
-  -- the newest root checkpoint (agent_sessions.current_checkpoint_id is no longer kept)
+  -- the newest root checkpoint (computed: the session row does not hold it)
   select c.checkpoint_id into v_current from ai.checkpoints c
   where c.thread_id = a_thread_id and c.checkpoint_ns = '' order by c.checkpoint_id desc limit 1;
   return query

@@ -168,7 +168,17 @@ $$;
 comment on function ai.archive_skips(integer, text) is
   'The finished sessions ai.archive_sessions could not move, by thread id, at most max_rows (1 to 10000; NULL or omitted: 100), after after_thread_id (the last row''s, for the next page): thread, owner, the SQLSTATE, constraint and message of the last attempt, when first and last skipped, how many attempts. Each stays hot and is tried again last in every sweep. For ai_service. AS002 bad argument.';
 
-create or replace function ai.restore_session(thread_id text) returns ai.agent_sessions
+-- 0.1.0's restore_session returned the table's row type: dropped first when it still does
+-- (CREATE OR REPLACE cannot change a return type); a deploy over itself drops nothing.
+do $$
+begin
+  if (select p.prorettype from pg_catalog.pg_proc p
+      where p.oid = pg_catalog.to_regprocedure('ai.restore_session(text)')) = 'ai.agent_sessions'::pg_catalog.regtype then
+    drop function ai.restore_session(text);
+  end if;
+end
+$$;
+create or replace function ai.restore_session(thread_id text) returns ai.session
 language plpgsql volatile
 security definer
 set search_path = pg_catalog, pg_temp

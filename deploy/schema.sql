@@ -17,10 +17,14 @@
 --     second session of it that would stop the archive's sweep or block the restore (a sweep
 --     that meets a row it cannot move leaves it hot, lists it and goes on). deploy/archive_conflicts.sql.
 --
--- Locks. An append locks its session row (FOR NO KEY UPDATE, via the UPDATE that bumps
--- last_seq) and nothing else, so appends to one thread are serialized, appends to different
--- threads never wait on each other, and no two appends can deadlock (each takes one lock).
--- A status change takes the same row lock. Events take no session lock at all.
+-- Locks. An append writes its message row and nothing else (issue 20; 0.1.0 bumped a counter on
+-- the session row): its seq is the thread's newest + 1, read from the messages' primary key in
+-- the INSERT, and two appends of one thread that race meet on that key (the second waits for the
+-- first, then takes the next number), so appends to one thread go one at a time, appends to
+-- different threads never wait on each other, and no two appends can deadlock. The session row
+-- holds no counter and no current checkpoint: the reads compute both (ai._session_as_read). A
+-- status change and a claim's thread lock take the session row (FOR NO KEY UPDATE); a checkpoint
+-- put holds it FOR KEY SHARE. Events take no session lock at all.
 --
 -- Time. Every function reads the time through ai.now(), once, at its start. Tests freeze or
 -- move that clock with the setting ai.frozen_now instead of sleeping.

@@ -60,12 +60,17 @@ create table ai.agent_sessions (
   constraint agent_sessions_thread_owner unique (thread_id, owner),
   -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as every column it reads is NOT NULL.
   constraint agent_sessions_row_check check (ai._check_session_row(thread_id, status, config, last_seq, completed_at))
-) with (fillfactor = 80);  -- room for HOT updates: every append rewrites last_seq and updated_at
+) with (fillfactor = 80);  -- 0.1.0's: every append rewrote last_seq and updated_at (HOT room)
+-- 0.1.0's comments, no longer true: appends and checkpoint puts do not write this row (issue 20),
+-- and the change sessions_dead_columns drops last_seq and current_checkpoint_id, the row check's
+-- last_seq argument and the fillfactor, and sets the table's comment (a released table change is
+-- not edited).
 comment on table ai.agent_sessions is 'One row per agent run (thread): owner, status, configuration, message counter and current checkpoint.';
 comment on column ai.agent_sessions.last_seq is 'The seq of the newest message; appends bump it under the row lock, so seq has no gaps.';
 comment on column ai.agent_sessions.current_checkpoint_id is 'The newest checkpoint of the root namespace (kept by the checkpoint functions).';
 
--- Not on updated_at: every append rewrites it, and an index on it would forbid HOT updates.
+-- Not on updated_at: a status change rewrites it (0.1.0: every append), and an index on it would
+-- forbid HOT updates.
 create index agent_sessions_owner_created on ai.agent_sessions (owner, created_at desc);
 
 alter table ai.agent_sessions enable row level security;

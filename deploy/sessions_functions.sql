@@ -69,27 +69,69 @@ $$;
 comment on function ai._fence(text, bigint, bigint) is 'Internal guard of every write made for a job: nothing without job_id and fencing_token; AS002 for one without the other; ai.fenced_write (AS006 lease lost, AS001 unknown job); AS002 when the job is not the thread''s (thread_id NULL: the job''s own thread).';
 revoke execute on function ai._fence(text, bigint, bigint) from public;
 
--- A session row as readers see it (issue 20): appends and checkpoint puts no longer write the
+-- A session as readers see it (issues 20, 33): appends and checkpoint puts do not write the
 -- session row, so last_seq and current_checkpoint_id are computed from the rows they stand for:
 -- the thread's newest message seq (the primary key, read backwards) and its newest root-namespace
--- checkpoint (the same). The stored columns stay for 0.1.0 readers of the table, no longer kept.
+-- checkpoint (the same). The table holds neither (the change sessions_dead_columns dropped
+-- them); the reads (get_session, create_session, set_session_status here, restore_session,
+-- list_sessions, find_sessions) return ai.session: the columns a 0.1.0 reader of the table got,
+-- of the same names, types and order, so a caller reads the same row.
+-- The type is the reads' return shape, so it is defined here, with the first of them, and not in
+-- a table change: the bundle (scripts/bundle.sh) puts this change at its first place in the plan,
+-- before any later table change, and a return type must exist when its function is created.
+-- Created only when absent, so the change deploys over itself; the revert drops it.
+do $$
+begin
+  if pg_catalog.to_regtype('ai.session') is null then
+    create type ai.session as (
+      thread_id text,
+      owner text,
+      status text,
+      config jsonb,
+      current_checkpoint_id text,
+      last_seq bigint,
+      created_at timestamptz,
+      updated_at timestamptz,
+      completed_at timestamptz
+    );
+  end if;
+end
+$$;
+comment on type ai.session is
+  'A session as the reads return it: the columns of ai.agent_sessions, with current_checkpoint_id (the newest checkpoint of the root namespace, NULL without) and last_seq (the newest message''s seq, 0 without) computed from the thread''s rows.';
+-- The reads below returned the table's row type before ai.session: a deploy over that version
+-- drops them first (CREATE OR REPLACE cannot change a return type); over itself it drops nothing.
+do $$
+declare
+  f pg_catalog.regprocedure;
+begin
+  for f in select p.oid::pg_catalog.regprocedure from pg_catalog.pg_proc p
+           where p.pronamespace = 'ai'::pg_catalog.regnamespace
+             and p.proname in ('_session_as_read', 'get_session', 'create_session', 'set_session_status')
+             and p.prorettype = 'ai.agent_sessions'::pg_catalog.regtype loop
+    execute pg_catalog.format('drop function %s', f);
+  end loop;
+end
+$$;
+
 -- PL/pgSQL: the tables it reads are deployed after this change's first version.
-create or replace function ai._session_as_read(s ai.agent_sessions) returns ai.agent_sessions
+create or replace function ai._session_as_read(s ai.agent_sessions) returns ai.session
 language plpgsql stable
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  s.last_seq := coalesce((select m.seq from ai.session_messages m where m.thread_id = s.thread_id
-                          order by m.seq desc limit 1), 0);
-  s.current_checkpoint_id := (select c.checkpoint_id from ai.checkpoints c
-                              where c.thread_id = s.thread_id and c.checkpoint_ns = ''
-                              order by c.checkpoint_id desc limit 1);
-  return s;
+  return row(s.thread_id, s.owner, s.status, s.config,
+             (select c.checkpoint_id from ai.checkpoints c
+              where c.thread_id = s.thread_id and c.checkpoint_ns = ''
+              order by c.checkpoint_id desc limit 1),
+             coalesce((select m.seq from ai.session_messages m where m.thread_id = s.thread_id
+                       order by m.seq desc limit 1), 0),
+             s.created_at, s.updated_at, s.completed_at)::ai.session;
 end
 $$;
-comment on function ai._session_as_read(ai.agent_sessions) is 'Internal: a session row with last_seq (newest message seq, 0 without) and current_checkpoint_id (newest root-namespace checkpoint) computed, as get_session and list_sessions return it.';
+comment on function ai._session_as_read(ai.agent_sessions) is 'Internal: a session row as the reads return it (ai.session), last_seq (newest message seq, 0 without) and current_checkpoint_id (newest root-namespace checkpoint) computed.';
 
-create or replace function ai.get_session(thread_id text) returns ai.agent_sessions
+create or replace function ai.get_session(thread_id text) returns ai.session
 language plpgsql stable
 security definer
 set search_path = pg_catalog, pg_temp
@@ -207,7 +249,7 @@ $$;
 comment on function ai._start_session(text, text, jsonb, jsonb) is 'Internal: creates a session row with its start event and returns true, or returns false when the thread id exists (whoever owns it) or is archived (reserved until restored). Safe against concurrent creates of the same thread and a concurrent archive of it.';
 
 create or replace function ai.create_session(thread_id text default null, config jsonb default '{}')
-returns ai.agent_sessions
+returns ai.session
 language plpgsql volatile
 security definer
 set search_path = pg_catalog, pg_temp
@@ -237,13 +279,13 @@ begin
       message = format('thread id %s is not available', a_thread_id),
       hint = 'pass NULL to get a fresh id';
   end if;
-  return s;
+  return ai._session_as_read(s);  -- an existing session's (a retry's) last_seq and checkpoint too
 end
 $$;
 comment on function ai.create_session(text, jsonb) is
-  'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns (also concurrently) returns the existing row unchanged. AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant or to an archived session (reserved until ai.restore_session).';
+  'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns (also concurrently) returns the existing row unchanged. Returns ai.session (last_seq and current_checkpoint_id computed, as get_session does). AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant or to an archived session (reserved until ai.restore_session).';
 
-create or replace function ai.set_session_status(thread_id text, status text) returns ai.agent_sessions
+create or replace function ai.set_session_status(thread_id text, status text) returns ai.session
 language plpgsql volatile
 security definer
 set search_path = pg_catalog, pg_temp
@@ -268,7 +310,7 @@ begin
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
   if s.status = a_status then
-    return s;
+    return ai._session_as_read(s);
   end if;
   if not ai._session_transition_allowed(s.status, a_status) then
     raise exception using errcode = 'AS004',
@@ -285,11 +327,11 @@ begin
 
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (s.thread_id, s.owner, 'status', pg_catalog.jsonb_build_object('from', v_from, 'to', a_status), v_now);
-  return s;
+  return ai._session_as_read(s);
 end
 $$;
 comment on function ai.set_session_status(text, text) is
-  'Moves a session to a new status (active, waiting, completed, failed, cancelled) and records a status event. active and waiting may go anywhere; completed, failed and cancelled are final; the same status again is a no-op. AS001 unknown thread, AS002 unknown status, AS004 transition not allowed.';
+  'Moves a session to a new status (active, waiting, completed, failed, cancelled) and records a status event. active and waiting may go anywhere; completed, failed and cancelled are final; the same status again is a no-op. Returns the session as get_session does. AS001 unknown thread, AS002 unknown status, AS004 transition not allowed.';
 
 revoke execute on function ai._guard_session_status() from public;  -- a trigger needs no grant
 revoke execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),

@@ -26,7 +26,7 @@ drop function ai._list_checkpoints_any(text, text, text, integer, jsonb, text, t
 drop function ai.checkpoint_lineage(text, text, text, text, integer);
 drop function ai.checkpoints_between(text, timestamptz, timestamptz, integer, text, text);
 drop function ai.prune_idle_threads(interval, text, integer, text);
-drop procedure ai.prune_all_idle_threads(interval, text, integer);
+drop procedure ai.prune_all_idle_threads(interval, text, integer, text);
 
 -- A tombstone is what deletes a session: ai.delete_thread writes one for the caller's own thread
 -- and this trigger then deletes that owner's session of that thread; the foreign keys cascade to

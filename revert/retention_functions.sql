@@ -8,6 +8,8 @@ begin;
 
 drop function ai.archive_skips(integer, text);
 drop function ai._archive_threads(text[]);
+-- returns ai.session since (issue 33); 0.1.0's returns the table's row type
+drop function ai.restore_session(text);
 
 -- The columns a copy names, of the hot table: all of them into the archive (where a generated
 -- column is a plain one that keeps its value), the non-generated ones on the way back (the hot

@@ -10,6 +10,11 @@ begin;
 -- added after v0.1.0 (deploy/sessions_functions.sql)
 drop function ai._session_as_read(ai.agent_sessions);
 drop function ai._fence(text, bigint, bigint);
+-- these return ai.session since (issue 33); 0.1.0's return the table's row type
+drop function ai.get_session(text);
+drop function ai.create_session(text, jsonb);
+drop function ai.set_session_status(text, text);
+drop type ai.session;  -- their return type (restore_session, list_sessions and find_sessions are reverted before)
 
 create or replace function ai._check_thread_id(thread_id text) returns void
 language sql immutable parallel safe

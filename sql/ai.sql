@@ -23,10 +23,14 @@ set local check_function_bodies = off;
 --     second session of it that would stop the archive's sweep or block the restore (a sweep
 --     that meets a row it cannot move leaves it hot, lists it and goes on). deploy/archive_conflicts.sql.
 --
--- Locks. An append locks its session row (FOR NO KEY UPDATE, via the UPDATE that bumps
--- last_seq) and nothing else, so appends to one thread are serialized, appends to different
--- threads never wait on each other, and no two appends can deadlock (each takes one lock).
--- A status change takes the same row lock. Events take no session lock at all.
+-- Locks. An append writes its message row and nothing else (issue 20; 0.1.0 bumped a counter on
+-- the session row): its seq is the thread's newest + 1, read from the messages' primary key in
+-- the INSERT, and two appends of one thread that race meet on that key (the second waits for the
+-- first, then takes the next number), so appends to one thread go one at a time, appends to
+-- different threads never wait on each other, and no two appends can deadlock. The session row
+-- holds no counter and no current checkpoint: the reads compute both (ai._session_as_read). A
+-- status change and a claim's thread lock take the session row (FOR NO KEY UPDATE); a checkpoint
+-- put holds it FOR KEY SHARE. Events take no session lock at all.
 --
 -- Time. Every function reads the time through ai.now(), once, at its start. Tests freeze or
 -- move that clock with the setting ai.frozen_now instead of sleeping.
@@ -491,12 +495,17 @@ create table ai.agent_sessions (
   constraint agent_sessions_thread_owner unique (thread_id, owner),
   -- The rules of a row (deploy/schema.sql, "Row rules"): never NULL, as every column it reads is NOT NULL.
   constraint agent_sessions_row_check check (ai._check_session_row(thread_id, status, config, last_seq, completed_at))
-) with (fillfactor = 80);  -- room for HOT updates: every append rewrites last_seq and updated_at
+) with (fillfactor = 80);  -- 0.1.0's: every append rewrote last_seq and updated_at (HOT room)
+-- 0.1.0's comments, no longer true: appends and checkpoint puts do not write this row (issue 20),
+-- and the change sessions_dead_columns drops last_seq and current_checkpoint_id, the row check's
+-- last_seq argument and the fillfactor, and sets the table's comment (a released table change is
+-- not edited).
 comment on table ai.agent_sessions is 'One row per agent run (thread): owner, status, configuration, message counter and current checkpoint.';
 comment on column ai.agent_sessions.last_seq is 'The seq of the newest message; appends bump it under the row lock, so seq has no gaps.';
 comment on column ai.agent_sessions.current_checkpoint_id is 'The newest checkpoint of the root namespace (kept by the checkpoint functions).';
 
--- Not on updated_at: every append rewrites it, and an index on it would forbid HOT updates.
+-- Not on updated_at: a status change rewrites it (0.1.0: every append), and an index on it would
+-- forbid HOT updates.
 create index agent_sessions_owner_created on ai.agent_sessions (owner, created_at desc);
 
 alter table ai.agent_sessions enable row level security;
@@ -610,27 +619,69 @@ $$;
 comment on function ai._fence(text, bigint, bigint) is 'Internal guard of every write made for a job: nothing without job_id and fencing_token; AS002 for one without the other; ai.fenced_write (AS006 lease lost, AS001 unknown job); AS002 when the job is not the thread''s (thread_id NULL: the job''s own thread).';
 revoke execute on function ai._fence(text, bigint, bigint) from public;
 
--- A session row as readers see it (issue 20): appends and checkpoint puts no longer write the
+-- A session as readers see it (issues 20, 33): appends and checkpoint puts do not write the
 -- session row, so last_seq and current_checkpoint_id are computed from the rows they stand for:
 -- the thread's newest message seq (the primary key, read backwards) and its newest root-namespace
--- checkpoint (the same). The stored columns stay for 0.1.0 readers of the table, no longer kept.
+-- checkpoint (the same). The table holds neither (the change sessions_dead_columns dropped
+-- them); the reads (get_session, create_session, set_session_status here, restore_session,
+-- list_sessions, find_sessions) return ai.session: the columns a 0.1.0 reader of the table got,
+-- of the same names, types and order, so a caller reads the same row.
+-- The type is the reads' return shape, so it is defined here, with the first of them, and not in
+-- a table change: the bundle (scripts/bundle.sh) puts this change at its first place in the plan,
+-- before any later table change, and a return type must exist when its function is created.
+-- Created only when absent, so the change deploys over itself; the revert drops it.
+do $$
+begin
+  if pg_catalog.to_regtype('ai.session') is null then
+    create type ai.session as (
+      thread_id text,
+      owner text,
+      status text,
+      config jsonb,
+      current_checkpoint_id text,
+      last_seq bigint,
+      created_at timestamptz,
+      updated_at timestamptz,
+      completed_at timestamptz
+    );
+  end if;
+end
+$$;
+comment on type ai.session is
+  'A session as the reads return it: the columns of ai.agent_sessions, with current_checkpoint_id (the newest checkpoint of the root namespace, NULL without) and last_seq (the newest message''s seq, 0 without) computed from the thread''s rows.';
+-- The reads below returned the table's row type before ai.session: a deploy over that version
+-- drops them first (CREATE OR REPLACE cannot change a return type); over itself it drops nothing.
+do $$
+declare
+  f pg_catalog.regprocedure;
+begin
+  for f in select p.oid::pg_catalog.regprocedure from pg_catalog.pg_proc p
+           where p.pronamespace = 'ai'::pg_catalog.regnamespace
+             and p.proname in ('_session_as_read', 'get_session', 'create_session', 'set_session_status')
+             and p.prorettype = 'ai.agent_sessions'::pg_catalog.regtype loop
+    execute pg_catalog.format('drop function %s', f);
+  end loop;
+end
+$$;
+
 -- PL/pgSQL: the tables it reads are deployed after this change's first version.
-create or replace function ai._session_as_read(s ai.agent_sessions) returns ai.agent_sessions
+create or replace function ai._session_as_read(s ai.agent_sessions) returns ai.session
 language plpgsql stable
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  s.last_seq := coalesce((select m.seq from ai.session_messages m where m.thread_id = s.thread_id
-                          order by m.seq desc limit 1), 0);
-  s.current_checkpoint_id := (select c.checkpoint_id from ai.checkpoints c
-                              where c.thread_id = s.thread_id and c.checkpoint_ns = ''
-                              order by c.checkpoint_id desc limit 1);
-  return s;
+  return row(s.thread_id, s.owner, s.status, s.config,
+             (select c.checkpoint_id from ai.checkpoints c
+              where c.thread_id = s.thread_id and c.checkpoint_ns = ''
+              order by c.checkpoint_id desc limit 1),
+             coalesce((select m.seq from ai.session_messages m where m.thread_id = s.thread_id
+                       order by m.seq desc limit 1), 0),
+             s.created_at, s.updated_at, s.completed_at)::ai.session;
 end
 $$;
-comment on function ai._session_as_read(ai.agent_sessions) is 'Internal: a session row with last_seq (newest message seq, 0 without) and current_checkpoint_id (newest root-namespace checkpoint) computed, as get_session and list_sessions return it.';
+comment on function ai._session_as_read(ai.agent_sessions) is 'Internal: a session row as the reads return it (ai.session), last_seq (newest message seq, 0 without) and current_checkpoint_id (newest root-namespace checkpoint) computed.';
 
-create or replace function ai.get_session(thread_id text) returns ai.agent_sessions
+create or replace function ai.get_session(thread_id text) returns ai.session
 language plpgsql stable
 security definer
 set search_path = pg_catalog, pg_temp
@@ -748,7 +799,7 @@ $$;
 comment on function ai._start_session(text, text, jsonb, jsonb) is 'Internal: creates a session row with its start event and returns true, or returns false when the thread id exists (whoever owns it) or is archived (reserved until restored). Safe against concurrent creates of the same thread and a concurrent archive of it.';
 
 create or replace function ai.create_session(thread_id text default null, config jsonb default '{}')
-returns ai.agent_sessions
+returns ai.session
 language plpgsql volatile
 security definer
 set search_path = pg_catalog, pg_temp
@@ -778,13 +829,13 @@ begin
       message = format('thread id %s is not available', a_thread_id),
       hint = 'pass NULL to get a fresh id';
   end if;
-  return s;
+  return ai._session_as_read(s);  -- an existing session's (a retry's) last_seq and checkpoint too
 end
 $$;
 comment on function ai.create_session(text, jsonb) is
-  'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns (also concurrently) returns the existing row unchanged. AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant or to an archived session (reserved until ai.restore_session).';
+  'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns (also concurrently) returns the existing row unchanged. Returns ai.session (last_seq and current_checkpoint_id computed, as get_session does). AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant or to an archived session (reserved until ai.restore_session).';
 
-create or replace function ai.set_session_status(thread_id text, status text) returns ai.agent_sessions
+create or replace function ai.set_session_status(thread_id text, status text) returns ai.session
 language plpgsql volatile
 security definer
 set search_path = pg_catalog, pg_temp
@@ -809,7 +860,7 @@ begin
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
   if s.status = a_status then
-    return s;
+    return ai._session_as_read(s);
   end if;
   if not ai._session_transition_allowed(s.status, a_status) then
     raise exception using errcode = 'AS004',
@@ -826,11 +877,11 @@ begin
 
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (s.thread_id, s.owner, 'status', pg_catalog.jsonb_build_object('from', v_from, 'to', a_status), v_now);
-  return s;
+  return ai._session_as_read(s);
 end
 $$;
 comment on function ai.set_session_status(text, text) is
-  'Moves a session to a new status (active, waiting, completed, failed, cancelled) and records a status event. active and waiting may go anywhere; completed, failed and cancelled are final; the same status again is a no-op. AS001 unknown thread, AS002 unknown status, AS004 transition not allowed.';
+  'Moves a session to a new status (active, waiting, completed, failed, cancelled) and records a status event. active and waiting may go anywhere; completed, failed and cancelled are final; the same status again is a no-op. Returns the session as get_session does. AS001 unknown thread, AS002 unknown status, AS004 transition not allowed.';
 
 revoke execute on function ai._guard_session_status() from public;  -- a trigger needs no grant
 revoke execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
@@ -968,9 +1019,10 @@ comment on function ai._check_message_row(bigint, text, integer, text) is
 revoke execute on function ai._check_message_row(bigint, text, integer, text) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
--- The conversation, append-only. seq is 1, 2, 3, ... per thread with no gap: it is taken from
--- ai.agent_sessions.last_seq under that row's lock, in the same transaction as the insert, so a
--- rollback returns the number too. Every message has an idempotency key (the caller's, or a
+-- The conversation, append-only. seq is 1, 2, 3, ... per thread with no gap: 0.1.0 took it from
+-- a counter on the session row (ai.agent_sessions.last_seq) under that row's lock; since issue 20
+-- it is the thread's newest seq + 1, read from this table's primary key in the insert itself
+-- (deploy/messages_functions.sql), so a rollback returns the number too. Every message has an idempotency key (the caller's, or a
 -- sha256 of thread, role, content and turn); the unique index on (thread_id, key) turns a retry
 -- into a read of the original row.
 create table ai.session_messages (
@@ -1024,8 +1076,8 @@ comment on type ai.appended_message is 'A message row plus inserted: true when t
 
 -- seq stays 1..n for raw writes too (only the schema owner writes raw: tenants hold no table
 -- privilege, docs/security.md): a message may only take seq 1 or the number right after a message
--- of its thread (issue 20: the number comes from the messages' own primary key, not from
--- agent_sessions.last_seq, which appends no longer maintain). Anything else is AS004, not a later
+-- of its thread (issue 20: the number comes from the messages' own primary key; the session row
+-- holds no counter). Anything else is AS004, not a later
 -- duplicate key or a gap. A restore from the archive inserts 1..n in order.
 create or replace function ai._guard_message_seq() returns trigger
 language plpgsql
@@ -1062,8 +1114,9 @@ begin
 end
 $do$;
 
--- last_seq is no longer kept (the column stays for 0.1.0 readers; ai.get_session computes it):
--- its guard goes. (revert/messages_functions.sql restores both.)
+-- 0.1.0 kept a counter, agent_sessions.last_seq, under this trigger's guard; appends no longer
+-- write the session row (ai.get_session computes last_seq) and the change sessions_dead_columns
+-- drops the column: its guard goes. (revert/messages_functions.sql restores both.)
 -- (DROP TRIGGER locks the table: only where the trigger is still there, and bounded.)
 do $do$
 begin
@@ -3145,9 +3198,10 @@ grant execute on function ai.ulid_time(text) to ai_user, ai_service;
 -- leaves a tombstone in ai.deleted_threads, so a late write from a worker that has not heard of
 -- the deletion raises AS020 instead of bringing the thread back.
 --
--- Locks: put_checkpoint takes the session row (FOR NO KEY UPDATE, via the update of
--- current_checkpoint_id) before inserting, delete_thread deletes that row first; a put racing a
--- delete therefore either commits before it (and is deleted with it) or sees the tombstone.
+-- Locks: put_checkpoint holds the session row (FOR KEY SHARE; 0.1.0 updated a
+-- current_checkpoint_id column there, which the reads now compute) before inserting,
+-- delete_thread deletes that row first; a put racing a delete therefore either commits before it
+-- (and is deleted with it) or sees the tombstone.
 
 insert into ai.error_codes (sqlstate, name, description) values
   ('AS020', 'thread_deleted', 'The thread was deleted with ai.delete_thread: a late checkpoint or write cannot bring it back.');
@@ -4928,23 +4982,37 @@ $$;
 comment on function ai.prune_idle_threads(interval, text, integer, text) is
   'Retention by age, one bounded batch: of the next max_threads sessions the caller sees (newest first, after after_thread_id; 1 to 10000, default 1000), prunes (ai.prune_checkpoints with the given strategy) those whose newest checkpoint is older than now - idle. Returns how many threads it pruned and next_thread_id, the after_thread_id of the next batch (NULL: the walk is done). ai.prune_all_idle_threads walks every batch, committing each. AS001 unknown cursor session, AS002 bad argument, AS062 a prune in a repeatable read or serializable transaction.';
 
+-- The whole walk, one transaction per batch: a batch's session locks (ai.prune_checkpoints takes
+-- them before it deletes) and its dead rows end with its COMMIT, so a writer of a pruned thread
+-- goes on while later batches run, and vacuum can reclaim what a batch deleted. Each committed
+-- batch reports its cursor in a NOTICE; a walk stopped midway (cancelled, a lost connection)
+-- resumes with after_thread_id => that cursor instead of walking the pruned sessions again.
+-- No SET clause: PostgreSQL refuses COMMIT in a procedure that has one (the first version had
+-- one, so every CALL failed at its first COMMIT). It is not SECURITY DEFINER and calls only the
+-- pinned ai.prune_idle_threads, every name qualified.
+drop procedure if exists ai.prune_all_idle_threads(interval, text, integer);
 create or replace procedure ai.prune_all_idle_threads(idle interval, strategy text default 'keep_latest',
-                                           batch_size integer default 1000)
+                                           batch_size integer default 1000, after_thread_id text default null)
 language plpgsql
-set search_path = pg_catalog, pg_temp
 as $$
 declare
-  v_next text;
+  v_next text := after_thread_id;
+  v_pruned integer;
 begin
   loop
-    select b.next_thread_id into v_next from ai.prune_idle_threads(idle, strategy, batch_size, v_next) b;
-    commit;  -- one transaction per batch: its locks and its WAL end with it
-    exit when v_next is null;
+    select b.pruned, b.next_thread_id into v_pruned, v_next
+    from ai.prune_idle_threads(idle, strategy, batch_size, v_next) b;
+    commit;  -- one transaction per batch: its locks and its dead rows end with it
+    if v_next is null then
+      raise notice 'prune_all_idle_threads: % threads pruned in the last batch, the walk is done', v_pruned;
+      exit;
+    end if;
+    raise notice 'prune_all_idle_threads: % threads pruned in a committed batch, next after_thread_id %', v_pruned, v_next;
   end loop;
 end
 $$;
-comment on procedure ai.prune_all_idle_threads(interval, text, integer) is
-  'Retention by age over every session the caller sees: ai.prune_idle_threads batch after batch of batch_size sessions, committing each (CALL it outside a transaction block, e.g. from cron or pg_cron).';
+comment on procedure ai.prune_all_idle_threads(interval, text, integer, text) is
+  'Retention by age over every session the caller sees: ai.prune_idle_threads batch after batch of batch_size sessions (after after_thread_id when given), committing each, so a batch''s locks and dead rows end with it. Each committed batch raises a NOTICE naming the next after_thread_id: a walk stopped midway resumes from it. CALL it outside a transaction block (e.g. from cron or pg_cron). AS001 unknown cursor session, AS002 bad argument.';
 
 -- The 0.1.0 fence of put_checkpoint and put_writes (both-or-neither, no thread check) gave way
 -- to ai._fence(thread_id, job_id, fencing_token), the one guard of every write made for a job
@@ -4968,7 +5036,7 @@ revoke execute on function
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
   ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text, integer, text)
 from public;
-revoke execute on procedure ai.prune_all_idle_threads(interval, text, integer) from public;
+revoke execute on procedure ai.prune_all_idle_threads(interval, text, integer, text) from public;
 grant execute on function
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, jsonb, ai.step_commit),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
@@ -4977,7 +5045,7 @@ grant execute on function
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
   ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text, integer, text)
 to ai_user, ai_service;
-grant execute on procedure ai.prune_all_idle_threads(interval, text, integer) to ai_user, ai_service;
+grant execute on procedure ai.prune_all_idle_threads(interval, text, integer, text) to ai_user, ai_service;
 
 
 -- ===== change: compaction =====
@@ -5065,7 +5133,7 @@ begin
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
-  -- the newest seq (agent_sessions.last_seq is no longer kept)
+  -- the newest seq (computed: the session row does not hold it)
   v_last := coalesce((select m.seq from ai.session_messages m where m.thread_id = a_thread_id
                       order by m.seq desc limit 1), 0);
 
@@ -5633,7 +5701,17 @@ $$;
 comment on function ai.archive_skips(integer, text) is
   'The finished sessions ai.archive_sessions could not move, by thread id, at most max_rows (1 to 10000; NULL or omitted: 100), after after_thread_id (the last row''s, for the next page): thread, owner, the SQLSTATE, constraint and message of the last attempt, when first and last skipped, how many attempts. Each stays hot and is tried again last in every sweep. For ai_service. AS002 bad argument.';
 
-create or replace function ai.restore_session(thread_id text) returns ai.agent_sessions
+-- 0.1.0's restore_session returned the table's row type: dropped first when it still does
+-- (CREATE OR REPLACE cannot change a return type); a deploy over itself drops nothing.
+do $$
+begin
+  if (select p.prorettype from pg_catalog.pg_proc p
+      where p.oid = pg_catalog.to_regprocedure('ai.restore_session(text)')) = 'ai.agent_sessions'::pg_catalog.regtype then
+    drop function ai.restore_session(text);
+  end if;
+end
+$$;
+create or replace function ai.restore_session(thread_id text) returns ai.session
 language plpgsql volatile
 security definer
 set search_path = pg_catalog, pg_temp
@@ -6338,7 +6416,7 @@ begin
       message = format('job %s: only a job whose payload is a JSON object can wait for a person (the decision is added to it)', a_job_id);
   end if;
 
-  -- the thread's newest root checkpoint (agent_sessions.current_checkpoint_id is no longer kept)
+  -- the thread's newest root checkpoint (computed: the session row does not hold it)
   select c.checkpoint_id into v_current from ai.checkpoints c
   where c.thread_id = j.thread_id and c.checkpoint_ns = '' order by c.checkpoint_id desc limit 1;
   if v_current is not null and v_current <> a_checkpoint then
@@ -6426,6 +6504,7 @@ declare
   a_decision alias for $3;
   v_now timestamptz := ai.now();
   v_job bigint;
+  v_current text;
   s ai.agent_sessions;
   h ai.human_approvals;
   j ai.agent_jobs;
@@ -6446,13 +6525,13 @@ begin
     perform from ai.agent_jobs u where u.job_id = v_job and u.status = 'AWAITING_HUMAN' for no key update;
   end if;
   select * into s from ai.agent_sessions x where x.thread_id = a_thread_id for no key update;
-  -- computed: the newest root checkpoint (the stored column is no longer kept)
-  s.current_checkpoint_id := (select c.checkpoint_id from ai.checkpoints c
-                              where c.thread_id = a_thread_id and c.checkpoint_ns = ''
-                              order by c.checkpoint_id desc limit 1);
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
+  -- the thread's newest root checkpoint (computed: the session row does not hold it)
+  v_current := (select c.checkpoint_id from ai.checkpoints c
+                where c.thread_id = a_thread_id and c.checkpoint_ns = ''
+                order by c.checkpoint_id desc limit 1);
   select * into h from ai.human_approvals x where x.thread_id = a_thread_id and x.status = 'pending' for update;
   if not found then
     if exists (select from ai.human_approvals x
@@ -6471,10 +6550,10 @@ begin
     end if;
     raise exception using errcode = 'AS032', message = format('thread %s does not wait for a person', a_thread_id);
   end if;
-  if h.checkpoint_id <> a_checkpoint or (s.current_checkpoint_id is not null and s.current_checkpoint_id <> a_checkpoint) then
+  if h.checkpoint_id <> a_checkpoint or (v_current is not null and v_current <> a_checkpoint) then
     raise exception using errcode = 'AS034',
       message = format('checkpoint %s is stale: thread %s waits at %s', a_checkpoint, a_thread_id,
-                       coalesce(s.current_checkpoint_id, h.checkpoint_id));
+                       coalesce(v_current, h.checkpoint_id));
   end if;
   if s.status <> 'waiting' then
     raise exception using errcode = 'AS032',
@@ -6785,12 +6864,27 @@ comment on function ai.find_jobs(text, text, text, interval, text[], text, integ
 revoke execute on function ai.find_jobs(text, text, text, interval, text[], text, integer, bigint) from public;
 grant execute on function ai.find_jobs(text, text, text, interval, text[], text, integer, bigint) to ai_user, ai_service;
 
+-- find_sessions and list_sessions returned the table's row type before ai.session (issue 33): a
+-- deploy over that version drops them first (CREATE OR REPLACE cannot change a return type);
+-- over itself it drops nothing.
+do $$
+declare
+  f pg_catalog.regprocedure;
+begin
+  for f in select p.oid::pg_catalog.regprocedure from pg_catalog.pg_proc p
+           where p.pronamespace = 'ai'::pg_catalog.regnamespace and p.proname in ('find_sessions', 'list_sessions')
+             and p.prorettype = 'ai.agent_sessions'::pg_catalog.regtype loop
+    execute pg_catalog.format('drop function %s', f);
+  end loop;
+end
+$$;
+
 -- Sessions with the runs page's filters in the query (ai.list_sessions calls it without them).
 create or replace function ai.find_sessions(status text default null, owner text default null,
                                             younger_than interval default null, meta_path text[] default null,
                                             meta_value text default null, max_rows integer default 100,
                                             before_thread_id text default null)
-returns setof ai.agent_sessions
+returns setof ai.session
 language plpgsql stable
 set plan_cache_mode = force_custom_plan
 security definer
@@ -6853,7 +6947,7 @@ drop function if exists ai.list_sessions(text, text, integer);
 -- read back, so the next page starts where this one ended however many sessions share a time.
 create or replace function ai.list_sessions(status text default null, owner text default null, max_rows integer default 100,
                                  before_thread_id text default null)
-returns setof ai.agent_sessions
+returns setof ai.session
 language plpgsql stable
 -- planned per call: the caller decides the index (a tenant's own rows, or every owner's); a
 -- generic plan would guess an average owner's share and read the other tenants' rows
@@ -7210,7 +7304,7 @@ begin
   perform ai._session_owner(a_thread_id);
   perform ai._check_checkpoint_ns(a_ns);
   perform ai._check_limit(a_max_rows, 'max_rows');
-  -- the newest root checkpoint (agent_sessions.current_checkpoint_id is no longer kept)
+  -- the newest root checkpoint (computed: the session row does not hold it)
   select c.checkpoint_id into v_current from ai.checkpoints c
   where c.thread_id = a_thread_id and c.checkpoint_ns = '' order by c.checkpoint_id desc limit 1;
   return query
@@ -10162,11 +10256,85 @@ create index human_approvals_owner_decided on ai.human_approvals (owner, decided
   where status <> 'pending';
 
 
+-- ===== change: sessions_dead_columns =====
+-- Deploy agent-state:sessions_dead_columns to pg
+-- requires: sessions
+-- requires: retention
+-- requires: comments_0_2
+-- requires: sessions_functions
+--
+-- ai.agent_sessions without the columns nothing writes (issue 33). 0.1.0 kept a message counter
+-- (last_seq) and the newest root checkpoint (current_checkpoint_id) on the session row, updated by
+-- every append and every put; since issue 20 appends and puts leave the row alone and the reads
+-- compute both from the rows they stand for (ai._session_as_read, returning ai.session with the
+-- same columns). Stored, they only went stale (after three appends last_seq read 0). Dropped here,
+-- from the table and its ai_archive twin, with what hung on them:
+--   * the row check: ai._check_session_row without its last_seq argument (the other rules are the
+--     same, so every stored row keeps passing them);
+--   * fillfactor 80: it left a fifth of each page empty for the HOT updates every append made;
+--     a session row is now updated only when its status changes, so the default (100) packs it.
+--     RESET changes no page already written; new rows fill their pages.
+-- Planned after every functions change: a body that read or wrote the columns (0.1.0's append
+-- bumped last_seq) is gone before the columns go, so a worker of either release running while
+-- this deploys never meets a missing column. DROP COLUMN rewrites no row, but the table takes an
+-- ACCESS EXCLUSIVE lock until the commit, and the new CHECK reads every row (one call per
+-- session, under that lock): bounded by the lock_timeout below when none is set.
+
+select pg_catalog.set_config('lock_timeout', '5s', true) where pg_catalog.current_setting('lock_timeout') = '0';
+
+create function ai._check_session_row(thread_id text, status text, config jsonb, completed_at timestamptz)
+returns boolean
+language plpgsql immutable parallel safe
+as $$
+begin
+  if (pg_catalog.char_length(thread_id) between 1 and 255) is not true then
+    raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
+      message = 'a thread_id has 1 to 255 characters';
+  end if;
+  if status is null or status not in ('active', 'waiting', 'completed', 'failed', 'cancelled') then
+    raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
+      message = format('session status %s is not active, waiting, completed, failed or cancelled',
+                       coalesce(pg_catalog.quote_literal(status), 'NULL'));
+  end if;
+  if pg_catalog.jsonb_typeof(config) is distinct from 'object' then
+    raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
+      message = 'a session''s config is a JSON object';
+  end if;
+  if (completed_at is not null) <> (status in ('completed', 'failed', 'cancelled')) then
+    raise exception using errcode = '23514', constraint = 'agent_sessions_row_check',
+      message = 'completed_at is set exactly when a session is completed, failed or cancelled';
+  end if;
+  return true;
+end
+$$;
+comment on function ai._check_session_row(text, text, jsonb, timestamptz) is
+  'Internal: the row rules of ai.agent_sessions, called by its CHECK for every row written (and of its ai_archive twin): thread_id length, status, config an object, completed_at with a final status; raises 23514 naming the rule a row breaks, true when none is broken.';
+revoke execute on function ai._check_session_row(text, text, jsonb, timestamptz) from public;
+
+-- the hot table first, then its twin: the order in which an archive sweep takes them
+alter table ai.agent_sessions
+  drop constraint agent_sessions_row_check,
+  drop column current_checkpoint_id,
+  drop column last_seq,
+  add constraint agent_sessions_row_check check (ai._check_session_row(thread_id, status, config, completed_at)),
+  reset (fillfactor);
+alter table ai_archive.agent_sessions
+  drop constraint agent_sessions_row_check,
+  drop column current_checkpoint_id,
+  drop column last_seq,
+  add constraint agent_sessions_row_check check (ai._check_session_row(thread_id, status, config, completed_at));
+
+drop function ai._check_session_row(text, text, jsonb, bigint, timestamptz);
+
+comment on table ai.agent_sessions is
+  'One row per agent run (thread): owner, status, configuration and times. The newest message''s seq and the newest root checkpoint are not stored: the reads compute them (ai.session).';
+
+
 -- ===== version marker =====
 -- A database installed from this file has no sqitch registry: the schema's comment names the last
 -- change it holds. agent_state.schema.status() reads it; docs/upgrading.md moves such a
--- database to sqitch (sqitch deploy --log-only --to approval_history, then sqitch deploy).
--- sqitch change: approval_history
-comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change approval_history)';
+-- database to sqitch (sqitch deploy --log-only --to sessions_dead_columns, then sqitch deploy).
+-- sqitch change: sessions_dead_columns
+comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change sessions_dead_columns)';
 
 commit;

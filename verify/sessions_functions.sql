@@ -4,6 +4,13 @@ begin;
 
 select 'ai._session_as_read(ai.agent_sessions)'::regprocedure;
 select 'ai._fence(text, bigint, bigint)'::regprocedure;
+-- the reads return ai.session, the columns a 0.1.0 reader of the table got, in their order
+select 1 / (pg_catalog.string_agg(a.attname, ',' order by a.attnum)
+            = 'thread_id,owner,status,config,current_checkpoint_id,last_seq,created_at,updated_at,completed_at')::int
+from pg_catalog.pg_attribute a
+where a.attrelid = (select t.typrelid from pg_catalog.pg_type t where t.oid = 'ai.session'::pg_catalog.regtype)
+  and a.attnum > 0 and not a.attisdropped;
+select 1 / (pg_catalog.pg_get_function_result('ai.get_session(text)'::regprocedure) = 'ai.session')::int;
 
 select 'ai._check_thread_id(text)'::regprocedure;
 select 'ai._session_owner(text)'::regprocedure;

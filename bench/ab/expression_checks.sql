@@ -6,9 +6,9 @@ alter table ai.agent_sessions drop constraint agent_sessions_row_check,
   add constraint agent_sessions_row_check check (
     (pg_catalog.char_length(thread_id) between 1 and 255
      and status in ('active', 'waiting', 'completed', 'failed', 'cancelled')
-     and pg_catalog.jsonb_typeof(config) = 'object' and last_seq >= 0
+     and pg_catalog.jsonb_typeof(config) = 'object'
      and (completed_at is not null) = (status in ('completed', 'failed', 'cancelled')))
-    or ai._check_session_row(thread_id, status, config, last_seq, completed_at));
+    or ai._check_session_row(thread_id, status, config, completed_at));
 alter table ai.session_messages drop constraint session_messages_row_check,
   add constraint session_messages_row_check check (
     (seq > 0 and role in ('system', 'user', 'assistant', 'tool_call', 'tool_result') and token_count >= 0

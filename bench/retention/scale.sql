@@ -9,8 +9,8 @@ insert into ai.agent_jobs (thread_id, owner, queue, run_at, created_at, updated_
 select 'bq-' || (i % 10000), 'bench_worker', 'scale-filler', now() + interval '10 years', now(), now()
 from generate_series(1, :n) i;
 -- the archive's twin: 1,000 archived sessions holding :n jobs
-insert into ai_archive.agent_sessions (thread_id, owner, status, last_seq, created_at, updated_at, completed_at)
-select 'scale-archived-' || i, 'bench_worker', 'completed', 0, now() - interval '2 years', now() - interval '2 years',
+insert into ai_archive.agent_sessions (thread_id, owner, status, created_at, updated_at, completed_at)
+select 'scale-archived-' || i, 'bench_worker', 'completed', now() - interval '2 years', now() - interval '2 years',
        now() - interval '2 years'
 from generate_series(1, 1000) i;
 insert into ai_archive.agent_jobs (job_id, thread_id, owner, queue, status, run_at, attempts, finished_at,
@@ -20,8 +20,8 @@ select -i, 'scale-archived-' || (i % 1000 + 1), 'bench_worker', 'scale-filler', 
 from generate_series(1, :n) i;
 -- :k finished sessions, two finished jobs each
 set session_replication_role = replica;
-insert into ai.agent_sessions (thread_id, owner, status, last_seq, created_at, updated_at, completed_at)
-select 'scale-' || i, 'bench_worker', 'completed', 0, now() - interval '366 days', now() - interval '365 days',
+insert into ai.agent_sessions (thread_id, owner, status, created_at, updated_at, completed_at)
+select 'scale-' || i, 'bench_worker', 'completed', now() - interval '366 days', now() - interval '365 days',
        now() - interval '365 days'
 from generate_series(1, :k) i;
 insert into ai.agent_jobs (thread_id, owner, queue, status, run_at, attempts, finished_at, created_at, updated_at, result)

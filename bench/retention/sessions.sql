@@ -1,8 +1,8 @@
 -- :n finished sessions (completed a year ago) of 50 messages and 2 events each, for the archiver.
--- Bulk-loaded with triggers off (session_replication_role = replica), so last_seq is set by hand.
+-- Bulk-loaded with triggers off (session_replication_role = replica).
 set session_replication_role = replica;
-insert into ai.agent_sessions (thread_id, owner, status, last_seq, created_at, updated_at, completed_at)
-select 'done-' || i, 'bench_worker', 'completed', 50, now() - interval '366 days', now() - interval '365 days',
+insert into ai.agent_sessions (thread_id, owner, status, created_at, updated_at, completed_at)
+select 'done-' || i, 'bench_worker', 'completed', now() - interval '366 days', now() - interval '365 days',
        now() - interval '365 days'
 from generate_series(1, :n) i;
 insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, idempotency_key, created_at)

@@ -2,8 +2,8 @@
 -- :n / 10 eval runs and :n / 10 pending approvals. Bulk-loaded as a superuser in the bench's own
 -- database (the functions would take minutes); every row is one the functions could have written.
 set session_replication_role = replica;  -- the row triggers are the functions' business, not the load's
-insert into ai.agent_sessions (thread_id, owner, status, last_seq, created_at, updated_at)
-select 'b-' || i, 'bench_tenant_b', 'active', 0, now() - interval '1 day' + i * interval '1 ms', now()
+insert into ai.agent_sessions (thread_id, owner, status, created_at, updated_at)
+select 'b-' || i, 'bench_tenant_b', 'active', now() - interval '1 day' + i * interval '1 ms', now()
 from generate_series(1, greatest(:n / 10, 1)) i;
 insert into ai.agent_jobs (thread_id, owner, queue, run_at, created_at, updated_at)
 select 'b-' || (i % greatest(:n / 10, 1) + 1), 'bench_tenant_b', 'tenant-reads', now() + interval '10 years', now(), now()

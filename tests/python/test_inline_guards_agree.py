@@ -307,7 +307,7 @@ GUARDS_AND_ROWS = [
     GuardAndRow("job idempotency key (enqueue_job)", f"select ai._check_text({T}, 'idempotency_key')",
                 f"select ai._check_job_row('PENDING', 'q', 0, 1, {T}, null, null)", NON_NULL_TEXT_255),
     GuardAndRow("thread id (every call)", f"select ai._check_thread_id({T})",
-                f"select ai._check_session_row({T}, 'active', '{{}}', 0, null)", TEXT_255),
+                f"select ai._check_session_row({T}, 'active', '{{}}', null)", TEXT_255),
     GuardAndRow("message idempotency key (append_message_idempotent)",
                 f"select ai._check_text({T}, 'idempotency_key', 255)",
                 f"select ai._check_message_row(1, 'user', 0, {T})", NON_NULL_TEXT_255),

@@ -11,7 +11,7 @@ select ai.create_session('vs1') is not null as created \gset
 select ai.append_message_idempotent('vs1', 'user', '{"text": "hi"}') is not null as appended \gset
 select ai.set_session_status('vs1', 'completed') is not null as finished \gset
 reset role;
-select ok(coalesce(pg_stat_get_xact_function_calls('ai._check_session_row(text, text, jsonb, bigint, timestamptz)'::regprocedure), 0) > 0,
+select ok(coalesce(pg_stat_get_xact_function_calls('ai._check_session_row(text, text, jsonb, timestamptz)'::regprocedure), 0) > 0,
           'the valid rows written went through the row-rule function, which let them pass');
 
 select throws_ok($$update ai.agent_sessions set completed_at = null where thread_id = 'vs1'$$,

@@ -11,15 +11,17 @@ select plan(3);
 --   * the clock and the identity functions and the message defaults, which every call runs (a SET
 --     clause costs each call a search-path switch and stops inlining, docs/benchmarks.md): their
 --     bodies qualify every name, type and operator instead;
---   * ai.archive_all_sessions, a procedure that commits between batches (Postgres refuses COMMIT in
---     a procedure with a SET clause); it calls only the pinned ai.archive_sessions.
+--   * ai.archive_all_sessions and ai.prune_all_idle_threads, procedures that commit between batches
+--     (Postgres refuses COMMIT in a procedure with a SET clause); they call only the pinned
+--     ai.archive_sessions and ai.prune_idle_threads.
 select is_empty($$
   select p.oid::regprocedure::text from pg_proc p
   where p.pronamespace = 'ai'::regnamespace and p.proname not like '\_%'
     and p.oid not in ('ai.now()'::regprocedure, 'ai.calling_role()'::regprocedure, 'ai.current_owner()'::regprocedure,
                       'ai.sees_all_owners()'::regprocedure, 'ai.estimate_tokens(jsonb)'::regprocedure,
                       'ai.message_key(text, text, jsonb, integer)'::regprocedure,
-                      'ai.archive_all_sessions(interval, integer)'::regprocedure)
+                      'ai.archive_all_sessions(interval, integer)'::regprocedure,
+                      'ai.prune_all_idle_threads(interval, text, integer, text)'::regprocedure)
     and not (coalesce(p.proconfig, '{}') @> array['search_path=pg_catalog, pg_temp'])$$,
   'every other function in schema ai sets search_path = pg_catalog, pg_temp');
 select is_empty($$
