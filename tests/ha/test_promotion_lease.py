@@ -15,33 +15,20 @@ formation is healthy for the next test. Every wait is bounded.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
 import psycopg
-from formation import HA_DIR, PORT, ROOT, ha, healthy, primary_port, url, wait
+from formation import HA_DIR, PORT, ha, healthy, primary_port, spawn_worker, url, wait
 
 from agent_state import Client
 
 HERE = Path(__file__).resolve().parent
 LEASE = 5.0  # ha_worker.LEASE
 FAILOVER_SECONDS = 180
-
-
-def _spawn(args: list[str], logdir: Path, name: str) -> subprocess.Popen[bytes]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), str(HERE), env.get("PYTHONPATH", "")])
-    return subprocess.Popen(
-        [sys.executable, str(HERE / "ha_worker.py"), *args],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=open(logdir / f"{name}.err", "ab"),
-    )
 
 
 def _runs(logdir: Path, job_id: int) -> list[tuple[int, int]]:
@@ -76,7 +63,7 @@ def _enqueue(thread: str, queue: str, payload: dict[str, object]) -> int:
     with psycopg.connect(url("tenant_a"), autocommit=True) as conn:
         client = Client(conn)
         client.create_session(thread)
-        return client.enqueue_job(thread, payload, queue).job_id
+        return int(client.enqueue_job(thread, payload, queue).job_id)
 
 
 def test_a_lease_that_ran_out_during_an_unplanned_failover_is_completed_by_its_holder_in_one_attempt() -> None:
@@ -87,12 +74,12 @@ def test_a_lease_that_ran_out_during_an_unplanned_failover_is_completed_by_its_h
     logdir.mkdir(parents=True, exist_ok=True)
     queue, service = f"ha-p-{run}", url("app_service")
     held = _enqueue(f"ha-p-held-{run}", queue, {"hold": True})
-    workers = [_spawn(["hold", service, queue, str(logdir)], logdir, "holder")]
+    workers = [spawn_worker(["hold", service, queue, str(logdir)], logdir, "holder")]
     victim = 0
     try:
         wait(lambda: len(_runs(logdir, held)) == 1, 60, "the holder's handler started")
         [(token, holder_pid)] = _runs(logdir, held)
-        workers.append(_spawn(["hold", service, queue, str(logdir)], logdir, "other"))
+        workers.append(spawn_worker(["hold", service, queue, str(logdir)], logdir, "other"))
         before = _enqueue(f"ha-p-before-{run}", queue, {})
         wait(lambda: (_job(before) or ("",))[0] == "COMPLETED", 60, "the other worker completed a job")
 

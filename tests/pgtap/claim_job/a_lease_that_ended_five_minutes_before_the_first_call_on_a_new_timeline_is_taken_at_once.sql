@@ -7,8 +7,7 @@ select plan(2);
 
 -- w1's lease ended at 00:01; a standby was promoted (timeline 2) and the queue's first call on it
 -- came at 00:06:01, more than five minutes later: longer than the grace covers.
-select set_config('ai.frozen_server_start', '2029-12-31 00:00:00+00', true) is not null as standby_started \gset
-select set_config('ai.frozen_timeline', '2', true) is not null as promoted \gset
+\ir ../fixtures/promoted.sql
 select set_config('ai.frozen_now', '2030-01-01 00:06:01+00', true) is not null as moved \gset
 select is((select count(*)::int from ai.claim_job('w2', '1 minute')), 1, 'the first claim takes it');
 select throws_ok(format('select ai.complete_job(%s, %s)', :id, :token), 'AS006', format('job %s: lease lost', :id), 'the old holder is fenced out');

@@ -8,8 +8,7 @@ select plan(6);
 -- w1 holds the job until 00:01. The primary dies at 00:00:30; a standby that started long before
 -- (its own start time says nothing of the outage) is promoted: a new timeline, 2, on which the
 -- first call of the queue comes at 00:03. w1 never comes back.
-select set_config('ai.frozen_server_start', '2029-12-31 00:00:00+00', true) is not null as standby_started \gset
-select set_config('ai.frozen_timeline', '2', true) is not null as promoted \gset
+\ir ../fixtures/promoted.sql
 select set_config('ai.frozen_now', '2030-01-01 00:03:00+00', true) is not null as moved \gset
 select is((select count(*)::int from ai.claim_job('w2', '1 minute')), 0,
           'the first claim on the new timeline does not take a lease that ran out during the failover');

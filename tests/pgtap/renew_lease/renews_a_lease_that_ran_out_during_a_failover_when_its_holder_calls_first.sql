@@ -7,8 +7,7 @@ select plan(3);
 
 -- w1 holds the job until 00:01; a standby started the day before is promoted (timeline 2) and w1,
 -- reconnected, is the first to call on it, at 00:03: it renews.
-select set_config('ai.frozen_server_start', '2029-12-31 00:00:00+00', true) is not null as standby_started \gset
-select set_config('ai.frozen_timeline', '2', true) is not null as promoted \gset
+\ir ../fixtures/promoted.sql
 select set_config('ai.frozen_now', '2030-01-01 00:03:00+00', true) is not null as moved \gset
 select is(ai.renew_lease(:id, :token, '1 minute'), '2030-01-01 00:04:00+00'::timestamptz, 'its holder renews it');
 -- Its lease is an ordinary one from then on.
