@@ -1708,31 +1708,51 @@ $do$;
 -- read-only transaction that finds no row writes none: its start is now. For a test, the settings
 -- ai.frozen_server_start and ai.frozen_timeline stand for the start and the timeline, under the
 -- same rule as ai.frozen_now (deploy/clock.sql): only a role that may freeze the clock moves them.
--- Evaluated once per call of the functions that test a lease (into v_start), never per row.
--- Two first calls racing: the second waits for the first's row (on conflict do nothing) and reads
--- it; until the first commits, its own start is its own now, a moment later.
+-- Evaluated once per call of the functions that test a lease (into v_start), never per row, and
+-- before the call reads the clock (v_now) for a lease it writes: the first call on a timeline
+-- writes its own ai.now() (a clock_timestamp()), so the lease it claims or renews comes after the
+-- start and is an ordinary one. Two first calls racing: the second waits for the first's row (on
+-- conflict do nothing), then reads it.
 create or replace function ai._server_start() returns timestamptz
 language plpgsql volatile
 as $$
 declare
-  v_frozen boolean := coalesce(pg_catalog.pg_has_role(
-                        case when pg_catalog.current_setting('role') operator(pg_catalog.=) 'none'
-                             then session_user
-                             else pg_catalog.current_setting('role')::pg_catalog.name end,
-                        pg_catalog.to_regrole('ai_test_clock'), 'MEMBER'), false);
   v_start timestamptz := pg_catalog.pg_postmaster_start_time();
   v_timeline integer;
   v_first timestamptz;
+  v_frozen text := pg_catalog.current_setting('ai.frozen_server_start', true);
+  v_frozen_timeline text := pg_catalog.current_setting('ai.frozen_timeline', true);
+  v_cached text;
 begin
-  if v_frozen and coalesce(pg_catalog.current_setting('ai.frozen_server_start', true), '') <> '' then
-    v_start := pg_catalog.current_setting('ai.frozen_server_start', true)::pg_catalog.timestamptz;
+  -- the settings count only for a role that may freeze the clock; the check only when one is set
+  if (coalesce(v_frozen, '') <> '' or coalesce(v_frozen_timeline, '') <> '')
+     and not coalesce(pg_catalog.pg_has_role(
+                        case when pg_catalog.current_setting('role') operator(pg_catalog.=) 'none'
+                             then session_user
+                             else pg_catalog.current_setting('role')::pg_catalog.name end,
+                        pg_catalog.to_regrole('ai_test_clock'), 'MEMBER'), false) then
+    v_frozen := null;
+    v_frozen_timeline := null;
   end if;
-  if v_frozen and coalesce(pg_catalog.current_setting('ai.frozen_timeline', true), '') <> '' then
-    v_timeline := pg_catalog.current_setting('ai.frozen_timeline', true)::integer;
+  if coalesce(v_frozen, '') <> '' then
+    v_start := v_frozen::pg_catalog.timestamptz;
+  end if;
+  if coalesce(v_frozen_timeline, '') <> '' then
+    v_timeline := v_frozen_timeline::integer;
   elsif pg_catalog.pg_is_in_recovery() then
     return v_start;
   else
     v_timeline := ('x' operator(pg_catalog.||) pg_catalog.substr(pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_lsn()), 1, 8))::bit(32)::integer;
+  end if;
+  -- the session's copy of its timeline's row ("timeline:microseconds since 1970" or
+  -- "timeline:-infinity"): a row never changes once written, and a copy set in a transaction that
+  -- rolls back goes with it
+  v_cached := pg_catalog.current_setting('ai.lease_timeline_start', true);
+  if pg_catalog.split_part(v_cached, ':', 1) = v_timeline::text then
+    v_cached := pg_catalog.split_part(v_cached, ':', 2);
+    return greatest(v_start, case when v_cached = '-infinity' then '-infinity'::pg_catalog.timestamptz
+                                  else 'epoch'::pg_catalog.timestamptz
+                                       + v_cached::bigint * interval '1 microsecond' end);
   end if;
   select t.first_seen into v_first from ai.lease_timelines t where t.timeline = v_timeline;
   if not found then
@@ -1746,7 +1766,11 @@ begin
       select t.first_seen into v_first from ai.lease_timelines t where t.timeline = v_timeline;
     end if;
   end if;
-  return greatest(v_start, coalesce(v_first, ai.now()));
+  perform pg_catalog.set_config('ai.lease_timeline_start', v_timeline::text operator(pg_catalog.||) ':'
+          operator(pg_catalog.||) case when pg_catalog.isfinite(v_first)
+                                       then (extract(epoch from v_first) * 1000000)::bigint::text
+                                       else '-infinity' end, false);
+  return greatest(v_start, v_first);
 end
 $$;
 comment on function ai._server_start() is
@@ -2093,8 +2117,8 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
+  v_start timestamptz := ai._server_start();  -- before the clock: the lease written is after the start
   v_now timestamptz := ai.now();
-  v_start timestamptz := ai._server_start();
   v_id bigint;
   v_exp bigint;
   v_exp_priority integer;
@@ -2189,8 +2213,8 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
+  v_start timestamptz := ai._server_start();  -- before the clock: the leases written are after the start
   v_now timestamptz := ai.now();
-  v_start timestamptz := ai._server_start();
   v_ids bigint[];
   v_expired boolean;
   v_dead text[];
@@ -2379,8 +2403,8 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
+  v_start timestamptz := ai._server_start();  -- before the clock: the lease written is after the start
   v_now timestamptz := ai.now();
-  v_start timestamptz := ai._server_start();  -- first: a renewal on a new timeline comes after its first call
   v_expires timestamptz;
 begin
   perform ai._check_lease(renew_lease.lease);
@@ -2414,8 +2438,8 @@ set plan_cache_mode = force_generic_plan
 as $$
 #variable_conflict use_column
 declare
+  v_start timestamptz := ai._server_start();  -- before the clock: the leases written are after the start
   v_now timestamptz := ai.now();
-  v_start timestamptz := ai._server_start();
 begin
   perform ai._check_text(renew_leases.worker_id, 'worker_id');
   perform ai._check_lease(renew_leases.lease);
