@@ -1671,20 +1671,20 @@ $do$;
 -- Leases and database outages
 --
 -- A lease is measured on the database's clock, which runs while nobody can reach the database: a
--- holder cannot renew or complete while the server is down or restarting, so an outage longer
--- than what was left of a lease would hand every job in flight to the next claim, though each
--- holder would have finished it. So a lease does not end during an outage: a lease renewed (or
--- claimed) before the server started (pg_postmaster_start_time(), or a promotion: below;
--- ai._server_start) that had not ended more than five minutes before that start still holds for
--- the first 30 seconds after the start, whatever its expiry. Its holder reconnects in that time and renews, completes or fails
--- it with its token as if nothing had happened; a holder that does not come back loses the job
--- 30 seconds after the start (the next claim takes it, counting an attempt, as for any expired
+-- holder cannot renew or complete while the server is down or restarting, so an outage longer than
+-- what was left of a lease would hand every job in flight to the next claim, though each holder
+-- would have finished it. So a lease does not end during an outage: a lease renewed (or claimed)
+-- before the server started (pg_postmaster_start_time(), or a promotion: below; ai._server_start)
+-- that had not ended more than five minutes before that start still holds for the first 30 seconds
+-- after the start, whatever its expiry. Its holder reconnects in that time and renews, completes or
+-- fails it with its token as if nothing had happened; a holder that does not come back loses the
+-- job 30 seconds after the start (the next claim takes it, counting an attempt, as for any expired
 -- lease). A lease that ended more than five minutes before the start (an outage that long, or a
 -- holder that was gone before it) gets nothing. A lease renewed after the start is an ordinary
 -- lease. Every test of a lease (the claims, renew_lease(s), fenced_write and its commit check,
--- complete_job(s), fail_job, release_job, reap_expired) is ai._lease_held, so none disagrees.
--- The fence is unchanged: a claim bumps the token, and a zombie's call under the old token is
--- refused, grace or not.
+-- complete_job(s), fail_job, release_job, reap_expired) is ai._lease_held, so none disagrees. The
+-- fence is unchanged: a claim bumps the token, and a zombie's call under the old token is refused,
+-- grace or not.
 --
 -- A promotion counts as a start. A standby promoted after its primary died keeps its own start
 -- time (long before the failover), and Postgres records no promotion time a function may read; but
@@ -1697,9 +1697,9 @@ $do$;
 -- call) holds for 30 seconds after it, as after a restart; a renewal the old primary took but did
 -- not replicate did not happen, as far as the new one knows. Claims and renewals read the start
 -- before they write a lease, so a lease renewed on the new timeline is always an ordinary one. The
--- cost: one lookup in a table of a few rows per claim, renewal or reap; a completion, a fail, a
--- release and the fence read it only for a lease that has already ended (the left side of their
--- "lease_expires_at > now or ai._lease_held(...)").
+-- cost: one lookup in a table of a few rows per claim, renewal or reap (ai._server_start, about
+-- 15 us a call); a completion, a fail, a release and the fence read it only for a lease that has
+-- already ended (the left side of their "lease_expires_at > now or ai._lease_held(...)").
 
 -- When the lease clock started: the later of the server's start (pg_postmaster_start_time()) and
 -- the first lease call on the cluster's current timeline (ai.lease_timelines; a promotion begins a
@@ -1712,7 +1712,8 @@ $do$;
 -- before the call reads the clock (v_now) for a lease it writes: the first call on a timeline
 -- writes its own ai.now() (a clock_timestamp()), so the lease it claims or renews comes after the
 -- start and is an ordinary one. Two first calls racing: the second waits for the first's row (on
--- conflict do nothing), then reads it.
+-- conflict do nothing), then reads it. Not kept in a session setting to save the lookup: anyone may
+-- set a setting, and only a role that may freeze the clock may move the start.
 create or replace function ai._server_start() returns timestamptz
 language plpgsql volatile
 as $$
@@ -1722,7 +1723,6 @@ declare
   v_first timestamptz;
   v_frozen text := pg_catalog.current_setting('ai.frozen_server_start', true);
   v_frozen_timeline text := pg_catalog.current_setting('ai.frozen_timeline', true);
-  v_cached text;
 begin
   -- the settings count only for a role that may freeze the clock; the check only when one is set
   if (coalesce(v_frozen, '') <> '' or coalesce(v_frozen_timeline, '') <> '')
@@ -1742,17 +1742,9 @@ begin
   elsif pg_catalog.pg_is_in_recovery() then
     return v_start;
   else
-    v_timeline := ('x' operator(pg_catalog.||) pg_catalog.substr(pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_lsn()), 1, 8))::bit(32)::integer;
-  end if;
-  -- the session's copy of its timeline's row ("timeline:microseconds since 1970" or
-  -- "timeline:-infinity"): a row never changes once written, and a copy set in a transaction that
-  -- rolls back goes with it
-  v_cached := pg_catalog.current_setting('ai.lease_timeline_start', true);
-  if pg_catalog.split_part(v_cached, ':', 1) = v_timeline::text then
-    v_cached := pg_catalog.split_part(v_cached, ':', 2);
-    return greatest(v_start, case when v_cached = '-infinity' then '-infinity'::pg_catalog.timestamptz
-                                  else 'epoch'::pg_catalog.timestamptz
-                                       + v_cached::bigint * interval '1 microsecond' end);
+    -- the timeline: the first 8 hex digits of the WAL file being written
+    v_timeline := ('x' operator(pg_catalog.||)
+                   pg_catalog.substr(pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_lsn()), 1, 8))::bit(32)::integer;
   end if;
   select t.first_seen into v_first from ai.lease_timelines t where t.timeline = v_timeline;
   if not found then
@@ -1766,11 +1758,7 @@ begin
       select t.first_seen into v_first from ai.lease_timelines t where t.timeline = v_timeline;
     end if;
   end if;
-  perform pg_catalog.set_config('ai.lease_timeline_start', v_timeline::text operator(pg_catalog.||) ':'
-          operator(pg_catalog.||) case when pg_catalog.isfinite(v_first)
-                                       then (extract(epoch from v_first) * 1000000)::bigint::text
-                                       else '-infinity' end, false);
-  return greatest(v_start, v_first);
+  return greatest(v_start, coalesce(v_first, ai.now()));
 end
 $$;
 comment on function ai._server_start() is
@@ -2117,7 +2105,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
-  v_start timestamptz := ai._server_start();  -- before the clock: the lease written is after the start
+  v_start timestamptz := ai._server_start();  -- before the clock (a lease written is after it)
   v_now timestamptz := ai.now();
   v_id bigint;
   v_exp bigint;
@@ -2213,7 +2201,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
-  v_start timestamptz := ai._server_start();  -- before the clock: the leases written are after the start
+  v_start timestamptz := ai._server_start();  -- before the clock (a lease written is after it)
   v_now timestamptz := ai.now();
   v_ids bigint[];
   v_expired boolean;
@@ -2403,7 +2391,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
-  v_start timestamptz := ai._server_start();  -- before the clock: the lease written is after the start
+  v_start timestamptz := ai._server_start();  -- before the clock (a lease written is after it)
   v_now timestamptz := ai.now();
   v_expires timestamptz;
 begin
@@ -2438,7 +2426,7 @@ set plan_cache_mode = force_generic_plan
 as $$
 #variable_conflict use_column
 declare
-  v_start timestamptz := ai._server_start();  -- before the clock: the leases written are after the start
+  v_start timestamptz := ai._server_start();  -- before the clock (a lease written is after it)
   v_now timestamptz := ai.now();
 begin
   perform ai._check_text(renew_leases.worker_id, 'worker_id');
