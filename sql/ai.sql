@@ -1724,40 +1724,98 @@ $do$;
 -- Leases and database outages
 --
 -- A lease is measured on the database's clock, which runs while nobody can reach the database: a
--- holder cannot renew or complete while the server is down or restarting, so an outage longer
--- than what was left of a lease would hand every job in flight to the next claim, though each
--- holder would have finished it. So a lease does not end during an outage: a lease renewed (or
--- claimed) before the server started (pg_postmaster_start_time(); ai._server_start) that had not
--- ended more than five minutes before that start still holds for the first 30 seconds after the
--- start, whatever its expiry. Its holder reconnects in that time and renews, completes or fails
--- it with its token as if nothing had happened; a holder that does not come back loses the job
--- 30 seconds after the start (the next claim takes it, counting an attempt, as for any expired
+-- holder cannot renew or complete while the server is down or restarting, so an outage longer than
+-- what was left of a lease would hand every job in flight to the next claim, though each holder
+-- would have finished it. So a lease does not end during an outage: a lease renewed (or claimed)
+-- before the server started (pg_postmaster_start_time(), or a promotion: below; ai._server_start)
+-- that had not ended more than five minutes before that start still holds for the first 30 seconds
+-- after the start, whatever its expiry. Its holder reconnects in that time and renews, completes or
+-- fails it with its token as if nothing had happened; a holder that does not come back loses the
+-- job 30 seconds after the start (the next claim takes it, counting an attempt, as for any expired
 -- lease). A lease that ended more than five minutes before the start (an outage that long, or a
 -- holder that was gone before it) gets nothing. A lease renewed after the start is an ordinary
 -- lease. Every test of a lease (the claims, renew_lease(s), fenced_write and its commit check,
--- complete_job(s), fail_job, release_job, reap_expired) is ai._lease_held, so none disagrees.
--- The fence is unchanged: a claim bumps the token, and a zombie's call under the old token is
--- refused, grace or not. A promotion is not a start of the server: a standby promoted after the
--- primary died gives no grace (docs/queue.md, "Leases and outages").
+-- complete_job(s), fail_job, release_job, reap_expired) is ai._lease_held, so none disagrees. The
+-- fence is unchanged: a claim bumps the token, and a zombie's call under the old token is refused,
+-- grace or not.
+--
+-- A promotion counts as a start. A standby promoted after its primary died keeps its own start
+-- time (long before the failover), and Postgres records no promotion time a function may read; but
+-- a promotion (or a point-in-time recovery) begins a new timeline, which any role reads
+-- (pg_walfile_name(pg_current_wal_lsn())). The first lease call on a timeline -- a claim, a
+-- renewal, a completion, a reap: whichever comes first -- writes when it came to
+-- ai.lease_timelines (deploy/lease_timelines.sql), and "the start" above is the later of the
+-- server's start and that first call. The leases replicated from the old primary were all renewed
+-- before it, so one that ran out during the failover (not more than five minutes before that first
+-- call) holds for 30 seconds after it, as after a restart; a renewal the old primary took but did
+-- not replicate did not happen, as far as the new one knows. Claims and renewals read the start
+-- before they write a lease, so a lease renewed on the new timeline is always an ordinary one. The
+-- cost: one lookup in a table of a few rows per claim, renewal or reap (ai._server_start, about
+-- 15 us a call); a completion, a fail, a release and the fence read it only for a lease that has
+-- already ended (the left side of their "lease_expires_at > now or ai._lease_held(...)").
 
--- When the server started: pg_postmaster_start_time(), or, for a test, the setting
--- ai.frozen_server_start under the same rule as ai.frozen_now (deploy/clock.sql): only a role that
--- may freeze the clock moves it. No SET search_path, so that it inlines (every name qualified).
+-- When the lease clock started: the later of the server's start (pg_postmaster_start_time()) and
+-- the first lease call on the cluster's current timeline (ai.lease_timelines; a promotion begins a
+-- timeline), the row of a new timeline written by the call that finds it missing. A standby in
+-- recovery (a read there, ai.queue_stats) has no timeline of its own yet: the server's start. A
+-- read-only transaction that finds no row writes none: its start is now. For a test, the settings
+-- ai.frozen_server_start and ai.frozen_timeline stand for the start and the timeline, under the
+-- same rule as ai.frozen_now (deploy/clock.sql): only a role that may freeze the clock moves them.
+-- Evaluated once per call of the functions that test a lease (into v_start), never per row, and
+-- before the call reads the clock (v_now) for a lease it writes: the first call on a timeline
+-- writes its own ai.now() (a clock_timestamp()), so the lease it claims or renews comes after the
+-- start and is an ordinary one. Two first calls racing: the second waits for the first's row (on
+-- conflict do nothing), then reads it. Not kept in a session setting to save the lookup: anyone may
+-- set a setting, and only a role that may freeze the clock may move the start.
 create or replace function ai._server_start() returns timestamptz
-language sql stable parallel safe
+language plpgsql volatile
 as $$
-  select case when pg_catalog.current_setting('ai.frozen_server_start', true) operator(pg_catalog.<>) ''
-              then case when coalesce(pg_catalog.pg_has_role(
-                                case when pg_catalog.current_setting('role') operator(pg_catalog.=) 'none'
-                                     then session_user
-                                     else pg_catalog.current_setting('role')::pg_catalog.name end,
-                                pg_catalog.to_regrole('ai_test_clock'), 'MEMBER'), false)
-                        then pg_catalog.current_setting('ai.frozen_server_start', true)::pg_catalog.timestamptz
-                        else pg_catalog.pg_postmaster_start_time() end
-              else pg_catalog.pg_postmaster_start_time() end
+declare
+  v_start timestamptz := pg_catalog.pg_postmaster_start_time();
+  v_timeline integer;
+  v_first timestamptz;
+  v_frozen text := pg_catalog.current_setting('ai.frozen_server_start', true);
+  v_frozen_timeline text := pg_catalog.current_setting('ai.frozen_timeline', true);
+begin
+  -- the settings count only for a role that may freeze the clock; the check only when one is set
+  if (coalesce(v_frozen, '') <> '' or coalesce(v_frozen_timeline, '') <> '')
+     and not coalesce(pg_catalog.pg_has_role(
+                        case when pg_catalog.current_setting('role') operator(pg_catalog.=) 'none'
+                             then session_user
+                             else pg_catalog.current_setting('role')::pg_catalog.name end,
+                        pg_catalog.to_regrole('ai_test_clock'), 'MEMBER'), false) then
+    v_frozen := null;
+    v_frozen_timeline := null;
+  end if;
+  if coalesce(v_frozen, '') <> '' then
+    v_start := v_frozen::pg_catalog.timestamptz;
+  end if;
+  if coalesce(v_frozen_timeline, '') <> '' then
+    v_timeline := v_frozen_timeline::integer;
+  elsif pg_catalog.pg_is_in_recovery() then
+    return v_start;
+  else
+    -- the timeline: the first 8 hex digits of the WAL file being written
+    v_timeline := ('x' operator(pg_catalog.||)
+                   pg_catalog.substr(pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_lsn()), 1, 8))::bit(32)::integer;
+  end if;
+  select t.first_seen into v_first from ai.lease_timelines t where t.timeline = v_timeline;
+  if not found then
+    if pg_catalog.current_setting('transaction_read_only') = 'on' then
+      return greatest(v_start, ai.now());
+    end if;
+    insert into ai.lease_timelines as t (timeline, first_seen) values (v_timeline, ai.now())
+    on conflict (timeline) do nothing
+    returning t.first_seen into v_first;
+    if v_first is null then
+      select t.first_seen into v_first from ai.lease_timelines t where t.timeline = v_timeline;
+    end if;
+  end if;
+  return greatest(v_start, coalesce(v_first, ai.now()));
+end
 $$;
 comment on function ai._server_start() is
-  'Internal: when the server started (pg_postmaster_start_time()), or the setting ai.frozen_server_start for a role that may freeze the clock (tests).';
+  'Internal: when the lease clock started: the later of the server''s start (pg_postmaster_start_time()) and the first lease call on the current timeline (ai.lease_timelines, written by the first call; a promotion begins a timeline); the settings ai.frozen_server_start and ai.frozen_timeline for a role that may freeze the clock (tests).';
 revoke execute on function ai._server_start() from public;
 
 -- Whether a lease still holds at now (the rule above): it has not ended, or it was renewed before
@@ -2002,8 +2060,8 @@ comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, inte
 -- taken over meanwhile, and the fence refuses what it writes after that. Not through a
 -- transaction pooler: there a session lock stays on a server connection that other clients
 -- share (the Worker takes no hold there, and the lease alone decides). For 30 seconds after the
--- server starts nobody holds a lock yet (the workers are reconnecting): the leases decide then
--- ("Leases and database outages").
+-- server starts (or the first call on a promoted standby) nobody holds a lock yet (the workers
+-- are reconnecting): the leases decide then ("Leases and database outages").
 
 -- The advisory-lock class of the liveness holds (the first key of the two-key form).
 create or replace function ai._liveness_class() returns integer
@@ -2108,8 +2166,8 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
+  v_start timestamptz := ai._server_start();  -- before the clock (a lease written is after it)
   v_now timestamptz := ai.now();
-  v_start timestamptz := ai._server_start();
   v_id bigint;
   v_exp bigint;
   v_exp_priority integer;
@@ -2204,8 +2262,8 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
+  v_start timestamptz := ai._server_start();  -- before the clock (a lease written is after it)
   v_now timestamptz := ai.now();
-  v_start timestamptz := ai._server_start();
   v_ids bigint[];
   v_expired boolean;
   v_dead text[];
@@ -2408,6 +2466,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
+  v_start timestamptz := ai._server_start();  -- before the clock (a lease written is after it)
   v_now timestamptz := ai.now();
   v_expires timestamptz;
 begin
@@ -2415,7 +2474,7 @@ begin
   update ai.agent_jobs j
   set lease_expires_at = v_now + renew_lease.lease, updated_at = v_now
   where j.job_id = renew_lease.job_id and j.status = 'IN_PROGRESS'
-    and j.fencing_token = renew_lease.fencing_token and ai._lease_held(j.lease_expires_at, j.updated_at, v_now, ai._server_start())
+    and j.fencing_token = renew_lease.fencing_token and ai._lease_held(j.lease_expires_at, j.updated_at, v_now, v_start)
   returning j.lease_expires_at into v_expires;
   if not found then
     perform ai._raise_lease_lost(renew_lease.job_id, renew_lease.fencing_token);
@@ -2442,8 +2501,8 @@ set plan_cache_mode = force_generic_plan
 as $$
 #variable_conflict use_column
 declare
+  v_start timestamptz := ai._server_start();  -- before the clock (a lease written is after it)
   v_now timestamptz := ai.now();
-  v_start timestamptz := ai._server_start();
 begin
   perform ai._check_text(renew_leases.worker_id, 'worker_id');
   perform ai._check_lease(renew_leases.lease);
@@ -2568,7 +2627,7 @@ begin
   end if;
   v_now := ai.now();  -- after the read, which may have waited for a writer of the row
   if found and j.fencing_token = new.fencing_token
-     and ((j.status = 'IN_PROGRESS' and ai._lease_held(j.lease_expires_at, j.updated_at, v_now, ai._server_start()))
+     and ((j.status = 'IN_PROGRESS' and (j.lease_expires_at > v_now or ai._lease_held(j.lease_expires_at, j.updated_at, v_now, ai._server_start())))
           or (j.status <> 'IN_PROGRESS' and ai._written_here(j.xmin))) then
     return null;
   end if;
@@ -2626,7 +2685,7 @@ begin
   from ai.agent_jobs j
   where j.job_id = fenced_write.job_id and j.status = 'IN_PROGRESS'
     and j.fencing_token = fenced_write.fencing_token
-    and ai._lease_held(j.lease_expires_at, j.updated_at, v_now, ai._server_start());
+    and (j.lease_expires_at > v_now or ai._lease_held(j.lease_expires_at, j.updated_at, v_now, ai._server_start()));
   if not found then
     perform ai._raise_lease_lost(fenced_write.job_id, fenced_write.fencing_token);
   end if;
@@ -2669,7 +2728,7 @@ begin
         u.attempts, u.lease_owner, u.fencing_token, u.claimed_at, u.lease_expires_at, v_now, 'completed', null)
   where u.job_id = complete_job.job_id and u.status = 'IN_PROGRESS'
     and u.fencing_token = complete_job.fencing_token
-    and ai._lease_held(u.lease_expires_at, u.updated_at, v_now, ai._server_start())
+    and (u.lease_expires_at > v_now or ai._lease_held(u.lease_expires_at, u.updated_at, v_now, ai._server_start()))
   returning u.* into j;
   if not found then
     -- Completed already under this token: only its holder can have done that (a claim bumps the
@@ -2767,7 +2826,7 @@ begin
       finished_at = case when u.attempts >= u.max_attempts then v_now end,
       last_error = fail_job.error, lease_owner = null, lease_expires_at = null, updated_at = v_now
   where u.job_id = fail_job.job_id and u.status = 'IN_PROGRESS'
-    and u.fencing_token = fail_job.fencing_token and ai._lease_held(u.lease_expires_at, u.updated_at, v_now, ai._server_start())
+    and u.fencing_token = fail_job.fencing_token and (u.lease_expires_at > v_now or ai._lease_held(u.lease_expires_at, u.updated_at, v_now, ai._server_start()))
   returning u.* into j;
   if not found then
     perform ai._raise_lease_lost(fail_job.job_id, fail_job.fencing_token);
@@ -2793,7 +2852,7 @@ begin
   set status = 'PENDING', attempts = u.attempts - 1, run_at = v_now,
       lease_owner = null, lease_expires_at = null, updated_at = v_now
   where u.job_id = release_job.job_id and u.status = 'IN_PROGRESS'
-    and u.fencing_token = release_job.fencing_token and ai._lease_held(u.lease_expires_at, u.updated_at, v_now, ai._server_start())
+    and u.fencing_token = release_job.fencing_token and (u.lease_expires_at > v_now or ai._lease_held(u.lease_expires_at, u.updated_at, v_now, ai._server_start()))
   returning u.* into j;
   if not found then
     perform ai._raise_lease_lost(release_job.job_id, release_job.fencing_token);
@@ -2978,6 +3037,7 @@ as $$
 #variable_conflict use_column
 declare
   v_now timestamptz := ai.now();
+  v_start timestamptz := ai._server_start();
   v_count integer;
 begin
   -- The conditions sit in the UPDATE's own WHERE, which Postgres re-checks on the newest row
@@ -2988,7 +3048,7 @@ begin
       finished_at = case when j.attempts >= j.max_attempts then v_now end,
       last_error = format('the lease of attempt %s expired', j.attempts),
       lease_owner = null, lease_expires_at = null, updated_at = v_now
-  where j.status = 'IN_PROGRESS' and not ai._lease_held(j.lease_expires_at, j.updated_at, v_now, ai._server_start())
+  where j.status = 'IN_PROGRESS' and not ai._lease_held(j.lease_expires_at, j.updated_at, v_now, v_start)
     and (reap_expired.queue is null or j.queue = reap_expired.queue);
   get diagnostics v_count = row_count;
   return v_count;
@@ -8725,6 +8785,44 @@ alter table ai.queue_workers
 
 comment on table ai.queue_workers is
   'Internal: the registry of workers, one row per worker_id: its last claim that took jobs (request id, job ids, fencing tokens: ai.claim_jobs called again with the same request id answers with the same jobs), whether it keeps a liveness lock (live: a claim takes over the jobs of a live worker whose lock is free), the queue of its last claim, where its liveness connection came from, when it started, stopped cleanly and was last heard from (seen_at, to 5 seconds). Read through ai.list_workers.';
+
+
+-- ===== change: lease_timelines =====
+-- Deploy agent-state:lease_timelines to pg
+-- requires: queue
+--
+-- One row per timeline of the cluster (docs/queue.md, "Leases and outages"): when the queue was
+-- first called on it. A lease does not end while the database is down: one renewed before the
+-- server started holds for 30 seconds after the start (deploy/queue_functions.sql, "Leases and
+-- database outages"). A standby promoted after its primary died is not a start: it keeps its own
+-- start time, long before the failover, and Postgres records no promotion time a function may
+-- read. A promotion (or a point-in-time recovery) begins a new timeline, which any role reads
+-- (pg_walfile_name(pg_current_wal_lsn())), so the first lease call on a timeline writes its row
+-- here, and that first call is the start the rule measures from when it comes after the server's
+-- own start. The rows replicate with everything else: a standby promoted later finds the rows of
+-- the timelines before it, and the first call on its own timeline writes the next.
+--
+-- The timeline this change is deployed on gets the row -infinity: nothing ran out on it before the
+-- queue was deployed, and the server's start alone counts there. Written only by
+-- ai._server_start (the schema owner, in the queue's SECURITY DEFINER functions); a few rows for
+-- the life of a cluster.
+
+create table ai.lease_timelines (
+  timeline integer primary key check (timeline > 0),
+  first_seen timestamptz not null
+);
+comment on table ai.lease_timelines is
+  'Internal: per timeline of the cluster (a promotion or a point-in-time recovery begins one), when a lease call of the queue was first made on it; a lease that ran out during the failover holds for 30 seconds after that (ai._server_start).';
+
+alter table ai.lease_timelines enable row level security;
+alter table ai.lease_timelines force row level security;
+-- No grant: only the queue's SECURITY DEFINER functions (the schema owner) reach it.
+create policy lease_timelines_schema_owner on ai.lease_timelines using (true) with check (true);
+
+insert into ai.lease_timelines (timeline, first_seen)
+select ('x' || pg_catalog.substr(pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_lsn()), 1, 8))::bit(32)::integer,
+       '-infinity'
+where not pg_catalog.pg_is_in_recovery();
 
 
 -- ===== change: tenant_read_indexes =====

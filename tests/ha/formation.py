@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -81,3 +82,15 @@ def wait(condition: object, seconds: float, what: str, step: float = 0.2) -> flo
             pass
         time.sleep(step)
     raise AssertionError(f"{what}: not within {seconds} s; formation: {ha('state')}")
+
+
+def spawn_worker(args: list[str], logdir: Path, name: str) -> subprocess.Popen[bytes]:
+    """tests/ha/ha_worker.py with these arguments, its stderr in logdir/name.err."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), str(ROOT / "tests" / "ha"), env.get("PYTHONPATH", "")])
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "ha" / "ha_worker.py"), *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=open(logdir / f"{name}.err", "ab"),
+    )

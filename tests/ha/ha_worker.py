@@ -10,7 +10,12 @@ A write refused for a lost lease is logged to LOGDIR/rejected-<pid>.log.
 ``python ha_worker.py graph URL QUEUE API_DSN API_TABLE``: a graph_worker running a -> tool -> b,
 the tool node sending an "email" through the same ledger.
 
-Both run until SIGTERM.
+``python ha_worker.py hold URL QUEUE LOGDIR``: a Worker of one handler at a time, for
+test_promotion_lease.py: each run of a job appends "job_id fencing_token pid" to LOGDIR/runs.log;
+a job whose payload has "hold" runs until LOGDIR/go exists (at most 10 minutes), any other
+returns at once. Each completes with {"pid": pid}.
+
+All run until SIGTERM.
 """
 
 from __future__ import annotations
@@ -66,6 +71,25 @@ def jobs(url: str, queue: str, effects: str, api_dsn: str, api_table: str, logdi
         url, min_size=2, max_size=8, kwargs={"autocommit": True}, check=ConnectionPool.check_connection, open=True
     ) as pool:
         Worker(pool, handler, queue, concurrency=4, prefetch=2, lease=LEASE, poll_interval=0.2, grace_period=2).run()
+
+
+def hold(url: str, queue: str, logdir: str) -> None:
+    pid = os.getpid()
+    runs = open(os.path.join(logdir, "runs.log"), "a", buffering=1)  # noqa: SIM115
+    go = os.path.join(logdir, "go")
+
+    def handler(job: Job, ctx: JobContext) -> dict[str, int]:
+        runs.write(f"{job.job_id} {job.fencing_token} {pid}\n")
+        if isinstance(job.payload, dict) and job.payload.get("hold"):
+            deadline = time.monotonic() + 600
+            while not os.path.exists(go) and time.monotonic() < deadline:
+                time.sleep(0.1)
+        return {"pid": pid}
+
+    with ConnectionPool(
+        url, min_size=1, max_size=4, kwargs={"autocommit": True}, check=ConnectionPool.check_connection, open=True
+    ) as pool:
+        Worker(pool, handler, queue, concurrency=1, prefetch=0, lease=LEASE, poll_interval=0.2, grace_period=2).run()
 
 
 class State(TypedDict):
@@ -125,5 +149,7 @@ if __name__ == "__main__":
     _exit_with_parent()
     if sys.argv[1] == "jobs":
         jobs(*sys.argv[2:8])
+    elif sys.argv[1] == "hold":
+        hold(*sys.argv[2:5])
     else:
         graph(*sys.argv[2:6])

@@ -34,7 +34,20 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from formation import CONSOLE_PASSWORD, HA_DIR, NODES, PORT, ROOT, ha, healthy, nodes, primary_port, url, wait
+from formation import (
+    CONSOLE_PASSWORD,
+    HA_DIR,
+    NODES,
+    PORT,
+    ROOT,
+    ha,
+    healthy,
+    nodes,
+    primary_port,
+    spawn_worker,
+    url,
+    wait,
+)
 from langgraph.checkpoint.base import empty_checkpoint
 from psycopg_pool import ConnectionPool
 from starlette.testclient import TestClient
@@ -251,17 +264,6 @@ def _ts_appender(load: Load, logdir: Path) -> tuple[subprocess.Popen[str], threa
     return proc, reader
 
 
-def _spawn(args: list[str], logdir: Path, name: str) -> subprocess.Popen[bytes]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), str(HERE), env.get("PYTHONPATH", "")])
-    return subprocess.Popen(
-        [sys.executable, str(HERE / "ha_worker.py"), *args],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=open(logdir / f"{name}.err", "ab"),
-    )
-
-
 def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire_no_tool_twice() -> None:
     start = time.monotonic()
     wait(healthy, 120, "a healthy formation")
@@ -281,8 +283,8 @@ def test_a_planned_and_an_unplanned_failover_lose_no_acknowledged_write_and_fire
     load = Load(logdir / f"acked-{run}.jsonl")
     service = url("app_service")
     args = ["jobs", service, queue, effects, API_DSN, api_table, str(logdir)]
-    workers = [_spawn(args, logdir, f"jobs{i}") for i in range(2)]
-    workers.append(_spawn(["graph", service, gqueue, API_DSN, api_table], logdir, "graph"))
+    workers = [spawn_worker(args, logdir, f"jobs{i}") for i in range(2)]
+    workers.append(spawn_worker(["graph", service, gqueue, API_DSN, api_table], logdir, "graph"))
     pids = [w.pid for w in workers]
     pool = ConnectionPool(
         url("tenant_a"),
