@@ -6,7 +6,9 @@
 # column is left out) on a database deployed from that tree, on the same server, in one run; dead
 # tuples and table bytes per finished job; with pg_stat_statements in shared_preload_libraries, the server time by
 # statement at 16 handlers (bench/throughput/bench_throughput.py). Run by `make bench`, or alone:
-# `BENCH_BASE_ROOT=/work/wt-base bench/throughput.sh`. Sizes: BENCH_TP_JOBS (4000),
+# `BENCH_BASE_ROOT=/work/wt-base bench/throughput.sh`. Each side imports its Worker from its tree when
+# a point starts and deploys its tree's SQL at the start: run it from trees that do not change while it
+# runs (a worktree of a commit: `git worktree add --detach /work/wt-new HEAD`), and any ref can be the base. Sizes: BENCH_TP_JOBS (4000),
 # BENCH_TP_THREADS (1024), BENCH_TP_LEVELS ("1 4 16"), BENCH_TP_SYSTEMS, BENCH_TP_PREFETCH (the
 # Worker's prefetch; unset: its default), BENCH_REPEATS (3).
 set -euo pipefail

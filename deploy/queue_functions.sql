@@ -769,7 +769,10 @@ begin
           claimed_at = v_now,
           lease_expires_at = v_now + claim_jobs.lease,
           updated_at = v_now
-      where u.job_id = any (v_ids) and u.status = 'PENDING'
+      -- by the primary key alone: a plain status = 'PENDING' here let the generic plan AND the ids
+      -- with a scan of the whole pending index (agent_jobs_claim_pending), one that grows with the
+      -- backlog; the rows are ours (locked above), the test only guards against a bug
+      where u.job_id = any (v_ids) and (u.status = 'PENDING') is true
         and not exists (select from ai.agent_jobs b
                         where b.thread_id = u.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> u.job_id
                         offset 0)
@@ -871,6 +874,48 @@ end
 $$;
 comment on function ai.claim_jobs(text, interval, text, integer, text) is
   'Claims as claim_jobs(worker_id, lease, queue, max_jobs) does, under a request id (1 to 255 characters, one per call: the client makes it): called again with the same worker_id and request_id (a retry after the answer was lost), it returns the jobs that claim took which worker_id still holds, under the same fencing tokens, and claims nothing new. Only a worker''s last claim that took jobs is remembered. Each call is the worker''s heartbeat in the registry ai.list_workers reads (its queue and when it was last heard from, to 5 seconds: an empty claim writes only then). AS002 bad argument.';
+
+-- Complete and claim in one call (issue 41 item 5). A worker sends the jobs its handlers finished
+-- and asks for the next ones: two round trips and two commits when made apart, one here. The
+-- completions go first, so a thread whose job this call completes may have its next job claimed by
+-- the same call. Both halves keep their own guarantees: each completion is fenced and idempotent
+-- as complete_jobs says, the claim is remembered under its request id as claim_jobs says, so the
+-- same call again (an answer lost with the connection) answers as the first did. SECURITY
+-- INVOKER: it only calls the two functions, which its caller may call.
+create or replace function ai.complete_and_claim(worker_id text, lease interval, queue text, max_jobs integer,
+                                                 request_id text, job_ids bigint[], fencing_tokens bigint[],
+                                                 results jsonb[] default null)
+returns setof ai.agent_jobs
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_id bigint;
+  v_done ai.agent_jobs;
+begin
+  if complete_and_claim.max_jobs is null or complete_and_claim.max_jobs < 0 or complete_and_claim.max_jobs > 1000 then
+    raise exception using errcode = 'AS002',
+      message = format('max_jobs must be between 0 and 1000, not %s', coalesce(complete_and_claim.max_jobs::text, 'NULL'));
+  end if;
+  -- 1. The completions (none: an empty array), answered as rows that carry job_id and status only
+  if complete_and_claim.job_ids is null or pg_catalog.cardinality(complete_and_claim.job_ids) > 0 then
+    v_done.status := 'COMPLETED';
+    for v_id in select d from ai.complete_jobs(complete_and_claim.job_ids, complete_and_claim.fencing_tokens,
+                                              complete_and_claim.results) d loop
+      v_done.job_id := v_id;
+      return next v_done;
+    end loop;
+  end if;
+  -- 2. The claim (none when max_jobs is 0)
+  if complete_and_claim.max_jobs > 0 then
+    return query select * from ai.claim_jobs(complete_and_claim.worker_id, complete_and_claim.lease,
+                                             complete_and_claim.queue, complete_and_claim.max_jobs,
+                                             complete_and_claim.request_id);
+  end if;
+end
+$$;
+comment on function ai.complete_and_claim(text, interval, text, integer, text, bigint[], bigint[], jsonb[]) is
+  'A worker''s completions and its next claim in one call and one transaction: completes job_ids under fencing_tokens with results as complete_jobs does, then claims up to max_jobs (0 to 1000; 0: no claim) as claim_jobs(worker_id, lease, queue, max_jobs, request_id) does. Returns the completed jobs first, as rows with only job_id and status (''COMPLETED'') set: those completed now or before under the same token (a lost lease is left out), then the claimed jobs. Called again with the same arguments (a retry after the answer was lost), it answers as the first call did. AS002 bad argument, AS003 a result over the limit.';
 
 -- ---------------------------------------------------------------------------------------------
 -- The holder's calls: each names (job_id, fencing_token) and is checked in the UPDATE itself
@@ -1521,6 +1566,7 @@ revoke execute on function
   ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.claim_jobs(text, interval, text, integer, text),
+  ai.complete_and_claim(text, interval, text, integer, text, bigint[], bigint[], jsonb[]),
   ai.hold_worker_liveness(text), ai.release_worker_liveness(text), ai._dead_workers(),
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
@@ -1535,6 +1581,7 @@ grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text
   ai.claim_jobs(text, interval, text, integer, text), ai.hold_worker_liveness(text), ai.release_worker_liveness(text),
   ai.renew_lease(bigint, bigint, interval), ai.fenced_write(bigint, bigint),
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
+  ai.complete_and_claim(text, interval, text, integer, text, bigint[], bigint[], jsonb[]),
   ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.retry_dead_job(bigint),
   ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text)
 to ai_service;

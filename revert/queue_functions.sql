@@ -9,6 +9,7 @@ begin;
 
 -- added after v0.1.0 (deploy/queue_functions.sql)
 drop function ai._xmax_in_flight(xid);
+drop function ai.complete_and_claim(text, interval, text, integer, text, bigint[], bigint[], jsonb[]);
 drop function ai.claim_jobs(text, interval, text, integer, text);
 drop function ai.hold_worker_liveness(text);
 drop function ai.release_worker_liveness(text);

@@ -32,6 +32,7 @@ select 'ai._check_fence_at_commit()'::regprocedure;
 select 'ai.fenced_write(bigint, bigint)'::regprocedure;
 select 'ai.complete_job(bigint, bigint, jsonb)'::regprocedure;
 select 'ai.complete_jobs(bigint[], bigint[], jsonb[])'::regprocedure;
+select 'ai.complete_and_claim(text, interval, text, integer, text, bigint[], bigint[], jsonb[])'::regprocedure;
 select 'ai.fail_job(bigint, bigint, text, interval)'::regprocedure;
 select 'ai.release_job(bigint, bigint)'::regprocedure;
 select 'ai.cancel_job(bigint)'::regprocedure;

@@ -7,7 +7,9 @@ psycopg's code is almost all I/O, so a rewrite keeps everything in step. A worke
 way round: its I/O is six client calls (``claim_jobs``, ``renew_leases``, ``complete_jobs``,
 ``fail_job``, ``release_job``, LISTEN), and everything else is decisions:
 
-- how many jobs to claim (``concurrency + prefetch`` held at once, claims stop when stopping);
+- how many jobs to claim (``concurrency + prefetch`` held at once; while claimed jobs wait for a
+  handler, the next claim waits until half the prefetch is free, so that claims come in batches
+  and not one round trip per finished job; claims stop when stopping);
 - when a drained worker is done (nothing claimed and nothing of ours held before the claim);
 - whether a claimed job still runs (not if its lease is already known lost);
 - which leases are due for renewal (older than a third of the lease, not lost), in batches of
@@ -49,6 +51,10 @@ from .retry import Backoff, is_connection_error
 RENEW_BATCH = 500
 #: The most completions one ai.complete_jobs statement sends.
 COMPLETE_BATCH = 1000
+#: The least ``prefetch`` defaults to (it defaults to ``concurrency``, and to this at fewer
+#: handlers): with one handler and a prefetch of one, each short job waited for a claim's round
+#: trip (issue 41 item 5, docs/benchmarks.md "Queue throughput").
+MIN_PREFETCH = 16
 
 Counter = Literal["claimed", "completed", "failed", "lost", "released", "paused"]
 
@@ -151,7 +157,10 @@ class WorkerCore(Generic[S]):
         if prefetch is not None and prefetch < 0:
             raise ValueError("prefetch must be at least 0")
         self.concurrency = concurrency
-        self.capacity = concurrency + (concurrency if prefetch is None else prefetch)
+        self.prefetch = max(concurrency, MIN_PREFETCH) if prefetch is None else prefetch
+        self.capacity = concurrency + self.prefetch
+        #: with claimed jobs waiting for a handler, a claim waits for this many free places
+        self.refill = max(1, self.prefetch // 2)
         self.lease = lease
         self.poll_interval = poll_interval
         self.grace_period = grace_period
@@ -210,10 +219,15 @@ class WorkerCore(Generic[S]):
     # -- claims -----------------------------------------------------------------------------------
 
     def claim_size(self) -> int:
-        """How many jobs the next claim asks for (0: wait for a handler to finish, or stopping)."""
+        """How many jobs the next claim asks for (0: wait for a handler to finish, or stopping):
+        every free place, but while claimed jobs still wait for a handler only once half the
+        prefetch is free (a claim per finished job costs a round trip per job)."""
         if self.stopping:
             return 0
-        return max(0, self.capacity - self.in_flight)
+        free = self.capacity - self.in_flight
+        if free < self.refill and self.in_flight > self.concurrency:
+            return 0
+        return max(0, free)
 
     def claimed(self, contexts: Sequence[S], now: float) -> None:
         for ctx in contexts:

@@ -42,6 +42,20 @@ ENQUEUE_JOB = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s)", _
 ENQUEUE_JOBS = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s)", _job)
 CLAIM_JOB = Call("select * from ai.claim_job(%s, %s, %s)", _job)
 CLAIM_JOBS = Call("select * from ai.claim_jobs(%s, %s, %s, %s, %s)", _job)
+
+
+def _completed_or_claimed(row: dict[str, Any]) -> int | Job:
+    """A row of ai.complete_and_claim: a completion (job_id and status only) or a claimed job."""
+    return int(row["job_id"]) if row["status"] == "COMPLETED" else _job(row)
+
+
+COMPLETE_AND_CLAIM = Call("select * from ai.complete_and_claim(%s, %s, %s, %s, %s, %s, %s, %s)", _completed_or_claimed)
+
+
+def _split(rows: Sequence[int | Job]) -> tuple[list[int], list[Job]]:
+    return [r for r in rows if isinstance(r, int)], [r for r in rows if isinstance(r, Job)]
+
+
 RENEW_LEASE: Call[datetime] = Call("select ai.renew_lease(%s, %s, %s) as value", _scalar)
 RENEW_LEASES = Call(
     "select job_id, lease_expires_at from ai.renew_leases(%s, %s, %s, %s)",
@@ -176,6 +190,22 @@ class AsyncQueueMethods:
         (now, or before under the same token: idempotent)."""
         return await self._rows(COMPLETE_JOBS, _complete_jobs_args(done))
 
+    async def complete_and_claim(
+        self,
+        worker_id: str,
+        lease: timedelta,
+        queue: str,
+        max_jobs: int,
+        done: Sequence[tuple[int, int, Any]],
+        request_id: str | None = None,
+    ) -> tuple[list[int], list[Job]]:
+        """``ai.complete_and_claim``: ``done`` completed as :meth:`complete_jobs` does and up to
+        ``max_jobs`` (0: none) claimed as :meth:`claim_jobs` does, in one round trip and one
+        transaction; returns (the ids completed, now or before under the same token; the jobs
+        claimed). Under ``request_id`` (a new one when None) the same call again answers the same."""
+        args = (worker_id, lease, queue, max_jobs, request_id or new_request_id(), *_complete_jobs_args(done))
+        return _split(await self._rows(COMPLETE_AND_CLAIM, args))
+
     async def fail_job(self, job_id: int, fencing_token: int, error: str, retry_in: timedelta | None = None) -> Job:
         """``ai.fail_job``: PENDING again after a backoff (or retry_in), FAILED when attempts are spent."""
         return (await self._rows(FAIL_JOB, (job_id, fencing_token, error, retry_in)))[0]
@@ -283,6 +313,22 @@ class QueueMethods:
         """``ai.complete_jobs``: (job_id, fencing_token, result) triples; returns the ids completed
         (now, or before under the same token: idempotent)."""
         return self._rows(COMPLETE_JOBS, _complete_jobs_args(done))
+
+    def complete_and_claim(
+        self,
+        worker_id: str,
+        lease: timedelta,
+        queue: str,
+        max_jobs: int,
+        done: Sequence[tuple[int, int, Any]],
+        request_id: str | None = None,
+    ) -> tuple[list[int], list[Job]]:
+        """``ai.complete_and_claim``: ``done`` completed as :meth:`complete_jobs` does and up to
+        ``max_jobs`` (0: none) claimed as :meth:`claim_jobs` does, in one round trip and one
+        transaction; returns (the ids completed, now or before under the same token; the jobs
+        claimed). Under ``request_id`` (a new one when None) the same call again answers the same."""
+        args = (worker_id, lease, queue, max_jobs, request_id or new_request_id(), *_complete_jobs_args(done))
+        return _split(self._rows(COMPLETE_AND_CLAIM, args))
 
     def fail_job(self, job_id: int, fencing_token: int, error: str, retry_in: timedelta | None = None) -> Job:
         """``ai.fail_job``: PENDING again after a backoff (or retry_in), FAILED when attempts are spent."""

@@ -64,6 +64,7 @@ IDEMPOTENT: dict[str, Callable[[Sequence[Any]], bool]] = {
     "claim_jobs": _arg_given(4),  # with a request id (the client makes one): a retry answers the same jobs
     "complete_job": _always,  # a retry under the same token answers with the job it completed
     "complete_jobs": _always,  # a retry answers with the jobs completed under the same tokens
+    "complete_and_claim": _arg_given(4),  # both halves: the same tokens, the same request id
     "enqueue_jobs": lambda args: all(k is not None for k in args[5]),  # every job keyed (the client keys the rest)
     "append_messages": _always,  # each message keyed (its key, or the hash of the message)
     "record_usage": _always,  # keyed: a retry returns the first row

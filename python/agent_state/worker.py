@@ -7,7 +7,8 @@ decide, this module only calls them.
 - Claims wake on a NOTIFY on the queue's channel (``ai.queue_channel(queue)``, a keyed hash of
   the queue name that tenants cannot compute; the payload is empty) and poll every
   ``poll_interval`` as well (a notification is a hint; a lost one costs latency, never a job).
-  Up to ``concurrency + prefetch`` jobs are held at once, claimed in batches with ``ai.claim_jobs``.
+  Up to ``concurrency + prefetch`` jobs are held at once, claimed in batches with ``ai.claim_jobs``,
+  or with the completions of finished handlers in one round trip (``ai.complete_and_claim``).
 - Leases are renewed in the background about every third of the lease. When a renewal reports
   "lease lost", the job's context is marked lost: ``ctx.fenced()`` and ``ctx.complete()`` then
   refuse at once, and the handler can check ``ctx.lease_lost``.
@@ -441,7 +442,7 @@ class AsyncWorker:
     LISTEN and for its liveness hold (to ``listen_conninfo`` when given, else to the pool's; a
     direct connection, or its jobs wait out their leases when it dies: ``liveness``, docs/queue.md
     "Dead workers"). Up to ``concurrency + prefetch``
-    jobs are held at once (``prefetch`` defaults to ``concurrency``). Database errors in its loops
+    jobs are held at once (``prefetch`` defaults to ``concurrency``, and to at least 16). Database errors in its loops
     are logged and retried after a backoff of at most ``max_backoff`` seconds. Every decision
     (claims, renewals, backoff, shutdown) is made by the same core (agent_state/_worker_core.py).
     """
@@ -493,6 +494,11 @@ class AsyncWorker:
         self.max_backoff = max_backoff
         self.liveness = liveness
         self.stats = self._core.stats
+        #: held by whoever claims (the claim loop, or the completer with its completions): one
+        #: claim at a time, so that a retried claim's request id is the worker's last one
+        self._claiming = asyncio.Lock()
+        self._completing = False  # the completer holds a batch: the claim goes with it
+        self._late: list[AsyncJobContext] = []  # claimed by the completer as the worker stopped
         if True:  # ASYNC
             self._lock: AbstractContextManager[Any] = nullcontext()  # one event loop: nothing to lock
             # asyncio primitives bind to the running loop: made in run()
@@ -610,27 +616,36 @@ class AsyncWorker:
                     return
                 free = core.claim_size()
                 held_before = bool(core.held)  # idle only if nothing of ours ran while we looked
-            if free <= 0:
+            # Handlers finished and the completer sends their completions: the claim goes with
+            # them (ai.complete_and_claim, one round trip); the completer wakes this loop after.
+            if free <= 0 or self._completing or not self._done_empty():
                 await self._wait_wake(self.poll_interval)
                 continue
             # One request id until a claim is answered: a claim whose answer was lost with the
             # connection is asked again under it, and answers with the jobs it took.
             request_id = request_id or new_request_id()
             try:
-                jobs = await self.client.claim_jobs(self.worker_id, self.lease, self.queue, free, request_id)
+                async with self._claiming:  # the completer may have claimed meanwhile: count again
+                    with self._lock:
+                        free = core.claim_size()
+                        held_before = bool(core.held)
+                    jobs = (
+                        await self.client.claim_jobs(self.worker_id, self.lease, self.queue, free, request_id)
+                        if free > 0
+                        else []
+                    )
             except Exception as error:  # any database error: log, back off, go on
                 delay = backoff.next(error)
                 _log_failure("claim_jobs", error, delay)
                 await self._check_pool(error)
                 await self._wait_wake(delay)
                 continue
+            if free <= 0:
+                continue
             request_id = None
             backoff.reset()
-            contexts = [AsyncJobContext(self, job) for job in jobs]
-            with self._lock:
-                core.claimed(contexts, time.monotonic())
-            for ctx in contexts:
-                self._todo.put_nowait(ctx)
+            self._hand_out(jobs)
+            await self._release_late()
             if jobs:
                 continue
             if drain and core.drained(len(jobs), held_before):
@@ -645,6 +660,25 @@ class AsyncWorker:
         else:
             self._wake.wait(timeout)
         self._wake.clear()
+
+    def _done_empty(self) -> bool:
+        assert self._done is not None
+        return self._done.empty()
+
+    def _hand_out(self, jobs: list[Job]) -> None:
+        """Claimed jobs go to the handlers; claimed by the completer as the worker stops, they are
+        released instead (shutdown may have emptied the handlers' queue already)."""
+        assert self._todo is not None
+        contexts = [AsyncJobContext(self, job) for job in jobs]
+        with self._lock:  # shutdown empties the queue under the lock once stopping: nothing is left behind
+            self._core.claimed(contexts, time.monotonic())
+            late = self._core.stopping
+            for ctx in contexts:
+                if late:
+                    self._core.unstarted(ctx)
+                    self._late.append(ctx)
+                else:
+                    self._todo.put_nowait(ctx)
 
     async def _handler_loop(self) -> None:
         assert self._todo is not None and self._done is not None and self._wake is not None
@@ -690,6 +724,7 @@ class AsyncWorker:
         while True:
             first = await self._done.get()
             if first is None:
+                await self._release_late()
                 return
             batch = [first]
             while len(batch) < COMPLETE_BATCH:
@@ -701,10 +736,16 @@ class AsyncWorker:
                     self._done.put_nowait(None)
                     break
                 batch.append(item)
+            self._completing = True
             try:
                 await self._finish(batch)
             except Exception:  # never dies: what was not finished runs again after its lease
                 log.exception("finishing %d jobs", len(batch))
+            finally:
+                self._completing = False
+            await self._release_late()
+            assert self._wake is not None
+            self._wake.set()  # the claim loop claims what this batch's claim left free
 
     async def _finish(self, batch: list[tuple[AsyncJobContext, Any]]) -> None:
         with self._lock:
@@ -721,29 +762,46 @@ class AsyncWorker:
             with self._lock:
                 self._core.fail_sent(ctx, ok)
         if plan.completions:
-            done = await self._complete_batch(plan.completions)
+            if self._claiming.locked():  # the claim loop is claiming: the completions alone
+                done, jobs = await self._complete_batch(plan.completions, 0)
+            else:
+                async with self._claiming:
+                    with self._lock:
+                        size = self._core.claim_size()
+                    done, jobs = await self._complete_batch(plan.completions, size)
+                    self._hand_out(jobs)
             with self._lock:
                 self._core.completed(plan.completions, done)
         with self._lock:
             self._core.forget(batch)
 
-    async def _complete_batch(self, completions: list[tuple[AsyncJobContext, Any]]) -> set[int]:
-        """``ai.complete_jobs`` for a batch, sent again after a lost connection until the database
-        answers (the worker's shutdown ends the wait): a completion under the same tokens is
-        idempotent (the retry answers with the jobs the first try completed), and a database
-        outage does not count against a lease, so the answer says which leases were really lost.
-        After any other error, tried again while half the lease lasts, then given up: the jobs
-        run again when their leases expire."""
+    async def _complete_batch(
+        self, completions: list[tuple[AsyncJobContext, Any]], claim: int
+    ) -> tuple[set[int], list[Job]]:
+        """``ai.complete_jobs`` for a batch, or with ``claim`` > 0 ``ai.complete_and_claim`` (the
+        next claim of up to ``claim`` jobs in the same round trip and transaction), sent again
+        after a lost connection until the database answers (the worker's shutdown ends the wait):
+        a completion under the same tokens is idempotent (the retry answers with the jobs the first
+        try completed), the claim's request id makes a retry answer with the same jobs, and a
+        database outage does not count against a lease, so the answer says which leases were
+        really lost. After any other error, tried again while half the lease lasts, then given up:
+        the jobs run again when their leases expire (a statement that failed claimed nothing)."""
         backoff = self._core.backoff()
         first_try = time.monotonic()
         batch = [(c.job.job_id, c.job.fencing_token, r) for c, r in completions]
+        request_id = new_request_id()
         while True:
             try:
-                return set(await self.client.complete_jobs(batch))
+                if claim > 0:
+                    done, jobs = await self.client.complete_and_claim(
+                        self.worker_id, self.lease, self.queue, claim, batch, request_id
+                    )
+                    return set(done), jobs
+                return set(await self.client.complete_jobs(batch)), []
             except Exception as error:
                 if not self._core.retry_completion(error, first_try, time.monotonic()):
                     log.error("complete_jobs failed; the jobs run again when their leases expire", exc_info=error)
-                    return set()
+                    return set(), []
                 delay = backoff.next(error)
                 _log_failure("complete_jobs", error, delay)
                 await self._check_pool(error)
@@ -866,13 +924,14 @@ class AsyncWorker:
         async worker cancels their tasks too)."""
         assert self._todo is not None and self._wake is not None
         while True:
-            try:
-                ctx = self._todo.get_nowait()
-            except asyncio.QueueEmpty:
-                break
-            if ctx is not None:
-                with self._lock:
+            with self._lock:  # the completer hands out its claim under the lock (_hand_out)
+                try:
+                    ctx = self._todo.get_nowait()
+                except asyncio.QueueEmpty:
+                    break
+                if ctx is not None:
                     self._core.unstarted(ctx)
+            if ctx is not None:
                 await self._release(ctx)
         for _ in range(self.concurrency):
             self._todo.put_nowait(None)  # each handler ends after its current job
@@ -896,6 +955,13 @@ class AsyncWorker:
             with self._lock:
                 overdue = self._core.overdue()
         for ctx in overdue:  # their writes stop here (ctx refuses), the job goes back to PENDING
+            await self._release(ctx)
+
+    async def _release_late(self) -> None:
+        """Releases what a claim took as the worker stopped (_hand_out)."""
+        with self._lock:
+            late, self._late = self._late, []
+        for ctx in late:
             await self._release(ctx)
 
     async def _release(self, ctx: AsyncJobContext) -> None:
@@ -925,7 +991,7 @@ class Worker:
     LISTEN and for its liveness hold (to ``listen_conninfo`` when given, else to the pool's; a
     direct connection, or its jobs wait out their leases when it dies: ``liveness``, docs/queue.md
     "Dead workers"). Up to ``concurrency + prefetch``
-    jobs are held at once (``prefetch`` defaults to ``concurrency``). Database errors in its loops
+    jobs are held at once (``prefetch`` defaults to ``concurrency``, and to at least 16). Database errors in its loops
     are logged and retried after a backoff of at most ``max_backoff`` seconds. Every decision
     (claims, renewals, backoff, shutdown) is made by the same core (agent_state/_worker_core.py).
     """
@@ -974,6 +1040,11 @@ class Worker:
         self.max_backoff = max_backoff
         self.liveness = liveness
         self.stats = self._core.stats
+        #: held by whoever claims (the claim loop, or the completer with its completions): one
+        #: claim at a time, so that a retried claim's request id is the worker's last one
+        self._claiming = threading.Lock()
+        self._completing = False  # the completer holds a batch: the claim goes with it
+        self._late: list[JobContext] = []  # claimed by the completer as the worker stopped
         self._lock = threading.Lock()
         self._todo = queue_module.Queue[JobContext | None]()
         self._done = queue_module.Queue[tuple[JobContext, Any] | None]()
@@ -1036,27 +1107,36 @@ class Worker:
                     return
                 free = core.claim_size()
                 held_before = bool(core.held)  # idle only if nothing of ours ran while we looked
-            if free <= 0:
+            # Handlers finished and the completer sends their completions: the claim goes with
+            # them (ai.complete_and_claim, one round trip); the completer wakes this loop after.
+            if free <= 0 or self._completing or not self._done_empty():
                 self._wait_wake(self.poll_interval)
                 continue
             # One request id until a claim is answered: a claim whose answer was lost with the
             # connection is asked again under it, and answers with the jobs it took.
             request_id = request_id or new_request_id()
             try:
-                jobs = self.client.claim_jobs(self.worker_id, self.lease, self.queue, free, request_id)
+                with self._claiming:  # the completer may have claimed meanwhile: count again
+                    with self._lock:
+                        free = core.claim_size()
+                        held_before = bool(core.held)
+                    jobs = (
+                        self.client.claim_jobs(self.worker_id, self.lease, self.queue, free, request_id)
+                        if free > 0
+                        else []
+                    )
             except Exception as error:  # any database error: log, back off, go on
                 delay = backoff.next(error)
                 _log_failure("claim_jobs", error, delay)
                 self._check_pool(error)
                 self._wait_wake(delay)
                 continue
+            if free <= 0:
+                continue
             request_id = None
             backoff.reset()
-            contexts = [JobContext(self, job) for job in jobs]
-            with self._lock:
-                core.claimed(contexts, time.monotonic())
-            for ctx in contexts:
-                self._todo.put_nowait(ctx)
+            self._hand_out(jobs)
+            self._release_late()
             if jobs:
                 continue
             if drain and core.drained(len(jobs), held_before):
@@ -1067,6 +1147,25 @@ class Worker:
         assert self._wake is not None
         self._wake.wait(timeout)
         self._wake.clear()
+
+    def _done_empty(self) -> bool:
+        assert self._done is not None
+        return self._done.empty()
+
+    def _hand_out(self, jobs: list[Job]) -> None:
+        """Claimed jobs go to the handlers; claimed by the completer as the worker stops, they are
+        released instead (shutdown may have emptied the handlers' queue already)."""
+        assert self._todo is not None
+        contexts = [JobContext(self, job) for job in jobs]
+        with self._lock:  # shutdown empties the queue under the lock once stopping: nothing is left behind
+            self._core.claimed(contexts, time.monotonic())
+            late = self._core.stopping
+            for ctx in contexts:
+                if late:
+                    self._core.unstarted(ctx)
+                    self._late.append(ctx)
+                else:
+                    self._todo.put_nowait(ctx)
 
     def _handler_loop(self) -> None:
         assert self._todo is not None and self._done is not None and self._wake is not None
@@ -1099,6 +1198,7 @@ class Worker:
         while True:
             first = self._done.get()
             if first is None:
+                self._release_late()
                 return
             batch = [first]
             while len(batch) < COMPLETE_BATCH:
@@ -1110,10 +1210,16 @@ class Worker:
                     self._done.put_nowait(None)
                     break
                 batch.append(item)
+            self._completing = True
             try:
                 self._finish(batch)
             except Exception:  # never dies: what was not finished runs again after its lease
                 log.exception("finishing %d jobs", len(batch))
+            finally:
+                self._completing = False
+            self._release_late()
+            assert self._wake is not None
+            self._wake.set()  # the claim loop claims what this batch's claim left free
 
     def _finish(self, batch: list[tuple[JobContext, Any]]) -> None:
         with self._lock:
@@ -1130,29 +1236,44 @@ class Worker:
             with self._lock:
                 self._core.fail_sent(ctx, ok)
         if plan.completions:
-            done = self._complete_batch(plan.completions)
+            if self._claiming.locked():  # the claim loop is claiming: the completions alone
+                done, jobs = self._complete_batch(plan.completions, 0)
+            else:
+                with self._claiming:
+                    with self._lock:
+                        size = self._core.claim_size()
+                    done, jobs = self._complete_batch(plan.completions, size)
+                    self._hand_out(jobs)
             with self._lock:
                 self._core.completed(plan.completions, done)
         with self._lock:
             self._core.forget(batch)
 
-    def _complete_batch(self, completions: list[tuple[JobContext, Any]]) -> set[int]:
-        """``ai.complete_jobs`` for a batch, sent again after a lost connection until the database
-        answers (the worker's shutdown ends the wait): a completion under the same tokens is
-        idempotent (the retry answers with the jobs the first try completed), and a database
-        outage does not count against a lease, so the answer says which leases were really lost.
-        After any other error, tried again while half the lease lasts, then given up: the jobs
-        run again when their leases expire."""
+    def _complete_batch(self, completions: list[tuple[JobContext, Any]], claim: int) -> tuple[set[int], list[Job]]:
+        """``ai.complete_jobs`` for a batch, or with ``claim`` > 0 ``ai.complete_and_claim`` (the
+        next claim of up to ``claim`` jobs in the same round trip and transaction), sent again
+        after a lost connection until the database answers (the worker's shutdown ends the wait):
+        a completion under the same tokens is idempotent (the retry answers with the jobs the first
+        try completed), the claim's request id makes a retry answer with the same jobs, and a
+        database outage does not count against a lease, so the answer says which leases were
+        really lost. After any other error, tried again while half the lease lasts, then given up:
+        the jobs run again when their leases expire (a statement that failed claimed nothing)."""
         backoff = self._core.backoff()
         first_try = time.monotonic()
         batch = [(c.job.job_id, c.job.fencing_token, r) for c, r in completions]
+        request_id = new_request_id()
         while True:
             try:
-                return set(self.client.complete_jobs(batch))
+                if claim > 0:
+                    done, jobs = self.client.complete_and_claim(
+                        self.worker_id, self.lease, self.queue, claim, batch, request_id
+                    )
+                    return set(done), jobs
+                return set(self.client.complete_jobs(batch)), []
             except Exception as error:
                 if not self._core.retry_completion(error, first_try, time.monotonic()):
                     log.error("complete_jobs failed; the jobs run again when their leases expire", exc_info=error)
-                    return set()
+                    return set(), []
                 delay = backoff.next(error)
                 _log_failure("complete_jobs", error, delay)
                 self._check_pool(error)
@@ -1270,13 +1391,14 @@ class Worker:
         async worker cancels their tasks too)."""
         assert self._todo is not None and self._wake is not None
         while True:
-            try:
-                ctx = self._todo.get_nowait()
-            except queue_module.Empty:
-                break
-            if ctx is not None:
-                with self._lock:
+            with self._lock:  # the completer hands out its claim under the lock (_hand_out)
+                try:
+                    ctx = self._todo.get_nowait()
+                except queue_module.Empty:
+                    break
+                if ctx is not None:
                     self._core.unstarted(ctx)
+            if ctx is not None:
                 self._release(ctx)
         for _ in range(self.concurrency):
             self._todo.put_nowait(None)  # each handler ends after its current job
@@ -1289,6 +1411,13 @@ class Worker:
         with self._lock:
             overdue = self._core.overdue()
         for ctx in overdue:  # their writes stop here (ctx refuses), the job goes back to PENDING
+            self._release(ctx)
+
+    def _release_late(self) -> None:
+        """Releases what a claim took as the worker stopped (_hand_out)."""
+        with self._lock:
+            late, self._late = self._late, []
+        for ctx in late:
             self._release(ctx)
 
     def _release(self, ctx: JobContext) -> None:

@@ -118,7 +118,8 @@ def test_prefetch_claims_up_to_concurrency_plus_prefetch_and_runs_them_all(
 
 
 class Counting:
-    """The worker's client, counting the completion calls; the first ``complete_jobs`` waits until
+    """The worker's client, counting the completion calls (``complete_jobs``, or
+    ``complete_and_claim`` with the next claim); the first waits until
     every handler has returned, so the others are queued behind it and go in one more call."""
 
     def __init__(self, client: AsyncClient, handlers: int, returned: list[int]):
@@ -128,7 +129,7 @@ class Counting:
         self.complete_jobs_calls: list[int] = []
         self.complete_job_calls = 0
 
-    async def complete_jobs(self, done: list[tuple[int, int, Any]]) -> list[int]:
+    async def _first(self, done: list[tuple[int, int, Any]]) -> None:
         if not self.complete_jobs_calls:
 
             async def all_returned() -> bool:
@@ -136,7 +137,15 @@ class Counting:
 
             await _until(all_returned, "every handler to return")
         self.complete_jobs_calls.append(len(done))
+
+    async def complete_jobs(self, done: list[tuple[int, int, Any]]) -> list[int]:
+        await self._first(done)
         return await self._client.complete_jobs(done)
+
+    async def complete_and_claim(self, *args: Any) -> tuple[list[int], list[Job]]:
+        """The completions with the next claim, in one round trip (issue 41 item 5)."""
+        await self._first(args[4])
+        return await self._client.complete_and_claim(*args)
 
     async def complete_job(self, *args: Any, **kwargs: Any) -> Job:
         self.complete_job_calls += 1

@@ -102,6 +102,32 @@ def test_a_completion_whose_answer_was_lost_is_retried_and_answers_completed(
     assert {j[1] for j in _jobs(admin, queue)} == {"COMPLETED"}
 
 
+def test_a_completion_and_claim_whose_answer_was_lost_answers_the_same_completions_and_jobs(
+    proxy: AnswerDrop, admin: psycopg.Connection[Any]
+) -> None:
+    """ai.complete_and_claim (issue 41 item 5: the Worker's completions carry its next claim):
+    the retry answers with the jobs completed and the same jobs claimed, under the same tokens."""
+    queue = _queue()
+    with Client.from_conn_string(proxy.dsn(ROLE)) as client:
+        a, b, c = _threads(client, 3)
+        for thread in (a, b, a, c):  # a and b first
+            client.enqueue_job(thread, queue=queue)
+        first, second = client.claim_jobs("w-lost", MINUTE, queue, 2)
+        proxy.arm("ai.complete_and_claim(")
+        done, claimed = client.complete_and_claim(
+            "w-lost",
+            MINUTE,
+            queue,
+            5,
+            [(first.job_id, first.fencing_token, 1), (second.job_id, second.fencing_token, 2)],
+        )
+        assert proxy.dropped.is_set(), "the first answer was lost"
+    assert sorted(done) == sorted([first.job_id, second.job_id]), "the retry answers with the jobs completed"
+    held = [(j[0], j[2]) for j in _jobs(admin, queue) if j[1] == "IN_PROGRESS"]
+    assert sorted((j.job_id, j.fencing_token) for j in claimed) == held, "the jobs the first try took, no others"
+    assert len(held) == 2, "a's second job (its thread freed by the completion) and c's"
+
+
 def test_the_async_client_retries_lost_claims_completions_and_enqueues(
     proxy: AnswerDrop, admin: psycopg.Connection[Any]
 ) -> None:

@@ -385,3 +385,45 @@ def test_a_handler_that_returns_as_the_worker_stops_still_completes_its_job(pool
     workers.append(worker)
     worker.run(install_signal_handlers=False)
     assert client.get_job(job.job_id).status == "COMPLETED"
+
+
+class _Calls:
+    """The worker's client, counting the jobs claimed apart (``claim_jobs``) and with the
+    completions (``complete_and_claim``)."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+        self.claimed_apart = 0
+        self.claimed_with_completions = 0
+
+    def claim_jobs(self, *args: Any, **kwargs: Any) -> list[Job]:
+        jobs = self._client.claim_jobs(*args, **kwargs)
+        self.claimed_apart += len(jobs)
+        return jobs
+
+    def complete_and_claim(self, *args: Any, **kwargs: Any) -> tuple[list[int], list[Job]]:
+        done, jobs = self._client.complete_and_claim(*args, **kwargs)
+        self.claimed_with_completions += len(jobs)
+        return done, jobs
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+@pytest.mark.parametrize("prefetch", [0, None])
+def test_a_finished_handlers_completion_carries_the_claim_that_refills_its_place(
+    pool: ConnectionPool, queue: str, prefetch: int | None
+) -> None:
+    """Issue 41 item 5: the completer sends the completions and the next claim in one round trip
+    and one transaction (ai.complete_and_claim), not a completion and a claim of its own each."""
+    client = Client(pool)
+    _jobs(client, queue, 40, threads=40)
+    worker = Worker(pool, lambda job, ctx: None, queue, concurrency=2, prefetch=prefetch, poll_interval=0.05)
+    calls = _Calls(worker.client)
+    worker.client = calls  # type: ignore[assignment]  # a proxy with the client's methods
+    stats = worker.run(drain=True, install_signal_handlers=False)
+    assert stats.completed == 40
+    assert calls.claimed_apart + calls.claimed_with_completions == 40
+    assert calls.claimed_with_completions >= 20, (
+        f"most jobs claimed with a completion: {calls.claimed_with_completions} of 40 (apart: {calls.claimed_apart})"
+    )
