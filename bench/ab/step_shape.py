@@ -49,7 +49,10 @@ def usage(conn):
     conn.execute("select pg_stat_clear_snapshot()")
     return row
 
-with psycopg.connect(url, autocommit=True) as admin, ConnectionPool(url, min_size=1, max_size=2, kwargs={"autocommit": True}) as pool:
+with (
+    psycopg.connect(url, autocommit=True) as admin,
+    ConnectionPool(url, min_size=1, max_size=2, kwargs={"autocommit": True}) as pool,
+):
     b = StateGraph(S)
     for i in range(nodes):
         b.add_node(f"n{i}", node(i))
@@ -75,8 +78,13 @@ with psycopg.connect(url, autocommit=True) as admin, ConnectionPool(url, min_siz
 
 def run(pythonpath: str, url: str, invokes: int) -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": pythonpath}
-    out = subprocess.run([sys.executable, "-c", CHILD, url, str(invokes), str(NODES)], env=env, check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, url, str(invokes), str(NODES)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 

@@ -51,10 +51,6 @@ from .retry import Backoff, is_connection_error
 RENEW_BATCH = 500
 #: The most completions one ai.complete_jobs statement sends.
 COMPLETE_BATCH = 1000
-#: The least ``prefetch`` defaults to (it defaults to ``concurrency``, and to this at fewer
-#: handlers): with one handler and a prefetch of one, each short job waited for a claim's round
-#: trip (issue 41 item 5, docs/benchmarks.md "Queue throughput").
-MIN_PREFETCH = 16
 
 Counter = Literal["claimed", "completed", "failed", "lost", "released", "paused"]
 
@@ -157,7 +153,7 @@ class WorkerCore(Generic[S]):
         if prefetch is not None and prefetch < 0:
             raise ValueError("prefetch must be at least 0")
         self.concurrency = concurrency
-        self.prefetch = max(concurrency, MIN_PREFETCH) if prefetch is None else prefetch
+        self.prefetch = concurrency if prefetch is None else prefetch
         self.capacity = concurrency + self.prefetch
         #: with claimed jobs waiting for a handler, a claim waits for this many free places
         self.refill = max(1, self.prefetch // 2)

@@ -441,8 +441,8 @@ class AsyncWorker:
     connection per handler plus two (claims and completions), and the worker opens two more, for
     LISTEN and for its liveness hold (to ``listen_conninfo`` when given, else to the pool's; a
     direct connection, or its jobs wait out their leases when it dies: ``liveness``, docs/queue.md
-    "Dead workers"). Up to ``concurrency + prefetch``
-    jobs are held at once (``prefetch`` defaults to ``concurrency``, and to at least 16). Database errors in its loops
+    "Dead workers"). Up to ``concurrency + prefetch`` jobs are held at once (``prefetch`` defaults
+    to ``concurrency``; many short jobs go faster with 16 or more). Database errors in its loops
     are logged and retried after a backoff of at most ``max_backoff`` seconds. Every decision
     (claims, renewals, backoff, shutdown) is made by the same core (agent_state/_worker_core.py).
     """
@@ -990,8 +990,8 @@ class Worker:
     connection per handler plus two (claims and completions), and the worker opens two more, for
     LISTEN and for its liveness hold (to ``listen_conninfo`` when given, else to the pool's; a
     direct connection, or its jobs wait out their leases when it dies: ``liveness``, docs/queue.md
-    "Dead workers"). Up to ``concurrency + prefetch``
-    jobs are held at once (``prefetch`` defaults to ``concurrency``, and to at least 16). Database errors in its loops
+    "Dead workers"). Up to ``concurrency + prefetch`` jobs are held at once (``prefetch`` defaults
+    to ``concurrency``; many short jobs go faster with 16 or more). Database errors in its loops
     are logged and retried after a backoff of at most ``max_backoff`` seconds. Every decision
     (claims, renewals, backoff, shutdown) is made by the same core (agent_state/_worker_core.py).
     """
