@@ -242,17 +242,9 @@ endif
 	  $(VPY) -m pytest -q -p no:cacheprovider -o addopts= -p no:asyncio --snapshot-warn-unused --disable-warnings \
 	    --timeout=300 -n $(UPSTREAM_JOBS) tests $(UPSTREAM_ARGS)
 
-# The suite again, every connection through PgBouncer in transaction pooling (tests marked
-# session_features connect directly). Left out: test_migrations.py and test_upgrade.py (sqitch and
-# the deploy tooling connect directly to databases of their own, which the pooler does not serve;
-# the upgrade test's client writes only prepare rows there), test_pooler.py (already through the pooler in
-# test-python), test_retry.py, test_database_crash.py and test_worker_outage.py (they restart, kill or
-# stop the server itself),
-# test_bench_scripts.py (the bench scripts make databases of their own and connect to them directly),
-# test_console.py (the console LISTENs: its browser tests connect directly in both runs).
-POOLED_SKIP := --ignore=tests/python/test_migrations.py --ignore=tests/python/test_upgrade.py --ignore=tests/python/test_pooler.py --ignore=tests/python/test_retry.py \
-  --ignore=tests/python/test_database_crash.py --ignore=tests/python/test_bench_scripts.py --ignore=tests/python/test_console.py \
-  --ignore=tests/python/test_worker_outage.py
+# The suite again through PgBouncer in transaction pooling: only the tests that connect
+# differently there (--pooled: those whose `dsn` names the pooler in this run, less NOT_POOLED;
+# tests/python/conftest.py says which and why). The others connect exactly as in the direct run.
 # A fresh copy of the test database first, as for the direct run (some tests use the shared
 # 'default' queue).
 test-python-pooled: deps-test venv-test db pooler ts-build
@@ -260,7 +252,7 @@ ifeq ($(PRIVATE),1)
 	@$(MAKE) --no-print-directory test-db-copy
 	AGENT_STATE_TEST_DSN='$(POOLER_TEST_URL)' AGENT_STATE_TEST_DIRECT_DSN='$(TEST_URL)' \
 	  AGENT_STATE_TEST_POOLER_DSN='$(POOLER_TEST_URL)' VPY='$(VPY)' \
-	  scripts/pytest-parts.sh $(PYTEST_JOBS) -q -p no:cacheprovider --timeout=600 tests/python $(POOLED_SKIP) $(PYTEST_ARGS)
+	  scripts/pytest-parts.sh $(PYTEST_JOBS) -q -p no:cacheprovider --timeout=600 --pooled tests/python $(PYTEST_ARGS)
 else
 	@echo "test-python-pooled: skipped (DATABASE_URL is a server of your own: no private PgBouncer)"
 endif

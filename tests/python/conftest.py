@@ -3,9 +3,11 @@
 AGENT_STATE_TEST_DSN names it. Tests connect as the superuser for set-up and as the login roles
 tenant_a, tenant_b (members of ai_user) and app_service (member of ai_service) to exercise RLS.
 
-`make test` runs the suite twice: directly, then through a real PgBouncer in transaction pooling
+`make test` runs the suite directly, then again through a real PgBouncer in transaction pooling
 (scripts/pgbouncer.sh), with AGENT_STATE_TEST_DSN naming the pooler and
-AGENT_STATE_TEST_DIRECT_DSN the server. A test that needs a real session (LISTEN, a session-level
+AGENT_STATE_TEST_DIRECT_DSN the server: that second run (``--pooled``) holds only the tests whose
+connections the pooler changes (is_pooled, POOLED_ENV and NOT_POOLED below). A test that needs a
+real session (LISTEN, a session-level
 ``set_config``, advisory session locks, SET ROLE across statements) says so with
 ``@pytest.mark.session_features("why")`` and then always connects directly: those features do not
 work through a transaction pooler, by design, and the library does not rely on them.
@@ -45,6 +47,8 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from agent_state import Client
+
+HERE = Path(__file__).resolve().parent
 
 # Files whose tests must run alone (`make test-python` runs them after the parallel part, without
 # xdist), and why. A new file is parallel unless it is named here.
@@ -113,10 +117,57 @@ SLOW = {
     "test_cli.py::test_a_database_without_the_schema_says_how_to_deploy_it_and_deploy_does",
 }
 
+# The pooled run (`make test-python-pooled`, ``--pooled``) runs again, through PgBouncer in
+# transaction pooling, only the tests that connect differently there: those that take the ``dsn``
+# fixture (through ``conn``, ``client``, ``role_dsn``, ...: it names the pooler in that run),
+# unless marked ``session_features`` (their ``dsn`` is the server itself), and the files of
+# POOLED_ENV. Every other test connects exactly as in the direct run (``direct_dsn``,
+# ``module_dsn`` and ``pooler_dsn`` name the same in both runs; a test without them does not reach
+# the test database at all), so running it again would only repeat the direct run.
+POOLED_ENV = {
+    "test_demo.py": "the demo's module fixture runs examples/demo.py on AGENT_STATE_TEST_DSN (the pooler in that run)",
+}
+
+# Left out of the pooled run although they take ``dsn``: a file, or one test of it
+# (``file::test``), and why. Either what they do cannot go through a pooler, or what they check
+# is decided before any connection is made, so the direct run already holds the whole answer.
+NOT_POOLED = {
+    "test_migrations.py": "sqitch and the deploy tooling connect directly to databases of their own",
+    "test_upgrade.py": "sqitch connects directly to databases of its own (the client writes only prepare rows)",
+    "test_pooler.py": "already through the pooler in the direct run (pooler_dsn)",
+    "test_retry.py": "restarts the server, ends every backend of the shared tenant roles",
+    "test_database_crash.py": "kills the server",
+    "test_worker_outage.py": "stops the server",
+    "test_bench_scripts.py": "the bench scripts make databases of their own and connect to them directly",
+    "test_console.py": "the console LISTENs: its browser tests connect directly in both runs",
+    "test_cli_hostile.py::test_every_argument_of_every_subcommand_takes_hostile_values": (
+        "~1,000 runs of argument parsing, refused before the CLI connects (test_cli.py runs the CLI through the pooler)"
+    ),
+    "test_readme_install.py": (
+        "a fresh clone, a virtualenv and pip install (about a minute) before two commands the pooled run holds"
+        " elsewhere: the deploy's 'already deployed' (test_cli.py) and the swap as written (test_readme.py)"
+    ),
+}
+
+
+def _named(item: pytest.Item, names: set[str] | dict[str, Any]) -> bool:
+    """Whether ``names`` holds the item's file or ``file::test`` (every parametrisation)."""
+    name = getattr(item, "originalname", item.name)
+    return item.path.name in names or f"{item.path.name}::{name}" in names
+
 
 def is_slow(item: pytest.Item) -> bool:
-    name = getattr(item, "originalname", item.name)
-    return item.path.name in SLOW or f"{item.path.name}::{name}" in SLOW
+    return _named(item, SLOW)
+
+
+def is_pooled(item: pytest.Item) -> bool:
+    """Whether the pooled run learns something from the item (POOLED_ENV and NOT_POOLED above)."""
+    if _named(item, NOT_POOLED):
+        return False
+    if item.path.name in POOLED_ENV:
+        return True
+    through_dsn = "dsn" in getattr(item, "fixturenames", ())
+    return through_dsn and item.get_closest_marker("session_features") is None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -140,6 +191,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="full",
         help="check: leave out the files of SLOW (make check); full (default): every test",
     )
+    group.addoption(
+        "--pooled",
+        action="store_true",
+        help="the pooled run: only the tests that connect differently through the pooler (is_pooled)",
+    )
 
 
 def part_of(path: Path) -> str:
@@ -147,14 +203,33 @@ def part_of(path: Path) -> str:
     return "serial" if path.name in SERIAL else "beside" if path.name in BESIDE else "parallel"
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def _file_out(config: pytest.Config, path: Path) -> bool:
+    """Whether every test of a file is left out by --part, --lane, --tier and --pooled (by its name)."""
     part, tier, lane = config.getoption("part"), config.getoption("tier"), config.getoption("lane")
+    return (
+        (part != "all" and part_of(path) != part)
+        or (tier == "check" and path.name in SLOW)
+        or (lane is not None and BESIDE.get(path.name, (None,))[0] != lane)
+        or (config.getoption("pooled") and path.name in NOT_POOLED)
+    )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A file the options leave out whole is not even imported: a lane, the serial part or the
+    pooled run does not pay for collecting (importing) the whole suite to deselect most of it."""
+    if collection_path.parent == HERE and collection_path.name.startswith("test_") and collection_path.suffix == ".py":
+        return True if _file_out(config, collection_path) else None
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    pooled = config.getoption("pooled")
     keep, drop = [], []
     for item in items:
         out = (
-            (part != "all" and part_of(item.path) != part)
-            or (tier == "check" and is_slow(item))
-            or (lane is not None and BESIDE.get(item.path.name, (None,))[0] != lane)
+            _file_out(config, item.path)
+            or (config.getoption("tier") == "check" and is_slow(item))
+            or (pooled and not is_pooled(item))
         )
         (drop if out else keep).append(item)
     if drop:
@@ -284,16 +359,20 @@ def dsn_as(dsn: str, user: str) -> str:
 
 
 @pytest.fixture
-def fresh_database(conn: psycopg.Connection[Any], direct_dsn: str) -> Iterator[str]:
-    """An empty database owned by the deploy role (as `createdb app` by that role makes one)."""
+def fresh_database(direct_dsn: str) -> Iterator[str]:
+    """An empty database owned by the deploy role (as `createdb app` by that role makes one), on
+    the server itself in both runs (so a test that takes only this connects as in the direct run,
+    and the pooled run leaves it out: is_pooled)."""
     name = f"fresh_{uuid.uuid4().hex[:8]}"
-    conn.execute(f'create database "{name}" owner agent_state_owner')
+    with psycopg.connect(direct_dsn, autocommit=True) as admin:
+        admin.execute(f'create database "{name}" owner agent_state_owner')
     params = conninfo_to_dict(direct_dsn)
     params["dbname"] = name
     try:
         yield dsn_as(make_conninfo(**params), "agent_state_owner")
     finally:
-        conn.execute(f'drop database "{name}" with (force)')
+        with psycopg.connect(direct_dsn, autocommit=True) as admin:
+            admin.execute(f'drop database "{name}" with (force)')
 
 
 @pytest.fixture

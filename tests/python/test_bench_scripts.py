@@ -7,7 +7,7 @@ once more as a user's server is: a role with CREATEDB and CREATEROLE and no supe
 deploys itself. Sizes come from each script's environment variables; each run is bounded by a
 timeout. Asserted: exit 0, and the table or file each prints or writes. Figures are not checked
 (never timings in tests). Not in the pooled run (the scripts make databases of their own and
-connect to them directly; Makefile POOLED_SKIP).
+connect to them directly; conftest.py NOT_POOLED).
 """
 
 from __future__ import annotations

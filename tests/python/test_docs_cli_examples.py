@@ -12,12 +12,15 @@ import re
 import shlex
 import sys
 import textwrap
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
 from conftest import dsn_as
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
 from test_docs_facts import ROOT, _cli, _text
 
 from agent_state import Client
@@ -73,14 +76,37 @@ def assert_ran_as_documented(documented: list[str], args: list[str], printed: li
     assert wrong == [] and len(printed) == len(shown), f"docs/cli.md shows {shown}, it prints {printed}"
 
 
+@pytest.fixture(scope="module")
+def docs_template(module_dsn: str) -> Iterator[str]:
+    """An empty database deployed by `agent-state deploy`, once for the file; each test works on a
+    copy of it (docs_database), not on it (a copy needs it idle)."""
+    name = f"docs_template_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(module_dsn, autocommit=True) as admin:
+        admin.execute(sql.SQL("create database {} owner agent_state_owner").format(sql.Identifier(name)))
+    try:
+        deployed = _cli(dsn_as(make_conninfo(module_dsn, dbname=name), "agent_state_owner"), "deploy")
+        assert deployed.returncode == 0, deployed.stderr
+        yield name
+    finally:
+        with psycopg.connect(module_dsn, autocommit=True) as admin:
+            admin.execute(sql.SQL("drop database {} with (force)").format(sql.Identifier(name)))
+
+
 @pytest.fixture
-def docs_database(fresh_database: str, direct_dsn: str) -> tuple[str, str]:
-    """conftest.py's fresh database deployed by `agent-state deploy`: (the service's URL, the
-    superuser's URL)."""
-    deployed = _cli(fresh_database, "deploy")
-    assert deployed.returncode == 0, deployed.stderr
-    superuser = make_conninfo(direct_dsn, dbname=conninfo_to_dict(fresh_database)["dbname"])
-    return dsn_as(superuser, "app_service"), superuser
+def docs_database(docs_template: str, direct_dsn: str) -> Iterator[tuple[str, str]]:
+    """A copy of docs_template, the database `agent-state deploy` deployed (``create database ...
+    template``, under a second instead of a deploy per test): (the service's URL, the superuser's
+    URL). Each test makes the docs' threads (trip-42, ...) in a database of its own."""
+    name = f"docs_{uuid.uuid4().hex[:8]}"
+    create = sql.SQL("create database {} template {} owner agent_state_owner")
+    with psycopg.connect(direct_dsn, autocommit=True) as admin:
+        admin.execute(create.format(sql.Identifier(name), sql.Identifier(docs_template)))
+    superuser = make_conninfo(direct_dsn, dbname=name)
+    try:
+        yield dsn_as(superuser, "app_service"), superuser
+    finally:
+        with psycopg.connect(direct_dsn, autocommit=True) as admin:
+            admin.execute(sql.SQL("drop database {} with (force)").format(sql.Identifier(name)))
 
 
 def _trip_42(tenant: Client) -> list[str]:

@@ -6,11 +6,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypedDict
 
+import psycopg
 import pytest
+from psycopg_pool import ConnectionPool
 
-from agent_state import Client, NotFound
+from agent_state import Client, NotFound, Worker
+from agent_state.langgraph import AgentStateSaver, GraphRuns
 from agent_state.replay import replay
 
 HERE = Path(__file__).resolve().parent
@@ -77,3 +83,73 @@ def test_console_command_prints_the_diff_and_exits_by_the_verdict(dsn: str, clie
     assert '+ tool #1: search({"city": "Porto"})' in failing.stdout
     assert failing.stdout.splitlines()[-1] == "FAIL"
     assert [r.passed for r in client.get_eval_runs(thread_id)] == [False, True]
+
+
+class _ModelState(TypedDict):
+    steps: list[str]
+
+
+def _model_graph() -> Any:
+    """Two nodes; the second records the model its run was given (``config["configurable"]["model"]``)."""
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.graph import END, START, StateGraph
+
+    def first(state: _ModelState) -> dict[str, Any]:
+        return {"steps": [*state["steps"], "first"]}
+
+    def answer(state: _ModelState, config: RunnableConfig) -> dict[str, Any]:
+        model = (config.get("configurable") or {}).get("model", "recorded-model")
+        return {"steps": [*state["steps"], f"model={model}"]}
+
+    g = StateGraph(_ModelState)
+    g.add_node("first", first)
+    g.add_node("answer", answer)
+    g.add_edge(START, "first")
+    g.add_edge("first", "answer")
+    g.add_edge("answer", END)
+    return g.compile()
+
+
+def _drain(dsn: str, graph: Any, queue: str) -> None:
+    """A real graph worker (agent_state.graph_runs through agent_state.Worker) until the queue is empty."""
+    with ConnectionPool(dsn, min_size=1, max_size=2, kwargs={"autocommit": True}, open=True) as pool:
+        runs = GraphRuns(Client(pool), graph, queue=queue)
+        Worker(pool, runs.handler, queue, concurrency=1, poll_interval=0.05, listen=False).run(
+            drain=True, install_signal_handlers=False
+        )
+
+
+def test_a_replay_job_with_another_model_gives_the_graph_that_model(role_dsn: Callable[[str], str]) -> None:
+    """The console's *replay with another model* as a job (a fork of the thread at a checkpoint, a
+    payload naming the model, docs/console.md): a real graph worker runs it and the graph's node is
+    given the model in ``config["configurable"]["model"]``; the recorded run was not."""
+    from agent_state.graph_runs import INPUT_KEY, REPLAY_KEY
+
+    graph = _model_graph()
+    tag = uuid.uuid4().hex[:8]
+    queue, thread = f"replay-model-{tag}", f"replay-model-{tag}"
+    tenant, service = role_dsn("tenant_a"), role_dsn("app_service")
+    with psycopg.connect(tenant, autocommit=True) as conn:
+        first_job = GraphRuns(Client(conn), graph, queue=queue).start(thread, {"steps": []})
+    _drain(service, graph, queue)
+    with psycopg.connect(tenant, autocommit=True) as conn:
+        client = Client(conn)
+        assert client.get_job(first_job.job_id).result["steps"] == ["first", "model=recorded-model"]
+        history = list(graph.copy(update={"checkpointer": AgentStateSaver(conn)}).get_state_history(
+            {"configurable": {"thread_id": thread}}
+        ))  # fmt: skip
+        [before_answer] = [h.config["configurable"]["checkpoint_id"] for h in history if h.next == ("answer",)]
+        fork = client.fork_thread(thread, before_answer)
+        payload = {
+            INPUT_KEY: None,
+            REPLAY_KEY: {"from_thread": thread, "from_checkpoint": before_answer, "model": "candidate-x"},
+        }
+        replayed = client.enqueue_job(fork, payload, queue)
+    _drain(service, graph, queue)
+    with psycopg.connect(tenant, autocommit=True) as conn:
+        job = Client(conn).get_job(replayed.job_id)
+        assert job.status == "COMPLETED", job.last_error
+        assert job.result["steps"] == ["first", "model=candidate-x"], (
+            "the first node is not run again; the answer sees the model"
+        )
+        assert Client(conn).get_job(first_job.job_id).result["steps"] == ["first", "model=recorded-model"]
