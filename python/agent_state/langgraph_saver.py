@@ -491,10 +491,16 @@ class _StepPlan:
     def _trim(self) -> None:
         """Forget the least recently used threads past MAX_REMEMBERED_THREADS or
         MAX_REMEMBERED_BYTES (a thread holding writes keeps them, and forgets its lists)."""
-        for key in list(self.threads):
-            if len(self.threads) - self.holding <= MAX_REMEMBERED_THREADS and (
+
+        def within() -> bool:
+            return len(self.threads) - self.holding <= MAX_REMEMBERED_THREADS and (
                 self.remembered_bytes <= MAX_REMEMBERED_BYTES
-            ):
+            )
+
+        if within():
+            return
+        for key in list(self.threads):
+            if within():
                 return
             thread = self.threads[key]
             self._set_lists(thread, {})
