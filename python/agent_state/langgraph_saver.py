@@ -58,6 +58,7 @@ from langgraph.checkpoint.base import (
     get_serializable_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.serde.types import TASKS
 from psycopg import pq
 from psycopg.rows import dict_row, tuple_row
@@ -147,8 +148,13 @@ def _inline(value: Any) -> bool:
 # it, is a prefix of the new one, item by item) is sent as the appended items: a delta of the
 # version it extends (ai.checkpoint_blobs.base_version), rebuilt whole by the database on read.
 # Anything else is a whole value: a list rewritten (an item replaced or removed), a value that is
-# not a list, a serializer whose bytes are not msgpack, a thread this saver has not seen, or a
-# chain of MAX_DELTA_CHAIN deltas.
+# not a list, a thread this saver has not seen, or a chain of MAX_DELTA_CHAIN deltas (the database
+# bounds every chain itself, at ai._max_delta_depth(), whatever a client sends). A delta is joined
+# to its base by msgpack's array headers, so only a serializer known to write a list as one msgpack
+# array of its items makes one: LangGraph's JsonPlusSerializer itself, not a subclass nor any other
+# serializer whose type says "msgpack" (a type is a name, not a promise: _makes_msgpack_lists), and
+# only when the bytes it made are an array of as many items as were appended (_array_of). The
+# database checks each delta is exactly one msgpack array too (AS061 otherwise).
 MAX_DELTA_CHAIN = 1000
 # threads whose list channels are remembered, least recently used dropped first: the items are
 # kept by reference (compared by identity), so this bounds what a saver keeps alive after a run
@@ -220,6 +226,26 @@ def _one_task_follows(checkpoint: Checkpoint) -> bool:
         return False
     triggers = [c for c in updated if c.startswith(_TRIGGERS) or c == "__start__"]
     return len(triggers) == 1
+
+
+def _makes_msgpack_lists(serde: SerializerProtocol) -> bool:
+    """Whether this serializer writes a list as one msgpack array of its items, each encoded on its
+    own (what a delta's concatenation needs): LangGraph's JsonPlusSerializer, exactly."""
+    return type(serde) is JsonPlusSerializer
+
+
+def _array_of(blob: bytes, items: int) -> bool:
+    """Whether the bytes start with a msgpack array header that counts this many items."""
+    if not blob:
+        return False
+    first = blob[0]
+    if 0x90 <= first <= 0x9F:
+        return first - 0x90 == items
+    if first == 0xDC:
+        return len(blob) >= 3 and int.from_bytes(blob[1:3], "big") == items
+    if first == 0xDD:
+        return len(blob) >= 5 and int.from_bytes(blob[1:5], "big") == items
+    return False
 
 
 def _prefix(old: tuple[Any, ...], new: list[Any]) -> bool:
@@ -345,6 +371,7 @@ class _Codec(BaseCheckpointSaver[str]):
         remember: dict[tuple[str, str, str], _Remembered] = {}
         deltas: dict[int, Any] = {}  # position -> the whole value, should the database refuse the delta
         messages: list[dict[str, Any]] | None = None
+        deltas_ok = _makes_msgpack_lists(self.serde)
         for channel, version in new_versions.items():
             if channel not in values or channel in inline:
                 continue
@@ -353,12 +380,12 @@ class _Codec(BaseCheckpointSaver[str]):
             appended: list[Any] | None = None
             depth = 0
             nbytes = 0
-            if type(value) is list:
+            if type(value) is list and deltas_ok:
                 seen = known.get(channel)
                 if seen is not None and seen.depth < MAX_DELTA_CHAIN and _prefix(seen.items, value):
                     appended = value[len(seen.items) :]
                     blob_type, blob = self.serde.dumps_typed(appended)
-                    if blob_type == "msgpack":
+                    if blob_type == "msgpack" and _array_of(blob, len(appended)):
                         base, depth, nbytes = seen.version, seen.depth + 1, seen.nbytes
                     else:
                         appended = None
