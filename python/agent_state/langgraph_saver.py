@@ -68,6 +68,7 @@ from . import checkpoints, schema
 from .client import AsyncClient, AsyncSource, Client, SyncSource
 from .errors import DeltaBaseMissing
 from .retry import ONCE, RetryPolicy
+from .serde import CompressedSerializer
 
 __all__ = ["AgentStateSaver", "AsyncAgentStateSaver"]
 
@@ -151,7 +152,8 @@ def _inline(value: Any) -> bool:
 # not a list, a thread this saver has not seen, or a chain of MAX_DELTA_CHAIN deltas (the database
 # bounds every chain itself, at ai._max_delta_depth(), whatever a client sends). A delta is joined
 # to its base by msgpack's array headers, so only a serializer known to write a list as one msgpack
-# array of its items makes one: LangGraph's JsonPlusSerializer itself, not a subclass nor any other
+# array of its items makes one: LangGraph's JsonPlusSerializer itself (or our CompressedSerializer,
+# whose msgpack bytes are its), not another subclass nor any other
 # serializer whose type says "msgpack" (a type is a name, not a promise: _makes_msgpack_lists), and
 # only when the bytes it made are an array of as many items as were appended (_array_of). The
 # database checks each delta is exactly one msgpack array too (AS061 otherwise).
@@ -230,8 +232,9 @@ def _one_task_follows(checkpoint: Checkpoint) -> bool:
 
 def _makes_msgpack_lists(serde: SerializerProtocol) -> bool:
     """Whether this serializer writes a list as one msgpack array of its items, each encoded on its
-    own (what a delta's concatenation needs): LangGraph's JsonPlusSerializer, exactly."""
-    return type(serde) is JsonPlusSerializer
+    own (what a delta's concatenation needs): LangGraph's JsonPlusSerializer, exactly, or ours that
+    calls it and marks what it compresses with a type of its own (CompressedSerializer)."""
+    return type(serde) in (JsonPlusSerializer, CompressedSerializer)
 
 
 def _array_of(blob: bytes, items: int) -> bool:

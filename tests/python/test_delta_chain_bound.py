@@ -24,7 +24,7 @@ from langgraph.graph.message import add_messages
 from psycopg.types.json import Jsonb
 from typing_extensions import TypedDict
 
-from agent_state.langgraph import AgentStateSaver
+from agent_state.langgraph import AgentStateSaver, CompressedSerializer
 
 pytestmark = pytest.mark.session_features("the stock saver's schema is named by the options startup parameter")
 
@@ -222,3 +222,22 @@ def test_a_serializer_whose_type_name_lies_reads_back_every_message_as_stock_doe
         "select count(*) from ai.checkpoint_blobs where thread_id = %s and base_version is not null", (thread_id,)
     ).fetchone()[0]
     assert deltas == 0
+
+
+@pytest.mark.parametrize("serde", [JsonPlusSerializer, CompressedSerializer])
+def test_the_serializers_the_saver_knows_still_make_deltas(
+    serde: Any, tenant_conn: Any, conn: Any, thread_id: str
+) -> None:
+    replies = 30
+    question = {"messages": [HumanMessage("question", id="h-0")]}
+    config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 100}
+    _chat(AgentStateSaver(tenant_conn, serde=serde()), replies).invoke(question, config)
+    memory = _chat(InMemorySaver(), replies)
+    memory.invoke(question, config)
+    assert _history(_chat(AgentStateSaver(tenant_conn, serde=serde()), replies), thread_id) == _history(
+        memory, thread_id
+    )
+    deltas = conn.execute(
+        "select count(*) from ai.checkpoint_blobs where thread_id = %s and base_version is not null", (thread_id,)
+    ).fetchone()[0]
+    assert deltas >= replies - 1
