@@ -3481,6 +3481,7 @@ comment on type ai.checkpoint_tuple is 'A checkpoint with its channel values (bl
 -- Reworked after v0.1.0; the tagged script is deploy/checkpoints_functions@v0.1.0.sql.
 -- requires: checkpoints
 -- requires: checkpoint_deltas
+-- requires: checkpoint_delta_depth
 -- requires: queue_functions
 -- requires: sessions_functions
 --
@@ -3806,6 +3807,163 @@ comment on function ai._rebuilt_value(text, text, text, text) is 'Internal: the 
 -- ---------------------------------------------------------------------------------------------
 -- Writing
 
+-- ---------------------------------------------------------------------------------------------
+-- Channel values: whole, or deltas of a bounded depth
+
+-- The most deltas a stored value may be from a whole value (ai.checkpoint_blobs.delta_depth): a
+-- read follows at most this many links. A delta past it is stored whole. Chosen from a
+-- measurement (docs/benchmarks.md, "Delta chain depth"): each link costs a read one primary-key
+-- probe, each whole value costs a write the list's bytes; at 32 a read of a long thread stays
+-- within a few probes of a whole value's, and the whole values add 1/32 of the list per step.
+create or replace function ai._max_delta_depth() returns integer
+language sql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$ select 32 $$;
+comment on function ai._max_delta_depth() is 'Internal: the most deltas a stored channel value may be from a whole value (ai.checkpoint_blobs.delta_depth); put_checkpoint stores a delta past it whole.';
+
+-- Whether bytes are exactly one msgpack array: its header, then as many items as the header says,
+-- each complete (walked, not decoded: a string, binary or extension is skipped by its length),
+-- and nothing after them. A delta is concatenated with its base by their array headers
+-- (ai._msgpack_concat): a header that lies about its items, a value that is not an array, or
+-- bytes that are not msgpack would rebuild a wrong value, so put_checkpoint refuses them (AS061).
+create or replace function ai._msgpack_is_array(blob bytea) returns boolean
+language plpgsql immutable strict parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_len integer := pg_catalog.length(blob);
+  v_pos integer := 0;
+  v_pending bigint := 1;
+  v_byte integer;
+  v_size integer;     -- bytes of a length field that follows the first byte
+  v_count bigint;     -- the length field's value
+begin
+  if v_len = 0 then
+    return false;
+  end if;
+  v_byte := pg_catalog.get_byte(blob, 0);
+  if v_byte not between 144 and 159 and v_byte not in (220, 221) then
+    return false;
+  end if;
+  while v_pending > 0 loop
+    if v_pos >= v_len then
+      return false;
+    end if;
+    v_byte := pg_catalog.get_byte(blob, v_pos);
+    v_pending := v_pending - 1;
+    if v_byte <= 127 or v_byte >= 224 or v_byte in (192, 194, 195) then          -- fixint, nil, bool
+      v_pos := v_pos + 1;
+    elsif v_byte between 128 and 143 then                                          -- fixmap
+      v_pending := v_pending + 2 * (v_byte - 128);
+      v_pos := v_pos + 1;
+    elsif v_byte between 144 and 159 then                                          -- fixarray
+      v_pending := v_pending + (v_byte - 144);
+      v_pos := v_pos + 1;
+    elsif v_byte between 160 and 191 then                                          -- fixstr
+      v_pos := v_pos + 1 + (v_byte - 160);
+    elsif v_byte in (202, 203, 204, 205, 206, 207, 208, 209, 210, 211, 212, 213, 214, 215, 216) then
+      -- float 32/64, uint and int 8/16/32/64, fixext 1/2/4/8/16: fixed sizes
+      v_pos := v_pos + 1 + case v_byte when 202 then 4 when 203 then 8 when 204 then 1 when 205 then 2
+                                       when 206 then 4 when 207 then 8 when 208 then 1 when 209 then 2
+                                       when 210 then 4 when 211 then 8 when 212 then 2 when 213 then 3
+                                       when 214 then 5 when 215 then 9 else 17 end;
+    elsif v_byte in (196, 197, 198, 199, 200, 201, 217, 218, 219, 220, 221, 222, 223) then
+      -- bin, ext, str 8/16/32 (a length), array and map 16/32 (a count)
+      v_size := case when v_byte in (196, 199, 217) then 1
+                     when v_byte in (197, 200, 218, 220, 222) then 2 else 4 end;
+      if v_pos + v_size >= v_len then
+        return false;
+      end if;
+      v_count := pg_catalog.get_byte(blob, v_pos + 1);
+      for i in 2 .. v_size loop
+        v_count := v_count << 8 | pg_catalog.get_byte(blob, v_pos + i);
+      end loop;
+      v_pos := v_pos + 1 + v_size;
+      if v_byte in (220, 221) then
+        v_pending := v_pending + v_count;
+      elsif v_byte in (222, 223) then
+        v_pending := v_pending + 2 * v_count;
+      elsif v_count > v_len then
+        return false;
+      else
+        v_pos := v_pos + v_count::integer + case when v_byte in (199, 200, 201) then 1 else 0 end;  -- ext: its type byte
+      end if;
+    else                                                                           -- 193: never used
+      return false;
+    end if;
+  end loop;
+  return v_pos = v_len;
+end
+$$;
+comment on function ai._msgpack_is_array(bytea) is 'Internal: whether the bytes are exactly one msgpack array (its header, that many complete items, nothing after them): what a channel delta and the whole value it extends must be.';
+
+-- The new channel values of one put_checkpoint (the guards of their arrays are the caller's). A
+-- delta (bases[i] set) must extend a stored version of its channel, other than its own, that is a
+-- msgpack list like itself (type 'msgpack', exactly one msgpack array: ai._msgpack_is_array; the
+-- whole value at the chain's start is checked once, when its first delta comes); else AS061 and
+-- the saver sends the whole value. Its depth is its base's plus one; a delta past
+-- ai._max_delta_depth() is stored whole instead, rebuilt here from its base (one read of the
+-- chain, every that many steps), so no chain grows past the bound whatever the client sends.
+-- Each version is stored once: a version already stored is kept as it is.
+create or replace function ai._insert_channel_values(thread_id text, checkpoint_ns text, owner text,
+                                                     channels text[], versions text[], types text[],
+                                                     blobs bytea[], bases text[]) returns void
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  a_ns alias for $2;
+  a_owner alias for $3;
+  a_channels alias for $4;
+  a_versions alias for $5;
+  a_types alias for $6;
+  a_blobs alias for $7;
+  a_bases alias for $8;
+  v_depths integer[];
+  v_base record;
+begin
+  if a_bases is not null then
+    v_depths := pg_catalog.array_fill(0, array[pg_catalog.cardinality(a_blobs)]);
+    for i in 1 .. pg_catalog.cardinality(a_bases) loop
+      continue when a_bases[i] is null;
+      select b.delta_depth, b.type, case when b.base_version is null then b.blob end as whole
+      into v_base
+      from ai.checkpoint_blobs b
+      where b.thread_id = a_thread_id and b.checkpoint_ns = a_ns and b.channel = a_channels[i]
+        and b.version = a_bases[i];
+      if not found or a_bases[i] = a_versions[i] or a_types[i] <> 'msgpack' or v_base.type <> 'msgpack'
+         or not ai._msgpack_is_array(a_blobs[i])
+         or (v_base.delta_depth = 0 and not ai._msgpack_is_array(v_base.whole)) then
+        raise exception using errcode = 'AS061',
+          message = 'a channel delta extends a version that is not stored, or is not a list of items',
+          detail = format('channel %s, version %s, base %s: a delta must be one msgpack array (type msgpack) extending a stored msgpack list of its channel',
+                          a_channels[i], a_versions[i], a_bases[i]),
+          hint = 'send the whole value (blob_bases NULL)';
+      end if;
+      if v_base.delta_depth < ai._max_delta_depth() then
+        v_depths[i] := v_base.delta_depth + 1;
+      else
+        a_blobs[i] := ai._msgpack_concat(array[ai._rebuilt_value(a_thread_id, a_ns, a_channels[i], a_bases[i]),
+                                               a_blobs[i]]);
+        a_bases[i] := null;
+      end if;
+    end loop;
+  end if;
+  insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob, base_version,
+                                   delta_depth)
+  select a_thread_id, a_ns, u.channel, u.version, a_owner, u.type, u.blob, u.base, coalesce(u.depth, 0)
+  from unnest(a_channels, a_versions, a_types, a_blobs, coalesce(a_bases, '{}'), coalesce(v_depths, '{}'))
+    as u(channel, version, type, blob, base, depth)
+  on conflict (thread_id, checkpoint_ns, channel, version) do nothing;
+end
+$$;
+comment on function ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[]) is 'Internal: stores a put''s new channel values, each version once; a delta (bases[i] set) at its base''s depth plus one, or whole (rebuilt) past ai._max_delta_depth(). AS061 a delta whose base is not stored or which is not, like its base, one msgpack array of type msgpack.';
+revoke execute on function ai._max_delta_depth(), ai._msgpack_is_array(bytea),
+  ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[]) from public;
+
+
 -- The rows of one task's pending writes (the guards are the caller's): put_writes, and
 -- put_checkpoint for the writes a saver held until the step's checkpoint. A retried task writes
 -- the same (task_id, idx) again: kept as first written, except the special channels (negative
@@ -4038,35 +4196,15 @@ begin
     v_owner := ai._checkpoint_thread_owner(a_thread_id);
   end if;
 
-  -- A delta extends a version of its channel that is stored (so chains end in a whole value and
-  -- have no cycle) and is a msgpack array; else AS061, and the saver sends the whole value.
-  if a_bases is not null and exists (
-       select from unnest(a_blob_channels, a_blob_versions, a_bases, a_blobs) as u(channel, version, base, blob)
-       where u.base is not null
-         and (u.base = u.version
-              or pg_catalog.get_byte(u.blob, 0) not in (144, 145, 146, 147, 148, 149, 150, 151, 152, 153, 154, 155,
-                                                        156, 157, 158, 159, 220, 221)
-              or not exists (select from ai.checkpoint_blobs b
-                             where b.thread_id = a_thread_id and b.checkpoint_ns = a_ns
-                               and b.channel = u.channel and b.version = u.base))) then
-    raise exception using errcode = 'AS061',
-      message = 'a channel delta extends a version that is not stored, or is not a list of items',
-      hint = 'send the whole value (channel_values.bases NULL)';
-  end if;
-
   if (a_writes).task_id is not null then
     perform ai._insert_writes(a_thread_id, a_ns, a_parent_id, v_owner, (a_writes).task_id, (a_writes).task_path,
                               (a_writes).idx, (a_writes).channels, (a_writes).types, (a_writes).blobs);
   end if;
 
-  -- One statement for the values and the checkpoint.
-  with new_values as (
-    insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob, base_version)
-    select a_thread_id, a_ns, u.channel, u.version, v_owner, u.type, u.blob, u.base
-    from unnest(a_blob_channels, a_blob_versions, a_blob_types, a_blobs, coalesce(a_bases, '{}'))
-      as u(channel, version, type, blob, base)
-    on conflict (thread_id, checkpoint_ns, channel, version) do nothing
-  )
+  -- The new channel values (whole, or deltas of a bounded depth; AS061 a delta that cannot be
+  -- one), after the session's lock above: the base a delta extends cannot be deleted before commit.
+  perform ai._insert_channel_values(a_thread_id, a_ns, v_owner, a_blob_channels, a_blob_versions, a_blob_types,
+                                    a_blobs, a_bases);
   insert into ai.checkpoints (thread_id, checkpoint_ns, checkpoint_id, owner, parent_checkpoint_id, type,
                               checkpoint, metadata, channel_versions, created_at)
   values (a_thread_id, a_ns, v_id, v_owner, a_parent_id, a_type, a_checkpoint, a_metadata, a_versions, v_now)
@@ -4084,7 +4222,7 @@ begin
 end
 $$;
 comment on function ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, jsonb, ai.step_commit) is
-  'Saves a durable step in one call and one transaction; returns the checkpoint''s id (a new ULID when checkpoint_id is NULL). The checkpoint and its new channel values (channel_values, an ai.checkpoint_values record: parallel arrays channels/versions/types/blobs, each stored once per version, and bases, naming per value the version of the same channel whose list it extends with these items: a delta, rebuilt whole on read; NULL for a whole value). Putting the same id again replaces the checkpoint. Optionally one task''s pending writes for the parent checkpoint (writes, an ai.task_writes record: task_id, task_path, idx/channels/types/blobs, as ai.put_writes stores them) and messages appended to the thread (a JSON array, as ai.append_messages takes). Creates the session for the caller when the thread is new. step_commit (an ai.step_commit record): job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s); durability ''async'' commits this transaction with synchronous_commit off (NULL: ''sync''). AS001 another tenant''s thread, AS002 bad argument (checkpoint_ns over 1024 bytes of UTF-8, a checkpoint id, channel name or version over 255 bytes, too), AS003 metadata over 1 MiB or the checkpoint or a value over 16 MiB, AS006 stale fencing token, AS005 a thread the caller archived, AS020 deleted thread, AS061 a delta whose base is not stored (send the whole value); the messages'' errors as ai.append_messages raises them.';
+  'Saves a durable step in one call and one transaction; returns the checkpoint''s id (a new ULID when checkpoint_id is NULL). The checkpoint and its new channel values (channel_values, an ai.checkpoint_values record: parallel arrays channels/versions/types/blobs, each stored once per version, and bases, naming per value the version of the same channel whose list it extends with these items: a delta, rebuilt whole on read; NULL for a whole value). Putting the same id again replaces the checkpoint. Optionally one task''s pending writes for the parent checkpoint (writes, an ai.task_writes record: task_id, task_path, idx/channels/types/blobs, as ai.put_writes stores them) and messages appended to the thread (a JSON array, as ai.append_messages takes). Creates the session for the caller when the thread is new. step_commit (an ai.step_commit record): job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s); durability ''async'' commits this transaction with synchronous_commit off (NULL: ''sync''). AS001 another tenant''s thread, AS002 bad argument (checkpoint_ns over 1024 bytes of UTF-8, a checkpoint id, channel name or version over 255 bytes, too), AS003 metadata over 1 MiB or the checkpoint or a value over 16 MiB, AS006 stale fencing token, AS005 a thread the caller archived, AS020 deleted thread, AS061 a delta whose base is not stored, or which is not, like its base, one msgpack array of type msgpack (send the whole value); a delta past ai._max_delta_depth() deltas from a whole value is stored whole; the messages'' errors as ai.append_messages raises them.';
 
 create or replace function ai.put_writes(
   thread_id text,
@@ -4765,8 +4903,9 @@ begin
          and b.version = n.version
     where b.base_version is not null
   )
-  insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob, base_version)
-  select a_target, b.checkpoint_ns, b.channel, b.version, a_owner, b.type, b.blob, b.base_version
+  insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob, base_version,
+                                   delta_depth)
+  select a_target, b.checkpoint_ns, b.channel, b.version, a_owner, b.type, b.blob, b.base_version, b.delta_depth
   from needed r
   join ai.checkpoint_blobs b
     on b.thread_id = a_source and b.checkpoint_ns = r.checkpoint_ns and b.channel = r.channel and b.version = r.version;
@@ -4995,7 +5134,8 @@ begin
     -- the values the kept checkpoints name are made whole, so the versions their deltas extended
     -- go with the pruned checkpoints (prune leaves one value per kept version, as it finds it)
     update ai.checkpoint_blobs b
-    set blob = ai._rebuilt_value(b.thread_id, b.checkpoint_ns, b.channel, b.version), base_version = null
+    set blob = ai._rebuilt_value(b.thread_id, b.checkpoint_ns, b.channel, b.version), base_version = null,
+        delta_depth = 0
     from ai.checkpoints c
     cross join lateral pg_catalog.jsonb_each_text(c.channel_versions) v
     where c.thread_id = any (thread_ids)
@@ -8870,6 +9010,49 @@ insert into ai.lease_timelines (timeline, first_seen)
 select ('x' || pg_catalog.substr(pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_lsn()), 1, 8))::bit(32)::integer,
        '-infinity'
 where not pg_catalog.pg_is_in_recovery();
+
+
+-- ===== change: checkpoint_delta_depth =====
+-- Deploy agent-state:checkpoint_delta_depth to pg
+-- requires: checkpoint_deltas
+--
+-- How many deltas a stored channel value is from a whole value: 0 for a whole value, the depth of
+-- the version it extends plus one for a delta (deploy/checkpoint_deltas.sql). ai.put_checkpoint
+-- reads it from the base it already probes and, where a delta would pass ai._max_delta_depth(),
+-- stores the whole value instead (rebuilt by the database), so a read follows at most that many
+-- links whatever a client sends (issue 34 item 4; docs/checkpoints.md, "Deltas").
+--
+-- The rows already stored get their depth here, from their chains. A put of the previous release's
+-- functions during this deploy stores a delta at depth 0: its chain may then pass the bound by the
+-- length it had, once; the next put past the bound on it is stored whole.
+
+alter table ai.checkpoint_blobs add column delta_depth integer not null default 0;
+comment on column ai.checkpoint_blobs.delta_depth is
+  '0: blob is a whole value. A delta (base_version set): the delta_depth of its base plus one, at most ai._max_delta_depth(); a read of this version follows this many links.';
+alter table ai_archive.checkpoint_blobs add column delta_depth integer not null default 0;
+
+do $$
+declare
+  t text;
+begin
+  foreach t in array array['ai.checkpoint_blobs', 'ai_archive.checkpoint_blobs'] loop
+    execute format($q$
+      with recursive chain as (
+        select b.thread_id, b.checkpoint_ns, b.channel, b.version, 0 as depth
+        from %1$s b where b.base_version is null
+        union all
+        select d.thread_id, d.checkpoint_ns, d.channel, d.version, c.depth + 1
+        from chain c
+        join %1$s d on d.thread_id = c.thread_id and d.checkpoint_ns = c.checkpoint_ns
+                   and d.channel = c.channel and d.base_version = c.version
+      )
+      update %1$s b set delta_depth = c.depth
+      from chain c
+      where c.depth > 0 and b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns
+        and b.channel = c.channel and b.version = c.version$q$, t);
+  end loop;
+end
+$$;
 
 
 -- ===== change: tenant_read_indexes =====

@@ -9,10 +9,19 @@
    (and as many delta-stored channel values, of the same channel name) of other threads of
    another tenant in the tables: steps per second of each.
 
+3. **One-turn invokes** (issue 34 item 4): N invokes of a one-reply graph on one thread (two
+   checkpoints each, one saver), then the median get_tuple of the newest checkpoint, ours beside
+   PostgresSaver, with the most links a read of the thread follows.
+4. **Delta chain depth** (BENCH_READ_DEPTHS, off by default): for each bound, ai._max_delta_depth()
+   replaced (in this bench's database only) and the one-turn invokes run again: the read of the
+   checkpoint deepest in its chain, bytes stored and WAL per invoke; the trade the bound is chosen
+   from (docs/benchmarks.md, "Delta chain depth"). The deployed bound is put back after.
+
 The crowd is loaded in bulk SQL (generate_series) as the database's owner. Run by
 bench/checkpoint_reads.sh (DATABASE_URL: its own database). Sizes: BENCH_READ_STEPS ("200 1000
 3000"), BENCH_READ_CROWDS ("10000 100000 1000000"), BENCH_READ_RUNS (graph runs per point, 8),
-BENCH_REPEATS (3).
+BENCH_REPEATS (3), BENCH_READ_INVOKES ("600"), BENCH_READ_DEPTHS ("", e.g. "8 16 32 64 128"),
+BENCH_READ_DEPTH_INVOKES (300).
 """
 
 from __future__ import annotations
@@ -42,6 +51,9 @@ STEPS = [int(n) for n in os.environ.get("BENCH_READ_STEPS", "200 1000 3000").spl
 CROWDS = [int(n) for n in os.environ.get("BENCH_READ_CROWDS", "10000 100000 1000000").split()]
 RUNS = int(os.environ.get("BENCH_READ_RUNS", "8"))
 REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))
+INVOKES = [int(n) for n in os.environ.get("BENCH_READ_INVOKES", "600").split()]
+DEPTHS = [int(n) for n in os.environ.get("BENCH_READ_DEPTHS", "").split()]
+DEPTH_INVOKES = int(os.environ.get("BENCH_READ_DEPTH_INVOKES", "300"))
 NODES = 24
 TENANT, WORKER, CROWD_TENANT = "bench_reads_tenant", "bench_reads_worker", "bench_reads_crowd"
 PG_SCHEMA = "bench_reads_pg"
@@ -168,6 +180,118 @@ def thread_reads() -> None:
             print(f"{steps:>6} {a:>16.1f} {b:>14.1f} {a / b:>6.2f}", flush=True)
 
 
+def _one_turn(saver: Any) -> Any:
+    def reply(state: Chat) -> dict[str, Any]:
+        n = len(state["messages"])
+        return {"messages": [AIMessage(f"reply {n}: a reply of about the length of a sentence or two.", id=f"a{n}")]}
+
+    b = StateGraph(Chat)
+    b.add_node("reply", reply)
+    b.add_edge(START, "reply")
+    b.add_edge("reply", END)
+    return b.compile(checkpointer=saver)
+
+
+def _invoke_turns(saver: Any, thread: str, turns: int) -> None:
+    graph, config = _one_turn(saver), {"configurable": {"thread_id": thread}}
+    for turn in range(turns):
+        graph.invoke({"messages": [HumanMessage(f"question {turn}", id=f"h{turn}")]}, config, durability="sync")
+
+
+def _links(conn: psycopg.Connection[Any], thread: str) -> tuple[int, str | None]:
+    """The most links a read of the thread's messages follows, and a checkpoint whose read follows them."""
+    row = conn.execute(
+        """
+        with recursive chain as (
+          select b.version as head, b.base_version, 0 as n from ai.checkpoint_blobs b
+          where b.thread_id = %(t)s and b.channel = 'messages'
+          union all
+          select c.head, b.base_version, c.n + 1 from chain c
+          join ai.checkpoint_blobs b on b.thread_id = %(t)s and b.checkpoint_ns = '' and b.channel = 'messages'
+                                     and b.version = c.base_version
+        ), deepest as (select head, n from chain order by n desc limit 1)
+        select d.n, (select c.checkpoint_id from ai.checkpoints c where c.thread_id = %(t)s
+                     and c.channel_versions ->> 'messages' = d.head order by c.checkpoint_id limit 1)
+        from deepest d
+        """,
+        {"t": thread},
+    ).fetchone()
+    assert row is not None
+    return int(row[0]), row[1]
+
+
+def _median_ms(call: Any, calls: int = 15) -> float:
+    call()
+    times = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1000
+
+
+def _median_read_at(saver: Any, thread: str, checkpoint_id: str | None) -> float:
+    config = {"configurable": {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}}
+    return _median_ms(lambda: saver.get_tuple(config))
+
+
+def invoke_reads() -> None:
+    print("\none-turn invokes on one thread (two checkpoints each): get_tuple of the newest checkpoint, ms (median"
+          " of 15; most of it is LangGraph's decoding of the list, on both sides), ai.get_checkpoint alone (the"
+          " server's read, rows fetched undecoded), and the most links a read of the thread follows")  # fmt: skip
+    print(f"{'invokes':>8} {'AgentStateSaver':>16} {'PostgresSaver':>14} {'ratio':>6} {'get_checkpoint':>15}"
+          f" {'links':>6}")  # fmt: skip
+    with (
+        ConnectionPool(TENANT_URL, min_size=1, max_size=2, kwargs={"autocommit": True}) as pool,
+        psycopg.connect(PG_URL, autocommit=True) as pg,
+        psycopg.connect(URL, autocommit=True) as admin,
+    ):
+        ours, stock = AgentStateSaver(pool), PostgresSaver(pg)
+        for turns in INVOKES:
+            thread = f"invokes-{turns}-{uuid.uuid4().hex[:6]}"
+            _invoke_turns(ours, thread, turns)
+            _invoke_turns(stock, thread, turns)
+            a, b = median_read(ours, thread), median_read(stock, thread)
+            links, _ = _links(admin, thread)
+            with pool.connection() as conn:
+                raw = _median_ms(lambda t=thread: conn.execute("select * from ai.get_checkpoint(%s)", (t,)).fetchall())
+            print(f"{turns:>8} {a:>16.1f} {b:>14.1f} {a / b:>6.2f} {raw:>15.2f} {links:>6}", flush=True)
+
+
+def depth_trade() -> None:
+    print(f"\ndelta chain depth: {DEPTH_INVOKES} one-turn invokes per bound (ai._max_delta_depth() replaced in this"
+          " database); read of the deepest checkpoint, ms (median of 15); per invoke: WAL and stored bytes of"
+          " 'messages'")  # fmt: skip
+    print(f"{'bound':>6} {'links':>6} {'read ms':>8} {'WAL B/invoke':>13} {'stored B/invoke':>16}")
+    with (
+        ConnectionPool(TENANT_URL, min_size=1, max_size=2, kwargs={"autocommit": True}) as pool,
+        psycopg.connect(URL, autocommit=True) as admin,
+    ):
+        deployed = admin.execute("select pg_get_functiondef('ai._max_delta_depth()'::regprocedure)").fetchone()[0]  # type: ignore[index]
+        saver = AgentStateSaver(pool)
+        try:
+            for bound in DEPTHS:
+                admin.execute(
+                    "create or replace function ai._max_delta_depth() returns integer language sql immutable"
+                    f" parallel safe set search_path = pg_catalog, pg_temp as $$ select {int(bound)} $$"
+                )
+                thread = f"depth-{bound}-{uuid.uuid4().hex[:6]}"
+                lsn = admin.execute("select pg_current_wal_insert_lsn()").fetchone()[0]  # type: ignore[index]
+                _invoke_turns(saver, thread, DEPTH_INVOKES)
+                wal = admin.execute("select pg_current_wal_insert_lsn() - %s::pg_lsn", (lsn,)).fetchone()[0]  # type: ignore[index]
+                stored = admin.execute(
+                    "select sum(pg_column_size(blob)) from ai.checkpoint_blobs where thread_id = %s"
+                    " and channel = 'messages'",
+                    (thread,),
+                ).fetchone()[0]  # type: ignore[index]
+                links, deepest = _links(admin, thread)
+                read = _median_read_at(saver, thread, deepest)
+                print(f"{bound:>6} {links:>6} {read:>8.2f} {float(wal) / DEPTH_INVOKES:>13,.0f}"
+                      f" {float(stored) / DEPTH_INVOKES:>16,.0f}", flush=True)  # fmt: skip
+        finally:
+            admin.execute(deployed)
+
+
 def _span() -> float:
     """Seconds from the first node's start to the last node's start, over the steps between."""
     assert len(STAMPS) == RUNS * NODES, len(STAMPS)
@@ -206,6 +330,10 @@ def main() -> None:
     have = crowd_to(CROWDS[0], 0)
     if STEPS:
         thread_reads()
+    if INVOKES:
+        invoke_reads()
+    if DEPTHS:
+        depth_trade()
     print(f"\ndurable runs: {NODES}-node chain, 1 ms per node, {RUNS} runs a point, steps per second"
           f" (median of {REPEATS})")  # fmt: skip
     print(f"{'other checkpoints':>18} {'graph_worker':>13} {'saver in process':>17} {'ratio':>6}")

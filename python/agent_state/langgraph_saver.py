@@ -59,6 +59,7 @@ from langgraph.checkpoint.base import (
     get_serializable_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.serde.types import TASKS
 from psycopg import pq
 from psycopg.rows import dict_row, tuple_row
@@ -68,6 +69,7 @@ from . import checkpoints, schema
 from .client import AsyncClient, AsyncSource, Client, SyncSource
 from .errors import DeltaBaseMissing
 from .retry import ONCE, RetryPolicy
+from .serde import CompressedSerializer
 
 __all__ = ["AgentStateSaver", "AsyncAgentStateSaver"]
 
@@ -223,6 +225,27 @@ def _one_task_follows(checkpoint: Checkpoint) -> bool:
     return len(triggers) == 1
 
 
+def _makes_msgpack_lists(serde: SerializerProtocol) -> bool:
+    """Whether this serializer writes a list as one msgpack array of its items, each encoded on its
+    own (what a delta's concatenation needs): LangGraph's JsonPlusSerializer, exactly, or ours that
+    calls it and marks what it compresses with a type of its own (CompressedSerializer)."""
+    return type(serde) in (JsonPlusSerializer, CompressedSerializer)
+
+
+def _array_of(blob: bytes, items: int) -> bool:
+    """Whether the bytes start with a msgpack array header that counts this many items."""
+    if not blob:
+        return False
+    first = blob[0]
+    if 0x90 <= first <= 0x9F:
+        return first - 0x90 == items
+    if first == 0xDC:
+        return len(blob) >= 3 and int.from_bytes(blob[1:3], "big") == items
+    if first == 0xDD:
+        return len(blob) >= 5 and int.from_bytes(blob[1:5], "big") == items
+    return False
+
+
 def _prefix(old: tuple[Any, ...], new: list[Any]) -> bool:
     if len(new) < len(old):
         return False
@@ -288,9 +311,16 @@ class _StepPlan:
     this saver last stored or read it, is a prefix of the new one, item by item) is sent as the
     appended items: a delta of the version it extends (``ChannelValue.base``), rebuilt whole by
     the database on read. Anything else is a whole value: a list rewritten (an item replaced or
-    removed), a value that is not a list, a serializer whose bytes are not msgpack, a thread this
-    saver has not seen, or a chain of MAX_DELTA_CHAIN deltas. Should the database refuse a delta
-    (AS061: the version it extends was pruned), the step is sent again whole (``_Step.whole``).
+    removed), a value that is not a list, a thread this saver has not seen, or a chain of
+    MAX_DELTA_CHAIN deltas (the database bounds every chain itself, at ``ai._max_delta_depth()``,
+    whatever a client sends). A delta is joined to its base by msgpack's array headers, so only a
+    serializer known to write a list as one msgpack array of its items makes one: LangGraph's
+    JsonPlusSerializer itself (or our CompressedSerializer, whose msgpack bytes are its), not
+    another subclass nor any other serializer whose type says "msgpack" (a type is a name, not a
+    promise: ``_makes_msgpack_lists``), and only when the bytes it made are an array of as many
+    items as were appended (``_array_of``); the database checks each delta is exactly one msgpack
+    array too. Should the database refuse a delta (AS061: the version it extends was pruned, or
+    the bytes are not one array), the step is sent again whole (``_Step.whole``).
 
     **Messages.** With ``mirror_messages``, that list channel's new items (the delta's; the whole
     list when the parent lacked the channel) are appended to the thread's messages in the same call.
@@ -318,6 +348,7 @@ class _StepPlan:
         *,
         mirror_messages: str | None,
         durability: Durability,
+        deltas_ok: bool,
     ) -> tuple[_Step, list[tuple[_Key, _Writes]]]:
         """What a put sends (the rules above): the step's call, and the held writes of another
         checkpoint of the thread, to send before it."""
@@ -359,12 +390,12 @@ class _StepPlan:
             appended: list[Any] | None = None
             depth = 0
             nbytes = 0
-            if type(value) is list:
+            if type(value) is list and deltas_ok:
                 seen = known.get(channel)
                 if seen is not None and seen.depth < MAX_DELTA_CHAIN and _prefix(seen.items, value):
                     appended = value[len(seen.items) :]
                     blob_type, blob = dumps(appended)
-                    if blob_type == "msgpack":
+                    if blob_type == "msgpack" and _array_of(blob, len(appended)):
                         base, depth, nbytes = seen.version, seen.depth + 1, seen.nbytes
                     else:
                         appended = None
@@ -372,7 +403,7 @@ class _StepPlan:
                 blob_type, blob = dumps(value)
             else:
                 deltas[len(sent)] = value
-            if type(value) is list and blob_type == "msgpack":
+            if type(value) is list and deltas_ok and blob_type == "msgpack":
                 remember[channel] = _Remembered(str(version), tuple(value), depth, nbytes + len(blob))
             if channel == mirror_messages and type(value) is list:
                 new_items = appended if appended is not None else (value if parent_lacks(channel) else [])
@@ -564,6 +595,7 @@ class _Codec(BaseCheckpointSaver[str]):
         step, before = self._plan.put(
             self.serde.dumps_typed, config, checkpoint, metadata, new_versions,
             mirror_messages=self.mirror_messages, durability=self.durability,
+            deltas_ok=_makes_msgpack_lists(self.serde),
         )  # fmt: skip
         return step, [self._put_writes_args(key, writes) for key, writes in before]
 

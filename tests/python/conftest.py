@@ -435,5 +435,23 @@ def deployed_templates() -> Iterator[Callable[[str | None], str]]:
 
 
 @pytest.fixture
+def stock_dsn(dsn: str) -> Iterator[str]:
+    """LangGraph's stock PostgresSaver beside ours: a schema of its own with its tables, which the
+    returned dsn puts first on the search_path (a test using it is marked ``session_features``:
+    the schema is named by the options startup parameter)."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    schema = f"lgstock_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        admin.execute(sql.SQL("create schema {}").format(sql.Identifier(schema)))
+    stock = make_conninfo(dsn, options=f"-c search_path={schema}")
+    with PostgresSaver.from_conn_string(stock) as saver:
+        saver.setup()
+    yield stock
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        admin.execute(sql.SQL("drop schema {} cascade").format(sql.Identifier(schema)))
+
+
+@pytest.fixture
 def thread_id() -> str:
     return f"test-{uuid.uuid4()}"

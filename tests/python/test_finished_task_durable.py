@@ -16,7 +16,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,22 +35,6 @@ pytestmark = pytest.mark.session_features("the stock saver's schema is named by 
 KINDS = ("ours", "stock")
 #: how long to wait for the finished task's writes to reach the database before stopping anyway
 WRITES_SECONDS = 10.0
-
-
-@pytest.fixture
-def stock_dsn(dsn: str) -> Iterator[str]:
-    """A schema of its own with PostgresSaver's tables; the dsn puts it first on the search_path."""
-    from langgraph.checkpoint.postgres import PostgresSaver
-
-    schema = f"lgstock_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(dsn, autocommit=True) as admin:
-        admin.execute(sql.SQL("create schema {}").format(sql.Identifier(schema)))
-    stock = psycopg.conninfo.make_conninfo(dsn, options=f"-c search_path={schema}")
-    with PostgresSaver.from_conn_string(stock) as saver:
-        saver.setup()
-    yield stock
-    with psycopg.connect(dsn, autocommit=True) as admin:
-        admin.execute(sql.SQL("drop schema {} cascade").format(sql.Identifier(schema)))
 
 
 def _saver_dsn(kind: str, stock_dsn: str, role_dsn: Any) -> str:

@@ -1,7 +1,7 @@
 \ir ../fixtures/helpers.sql
 begin;
 \ir ../fixtures/checkpoints.sql
-select plan(3);
+select plan(4);
 set local role tenant_a;
 
 select pg_temp.put_list('t-prune-delta', 'c1', null, 'v1', '\x9101');
@@ -13,6 +13,8 @@ select is(pg_temp.list_value('t-prune-delta', 'c3'), '\x93010203'::bytea,
 reset role;
 select is((select array_agg(version || coalesce(':' || base_version, '') order by version) from ai.checkpoint_blobs
            where thread_id = 't-prune-delta'), array['v3'], 'made whole: the versions it extended go with their checkpoints');
+select is((select delta_depth from ai.checkpoint_blobs where thread_id = 't-prune-delta'), 0,
+          'at depth 0, as a whole value is');
 
 select * from finish();
 rollback;

@@ -2,13 +2,14 @@
 begin;
 select plan(2);
 
--- The public functions that touch no table run as the caller; every other one a role may call
--- is SECURITY DEFINER, owned by the schema owner (tenants hold no table privilege).
+-- The public functions that touch no table run as the caller (complete_and_claim only calls two
+-- SECURITY DEFINER functions its caller may call); every other one a role may call is SECURITY
+-- DEFINER, owned by the schema owner (tenants hold no table privilege).
 select is_empty($$
   select p.oid::regprocedure::text from pg_proc p
   where p.pronamespace = 'ai'::regnamespace and p.prokind = 'f' and p.proname not like '\_%'
     and p.proname not in ('now', 'calling_role', 'current_owner', 'sees_all_owners', 'act_as', 'estimate_tokens',
-                          'message_key', 'idempotency_key', 'ulid', 'ulid_time')
+                          'message_key', 'idempotency_key', 'ulid', 'ulid_time', 'complete_and_claim')
     and not p.prosecdef$$,
   'every other public function is SECURITY DEFINER');
 select is_empty($$

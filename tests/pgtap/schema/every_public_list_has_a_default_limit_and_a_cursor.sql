@@ -19,6 +19,7 @@ insert into not_lists values
   ('claim_jobs', 'a write: at most max_jobs (1 to 1000) jobs'),
   ('enqueue_jobs', 'a write: one job per job the caller sent (at most 5000)'),
   ('complete_jobs', 'a write: the jobs the caller named'),
+  ('complete_and_claim', 'a write: the jobs the caller named, then at most max_jobs (0 to 1000) claimed'),
   ('renew_leases', 'a write: the jobs the caller named'),
   ('archive_sessions', 'a write: at most batch_size sessions'),
   ('get_checkpoint', 'one checkpoint'),
