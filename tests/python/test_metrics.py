@@ -202,3 +202,28 @@ def test_a_workers_log_lines_carry_the_jobs_ids(role_dsn: Callable[[str], str], 
     assert f"agent_state.worker inside the worker {ids}" in lines, lines
     worker_record = next(r for r in records if r.getMessage() == "inside the worker")
     assert worker_record.job_id == job.job_id  # type: ignore[attr-defined]
+
+
+def test_the_docs_and_the_dashboard_name_only_the_metrics_there_are() -> None:
+    """docs/observability.md's table lists every metric of the exporter's HELP (the names
+    ai.metrics() returns: test_a_scrape... checks those), and the Grafana dashboard queries no
+    other."""
+    import json
+    import re
+    from pathlib import Path
+
+    from agent_state.prometheus import HELP
+
+    root = Path(__file__).resolve().parents[2]
+    page = (root / "docs" / "observability.md").read_text()
+    assert set(re.findall(r"^\| `(agent_state_\w+)`", page, re.M)) == set(HELP)
+    dashboard = json.loads((root / "docs" / "grafana" / "agent-state.json").read_text())
+    queried = {
+        name
+        for panel in dashboard["panels"]
+        for target in panel["targets"]
+        for name in re.findall(r"agent_state_\w+", target["expr"])
+    }
+    assert queried and queried <= set(HELP), queried - set(HELP)
+    sql = (root / "deploy" / "metrics.sql").read_text()
+    assert [name for name in HELP if f"'{name}'" not in sql] == [], "a HELP for a metric ai.metrics() has not"
