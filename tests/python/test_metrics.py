@@ -173,7 +173,8 @@ def test_a_workers_log_lines_carry_the_jobs_ids(role_dsn: Callable[[str], str], 
     handler.setFormatter(logging.Formatter("%(name)s %(message)s " + " ".join(f"{f}=%({f})s" for f in FIELDS)))
     app_log = logging.getLogger(f"app-{queue}")
     worker_log = logging.getLogger("agent_state.worker")
-    for logger in (app_log, worker_log):
+    levels = {logger: logger.level for logger in (app_log, worker_log)}
+    for logger in levels:
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
     try:
@@ -194,8 +195,9 @@ def test_a_workers_log_lines_carry_the_jobs_ids(role_dsn: Callable[[str], str], 
         outside = logging.LogRecord("x", logging.INFO, __file__, 1, "outside", None, None)
         assert JobLogFilter().filter(outside) and outside.job_id is None  # type: ignore[attr-defined]
     finally:
-        for logger in (app_log, worker_log):
+        for logger, level in levels.items():
             logger.removeHandler(handler)
+            logger.setLevel(level)
 
     ids = f"thread_id={thread_id} job_id={job.job_id} attempt=1 fencing_token={job.fencing_token + 1} queue={queue}"
     assert f"app-{queue} working {ids}" in lines, lines
