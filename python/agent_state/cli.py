@@ -27,7 +27,9 @@ import json
 import os
 import re
 import shlex
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta, timezone
 from importlib import metadata
@@ -1224,6 +1226,35 @@ def cmd_memory(args: argparse.Namespace, conn: Conn) -> int:
     return EXIT_OK
 
 
+def cmd_metrics(args: argparse.Namespace, conn: Conn) -> int:
+    """``ai.metrics()`` in Prometheus' text format: one scrape on stdout (--once), or an HTTP
+    endpoint on --host:--port (any path) until SIGINT/SIGTERM; each scrape calls the function once."""
+    try:
+        from prometheus_client import generate_latest, start_http_server
+
+        from .prometheus import DatabaseCollector, registry
+    except ImportError as error:
+        raise CliError(f"metrics need their extra: pip install 'agent-state[metrics]' ({error})") from error
+    collector = DatabaseCollector(lambda: _connect(args), conn)
+    reg = registry(collector)
+    if args.once:
+        sys.stdout.write(generate_latest(reg).decode())
+        return EXIT_OK
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    try:
+        server, thread = start_http_server(args.port, addr=args.host, registry=reg)
+    except (OSError, UnicodeError, ValueError) as error:  # a host that does not resolve, or is no host name
+        raise CliError(f"cannot listen on {args.host}:{args.port}: {error}") from error
+    print(f"serving metrics on http://{args.host}:{server.server_port}/metrics", flush=True)
+    stop.wait()
+    server.shutdown()
+    thread.join(5)
+    collector.close()
+    return EXIT_OK
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace, Conn], int]] = {
     "status": cmd_status,
     "deploy": cmd_deploy,
@@ -1245,6 +1276,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Conn], int]] = {
     "restore": cmd_restore,
     "replay": cmd_replay,
     "memory": cmd_memory,
+    "metrics": cmd_metrics,
 }
 
 
@@ -1428,6 +1460,16 @@ def parser() -> argparse.ArgumentParser:
         help="the login cookie's secret (32+ characters; else $AGENT_STATE_CONSOLE_SECRET): the same one in "
         "every console process keeps logins across restarts and processes; without one they end with the process",
     )
+
+    p = command(
+        "metrics",
+        "the queue's and its guarantees' figures in Prometheus' text format (ai.metrics; pip install"
+        " agent-state[metrics]): an HTTP endpoint for a scrape, or one scrape with --once",
+        reads=False,
+    )
+    p.add_argument("--once", action="store_true", help="print one scrape to stdout and exit")
+    p.add_argument("--host", default="127.0.0.1", help="listen on this address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=9478, help="listen on this port (default 9478)")
 
     p = command("restore", "move an archived session back (ai.restore_session)")
     p.add_argument("thread")

@@ -76,6 +76,7 @@ from ._worker_core import (
     WorkerStats,
 )
 from .client import AsyncClient, Client, abehind_pooler, behind_pooler
+from .logs import JobLogFilter, job_log_context
 from .models import Job
 from .queue import DEFAULT_LEASE, new_request_id
 from .retry import POOL_RECONNECT_TIMEOUT, RECONNECT_PROBE, is_connection_error
@@ -96,6 +97,7 @@ __all__ = [
 ]
 
 log = logging.getLogger("agent_state.worker")
+log.addFilter(JobLogFilter())  # thread_id, job_id, attempt, fencing_token, queue (agent_state.logs)
 
 
 def _listen_statement(channel: str) -> sql.Composed:
@@ -695,7 +697,8 @@ class AsyncWorker:
             if True:  # ASYNC
                 try:
                     if start == "run":
-                        outcome = await self.handler(ctx.job, ctx)
+                        with job_log_context(ctx.job):  # the job's ids on its log records
+                            outcome = await self.handler(ctx.job, ctx)
                 except errors.LeaseLost:
                     outcome = LOST
                 except asyncio.CancelledError as error:
@@ -707,7 +710,8 @@ class AsyncWorker:
             else:
                 try:
                     if start == "run":
-                        outcome = self.handler(ctx.job, ctx)
+                        with job_log_context(ctx.job):
+                            outcome = self.handler(ctx.job, ctx)
                 except errors.LeaseLost:
                     outcome = LOST
                 except Exception as error:  # the handler's failure is the job's failure
@@ -1181,7 +1185,8 @@ class Worker:
                 continue
             try:
                 if start == "run":
-                    outcome = self.handler(ctx.job, ctx)
+                    with job_log_context(ctx.job):
+                        outcome = self.handler(ctx.job, ctx)
             except errors.LeaseLost:
                 outcome = LOST
             except Exception as error:  # the handler's failure is the job's failure

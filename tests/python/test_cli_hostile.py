@@ -73,6 +73,8 @@ def _argv(command: str, p: argparse.ArgumentParser, target: argparse.Action, val
             positionals.append(given)
     if command == "archive":
         options += ["--dry-run", "--quiet"]
+    if command == "metrics":
+        options += ["--once"]  # a scrape to stdout, not a server that waits for SIGTERM
     return [command, *options, *(["--", *positionals] if positionals else [])]
 
 

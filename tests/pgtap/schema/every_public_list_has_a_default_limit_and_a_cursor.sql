@@ -30,6 +30,7 @@ insert into not_lists values
   ('usage_summary', 'an aggregate over [since, until) by the named groups, read through usage_records_owner_time'),
   ('queue_throughput', 'an aggregate: a row per queue and time bucket of [now - since, now)'),
   ('session_status_counts', 'an aggregate: a row per session status'),
+  ('metrics', 'an aggregate: eleven rows per queue and three more'),
   ('get_memory', 'one memory item (or none)'),
   ('thread_run_status', 'a row per thread the caller named (at most 10000: a page of sessions)'),
   ('checkpoint_nodes', 'a row per checkpoint the caller named (at most 10000: the lineage the page drew)');

@@ -1,0 +1,7 @@
+-- Revert agent-state:metrics from pg
+
+begin;
+
+drop function ai.metrics();
+
+commit;
