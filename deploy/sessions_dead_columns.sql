@@ -17,9 +17,12 @@
 --     RESET changes no page already written; new rows fill their pages.
 -- Planned after every functions change: a body that read or wrote the columns (0.1.0's append
 -- bumped last_seq) is gone before the columns go, so a worker of either release running while
--- this deploys never meets a missing column. DROP COLUMN rewrites no row, but the table takes an
--- ACCESS EXCLUSIVE lock until the commit, and the new CHECK reads every row (one call per
--- session, under that lock): bounded by the lock_timeout below when none is set.
+-- this deploys never meets a missing column. DROP COLUMN rewrites no row, but the tables take an
+-- ACCESS EXCLUSIVE lock until the commit (its wait bounded by the lock_timeout below when none is
+-- set), so the new CHECK is added NOT VALID, which reads no row: a validating ADD would read every
+-- session under that lock (3 s a million rows measured), stalling every write of the fleet. The
+-- next change, sessions_row_check_validated, validates it in a transaction of its own, which
+-- blocks no writer. New and updated rows are checked from this change on.
 begin;
 
 select pg_catalog.set_config('lock_timeout', '5s', true) where pg_catalog.current_setting('lock_timeout') = '0';
@@ -58,13 +61,13 @@ alter table ai.agent_sessions
   drop constraint agent_sessions_row_check,
   drop column current_checkpoint_id,
   drop column last_seq,
-  add constraint agent_sessions_row_check check (ai._check_session_row(thread_id, status, config, completed_at)),
+  add constraint agent_sessions_row_check check (ai._check_session_row(thread_id, status, config, completed_at)) not valid,
   reset (fillfactor);
 alter table ai_archive.agent_sessions
   drop constraint agent_sessions_row_check,
   drop column current_checkpoint_id,
   drop column last_seq,
-  add constraint agent_sessions_row_check check (ai._check_session_row(thread_id, status, config, completed_at));
+  add constraint agent_sessions_row_check check (ai._check_session_row(thread_id, status, config, completed_at)) not valid;
 
 drop function ai._check_session_row(text, text, jsonb, bigint, timestamptz);
 

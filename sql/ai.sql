@@ -10606,9 +10606,12 @@ create index human_approvals_owner_decided on ai.human_approvals (owner, decided
 --     RESET changes no page already written; new rows fill their pages.
 -- Planned after every functions change: a body that read or wrote the columns (0.1.0's append
 -- bumped last_seq) is gone before the columns go, so a worker of either release running while
--- this deploys never meets a missing column. DROP COLUMN rewrites no row, but the table takes an
--- ACCESS EXCLUSIVE lock until the commit, and the new CHECK reads every row (one call per
--- session, under that lock): bounded by the lock_timeout below when none is set.
+-- this deploys never meets a missing column. DROP COLUMN rewrites no row, but the tables take an
+-- ACCESS EXCLUSIVE lock until the commit (its wait bounded by the lock_timeout below when none is
+-- set), so the new CHECK is added NOT VALID, which reads no row: a validating ADD would read every
+-- session under that lock (3 s a million rows measured), stalling every write of the fleet. The
+-- next change, sessions_row_check_validated, validates it in a transaction of its own, which
+-- blocks no writer. New and updated rows are checked from this change on.
 
 select pg_catalog.set_config('lock_timeout', '5s', true) where pg_catalog.current_setting('lock_timeout') = '0';
 
@@ -10646,13 +10649,13 @@ alter table ai.agent_sessions
   drop constraint agent_sessions_row_check,
   drop column current_checkpoint_id,
   drop column last_seq,
-  add constraint agent_sessions_row_check check (ai._check_session_row(thread_id, status, config, completed_at)),
+  add constraint agent_sessions_row_check check (ai._check_session_row(thread_id, status, config, completed_at)) not valid,
   reset (fillfactor);
 alter table ai_archive.agent_sessions
   drop constraint agent_sessions_row_check,
   drop column current_checkpoint_id,
   drop column last_seq,
-  add constraint agent_sessions_row_check check (ai._check_session_row(thread_id, status, config, completed_at));
+  add constraint agent_sessions_row_check check (ai._check_session_row(thread_id, status, config, completed_at)) not valid;
 
 drop function ai._check_session_row(text, text, jsonb, bigint, timestamptz);
 
@@ -10817,11 +10820,24 @@ revoke execute on function ai.metrics() from public;
 grant execute on function ai.metrics() to ai_user, ai_service;
 
 
+-- ===== change: sessions_row_check_validated =====
+-- Deploy agent-state:sessions_row_check_validated to pg
+-- requires: sessions_dead_columns
+--
+-- The row check sessions_dead_columns added NOT VALID (under that change's ACCESS EXCLUSIVE lock
+-- a validating ADD would have read every session), validated here in a transaction of its own:
+-- VALIDATE CONSTRAINT takes SHARE UPDATE EXCLUSIVE, which blocks no reader and no writer, while
+-- it reads every row. Every stored row passed the old check, whose rules are these and one more.
+
+alter table ai.agent_sessions validate constraint agent_sessions_row_check;
+alter table ai_archive.agent_sessions validate constraint agent_sessions_row_check;
+
+
 -- ===== version marker =====
 -- A database installed from this file has no sqitch registry: the schema's comment names the last
 -- change it holds. agent_state.schema.status() reads it; docs/upgrading.md moves such a
--- database to sqitch (sqitch deploy --log-only --to metrics, then sqitch deploy).
--- sqitch change: metrics
-comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change metrics)';
+-- database to sqitch (sqitch deploy --log-only --to sessions_row_check_validated, then sqitch deploy).
+-- sqitch change: sessions_row_check_validated
+comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change sessions_row_check_validated)';
 
 commit;
