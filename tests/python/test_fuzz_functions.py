@@ -72,7 +72,29 @@ def _functions(dsn: str) -> list[Function]:
                  and p.prorettype <> 'trigger'::regtype
                order by 1"""
         ).fetchall()
+        # the records a function takes (put_checkpoint's step), field types in order
+        for name, fields in conn.execute(
+            """select pg_catalog.format_type(t.oid, null),
+                      array(select pg_catalog.format_type(a.atttypid, a.atttypmod) from pg_catalog.pg_attribute a
+                            where a.attrelid = t.typrelid and a.attnum > 0 and not a.attisdropped order by a.attnum)
+               from pg_catalog.pg_type t
+               where t.typnamespace = 'ai'::regnamespace and t.typtype = 'c'
+                 and exists (select from pg_catalog.pg_class c where c.oid = t.typrelid and c.relkind = 'c')"""
+        ).fetchall():
+            RECORDS[name] = tuple(fields)
     return [Function(r[0], r[1], tuple(r[2]), r[3], r[4]) for r in rows]
+
+
+#: composite types of schema ai (their field types), read by _functions
+RECORDS: dict[str, tuple[str, ...]] = {}
+
+
+@dataclass(frozen=True)
+class Record:
+    """A value of a composite type, sent as row(field, ...)::type with a parameter per field."""
+
+    fields: tuple[str, ...]
+    values: tuple[Any, ...]
 
 
 def _documented(dsn: str) -> set[str]:
@@ -168,6 +190,11 @@ def _scalar(kind: str, pools: Pools) -> st.SearchStrategy[Any]:
 
 
 def _value(kind: str, pools: Pools) -> st.SearchStrategy[Any]:
+    if kind in RECORDS:
+        fields = RECORDS[kind]
+        return st.one_of(
+            st.none(), st.tuples(*[_value(f, pools) for f in fields]).map(lambda values: Record(fields, values))
+        )
     if kind.endswith("[]"):
         element = _scalar(kind[:-2], pools)
         return st.one_of(
@@ -189,6 +216,11 @@ def _arguments(fn: Function, pools: Pools) -> st.SearchStrategy[tuple[Any, ...]]
 
 
 def _argument_sql(kind: str, value: Any) -> sql.Composable:
+    if isinstance(value, Record):
+        return sql.SQL("row({})::{}").format(
+            sql.SQL(", ").join(_argument_sql(f, v) for f, v in zip(value.fields, value.values, strict=True)),
+            sql.SQL(kind),
+        )
     if isinstance(value, list) and kind in ("jsonb[]",):
         return sql.SQL("{}::text[]::jsonb[]").format(sql.Literal([None if v is None else str(v) for v in value]))
     if isinstance(value, list) and kind in ("bytea[]",):
@@ -244,6 +276,13 @@ def connections(module_dsn: str, module_role_dsn: Callable[[str], str]) -> Itera
             conn.close()
 
 
+def _params(kind: str, value: Any) -> list[Any]:
+    """The parameters _argument_sql's text takes for a value (none for a jsonb[] list: a literal)."""
+    if isinstance(value, Record):
+        return [p for f, v in zip(value.fields, value.values, strict=True) for p in _params(f, v)]
+    return [] if isinstance(value, list) and kind == "jsonb[]" else [value]
+
+
 def _call(
     fn: Function,
     conn: psycopg.Connection[Any],
@@ -252,7 +291,7 @@ def _call(
     args: tuple[Any, ...],
 ) -> None:
     parts = [_argument_sql(kind, value) for kind, value in zip(fn.types, args, strict=False)]
-    params = [v for kind, v in zip(fn.types, args, strict=False) if not (isinstance(v, list) and kind == "jsonb[]")]
+    params = [p for kind, v in zip(fn.types, args, strict=False) for p in _params(kind, v)]
     if fn.variadic and parts:
         parts[-1] = sql.SQL("variadic {}").format(parts[-1])
     schema, name = fn.signature.split("(")[0].split(".")

@@ -44,8 +44,13 @@ def _errors() -> list[Exception]:
     ]
 
 
+#: a completion goes by complete_jobs, or with the next claim by complete_and_claim: one fault list
+SAME_FAULTS = {"complete_and_claim": "complete_jobs"}
+
+
 class Faulty:
-    """The client, except that the named methods first raise the listed errors, one per call."""
+    """The client, except that the named methods first raise the listed errors, one per call (a
+    method of SAME_FAULTS takes them from its family's list)."""
 
     def __init__(self, client: Any, faults: dict[str, list[Exception]]):
         self._client = client
@@ -67,8 +72,9 @@ class Faulty:
         if name == "renew_leases":
             self.renewed.set()
 
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._client, name)
+    def __getattr__(self, method: str) -> Any:
+        attr = getattr(self._client, method)
+        name = SAME_FAULTS.get(method, method)
         if name not in self.faults:
             return attr
         if asyncio.iscoroutinefunction(attr):
