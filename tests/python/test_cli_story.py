@@ -10,6 +10,7 @@ import shlex
 from collections.abc import Callable
 
 import psycopg
+import pytest
 from test_cli import assert_error, ids, run, run_json
 
 from agent_state import Client, NewMessage
@@ -39,6 +40,7 @@ def test_show_opens_at_the_newest_items_and_pages_to_older_ones(dsn: str, role_d
     assert_error(run("show", thread, "--before", "yesterday", dsn=dsn), 2, "--before")
 
 
+@pytest.mark.session_features("the frozen clock, set for the session (through a pooler: another test's clock)")
 def test_show_tells_each_attempt_of_a_crashed_and_resumed_job(dsn: str, role_dsn: Callable[[str], str]) -> None:
     thread, queue = f"cli-crash-{ids()}", f"cli-q-{ids()}"
     with psycopg.connect(role_dsn("tenant_a"), autocommit=True) as conn:
