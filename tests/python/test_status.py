@@ -48,7 +48,9 @@ def test_status_reports_the_fleet(dsn: str, role_dsn: Callable[[str], str]) -> N
         holders = [h for h in fleet["long_lock_holders"] if h["application_name"] == f"status-holder-{tag}"]
         assert holders and "ai.job_fences" in holders[0]["tables"]
 
-        text = run("status", "--lease", "0", dsn=role_dsn("app_service"))
+        # --verbose: every worker, queue and holder (the screen's five may be other tests' in a
+        # database that other tests use at the same time)
+        text = run("status", "--lease", "0", "--verbose", dsn=role_dsn("app_service"))
         assert text.returncode == 0, text.stderr
         assert "pending upgrades: none" in text.stdout
         assert f"  {worker}: 1 job" in text.stdout
