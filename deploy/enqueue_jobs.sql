@@ -16,7 +16,8 @@ begin;
 
 create function ai.enqueue_jobs(
   thread_ids text[], payloads jsonb[], queue text default 'default', run_ats timestamptz[] default null,
-  priorities integer[] default null, idempotency_keys text[] default null, max_attempts integer default 5)
+  priorities integer[] default null, idempotency_keys text[] default null, max_attempts integer default 5,
+  timeouts interval[] default null, deadlines timestamptz[] default null, start_bys timestamptz[] default null)
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -29,6 +30,9 @@ declare
   v_n integer := pg_catalog.cardinality(thread_ids);
   v_now timestamptz := ai.now();
   v_job record;
+  v_timeout interval;
+  v_after interval;
+  v_within interval;
 begin
   if thread_ids is null or payloads is null then
     raise exception using errcode = 'AS002', message = 'thread_ids and payloads must not be NULL';
@@ -40,9 +44,12 @@ begin
      or pg_catalog.cardinality(coalesce(run_ats, pg_catalog.array_fill(null::timestamptz, array[v_n]))) <> v_n
      or pg_catalog.cardinality(coalesce(priorities, pg_catalog.array_fill(0, array[v_n]))) <> v_n
      or pg_catalog.cardinality(coalesce(idempotency_keys, pg_catalog.array_fill(null::text, array[v_n]))) <> v_n
+     or pg_catalog.cardinality(coalesce(timeouts, pg_catalog.array_fill(null::interval, array[v_n]))) <> v_n
+     or pg_catalog.cardinality(coalesce(deadlines, pg_catalog.array_fill(null::timestamptz, array[v_n]))) <> v_n
+     or pg_catalog.cardinality(coalesce(start_bys, pg_catalog.array_fill(null::timestamptz, array[v_n]))) <> v_n
      or pg_catalog.array_ndims(thread_ids) > 1 then
     raise exception using errcode = 'AS002',
-      message = 'thread_ids, payloads, run_ats, priorities and idempotency_keys must be one-dimensional arrays of one length';
+      message = 'thread_ids, payloads, run_ats, priorities, idempotency_keys, timeouts, deadlines and start_bys must be one-dimensional arrays of one length';
   end if;
   if v_n = 0 then
     return;
@@ -50,23 +57,34 @@ begin
 
   -- the guards of one enqueue_job, job by job in the input's order, before anything is written
   for v_job in
-    select i.thread_id, i.payload, i.priority, i.key
+    select i.thread_id, i.payload, i.priority, i.key, coalesce(i.run_at, v_now) as run_at, i.timeout, i.deadline, i.start_by
     from rows from (pg_catalog.unnest(thread_ids), pg_catalog.unnest(payloads), pg_catalog.unnest(priorities),
-                    pg_catalog.unnest(idempotency_keys)) with ordinality as i (thread_id, payload, priority, key, ord)
+                    pg_catalog.unnest(idempotency_keys), pg_catalog.unnest(run_ats), pg_catalog.unnest(timeouts),
+                    pg_catalog.unnest(deadlines), pg_catalog.unnest(start_bys))
+         with ordinality as i (thread_id, payload, priority, key, run_at, timeout, deadline, start_by, ord)
     order by i.ord
   loop
     perform ai._check_enqueue(v_job.thread_id, v_job.payload, a_queue, coalesce(v_job.priority, 0),
                               enqueue_jobs.max_attempts, v_job.key);
+    if v_job.timeout is not null or v_job.deadline is not null or v_job.start_by is not null then
+      perform ai._check_deadlines(v_job.run_at, v_job.timeout, v_job.deadline, v_job.start_by);
+    end if;
   end loop;
+  -- the queue's defaults for the deadlines not given (ai.set_queue_deadlines), as enqueue_job
+  select d.timeout, d.deadline_after, d.start_within into v_timeout, v_after, v_within
+  from ai.queue_deadlines d where d.queue = a_queue;
 
   return query
   with input as materialized (
     -- an omitted (NULL) array reads as NULLs: run_at now, priority 0, no key
     select i.ord, i.thread_id, i.payload, coalesce(i.run_at, v_now) as run_at, coalesce(i.priority, 0) as priority,
-           i.key
+           i.key, coalesce(i.timeout, v_timeout) as timeout,
+           coalesce(i.deadline, coalesce(i.run_at, v_now) + v_after) as deadline,
+           coalesce(i.start_by, coalesce(i.run_at, v_now) + v_within) as start_by
     from rows from (pg_catalog.unnest(thread_ids), pg_catalog.unnest(payloads), pg_catalog.unnest(run_ats),
-                    pg_catalog.unnest(priorities), pg_catalog.unnest(idempotency_keys))
-         with ordinality as i (thread_id, payload, run_at, priority, key, ord)
+                    pg_catalog.unnest(priorities), pg_catalog.unnest(idempotency_keys), pg_catalog.unnest(timeouts),
+                    pg_catalog.unnest(deadlines), pg_catalog.unnest(start_bys))
+         with ordinality as i (thread_id, payload, run_at, priority, key, timeout, deadline, start_by, ord)
   ), owners as materialized (
     -- one session lookup per thread (AS001 unknown or another tenant's, AS004 finished)
     select t.thread_id, ai._enqueue_owner(t.thread_id) as owner
@@ -77,10 +95,10 @@ begin
     order by x.ord
   ), inserted as (
     insert into ai.agent_jobs as t (job_id, thread_id, owner, queue, payload, priority, run_at, max_attempts,
-                                    idempotency_key, created_at, updated_at)
+                                    idempotency_key, created_at, updated_at, timeout, deadline, start_by)
     overriding system value
     select n.job_id, n.thread_id, n.owner, a_queue, n.payload, n.priority, n.run_at, enqueue_jobs.max_attempts,
-           n.key, v_now, v_now
+           n.key, v_now, v_now, n.timeout, n.deadline, n.start_by
     from numbered n
     order by n.ord
     on conflict (owner, queue, idempotency_key) where idempotency_key is not null do nothing
@@ -102,10 +120,10 @@ begin
   end if;
 end
 $$;
-comment on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer) is
-  'Enqueues up to 5000 jobs of one queue in one call and returns one job per input row, in the input''s order: thread_ids[i] with payloads[i], run_ats[i] (NULL or omitted: now), priorities[i] (omitted: 0) and idempotency_keys[i] (NULL or omitted: none), max_attempts for all. Each job is checked and answered as ai.enqueue_job does: a key used before in the queue by the owner returns the first job unchanged, and a key repeated within the call returns the job of its first occurrence. One bad job fails the call and writes nothing. Sends pg_notify(ai.queue_channel(queue), '''') once when a new job is due now. AS001 unknown thread, AS002 bad argument (arrays of different lengths too), AS003 a payload over 1 MiB or more than 5000 jobs, AS004 session finished.';
-revoke execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer) from public;
-grant execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer)
+comment on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[]) is
+  'Enqueues up to 5000 jobs of one queue in one call and returns one job per input row, in the input''s order: thread_ids[i] with payloads[i], run_ats[i] (NULL or omitted: now), priorities[i] (omitted: 0) and idempotency_keys[i] (NULL or omitted: none), max_attempts for all, timeouts[i], deadlines[i] and start_bys[i] (NULL or omitted: the queue''s default, else none; as ai.enqueue_job''s timeout, deadline and start_by). Each job is checked and answered as ai.enqueue_job does: a key used before in the queue by the owner returns the first job unchanged, and a key repeated within the call returns the job of its first occurrence. One bad job fails the call and writes nothing. Sends pg_notify(ai.queue_channel(queue), '''') once when a new job is due now. AS001 unknown thread, AS002 bad argument (arrays of different lengths too), AS003 a payload over 1 MiB or more than 5000 jobs, AS004 session finished.';
+revoke execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[]) from public;
+grant execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[])
   to ai_user, ai_service;
 
 commit;

@@ -3,6 +3,7 @@
 -- requires: queue
 -- requires: sessions_functions
 -- requires: hot_renewals
+-- requires: job_deadlines
 --
 -- The functions and triggers of queue (its tables, indexes and row rules:
 -- deploy/queue.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
@@ -39,15 +40,23 @@ begin
     case
       when new.status = 'CANCELLED' then 'cancelled'
       when new.status = 'AWAITING_HUMAN' then 'awaiting_human'
+      -- a lease that ran out at the attempt's deadline (claimed_at + timeout, or the total
+      -- deadline: no lease reaches past it) is a deadline exceeded, not a holder gone quiet
+      when old.lease_expires_at <= new.updated_at
+           and old.lease_expires_at >= least(old.claimed_at + old.timeout, old.deadline) then 'deadline_exceeded'
       when new.status = 'IN_PROGRESS' or old.lease_expires_at <= new.updated_at then 'expired'
-      when new.status = 'PENDING' and new.attempts < old.attempts then 'released'
+      -- given back: due later is a snooze (ai.snooze_job), due now a release
+      when new.status = 'PENDING' and new.attempts < old.attempts then
+        case when new.run_at > new.updated_at then 'snoozed' else 'released' end
       else 'failed' end,
     case when new.status in ('PENDING', 'FAILED') and old.lease_expires_at > new.updated_at
-              and new.attempts >= old.attempts then new.last_error end);
+              and new.attempts >= old.attempts then new.last_error
+         when new.status not in ('CANCELLED', 'AWAITING_HUMAN') and old.lease_expires_at <= new.updated_at
+              and old.lease_expires_at >= least(old.claimed_at + old.timeout, old.deadline) then 'deadline exceeded' end);
   return new;
 end
 $$;
-comment on function ai._log_attempt() is 'Internal trigger: appends the attempt an UPDATE ends to the job''s attempt_log (outcome failed, released, cancelled, awaiting_human or expired; a completion writes its own entry).';
+comment on function ai._log_attempt() is 'Internal trigger: appends the attempt an UPDATE ends to the job''s attempt_log (outcome failed, released, snoozed, cancelled, awaiting_human, expired, or deadline_exceeded for a lease that ran out at the attempt''s deadline; a completion writes its own entry).';
 revoke execute on function ai._log_attempt() from public;  -- a trigger needs no grant
 revoke execute on function ai._attempt_entry(integer, text, bigint, timestamptz, timestamptz, timestamptz, text, text) from public;
 
@@ -342,7 +351,10 @@ create or replace function ai._finish_spent(job_id bigint, now timestamptz) retu
 language sql volatile
 as $$
   update ai.agent_jobs j
-  set attempts = j.attempts - 1, last_error = format('the lease of attempt %s expired', j.attempts - 1),
+  set attempts = j.attempts - 1,
+      last_error = case when j.attempt_log -> -1 ->> 'outcome' = 'deadline_exceeded'
+                        then format('deadline exceeded: attempt %s ran out of time', j.attempts - 1)
+                        else format('the lease of attempt %s expired', j.attempts - 1) end,
       lease_owner = null, lease_expires_at = null, finished_at = _finish_spent.now, updated_at = _finish_spent.now
   where j.job_id = _finish_spent.job_id and j.status = 'FAILED'
 $$;
@@ -410,9 +422,12 @@ $$;
 comment on function ai._enqueue_owner(text) is
   'Internal guard of enqueue_job and enqueue_jobs: the owner of a session that takes jobs; AS001 unknown (or another tenant''s) thread, AS004 finished session.';
 
+-- (the 7-argument enqueue_job before job_deadlines: a new argument list is a new function)
+drop function if exists ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text);
 create or replace function ai.enqueue_job(
   thread_id text, payload jsonb default '{}', queue text default 'default', run_at timestamptz default null,
-  priority integer default 0, max_attempts integer default 5, idempotency_key text default null)
+  priority integer default 0, max_attempts integer default 5, idempotency_key text default null,
+  timeout interval default null, deadline timestamptz default null, start_by timestamptz default null)
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -426,16 +441,27 @@ declare
   a_queue alias for $3;
   a_key alias for $7;
   v_now timestamptz := ai.now();
+  v_run_at timestamptz := coalesce(enqueue_job.run_at, v_now);
+  v_timeout interval;
+  v_after interval;
+  v_within interval;
   v_owner text;
   j ai.agent_jobs;
 begin
   perform ai._check_enqueue(a_thread_id, a_payload, a_queue, enqueue_job.priority, enqueue_job.max_attempts, a_key);
+  if enqueue_job.timeout is not null or enqueue_job.deadline is not null or enqueue_job.start_by is not null then
+    perform ai._check_deadlines(v_run_at, enqueue_job.timeout, enqueue_job.deadline, enqueue_job.start_by);
+  end if;
   v_owner := ai._enqueue_owner(a_thread_id);
+  -- the queue's defaults for the deadlines not given (ai.set_queue_deadlines)
+  select d.timeout, d.deadline_after, d.start_within into v_timeout, v_after, v_within
+  from ai.queue_deadlines d where d.queue = a_queue;
 
   insert into ai.agent_jobs (thread_id, owner, queue, payload, priority, run_at, max_attempts,
-                             idempotency_key, created_at, updated_at)
-  values (a_thread_id, v_owner, a_queue, a_payload, enqueue_job.priority, coalesce(enqueue_job.run_at, v_now),
-          enqueue_job.max_attempts, a_key, v_now, v_now)
+                             idempotency_key, created_at, updated_at, timeout, deadline, start_by)
+  values (a_thread_id, v_owner, a_queue, a_payload, enqueue_job.priority, v_run_at,
+          enqueue_job.max_attempts, a_key, v_now, v_now, coalesce(enqueue_job.timeout, v_timeout),
+          coalesce(enqueue_job.deadline, v_run_at + v_after), coalesce(enqueue_job.start_by, v_run_at + v_within))
   on conflict (owner, queue, idempotency_key) where idempotency_key is not null do nothing
   returning * into j;
   if not found then
@@ -451,8 +477,8 @@ begin
   return j;
 end
 $$;
-comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text) is
-  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument, AS003 payload over 1 MiB, AS004 session finished.';
+comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz) is
+  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Deadlines (NULL: the queue''s default, ai.set_queue_deadlines, else none): timeout, each attempt''s run timeout (no lease reaches past claimed_at + timeout); deadline, the total deadline across attempts (past it a claim ends the job FAILED, "deadline exceeded"); start_by, the start deadline (a job not started by then is ended FAILED, "start deadline passed"). Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument (a timeout not positive, a deadline not after run_at, a start_by before it), AS003 payload over 1 MiB, AS004 session finished.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Dead workers
@@ -573,6 +599,126 @@ comment on function ai._dead_workers() is 'Internal: the workers that took a liv
 revoke execute on function ai._dead_workers() from public;
 
 -- ---------------------------------------------------------------------------------------------
+-- Deadlines (deploy/job_deadlines.sql; docs/queue.md, "Deadlines")
+--
+-- A job may carry a run timeout per attempt (timeout), a total deadline (deadline) and a start
+-- deadline (start_by), its own or its queue's defaults (ai.queue_deadlines, set by an operator).
+-- The server holds them, whatever a worker does:
+--   - The attempt's deadline is claimed_at + timeout, or the total deadline if sooner. A claim
+--     leases the job at most until then, and renew_lease(s) never extend past it: once it passes,
+--     the holder's calls and its fenced transactions get AS006, and the next claim takes the job
+--     as any expired lease (another attempt, or FAILED after the last), its history entry saying
+--     "deadline_exceeded" (ai._log_attempt), not "expired".
+--   - Past the total deadline, or past start_by with no attempt counted yet, a job is not run: each
+--     claim first ends such jobs of its queue FAILED ("deadline exceeded", "start deadline
+--     passed"), at most 100 of each a claim, oldest deadline first, found by the partial indexes
+--     agent_jobs_deadline and agent_jobs_start_by: two index probes, which find nothing in a queue
+--     without overdue jobs, never a scan of the queue. A job locked by another claimer is left to it.
+-- Workers cancel the handler at the attempt's deadline (python/agent_state/worker.py,
+-- typescript/src/worker.ts); the fence is what makes a handler that ignores that harmless.
+
+-- The guard of an enqueue's deadlines (called only when one is given): AS002 for a timeout that is
+-- not positive, a deadline not after the job's run_at, a start_by before it.
+create or replace function ai._check_deadlines(run_at timestamptz, timeout interval, deadline timestamptz,
+                                               start_by timestamptz) returns void
+language plpgsql immutable parallel safe
+as $$
+begin
+  if _check_deadlines.timeout <= interval '0' then
+    raise exception using errcode = 'AS002',
+      message = format('timeout must be a positive interval, not %s', _check_deadlines.timeout);
+  end if;
+  if _check_deadlines.deadline <= _check_deadlines.run_at then
+    raise exception using errcode = 'AS002',
+      message = format('deadline %s is not after the job''s run_at %s', _check_deadlines.deadline, _check_deadlines.run_at);
+  end if;
+  if _check_deadlines.start_by < _check_deadlines.run_at then
+    raise exception using errcode = 'AS002',
+      message = format('start_by %s is before the job''s run_at %s', _check_deadlines.start_by, _check_deadlines.run_at);
+  end if;
+end
+$$;
+comment on function ai._check_deadlines(timestamptz, interval, timestamptz, timestamptz) is
+  'Internal guard of enqueue_job and enqueue_jobs: AS002 for a timeout that is not positive, a deadline not after run_at, a start_by before run_at.';
+
+-- What each claim ends before it picks (see above): bounded, by index, the rows it cannot lock left
+-- to whoever holds them. Runs as the claim's caller (ai_service); a PENDING job's move to FAILED
+-- runs the status guard, which lets ai_service through.
+create or replace function ai._end_overdue(queue text, now timestamptz, started timestamptz) returns void
+language sql volatile
+as $$
+  with past_deadline as (
+    select j.job_id from ai.agent_jobs j
+    where j.queue = _end_overdue.queue and j.status in ('PENDING', 'IN_PROGRESS') and j.deadline is not null
+      and j.deadline <= _end_overdue.now
+      -- a running attempt's lease ends at the deadline at the latest; the restart grace may hold it
+      and (j.status = 'PENDING' or not ai._lease_held(j.lease_expires_at, j.updated_at, _end_overdue.now, _end_overdue.started))
+    order by j.deadline
+    limit 100
+    for update skip locked
+  )
+  update ai.agent_jobs u
+  set status = 'FAILED', last_error = 'deadline exceeded', lease_owner = null, lease_expires_at = null,
+      finished_at = _end_overdue.now, updated_at = _end_overdue.now
+  from past_deadline d
+  where u.job_id = d.job_id;
+  with past_start as (
+    select j.job_id from ai.agent_jobs j
+    where j.queue = _end_overdue.queue and j.status = 'PENDING' and j.start_by is not null and j.attempts = 0
+      and j.start_by < _end_overdue.now
+    order by j.start_by
+    limit 100
+    for update skip locked
+  )
+  update ai.agent_jobs u
+  set status = 'FAILED', last_error = 'start deadline passed', finished_at = _end_overdue.now, updated_at = _end_overdue.now
+  from past_start d
+  where u.job_id = d.job_id;
+$$;
+comment on function ai._end_overdue(text, timestamptz, timestamptz) is
+  'Internal: ends FAILED, before a claim picks, up to 100 jobs of the queue past their total deadline ("deadline exceeded") and up to 100 not started by their start_by ("start deadline passed"), by index; rows another transaction holds are skipped.';
+
+-- An operator's default deadlines for a queue (NULL: none of that kind); all three NULL remove the
+-- queue's row. Jobs enqueued later without their own get them; jobs already enqueued keep theirs.
+create or replace function ai.set_queue_deadlines(queue text, timeout interval default null,
+                                                  deadline_after interval default null,
+                                                  start_within interval default null)
+returns void
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+begin
+  if not ai.sees_all_owners() then
+    raise exception using errcode = 'AS007',
+      message = 'set_queue_deadlines: only an operator (ai_service acting for nobody) sets a queue''s deadlines';
+  end if;
+  perform ai._check_text(set_queue_deadlines.queue, 'queue');
+  if set_queue_deadlines.timeout <= interval '0' or set_queue_deadlines.deadline_after <= interval '0'
+     or set_queue_deadlines.start_within < interval '0' then
+    raise exception using errcode = 'AS002',
+      message = format('set_queue_deadlines: timeout and deadline_after must be positive and start_within not negative, not %s, %s and %s',
+                       coalesce(set_queue_deadlines.timeout::text, 'NULL'), coalesce(set_queue_deadlines.deadline_after::text, 'NULL'),
+                       coalesce(set_queue_deadlines.start_within::text, 'NULL'));
+  end if;
+  if set_queue_deadlines.timeout is null and set_queue_deadlines.deadline_after is null
+     and set_queue_deadlines.start_within is null then
+    delete from ai.queue_deadlines d where d.queue = set_queue_deadlines.queue;
+    return;
+  end if;
+  insert into ai.queue_deadlines as d (queue, timeout, deadline_after, start_within, updated_at)
+  values (set_queue_deadlines.queue, set_queue_deadlines.timeout, set_queue_deadlines.deadline_after,
+          set_queue_deadlines.start_within, ai.now())
+  on conflict (queue) do update
+  set timeout = excluded.timeout, deadline_after = excluded.deadline_after, start_within = excluded.start_within,
+      updated_at = excluded.updated_at;
+end
+$$;
+comment on function ai.set_queue_deadlines(text, interval, interval, interval) is
+  'Sets a queue''s default deadlines, for jobs enqueued later without their own: timeout (each attempt''s run timeout), deadline_after (the total deadline, counted from the job''s run_at) and start_within (the start deadline, from run_at); NULL: none of that kind; all NULL removes the defaults. For an operator (ai_service acting for nobody): AS007 otherwise. AS002 bad argument (empty queue, a timeout or deadline_after not positive, a negative start_within).';
+
+-- ---------------------------------------------------------------------------------------------
 -- Claim
 
 create or replace function ai.claim_job(worker_id text, lease interval default '60 seconds', queue text default 'default')
@@ -600,6 +746,7 @@ begin
      or claim_job.queue is null or claim_job.queue = '' or pg_catalog.char_length(claim_job.queue) > 255 then
     perform ai._check_claim(claim_job.worker_id, claim_job.lease, claim_job.queue);
   end if;
+  perform ai._end_overdue(claim_job.queue, v_now, v_start);  -- "Deadlines" above
 
   for attempt in 1..5 loop
     -- 1. Pick (deploy/hot_renewals.sql: no index holds the lease expiry, so a renewal is HOT).
@@ -648,7 +795,7 @@ begin
         fencing_token = u.fencing_token + 1,
         lease_owner = claim_job.worker_id,
         claimed_at = v_now,
-        lease_expires_at = v_now + claim_job.lease,
+        lease_expires_at = least(v_now + claim_job.lease, v_now + u.timeout, u.deadline),  -- the attempt's deadline caps it
         updated_at = v_now
     where u.job_id = v_id
       and not exists (select from ai.agent_jobs b
@@ -695,6 +842,7 @@ begin
   if claim_jobs.max_jobs is null or claim_jobs.max_jobs < 1 or claim_jobs.max_jobs > 1000 then
     perform ai._check_limit(claim_jobs.max_jobs, 'max_jobs', 1000);
   end if;
+  perform ai._end_overdue(claim_jobs.queue, v_now, v_start);  -- "Deadlines" above
 
   -- 1. Pick, as claim_job does: the leases that ran out (agent_jobs_in_progress; one per thread,
   --    as each is its thread's running job), then due PENDING jobs (agent_jobs_claim_pending) for the
@@ -767,7 +915,7 @@ begin
           fencing_token = u.fencing_token + 1,
           lease_owner = claim_jobs.worker_id,
           claimed_at = v_now,
-          lease_expires_at = v_now + claim_jobs.lease,
+          lease_expires_at = least(v_now + claim_jobs.lease, v_now + u.timeout, u.deadline),  -- the attempt's deadline caps it
           updated_at = v_now
       -- by the primary key alone: a plain status = 'PENDING' here let the generic plan AND the ids
       -- with a scan of the whole pending index (agent_jobs_claim_pending), one that grows with the
@@ -790,7 +938,7 @@ begin
         fencing_token = u.fencing_token + 1,
         lease_owner = claim_jobs.worker_id,
         claimed_at = v_now,
-        lease_expires_at = v_now + claim_jobs.lease,
+        lease_expires_at = least(v_now + claim_jobs.lease, v_now + u.timeout, u.deadline),  -- the attempt's deadline caps it
         updated_at = v_now
     where u.job_id = any (v_ids)
       and not exists (select from ai.agent_jobs b
@@ -935,7 +1083,7 @@ declare
 begin
   perform ai._check_lease(renew_lease.lease);
   update ai.agent_jobs j
-  set lease_expires_at = v_now + renew_lease.lease, updated_at = v_now
+  set lease_expires_at = least(v_now + renew_lease.lease, j.claimed_at + j.timeout, j.deadline), updated_at = v_now
   where j.job_id = renew_lease.job_id and j.status = 'IN_PROGRESS'
     and j.fencing_token = renew_lease.fencing_token and ai._lease_held(j.lease_expires_at, j.updated_at, v_now, v_start)
   returning j.lease_expires_at into v_expires;
@@ -946,7 +1094,7 @@ begin
 end
 $$;
 comment on function ai.renew_lease(bigint, bigint, interval) is
-  'Extends the lease of a job held with fencing_token to ai.now() + lease and returns the new expiry. AS006 lease lost (stale token, lease already expired, job no longer IN_PROGRESS), AS001 unknown job, AS002 bad lease.';
+  'Extends the lease of a job held with fencing_token to ai.now() + lease, never past the attempt''s deadline (claimed_at + timeout, the job''s deadline), and returns the new expiry. AS006 lease lost (stale token, lease already expired, job no longer IN_PROGRESS), AS001 unknown job, AS002 bad lease.';
 
 -- A worker holding many long runs renewed their leases one call each: at 200 runs renewing every
 -- few seconds that is a statement, a transaction and a commit per lease. ai.renew_leases renews
@@ -987,7 +1135,7 @@ begin
   -- this token and this worker, with a lease that has not run out.
   return query
   update ai.agent_jobs j
-  set lease_expires_at = v_now OPERATOR(pg_catalog.+) renew_leases.lease, updated_at = v_now
+  set lease_expires_at = least(v_now OPERATOR(pg_catalog.+) renew_leases.lease, j.claimed_at + j.timeout, j.deadline), updated_at = v_now
   from rows from (pg_catalog.unnest(renew_leases.job_ids), pg_catalog.unnest(renew_leases.fencing_tokens)) as h(job_id, fencing_token)
   where j.job_id = h.job_id and j.fencing_token = h.fencing_token and j.status = 'IN_PROGRESS'
     and j.lease_owner = renew_leases.worker_id and ai._lease_held(j.lease_expires_at, j.updated_at, v_now, v_start)
@@ -995,7 +1143,7 @@ begin
 end
 $$;
 comment on function ai.renew_leases(text, bigint[], bigint[], interval) is
-  'Extends to ai.now() + lease, in one statement, every lease of job_ids that worker_id holds with the matching fencing_tokens (at most 1000); returns one row per renewed job with its new expiry. A lease that is lost (stale token, another worker, expired, job no longer IN_PROGRESS, unknown job) is left out, not raised: the caller compares. Also the worker''s heartbeat in the registry ai.list_workers reads (to 5 seconds). AS002 bad argument (empty worker_id, bad lease, NULL arrays, arrays of different lengths, more than 1000 jobs).';
+  'Extends to ai.now() + lease (never past each attempt''s deadline: claimed_at + timeout, the job''s deadline), in one statement, every lease of job_ids that worker_id holds with the matching fencing_tokens (at most 1000); returns one row per renewed job with its new expiry. A lease that is lost (stale token, another worker, expired, job no longer IN_PROGRESS, unknown job) is left out, not raised: the caller compares. Also the worker''s heartbeat in the registry ai.list_workers reads (to 5 seconds). AS002 bad argument (empty worker_id, bad lease, NULL arrays, arrays of different lengths, more than 1000 jobs).';
 
 revoke execute on function ai.renew_leases(text, bigint[], bigint[], interval) from public;
 grant execute on function ai.renew_leases(text, bigint[], bigint[], interval) to ai_service;
@@ -1327,6 +1475,44 @@ $$;
 comment on function ai.release_job(bigint, bigint) is
   'Gives back a job held with fencing_token (graceful shutdown): PENDING, due now, the attempt not counted; wakes idle workers. Returns the job. AS006 lease lost, AS001 unknown job.';
 
+-- Snooze (docs/queue.md, "Snooze"): a handler that met a 429 with a retry_after gives the job back
+-- until then. As release_job, but due at until: PENDING with run_at = until, the attempt given back
+-- (so no attempt is spent), the history entry "snoozed". The holder's token is dead from then on
+-- (the job is no longer IN_PROGRESS, and the next claim bumps it), so the fence refuses its later
+-- writes; no claim takes the job before until, as for any job not yet due. The job's deadlines
+-- hold across snoozes: a snooze past the total deadline ends it there.
+create or replace function ai.snooze_job(job_id bigint, fencing_token bigint, until timestamptz) returns ai.agent_jobs
+language plpgsql volatile
+set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz := ai.now();
+  j ai.agent_jobs;
+begin
+  if snooze_job.until is null or not pg_catalog.isfinite(snooze_job.until) then
+    raise exception using errcode = 'AS002', message = format('until must be a finite time, not %s', coalesce(snooze_job.until::text, 'NULL'));
+  end if;
+  update ai.agent_jobs u
+  set status = 'PENDING', attempts = u.attempts - 1, run_at = greatest(snooze_job.until, v_now),
+      lease_owner = null, lease_expires_at = null, updated_at = v_now
+  where u.job_id = snooze_job.job_id and u.status = 'IN_PROGRESS'
+    and u.fencing_token = snooze_job.fencing_token and (u.lease_expires_at > v_now or ai._lease_held(u.lease_expires_at, u.updated_at, v_now, ai._server_start()))
+  returning u.* into j;
+  if not found then
+    perform ai._raise_lease_lost(snooze_job.job_id, snooze_job.fencing_token);
+  end if;
+  if j.run_at <= v_now then
+    perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
+  end if;
+  return j;
+end
+$$;
+comment on function ai.snooze_job(bigint, bigint, timestamptz) is
+  'Gives back a job held with fencing_token until a later time (a handler that met a rate limit and its retry_after): PENDING, due at until (now if until has passed: a release), the attempt not counted, recorded in its history as snoozed; the caller''s token is refused from then on, and no claim takes the job before until. The job''s deadlines still hold. Returns the job. AS006 lease lost, AS001 unknown job, AS002 until NULL or infinite.';
+
 -- ---------------------------------------------------------------------------------------------
 -- Owner and operator calls
 
@@ -1433,7 +1619,7 @@ begin
 end
 $$;
 comment on function ai.job_attempts(bigint) is
-  'The attempts of a job, oldest first: attempt number, worker, fencing token, claimed at, lease end, ended at, outcome (completed, failed, released, cancelled, awaiting_human, expired, or in_progress for the one running) and error (a failed attempt''s). Reads archived jobs too. Each ended attempt was recorded by the transaction that ended it. AS001 unknown job, or another tenant''s.';
+  'The attempts of a job, oldest first: attempt number, worker, fencing token, claimed at, lease end, ended at, outcome (completed, failed, released, snoozed, cancelled, awaiting_human, expired, deadline_exceeded -- its lease ran out at the attempt''s deadline -- or in_progress for the one running) and error (a failed attempt''s). Reads archived jobs too. Each ended attempt was recorded by the transaction that ended it. AS001 unknown job, or another tenant''s.';
 
 -- A tenant's call counts the jobs of its own sessions (agent_sessions_owner_created, then each
 -- thread's jobs by agent_jobs_thread): its cost grows with its own rows, not with the other
@@ -1509,7 +1695,9 @@ begin
   set status = case when j.attempts >= j.max_attempts then 'FAILED' else 'PENDING' end,
       run_at = case when j.attempts >= j.max_attempts then j.run_at else v_now end,
       finished_at = case when j.attempts >= j.max_attempts then v_now end,
-      last_error = format('the lease of attempt %s expired', j.attempts),
+      last_error = case when j.lease_expires_at >= least(j.claimed_at + j.timeout, j.deadline)
+                        then format('deadline exceeded: attempt %s ran out of time', j.attempts)
+                        else format('the lease of attempt %s expired', j.attempts) end,
       lease_owner = null, lease_expires_at = null, updated_at = v_now
   where j.status = 'IN_PROGRESS' and not ai._lease_held(j.lease_expires_at, j.updated_at, v_now, v_start)
     and (reap_expired.queue is null or j.queue = reap_expired.queue);
@@ -1545,7 +1733,11 @@ begin
     where j.job_id = v.job_id and j.status in ('COMPLETED', 'FAILED', 'CANCELLED')
     returning j.*
   )
-  insert into ai.agent_jobs_archive select m.*, v_now from moved m;
+  -- by column name: ai.agent_jobs_archive took later columns (job_deadlines, ...) after archived_at
+  insert into ai.agent_jobs_archive
+  select (pg_catalog.jsonb_populate_record(null::ai.agent_jobs_archive,
+            pg_catalog.to_jsonb(m) operator(pg_catalog.||) pg_catalog.jsonb_build_object('archived_at', v_now))).*
+  from moved m;
   get diagnostics v_count = row_count;
   -- workers not seen since (ai.queue_workers: no claim, no liveness hold taken), as old as the jobs
   delete from ai.queue_workers w where w.seen_at <= v_now - archive_jobs.older_than;
@@ -1563,7 +1755,10 @@ revoke execute on function
   ai._raise_not_allowed(bigint, text),
   ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
   ai._check_enqueue(text, jsonb, text, integer, integer, text), ai._enqueue_owner(text),
-  ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
+  ai._check_deadlines(timestamptz, interval, timestamptz, timestamptz), ai._end_overdue(text, timestamptz, timestamptz),
+  ai.set_queue_deadlines(text, interval, interval, interval),
+  ai.snooze_job(bigint, bigint, timestamptz),
+  ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.claim_jobs(text, interval, text, integer, text),
   ai.complete_and_claim(text, interval, text, integer, text, bigint[], bigint[], jsonb[]),
@@ -1574,7 +1769,7 @@ revoke execute on function
   ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text),
   ai._written_here(xid)
 from public;
-grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
+grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz),
   ai.cancel_job(bigint), ai.get_job(bigint), ai.job_attempts(bigint), ai.queue_stats(text)
 to ai_user, ai_service;
 grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
@@ -1583,6 +1778,7 @@ grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
   ai.complete_and_claim(text, interval, text, integer, text, bigint[], bigint[], jsonb[]),
   ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.retry_dead_job(bigint),
+  ai.snooze_job(bigint, bigint, timestamptz), ai.set_queue_deadlines(text, interval, interval, interval),
   ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text)
 to ai_service;
 

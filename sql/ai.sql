@@ -1586,6 +1586,7 @@ comment on type ai.queue_stats_row is 'One row of ai.queue_stats: the jobs of on
 -- requires: queue
 -- requires: sessions_functions
 -- requires: hot_renewals
+-- requires: job_deadlines
 --
 -- The functions and triggers of queue (its tables, indexes and row rules:
 -- deploy/queue.sql). CREATE OR REPLACE throughout, so this change deploys over itself: after a
@@ -1621,15 +1622,23 @@ begin
     case
       when new.status = 'CANCELLED' then 'cancelled'
       when new.status = 'AWAITING_HUMAN' then 'awaiting_human'
+      -- a lease that ran out at the attempt's deadline (claimed_at + timeout, or the total
+      -- deadline: no lease reaches past it) is a deadline exceeded, not a holder gone quiet
+      when old.lease_expires_at <= new.updated_at
+           and old.lease_expires_at >= least(old.claimed_at + old.timeout, old.deadline) then 'deadline_exceeded'
       when new.status = 'IN_PROGRESS' or old.lease_expires_at <= new.updated_at then 'expired'
-      when new.status = 'PENDING' and new.attempts < old.attempts then 'released'
+      -- given back: due later is a snooze (ai.snooze_job), due now a release
+      when new.status = 'PENDING' and new.attempts < old.attempts then
+        case when new.run_at > new.updated_at then 'snoozed' else 'released' end
       else 'failed' end,
     case when new.status in ('PENDING', 'FAILED') and old.lease_expires_at > new.updated_at
-              and new.attempts >= old.attempts then new.last_error end);
+              and new.attempts >= old.attempts then new.last_error
+         when new.status not in ('CANCELLED', 'AWAITING_HUMAN') and old.lease_expires_at <= new.updated_at
+              and old.lease_expires_at >= least(old.claimed_at + old.timeout, old.deadline) then 'deadline exceeded' end);
   return new;
 end
 $$;
-comment on function ai._log_attempt() is 'Internal trigger: appends the attempt an UPDATE ends to the job''s attempt_log (outcome failed, released, cancelled, awaiting_human or expired; a completion writes its own entry).';
+comment on function ai._log_attempt() is 'Internal trigger: appends the attempt an UPDATE ends to the job''s attempt_log (outcome failed, released, snoozed, cancelled, awaiting_human, expired, or deadline_exceeded for a lease that ran out at the attempt''s deadline; a completion writes its own entry).';
 revoke execute on function ai._log_attempt() from public;  -- a trigger needs no grant
 revoke execute on function ai._attempt_entry(integer, text, bigint, timestamptz, timestamptz, timestamptz, text, text) from public;
 
@@ -1924,7 +1933,10 @@ create or replace function ai._finish_spent(job_id bigint, now timestamptz) retu
 language sql volatile
 as $$
   update ai.agent_jobs j
-  set attempts = j.attempts - 1, last_error = format('the lease of attempt %s expired', j.attempts - 1),
+  set attempts = j.attempts - 1,
+      last_error = case when j.attempt_log -> -1 ->> 'outcome' = 'deadline_exceeded'
+                        then format('deadline exceeded: attempt %s ran out of time', j.attempts - 1)
+                        else format('the lease of attempt %s expired', j.attempts - 1) end,
       lease_owner = null, lease_expires_at = null, finished_at = _finish_spent.now, updated_at = _finish_spent.now
   where j.job_id = _finish_spent.job_id and j.status = 'FAILED'
 $$;
@@ -1992,9 +2004,12 @@ $$;
 comment on function ai._enqueue_owner(text) is
   'Internal guard of enqueue_job and enqueue_jobs: the owner of a session that takes jobs; AS001 unknown (or another tenant''s) thread, AS004 finished session.';
 
+-- (the 7-argument enqueue_job before job_deadlines: a new argument list is a new function)
+drop function if exists ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text);
 create or replace function ai.enqueue_job(
   thread_id text, payload jsonb default '{}', queue text default 'default', run_at timestamptz default null,
-  priority integer default 0, max_attempts integer default 5, idempotency_key text default null)
+  priority integer default 0, max_attempts integer default 5, idempotency_key text default null,
+  timeout interval default null, deadline timestamptz default null, start_by timestamptz default null)
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -2008,16 +2023,27 @@ declare
   a_queue alias for $3;
   a_key alias for $7;
   v_now timestamptz := ai.now();
+  v_run_at timestamptz := coalesce(enqueue_job.run_at, v_now);
+  v_timeout interval;
+  v_after interval;
+  v_within interval;
   v_owner text;
   j ai.agent_jobs;
 begin
   perform ai._check_enqueue(a_thread_id, a_payload, a_queue, enqueue_job.priority, enqueue_job.max_attempts, a_key);
+  if enqueue_job.timeout is not null or enqueue_job.deadline is not null or enqueue_job.start_by is not null then
+    perform ai._check_deadlines(v_run_at, enqueue_job.timeout, enqueue_job.deadline, enqueue_job.start_by);
+  end if;
   v_owner := ai._enqueue_owner(a_thread_id);
+  -- the queue's defaults for the deadlines not given (ai.set_queue_deadlines)
+  select d.timeout, d.deadline_after, d.start_within into v_timeout, v_after, v_within
+  from ai.queue_deadlines d where d.queue = a_queue;
 
   insert into ai.agent_jobs (thread_id, owner, queue, payload, priority, run_at, max_attempts,
-                             idempotency_key, created_at, updated_at)
-  values (a_thread_id, v_owner, a_queue, a_payload, enqueue_job.priority, coalesce(enqueue_job.run_at, v_now),
-          enqueue_job.max_attempts, a_key, v_now, v_now)
+                             idempotency_key, created_at, updated_at, timeout, deadline, start_by)
+  values (a_thread_id, v_owner, a_queue, a_payload, enqueue_job.priority, v_run_at,
+          enqueue_job.max_attempts, a_key, v_now, v_now, coalesce(enqueue_job.timeout, v_timeout),
+          coalesce(enqueue_job.deadline, v_run_at + v_after), coalesce(enqueue_job.start_by, v_run_at + v_within))
   on conflict (owner, queue, idempotency_key) where idempotency_key is not null do nothing
   returning * into j;
   if not found then
@@ -2033,8 +2059,8 @@ begin
   return j;
 end
 $$;
-comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text) is
-  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument, AS003 payload over 1 MiB, AS004 session finished.';
+comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz) is
+  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Deadlines (NULL: the queue''s default, ai.set_queue_deadlines, else none): timeout, each attempt''s run timeout (no lease reaches past claimed_at + timeout); deadline, the total deadline across attempts (past it a claim ends the job FAILED, "deadline exceeded"); start_by, the start deadline (a job not started by then is ended FAILED, "start deadline passed"). Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument (a timeout not positive, a deadline not after run_at, a start_by before it), AS003 payload over 1 MiB, AS004 session finished.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Dead workers
@@ -2155,6 +2181,126 @@ comment on function ai._dead_workers() is 'Internal: the workers that took a liv
 revoke execute on function ai._dead_workers() from public;
 
 -- ---------------------------------------------------------------------------------------------
+-- Deadlines (deploy/job_deadlines.sql; docs/queue.md, "Deadlines")
+--
+-- A job may carry a run timeout per attempt (timeout), a total deadline (deadline) and a start
+-- deadline (start_by), its own or its queue's defaults (ai.queue_deadlines, set by an operator).
+-- The server holds them, whatever a worker does:
+--   - The attempt's deadline is claimed_at + timeout, or the total deadline if sooner. A claim
+--     leases the job at most until then, and renew_lease(s) never extend past it: once it passes,
+--     the holder's calls and its fenced transactions get AS006, and the next claim takes the job
+--     as any expired lease (another attempt, or FAILED after the last), its history entry saying
+--     "deadline_exceeded" (ai._log_attempt), not "expired".
+--   - Past the total deadline, or past start_by with no attempt counted yet, a job is not run: each
+--     claim first ends such jobs of its queue FAILED ("deadline exceeded", "start deadline
+--     passed"), at most 100 of each a claim, oldest deadline first, found by the partial indexes
+--     agent_jobs_deadline and agent_jobs_start_by: two index probes, which find nothing in a queue
+--     without overdue jobs, never a scan of the queue. A job locked by another claimer is left to it.
+-- Workers cancel the handler at the attempt's deadline (python/agent_state/worker.py,
+-- typescript/src/worker.ts); the fence is what makes a handler that ignores that harmless.
+
+-- The guard of an enqueue's deadlines (called only when one is given): AS002 for a timeout that is
+-- not positive, a deadline not after the job's run_at, a start_by before it.
+create or replace function ai._check_deadlines(run_at timestamptz, timeout interval, deadline timestamptz,
+                                               start_by timestamptz) returns void
+language plpgsql immutable parallel safe
+as $$
+begin
+  if _check_deadlines.timeout <= interval '0' then
+    raise exception using errcode = 'AS002',
+      message = format('timeout must be a positive interval, not %s', _check_deadlines.timeout);
+  end if;
+  if _check_deadlines.deadline <= _check_deadlines.run_at then
+    raise exception using errcode = 'AS002',
+      message = format('deadline %s is not after the job''s run_at %s', _check_deadlines.deadline, _check_deadlines.run_at);
+  end if;
+  if _check_deadlines.start_by < _check_deadlines.run_at then
+    raise exception using errcode = 'AS002',
+      message = format('start_by %s is before the job''s run_at %s', _check_deadlines.start_by, _check_deadlines.run_at);
+  end if;
+end
+$$;
+comment on function ai._check_deadlines(timestamptz, interval, timestamptz, timestamptz) is
+  'Internal guard of enqueue_job and enqueue_jobs: AS002 for a timeout that is not positive, a deadline not after run_at, a start_by before run_at.';
+
+-- What each claim ends before it picks (see above): bounded, by index, the rows it cannot lock left
+-- to whoever holds them. Runs as the claim's caller (ai_service); a PENDING job's move to FAILED
+-- runs the status guard, which lets ai_service through.
+create or replace function ai._end_overdue(queue text, now timestamptz, started timestamptz) returns void
+language sql volatile
+as $$
+  with past_deadline as (
+    select j.job_id from ai.agent_jobs j
+    where j.queue = _end_overdue.queue and j.status in ('PENDING', 'IN_PROGRESS') and j.deadline is not null
+      and j.deadline <= _end_overdue.now
+      -- a running attempt's lease ends at the deadline at the latest; the restart grace may hold it
+      and (j.status = 'PENDING' or not ai._lease_held(j.lease_expires_at, j.updated_at, _end_overdue.now, _end_overdue.started))
+    order by j.deadline
+    limit 100
+    for update skip locked
+  )
+  update ai.agent_jobs u
+  set status = 'FAILED', last_error = 'deadline exceeded', lease_owner = null, lease_expires_at = null,
+      finished_at = _end_overdue.now, updated_at = _end_overdue.now
+  from past_deadline d
+  where u.job_id = d.job_id;
+  with past_start as (
+    select j.job_id from ai.agent_jobs j
+    where j.queue = _end_overdue.queue and j.status = 'PENDING' and j.start_by is not null and j.attempts = 0
+      and j.start_by < _end_overdue.now
+    order by j.start_by
+    limit 100
+    for update skip locked
+  )
+  update ai.agent_jobs u
+  set status = 'FAILED', last_error = 'start deadline passed', finished_at = _end_overdue.now, updated_at = _end_overdue.now
+  from past_start d
+  where u.job_id = d.job_id;
+$$;
+comment on function ai._end_overdue(text, timestamptz, timestamptz) is
+  'Internal: ends FAILED, before a claim picks, up to 100 jobs of the queue past their total deadline ("deadline exceeded") and up to 100 not started by their start_by ("start deadline passed"), by index; rows another transaction holds are skipped.';
+
+-- An operator's default deadlines for a queue (NULL: none of that kind); all three NULL remove the
+-- queue's row. Jobs enqueued later without their own get them; jobs already enqueued keep theirs.
+create or replace function ai.set_queue_deadlines(queue text, timeout interval default null,
+                                                  deadline_after interval default null,
+                                                  start_within interval default null)
+returns void
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+begin
+  if not ai.sees_all_owners() then
+    raise exception using errcode = 'AS007',
+      message = 'set_queue_deadlines: only an operator (ai_service acting for nobody) sets a queue''s deadlines';
+  end if;
+  perform ai._check_text(set_queue_deadlines.queue, 'queue');
+  if set_queue_deadlines.timeout <= interval '0' or set_queue_deadlines.deadline_after <= interval '0'
+     or set_queue_deadlines.start_within < interval '0' then
+    raise exception using errcode = 'AS002',
+      message = format('set_queue_deadlines: timeout and deadline_after must be positive and start_within not negative, not %s, %s and %s',
+                       coalesce(set_queue_deadlines.timeout::text, 'NULL'), coalesce(set_queue_deadlines.deadline_after::text, 'NULL'),
+                       coalesce(set_queue_deadlines.start_within::text, 'NULL'));
+  end if;
+  if set_queue_deadlines.timeout is null and set_queue_deadlines.deadline_after is null
+     and set_queue_deadlines.start_within is null then
+    delete from ai.queue_deadlines d where d.queue = set_queue_deadlines.queue;
+    return;
+  end if;
+  insert into ai.queue_deadlines as d (queue, timeout, deadline_after, start_within, updated_at)
+  values (set_queue_deadlines.queue, set_queue_deadlines.timeout, set_queue_deadlines.deadline_after,
+          set_queue_deadlines.start_within, ai.now())
+  on conflict (queue) do update
+  set timeout = excluded.timeout, deadline_after = excluded.deadline_after, start_within = excluded.start_within,
+      updated_at = excluded.updated_at;
+end
+$$;
+comment on function ai.set_queue_deadlines(text, interval, interval, interval) is
+  'Sets a queue''s default deadlines, for jobs enqueued later without their own: timeout (each attempt''s run timeout), deadline_after (the total deadline, counted from the job''s run_at) and start_within (the start deadline, from run_at); NULL: none of that kind; all NULL removes the defaults. For an operator (ai_service acting for nobody): AS007 otherwise. AS002 bad argument (empty queue, a timeout or deadline_after not positive, a negative start_within).';
+
+-- ---------------------------------------------------------------------------------------------
 -- Claim
 
 create or replace function ai.claim_job(worker_id text, lease interval default '60 seconds', queue text default 'default')
@@ -2182,6 +2328,7 @@ begin
      or claim_job.queue is null or claim_job.queue = '' or pg_catalog.char_length(claim_job.queue) > 255 then
     perform ai._check_claim(claim_job.worker_id, claim_job.lease, claim_job.queue);
   end if;
+  perform ai._end_overdue(claim_job.queue, v_now, v_start);  -- "Deadlines" above
 
   for attempt in 1..5 loop
     -- 1. Pick (deploy/hot_renewals.sql: no index holds the lease expiry, so a renewal is HOT).
@@ -2230,7 +2377,7 @@ begin
         fencing_token = u.fencing_token + 1,
         lease_owner = claim_job.worker_id,
         claimed_at = v_now,
-        lease_expires_at = v_now + claim_job.lease,
+        lease_expires_at = least(v_now + claim_job.lease, v_now + u.timeout, u.deadline),  -- the attempt's deadline caps it
         updated_at = v_now
     where u.job_id = v_id
       and not exists (select from ai.agent_jobs b
@@ -2277,6 +2424,7 @@ begin
   if claim_jobs.max_jobs is null or claim_jobs.max_jobs < 1 or claim_jobs.max_jobs > 1000 then
     perform ai._check_limit(claim_jobs.max_jobs, 'max_jobs', 1000);
   end if;
+  perform ai._end_overdue(claim_jobs.queue, v_now, v_start);  -- "Deadlines" above
 
   -- 1. Pick, as claim_job does: the leases that ran out (agent_jobs_in_progress; one per thread,
   --    as each is its thread's running job), then due PENDING jobs (agent_jobs_claim_pending) for the
@@ -2349,7 +2497,7 @@ begin
           fencing_token = u.fencing_token + 1,
           lease_owner = claim_jobs.worker_id,
           claimed_at = v_now,
-          lease_expires_at = v_now + claim_jobs.lease,
+          lease_expires_at = least(v_now + claim_jobs.lease, v_now + u.timeout, u.deadline),  -- the attempt's deadline caps it
           updated_at = v_now
       -- by the primary key alone: a plain status = 'PENDING' here let the generic plan AND the ids
       -- with a scan of the whole pending index (agent_jobs_claim_pending), one that grows with the
@@ -2372,7 +2520,7 @@ begin
         fencing_token = u.fencing_token + 1,
         lease_owner = claim_jobs.worker_id,
         claimed_at = v_now,
-        lease_expires_at = v_now + claim_jobs.lease,
+        lease_expires_at = least(v_now + claim_jobs.lease, v_now + u.timeout, u.deadline),  -- the attempt's deadline caps it
         updated_at = v_now
     where u.job_id = any (v_ids)
       and not exists (select from ai.agent_jobs b
@@ -2517,7 +2665,7 @@ declare
 begin
   perform ai._check_lease(renew_lease.lease);
   update ai.agent_jobs j
-  set lease_expires_at = v_now + renew_lease.lease, updated_at = v_now
+  set lease_expires_at = least(v_now + renew_lease.lease, j.claimed_at + j.timeout, j.deadline), updated_at = v_now
   where j.job_id = renew_lease.job_id and j.status = 'IN_PROGRESS'
     and j.fencing_token = renew_lease.fencing_token and ai._lease_held(j.lease_expires_at, j.updated_at, v_now, v_start)
   returning j.lease_expires_at into v_expires;
@@ -2528,7 +2676,7 @@ begin
 end
 $$;
 comment on function ai.renew_lease(bigint, bigint, interval) is
-  'Extends the lease of a job held with fencing_token to ai.now() + lease and returns the new expiry. AS006 lease lost (stale token, lease already expired, job no longer IN_PROGRESS), AS001 unknown job, AS002 bad lease.';
+  'Extends the lease of a job held with fencing_token to ai.now() + lease, never past the attempt''s deadline (claimed_at + timeout, the job''s deadline), and returns the new expiry. AS006 lease lost (stale token, lease already expired, job no longer IN_PROGRESS), AS001 unknown job, AS002 bad lease.';
 
 -- A worker holding many long runs renewed their leases one call each: at 200 runs renewing every
 -- few seconds that is a statement, a transaction and a commit per lease. ai.renew_leases renews
@@ -2569,7 +2717,7 @@ begin
   -- this token and this worker, with a lease that has not run out.
   return query
   update ai.agent_jobs j
-  set lease_expires_at = v_now OPERATOR(pg_catalog.+) renew_leases.lease, updated_at = v_now
+  set lease_expires_at = least(v_now OPERATOR(pg_catalog.+) renew_leases.lease, j.claimed_at + j.timeout, j.deadline), updated_at = v_now
   from rows from (pg_catalog.unnest(renew_leases.job_ids), pg_catalog.unnest(renew_leases.fencing_tokens)) as h(job_id, fencing_token)
   where j.job_id = h.job_id and j.fencing_token = h.fencing_token and j.status = 'IN_PROGRESS'
     and j.lease_owner = renew_leases.worker_id and ai._lease_held(j.lease_expires_at, j.updated_at, v_now, v_start)
@@ -2577,7 +2725,7 @@ begin
 end
 $$;
 comment on function ai.renew_leases(text, bigint[], bigint[], interval) is
-  'Extends to ai.now() + lease, in one statement, every lease of job_ids that worker_id holds with the matching fencing_tokens (at most 1000); returns one row per renewed job with its new expiry. A lease that is lost (stale token, another worker, expired, job no longer IN_PROGRESS, unknown job) is left out, not raised: the caller compares. Also the worker''s heartbeat in the registry ai.list_workers reads (to 5 seconds). AS002 bad argument (empty worker_id, bad lease, NULL arrays, arrays of different lengths, more than 1000 jobs).';
+  'Extends to ai.now() + lease (never past each attempt''s deadline: claimed_at + timeout, the job''s deadline), in one statement, every lease of job_ids that worker_id holds with the matching fencing_tokens (at most 1000); returns one row per renewed job with its new expiry. A lease that is lost (stale token, another worker, expired, job no longer IN_PROGRESS, unknown job) is left out, not raised: the caller compares. Also the worker''s heartbeat in the registry ai.list_workers reads (to 5 seconds). AS002 bad argument (empty worker_id, bad lease, NULL arrays, arrays of different lengths, more than 1000 jobs).';
 
 revoke execute on function ai.renew_leases(text, bigint[], bigint[], interval) from public;
 grant execute on function ai.renew_leases(text, bigint[], bigint[], interval) to ai_service;
@@ -2909,6 +3057,44 @@ $$;
 comment on function ai.release_job(bigint, bigint) is
   'Gives back a job held with fencing_token (graceful shutdown): PENDING, due now, the attempt not counted; wakes idle workers. Returns the job. AS006 lease lost, AS001 unknown job.';
 
+-- Snooze (docs/queue.md, "Snooze"): a handler that met a 429 with a retry_after gives the job back
+-- until then. As release_job, but due at until: PENDING with run_at = until, the attempt given back
+-- (so no attempt is spent), the history entry "snoozed". The holder's token is dead from then on
+-- (the job is no longer IN_PROGRESS, and the next claim bumps it), so the fence refuses its later
+-- writes; no claim takes the job before until, as for any job not yet due. The job's deadlines
+-- hold across snoozes: a snooze past the total deadline ends it there.
+create or replace function ai.snooze_job(job_id bigint, fencing_token bigint, until timestamptz) returns ai.agent_jobs
+language plpgsql volatile
+set plan_cache_mode = force_generic_plan
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  v_now timestamptz := ai.now();
+  j ai.agent_jobs;
+begin
+  if snooze_job.until is null or not pg_catalog.isfinite(snooze_job.until) then
+    raise exception using errcode = 'AS002', message = format('until must be a finite time, not %s', coalesce(snooze_job.until::text, 'NULL'));
+  end if;
+  update ai.agent_jobs u
+  set status = 'PENDING', attempts = u.attempts - 1, run_at = greatest(snooze_job.until, v_now),
+      lease_owner = null, lease_expires_at = null, updated_at = v_now
+  where u.job_id = snooze_job.job_id and u.status = 'IN_PROGRESS'
+    and u.fencing_token = snooze_job.fencing_token and (u.lease_expires_at > v_now or ai._lease_held(u.lease_expires_at, u.updated_at, v_now, ai._server_start()))
+  returning u.* into j;
+  if not found then
+    perform ai._raise_lease_lost(snooze_job.job_id, snooze_job.fencing_token);
+  end if;
+  if j.run_at <= v_now then
+    perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
+  end if;
+  return j;
+end
+$$;
+comment on function ai.snooze_job(bigint, bigint, timestamptz) is
+  'Gives back a job held with fencing_token until a later time (a handler that met a rate limit and its retry_after): PENDING, due at until (now if until has passed: a release), the attempt not counted, recorded in its history as snoozed; the caller''s token is refused from then on, and no claim takes the job before until. The job''s deadlines still hold. Returns the job. AS006 lease lost, AS001 unknown job, AS002 until NULL or infinite.';
+
 -- ---------------------------------------------------------------------------------------------
 -- Owner and operator calls
 
@@ -3015,7 +3201,7 @@ begin
 end
 $$;
 comment on function ai.job_attempts(bigint) is
-  'The attempts of a job, oldest first: attempt number, worker, fencing token, claimed at, lease end, ended at, outcome (completed, failed, released, cancelled, awaiting_human, expired, or in_progress for the one running) and error (a failed attempt''s). Reads archived jobs too. Each ended attempt was recorded by the transaction that ended it. AS001 unknown job, or another tenant''s.';
+  'The attempts of a job, oldest first: attempt number, worker, fencing token, claimed at, lease end, ended at, outcome (completed, failed, released, snoozed, cancelled, awaiting_human, expired, deadline_exceeded -- its lease ran out at the attempt''s deadline -- or in_progress for the one running) and error (a failed attempt''s). Reads archived jobs too. Each ended attempt was recorded by the transaction that ended it. AS001 unknown job, or another tenant''s.';
 
 -- A tenant's call counts the jobs of its own sessions (agent_sessions_owner_created, then each
 -- thread's jobs by agent_jobs_thread): its cost grows with its own rows, not with the other
@@ -3091,7 +3277,9 @@ begin
   set status = case when j.attempts >= j.max_attempts then 'FAILED' else 'PENDING' end,
       run_at = case when j.attempts >= j.max_attempts then j.run_at else v_now end,
       finished_at = case when j.attempts >= j.max_attempts then v_now end,
-      last_error = format('the lease of attempt %s expired', j.attempts),
+      last_error = case when j.lease_expires_at >= least(j.claimed_at + j.timeout, j.deadline)
+                        then format('deadline exceeded: attempt %s ran out of time', j.attempts)
+                        else format('the lease of attempt %s expired', j.attempts) end,
       lease_owner = null, lease_expires_at = null, updated_at = v_now
   where j.status = 'IN_PROGRESS' and not ai._lease_held(j.lease_expires_at, j.updated_at, v_now, v_start)
     and (reap_expired.queue is null or j.queue = reap_expired.queue);
@@ -3127,7 +3315,11 @@ begin
     where j.job_id = v.job_id and j.status in ('COMPLETED', 'FAILED', 'CANCELLED')
     returning j.*
   )
-  insert into ai.agent_jobs_archive select m.*, v_now from moved m;
+  -- by column name: ai.agent_jobs_archive took later columns (job_deadlines, ...) after archived_at
+  insert into ai.agent_jobs_archive
+  select (pg_catalog.jsonb_populate_record(null::ai.agent_jobs_archive,
+            pg_catalog.to_jsonb(m) operator(pg_catalog.||) pg_catalog.jsonb_build_object('archived_at', v_now))).*
+  from moved m;
   get diagnostics v_count = row_count;
   -- workers not seen since (ai.queue_workers: no claim, no liveness hold taken), as old as the jobs
   delete from ai.queue_workers w where w.seen_at <= v_now - archive_jobs.older_than;
@@ -3145,7 +3337,10 @@ revoke execute on function
   ai._raise_not_allowed(bigint, text),
   ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
   ai._check_enqueue(text, jsonb, text, integer, integer, text), ai._enqueue_owner(text),
-  ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
+  ai._check_deadlines(timestamptz, interval, timestamptz, timestamptz), ai._end_overdue(text, timestamptz, timestamptz),
+  ai.set_queue_deadlines(text, interval, interval, interval),
+  ai.snooze_job(bigint, bigint, timestamptz),
+  ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.claim_jobs(text, interval, text, integer, text),
   ai.complete_and_claim(text, interval, text, integer, text, bigint[], bigint[], jsonb[]),
@@ -3156,7 +3351,7 @@ revoke execute on function
   ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text),
   ai._written_here(xid)
 from public;
-grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
+grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz),
   ai.cancel_job(bigint), ai.get_job(bigint), ai.job_attempts(bigint), ai.queue_stats(text)
 to ai_user, ai_service;
 grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
@@ -3165,6 +3360,7 @@ grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text
   ai.complete_job(bigint, bigint, jsonb), ai.complete_jobs(bigint[], bigint[], jsonb[]),
   ai.complete_and_claim(text, interval, text, integer, text, bigint[], bigint[], jsonb[]),
   ai.fail_job(bigint, bigint, text, interval), ai.release_job(bigint, bigint), ai.retry_dead_job(bigint),
+  ai.snooze_job(bigint, bigint, timestamptz), ai.set_queue_deadlines(text, interval, interval, interval),
   ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text)
 to ai_service;
 
@@ -9057,6 +9253,69 @@ end
 $$;
 
 
+-- ===== change: job_deadlines =====
+-- Deploy agent-state:job_deadlines to pg
+-- requires: queue
+-- requires: retention
+--
+-- Deadlines (issue 38 item 1; docs/queue.md, "Deadlines"). Each job may carry three, all NULL by
+-- default (no deadline):
+--   timeout   each attempt's run timeout: a claim leases the job at most until claimed_at + timeout
+--             (capped by the total deadline), and no renewal reaches past that; the attempt's
+--             holder is then fenced out (AS006) and the next claim retries the job, or dead-letters
+--             it after its last attempt, with "deadline exceeded" in its history;
+--   deadline  the total deadline across attempts: past it the job is not run again; a claim that
+--             meets it ends it FAILED ("deadline exceeded");
+--   start_by  the start deadline: a job still PENDING then is ended FAILED ("start deadline passed")
+--             by a claim that meets it, instead of running late.
+-- ai.queue_deadlines holds an operator's defaults per queue (ai.set_queue_deadlines), read by
+-- enqueue_job and enqueue_jobs for a job enqueued without its own: timeout as is, deadline_after
+-- and start_within counted from the job's run_at.
+-- Two partial indexes let a claim find the jobs that a deadline ends, oldest deadline first, without
+-- a scan of the queue; a job without deadlines is in neither (an enqueue, claim or finish of such a
+-- job writes no entry there). Neither column changes on a renewal, which stays a HOT update.
+-- Every copy of the job rows (ai.agent_jobs_archive, ai_archive.agent_jobs and its archive twin)
+-- gets the columns too.
+
+select pg_catalog.set_config('lock_timeout', '5s', true) where pg_catalog.current_setting('lock_timeout') = '0';
+
+alter table ai.agent_jobs add column timeout interval, add column deadline timestamptz,
+  add column start_by timestamptz;
+comment on column ai.agent_jobs.timeout is 'Each attempt''s run timeout (NULL: none): the lease never reaches past claimed_at + timeout (nor past deadline).';
+comment on column ai.agent_jobs.deadline is 'The total deadline across attempts (NULL: none): a claim that meets a job past it ends it FAILED, "deadline exceeded".';
+comment on column ai.agent_jobs.start_by is 'The start deadline (NULL: none): a job still PENDING then is ended FAILED, "start deadline passed", by a claim that meets it.';
+alter table ai.agent_jobs_archive add column timeout interval, add column deadline timestamptz,
+  add column start_by timestamptz;
+alter table ai_archive.agent_jobs add column timeout interval, add column deadline timestamptz,
+  add column start_by timestamptz;
+alter table ai_archive.agent_jobs_archive add column timeout interval, add column deadline timestamptz,
+  add column start_by timestamptz;
+
+-- What a claim ends: PENDING jobs past their start deadline, and PENDING or IN_PROGRESS jobs past
+-- their total deadline, per queue, oldest first (a job counts as started once an attempt of it is
+-- counted: a retried job is past its start deadline's reach).
+create index agent_jobs_start_by on ai.agent_jobs (queue, start_by)
+  where status = 'PENDING' and start_by is not null and attempts = 0;
+create index agent_jobs_deadline on ai.agent_jobs (queue, deadline)
+  where status in ('PENDING', 'IN_PROGRESS') and deadline is not null;
+
+-- An operator's default deadlines per queue. Read and written only through the functions
+-- (ai.set_queue_deadlines: ai_service acting for nobody); a tenant can neither read nor change it.
+create table ai.queue_deadlines (
+  queue text primary key check (pg_catalog.char_length(queue) between 1 and 255),
+  timeout interval check (timeout > interval '0'),
+  deadline_after interval check (deadline_after > interval '0'),
+  start_within interval check (start_within >= interval '0'),
+  updated_at timestamptz not null
+);
+comment on table ai.queue_deadlines is
+  'An operator''s default deadlines per queue (ai.set_queue_deadlines), for jobs enqueued without their own: timeout per attempt, deadline_after and start_within counted from the job''s run_at.';
+alter table ai.queue_deadlines enable row level security;
+alter table ai.queue_deadlines force row level security;
+-- No grant: only the queue's SECURITY DEFINER functions (the schema owner) reach it.
+create policy queue_deadlines_schema_owner on ai.queue_deadlines using (true) with check (true);
+
+
 -- ===== change: tenant_read_indexes =====
 -- Deploy agent-state:tenant_read_indexes to pg
 -- requires: human_in_the_loop
@@ -10480,7 +10739,8 @@ create index if not exists session_events_copied_from
 
 create function ai.enqueue_jobs(
   thread_ids text[], payloads jsonb[], queue text default 'default', run_ats timestamptz[] default null,
-  priorities integer[] default null, idempotency_keys text[] default null, max_attempts integer default 5)
+  priorities integer[] default null, idempotency_keys text[] default null, max_attempts integer default 5,
+  timeouts interval[] default null, deadlines timestamptz[] default null, start_bys timestamptz[] default null)
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -10493,6 +10753,9 @@ declare
   v_n integer := pg_catalog.cardinality(thread_ids);
   v_now timestamptz := ai.now();
   v_job record;
+  v_timeout interval;
+  v_after interval;
+  v_within interval;
 begin
   if thread_ids is null or payloads is null then
     raise exception using errcode = 'AS002', message = 'thread_ids and payloads must not be NULL';
@@ -10504,9 +10767,12 @@ begin
      or pg_catalog.cardinality(coalesce(run_ats, pg_catalog.array_fill(null::timestamptz, array[v_n]))) <> v_n
      or pg_catalog.cardinality(coalesce(priorities, pg_catalog.array_fill(0, array[v_n]))) <> v_n
      or pg_catalog.cardinality(coalesce(idempotency_keys, pg_catalog.array_fill(null::text, array[v_n]))) <> v_n
+     or pg_catalog.cardinality(coalesce(timeouts, pg_catalog.array_fill(null::interval, array[v_n]))) <> v_n
+     or pg_catalog.cardinality(coalesce(deadlines, pg_catalog.array_fill(null::timestamptz, array[v_n]))) <> v_n
+     or pg_catalog.cardinality(coalesce(start_bys, pg_catalog.array_fill(null::timestamptz, array[v_n]))) <> v_n
      or pg_catalog.array_ndims(thread_ids) > 1 then
     raise exception using errcode = 'AS002',
-      message = 'thread_ids, payloads, run_ats, priorities and idempotency_keys must be one-dimensional arrays of one length';
+      message = 'thread_ids, payloads, run_ats, priorities, idempotency_keys, timeouts, deadlines and start_bys must be one-dimensional arrays of one length';
   end if;
   if v_n = 0 then
     return;
@@ -10514,23 +10780,34 @@ begin
 
   -- the guards of one enqueue_job, job by job in the input's order, before anything is written
   for v_job in
-    select i.thread_id, i.payload, i.priority, i.key
+    select i.thread_id, i.payload, i.priority, i.key, coalesce(i.run_at, v_now) as run_at, i.timeout, i.deadline, i.start_by
     from rows from (pg_catalog.unnest(thread_ids), pg_catalog.unnest(payloads), pg_catalog.unnest(priorities),
-                    pg_catalog.unnest(idempotency_keys)) with ordinality as i (thread_id, payload, priority, key, ord)
+                    pg_catalog.unnest(idempotency_keys), pg_catalog.unnest(run_ats), pg_catalog.unnest(timeouts),
+                    pg_catalog.unnest(deadlines), pg_catalog.unnest(start_bys))
+         with ordinality as i (thread_id, payload, priority, key, run_at, timeout, deadline, start_by, ord)
     order by i.ord
   loop
     perform ai._check_enqueue(v_job.thread_id, v_job.payload, a_queue, coalesce(v_job.priority, 0),
                               enqueue_jobs.max_attempts, v_job.key);
+    if v_job.timeout is not null or v_job.deadline is not null or v_job.start_by is not null then
+      perform ai._check_deadlines(v_job.run_at, v_job.timeout, v_job.deadline, v_job.start_by);
+    end if;
   end loop;
+  -- the queue's defaults for the deadlines not given (ai.set_queue_deadlines), as enqueue_job
+  select d.timeout, d.deadline_after, d.start_within into v_timeout, v_after, v_within
+  from ai.queue_deadlines d where d.queue = a_queue;
 
   return query
   with input as materialized (
     -- an omitted (NULL) array reads as NULLs: run_at now, priority 0, no key
     select i.ord, i.thread_id, i.payload, coalesce(i.run_at, v_now) as run_at, coalesce(i.priority, 0) as priority,
-           i.key
+           i.key, coalesce(i.timeout, v_timeout) as timeout,
+           coalesce(i.deadline, coalesce(i.run_at, v_now) + v_after) as deadline,
+           coalesce(i.start_by, coalesce(i.run_at, v_now) + v_within) as start_by
     from rows from (pg_catalog.unnest(thread_ids), pg_catalog.unnest(payloads), pg_catalog.unnest(run_ats),
-                    pg_catalog.unnest(priorities), pg_catalog.unnest(idempotency_keys))
-         with ordinality as i (thread_id, payload, run_at, priority, key, ord)
+                    pg_catalog.unnest(priorities), pg_catalog.unnest(idempotency_keys), pg_catalog.unnest(timeouts),
+                    pg_catalog.unnest(deadlines), pg_catalog.unnest(start_bys))
+         with ordinality as i (thread_id, payload, run_at, priority, key, timeout, deadline, start_by, ord)
   ), owners as materialized (
     -- one session lookup per thread (AS001 unknown or another tenant's, AS004 finished)
     select t.thread_id, ai._enqueue_owner(t.thread_id) as owner
@@ -10541,10 +10818,10 @@ begin
     order by x.ord
   ), inserted as (
     insert into ai.agent_jobs as t (job_id, thread_id, owner, queue, payload, priority, run_at, max_attempts,
-                                    idempotency_key, created_at, updated_at)
+                                    idempotency_key, created_at, updated_at, timeout, deadline, start_by)
     overriding system value
     select n.job_id, n.thread_id, n.owner, a_queue, n.payload, n.priority, n.run_at, enqueue_jobs.max_attempts,
-           n.key, v_now, v_now
+           n.key, v_now, v_now, n.timeout, n.deadline, n.start_by
     from numbered n
     order by n.ord
     on conflict (owner, queue, idempotency_key) where idempotency_key is not null do nothing
@@ -10566,10 +10843,10 @@ begin
   end if;
 end
 $$;
-comment on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer) is
-  'Enqueues up to 5000 jobs of one queue in one call and returns one job per input row, in the input''s order: thread_ids[i] with payloads[i], run_ats[i] (NULL or omitted: now), priorities[i] (omitted: 0) and idempotency_keys[i] (NULL or omitted: none), max_attempts for all. Each job is checked and answered as ai.enqueue_job does: a key used before in the queue by the owner returns the first job unchanged, and a key repeated within the call returns the job of its first occurrence. One bad job fails the call and writes nothing. Sends pg_notify(ai.queue_channel(queue), '''') once when a new job is due now. AS001 unknown thread, AS002 bad argument (arrays of different lengths too), AS003 a payload over 1 MiB or more than 5000 jobs, AS004 session finished.';
-revoke execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer) from public;
-grant execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer)
+comment on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[]) is
+  'Enqueues up to 5000 jobs of one queue in one call and returns one job per input row, in the input''s order: thread_ids[i] with payloads[i], run_ats[i] (NULL or omitted: now), priorities[i] (omitted: 0) and idempotency_keys[i] (NULL or omitted: none), max_attempts for all, timeouts[i], deadlines[i] and start_bys[i] (NULL or omitted: the queue''s default, else none; as ai.enqueue_job''s timeout, deadline and start_by). Each job is checked and answered as ai.enqueue_job does: a key used before in the queue by the owner returns the first job unchanged, and a key repeated within the call returns the job of its first occurrence. One bad job fails the call and writes nothing. Sends pg_notify(ai.queue_channel(queue), '''') once when a new job is due now. AS001 unknown thread, AS002 bad argument (arrays of different lengths too), AS003 a payload over 1 MiB or more than 5000 jobs, AS004 session finished.';
+revoke execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[]) from public;
+grant execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[])
   to ai_user, ai_service;
 
 

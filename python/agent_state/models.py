@@ -26,7 +26,17 @@ StreamStatus = Literal["open", "finished", "abandoned"]
 #: ai.begin_side_effect's outcome (not a column: what the function answers)
 SideEffectOutcome = Literal["execute", "done", "busy"]
 #: ai.job_attempts' outcome (not a column: how each attempt of the job's log ended)
-JobAttemptOutcome = Literal["completed", "failed", "released", "cancelled", "awaiting_human", "expired", "in_progress"]
+JobAttemptOutcome = Literal[
+    "completed",
+    "failed",
+    "released",
+    "snoozed",
+    "cancelled",
+    "awaiting_human",
+    "expired",
+    "deadline_exceeded",
+    "in_progress",
+]
 #: the strategy argument of ai.prune_checkpoints and ai.prune_idle_threads
 PruneStrategy = Literal["keep_latest", "delete"]
 
@@ -95,6 +105,10 @@ class NewJob:
     run_at: datetime | None = None
     priority: int = 0
     idempotency_key: str | None = None
+    #: as enqueue_job's (None: the queue's default, else none)
+    timeout: timedelta | None = None
+    deadline: datetime | None = None
+    start_by: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,12 +231,31 @@ class Job:
     finished_at: datetime | None
     available_at: datetime
     claimed_at: datetime | None = None
+    #: each attempt's run timeout, the total deadline, the start deadline (None: none; docs/queue.md, "Deadlines")
+    timeout: timedelta | None = None
+    deadline: datetime | None = None
+    start_by: datetime | None = None
+
+    @property
+    def attempt_deadline(self) -> datetime | None:
+        """When the current attempt must end: claimed_at + timeout, or the total deadline if sooner
+        (None: no deadline). No lease of the attempt reaches past it."""
+        ends = [
+            d
+            for d in (
+                self.deadline,
+                None if self.timeout is None or self.claimed_at is None else self.claimed_at + self.timeout,
+            )
+            if d is not None
+        ]
+        return min(ends) if ends else None
 
 
 @dataclass(frozen=True, slots=True)
 class JobAttempt:
-    """One attempt of a job (ai.job_attempts): outcome completed, failed, released, cancelled,
-    awaiting_human, expired, or in_progress for the one running."""
+    """One attempt of a job (ai.job_attempts): outcome completed, failed, released, snoozed,
+    cancelled, awaiting_human, expired, deadline_exceeded (its lease ran out at the attempt's
+    deadline), or in_progress for the one running."""
 
     attempt: int
     worker: str | None

@@ -38,8 +38,8 @@ def _scalar(row: dict[str, Any]) -> Any:
     return row["value"]
 
 
-ENQUEUE_JOB = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s)", _job)
-ENQUEUE_JOBS = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s)", _job)
+ENQUEUE_JOB = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", _job)
+ENQUEUE_JOBS = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", _job)
 CLAIM_JOB = Call("select * from ai.claim_job(%s, %s, %s)", _job)
 CLAIM_JOBS = Call("select * from ai.claim_jobs(%s, %s, %s, %s, %s)", _job)
 
@@ -66,6 +66,10 @@ COMPLETE_JOB = Call("select * from ai.complete_job(%s, %s, %s)", _job)
 COMPLETE_JOBS = Call("select value from ai.complete_jobs(%s, %s, %s) as value", _scalar)
 FAIL_JOB = Call("select * from ai.fail_job(%s, %s, %s, %s)", _job)
 RELEASE_JOB = Call("select * from ai.release_job(%s, %s)", _job)
+SNOOZE_JOB = Call("select * from ai.snooze_job(%s, %s, %s)", _job)
+# a delay counts from the database's clock, as every time of the queue does
+SNOOZE_JOB_FOR = Call("select * from ai.snooze_job(%s, %s, ai.now() + %s)", _job)
+SET_QUEUE_DEADLINES = Call("select ai.set_queue_deadlines(%s, %s, %s, %s) as value", _scalar)
 CANCEL_JOB = Call("select * from ai.cancel_job(%s)", _job)
 RETRY_DEAD_JOB = Call("select * from ai.retry_dead_job(%s)", _job)
 GET_JOB = Call("select * from ai.get_job(%s)", _job)
@@ -83,12 +87,15 @@ def _enqueue_args(
     priority: int,
     max_attempts: int,
     idempotency_key: str | None,
+    timeout: timedelta | None = None,
+    deadline: datetime | None = None,
+    start_by: datetime | None = None,
 ) -> tuple[Any, ...]:
     document = Jsonb({} if payload is None else payload)
     # Without a key of the caller's, one of the call's own: a retry after a lost answer (the same
     # arguments) finds the job the first try made instead of making another.
     key = idempotency_key if idempotency_key is not None else new_request_id()
-    return (thread_id, document, queue, run_at, priority, max_attempts, key)
+    return (thread_id, document, queue, run_at, priority, max_attempts, key, timeout, deadline, start_by)
 
 
 def new_request_id() -> str:
@@ -107,6 +114,9 @@ def _enqueue_jobs_args(jobs: Sequence[NewJob], queue: str, max_attempts: int) ->
         # retry of the whole batch after a lost answer makes no job twice
         [j.idempotency_key if j.idempotency_key is not None else new_request_id() for j in jobs],
         max_attempts,
+        [j.timeout for j in jobs],
+        [j.deadline for j in jobs],
+        [j.start_by for j in jobs],
     )
 
 
@@ -138,10 +148,19 @@ class AsyncQueueMethods:
         priority: int = 0,
         max_attempts: int = 5,
         idempotency_key: str | None = None,
+        timeout: timedelta | None = None,
+        deadline: datetime | None = None,
+        start_by: datetime | None = None,
     ) -> Job:
         """``ai.enqueue_job``: a PENDING job for the thread; the first job again for a reused key.
-        Without a key, the call makes one (a random UUID), so that its retry never duplicates."""
-        args = _enqueue_args(thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key)
+        Without a key, the call makes one (a random UUID), so that its retry never duplicates.
+        Deadlines (None: the queue's default, else none; docs/queue.md, "Deadlines"): ``timeout``
+        each attempt's run timeout, ``deadline`` the total deadline across attempts, ``start_by``
+        the start deadline. InvalidArgument for a timeout not positive, a deadline not after run_at,
+        a start_by before it."""
+        args = _enqueue_args(
+            thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key, timeout, deadline, start_by
+        )
         return (await self._rows(ENQUEUE_JOB, args))[0]
 
     async def enqueue_jobs(self, jobs: Sequence[NewJob], queue: str = "default", max_attempts: int = 5) -> list[Job]:
@@ -214,6 +233,25 @@ class AsyncQueueMethods:
         """``ai.release_job``: back to PENDING, due now, the attempt not counted."""
         return (await self._rows(RELEASE_JOB, (job_id, fencing_token)))[0]
 
+    async def snooze_job(self, job_id: int, fencing_token: int, until: datetime | timedelta) -> Job:
+        """``ai.snooze_job``: back to PENDING, due at ``until`` (a time, or a delay from the
+        database's now: a rate limit's retry_after), the attempt not counted, "snoozed" in its
+        history; the token is refused from then on."""
+        call = SNOOZE_JOB_FOR if isinstance(until, timedelta) else SNOOZE_JOB
+        return (await self._rows(call, (job_id, fencing_token, until)))[0]
+
+    async def set_queue_deadlines(
+        self,
+        queue: str,
+        timeout: timedelta | None = None,
+        deadline_after: timedelta | None = None,
+        start_within: timedelta | None = None,
+    ) -> None:
+        """``ai.set_queue_deadlines`` (an operator: ai_service acting for nobody; PermissionDenied
+        otherwise): a queue's default deadlines for jobs enqueued later without their own; all None
+        removes them."""
+        await self._rows(SET_QUEUE_DEADLINES, (queue, timeout, deadline_after, start_within))
+
     async def cancel_job(self, job_id: int) -> Job:
         """``ai.cancel_job``."""
         return (await self._rows(CANCEL_JOB, (job_id,)))[0]
@@ -262,10 +300,19 @@ class QueueMethods:
         priority: int = 0,
         max_attempts: int = 5,
         idempotency_key: str | None = None,
+        timeout: timedelta | None = None,
+        deadline: datetime | None = None,
+        start_by: datetime | None = None,
     ) -> Job:
         """``ai.enqueue_job``: a PENDING job for the thread; the first job again for a reused key.
-        Without a key, the call makes one (a random UUID), so that its retry never duplicates."""
-        args = _enqueue_args(thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key)
+        Without a key, the call makes one (a random UUID), so that its retry never duplicates.
+        Deadlines (None: the queue's default, else none; docs/queue.md, "Deadlines"): ``timeout``
+        each attempt's run timeout, ``deadline`` the total deadline across attempts, ``start_by``
+        the start deadline. InvalidArgument for a timeout not positive, a deadline not after run_at,
+        a start_by before it."""
+        args = _enqueue_args(
+            thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key, timeout, deadline, start_by
+        )
         return self._rows(ENQUEUE_JOB, args)[0]
 
     def enqueue_jobs(self, jobs: Sequence[NewJob], queue: str = "default", max_attempts: int = 5) -> list[Job]:
@@ -337,6 +384,25 @@ class QueueMethods:
     def release_job(self, job_id: int, fencing_token: int) -> Job:
         """``ai.release_job``: back to PENDING, due now, the attempt not counted."""
         return self._rows(RELEASE_JOB, (job_id, fencing_token))[0]
+
+    def snooze_job(self, job_id: int, fencing_token: int, until: datetime | timedelta) -> Job:
+        """``ai.snooze_job``: back to PENDING, due at ``until`` (a time, or a delay from the
+        database's now: a rate limit's retry_after), the attempt not counted, "snoozed" in its
+        history; the token is refused from then on."""
+        call = SNOOZE_JOB_FOR if isinstance(until, timedelta) else SNOOZE_JOB
+        return self._rows(call, (job_id, fencing_token, until))[0]
+
+    def set_queue_deadlines(
+        self,
+        queue: str,
+        timeout: timedelta | None = None,
+        deadline_after: timedelta | None = None,
+        start_within: timedelta | None = None,
+    ) -> None:
+        """``ai.set_queue_deadlines`` (an operator: ai_service acting for nobody; PermissionDenied
+        otherwise): a queue's default deadlines for jobs enqueued later without their own; all None
+        removes them."""
+        self._rows(SET_QUEUE_DEADLINES, (queue, timeout, deadline_after, start_within))
 
     def cancel_job(self, job_id: int) -> Job:
         """``ai.cancel_job``."""
