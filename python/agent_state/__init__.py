@@ -10,6 +10,7 @@ from .errors import (
     AlreadyResolved,
     BrokenDelta,
     Conflict,
+    DeadlineExceeded,
     DeleteNeedsReadCommitted,
     DeltaBaseMissing,
     InvalidArgument,
@@ -72,7 +73,7 @@ from .retry import RetryPolicy
 from .side_effects import SideEffectBusy, SideEffectCall, idempotency_key, side_effect
 from .streams import afollow_stream, apersisted_stream, follow_stream, persisted_stream
 from .usage import usage_key
-from .worker import AsyncJobContext, AsyncWorker, JobContext, Worker, WorkerStats
+from .worker import AsyncJobContext, AsyncWorker, JobContext, Snooze, Worker, WorkerStats
 
 __all__ = [
     "CONNECT_KWARGS",
@@ -92,6 +93,7 @@ __all__ = [
     "Client",
     "Conflict",
     "ContextWindow",
+    "DeadlineExceeded",
     "DeleteNeedsReadCommitted",
     "DeltaBaseMissing",
     "EvalRun",
@@ -132,6 +134,7 @@ __all__ = [
     "SideEffectCall",
     "SideEffectOutcome",
     "SideEffectStatus",
+    "Snooze",
     "StaleCheckpoint",
     "StaleCompaction",
     "StreamChunk",

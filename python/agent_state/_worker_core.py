@@ -23,6 +23,13 @@ way round: its I/O is six client calls (``claim_jobs``, ``renew_leases``, ``comp
   after any other error while half the lease lasts;
 - the backoff schedule of every loop (exponential with jitter, capped at ``max_backoff``;
   LISTEN never retries faster than the poll);
+- deadlines (docs/queue.md, "Deadlines"): when a claimed job's attempt must end (its
+  ``attempt_deadline`` as a time on this worker's monotonic clock, from the claim's answer), that a
+  lease is never renewed past it, that a job whose deadline passed before a handler took it is not
+  started, and that a handler still running at its deadline is booked ``timed_out`` (the async
+  worker cancels it; a thread sees ``ctx.cancelled()`` and its context refuses every write);
+- snoozes: a handler that raised :class:`Snooze` (or called ``ctx.snooze``) gives the job back
+  until a later time without spending an attempt (``ai.snooze_job``);
 - the shutdown state machine: RUNNING -> STOPPING (no claim; unstarted jobs released at once;
   running handlers get ``grace_period``) -> CLOSED (what still runs is released: its context
   refuses every write, the job goes back to PENDING without counting an attempt).
@@ -37,10 +44,12 @@ the async one from its event loop only. A test of the decisions needs no databas
 
 from __future__ import annotations
 
+import asyncio
 import enum
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Generic, Literal, TypeVar
 
 from . import errors
@@ -51,14 +60,17 @@ from .retry import Backoff, is_connection_error
 RENEW_BATCH = 500
 #: The most completions one ai.complete_jobs statement sends.
 COMPLETE_BATCH = 1000
+#: How early a timer may fire and still be the attempt's deadline (seconds).
+DEADLINE_SLACK = 0.05
 
-Counter = Literal["claimed", "completed", "failed", "lost", "released", "paused"]
+Counter = Literal["claimed", "completed", "failed", "lost", "released", "paused", "timed_out", "snoozed"]
 
 
 @dataclass
 class WorkerStats:
     """What a worker did: jobs claimed, completed, failed, lost (lease lost before finishing),
-    released and paused for a person (``ctx.request_human``)."""
+    released, paused for a person (``ctx.request_human``), timed out (the attempt's deadline
+    passed: the server retries the job, or dead-letters it after its last attempt) and snoozed."""
 
     claimed: int = 0
     completed: int = 0
@@ -66,6 +78,28 @@ class WorkerStats:
     lost: int = 0
     released: int = 0
     paused: int = 0
+    timed_out: int = 0
+    snoozed: int = 0
+
+
+class Snooze(Exception):  # an instruction to the worker, not an error
+    """Raised by a handler to give its job back until later without spending an attempt (a rate
+    limit's retry_after): ``raise Snooze(30)`` (seconds, or a timedelta) or ``raise
+    Snooze(until=datetime)``. The worker calls ``ai.snooze_job``: the job is PENDING again, due
+    then, "snoozed" in its history, and no worker takes it earlier (docs/queue.md, "Snooze")."""
+
+    def __init__(self, seconds: float | timedelta | None = None, *, until: datetime | None = None) -> None:
+        if (seconds is None) == (until is None):
+            raise ValueError("Snooze takes seconds (or a timedelta) or until, one of them")
+        self.delay: timedelta | None = (
+            None if seconds is None else seconds if isinstance(seconds, timedelta) else timedelta(seconds=seconds)
+        )
+        self.until = until
+        super().__init__(f"snooze until {until}" if until is not None else f"snooze for {self.delay}")
+
+    def when(self) -> datetime | timedelta:
+        """Until when: the time given, or the delay (from the database's now)."""
+        return self.until if self.until is not None else self.delay or timedelta()
 
 
 class JobState:
@@ -79,6 +113,10 @@ class JobState:
         self.failed = False  # the handler called ctx.fail()
         self.running = False
         self.renewed_at = 0.0  # monotonic seconds; set when claimed
+        #: the attempt's deadline on this worker's monotonic clock (None: none); set when claimed
+        self.deadline_at: float | None = None
+        self.timed_out = False  # the attempt's deadline passed before the handler finished
+        self.snoozed = False  # the handler snoozed the job (ctx.snooze)
         self._lost = False
 
     @property
@@ -86,9 +124,36 @@ class JobState:
         """True once the worker knows the job is no longer held (renewal refused, released, cancelled)."""
         return self._lost
 
+    @property
+    def deadline(self) -> datetime | None:
+        """When this attempt must end, on the database's clock (claimed_at + the job's timeout, or
+        its total deadline if sooner); None: no deadline. No lease of the attempt reaches past it."""
+        return self.job.attempt_deadline
+
+    def time_left(self) -> float | None:
+        """Seconds until the attempt's deadline (0 once it passed); None: no deadline."""
+        if self.deadline_at is None:
+            return None
+        return max(0.0, self.deadline_at - time.monotonic())
+
+    def cancelled(self) -> bool:
+        """True once the handler should stop: the attempt's deadline passed or the lease is known
+        lost. A thread handler checks it between steps (the async worker cancels its task)."""
+        return self._lost or self.past_deadline(time.monotonic())
+
+    def past_deadline(self, now: float) -> bool:
+        """Whether the attempt's deadline has passed at ``now`` (monotonic seconds)."""
+        return self.deadline_at is not None and now >= self.deadline_at
+
     def check(self) -> None:
-        """Raises :class:`~agent_state.LeaseLost` if the lease is known to be lost."""
+        """Raises :class:`~agent_state.LeaseLost` if the lease is known to be lost, and
+        :class:`~agent_state.DeadlineExceeded` (a LeaseLost) once the attempt's deadline passed."""
+        if not self._lost and self.past_deadline(time.monotonic()):
+            self.timed_out = True
+            self._lost = True
         if self._lost:
+            if self.timed_out:
+                raise errors.DeadlineExceeded(f"job {self.job.job_id}: deadline exceeded", sqlstate="AS006")
             raise errors.LeaseLost(f"job {self.job.job_id}: lease lost", sqlstate="AS006")
 
     def _lose(self) -> None:
@@ -113,6 +178,14 @@ class _Lost:
 LOST = _Lost()
 
 
+class _TimedOut:
+    """A handler's outcome: the attempt's deadline passed before it finished (cancelled, or a
+    thread that returned or raised too late)."""
+
+
+TIMED_OUT = _TimedOut()
+
+
 def error_text(error: BaseException) -> str:
     """What ``fail_job`` records for a handler's exception."""
     return f"{type(error).__name__}: {error}"[:2000]
@@ -133,6 +206,7 @@ class Settlement(Generic[S]):
 
     failures: list[tuple[S, str]] = field(default_factory=list)
     completions: list[tuple[S, Any]] = field(default_factory=list)
+    snoozes: list[tuple[S, Snooze]] = field(default_factory=list)
 
 
 class WorkerCore(Generic[S]):
@@ -228,6 +302,11 @@ class WorkerCore(Generic[S]):
     def claimed(self, contexts: Sequence[S], now: float) -> None:
         for ctx in contexts:
             ctx.renewed_at = now
+            # the attempt's deadline, as far from now as the claim put it from its claimed_at
+            # (both on the database's clock): this worker's clock needs no agreement with the server's
+            ends, claimed_at = ctx.job.attempt_deadline, ctx.job.claimed_at
+            if ends is not None and claimed_at is not None:
+                ctx.deadline_at = now + (ends - claimed_at).total_seconds()
             self.held[ctx.job.job_id] = ctx
         self.in_flight += len(contexts)
         self.stats.claimed += len(contexts)
@@ -239,19 +318,44 @@ class WorkerCore(Generic[S]):
 
     # -- handlers ---------------------------------------------------------------------------------
 
-    def start(self, ctx: S) -> Literal["run", "skip", "release"]:
+    def start(self, ctx: S, now: float | None = None) -> Literal["run", "skip", "release"]:
         """A handler slot takes a claimed job: ``run`` it; ``skip`` it when its lease is known
-        lost (booked as lost); ``release`` it when the worker is stopping (it never started; the
-        slot hands it back without counting an attempt)."""
+        lost (booked as lost) or its deadline passed while it waited (booked as timed out);
+        ``release`` it when the worker is stopping (it never started; the slot hands it back
+        without counting an attempt)."""
         if self.stopping:
             self.unstarted(ctx)
             return "release"
         ctx.running = True
+        if now is not None and not ctx.lease_lost and ctx.past_deadline(now):
+            ctx.timed_out = True
+            ctx._lose()
         return "skip" if ctx.lease_lost else "run"
 
     def handler_done(self, ctx: S) -> None:
         ctx.running = False
         self.in_flight -= 1
+
+    def run_timeout(self, ctx: S, now: float) -> float | None:
+        """How long the handler may run (seconds to the attempt's deadline); None: no deadline."""
+        return None if ctx.deadline_at is None else max(0.0, ctx.deadline_at - now)
+
+    def outcome(self, ctx: S, outcome: Any, now: float) -> Any:
+        """What a handler's end means: past the attempt's deadline and not finished by the
+        handler itself, it timed out whatever it returned or raised (the server no longer takes
+        its completion: the lease ended at the deadline)."""
+        # asyncio.wait_for's timer may fire a clock tick before the deadline: its TimeoutError near
+        # the deadline is the deadline's
+        timer = (
+            isinstance(outcome, Failure)
+            and isinstance(outcome.error, (TimeoutError, asyncio.TimeoutError))
+            and ctx.past_deadline(now + DEADLINE_SLACK)
+        )
+        if not ctx.finished and (ctx.timed_out or ctx.past_deadline(now) or timer):
+            ctx.timed_out = True
+            ctx._lose()
+            return TIMED_OUT
+        return outcome
 
     # -- completions ------------------------------------------------------------------------------
 
@@ -261,14 +365,26 @@ class WorkerCore(Generic[S]):
         plan: Settlement[S] = Settlement()
         for ctx, outcome in batch:
             if ctx.finished:
-                self.count("paused" if ctx.paused else "failed" if ctx.failed else "completed")
+                self.count(
+                    "paused" if ctx.paused else "snoozed" if ctx.snoozed else "failed" if ctx.failed else "completed"
+                )
+            elif outcome is TIMED_OUT or ctx.timed_out:
+                self.count("timed_out")
             elif outcome is LOST or ctx.lease_lost:
                 self.count("lost")
+            elif isinstance(outcome, Failure) and isinstance(outcome.error, Snooze):
+                plan.snoozes.append((ctx, outcome.error))
             elif isinstance(outcome, Failure):
                 plan.failures.append((ctx, error_text(outcome.error)))
             else:
                 plan.completions.append((ctx, outcome))
         return plan
+
+    def snooze_sent(self, ctx: S, ok: bool) -> None:
+        """``snooze_job`` went through (ok) or not (lease lost, or an error: it runs again after its lease)."""
+        if ok:
+            ctx.finished = ctx.snoozed = True
+        self.count("snoozed" if ok else "lost")
 
     def fail_sent(self, ctx: S, ok: bool) -> None:
         """``fail_job`` went through (ok) or not (lease lost, or an error: it runs again after its lease)."""
@@ -317,7 +433,13 @@ class WorkerCore(Generic[S]):
 
     def due(self, now: float) -> list[list[S]]:
         """The leases to renew now, in batches of one ``renew_leases`` statement each."""
-        due = [c for c in self.held.values() if now - c.renewed_at >= self.renew_every and not c.lease_lost]
+        # never past the attempt's deadline: the server caps the lease there, and a renewal after
+        # it is refused anyway
+        due = [
+            c
+            for c in self.held.values()
+            if now - c.renewed_at >= self.renew_every and not c.lease_lost and not c.past_deadline(now)
+        ]
         return [due[i : i + RENEW_BATCH] for i in range(0, len(due), RENEW_BATCH)]
 
     def renewed(self, batch: Sequence[S], renewed: Iterable[int], now: float) -> None:

@@ -63,6 +63,13 @@ class LeaseLost(AgentStateError):
     sqlstate = "AS006"
 
 
+class DeadlineExceeded(LeaseLost):
+    """AS006 as the worker knows it first: the attempt's deadline (its run timeout, or the job's total
+    deadline) has passed, so the job is no longer held; ``ctx.fenced()``, ``ctx.complete()`` and
+    the other calls of its context refuse at once (the server refuses them too: no lease reaches
+    past the deadline)."""
+
+
 class PermissionDenied(AgentStateError):
     """AS007: the caller may not do this."""
 

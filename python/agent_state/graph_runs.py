@@ -55,6 +55,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -299,13 +300,19 @@ class AsyncGraphRuns(_Runs):
         priority: int = 0,
         max_attempts: int | None = None,
         session_config: dict[str, Any] | None = None,
+        timeout: timedelta | None = None,
+        deadline: datetime | None = None,
+        start_by: datetime | None = None,
     ) -> Job:
         """Enqueues a run of the graph for ``thread_id`` with ``input`` (JSON) and returns its job.
 
         The session is created when it does not exist (``session_config`` is its config). The run
         is deduplicated on ``dedup_key``, by default on the thread and the input: starting the same
         run again (a retry after a lost reply) writes nothing and returns the first job. Pass a
-        fresh ``dedup_key`` (a request id, a turn number) to run the same input again."""
+        fresh ``dedup_key`` (a request id, a turn number) to run the same input again.
+        ``timeout``, ``deadline`` and ``start_by`` are the job's deadlines (None: the queue's
+        default, else none; docs/queue.md, "Deadlines"): each attempt of the run is cancelled at its
+        deadline, and resumes from its last checkpoint on the next attempt."""
         await self.client.create_session(thread_id, session_config)
         payload, key = self._start_args(thread_id, input, dedup_key)
         return await self.client.enqueue_job(
@@ -315,6 +322,9 @@ class AsyncGraphRuns(_Runs):
             priority=priority,
             max_attempts=max_attempts or self.max_attempts,
             idempotency_key=key,
+            timeout=timeout,
+            deadline=deadline,
+            start_by=start_by,
         )
 
     async def wait(self, job_id: int, *, until: tuple[str, ...] = _TERMINAL, timeout: float = 60.0) -> Job:
@@ -474,13 +484,19 @@ class GraphRuns(_Runs):
         priority: int = 0,
         max_attempts: int | None = None,
         session_config: dict[str, Any] | None = None,
+        timeout: timedelta | None = None,
+        deadline: datetime | None = None,
+        start_by: datetime | None = None,
     ) -> Job:
         """Enqueues a run of the graph for ``thread_id`` with ``input`` (JSON) and returns its job.
 
         The session is created when it does not exist (``session_config`` is its config). The run
         is deduplicated on ``dedup_key``, by default on the thread and the input: starting the same
         run again (a retry after a lost reply) writes nothing and returns the first job. Pass a
-        fresh ``dedup_key`` (a request id, a turn number) to run the same input again."""
+        fresh ``dedup_key`` (a request id, a turn number) to run the same input again.
+        ``timeout``, ``deadline`` and ``start_by`` are the job's deadlines (None: the queue's
+        default, else none; docs/queue.md, "Deadlines"): each attempt of the run is cancelled at its
+        deadline, and resumes from its last checkpoint on the next attempt."""
         self.client.create_session(thread_id, session_config)
         payload, key = self._start_args(thread_id, input, dedup_key)
         return self.client.enqueue_job(
@@ -490,6 +506,9 @@ class GraphRuns(_Runs):
             priority=priority,
             max_attempts=max_attempts or self.max_attempts,
             idempotency_key=key,
+            timeout=timeout,
+            deadline=deadline,
+            start_by=start_by,
         )
 
     def wait(self, job_id: int, *, until: tuple[str, ...] = _TERMINAL, timeout: float = 60.0) -> Job:

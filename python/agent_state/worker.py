@@ -18,6 +18,14 @@ decide, this module only calls them.
 - A handler that returns completes the job with its return value (completions are sent in
   batches through ``ai.complete_jobs``); one that raises fails it (``ai.fail_job``, retried with
   backoff until its attempts are spent).
+- Deadlines (docs/queue.md, "Deadlines"): a job's attempt ends at its deadline (claimed_at + its
+  ``timeout``, or its total ``deadline`` if sooner). The server never leases it past that; the
+  worker never renews past it, cancels an async handler's task there (asyncio cancellation), and
+  for a thread sets ``ctx.cancelled()`` and makes its context refuse every write
+  (:class:`~agent_state.DeadlineExceeded`); the fence refuses whatever the thread still sends.
+  The next claim retries the job, or dead-letters it after its last attempt.
+- A handler that meets a rate limit raises :class:`~agent_state.Snooze` (or calls
+  ``ctx.snooze(...)``): the job goes back until then without spending an attempt.
 - ``stop()``, SIGTERM or SIGINT: stop claiming, let running handlers finish within
   ``grace_period``, then release what is left (``ai.release_job``: the attempt is not counted).
 - No loop dies of a database error (claim, renew, complete, listen): any error is logged, the
@@ -58,7 +66,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, asynccontextmanager, contextmanager, nullcontext, suppress
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import psycopg
@@ -72,6 +80,7 @@ from ._worker_core import (
     RENEW_BATCH,
     Failure,
     JobState,
+    Snooze,
     WorkerCore,
     WorkerStats,
 )
@@ -92,6 +101,7 @@ __all__ = [
     "AsyncWorker",
     "Handler",
     "JobContext",
+    "Snooze",
     "Worker",
     "WorkerStats",
 ]
@@ -288,6 +298,21 @@ class AsyncJobContext(JobState):
             raise
         self.finished = self.failed = True
 
+    async def snooze(self, until: datetime | timedelta | float) -> None:
+        """Gives the job back until ``until`` (a time, a timedelta or seconds from the database's
+        now: a rate limit's retry_after) without spending an attempt (``ai.snooze_job``); this
+        claim holds it no more, and no worker takes it earlier. The handler should return right
+        after (or raise :class:`~agent_state.Snooze` instead of calling this)."""
+        self.check()
+        when = until if isinstance(until, (datetime, timedelta)) else timedelta(seconds=until)
+        try:
+            await self._worker.handler_client.snooze_job(self.job.job_id, self.job.fencing_token, when)
+        except errors.LeaseLost as error:
+            self._mark_lost(error)
+            raise
+        self.finished = self.snoozed = True
+        self._lose()  # nothing more may be written under this claim
+
 
 # </async>
 
@@ -394,6 +419,21 @@ class JobContext(JobState):
             self._mark_lost(lost)
             raise
         self.finished = self.failed = True
+
+    def snooze(self, until: datetime | timedelta | float) -> None:
+        """Gives the job back until ``until`` (a time, a timedelta or seconds from the database's
+        now: a rate limit's retry_after) without spending an attempt (``ai.snooze_job``); this
+        claim holds it no more, and no worker takes it earlier. The handler should return right
+        after (or raise :class:`~agent_state.Snooze` instead of calling this)."""
+        self.check()
+        when = until if isinstance(until, (datetime, timedelta)) else timedelta(seconds=until)
+        try:
+            self._worker.handler_client.snooze_job(self.job.job_id, self.job.fencing_token, when)
+        except errors.LeaseLost as error:
+            self._mark_lost(error)
+            raise
+        self.finished = self.snoozed = True
+        self._lose()  # nothing more may be written under this claim
 
 
 # </sync>
@@ -690,7 +730,7 @@ class AsyncWorker:
                 return
             outcome: Any = None
             with self._lock:
-                start = self._core.start(ctx)
+                start = self._core.start(ctx, time.monotonic())
             if start == "release":  # stopping: it never starts
                 await self._release(ctx)
                 continue
@@ -698,7 +738,11 @@ class AsyncWorker:
                 try:
                     if start == "run":
                         with job_log_context(ctx.job):  # the job's ids on its log records
-                            outcome = await self.handler(ctx.job, ctx)
+                            timeout = self._core.run_timeout(ctx, time.monotonic())
+                            if timeout is None:
+                                outcome = await self.handler(ctx.job, ctx)
+                            else:  # cancelled at the attempt's deadline
+                                outcome = await asyncio.wait_for(self.handler(ctx.job, ctx), timeout)
                 except errors.LeaseLost:
                     outcome = LOST
                 except asyncio.CancelledError as error:
@@ -719,6 +763,7 @@ class AsyncWorker:
             # Queued before it is booked done, under the lock: shutdown waits for handlers_done()
             # and then queues the completer's end marker, which must come after this outcome.
             with self._lock:
+                outcome = self._core.outcome(ctx, outcome, time.monotonic())  # past its deadline: timed out
                 self._done.put_nowait((ctx, outcome))
                 self._core.handler_done(ctx)
             self._wake.set()
@@ -754,17 +799,25 @@ class AsyncWorker:
     async def _finish(self, batch: list[tuple[AsyncJobContext, Any]]) -> None:
         with self._lock:
             plan = self._core.settle(batch)
-        for ctx, text in plan.failures:
+        # failures (fail_job) and snoozes (snooze_job), one call each
+        for ctx, what in [*plan.failures, *plan.snoozes]:
+            snooze = what if isinstance(what, Snooze) else None
             try:
-                await self.client.fail_job(ctx.job.job_id, ctx.job.fencing_token, text)
+                if snooze is None:
+                    await self.client.fail_job(ctx.job.job_id, ctx.job.fencing_token, str(what))
+                else:
+                    await self.client.snooze_job(ctx.job.job_id, ctx.job.fencing_token, snooze.when())
                 ok = True
             except errors.LeaseLost:
                 ok = False
             except Exception as error:  # the job runs again when its lease expires
-                _log_failure(f"fail_job for job {ctx.job.job_id}", error, 0)
+                _log_failure(f"{'fail_job' if snooze is None else 'snooze_job'} for job {ctx.job.job_id}", error, 0)
                 ok = False
             with self._lock:
-                self._core.fail_sent(ctx, ok)
+                if snooze is None:
+                    self._core.fail_sent(ctx, ok)
+                else:
+                    self._core.snooze_sent(ctx, ok)
         if plan.completions:
             if self._claiming.locked():  # the claim loop is claiming: the completions alone
                 done, jobs = await self._complete_batch(plan.completions, 0)
@@ -1179,7 +1232,7 @@ class Worker:
                 return
             outcome: Any = None
             with self._lock:
-                start = self._core.start(ctx)
+                start = self._core.start(ctx, time.monotonic())
             if start == "release":  # stopping: it never starts
                 self._release(ctx)
                 continue
@@ -1194,6 +1247,7 @@ class Worker:
             # Queued before it is booked done, under the lock: shutdown waits for handlers_done()
             # and then queues the completer's end marker, which must come after this outcome.
             with self._lock:
+                outcome = self._core.outcome(ctx, outcome, time.monotonic())  # past its deadline: timed out
                 self._done.put_nowait((ctx, outcome))
                 self._core.handler_done(ctx)
             self._wake.set()
@@ -1229,17 +1283,25 @@ class Worker:
     def _finish(self, batch: list[tuple[JobContext, Any]]) -> None:
         with self._lock:
             plan = self._core.settle(batch)
-        for ctx, text in plan.failures:
+        # failures (fail_job) and snoozes (snooze_job), one call each
+        for ctx, what in [*plan.failures, *plan.snoozes]:
+            snooze = what if isinstance(what, Snooze) else None
             try:
-                self.client.fail_job(ctx.job.job_id, ctx.job.fencing_token, text)
+                if snooze is None:
+                    self.client.fail_job(ctx.job.job_id, ctx.job.fencing_token, str(what))
+                else:
+                    self.client.snooze_job(ctx.job.job_id, ctx.job.fencing_token, snooze.when())
                 ok = True
             except errors.LeaseLost:
                 ok = False
             except Exception as error:  # the job runs again when its lease expires
-                _log_failure(f"fail_job for job {ctx.job.job_id}", error, 0)
+                _log_failure(f"{'fail_job' if snooze is None else 'snooze_job'} for job {ctx.job.job_id}", error, 0)
                 ok = False
             with self._lock:
-                self._core.fail_sent(ctx, ok)
+                if snooze is None:
+                    self._core.fail_sent(ctx, ok)
+                else:
+                    self._core.snooze_sent(ctx, ok)
         if plan.completions:
             if self._claiming.locked():  # the claim loop is claiming: the completions alone
                 done, jobs = self._complete_batch(plan.completions, 0)

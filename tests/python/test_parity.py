@@ -120,7 +120,11 @@ def _twins() -> list[tuple[Any, Any, frozenset[str]]]:
         (UsageMethods, AsyncUsageMethods, frozenset()),
         (RetrievalMethods, AsyncRetrievalMethods, frozenset()),
         (StreamMethods, AsyncStreamMethods, frozenset()),
-        (JobContext, AsyncJobContext, frozenset({"check", "side_effect", "lease_lost"})),
+        (
+            JobContext,
+            AsyncJobContext,
+            frozenset({"check", "side_effect", "lease_lost", "cancelled", "deadline", "time_left", "past_deadline"}),
+        ),
         (Worker, AsyncWorker, frozenset({"stop"})),
         (PersistedStream, AsyncPersistedStream, frozenset()),
     ]

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from agent_state import Job
-from agent_state._worker_core import LOST, RENEW_BATCH, Failure, JobState, Phase, WorkerCore
+from agent_state import Job, errors
+from agent_state._worker_core import LOST, RENEW_BATCH, Failure, JobState, Phase, Snooze, WorkerCore
+from agent_state._worker_core import TIMED_OUT as _TIMED_OUT
 
 
 def _job(job_id: int) -> Job:
@@ -130,3 +131,63 @@ def test_backoff_grows_with_jitter_up_to_the_cap_and_listen_never_retries_faster
     backoff.reset()
     assert backoff.next() <= 0.1
     assert core.listen_delay(core.backoff()) == 1.0
+
+
+def _timed_job(job_id: int, timeout: float, deadline: float | None = None) -> Job:
+    """A job claimed at T (2031-01-01) with a run timeout, and a total deadline (seconds after T)."""
+    job = _job(job_id)
+    claimed = job.created_at
+    fields = {name: getattr(job, name) for name in Job.__dataclass_fields__}
+    fields.update(claimed_at=claimed, timeout=timedelta(seconds=timeout))
+    if deadline is not None:
+        fields.update(deadline=claimed + timedelta(seconds=deadline))
+    return Job(**fields)
+
+
+def test_an_attempts_deadline_is_kept_on_the_workers_clock_and_never_renewed_past() -> None:
+    """Deadlines (issue 38): the claim's answer puts the attempt's end as far from the claim as the
+    database does (claimed_at + timeout, or the total deadline if sooner); a lease is not renewed
+    once it has passed, and a job whose deadline passed while it waited is not started."""
+    core = _core(concurrency=2, prefetch=0, lease=3.0)
+    timed, capped, free = JobState(_timed_job(1, 10.0)), JobState(_timed_job(2, 10.0, deadline=4.0)), JobState(_job(3))
+    core.claimed([timed, capped, free], now=100.0)
+    assert (timed.deadline_at, capped.deadline_at, free.deadline_at) == (110.0, 104.0, None)
+    assert capped.deadline == capped.job.claimed_at + timedelta(seconds=4)  # type: ignore[operator]
+    assert [c.job.job_id for c in core.due(now=101.0)[0]] == [1, 2, 3]
+    assert [c.job.job_id for c in core.due(now=104.0)[0]] == [1, 3], "not renewed past its deadline"
+    assert core.start(capped, now=104.0) == "skip" and capped.timed_out, "past its deadline before it started"
+    assert core.start(timed, now=104.0) == "run"
+    assert core.run_timeout(timed, now=104.0) == 6.0 and core.run_timeout(free, now=104.0) is None
+
+
+def test_a_handler_that_ends_past_its_deadline_timed_out_whatever_it_returned() -> None:
+    core = _core(concurrency=3, prefetch=0)
+    late, early, cancelled = (JobState(_timed_job(i, 10.0)) for i in (1, 2, 3))
+    core.claimed([late, early, cancelled], now=0.0)
+    outcomes = [
+        (late, core.outcome(late, "done", now=10.0)),  # a thread that returned at its deadline
+        (early, core.outcome(early, "done", now=9.0)),
+        # asyncio.wait_for's TimeoutError a clock tick before the deadline is the deadline's
+        (cancelled, core.outcome(cancelled, Failure(TimeoutError()), now=9.99)),
+    ]
+    assert [o for _, o in outcomes] == [_TIMED_OUT, "done", _TIMED_OUT]
+    assert late.lease_lost and late.timed_out and not early.lease_lost
+    plan = core.settle(outcomes)
+    assert [c.job.job_id for c, _ in plan.completions] == [2]
+    assert (core.stats.timed_out, plan.failures) == (2, [])
+    with pytest.raises(errors.DeadlineExceeded):
+        late.check()
+
+
+def test_a_snooze_is_sent_not_failed_and_counted() -> None:
+    core = _core(concurrency=2)
+    ctx, other = JobState(_job(1)), JobState(_job(2))
+    core.claimed([ctx, other], now=0.0)
+    plan = core.settle([(ctx, Failure(Snooze(30))), (other, Failure(Snooze(until=ctx.job.created_at)))])
+    assert [(c.job.job_id, s.when()) for c, s in plan.snoozes] == [(1, timedelta(seconds=30)), (2, ctx.job.created_at)]
+    assert plan.failures == []
+    core.snooze_sent(ctx, True)
+    core.snooze_sent(other, False)
+    assert (core.stats.snoozed, core.stats.lost, ctx.finished) == (1, 1, True)
+    with pytest.raises(ValueError):
+        Snooze()
