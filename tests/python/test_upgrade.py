@@ -207,7 +207,9 @@ def write_every_grain(db: Database) -> None:
             service_conn.execute("select ai.release_worker_liveness('upgrade-worker')")
         # ai.queue_deadlines (change job_deadlines): an operator's default deadlines for a queue
         if service_conn.execute("select to_regclass('ai.queue_deadlines') is not null").fetchone() == (True,):
-            service_conn.execute("select ai.set_queue_deadlines('upgrade-queue', interval '1 minute', interval '1 hour')")
+            service_conn.execute(
+                "select ai.set_queue_deadlines('upgrade-queue', interval '1 minute', interval '1 hour')"
+            )
 
         deleted = f"up-deleted-{uuid.uuid4().hex[:6]}"
         a.create_session(deleted)
