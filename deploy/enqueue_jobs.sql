@@ -12,11 +12,14 @@
 -- answer by id (a new job) or by its key (a job that was there). One pg_notify per call when any
 -- new job is due now. Over 5,000 jobs: AS003 (too large), so a producer splits its batch; a
 -- call's jobs are inserted in one statement and one transaction, and its size bounds both.
+-- headers (change job_headers): one object for every job of the call, since it is the enqueuing
+-- call's context (its trace) that it carries.
 begin;
 
 create function ai.enqueue_jobs(
   thread_ids text[], payloads jsonb[], queue text default 'default', run_ats timestamptz[] default null,
-  priorities integer[] default null, idempotency_keys text[] default null, max_attempts integer default 5)
+  priorities integer[] default null, idempotency_keys text[] default null, max_attempts integer default 5,
+  headers jsonb default null)
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -58,6 +61,7 @@ begin
     perform ai._check_enqueue(v_job.thread_id, v_job.payload, a_queue, coalesce(v_job.priority, 0),
                               enqueue_jobs.max_attempts, v_job.key);
   end loop;
+  perform ai._check_headers(enqueue_jobs.headers);
 
   return query
   with input as materialized (
@@ -77,10 +81,10 @@ begin
     order by x.ord
   ), inserted as (
     insert into ai.agent_jobs as t (job_id, thread_id, owner, queue, payload, priority, run_at, max_attempts,
-                                    idempotency_key, created_at, updated_at)
+                                    idempotency_key, created_at, updated_at, headers)
     overriding system value
     select n.job_id, n.thread_id, n.owner, a_queue, n.payload, n.priority, n.run_at, enqueue_jobs.max_attempts,
-           n.key, v_now, v_now
+           n.key, v_now, v_now, enqueue_jobs.headers
     from numbered n
     order by n.ord
     on conflict (owner, queue, idempotency_key) where idempotency_key is not null do nothing
@@ -102,10 +106,10 @@ begin
   end if;
 end
 $$;
-comment on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer) is
-  'Enqueues up to 5000 jobs of one queue in one call and returns one job per input row, in the input''s order: thread_ids[i] with payloads[i], run_ats[i] (NULL or omitted: now), priorities[i] (omitted: 0) and idempotency_keys[i] (NULL or omitted: none), max_attempts for all. Each job is checked and answered as ai.enqueue_job does: a key used before in the queue by the owner returns the first job unchanged, and a key repeated within the call returns the job of its first occurrence. One bad job fails the call and writes nothing. Sends pg_notify(ai.queue_channel(queue), '''') once when a new job is due now. AS001 unknown thread, AS002 bad argument (arrays of different lengths too), AS003 a payload over 1 MiB or more than 5000 jobs, AS004 session finished.';
-revoke execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer) from public;
-grant execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer)
+comment on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, jsonb) is
+  'Enqueues up to 5000 jobs of one queue in one call and returns one job per input row, in the input''s order: thread_ids[i] with payloads[i], run_ats[i] (NULL or omitted: now), priorities[i] (omitted: 0) and idempotency_keys[i] (NULL or omitted: none), max_attempts and headers (as ai.enqueue_job takes them: the enqueuing call''s trace context) for all. Each job is checked and answered as ai.enqueue_job does: a key used before in the queue by the owner returns the first job unchanged, and a key repeated within the call returns the job of its first occurrence. One bad job fails the call and writes nothing. Sends pg_notify(ai.queue_channel(queue), '''') once when a new job is due now. AS001 unknown thread, AS002 bad argument (arrays of different lengths too), AS003 a payload over 1 MiB or more than 5000 jobs, AS004 session finished.';
+revoke execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, jsonb) from public;
+grant execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, jsonb)
   to ai_user, ai_service;
 
 commit;

@@ -410,9 +410,32 @@ $$;
 comment on function ai._enqueue_owner(text) is
   'Internal guard of enqueue_job and enqueue_jobs: the owner of a session that takes jobs; AS001 unknown (or another tenant''s) thread, AS004 finished session.';
 
+-- headers (change job_headers): what the enqueuer hands to the run, e.g. its W3C trace context
+-- (docs/observability.md, "Traces"); a JSON object of strings of at most 8 KiB, or NULL.
+create or replace function ai._check_headers(headers jsonb) returns void
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if _check_headers.headers is not null
+     and (pg_catalog.jsonb_typeof(_check_headers.headers) <> 'object'
+          or pg_catalog.octet_length(_check_headers.headers::text) > 8192
+          or exists (select from pg_catalog.jsonb_each(_check_headers.headers) e (k, v)
+                     where pg_catalog.jsonb_typeof(e.v) <> 'string')) then
+    raise exception using errcode = 'AS002',
+      message = 'headers must be a JSON object of string values, at most 8192 bytes, or NULL';
+  end if;
+end
+$$;
+comment on function ai._check_headers(jsonb) is
+  'Internal guard of enqueue_job and enqueue_jobs: headers must be NULL or a JSON object of string values of at most 8192 bytes (AS002).';
+
+-- The 7-argument enqueue_job of 0.1.0 is replaced by the one with headers (the same call works).
+drop function if exists ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text);
 create or replace function ai.enqueue_job(
   thread_id text, payload jsonb default '{}', queue text default 'default', run_at timestamptz default null,
-  priority integer default 0, max_attempts integer default 5, idempotency_key text default null)
+  priority integer default 0, max_attempts integer default 5, idempotency_key text default null,
+  headers jsonb default null)
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -430,12 +453,13 @@ declare
   j ai.agent_jobs;
 begin
   perform ai._check_enqueue(a_thread_id, a_payload, a_queue, enqueue_job.priority, enqueue_job.max_attempts, a_key);
+  perform ai._check_headers(enqueue_job.headers);
   v_owner := ai._enqueue_owner(a_thread_id);
 
   insert into ai.agent_jobs (thread_id, owner, queue, payload, priority, run_at, max_attempts,
-                             idempotency_key, created_at, updated_at)
+                             idempotency_key, created_at, updated_at, headers)
   values (a_thread_id, v_owner, a_queue, a_payload, enqueue_job.priority, coalesce(enqueue_job.run_at, v_now),
-          enqueue_job.max_attempts, a_key, v_now, v_now)
+          enqueue_job.max_attempts, a_key, v_now, v_now, enqueue_job.headers)
   on conflict (owner, queue, idempotency_key) where idempotency_key is not null do nothing
   returning * into j;
   if not found then
@@ -451,8 +475,8 @@ begin
   return j;
 end
 $$;
-comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text) is
-  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument, AS003 payload over 1 MiB, AS004 session finished.';
+comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, jsonb) is
+  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. headers: what the enqueuer hands to the run (a JSON object of strings, at most 8 KiB; the clients put the W3C traceparent and tracestate of the current trace there), NULL for none. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument, AS003 payload over 1 MiB, AS004 session finished.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Dead workers
@@ -1545,7 +1569,16 @@ begin
     where j.job_id = v.job_id and j.status in ('COMPLETED', 'FAILED', 'CANCELLED')
     returning j.*
   )
-  insert into ai.agent_jobs_archive select m.*, v_now from moved m;
+  -- by name: ai.agent_jobs_archive has archived_at before the columns added since (headers, ...)
+  insert into ai.agent_jobs_archive (job_id, thread_id, owner, queue, status, payload, priority, run_at, attempts,
+                                     max_attempts, lease_owner, lease_expires_at, fencing_token, last_error, result,
+                                     idempotency_key, created_at, updated_at, finished_at, claimed_at, attempt_log,
+                                     available_at, archived_at, headers)
+  select m.job_id, m.thread_id, m.owner, m.queue, m.status, m.payload, m.priority, m.run_at, m.attempts,
+         m.max_attempts, m.lease_owner, m.lease_expires_at, m.fencing_token, m.last_error, m.result,
+         m.idempotency_key, m.created_at, m.updated_at, m.finished_at, m.claimed_at, m.attempt_log,
+         m.available_at, v_now, m.headers
+  from moved m;
   get diagnostics v_count = row_count;
   -- workers not seen since (ai.queue_workers: no claim, no liveness hold taken), as old as the jobs
   delete from ai.queue_workers w where w.seen_at <= v_now - archive_jobs.older_than;
@@ -1562,8 +1595,8 @@ revoke execute on function
   ai._check_lease(interval), ai._check_claim(text, interval, text), ai._raise_lease_lost(bigint, bigint),
   ai._raise_not_allowed(bigint, text),
   ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
-  ai._check_enqueue(text, jsonb, text, integer, integer, text), ai._enqueue_owner(text),
-  ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
+  ai._check_enqueue(text, jsonb, text, integer, integer, text), ai._enqueue_owner(text), ai._check_headers(jsonb),
+  ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, jsonb),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.claim_jobs(text, interval, text, integer, text),
   ai.complete_and_claim(text, interval, text, integer, text, bigint[], bigint[], jsonb[]),
@@ -1574,7 +1607,7 @@ revoke execute on function
   ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text),
   ai._written_here(xid)
 from public;
-grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
+grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, jsonb),
   ai.cancel_job(bigint), ai.get_job(bigint), ai.job_attempts(bigint), ai.queue_stats(text)
 to ai_user, ai_service;
 grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),

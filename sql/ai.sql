@@ -1992,9 +1992,32 @@ $$;
 comment on function ai._enqueue_owner(text) is
   'Internal guard of enqueue_job and enqueue_jobs: the owner of a session that takes jobs; AS001 unknown (or another tenant''s) thread, AS004 finished session.';
 
+-- headers (change job_headers): what the enqueuer hands to the run, e.g. its W3C trace context
+-- (docs/observability.md, "Traces"); a JSON object of strings of at most 8 KiB, or NULL.
+create or replace function ai._check_headers(headers jsonb) returns void
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if _check_headers.headers is not null
+     and (pg_catalog.jsonb_typeof(_check_headers.headers) <> 'object'
+          or pg_catalog.octet_length(_check_headers.headers::text) > 8192
+          or exists (select from pg_catalog.jsonb_each(_check_headers.headers) e (k, v)
+                     where pg_catalog.jsonb_typeof(e.v) <> 'string')) then
+    raise exception using errcode = 'AS002',
+      message = 'headers must be a JSON object of string values, at most 8192 bytes, or NULL';
+  end if;
+end
+$$;
+comment on function ai._check_headers(jsonb) is
+  'Internal guard of enqueue_job and enqueue_jobs: headers must be NULL or a JSON object of string values of at most 8192 bytes (AS002).';
+
+-- The 7-argument enqueue_job of 0.1.0 is replaced by the one with headers (the same call works).
+drop function if exists ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text);
 create or replace function ai.enqueue_job(
   thread_id text, payload jsonb default '{}', queue text default 'default', run_at timestamptz default null,
-  priority integer default 0, max_attempts integer default 5, idempotency_key text default null)
+  priority integer default 0, max_attempts integer default 5, idempotency_key text default null,
+  headers jsonb default null)
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -2012,12 +2035,13 @@ declare
   j ai.agent_jobs;
 begin
   perform ai._check_enqueue(a_thread_id, a_payload, a_queue, enqueue_job.priority, enqueue_job.max_attempts, a_key);
+  perform ai._check_headers(enqueue_job.headers);
   v_owner := ai._enqueue_owner(a_thread_id);
 
   insert into ai.agent_jobs (thread_id, owner, queue, payload, priority, run_at, max_attempts,
-                             idempotency_key, created_at, updated_at)
+                             idempotency_key, created_at, updated_at, headers)
   values (a_thread_id, v_owner, a_queue, a_payload, enqueue_job.priority, coalesce(enqueue_job.run_at, v_now),
-          enqueue_job.max_attempts, a_key, v_now, v_now)
+          enqueue_job.max_attempts, a_key, v_now, v_now, enqueue_job.headers)
   on conflict (owner, queue, idempotency_key) where idempotency_key is not null do nothing
   returning * into j;
   if not found then
@@ -2033,8 +2057,8 @@ begin
   return j;
 end
 $$;
-comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text) is
-  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument, AS003 payload over 1 MiB, AS004 session finished.';
+comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, jsonb) is
+  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. headers: what the enqueuer hands to the run (a JSON object of strings, at most 8 KiB; the clients put the W3C traceparent and tracestate of the current trace there), NULL for none. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument, AS003 payload over 1 MiB, AS004 session finished.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Dead workers
@@ -3127,7 +3151,16 @@ begin
     where j.job_id = v.job_id and j.status in ('COMPLETED', 'FAILED', 'CANCELLED')
     returning j.*
   )
-  insert into ai.agent_jobs_archive select m.*, v_now from moved m;
+  -- by name: ai.agent_jobs_archive has archived_at before the columns added since (headers, ...)
+  insert into ai.agent_jobs_archive (job_id, thread_id, owner, queue, status, payload, priority, run_at, attempts,
+                                     max_attempts, lease_owner, lease_expires_at, fencing_token, last_error, result,
+                                     idempotency_key, created_at, updated_at, finished_at, claimed_at, attempt_log,
+                                     available_at, archived_at, headers)
+  select m.job_id, m.thread_id, m.owner, m.queue, m.status, m.payload, m.priority, m.run_at, m.attempts,
+         m.max_attempts, m.lease_owner, m.lease_expires_at, m.fencing_token, m.last_error, m.result,
+         m.idempotency_key, m.created_at, m.updated_at, m.finished_at, m.claimed_at, m.attempt_log,
+         m.available_at, v_now, m.headers
+  from moved m;
   get diagnostics v_count = row_count;
   -- workers not seen since (ai.queue_workers: no claim, no liveness hold taken), as old as the jobs
   delete from ai.queue_workers w where w.seen_at <= v_now - archive_jobs.older_than;
@@ -3144,8 +3177,8 @@ revoke execute on function
   ai._check_lease(interval), ai._check_claim(text, interval, text), ai._raise_lease_lost(bigint, bigint),
   ai._raise_not_allowed(bigint, text),
   ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
-  ai._check_enqueue(text, jsonb, text, integer, integer, text), ai._enqueue_owner(text),
-  ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
+  ai._check_enqueue(text, jsonb, text, integer, integer, text), ai._enqueue_owner(text), ai._check_headers(jsonb),
+  ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, jsonb),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.claim_jobs(text, interval, text, integer, text),
   ai.complete_and_claim(text, interval, text, integer, text, bigint[], bigint[], jsonb[]),
@@ -3156,7 +3189,7 @@ revoke execute on function
   ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text),
   ai._written_here(xid)
 from public;
-grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text),
+grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, jsonb),
   ai.cancel_job(bigint), ai.get_job(bigint), ai.job_attempts(bigint), ai.queue_stats(text)
 to ai_user, ai_service;
 grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
@@ -9057,6 +9090,31 @@ end
 $$;
 
 
+-- ===== change: job_headers =====
+-- Deploy agent-state:job_headers to pg
+-- requires: queue
+-- requires: retention
+--
+-- ai.agent_jobs.headers: what the code that enqueued a job hands to whoever runs it, as a JSON
+-- object of string values. Today the W3C trace context of the enqueuer (`traceparent`,
+-- `tracestate`: https://www.w3.org/TR/trace-context/), which the Python and TypeScript clients
+-- fill from the current OpenTelemetry context when they enqueue, and which the workers' run spans
+-- take as their parent and link (docs/observability.md, "Traces"); open to other headers later.
+-- NULL: none (a job enqueued without tracing, or by SQL). ai.enqueue_job and ai.enqueue_jobs
+-- check it (an object, at most 8 KiB: AS002); no CHECK here, so that the column costs a job
+-- nothing but its bytes. A nullable column without a default: no table rewrite.
+--
+-- The archive copies get it too: ai.agent_jobs_archive (ai.archive_jobs names its columns) and
+-- ai_archive's twins of both (the retention functions copy by column name).
+
+alter table ai.agent_jobs add column headers jsonb;
+comment on column ai.agent_jobs.headers is
+  'What the enqueuer hands to the run: a JSON object of strings, e.g. the W3C traceparent and tracestate of the code that enqueued the job. NULL: none.';
+alter table ai.agent_jobs_archive add column headers jsonb;
+alter table ai_archive.agent_jobs add column headers jsonb;
+alter table ai_archive.agent_jobs_archive add column headers jsonb;
+
+
 -- ===== change: tenant_read_indexes =====
 -- Deploy agent-state:tenant_read_indexes to pg
 -- requires: human_in_the_loop
@@ -10477,10 +10535,13 @@ create index if not exists session_events_copied_from
 -- answer by id (a new job) or by its key (a job that was there). One pg_notify per call when any
 -- new job is due now. Over 5,000 jobs: AS003 (too large), so a producer splits its batch; a
 -- call's jobs are inserted in one statement and one transaction, and its size bounds both.
+-- headers (change job_headers): one object for every job of the call, since it is the enqueuing
+-- call's context (its trace) that it carries.
 
 create function ai.enqueue_jobs(
   thread_ids text[], payloads jsonb[], queue text default 'default', run_ats timestamptz[] default null,
-  priorities integer[] default null, idempotency_keys text[] default null, max_attempts integer default 5)
+  priorities integer[] default null, idempotency_keys text[] default null, max_attempts integer default 5,
+  headers jsonb default null)
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -10522,6 +10583,7 @@ begin
     perform ai._check_enqueue(v_job.thread_id, v_job.payload, a_queue, coalesce(v_job.priority, 0),
                               enqueue_jobs.max_attempts, v_job.key);
   end loop;
+  perform ai._check_headers(enqueue_jobs.headers);
 
   return query
   with input as materialized (
@@ -10541,10 +10603,10 @@ begin
     order by x.ord
   ), inserted as (
     insert into ai.agent_jobs as t (job_id, thread_id, owner, queue, payload, priority, run_at, max_attempts,
-                                    idempotency_key, created_at, updated_at)
+                                    idempotency_key, created_at, updated_at, headers)
     overriding system value
     select n.job_id, n.thread_id, n.owner, a_queue, n.payload, n.priority, n.run_at, enqueue_jobs.max_attempts,
-           n.key, v_now, v_now
+           n.key, v_now, v_now, enqueue_jobs.headers
     from numbered n
     order by n.ord
     on conflict (owner, queue, idempotency_key) where idempotency_key is not null do nothing
@@ -10566,10 +10628,10 @@ begin
   end if;
 end
 $$;
-comment on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer) is
-  'Enqueues up to 5000 jobs of one queue in one call and returns one job per input row, in the input''s order: thread_ids[i] with payloads[i], run_ats[i] (NULL or omitted: now), priorities[i] (omitted: 0) and idempotency_keys[i] (NULL or omitted: none), max_attempts for all. Each job is checked and answered as ai.enqueue_job does: a key used before in the queue by the owner returns the first job unchanged, and a key repeated within the call returns the job of its first occurrence. One bad job fails the call and writes nothing. Sends pg_notify(ai.queue_channel(queue), '''') once when a new job is due now. AS001 unknown thread, AS002 bad argument (arrays of different lengths too), AS003 a payload over 1 MiB or more than 5000 jobs, AS004 session finished.';
-revoke execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer) from public;
-grant execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer)
+comment on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, jsonb) is
+  'Enqueues up to 5000 jobs of one queue in one call and returns one job per input row, in the input''s order: thread_ids[i] with payloads[i], run_ats[i] (NULL or omitted: now), priorities[i] (omitted: 0) and idempotency_keys[i] (NULL or omitted: none), max_attempts and headers (as ai.enqueue_job takes them: the enqueuing call''s trace context) for all. Each job is checked and answered as ai.enqueue_job does: a key used before in the queue by the owner returns the first job unchanged, and a key repeated within the call returns the job of its first occurrence. One bad job fails the call and writes nothing. Sends pg_notify(ai.queue_channel(queue), '''') once when a new job is due now. AS001 unknown thread, AS002 bad argument (arrays of different lengths too), AS003 a payload over 1 MiB or more than 5000 jobs, AS004 session finished.';
+revoke execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, jsonb) from public;
+grant execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, jsonb)
   to ai_user, ai_service;
 
 

@@ -217,6 +217,11 @@ class Job:
     finished_at: datetime | None
     available_at: datetime
     claimed_at: datetime | None = None
+    #: what the enqueuer handed to the run (change job_headers): its W3C trace context, ...
+    headers: dict[str, str] | None = None
+    #: the attempts that ended, oldest first (what ai.job_attempts reads; the Worker's spans tell a
+    #: takeover from a retry by its last entry)
+    attempt_log: list[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
