@@ -19,11 +19,12 @@ drop function ai._lease_held(timestamptz, timestamptz, timestamptz, timestamptz)
 drop function ai._server_start();
 drop function ai._check_enqueue(text, jsonb, text, integer, integer, text);
 drop function ai._enqueue_owner(text);
-drop function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz);
+drop function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz, jsonb);
 drop function ai._check_deadlines(timestamptz, interval, timestamptz, timestamptz);
 drop function ai._end_overdue(text, timestamptz, timestamptz);
 drop function ai.set_queue_deadlines(text, interval, interval, interval);
 drop function ai.snooze_job(bigint, bigint, timestamptz);
+drop function ai._check_headers(jsonb);
 
 -- The attempt history. Transitions update the job row; an attempt that ends appends to it: the
 -- claim that took an expired lease, a complete, fail, release, cancel, a wait for a person, or a

@@ -2004,12 +2004,33 @@ $$;
 comment on function ai._enqueue_owner(text) is
   'Internal guard of enqueue_job and enqueue_jobs: the owner of a session that takes jobs; AS001 unknown (or another tenant''s) thread, AS004 finished session.';
 
--- (the 7-argument enqueue_job before job_deadlines: a new argument list is a new function)
+-- headers (change job_headers): what the enqueuer hands to the run, e.g. its W3C trace context
+-- (docs/observability.md, "Traces"); a JSON object of strings of at most 8 KiB, or NULL.
+create or replace function ai._check_headers(headers jsonb) returns void
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if _check_headers.headers is not null
+     and (pg_catalog.jsonb_typeof(_check_headers.headers) <> 'object'
+          or pg_catalog.octet_length(_check_headers.headers::text) > 8192
+          or exists (select from pg_catalog.jsonb_each(_check_headers.headers) e (k, v)
+                     where pg_catalog.jsonb_typeof(e.v) <> 'string')) then
+    raise exception using errcode = 'AS002',
+      message = 'headers must be a JSON object of string values, at most 8192 bytes, or NULL';
+  end if;
+end
+$$;
+comment on function ai._check_headers(jsonb) is
+  'Internal guard of enqueue_job and enqueue_jobs: headers must be NULL or a JSON object of string values of at most 8192 bytes (AS002).';
+
+-- The 7-argument enqueue_job of 0.1.0 is replaced by the one with deadlines and headers (the same call works).
 drop function if exists ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text);
 create or replace function ai.enqueue_job(
   thread_id text, payload jsonb default '{}', queue text default 'default', run_at timestamptz default null,
   priority integer default 0, max_attempts integer default 5, idempotency_key text default null,
-  timeout interval default null, deadline timestamptz default null, start_by timestamptz default null)
+  timeout interval default null, deadline timestamptz default null, start_by timestamptz default null,
+  headers jsonb default null)
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -2034,16 +2055,18 @@ begin
   if enqueue_job.timeout is not null or enqueue_job.deadline is not null or enqueue_job.start_by is not null then
     perform ai._check_deadlines(v_run_at, enqueue_job.timeout, enqueue_job.deadline, enqueue_job.start_by);
   end if;
+  perform ai._check_headers(enqueue_job.headers);
   v_owner := ai._enqueue_owner(a_thread_id);
   -- the queue's defaults for the deadlines not given (ai.set_queue_deadlines)
   select d.timeout, d.deadline_after, d.start_within into v_timeout, v_after, v_within
   from ai.queue_deadlines d where d.queue = a_queue;
 
   insert into ai.agent_jobs (thread_id, owner, queue, payload, priority, run_at, max_attempts,
-                             idempotency_key, created_at, updated_at, timeout, deadline, start_by)
+                             idempotency_key, created_at, updated_at, timeout, deadline, start_by, headers)
   values (a_thread_id, v_owner, a_queue, a_payload, enqueue_job.priority, v_run_at,
           enqueue_job.max_attempts, a_key, v_now, v_now, coalesce(enqueue_job.timeout, v_timeout),
-          coalesce(enqueue_job.deadline, v_run_at + v_after), coalesce(enqueue_job.start_by, v_run_at + v_within))
+          coalesce(enqueue_job.deadline, v_run_at + v_after), coalesce(enqueue_job.start_by, v_run_at + v_within),
+          enqueue_job.headers)
   on conflict (owner, queue, idempotency_key) where idempotency_key is not null do nothing
   returning * into j;
   if not found then
@@ -2059,8 +2082,8 @@ begin
   return j;
 end
 $$;
-comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz) is
-  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Deadlines (NULL: the queue''s default, ai.set_queue_deadlines, else none): timeout, each attempt''s run timeout (no lease reaches past claimed_at + timeout); deadline, the total deadline across attempts (past it a claim ends the job FAILED, "deadline exceeded"); start_by, the start deadline (a job not started by then is ended FAILED, "start deadline passed"). Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument (a timeout not positive, a deadline not after run_at, a start_by before it), AS003 payload over 1 MiB, AS004 session finished.';
+comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz, jsonb) is
+  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Deadlines (NULL: the queue''s default, ai.set_queue_deadlines, else none): timeout, each attempt''s run timeout (no lease reaches past claimed_at + timeout); deadline, the total deadline across attempts (past it a claim ends the job FAILED, "deadline exceeded"); start_by, the start deadline (a job not started by then is ended FAILED, "start deadline passed"). headers: what the enqueuer hands to the run (a JSON object of strings, at most 8 KiB; the clients put the W3C traceparent and tracestate of the current trace there), NULL for none. Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument (a timeout not positive, a deadline not after run_at, a start_by before it, headers not an object of strings or over 8 KiB), AS003 payload over 1 MiB, AS004 session finished.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Dead workers
@@ -3336,11 +3359,11 @@ revoke execute on function
   ai._check_lease(interval), ai._check_claim(text, interval, text), ai._raise_lease_lost(bigint, bigint),
   ai._raise_not_allowed(bigint, text),
   ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
-  ai._check_enqueue(text, jsonb, text, integer, integer, text), ai._enqueue_owner(text),
+  ai._check_enqueue(text, jsonb, text, integer, integer, text), ai._enqueue_owner(text), ai._check_headers(jsonb),
   ai._check_deadlines(timestamptz, interval, timestamptz, timestamptz), ai._end_overdue(text, timestamptz, timestamptz),
   ai.set_queue_deadlines(text, interval, interval, interval),
   ai.snooze_job(bigint, bigint, timestamptz),
-  ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz),
+  ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz, jsonb),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.claim_jobs(text, interval, text, integer, text),
   ai.complete_and_claim(text, interval, text, integer, text, bigint[], bigint[], jsonb[]),
@@ -3351,7 +3374,7 @@ revoke execute on function
   ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text),
   ai._written_here(xid)
 from public;
-grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz),
+grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz, jsonb),
   ai.cancel_job(bigint), ai.get_job(bigint), ai.job_attempts(bigint), ai.queue_stats(text)
 to ai_user, ai_service;
 grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
@@ -9316,6 +9339,31 @@ alter table ai.queue_deadlines force row level security;
 create policy queue_deadlines_schema_owner on ai.queue_deadlines using (true) with check (true);
 
 
+-- ===== change: job_headers =====
+-- Deploy agent-state:job_headers to pg
+-- requires: queue
+-- requires: retention
+--
+-- ai.agent_jobs.headers: what the code that enqueued a job hands to whoever runs it, as a JSON
+-- object of string values. Today the W3C trace context of the enqueuer (`traceparent`,
+-- `tracestate`: https://www.w3.org/TR/trace-context/), which the Python and TypeScript clients
+-- fill from the current OpenTelemetry context when they enqueue, and which the workers' run spans
+-- take as their parent and link (docs/observability.md, "Traces"); open to other headers later.
+-- NULL: none (a job enqueued without tracing, or by SQL). ai.enqueue_job and ai.enqueue_jobs
+-- check it (an object, at most 8 KiB: AS002); no CHECK here, so that the column costs a job
+-- nothing but its bytes. A nullable column without a default: no table rewrite.
+--
+-- The archive copies get it too: ai.agent_jobs_archive (ai.archive_jobs names its columns) and
+-- ai_archive's twins of both (the retention functions copy by column name).
+
+alter table ai.agent_jobs add column headers jsonb;
+comment on column ai.agent_jobs.headers is
+  'What the enqueuer hands to the run: a JSON object of strings, e.g. the W3C traceparent and tracestate of the code that enqueued the job. NULL: none.';
+alter table ai.agent_jobs_archive add column headers jsonb;
+alter table ai_archive.agent_jobs add column headers jsonb;
+alter table ai_archive.agent_jobs_archive add column headers jsonb;
+
+
 -- ===== change: tenant_read_indexes =====
 -- Deploy agent-state:tenant_read_indexes to pg
 -- requires: human_in_the_loop
@@ -10736,11 +10784,14 @@ create index if not exists session_events_copied_from
 -- answer by id (a new job) or by its key (a job that was there). One pg_notify per call when any
 -- new job is due now. Over 5,000 jobs: AS003 (too large), so a producer splits its batch; a
 -- call's jobs are inserted in one statement and one transaction, and its size bounds both.
+-- headers (change job_headers): one object for every job of the call, since it is the enqueuing
+-- call's context (its trace) that it carries.
 
 create function ai.enqueue_jobs(
   thread_ids text[], payloads jsonb[], queue text default 'default', run_ats timestamptz[] default null,
   priorities integer[] default null, idempotency_keys text[] default null, max_attempts integer default 5,
-  timeouts interval[] default null, deadlines timestamptz[] default null, start_bys timestamptz[] default null)
+  timeouts interval[] default null, deadlines timestamptz[] default null, start_bys timestamptz[] default null,
+  headers jsonb default null)
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -10796,6 +10847,7 @@ begin
   -- the queue's defaults for the deadlines not given (ai.set_queue_deadlines), as enqueue_job
   select d.timeout, d.deadline_after, d.start_within into v_timeout, v_after, v_within
   from ai.queue_deadlines d where d.queue = a_queue;
+  perform ai._check_headers(enqueue_jobs.headers);
 
   return query
   with input as materialized (
@@ -10818,10 +10870,10 @@ begin
     order by x.ord
   ), inserted as (
     insert into ai.agent_jobs as t (job_id, thread_id, owner, queue, payload, priority, run_at, max_attempts,
-                                    idempotency_key, created_at, updated_at, timeout, deadline, start_by)
+                                    idempotency_key, created_at, updated_at, timeout, deadline, start_by, headers)
     overriding system value
     select n.job_id, n.thread_id, n.owner, a_queue, n.payload, n.priority, n.run_at, enqueue_jobs.max_attempts,
-           n.key, v_now, v_now, n.timeout, n.deadline, n.start_by
+           n.key, v_now, v_now, n.timeout, n.deadline, n.start_by, enqueue_jobs.headers
     from numbered n
     order by n.ord
     on conflict (owner, queue, idempotency_key) where idempotency_key is not null do nothing
@@ -10843,10 +10895,10 @@ begin
   end if;
 end
 $$;
-comment on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[]) is
-  'Enqueues up to 5000 jobs of one queue in one call and returns one job per input row, in the input''s order: thread_ids[i] with payloads[i], run_ats[i] (NULL or omitted: now), priorities[i] (omitted: 0) and idempotency_keys[i] (NULL or omitted: none), max_attempts for all, timeouts[i], deadlines[i] and start_bys[i] (NULL or omitted: the queue''s default, else none; as ai.enqueue_job''s timeout, deadline and start_by). Each job is checked and answered as ai.enqueue_job does: a key used before in the queue by the owner returns the first job unchanged, and a key repeated within the call returns the job of its first occurrence. One bad job fails the call and writes nothing. Sends pg_notify(ai.queue_channel(queue), '''') once when a new job is due now. AS001 unknown thread, AS002 bad argument (arrays of different lengths too), AS003 a payload over 1 MiB or more than 5000 jobs, AS004 session finished.';
-revoke execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[]) from public;
-grant execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[])
+comment on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[], jsonb) is
+  'Enqueues up to 5000 jobs of one queue in one call and returns one job per input row, in the input''s order: thread_ids[i] with payloads[i], run_ats[i] (NULL or omitted: now), priorities[i] (omitted: 0) and idempotency_keys[i] (NULL or omitted: none), max_attempts for all, timeouts[i], deadlines[i] and start_bys[i] (NULL or omitted: the queue''s default, else none; as ai.enqueue_job''s timeout, deadline and start_by), and headers for all (as ai.enqueue_job takes them: the enqueuing call''s trace context). Each job is checked and answered as ai.enqueue_job does: a key used before in the queue by the owner returns the first job unchanged, and a key repeated within the call returns the job of its first occurrence. One bad job fails the call and writes nothing. Sends pg_notify(ai.queue_channel(queue), '''') once when a new job is due now. AS001 unknown thread, AS002 bad argument (arrays of different lengths too), AS003 a payload over 1 MiB or more than 5000 jobs, AS004 session finished.';
+revoke execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[], jsonb) from public;
+grant execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[], jsonb)
   to ai_user, ai_service;
 
 

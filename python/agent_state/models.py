@@ -250,6 +250,12 @@ class Job:
         ]
         return min(ends) if ends else None
 
+    #: what the enqueuer handed to the run (change job_headers): its W3C trace context, ...
+    headers: dict[str, str] | None = None
+    #: the attempts that ended, oldest first (what ai.job_attempts reads; the Worker's spans tell a
+    #: takeover from a retry by its last entry)
+    attempt_log: list[dict[str, Any]] | None = None
+
 
 @dataclass(frozen=True, slots=True)
 class JobAttempt:

@@ -14,7 +14,7 @@ a retry finds the first job. A client with a retry policy runs them again after 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -22,6 +22,7 @@ from psycopg.types.json import Jsonb
 
 from ._calls import Call, T
 from .models import Job, JobAttempt, NewJob, QueueStats, from_row
+from .tracing import inject_headers
 
 #: The most jobs one ``enqueue_jobs`` call takes (ai.enqueue_jobs raises AS003, TooLarge, beyond).
 MAX_ENQUEUE_BATCH = 5000
@@ -38,8 +39,8 @@ def _scalar(row: dict[str, Any]) -> Any:
     return row["value"]
 
 
-ENQUEUE_JOB = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", _job)
-ENQUEUE_JOBS = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", _job)
+ENQUEUE_JOB = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", _job)
+ENQUEUE_JOBS = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", _job)
 CLAIM_JOB = Call("select * from ai.claim_job(%s, %s, %s)", _job)
 CLAIM_JOBS = Call("select * from ai.claim_jobs(%s, %s, %s, %s, %s)", _job)
 
@@ -90,12 +91,32 @@ def _enqueue_args(
     timeout: timedelta | None = None,
     deadline: datetime | None = None,
     start_by: datetime | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> tuple[Any, ...]:
     document = Jsonb({} if payload is None else payload)
     # Without a key of the caller's, one of the call's own: a retry after a lost answer (the same
     # arguments) finds the job the first try made instead of making another.
     key = idempotency_key if idempotency_key is not None else new_request_id()
-    return (thread_id, document, queue, run_at, priority, max_attempts, key, timeout, deadline, start_by)
+    return (
+        thread_id,
+        document,
+        queue,
+        run_at,
+        priority,
+        max_attempts,
+        key,
+        timeout,
+        deadline,
+        start_by,
+        _headers(headers),
+    )
+
+
+def _headers(headers: Mapping[str, str] | None) -> Jsonb | None:
+    """The job's headers: the caller's over the current trace context (W3C traceparent and
+    tracestate, agent_state.tracing), or None."""
+    merged = inject_headers(headers)
+    return None if merged is None else Jsonb(merged)
 
 
 def new_request_id() -> str:
@@ -103,7 +124,9 @@ def new_request_id() -> str:
     return str(uuid.uuid4())
 
 
-def _enqueue_jobs_args(jobs: Sequence[NewJob], queue: str, max_attempts: int) -> tuple[Any, ...]:
+def _enqueue_jobs_args(
+    jobs: Sequence[NewJob], queue: str, max_attempts: int, headers: Mapping[str, str] | None = None
+) -> tuple[Any, ...]:
     return (
         [j.thread_id for j in jobs],
         [Jsonb({} if j.payload is None else j.payload) for j in jobs],
@@ -117,6 +140,7 @@ def _enqueue_jobs_args(jobs: Sequence[NewJob], queue: str, max_attempts: int) ->
         [j.timeout for j in jobs],
         [j.deadline for j in jobs],
         [j.start_by for j in jobs],
+        _headers(headers),
     )
 
 
@@ -151,26 +175,46 @@ class AsyncQueueMethods:
         timeout: timedelta | None = None,
         deadline: datetime | None = None,
         start_by: datetime | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Job:
         """``ai.enqueue_job``: a PENDING job for the thread; the first job again for a reused key.
         Without a key, the call makes one (a random UUID), so that its retry never duplicates.
         Deadlines (None: the queue's default, else none; docs/queue.md, "Deadlines"): ``timeout``
         each attempt's run timeout, ``deadline`` the total deadline across attempts, ``start_by``
         the start deadline. InvalidArgument for a timeout not positive, a deadline not after run_at,
-        a start_by before it."""
+        a start_by before it. ``headers`` (strings) go with the job, over the current OpenTelemetry
+        trace context, which is stored there too (``traceparent``, ``tracestate``: the run's spans
+        continue its trace)."""
         args = _enqueue_args(
-            thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key, timeout, deadline, start_by
+            thread_id,
+            payload,
+            queue,
+            run_at,
+            priority,
+            max_attempts,
+            idempotency_key,
+            timeout,
+            deadline,
+            start_by,
+            headers,
         )
         return (await self._rows(ENQUEUE_JOB, args))[0]
 
-    async def enqueue_jobs(self, jobs: Sequence[NewJob], queue: str = "default", max_attempts: int = 5) -> list[Job]:
+    async def enqueue_jobs(
+        self,
+        jobs: Sequence[NewJob],
+        queue: str = "default",
+        max_attempts: int = 5,
+        headers: Mapping[str, str] | None = None,
+    ) -> list[Job]:
         """``ai.enqueue_jobs``: up to MAX_ENQUEUE_BATCH (5,000) jobs of one queue in one round trip;
         one Job per NewJob, in order, each answered as ``enqueue_job`` answers it (a reused key: the
         first job). One bad job fails the call and writes nothing; TooLarge over the maximum. A job
-        without a key gets one (a random UUID), so that a retry of the call never duplicates."""
+        without a key gets one (a random UUID), so that a retry of the call never duplicates.
+        ``headers``, with the current trace context, go with every job (as ``enqueue_job``'s)."""
         if not jobs:
             return []
-        return await self._rows(ENQUEUE_JOBS, _enqueue_jobs_args(jobs, queue, max_attempts))
+        return await self._rows(ENQUEUE_JOBS, _enqueue_jobs_args(jobs, queue, max_attempts, headers))
 
     async def claim_job(self, worker_id: str, lease: timedelta = DEFAULT_LEASE, queue: str = "default") -> Job | None:
         """``ai.claim_job``: the next due job (or expired lease) of the queue, leased to worker_id."""
@@ -303,26 +347,46 @@ class QueueMethods:
         timeout: timedelta | None = None,
         deadline: datetime | None = None,
         start_by: datetime | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Job:
         """``ai.enqueue_job``: a PENDING job for the thread; the first job again for a reused key.
         Without a key, the call makes one (a random UUID), so that its retry never duplicates.
         Deadlines (None: the queue's default, else none; docs/queue.md, "Deadlines"): ``timeout``
         each attempt's run timeout, ``deadline`` the total deadline across attempts, ``start_by``
         the start deadline. InvalidArgument for a timeout not positive, a deadline not after run_at,
-        a start_by before it."""
+        a start_by before it. ``headers`` (strings) go with the job, over the current OpenTelemetry
+        trace context, which is stored there too (``traceparent``, ``tracestate``: the run's spans
+        continue its trace)."""
         args = _enqueue_args(
-            thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key, timeout, deadline, start_by
+            thread_id,
+            payload,
+            queue,
+            run_at,
+            priority,
+            max_attempts,
+            idempotency_key,
+            timeout,
+            deadline,
+            start_by,
+            headers,
         )
         return self._rows(ENQUEUE_JOB, args)[0]
 
-    def enqueue_jobs(self, jobs: Sequence[NewJob], queue: str = "default", max_attempts: int = 5) -> list[Job]:
+    def enqueue_jobs(
+        self,
+        jobs: Sequence[NewJob],
+        queue: str = "default",
+        max_attempts: int = 5,
+        headers: Mapping[str, str] | None = None,
+    ) -> list[Job]:
         """``ai.enqueue_jobs``: up to MAX_ENQUEUE_BATCH (5,000) jobs of one queue in one round trip;
         one Job per NewJob, in order, each answered as ``enqueue_job`` answers it (a reused key: the
         first job). One bad job fails the call and writes nothing; TooLarge over the maximum. A job
-        without a key gets one (a random UUID), so that a retry of the call never duplicates."""
+        without a key gets one (a random UUID), so that a retry of the call never duplicates.
+        ``headers``, with the current trace context, go with every job (as ``enqueue_job``'s)."""
         if not jobs:
             return []
-        return self._rows(ENQUEUE_JOBS, _enqueue_jobs_args(jobs, queue, max_attempts))
+        return self._rows(ENQUEUE_JOBS, _enqueue_jobs_args(jobs, queue, max_attempts, headers))
 
     def claim_job(self, worker_id: str, lease: timedelta = DEFAULT_LEASE, queue: str = "default") -> Job | None:
         """``ai.claim_job``: the next due job (or expired lease) of the queue, leased to worker_id."""

@@ -39,7 +39,7 @@ REGRESSIONS: list[tuple[str, str, tuple[Any, ...]]] = [
     ("ai.claim_job(text,interval,text)", "app_service", ("w", "178000000 years", "default")),
     (
         "ai.enqueue_job(text,jsonb,text,timestamp with time zone,integer,integer,text,interval,"
-        "timestamp with time zone,timestamp with time zone)",
+        "timestamp with time zone,timestamp with time zone,jsonb)",
         "tenant_a",
         ("t", '"\\u0000"'),
     ),
