@@ -297,3 +297,33 @@ def test_graph_runs_pass_their_deadlines_to_their_job(role_dsn: Callable[[str], 
 
     job = asyncio.run(astart())
     assert (job.timeout, job.deadline, job.start_by) == (TIMEOUT, deadline, None)
+
+
+def test_the_run_story_tells_a_deadline_and_a_snooze() -> None:
+    """The console's run page and ``agent-state show`` (run_story.py) name a deadline exceeded,
+    not a lease that expired, and a snooze as an attempt given back."""
+    from agent_state.run_story import attempt_story
+
+    def attempt(n: int, outcome: str, token: int) -> dict[str, Any]:
+        at = T0 + n * TIMEOUT
+        return {
+            "attempt": n,
+            "worker": f"w{n}",
+            "fencing_token": token,
+            "claimed_at": at,
+            "lease_expires_at": at + TIMEOUT,
+            "ended_at": at + TIMEOUT,
+            "outcome": outcome,
+            "error": None,
+        }
+
+    story = attempt_story(
+        {"max_attempts": 3},
+        [attempt(1, "snoozed", 1), attempt(1, "deadline_exceeded", 2), attempt(2, "in_progress", 3)],
+    )
+    assert story[0]["text"].startswith("snoozed") and not story[0]["counted"]
+    assert story[1]["text"] == (
+        "deadline exceeded at 2031-01-01 00:00:00 UTC (its run timeout or the job's deadline); taken over by w2"
+        " (fencing token 3): the fence refuses w1's writes with token 2 from then on"
+    )
+    assert story[1]["counted"]

@@ -542,7 +542,19 @@ export class Client {
   enqueueJob(
     threadId: string,
     payload: unknown = {},
-    options: { queue?: string; runAt?: Date; priority?: number; maxAttempts?: number; idempotencyKey?: string } = {},
+    options: {
+      queue?: string;
+      runAt?: Date;
+      priority?: number;
+      maxAttempts?: number;
+      idempotencyKey?: string;
+      /** Each attempt's run timeout (docs/queue.md, "Deadlines"); omitted: the queue's default, else none. */
+      timeoutSeconds?: number;
+      /** The total deadline across attempts. */
+      deadline?: Date;
+      /** The start deadline: a job not started by then ends FAILED instead of running late. */
+      startBy?: Date;
+    } = {},
   ): Promise<Job> {
     const args = [
       threadId,
@@ -552,8 +564,13 @@ export class Client {
       options.priority ?? 0,
       options.maxAttempts ?? 5,
       options.idempotencyKey ?? randomUUID(),
+      secondsParam(options.timeoutSeconds),
+      options.deadline ?? null,
+      options.startBy ?? null,
     ];
-    return this.retryLostAnswer(() => this.one<Job>("select * from ai.enqueue_job($1, $2, $3, $4, $5, $6, $7)", args));
+    return this.retryLostAnswer(() =>
+      this.one<Job>("select * from ai.enqueue_job($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)", args),
+    );
   }
 
   /**
@@ -564,7 +581,8 @@ export class Client {
   async enqueueJobs(jobs: NewJob[], options: { queue?: string; maxAttempts?: number } = {}): Promise<Job[]> {
     if (jobs.length === 0) return [];
     return this.query<Job>(
-      "select * from ai.enqueue_jobs($1::text[], $2::jsonb[], $3, $4::timestamptz[], $5::integer[], $6::text[], $7)",
+      "select * from ai.enqueue_jobs($1::text[], $2::jsonb[], $3, $4::timestamptz[], $5::integer[], $6::text[], $7," +
+        " $8::interval[], $9::timestamptz[], $10::timestamptz[])",
       [
         jobs.map((j) => j.thread_id),
         jobs.map((j) => JSON.stringify(j.payload ?? {})),
@@ -573,6 +591,9 @@ export class Client {
         jobs.map((j) => j.priority ?? 0),
         jobs.map((j) => j.idempotency_key ?? randomUUID()), // as enqueueJob: a retry never duplicates
         options.maxAttempts ?? 5,
+        jobs.map((j) => secondsParam(j.timeout_seconds)),
+        jobs.map((j) => j.deadline ?? null),
+        jobs.map((j) => j.start_by ?? null),
       ],
     );
   }
@@ -636,6 +657,32 @@ export class Client {
   /** `ai.release_job`: gives the job back without spending an attempt (a worker shutting down). */
   releaseJob(jobId: number, fencingToken: number): Promise<Job> {
     return this.one("select * from ai.release_job($1, $2)", [jobId, fencingToken]);
+  }
+
+  /**
+   * `ai.snooze_job`: gives the job back until `until` (a Date, or seconds from the database's now:
+   * a rate limit's retry_after) without spending an attempt; the token is refused from then on.
+   */
+  snoozeJob(jobId: number, fencingToken: number, until: Date | number): Promise<Job> {
+    return typeof until === "number"
+      ? this.one("select * from ai.snooze_job($1, $2, ai.now() + $3::interval)", [jobId, fencingToken, secondsParam(until)])
+      : this.one("select * from ai.snooze_job($1, $2, $3)", [jobId, fencingToken, until]);
+  }
+
+  /**
+   * `ai.set_queue_deadlines` (an operator: ai_service acting for nobody; PermissionDenied otherwise):
+   * a queue's default deadlines for jobs enqueued later without their own; all omitted removes them.
+   */
+  async setQueueDeadlines(
+    queue: string,
+    options: { timeoutSeconds?: number; deadlineAfterSeconds?: number; startWithinSeconds?: number } = {},
+  ): Promise<void> {
+    await this.query("select ai.set_queue_deadlines($1, $2, $3, $4)", [
+      queue,
+      secondsParam(options.timeoutSeconds),
+      secondsParam(options.deadlineAfterSeconds),
+      secondsParam(options.startWithinSeconds),
+    ]);
   }
 
   cancelJob(jobId: number): Promise<Job> {

@@ -47,6 +47,11 @@ export class Conflict extends AgentStateError {
 export class LeaseLost extends AgentStateError {
   static override readonly sqlstate = "AS006";
 }
+/**
+ * AS006 as the worker knows it first: the attempt's deadline (its run timeout, or the job's total
+ * deadline) has passed; the context's signal aborts with it and its writes are refused at once.
+ */
+export class DeadlineExceeded extends LeaseLost {}
 /** AS007: the caller may not do this. */
 export class PermissionDenied extends AgentStateError {
   static override readonly sqlstate = "AS007";

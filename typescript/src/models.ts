@@ -16,9 +16,11 @@ export type JobAttemptOutcome =
   | "completed"
   | "failed"
   | "released"
+  | "snoozed"
   | "cancelled"
   | "awaiting_human"
   | "expired"
+  | "deadline_exceeded"
   | "in_progress";
 
 /** JSON as the database stores it (jsonb). */
@@ -62,6 +64,10 @@ export interface NewJob {
   run_at?: Date | null;
   priority?: number;
   idempotency_key?: string | null;
+  /** As enqueueJob's deadlines (null: the queue's default, else none). */
+  timeout_seconds?: number | null;
+  deadline?: Date | null;
+  start_by?: Date | null;
 }
 
 export interface NewMessage {
@@ -103,6 +109,12 @@ export interface Job {
   finished_at: Date | null;
   available_at: Date;
   claimed_at?: Date | null;
+  /** Each attempt's run timeout: node-postgres's interval object ({ seconds, minutes, ... }) or null. */
+  timeout?: unknown;
+  /** The total deadline across attempts, or null. */
+  deadline?: Date | null;
+  /** The start deadline, or null. */
+  start_by?: Date | null;
 }
 
 export interface JobAttempt {

@@ -13,6 +13,13 @@
  * - finish: the handler's value completes the job (`ai.complete_job`), a throw fails it
  *   (`ai.fail_job`: retried with backoff until its attempts are spent), `ctx.requestHuman(...)`
  *   parks it for a person; a LeaseLost anywhere ends the attempt without a write;
+ * - deadlines (docs/queue.md, "Deadlines"): at the attempt's deadline (claimed_at + the job's
+ *   timeout, or its total deadline if sooner) the context's `signal` aborts with DeadlineExceeded,
+ *   the worker stops waiting for the handler, never renews the lease again and writes nothing for
+ *   it (the server's fence refuses what the handler still sends); the next claim retries the job,
+ *   or dead-letters it after its last attempt;
+ * - snooze: a handler that throws `new Snooze(seconds | Date)` (or calls `ctx.snooze(...)`) gives
+ *   the job back until then without spending an attempt (`ai.snooze_job`);
  * - shutdown: `stop()` stops claiming and waits `graceMs` for the handlers in flight, then aborts
  *   them (their `signal`) and releases their jobs (`ai.release_job`: no attempt spent);
  * - a database error in the loop (a restart, a lost connection) is logged and retried after a backoff.
@@ -21,7 +28,7 @@ import { randomUUID } from "node:crypto";
 import os from "node:os";
 import pg from "pg";
 import { Client, idempotencyKey, type Fence } from "./client.js";
-import { LeaseLost, OutcomeUnknown, SideEffectBusy, isConnectionError } from "./errors.js";
+import { DeadlineExceeded, LeaseLost, OutcomeUnknown, SideEffectBusy, isConnectionError } from "./errors.js";
 import type { AppendResult, Event, Job, MessageRole } from "./models.js";
 
 export type Handler = (job: Job, ctx: JobContext) => Promise<unknown>;
@@ -58,6 +65,43 @@ export interface WorkerStats {
   lost: number;
   released: number;
   awaitingHuman: number;
+  /** Attempts stopped at their deadline (the server retries the job, or dead-letters it). */
+  timedOut: number;
+  snoozed: number;
+}
+
+/**
+ * Thrown by a handler to give its job back until later without spending an attempt (a rate
+ * limit's retry_after): `throw new Snooze(30)` (seconds from the database's now) or
+ * `throw new Snooze(date)`. The job is PENDING again, due then, and no worker takes it earlier.
+ */
+export class Snooze extends Error {
+  readonly until: Date | number;
+
+  constructor(until: Date | number) {
+    super(`snooze until ${typeof until === "number" ? `${until} s from now` : until.toISOString()}`);
+    this.name = "Snooze";
+    this.until = until;
+  }
+}
+
+/** Seconds of node-postgres's interval object (a month as 30 days), or null. */
+export function intervalSeconds(value: unknown): number | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "number") return value;
+  const v = value as Partial<Record<"years" | "months" | "days" | "hours" | "minutes" | "seconds" | "milliseconds", number>>;
+  const days = (v.years ?? 0) * 360 + (v.months ?? 0) * 30 + (v.days ?? 0);
+  return ((days * 24 + (v.hours ?? 0)) * 60 + (v.minutes ?? 0)) * 60 + (v.seconds ?? 0) + (v.milliseconds ?? 0) / 1000;
+}
+
+/** When a claimed job's attempt must end (database clock): claimed_at + timeout, or its deadline if sooner. */
+export function attemptDeadline(job: Job): Date | null {
+  const timeout = intervalSeconds(job.timeout);
+  const ends = [
+    job.deadline ?? null,
+    timeout !== null && job.claimed_at ? new Date(job.claimed_at.getTime() + timeout * 1000) : null,
+  ].filter((d): d is Date => d !== null);
+  return ends.length === 0 ? null : new Date(Math.min(...ends.map((d) => d.getTime())));
 }
 
 /** What a side-effect function is given: the key to pass downstream, and whether a dead worker may have acted. */
@@ -74,10 +118,56 @@ export class JobContext {
   private readonly controller = new AbortController();
   lostError: Error | null = null;
   humanRequested: string | null = null;
+  /** When this attempt must end, on the database's clock (null: no deadline). */
+  readonly deadline: Date | null;
+  /** The attempt's deadline passed before the handler finished. */
+  timedOut = false;
+  /** The handler snoozed the job (ctx.snooze). */
+  snoozed = false;
+  /** The deadline on this process's monotonic clock (performance.now()), as far from the claim as the database put it. */
+  private readonly deadlineAt: number | null;
+  /** @internal Rejects when the signal aborts: the worker stops waiting for the handler then. */
+  readonly aborted: Promise<never>;
 
   constructor(job: Job, client: Client) {
     this.job = job;
     this.client = client;
+    this.deadline = attemptDeadline(job);
+    this.deadlineAt =
+      this.deadline && job.claimed_at ? performance.now() + (this.deadline.getTime() - job.claimed_at.getTime()) : null;
+    this.aborted = new Promise<never>((_, reject) =>
+      this.controller.signal.addEventListener("abort", () => reject(this.controller.signal.reason), { once: true }),
+    );
+    this.aborted.catch(() => undefined);
+  }
+
+  /** True once the handler should stop: the attempt's deadline passed, the lease was lost, or the worker shut down. */
+  cancelled(): boolean {
+    if (!this.lostError && this.pastDeadline()) this.timeOut();
+    return this.controller.signal.aborted;
+  }
+
+  /** Milliseconds left until the attempt's deadline (0 once passed); null: no deadline. */
+  timeLeftMs(): number | null {
+    return this.deadlineAt === null ? null : Math.max(0, this.deadlineAt - performance.now());
+  }
+
+  /** @internal */
+  pastDeadline(): boolean {
+    return this.deadlineAt !== null && performance.now() >= this.deadlineAt;
+  }
+
+  /** @internal Aborts the signal at the attempt's deadline; returns the timer (null: no deadline). */
+  armDeadline(): ReturnType<typeof setTimeout> | null {
+    if (this.deadlineAt === null) return null;
+    return setTimeout(() => this.timeOut(), Math.max(0, this.deadlineAt - performance.now()));
+  }
+
+  /** @internal */
+  timeOut(): void {
+    if (this.lostError) return;
+    this.timedOut = true;
+    this.abort(new DeadlineExceeded(`job ${this.job.job_id}: deadline exceeded`, { sqlstate: "AS006" }));
   }
 
   /** Aborted when the lease is lost or the worker shuts down past its grace period. */
@@ -89,8 +179,9 @@ export class JobContext {
     return { jobId: this.job.job_id, fencingToken: this.job.fencing_token };
   }
 
-  /** Throws LeaseLost when the claim is gone (before a write that must not happen twice). */
+  /** Throws LeaseLost when the claim is gone (before a write that must not happen twice), DeadlineExceeded past the attempt's deadline. */
   check(): void {
+    if (!this.lostError && this.pastDeadline()) this.timeOut();
     if (this.lostError) throw this.lostError;
   }
 
@@ -180,6 +271,18 @@ export class JobContext {
     this.humanRequested = approvalId;
     return approvalId;
   }
+
+  /**
+   * Gives the job back until `until` (a Date, or seconds from the database's now: a rate limit's
+   * retry_after) without spending an attempt (`ai.snooze_job`); this claim holds it no more. The
+   * handler should return right after (or throw `new Snooze(...)` instead).
+   */
+  async snooze(until: Date | number): Promise<void> {
+    this.check();
+    await this.guard(this.client.snoozeJob(this.job.job_id, this.job.fencing_token, until));
+    this.snoozed = true;
+    this.abort(new LeaseLost(`job ${this.job.job_id} snoozed`, { sqlstate: "AS006" }));
+  }
 }
 
 function delay(ms: number, signal?: AbortSignal): Promise<void> {
@@ -204,7 +307,16 @@ export class Worker {
   readonly concurrency: number;
   readonly pollMs: number;
   readonly graceMs: number;
-  readonly stats: WorkerStats = { claimed: 0, completed: 0, failed: 0, lost: 0, released: 0, awaitingHuman: 0 };
+  readonly stats: WorkerStats = {
+    claimed: 0,
+    completed: 0,
+    failed: 0,
+    lost: 0,
+    released: 0,
+    awaitingHuman: 0,
+    timedOut: 0,
+    snoozed: 0,
+  };
   private readonly log: (message: string, error?: unknown) => void;
   private readonly inFlight = new Map<number, { ctx: JobContext; done: Promise<void> }>();
   private readonly stopping = new AbortController();
@@ -344,16 +456,41 @@ export class Worker {
   private start(job: Job): void {
     this.stats.claimed += 1;
     const ctx = new JobContext(job, this.client);
-    const done = this.execute(job, ctx).finally(() => this.inFlight.delete(job.job_id));
+    const timer = ctx.armDeadline(); // the signal aborts at the attempt's deadline
+    const done = this.execute(job, ctx).finally(() => {
+      if (timer !== null) clearTimeout(timer);
+      this.inFlight.delete(job.job_id);
+    });
     this.inFlight.set(job.job_id, { ctx, done });
   }
 
   private async execute(job: Job, ctx: JobContext): Promise<void> {
     let result: unknown;
+    // The handler is not waited for past an abort (its deadline, a lost lease, the shutdown):
+    // what it still sends is refused by its context and the fence.
+    const running = Promise.resolve().then(() => this.handler(job, ctx));
+    running.catch(() => undefined);
     try {
-      result = await this.handler(job, ctx);
+      result = await Promise.race([running, ctx.aborted]);
       ctx.check();
     } catch (error) {
+      if (ctx.snoozed) {
+        this.stats.snoozed += 1;
+        return;
+      }
+      if (ctx.timedOut) {
+        this.stats.timedOut += 1;
+        return;
+      }
+      if (error instanceof Snooze && !ctx.lostError) {
+        try {
+          await this.client.snoozeJob(job.job_id, job.fencing_token, error.until);
+          this.stats.snoozed += 1;
+        } catch (snoozeError) {
+          this.finishError(job, snoozeError);
+        }
+        return;
+      }
       if (error instanceof LeaseLost || ctx.lostError) {
         if (!this.releasing) this.stats.lost += 1;
         return;
@@ -400,7 +537,8 @@ export class Worker {
   }
 
   private async renew(): Promise<void> {
-    const held = [...this.inFlight.values()].map((f) => f.ctx).filter((ctx) => !ctx.lostError);
+    // never past an attempt's deadline (the server caps the lease there anyway)
+    const held = [...this.inFlight.values()].map((f) => f.ctx).filter((ctx) => !ctx.lostError && !ctx.pastDeadline());
     if (held.length === 0) return;
     try {
       const renewed = await this.client.renewLeases(
