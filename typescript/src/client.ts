@@ -15,6 +15,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
 import { OutcomeUnknown, isConnectionError, translate } from "./errors.js";
+import { injectHeaders } from "./tracing.js";
 import type {
   AppendResult,
   Approval,
@@ -539,11 +540,20 @@ export class Client {
    * a key the call makes one (a random UUID), so that its retry after a lost answer never makes a
    * second job (docs/queue.md, "Lost answers").
    */
-  enqueueJob(
+  async enqueueJob(
     threadId: string,
     payload: unknown = {},
-    options: { queue?: string; runAt?: Date; priority?: number; maxAttempts?: number; idempotencyKey?: string } = {},
+    options: {
+      queue?: string;
+      runAt?: Date;
+      priority?: number;
+      maxAttempts?: number;
+      idempotencyKey?: string;
+      /** Strings that go with the job, over the active OpenTelemetry trace context (stored too). */
+      headers?: Record<string, string>;
+    } = {},
   ): Promise<Job> {
+    const headers = await injectHeaders(options.headers);
     const args = [
       threadId,
       jsonParam(payload ?? {}),
@@ -552,8 +562,9 @@ export class Client {
       options.priority ?? 0,
       options.maxAttempts ?? 5,
       options.idempotencyKey ?? randomUUID(),
+      headers === null ? null : JSON.stringify(headers),
     ];
-    return this.retryLostAnswer(() => this.one<Job>("select * from ai.enqueue_job($1, $2, $3, $4, $5, $6, $7)", args));
+    return this.retryLostAnswer(() => this.one<Job>("select * from ai.enqueue_job($1, $2, $3, $4, $5, $6, $7, $8)", args));
   }
 
   /**
@@ -561,10 +572,14 @@ export class Client {
    * job per entry, in order, each answered as `enqueueJob` answers it (a reused key: the first job).
    * One bad job fails the call and writes nothing. A job without a key gets one (a random UUID).
    */
-  async enqueueJobs(jobs: NewJob[], options: { queue?: string; maxAttempts?: number } = {}): Promise<Job[]> {
+  async enqueueJobs(
+    jobs: NewJob[],
+    options: { queue?: string; maxAttempts?: number; headers?: Record<string, string> } = {},
+  ): Promise<Job[]> {
     if (jobs.length === 0) return [];
+    const headers = await injectHeaders(options.headers); // as enqueueJob's, for every job of the call
     return this.query<Job>(
-      "select * from ai.enqueue_jobs($1::text[], $2::jsonb[], $3, $4::timestamptz[], $5::integer[], $6::text[], $7)",
+      "select * from ai.enqueue_jobs($1::text[], $2::jsonb[], $3, $4::timestamptz[], $5::integer[], $6::text[], $7, $8::jsonb)",
       [
         jobs.map((j) => j.thread_id),
         jobs.map((j) => JSON.stringify(j.payload ?? {})),
@@ -573,6 +588,7 @@ export class Client {
         jobs.map((j) => j.priority ?? 0),
         jobs.map((j) => j.idempotency_key ?? randomUUID()), // as enqueueJob: a retry never duplicates
         options.maxAttempts ?? 5,
+        headers === null ? null : JSON.stringify(headers),
       ],
     );
   }

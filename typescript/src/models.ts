@@ -103,6 +103,10 @@ export interface Job {
   finished_at: Date | null;
   available_at: Date;
   claimed_at?: Date | null;
+  /** What the enqueuer handed to the run (change job_headers): its W3C trace context, ... */
+  headers?: Record<string, string> | null;
+  /** The attempts that ended, oldest first (what ai.job_attempts reads). */
+  attempt_log?: unknown[];
 }
 
 export interface JobAttempt {

@@ -23,6 +23,7 @@ import pg from "pg";
 import { Client, idempotencyKey, type Fence } from "./client.js";
 import { LeaseLost, OutcomeUnknown, SideEffectBusy, isConnectionError } from "./errors.js";
 import type { AppendResult, Event, Job, MessageRole } from "./models.js";
+import { Attempt, loadTracing } from "./tracing.js";
 
 export type Handler = (job: Job, ctx: JobContext) => Promise<unknown>;
 
@@ -74,6 +75,8 @@ export class JobContext {
   private readonly controller = new AbortController();
   lostError: Error | null = null;
   humanRequested: string | null = null;
+  /** @internal The attempt's OpenTelemetry span (src/tracing.ts), null when tracing is off. */
+  trace: Attempt | null = null;
 
   constructor(job: Job, client: Client) {
     this.job = job;
@@ -140,7 +143,26 @@ export class JobContext {
     this.check();
     const key = idempotencyKey(...keyParts);
     const req = request ?? { key_parts: keyParts.map((p) => (p === null || p === undefined ? null : String(p))) };
-    const begun = await this.guard(this.client.beginSideEffect(this.job.thread_id, key, req, this.fence));
+    const span = this.trace?.sideEffect(String(keyParts[0]).slice(0, 100), key, this.job.thread_id, this.job.job_id);
+    try {
+      const begun = await this.guard(this.client.beginSideEffect(this.job.thread_id, key, req, this.fence));
+      const outcome = begun.outcome === "done" ? "cached" : begun.outcome === "busy" ? "busy" : begun.taken_over ? "taken_over" : "executed";
+      span?.setAttributes({ "agent_state.side_effect.outcome": outcome, "agent_state.side_effect.attempt": begun.attempt });
+      return await this.runSideEffect(key, begun, fn, options);
+    } catch (error) {
+      if (span && this.trace) span.setStatus({ code: this.trace.api.SpanStatusCode.ERROR, message: String(error).slice(0, 500) });
+      throw error;
+    } finally {
+      span?.end();
+    }
+  }
+
+  private async runSideEffect<T>(
+    key: string,
+    begun: { outcome: string; attempt: number; taken_over: boolean; result: unknown },
+    fn: (call: SideEffectCall) => Promise<T> | T,
+    options: { finishRetryMs?: number },
+  ): Promise<T> {
     if (begun.outcome === "done") return begun.result as T;
     if (begun.outcome === "busy") throw new SideEffectBusy(`side effect ${key} of thread ${this.job.thread_id} is held by a live claim`);
     let result: T;
@@ -211,6 +233,7 @@ export class Worker {
   private releasing = false;
   private readonly closed = new AbortController();
   private readonly liveness: pg.ClientConfig | null;
+  private otel: Awaited<ReturnType<typeof loadTracing>> = null;
 
   constructor(client: Client, handler: Handler, options: WorkerOptions = {}) {
     this.client = client;
@@ -239,6 +262,7 @@ export class Worker {
   async run(options: { drain?: boolean } = {}): Promise<WorkerStats> {
     const renewal = setInterval(() => void this.renew(), Math.max(100, (this.leaseSeconds * 1000) / 3));
     const liveness = this.keepLiveness();
+    this.otel = await loadTracing(); // null without @opentelemetry/api or with AGENT_STATE_OTEL=off
     let backoff = 100;
     // One request id until a claim is answered: a claim whose answer was lost is asked again under
     // it and answers with the jobs it took (docs/queue.md, "Lost answers").
@@ -334,6 +358,8 @@ export class Worker {
       try {
         await this.client.releaseJob(ctx.job.job_id, ctx.job.fencing_token);
         this.stats.released += 1;
+        ctx.trace?.end("released");
+        ctx.trace = null;
       } catch (error) {
         this.log(`release of job ${ctx.job.job_id} failed (its lease will expire)`, error);
       }
@@ -344,31 +370,40 @@ export class Worker {
   private start(job: Job): void {
     this.stats.claimed += 1;
     const ctx = new JobContext(job, this.client);
+    if (this.otel !== null) ctx.trace = new Attempt(this.otel, job, this.workerId);
     const done = this.execute(job, ctx).finally(() => this.inFlight.delete(job.job_id));
     this.inFlight.set(job.job_id, { ctx, done });
   }
 
   private async execute(job: Job, ctx: JobContext): Promise<void> {
+    const outcome = await this.attempt(job, ctx);
+    ctx.trace?.end(outcome.name, outcome.error); // the attempt's span, when tracing is on
+    ctx.trace = null;
+  }
+
+  /** Runs the handler (in its span's context) and finishes the job; says how the attempt ended. */
+  private async attempt(job: Job, ctx: JobContext): Promise<{ name: string; error?: unknown }> {
     let result: unknown;
     try {
-      result = await this.handler(job, ctx);
+      const trace = ctx.trace;
+      result = await (trace && this.otel ? this.otel.context.with(trace.context, () => this.handler(job, ctx)) : this.handler(job, ctx));
       ctx.check();
     } catch (error) {
       if (error instanceof LeaseLost || ctx.lostError) {
         if (!this.releasing) this.stats.lost += 1;
-        return;
+        return { name: this.releasing ? "released" : "lost" };
       }
       try {
         await this.client.failJob(job.job_id, job.fencing_token, error instanceof Error ? `${error.name}: ${error.message}` : String(error));
         this.stats.failed += 1;
+        return { name: "failed", error };
       } catch (failError) {
-        this.finishError(job, failError);
+        return { name: this.finishError(job, failError) };
       }
-      return;
     }
     if (ctx.humanRequested !== null) {
       this.stats.awaitingHuman += 1;
-      return;
+      return { name: "paused" };
     }
     // Sent again after a lost connection until the database answers: a completion under the same
     // token is idempotent, and a database outage does not count against the lease (docs/queue.md,
@@ -378,11 +413,10 @@ export class Worker {
       try {
         await this.client.completeJob(job.job_id, job.fencing_token, result ?? null);
         this.stats.completed += 1;
-        return;
+        return { name: "completed" };
       } catch (error) {
         if (!isConnectionError(error)) {
-          this.finishError(job, error);
-          return;
+          return { name: this.finishError(job, error) };
         }
         this.log(`completing job ${job.job_id} failed; retrying`, error);
         await delay(Math.min(backoff, RECONNECT_PROBE_MS));
@@ -391,12 +425,13 @@ export class Worker {
     }
   }
 
-  private finishError(job: Job, error: unknown): void {
+  private finishError(job: Job, error: unknown): string {
     if (error instanceof LeaseLost) {
       this.stats.lost += 1;
-      return;
+      return "lost";
     }
     this.log(`finishing job ${job.job_id} failed (its lease will expire and the job run again)`, error);
+    return "lost";
   }
 
   private async renew(): Promise<void> {
