@@ -39,7 +39,9 @@ def _scalar(row: dict[str, Any]) -> Any:
     return row["value"]
 
 
-ENQUEUE_JOB = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s, %s)", _job)
+ENQUEUE_JOB = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s)", _job)
+#: with headers (change job_headers); the call without them still runs on a schema of 0.1.0
+ENQUEUE_JOB_HEADERS = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s, %s)", _job)
 ENQUEUE_JOBS = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s, %s)", _job)
 CLAIM_JOB = Call("select * from ai.claim_job(%s, %s, %s)", _job)
 CLAIM_JOBS = Call("select * from ai.claim_jobs(%s, %s, %s, %s, %s)", _job)
@@ -90,7 +92,8 @@ def _enqueue_args(
     # Without a key of the caller's, one of the call's own: a retry after a lost answer (the same
     # arguments) finds the job the first try made instead of making another.
     key = idempotency_key if idempotency_key is not None else new_request_id()
-    return (thread_id, document, queue, run_at, priority, max_attempts, key, _headers(headers))
+    found = _headers(headers)
+    return (thread_id, document, queue, run_at, priority, max_attempts, key) + (() if found is None else (found,))
 
 
 def _headers(headers: Mapping[str, str] | None) -> Jsonb | None:
@@ -157,7 +160,7 @@ class AsyncQueueMethods:
         ``headers`` (strings) go with the job, over the current OpenTelemetry trace context, which
         is stored there too (``traceparent``, ``tracestate``: the run's spans continue its trace)."""
         args = _enqueue_args(thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key, headers)
-        return (await self._rows(ENQUEUE_JOB, args))[0]
+        return (await self._rows(ENQUEUE_JOB if len(args) == 7 else ENQUEUE_JOB_HEADERS, args))[0]
 
     async def enqueue_jobs(
         self,
@@ -291,7 +294,7 @@ class QueueMethods:
         ``headers`` (strings) go with the job, over the current OpenTelemetry trace context, which
         is stored there too (``traceparent``, ``tracestate``: the run's spans continue its trace)."""
         args = _enqueue_args(thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key, headers)
-        return self._rows(ENQUEUE_JOB, args)[0]
+        return self._rows(ENQUEUE_JOB if len(args) == 7 else ENQUEUE_JOB_HEADERS, args)[0]
 
     def enqueue_jobs(
         self,

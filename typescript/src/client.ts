@@ -562,9 +562,11 @@ export class Client {
       options.priority ?? 0,
       options.maxAttempts ?? 5,
       options.idempotencyKey ?? randomUUID(),
-      headers === null ? null : JSON.stringify(headers),
     ];
-    return this.retryLostAnswer(() => this.one<Job>("select * from ai.enqueue_job($1, $2, $3, $4, $5, $6, $7, $8)", args));
+    // headers only when there are some: the call without them runs on a schema of 0.1.0 too
+    if (headers !== null) args.push(JSON.stringify(headers));
+    const sql = `select * from ai.enqueue_job(${args.map((_, i) => `$${i + 1}`).join(", ")})`;
+    return this.retryLostAnswer(() => this.one<Job>(sql, args));
   }
 
   /**
