@@ -13,6 +13,7 @@ median over the rounds. URL: a member of ai_service, in a database whose threads
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import statistics
@@ -56,7 +57,7 @@ def _graph(steps: int) -> Any:
     for name in names:
         builder.add_node(name, lambda state: {"n": state.get("n", 0) + 1})
     builder.add_edge(START, names[0])
-    for a, b in zip(names, names[1:], strict=False):
+    for a, b in itertools.pairwise(names):
         builder.add_edge(a, b)
     builder.add_edge(names[-1], END)
     return builder.compile()
@@ -117,7 +118,12 @@ def driver(url: str, rounds: int, jobs: int, steps: int) -> None:
                 ratios[k][v].append(got[v][k] / got[reference][k])
     print(f"tracing cost: {rounds} paired rounds, {jobs} no-op jobs (4 handlers) and a {steps}-step graph run each;")
     print(f"medians; ratio: per round against {'the base tree (tracing absent)' if base else 'tracing off'}")
-    names = {"base": "base tree (no tracing)", "off": "AGENT_STATE_OTEL=off", "api": "API, no SDK", "on": "SDK recording"}
+    names = {
+        "base": "base tree (no tracing)",
+        "off": "AGENT_STATE_OTEL=off",
+        "api": "API, no SDK",
+        "on": "SDK recording",
+    }
     print(f"{'variant':<26}{'ms/job':>9}{'ratio':>8}{'ms/step':>10}{'ratio':>8}")
     for v in variants:
         print(
