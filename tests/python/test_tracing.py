@@ -162,6 +162,8 @@ def test_the_demo_run_is_one_trace_with_its_attempts_steps_and_one_email(
             wait_until(lambda: client.get_job(job.job_id).status == "AWAITING_HUMAN", "the run to wait for a person")
             demo.STALL.set()  # worker 1 wakes up fenced out: its attempt ends with its lease lost
             wait_until(lambda: first.stats.lost == 1, "worker 1 to find its lease lost")
+            first.stop()  # the run's last claim is worker 2's
+            first_thread.join(30)
             [approval] = [a for a in client.pending_approvals() if a.thread_id == thread]
             with client.acting_as(demo.USER) as user:
                 user.resolve_human(thread, approval.checkpoint_id, {"approved": True, "note": "ship it"})
