@@ -39,7 +39,10 @@ def _scalar(row: dict[str, Any]) -> Any:
     return row["value"]
 
 
-ENQUEUE_JOB = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", _job)
+ENQUEUE_JOB = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s)", _job)
+#: with deadlines (change job_deadlines) and headers (change job_headers), sent only when a job has
+#: one of them: the call without them still runs on a schema of 0.1.0
+ENQUEUE_JOB_OPTIONS = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", _job)
 ENQUEUE_JOBS = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", _job)
 CLAIM_JOB = Call("select * from ai.claim_job(%s, %s, %s)", _job)
 CLAIM_JOBS = Call("select * from ai.claim_jobs(%s, %s, %s, %s, %s)", _job)
@@ -97,19 +100,9 @@ def _enqueue_args(
     # Without a key of the caller's, one of the call's own: a retry after a lost answer (the same
     # arguments) finds the job the first try made instead of making another.
     key = idempotency_key if idempotency_key is not None else new_request_id()
-    return (
-        thread_id,
-        document,
-        queue,
-        run_at,
-        priority,
-        max_attempts,
-        key,
-        timeout,
-        deadline,
-        start_by,
-        _headers(headers),
-    )
+    options = (timeout, deadline, start_by, _headers(headers))
+    plain = (thread_id, document, queue, run_at, priority, max_attempts, key)
+    return plain if all(o is None for o in options) else plain + options
 
 
 def _headers(headers: Mapping[str, str] | None) -> Jsonb | None:
@@ -198,7 +191,7 @@ class AsyncQueueMethods:
             start_by,
             headers,
         )
-        return (await self._rows(ENQUEUE_JOB, args))[0]
+        return (await self._rows(ENQUEUE_JOB if len(args) == 7 else ENQUEUE_JOB_OPTIONS, args))[0]
 
     async def enqueue_jobs(
         self,
@@ -370,7 +363,7 @@ class QueueMethods:
             start_by,
             headers,
         )
-        return self._rows(ENQUEUE_JOB, args)[0]
+        return self._rows(ENQUEUE_JOB if len(args) == 7 else ENQUEUE_JOB_OPTIONS, args)[0]
 
     def enqueue_jobs(
         self,

@@ -211,7 +211,7 @@ def _job_context(api: Any, job: Any) -> tuple[Any, list[Any]]:
         found = api.trace.get_current_span(parent).get_span_context()
         if found.is_valid:
             return parent, [api.trace.Link(found)]
-    digest = hashlib.sha256(f"agent_state job\0{job.owner}\0{job.job_id}\0{job.created_at.isoformat()}".encode())
+    digest = hashlib.sha256(f"agent_state job\0{job.owner}\0{job.thread_id}\0{job.job_id}".encode())  # as TypeScript's
     raw = digest.digest()
     derived = api.trace.SpanContext(
         trace_id=int.from_bytes(raw[:16], "big") or 1,

@@ -17,6 +17,7 @@ Time never races a lease: the workers' pools run on frozen database clocks (ai.f
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import threading
 import uuid
@@ -28,6 +29,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from langchain_core.runnables import RunnableConfig
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -162,9 +164,7 @@ def test_the_demo_run_is_one_trace_with_its_attempts_steps_and_one_email(
             wait_until(lambda: client.get_job(job.job_id).status == "AWAITING_HUMAN", "the run to wait for a person")
             demo.STALL.set()  # worker 1 wakes up fenced out: its attempt ends with its lease lost
             wait_until(lambda: first.stats.lost == 1, "worker 1 to find its lease lost")
-            # worker 1 (on the older clock) stops here: were it to claim the resumed run, worker 2's
-            # later clock would see its lease run out and take it over, an attempt this test is not about
-            first.stop()
+            first.stop()  # the run's last claim is worker 2's
             first_thread.join(30)
             [approval] = [a for a in client.pending_approvals() if a.thread_id == thread]
             with client.acting_as(demo.USER) as user:
@@ -298,3 +298,56 @@ def test_the_worker_instruments_count_a_known_sequence(
     assert taken.attributes["agent_state.attempt"] == 2
     assert {s.attributes["agent_state.thread_id"] for s in spans} == set(threads.values())
     assert len({s.context.trace_id for s in spans if s.attributes["agent_state.job_id"] == jobs["retry"].job_id}) == 1
+
+
+def test_an_async_graph_run_has_its_steps_under_its_attempt(
+    otel: SimpleNamespace, role_dsn: Callable[[str], str], thread_id: str
+) -> None:
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+    from psycopg_pool import AsyncConnectionPool
+
+    from agent_state import AsyncClient, AsyncWorker
+    from agent_state.graph_runs import AsyncGraphRuns, job_context
+
+    class State(TypedDict, total=False):
+        n: int
+
+    async def tool(state: State, config: RunnableConfig) -> State:
+        await job_context(config).side_effect("notify", state.get("n")).arun(_receipt)
+        return {"n": state.get("n", 0) + 1}
+
+    builder = StateGraph(State)
+    builder.add_node("first", lambda state: {"n": state.get("n", 0) + 1})
+    builder.add_node("second", tool)
+    builder.add_edge(START, "first")
+    builder.add_edge("first", "second")
+    builder.add_edge("second", END)
+    graph = builder.compile()
+    queue = f"tr-{uuid.uuid4().hex[:8]}"
+
+    async def scenario() -> None:
+        async with AsyncConnectionPool(role_dsn("app_service"), min_size=1, max_size=4, kwargs=_frozen(DAY0)) as pool:
+            runs = AsyncGraphRuns(AsyncClient(pool), graph, queue=queue)
+            job = await runs.start(thread_id, {"n": 0})
+            worker = AsyncWorker(pool, runs.handler, queue, concurrency=1, poll_interval=0.05, listen=False)
+            stats = await worker.run(drain=True, install_signal_handlers=False)
+            assert stats.completed == 1, (await AsyncClient(pool).get_job(job.job_id)).last_error
+
+    asyncio.run(scenario())
+    spans = _spans(otel)
+    [attempt] = [s for s in spans if s.name == f"process {queue}"]
+    steps = sorted(
+        (s for s in spans if s.parent is not None and s.parent.span_id == attempt.context.span_id),
+        key=lambda s: s.start_time or 0,
+    )
+    assert [(s.name, s.attributes["langgraph.step"]) for s in steps] == [("step first", 1), ("step second", 2)]
+    assert all(s.attributes["agent_state.checkpoint_id"] for s in steps)
+    [notify] = [s for s in spans if s.name == "side_effect notify"]
+    assert notify.parent is not None and notify.parent.span_id == steps[1].context.span_id
+    assert notify.attributes["agent_state.side_effect.outcome"] == "executed"
+
+
+async def _receipt(call: Any) -> dict[str, str]:
+    return {"key": call.key}

@@ -15,6 +15,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
 import { OutcomeUnknown, isConnectionError, translate } from "./errors.js";
+import { injectHeaders } from "./tracing.js";
 import type {
   AppendResult,
   Approval,
@@ -539,7 +540,7 @@ export class Client {
    * a key the call makes one (a random UUID), so that its retry after a lost answer never makes a
    * second job (docs/queue.md, "Lost answers").
    */
-  enqueueJob(
+  async enqueueJob(
     threadId: string,
     payload: unknown = {},
     options: {
@@ -554,8 +555,11 @@ export class Client {
       deadline?: Date;
       /** The start deadline: a job not started by then ends FAILED instead of running late. */
       startBy?: Date;
+      /** Strings that go with the job, over the active OpenTelemetry trace context (stored too). */
+      headers?: Record<string, string>;
     } = {},
   ): Promise<Job> {
+    const headers = await injectHeaders(options.headers);
     const args = [
       threadId,
       jsonParam(payload ?? {}),
@@ -564,13 +568,17 @@ export class Client {
       options.priority ?? 0,
       options.maxAttempts ?? 5,
       options.idempotencyKey ?? randomUUID(),
+    ];
+    // deadlines and headers only when the job has one: the call without them runs on a schema of 0.1.0 too
+    const extra = [
       secondsParam(options.timeoutSeconds),
       options.deadline ?? null,
       options.startBy ?? null,
+      headers === null ? null : JSON.stringify(headers),
     ];
-    return this.retryLostAnswer(() =>
-      this.one<Job>("select * from ai.enqueue_job($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)", args),
-    );
+    if (extra.some((v) => v !== null)) args.push(...extra);
+    const sql = `select * from ai.enqueue_job(${args.map((_, i) => `$${i + 1}`).join(", ")})`;
+    return this.retryLostAnswer(() => this.one<Job>(sql, args));
   }
 
   /**
@@ -578,11 +586,15 @@ export class Client {
    * job per entry, in order, each answered as `enqueueJob` answers it (a reused key: the first job).
    * One bad job fails the call and writes nothing. A job without a key gets one (a random UUID).
    */
-  async enqueueJobs(jobs: NewJob[], options: { queue?: string; maxAttempts?: number } = {}): Promise<Job[]> {
+  async enqueueJobs(
+    jobs: NewJob[],
+    options: { queue?: string; maxAttempts?: number; headers?: Record<string, string> } = {},
+  ): Promise<Job[]> {
     if (jobs.length === 0) return [];
+    const headers = await injectHeaders(options.headers); // as enqueueJob's, for every job of the call
     return this.query<Job>(
       "select * from ai.enqueue_jobs($1::text[], $2::jsonb[], $3, $4::timestamptz[], $5::integer[], $6::text[], $7," +
-        " $8::interval[], $9::timestamptz[], $10::timestamptz[])",
+        " $8::interval[], $9::timestamptz[], $10::timestamptz[], $11::jsonb)",
       [
         jobs.map((j) => j.thread_id),
         jobs.map((j) => JSON.stringify(j.payload ?? {})),
@@ -594,6 +606,7 @@ export class Client {
         jobs.map((j) => secondsParam(j.timeout_seconds)),
         jobs.map((j) => j.deadline ?? null),
         jobs.map((j) => j.start_by ?? null),
+        headers === null ? null : JSON.stringify(headers),
       ],
     );
   }

@@ -115,6 +115,10 @@ export interface Job {
   deadline?: Date | null;
   /** The start deadline, or null. */
   start_by?: Date | null;
+  /** What the enqueuer handed to the run (change job_headers): its W3C trace context, ... */
+  headers?: Record<string, string> | null;
+  /** The attempts that ended, oldest first (what ai.job_attempts reads). */
+  attempt_log?: unknown[];
 }
 
 export interface JobAttempt {
