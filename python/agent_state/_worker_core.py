@@ -421,7 +421,10 @@ class WorkerCore(Generic[S]):
         for ctx, outcome in batch:
             self.held.pop(ctx.job.job_id, None)
             if ctx.trace is not None and self.telemetry is not None:
-                ended = "paused" if ctx.paused else "failed" if ctx.failed else "completed" if ctx.finished else "lost"
+                ended = (
+                    "paused" if ctx.paused else "snoozed" if ctx.snoozed else "failed" if ctx.failed
+                    else "completed" if ctx.finished else "timed_out" if ctx.timed_out else "lost"
+                )  # fmt: skip
                 error = outcome.error if isinstance(outcome, Failure) else None
                 self.telemetry.ended(ctx, ended, error, time.monotonic())
 

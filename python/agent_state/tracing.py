@@ -303,7 +303,8 @@ class WorkerTelemetry:
 
     def ended(self, ctx: Any, outcome: str, error: BaseException | None, now: float) -> None:
         """The job left the worker: ``completed``, ``failed``, ``paused`` (a person's turn),
-        ``released`` or ``lost``; its attempt span ends."""
+        ``snoozed``, ``timed_out`` (its attempt's deadline passed), ``released`` or ``lost``; its
+        attempt span ends."""
         attempt = ctx.trace
         if attempt is None:
             return
@@ -317,6 +318,8 @@ class WorkerTelemetry:
         if outcome == "lost":
             api.leases_lost.add(1, self.labels)
             span.set_status(self._error, "lease lost")
+        elif outcome == "timed_out":
+            span.set_status(self._error, "deadline exceeded")
         elif outcome == "failed":
             job = ctx.job
             if job.attempts >= job.max_attempts:

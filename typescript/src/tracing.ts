@@ -111,12 +111,13 @@ export class Attempt {
     return this.span.isRecording();
   }
 
-  /** The attempt ended: completed, failed, paused, released or lost. */
+  /** The attempt ended: completed, failed, paused, snoozed, timed_out (its deadline passed), released or lost. */
   end(outcome: string, error?: unknown): void {
     for (const step of this.steps.values()) step.end();
     this.steps.clear();
     this.span.setAttribute("agent_state.outcome", outcome);
     if (outcome === "lost") this.span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: "lease lost" });
+    if (outcome === "timed_out") this.span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: "deadline exceeded" });
     if (outcome === "failed") {
       if (error instanceof Error) this.span.recordException(error);
       this.span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: String(error).slice(0, 500) });

@@ -513,20 +513,20 @@ export class Worker {
     } catch (error) {
       if (ctx.snoozed) {
         this.stats.snoozed += 1;
-        return;
+        return { name: "snoozed" };
       }
       if (ctx.timedOut) {
         this.stats.timedOut += 1;
-        return;
+        return { name: "timed_out" };
       }
       if (error instanceof Snooze && !ctx.lostError) {
         try {
           await this.client.snoozeJob(job.job_id, job.fencing_token, error.until);
           this.stats.snoozed += 1;
+          return { name: "snoozed" };
         } catch (snoozeError) {
-          this.finishError(job, snoozeError);
+          return { name: this.finishError(job, snoozeError) };
         }
-        return;
       }
       if (error instanceof LeaseLost || ctx.lostError) {
         if (!this.releasing) this.stats.lost += 1;
