@@ -3727,6 +3727,34 @@ end
 $$;
 comment on function ai._collect_checkpoint_blobs(text[]) is 'Internal: deletes the channel values no checkpoint of their thread and namespace references any more, directly or as the base of a referenced delta; returns how many.';
 
+-- Values that name a pending write (deploy/checkpoint_write_refs.sql) get its bytes back, before
+-- a deleting path deletes writes: in the given threads, those whose write belongs to a checkpoint
+-- of one of run_ids (delete_for_runs), or all of them (run_ids NULL: prune keep_latest, which
+-- then keeps only the newest checkpoints' writes). The callers hold the threads' sessions locked.
+create or replace function ai._unname_writes(thread_ids text[], run_ids text[]) returns bigint
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_count bigint;
+begin
+  update ai.checkpoint_blobs b
+  set blob = w.blob, write_checkpoint_id = null, write_task_id = null, write_idx = null
+  from ai.checkpoint_writes w
+  where b.thread_id = any ($1) and b.write_task_id is not null
+    and w.thread_id = b.thread_id and w.checkpoint_ns = b.checkpoint_ns and w.checkpoint_id = b.write_checkpoint_id
+    and w.task_id = b.write_task_id and w.idx = b.write_idx
+    and ($2 is null or exists (select from ai.checkpoints c, pg_catalog.unnest($2) as r(run_id)
+                               where c.thread_id = b.thread_id and c.checkpoint_ns = b.checkpoint_ns
+                                 and c.checkpoint_id = b.write_checkpoint_id
+                                 and c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id)));
+  get diagnostics v_count = row_count;
+  return v_count;
+end
+$$;
+comment on function ai._unname_writes(text[], text[]) is 'Internal: gives the values that name a pending write (checkpoint_blobs.write_*) the write''s bytes, in the given threads: those naming a write of a checkpoint of run_ids, or all (run_ids NULL); before a path deletes writes. Returns how many.';
+revoke execute on function ai._unname_writes(text[], text[]) from public;
+
 -- The deleting paths (prune_checkpoints, so prune_idle_threads, and delete_for_runs) lock their
 -- threads' sessions and so wait for every put in flight; at read committed each statement after
 -- the lock sees what those puts committed, and keeps the versions their deltas extend. A repeatable
@@ -3755,6 +3783,21 @@ drop function if exists ai._reset_current_checkpoint(text[]);
 -- checkpoint_deltas.sql): the whole value it extends, then every delta on the way, as one msgpack
 -- array. One primary-key probe per link. Chains are acyclic (a delta's base exists when it is
 -- written, and a row is never rewritten: put_checkpoint inserts values with DO NOTHING).
+-- The bytes of the pending write a delta names instead of holding them (ai.checkpoint_blobs.write_*,
+-- deploy/checkpoint_write_refs.sql); NULL when no write is named (or it is gone: the caller raises).
+create or replace function ai._named_write(thread_id text, checkpoint_ns text, checkpoint_id text, task_id text,
+                                           idx integer) returns bytea
+language sql stable
+set search_path = pg_catalog, pg_temp
+as $$
+  -- positional: a column of the same name would win over an argument's name
+  select w.blob from ai.checkpoint_writes w
+  where w.thread_id = ($1 collate "default") and w.checkpoint_ns = ($2 collate "C")
+    and w.checkpoint_id = ($3 collate "C") and w.task_id = ($4 collate "C") and w.idx = $5
+$$;
+comment on function ai._named_write(text, text, text, text, integer) is 'Internal: the blob of the pending write (thread, namespace, checkpoint, task, idx) that a delta stored as a reference names.';
+revoke execute on function ai._named_write(text, text, text, text, integer) from public;
+
 -- The key is compared in the collations of the primary key's columns (thread_id the database's
 -- default, the others "C"), named here, never taken from the call: a PL/pgSQL parameter takes the
 -- collation of the call's arguments, and _checkpoint_tuple passes "C" columns with thread_id, so
@@ -3775,7 +3818,8 @@ declare
   v_whole boolean;
 begin
   with recursive chain as (
-    select b.base_version, b.blob, 0 as depth
+    select b.base_version, coalesce(b.blob, ai._named_write(v_thread, v_ns, b.write_checkpoint_id, b.write_task_id,
+                                                           b.write_idx)) as blob, 0 as depth
     from ai.checkpoint_blobs b
     where b.thread_id = v_thread and b.checkpoint_ns = v_ns and b.channel = v_channel and b.version = v_version
     union all
@@ -3784,7 +3828,10 @@ begin
     select b.base_version, b.blob, c.depth + 1
     from chain c
     cross join lateral (
-      select b.base_version, b.blob from ai.checkpoint_blobs b
+      select b.base_version,
+             coalesce(b.blob, ai._named_write(v_thread, v_ns, b.write_checkpoint_id, b.write_task_id, b.write_idx))
+               as blob
+      from ai.checkpoint_blobs b
       where b.thread_id = v_thread and b.checkpoint_ns = v_ns and b.channel = v_channel and b.version = c.base_version
       limit 1
     ) b
@@ -3795,7 +3842,7 @@ begin
   if v_parts is null then
     return null;
   end if;
-  if not v_whole then
+  if not v_whole or array_position(v_parts, null) is not null then
     raise exception using errcode = 'AS060',
       message = format('the value of channel %s at version %s cannot be rebuilt: a version it extends is missing', v_channel, v_version);
   end if;
@@ -3906,10 +3953,16 @@ comment on function ai._msgpack_is_array(bytea) is 'Internal: whether the bytes 
 -- else AS061 and the saver sends the whole value. Its depth is its base's plus one; a delta past
 -- ai._max_delta_depth() is stored whole instead, rebuilt here from its base (one read of the
 -- chain, every that many steps), so no chain grows past the bound whatever the client sends.
+-- A delta whose bytes are those of a pending write of the parent checkpoint, as stored (same
+-- channel and type, idx >= 0: a row never overwritten; the step's held writes are inserted
+-- before this), names that write instead of holding a second copy (blob NULL, write_*: deploy/
+-- checkpoint_write_refs.sql): a node's new messages are then stored once, as its write.
 -- Each version is stored once: a version already stored is kept as it is.
+drop function if exists ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[]);
 create or replace function ai._insert_channel_values(thread_id text, checkpoint_ns text, owner text,
                                                      channels text[], versions text[], types text[],
-                                                     blobs bytea[], bases text[]) returns void
+                                                     blobs bytea[], bases text[], parent_checkpoint_id text)
+returns void
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp
 as $$
@@ -3923,13 +3976,20 @@ declare
   a_types alias for $6;
   a_blobs alias for $7;
   a_bases alias for $8;
+  a_parent alias for $9;
   v_depths integer[];
+  v_write_tasks text[];
+  v_write_idx integer[];
   v_base record;
+  v_write record;
 begin
   if a_bases is not null then
     v_depths := pg_catalog.array_fill(0, array[pg_catalog.cardinality(a_blobs)]);
+    v_write_tasks := pg_catalog.array_fill(null::text, array[pg_catalog.cardinality(a_blobs)]);
+    v_write_idx := pg_catalog.array_fill(null::integer, array[pg_catalog.cardinality(a_blobs)]);
     for i in 1 .. pg_catalog.cardinality(a_bases) loop
       continue when a_bases[i] is null;
+      -- a base stored as a named write is a msgpack array by construction (it was checked as a delta)
       select b.delta_depth, b.type, pg_catalog.get_byte(b.blob, 0) as first_byte
       into v_base
       from ai.checkpoint_blobs b
@@ -3946,6 +4006,18 @@ begin
       end if;
       if v_base.delta_depth < ai._max_delta_depth() then
         v_depths[i] := v_base.delta_depth + 1;
+        if a_parent is not null then
+          select w.task_id, w.idx into v_write
+          from ai.checkpoint_writes w
+          where w.thread_id = a_thread_id and w.checkpoint_ns = a_ns and w.checkpoint_id = a_parent
+            and w.idx >= 0 and w.channel = a_channels[i] and w.type = a_types[i] and w.blob = a_blobs[i]
+          limit 1;
+          if found then
+            v_write_tasks[i] := v_write.task_id;
+            v_write_idx[i] := v_write.idx;
+            a_blobs[i] := null;
+          end if;
+        end if;
       else
         a_blobs[i] := ai._msgpack_concat(array[ai._rebuilt_value(a_thread_id, a_ns, a_channels[i], a_bases[i]),
                                                a_blobs[i]]);
@@ -3954,16 +4026,18 @@ begin
     end loop;
   end if;
   insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob, base_version,
-                                   delta_depth)
-  select a_thread_id, a_ns, u.channel, u.version, a_owner, u.type, u.blob, u.base, coalesce(u.depth, 0)
-  from unnest(a_channels, a_versions, a_types, a_blobs, coalesce(a_bases, '{}'), coalesce(v_depths, '{}'))
-    as u(channel, version, type, blob, base, depth)
+                                   delta_depth, write_checkpoint_id, write_task_id, write_idx)
+  select a_thread_id, a_ns, u.channel, u.version, a_owner, u.type, u.blob, u.base, coalesce(u.depth, 0),
+         case when u.write_task is not null then a_parent end, u.write_task, u.write_idx
+  from unnest(a_channels, a_versions, a_types, a_blobs, coalesce(a_bases, '{}'), coalesce(v_depths, '{}'),
+              coalesce(v_write_tasks, '{}'), coalesce(v_write_idx, '{}'))
+    as u(channel, version, type, blob, base, depth, write_task, write_idx)
   on conflict (thread_id, checkpoint_ns, channel, version) do nothing;
 end
 $$;
-comment on function ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[]) is 'Internal: stores a put''s new channel values, each version once; a delta (bases[i] set) at its base''s depth plus one, or whole (rebuilt) past ai._max_delta_depth(). AS061 a delta whose base is not stored, or which is not one msgpack array of type msgpack extending a msgpack list.';
+comment on function ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[], text) is 'Internal: stores a put''s new channel values, each version once; a delta (bases[i] set) at its base''s depth plus one, or whole (rebuilt) past ai._max_delta_depth(); a delta equal to a pending write of the parent checkpoint as a reference to it. AS061 a delta whose base is not stored, or which is not one msgpack array of type msgpack extending a msgpack list.';
 revoke execute on function ai._max_delta_depth(), ai._msgpack_is_array(bytea),
-  ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[]) from public;
+  ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[], text) from public;
 
 
 -- The rows of one task's pending writes (the guards are the caller's): put_writes, and
@@ -4206,7 +4280,7 @@ begin
   -- The new channel values (whole, or deltas of a bounded depth; AS061 a delta that cannot be
   -- one), after the session's lock above: the base a delta extends cannot be deleted before commit.
   perform ai._insert_channel_values(a_thread_id, a_ns, v_owner, a_blob_channels, a_blob_versions, a_blob_types,
-                                    a_blobs, a_bases);
+                                    a_blobs, a_bases, a_parent_id);
   insert into ai.checkpoints (thread_id, checkpoint_ns, checkpoint_id, owner, parent_checkpoint_id, type,
                               checkpoint, metadata, channel_versions, created_at)
   values (a_thread_id, a_ns, v_id, v_owner, a_parent_id, a_type, a_checkpoint, a_metadata, a_versions, v_now)
@@ -4905,9 +4979,13 @@ begin
          and b.version = n.version
     where b.base_version is not null
   )
+  -- a value that names a write gets the write's bytes: the copy may not hold that write
   insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob, base_version,
                                    delta_depth)
-  select a_target, b.checkpoint_ns, b.channel, b.version, a_owner, b.type, b.blob, b.base_version, b.delta_depth
+  select a_target, b.checkpoint_ns, b.channel, b.version, a_owner, b.type,
+         coalesce(b.blob, ai._named_write(a_source, b.checkpoint_ns, b.write_checkpoint_id, b.write_task_id,
+                                          b.write_idx)),
+         b.base_version, b.delta_depth
   from needed r
   join ai.checkpoint_blobs b
     on b.thread_id = a_source and b.checkpoint_ns = r.checkpoint_ns and b.channel = r.channel and b.version = r.version;
@@ -5038,6 +5116,7 @@ begin
     return 0;
   end if;
   perform from ai.agent_sessions s where s.thread_id = any (v_threads) order by s.thread_id for update;
+  perform ai._unname_writes(v_threads, run_ids);
   with gone as (
     delete from ai.checkpoints c
     using pg_catalog.unnest(run_ids) as r(run_id)
@@ -5090,6 +5169,7 @@ begin
     delete from ai.checkpoints c where c.thread_id = any (thread_ids);
     get diagnostics v_count = row_count;
   else
+    perform ai._unname_writes(thread_ids, null);
     -- Keep the newest checkpoint of each (thread, namespace) with its writes and the values it
     -- names; and, for each DeltaChannel whose value it does not store (the channels its metadata
     -- counts in counters_since_delta_snapshot), the ancestors that value is rebuilt from, back to
@@ -9055,6 +9135,37 @@ begin
   end loop;
 end
 $$;
+
+
+-- ===== change: checkpoint_write_refs =====
+-- Deploy agent-state:checkpoint_write_refs to pg
+-- requires: checkpoint_delta_depth
+--
+-- A delta that names the held write instead of copying it (issue 34 item 8). A node that returns
+-- new messages through add_messages writes them as its task's pending write (ai.checkpoint_writes,
+-- for the parent checkpoint), and the step's checkpoint stores the same items again as the delta
+-- of the list channel (deploy/checkpoint_deltas.sql): the same bytes twice a step. When a delta's
+-- bytes equal a pending write of the parent checkpoint (same channel, type and blob, idx >= 0:
+-- rows that are never overwritten), ai.put_checkpoint stores the delta as a reference to that
+-- write: blob NULL and the write's key in these columns; ai._rebuilt_value reads the write's blob.
+--
+-- No foreign key holds the reference: its check on every deleted write (prune, delete_thread)
+-- would scan the thread's values, and a partial index for it would cost most of what the bytes
+-- saved. Every path that deletes writes keeps the rule instead, under the session lock it already
+-- takes: prune_checkpoints and delete_for_runs copy a named write's bytes into the value first,
+-- copies and forks copy the bytes (tests/pgtap/put_checkpoint/
+-- a_value_that_names_a_write_stays_readable_through_every_deleting_and_copying_path.sql).
+
+alter table ai.checkpoint_blobs
+  add column write_checkpoint_id text collate "C",
+  add column write_task_id text collate "C",
+  add column write_idx integer;
+comment on column ai.checkpoint_blobs.write_task_id is
+  'Set (with write_checkpoint_id and write_idx) for a delta stored as a reference to the pending write in ai.checkpoint_writes that holds the same bytes (blob NULL): (thread_id, checkpoint_ns, write_checkpoint_id, write_task_id, write_idx).';
+alter table ai_archive.checkpoint_blobs
+  add column write_checkpoint_id text collate "C",
+  add column write_task_id text collate "C",
+  add column write_idx integer;
 
 
 -- ===== change: tenant_read_indexes =====
