@@ -716,6 +716,60 @@ end
 $$;
 comment on function ai._check_checkpoint_values(bytea, ai.checkpoint_values) is 'Internal guard of a checkpoint''s new channel values: AS002 for NULL or unequal arrays, a NULL element, a channel name or version over 255 bytes; AS003 for the checkpoint or a value over 16 MiB.';
 
+-- The step's messages (put_checkpoint's messages: what a saver's mirror_messages sends, each with
+-- its idempotency key) in one INSERT ... SELECT, instead of ai.append_messages' call per message.
+-- That fast path is taken when every message is what the per-message path would insert as it is
+-- (an object with a valid role, content within the document limit, a string idempotency key of at
+-- most 255 bytes, distinct in the batch and not yet stored, no turn or token_count), the session
+-- takes messages (active or waiting), and no other append of the thread commits a seq meanwhile;
+-- the rows are then those ai.append_message_idempotent would write (seq the thread's newest + 1,
+-- 2, ..., the token estimate, the same created_at). Anything else (a retry whose keys are stored,
+-- a bad message, a finished session, a concurrent append: the unique violation of its seq) goes
+-- through ai.append_messages, with its errors and its rules (a retried key returns the original).
+create or replace function ai._append_step_messages(thread_id text, owner text, status text, messages jsonb)
+returns void
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_fast boolean;
+  v_now timestamptz := ai.now();
+begin
+  select pg_catalog.jsonb_typeof($4) = 'array' and $3 in ('active', 'waiting')
+         and pg_catalog.bool_and(pg_catalog.jsonb_typeof(e.m) = 'object'
+               and e.m ->> 'role' in ('system', 'user', 'assistant', 'tool_call', 'tool_result')
+               and e.m ? 'content' and pg_catalog.jsonb_typeof(e.m -> 'content') <> 'null'
+               and pg_catalog.pg_column_size(e.m -> 'content') <= ai._max_document_bytes()
+               and pg_catalog.jsonb_typeof(e.m -> 'idempotency_key') = 'string'
+               and pg_catalog.octet_length(e.m ->> 'idempotency_key') between 1 and 255
+               and not e.m ? 'turn' and not e.m ? 'token_count')
+         and pg_catalog.count(distinct e.m ->> 'idempotency_key') = pg_catalog.count(*)
+         and not exists (select from ai.session_messages x
+                         where x.thread_id = $1
+                           and x.idempotency_key = any (array(select y.m ->> 'idempotency_key'
+                                                              from pg_catalog.jsonb_array_elements($4) y(m))))
+  into v_fast
+  from pg_catalog.jsonb_array_elements(case when pg_catalog.jsonb_typeof($4) = 'array' then $4 else '[]' end) e(m);
+  if v_fast then
+    begin
+      insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key,
+                                       created_at)
+      select $1, n.seq + e.ord, $2, e.m ->> 'role', e.m -> 'content', ai.estimate_tokens(e.m -> 'content'), null,
+             e.m ->> 'idempotency_key', v_now
+      from (select coalesce(max(x.seq), 0) as seq from ai.session_messages x where x.thread_id = $1) n
+      cross join pg_catalog.jsonb_array_elements($4) with ordinality e(m, ord)
+      order by e.ord;
+      return;
+    exception when unique_violation then
+      null;  -- another append of the thread took a seq (or a key) first: the per-message path waits its turn
+    end;
+  end if;
+  perform ai.append_messages($1, $4);
+end
+$$;
+comment on function ai._append_step_messages(text, text, text, jsonb) is 'Internal: appends a step''s messages for ai.put_checkpoint in one INSERT when each is a plain new message with its idempotency key and the session takes messages; else (a retry, a bad message, a finished session, a concurrent append) through ai.append_messages, with its rules and errors.';
+revoke execute on function ai._append_step_messages(text, text, text, jsonb) from public;
+
 -- The durable step, in one call: a task's pending writes held by the saver until the step's
 -- checkpoint (for the parent checkpoint they were written from), the checkpoint with its new
 -- channel values (whole, or as the items appended to an earlier version: channel_values.bases),
@@ -728,11 +782,11 @@ comment on function ai._check_checkpoint_values(bytea, ai.checkpoint_values) is 
 --            messages => '[...]', step_commit => row(job_id, fencing_token, 'sync')::ai.step_commit)
 -- Its steps: the guards (ai._check_step), the fence (ai._fence), the session locked, the deltas'
 -- bases checked, the held writes (ai._insert_writes), the values and the checkpoint, the
--- messages (ai.append_messages). Nothing on the session row: the session is read and locked FOR
--- KEY SHARE only (what the foreign keys of the rows inserted take anyway), which a claim's thread
--- lock (FOR NO KEY UPDATE) does not wait for, and which makes a delete_thread racing this put
--- either wait for it (and delete what it wrote) or go first (and this put then sees the
--- tombstone: AS020).
+-- messages (ai._append_step_messages: one INSERT, or ai.append_messages' rules). Nothing on the
+-- session row: the session is read and locked FOR KEY SHARE only (what the foreign keys of the
+-- rows inserted take anyway), which a claim's thread lock (FOR NO KEY UPDATE) does not wait for,
+-- and which makes a delete_thread racing this put either wait for it (and delete what it wrote)
+-- or go first (and this put then sees the tombstone: AS020).
 drop function if exists ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text);
 drop function if exists ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb);
 create or replace function ai.put_checkpoint(
@@ -774,6 +828,7 @@ declare
   v_id text := coalesce($3, ai.ulid());
   v_now timestamptz := ai.now();
   v_owner text;
+  v_status text;
 begin
   perform ai._check_step(a_thread_id, a_ns, v_id, a_parent_id, a_type, a_checkpoint, a_metadata, a_versions,
                          $9, a_writes, a_durability);
@@ -789,7 +844,8 @@ begin
   -- The session, locked (for key share) until this transaction ends, before the delta check
   -- below: ai.prune_checkpoints and ai.delete_for_runs lock it for update before they delete, so
   -- the base a delta extends cannot be deleted between that check and the commit.
-  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for key share;
+  select s.owner, s.status into v_owner, v_status from ai.agent_sessions s where s.thread_id = a_thread_id
+  for key share;
   if v_owner is null then
     v_owner := ai._checkpoint_thread_owner(a_thread_id);
   end if;
@@ -814,7 +870,7 @@ begin
       channel_versions = excluded.channel_versions;
 
   if a_messages is not null then
-    perform ai.append_messages(a_thread_id, a_messages);
+    perform ai._append_step_messages(a_thread_id, v_owner, v_status, a_messages);
   end if;
   return v_id;
 end

@@ -110,7 +110,8 @@ def run(pythonpath: str, url: str, invokes: int, kind: str) -> dict[str, float]:
         capture_output=True,
         text=True,
     ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    figures: dict[str, float] = json.loads(out.strip().splitlines()[-1])
+    return figures
 
 
 def main() -> None:
