@@ -305,21 +305,6 @@ drop function if exists ai._reset_current_checkpoint(text[]);
 -- checkpoint_deltas.sql): the whole value it extends, then every delta on the way, as one msgpack
 -- array. One primary-key probe per link. Chains are acyclic (a delta's base exists when it is
 -- written, and a row is never rewritten: put_checkpoint inserts values with DO NOTHING).
--- The bytes of the pending write a delta names instead of holding them (ai.checkpoint_blobs.write_*,
--- deploy/checkpoint_write_refs.sql); NULL when no write is named (or it is gone: the caller raises).
-create or replace function ai._named_write(thread_id text, checkpoint_ns text, checkpoint_id text, task_id text,
-                                           idx integer) returns bytea
-language sql stable
-set search_path = pg_catalog, pg_temp
-as $$
-  -- positional: a column of the same name would win over an argument's name
-  select w.blob from ai.checkpoint_writes w
-  where w.thread_id = ($1 collate "default") and w.checkpoint_ns = ($2 collate "C")
-    and w.checkpoint_id = ($3 collate "C") and w.task_id = ($4 collate "C") and w.idx = $5
-$$;
-comment on function ai._named_write(text, text, text, text, integer) is 'Internal: the blob of the pending write (thread, namespace, checkpoint, task, idx) that a delta stored as a reference names.';
-revoke execute on function ai._named_write(text, text, text, text, integer) from public;
-
 -- The key is compared in the collations of the primary key's columns (thread_id the database's
 -- default, the others "C"), named here, never taken from the call: a PL/pgSQL parameter takes the
 -- collation of the call's arguments, and _checkpoint_tuple passes "C" columns with thread_id, so
@@ -329,7 +314,6 @@ revoke execute on function ai._named_write(text, text, text, text, integer) from
 create or replace function ai._rebuilt_value(thread_id text, checkpoint_ns text, channel text, version text)
 returns bytea
 language plpgsql stable
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_thread text collate "default" := $1;
@@ -340,8 +324,12 @@ declare
   v_whole boolean;
 begin
   with recursive chain as (
-    select b.base_version, coalesce(b.blob, ai._named_write(v_thread, v_ns, b.write_checkpoint_id, b.write_task_id,
-                                                           b.write_idx)) as blob, 0 as depth
+    select b.base_version,
+           coalesce(b.blob, (select w.blob from ai.checkpoint_writes w
+                             where w.thread_id = v_thread and w.checkpoint_ns = v_ns
+                               and w.checkpoint_id = b.write_checkpoint_id and w.task_id = b.write_task_id
+                               and w.idx = b.write_idx)) as blob,
+           0 as depth
     from ai.checkpoint_blobs b
     where b.thread_id = v_thread and b.checkpoint_ns = v_ns and b.channel = v_channel and b.version = v_version
     union all
@@ -351,8 +339,10 @@ begin
     from chain c
     cross join lateral (
       select b.base_version,
-             coalesce(b.blob, ai._named_write(v_thread, v_ns, b.write_checkpoint_id, b.write_task_id, b.write_idx))
-               as blob
+             coalesce(b.blob, (select w.blob from ai.checkpoint_writes w
+                               where w.thread_id = v_thread and w.checkpoint_ns = v_ns
+                                 and w.checkpoint_id = b.write_checkpoint_id and w.task_id = b.write_task_id
+                                 and w.idx = b.write_idx)) as blob
       from ai.checkpoint_blobs b
       where b.thread_id = v_thread and b.checkpoint_ns = v_ns and b.channel = v_channel and b.version = c.base_version
       limit 1
@@ -371,7 +361,7 @@ begin
   return ai._msgpack_concat(v_parts);
 end
 $$;
-comment on function ai._rebuilt_value(text, text, text, text) is 'Internal: the whole value of a channel version stored as a delta (the value it extends and the items of each delta since, one msgpack array). AS060 when a version on the way is missing.';
+comment on function ai._rebuilt_value(text, text, text, text) is 'Internal: the whole value of a channel version stored as a delta (the value it extends and the items of each delta since, one msgpack array; a delta that names a pending write, checkpoint_blobs.write_*, is that write''s bytes). AS060 when a version or a named write on the way is missing.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Writing
@@ -386,7 +376,6 @@ comment on function ai._rebuilt_value(text, text, text, text) is 'Internal: the 
 -- within a few probes of a whole value's, and the whole values add 1/32 of the list per step.
 create or replace function ai._max_delta_depth() returns integer
 language sql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$ select 32 $$;
 comment on function ai._max_delta_depth() is 'Internal: the most deltas a stored channel value may be from a whole value (ai.checkpoint_blobs.delta_depth); put_checkpoint stores a delta past it whole.';
 
@@ -397,7 +386,6 @@ comment on function ai._max_delta_depth() is 'Internal: the most deltas a stored
 -- bytes that are not msgpack would rebuild a wrong value, so put_checkpoint refuses them (AS061).
 create or replace function ai._msgpack_is_array(blob bytea) returns boolean
 language plpgsql immutable strict parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_len integer := pg_catalog.length(blob);
@@ -486,7 +474,6 @@ create or replace function ai._insert_channel_values(thread_id text, checkpoint_
                                                      blobs bytea[], bases text[], parent_checkpoint_id text)
 returns void
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -573,7 +560,6 @@ create or replace function ai._insert_writes(thread_id text, checkpoint_ns text,
                                              task_id text, task_path text, idx integer[], channels text[],
                                              types text[], blobs bytea[]) returns integer
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_count integer;
@@ -597,7 +583,6 @@ comment on function ai._insert_writes(text, text, text, text, text, text, intege
 create or replace function ai._check_writes(task_id text, task_path text, idx integer[], channels text[],
                                             types text[], blobs bytea[]) returns void
 language plpgsql immutable
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if task_id is null or task_id = '' or pg_catalog.octet_length(task_id) > 255 then
@@ -625,6 +610,7 @@ begin
 end
 $$;
 comment on function ai._check_writes(text, text, integer[], text[], text[], bytea[]) is 'Internal guard: AS002 for a bad task id, task path or write arrays (NULL, unequal lengths, NULL elements, a channel name over 255 characters), AS003 for a value over 16 MiB.';
+revoke execute on function ai._check_writes(text, text, integer[], text[], text[], bytea[]) from public;
 
 -- The guards of a durable step's arguments (put_checkpoint's; the fence is checked by the caller,
 -- ai._fence). The common case is tested inline (plain expressions, no query: this is the hot path
@@ -635,7 +621,6 @@ create or replace function ai._check_step(thread_id text, checkpoint_ns text, ch
                                           channel_values ai.checkpoint_values, writes ai.task_writes,
                                           durability text) returns void
 language plpgsql immutable
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if thread_id is null or thread_id = '' or pg_catalog.char_length(thread_id) > 255 then
@@ -682,12 +667,12 @@ begin
 end
 $$;
 comment on function ai._check_step(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, text) is 'Internal guard of ai.put_checkpoint''s arguments: AS002 for a bad key, type, durability, value or write arrays, AS003 for a document, checkpoint or value over its limit.';
+revoke execute on function ai._check_step(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, text) from public;
 
 -- The guards of a checkpoint's new channel values (ai.checkpoint_values; NULL: none).
 create or replace function ai._check_checkpoint_values(checkpoint bytea, channel_values ai.checkpoint_values)
 returns void
 language plpgsql immutable
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v ai.checkpoint_values := coalesce(channel_values, row('{}', '{}', '{}', '{}', null)::ai.checkpoint_values);
@@ -715,6 +700,7 @@ begin
 end
 $$;
 comment on function ai._check_checkpoint_values(bytea, ai.checkpoint_values) is 'Internal guard of a checkpoint''s new channel values: AS002 for NULL or unequal arrays, a NULL element, a channel name or version over 255 bytes; AS003 for the checkpoint or a value over 16 MiB.';
+revoke execute on function ai._check_checkpoint_values(bytea, ai.checkpoint_values) from public;
 
 -- The step's messages (put_checkpoint's messages: what a saver's mirror_messages sends, each with
 -- its idempotency key) in one INSERT ... SELECT, instead of ai.append_messages' call per message.
@@ -729,7 +715,6 @@ comment on function ai._check_checkpoint_values(bytea, ai.checkpoint_values) is 
 create or replace function ai._append_step_messages(thread_id text, owner text, status text, messages jsonb)
 returns void
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_fast boolean;
@@ -1561,8 +1546,10 @@ begin
   insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob, base_version,
                                    delta_depth)
   select a_target, b.checkpoint_ns, b.channel, b.version, a_owner, b.type,
-         coalesce(b.blob, ai._named_write(a_source, b.checkpoint_ns, b.write_checkpoint_id, b.write_task_id,
-                                          b.write_idx)),
+         coalesce(b.blob, (select w.blob from ai.checkpoint_writes w
+                           where w.thread_id = a_source and w.checkpoint_ns = b.checkpoint_ns
+                             and w.checkpoint_id = b.write_checkpoint_id and w.task_id = b.write_task_id
+                             and w.idx = b.write_idx)),
          b.base_version, b.delta_depth
   from needed r
   join ai.checkpoint_blobs b

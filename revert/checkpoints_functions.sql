@@ -19,7 +19,6 @@ drop function ai._rebuilt_value(text, text, text, text);
 -- the bounded delta chains (issue 34 item 4)
 drop function ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[], text);
 -- the deltas that name a held write (issue 34 item 8)
-drop function ai._named_write(text, text, text, text, integer);
 drop function ai._unname_writes(text[], text[]);
 drop function ai._append_step_messages(text, text, text, jsonb);
 drop function ai._msgpack_is_array(bytea);

@@ -16,7 +16,6 @@ select 'ai._rebuilt_value(text, text, text, text)'::regprocedure;
 select 'ai._max_delta_depth()'::regprocedure;
 select 'ai._msgpack_is_array(bytea)'::regprocedure;
 select 'ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[], text)'::regprocedure;
-select 'ai._named_write(text, text, text, text, integer)'::regprocedure;
 select 'ai._unname_writes(text[], text[])'::regprocedure;
 select 'ai._append_step_messages(text, text, text, jsonb)'::regprocedure;
 select (ai._msgpack_is_array('\x920102'::bytea) and not ai._msgpack_is_array('\x9301'::bytea)) or 1/0 = 1;
