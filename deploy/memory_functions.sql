@@ -351,14 +351,25 @@ begin
     v_search := pg_catalog.to_tsvector('simple'::regconfig, pg_catalog.array_to_string(a_texts, ' '));
   end if;
 
-  insert into ai.memory_items as i (owner, namespace, key, value, created_at, updated_at, ttl, expires_at, search_text)
-  values (v_owner, a_namespace, a_key, a_value, v_now, v_now, a_ttl, v_now + a_ttl, v_search)
-  on conflict (owner, ns, key) do update
-    set value = excluded.value, updated_at = excluded.updated_at, ttl = excluded.ttl,
-        expires_at = excluded.expires_at, search_text = excluded.search_text,
+  -- An item there is updated (issue 34 item 8: the usual put replaces one; an UPDATE runs the row
+  -- CHECK, the generated ns and the owner policy once, where INSERT ... ON CONFLICT DO UPDATE ran
+  -- them for the row it tried to insert and again for the update, and took a speculative insertion);
+  -- a new one is inserted, and one inserted meanwhile by another transaction is updated all the same.
+  update ai.memory_items i
+    set value = a_value, updated_at = v_now, ttl = a_ttl, expires_at = v_now + a_ttl, search_text = v_search,
         -- an expired item that was not swept yet is a new item
-        created_at = case when i.expires_at <= excluded.updated_at then excluded.created_at else i.created_at end
+        created_at = case when i.expires_at <= v_now then v_now else i.created_at end
+  where i.owner = v_owner and i.ns = ai._memory_ns(a_namespace) and i.key = a_key
   returning * into r;
+  if not found then
+    insert into ai.memory_items as i (owner, namespace, key, value, created_at, updated_at, ttl, expires_at, search_text)
+    values (v_owner, a_namespace, a_key, a_value, v_now, v_now, a_ttl, v_now + a_ttl, v_search)
+    on conflict (owner, ns, key) do update
+      set value = excluded.value, updated_at = excluded.updated_at, ttl = excluded.ttl,
+          expires_at = excluded.expires_at, search_text = excluded.search_text,
+          created_at = case when i.expires_at <= excluded.updated_at then excluded.created_at else i.created_at end
+    returning * into r;
+  end if;
 
   delete from ai.memory_vectors v where v.owner = v_owner and v.ns = r.ns and v.key = a_key;
   if a_embeddings is not null then
