@@ -1251,7 +1251,8 @@ begin
   select a.status, a.fencing_token, a.lease_expires_at, a.updated_at, a.xmin, a.xmax into j
   from ai.agent_jobs a
   where a.job_id = new.job_id;
-  if not found or ai._xmax_in_flight(j.xmax)
+  -- (xmax 0, no writer or locker ever, tested here: a call fewer in the usual commit, issue 34 item 8)
+  if not found or (j.xmax <> '0'::xid and ai._xmax_in_flight(j.xmax))
      or pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
     -- a writer in flight (or one snapshot for the whole transaction): wait for it, see what it did
     select a.status, a.fencing_token, a.lease_expires_at, a.updated_at, a.xmin, a.xmax into j
@@ -1309,10 +1310,6 @@ as $$
 declare
   v_now timestamptz := ai.now();
   v_expires timestamptz;
-  v_fence tid;
-  v_mark text := pg_catalog.current_setting('ai.fenced', true);
-  v_this text := ',' operator(pg_catalog.||) fenced_write.job_id operator(pg_catalog.||) ':'
-                 operator(pg_catalog.||) fenced_write.fencing_token operator(pg_catalog.||) ',';
 begin
   -- The check now, without a row lock: nothing waits for this transaction.
   select j.lease_expires_at into v_expires
@@ -1323,17 +1320,8 @@ begin
   if not found then
     perform ai._raise_lease_lost(fenced_write.job_id, fenced_write.fencing_token);
   end if;
-  -- The check at commit, queued once per transaction and (job, token): the mark says it is.
-  -- (The mark is only a shortcut: a caller that forged it would only switch off its own fence,
-  -- as one that never called fenced_write does.)
-  if v_mark is null or pg_catalog.strpos(v_mark, v_this) = 0 then
-    insert into ai.job_fences (job_id, fencing_token) values (fenced_write.job_id, fenced_write.fencing_token)
-    returning ctid into v_fence;
-    delete from ai.job_fences f where f.ctid = v_fence;
-    perform pg_catalog.set_config('ai.fenced',
-      case when v_mark is null or v_mark = '' then v_this else v_mark operator(pg_catalog.||) pg_catalog.substr(v_this, 2) end,
-      true);
-  end if;
+  -- The check at commit, queued once per transaction and (job, token) (ai._queue_fence_check).
+  perform ai._queue_fence_check(fenced_write.job_id, fenced_write.fencing_token);
   return v_expires;
 end
 $$;
