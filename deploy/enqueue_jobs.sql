@@ -16,7 +16,8 @@ begin;
 
 create function ai.enqueue_jobs(
   thread_ids text[], payloads jsonb[], queue text default 'default', run_ats timestamptz[] default null,
-  priorities integer[] default null, idempotency_keys text[] default null, max_attempts integer default 5)
+  priorities integer[] default null, idempotency_keys text[] default null, max_attempts integer default 5,
+  keys text[] default null)
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -40,9 +41,10 @@ begin
      or pg_catalog.cardinality(coalesce(run_ats, pg_catalog.array_fill(null::timestamptz, array[v_n]))) <> v_n
      or pg_catalog.cardinality(coalesce(priorities, pg_catalog.array_fill(0, array[v_n]))) <> v_n
      or pg_catalog.cardinality(coalesce(idempotency_keys, pg_catalog.array_fill(null::text, array[v_n]))) <> v_n
+     or pg_catalog.cardinality(coalesce(keys, pg_catalog.array_fill(null::text, array[v_n]))) <> v_n
      or pg_catalog.array_ndims(thread_ids) > 1 then
     raise exception using errcode = 'AS002',
-      message = 'thread_ids, payloads, run_ats, priorities and idempotency_keys must be one-dimensional arrays of one length';
+      message = 'thread_ids, payloads, run_ats, priorities, idempotency_keys and keys must be one-dimensional arrays of one length';
   end if;
   if v_n = 0 then
     return;
@@ -63,25 +65,36 @@ begin
   with input as materialized (
     -- an omitted (NULL) array reads as NULLs: run_at now, priority 0, no key
     select i.ord, i.thread_id, i.payload, coalesce(i.run_at, v_now) as run_at, coalesce(i.priority, 0) as priority,
-           i.key
+           i.key, i.job_key, i.run_at is null as due_now
     from rows from (pg_catalog.unnest(thread_ids), pg_catalog.unnest(payloads), pg_catalog.unnest(run_ats),
-                    pg_catalog.unnest(priorities), pg_catalog.unnest(idempotency_keys))
-         with ordinality as i (thread_id, payload, run_at, priority, key, ord)
+                    pg_catalog.unnest(priorities), pg_catalog.unnest(idempotency_keys), pg_catalog.unnest(keys))
+         with ordinality as i (thread_id, payload, run_at, priority, key, job_key, ord)
   ), owners as materialized (
     -- one session lookup per thread (AS001 unknown or another tenant's, AS004 finished)
     select t.thread_id, ai._enqueue_owner(t.thread_id) as owner
     from (select distinct x.thread_id from input x) t
   ), numbered as materialized (
-    select x.*, o.owner, pg_catalog.nextval(pg_catalog.pg_get_serial_sequence('ai.agent_jobs', 'job_id')) as job_id
+    select x.*, o.owner, ai._job_key(x.job_key, o.owner) as fair_key,
+           pg_catalog.nextval(pg_catalog.pg_get_serial_sequence('ai.agent_jobs', 'job_id')) as job_id
     from input x join owners o using (thread_id)
     order by x.ord
+  ), placed as materialized (
+    -- the fair order (deploy/job_keys.sql): the jobs due now of a key and priority follow its
+    -- last one, 1/weight apart, in the input's order; a job given a run_at is placed when due
+    select n.job_id, f.base + f.step * pg_catalog.row_number() over (partition by n.fair_key, n.priority order by n.ord) as vtime
+    from numbered n
+    join (select g.fair_key, g.priority, ai._fair_base(a_queue, g.fair_key, g.priority, v_now) as base,
+                 ai._key_step(a_queue, g.fair_key) as step
+          from (select distinct m.fair_key, m.priority from numbered m where m.due_now) g) f
+      on f.fair_key = n.fair_key and f.priority = n.priority
+    where n.due_now
   ), inserted as (
     insert into ai.agent_jobs as t (job_id, thread_id, owner, queue, payload, priority, run_at, max_attempts,
-                                    idempotency_key, created_at, updated_at)
+                                    idempotency_key, created_at, updated_at, key, vtime)
     overriding system value
     select n.job_id, n.thread_id, n.owner, a_queue, n.payload, n.priority, n.run_at, enqueue_jobs.max_attempts,
-           n.key, v_now, v_now
-    from numbered n
+           n.key, v_now, v_now, n.fair_key, p.vtime
+    from numbered n left join placed p using (job_id)
     order by n.ord
     on conflict (owner, queue, idempotency_key) where idempotency_key is not null do nothing
     returning t as job
@@ -102,10 +115,10 @@ begin
   end if;
 end
 $$;
-comment on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer) is
-  'Enqueues up to 5000 jobs of one queue in one call and returns one job per input row, in the input''s order: thread_ids[i] with payloads[i], run_ats[i] (NULL or omitted: now), priorities[i] (omitted: 0) and idempotency_keys[i] (NULL or omitted: none), max_attempts for all. Each job is checked and answered as ai.enqueue_job does: a key used before in the queue by the owner returns the first job unchanged, and a key repeated within the call returns the job of its first occurrence. One bad job fails the call and writes nothing. Sends pg_notify(ai.queue_channel(queue), '''') once when a new job is due now. AS001 unknown thread, AS002 bad argument (arrays of different lengths too), AS003 a payload over 1 MiB or more than 5000 jobs, AS004 session finished.';
-revoke execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer) from public;
-grant execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer)
+comment on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, text[]) is
+  'Enqueues up to 5000 jobs of one queue in one call and returns one job per input row, in the input''s order: thread_ids[i] with payloads[i], run_ats[i] (NULL or omitted: now), priorities[i] (omitted: 0), idempotency_keys[i] (NULL or omitted: none) and keys[i] (the fairness and limit key; NULL or omitted: the owner''s own), max_attempts for all. Each job is checked and answered as ai.enqueue_job does: a key used before in the queue by the owner returns the first job unchanged, and a key repeated within the call returns the job of its first occurrence. One bad job fails the call and writes nothing. Sends pg_notify(ai.queue_channel(queue), '''') once when a new job is due now. AS001 unknown thread, AS002 bad argument (arrays of different lengths too), AS003 a payload over 1 MiB or more than 5000 jobs, AS004 session finished.';
+revoke execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, text[]) from public;
+grant execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, text[])
   to ai_user, ai_service;
 
 commit;

@@ -2,6 +2,6 @@
 
 begin;
 
-select 'ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer)'::regprocedure;
+select 'ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, text[])'::regprocedure;
 
 rollback;

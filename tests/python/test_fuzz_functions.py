@@ -37,7 +37,7 @@ ROLES = ("tenant_a", "app_service")
 # a tenant calling a worker's function (42501), extreme ids and a negative lease.
 REGRESSIONS: list[tuple[str, str, tuple[Any, ...]]] = [
     ("ai.claim_job(text,interval,text)", "app_service", ("w", "178000000 years", "default")),
-    ("ai.enqueue_job(text,jsonb,text,timestamp with time zone,integer,integer,text)", "tenant_a", ("t", '"\\u0000"')),
+    ("ai.enqueue_job(text,jsonb,text,timestamp with time zone,integer,integer,text,text)", "tenant_a", ("t", '"\\u0000"')),
     ("ai.create_session(text,jsonb)", "tenant_a", ("y" * 1_000_000, "{}")),
     ("ai.fenced_write(bigint,bigint)", "tenant_a", (1, 1)),
     ("ai.renew_lease(bigint,bigint,interval)", "app_service", (2**63 - 1, -(2**63), "-178000000 years")),
@@ -174,7 +174,7 @@ def _scalar(kind: str, pools: Pools) -> st.SearchStrategy[Any]:
         return st.one_of(
             st.none(), st.decimals(allow_nan=False, allow_infinity=False), st.sampled_from(specials), wrong
         )
-    if kind == "real":
+    if kind in ("real", "double precision"):
         return st.one_of(st.none(), st.floats(), st.sampled_from([0.0, -1.0, 1e39, float("nan")]), wrong)
     if kind == "boolean":
         return st.one_of(st.none(), st.booleans(), wrong)

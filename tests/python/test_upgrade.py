@@ -205,6 +205,9 @@ def write_every_grain(db: Database) -> None:
         if service_conn.execute("select to_regclass('ai.queue_workers') is not null").fetchone() == (True,):
             service_conn.execute("select ai.hold_worker_liveness('upgrade-worker')")
             service_conn.execute("select ai.release_worker_liveness('upgrade-worker')")
+        # ai.job_keys (after 0.1.0): a key's weight and limits, set by an operator
+        if service_conn.execute("select to_regclass('ai.job_keys') is not null").fetchone() == (True,):
+            service_conn.execute("select ai.set_job_key('default', 'upgrade-provider', 2, 5, 60)")
 
         deleted = f"up-deleted-{uuid.uuid4().hex[:6]}"
         a.create_session(deleted)
