@@ -24,8 +24,8 @@ declare
   k ai.job_keys;
 begin
   if not ai.sees_all_owners() then
-    raise exception using errcode = '42501',
-      message = 'set_job_key is for operators (ai_service acting for no owner): a tenant cannot set its own limits';
+    raise exception using errcode = 'AS007',
+      message = 'set_job_key is for operators (ai_service acting for no owner): a service acting for a tenant cannot set its limits';
   end if;
   perform ai._check_text(a_queue, 'queue');
   perform ai._check_text(a_key, 'key');
@@ -68,7 +68,7 @@ begin
 end
 $$;
 comment on function ai.set_job_key(text, text, double precision, integer, double precision, integer) is
-  'Sets what claims hold a key of a queue to, replacing what was set: weight (its share against the other keys with due jobs, above 0, at most 1000000; 1 by default), max_in_flight (at most that many of its jobs running under a lease that holds; 0 pauses the key; NULL no limit), rate_per_minute (a token bucket: at most burst claims at once and rate_per_minute a minute on average; NULL no limit) and burst (1 or more; NULL: a second''s worth, at least 1). A key is a job''s key (enqueue_job(key => ...)) or ''@'' and a tenant''s name for the jobs that name none. The defaults (weight 1, no limits) remove the key''s row and return NULL; otherwise returns the row. For operators (ai_service acting for no owner): 42501 for anyone else. AS002 bad argument.';
+  'Sets what claims hold a key of a queue to, replacing what was set: weight (its share against the other keys with due jobs, above 0, at most 1000000; 1 by default), max_in_flight (at most that many of its jobs running under a lease that holds; 0 pauses the key; NULL no limit), rate_per_minute (a token bucket: at most burst claims at once and rate_per_minute a minute on average; NULL no limit) and burst (1 or more; NULL: a second''s worth, at least 1). A key is a job''s key (enqueue_job(key => ...)) or ''@'' and a tenant''s name for the jobs that name none. The defaults (weight 1, no limits) remove the key''s row and return NULL; otherwise returns the row. For operators: a tenant holds no EXECUTE (42501), a service acting for an owner gets AS007. AS002 bad argument.';
 
 -- A key's figures. A tenant sees the keys its own jobs carry (PENDING or running), counted over
 -- its own jobs (row level security), and neither the names nor the backlogs of other tenants'

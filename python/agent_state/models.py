@@ -95,6 +95,8 @@ class NewJob:
     run_at: datetime | None = None
     priority: int = 0
     idempotency_key: str | None = None
+    #: The fairness and limit key (None: the owner's own); docs/queue.md, "Fair shares and limits".
+    key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +219,8 @@ class Job:
     finished_at: datetime | None
     available_at: datetime
     claimed_at: datetime | None = None
+    #: The job's fairness and limit key: the one enqueue named, or '@' and the owner.
+    key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +236,25 @@ class JobAttempt:
     ended_at: datetime | None
     outcome: JobAttemptOutcome
     error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class JobKeyStatus:
+    """One row of ai.job_key_status: a key of a queue, what an operator set for it (weight,
+    max_in_flight, rate_per_minute, burst) and its figures: in_flight (running jobs whose lease
+    holds), tokens (the bucket now; None for tenants), backlog and due (PENDING; counts stop at
+    10,000). A tenant sees only the keys of its own jobs, counted over its own jobs."""
+
+    queue: str
+    key: str
+    weight: float
+    max_in_flight: int | None
+    in_flight: int
+    rate_per_minute: float | None
+    burst: int | None
+    tokens: float | None
+    backlog: int
+    due: int
 
 
 @dataclass(frozen=True, slots=True)

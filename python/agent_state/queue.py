@@ -21,7 +21,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from ._calls import Call, T
-from .models import Job, JobAttempt, NewJob, QueueStats, from_row
+from .models import Job, JobAttempt, JobKeyStatus, NewJob, QueueStats, from_row
 
 #: The most jobs one ``enqueue_jobs`` call takes (ai.enqueue_jobs raises AS003, TooLarge, beyond).
 MAX_ENQUEUE_BATCH = 5000
@@ -38,8 +38,8 @@ def _scalar(row: dict[str, Any]) -> Any:
     return row["value"]
 
 
-ENQUEUE_JOB = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s)", _job)
-ENQUEUE_JOBS = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s)", _job)
+ENQUEUE_JOB = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s, key => %s)", _job)
+ENQUEUE_JOBS = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s, keys => %s)", _job)
 CLAIM_JOB = Call("select * from ai.claim_job(%s, %s, %s)", _job)
 CLAIM_JOBS = Call("select * from ai.claim_jobs(%s, %s, %s, %s, %s)", _job)
 
@@ -73,6 +73,8 @@ QUEUE_STATS = Call("select * from ai.queue_stats(%s)", lambda r: from_row(QueueS
 JOB_ATTEMPTS = Call("select * from ai.job_attempts(%s)", lambda r: from_row(JobAttempt, r))
 REAP_EXPIRED: Call[int] = Call("select ai.reap_expired(%s) as value", _scalar)
 ARCHIVE_JOBS: Call[int] = Call("select ai.archive_jobs(%s, %s) as value", _scalar)
+SET_JOB_KEY = Call("select (ai.set_job_key(%s, %s, %s, %s, %s, %s)).queue as value", _scalar)
+JOB_KEY_STATUS = Call("select * from ai.job_key_status(%s, %s, %s, %s)", lambda r: from_row(JobKeyStatus, r))
 
 
 def _enqueue_args(
@@ -83,12 +85,13 @@ def _enqueue_args(
     priority: int,
     max_attempts: int,
     idempotency_key: str | None,
+    key: str | None = None,
 ) -> tuple[Any, ...]:
     document = Jsonb({} if payload is None else payload)
     # Without a key of the caller's, one of the call's own: a retry after a lost answer (the same
     # arguments) finds the job the first try made instead of making another.
-    key = idempotency_key if idempotency_key is not None else new_request_id()
-    return (thread_id, document, queue, run_at, priority, max_attempts, key)
+    once = idempotency_key if idempotency_key is not None else new_request_id()
+    return (thread_id, document, queue, run_at, priority, max_attempts, once, key)
 
 
 def new_request_id() -> str:
@@ -107,6 +110,7 @@ def _enqueue_jobs_args(jobs: Sequence[NewJob], queue: str, max_attempts: int) ->
         # retry of the whole batch after a lost answer makes no job twice
         [j.idempotency_key if j.idempotency_key is not None else new_request_id() for j in jobs],
         max_attempts,
+        [j.key for j in jobs],
     )
 
 
@@ -138,10 +142,13 @@ class AsyncQueueMethods:
         priority: int = 0,
         max_attempts: int = 5,
         idempotency_key: str | None = None,
+        key: str | None = None,
     ) -> Job:
         """``ai.enqueue_job``: a PENDING job for the thread; the first job again for a reused key.
-        Without a key, the call makes one (a random UUID), so that its retry never duplicates."""
-        args = _enqueue_args(thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key)
+        Without a key, the call makes one (a random UUID), so that its retry never duplicates.
+        ``key`` is the job's fairness and limit key (None: the owner's own; docs/queue.md, "Fair
+        shares and limits")."""
+        args = _enqueue_args(thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key, key)
         return (await self._rows(ENQUEUE_JOB, args))[0]
 
     async def enqueue_jobs(self, jobs: Sequence[NewJob], queue: str = "default", max_attempts: int = 5) -> list[Job]:
@@ -242,6 +249,30 @@ class AsyncQueueMethods:
         """``ai.archive_jobs``: how many finished jobs it moved to ai.agent_jobs_archive."""
         return (await self._rows(ARCHIVE_JOBS, (older_than, max_rows)))[0]
 
+    async def set_job_key(
+        self,
+        queue: str,
+        key: str,
+        weight: float = 1.0,
+        max_in_flight: int | None = None,
+        rate_per_minute: float | None = None,
+        burst: int | None = None,
+    ) -> None:
+        """``ai.set_job_key`` (operators only: PermissionDenied for a tenant): what claims hold a
+        key of a queue to, replacing what was set; the defaults (weight 1, no limits) clear it."""
+        await self._rows(SET_JOB_KEY, (queue, key, weight, max_in_flight, rate_per_minute, burst))
+
+    async def job_key_status(
+        self,
+        queue: str | None = None,
+        max_rows: int = 100,
+        after_queue: str | None = None,
+        after_key: str | None = None,
+    ) -> list[JobKeyStatus]:
+        """``ai.job_key_status``: each key's settings, in-flight count, tokens and backlog, in
+        (queue, key) order after (after_queue, after_key); a tenant sees only its own keys."""
+        return await self._rows(JOB_KEY_STATUS, (queue, max_rows, after_queue, after_key))
+
 
 # </async>
 
@@ -262,10 +293,13 @@ class QueueMethods:
         priority: int = 0,
         max_attempts: int = 5,
         idempotency_key: str | None = None,
+        key: str | None = None,
     ) -> Job:
         """``ai.enqueue_job``: a PENDING job for the thread; the first job again for a reused key.
-        Without a key, the call makes one (a random UUID), so that its retry never duplicates."""
-        args = _enqueue_args(thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key)
+        Without a key, the call makes one (a random UUID), so that its retry never duplicates.
+        ``key`` is the job's fairness and limit key (None: the owner's own; docs/queue.md, "Fair
+        shares and limits")."""
+        args = _enqueue_args(thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key, key)
         return self._rows(ENQUEUE_JOB, args)[0]
 
     def enqueue_jobs(self, jobs: Sequence[NewJob], queue: str = "default", max_attempts: int = 5) -> list[Job]:
@@ -365,6 +399,30 @@ class QueueMethods:
     def archive_jobs(self, older_than: timedelta = timedelta(days=1), max_rows: int = 10000) -> int:
         """``ai.archive_jobs``: how many finished jobs it moved to ai.agent_jobs_archive."""
         return self._rows(ARCHIVE_JOBS, (older_than, max_rows))[0]
+
+    def set_job_key(
+        self,
+        queue: str,
+        key: str,
+        weight: float = 1.0,
+        max_in_flight: int | None = None,
+        rate_per_minute: float | None = None,
+        burst: int | None = None,
+    ) -> None:
+        """``ai.set_job_key`` (operators only: PermissionDenied for a tenant): what claims hold a
+        key of a queue to, replacing what was set; the defaults (weight 1, no limits) clear it."""
+        self._rows(SET_JOB_KEY, (queue, key, weight, max_in_flight, rate_per_minute, burst))
+
+    def job_key_status(
+        self,
+        queue: str | None = None,
+        max_rows: int = 100,
+        after_queue: str | None = None,
+        after_key: str | None = None,
+    ) -> list[JobKeyStatus]:
+        """``ai.job_key_status``: each key's settings, in-flight count, tokens and backlog, in
+        (queue, key) order after (after_queue, after_key); a tenant sees only its own keys."""
+        return self._rows(JOB_KEY_STATUS, (queue, max_rows, after_queue, after_key))
 
 
 # </sync>

@@ -37,7 +37,11 @@ ROLES = ("tenant_a", "app_service")
 # a tenant calling a worker's function (42501), extreme ids and a negative lease.
 REGRESSIONS: list[tuple[str, str, tuple[Any, ...]]] = [
     ("ai.claim_job(text,interval,text)", "app_service", ("w", "178000000 years", "default")),
-    ("ai.enqueue_job(text,jsonb,text,timestamp with time zone,integer,integer,text,text)", "tenant_a", ("t", '"\\u0000"')),
+    (
+        "ai.enqueue_job(text,jsonb,text,timestamp with time zone,integer,integer,text,text)",
+        "tenant_a",
+        ("t", '"\\u0000"'),
+    ),
     ("ai.create_session(text,jsonb)", "tenant_a", ("y" * 1_000_000, "{}")),
     ("ai.fenced_write(bigint,bigint)", "tenant_a", (1, 1)),
     ("ai.renew_lease(bigint,bigint,interval)", "app_service", (2**63 - 1, -(2**63), "-178000000 years")),
