@@ -11,13 +11,13 @@
 -- tenants that name 'openai' share that key's limits (the provider's quota).
 --
 -- The fair order is stride scheduling done at enqueue time. Each job gets a virtual time, vtime:
--- the larger of its key's last PENDING job's vtime and the vtime of the first due job of its queue
--- and priority (where the queue has got to), plus 1 / the key's weight. Claims take due jobs by
+-- the larger of its key's last PENDING job's vtime and where the claims of its queue have got to
+-- (ai.queue_clocks), plus 1 / the key's weight. Claims take due jobs by
 -- (priority desc, vtime, job_id), one index scan as before. A key with 100,000 due jobs holds
 -- vtimes spaced 1/weight apart from the head on; another key's new job lands right behind the
 -- head, after at most weight_a / weight_b jobs of each busy key, whatever their backlog. Nothing
--- is scanned per key and no row is shared by the enqueuers of a queue: the two numbers are the
--- ends of two index ranges (agent_jobs_key_pending, agent_jobs_claim_fair).
+-- is scanned per key and no row is written by the enqueuers of a queue: the key's last vtime is
+-- the end of an index range (agent_jobs_key_pending), the queue's clock a row the claims move.
 --
 -- A job enqueued for later (run_at in the future) has no vtime until it is due (a vtime given at
 -- enqueue would put it in the way of every claim until then): agent_jobs_claim_scheduled holds
@@ -43,12 +43,12 @@ select pg_catalog.set_config('lock_timeout', '5s', true) where pg_catalog.curren
 drop index if exists ai.agent_jobs_claim_pending;
 drop index if exists ai.agent_jobs_in_progress;
 
-alter table ai.agent_jobs add column key text, add column vtime double precision;
+alter table ai.agent_jobs add column if not exists key text, add column if not exists vtime double precision;
 comment on column ai.agent_jobs.key is 'The job''s fairness and limit key: the key enqueue_job named, else ''@'' and the owner (the tenant''s own key). NULL only for a job enqueued before keys existed and not yet due.';
 comment on column ai.agent_jobs.vtime is 'The job''s virtual time in the fair order of its queue and priority (claims go by priority desc, vtime, job_id); NULL until a job enqueued for later is due.';
-alter table ai.agent_jobs_archive add column key text, add column vtime double precision;
-alter table ai_archive.agent_jobs add column key text, add column vtime double precision;
-alter table ai_archive.agent_jobs_archive add column key text, add column vtime double precision;
+alter table ai.agent_jobs_archive add column if not exists key text, add column if not exists vtime double precision;
+alter table ai_archive.agent_jobs add column if not exists key text, add column if not exists vtime double precision;
+alter table ai_archive.agent_jobs_archive add column if not exists key text, add column if not exists vtime double precision;
 
 -- The due jobs in fair order: what a claim scans.
 create index if not exists agent_jobs_claim_fair on ai.agent_jobs (queue, priority desc, vtime, job_id)
@@ -86,6 +86,21 @@ alter table ai.job_keys enable row level security;
 alter table ai.job_keys force row level security;
 -- No grant: only the schema owner's functions reach it (tenants read their keys through ai.job_key_status).
 create policy job_keys_schema_owner on ai.job_keys using (true) with check (true);
+
+-- Where the claims of a queue have got to in the fair order: the vtime of a job a claim took,
+-- kept up to 4 steps behind (a claim writes it only when it moved on by more, and never waits
+-- for it: SKIP LOCKED). An enqueue places a key's job no earlier than this (ai._fair_base). It
+-- is a row of its own, not a read of the claim index, because a tenant's enqueue sees only its
+-- own jobs (row level security) and must not place its jobs by them alone.
+create table ai.queue_clocks (
+  queue text primary key,
+  vtime double precision not null
+) with (fillfactor = 50);
+comment on table ai.queue_clocks is
+  'Internal: per queue, the virtual time the claims have reached in the fair order (to 4 steps): where an enqueue places a key''s job at the earliest.';
+alter table ai.queue_clocks enable row level security;
+alter table ai.queue_clocks force row level security;
+create policy queue_clocks_schema_owner on ai.queue_clocks using (true) with check (true);
 
 create type ai.job_key_status_row as (queue text, key text, weight double precision, max_in_flight integer,
   in_flight bigint, rate_per_minute double precision, burst integer, tokens double precision, backlog bigint, due bigint);

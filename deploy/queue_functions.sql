@@ -488,10 +488,9 @@ $$;
 comment on function ai._job_key(text, text) is
   'Internal: the fairness and limit key of a job: key, or ''@'' and the owner when key is NULL. AS002 for an empty key, one over 255 characters or one starting with @.';
 
--- Where a key's next job goes in the fair order of a queue and priority: after the key's last
--- PENDING job, and no earlier than the first due job of the queue at that priority (where the
--- claims have got to). Two index probes (agent_jobs_key_pending, agent_jobs_claim_fair); the first
--- due job may be behind jobs waiting for a retry (run_at in the future), which it steps over.
+-- Where a key's next job goes in the fair order of a queue: after the key's last PENDING job
+-- (agent_jobs_key_pending; for a tenant, its own jobs of the key), and no earlier than where the
+-- claims have got to (ai.queue_clocks, which ai._advance_clock moves). Two index probes.
 create or replace function ai._fair_base(queue text, key text, priority integer, now timestamptz)
 returns double precision
 language sql stable
@@ -501,14 +500,36 @@ as $$
     (select t.vtime from ai.agent_jobs t
      where t.queue = _fair_base.queue and t.key = _fair_base.key and t.status = 'PENDING' and t.vtime is not null
      order by t.vtime desc limit 1),
-    (select h.vtime from ai.agent_jobs h
-     where h.queue = _fair_base.queue and h.status = 'PENDING' and h.vtime is not null
-       and h.priority = _fair_base.priority and h.run_at <= _fair_base.now
-     order by h.vtime, h.job_id limit 1),
+    (select c.vtime from ai.queue_clocks c where c.queue = _fair_base.queue),
     0)
 $$;
 comment on function ai._fair_base(text, text, integer, timestamptz) is
-  'Internal: the virtual time a key''s next job of a queue and priority follows: the larger of the key''s last PENDING job''s vtime and the first due job''s at that priority (0 when neither).';
+  'Internal: the virtual time a key''s next job of a queue follows: the larger of the key''s last PENDING job''s vtime and the queue''s clock (0 when neither).';
+
+-- A claim moves its queue's clock to the vtime of the last job it took in fair order, when that is
+-- more than 4 steps ahead; it never waits: a clock row another claimer holds is left to it.
+create or replace function ai._advance_clock(queue text, vtime double precision) returns void
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  v_at double precision;
+begin
+  select c.vtime into v_at from ai.queue_clocks c where c.queue = _advance_clock.queue;
+  if not found then
+    insert into ai.queue_clocks as c (queue, vtime) values (_advance_clock.queue, _advance_clock.vtime)
+    on conflict (queue) do nothing;
+  elsif _advance_clock.vtime > v_at + 4 then
+    perform from ai.queue_clocks c where c.queue = _advance_clock.queue for no key update skip locked;
+    if found then
+      update ai.queue_clocks c set vtime = greatest(c.vtime, _advance_clock.vtime) where c.queue = _advance_clock.queue;
+    end if;
+  end if;
+end
+$$;
+comment on function ai._advance_clock(text, double precision) is
+  'Internal: moves a queue''s clock (ai.queue_clocks) to vtime when it is more than 4 steps ahead, without waiting for a claimer that holds the row.';
 
 -- 1 / the key's weight (ai.job_keys; 1 without a row).
 create or replace function ai._key_step(queue text, key text) returns double precision
@@ -828,6 +849,9 @@ begin
                       offset 0)
     returning u.* into j;
     if found and j.status = 'IN_PROGRESS' then
+      if j.vtime is not null and j.job_id is distinct from v_exp then
+        perform ai._advance_clock(claim_job.queue, j.vtime);  -- where the claims have got to
+      end if;
       return next j;
       return;
     end if;
@@ -864,6 +888,7 @@ declare
   v_row record;
   v_threads text[] := '{}'::text[];
   v_limited boolean;
+  v_top double precision;
 begin
   if claim_jobs.worker_id is null or claim_jobs.worker_id = '' or pg_catalog.char_length(claim_jobs.worker_id) > 255
      or claim_jobs.lease is null or claim_jobs.lease <= interval '0'
@@ -920,7 +945,7 @@ begin
       limit claim_jobs.max_jobs - coalesce(pg_catalog.cardinality(v_ids), 0)
       for update skip locked
     )
-    select pg_catalog.array_agg(d.job_id order by d.priority desc, d.vtime, d.job_id) into v_new
+    select pg_catalog.array_agg(d.job_id order by d.priority desc, d.vtime, d.job_id), max(d.vtime) into v_new, v_top
     from (select distinct on (c.thread_id) c.job_id, c.priority, c.vtime from candidates c
           order by c.thread_id, c.priority desc, c.vtime, c.job_id) d;
     if v_new is not null and not v_limited then
@@ -990,6 +1015,9 @@ begin
   end if;
   if v_ids is null or pg_catalog.cardinality(v_ids) = 0 then
     return;
+  end if;
+  if v_top is not null then
+    perform ai._advance_clock(claim_jobs.queue, v_top);  -- where the claims have got to
   end if;
 
   -- 2. Take those whose thread is still idle as seen now (see claim_job). The ids go to the UPDATE
@@ -1805,6 +1833,7 @@ revoke execute on function
   ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
   ai._check_enqueue(text, jsonb, text, integer, integer, text), ai._enqueue_owner(text),
   ai._job_key(text, text), ai._fair_base(text, text, integer, timestamptz), ai._key_step(text, text),
+  ai._advance_clock(text, double precision),
   ai._activate_due(text, timestamptz), ai._admit(text, bigint[], bigint[], timestamptz, timestamptz),
   ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, text),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),

@@ -6,6 +6,7 @@ select pg_catalog.set_config('lock_timeout', '5s', true) where pg_catalog.curren
 
 drop type ai.job_key_status_row;
 drop table ai.job_keys;
+drop table ai.queue_clocks;
 drop index ai.agent_jobs_claim_fair;
 drop index ai.agent_jobs_claim_scheduled;
 drop index ai.agent_jobs_key_pending;

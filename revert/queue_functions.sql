@@ -13,6 +13,7 @@ drop function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, t
 drop function ai._job_key(text, text);
 drop function ai._fair_base(text, text, integer, timestamptz);
 drop function ai._key_step(text, text);
+drop function ai._advance_clock(text, double precision);
 drop function ai._activate_due(text, timestamptz);
 drop function ai._admit(text, bigint[], bigint[], timestamptz, timestamptz);
 drop function ai.complete_and_claim(text, interval, text, integer, text, bigint[], bigint[], jsonb[]);

@@ -2070,10 +2070,9 @@ $$;
 comment on function ai._job_key(text, text) is
   'Internal: the fairness and limit key of a job: key, or ''@'' and the owner when key is NULL. AS002 for an empty key, one over 255 characters or one starting with @.';
 
--- Where a key's next job goes in the fair order of a queue and priority: after the key's last
--- PENDING job, and no earlier than the first due job of the queue at that priority (where the
--- claims have got to). Two index probes (agent_jobs_key_pending, agent_jobs_claim_fair); the first
--- due job may be behind jobs waiting for a retry (run_at in the future), which it steps over.
+-- Where a key's next job goes in the fair order of a queue: after the key's last PENDING job
+-- (agent_jobs_key_pending; for a tenant, its own jobs of the key), and no earlier than where the
+-- claims have got to (ai.queue_clocks, which ai._advance_clock moves). Two index probes.
 create or replace function ai._fair_base(queue text, key text, priority integer, now timestamptz)
 returns double precision
 language sql stable
@@ -2083,14 +2082,36 @@ as $$
     (select t.vtime from ai.agent_jobs t
      where t.queue = _fair_base.queue and t.key = _fair_base.key and t.status = 'PENDING' and t.vtime is not null
      order by t.vtime desc limit 1),
-    (select h.vtime from ai.agent_jobs h
-     where h.queue = _fair_base.queue and h.status = 'PENDING' and h.vtime is not null
-       and h.priority = _fair_base.priority and h.run_at <= _fair_base.now
-     order by h.vtime, h.job_id limit 1),
+    (select c.vtime from ai.queue_clocks c where c.queue = _fair_base.queue),
     0)
 $$;
 comment on function ai._fair_base(text, text, integer, timestamptz) is
-  'Internal: the virtual time a key''s next job of a queue and priority follows: the larger of the key''s last PENDING job''s vtime and the first due job''s at that priority (0 when neither).';
+  'Internal: the virtual time a key''s next job of a queue follows: the larger of the key''s last PENDING job''s vtime and the queue''s clock (0 when neither).';
+
+-- A claim moves its queue's clock to the vtime of the last job it took in fair order, when that is
+-- more than 4 steps ahead; it never waits: a clock row another claimer holds is left to it.
+create or replace function ai._advance_clock(queue text, vtime double precision) returns void
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  v_at double precision;
+begin
+  select c.vtime into v_at from ai.queue_clocks c where c.queue = _advance_clock.queue;
+  if not found then
+    insert into ai.queue_clocks as c (queue, vtime) values (_advance_clock.queue, _advance_clock.vtime)
+    on conflict (queue) do nothing;
+  elsif _advance_clock.vtime > v_at + 4 then
+    perform from ai.queue_clocks c where c.queue = _advance_clock.queue for no key update skip locked;
+    if found then
+      update ai.queue_clocks c set vtime = greatest(c.vtime, _advance_clock.vtime) where c.queue = _advance_clock.queue;
+    end if;
+  end if;
+end
+$$;
+comment on function ai._advance_clock(text, double precision) is
+  'Internal: moves a queue''s clock (ai.queue_clocks) to vtime when it is more than 4 steps ahead, without waiting for a claimer that holds the row.';
 
 -- 1 / the key's weight (ai.job_keys; 1 without a row).
 create or replace function ai._key_step(queue text, key text) returns double precision
@@ -2410,6 +2431,9 @@ begin
                       offset 0)
     returning u.* into j;
     if found and j.status = 'IN_PROGRESS' then
+      if j.vtime is not null and j.job_id is distinct from v_exp then
+        perform ai._advance_clock(claim_job.queue, j.vtime);  -- where the claims have got to
+      end if;
       return next j;
       return;
     end if;
@@ -2446,6 +2470,7 @@ declare
   v_row record;
   v_threads text[] := '{}'::text[];
   v_limited boolean;
+  v_top double precision;
 begin
   if claim_jobs.worker_id is null or claim_jobs.worker_id = '' or pg_catalog.char_length(claim_jobs.worker_id) > 255
      or claim_jobs.lease is null or claim_jobs.lease <= interval '0'
@@ -2502,7 +2527,7 @@ begin
       limit claim_jobs.max_jobs - coalesce(pg_catalog.cardinality(v_ids), 0)
       for update skip locked
     )
-    select pg_catalog.array_agg(d.job_id order by d.priority desc, d.vtime, d.job_id) into v_new
+    select pg_catalog.array_agg(d.job_id order by d.priority desc, d.vtime, d.job_id), max(d.vtime) into v_new, v_top
     from (select distinct on (c.thread_id) c.job_id, c.priority, c.vtime from candidates c
           order by c.thread_id, c.priority desc, c.vtime, c.job_id) d;
     if v_new is not null and not v_limited then
@@ -2572,6 +2597,9 @@ begin
   end if;
   if v_ids is null or pg_catalog.cardinality(v_ids) = 0 then
     return;
+  end if;
+  if v_top is not null then
+    perform ai._advance_clock(claim_jobs.queue, v_top);  -- where the claims have got to
   end if;
 
   -- 2. Take those whose thread is still idle as seen now (see claim_job). The ids go to the UPDATE
@@ -3387,6 +3415,7 @@ revoke execute on function
   ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
   ai._check_enqueue(text, jsonb, text, integer, integer, text), ai._enqueue_owner(text),
   ai._job_key(text, text), ai._fair_base(text, text, integer, timestamptz), ai._key_step(text, text),
+  ai._advance_clock(text, double precision),
   ai._activate_due(text, timestamptz), ai._admit(text, bigint[], bigint[], timestamptz, timestamptz),
   ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, text),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
@@ -9314,13 +9343,13 @@ $$;
 -- tenants that name 'openai' share that key's limits (the provider's quota).
 --
 -- The fair order is stride scheduling done at enqueue time. Each job gets a virtual time, vtime:
--- the larger of its key's last PENDING job's vtime and the vtime of the first due job of its queue
--- and priority (where the queue has got to), plus 1 / the key's weight. Claims take due jobs by
+-- the larger of its key's last PENDING job's vtime and where the claims of its queue have got to
+-- (ai.queue_clocks), plus 1 / the key's weight. Claims take due jobs by
 -- (priority desc, vtime, job_id), one index scan as before. A key with 100,000 due jobs holds
 -- vtimes spaced 1/weight apart from the head on; another key's new job lands right behind the
 -- head, after at most weight_a / weight_b jobs of each busy key, whatever their backlog. Nothing
--- is scanned per key and no row is shared by the enqueuers of a queue: the two numbers are the
--- ends of two index ranges (agent_jobs_key_pending, agent_jobs_claim_fair).
+-- is scanned per key and no row is written by the enqueuers of a queue: the key's last vtime is
+-- the end of an index range (agent_jobs_key_pending), the queue's clock a row the claims move.
 --
 -- A job enqueued for later (run_at in the future) has no vtime until it is due (a vtime given at
 -- enqueue would put it in the way of every claim until then): agent_jobs_claim_scheduled holds
@@ -9345,12 +9374,12 @@ select pg_catalog.set_config('lock_timeout', '5s', true) where pg_catalog.curren
 drop index if exists ai.agent_jobs_claim_pending;
 drop index if exists ai.agent_jobs_in_progress;
 
-alter table ai.agent_jobs add column key text, add column vtime double precision;
+alter table ai.agent_jobs add column if not exists key text, add column if not exists vtime double precision;
 comment on column ai.agent_jobs.key is 'The job''s fairness and limit key: the key enqueue_job named, else ''@'' and the owner (the tenant''s own key). NULL only for a job enqueued before keys existed and not yet due.';
 comment on column ai.agent_jobs.vtime is 'The job''s virtual time in the fair order of its queue and priority (claims go by priority desc, vtime, job_id); NULL until a job enqueued for later is due.';
-alter table ai.agent_jobs_archive add column key text, add column vtime double precision;
-alter table ai_archive.agent_jobs add column key text, add column vtime double precision;
-alter table ai_archive.agent_jobs_archive add column key text, add column vtime double precision;
+alter table ai.agent_jobs_archive add column if not exists key text, add column if not exists vtime double precision;
+alter table ai_archive.agent_jobs add column if not exists key text, add column if not exists vtime double precision;
+alter table ai_archive.agent_jobs_archive add column if not exists key text, add column if not exists vtime double precision;
 
 -- The due jobs in fair order: what a claim scans.
 create index if not exists agent_jobs_claim_fair on ai.agent_jobs (queue, priority desc, vtime, job_id)
@@ -9388,6 +9417,21 @@ alter table ai.job_keys enable row level security;
 alter table ai.job_keys force row level security;
 -- No grant: only the schema owner's functions reach it (tenants read their keys through ai.job_key_status).
 create policy job_keys_schema_owner on ai.job_keys using (true) with check (true);
+
+-- Where the claims of a queue have got to in the fair order: the vtime of a job a claim took,
+-- kept up to 4 steps behind (a claim writes it only when it moved on by more, and never waits
+-- for it: SKIP LOCKED). An enqueue places a key's job no earlier than this (ai._fair_base). It
+-- is a row of its own, not a read of the claim index, because a tenant's enqueue sees only its
+-- own jobs (row level security) and must not place its jobs by them alone.
+create table ai.queue_clocks (
+  queue text primary key,
+  vtime double precision not null
+) with (fillfactor = 50);
+comment on table ai.queue_clocks is
+  'Internal: per queue, the virtual time the claims have reached in the fair order (to 4 steps): where an enqueue places a key''s job at the earliest.';
+alter table ai.queue_clocks enable row level security;
+alter table ai.queue_clocks force row level security;
+create policy queue_clocks_schema_owner on ai.queue_clocks using (true) with check (true);
 
 create type ai.job_key_status_row as (queue text, key text, weight double precision, max_in_flight integer,
   in_flight bigint, rate_per_minute double precision, burst integer, tokens double precision, backlog bigint, due bigint);

@@ -18,6 +18,7 @@ select 'ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, t
 select 'ai._job_key(text, text)'::regprocedure;
 select 'ai._fair_base(text, text, integer, timestamptz)'::regprocedure;
 select 'ai._key_step(text, text)'::regprocedure;
+select 'ai._advance_clock(text, double precision)'::regprocedure;
 select 'ai._activate_due(text, timestamptz)'::regprocedure;
 select 'ai._admit(text, bigint[], bigint[], timestamptz, timestamptz)'::regprocedure;
 select 'ai.claim_job(text, interval, text)'::regprocedure;

@@ -542,7 +542,15 @@ export class Client {
   enqueueJob(
     threadId: string,
     payload: unknown = {},
-    options: { queue?: string; runAt?: Date; priority?: number; maxAttempts?: number; idempotencyKey?: string } = {},
+    options: {
+      queue?: string;
+      runAt?: Date;
+      priority?: number;
+      maxAttempts?: number;
+      idempotencyKey?: string;
+      /** the fairness and limit key (none: the owner's own; docs/queue.md, "Fair shares and limits") */
+      key?: string;
+    } = {},
   ): Promise<Job> {
     const args = [
       threadId,
@@ -552,8 +560,11 @@ export class Client {
       options.priority ?? 0,
       options.maxAttempts ?? 5,
       options.idempotencyKey ?? randomUUID(),
+      options.key ?? null,
     ];
-    return this.retryLostAnswer(() => this.one<Job>("select * from ai.enqueue_job($1, $2, $3, $4, $5, $6, $7)", args));
+    return this.retryLostAnswer(() =>
+      this.one<Job>("select * from ai.enqueue_job($1, $2, $3, $4, $5, $6, $7, key => $8)", args),
+    );
   }
 
   /**
@@ -564,7 +575,8 @@ export class Client {
   async enqueueJobs(jobs: NewJob[], options: { queue?: string; maxAttempts?: number } = {}): Promise<Job[]> {
     if (jobs.length === 0) return [];
     return this.query<Job>(
-      "select * from ai.enqueue_jobs($1::text[], $2::jsonb[], $3, $4::timestamptz[], $5::integer[], $6::text[], $7)",
+      "select * from ai.enqueue_jobs($1::text[], $2::jsonb[], $3, $4::timestamptz[], $5::integer[], $6::text[], $7," +
+        " keys => $8::text[])",
       [
         jobs.map((j) => j.thread_id),
         jobs.map((j) => JSON.stringify(j.payload ?? {})),
@@ -573,6 +585,7 @@ export class Client {
         jobs.map((j) => j.priority ?? 0),
         jobs.map((j) => j.idempotency_key ?? randomUUID()), // as enqueueJob: a retry never duplicates
         options.maxAttempts ?? 5,
+        jobs.map((j) => j.key ?? null),
       ],
     );
   }

@@ -62,6 +62,8 @@ export interface NewJob {
   run_at?: Date | null;
   priority?: number;
   idempotency_key?: string | null;
+  /** the fairness and limit key (none: the owner's own) */
+  key?: string | null;
 }
 
 export interface NewMessage {
@@ -102,6 +104,8 @@ export interface Job {
   updated_at: Date;
   finished_at: Date | null;
   available_at: Date;
+  /** the job's fairness and limit key: the one enqueue named, or '@' and the owner */
+  key?: string | null;
   claimed_at?: Date | null;
 }
 
