@@ -9,6 +9,13 @@ begin;
 
 -- added after v0.1.0 (deploy/queue_functions.sql)
 drop function ai._xmax_in_flight(xid);
+drop function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, text);
+drop function ai._job_key(text, text);
+drop function ai._fair_base(text, text, integer, timestamptz);
+drop function ai._key_step(text, text);
+drop function ai._advance_clock(text, double precision);
+drop function ai._activate_due(text, timestamptz);
+drop function ai._admit(text, bigint[], bigint[], timestamptz, timestamptz);
 drop function ai.complete_and_claim(text, interval, text, integer, text, bigint[], bigint[], jsonb[]);
 drop function ai.claim_jobs(text, interval, text, integer, text);
 drop function ai.hold_worker_liveness(text);

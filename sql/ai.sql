@@ -2082,7 +2082,7 @@ create or replace function ai.enqueue_job(
   thread_id text, payload jsonb default '{}', queue text default 'default', run_at timestamptz default null,
   priority integer default 0, max_attempts integer default 5, idempotency_key text default null,
   timeout interval default null, deadline timestamptz default null, start_by timestamptz default null,
-  headers jsonb default null)
+  key text default null, headers jsonb default null)
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -2095,12 +2095,14 @@ declare
   a_payload alias for $2;
   a_queue alias for $3;
   a_key alias for $7;
+  a_job_key alias for $11;
   v_now timestamptz := ai.now();
   v_run_at timestamptz := coalesce(enqueue_job.run_at, v_now);
   v_timeout interval;
   v_after interval;
   v_within interval;
   v_owner text;
+  v_job_key text;
   j ai.agent_jobs;
 begin
   perform ai._check_enqueue(a_thread_id, a_payload, a_queue, enqueue_job.priority, enqueue_job.max_attempts, a_key);
@@ -2112,13 +2114,18 @@ begin
   -- the queue's defaults for the deadlines not given (ai.set_queue_deadlines)
   select d.timeout, d.deadline_after, d.start_within into v_timeout, v_after, v_within
   from ai.queue_deadlines d where d.queue = a_queue;
+  v_job_key := ai._job_key(a_job_key, v_owner);
 
+  -- a job due now takes its place in the fair order (deploy/job_keys.sql); one given a run_at,
+  -- when a claim finds it due (ai._activate_due)
   insert into ai.agent_jobs (thread_id, owner, queue, payload, priority, run_at, max_attempts,
-                             idempotency_key, created_at, updated_at, timeout, deadline, start_by, headers)
+                             idempotency_key, created_at, updated_at, timeout, deadline, start_by, headers, key, vtime)
   values (a_thread_id, v_owner, a_queue, a_payload, enqueue_job.priority, v_run_at,
           enqueue_job.max_attempts, a_key, v_now, v_now, coalesce(enqueue_job.timeout, v_timeout),
           coalesce(enqueue_job.deadline, v_run_at + v_after), coalesce(enqueue_job.start_by, v_run_at + v_within),
-          enqueue_job.headers)
+          enqueue_job.headers, v_job_key,
+          case when enqueue_job.run_at is null
+               then ai._fair_base(a_queue, v_job_key, enqueue_job.priority, v_now) + ai._key_step(a_queue, v_job_key) end)
   on conflict (owner, queue, idempotency_key) where idempotency_key is not null do nothing
   returning * into j;
   if not found then
@@ -2134,8 +2141,187 @@ begin
   return j;
 end
 $$;
-comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz, jsonb) is
-  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Deadlines (NULL: the queue''s default, ai.set_queue_deadlines, else none): timeout, each attempt''s run timeout (no lease reaches past claimed_at + timeout); deadline, the total deadline across attempts (past it a claim ends the job FAILED, "deadline exceeded"); start_by, the start deadline (a job not started by then is ended FAILED, "start deadline passed"). headers: what the enqueuer hands to the run (a JSON object of strings, at most 8 KiB; the clients put the W3C traceparent and tracestate of the current trace there), NULL for none. Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument (a timeout not positive, a deadline not after run_at, a start_by before it, headers not an object of strings or over 8 KiB), AS003 payload over 1 MiB, AS004 session finished.';
+comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz, text, jsonb) is
+  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Deadlines (NULL: the queue''s default, ai.set_queue_deadlines, else none): timeout, each attempt''s run timeout (no lease reaches past claimed_at + timeout); deadline, the total deadline across attempts (past it a claim ends the job FAILED, "deadline exceeded"); start_by, the start deadline (a job not started by then is ended FAILED, "start deadline passed"). key is the job''s fairness and limit key (1 to 255 characters, not starting with @; NULL: the owner''s own key, ''@'' and the owner): claims share a queue fairly between keys by their weights and hold each key to its limits (ai.set_job_key); a job due now takes its place in the fair order at once, one given a run_at when it is due. headers: what the enqueuer hands to the run (a JSON object of strings, at most 8 KiB; the clients put the W3C traceparent and tracestate of the current trace there), NULL for none. Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument (a timeout not positive, a deadline not after run_at, a start_by before it, a key empty, over 255 characters or starting with @, headers not an object of strings or over 8 KiB), AS003 payload over 1 MiB, AS004 session finished.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Fair shares and limits per key (deploy/job_keys.sql says how; docs/queue.md, "Fair shares and
+-- limits"). The helpers below are the whole of it: a job's key, its virtual time, the activation
+-- of jobs given a due time, and the admission of the jobs a claim picked under their keys' limits.
+
+-- The key a job gets: the one it names, else '@' and the owner (a named key never starts with '@').
+create or replace function ai._job_key(key text, owner text) returns text
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if _job_key.key is null then
+    return '@' operator(pg_catalog.||) _job_key.owner;
+  end if;
+  if _job_key.key = '' or pg_catalog.char_length(_job_key.key) > 255 or pg_catalog.left(_job_key.key, 1) = '@' then
+    perform ai._check_text(_job_key.key, 'key');
+    raise exception using errcode = 'AS002',
+      message = format('key %s starts with @: such keys are the tenants'' own (leave key NULL)', _job_key.key);
+  end if;
+  return _job_key.key;
+end
+$$;
+comment on function ai._job_key(text, text) is
+  'Internal: the fairness and limit key of a job: key, or ''@'' and the owner when key is NULL. AS002 for an empty key, one over 255 characters or one starting with @.';
+
+-- Where a key's next job goes in the fair order of a queue: after the key's last PENDING job
+-- (agent_jobs_key_pending; for a tenant, its own jobs of the key), and no earlier than where the
+-- claims have got to (ai.queue_clocks, which ai._advance_clock moves). Two index probes.
+create or replace function ai._fair_base(queue text, key text, priority integer, now timestamptz)
+returns double precision
+language sql stable
+set search_path = pg_catalog, pg_temp
+as $$
+  select greatest(
+    (select t.vtime from ai.agent_jobs t
+     where t.queue = _fair_base.queue and t.key = _fair_base.key and t.status = 'PENDING' and t.vtime is not null
+     order by t.vtime desc limit 1),
+    (select c.vtime from ai.queue_clocks c where c.queue = _fair_base.queue),
+    0)
+$$;
+comment on function ai._fair_base(text, text, integer, timestamptz) is
+  'Internal: the virtual time a key''s next job of a queue follows: the larger of the key''s last PENDING job''s vtime and the queue''s clock (0 when neither).';
+
+-- A claim moves its queue's clock to the vtime of the last job it took in fair order, when that is
+-- more than 4 steps ahead; it never waits: a clock row another claimer holds is left to it.
+create or replace function ai._advance_clock(queue text, vtime double precision) returns void
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  v_at double precision;
+begin
+  select c.vtime into v_at from ai.queue_clocks c where c.queue = _advance_clock.queue;
+  if not found then
+    insert into ai.queue_clocks as c (queue, vtime) values (_advance_clock.queue, _advance_clock.vtime)
+    on conflict (queue) do nothing;
+  elsif _advance_clock.vtime > v_at + 4 then
+    perform from ai.queue_clocks c where c.queue = _advance_clock.queue for no key update skip locked;
+    if found then
+      update ai.queue_clocks c set vtime = greatest(c.vtime, _advance_clock.vtime) where c.queue = _advance_clock.queue;
+    end if;
+  end if;
+end
+$$;
+comment on function ai._advance_clock(text, double precision) is
+  'Internal: moves a queue''s clock (ai.queue_clocks) to vtime when it is more than 4 steps ahead, without waiting for a claimer that holds the row.';
+
+-- 1 / the key's weight (ai.job_keys; 1 without a row).
+create or replace function ai._key_step(queue text, key text) returns double precision
+language sql stable
+set search_path = pg_catalog, pg_temp
+as $$
+  select coalesce((select 1 / k.weight from ai.job_keys k where k.queue = _key_step.queue and k.key = _key_step.key), 1)
+$$;
+comment on function ai._key_step(text, text) is 'Internal: how far apart in virtual time a key''s jobs are: 1 / its weight (1 without a row in ai.job_keys).';
+
+-- A job given a due time (run_at) enters the fair order when it is due: the claim gives up to a
+-- hundred of the queue's due ones (oldest run_at first) their key and vtime, per key in run_at
+-- order, as enqueues at that moment would. Rows another claimer is activating are skipped.
+create or replace function ai._activate_due(queue text, now timestamptz) returns void
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  with due as (
+    select c.job_id, coalesce(c.key, '@' operator(pg_catalog.||) c.owner) as key, c.priority, c.run_at
+    from ai.agent_jobs c
+    where c.status = 'PENDING' and c.vtime is null and c.queue = _activate_due.queue and c.run_at <= _activate_due.now
+    order by c.run_at, c.job_id
+    limit 100
+    for update skip locked
+  ), ranked as (
+    select d.job_id, d.key, d.priority,
+           pg_catalog.row_number() over (partition by d.key, d.priority order by d.run_at, d.job_id) as n
+    from due d
+  ), bases as (
+    select g.key, g.priority, ai._fair_base(_activate_due.queue, g.key, g.priority, _activate_due.now) as base,
+           ai._key_step(_activate_due.queue, g.key) as step
+    from (select distinct r.key, r.priority from ranked r) g
+  )
+  update ai.agent_jobs u
+  set key = r.key, vtime = b.base + r.n * b.step
+  from ranked r join bases b on b.key = r.key and b.priority = r.priority
+  where u.job_id = r.job_id;
+end
+$$;
+comment on function ai._activate_due(text, timestamptz) is
+  'Internal: gives up to 100 due PENDING jobs of a queue that have no vtime yet (enqueued with a run_at) their key and their place in the fair order.';
+
+-- Admission: of the jobs a claim picked (in claim order), those their keys' limits let it take.
+-- Per limited key (a row of ai.job_keys with max_in_flight or rate_per_minute), in key order: its
+-- row locked FOR NO KEY UPDATE SKIP LOCKED (a key another claimer is admitting is left to it, so
+-- no claimer waits and two never both count the same free slots), its running jobs whose lease
+-- holds counted (agent_jobs_in_flight) with those this claim took in an earlier round (taken),
+-- its bucket refilled (rate_per_minute / 60 tokens a second, at most burst) and spent, one token
+-- a job. The row lock lasts until the claim commits, so the next claimer counts these jobs.
+create or replace function ai._admit(queue text, job_ids bigint[], taken bigint[], now timestamptz, start timestamptz)
+returns bigint[]
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  r record;
+  k ai.job_keys;
+  v_ids bigint[];
+  v_drop bigint[] := '{}'::bigint[];
+  v_allow integer;
+  v_burst double precision;
+  v_tokens double precision;
+begin
+  for r in
+    select l.key from ai.job_keys l
+    where l.queue = _admit.queue
+      and l.key = any (array(select distinct j.key from ai.agent_jobs j where j.job_id = any (_admit.job_ids)))
+      and (l.max_in_flight is not null or l.rate_per_minute is not null)
+    order by l.key
+  loop
+    select pg_catalog.array_agg(x.id order by x.ord) into v_ids
+    from pg_catalog.unnest(_admit.job_ids) with ordinality x (id, ord)
+    join ai.agent_jobs j on j.job_id = x.id
+    where j.key = r.key;
+    select l.* into k from ai.job_keys l where l.queue = _admit.queue and l.key = r.key for no key update skip locked;
+    if not found then
+      v_drop := v_drop operator(pg_catalog.||) v_ids;  -- another claimer is admitting this key
+      continue;
+    end if;
+    v_allow := pg_catalog.cardinality(v_ids);
+    if k.max_in_flight is not null then
+      v_allow := least(v_allow, k.max_in_flight
+        - (select pg_catalog.count(*) from ai.agent_jobs c
+           where c.queue = _admit.queue and c.key = r.key and c.status = 'IN_PROGRESS'
+             and c.job_id <> all (_admit.job_ids)
+             and ai._lease_held(c.lease_expires_at, c.updated_at, _admit.now, _admit.start))::integer
+        - (select pg_catalog.count(*) from ai.agent_jobs t
+           where t.job_id = any (_admit.taken) and t.key = r.key)::integer);
+    end if;
+    if k.rate_per_minute is not null then
+      v_burst := coalesce(k.burst, greatest(1, pg_catalog.ceil(k.rate_per_minute / 60)));
+      v_tokens := least(v_burst, coalesce(k.tokens, v_burst)
+        + k.rate_per_minute / 60 * greatest(0, extract(epoch from _admit.now - coalesce(k.refilled_at, _admit.now))));
+      v_allow := greatest(0, least(v_allow, pg_catalog.floor(v_tokens)::integer));
+      update ai.job_keys l set tokens = v_tokens - v_allow, refilled_at = _admit.now
+      where l.queue = _admit.queue and l.key = r.key;
+    end if;
+    v_allow := greatest(v_allow, 0);
+    v_drop := v_drop operator(pg_catalog.||) v_ids[v_allow + 1:];
+  end loop;
+  if pg_catalog.cardinality(v_drop) = 0 then
+    return _admit.job_ids;
+  end if;
+  return array(select x.id from pg_catalog.unnest(_admit.job_ids) with ordinality x (id, ord)
+               where x.id <> all (v_drop) order by x.ord);
+end
+$$;
+comment on function ai._admit(text, bigint[], bigint[], timestamptz, timestamptz) is
+  'Internal: of the jobs a claim picked, in claim order, those their keys'' limits admit (max_in_flight against the running jobs whose lease holds and those taken earlier in the claim; the token bucket of rate_per_minute, burst, refilled and spent); a limited key whose row another claimer holds admits none.';
+
 
 -- ---------------------------------------------------------------------------------------------
 -- Dead workers
@@ -2392,7 +2578,6 @@ declare
   v_id bigint;
   v_exp bigint;
   v_exp_priority integer;
-  v_exp_at timestamptz;
   v_passed bigint[] := '{}'::bigint[];
   j ai.agent_jobs;
 begin
@@ -2405,16 +2590,19 @@ begin
   end if;
   perform ai._end_overdue(claim_job.queue, v_now, v_start);  -- "Deadlines" above
 
+  perform ai._activate_due(claim_job.queue, v_now);  -- the jobs that came due enter the fair order
   for attempt in 1..5 loop
     -- 1. Pick (deploy/hot_renewals.sql: no index holds the lease expiry, so a renewal is HOT).
     --    a. A lease that ran out: the queue's running jobs (agent_jobs_in_progress), the lease
     --       read from the row. Such a job is its thread's one running job: no sibling check.
-    --    b. A due PENDING job (agent_jobs_claim_pending, in claim order) that comes before it in the
-    --       order of 0.1.0 (priority desc, then due time -- run_at, or the lease's end -- then
-    --       job_id). The thread's lock keeps every other claimer off the thread until we commit;
-    --       a picked expired job not taken stays locked, untouched, until then.
+    --    b. A due PENDING job in fair order (agent_jobs_claim_fair: priority desc, vtime, job_id;
+    --       deploy/job_keys.sql) of a higher priority than the expired one, which goes first at
+    --       its own priority. The thread's lock keeps every other claimer off the thread until we
+    --       commit; a picked expired job not taken stays locked, untouched, until then.
+    --    Its key's limits must admit it (ai._admit); when they do not, claim_jobs claims (it
+    --    looks past a full key's jobs).
     v_exp := null;
-    select c.job_id, c.priority, c.lease_expires_at into v_exp, v_exp_priority, v_exp_at
+    select c.job_id, c.priority into v_exp, v_exp_priority
     from ai.agent_jobs c
     where c.status = 'IN_PROGRESS' and c.queue = claim_job.queue
       and not ai._lease_held(c.lease_expires_at, c.updated_at, v_now, v_start)
@@ -2426,9 +2614,8 @@ begin
     for update skip locked;
     select c.job_id into v_id
     from ai.agent_jobs c
-    where c.status = 'PENDING' and c.queue = claim_job.queue and c.run_at <= v_now
-      and (v_exp is null or c.priority > v_exp_priority
-           or (c.priority = v_exp_priority and (c.run_at, c.job_id) < (v_exp_at, v_exp)))
+    where c.status = 'PENDING' and c.queue = claim_job.queue and c.vtime is not null and c.run_at <= v_now
+      and (v_exp is null or c.priority > v_exp_priority)
       and not exists (select from ai.agent_jobs b
                       where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                       offset 0)  -- stays a per-row probe of the one-thread index, never a join
@@ -2437,11 +2624,16 @@ begin
       -- the thread's session row, which no tenant can lock for another tenant's thread
       and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
                   offset 0 for no key update skip locked)
-    order by c.priority desc, c.run_at, c.job_id
+    order by c.priority desc, c.vtime, c.job_id
     limit 1
     for update skip locked;
     v_id := coalesce(v_id, v_exp);
     if v_id is null then
+      return;
+    end if;
+    if pg_catalog.cardinality(ai._admit(claim_job.queue, array[v_id], '{}'::bigint[], v_now, v_start)) = 0 then
+      -- its key is full: claim_jobs looks past that key's jobs
+      return query select * from ai.claim_jobs(claim_job.worker_id, claim_job.lease, claim_job.queue, 1);
       return;
     end if;
     -- 2. Take it, if its thread is still idle as seen now: this statement's snapshot is younger
@@ -2460,6 +2652,9 @@ begin
                       offset 0)
     returning u.* into j;
     if found and j.status = 'IN_PROGRESS' then
+      if j.vtime is not null and j.job_id is distinct from v_exp then
+        perform ai._advance_clock(claim_job.queue, j.vtime);  -- where the claims have got to
+      end if;
       return next j;
       return;
     end if;
@@ -2473,7 +2668,7 @@ begin
 end
 $$;
 comment on function ai.claim_job(text, interval, text) is
-  'Claims at most one job of a queue for worker_id: the first by priority (highest first), then due time, then job_id, among PENDING jobs due now and IN_PROGRESS jobs whose lease expired, skipping rows other claimers hold and threads with another job IN_PROGRESS. The job becomes IN_PROGRESS, its attempts grow by one, its fencing_token is bumped and it is leased until ai.now() + lease. Returns 0 or 1 row. An expired job whose attempts are spent becomes FAILED instead and the claim looks again. AS002 bad argument.';
+  'Claims at most one job of a queue for worker_id: the highest priority first; at one priority an IN_PROGRESS job whose lease expired, else the PENDING job due now that comes first in the fair order of the keys (docs/queue.md, "Fair shares and limits"), that its key''s limits admit, skipping rows other claimers hold and threads with another job IN_PROGRESS. The job becomes IN_PROGRESS, its attempts grow by one, its fencing_token is bumped and it is leased until ai.now() + lease. Returns 0 or 1 row. An expired job whose attempts are spent becomes FAILED instead and the claim looks again. AS002 bad argument.';
 
 create or replace function ai.claim_jobs(worker_id text, lease interval, queue text, max_jobs integer)
 returns setof ai.agent_jobs
@@ -2490,6 +2685,13 @@ declare
   v_expired boolean;
   v_dead text[];
   v_picked integer;
+  v_new bigint[];
+  v_kept bigint[];
+  v_blocked text[] := '{}'::text[];
+  v_row record;
+  v_threads text[] := '{}'::text[];
+  v_limited boolean;
+  v_top double precision;
 begin
   if claim_jobs.worker_id is null or claim_jobs.worker_id = '' or pg_catalog.char_length(claim_jobs.worker_id) > 255
      or claim_jobs.lease is null or claim_jobs.lease <= interval '0'
@@ -2515,12 +2717,27 @@ begin
         order by c.priority desc, c.lease_expires_at, c.job_id
         limit claim_jobs.max_jobs
         for update skip locked) e;
-  v_expired := v_ids is not null;
+  -- the keys' limits (ai._admit), when the queue has a limited key
+  v_limited := exists (select from ai.job_keys l where l.queue = claim_jobs.queue
+                       and (l.max_in_flight is not null or l.rate_per_minute is not null));
+  if v_ids is not null and v_limited then
+    v_ids := ai._admit(claim_jobs.queue, v_ids, '{}'::bigint[], v_now, v_start);
+  end if;
+  v_expired := coalesce(pg_catalog.cardinality(v_ids), 0) > 0;
+  --    The due PENDING jobs in fair order (agent_jobs_claim_fair: priority desc, vtime, job_id;
+  --    deploy/job_keys.sql), after giving the jobs that came due since their run_at their place in
+  --    it. Their keys' limits admit them (ai._admit).
+  if coalesce(pg_catalog.cardinality(v_ids), 0) < claim_jobs.max_jobs
+     and exists (select from ai.agent_jobs c where c.status = 'PENDING' and c.vtime is null
+                 and c.queue = claim_jobs.queue and c.run_at <= v_now) then
+    perform ai._activate_due(claim_jobs.queue, v_now);
+  end if;
   if coalesce(pg_catalog.cardinality(v_ids), 0) < claim_jobs.max_jobs then
     with candidates as (
-      select c.job_id, c.thread_id, c.priority, c.run_at
+      select c.job_id, c.thread_id, c.priority, c.vtime
       from ai.agent_jobs c
-      where c.status = 'PENDING' and c.queue = claim_jobs.queue and c.run_at <= v_now
+      where c.status = 'PENDING' and c.queue = claim_jobs.queue and c.vtime is not null and c.run_at <= v_now
+        and c.job_id <> all (coalesce(v_ids, '{}'::bigint[]))
         and not exists (select from ai.agent_jobs b
                         where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                         offset 0)  -- stays a per-row probe of the one-thread index, never a join
@@ -2528,13 +2745,53 @@ begin
         -- the thread's session row, which no tenant can lock for another tenant's thread
         and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
                     offset 0 for no key update skip locked)
-      order by c.priority desc, c.run_at, c.job_id
+      order by c.priority desc, c.vtime, c.job_id
       limit claim_jobs.max_jobs - coalesce(pg_catalog.cardinality(v_ids), 0)
       for update skip locked
     )
-    select coalesce(v_ids, '{}'::bigint[]) operator(pg_catalog.||) pg_catalog.array_agg(d.job_id) into v_ids
-    from (select distinct on (c.thread_id) c.job_id from candidates c
-          order by c.thread_id, c.priority desc, c.run_at, c.job_id) d;
+    select pg_catalog.array_agg(d.job_id order by d.priority desc, d.vtime, d.job_id), max(d.vtime) into v_new, v_top
+    from (select distinct on (c.thread_id) c.job_id, c.priority, c.vtime from candidates c
+          order by c.thread_id, c.priority desc, c.vtime, c.job_id) d;
+    if v_new is not null and not v_limited then
+      v_ids := coalesce(v_ids, '{}'::bigint[]) operator(pg_catalog.||) v_new;
+    elsif v_new is not null then
+      v_kept := ai._admit(claim_jobs.queue, v_new, coalesce(v_ids, '{}'::bigint[]), v_now, v_start);
+      v_ids := coalesce(v_ids, '{}'::bigint[]) operator(pg_catalog.||) v_kept;
+      if pg_catalog.cardinality(v_kept) < pg_catalog.cardinality(v_new) then
+        v_blocked := array(select distinct j.key from ai.agent_jobs j where j.job_id = any (v_new) and j.job_id <> all (v_kept));
+      end if;
+    end if;
+  end if;
+  --    Some key was full: the room left goes to the next jobs in fair order of the other keys, one
+  --    by one (the keys filtered here, not in the query: a planner that saw "key <> the one key
+  --    of the backlog" would expect no row and scan the table). At most 10,000 rows are read.
+  if pg_catalog.cardinality(v_blocked) > 0 and coalesce(pg_catalog.cardinality(v_ids), 0) < claim_jobs.max_jobs then
+    v_threads := array(select j.thread_id from ai.agent_jobs j where j.job_id = any (v_ids));
+    for v_row in
+      select c.job_id, c.key, c.thread_id from ai.agent_jobs c
+      where c.status = 'PENDING' and c.queue = claim_jobs.queue and c.vtime is not null and c.run_at <= v_now
+        and c.job_id <> all (v_ids)
+        and not exists (select from ai.agent_jobs b
+                        where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
+                        offset 0)
+      order by c.priority desc, c.vtime, c.job_id
+      limit 10000
+    loop
+      continue when v_row.key = any (v_blocked) or v_row.thread_id = any (v_threads);
+      perform from ai.agent_jobs c
+      where c.job_id = v_row.job_id and c.status = 'PENDING'
+        and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
+                    offset 0 for no key update skip locked)
+      for update skip locked;
+      continue when not found;
+      v_threads := v_threads operator(pg_catalog.||) v_row.thread_id;
+      if pg_catalog.cardinality(ai._admit(claim_jobs.queue, array[v_row.job_id], v_ids, v_now, v_start)) = 0 then
+        v_blocked := v_blocked operator(pg_catalog.||) v_row.key;
+        continue;
+      end if;
+      v_ids := v_ids operator(pg_catalog.||) v_row.job_id;
+      exit when pg_catalog.cardinality(v_ids) >= claim_jobs.max_jobs;
+    end loop;
   end if;
   --    Room left: the running jobs of dead workers ("Dead workers" above), taken as expired leases.
   --    Not in the first 30 seconds after the server started (the workers take their holds again).
@@ -2553,11 +2810,18 @@ begin
             order by c.priority desc, c.claimed_at, c.job_id
             limit claim_jobs.max_jobs - coalesce(pg_catalog.cardinality(v_ids), 0)
             for update skip locked) e;
+      if coalesce(pg_catalog.cardinality(v_ids), 0) > v_picked and v_limited then
+        v_ids := v_ids[1:v_picked] operator(pg_catalog.||)
+                 ai._admit(claim_jobs.queue, v_ids[v_picked + 1:], v_ids[1:v_picked], v_now, v_start);
+      end if;
       v_expired := v_expired or coalesce(pg_catalog.cardinality(v_ids), 0) > v_picked;
     end if;
   end if;
   if v_ids is null or pg_catalog.cardinality(v_ids) = 0 then
     return;
+  end if;
+  if v_top is not null then
+    perform ai._advance_clock(claim_jobs.queue, v_top);  -- where the claims have got to
   end if;
 
   -- 2. Take those whose thread is still idle as seen now (see claim_job). The ids go to the UPDATE
@@ -2583,7 +2847,7 @@ begin
                         offset 0)
       returning u.*
     )
-    select * from claimed c order by c.priority desc, c.run_at, c.job_id;
+    select * from claimed c order by c.priority desc, c.vtime, c.job_id;
     return;
   end if;
 
@@ -2609,11 +2873,11 @@ begin
   return query
   select * from ai.agent_jobs j
   where j.job_id = any (v_ids) and j.status = 'IN_PROGRESS'
-  order by j.priority desc, j.run_at, j.job_id;
+  order by j.priority desc, j.vtime, j.job_id;
 end
 $$;
 comment on function ai.claim_jobs(text, interval, text, integer) is
-  'Claims up to max_jobs (1 to 1000) jobs of a queue in one statement, chosen and leased as claim_job does, at most one per thread. AS002 bad argument.';
+  'Claims up to max_jobs (1 to 1000) jobs of a queue in one statement, leased as claim_job does, at most one per thread: the IN_PROGRESS jobs whose lease expired first, then the PENDING jobs due now in the fair order of their keys (docs/queue.md, "Fair shares and limits"), then the running jobs of dead workers; each key''s limits (ai.set_job_key) admit at most what they allow. AS002 bad argument.';
 
 -- A claim that can be asked again. The connection can break after the server committed a claim
 -- and before its answer arrived: the jobs are IN_PROGRESS under a worker that does not know it
@@ -2649,7 +2913,7 @@ begin
     select j.* from ai.agent_jobs j
     where j.job_id = any (r.job_ids) and j.status = 'IN_PROGRESS' and j.lease_owner = claim_jobs.worker_id
       and j.fencing_token = r.fencing_tokens[pg_catalog.array_position(r.job_ids, j.job_id)]
-    order by j.priority desc, j.run_at, j.job_id;
+    order by j.priority desc, j.vtime, j.job_id;
     return;
   end if;
   select pg_catalog.array_agg(c) into v_jobs
@@ -3403,7 +3667,10 @@ revoke execute on function
   ai._check_deadlines(timestamptz, interval, timestamptz, timestamptz), ai._end_overdue(text, timestamptz, timestamptz),
   ai.set_queue_deadlines(text, interval, interval, interval),
   ai.snooze_job(bigint, bigint, timestamptz),
-  ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz, jsonb),
+  ai._job_key(text, text), ai._fair_base(text, text, integer, timestamptz), ai._key_step(text, text),
+  ai._advance_clock(text, double precision),
+  ai._activate_due(text, timestamptz), ai._admit(text, bigint[], bigint[], timestamptz, timestamptz),
+  ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz, text, jsonb),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.claim_jobs(text, interval, text, integer, text),
   ai.complete_and_claim(text, interval, text, integer, text, bigint[], bigint[], jsonb[]),
@@ -3414,7 +3681,7 @@ revoke execute on function
   ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text),
   ai._written_here(xid)
 from public;
-grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz, jsonb),
+grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz, text, jsonb),
   ai.cancel_job(bigint), ai.get_job(bigint), ai.job_attempts(bigint), ai.queue_stats(text)
 to ai_user, ai_service;
 grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
@@ -9558,6 +9825,115 @@ alter table ai_archive.checkpoint_blobs
   add column write_idx integer;
 
 
+-- ===== change: job_keys =====
+-- Deploy agent-state:job_keys to pg
+-- requires: queue
+-- requires: hot_renewals
+-- requires: retention
+--
+-- Fair shares and limits per key (issue 38; docs/queue.md, "Fair shares and limits").
+--
+-- Every job has a key (ai.agent_jobs.key): the one enqueue_job(key => ...) names, or '@' and its
+-- owner when it names none (each tenant is a key of its own; a key a job names never starts with
+-- '@', so no tenant can join another's). A key is a string of the queue, not of a tenant: two
+-- tenants that name 'openai' share that key's limits (the provider's quota).
+--
+-- The fair order is stride scheduling done at enqueue time. Each job gets a virtual time, vtime:
+-- the larger of its key's last PENDING job's vtime and where the claims of its queue have got to
+-- (ai.queue_clocks), plus 1 / the key's weight. Claims take due jobs by
+-- (priority desc, vtime, job_id), one index scan as before. A key with 100,000 due jobs holds
+-- vtimes spaced 1/weight apart from the head on; another key's new job lands right behind the
+-- head, after at most weight_a / weight_b jobs of each busy key, whatever their backlog. Nothing
+-- is scanned per key and no row is written by the enqueuers of a queue: the key's last vtime is
+-- the end of an index range (agent_jobs_key_pending), the queue's clock a row the claims move.
+--
+-- A job enqueued for later (run_at in the future) has no vtime until it is due (a vtime given at
+-- enqueue would put it in the way of every claim until then): agent_jobs_claim_scheduled holds
+-- those in run_at order, and a claim first gives the ones that came due (a hundred at most) their
+-- vtime, as an enqueue at that moment would. Jobs enqueued before this change have neither key
+-- nor vtime and are given both the same way.
+--
+-- ai.job_keys: one row per (queue, key) that an operator set (ai.set_job_key): its weight, its
+-- concurrency limit (max_in_flight) and its token bucket (rate_per_minute, burst; tokens and
+-- refilled_at kept by the claims). Keys without a row have weight 1 and no limit. A claim locks
+-- the rows of the limited keys among the jobs it picked (FOR NO KEY UPDATE SKIP LOCKED: a key
+-- another claimer is admitting is left to it), counts the key's running jobs whose lease holds
+-- (agent_jobs_in_flight: a slot comes back when its job finishes or its lease runs out), refills
+-- and spends the tokens, and takes at most what both allow, all in its own transaction: claimers
+-- that race never over-claim.
+--
+-- The old claim indexes go (the drop first: it takes the strongest lock, then the builds); under
+-- a live fleet build the new ones first with CREATE INDEX CONCURRENTLY (docs/operations.md).
+
+select pg_catalog.set_config('lock_timeout', '5s', true) where pg_catalog.current_setting('lock_timeout') = '0';
+
+drop index if exists ai.agent_jobs_claim_pending;
+drop index if exists ai.agent_jobs_in_progress;
+
+alter table ai.agent_jobs add column if not exists key text, add column if not exists vtime double precision;
+comment on column ai.agent_jobs.key is 'The job''s fairness and limit key: the key enqueue_job named, else ''@'' and the owner (the tenant''s own key). NULL only for a job enqueued before keys existed and not yet due.';
+comment on column ai.agent_jobs.vtime is 'The job''s virtual time in the fair order of its queue and priority (claims go by priority desc, vtime, job_id); NULL until a job enqueued for later is due.';
+alter table ai.agent_jobs_archive add column if not exists key text, add column if not exists vtime double precision;
+alter table ai_archive.agent_jobs add column if not exists key text, add column if not exists vtime double precision;
+alter table ai_archive.agent_jobs_archive add column if not exists key text, add column if not exists vtime double precision;
+
+-- The due jobs in fair order: what a claim scans.
+create index if not exists agent_jobs_claim_fair on ai.agent_jobs (queue, priority desc, vtime, job_id)
+  where status = 'PENDING' and vtime is not null;
+-- The jobs enqueued for later, in due order: a claim gives those due their vtime.
+create index if not exists agent_jobs_claim_scheduled on ai.agent_jobs (queue, run_at, job_id)
+  where status = 'PENDING' and vtime is null;
+-- A key's last PENDING job (its vtime), and the keys with a backlog (ai.job_key_status).
+create index if not exists agent_jobs_key_pending on ai.agent_jobs (queue, key, vtime)
+  where status = 'PENDING';
+-- The running jobs of a queue (expired leases) and of a key (its in-flight count).
+create index if not exists agent_jobs_in_flight on ai.agent_jobs (queue, key)
+  where status = 'IN_PROGRESS';
+
+create table ai.job_keys (
+  queue text not null,
+  key text not null,
+  weight double precision not null default 1,
+  max_in_flight integer,
+  rate_per_minute double precision,
+  burst integer,
+  tokens double precision,
+  refilled_at timestamptz,
+  updated_at timestamptz not null,
+  primary key (queue, key),
+  constraint job_keys_row_check check (
+    pg_catalog.char_length(queue) between 1 and 255 and pg_catalog.char_length(key) between 1 and 255
+    and weight > 0 and weight <= 1000000 and (max_in_flight is null or max_in_flight >= 0)
+    and (rate_per_minute is null or rate_per_minute > 0) and (burst is null or burst >= 1))
+) with (fillfactor = 50);
+comment on table ai.job_keys is
+  'Internal: per queue and key, what an operator set (ai.set_job_key: weight, max_in_flight, rate_per_minute, burst) and the token bucket the claims keep (tokens, refilled_at). A key without a row has weight 1 and no limit.';
+
+alter table ai.job_keys enable row level security;
+alter table ai.job_keys force row level security;
+-- No grant: only the schema owner's functions reach it (tenants read their keys through ai.job_key_status).
+create policy job_keys_schema_owner on ai.job_keys using (true) with check (true);
+
+-- Where the claims of a queue have got to in the fair order: the vtime of a job a claim took,
+-- kept up to 4 steps behind (a claim writes it only when it moved on by more, and never waits
+-- for it: SKIP LOCKED). An enqueue places a key's job no earlier than this (ai._fair_base). It
+-- is a row of its own, not a read of the claim index, because a tenant's enqueue sees only its
+-- own jobs (row level security) and must not place its jobs by them alone.
+create table ai.queue_clocks (
+  queue text primary key,
+  vtime double precision not null
+) with (fillfactor = 50);
+comment on table ai.queue_clocks is
+  'Internal: per queue, the virtual time the claims have reached in the fair order (to 4 steps): where an enqueue places a key''s job at the earliest.';
+alter table ai.queue_clocks enable row level security;
+alter table ai.queue_clocks force row level security;
+create policy queue_clocks_schema_owner on ai.queue_clocks using (true) with check (true);
+
+create type ai.job_key_status_row as (queue text, key text, weight double precision, max_in_flight integer,
+  in_flight bigint, rate_per_minute double precision, burst integer, tokens double precision, backlog bigint, due bigint);
+comment on type ai.job_key_status_row is 'A row of ai.job_key_status: one key of a queue, its settings and figures.';
+
+
 -- ===== change: tenant_read_indexes =====
 -- Deploy agent-state:tenant_read_indexes to pg
 -- requires: human_in_the_loop
@@ -11008,7 +11384,7 @@ create function ai.enqueue_jobs(
   thread_ids text[], payloads jsonb[], queue text default 'default', run_ats timestamptz[] default null,
   priorities integer[] default null, idempotency_keys text[] default null, max_attempts integer default 5,
   timeouts interval[] default null, deadlines timestamptz[] default null, start_bys timestamptz[] default null,
-  headers jsonb default null)
+  keys text[] default null, headers jsonb default null)
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -11038,9 +11414,10 @@ begin
      or pg_catalog.cardinality(coalesce(timeouts, pg_catalog.array_fill(null::interval, array[v_n]))) <> v_n
      or pg_catalog.cardinality(coalesce(deadlines, pg_catalog.array_fill(null::timestamptz, array[v_n]))) <> v_n
      or pg_catalog.cardinality(coalesce(start_bys, pg_catalog.array_fill(null::timestamptz, array[v_n]))) <> v_n
+     or pg_catalog.cardinality(coalesce(keys, pg_catalog.array_fill(null::text, array[v_n]))) <> v_n
      or pg_catalog.array_ndims(thread_ids) > 1 then
     raise exception using errcode = 'AS002',
-      message = 'thread_ids, payloads, run_ats, priorities, idempotency_keys, timeouts, deadlines and start_bys must be one-dimensional arrays of one length';
+      message = 'thread_ids, payloads, run_ats, priorities, idempotency_keys, timeouts, deadlines, start_bys and keys must be one-dimensional arrays of one length';
   end if;
   if v_n = 0 then
     return;
@@ -11072,26 +11449,39 @@ begin
     select i.ord, i.thread_id, i.payload, coalesce(i.run_at, v_now) as run_at, coalesce(i.priority, 0) as priority,
            i.key, coalesce(i.timeout, v_timeout) as timeout,
            coalesce(i.deadline, coalesce(i.run_at, v_now) + v_after) as deadline,
-           coalesce(i.start_by, coalesce(i.run_at, v_now) + v_within) as start_by
+           coalesce(i.start_by, coalesce(i.run_at, v_now) + v_within) as start_by,
+           i.job_key, i.run_at is null as due_now
     from rows from (pg_catalog.unnest(thread_ids), pg_catalog.unnest(payloads), pg_catalog.unnest(run_ats),
                     pg_catalog.unnest(priorities), pg_catalog.unnest(idempotency_keys), pg_catalog.unnest(timeouts),
-                    pg_catalog.unnest(deadlines), pg_catalog.unnest(start_bys))
-         with ordinality as i (thread_id, payload, run_at, priority, key, timeout, deadline, start_by, ord)
+                    pg_catalog.unnest(deadlines), pg_catalog.unnest(start_bys), pg_catalog.unnest(keys))
+         with ordinality as i (thread_id, payload, run_at, priority, key, timeout, deadline, start_by, job_key, ord)
   ), owners as materialized (
     -- one session lookup per thread (AS001 unknown or another tenant's, AS004 finished)
     select t.thread_id, ai._enqueue_owner(t.thread_id) as owner
     from (select distinct x.thread_id from input x) t
   ), numbered as materialized (
-    select x.*, o.owner, pg_catalog.nextval(pg_catalog.pg_get_serial_sequence('ai.agent_jobs', 'job_id')) as job_id
+    select x.*, o.owner, ai._job_key(x.job_key, o.owner) as fair_key,
+           pg_catalog.nextval(pg_catalog.pg_get_serial_sequence('ai.agent_jobs', 'job_id')) as job_id
     from input x join owners o using (thread_id)
     order by x.ord
+  ), placed as materialized (
+    -- the fair order (deploy/job_keys.sql): the jobs due now of a key and priority follow its
+    -- last one, 1/weight apart, in the input's order; a job given a run_at is placed when due
+    select n.job_id, f.base + f.step * pg_catalog.row_number() over (partition by n.fair_key, n.priority order by n.ord) as vtime
+    from numbered n
+    join (select g.fair_key, g.priority, ai._fair_base(a_queue, g.fair_key, g.priority, v_now) as base,
+                 ai._key_step(a_queue, g.fair_key) as step
+          from (select distinct m.fair_key, m.priority from numbered m where m.due_now) g) f
+      on f.fair_key = n.fair_key and f.priority = n.priority
+    where n.due_now
   ), inserted as (
     insert into ai.agent_jobs as t (job_id, thread_id, owner, queue, payload, priority, run_at, max_attempts,
-                                    idempotency_key, created_at, updated_at, timeout, deadline, start_by, headers)
+                                    idempotency_key, created_at, updated_at, timeout, deadline, start_by, headers,
+                                    key, vtime)
     overriding system value
     select n.job_id, n.thread_id, n.owner, a_queue, n.payload, n.priority, n.run_at, enqueue_jobs.max_attempts,
-           n.key, v_now, v_now, n.timeout, n.deadline, n.start_by, enqueue_jobs.headers
-    from numbered n
+           n.key, v_now, v_now, n.timeout, n.deadline, n.start_by, enqueue_jobs.headers, n.fair_key, p.vtime
+    from numbered n left join placed p using (job_id)
     order by n.ord
     on conflict (owner, queue, idempotency_key) where idempotency_key is not null do nothing
     returning t as job
@@ -11112,10 +11502,10 @@ begin
   end if;
 end
 $$;
-comment on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[], jsonb) is
-  'Enqueues up to 5000 jobs of one queue in one call and returns one job per input row, in the input''s order: thread_ids[i] with payloads[i], run_ats[i] (NULL or omitted: now), priorities[i] (omitted: 0) and idempotency_keys[i] (NULL or omitted: none), max_attempts for all, timeouts[i], deadlines[i] and start_bys[i] (NULL or omitted: the queue''s default, else none; as ai.enqueue_job''s timeout, deadline and start_by), and headers for all (as ai.enqueue_job takes them: the enqueuing call''s trace context). Each job is checked and answered as ai.enqueue_job does: a key used before in the queue by the owner returns the first job unchanged, and a key repeated within the call returns the job of its first occurrence. One bad job fails the call and writes nothing. Sends pg_notify(ai.queue_channel(queue), '''') once when a new job is due now. AS001 unknown thread, AS002 bad argument (arrays of different lengths too), AS003 a payload over 1 MiB or more than 5000 jobs, AS004 session finished.';
-revoke execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[], jsonb) from public;
-grant execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[], jsonb)
+comment on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[], text[], jsonb) is
+  'Enqueues up to 5000 jobs of one queue in one call and returns one job per input row, in the input''s order: thread_ids[i] with payloads[i], run_ats[i] (NULL or omitted: now), priorities[i] (omitted: 0) and idempotency_keys[i] (NULL or omitted: none), max_attempts for all, timeouts[i], deadlines[i] and start_bys[i] (NULL or omitted: the queue''s default, else none; as ai.enqueue_job''s timeout, deadline and start_by), keys[i] (the fairness and limit key; NULL or omitted: the owner''s own), and headers for all (as ai.enqueue_job takes them: the enqueuing call''s trace context). Each job is checked and answered as ai.enqueue_job does: a key used before in the queue by the owner returns the first job unchanged, and a key repeated within the call returns the job of its first occurrence. One bad job fails the call and writes nothing. Sends pg_notify(ai.queue_channel(queue), '''') once when a new job is due now. AS001 unknown thread, AS002 bad argument (arrays of different lengths too), AS003 a payload over 1 MiB or more than 5000 jobs, AS004 session finished.';
+revoke execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[], text[], jsonb) from public;
+grant execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[], text[], jsonb)
   to ai_user, ai_service;
 
 
@@ -11379,11 +11769,174 @@ alter table ai.agent_sessions validate constraint agent_sessions_row_check;
 alter table ai_archive.agent_sessions validate constraint agent_sessions_row_check;
 
 
+-- ===== change: job_keys_functions =====
+-- Deploy agent-state:job_keys_functions to pg
+-- requires: job_keys
+-- requires: queue_functions
+--
+-- The operator's hand on fair shares and limits (issue 38 item 5; docs/queue.md, "Fair shares and
+-- limits"): ai.set_job_key sets a key's weight, concurrency limit and rate (operators only: a
+-- tenant cannot raise its own), ai.job_key_status reads each key's figures (a tenant, only the
+-- keys of its own jobs, counted over its own jobs).
+
+create or replace function ai.set_job_key(queue text, key text, weight double precision default 1,
+                                          max_in_flight integer default null, rate_per_minute double precision default null,
+                                          burst integer default null)
+returns ai.job_keys
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_queue alias for $1;
+  a_key alias for $2;
+  v_now timestamptz := ai.now();
+  k ai.job_keys;
+begin
+  if not ai.sees_all_owners() then
+    raise exception using errcode = 'AS007',
+      message = 'set_job_key is for operators (ai_service acting for no owner): a service acting for a tenant cannot set its limits';
+  end if;
+  perform ai._check_text(a_queue, 'queue');
+  perform ai._check_text(a_key, 'key');
+  if set_job_key.weight is null or set_job_key.weight = 'NaN'::double precision
+     or set_job_key.weight <= 0 or set_job_key.weight > 1000000 then
+    raise exception using errcode = 'AS002',
+      message = format('weight must be above 0 and at most 1000000, not %s', coalesce(set_job_key.weight::text, 'NULL'));
+  end if;
+  if set_job_key.max_in_flight < 0 then
+    raise exception using errcode = 'AS002',
+      message = format('max_in_flight must be 0 or more (or NULL: no limit), not %s', set_job_key.max_in_flight);
+  end if;
+  if set_job_key.rate_per_minute = 'NaN'::double precision or set_job_key.rate_per_minute <= 0
+     or set_job_key.rate_per_minute > 1000000 then
+    raise exception using errcode = 'AS002',
+      message = format('rate_per_minute must be above 0 and at most 1000000 (or NULL: no limit), not %s', set_job_key.rate_per_minute);
+  end if;
+  if set_job_key.burst is not null and (set_job_key.burst < 1 or set_job_key.rate_per_minute is null) then
+    raise exception using errcode = 'AS002',
+      message = format('burst must be 1 or more, with a rate_per_minute, not %s', set_job_key.burst);
+  end if;
+
+  if set_job_key.weight = 1 and set_job_key.max_in_flight is null and set_job_key.rate_per_minute is null then
+    -- the defaults: no row
+    delete from ai.job_keys j where j.queue = a_queue and j.key = a_key;
+    return null;
+  end if;
+  insert into ai.job_keys as j (queue, key, weight, max_in_flight, rate_per_minute, burst, updated_at)
+  values (a_queue, a_key, set_job_key.weight, set_job_key.max_in_flight, set_job_key.rate_per_minute,
+          set_job_key.burst, v_now)
+  on conflict (queue, key) do update
+  set weight = excluded.weight, max_in_flight = excluded.max_in_flight, rate_per_minute = excluded.rate_per_minute,
+      burst = excluded.burst, updated_at = excluded.updated_at,
+      -- a bucket kept (never fuller than the new burst), a new one full
+      tokens = case when excluded.rate_per_minute is null or j.rate_per_minute is null then null
+                    else least(j.tokens, coalesce(excluded.burst, greatest(1, pg_catalog.ceil(excluded.rate_per_minute / 60)))) end,
+      refilled_at = case when excluded.rate_per_minute is null or j.rate_per_minute is null then null else j.refilled_at end
+  returning j.* into k;
+  return k;
+end
+$$;
+comment on function ai.set_job_key(text, text, double precision, integer, double precision, integer) is
+  'Sets what claims hold a key of a queue to, replacing what was set: weight (its share against the other keys with due jobs, above 0, at most 1000000; 1 by default), max_in_flight (at most that many of its jobs running under a lease that holds; 0 pauses the key; NULL no limit), rate_per_minute (a token bucket: at most burst claims at once and rate_per_minute a minute on average; NULL no limit) and burst (1 or more; NULL: a second''s worth, at least 1). A key is a job''s key (enqueue_job(key => ...)) or ''@'' and a tenant''s name for the jobs that name none. The defaults (weight 1, no limits) remove the key''s row and return NULL; otherwise returns the row. For operators: a tenant holds no EXECUTE (42501), a service acting for an owner gets AS007. AS002 bad argument.';
+
+-- A key's figures. A tenant sees the keys its own jobs carry (PENDING or running), counted over
+-- its own jobs (row level security), and neither the names nor the backlogs of other tenants'
+-- keys; operators see every key with jobs and every key with a row in ai.job_keys. Keys come in
+-- (queue, key) order from after_queue/after_key on, found by stepping through the key indexes
+-- (agent_jobs_key_pending, agent_jobs_in_flight: a loose index scan, never a scan of the jobs);
+-- the counts stop at 10000.
+create or replace function ai.job_key_status(queue text default null, max_rows integer default 100,
+                                             after_queue text default null, after_key text default null)
+returns setof ai.job_key_status_row
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_queue alias for $1;
+  v_now timestamptz := ai.now();
+  v_start timestamptz := ai._server_start();
+  v_all boolean := ai.sees_all_owners();
+  v_aq text := coalesce(after_queue, '');
+  v_ak text := coalesce(after_key, '');
+begin
+  perform ai._check_limit(job_key_status.max_rows, 'max_rows', 1000);
+  if a_queue is not null then
+    perform ai._check_text(a_queue, 'queue');
+    v_aq := greatest(v_aq, a_queue);
+  end if;
+  return query
+  with recursive pending_keys (queue, key) as (
+    (select j.queue, j.key from ai.agent_jobs j
+     where j.status = 'PENDING' and j.key is not null and (j.queue, j.key) > (v_aq, v_ak)
+       and (a_queue is null or j.queue = a_queue)
+     order by j.queue, j.key limit 1)
+    union all
+    select n.queue, n.key from pending_keys p
+    cross join lateral (select j.queue, j.key from ai.agent_jobs j
+                        where j.status = 'PENDING' and j.key is not null and (j.queue, j.key) > (p.queue, p.key)
+                          and (a_queue is null or j.queue = a_queue)
+                        order by j.queue, j.key limit 1) n
+  ), running_keys (queue, key) as (
+    (select j.queue, j.key from ai.agent_jobs j
+     where j.status = 'IN_PROGRESS' and j.key is not null and (j.queue, j.key) > (v_aq, v_ak)
+       and (a_queue is null or j.queue = a_queue)
+     order by j.queue, j.key limit 1)
+    union all
+    select n.queue, n.key from running_keys p
+    cross join lateral (select j.queue, j.key from ai.agent_jobs j
+                        where j.status = 'IN_PROGRESS' and j.key is not null and (j.queue, j.key) > (p.queue, p.key)
+                          and (a_queue is null or j.queue = a_queue)
+                        order by j.queue, j.key limit 1) n
+  ), keys as (
+    select u.queue, u.key from (
+      (select p.queue, p.key from pending_keys p limit job_key_status.max_rows)
+      union
+      (select r.queue, r.key from running_keys r limit job_key_status.max_rows)
+      union
+      (select k.queue, k.key from ai.job_keys k
+       where v_all and (k.queue, k.key) > (v_aq, v_ak) and (a_queue is null or k.queue = a_queue)
+       order by k.queue, k.key limit job_key_status.max_rows)) u
+    order by u.queue, u.key
+    limit job_key_status.max_rows
+  )
+  select s.queue, s.key, coalesce(k.weight, 1::double precision), k.max_in_flight,
+         (select pg_catalog.count(*) from (select from ai.agent_jobs c
+           where c.queue = s.queue and c.key = s.key and c.status = 'IN_PROGRESS'
+             and ai._lease_held(c.lease_expires_at, c.updated_at, v_now, v_start) limit 10000) x),
+         k.rate_per_minute,
+         case when k.rate_per_minute is not null
+              then coalesce(k.burst, greatest(1, pg_catalog.ceil(k.rate_per_minute / 60)))::integer end,
+         case when v_all and k.rate_per_minute is not null
+              then least(coalesce(k.burst, greatest(1, pg_catalog.ceil(k.rate_per_minute / 60))),
+                         coalesce(k.tokens, k.burst, greatest(1, pg_catalog.ceil(k.rate_per_minute / 60)))
+                         + k.rate_per_minute / 60 * greatest(0, extract(epoch from v_now - coalesce(k.refilled_at, v_now)))) end,
+         (select pg_catalog.count(*) from (select from ai.agent_jobs c
+           where c.queue = s.queue and c.key = s.key and c.status = 'PENDING' limit 10000) x),
+         (select pg_catalog.count(*) from (select from ai.agent_jobs c
+           where c.queue = s.queue and c.key = s.key and c.status = 'PENDING' and c.run_at <= v_now limit 10000) x)
+  from keys s
+  left join ai.job_keys k on k.queue = s.queue and k.key = s.key
+  order by s.queue, s.key;
+end
+$$;
+comment on function ai.job_key_status(text, integer, text, text) is
+  'Each key''s figures, of one queue or all, in (queue, key) order after (after_queue, after_key), at most max_rows (1 to 1000; 100 by default): weight, max_in_flight, in_flight (running jobs whose lease holds), rate_per_minute, burst, tokens (the bucket now; operators only), backlog (PENDING jobs) and due (PENDING and due now), the counts stopping at 10000. A tenant sees only the keys its own jobs carry, counted over its own jobs; operators (ai_service acting for no owner) every key with jobs or with limits set. AS002 bad argument.';
+
+revoke execute on function ai.set_job_key(text, text, double precision, integer, double precision, integer),
+  ai.job_key_status(text, integer, text, text) from public;
+grant execute on function ai.set_job_key(text, text, double precision, integer, double precision, integer) to ai_service;
+grant execute on function ai.job_key_status(text, integer, text, text) to ai_user, ai_service;
+
+
 -- ===== version marker =====
 -- A database installed from this file has no sqitch registry: the schema's comment names the last
 -- change it holds. agent_state.schema.status() reads it; docs/upgrading.md moves such a
--- database to sqitch (sqitch deploy --log-only --to sessions_row_check_validated, then sqitch deploy).
--- sqitch change: sessions_row_check_validated
-comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change sessions_row_check_validated)';
+-- database to sqitch (sqitch deploy --log-only --to job_keys_functions, then sqitch deploy).
+-- sqitch change: job_keys_functions
+comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change job_keys_functions)';
 
 commit;

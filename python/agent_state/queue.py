@@ -13,6 +13,7 @@ a retry finds the first job. A client with a retry policy runs them again after 
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
@@ -21,7 +22,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from ._calls import Call, T
-from .models import Job, JobAttempt, NewJob, QueueStats, from_row
+from .models import Job, JobAttempt, JobKeyStatus, NewJob, QueueStats, from_row
 from .tracing import inject_headers
 
 #: The most jobs one ``enqueue_jobs`` call takes (ai.enqueue_jobs raises AS003, TooLarge, beyond).
@@ -39,11 +40,7 @@ def _scalar(row: dict[str, Any]) -> Any:
     return row["value"]
 
 
-ENQUEUE_JOB = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s)", _job)
-#: with deadlines (change job_deadlines) and headers (change job_headers), sent only when a job has
-#: one of them: the call without them still runs on a schema of 0.1.0
-ENQUEUE_JOB_OPTIONS = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", _job)
-ENQUEUE_JOBS = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", _job)
+ENQUEUE_JOBS = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", _job)
 CLAIM_JOB = Call("select * from ai.claim_job(%s, %s, %s)", _job)
 CLAIM_JOBS = Call("select * from ai.claim_jobs(%s, %s, %s, %s, %s)", _job)
 
@@ -81,9 +78,11 @@ QUEUE_STATS = Call("select * from ai.queue_stats(%s)", lambda r: from_row(QueueS
 JOB_ATTEMPTS = Call("select * from ai.job_attempts(%s)", lambda r: from_row(JobAttempt, r))
 REAP_EXPIRED: Call[int] = Call("select ai.reap_expired(%s) as value", _scalar)
 ARCHIVE_JOBS: Call[int] = Call("select ai.archive_jobs(%s, %s) as value", _scalar)
+SET_JOB_KEY = Call("select (ai.set_job_key(%s, %s, %s, %s, %s, %s)).queue as value", _scalar)
+JOB_KEY_STATUS = Call("select * from ai.job_key_status(%s, %s, %s, %s)", lambda r: from_row(JobKeyStatus, r))
 
 
-def _enqueue_args(
+def _enqueue_call(
     thread_id: str,
     payload: Any,
     queue: str,
@@ -91,18 +90,28 @@ def _enqueue_args(
     priority: int,
     max_attempts: int,
     idempotency_key: str | None,
-    timeout: timedelta | None = None,
-    deadline: datetime | None = None,
-    start_by: datetime | None = None,
-    headers: Mapping[str, str] | None = None,
-) -> tuple[Any, ...]:
+    options: Mapping[str, Any],
+) -> tuple[Call[Job], tuple[Any, ...]]:
+    """The call and its arguments: the options given (not None) are passed by name."""
     document = Jsonb({} if payload is None else payload)
     # Without a key of the caller's, one of the call's own: a retry after a lost answer (the same
     # arguments) finds the job the first try made instead of making another.
-    key = idempotency_key if idempotency_key is not None else new_request_id()
-    options = (timeout, deadline, start_by, _headers(headers))
-    plain = (thread_id, document, queue, run_at, priority, max_attempts, key)
-    return plain if all(o is None for o in options) else plain + options
+    once = idempotency_key if idempotency_key is not None else new_request_id()
+    given = tuple(name for name, value in options.items() if value is not None)
+    named = (options[name] for name in given)
+    return _enqueue_sql(given), (thread_id, document, queue, run_at, priority, max_attempts, once, *named)
+
+
+@functools.cache
+def _enqueue_sql(named: tuple[str, ...]) -> Call[Job]:
+    """``ai.enqueue_job`` with the options a job has, by name (deadlines, key, headers): a call
+    without any is the 7-argument one, which a schema of 0.1.0 takes too."""
+    tail = "".join(f", {name} => %s" for name in named)
+    return Call(f"select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s{tail})", _job)
+
+
+#: ai.enqueue_job without options (retry.py reads whether it is keyed from its arguments)
+ENQUEUE_JOB = _enqueue_sql(())
 
 
 def _headers(headers: Mapping[str, str] | None) -> Jsonb | None:
@@ -133,6 +142,7 @@ def _enqueue_jobs_args(
         [j.timeout for j in jobs],
         [j.deadline for j in jobs],
         [j.start_by for j in jobs],
+        [j.key for j in jobs],
         _headers(headers),
     )
 
@@ -168,6 +178,7 @@ class AsyncQueueMethods:
         timeout: timedelta | None = None,
         deadline: datetime | None = None,
         start_by: datetime | None = None,
+        key: str | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> Job:
         """``ai.enqueue_job``: a PENDING job for the thread; the first job again for a reused key.
@@ -175,10 +186,11 @@ class AsyncQueueMethods:
         Deadlines (None: the queue's default, else none; docs/queue.md, "Deadlines"): ``timeout``
         each attempt's run timeout, ``deadline`` the total deadline across attempts, ``start_by``
         the start deadline. InvalidArgument for a timeout not positive, a deadline not after run_at,
-        a start_by before it. ``headers`` (strings) go with the job, over the current OpenTelemetry
-        trace context, which is stored there too (``traceparent``, ``tracestate``: the run's spans
-        continue its trace)."""
-        args = _enqueue_args(
+        a start_by before it. ``key`` is the job's fairness and limit key (None: the owner's own;
+        docs/queue.md, "Fair shares and limits"). ``headers`` (strings) go with the job, over the
+        current OpenTelemetry trace context, which is stored there too (``traceparent``,
+        ``tracestate``: the run's spans continue its trace)."""
+        call, args = _enqueue_call(
             thread_id,
             payload,
             queue,
@@ -186,12 +198,9 @@ class AsyncQueueMethods:
             priority,
             max_attempts,
             idempotency_key,
-            timeout,
-            deadline,
-            start_by,
-            headers,
+            {"timeout": timeout, "deadline": deadline, "start_by": start_by, "key": key, "headers": _headers(headers)},
         )
-        return (await self._rows(ENQUEUE_JOB if len(args) == 7 else ENQUEUE_JOB_OPTIONS, args))[0]
+        return (await self._rows(call, args))[0]
 
     async def enqueue_jobs(
         self,
@@ -317,6 +326,30 @@ class AsyncQueueMethods:
         """``ai.archive_jobs``: how many finished jobs it moved to ai.agent_jobs_archive."""
         return (await self._rows(ARCHIVE_JOBS, (older_than, max_rows)))[0]
 
+    async def set_job_key(
+        self,
+        queue: str,
+        key: str,
+        weight: float = 1.0,
+        max_in_flight: int | None = None,
+        rate_per_minute: float | None = None,
+        burst: int | None = None,
+    ) -> None:
+        """``ai.set_job_key`` (operators only: PermissionDenied for a tenant): what claims hold a
+        key of a queue to, replacing what was set; the defaults (weight 1, no limits) clear it."""
+        await self._rows(SET_JOB_KEY, (queue, key, weight, max_in_flight, rate_per_minute, burst))
+
+    async def job_key_status(
+        self,
+        queue: str | None = None,
+        max_rows: int = 100,
+        after_queue: str | None = None,
+        after_key: str | None = None,
+    ) -> list[JobKeyStatus]:
+        """``ai.job_key_status``: each key's settings, in-flight count, tokens and backlog, in
+        (queue, key) order after (after_queue, after_key); a tenant sees only its own keys."""
+        return await self._rows(JOB_KEY_STATUS, (queue, max_rows, after_queue, after_key))
+
 
 # </async>
 
@@ -340,6 +373,7 @@ class QueueMethods:
         timeout: timedelta | None = None,
         deadline: datetime | None = None,
         start_by: datetime | None = None,
+        key: str | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> Job:
         """``ai.enqueue_job``: a PENDING job for the thread; the first job again for a reused key.
@@ -347,10 +381,11 @@ class QueueMethods:
         Deadlines (None: the queue's default, else none; docs/queue.md, "Deadlines"): ``timeout``
         each attempt's run timeout, ``deadline`` the total deadline across attempts, ``start_by``
         the start deadline. InvalidArgument for a timeout not positive, a deadline not after run_at,
-        a start_by before it. ``headers`` (strings) go with the job, over the current OpenTelemetry
-        trace context, which is stored there too (``traceparent``, ``tracestate``: the run's spans
-        continue its trace)."""
-        args = _enqueue_args(
+        a start_by before it. ``key`` is the job's fairness and limit key (None: the owner's own;
+        docs/queue.md, "Fair shares and limits"). ``headers`` (strings) go with the job, over the
+        current OpenTelemetry trace context, which is stored there too (``traceparent``,
+        ``tracestate``: the run's spans continue its trace)."""
+        call, args = _enqueue_call(
             thread_id,
             payload,
             queue,
@@ -358,12 +393,9 @@ class QueueMethods:
             priority,
             max_attempts,
             idempotency_key,
-            timeout,
-            deadline,
-            start_by,
-            headers,
+            {"timeout": timeout, "deadline": deadline, "start_by": start_by, "key": key, "headers": _headers(headers)},
         )
-        return self._rows(ENQUEUE_JOB if len(args) == 7 else ENQUEUE_JOB_OPTIONS, args)[0]
+        return self._rows(call, args)[0]
 
     def enqueue_jobs(
         self,
@@ -488,6 +520,30 @@ class QueueMethods:
     def archive_jobs(self, older_than: timedelta = timedelta(days=1), max_rows: int = 10000) -> int:
         """``ai.archive_jobs``: how many finished jobs it moved to ai.agent_jobs_archive."""
         return self._rows(ARCHIVE_JOBS, (older_than, max_rows))[0]
+
+    def set_job_key(
+        self,
+        queue: str,
+        key: str,
+        weight: float = 1.0,
+        max_in_flight: int | None = None,
+        rate_per_minute: float | None = None,
+        burst: int | None = None,
+    ) -> None:
+        """``ai.set_job_key`` (operators only: PermissionDenied for a tenant): what claims hold a
+        key of a queue to, replacing what was set; the defaults (weight 1, no limits) clear it."""
+        self._rows(SET_JOB_KEY, (queue, key, weight, max_in_flight, rate_per_minute, burst))
+
+    def job_key_status(
+        self,
+        queue: str | None = None,
+        max_rows: int = 100,
+        after_queue: str | None = None,
+        after_key: str | None = None,
+    ) -> list[JobKeyStatus]:
+        """``ai.job_key_status``: each key's settings, in-flight count, tokens and backlog, in
+        (queue, key) order after (after_queue, after_key); a tenant sees only its own keys."""
+        return self._rows(JOB_KEY_STATUS, (queue, max_rows, after_queue, after_key))
 
 
 # </sync>

@@ -557,6 +557,8 @@ export class Client {
       startBy?: Date;
       /** Strings that go with the job, over the active OpenTelemetry trace context (stored too). */
       headers?: Record<string, string>;
+      /** the fairness and limit key (none: the owner's own; docs/queue.md, "Fair shares and limits") */
+      key?: string;
     } = {},
   ): Promise<Job> {
     const headers = await injectHeaders(options.headers);
@@ -569,16 +571,23 @@ export class Client {
       options.maxAttempts ?? 5,
       options.idempotencyKey ?? randomUUID(),
     ];
-    // deadlines and headers only when the job has one: the call without them runs on a schema of 0.1.0 too
-    const extra = [
-      secondsParam(options.timeoutSeconds),
-      options.deadline ?? null,
-      options.startBy ?? null,
-      headers === null ? null : JSON.stringify(headers),
+    // the options a job has, by name: a call without any runs on a schema of 0.1.0 too
+    const named: [string, unknown][] = [
+      ["timeout", secondsParam(options.timeoutSeconds)],
+      ["deadline", options.deadline ?? null],
+      ["start_by", options.startBy ?? null],
+      ["key", options.key ?? null],
+      ["headers", headers === null ? null : JSON.stringify(headers)],
     ];
-    if (extra.some((v) => v !== null)) args.push(...extra);
-    const sql = `select * from ai.enqueue_job(${args.map((_, i) => `$${i + 1}`).join(", ")})`;
-    return this.retryLostAnswer(() => this.one<Job>(sql, args));
+    const params: unknown[] = [...args];
+    let sql = "select * from ai.enqueue_job($1, $2, $3, $4, $5, $6, $7";
+    for (const [name, value] of named) {
+      if (value === null) continue;
+      params.push(value);
+      sql += `, ${name} => $${params.length}`;
+    }
+    sql += ")";
+    return this.retryLostAnswer(() => this.one<Job>(sql, params));
   }
 
   /**
@@ -594,7 +603,7 @@ export class Client {
     const headers = await injectHeaders(options.headers); // as enqueueJob's, for every job of the call
     return this.query<Job>(
       "select * from ai.enqueue_jobs($1::text[], $2::jsonb[], $3, $4::timestamptz[], $5::integer[], $6::text[], $7," +
-        " $8::interval[], $9::timestamptz[], $10::timestamptz[], $11::jsonb)",
+        " $8::interval[], $9::timestamptz[], $10::timestamptz[], $11::text[], $12::jsonb)",
       [
         jobs.map((j) => j.thread_id),
         jobs.map((j) => JSON.stringify(j.payload ?? {})),
@@ -606,6 +615,7 @@ export class Client {
         jobs.map((j) => secondsParam(j.timeout_seconds)),
         jobs.map((j) => j.deadline ?? null),
         jobs.map((j) => j.start_by ?? null),
+        jobs.map((j) => j.key ?? null),
         headers === null ? null : JSON.stringify(headers),
       ],
     );
