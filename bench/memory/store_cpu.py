@@ -9,13 +9,14 @@ which time spent waiting for a core on a loaded machine would decide. ROUNDS int
 per-round ratios ours / PostgresStore's (in the first database). Run on a database
 `bench/memory.sh` kept (BENCH_KEEP=1), as a superuser URL:
 
-  DATABASE_URL=postgresql:///agent_state_bench_memory \\
+  DATABASE_URL=postgresql:///agent_state_bench_memory [BENCH_POINTS=put,search] \\
     bench/memory/store_cpu.py [ROUNDS [CALLS [OTHER_DB ...]]]
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import statistics
 import sys
 from collections.abc import Callable
@@ -27,6 +28,8 @@ from bench_memory import URL, ours, points, theirs  # type: ignore[import-not-fo
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 7
 CALLS = int(sys.argv[2]) if len(sys.argv) > 2 else 300
 OTHERS = sys.argv[3:]
+#: only the points whose names start with one of these (comma-separated), e.g. "put,search query"
+POINTS = [p for p in os.environ.get("BENCH_POINTS", "").split(",") if p]
 
 
 def cpu_ns(pid: int) -> int:
@@ -67,6 +70,8 @@ def main() -> None:
         got: dict[str, dict[str, list[float]]] = {n: {} for n in sides}
         for r in range(ROUNDS):
             for point in sides["PostgresStore"][2]:
+                if POINTS and not any(point.startswith(p) for p in POINTS):
+                    continue
                 for name, (_, _, pts) in sides.items():
                     call = pts[point]
                     t0 = cpu(pids[name])
@@ -75,13 +80,25 @@ def main() -> None:
                     got[name].setdefault(point, []).append((cpu(pids[name]) - t0) / CALLS / 1e3)
         print("backends:", {n: len(p) for n, p in pids.items()})
     names = list(sides)
-    print(f"server CPU us per call, median of {ROUNDS} rounds of {CALLS}; ratios to PostgresStore per round, median")
-    print(f"{'point':34}" + "".join(f"{n:>22}" for n in names) + "".join(f"{n + '/PG':>24}" for n in names[1:]))
+    print(
+        f"server CPU us per call, median of {ROUNDS} rounds of {CALLS};"
+        " ratios to PostgresStore (and to ours) per round, median"
+    )
+    print(
+        f"{'point':34}"
+        + "".join(f"{n:>22}" for n in names)
+        + "".join(f"{n + '/PG':>24}" for n in names[1:])
+        + "".join(f"{n + '/ours':>24}" for n in names[2:])
+    )
     for point in got["PostgresStore"]:
         base = got["PostgresStore"][point]
         row = f"{point:34}" + "".join(f"{statistics.median(got[n][point]):22.1f}" for n in names)
         row += "".join(
             f"{statistics.median(x / b for x, b in zip(got[n][point], base, strict=True)):24.2f}" for n in names[1:]
+        )
+        row += "".join(
+            f"{statistics.median(x / b for x, b in zip(got[n][point], got['ours'][point], strict=True)):24.2f}"
+            for n in names[2:]
         )
         print(row)
 
