@@ -12,7 +12,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 ROUNDS=${BENCH_TRACING_ROUNDS:-${BENCH_REPEATS:-7}}
-JOBS=${BENCH_TRACING_JOBS:-500}
+JOBS=${BENCH_TRACING_JOBS:-2000}
 STEPS=${BENCH_TRACING_STEPS:-30}
 BASE=${BENCH_TRACING_BASE-$(git -C "$ROOT" merge-base HEAD main 2>/dev/null || true)}
 PY=${PYTHON:-$ROOT/.venv/bin/python}

@@ -289,7 +289,6 @@ def test_the_worker_instruments_count_a_known_sequence(
     runs = {p.attributes["agent_state.outcome"]: p.count for p in points["agent_state.worker.run.duration"]}
     assert runs == {"completed": 2, "failed": 2, "lost": 1}
     assert sum(p.count for p in points["agent_state.worker.claim.duration"]) >= 1
-    assert sum(p.count for p in points["agent_state.worker.job.wait"]) == sum(runs.values()) - 1  # not the takeover
     for p in points["agent_state.worker.takeovers"]:
         assert p.attributes == {"messaging.system": "agent_state", "messaging.destination.name": queue}
     spans = [s for s in _spans(otel) if s.name == f"process {queue}"]
