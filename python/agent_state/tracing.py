@@ -47,6 +47,33 @@ ENV = "AGENT_STATE_OTEL"
 #: The instrumentation scope (tracer and meter name) and the ``messaging.system`` value.
 INSTRUMENTATION = "agent_state"
 
+#: The names the spans carry of agent_state's own (attributes and events; the instruments' names
+#: are in INSTRUMENTS), as docs/observability.md lists them.
+TELEMETRY_NAMES = frozenset(
+    "agent_state." + name
+    for name in [
+        "thread_id",
+        "job_id",
+        "attempt",
+        "fencing_token",
+        "queue",
+        "worker_id",
+        "outcome",
+        "checkpoint_id",
+        "idempotency_key",
+        "side_effect.outcome",
+        "side_effect.attempt",
+        "takeover",
+        "retry",
+        "fence_refusal",
+        "previous.worker_id",
+        "previous.fencing_token",
+        "previous.claimed_at",
+        "previous.lease_expires_at",
+        "previous.error",
+    ]
+)
+
 _UNSET: Any = object()
 _resolved: Any = _UNSET  # _Api, or None when off
 _lock = threading.Lock()

@@ -218,6 +218,9 @@ def test_the_demo_run_is_one_trace_with_its_attempts_steps_and_one_email(
         assert email.parent is not None and by_id[email.parent.span_id].name == "step draft"
     [executed] = [s for s in emails if s.attributes["agent_state.side_effect.outcome"] == "executed"]
     assert by_id[executed.parent.span_id].parent.span_id == attempts[0].context.span_id  # type: ignore[union-attr]
+    ours = {k for s in spans for k in [*s.attributes, *(e.name for e in s.events)] if k.startswith("agent_state.")}
+    ours |= {k for s in spans for e in s.events for k in e.attributes or {} if k.startswith("agent_state.")}
+    assert ours <= tracing.TELEMETRY_NAMES, "every name of ours is documented (docs/observability.md)"
     checkpoint = next(s for s in spans if s.name == "step research").attributes["agent_state.checkpoint_id"]
     with psycopg.connect(service, autocommit=True) as conn:
         assert Client(conn).get_checkpoint(thread, checkpoint_id=str(checkpoint)) is not None
