@@ -40,9 +40,10 @@ def _scalar(row: dict[str, Any]) -> Any:
 
 
 ENQUEUE_JOB = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s)", _job)
-#: with headers (change job_headers); the call without them still runs on a schema of 0.1.0
-ENQUEUE_JOB_HEADERS = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s, %s)", _job)
-ENQUEUE_JOBS = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s, %s)", _job)
+#: with headers (change job_headers), by name (the arguments before it may grow); the call without
+#: them still runs on a schema of 0.1.0
+ENQUEUE_JOB_HEADERS = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s, headers => %s)", _job)
+ENQUEUE_JOBS = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s, headers => %s)", _job)
 CLAIM_JOB = Call("select * from ai.claim_job(%s, %s, %s)", _job)
 CLAIM_JOBS = Call("select * from ai.claim_jobs(%s, %s, %s, %s, %s)", _job)
 

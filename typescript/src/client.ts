@@ -565,7 +565,8 @@ export class Client {
     ];
     // headers only when there are some: the call without them runs on a schema of 0.1.0 too
     if (headers !== null) args.push(JSON.stringify(headers));
-    const sql = `select * from ai.enqueue_job(${args.map((_, i) => `$${i + 1}`).join(", ")})`;
+    // headers by name: the arguments before it may grow
+    const sql = `select * from ai.enqueue_job(${args.map((_, i) => (i === 7 ? "headers => $8" : `$${i + 1}`)).join(", ")})`;
     return this.retryLostAnswer(() => this.one<Job>(sql, args));
   }
 
@@ -581,7 +582,7 @@ export class Client {
     if (jobs.length === 0) return [];
     const headers = await injectHeaders(options.headers); // as enqueueJob's, for every job of the call
     return this.query<Job>(
-      "select * from ai.enqueue_jobs($1::text[], $2::jsonb[], $3, $4::timestamptz[], $5::integer[], $6::text[], $7, $8::jsonb)",
+      "select * from ai.enqueue_jobs($1::text[], $2::jsonb[], $3, $4::timestamptz[], $5::integer[], $6::text[], $7, headers => $8::jsonb)",
       [
         jobs.map((j) => j.thread_id),
         jobs.map((j) => JSON.stringify(j.payload ?? {})),
