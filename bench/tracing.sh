@@ -3,18 +3,18 @@
 # time per step, with tracing off (AGENT_STATE_OTEL=off), with the OpenTelemetry API but no SDK,
 # and with the SDK recording (spans dropped by the exporter, metrics in memory), against the same
 # loops of a base tree without tracing: the python/ of BENCH_TRACING_BASE, a revision whose client
-# runs on this tree's schema (default: where this branch left main, git merge-base HEAD main; once
-# merged, name a revision before tracing, e.g. 4792266; "" leaves the base out and takes tracing
-# off as the reference). Paired rounds in fresh
+# runs on this tree's schema (default: 4792266, main just before tracing came in, whose client
+# still runs on this schema; "" leaves the base out and takes tracing off as the reference).
+# Paired rounds in fresh
 # processes, medians of the per-round ratios (bench/tracing/ab.py). Sizes: BENCH_TRACING_ROUNDS,
 # BENCH_TRACING_JOBS, BENCH_TRACING_STEPS. Works in a database of its own (bench/common.bash).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 ROUNDS=${BENCH_TRACING_ROUNDS:-${BENCH_REPEATS:-7}}
-JOBS=${BENCH_TRACING_JOBS:-500}
+JOBS=${BENCH_TRACING_JOBS:-2000}
 STEPS=${BENCH_TRACING_STEPS:-30}
-BASE=${BENCH_TRACING_BASE-$(git -C "$ROOT" merge-base HEAD main 2>/dev/null || true)}
+BASE=${BENCH_TRACING_BASE-4792266}
 PY=${PYTHON:-$ROOT/.venv/bin/python}
 . "$HERE/common.bash"
 bench_init agent_state_bench_tracing

@@ -77,28 +77,31 @@ def one(variant: str, url: str, jobs: int, steps: int) -> dict[str, float]:
         queue = f"bt-{uuid.uuid4().hex[:8]}"
         client.enqueue_jobs([NewJob(f"bt-{i}") for i in range(jobs)], queue)
         worker = Worker(pool, lambda job, ctx: None, queue, concurrency=4, prefetch=16, **options)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         worker.run(drain=True, install_signal_handlers=False)
         per_job = (time.perf_counter() - started) * 1000 / jobs
+        cpu_job = (time.process_time() - cpu) * 1000 / jobs
 
         runs = GraphRuns(client, _graph(steps), queue=f"{queue}-g")
         thread = f"bt-g-{uuid.uuid4().hex[:8]}"
         runs.start(thread, {"n": 0})
         worker = Worker(pool, runs.handler, runs.queue, concurrency=1, **options)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         worker.run(drain=True, install_signal_handlers=False)
         per_step = (time.perf_counter() - started) * 1000 / steps
-    return {"job_ms": per_job, "step_ms": per_step}
+        cpu_step = (time.process_time() - cpu) * 1000 / steps
+    return {"job_ms": per_job, "job_cpu_ms": cpu_job, "step_ms": per_step, "step_cpu_ms": cpu_step}
 
 
 def driver(url: str, rounds: int, jobs: int, steps: int) -> None:
     head = os.environ.get("HEAD_PYTHONPATH", "")
     base = os.environ.get("BASE_PYTHONPATH", "")
     variants = [v for v in VARIANTS if v != "base" or base]
-    ratios: dict[str, dict[str, list[float]]] = {k: {v: [] for v in variants} for k in ("job_ms", "step_ms")}
-    figures: dict[str, dict[str, list[float]]] = {k: {v: [] for v in variants} for k in ("job_ms", "step_ms")}
+    kinds = ("job_ms", "job_cpu_ms", "step_ms", "step_cpu_ms")
+    ratios: dict[str, dict[str, list[float]]] = {k: {v: [] for v in variants} for k in kinds}
+    figures: dict[str, dict[str, list[float]]] = {k: {v: [] for v in variants} for k in kinds}
     for r in range(rounds):
-        got: dict[str, dict[str, float]] = {}
+        got: dict[str, dict[str, float]] = {}  # variant -> kind -> figure
         for variant in variants[r % len(variants) :] + variants[: r % len(variants)]:
             env = dict(os.environ, PYTHONPATH=base if variant == "base" else head, PYTHONDONTWRITEBYTECODE="1")
             env["AGENT_STATE_OTEL"] = "off" if variant == "off" else "on"
@@ -112,24 +115,26 @@ def driver(url: str, rounds: int, jobs: int, steps: int) -> None:
                 sys.exit(f"tracing bench: the {variant} variant failed:\n{done.stderr}")
             got[variant] = json.loads(done.stdout.strip().splitlines()[-1])
         reference = "base" if base else "off"
-        for k in ratios:
+        for k in kinds:
             for v in variants:
                 figures[k][v].append(got[v][k])
                 ratios[k][v].append(got[v][k] / got[reference][k])
     print(f"tracing cost: {rounds} paired rounds, {jobs} no-op jobs (4 handlers) and a {steps}-step graph run each;")
-    print(f"medians; ratio: per round against {'the base tree (tracing absent)' if base else 'tracing off'}")
+    print(f"medians; ratio: per round against {'the base tree (tracing absent)' if base else 'tracing off'};")
+    print("wall: elapsed time; cpu: the worker process's CPU time (user + system), steadier on a shared machine")
     names = {
         "base": "base tree (no tracing)",
         "off": "AGENT_STATE_OTEL=off",
         "api": "API, no SDK",
         "on": "SDK recording",
     }
-    print(f"{'variant':<26}{'ms/job':>9}{'ratio':>8}{'ms/step':>10}{'ratio':>8}")
+    header = ["job wall ms", "ratio", "job cpu ms", "ratio", "step wall ms", "ratio", "step cpu ms", "ratio"]
+    print(f"{'variant':<24}" + "".join(f"{h:>13}" for h in header))
     for v in variants:
-        print(
-            f"{names[v]:<26}{statistics.median(figures['job_ms'][v]):>9.3f}{statistics.median(ratios['job_ms'][v]):>8.3f}"
-            f"{statistics.median(figures['step_ms'][v]):>10.3f}{statistics.median(ratios['step_ms'][v]):>8.3f}"
-        )
+        cells = []
+        for k in kinds:
+            cells += [f"{statistics.median(figures[k][v]):.3f}", f"{statistics.median(ratios[k][v]):.3f}"]
+        print(f"{names[v]:<24}" + "".join(f"{c:>13}" for c in cells))
 
 
 if __name__ == "__main__":

@@ -47,6 +47,33 @@ ENV = "AGENT_STATE_OTEL"
 #: The instrumentation scope (tracer and meter name) and the ``messaging.system`` value.
 INSTRUMENTATION = "agent_state"
 
+#: The names the spans carry of agent_state's own (attributes and events; the instruments' names
+#: are in INSTRUMENTS), as docs/observability.md lists them.
+TELEMETRY_NAMES = frozenset(
+    "agent_state." + name
+    for name in [
+        "thread_id",
+        "job_id",
+        "attempt",
+        "fencing_token",
+        "queue",
+        "worker_id",
+        "outcome",
+        "checkpoint_id",
+        "idempotency_key",
+        "side_effect.outcome",
+        "side_effect.attempt",
+        "takeover",
+        "retry",
+        "fence_refusal",
+        "previous.worker_id",
+        "previous.fencing_token",
+        "previous.claimed_at",
+        "previous.lease_expires_at",
+        "previous.error",
+    ]
+)
+
 _UNSET: Any = object()
 _resolved: Any = _UNSET  # _Api, or None when off
 _lock = threading.Lock()
@@ -123,7 +150,6 @@ class _Api:
             setattr(self, attribute, make(name, unit=unit, description=description))
 
     claim_duration: Any
-    job_wait: Any
     run_duration: Any
     takeovers: Any
     leases_lost: Any
@@ -138,8 +164,6 @@ class _Api:
 INSTRUMENTS = (
     ("claim_duration", "histogram", "agent_state.worker.claim.duration", "s",
      "The round trip of one claim (ai.claim_jobs, or ai.complete_and_claim with completions)"),
-    ("job_wait", "histogram", "agent_state.worker.job.wait", "s",
-     "From the time a job was due (run_at) to its claim, by the database's clock (not for takeovers)"),
     ("run_duration", "histogram", "agent_state.worker.run.duration", "s",
      "One run attempt, from its claim to its end, by outcome"),
     ("takeovers", "counter", "agent_state.worker.takeovers", "{attempt}",
@@ -232,6 +256,7 @@ class WorkerTelemetry:
         self.queue = queue
         self.worker_id = worker_id
         self.labels = {"messaging.system": INSTRUMENTATION, "messaging.destination.name": queue}
+        self._by_outcome: dict[str, dict[str, str]] = {}  # the run duration's labels, made once per outcome
         self._kind = api.trace.SpanKind.CONSUMER
         self._error = api.trace.StatusCode.ERROR
 
@@ -251,8 +276,6 @@ class WorkerTelemetry:
                 "messaging.system": INSTRUMENTATION,
                 "messaging.destination.name": job.queue,
                 "messaging.operation": "process",
-                "messaging.operation.type": "process",
-                "messaging.message.id": str(job.job_id),
                 "agent_state.thread_id": job.thread_id,
                 "agent_state.job_id": job.job_id,
                 "agent_state.attempt": job.attempts,
@@ -276,10 +299,6 @@ class WorkerTelemetry:
             )
         elif previous is not None and previous.get("outcome") == "failed":
             span.add_event("agent_state.retry", {"agent_state.previous.error": str(previous.get("error") or "")})
-        if previous is None or previous.get("outcome") != "expired":
-            claimed_at, run_at = getattr(job, "claimed_at", None), getattr(job, "run_at", None)
-            if claimed_at is not None and run_at is not None:
-                self.api.job_wait.record(max(0.0, (claimed_at - run_at).total_seconds()), self.labels)
 
     def scope(self, ctx: Any) -> AbstractContextManager[Any]:
         """The attempt span as the current span (the handler's logs, steps and side effects)."""
@@ -313,7 +332,10 @@ class WorkerTelemetry:
         for step in attempt.steps.values():  # a step the handler left running
             step.set_status(self._error, "the attempt ended first")
             step.end()
-        api.run_duration.record(max(0.0, now - attempt.started), {**self.labels, "agent_state.outcome": outcome})
+        labels = self._by_outcome.get(outcome)
+        if labels is None:
+            labels = self._by_outcome[outcome] = {**self.labels, "agent_state.outcome": outcome}
+        api.run_duration.record(max(0.0, now - attempt.started), labels)
         span.set_attribute("agent_state.outcome", outcome)
         if outcome == "lost":
             api.leases_lost.add(1, self.labels)

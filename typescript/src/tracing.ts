@@ -80,8 +80,6 @@ export class Attempt {
           "messaging.system": INSTRUMENTATION,
           "messaging.destination.name": job.queue,
           "messaging.operation": "process",
-          "messaging.operation.type": "process",
-          "messaging.message.id": String(job.job_id),
           "agent_state.thread_id": job.thread_id,
           "agent_state.job_id": job.job_id,
           "agent_state.attempt": job.attempts,
