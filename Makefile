@@ -404,3 +404,37 @@ test-ha: deps-test deps-ha venv-test db ts-build
 	  fi; \
 	  HA_NODES=$(HA_NODES) HA_PORT=$(HA_PORT) scripts/ha.sh down; exit $$status
 TEST_SUITES += test-ha
+
+# The data tier on Citus (docs/scaling.md): a coordinator on CITUS_PORT and CITUS_WORKERS workers on
+# the ports after it, on 127.0.0.1, data and logs under .citus/ (git-ignored), run as the postgres
+# OS user (scripts/citus.sh). Citus is built from ../shared/citus (CITUS_SRC: its release source
+# and build.sh, which installs it into Debian's PostgreSQL 15) when it is not installed, as root or
+# through sudo, as the other system packages are; a user installs Citus' own packages instead.
+# `citus-formation` starts it (idempotent: a running formation is left as it is), `citus-stop`
+# stops it (the data stays), `citus-destroy` removes it.
+.PHONY: deps-citus citus-formation citus-stop citus-destroy citus-deploy test-citus
+CITUS_PORT ?= 6200
+CITUS_WORKERS ?= 2
+CITUS_SRC ?= $(ROOT)/../shared/citus
+export CITUS_PORT CITUS_WORKERS
+deps-citus: deps-test
+	@if [ ! -f "$$($(PGBIN)/pg_config --pkglibdir)/citus.so" ]; then \
+	  [ -x '$(CITUS_SRC)/build.sh' ] || { echo "Citus is not installed and $(CITUS_SRC)/build.sh is missing (CITUS_SRC)"; exit 1; }; \
+	  echo "installing: citus (from $(CITUS_SRC))"; \
+	  if [ "$$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi; \
+	  $$sudo '$(CITUS_SRC)/build.sh' $(PGBIN)/pg_config; \
+	fi
+
+citus-formation: deps-citus
+	@scripts/citus.sh start
+
+citus-stop:
+	@scripts/citus.sh stop
+
+citus-destroy:
+	@scripts/citus.sh destroy
+
+# The schema on the formation as a user deploys it (psql -f sql/ai.sql as the non-superuser owner),
+# then distributed (select ai.distribute(): docs/scaling.md).
+citus-deploy: citus-formation
+	@scripts/citus.sh deploy
