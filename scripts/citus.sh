@@ -127,7 +127,21 @@ deploy() {
     psql -X -q -v ON_ERROR_STOP=1 "$url" -f sql/ai.sql >"$CITUS/logs/deploy.log" 2>&1 \
       || { tail -20 "$CITUS/logs/deploy.log" >&2; return 1; }
   fi
-  psql -X -q -v ON_ERROR_STOP=1 "$url" -c 'set client_min_messages = warning' -c 'select ai.distribute()'
+  psql -X -q -At -v ON_ERROR_STOP=1 "$url" -c 'set client_min_messages = warning' -c 'select ai.distribute()' \
+    >"$CITUS/logs/distribute.log" 2>&1 || { tail -20 "$CITUS/logs/distribute.log" >&2; return 1; }
+  # The test roles (as tests/pgtap/fixtures/setup.sql makes them on one server), made on the
+  # coordinator, which propagates them to the workers; pgTAP.
+  psql_su 0 "$DB" <<'SQL' >/dev/null
+set client_min_messages = warning;
+create extension if not exists pgtap;
+select format('create role %I login', r) from unnest('{tenant_a,tenant_b,app_service,outsider}'::text[]) r
+ where not exists (select from pg_roles where rolname = r) \gexec
+select 'create role ai_test_clock nologin' where not exists (select from pg_roles where rolname = 'ai_test_clock') \gexec
+grant ai_user to tenant_a, tenant_b;
+grant ai_service to app_service;
+grant ai_test_clock to tenant_a, tenant_b, app_service;
+SQL
+  echo "citus.sh: schema deployed and distributed ($(grep -c . "$CITUS/logs/distribute.log") steps: .citus/logs/distribute.log)"
 }
 
 case "${1:-}" in
