@@ -28,7 +28,9 @@
 --      by owner, co-located with ai.memory_items;
 --   6. the queue's tables (ai.agent_jobs, ai.agent_jobs_archive, ai.job_fences, ai.notify_key,
 --      ai.queue_workers, ai.lease_timelines) stay plain tables of the coordinator: a claim scans
---      one ordered index across every thread, which needs one table on one node.
+--      one ordered index across every thread, which needs one table on one node;
+--   7. every SECURITY DEFINER function carries the caller's identity to the shards first
+--      (ai._formation_caller below; deploy/owners.sql reads it there).
 -- Rows already there are copied to the shards: the copy runs while the table does not force row
 -- level security on its owner (COPY into a table under RLS is refused), in this transaction only.
 begin;
@@ -356,7 +358,8 @@ begin
               and p.prosecdef
               and p.prolang operator(pg_catalog.=) (select l.oid from pg_catalog.pg_language l where l.lanname = 'plpgsql')
               and p.prorettype operator(pg_catalog.<>) 'trigger'::pg_catalog.regtype
-              and p.proname not in ('_formation_caller', '_formation_carry', 'distribute', 'current_owner', 'sees_all_owners', 'calling_role', 'act_as')
+              and p.proname not like '\_formation\_%'
+              and p.proname not in ('distribute', 'current_owner', 'sees_all_owners', 'calling_role', 'act_as')
               and p.prosrc !~ 'ai\._formation_carry\(\)' loop
     -- the body's first word after comments and #directives: DECLARE (add the variable after it)
     -- or BEGIN (add a DECLARE section before it)
@@ -386,7 +389,7 @@ begin
 end
 $$;
 comment on function ai.distribute() is
-  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions). Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller.';
+  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards. Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller.';
 
 revoke execute on function ai.distribute() from public;
 
