@@ -73,6 +73,7 @@ help:
 	@echo "make twins     regenerate the sync twins from their async source (scripts/async_to_sync.py)"
 	@echo "make bundle    regenerate sql/ai.sql from deploy/ (the package build copies it)"
 	@echo "make db-stop   stop the private Postgres cluster and its PgBouncer"
+	@echo "make citus-formation  a Citus coordinator and two workers on 127.0.0.1 (docs/scaling.md); make test-citus tests it"
 
 # What `make demo` needs and no more (README: "Try it"): sqitch and PostgreSQL 15, .venv with the
 # package and the demo's extras, the private cluster, the schema. `make test` and `make check` set
@@ -444,7 +445,7 @@ citus-deploy: citus-formation
 # attacks, pytest) and the pgTAP files that apply on a formation (tests/citus/pgtap.txt; the
 # others and why: docs/scaling.md, "What runs on a formation"). The formation is stopped at the
 # end, even on failure (its data stays in .citus/ for a look; citus-destroy removes it).
-# Not part of `make test` yet (docs/scaling.md).
+# Part of `make test` (about 3 minutes on 2 cores, plus 2-3 minutes the first time, to build Citus).
 CITUS_ARGS ?=
 test-citus: deps-citus venv-test
 	@scripts/citus.sh destroy
@@ -454,3 +455,4 @@ test-citus: deps-citus venv-test
 	    pg_prove -h 127.0.0.1 -p $(CITUS_PORT) -U postgres -d agent_state --failures $$(grep -v '^#' tests/citus/pgtap.txt) || status=1; \
 	  fi; \
 	  scripts/citus.sh stop; exit $$status
+TEST_SUITES += test-citus
