@@ -4,7 +4,9 @@
 begin;
 
 drop function ai.distribute();
+drop function ai._formation_carry();
 drop function ai._formation_caller(name);
+drop function ai._formation_secret();
 drop function ai._formation_mac(text, text);
 drop table ai.formation_secret;
 delete from ai.error_codes where sqlstate = 'AS070';
