@@ -73,6 +73,7 @@ help:
 	@echo "make twins     regenerate the sync twins from their async source (scripts/async_to_sync.py)"
 	@echo "make bundle    regenerate sql/ai.sql from deploy/ (the package build copies it)"
 	@echo "make db-stop   stop the private Postgres cluster and its PgBouncer"
+	@echo "make citus-formation  a Citus coordinator and two workers on 127.0.0.1 (docs/scaling.md); make test-citus tests it"
 
 # What `make demo` needs and no more (README: "Try it"): sqitch and PostgreSQL 15, .venv with the
 # package and the demo's extras, the private cluster, the schema. `make test` and `make check` set
@@ -404,3 +405,55 @@ test-ha: deps-test deps-ha venv-test db ts-build
 	  fi; \
 	  HA_NODES=$(HA_NODES) HA_PORT=$(HA_PORT) scripts/ha.sh down; exit $$status
 TEST_SUITES += test-ha
+
+# The data tier on Citus (docs/scaling.md): a coordinator on CITUS_PORT and CITUS_WORKERS workers on
+# the ports after it, on 127.0.0.1, data and logs under .citus/ (git-ignored), run as the postgres
+# OS user (scripts/citus.sh). Citus is built from ../shared/citus (CITUS_SRC: its release source
+# and build.sh, which installs it into Debian's PostgreSQL 15) when it is not installed, as root or
+# through sudo, as the other system packages are; a user installs Citus' own packages instead.
+# `citus-formation` starts it (idempotent: a running formation is left as it is), `citus-stop`
+# stops it (the data stays), `citus-destroy` removes it.
+.PHONY: deps-citus citus-formation citus-stop citus-destroy citus-deploy test-citus
+CITUS_PORT ?= 6200
+CITUS_WORKERS ?= 2
+# (the folder beside the project's, else the machine's /work/shared/citus)
+CITUS_SRC ?= $(firstword $(wildcard $(ROOT)/../shared/citus /work/shared/citus) $(ROOT)/../shared/citus)
+export CITUS_PORT CITUS_WORKERS
+deps-citus: deps-test
+	@if [ ! -f "$$($(PGBIN)/pg_config --pkglibdir)/citus.so" ]; then \
+	  [ -x '$(CITUS_SRC)/build.sh' ] || { echo "Citus is not installed and $(CITUS_SRC)/build.sh is missing (CITUS_SRC)"; exit 1; }; \
+	  echo "installing: citus (from $(CITUS_SRC))"; \
+	  if [ "$$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi; \
+	  $$sudo '$(CITUS_SRC)/build.sh' $(PGBIN)/pg_config; \
+	fi
+
+citus-formation: deps-citus
+	@scripts/citus.sh start
+
+citus-stop:
+	@scripts/citus.sh stop
+
+citus-destroy:
+	@scripts/citus.sh destroy
+
+# The schema on the formation as a user deploys it (psql -f sql/ai.sql as the non-superuser owner),
+# then distributed (select ai.distribute(): docs/scaling.md).
+citus-deploy: citus-formation
+	@scripts/citus.sh deploy
+
+# The formation from nothing (citus-destroy first: a stale formation would hide a deploy that no
+# longer distributes), the schema deployed and distributed, then tests/citus (the identity
+# attacks, pytest) and the pgTAP files that apply on a formation (tests/citus/pgtap.txt; the
+# others and why: docs/scaling.md, "What runs on a formation"). The formation is stopped at the
+# end, even on failure (its data stays in .citus/ for a look; citus-destroy removes it).
+# Part of `make test` (about 3 minutes on 2 cores, plus 2-3 minutes the first time, to build Citus).
+CITUS_ARGS ?=
+test-citus: deps-citus venv-test
+	@scripts/citus.sh destroy
+	@status=0; { scripts/citus.sh start && scripts/citus.sh deploy; } || status=1; \
+	  if [ $$status = 0 ]; then \
+	    CITUS_PORT=$(CITUS_PORT) $(VPY) -m pytest -q -p no:cacheprovider -o addopts= --timeout=300 tests/citus $(CITUS_ARGS) || status=1; \
+	    pg_prove -h 127.0.0.1 -p $(CITUS_PORT) -U postgres -d agent_state --failures $$(grep -v '^#' tests/citus/pgtap.txt) || status=1; \
+	  fi; \
+	  scripts/citus.sh stop; exit $$status
+TEST_SUITES += test-citus

@@ -6,7 +6,7 @@
 -- and the Python exception map are checked against it by the tests. Later changes add their
 -- own rows, each change in its own range: checkpoints AS020-AS029, side_effects AS030-AS031,
 -- human_in_the_loop AS032-AS039, compaction AS040, retention AS041-AS049, streams AS050-AS059,
--- checkpoint_deltas AS060-AS069 (the queue raises the general codes of this change, AS004 and
+-- checkpoint_deltas AS060-AS069, distribution AS070-AS079 (the queue raises the general codes of this change, AS004 and
 -- AS006; tests/python/test_docs_facts.py holds each change's rows to its range here). Postgres'
 -- own codes still apply where they fit (22P05 for a NUL character in a JSON string, which
 -- Postgres rejects before any function runs). Only the comments of this released script change

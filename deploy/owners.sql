@@ -24,6 +24,15 @@
 -- hand) would stay on the server connection, which a transaction pooler hands to the next client
 -- of the role: that client would act for the first one's end user. act_as refuses the
 -- session-wide form (AS002), and a value left by an earlier transaction is ignored.
+-- On a Citus formation (docs/scaling.md) a SECURITY DEFINER function that reads or writes a
+-- distributed table reaches the shards through connections Citus opens as the schema owner, where
+-- session_user is the owner: the identity would be the owner's, which no tenant row matches. So
+-- when the citus library is loaded, ai.current_owner and ai.sees_all_owners ask
+-- ai._formation_caller (deploy/distribution.sql): on the caller's node it carries the calling role
+-- and the acting owner to the shards (a SET LOCAL that Citus propagates, signed with a secret only
+-- the schema owner reads); on a connection as the schema owner it returns that carried identity,
+-- and refuses (AS070) when none or a forged one came: never the owner's own. Without Citus the
+-- branch costs one current_setting.
 -- Policies call ai.current_owner() and ai.sees_all_owners() through (select ...), which Postgres
 -- evaluates once per statement.
 -- ai.calling_role, ai.current_owner and ai.sees_all_owners carry no SET search_path: every
@@ -78,6 +87,7 @@ as $$
 declare
   v_role pg_catalog.name := pg_catalog.current_setting('role');
   v_acting pg_catalog.text;
+  v_carried pg_catalog.text[];
 begin
   -- ai.calling_role(), inline: this runs in every policy of every statement
   if v_role operator(pg_catalog.=) 'none'::pg_catalog.name then
@@ -85,6 +95,22 @@ begin
   elsif not exists (select from pg_catalog.pg_roles r
                     where r.rolname operator(pg_catalog.=) v_role and r.rolcanlogin) then
     perform ai.calling_role();  -- raises AS008 with its message
+  end if;
+  -- On a Citus formation (the citus library is loaded), the identity crosses nodes with the
+  -- calls: ai._formation_caller carries it from the node the caller is connected to, and on a
+  -- shard's connection (made as the schema owner) returns the carried one or refuses (AS070).
+  -- (Not when a login calls this function itself, outside the schema owner's functions: nothing
+  -- it does then reaches a shard.)
+  if pg_catalog.current_setting('citus.version', true) is not null
+     and (current_user operator(pg_catalog.<>) v_role
+          or pg_catalog.to_regrole(v_role) operator(pg_catalog.=) (select n.nspowner from pg_catalog.pg_namespace n where n.nspname operator(pg_catalog.=) 'ai')) then
+    v_carried := ai._formation_caller(v_role);
+    if v_carried is not null then
+      if v_carried[2] operator(pg_catalog.<>) '' and pg_catalog.pg_has_role(v_carried[1]::pg_catalog.name, 'ai_service', 'MEMBER') then
+        return v_carried[2];
+      end if;
+      return v_carried[1];
+    end if;
   end if;
   if pg_catalog.pg_has_role(v_role, 'ai_service', 'MEMBER') then
     v_acting := pg_catalog.current_setting('ai.acting_owner', true);
@@ -114,9 +140,19 @@ language plpgsql stable parallel safe
 as $$
 declare
   v_role pg_catalog.name := pg_catalog.current_setting('role');
+  v_carried pg_catalog.text[];
 begin
   if v_role operator(pg_catalog.=) 'none'::pg_catalog.name then
     v_role := session_user;
+  end if;
+  -- a Citus formation: as in ai.current_owner()
+  if pg_catalog.current_setting('citus.version', true) is not null
+     and (current_user operator(pg_catalog.<>) v_role
+          or pg_catalog.to_regrole(v_role) operator(pg_catalog.=) (select n.nspowner from pg_catalog.pg_namespace n where n.nspname operator(pg_catalog.=) 'ai')) then
+    v_carried := ai._formation_caller(v_role);
+    if v_carried is not null then
+      return v_carried[2] operator(pg_catalog.=) '' and pg_catalog.pg_has_role(v_carried[1]::pg_catalog.name, 'ai_service', 'MEMBER');
+    end if;
   end if;
   if not pg_catalog.pg_has_role(v_role, 'ai_service', 'MEMBER')
      or (coalesce(pg_catalog.current_setting('ai.acting_owner', true), ''::pg_catalog.text) operator(pg_catalog.<>) ''

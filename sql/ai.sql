@@ -157,7 +157,7 @@ grant execute on function ai.now() to ai_user, ai_service;
 -- and the Python exception map are checked against it by the tests. Later changes add their
 -- own rows, each change in its own range: checkpoints AS020-AS029, side_effects AS030-AS031,
 -- human_in_the_loop AS032-AS039, compaction AS040, retention AS041-AS049, streams AS050-AS059,
--- checkpoint_deltas AS060-AS069 (the queue raises the general codes of this change, AS004 and
+-- checkpoint_deltas AS060-AS069, distribution AS070-AS079 (the queue raises the general codes of this change, AS004 and
 -- AS006; tests/python/test_docs_facts.py holds each change's rows to its range here). Postgres'
 -- own codes still apply where they fit (22P05 for a NUL character in a JSON string, which
 -- Postgres rejects before any function runs). Only the comments of this released script change
@@ -282,6 +282,15 @@ revoke execute on function ai._max_document_bytes(), ai._check_text(text, text, 
 -- hand) would stay on the server connection, which a transaction pooler hands to the next client
 -- of the role: that client would act for the first one's end user. act_as refuses the
 -- session-wide form (AS002), and a value left by an earlier transaction is ignored.
+-- On a Citus formation (docs/scaling.md) a SECURITY DEFINER function that reads or writes a
+-- distributed table reaches the shards through connections Citus opens as the schema owner, where
+-- session_user is the owner: the identity would be the owner's, which no tenant row matches. So
+-- when the citus library is loaded, ai.current_owner and ai.sees_all_owners ask
+-- ai._formation_caller (deploy/distribution.sql): on the caller's node it carries the calling role
+-- and the acting owner to the shards (a SET LOCAL that Citus propagates, signed with a secret only
+-- the schema owner reads); on a connection as the schema owner it returns that carried identity,
+-- and refuses (AS070) when none or a forged one came: never the owner's own. Without Citus the
+-- branch costs one current_setting.
 -- Policies call ai.current_owner() and ai.sees_all_owners() through (select ...), which Postgres
 -- evaluates once per statement.
 -- ai.calling_role, ai.current_owner and ai.sees_all_owners carry no SET search_path: every
@@ -335,6 +344,7 @@ as $$
 declare
   v_role pg_catalog.name := pg_catalog.current_setting('role');
   v_acting pg_catalog.text;
+  v_carried pg_catalog.text[];
 begin
   -- ai.calling_role(), inline: this runs in every policy of every statement
   if v_role operator(pg_catalog.=) 'none'::pg_catalog.name then
@@ -342,6 +352,22 @@ begin
   elsif not exists (select from pg_catalog.pg_roles r
                     where r.rolname operator(pg_catalog.=) v_role and r.rolcanlogin) then
     perform ai.calling_role();  -- raises AS008 with its message
+  end if;
+  -- On a Citus formation (the citus library is loaded), the identity crosses nodes with the
+  -- calls: ai._formation_caller carries it from the node the caller is connected to, and on a
+  -- shard's connection (made as the schema owner) returns the carried one or refuses (AS070).
+  -- (Not when a login calls this function itself, outside the schema owner's functions: nothing
+  -- it does then reaches a shard.)
+  if pg_catalog.current_setting('citus.version', true) is not null
+     and (current_user operator(pg_catalog.<>) v_role
+          or pg_catalog.to_regrole(v_role) operator(pg_catalog.=) (select n.nspowner from pg_catalog.pg_namespace n where n.nspname operator(pg_catalog.=) 'ai')) then
+    v_carried := ai._formation_caller(v_role);
+    if v_carried is not null then
+      if v_carried[2] operator(pg_catalog.<>) '' and pg_catalog.pg_has_role(v_carried[1]::pg_catalog.name, 'ai_service', 'MEMBER') then
+        return v_carried[2];
+      end if;
+      return v_carried[1];
+    end if;
   end if;
   if pg_catalog.pg_has_role(v_role, 'ai_service', 'MEMBER') then
     v_acting := pg_catalog.current_setting('ai.acting_owner', true);
@@ -371,9 +397,19 @@ language plpgsql stable parallel safe
 as $$
 declare
   v_role pg_catalog.name := pg_catalog.current_setting('role');
+  v_carried pg_catalog.text[];
 begin
   if v_role operator(pg_catalog.=) 'none'::pg_catalog.name then
     v_role := session_user;
+  end if;
+  -- a Citus formation: as in ai.current_owner()
+  if pg_catalog.current_setting('citus.version', true) is not null
+     and (current_user operator(pg_catalog.<>) v_role
+          or pg_catalog.to_regrole(v_role) operator(pg_catalog.=) (select n.nspowner from pg_catalog.pg_namespace n where n.nspname operator(pg_catalog.=) 'ai')) then
+    v_carried := ai._formation_caller(v_role);
+    if v_carried is not null then
+      return v_carried[2] operator(pg_catalog.=) '' and pg_catalog.pg_has_role(v_carried[1]::pg_catalog.name, 'ai_service', 'MEMBER');
+    end if;
   end if;
   if not pg_catalog.pg_has_role(v_role, 'ai_service', 'MEMBER')
      or (coalesce(pg_catalog.current_setting('ai.acting_owner', true), ''::pg_catalog.text) operator(pg_catalog.<>) ''
@@ -11932,11 +11968,407 @@ grant execute on function ai.set_job_key(text, text, double precision, integer, 
 grant execute on function ai.job_key_status(text, integer, text, text) to ai_user, ai_service;
 
 
+-- ===== change: distribution =====
+-- Deploy agent-state:distribution to pg
+-- requires: schema
+-- requires: owners
+--
+-- The data tier on Citus (docs/scaling.md, issue 40). The schema deploys as on one server; an
+-- operator then runs `select ai.distribute()` once, as the schema owner, on the coordinator of a
+-- Citus formation, and again after any later deploy (it does only what is not done yet). Without
+-- the citus extension in the database it changes nothing and says so: a single server keeps
+-- every table, policy, key and function exactly as deployed.
+--
+-- Why a function rather than a sqitch change that distributes: Citus is often added to a
+-- database that already holds the schema (and rows), after the deploy; a deploy script runs once,
+-- at deploy time. A function runs when the operator moves the database onto a formation, and again
+-- after every later deploy, which may add a table that must be distributed too.
+--
+-- What it does, in order (each step skips what is already done):
+--   1. the policies of ai and ai_archive without a (select ...) subquery: Citus does not take a
+--      subquery in a policy of a distributed table. The same comparisons, evaluated per row on the
+--      shard instead of once per statement;
+--   2. keys that must hold the distribution column: human_approvals' primary key becomes
+--      (thread_id, approval_id) (its id is still a ULID made by the server, unique by itself);
+--   3. the queue's foreign keys to the sessions dropped (a coordinator-local table cannot reference
+--      a distributed one): enqueue checks the session itself, and delete_thread deletes the
+--      thread's jobs explicitly;
+--   4. reference tables: the small tables every node reads (ai.error_codes, ai._archived_tables);
+--   5. every per-thread table (a thread_id column), in ai and ai_archive, distributed by thread_id
+--      and co-located with ai.agent_sessions; the memory store (ai.memory_*, ai_archive.memory_*)
+--      by owner, co-located with ai.memory_items;
+--   6. the queue's tables (ai.agent_jobs, ai.agent_jobs_archive, ai.job_fences, ai.notify_key,
+--      ai.queue_workers, ai.lease_timelines) stay plain tables of the coordinator: a claim scans
+--      one ordered index across every thread, which needs one table on one node;
+--   7. every SECURITY DEFINER function carries the caller's identity to the shards first
+--      (ai._formation_caller below; deploy/owners.sql reads it there).
+-- Rows already there are copied to the shards: the copy runs while the table does not force row
+-- level security on its owner (COPY into a table under RLS is refused), in this transaction only.
+
+-- The error of this change (deploy/errors.sql: distribution AS070-AS079).
+insert into ai.error_codes (sqlstate, name, description) values
+  ('AS070', 'identity_not_carried', 'On a Citus formation, a node was reached as the schema owner without the caller''s identity (or with one not signed by this formation): the call is refused rather than run as the owner. Call as a tenant or a service, not as the schema owner (docs/scaling.md).');
+
+-- The secret that signs the identity carried to the shards (ai._formation_caller): made by
+-- ai.distribute(), a reference table (every node reads it), read by the schema owner only (no
+-- grant to anyone). Empty on one server.
+create table ai.formation_secret (
+  one boolean primary key default true check (one),
+  secret text not null
+);
+comment on table ai.formation_secret is 'Internal, Citus only: the key that signs the caller''s identity carried from the node a caller is connected to to the shards (ai._formation_caller); one row made by ai.distribute(), read by the schema owner only.';
+alter table ai.formation_secret enable row level security;
+alter table ai.formation_secret force row level security;
+create policy formation_secret_schema_owner on ai.formation_secret using (true) with check (true);  -- no grant to anyone
+
+-- The formation's secret, read from this node's copy of the reference table (a shard of its
+-- own name): a function that runs inside a query Citus sent to a shard may not start another
+-- distributed query, which reading the table by its own name would be. NULL before
+-- ai.distribute() made it a reference table. Dynamic SQL: the Citus catalog exists on a formation
+-- only.
+create or replace function ai._formation_secret() returns text
+language plpgsql stable security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_shard pg_catalog.text;
+  v_secret pg_catalog.text;
+  v_shards pg_catalog.text := 'pg_dist_shard';
+begin
+  -- Citus' catalog exists on a formation only: plpgsql_check, run on one server, skips this
+  perform 'PRAGMA:disable:check';
+  execute pg_catalog.format($q$select pg_catalog.shard_name('ai.formation_secret'::pg_catalog.regclass, s.shardid)
+                                 from pg_catalog.%I s
+                                where s.logicalrelid operator(pg_catalog.=) 'ai.formation_secret'::pg_catalog.regclass$q$,
+                            v_shards)
+     into v_shard;
+  perform 'PRAGMA:enable:check';
+  if v_shard is null then
+    return null;
+  end if;
+  execute pg_catalog.format('select f.secret from %s f', v_shard) into v_secret;
+  return v_secret;
+end
+$$;
+comment on function ai._formation_secret() is
+  'Internal, Citus only: the secret that signs carried identities (ai._formation_caller), from this node''s copy of the reference table ai.formation_secret; NULL before ai.distribute().';
+
+-- The caller's identity across the nodes of a Citus formation; called by ai.current_owner() and
+-- ai.sees_all_owners() only when the citus library is loaded.
+--   * On a connection of a login that is not the schema owner (the caller's own, on the
+--     coordinator or on a worker it connected to): the identity is carried. The calling role and
+--     the acting owner valid in this transaction (ai.act_as) go, signed, into a SET LOCAL of
+--     ai.carried_identity that Citus sends to every node this transaction reaches
+--     (citus.propagate_set_commands = local, set here for the transaction). Once per transaction
+--     and identity (ai.carried_payload remembers it); returns NULL: the caller goes on as on one
+--     server.
+--   * On a connection as the schema owner (Citus' own, opened for a SECURITY DEFINER function; or
+--     an operator logged in as the owner): returns {calling role, acting owner} from
+--     ai.carried_identity when its signature is this formation's, and refuses with AS070
+--     otherwise. Nothing falls back to the owner's own identity: a row is seen or written as the
+--     caller's, or not at all.
+-- A tenant may SET LOCAL ai.carried_identity itself: without the secret it cannot sign one, so a
+-- shard refuses it; a tenant's own connection to a worker is its own login, whose identity is its
+-- own as on one server (the setting is read only on the owner's connections).
+create or replace function ai._formation_caller(a_role name) returns text[]
+language plpgsql volatile security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_owner pg_catalog.name;
+  v_token pg_catalog.text;
+  v_secret pg_catalog.text;
+  v_payload pg_catalog.text;
+  v_acting pg_catalog.text := '';
+  v_intermediate pg_catalog.text := 'create_intermediate_result';
+begin
+  select n.nspowner::pg_catalog.regrole::pg_catalog.name into v_owner from pg_catalog.pg_namespace n where n.nspname = 'ai';
+  if a_role operator(pg_catalog.=) v_owner then
+    v_token := pg_catalog.current_setting('ai.carried_identity', true);
+    if v_token is null or v_token operator(pg_catalog.=) '' then
+      if not exists (select from pg_catalog.pg_extension where extname = 'citus')
+         or ai._formation_secret() is null then
+        return null;  -- no formation, or not distributed yet: as on one server
+      end if;
+      raise exception using errcode = 'AS070',
+        message = pg_catalog.format('no caller identity reached this node: a connection as the schema owner %I acts for nobody', v_owner),
+        hint = 'connect as a tenant or a service (docs/scaling.md)';
+    end if;
+    if v_token is distinct from pg_catalog.current_setting('ai.carried_verified', true) then
+      v_secret := ai._formation_secret();
+      v_payload := pg_catalog.left(v_token, -65);
+      if v_secret is null
+         or pg_catalog.right(v_token, 64) operator(pg_catalog.<>) ai._formation_mac(v_secret, v_payload) then
+        raise exception using errcode = 'AS070',
+          message = 'the caller identity that reached this node is not signed by this formation';
+      end if;
+      perform pg_catalog.set_config('ai.carried_verified', v_token, true);
+    else
+      v_payload := pg_catalog.left(v_token, -65);
+    end if;
+    return array[v_payload::jsonb ->> 'role', v_payload::jsonb ->> 'acting'];
+  end if;
+  -- the caller's node: carry
+  if pg_catalog.pg_has_role(a_role, 'ai_service', 'MEMBER')
+     and pg_catalog.current_setting('ai.acting_owner', true) operator(pg_catalog.<>) ''
+     and pg_catalog.current_setting('ai.acting_xact', true) operator(pg_catalog.=)
+         (extract(epoch from pg_catalog.transaction_timestamp()))::pg_catalog.text then
+    v_acting := pg_catalog.current_setting('ai.acting_owner', true);
+    if v_acting operator(pg_catalog.=) any ('{ai_user,ai_service}'::pg_catalog.text[])
+       or exists (select from pg_catalog.pg_roles r
+                  where r.rolname operator(pg_catalog.=) v_acting::pg_catalog.name and not r.rolcanlogin) then
+      raise exception using errcode = 'AS008',
+        message = pg_catalog.format('acting owner %s is a role that cannot log in: it is no owner identity', v_acting);
+    end if;
+  end if;
+  v_payload := pg_catalog.jsonb_build_object('role', a_role, 'acting', v_acting)::pg_catalog.text;
+  if v_payload is distinct from pg_catalog.current_setting('ai.carried_payload', true) then
+    v_secret := ai._formation_secret();
+    if v_secret is null then
+      return null;  -- not distributed (yet): nothing to carry
+    end if;
+    perform pg_catalog.set_config('citus.propagate_set_commands', 'local', true);
+    -- and the shards are reached in transaction blocks, which carry the SET LOCALs: a read outside
+    -- a transaction block would go to a worker as a bare statement, without them. Citus opens
+    -- them once the transaction is a coordinated one, which an (empty) intermediate result makes it.
+    perform 'PRAGMA:disable:check';  -- a function of Citus: see ai._formation_secret
+    execute pg_catalog.format($q$select pg_catalog.%I('ai_formation_carry', 'select 1 where false')$q$, v_intermediate);
+    perform 'PRAGMA:enable:check';
+    -- in a DO block: Citus propagates a SET LOCAL run inside a transaction block, a procedure or
+    -- a DO block, and a function called as a plain expression of a statement run outside a
+    -- transaction block is none of them
+    execute 'do ' operator(pg_catalog.||) pg_catalog.quote_literal(
+      'begin set local ai.carried_identity = ' operator(pg_catalog.||) pg_catalog.quote_literal(
+        v_payload operator(pg_catalog.||) ' ' operator(pg_catalog.||) ai._formation_mac(v_secret, v_payload))
+      operator(pg_catalog.||) '; end');
+    perform pg_catalog.set_config('ai.carried_payload', v_payload, true);
+  end if;
+  return null;
+end
+$$;
+comment on function ai._formation_caller(name) is
+  'Internal, Citus only (called by ai.current_owner and ai.sees_all_owners when the citus library is loaded): carries the caller''s identity (calling role, acting owner), signed, to the shards this transaction reaches; on a connection as the schema owner returns the carried identity, or raises AS070 when none or an unsigned one came.';
+
+-- The first thing every SECURITY DEFINER function of ai does on a formation (ai.distribute()
+-- puts it into their DECLARE section there: a function that touches a distributed table only
+-- through row level security never calls ai.current_owner() on the node it runs on, and the shards
+-- would otherwise see the owner). On one server no function calls it.
+create or replace function ai._formation_carry() returns boolean
+language plpgsql volatile
+as $$
+begin
+  perform ai._formation_caller(case when pg_catalog.current_setting('role') operator(pg_catalog.=) 'none'
+                                    then session_user
+                                    else pg_catalog.current_setting('role')::pg_catalog.name end);
+  return true;
+end
+$$;
+comment on function ai._formation_carry() is
+  'Internal, Citus only: carries the caller''s identity to the shards (ai._formation_caller), or refuses a connection as the schema owner that carries none (AS070). ai.distribute() makes it the first step of every SECURITY DEFINER function on a formation.';
+
+create or replace function ai._formation_mac(a_secret text, a_payload text) returns text
+language sql immutable strict parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+  -- sha256(key || sha256(key || message)): a keyed hash that a length extension cannot forge
+  select pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
+           a_secret operator(pg_catalog.||) pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
+             a_secret operator(pg_catalog.||) a_payload, 'UTF8')), 'hex'), 'UTF8')), 'hex')
+$$;
+comment on function ai._formation_mac(text, text) is
+  'Internal, Citus only: the signature of a carried identity (ai._formation_caller).';
+
+-- Internal: called inside the schema owner's functions only (ai.current_owner() does not call
+-- them when a login calls it outside those).
+revoke execute on function ai._formation_caller(name), ai._formation_carry(), ai._formation_mac(text, text), ai._formation_secret()
+  from public;
+
+create or replace function ai.distribute() returns text
+language plpgsql volatile security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_owner pg_catalog.name := (select n.nspowner::pg_catalog.regrole::pg_catalog.name from pg_catalog.pg_namespace n where n.nspname = 'ai');
+  v_done pg_catalog.text[] := '{}'::pg_catalog.text[];
+  r record;
+  v_qual pg_catalog.text;
+  v_check pg_catalog.text;
+  v_rx constant pg_catalog.text := '\(\s*SELECT (ai\.(current_owner|sees_all_owners)\(\)) AS \w+\)';
+  v_queue constant pg_catalog.text[] := '{ai.agent_jobs,ai.agent_jobs_archive,ai.job_fences,ai.notify_key,ai.queue_workers,ai.lease_timelines,ai_archive.agent_jobs,ai_archive.agent_jobs_archive}'::pg_catalog.text[];
+  v_reference constant pg_catalog.text[] := '{ai.error_codes,ai._archived_tables,ai.formation_secret}'::pg_catalog.text[];
+  v_anchor constant pg_catalog.text := 'ai.agent_sessions';
+  v_memory_anchor constant pg_catalog.text := 'ai.memory_items';
+  v_progress boolean;
+  v_forced pg_catalog.regclass[] := '{}'::pg_catalog.regclass[];
+  v_distributed pg_catalog.regclass[];
+  v_partitions pg_catalog.text := 'pg_dist_partition';
+  v_rel pg_catalog.regclass;
+  v_head pg_catalog.text;
+  v_rest pg_catalog.text;
+  v_body pg_catalog.text;
+  v_carrying pg_catalog.int4 := 0;
+begin
+  if not exists (select from pg_catalog.pg_extension where extname = 'citus') then
+    return 'citus is not installed in this database: nothing to distribute (one server keeps the schema as deployed)';
+  end if;
+  if session_user operator(pg_catalog.<>) v_owner then
+    raise exception using errcode = 'AS007',
+      message = pg_catalog.format('ai.distribute() runs as the schema owner %I (it is connected as %I)', v_owner, session_user);
+  end if;
+  -- the tables Citus knows already (dynamic SQL: its catalog exists where citus is installed)
+  perform 'PRAGMA:disable:check';  -- Citus' catalog: see ai._formation_secret
+  execute pg_catalog.format($q$select coalesce(pg_catalog.array_agg(d.logicalrelid), '{}') from pg_catalog.%I d$q$, v_partitions)
+     into v_distributed;
+  perform 'PRAGMA:enable:check';
+  -- the schema's triggers run on the shards (each reads and writes its own thread's rows only)
+  perform pg_catalog.set_config('citus.enable_unsafe_triggers', 'on', true);
+  -- the DDL of this function goes to every node in the one transaction it runs in
+  perform pg_catalog.set_config('citus.multi_shard_modify_mode', 'sequential', true);
+
+  -- 1. policies without subqueries
+  for r in select p.schemaname, p.tablename, p.policyname, p.qual, p.with_check
+             from pg_catalog.pg_policies p
+            where p.schemaname in ('ai', 'ai_archive')
+              and (p.qual ~ v_rx or p.with_check ~ v_rx) loop
+    v_qual := pg_catalog.regexp_replace(r.qual, v_rx, '\1', 'g');
+    v_check := pg_catalog.regexp_replace(r.with_check, v_rx, '\1', 'g');
+    execute pg_catalog.format('alter policy %I on %I.%I using (%s) with check (%s)',
+      r.policyname, r.schemaname, r.tablename, v_qual, coalesce(v_check, v_qual));
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('policy %I.%I.%I without subquery', r.schemaname, r.tablename, r.policyname);
+  end loop;
+
+  -- 2. human_approvals' primary key holds the distribution column
+  for r in select c.conrelid::pg_catalog.regclass as rel, c.conname
+             from pg_catalog.pg_constraint c
+            where c.contype = 'p'
+              and c.conrelid in ('ai.human_approvals'::pg_catalog.regclass, 'ai_archive.human_approvals'::pg_catalog.regclass)
+              and pg_catalog.pg_get_constraintdef(c.oid) operator(pg_catalog.=) 'PRIMARY KEY (approval_id)' loop
+    execute pg_catalog.format('alter table %s drop constraint %I, add primary key (thread_id, approval_id)', r.rel, r.conname);
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: primary key (thread_id, approval_id)', r.rel);
+  end loop;
+
+  -- 3. the queue's foreign keys to the sessions
+  for r in select c.conrelid::pg_catalog.regclass as rel, c.conname
+             from pg_catalog.pg_constraint c
+            where c.contype = 'f'
+              and c.conrelid::pg_catalog.regclass::pg_catalog.text operator(pg_catalog.=) any (v_queue)
+              and c.confrelid in ('ai.agent_sessions'::pg_catalog.regclass, 'ai_archive.agent_sessions'::pg_catalog.regclass) loop
+    execute pg_catalog.format('alter table %s drop constraint %I', r.rel, r.conname);
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: foreign key %I dropped', r.rel, r.conname);
+  end loop;
+
+  -- 4. reference tables, the formation's secret first (ai._formation_caller)
+  if not exists (select from ai.formation_secret) then
+    insert into ai.formation_secret (secret)
+    values (pg_catalog.md5(pg_catalog.gen_random_uuid()::text) operator(pg_catalog.||) pg_catalog.md5(pg_catalog.gen_random_uuid()::text));
+    v_done := v_done operator(pg_catalog.||) 'ai.formation_secret: made'::pg_catalog.text;
+  end if;
+  for r in select t.name::pg_catalog.regclass as rel from pg_catalog.unnest(v_reference) t(name)
+            where t.name::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed) loop
+    execute pg_catalog.format('alter table %s no force row level security', r.rel);
+    execute pg_catalog.format('select pg_catalog.create_reference_table(%L)', r.rel);
+    execute pg_catalog.format('alter table %s force row level security', r.rel);
+    v_distributed := v_distributed operator(pg_catalog.||) r.rel;
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: reference table', r.rel);
+  end loop;
+
+  -- 5. the anchors first, then every table whose foreign keys point at distributed tables only.
+  -- While they are distributed, no table of ai or ai_archive forces row level security on its
+  -- owner (this transaction only): Citus copies the rows and checks the foreign keys on the shards
+  -- as the owner, which no policy lets through (ai._formation_caller refuses the owner).
+  for r in select c.oid::pg_catalog.regclass as rel from pg_catalog.pg_class c
+            where c.relnamespace in ('ai'::pg_catalog.regnamespace, 'ai_archive'::pg_catalog.regnamespace)
+              and c.relkind = 'r' and c.relforcerowsecurity
+              and c.oid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed) loop
+    execute pg_catalog.format('alter table %s no force row level security', r.rel);
+    v_forced := v_forced operator(pg_catalog.||) r.rel;
+  end loop;
+  for v_pass in 1..10 loop
+    v_progress := false;
+    for r in select c.oid::pg_catalog.regclass as rel,
+                    case when exists (select from pg_catalog.pg_attribute a where a.attrelid operator(pg_catalog.=) c.oid and a.attname = 'thread_id' and not a.attisdropped)
+                         then 'thread_id' else 'owner' end as dist_column
+               from pg_catalog.pg_class c
+              where c.relnamespace in ('ai'::pg_catalog.regnamespace, 'ai_archive'::pg_catalog.regnamespace)
+                and c.relkind = 'r'
+                and not (c.oid::pg_catalog.regclass::pg_catalog.text operator(pg_catalog.=) any (v_queue operator(pg_catalog.||) v_reference))
+                and exists (select from pg_catalog.pg_attribute a
+                             where a.attrelid operator(pg_catalog.=) c.oid and a.attname in ('thread_id', 'owner') and not a.attisdropped)
+                and c.oid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed)
+                -- every table it references is distributed already (or is itself)
+                and not exists (select from pg_catalog.pg_constraint f
+                                 where f.conrelid operator(pg_catalog.=) c.oid and f.contype = 'f'
+                                   and f.confrelid operator(pg_catalog.<>) c.oid
+                                   and f.confrelid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed))
+              order by (c.oid::pg_catalog.regclass::pg_catalog.text operator(pg_catalog.<>) v_anchor),
+                       (c.oid::pg_catalog.regclass::pg_catalog.text operator(pg_catalog.<>) v_memory_anchor), 1 loop
+      execute pg_catalog.format('select pg_catalog.create_distributed_table(%L, %L, colocate_with => %L)',
+        r.rel, r.dist_column,
+        case when r.rel operator(pg_catalog.=) any (array[v_anchor, v_memory_anchor]::pg_catalog.regclass[]) then 'none'
+             when r.dist_column operator(pg_catalog.=) 'thread_id' then v_anchor
+             else v_memory_anchor end);
+      v_distributed := v_distributed operator(pg_catalog.||) r.rel;
+      v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: distributed by %s', r.rel, r.dist_column);
+      v_progress := true;
+    end loop;
+    exit when not v_progress;
+  end loop;
+  foreach v_rel in array v_forced loop
+    execute pg_catalog.format('alter table %s force row level security', v_rel);
+  end loop;
+
+  -- 7. every SECURITY DEFINER function of ai (but the identity's own and the triggers', which run
+  -- on the shards) carries the caller's identity first: a variable of its DECLARE section is
+  -- initialised by ai._formation_carry(). A later deploy replaces the functions without it: they
+  -- then refuse on the shards (AS070) until ai.distribute() runs again.
+  for r in select p.oid::pg_catalog.regprocedure as fn, p.prosrc,
+                  pg_catalog.pg_get_functiondef(p.oid) as def
+             from pg_catalog.pg_proc p
+            where p.pronamespace operator(pg_catalog.=) 'ai'::pg_catalog.regnamespace
+              and p.prosecdef
+              and p.prolang operator(pg_catalog.=) (select l.oid from pg_catalog.pg_language l where l.lanname = 'plpgsql')
+              and p.prorettype operator(pg_catalog.<>) 'trigger'::pg_catalog.regtype
+              and p.proname not like '\_formation\_%'
+              and p.proname not in ('distribute', 'current_owner', 'sees_all_owners', 'calling_role', 'act_as')
+              and p.prosrc !~ 'ai\._formation_carry\(\)' loop
+    -- the body's first word after comments and #directives: DECLARE (add the variable after it)
+    -- or BEGIN (add a DECLARE section before it)
+    v_head := pg_catalog.substring(r.prosrc, '^(\s*(?:--[^\n]*\n\s*|#[^\n]*\n\s*)*)');
+    v_rest := pg_catalog.substr(r.prosrc, pg_catalog.length(v_head) operator(pg_catalog.+) 1);
+    if v_rest ~* '^declare\M' then
+      v_body := v_head operator(pg_catalog.||) 'declare _formation_carried boolean := ai._formation_carry();'
+                operator(pg_catalog.||) pg_catalog.substr(v_rest, 8);
+    elsif v_rest ~* '^begin\M' then
+      v_body := v_head operator(pg_catalog.||) 'declare _formation_carried boolean := ai._formation_carry(); '
+                operator(pg_catalog.||) v_rest;
+    else
+      raise exception using errcode = 'AS002',
+        message = pg_catalog.format('ai.distribute(): the body of %s starts with neither DECLARE nor BEGIN', r.fn);
+    end if;
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_carrying := v_carrying operator(pg_catalog.+) 1;
+  end loop;
+  if v_carrying operator(pg_catalog.>) 0 then
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s functions carry the caller''s identity', v_carrying);
+  end if;
+
+  if pg_catalog.cardinality(v_done) operator(pg_catalog.=) 0 then
+    return 'distributed already: nothing to do';
+  end if;
+  return pg_catalog.array_to_string(v_done, E'\n');
+end
+$$;
+comment on function ai.distribute() is
+  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards. Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller.';
+
+revoke execute on function ai.distribute() from public;
+
+
 -- ===== version marker =====
 -- A database installed from this file has no sqitch registry: the schema's comment names the last
 -- change it holds. agent_state.schema.status() reads it; docs/upgrading.md moves such a
--- database to sqitch (sqitch deploy --log-only --to job_keys_functions, then sqitch deploy).
--- sqitch change: job_keys_functions
-comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change job_keys_functions)';
+-- database to sqitch (sqitch deploy --log-only --to distribution, then sqitch deploy).
+-- sqitch change: distribution
+comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change distribution)';
 
 commit;

@@ -161,6 +161,14 @@ class DeleteNeedsReadCommitted(AgentStateError):
     sqlstate = "AS062"
 
 
+class IdentityNotCarried(AgentStateError):
+    """AS070: on a Citus formation, a node was reached as the schema owner without the caller's
+    signed identity (a login as the schema owner, or a deploy since the last ``ai.distribute()``):
+    refused rather than run as the owner (docs/scaling.md)."""
+
+    sqlstate = "AS070"
+
+
 class OutcomeUnknown(AgentStateError, psycopg.OperationalError):  # type: ignore[misc]  # sqlstate: str vs str | None
     """The connection was lost during a call that writes, outside the caller's transaction: the
     call may or may not have committed, and it was not run again (it is not safe to retry, or
@@ -196,6 +204,7 @@ ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
         BrokenDelta,
         DeltaBaseMissing,
         DeleteNeedsReadCommitted,
+        IdentityNotCarried,
     )
 }
 # Postgres rejects "\u0000" inside JSON with untranslatable_character before any function runs.

@@ -49,6 +49,7 @@ EMPTY_BY_DESIGN = {
     "ai.job_fences": "one row per ai.fenced_write call, deleted within the call (its commit-time check remains)",
     "ai_archive.archive_skips": "a session a sweep could not move: with archived ids reserved, no call makes one"
     " (test_archive_conflicts.py makes a 0.1.0 duplicate as the superuser)",
+    "ai.formation_secret": "the key of a Citus formation, made by ai.distribute() there; empty on one server",
 }
 
 

@@ -112,6 +112,10 @@ export class DeltaBaseMissing extends AgentStateError {
 export class DeleteNeedsReadCommitted extends AgentStateError {
   static override readonly sqlstate = "AS062";
 }
+/** AS070: on a Citus formation, a node was reached as the schema owner without the caller's signed identity. */
+export class IdentityNotCarried extends AgentStateError {
+  static override readonly sqlstate = "AS070";
+}
 
 /** Another live holder has reserved this side-effect key (not a SQLSTATE: begin_side_effect said 'busy'). */
 export class SideEffectBusy extends Error {
@@ -181,6 +185,7 @@ export const ERRORS_BY_SQLSTATE: Readonly<Record<string, ErrorClass>> = Object.f
   AS060: BrokenDelta,
   AS061: DeltaBaseMissing,
   AS062: DeleteNeedsReadCommitted,
+  AS070: IdentityNotCarried,
   // Postgres rejects "\u0000" inside JSON with untranslatable_character before any function runs.
   "22P05": InvalidArgument,
 });

@@ -1,0 +1,14 @@
+-- Revert agent-state:distribution from pg
+-- (On a formation this does not undistribute the tables: undistribute_table() each first.)
+
+begin;
+
+drop function ai.distribute();
+drop function ai._formation_carry();
+drop function ai._formation_caller(name);
+drop function ai._formation_secret();
+drop function ai._formation_mac(text, text);
+drop table ai.formation_secret;
+delete from ai.error_codes where sqlstate = 'AS070';
+
+commit;

@@ -1,0 +1,9 @@
+-- Verify agent-state:distribution on pg
+
+select pg_catalog.has_function_privilege('ai.distribute()', 'execute');
+select pg_catalog.has_function_privilege('ai._formation_caller(name)', 'execute');
+select pg_catalog.has_function_privilege('ai._formation_mac(text, text)', 'execute');
+select one, secret from ai.formation_secret where false;
+select 1 / count(*) from ai.error_codes where sqlstate = 'AS070';
+select pg_catalog.has_function_privilege('ai._formation_carry()', 'execute');
+select pg_catalog.has_function_privilege('ai._formation_secret()', 'execute');
