@@ -38,8 +38,12 @@ def _scalar(row: dict[str, Any]) -> Any:
     return row["value"]
 
 
-ENQUEUE_JOB = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s, key => %s)", _job)
-ENQUEUE_JOBS = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s, keys => %s)", _job)
+ENQUEUE_JOB = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s)", _job)
+ENQUEUE_JOBS = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s)", _job)
+# with a key (fair shares, change job_keys): named, so that a call without one runs on a schema
+# from before keys too
+ENQUEUE_JOB_KEYED = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s, key => %s)", _job)
+ENQUEUE_JOBS_KEYED = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s, keys => %s)", _job)
 CLAIM_JOB = Call("select * from ai.claim_job(%s, %s, %s)", _job)
 CLAIM_JOBS = Call("select * from ai.claim_jobs(%s, %s, %s, %s, %s)", _job)
 
@@ -91,7 +95,8 @@ def _enqueue_args(
     # Without a key of the caller's, one of the call's own: a retry after a lost answer (the same
     # arguments) finds the job the first try made instead of making another.
     once = idempotency_key if idempotency_key is not None else new_request_id()
-    return (thread_id, document, queue, run_at, priority, max_attempts, once, key)
+    args = (thread_id, document, queue, run_at, priority, max_attempts, once)
+    return args if key is None else (*args, key)
 
 
 def new_request_id() -> str:
@@ -110,8 +115,7 @@ def _enqueue_jobs_args(jobs: Sequence[NewJob], queue: str, max_attempts: int) ->
         # retry of the whole batch after a lost answer makes no job twice
         [j.idempotency_key if j.idempotency_key is not None else new_request_id() for j in jobs],
         max_attempts,
-        [j.key for j in jobs],
-    )
+    ) + (([j.key for j in jobs],) if any(j.key is not None for j in jobs) else ())
 
 
 def _complete_jobs_args(done: Sequence[tuple[int, int, Any]]) -> tuple[Any, ...]:
@@ -149,7 +153,7 @@ class AsyncQueueMethods:
         ``key`` is the job's fairness and limit key (None: the owner's own; docs/queue.md, "Fair
         shares and limits")."""
         args = _enqueue_args(thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key, key)
-        return (await self._rows(ENQUEUE_JOB, args))[0]
+        return (await self._rows(ENQUEUE_JOB if key is None else ENQUEUE_JOB_KEYED, args))[0]
 
     async def enqueue_jobs(self, jobs: Sequence[NewJob], queue: str = "default", max_attempts: int = 5) -> list[Job]:
         """``ai.enqueue_jobs``: up to MAX_ENQUEUE_BATCH (5,000) jobs of one queue in one round trip;
@@ -158,7 +162,8 @@ class AsyncQueueMethods:
         without a key gets one (a random UUID), so that a retry of the call never duplicates."""
         if not jobs:
             return []
-        return await self._rows(ENQUEUE_JOBS, _enqueue_jobs_args(jobs, queue, max_attempts))
+        args = _enqueue_jobs_args(jobs, queue, max_attempts)
+        return await self._rows(ENQUEUE_JOBS if len(args) == 7 else ENQUEUE_JOBS_KEYED, args)
 
     async def claim_job(self, worker_id: str, lease: timedelta = DEFAULT_LEASE, queue: str = "default") -> Job | None:
         """``ai.claim_job``: the next due job (or expired lease) of the queue, leased to worker_id."""
@@ -300,7 +305,7 @@ class QueueMethods:
         ``key`` is the job's fairness and limit key (None: the owner's own; docs/queue.md, "Fair
         shares and limits")."""
         args = _enqueue_args(thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key, key)
-        return self._rows(ENQUEUE_JOB, args)[0]
+        return self._rows(ENQUEUE_JOB if key is None else ENQUEUE_JOB_KEYED, args)[0]
 
     def enqueue_jobs(self, jobs: Sequence[NewJob], queue: str = "default", max_attempts: int = 5) -> list[Job]:
         """``ai.enqueue_jobs``: up to MAX_ENQUEUE_BATCH (5,000) jobs of one queue in one round trip;
@@ -309,7 +314,8 @@ class QueueMethods:
         without a key gets one (a random UUID), so that a retry of the call never duplicates."""
         if not jobs:
             return []
-        return self._rows(ENQUEUE_JOBS, _enqueue_jobs_args(jobs, queue, max_attempts))
+        args = _enqueue_jobs_args(jobs, queue, max_attempts)
+        return self._rows(ENQUEUE_JOBS if len(args) == 7 else ENQUEUE_JOBS_KEYED, args)
 
     def claim_job(self, worker_id: str, lease: timedelta = DEFAULT_LEASE, queue: str = "default") -> Job | None:
         """``ai.claim_job``: the next due job (or expired lease) of the queue, leased to worker_id."""

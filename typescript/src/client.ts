@@ -560,11 +560,14 @@ export class Client {
       options.priority ?? 0,
       options.maxAttempts ?? 5,
       options.idempotencyKey ?? randomUUID(),
-      options.key ?? null,
     ];
-    return this.retryLostAnswer(() =>
-      this.one<Job>("select * from ai.enqueue_job($1, $2, $3, $4, $5, $6, $7, key => $8)", args),
-    );
+    // the key named, and only when given: a call without one runs on a schema from before keys too
+    const sql =
+      options.key === undefined
+        ? "select * from ai.enqueue_job($1, $2, $3, $4, $5, $6, $7)"
+        : "select * from ai.enqueue_job($1, $2, $3, $4, $5, $6, $7, key => $8)";
+    if (options.key !== undefined) args.push(options.key);
+    return this.retryLostAnswer(() => this.one<Job>(sql, args));
   }
 
   /**
@@ -574,19 +577,21 @@ export class Client {
    */
   async enqueueJobs(jobs: NewJob[], options: { queue?: string; maxAttempts?: number } = {}): Promise<Job[]> {
     if (jobs.length === 0) return [];
+    const keyed = jobs.some((j) => j.key != null); // keys named only when given (a schema from before keys)
+    const params: unknown[] = [
+      jobs.map((j) => j.thread_id),
+      jobs.map((j) => JSON.stringify(j.payload ?? {})),
+      options.queue ?? "default",
+      jobs.map((j) => j.run_at ?? null),
+      jobs.map((j) => j.priority ?? 0),
+      jobs.map((j) => j.idempotency_key ?? randomUUID()), // as enqueueJob: a retry never duplicates
+      options.maxAttempts ?? 5,
+    ];
+    if (keyed) params.push(jobs.map((j) => j.key ?? null));
     return this.query<Job>(
-      "select * from ai.enqueue_jobs($1::text[], $2::jsonb[], $3, $4::timestamptz[], $5::integer[], $6::text[], $7," +
-        " keys => $8::text[])",
-      [
-        jobs.map((j) => j.thread_id),
-        jobs.map((j) => JSON.stringify(j.payload ?? {})),
-        options.queue ?? "default",
-        jobs.map((j) => j.run_at ?? null),
-        jobs.map((j) => j.priority ?? 0),
-        jobs.map((j) => j.idempotency_key ?? randomUUID()), // as enqueueJob: a retry never duplicates
-        options.maxAttempts ?? 5,
-        jobs.map((j) => j.key ?? null),
-      ],
+      "select * from ai.enqueue_jobs($1::text[], $2::jsonb[], $3, $4::timestamptz[], $5::integer[], $6::text[], $7" +
+        (keyed ? ", keys => $8::text[])" : ")"),
+      params,
     );
   }
 
