@@ -944,6 +944,7 @@ declare
   v_id bigint;
   v_exp bigint;
   v_exp_priority integer;
+  v_exp_at timestamptz;
   v_passed bigint[] := '{}'::bigint[];
   j ai.agent_jobs;
 begin
@@ -962,13 +963,14 @@ begin
     --    a. A lease that ran out: the queue's running jobs (agent_jobs_in_progress), the lease
     --       read from the row. Such a job is its thread's one running job: no sibling check.
     --    b. A due PENDING job in fair order (agent_jobs_claim_fair: priority desc, vtime, job_id;
-    --       deploy/job_keys.sql) of a higher priority than the expired one, which goes first at
-    --       its own priority. The thread's lock keeps every other claimer off the thread until we
-    --       commit; a picked expired job not taken stays locked, untouched, until then.
+    --       deploy/job_keys.sql) that comes before the expired one in the order of 0.1.0: a
+    --       higher priority, or at its priority due (run_at) before the lease ended. The thread's
+    --       lock keeps every other claimer off the thread until we commit; a picked expired job
+    --       not taken stays locked, untouched, until then.
     --    Its key's limits must admit it (ai._admit); when they do not, claim_jobs claims (it
     --    looks past a full key's jobs).
     v_exp := null;
-    select c.job_id, c.priority into v_exp, v_exp_priority
+    select c.job_id, c.priority, c.lease_expires_at into v_exp, v_exp_priority, v_exp_at
     from ai.agent_jobs c
     where c.status = 'IN_PROGRESS' and c.queue = claim_job.queue
       and not ai._lease_held(c.lease_expires_at, c.updated_at, v_now, v_start)
@@ -981,7 +983,8 @@ begin
     select c.job_id into v_id
     from ai.agent_jobs c
     where c.status = 'PENDING' and c.queue = claim_job.queue and c.vtime is not null and c.run_at <= v_now
-      and (v_exp is null or c.priority > v_exp_priority)
+      and (v_exp is null or c.priority > v_exp_priority
+           or (c.priority = v_exp_priority and (c.run_at, c.job_id) < (v_exp_at, v_exp)))
       and not exists (select from ai.agent_jobs b
                       where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                       offset 0)  -- stays a per-row probe of the one-thread index, never a join
@@ -1034,7 +1037,7 @@ begin
 end
 $$;
 comment on function ai.claim_job(text, interval, text) is
-  'Claims at most one job of a queue for worker_id: the highest priority first; at one priority an IN_PROGRESS job whose lease expired, else the PENDING job due now that comes first in the fair order of the keys (docs/queue.md, "Fair shares and limits"), that its key''s limits admit, skipping rows other claimers hold and threads with another job IN_PROGRESS. The job becomes IN_PROGRESS, its attempts grow by one, its fencing_token is bumped and it is leased until ai.now() + lease. Returns 0 or 1 row. An expired job whose attempts are spent becomes FAILED instead and the claim looks again. AS002 bad argument.';
+  'Claims at most one job of a queue for worker_id: the highest priority first; at one priority the PENDING job due now that comes first in the fair order of the keys (docs/queue.md, "Fair shares and limits") among those due before an IN_PROGRESS job''s lease expired, else that expired job, admitted by its key''s limits, skipping rows other claimers hold and threads with another job IN_PROGRESS. The job becomes IN_PROGRESS, its attempts grow by one, its fencing_token is bumped and it is leased until ai.now() + lease. Returns 0 or 1 row. An expired job whose attempts are spent becomes FAILED instead and the claim looks again. AS002 bad argument.';
 
 create or replace function ai.claim_jobs(worker_id text, lease interval, queue text, max_jobs integer)
 returns setof ai.agent_jobs
