@@ -201,6 +201,7 @@ begin
 
   update ai.agent_jobs u
   set status = 'PENDING', run_at = v_now, updated_at = v_now,
+      vtime = null,  -- placed again in the fair order (deploy/job_keys.sql) by the next claim
       payload = u.payload || pg_catalog.jsonb_build_object('human', pg_catalog.jsonb_build_object(
         'approval_id', h.approval_id, 'checkpoint_id', h.checkpoint_id, 'action', h.action,
         'decision', a_decision, 'decided_by', ai.calling_role(), 'decided_at', v_now))

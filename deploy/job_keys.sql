@@ -23,7 +23,10 @@
 -- enqueue would put it in the way of every claim until then): agent_jobs_claim_scheduled holds
 -- those in run_at order, and a claim first gives the ones that came due (a hundred at most) their
 -- vtime, as an enqueue at that moment would. Jobs enqueued before this change have neither key
--- nor vtime and are given both the same way.
+-- nor vtime and are given both the same way. So is a job that goes back to PENDING (a retry, a
+-- release, a snooze, a lease reaped, a person's decision): it loses its vtime and is placed again
+-- when due, behind its key's waiting jobs (0.1.0 put it behind the jobs due before it), and a
+-- retry waiting out its backoff is not in the way of the claims meanwhile.
 --
 -- ai.job_keys: one row per (queue, key) that an operator set (ai.set_job_key): its weight, its
 -- concurrency limit (max_in_flight) and its token bucket (rate_per_minute, burst; tokens and

@@ -1713,7 +1713,8 @@ begin
       run_at = case when u.attempts >= u.max_attempts then u.run_at
                     else v_now + coalesce(fail_job.retry_in, ai._backoff(u.attempts)) end,
       finished_at = case when u.attempts >= u.max_attempts then v_now end,
-      last_error = fail_job.error, lease_owner = null, lease_expires_at = null, updated_at = v_now
+      last_error = fail_job.error, lease_owner = null, lease_expires_at = null, updated_at = v_now,
+      vtime = null  -- back in the fair order when due (ai._activate_due), after its key's waiting jobs
   where u.job_id = fail_job.job_id and u.status = 'IN_PROGRESS'
     and u.fencing_token = fail_job.fencing_token and (u.lease_expires_at > v_now or ai._lease_held(u.lease_expires_at, u.updated_at, v_now, ai._server_start()))
   returning u.* into j;
@@ -1739,7 +1740,7 @@ declare
 begin
   update ai.agent_jobs u
   set status = 'PENDING', attempts = u.attempts - 1, run_at = v_now,
-      lease_owner = null, lease_expires_at = null, updated_at = v_now
+      lease_owner = null, lease_expires_at = null, updated_at = v_now, vtime = null  -- placed again when claimed
   where u.job_id = release_job.job_id and u.status = 'IN_PROGRESS'
     and u.fencing_token = release_job.fencing_token and (u.lease_expires_at > v_now or ai._lease_held(u.lease_expires_at, u.updated_at, v_now, ai._server_start()))
   returning u.* into j;
@@ -1775,7 +1776,7 @@ begin
   end if;
   update ai.agent_jobs u
   set status = 'PENDING', attempts = u.attempts - 1, run_at = greatest(snooze_job.until, v_now),
-      lease_owner = null, lease_expires_at = null, updated_at = v_now
+      lease_owner = null, lease_expires_at = null, updated_at = v_now, vtime = null  -- placed again when due
   where u.job_id = snooze_job.job_id and u.status = 'IN_PROGRESS'
     and u.fencing_token = snooze_job.fencing_token and (u.lease_expires_at > v_now or ai._lease_held(u.lease_expires_at, u.updated_at, v_now, ai._server_start()))
   returning u.* into j;
@@ -1831,7 +1832,8 @@ declare
   j ai.agent_jobs;
 begin
   update ai.agent_jobs u
-  set status = 'PENDING', attempts = 0, run_at = v_now, finished_at = null, updated_at = v_now
+  set status = 'PENDING', attempts = 0, run_at = v_now, finished_at = null, updated_at = v_now,
+      vtime = null  -- placed again in the fair order by the next claim
   where u.job_id = retry_dead_job.job_id and u.status = 'FAILED'
   returning u.* into j;
   if not found then
@@ -1972,6 +1974,7 @@ begin
   update ai.agent_jobs j
   set status = case when j.attempts >= j.max_attempts then 'FAILED' else 'PENDING' end,
       run_at = case when j.attempts >= j.max_attempts then j.run_at else v_now end,
+      vtime = null,  -- placed again in the fair order by the next claim
       finished_at = case when j.attempts >= j.max_attempts then v_now end,
       last_error = case when j.lease_expires_at >= least(j.claimed_at + j.timeout, j.deadline)
                         then format('deadline exceeded: attempt %s ran out of time', j.attempts)

@@ -3383,7 +3383,8 @@ begin
       run_at = case when u.attempts >= u.max_attempts then u.run_at
                     else v_now + coalesce(fail_job.retry_in, ai._backoff(u.attempts)) end,
       finished_at = case when u.attempts >= u.max_attempts then v_now end,
-      last_error = fail_job.error, lease_owner = null, lease_expires_at = null, updated_at = v_now
+      last_error = fail_job.error, lease_owner = null, lease_expires_at = null, updated_at = v_now,
+      vtime = null  -- back in the fair order when due (ai._activate_due), after its key's waiting jobs
   where u.job_id = fail_job.job_id and u.status = 'IN_PROGRESS'
     and u.fencing_token = fail_job.fencing_token and (u.lease_expires_at > v_now or ai._lease_held(u.lease_expires_at, u.updated_at, v_now, ai._server_start()))
   returning u.* into j;
@@ -3409,7 +3410,7 @@ declare
 begin
   update ai.agent_jobs u
   set status = 'PENDING', attempts = u.attempts - 1, run_at = v_now,
-      lease_owner = null, lease_expires_at = null, updated_at = v_now
+      lease_owner = null, lease_expires_at = null, updated_at = v_now, vtime = null  -- placed again when claimed
   where u.job_id = release_job.job_id and u.status = 'IN_PROGRESS'
     and u.fencing_token = release_job.fencing_token and (u.lease_expires_at > v_now or ai._lease_held(u.lease_expires_at, u.updated_at, v_now, ai._server_start()))
   returning u.* into j;
@@ -3445,7 +3446,7 @@ begin
   end if;
   update ai.agent_jobs u
   set status = 'PENDING', attempts = u.attempts - 1, run_at = greatest(snooze_job.until, v_now),
-      lease_owner = null, lease_expires_at = null, updated_at = v_now
+      lease_owner = null, lease_expires_at = null, updated_at = v_now, vtime = null  -- placed again when due
   where u.job_id = snooze_job.job_id and u.status = 'IN_PROGRESS'
     and u.fencing_token = snooze_job.fencing_token and (u.lease_expires_at > v_now or ai._lease_held(u.lease_expires_at, u.updated_at, v_now, ai._server_start()))
   returning u.* into j;
@@ -3501,7 +3502,8 @@ declare
   j ai.agent_jobs;
 begin
   update ai.agent_jobs u
-  set status = 'PENDING', attempts = 0, run_at = v_now, finished_at = null, updated_at = v_now
+  set status = 'PENDING', attempts = 0, run_at = v_now, finished_at = null, updated_at = v_now,
+      vtime = null  -- placed again in the fair order by the next claim
   where u.job_id = retry_dead_job.job_id and u.status = 'FAILED'
   returning u.* into j;
   if not found then
@@ -3642,6 +3644,7 @@ begin
   update ai.agent_jobs j
   set status = case when j.attempts >= j.max_attempts then 'FAILED' else 'PENDING' end,
       run_at = case when j.attempts >= j.max_attempts then j.run_at else v_now end,
+      vtime = null,  -- placed again in the fair order by the next claim
       finished_at = case when j.attempts >= j.max_attempts then v_now end,
       last_error = case when j.lease_expires_at >= least(j.claimed_at + j.timeout, j.deadline)
                         then format('deadline exceeded: attempt %s ran out of time', j.attempts)
@@ -7499,6 +7502,7 @@ begin
 
   update ai.agent_jobs u
   set status = 'PENDING', run_at = v_now, updated_at = v_now,
+      vtime = null,  -- placed again in the fair order (deploy/job_keys.sql) by the next claim
       payload = u.payload || pg_catalog.jsonb_build_object('human', pg_catalog.jsonb_build_object(
         'approval_id', h.approval_id, 'checkpoint_id', h.checkpoint_id, 'action', h.action,
         'decision', a_decision, 'decided_by', ai.calling_role(), 'decided_at', v_now))
@@ -9890,7 +9894,10 @@ alter table ai_archive.checkpoint_blobs
 -- enqueue would put it in the way of every claim until then): agent_jobs_claim_scheduled holds
 -- those in run_at order, and a claim first gives the ones that came due (a hundred at most) their
 -- vtime, as an enqueue at that moment would. Jobs enqueued before this change have neither key
--- nor vtime and are given both the same way.
+-- nor vtime and are given both the same way. So is a job that goes back to PENDING (a retry, a
+-- release, a snooze, a lease reaped, a person's decision): it loses its vtime and is placed again
+-- when due, behind its key's waiting jobs (0.1.0 put it behind the jobs due before it), and a
+-- retry waiting out its backoff is not in the way of the claims meanwhile.
 --
 -- ai.job_keys: one row per (queue, key) that an operator set (ai.set_job_key): its weight, its
 -- concurrency limit (max_in_flight) and its token bucket (rate_per_minute, burst; tokens and

@@ -42,6 +42,7 @@ _READS = (
     "get_job", "queue_stats", "get_side_effect", "idempotency_key", "pending_approvals", "get_approval",
     "visible_messages", "usage_summary", "get_turn_context", "get_stream", "read_stream", "job_attempts",
     "delta_channel_history", "queue_throughput", "session_status_counts", "list_streams", "list_forks",
+    "job_key_status",
 )  # fmt: skip
 
 #: The calls that write nothing: a connection lost during one of them changed nothing.
@@ -74,6 +75,8 @@ IDEMPOTENT: dict[str, Callable[[Sequence[Any]], bool]] = {
     "finish_stream": _always,  # the message is keyed by the stream: a retry returns it
     "abandon_stream": _always,  # abandoning again is a no-op
     "finish_side_effect": _always,  # the same finish again returns the stored row
+    "set_job_key": _always,  # sets the same weight and limits again
+    "set_queue_deadlines": _always,  # sets the same defaults again
 }
 
 #: SQL function -> why a retry after an unknown outcome is not done for the caller.
@@ -94,6 +97,7 @@ NOT_RETRIED: dict[str, str] = {
     "claim_job": "a retry claims another job; the first one's lease expires (claim_jobs carries a request id)",
     "fail_job": "a retry after success is refused (AS006) or counts an attempt twice",
     "release_job": "a retry after success is refused (AS006)",
+    "snooze_job": "a retry after success is refused (AS006): the job is no longer held",
     "cancel_job": "a retry after success is refused as a transition",
     "retry_dead_job": "a retry after success is refused as a transition",
     "reap_expired": "maintenance: the next run does it",
