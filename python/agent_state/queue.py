@@ -38,8 +38,12 @@ def _scalar(row: dict[str, Any]) -> Any:
     return row["value"]
 
 
-ENQUEUE_JOB = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", _job)
-ENQUEUE_JOBS = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", _job)
+ENQUEUE_JOB = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s)", _job)
+ENQUEUE_JOBS = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s)", _job)
+# With deadlines (arguments 8-10), sent only when some are given: without them the call is the
+# one a schema of the previous release answers too (a client upgraded before the schema).
+ENQUEUE_JOB_DEADLINES = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", _job)
+ENQUEUE_JOBS_DEADLINES = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", _job)
 CLAIM_JOB = Call("select * from ai.claim_job(%s, %s, %s)", _job)
 CLAIM_JOBS = Call("select * from ai.claim_jobs(%s, %s, %s, %s, %s)", _job)
 
@@ -95,7 +99,8 @@ def _enqueue_args(
     # Without a key of the caller's, one of the call's own: a retry after a lost answer (the same
     # arguments) finds the job the first try made instead of making another.
     key = idempotency_key if idempotency_key is not None else new_request_id()
-    return (thread_id, document, queue, run_at, priority, max_attempts, key, timeout, deadline, start_by)
+    args = (thread_id, document, queue, run_at, priority, max_attempts, key)
+    return args if timeout is None and deadline is None and start_by is None else (*args, timeout, deadline, start_by)
 
 
 def new_request_id() -> str:
@@ -104,7 +109,7 @@ def new_request_id() -> str:
 
 
 def _enqueue_jobs_args(jobs: Sequence[NewJob], queue: str, max_attempts: int) -> tuple[Any, ...]:
-    return (
+    args = (
         [j.thread_id for j in jobs],
         [Jsonb({} if j.payload is None else j.payload) for j in jobs],
         queue,
@@ -114,10 +119,10 @@ def _enqueue_jobs_args(jobs: Sequence[NewJob], queue: str, max_attempts: int) ->
         # retry of the whole batch after a lost answer makes no job twice
         [j.idempotency_key if j.idempotency_key is not None else new_request_id() for j in jobs],
         max_attempts,
-        [j.timeout for j in jobs],
-        [j.deadline for j in jobs],
-        [j.start_by for j in jobs],
     )
+    if all(j.timeout is None and j.deadline is None and j.start_by is None for j in jobs):
+        return args  # the call of a schema without deadlines too (ENQUEUE_JOBS_DEADLINES)
+    return (*args, [j.timeout for j in jobs], [j.deadline for j in jobs], [j.start_by for j in jobs])
 
 
 def _complete_jobs_args(done: Sequence[tuple[int, int, Any]]) -> tuple[Any, ...]:
@@ -161,7 +166,7 @@ class AsyncQueueMethods:
         args = _enqueue_args(
             thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key, timeout, deadline, start_by
         )
-        return (await self._rows(ENQUEUE_JOB, args))[0]
+        return (await self._rows(ENQUEUE_JOB if len(args) == 7 else ENQUEUE_JOB_DEADLINES, args))[0]
 
     async def enqueue_jobs(self, jobs: Sequence[NewJob], queue: str = "default", max_attempts: int = 5) -> list[Job]:
         """``ai.enqueue_jobs``: up to MAX_ENQUEUE_BATCH (5,000) jobs of one queue in one round trip;
@@ -170,7 +175,8 @@ class AsyncQueueMethods:
         without a key gets one (a random UUID), so that a retry of the call never duplicates."""
         if not jobs:
             return []
-        return await self._rows(ENQUEUE_JOBS, _enqueue_jobs_args(jobs, queue, max_attempts))
+        args = _enqueue_jobs_args(jobs, queue, max_attempts)
+        return await self._rows(ENQUEUE_JOBS if len(args) == 7 else ENQUEUE_JOBS_DEADLINES, args)
 
     async def claim_job(self, worker_id: str, lease: timedelta = DEFAULT_LEASE, queue: str = "default") -> Job | None:
         """``ai.claim_job``: the next due job (or expired lease) of the queue, leased to worker_id."""
@@ -313,7 +319,7 @@ class QueueMethods:
         args = _enqueue_args(
             thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key, timeout, deadline, start_by
         )
-        return self._rows(ENQUEUE_JOB, args)[0]
+        return self._rows(ENQUEUE_JOB if len(args) == 7 else ENQUEUE_JOB_DEADLINES, args)[0]
 
     def enqueue_jobs(self, jobs: Sequence[NewJob], queue: str = "default", max_attempts: int = 5) -> list[Job]:
         """``ai.enqueue_jobs``: up to MAX_ENQUEUE_BATCH (5,000) jobs of one queue in one round trip;
@@ -322,7 +328,8 @@ class QueueMethods:
         without a key gets one (a random UUID), so that a retry of the call never duplicates."""
         if not jobs:
             return []
-        return self._rows(ENQUEUE_JOBS, _enqueue_jobs_args(jobs, queue, max_attempts))
+        args = _enqueue_jobs_args(jobs, queue, max_attempts)
+        return self._rows(ENQUEUE_JOBS if len(args) == 7 else ENQUEUE_JOBS_DEADLINES, args)
 
     def claim_job(self, worker_id: str, lease: timedelta = DEFAULT_LEASE, queue: str = "default") -> Job | None:
         """``ai.claim_job``: the next due job (or expired lease) of the queue, leased to worker_id."""

@@ -564,13 +564,14 @@ export class Client {
       options.priority ?? 0,
       options.maxAttempts ?? 5,
       options.idempotencyKey ?? randomUUID(),
-      secondsParam(options.timeoutSeconds),
-      options.deadline ?? null,
-      options.startBy ?? null,
     ];
-    return this.retryLostAnswer(() =>
-      this.one<Job>("select * from ai.enqueue_job($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)", args),
-    );
+    // the deadlines (arguments 8-10) only when given: without them the call is the one a schema of
+    // the previous release answers too (a client upgraded before the schema)
+    if (options.timeoutSeconds !== undefined || options.deadline !== undefined || options.startBy !== undefined) {
+      args.push(secondsParam(options.timeoutSeconds), options.deadline ?? null, options.startBy ?? null);
+    }
+    const params = args.map((_, i) => `$${i + 1}`).join(", ");
+    return this.retryLostAnswer(() => this.one<Job>(`select * from ai.enqueue_job(${params})`, args));
   }
 
   /**
@@ -580,21 +581,28 @@ export class Client {
    */
   async enqueueJobs(jobs: NewJob[], options: { queue?: string; maxAttempts?: number } = {}): Promise<Job[]> {
     if (jobs.length === 0) return [];
-    return this.query<Job>(
-      "select * from ai.enqueue_jobs($1::text[], $2::jsonb[], $3, $4::timestamptz[], $5::integer[], $6::text[], $7," +
-        " $8::interval[], $9::timestamptz[], $10::timestamptz[])",
-      [
-        jobs.map((j) => j.thread_id),
-        jobs.map((j) => JSON.stringify(j.payload ?? {})),
-        options.queue ?? "default",
-        jobs.map((j) => j.run_at ?? null),
-        jobs.map((j) => j.priority ?? 0),
-        jobs.map((j) => j.idempotency_key ?? randomUUID()), // as enqueueJob: a retry never duplicates
-        options.maxAttempts ?? 5,
+    // the deadlines (arguments 8-10) only when a job has some, as enqueueJob
+    const timed = jobs.some((j) => j.timeout_seconds != null || j.deadline != null || j.start_by != null);
+    const args: unknown[] = [
+      jobs.map((j) => j.thread_id),
+      jobs.map((j) => JSON.stringify(j.payload ?? {})),
+      options.queue ?? "default",
+      jobs.map((j) => j.run_at ?? null),
+      jobs.map((j) => j.priority ?? 0),
+      jobs.map((j) => j.idempotency_key ?? randomUUID()), // as enqueueJob: a retry never duplicates
+      options.maxAttempts ?? 5,
+    ];
+    if (timed) {
+      args.push(
         jobs.map((j) => secondsParam(j.timeout_seconds)),
         jobs.map((j) => j.deadline ?? null),
         jobs.map((j) => j.start_by ?? null),
-      ],
+      );
+    }
+    return this.query<Job>(
+      "select * from ai.enqueue_jobs($1::text[], $2::jsonb[], $3, $4::timestamptz[], $5::integer[], $6::text[], $7" +
+        (timed ? ", $8::interval[], $9::timestamptz[], $10::timestamptz[])" : ")"),
+      args,
     );
   }
 
