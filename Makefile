@@ -106,7 +106,7 @@ deps-test:
 # .venv: `venv` the package with the demo's extras (LangGraph, rich), `venv-test` every extra the
 # suites use (it holds the demo's too, so it marks both done).
 DEMO_EXTRAS := langgraph,demo
-TEST_EXTRAS := test,dev,langgraph,demo,openai-agents,upstream,console,matrix,metrics
+TEST_EXTRAS := test,dev,langgraph,demo,openai-agents,upstream,console,matrix,metrics,otel
 venv: $(VENV)/.installed
 venv-test: $(VENV)/.installed-test
 

@@ -9,7 +9,8 @@
 # (per_op.py). Run by `make bench`.
 # Sizes: BENCH_CAPACITY_NODES (default 24,96 nodes per run), _LEVELS (50,100,200,400), _WARMUP
 # (10 s), _WINDOW (20 s), _STACKS (ours, stock-saver-per-run, stock; ours-lz4 on demand),
-# _POOL (20), _PROCS (driver processes, default 1), _OP_REPEAT/_OP_ROUNDS (per_op.py).
+# _POOL (20), _PROCS (driver processes, default 1), _OP_REPEAT/_OP_ROUNDS (per_op.py), _PER_OP (0: no
+# per-call profile).
 # The default run: 2 run lengths x 4 levels x 3 stacks x ~33 s = ~13 min, then the per-call
 # profile. BENCH_CAPACITY_OUT: where results.json goes (the .md beside it); _SVG: the chart.
 # Works in a database of its own on the server of $DATABASE_URL (bench/common.bash).
@@ -32,4 +33,5 @@ stock_url=$(url_with "$bench_url" user=bench_cap_stock options=-csearch_path%3Db
 out=${BENCH_CAPACITY_OUT:-$HERE/capacity/results.json}
 "$PY" "$HERE/capacity/capacity.py" "$bench_url" "$tenant_url" "$worker_url" "$stock_url" "$out"
 "$PY" "$HERE/capacity/report.py" "$out" "${BENCH_CAPACITY_SVG:-$ROOT/docs/capacity.svg}" "${out%.json}.md"
-"$PY" "$HERE/capacity/per_op.py" "$bench_url" "$tenant_url" "$worker_url" "$stock_url"
+[ "${BENCH_CAPACITY_PER_OP:-1}" = 0 ] \
+  || "$PY" "$HERE/capacity/per_op.py" "$bench_url" "$tenant_url" "$worker_url" "$stock_url"

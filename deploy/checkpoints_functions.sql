@@ -249,6 +249,34 @@ end
 $$;
 comment on function ai._collect_checkpoint_blobs(text[]) is 'Internal: deletes the channel values no checkpoint of their thread and namespace references any more, directly or as the base of a referenced delta; returns how many.';
 
+-- Values that name a pending write (deploy/checkpoint_write_refs.sql) get its bytes back, before
+-- a deleting path deletes writes: in the given threads, those whose write belongs to a checkpoint
+-- of one of run_ids (delete_for_runs), or all of them (run_ids NULL: prune keep_latest, which
+-- then keeps only the newest checkpoints' writes). The callers hold the threads' sessions locked.
+create or replace function ai._unname_writes(thread_ids text[], run_ids text[]) returns bigint
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_count bigint;
+begin
+  update ai.checkpoint_blobs b
+  set blob = w.blob, write_checkpoint_id = null, write_task_id = null, write_idx = null
+  from ai.checkpoint_writes w
+  where b.thread_id = any ($1) and b.write_task_id is not null
+    and w.thread_id = b.thread_id and w.checkpoint_ns = b.checkpoint_ns and w.checkpoint_id = b.write_checkpoint_id
+    and w.task_id = b.write_task_id and w.idx = b.write_idx
+    and ($2 is null or exists (select from ai.checkpoints c, pg_catalog.unnest($2) as r(run_id)
+                               where c.thread_id = b.thread_id and c.checkpoint_ns = b.checkpoint_ns
+                                 and c.checkpoint_id = b.write_checkpoint_id
+                                 and c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id)));
+  get diagnostics v_count = row_count;
+  return v_count;
+end
+$$;
+comment on function ai._unname_writes(text[], text[]) is 'Internal: gives the values that name a pending write (checkpoint_blobs.write_*) the write''s bytes, in the given threads: those naming a write of a checkpoint of run_ids, or all (run_ids NULL); before a path deletes writes. Returns how many.';
+revoke execute on function ai._unname_writes(text[], text[]) from public;
+
 -- The deleting paths (prune_checkpoints, so prune_idle_threads, and delete_for_runs) lock their
 -- threads' sessions and so wait for every put in flight; at read committed each statement after
 -- the lock sees what those puts committed, and keeps the versions their deltas extend. A repeatable
@@ -286,7 +314,6 @@ drop function if exists ai._reset_current_checkpoint(text[]);
 create or replace function ai._rebuilt_value(thread_id text, checkpoint_ns text, channel text, version text)
 returns bytea
 language plpgsql stable
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_thread text collate "default" := $1;
@@ -297,7 +324,12 @@ declare
   v_whole boolean;
 begin
   with recursive chain as (
-    select b.base_version, b.blob, 0 as depth
+    select b.base_version,
+           coalesce(b.blob, (select w.blob from ai.checkpoint_writes w
+                             where w.thread_id = v_thread and w.checkpoint_ns = v_ns
+                               and w.checkpoint_id = b.write_checkpoint_id and w.task_id = b.write_task_id
+                               and w.idx = b.write_idx)) as blob,
+           0 as depth
     from ai.checkpoint_blobs b
     where b.thread_id = v_thread and b.checkpoint_ns = v_ns and b.channel = v_channel and b.version = v_version
     union all
@@ -306,7 +338,12 @@ begin
     select b.base_version, b.blob, c.depth + 1
     from chain c
     cross join lateral (
-      select b.base_version, b.blob from ai.checkpoint_blobs b
+      select b.base_version,
+             coalesce(b.blob, (select w.blob from ai.checkpoint_writes w
+                               where w.thread_id = v_thread and w.checkpoint_ns = v_ns
+                                 and w.checkpoint_id = b.write_checkpoint_id and w.task_id = b.write_task_id
+                                 and w.idx = b.write_idx)) as blob
+      from ai.checkpoint_blobs b
       where b.thread_id = v_thread and b.checkpoint_ns = v_ns and b.channel = v_channel and b.version = c.base_version
       limit 1
     ) b
@@ -317,14 +354,14 @@ begin
   if v_parts is null then
     return null;
   end if;
-  if not v_whole then
+  if not v_whole or array_position(v_parts, null) is not null then
     raise exception using errcode = 'AS060',
       message = format('the value of channel %s at version %s cannot be rebuilt: a version it extends is missing', v_channel, v_version);
   end if;
   return ai._msgpack_concat(v_parts);
 end
 $$;
-comment on function ai._rebuilt_value(text, text, text, text) is 'Internal: the whole value of a channel version stored as a delta (the value it extends and the items of each delta since, one msgpack array). AS060 when a version on the way is missing.';
+comment on function ai._rebuilt_value(text, text, text, text) is 'Internal: the whole value of a channel version stored as a delta (the value it extends and the items of each delta since, one msgpack array; a delta that names a pending write, checkpoint_blobs.write_*, is that write''s bytes). AS060 when a version or a named write on the way is missing.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Writing
@@ -339,7 +376,6 @@ comment on function ai._rebuilt_value(text, text, text, text) is 'Internal: the 
 -- within a few probes of a whole value's, and the whole values add 1/32 of the list per step.
 create or replace function ai._max_delta_depth() returns integer
 language sql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$ select 32 $$;
 comment on function ai._max_delta_depth() is 'Internal: the most deltas a stored channel value may be from a whole value (ai.checkpoint_blobs.delta_depth); put_checkpoint stores a delta past it whole.';
 
@@ -350,7 +386,6 @@ comment on function ai._max_delta_depth() is 'Internal: the most deltas a stored
 -- bytes that are not msgpack would rebuild a wrong value, so put_checkpoint refuses them (AS061).
 create or replace function ai._msgpack_is_array(blob bytea) returns boolean
 language plpgsql immutable strict parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_len integer := pg_catalog.length(blob);
@@ -428,12 +463,17 @@ comment on function ai._msgpack_is_array(bytea) is 'Internal: whether the bytes 
 -- else AS061 and the saver sends the whole value. Its depth is its base's plus one; a delta past
 -- ai._max_delta_depth() is stored whole instead, rebuilt here from its base (one read of the
 -- chain, every that many steps), so no chain grows past the bound whatever the client sends.
+-- A delta whose bytes are those of a pending write of the parent checkpoint, as stored (same
+-- channel and type, idx >= 0: a row never overwritten; the step's held writes are inserted
+-- before this), names that write instead of holding a second copy (blob NULL, write_*: deploy/
+-- checkpoint_write_refs.sql): a node's new messages are then stored once, as its write.
 -- Each version is stored once: a version already stored is kept as it is.
+drop function if exists ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[]);
 create or replace function ai._insert_channel_values(thread_id text, checkpoint_ns text, owner text,
                                                      channels text[], versions text[], types text[],
-                                                     blobs bytea[], bases text[]) returns void
+                                                     blobs bytea[], bases text[], parent_checkpoint_id text)
+returns void
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -445,13 +485,20 @@ declare
   a_types alias for $6;
   a_blobs alias for $7;
   a_bases alias for $8;
+  a_parent alias for $9;
   v_depths integer[];
+  v_write_tasks text[];
+  v_write_idx integer[];
   v_base record;
+  v_write record;
 begin
   if a_bases is not null then
     v_depths := pg_catalog.array_fill(0, array[pg_catalog.cardinality(a_blobs)]);
+    v_write_tasks := pg_catalog.array_fill(null::text, array[pg_catalog.cardinality(a_blobs)]);
+    v_write_idx := pg_catalog.array_fill(null::integer, array[pg_catalog.cardinality(a_blobs)]);
     for i in 1 .. pg_catalog.cardinality(a_bases) loop
       continue when a_bases[i] is null;
+      -- a base stored as a named write is a msgpack array by construction (it was checked as a delta)
       select b.delta_depth, b.type, pg_catalog.get_byte(b.blob, 0) as first_byte
       into v_base
       from ai.checkpoint_blobs b
@@ -468,6 +515,18 @@ begin
       end if;
       if v_base.delta_depth < ai._max_delta_depth() then
         v_depths[i] := v_base.delta_depth + 1;
+        if a_parent is not null then
+          select w.task_id, w.idx into v_write
+          from ai.checkpoint_writes w
+          where w.thread_id = a_thread_id and w.checkpoint_ns = a_ns and w.checkpoint_id = a_parent
+            and w.idx >= 0 and w.channel = a_channels[i] and w.type = a_types[i] and w.blob = a_blobs[i]
+          limit 1;
+          if found then
+            v_write_tasks[i] := v_write.task_id;
+            v_write_idx[i] := v_write.idx;
+            a_blobs[i] := null;
+          end if;
+        end if;
       else
         a_blobs[i] := ai._msgpack_concat(array[ai._rebuilt_value(a_thread_id, a_ns, a_channels[i], a_bases[i]),
                                                a_blobs[i]]);
@@ -476,16 +535,18 @@ begin
     end loop;
   end if;
   insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob, base_version,
-                                   delta_depth)
-  select a_thread_id, a_ns, u.channel, u.version, a_owner, u.type, u.blob, u.base, coalesce(u.depth, 0)
-  from unnest(a_channels, a_versions, a_types, a_blobs, coalesce(a_bases, '{}'), coalesce(v_depths, '{}'))
-    as u(channel, version, type, blob, base, depth)
+                                   delta_depth, write_checkpoint_id, write_task_id, write_idx)
+  select a_thread_id, a_ns, u.channel, u.version, a_owner, u.type, u.blob, u.base, coalesce(u.depth, 0),
+         case when u.write_task is not null then a_parent end, u.write_task, u.write_idx
+  from unnest(a_channels, a_versions, a_types, a_blobs, coalesce(a_bases, '{}'), coalesce(v_depths, '{}'),
+              coalesce(v_write_tasks, '{}'), coalesce(v_write_idx, '{}'))
+    as u(channel, version, type, blob, base, depth, write_task, write_idx)
   on conflict (thread_id, checkpoint_ns, channel, version) do nothing;
 end
 $$;
-comment on function ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[]) is 'Internal: stores a put''s new channel values, each version once; a delta (bases[i] set) at its base''s depth plus one, or whole (rebuilt) past ai._max_delta_depth(). AS061 a delta whose base is not stored, or which is not one msgpack array of type msgpack extending a msgpack list.';
+comment on function ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[], text) is 'Internal: stores a put''s new channel values, each version once; a delta (bases[i] set) at its base''s depth plus one, or whole (rebuilt) past ai._max_delta_depth(); a delta equal to a pending write of the parent checkpoint as a reference to it. AS061 a delta whose base is not stored, or which is not one msgpack array of type msgpack extending a msgpack list.';
 revoke execute on function ai._max_delta_depth(), ai._msgpack_is_array(bytea),
-  ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[]) from public;
+  ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[], text) from public;
 
 
 -- The rows of one task's pending writes (the guards are the caller's): put_writes, and
@@ -499,7 +560,6 @@ create or replace function ai._insert_writes(thread_id text, checkpoint_ns text,
                                              task_id text, task_path text, idx integer[], channels text[],
                                              types text[], blobs bytea[]) returns integer
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_count integer;
@@ -523,7 +583,6 @@ comment on function ai._insert_writes(text, text, text, text, text, text, intege
 create or replace function ai._check_writes(task_id text, task_path text, idx integer[], channels text[],
                                             types text[], blobs bytea[]) returns void
 language plpgsql immutable
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if task_id is null or task_id = '' or pg_catalog.octet_length(task_id) > 255 then
@@ -551,6 +610,7 @@ begin
 end
 $$;
 comment on function ai._check_writes(text, text, integer[], text[], text[], bytea[]) is 'Internal guard: AS002 for a bad task id, task path or write arrays (NULL, unequal lengths, NULL elements, a channel name over 255 characters), AS003 for a value over 16 MiB.';
+revoke execute on function ai._check_writes(text, text, integer[], text[], text[], bytea[]) from public;
 
 -- The guards of a durable step's arguments (put_checkpoint's; the fence is checked by the caller,
 -- ai._fence). The common case is tested inline (plain expressions, no query: this is the hot path
@@ -561,7 +621,6 @@ create or replace function ai._check_step(thread_id text, checkpoint_ns text, ch
                                           channel_values ai.checkpoint_values, writes ai.task_writes,
                                           durability text) returns void
 language plpgsql immutable
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if thread_id is null or thread_id = '' or pg_catalog.char_length(thread_id) > 255 then
@@ -608,12 +667,12 @@ begin
 end
 $$;
 comment on function ai._check_step(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, text) is 'Internal guard of ai.put_checkpoint''s arguments: AS002 for a bad key, type, durability, value or write arrays, AS003 for a document, checkpoint or value over its limit.';
+revoke execute on function ai._check_step(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, text) from public;
 
 -- The guards of a checkpoint's new channel values (ai.checkpoint_values; NULL: none).
 create or replace function ai._check_checkpoint_values(checkpoint bytea, channel_values ai.checkpoint_values)
 returns void
 language plpgsql immutable
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v ai.checkpoint_values := coalesce(channel_values, row('{}', '{}', '{}', '{}', null)::ai.checkpoint_values);
@@ -641,6 +700,60 @@ begin
 end
 $$;
 comment on function ai._check_checkpoint_values(bytea, ai.checkpoint_values) is 'Internal guard of a checkpoint''s new channel values: AS002 for NULL or unequal arrays, a NULL element, a channel name or version over 255 bytes; AS003 for the checkpoint or a value over 16 MiB.';
+revoke execute on function ai._check_checkpoint_values(bytea, ai.checkpoint_values) from public;
+
+-- The step's messages (put_checkpoint's messages: what a saver's mirror_messages sends, each with
+-- its idempotency key) in one INSERT ... SELECT, instead of ai.append_messages' call per message.
+-- That fast path is taken when every message is what the per-message path would insert as it is
+-- (an object with a valid role, content within the document limit, a string idempotency key of at
+-- most 255 bytes, distinct in the batch and not yet stored, no turn or token_count), the session
+-- takes messages (active or waiting), and no other append of the thread commits a seq meanwhile;
+-- the rows are then those ai.append_message_idempotent would write (seq the thread's newest + 1,
+-- 2, ..., the token estimate, the same created_at). Anything else (a retry whose keys are stored,
+-- a bad message, a finished session, a concurrent append: the unique violation of its seq) goes
+-- through ai.append_messages, with its errors and its rules (a retried key returns the original).
+create or replace function ai._append_step_messages(thread_id text, owner text, status text, messages jsonb)
+returns void
+language plpgsql volatile
+as $$
+declare
+  v_fast boolean;
+  v_now timestamptz := ai.now();
+begin
+  select pg_catalog.jsonb_typeof($4) = 'array' and $3 in ('active', 'waiting')
+         and pg_catalog.bool_and(pg_catalog.jsonb_typeof(e.m) = 'object'
+               and e.m ->> 'role' in ('system', 'user', 'assistant', 'tool_call', 'tool_result')
+               and e.m ? 'content' and pg_catalog.jsonb_typeof(e.m -> 'content') <> 'null'
+               and pg_catalog.pg_column_size(e.m -> 'content') <= ai._max_document_bytes()
+               and pg_catalog.jsonb_typeof(e.m -> 'idempotency_key') = 'string'
+               and pg_catalog.octet_length(e.m ->> 'idempotency_key') between 1 and 255
+               and not e.m ? 'turn' and not e.m ? 'token_count')
+         and pg_catalog.count(distinct e.m ->> 'idempotency_key') = pg_catalog.count(*)
+         and not exists (select from ai.session_messages x
+                         where x.thread_id = $1
+                           and x.idempotency_key = any (array(select y.m ->> 'idempotency_key'
+                                                              from pg_catalog.jsonb_array_elements($4) y(m))))
+  into v_fast
+  from pg_catalog.jsonb_array_elements(case when pg_catalog.jsonb_typeof($4) = 'array' then $4 else '[]' end) e(m);
+  if v_fast then
+    begin
+      insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key,
+                                       created_at)
+      select $1, n.seq + e.ord, $2, e.m ->> 'role', e.m -> 'content', ai.estimate_tokens(e.m -> 'content'), null,
+             e.m ->> 'idempotency_key', v_now
+      from (select coalesce(max(x.seq), 0) as seq from ai.session_messages x where x.thread_id = $1) n
+      cross join pg_catalog.jsonb_array_elements($4) with ordinality e(m, ord)
+      order by e.ord;
+      return;
+    exception when unique_violation then
+      null;  -- another append of the thread took a seq (or a key) first: the per-message path waits its turn
+    end;
+  end if;
+  perform ai.append_messages($1, $4);
+end
+$$;
+comment on function ai._append_step_messages(text, text, text, jsonb) is 'Internal: appends a step''s messages for ai.put_checkpoint in one INSERT when each is a plain new message with its idempotency key and the session takes messages; else (a retry, a bad message, a finished session, a concurrent append) through ai.append_messages, with its rules and errors.';
+revoke execute on function ai._append_step_messages(text, text, text, jsonb) from public;
 
 -- The durable step, in one call: a task's pending writes held by the saver until the step's
 -- checkpoint (for the parent checkpoint they were written from), the checkpoint with its new
@@ -654,11 +767,11 @@ comment on function ai._check_checkpoint_values(bytea, ai.checkpoint_values) is 
 --            messages => '[...]', step_commit => row(job_id, fencing_token, 'sync')::ai.step_commit)
 -- Its steps: the guards (ai._check_step), the fence (ai._fence), the session locked, the deltas'
 -- bases checked, the held writes (ai._insert_writes), the values and the checkpoint, the
--- messages (ai.append_messages). Nothing on the session row: the session is read and locked FOR
--- KEY SHARE only (what the foreign keys of the rows inserted take anyway), which a claim's thread
--- lock (FOR NO KEY UPDATE) does not wait for, and which makes a delete_thread racing this put
--- either wait for it (and delete what it wrote) or go first (and this put then sees the
--- tombstone: AS020).
+-- messages (ai._append_step_messages: one INSERT, or ai.append_messages' rules). Nothing on the
+-- session row: the session is read and locked FOR KEY SHARE only (what the foreign keys of the
+-- rows inserted take anyway), which a claim's thread lock (FOR NO KEY UPDATE) does not wait for,
+-- and which makes a delete_thread racing this put either wait for it (and delete what it wrote)
+-- or go first (and this put then sees the tombstone: AS020).
 drop function if exists ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text);
 drop function if exists ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb);
 create or replace function ai.put_checkpoint(
@@ -700,6 +813,7 @@ declare
   v_id text := coalesce($3, ai.ulid());
   v_now timestamptz := ai.now();
   v_owner text;
+  v_status text;
 begin
   perform ai._check_step(a_thread_id, a_ns, v_id, a_parent_id, a_type, a_checkpoint, a_metadata, a_versions,
                          $9, a_writes, a_durability);
@@ -715,7 +829,8 @@ begin
   -- The session, locked (for key share) until this transaction ends, before the delta check
   -- below: ai.prune_checkpoints and ai.delete_for_runs lock it for update before they delete, so
   -- the base a delta extends cannot be deleted between that check and the commit.
-  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for key share;
+  select s.owner, s.status into v_owner, v_status from ai.agent_sessions s where s.thread_id = a_thread_id
+  for key share;
   if v_owner is null then
     v_owner := ai._checkpoint_thread_owner(a_thread_id);
   end if;
@@ -728,7 +843,7 @@ begin
   -- The new channel values (whole, or deltas of a bounded depth; AS061 a delta that cannot be
   -- one), after the session's lock above: the base a delta extends cannot be deleted before commit.
   perform ai._insert_channel_values(a_thread_id, a_ns, v_owner, a_blob_channels, a_blob_versions, a_blob_types,
-                                    a_blobs, a_bases);
+                                    a_blobs, a_bases, a_parent_id);
   insert into ai.checkpoints (thread_id, checkpoint_ns, checkpoint_id, owner, parent_checkpoint_id, type,
                               checkpoint, metadata, channel_versions, created_at)
   values (a_thread_id, a_ns, v_id, v_owner, a_parent_id, a_type, a_checkpoint, a_metadata, a_versions, v_now)
@@ -740,7 +855,7 @@ begin
       channel_versions = excluded.channel_versions;
 
   if a_messages is not null then
-    perform ai.append_messages(a_thread_id, a_messages);
+    perform ai._append_step_messages(a_thread_id, v_owner, v_status, a_messages);
   end if;
   return v_id;
 end
@@ -1427,9 +1542,15 @@ begin
          and b.version = n.version
     where b.base_version is not null
   )
+  -- a value that names a write gets the write's bytes: the copy may not hold that write
   insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob, base_version,
                                    delta_depth)
-  select a_target, b.checkpoint_ns, b.channel, b.version, a_owner, b.type, b.blob, b.base_version, b.delta_depth
+  select a_target, b.checkpoint_ns, b.channel, b.version, a_owner, b.type,
+         coalesce(b.blob, (select w.blob from ai.checkpoint_writes w
+                           where w.thread_id = a_source and w.checkpoint_ns = b.checkpoint_ns
+                             and w.checkpoint_id = b.write_checkpoint_id and w.task_id = b.write_task_id
+                             and w.idx = b.write_idx)),
+         b.base_version, b.delta_depth
   from needed r
   join ai.checkpoint_blobs b
     on b.thread_id = a_source and b.checkpoint_ns = r.checkpoint_ns and b.channel = r.channel and b.version = r.version;
@@ -1560,6 +1681,7 @@ begin
     return 0;
   end if;
   perform from ai.agent_sessions s where s.thread_id = any (v_threads) order by s.thread_id for update;
+  perform ai._unname_writes(v_threads, run_ids);
   with gone as (
     delete from ai.checkpoints c
     using pg_catalog.unnest(run_ids) as r(run_id)
@@ -1612,6 +1734,7 @@ begin
     delete from ai.checkpoints c where c.thread_id = any (thread_ids);
     get diagnostics v_count = row_count;
   else
+    perform ai._unname_writes(thread_ids, null);
     -- Keep the newest checkpoint of each (thread, namespace) with its writes and the values it
     -- names; and, for each DeltaChannel whose value it does not store (the channels its metadata
     -- counts in counters_since_delta_snapshot), the ancestors that value is rebuilt from, back to

@@ -133,7 +133,6 @@ declare
   a_token alias for $8;
   v_key text;
   v_now timestamptz := ai.now();
-  v_owner text;
   v_status text;
   m ai.session_messages;
 begin
@@ -155,14 +154,25 @@ begin
   end if;
   v_key := coalesce(a_key, ai.message_key(a_thread_id, a_role, a_content, a_turn));
 
-  select s.owner, s.status into v_owner, v_status from ai.agent_sessions s where s.thread_id = a_thread_id;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-  end if;
-
-  -- Each turn that inserts nothing saw another append of the thread commit (or this key): bounded
-  -- by the appends that overtake this one.
+  -- One statement for an append that is not a retry (issue 34 item 8): the session's owner and
+  -- status read by the INSERT itself, the key's unique index probed once, in the INSERT, not in a
+  -- lookup before it. Each turn that inserts nothing met this key (a retry: the original is
+  -- returned), an unknown or finished session (AS001, AS004), or another append of the thread that
+  -- took the seq and committed (the next turn takes the next one): bounded by the appends that
+  -- overtake this one.
   loop
+    insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key, created_at)
+    select a_thread_id,
+           coalesce((select max(x.seq) from ai.session_messages x where x.thread_id = a_thread_id), 0) + 1,
+           s.owner, a_role, a_content, coalesce(a_tokens, ai.estimate_tokens(a_content)), a_turn, v_key, v_now
+    from ai.agent_sessions s
+    where s.thread_id = a_thread_id and s.status in ('active', 'waiting')
+    on conflict do nothing
+    returning * into m;
+    if found then
+      return (m.thread_id, m.seq, m.owner, m.role, m.content, m.token_count, m.turn,
+              m.idempotency_key, m.created_at, true)::ai.appended_message;
+    end if;
     -- A retry of an append that committed: return the original; nothing written.
     select * into m from ai.session_messages s where s.thread_id = a_thread_id and s.idempotency_key = v_key;
     if found then
@@ -174,22 +184,14 @@ begin
       return (m.thread_id, m.seq, m.owner, m.role, m.content, m.token_count, m.turn,
               m.idempotency_key, m.created_at, false)::ai.appended_message;
     end if;
+    select s.status into v_status from ai.agent_sessions s where s.thread_id = a_thread_id;
+    if not found then
+      raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+    end if;
     if v_status not in ('active', 'waiting') then
       raise exception using errcode = 'AS004',
         message = format('session %s is %s: no more messages', a_thread_id, v_status);
     end if;
-
-    insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key, created_at)
-    select a_thread_id, coalesce(max(x.seq), 0) + 1, v_owner, a_role, a_content,
-           coalesce(a_tokens, ai.estimate_tokens(a_content)), a_turn, v_key, v_now
-    from ai.session_messages x where x.thread_id = a_thread_id
-    on conflict do nothing
-    returning * into m;
-    if found then
-      return (m.thread_id, m.seq, m.owner, m.role, m.content, m.token_count, m.turn,
-              m.idempotency_key, m.created_at, true)::ai.appended_message;
-    end if;
-    select s.status into v_status from ai.agent_sessions s where s.thread_id = a_thread_id;
   end loop;
   -- Unreachable: the loop returns or raises.
   raise exception using errcode = 'XX000', message = 'append_message_idempotent: left its loop';

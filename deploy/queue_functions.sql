@@ -422,12 +422,33 @@ $$;
 comment on function ai._enqueue_owner(text) is
   'Internal guard of enqueue_job and enqueue_jobs: the owner of a session that takes jobs; AS001 unknown (or another tenant''s) thread, AS004 finished session.';
 
--- (the 7-argument enqueue_job before job_deadlines: a new argument list is a new function)
+-- headers (change job_headers): what the enqueuer hands to the run, e.g. its W3C trace context
+-- (docs/observability.md, "Traces"); a JSON object of strings of at most 8 KiB, or NULL.
+create or replace function ai._check_headers(headers jsonb) returns void
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if _check_headers.headers is not null
+     and (pg_catalog.jsonb_typeof(_check_headers.headers) <> 'object'
+          or pg_catalog.octet_length(_check_headers.headers::text) > 8192
+          or exists (select from pg_catalog.jsonb_each(_check_headers.headers) e (k, v)
+                     where pg_catalog.jsonb_typeof(e.v) <> 'string')) then
+    raise exception using errcode = 'AS002',
+      message = 'headers must be a JSON object of string values, at most 8192 bytes, or NULL';
+  end if;
+end
+$$;
+comment on function ai._check_headers(jsonb) is
+  'Internal guard of enqueue_job and enqueue_jobs: headers must be NULL or a JSON object of string values of at most 8192 bytes (AS002).';
+
+-- The 7-argument enqueue_job of 0.1.0 is replaced by the one with deadlines and headers (the same call works).
 drop function if exists ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text);
 create or replace function ai.enqueue_job(
   thread_id text, payload jsonb default '{}', queue text default 'default', run_at timestamptz default null,
   priority integer default 0, max_attempts integer default 5, idempotency_key text default null,
-  timeout interval default null, deadline timestamptz default null, start_by timestamptz default null)
+  timeout interval default null, deadline timestamptz default null, start_by timestamptz default null,
+  key text default null, headers jsonb default null)
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -440,28 +461,37 @@ declare
   a_payload alias for $2;
   a_queue alias for $3;
   a_key alias for $7;
+  a_job_key alias for $11;
   v_now timestamptz := ai.now();
   v_run_at timestamptz := coalesce(enqueue_job.run_at, v_now);
   v_timeout interval;
   v_after interval;
   v_within interval;
   v_owner text;
+  v_job_key text;
   j ai.agent_jobs;
 begin
   perform ai._check_enqueue(a_thread_id, a_payload, a_queue, enqueue_job.priority, enqueue_job.max_attempts, a_key);
   if enqueue_job.timeout is not null or enqueue_job.deadline is not null or enqueue_job.start_by is not null then
     perform ai._check_deadlines(v_run_at, enqueue_job.timeout, enqueue_job.deadline, enqueue_job.start_by);
   end if;
+  perform ai._check_headers(enqueue_job.headers);
   v_owner := ai._enqueue_owner(a_thread_id);
   -- the queue's defaults for the deadlines not given (ai.set_queue_deadlines)
   select d.timeout, d.deadline_after, d.start_within into v_timeout, v_after, v_within
   from ai.queue_deadlines d where d.queue = a_queue;
+  v_job_key := ai._job_key(a_job_key, v_owner);
 
+  -- a job due now takes its place in the fair order (deploy/job_keys.sql); one given a run_at,
+  -- when a claim finds it due (ai._activate_due)
   insert into ai.agent_jobs (thread_id, owner, queue, payload, priority, run_at, max_attempts,
-                             idempotency_key, created_at, updated_at, timeout, deadline, start_by)
+                             idempotency_key, created_at, updated_at, timeout, deadline, start_by, headers, key, vtime)
   values (a_thread_id, v_owner, a_queue, a_payload, enqueue_job.priority, v_run_at,
           enqueue_job.max_attempts, a_key, v_now, v_now, coalesce(enqueue_job.timeout, v_timeout),
-          coalesce(enqueue_job.deadline, v_run_at + v_after), coalesce(enqueue_job.start_by, v_run_at + v_within))
+          coalesce(enqueue_job.deadline, v_run_at + v_after), coalesce(enqueue_job.start_by, v_run_at + v_within),
+          enqueue_job.headers, v_job_key,
+          case when enqueue_job.run_at is null
+               then ai._fair_base(a_queue, v_job_key, enqueue_job.priority, v_now) + ai._key_step(a_queue, v_job_key) end)
   on conflict (owner, queue, idempotency_key) where idempotency_key is not null do nothing
   returning * into j;
   if not found then
@@ -477,8 +507,187 @@ begin
   return j;
 end
 $$;
-comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz) is
-  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Deadlines (NULL: the queue''s default, ai.set_queue_deadlines, else none): timeout, each attempt''s run timeout (no lease reaches past claimed_at + timeout); deadline, the total deadline across attempts (past it a claim ends the job FAILED, "deadline exceeded"); start_by, the start deadline (a job not started by then is ended FAILED, "start deadline passed"). Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument (a timeout not positive, a deadline not after run_at, a start_by before it), AS003 payload over 1 MiB, AS004 session finished.';
+comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz, text, jsonb) is
+  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Deadlines (NULL: the queue''s default, ai.set_queue_deadlines, else none): timeout, each attempt''s run timeout (no lease reaches past claimed_at + timeout); deadline, the total deadline across attempts (past it a claim ends the job FAILED, "deadline exceeded"); start_by, the start deadline (a job not started by then is ended FAILED, "start deadline passed"). key is the job''s fairness and limit key (1 to 255 characters, not starting with @; NULL: the owner''s own key, ''@'' and the owner): claims share a queue fairly between keys by their weights and hold each key to its limits (ai.set_job_key); a job due now takes its place in the fair order at once, one given a run_at when it is due. headers: what the enqueuer hands to the run (a JSON object of strings, at most 8 KiB; the clients put the W3C traceparent and tracestate of the current trace there), NULL for none. Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument (a timeout not positive, a deadline not after run_at, a start_by before it, a key empty, over 255 characters or starting with @, headers not an object of strings or over 8 KiB), AS003 payload over 1 MiB, AS004 session finished.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Fair shares and limits per key (deploy/job_keys.sql says how; docs/queue.md, "Fair shares and
+-- limits"). The helpers below are the whole of it: a job's key, its virtual time, the activation
+-- of jobs given a due time, and the admission of the jobs a claim picked under their keys' limits.
+
+-- The key a job gets: the one it names, else '@' and the owner (a named key never starts with '@').
+create or replace function ai._job_key(key text, owner text) returns text
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if _job_key.key is null then
+    return '@' operator(pg_catalog.||) _job_key.owner;
+  end if;
+  if _job_key.key = '' or pg_catalog.char_length(_job_key.key) > 255 or pg_catalog.left(_job_key.key, 1) = '@' then
+    perform ai._check_text(_job_key.key, 'key');
+    raise exception using errcode = 'AS002',
+      message = format('key %s starts with @: such keys are the tenants'' own (leave key NULL)', _job_key.key);
+  end if;
+  return _job_key.key;
+end
+$$;
+comment on function ai._job_key(text, text) is
+  'Internal: the fairness and limit key of a job: key, or ''@'' and the owner when key is NULL. AS002 for an empty key, one over 255 characters or one starting with @.';
+
+-- Where a key's next job goes in the fair order of a queue: after the key's last PENDING job
+-- (agent_jobs_key_pending; for a tenant, its own jobs of the key), and no earlier than where the
+-- claims have got to (ai.queue_clocks, which ai._advance_clock moves). Two index probes.
+create or replace function ai._fair_base(queue text, key text, priority integer, now timestamptz)
+returns double precision
+language sql stable
+set search_path = pg_catalog, pg_temp
+as $$
+  select greatest(
+    (select t.vtime from ai.agent_jobs t
+     where t.queue = _fair_base.queue and t.key = _fair_base.key and t.status = 'PENDING' and t.vtime is not null
+     order by t.vtime desc limit 1),
+    (select c.vtime from ai.queue_clocks c where c.queue = _fair_base.queue),
+    0)
+$$;
+comment on function ai._fair_base(text, text, integer, timestamptz) is
+  'Internal: the virtual time a key''s next job of a queue follows: the larger of the key''s last PENDING job''s vtime and the queue''s clock (0 when neither).';
+
+-- A claim moves its queue's clock to the vtime of the last job it took in fair order, when that is
+-- more than 4 steps ahead; it never waits: a clock row another claimer holds is left to it.
+create or replace function ai._advance_clock(queue text, vtime double precision) returns void
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  v_at double precision;
+begin
+  select c.vtime into v_at from ai.queue_clocks c where c.queue = _advance_clock.queue;
+  if not found then
+    insert into ai.queue_clocks as c (queue, vtime) values (_advance_clock.queue, _advance_clock.vtime)
+    on conflict (queue) do nothing;
+  elsif _advance_clock.vtime > v_at + 4 then
+    perform from ai.queue_clocks c where c.queue = _advance_clock.queue for no key update skip locked;
+    if found then
+      update ai.queue_clocks c set vtime = greatest(c.vtime, _advance_clock.vtime) where c.queue = _advance_clock.queue;
+    end if;
+  end if;
+end
+$$;
+comment on function ai._advance_clock(text, double precision) is
+  'Internal: moves a queue''s clock (ai.queue_clocks) to vtime when it is more than 4 steps ahead, without waiting for a claimer that holds the row.';
+
+-- 1 / the key's weight (ai.job_keys; 1 without a row).
+create or replace function ai._key_step(queue text, key text) returns double precision
+language sql stable
+set search_path = pg_catalog, pg_temp
+as $$
+  select coalesce((select 1 / k.weight from ai.job_keys k where k.queue = _key_step.queue and k.key = _key_step.key), 1)
+$$;
+comment on function ai._key_step(text, text) is 'Internal: how far apart in virtual time a key''s jobs are: 1 / its weight (1 without a row in ai.job_keys).';
+
+-- A job given a due time (run_at) enters the fair order when it is due: the claim gives up to a
+-- hundred of the queue's due ones (oldest run_at first) their key and vtime, per key in run_at
+-- order, as enqueues at that moment would. Rows another claimer is activating are skipped.
+create or replace function ai._activate_due(queue text, now timestamptz) returns void
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  with due as (
+    select c.job_id, coalesce(c.key, '@' operator(pg_catalog.||) c.owner) as key, c.priority, c.run_at
+    from ai.agent_jobs c
+    where c.status = 'PENDING' and c.vtime is null and c.queue = _activate_due.queue and c.run_at <= _activate_due.now
+    order by c.run_at, c.job_id
+    limit 100
+    for update skip locked
+  ), ranked as (
+    select d.job_id, d.key, d.priority,
+           pg_catalog.row_number() over (partition by d.key, d.priority order by d.run_at, d.job_id) as n
+    from due d
+  ), bases as (
+    select g.key, g.priority, ai._fair_base(_activate_due.queue, g.key, g.priority, _activate_due.now) as base,
+           ai._key_step(_activate_due.queue, g.key) as step
+    from (select distinct r.key, r.priority from ranked r) g
+  )
+  update ai.agent_jobs u
+  set key = r.key, vtime = b.base + r.n * b.step
+  from ranked r join bases b on b.key = r.key and b.priority = r.priority
+  where u.job_id = r.job_id;
+end
+$$;
+comment on function ai._activate_due(text, timestamptz) is
+  'Internal: gives up to 100 due PENDING jobs of a queue that have no vtime yet (enqueued with a run_at) their key and their place in the fair order.';
+
+-- Admission: of the jobs a claim picked (in claim order), those their keys' limits let it take.
+-- Per limited key (a row of ai.job_keys with max_in_flight or rate_per_minute), in key order: its
+-- row locked FOR NO KEY UPDATE SKIP LOCKED (a key another claimer is admitting is left to it, so
+-- no claimer waits and two never both count the same free slots), its running jobs whose lease
+-- holds counted (agent_jobs_in_flight) with those this claim took in an earlier round (taken),
+-- its bucket refilled (rate_per_minute / 60 tokens a second, at most burst) and spent, one token
+-- a job. The row lock lasts until the claim commits, so the next claimer counts these jobs.
+create or replace function ai._admit(queue text, job_ids bigint[], taken bigint[], now timestamptz, start timestamptz)
+returns bigint[]
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  r record;
+  k ai.job_keys;
+  v_ids bigint[];
+  v_drop bigint[] := '{}'::bigint[];
+  v_allow integer;
+  v_burst double precision;
+  v_tokens double precision;
+begin
+  for r in
+    select l.key from ai.job_keys l
+    where l.queue = _admit.queue
+      and l.key = any (array(select distinct j.key from ai.agent_jobs j where j.job_id = any (_admit.job_ids)))
+      and (l.max_in_flight is not null or l.rate_per_minute is not null)
+    order by l.key
+  loop
+    select pg_catalog.array_agg(x.id order by x.ord) into v_ids
+    from pg_catalog.unnest(_admit.job_ids) with ordinality x (id, ord)
+    join ai.agent_jobs j on j.job_id = x.id
+    where j.key = r.key;
+    select l.* into k from ai.job_keys l where l.queue = _admit.queue and l.key = r.key for no key update skip locked;
+    if not found then
+      v_drop := v_drop operator(pg_catalog.||) v_ids;  -- another claimer is admitting this key
+      continue;
+    end if;
+    v_allow := pg_catalog.cardinality(v_ids);
+    if k.max_in_flight is not null then
+      v_allow := least(v_allow, k.max_in_flight
+        - (select pg_catalog.count(*) from ai.agent_jobs c
+           where c.queue = _admit.queue and c.key = r.key and c.status = 'IN_PROGRESS'
+             and c.job_id <> all (_admit.job_ids)
+             and ai._lease_held(c.lease_expires_at, c.updated_at, _admit.now, _admit.start))::integer
+        - (select pg_catalog.count(*) from ai.agent_jobs t
+           where t.job_id = any (_admit.taken) and t.key = r.key)::integer);
+    end if;
+    if k.rate_per_minute is not null then
+      v_burst := coalesce(k.burst, greatest(1, pg_catalog.ceil(k.rate_per_minute / 60)));
+      v_tokens := least(v_burst, coalesce(k.tokens, v_burst)
+        + k.rate_per_minute / 60 * greatest(0, extract(epoch from _admit.now - coalesce(k.refilled_at, _admit.now))));
+      v_allow := greatest(0, least(v_allow, pg_catalog.floor(v_tokens)::integer));
+      update ai.job_keys l set tokens = v_tokens - v_allow, refilled_at = _admit.now
+      where l.queue = _admit.queue and l.key = r.key;
+    end if;
+    v_allow := greatest(v_allow, 0);
+    v_drop := v_drop operator(pg_catalog.||) v_ids[v_allow + 1:];
+  end loop;
+  if pg_catalog.cardinality(v_drop) = 0 then
+    return _admit.job_ids;
+  end if;
+  return array(select x.id from pg_catalog.unnest(_admit.job_ids) with ordinality x (id, ord)
+               where x.id <> all (v_drop) order by x.ord);
+end
+$$;
+comment on function ai._admit(text, bigint[], bigint[], timestamptz, timestamptz) is
+  'Internal: of the jobs a claim picked, in claim order, those their keys'' limits admit (max_in_flight against the running jobs whose lease holds and those taken earlier in the claim; the token bucket of rate_per_minute, burst, refilled and spent); a limited key whose row another claimer holds admits none.';
+
 
 -- ---------------------------------------------------------------------------------------------
 -- Dead workers
@@ -738,7 +947,6 @@ declare
   v_id bigint;
   v_exp bigint;
   v_exp_priority integer;
-  v_exp_at timestamptz;
   v_passed bigint[] := '{}'::bigint[];
   j ai.agent_jobs;
 begin
@@ -751,16 +959,19 @@ begin
   end if;
   perform ai._end_overdue(claim_job.queue, v_now, v_start);  -- "Deadlines" above
 
+  perform ai._activate_due(claim_job.queue, v_now);  -- the jobs that came due enter the fair order
   for attempt in 1..5 loop
     -- 1. Pick (deploy/hot_renewals.sql: no index holds the lease expiry, so a renewal is HOT).
     --    a. A lease that ran out: the queue's running jobs (agent_jobs_in_progress), the lease
     --       read from the row. Such a job is its thread's one running job: no sibling check.
-    --    b. A due PENDING job (agent_jobs_claim_pending, in claim order) that comes before it in the
-    --       order of 0.1.0 (priority desc, then due time -- run_at, or the lease's end -- then
-    --       job_id). The thread's lock keeps every other claimer off the thread until we commit;
-    --       a picked expired job not taken stays locked, untouched, until then.
+    --    b. A due PENDING job in fair order (agent_jobs_claim_fair: priority desc, vtime, job_id;
+    --       deploy/job_keys.sql) of a higher priority than the expired one, which goes first at
+    --       its own priority. The thread's lock keeps every other claimer off the thread until we
+    --       commit; a picked expired job not taken stays locked, untouched, until then.
+    --    Its key's limits must admit it (ai._admit); when they do not, claim_jobs claims (it
+    --    looks past a full key's jobs).
     v_exp := null;
-    select c.job_id, c.priority, c.lease_expires_at into v_exp, v_exp_priority, v_exp_at
+    select c.job_id, c.priority into v_exp, v_exp_priority
     from ai.agent_jobs c
     where c.status = 'IN_PROGRESS' and c.queue = claim_job.queue
       and not ai._lease_held(c.lease_expires_at, c.updated_at, v_now, v_start)
@@ -772,9 +983,8 @@ begin
     for update skip locked;
     select c.job_id into v_id
     from ai.agent_jobs c
-    where c.status = 'PENDING' and c.queue = claim_job.queue and c.run_at <= v_now
-      and (v_exp is null or c.priority > v_exp_priority
-           or (c.priority = v_exp_priority and (c.run_at, c.job_id) < (v_exp_at, v_exp)))
+    where c.status = 'PENDING' and c.queue = claim_job.queue and c.vtime is not null and c.run_at <= v_now
+      and (v_exp is null or c.priority > v_exp_priority)
       and not exists (select from ai.agent_jobs b
                       where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                       offset 0)  -- stays a per-row probe of the one-thread index, never a join
@@ -783,11 +993,16 @@ begin
       -- the thread's session row, which no tenant can lock for another tenant's thread
       and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
                   offset 0 for no key update skip locked)
-    order by c.priority desc, c.run_at, c.job_id
+    order by c.priority desc, c.vtime, c.job_id
     limit 1
     for update skip locked;
     v_id := coalesce(v_id, v_exp);
     if v_id is null then
+      return;
+    end if;
+    if pg_catalog.cardinality(ai._admit(claim_job.queue, array[v_id], '{}'::bigint[], v_now, v_start)) = 0 then
+      -- its key is full: claim_jobs looks past that key's jobs
+      return query select * from ai.claim_jobs(claim_job.worker_id, claim_job.lease, claim_job.queue, 1);
       return;
     end if;
     -- 2. Take it, if its thread is still idle as seen now: this statement's snapshot is younger
@@ -806,6 +1021,9 @@ begin
                       offset 0)
     returning u.* into j;
     if found and j.status = 'IN_PROGRESS' then
+      if j.vtime is not null and j.job_id is distinct from v_exp then
+        perform ai._advance_clock(claim_job.queue, j.vtime);  -- where the claims have got to
+      end if;
       return next j;
       return;
     end if;
@@ -819,7 +1037,7 @@ begin
 end
 $$;
 comment on function ai.claim_job(text, interval, text) is
-  'Claims at most one job of a queue for worker_id: the first by priority (highest first), then due time, then job_id, among PENDING jobs due now and IN_PROGRESS jobs whose lease expired, skipping rows other claimers hold and threads with another job IN_PROGRESS. The job becomes IN_PROGRESS, its attempts grow by one, its fencing_token is bumped and it is leased until ai.now() + lease. Returns 0 or 1 row. An expired job whose attempts are spent becomes FAILED instead and the claim looks again. AS002 bad argument.';
+  'Claims at most one job of a queue for worker_id: the highest priority first; at one priority an IN_PROGRESS job whose lease expired, else the PENDING job due now that comes first in the fair order of the keys (docs/queue.md, "Fair shares and limits"), that its key''s limits admit, skipping rows other claimers hold and threads with another job IN_PROGRESS. The job becomes IN_PROGRESS, its attempts grow by one, its fencing_token is bumped and it is leased until ai.now() + lease. Returns 0 or 1 row. An expired job whose attempts are spent becomes FAILED instead and the claim looks again. AS002 bad argument.';
 
 create or replace function ai.claim_jobs(worker_id text, lease interval, queue text, max_jobs integer)
 returns setof ai.agent_jobs
@@ -836,6 +1054,13 @@ declare
   v_expired boolean;
   v_dead text[];
   v_picked integer;
+  v_new bigint[];
+  v_kept bigint[];
+  v_blocked text[] := '{}'::text[];
+  v_row record;
+  v_threads text[] := '{}'::text[];
+  v_limited boolean;
+  v_top double precision;
 begin
   if claim_jobs.worker_id is null or claim_jobs.worker_id = '' or pg_catalog.char_length(claim_jobs.worker_id) > 255
      or claim_jobs.lease is null or claim_jobs.lease <= interval '0'
@@ -861,12 +1086,27 @@ begin
         order by c.priority desc, c.lease_expires_at, c.job_id
         limit claim_jobs.max_jobs
         for update skip locked) e;
-  v_expired := v_ids is not null;
+  -- the keys' limits (ai._admit), when the queue has a limited key
+  v_limited := exists (select from ai.job_keys l where l.queue = claim_jobs.queue
+                       and (l.max_in_flight is not null or l.rate_per_minute is not null));
+  if v_ids is not null and v_limited then
+    v_ids := ai._admit(claim_jobs.queue, v_ids, '{}'::bigint[], v_now, v_start);
+  end if;
+  v_expired := coalesce(pg_catalog.cardinality(v_ids), 0) > 0;
+  --    The due PENDING jobs in fair order (agent_jobs_claim_fair: priority desc, vtime, job_id;
+  --    deploy/job_keys.sql), after giving the jobs that came due since their run_at their place in
+  --    it. Their keys' limits admit them (ai._admit).
+  if coalesce(pg_catalog.cardinality(v_ids), 0) < claim_jobs.max_jobs
+     and exists (select from ai.agent_jobs c where c.status = 'PENDING' and c.vtime is null
+                 and c.queue = claim_jobs.queue and c.run_at <= v_now) then
+    perform ai._activate_due(claim_jobs.queue, v_now);
+  end if;
   if coalesce(pg_catalog.cardinality(v_ids), 0) < claim_jobs.max_jobs then
     with candidates as (
-      select c.job_id, c.thread_id, c.priority, c.run_at
+      select c.job_id, c.thread_id, c.priority, c.vtime
       from ai.agent_jobs c
-      where c.status = 'PENDING' and c.queue = claim_jobs.queue and c.run_at <= v_now
+      where c.status = 'PENDING' and c.queue = claim_jobs.queue and c.vtime is not null and c.run_at <= v_now
+        and c.job_id <> all (coalesce(v_ids, '{}'::bigint[]))
         and not exists (select from ai.agent_jobs b
                         where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                         offset 0)  -- stays a per-row probe of the one-thread index, never a join
@@ -874,13 +1114,53 @@ begin
         -- the thread's session row, which no tenant can lock for another tenant's thread
         and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
                     offset 0 for no key update skip locked)
-      order by c.priority desc, c.run_at, c.job_id
+      order by c.priority desc, c.vtime, c.job_id
       limit claim_jobs.max_jobs - coalesce(pg_catalog.cardinality(v_ids), 0)
       for update skip locked
     )
-    select coalesce(v_ids, '{}'::bigint[]) operator(pg_catalog.||) pg_catalog.array_agg(d.job_id) into v_ids
-    from (select distinct on (c.thread_id) c.job_id from candidates c
-          order by c.thread_id, c.priority desc, c.run_at, c.job_id) d;
+    select pg_catalog.array_agg(d.job_id order by d.priority desc, d.vtime, d.job_id), max(d.vtime) into v_new, v_top
+    from (select distinct on (c.thread_id) c.job_id, c.priority, c.vtime from candidates c
+          order by c.thread_id, c.priority desc, c.vtime, c.job_id) d;
+    if v_new is not null and not v_limited then
+      v_ids := coalesce(v_ids, '{}'::bigint[]) operator(pg_catalog.||) v_new;
+    elsif v_new is not null then
+      v_kept := ai._admit(claim_jobs.queue, v_new, coalesce(v_ids, '{}'::bigint[]), v_now, v_start);
+      v_ids := coalesce(v_ids, '{}'::bigint[]) operator(pg_catalog.||) v_kept;
+      if pg_catalog.cardinality(v_kept) < pg_catalog.cardinality(v_new) then
+        v_blocked := array(select distinct j.key from ai.agent_jobs j where j.job_id = any (v_new) and j.job_id <> all (v_kept));
+      end if;
+    end if;
+  end if;
+  --    Some key was full: the room left goes to the next jobs in fair order of the other keys, one
+  --    by one (the keys filtered here, not in the query: a planner that saw "key <> the one key
+  --    of the backlog" would expect no row and scan the table). At most 10,000 rows are read.
+  if pg_catalog.cardinality(v_blocked) > 0 and coalesce(pg_catalog.cardinality(v_ids), 0) < claim_jobs.max_jobs then
+    v_threads := array(select j.thread_id from ai.agent_jobs j where j.job_id = any (v_ids));
+    for v_row in
+      select c.job_id, c.key, c.thread_id from ai.agent_jobs c
+      where c.status = 'PENDING' and c.queue = claim_jobs.queue and c.vtime is not null and c.run_at <= v_now
+        and c.job_id <> all (v_ids)
+        and not exists (select from ai.agent_jobs b
+                        where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
+                        offset 0)
+      order by c.priority desc, c.vtime, c.job_id
+      limit 10000
+    loop
+      continue when v_row.key = any (v_blocked) or v_row.thread_id = any (v_threads);
+      perform from ai.agent_jobs c
+      where c.job_id = v_row.job_id and c.status = 'PENDING'
+        and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
+                    offset 0 for no key update skip locked)
+      for update skip locked;
+      continue when not found;
+      v_threads := v_threads operator(pg_catalog.||) v_row.thread_id;
+      if pg_catalog.cardinality(ai._admit(claim_jobs.queue, array[v_row.job_id], v_ids, v_now, v_start)) = 0 then
+        v_blocked := v_blocked operator(pg_catalog.||) v_row.key;
+        continue;
+      end if;
+      v_ids := v_ids operator(pg_catalog.||) v_row.job_id;
+      exit when pg_catalog.cardinality(v_ids) >= claim_jobs.max_jobs;
+    end loop;
   end if;
   --    Room left: the running jobs of dead workers ("Dead workers" above), taken as expired leases.
   --    Not in the first 30 seconds after the server started (the workers take their holds again).
@@ -899,11 +1179,18 @@ begin
             order by c.priority desc, c.claimed_at, c.job_id
             limit claim_jobs.max_jobs - coalesce(pg_catalog.cardinality(v_ids), 0)
             for update skip locked) e;
+      if coalesce(pg_catalog.cardinality(v_ids), 0) > v_picked and v_limited then
+        v_ids := v_ids[1:v_picked] operator(pg_catalog.||)
+                 ai._admit(claim_jobs.queue, v_ids[v_picked + 1:], v_ids[1:v_picked], v_now, v_start);
+      end if;
       v_expired := v_expired or coalesce(pg_catalog.cardinality(v_ids), 0) > v_picked;
     end if;
   end if;
   if v_ids is null or pg_catalog.cardinality(v_ids) = 0 then
     return;
+  end if;
+  if v_top is not null then
+    perform ai._advance_clock(claim_jobs.queue, v_top);  -- where the claims have got to
   end if;
 
   -- 2. Take those whose thread is still idle as seen now (see claim_job). The ids go to the UPDATE
@@ -929,7 +1216,7 @@ begin
                         offset 0)
       returning u.*
     )
-    select * from claimed c order by c.priority desc, c.run_at, c.job_id;
+    select * from claimed c order by c.priority desc, c.vtime, c.job_id;
     return;
   end if;
 
@@ -955,11 +1242,11 @@ begin
   return query
   select * from ai.agent_jobs j
   where j.job_id = any (v_ids) and j.status = 'IN_PROGRESS'
-  order by j.priority desc, j.run_at, j.job_id;
+  order by j.priority desc, j.vtime, j.job_id;
 end
 $$;
 comment on function ai.claim_jobs(text, interval, text, integer) is
-  'Claims up to max_jobs (1 to 1000) jobs of a queue in one statement, chosen and leased as claim_job does, at most one per thread. AS002 bad argument.';
+  'Claims up to max_jobs (1 to 1000) jobs of a queue in one statement, leased as claim_job does, at most one per thread: the IN_PROGRESS jobs whose lease expired first, then the PENDING jobs due now in the fair order of their keys (docs/queue.md, "Fair shares and limits"), then the running jobs of dead workers; each key''s limits (ai.set_job_key) admit at most what they allow. AS002 bad argument.';
 
 -- A claim that can be asked again. The connection can break after the server committed a claim
 -- and before its answer arrived: the jobs are IN_PROGRESS under a worker that does not know it
@@ -995,7 +1282,7 @@ begin
     select j.* from ai.agent_jobs j
     where j.job_id = any (r.job_ids) and j.status = 'IN_PROGRESS' and j.lease_owner = claim_jobs.worker_id
       and j.fencing_token = r.fencing_tokens[pg_catalog.array_position(r.job_ids, j.job_id)]
-    order by j.priority desc, j.run_at, j.job_id;
+    order by j.priority desc, j.vtime, j.job_id;
     return;
   end if;
   select pg_catalog.array_agg(c) into v_jobs
@@ -1231,7 +1518,8 @@ begin
   select a.status, a.fencing_token, a.lease_expires_at, a.updated_at, a.xmin, a.xmax into j
   from ai.agent_jobs a
   where a.job_id = new.job_id;
-  if not found or ai._xmax_in_flight(j.xmax)
+  -- (xmax 0, no writer or locker ever, tested here: a call fewer in the usual commit, issue 34 item 8)
+  if not found or (j.xmax <> '0'::xid and ai._xmax_in_flight(j.xmax))
      or pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
     -- a writer in flight (or one snapshot for the whole transaction): wait for it, see what it did
     select a.status, a.fencing_token, a.lease_expires_at, a.updated_at, a.xmin, a.xmax into j
@@ -1289,10 +1577,6 @@ as $$
 declare
   v_now timestamptz := ai.now();
   v_expires timestamptz;
-  v_fence tid;
-  v_mark text := pg_catalog.current_setting('ai.fenced', true);
-  v_this text := ',' operator(pg_catalog.||) fenced_write.job_id operator(pg_catalog.||) ':'
-                 operator(pg_catalog.||) fenced_write.fencing_token operator(pg_catalog.||) ',';
 begin
   -- The check now, without a row lock: nothing waits for this transaction.
   select j.lease_expires_at into v_expires
@@ -1303,17 +1587,8 @@ begin
   if not found then
     perform ai._raise_lease_lost(fenced_write.job_id, fenced_write.fencing_token);
   end if;
-  -- The check at commit, queued once per transaction and (job, token): the mark says it is.
-  -- (The mark is only a shortcut: a caller that forged it would only switch off its own fence,
-  -- as one that never called fenced_write does.)
-  if v_mark is null or pg_catalog.strpos(v_mark, v_this) = 0 then
-    insert into ai.job_fences (job_id, fencing_token) values (fenced_write.job_id, fenced_write.fencing_token)
-    returning ctid into v_fence;
-    delete from ai.job_fences f where f.ctid = v_fence;
-    perform pg_catalog.set_config('ai.fenced',
-      case when v_mark is null or v_mark = '' then v_this else v_mark operator(pg_catalog.||) pg_catalog.substr(v_this, 2) end,
-      true);
-  end if;
+  -- The check at commit, queued once per transaction and (job, token) (ai._queue_fence_check).
+  perform ai._queue_fence_check(fenced_write.job_id, fenced_write.fencing_token);
   return v_expires;
 end
 $$;
@@ -1757,11 +2032,14 @@ revoke execute on function
   ai._check_lease(interval), ai._check_claim(text, interval, text), ai._raise_lease_lost(bigint, bigint),
   ai._raise_not_allowed(bigint, text),
   ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
-  ai._check_enqueue(text, jsonb, text, integer, integer, text), ai._enqueue_owner(text),
+  ai._check_enqueue(text, jsonb, text, integer, integer, text), ai._enqueue_owner(text), ai._check_headers(jsonb),
   ai._check_deadlines(timestamptz, interval, timestamptz, timestamptz), ai._end_overdue(text, timestamptz, timestamptz),
   ai.set_queue_deadlines(text, interval, interval, interval),
   ai.snooze_job(bigint, bigint, timestamptz),
-  ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz),
+  ai._job_key(text, text), ai._fair_base(text, text, integer, timestamptz), ai._key_step(text, text),
+  ai._advance_clock(text, double precision),
+  ai._activate_due(text, timestamptz), ai._admit(text, bigint[], bigint[], timestamptz, timestamptz),
+  ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz, text, jsonb),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.claim_jobs(text, interval, text, integer, text),
   ai.complete_and_claim(text, interval, text, integer, text, bigint[], bigint[], jsonb[]),
@@ -1772,7 +2050,7 @@ revoke execute on function
   ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text),
   ai._written_here(xid)
 from public;
-grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz),
+grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz, text, jsonb),
   ai.cancel_job(bigint), ai.get_job(bigint), ai.job_attempts(bigint), ai.queue_stats(text)
 to ai_user, ai_service;
 grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),

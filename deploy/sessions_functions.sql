@@ -31,23 +31,60 @@ end
 $$;
 comment on function ai._session_owner(text) is 'Internal guard: the owner of a visible thread; AS002 for a bad id, AS001 when not found (or another tenant''s).';
 
+-- The check at commit of a fenced transaction, queued once per transaction and (job, token): an
+-- insert into ai.job_fences, deleted at once (its deferred constraint trigger,
+-- ai._check_fence_at_commit, fires all the same), and a mark in the setting ai.fenced that says it
+-- is queued. (The mark is only a shortcut: a caller that forged it would only switch off its own
+-- fence, as one that never called ai.fenced_write does.) Called by ai.fenced_write and ai._fence
+-- after their check now. No SET search_path: an internal helper, run only inside the schema
+-- owner's pinned functions; every name in it is qualified.
+create or replace function ai._queue_fence_check(job_id bigint, fencing_token bigint) returns void
+language plpgsql volatile
+as $$
+declare
+  v_mark text := pg_catalog.current_setting('ai.fenced', true);
+  v_this text := ',' operator(pg_catalog.||) _queue_fence_check.job_id operator(pg_catalog.||) ':'
+                 operator(pg_catalog.||) _queue_fence_check.fencing_token operator(pg_catalog.||) ',';
+  v_fence tid;
+begin
+  if v_mark is null or pg_catalog.strpos(v_mark, v_this) operator(pg_catalog.=) 0 then
+    insert into ai.job_fences (job_id, fencing_token)
+    values (_queue_fence_check.job_id, _queue_fence_check.fencing_token)
+    returning ctid into v_fence;
+    delete from ai.job_fences f where f.ctid operator(pg_catalog.=) v_fence;
+    perform pg_catalog.set_config('ai.fenced',
+      case when v_mark is null or v_mark operator(pg_catalog.=) '' then v_this
+           else v_mark operator(pg_catalog.||) pg_catalog.substr(v_this, 2) end,
+      true);
+  end if;
+end
+$$;
+comment on function ai._queue_fence_check(bigint, bigint) is 'Internal: queues the check at commit of a fenced transaction (ai.job_fences'' deferred trigger) once per transaction and (job, token).';
+revoke execute on function ai._queue_fence_check(bigint, bigint) from public;
+
 -- The job/token rule of every write made for a job, in one function (issue 22): a write to a
 -- thread that names a job (put_checkpoint, put_writes, append_message_idempotent, the side-effect
 -- ledger, streams, usage, retrievals, request_human) calls it, and nothing writes the rule again.
 --   * neither job_id nor fencing_token: not a fenced write, nothing to check;
 --   * one without the other: AS002 (the side-effect ledger takes a token without a job, the
 --     attempt begin_side_effect returned, and calls this only with a job);
---   * ai.fenced_write: the caller holds the job now (AS006 stale token or lease ended, AS001 a
---     job it cannot see), checked again when its transaction commits;
+--   * the caller holds the job now (ai.fenced_write's test, read in the same probe of the job as
+--     its thread; ai.fenced_write raises AS006 stale token or lease ended, AS001 a job it cannot
+--     see), checked again when its transaction commits (ai._queue_fence_check);
 --   * the job is the thread's: a job's token is no licence to write to another thread (AS002).
 --     thread_id NULL is a call whose thread is the job's own (request_human).
 -- Defined here, in the first change of the release to be deployed, so that every later change's
 -- functions find it; PL/pgSQL, so that the tables and functions of later changes it names are
 -- looked up when it runs.
+-- No SET search_path (issue 34 item 8: a SET clause costs each call a search-path switch, some
+-- 20 us of a fenced append): an internal helper, run only inside the schema owner's pinned
+-- functions, whose path it inherits; every name in it is qualified.
 create or replace function ai._fence(thread_id text, job_id bigint, fencing_token bigint) returns void
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
+declare
+  v_now timestamptz;
+  v_thread text;
 begin
   if _fence.job_id is null then
     if _fence.fencing_token is null then
@@ -58,15 +95,28 @@ begin
   if _fence.fencing_token is null then
     raise exception using errcode = 'AS002', message = 'fencing_token must not be NULL when job_id is given';
   end if;
-  perform ai.fenced_write(_fence.job_id, _fence.fencing_token);
-  if _fence.thread_id is not null
-     and not exists (select from ai.agent_jobs j where j.job_id = _fence.job_id and j.thread_id = _fence.thread_id) then
+  -- The held job and its thread in one probe of the job's primary key (issue 34 item 8): what
+  -- ai.fenced_write checks now (the same predicate), and the thread the job advances. A job not
+  -- held under this token goes to ai.fenced_write, which raises its error (AS006, AS001).
+  v_now := ai.now();
+  select j.thread_id into v_thread
+  from ai.agent_jobs j
+  where j.job_id = _fence.job_id and j.status = 'IN_PROGRESS' and j.fencing_token = _fence.fencing_token
+    and (j.lease_expires_at > v_now or ai._lease_held(j.lease_expires_at, j.updated_at, v_now, ai._server_start()));
+  if not found then
+    perform ai.fenced_write(_fence.job_id, _fence.fencing_token);
+    -- (it returns only when the job became held in between: its commit check is queued)
+    select j.thread_id into v_thread from ai.agent_jobs j where j.job_id = _fence.job_id;
+  else
+    perform ai._queue_fence_check(_fence.job_id, _fence.fencing_token);
+  end if;
+  if _fence.thread_id is not null and v_thread is distinct from _fence.thread_id then
     raise exception using errcode = 'AS002',
       message = pg_catalog.format('job %s does not advance thread %s', _fence.job_id, _fence.thread_id);
   end if;
 end
 $$;
-comment on function ai._fence(text, bigint, bigint) is 'Internal guard of every write made for a job: nothing without job_id and fencing_token; AS002 for one without the other; ai.fenced_write (AS006 lease lost, AS001 unknown job); AS002 when the job is not the thread''s (thread_id NULL: the job''s own thread).';
+comment on function ai._fence(text, bigint, bigint) is 'Internal guard of every write made for a job: nothing without job_id and fencing_token; AS002 for one without the other; the job held under the token, read with its thread in one probe, and checked again at commit (as ai.fenced_write: AS006 lease lost, AS001 unknown job); AS002 when the job is not the thread''s (thread_id NULL: the job''s own thread).';
 revoke execute on function ai._fence(text, bigint, bigint) from public;
 
 -- A session as readers see it (issues 20, 33): appends and checkpoint puts do not write the

@@ -66,6 +66,9 @@ OUTBOX_ENV = "AGENT_STATE_DEMO_OUTBOX"  # the "mail server": a file, one line pe
 LABEL_ENV = "AGENT_STATE_DEMO_WORKER"
 NODES = ["plan", "research", "draft", "approve", "publish"]
 BOUND = 60.0  # no wait of the demo lasts longer (seconds)
+#: What the stalled model call waits for: never set by the demo (worker 1 is killed there); a test
+#: that runs the demo's workers in its own process sets it (tests/python/test_tracing.py)
+STALL = threading.Event()
 
 
 # -- the agent: a scripted model, two tools, five nodes --------------------------------------------
@@ -197,7 +200,7 @@ def draft(state: State, config: RunnableConfig) -> State:
     _write(config, ("assistant", {"text": f"Emailed {USER_EMAIL}: {SUBJECT}", "receipt": receipt}, "email-notice"))
     _event(config, "model_call", "draft", prompt="write the report")
     if os.environ.get(STALL_ENV) == "draft":
-        threading.Event().wait()  # the model call hangs: the demo kills this process here
+        STALL.wait()  # the model call hangs: the demo kills this process here
     text = MODEL.draft(state["notes"])
     _write(
         config,

@@ -17,7 +17,10 @@ drop type ai.task_writes;
 drop type ai.checkpoint_values;
 drop function ai._rebuilt_value(text, text, text, text);
 -- the bounded delta chains (issue 34 item 4)
-drop function ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[]);
+drop function ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[], text);
+-- the deltas that name a held write (issue 34 item 8)
+drop function ai._unname_writes(text[], text[]);
+drop function ai._append_step_messages(text, text, text, jsonb);
 drop function ai._msgpack_is_array(bytea);
 drop function ai._max_delta_depth();
 drop function ai._insert_writes(text, text, text, text, text, text, integer[], text[], text[], bytea[]);

@@ -9,6 +9,13 @@ begin;
 
 -- added after v0.1.0 (deploy/queue_functions.sql)
 drop function ai._xmax_in_flight(xid);
+drop function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, text);
+drop function ai._job_key(text, text);
+drop function ai._fair_base(text, text, integer, timestamptz);
+drop function ai._key_step(text, text);
+drop function ai._advance_clock(text, double precision);
+drop function ai._activate_due(text, timestamptz);
+drop function ai._admit(text, bigint[], bigint[], timestamptz, timestamptz);
 drop function ai.complete_and_claim(text, interval, text, integer, text, bigint[], bigint[], jsonb[]);
 drop function ai.claim_jobs(text, interval, text, integer, text);
 drop function ai.hold_worker_liveness(text);
@@ -19,11 +26,12 @@ drop function ai._lease_held(timestamptz, timestamptz, timestamptz, timestamptz)
 drop function ai._server_start();
 drop function ai._check_enqueue(text, jsonb, text, integer, integer, text);
 drop function ai._enqueue_owner(text);
-drop function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz);
+drop function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz, jsonb);
 drop function ai._check_deadlines(timestamptz, interval, timestamptz, timestamptz);
 drop function ai._end_overdue(text, timestamptz, timestamptz);
 drop function ai.set_queue_deadlines(text, interval, interval, interval);
 drop function ai.snooze_job(bigint, bigint, timestamptz);
+drop function ai._check_headers(jsonb);
 
 -- The attempt history. Transitions update the job row; an attempt that ends appends to it: the
 -- claim that took an expired lease, a complete, fail, release, cancel, a wait for a person, or a

@@ -10,6 +10,7 @@ begin;
 -- added after v0.1.0 (deploy/sessions_functions.sql)
 drop function ai._session_as_read(ai.agent_sessions);
 drop function ai._fence(text, bigint, bigint);
+drop function ai._queue_fence_check(bigint, bigint);
 -- these return ai.session since (issue 33); 0.1.0's return the table's row type
 drop function ai.get_session(text);
 drop function ai.create_session(text, jsonb);

@@ -92,6 +92,7 @@ MODULES: dict[str, dict[str, str]] = {
         "async_graph_worker": "graph_worker",
         "_aopened": "_opened",
         "ainvoke": "invoke",
+        "astream": "stream",
         "aget_state": "get_state",
         "aget_tuple": "get_tuple",
     },

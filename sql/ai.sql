@@ -581,23 +581,60 @@ end
 $$;
 comment on function ai._session_owner(text) is 'Internal guard: the owner of a visible thread; AS002 for a bad id, AS001 when not found (or another tenant''s).';
 
+-- The check at commit of a fenced transaction, queued once per transaction and (job, token): an
+-- insert into ai.job_fences, deleted at once (its deferred constraint trigger,
+-- ai._check_fence_at_commit, fires all the same), and a mark in the setting ai.fenced that says it
+-- is queued. (The mark is only a shortcut: a caller that forged it would only switch off its own
+-- fence, as one that never called ai.fenced_write does.) Called by ai.fenced_write and ai._fence
+-- after their check now. No SET search_path: an internal helper, run only inside the schema
+-- owner's pinned functions; every name in it is qualified.
+create or replace function ai._queue_fence_check(job_id bigint, fencing_token bigint) returns void
+language plpgsql volatile
+as $$
+declare
+  v_mark text := pg_catalog.current_setting('ai.fenced', true);
+  v_this text := ',' operator(pg_catalog.||) _queue_fence_check.job_id operator(pg_catalog.||) ':'
+                 operator(pg_catalog.||) _queue_fence_check.fencing_token operator(pg_catalog.||) ',';
+  v_fence tid;
+begin
+  if v_mark is null or pg_catalog.strpos(v_mark, v_this) operator(pg_catalog.=) 0 then
+    insert into ai.job_fences (job_id, fencing_token)
+    values (_queue_fence_check.job_id, _queue_fence_check.fencing_token)
+    returning ctid into v_fence;
+    delete from ai.job_fences f where f.ctid operator(pg_catalog.=) v_fence;
+    perform pg_catalog.set_config('ai.fenced',
+      case when v_mark is null or v_mark operator(pg_catalog.=) '' then v_this
+           else v_mark operator(pg_catalog.||) pg_catalog.substr(v_this, 2) end,
+      true);
+  end if;
+end
+$$;
+comment on function ai._queue_fence_check(bigint, bigint) is 'Internal: queues the check at commit of a fenced transaction (ai.job_fences'' deferred trigger) once per transaction and (job, token).';
+revoke execute on function ai._queue_fence_check(bigint, bigint) from public;
+
 -- The job/token rule of every write made for a job, in one function (issue 22): a write to a
 -- thread that names a job (put_checkpoint, put_writes, append_message_idempotent, the side-effect
 -- ledger, streams, usage, retrievals, request_human) calls it, and nothing writes the rule again.
 --   * neither job_id nor fencing_token: not a fenced write, nothing to check;
 --   * one without the other: AS002 (the side-effect ledger takes a token without a job, the
 --     attempt begin_side_effect returned, and calls this only with a job);
---   * ai.fenced_write: the caller holds the job now (AS006 stale token or lease ended, AS001 a
---     job it cannot see), checked again when its transaction commits;
+--   * the caller holds the job now (ai.fenced_write's test, read in the same probe of the job as
+--     its thread; ai.fenced_write raises AS006 stale token or lease ended, AS001 a job it cannot
+--     see), checked again when its transaction commits (ai._queue_fence_check);
 --   * the job is the thread's: a job's token is no licence to write to another thread (AS002).
 --     thread_id NULL is a call whose thread is the job's own (request_human).
 -- Defined here, in the first change of the release to be deployed, so that every later change's
 -- functions find it; PL/pgSQL, so that the tables and functions of later changes it names are
 -- looked up when it runs.
+-- No SET search_path (issue 34 item 8: a SET clause costs each call a search-path switch, some
+-- 20 us of a fenced append): an internal helper, run only inside the schema owner's pinned
+-- functions, whose path it inherits; every name in it is qualified.
 create or replace function ai._fence(thread_id text, job_id bigint, fencing_token bigint) returns void
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
+declare
+  v_now timestamptz;
+  v_thread text;
 begin
   if _fence.job_id is null then
     if _fence.fencing_token is null then
@@ -608,15 +645,28 @@ begin
   if _fence.fencing_token is null then
     raise exception using errcode = 'AS002', message = 'fencing_token must not be NULL when job_id is given';
   end if;
-  perform ai.fenced_write(_fence.job_id, _fence.fencing_token);
-  if _fence.thread_id is not null
-     and not exists (select from ai.agent_jobs j where j.job_id = _fence.job_id and j.thread_id = _fence.thread_id) then
+  -- The held job and its thread in one probe of the job's primary key (issue 34 item 8): what
+  -- ai.fenced_write checks now (the same predicate), and the thread the job advances. A job not
+  -- held under this token goes to ai.fenced_write, which raises its error (AS006, AS001).
+  v_now := ai.now();
+  select j.thread_id into v_thread
+  from ai.agent_jobs j
+  where j.job_id = _fence.job_id and j.status = 'IN_PROGRESS' and j.fencing_token = _fence.fencing_token
+    and (j.lease_expires_at > v_now or ai._lease_held(j.lease_expires_at, j.updated_at, v_now, ai._server_start()));
+  if not found then
+    perform ai.fenced_write(_fence.job_id, _fence.fencing_token);
+    -- (it returns only when the job became held in between: its commit check is queued)
+    select j.thread_id into v_thread from ai.agent_jobs j where j.job_id = _fence.job_id;
+  else
+    perform ai._queue_fence_check(_fence.job_id, _fence.fencing_token);
+  end if;
+  if _fence.thread_id is not null and v_thread is distinct from _fence.thread_id then
     raise exception using errcode = 'AS002',
       message = pg_catalog.format('job %s does not advance thread %s', _fence.job_id, _fence.thread_id);
   end if;
 end
 $$;
-comment on function ai._fence(text, bigint, bigint) is 'Internal guard of every write made for a job: nothing without job_id and fencing_token; AS002 for one without the other; ai.fenced_write (AS006 lease lost, AS001 unknown job); AS002 when the job is not the thread''s (thread_id NULL: the job''s own thread).';
+comment on function ai._fence(text, bigint, bigint) is 'Internal guard of every write made for a job: nothing without job_id and fencing_token; AS002 for one without the other; the job held under the token, read with its thread in one probe, and checked again at commit (as ai.fenced_write: AS006 lease lost, AS001 unknown job); AS002 when the job is not the thread''s (thread_id NULL: the job''s own thread).';
 revoke execute on function ai._fence(text, bigint, bigint) from public;
 
 -- A session as readers see it (issues 20, 33): appends and checkpoint puts do not write the
@@ -1195,7 +1245,6 @@ declare
   a_token alias for $8;
   v_key text;
   v_now timestamptz := ai.now();
-  v_owner text;
   v_status text;
   m ai.session_messages;
 begin
@@ -1217,14 +1266,25 @@ begin
   end if;
   v_key := coalesce(a_key, ai.message_key(a_thread_id, a_role, a_content, a_turn));
 
-  select s.owner, s.status into v_owner, v_status from ai.agent_sessions s where s.thread_id = a_thread_id;
-  if not found then
-    raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
-  end if;
-
-  -- Each turn that inserts nothing saw another append of the thread commit (or this key): bounded
-  -- by the appends that overtake this one.
+  -- One statement for an append that is not a retry (issue 34 item 8): the session's owner and
+  -- status read by the INSERT itself, the key's unique index probed once, in the INSERT, not in a
+  -- lookup before it. Each turn that inserts nothing met this key (a retry: the original is
+  -- returned), an unknown or finished session (AS001, AS004), or another append of the thread that
+  -- took the seq and committed (the next turn takes the next one): bounded by the appends that
+  -- overtake this one.
   loop
+    insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key, created_at)
+    select a_thread_id,
+           coalesce((select max(x.seq) from ai.session_messages x where x.thread_id = a_thread_id), 0) + 1,
+           s.owner, a_role, a_content, coalesce(a_tokens, ai.estimate_tokens(a_content)), a_turn, v_key, v_now
+    from ai.agent_sessions s
+    where s.thread_id = a_thread_id and s.status in ('active', 'waiting')
+    on conflict do nothing
+    returning * into m;
+    if found then
+      return (m.thread_id, m.seq, m.owner, m.role, m.content, m.token_count, m.turn,
+              m.idempotency_key, m.created_at, true)::ai.appended_message;
+    end if;
     -- A retry of an append that committed: return the original; nothing written.
     select * into m from ai.session_messages s where s.thread_id = a_thread_id and s.idempotency_key = v_key;
     if found then
@@ -1236,22 +1296,14 @@ begin
       return (m.thread_id, m.seq, m.owner, m.role, m.content, m.token_count, m.turn,
               m.idempotency_key, m.created_at, false)::ai.appended_message;
     end if;
+    select s.status into v_status from ai.agent_sessions s where s.thread_id = a_thread_id;
+    if not found then
+      raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
+    end if;
     if v_status not in ('active', 'waiting') then
       raise exception using errcode = 'AS004',
         message = format('session %s is %s: no more messages', a_thread_id, v_status);
     end if;
-
-    insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key, created_at)
-    select a_thread_id, coalesce(max(x.seq), 0) + 1, v_owner, a_role, a_content,
-           coalesce(a_tokens, ai.estimate_tokens(a_content)), a_turn, v_key, v_now
-    from ai.session_messages x where x.thread_id = a_thread_id
-    on conflict do nothing
-    returning * into m;
-    if found then
-      return (m.thread_id, m.seq, m.owner, m.role, m.content, m.token_count, m.turn,
-              m.idempotency_key, m.created_at, true)::ai.appended_message;
-    end if;
-    select s.status into v_status from ai.agent_sessions s where s.thread_id = a_thread_id;
   end loop;
   -- Unreachable: the loop returns or raises.
   raise exception using errcode = 'XX000', message = 'append_message_idempotent: left its loop';
@@ -2004,12 +2056,33 @@ $$;
 comment on function ai._enqueue_owner(text) is
   'Internal guard of enqueue_job and enqueue_jobs: the owner of a session that takes jobs; AS001 unknown (or another tenant''s) thread, AS004 finished session.';
 
--- (the 7-argument enqueue_job before job_deadlines: a new argument list is a new function)
+-- headers (change job_headers): what the enqueuer hands to the run, e.g. its W3C trace context
+-- (docs/observability.md, "Traces"); a JSON object of strings of at most 8 KiB, or NULL.
+create or replace function ai._check_headers(headers jsonb) returns void
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if _check_headers.headers is not null
+     and (pg_catalog.jsonb_typeof(_check_headers.headers) <> 'object'
+          or pg_catalog.octet_length(_check_headers.headers::text) > 8192
+          or exists (select from pg_catalog.jsonb_each(_check_headers.headers) e (k, v)
+                     where pg_catalog.jsonb_typeof(e.v) <> 'string')) then
+    raise exception using errcode = 'AS002',
+      message = 'headers must be a JSON object of string values, at most 8192 bytes, or NULL';
+  end if;
+end
+$$;
+comment on function ai._check_headers(jsonb) is
+  'Internal guard of enqueue_job and enqueue_jobs: headers must be NULL or a JSON object of string values of at most 8192 bytes (AS002).';
+
+-- The 7-argument enqueue_job of 0.1.0 is replaced by the one with deadlines and headers (the same call works).
 drop function if exists ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text);
 create or replace function ai.enqueue_job(
   thread_id text, payload jsonb default '{}', queue text default 'default', run_at timestamptz default null,
   priority integer default 0, max_attempts integer default 5, idempotency_key text default null,
-  timeout interval default null, deadline timestamptz default null, start_by timestamptz default null)
+  timeout interval default null, deadline timestamptz default null, start_by timestamptz default null,
+  key text default null, headers jsonb default null)
 returns ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -2022,28 +2095,37 @@ declare
   a_payload alias for $2;
   a_queue alias for $3;
   a_key alias for $7;
+  a_job_key alias for $11;
   v_now timestamptz := ai.now();
   v_run_at timestamptz := coalesce(enqueue_job.run_at, v_now);
   v_timeout interval;
   v_after interval;
   v_within interval;
   v_owner text;
+  v_job_key text;
   j ai.agent_jobs;
 begin
   perform ai._check_enqueue(a_thread_id, a_payload, a_queue, enqueue_job.priority, enqueue_job.max_attempts, a_key);
   if enqueue_job.timeout is not null or enqueue_job.deadline is not null or enqueue_job.start_by is not null then
     perform ai._check_deadlines(v_run_at, enqueue_job.timeout, enqueue_job.deadline, enqueue_job.start_by);
   end if;
+  perform ai._check_headers(enqueue_job.headers);
   v_owner := ai._enqueue_owner(a_thread_id);
   -- the queue's defaults for the deadlines not given (ai.set_queue_deadlines)
   select d.timeout, d.deadline_after, d.start_within into v_timeout, v_after, v_within
   from ai.queue_deadlines d where d.queue = a_queue;
+  v_job_key := ai._job_key(a_job_key, v_owner);
 
+  -- a job due now takes its place in the fair order (deploy/job_keys.sql); one given a run_at,
+  -- when a claim finds it due (ai._activate_due)
   insert into ai.agent_jobs (thread_id, owner, queue, payload, priority, run_at, max_attempts,
-                             idempotency_key, created_at, updated_at, timeout, deadline, start_by)
+                             idempotency_key, created_at, updated_at, timeout, deadline, start_by, headers, key, vtime)
   values (a_thread_id, v_owner, a_queue, a_payload, enqueue_job.priority, v_run_at,
           enqueue_job.max_attempts, a_key, v_now, v_now, coalesce(enqueue_job.timeout, v_timeout),
-          coalesce(enqueue_job.deadline, v_run_at + v_after), coalesce(enqueue_job.start_by, v_run_at + v_within))
+          coalesce(enqueue_job.deadline, v_run_at + v_after), coalesce(enqueue_job.start_by, v_run_at + v_within),
+          enqueue_job.headers, v_job_key,
+          case when enqueue_job.run_at is null
+               then ai._fair_base(a_queue, v_job_key, enqueue_job.priority, v_now) + ai._key_step(a_queue, v_job_key) end)
   on conflict (owner, queue, idempotency_key) where idempotency_key is not null do nothing
   returning * into j;
   if not found then
@@ -2059,8 +2141,187 @@ begin
   return j;
 end
 $$;
-comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz) is
-  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Deadlines (NULL: the queue''s default, ai.set_queue_deadlines, else none): timeout, each attempt''s run timeout (no lease reaches past claimed_at + timeout); deadline, the total deadline across attempts (past it a claim ends the job FAILED, "deadline exceeded"); start_by, the start deadline (a job not started by then is ended FAILED, "start deadline passed"). Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument (a timeout not positive, a deadline not after run_at, a start_by before it), AS003 payload over 1 MiB, AS004 session finished.';
+comment on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz, text, jsonb) is
+  'Enqueues a job for a thread (owned by the session''s owner) and returns it, PENDING. run_at NULL means now. A non-NULL idempotency_key is unique per owner and queue: enqueuing it again returns the first job unchanged. Deadlines (NULL: the queue''s default, ai.set_queue_deadlines, else none): timeout, each attempt''s run timeout (no lease reaches past claimed_at + timeout); deadline, the total deadline across attempts (past it a claim ends the job FAILED, "deadline exceeded"); start_by, the start deadline (a job not started by then is ended FAILED, "start deadline passed"). key is the job''s fairness and limit key (1 to 255 characters, not starting with @; NULL: the owner''s own key, ''@'' and the owner): claims share a queue fairly between keys by their weights and hold each key to its limits (ai.set_job_key); a job due now takes its place in the fair order at once, one given a run_at when it is due. headers: what the enqueuer hands to the run (a JSON object of strings, at most 8 KiB; the clients put the W3C traceparent and tracestate of the current trace there), NULL for none. Sends pg_notify(ai.queue_channel(queue), '''') when the job is due now (Postgres folds them to one per transaction and queue). AS001 unknown thread, AS002 bad argument (a timeout not positive, a deadline not after run_at, a start_by before it, a key empty, over 255 characters or starting with @, headers not an object of strings or over 8 KiB), AS003 payload over 1 MiB, AS004 session finished.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Fair shares and limits per key (deploy/job_keys.sql says how; docs/queue.md, "Fair shares and
+-- limits"). The helpers below are the whole of it: a job's key, its virtual time, the activation
+-- of jobs given a due time, and the admission of the jobs a claim picked under their keys' limits.
+
+-- The key a job gets: the one it names, else '@' and the owner (a named key never starts with '@').
+create or replace function ai._job_key(key text, owner text) returns text
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if _job_key.key is null then
+    return '@' operator(pg_catalog.||) _job_key.owner;
+  end if;
+  if _job_key.key = '' or pg_catalog.char_length(_job_key.key) > 255 or pg_catalog.left(_job_key.key, 1) = '@' then
+    perform ai._check_text(_job_key.key, 'key');
+    raise exception using errcode = 'AS002',
+      message = format('key %s starts with @: such keys are the tenants'' own (leave key NULL)', _job_key.key);
+  end if;
+  return _job_key.key;
+end
+$$;
+comment on function ai._job_key(text, text) is
+  'Internal: the fairness and limit key of a job: key, or ''@'' and the owner when key is NULL. AS002 for an empty key, one over 255 characters or one starting with @.';
+
+-- Where a key's next job goes in the fair order of a queue: after the key's last PENDING job
+-- (agent_jobs_key_pending; for a tenant, its own jobs of the key), and no earlier than where the
+-- claims have got to (ai.queue_clocks, which ai._advance_clock moves). Two index probes.
+create or replace function ai._fair_base(queue text, key text, priority integer, now timestamptz)
+returns double precision
+language sql stable
+set search_path = pg_catalog, pg_temp
+as $$
+  select greatest(
+    (select t.vtime from ai.agent_jobs t
+     where t.queue = _fair_base.queue and t.key = _fair_base.key and t.status = 'PENDING' and t.vtime is not null
+     order by t.vtime desc limit 1),
+    (select c.vtime from ai.queue_clocks c where c.queue = _fair_base.queue),
+    0)
+$$;
+comment on function ai._fair_base(text, text, integer, timestamptz) is
+  'Internal: the virtual time a key''s next job of a queue follows: the larger of the key''s last PENDING job''s vtime and the queue''s clock (0 when neither).';
+
+-- A claim moves its queue's clock to the vtime of the last job it took in fair order, when that is
+-- more than 4 steps ahead; it never waits: a clock row another claimer holds is left to it.
+create or replace function ai._advance_clock(queue text, vtime double precision) returns void
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  v_at double precision;
+begin
+  select c.vtime into v_at from ai.queue_clocks c where c.queue = _advance_clock.queue;
+  if not found then
+    insert into ai.queue_clocks as c (queue, vtime) values (_advance_clock.queue, _advance_clock.vtime)
+    on conflict (queue) do nothing;
+  elsif _advance_clock.vtime > v_at + 4 then
+    perform from ai.queue_clocks c where c.queue = _advance_clock.queue for no key update skip locked;
+    if found then
+      update ai.queue_clocks c set vtime = greatest(c.vtime, _advance_clock.vtime) where c.queue = _advance_clock.queue;
+    end if;
+  end if;
+end
+$$;
+comment on function ai._advance_clock(text, double precision) is
+  'Internal: moves a queue''s clock (ai.queue_clocks) to vtime when it is more than 4 steps ahead, without waiting for a claimer that holds the row.';
+
+-- 1 / the key's weight (ai.job_keys; 1 without a row).
+create or replace function ai._key_step(queue text, key text) returns double precision
+language sql stable
+set search_path = pg_catalog, pg_temp
+as $$
+  select coalesce((select 1 / k.weight from ai.job_keys k where k.queue = _key_step.queue and k.key = _key_step.key), 1)
+$$;
+comment on function ai._key_step(text, text) is 'Internal: how far apart in virtual time a key''s jobs are: 1 / its weight (1 without a row in ai.job_keys).';
+
+-- A job given a due time (run_at) enters the fair order when it is due: the claim gives up to a
+-- hundred of the queue's due ones (oldest run_at first) their key and vtime, per key in run_at
+-- order, as enqueues at that moment would. Rows another claimer is activating are skipped.
+create or replace function ai._activate_due(queue text, now timestamptz) returns void
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  with due as (
+    select c.job_id, coalesce(c.key, '@' operator(pg_catalog.||) c.owner) as key, c.priority, c.run_at
+    from ai.agent_jobs c
+    where c.status = 'PENDING' and c.vtime is null and c.queue = _activate_due.queue and c.run_at <= _activate_due.now
+    order by c.run_at, c.job_id
+    limit 100
+    for update skip locked
+  ), ranked as (
+    select d.job_id, d.key, d.priority,
+           pg_catalog.row_number() over (partition by d.key, d.priority order by d.run_at, d.job_id) as n
+    from due d
+  ), bases as (
+    select g.key, g.priority, ai._fair_base(_activate_due.queue, g.key, g.priority, _activate_due.now) as base,
+           ai._key_step(_activate_due.queue, g.key) as step
+    from (select distinct r.key, r.priority from ranked r) g
+  )
+  update ai.agent_jobs u
+  set key = r.key, vtime = b.base + r.n * b.step
+  from ranked r join bases b on b.key = r.key and b.priority = r.priority
+  where u.job_id = r.job_id;
+end
+$$;
+comment on function ai._activate_due(text, timestamptz) is
+  'Internal: gives up to 100 due PENDING jobs of a queue that have no vtime yet (enqueued with a run_at) their key and their place in the fair order.';
+
+-- Admission: of the jobs a claim picked (in claim order), those their keys' limits let it take.
+-- Per limited key (a row of ai.job_keys with max_in_flight or rate_per_minute), in key order: its
+-- row locked FOR NO KEY UPDATE SKIP LOCKED (a key another claimer is admitting is left to it, so
+-- no claimer waits and two never both count the same free slots), its running jobs whose lease
+-- holds counted (agent_jobs_in_flight) with those this claim took in an earlier round (taken),
+-- its bucket refilled (rate_per_minute / 60 tokens a second, at most burst) and spent, one token
+-- a job. The row lock lasts until the claim commits, so the next claimer counts these jobs.
+create or replace function ai._admit(queue text, job_ids bigint[], taken bigint[], now timestamptz, start timestamptz)
+returns bigint[]
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  r record;
+  k ai.job_keys;
+  v_ids bigint[];
+  v_drop bigint[] := '{}'::bigint[];
+  v_allow integer;
+  v_burst double precision;
+  v_tokens double precision;
+begin
+  for r in
+    select l.key from ai.job_keys l
+    where l.queue = _admit.queue
+      and l.key = any (array(select distinct j.key from ai.agent_jobs j where j.job_id = any (_admit.job_ids)))
+      and (l.max_in_flight is not null or l.rate_per_minute is not null)
+    order by l.key
+  loop
+    select pg_catalog.array_agg(x.id order by x.ord) into v_ids
+    from pg_catalog.unnest(_admit.job_ids) with ordinality x (id, ord)
+    join ai.agent_jobs j on j.job_id = x.id
+    where j.key = r.key;
+    select l.* into k from ai.job_keys l where l.queue = _admit.queue and l.key = r.key for no key update skip locked;
+    if not found then
+      v_drop := v_drop operator(pg_catalog.||) v_ids;  -- another claimer is admitting this key
+      continue;
+    end if;
+    v_allow := pg_catalog.cardinality(v_ids);
+    if k.max_in_flight is not null then
+      v_allow := least(v_allow, k.max_in_flight
+        - (select pg_catalog.count(*) from ai.agent_jobs c
+           where c.queue = _admit.queue and c.key = r.key and c.status = 'IN_PROGRESS'
+             and c.job_id <> all (_admit.job_ids)
+             and ai._lease_held(c.lease_expires_at, c.updated_at, _admit.now, _admit.start))::integer
+        - (select pg_catalog.count(*) from ai.agent_jobs t
+           where t.job_id = any (_admit.taken) and t.key = r.key)::integer);
+    end if;
+    if k.rate_per_minute is not null then
+      v_burst := coalesce(k.burst, greatest(1, pg_catalog.ceil(k.rate_per_minute / 60)));
+      v_tokens := least(v_burst, coalesce(k.tokens, v_burst)
+        + k.rate_per_minute / 60 * greatest(0, extract(epoch from _admit.now - coalesce(k.refilled_at, _admit.now))));
+      v_allow := greatest(0, least(v_allow, pg_catalog.floor(v_tokens)::integer));
+      update ai.job_keys l set tokens = v_tokens - v_allow, refilled_at = _admit.now
+      where l.queue = _admit.queue and l.key = r.key;
+    end if;
+    v_allow := greatest(v_allow, 0);
+    v_drop := v_drop operator(pg_catalog.||) v_ids[v_allow + 1:];
+  end loop;
+  if pg_catalog.cardinality(v_drop) = 0 then
+    return _admit.job_ids;
+  end if;
+  return array(select x.id from pg_catalog.unnest(_admit.job_ids) with ordinality x (id, ord)
+               where x.id <> all (v_drop) order by x.ord);
+end
+$$;
+comment on function ai._admit(text, bigint[], bigint[], timestamptz, timestamptz) is
+  'Internal: of the jobs a claim picked, in claim order, those their keys'' limits admit (max_in_flight against the running jobs whose lease holds and those taken earlier in the claim; the token bucket of rate_per_minute, burst, refilled and spent); a limited key whose row another claimer holds admits none.';
+
 
 -- ---------------------------------------------------------------------------------------------
 -- Dead workers
@@ -2320,7 +2581,6 @@ declare
   v_id bigint;
   v_exp bigint;
   v_exp_priority integer;
-  v_exp_at timestamptz;
   v_passed bigint[] := '{}'::bigint[];
   j ai.agent_jobs;
 begin
@@ -2333,16 +2593,19 @@ begin
   end if;
   perform ai._end_overdue(claim_job.queue, v_now, v_start);  -- "Deadlines" above
 
+  perform ai._activate_due(claim_job.queue, v_now);  -- the jobs that came due enter the fair order
   for attempt in 1..5 loop
     -- 1. Pick (deploy/hot_renewals.sql: no index holds the lease expiry, so a renewal is HOT).
     --    a. A lease that ran out: the queue's running jobs (agent_jobs_in_progress), the lease
     --       read from the row. Such a job is its thread's one running job: no sibling check.
-    --    b. A due PENDING job (agent_jobs_claim_pending, in claim order) that comes before it in the
-    --       order of 0.1.0 (priority desc, then due time -- run_at, or the lease's end -- then
-    --       job_id). The thread's lock keeps every other claimer off the thread until we commit;
-    --       a picked expired job not taken stays locked, untouched, until then.
+    --    b. A due PENDING job in fair order (agent_jobs_claim_fair: priority desc, vtime, job_id;
+    --       deploy/job_keys.sql) of a higher priority than the expired one, which goes first at
+    --       its own priority. The thread's lock keeps every other claimer off the thread until we
+    --       commit; a picked expired job not taken stays locked, untouched, until then.
+    --    Its key's limits must admit it (ai._admit); when they do not, claim_jobs claims (it
+    --    looks past a full key's jobs).
     v_exp := null;
-    select c.job_id, c.priority, c.lease_expires_at into v_exp, v_exp_priority, v_exp_at
+    select c.job_id, c.priority into v_exp, v_exp_priority
     from ai.agent_jobs c
     where c.status = 'IN_PROGRESS' and c.queue = claim_job.queue
       and not ai._lease_held(c.lease_expires_at, c.updated_at, v_now, v_start)
@@ -2354,9 +2617,8 @@ begin
     for update skip locked;
     select c.job_id into v_id
     from ai.agent_jobs c
-    where c.status = 'PENDING' and c.queue = claim_job.queue and c.run_at <= v_now
-      and (v_exp is null or c.priority > v_exp_priority
-           or (c.priority = v_exp_priority and (c.run_at, c.job_id) < (v_exp_at, v_exp)))
+    where c.status = 'PENDING' and c.queue = claim_job.queue and c.vtime is not null and c.run_at <= v_now
+      and (v_exp is null or c.priority > v_exp_priority)
       and not exists (select from ai.agent_jobs b
                       where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                       offset 0)  -- stays a per-row probe of the one-thread index, never a join
@@ -2365,11 +2627,16 @@ begin
       -- the thread's session row, which no tenant can lock for another tenant's thread
       and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
                   offset 0 for no key update skip locked)
-    order by c.priority desc, c.run_at, c.job_id
+    order by c.priority desc, c.vtime, c.job_id
     limit 1
     for update skip locked;
     v_id := coalesce(v_id, v_exp);
     if v_id is null then
+      return;
+    end if;
+    if pg_catalog.cardinality(ai._admit(claim_job.queue, array[v_id], '{}'::bigint[], v_now, v_start)) = 0 then
+      -- its key is full: claim_jobs looks past that key's jobs
+      return query select * from ai.claim_jobs(claim_job.worker_id, claim_job.lease, claim_job.queue, 1);
       return;
     end if;
     -- 2. Take it, if its thread is still idle as seen now: this statement's snapshot is younger
@@ -2388,6 +2655,9 @@ begin
                       offset 0)
     returning u.* into j;
     if found and j.status = 'IN_PROGRESS' then
+      if j.vtime is not null and j.job_id is distinct from v_exp then
+        perform ai._advance_clock(claim_job.queue, j.vtime);  -- where the claims have got to
+      end if;
       return next j;
       return;
     end if;
@@ -2401,7 +2671,7 @@ begin
 end
 $$;
 comment on function ai.claim_job(text, interval, text) is
-  'Claims at most one job of a queue for worker_id: the first by priority (highest first), then due time, then job_id, among PENDING jobs due now and IN_PROGRESS jobs whose lease expired, skipping rows other claimers hold and threads with another job IN_PROGRESS. The job becomes IN_PROGRESS, its attempts grow by one, its fencing_token is bumped and it is leased until ai.now() + lease. Returns 0 or 1 row. An expired job whose attempts are spent becomes FAILED instead and the claim looks again. AS002 bad argument.';
+  'Claims at most one job of a queue for worker_id: the highest priority first; at one priority an IN_PROGRESS job whose lease expired, else the PENDING job due now that comes first in the fair order of the keys (docs/queue.md, "Fair shares and limits"), that its key''s limits admit, skipping rows other claimers hold and threads with another job IN_PROGRESS. The job becomes IN_PROGRESS, its attempts grow by one, its fencing_token is bumped and it is leased until ai.now() + lease. Returns 0 or 1 row. An expired job whose attempts are spent becomes FAILED instead and the claim looks again. AS002 bad argument.';
 
 create or replace function ai.claim_jobs(worker_id text, lease interval, queue text, max_jobs integer)
 returns setof ai.agent_jobs
@@ -2418,6 +2688,13 @@ declare
   v_expired boolean;
   v_dead text[];
   v_picked integer;
+  v_new bigint[];
+  v_kept bigint[];
+  v_blocked text[] := '{}'::text[];
+  v_row record;
+  v_threads text[] := '{}'::text[];
+  v_limited boolean;
+  v_top double precision;
 begin
   if claim_jobs.worker_id is null or claim_jobs.worker_id = '' or pg_catalog.char_length(claim_jobs.worker_id) > 255
      or claim_jobs.lease is null or claim_jobs.lease <= interval '0'
@@ -2443,12 +2720,27 @@ begin
         order by c.priority desc, c.lease_expires_at, c.job_id
         limit claim_jobs.max_jobs
         for update skip locked) e;
-  v_expired := v_ids is not null;
+  -- the keys' limits (ai._admit), when the queue has a limited key
+  v_limited := exists (select from ai.job_keys l where l.queue = claim_jobs.queue
+                       and (l.max_in_flight is not null or l.rate_per_minute is not null));
+  if v_ids is not null and v_limited then
+    v_ids := ai._admit(claim_jobs.queue, v_ids, '{}'::bigint[], v_now, v_start);
+  end if;
+  v_expired := coalesce(pg_catalog.cardinality(v_ids), 0) > 0;
+  --    The due PENDING jobs in fair order (agent_jobs_claim_fair: priority desc, vtime, job_id;
+  --    deploy/job_keys.sql), after giving the jobs that came due since their run_at their place in
+  --    it. Their keys' limits admit them (ai._admit).
+  if coalesce(pg_catalog.cardinality(v_ids), 0) < claim_jobs.max_jobs
+     and exists (select from ai.agent_jobs c where c.status = 'PENDING' and c.vtime is null
+                 and c.queue = claim_jobs.queue and c.run_at <= v_now) then
+    perform ai._activate_due(claim_jobs.queue, v_now);
+  end if;
   if coalesce(pg_catalog.cardinality(v_ids), 0) < claim_jobs.max_jobs then
     with candidates as (
-      select c.job_id, c.thread_id, c.priority, c.run_at
+      select c.job_id, c.thread_id, c.priority, c.vtime
       from ai.agent_jobs c
-      where c.status = 'PENDING' and c.queue = claim_jobs.queue and c.run_at <= v_now
+      where c.status = 'PENDING' and c.queue = claim_jobs.queue and c.vtime is not null and c.run_at <= v_now
+        and c.job_id <> all (coalesce(v_ids, '{}'::bigint[]))
         and not exists (select from ai.agent_jobs b
                         where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
                         offset 0)  -- stays a per-row probe of the one-thread index, never a join
@@ -2456,13 +2748,53 @@ begin
         -- the thread's session row, which no tenant can lock for another tenant's thread
         and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
                     offset 0 for no key update skip locked)
-      order by c.priority desc, c.run_at, c.job_id
+      order by c.priority desc, c.vtime, c.job_id
       limit claim_jobs.max_jobs - coalesce(pg_catalog.cardinality(v_ids), 0)
       for update skip locked
     )
-    select coalesce(v_ids, '{}'::bigint[]) operator(pg_catalog.||) pg_catalog.array_agg(d.job_id) into v_ids
-    from (select distinct on (c.thread_id) c.job_id from candidates c
-          order by c.thread_id, c.priority desc, c.run_at, c.job_id) d;
+    select pg_catalog.array_agg(d.job_id order by d.priority desc, d.vtime, d.job_id), max(d.vtime) into v_new, v_top
+    from (select distinct on (c.thread_id) c.job_id, c.priority, c.vtime from candidates c
+          order by c.thread_id, c.priority desc, c.vtime, c.job_id) d;
+    if v_new is not null and not v_limited then
+      v_ids := coalesce(v_ids, '{}'::bigint[]) operator(pg_catalog.||) v_new;
+    elsif v_new is not null then
+      v_kept := ai._admit(claim_jobs.queue, v_new, coalesce(v_ids, '{}'::bigint[]), v_now, v_start);
+      v_ids := coalesce(v_ids, '{}'::bigint[]) operator(pg_catalog.||) v_kept;
+      if pg_catalog.cardinality(v_kept) < pg_catalog.cardinality(v_new) then
+        v_blocked := array(select distinct j.key from ai.agent_jobs j where j.job_id = any (v_new) and j.job_id <> all (v_kept));
+      end if;
+    end if;
+  end if;
+  --    Some key was full: the room left goes to the next jobs in fair order of the other keys, one
+  --    by one (the keys filtered here, not in the query: a planner that saw "key <> the one key
+  --    of the backlog" would expect no row and scan the table). At most 10,000 rows are read.
+  if pg_catalog.cardinality(v_blocked) > 0 and coalesce(pg_catalog.cardinality(v_ids), 0) < claim_jobs.max_jobs then
+    v_threads := array(select j.thread_id from ai.agent_jobs j where j.job_id = any (v_ids));
+    for v_row in
+      select c.job_id, c.key, c.thread_id from ai.agent_jobs c
+      where c.status = 'PENDING' and c.queue = claim_jobs.queue and c.vtime is not null and c.run_at <= v_now
+        and c.job_id <> all (v_ids)
+        and not exists (select from ai.agent_jobs b
+                        where b.thread_id = c.thread_id and b.status = 'IN_PROGRESS' and b.job_id <> c.job_id
+                        offset 0)
+      order by c.priority desc, c.vtime, c.job_id
+      limit 10000
+    loop
+      continue when v_row.key = any (v_blocked) or v_row.thread_id = any (v_threads);
+      perform from ai.agent_jobs c
+      where c.job_id = v_row.job_id and c.status = 'PENDING'
+        and exists (select from ai.agent_sessions s where s.thread_id = c.thread_id
+                    offset 0 for no key update skip locked)
+      for update skip locked;
+      continue when not found;
+      v_threads := v_threads operator(pg_catalog.||) v_row.thread_id;
+      if pg_catalog.cardinality(ai._admit(claim_jobs.queue, array[v_row.job_id], v_ids, v_now, v_start)) = 0 then
+        v_blocked := v_blocked operator(pg_catalog.||) v_row.key;
+        continue;
+      end if;
+      v_ids := v_ids operator(pg_catalog.||) v_row.job_id;
+      exit when pg_catalog.cardinality(v_ids) >= claim_jobs.max_jobs;
+    end loop;
   end if;
   --    Room left: the running jobs of dead workers ("Dead workers" above), taken as expired leases.
   --    Not in the first 30 seconds after the server started (the workers take their holds again).
@@ -2481,11 +2813,18 @@ begin
             order by c.priority desc, c.claimed_at, c.job_id
             limit claim_jobs.max_jobs - coalesce(pg_catalog.cardinality(v_ids), 0)
             for update skip locked) e;
+      if coalesce(pg_catalog.cardinality(v_ids), 0) > v_picked and v_limited then
+        v_ids := v_ids[1:v_picked] operator(pg_catalog.||)
+                 ai._admit(claim_jobs.queue, v_ids[v_picked + 1:], v_ids[1:v_picked], v_now, v_start);
+      end if;
       v_expired := v_expired or coalesce(pg_catalog.cardinality(v_ids), 0) > v_picked;
     end if;
   end if;
   if v_ids is null or pg_catalog.cardinality(v_ids) = 0 then
     return;
+  end if;
+  if v_top is not null then
+    perform ai._advance_clock(claim_jobs.queue, v_top);  -- where the claims have got to
   end if;
 
   -- 2. Take those whose thread is still idle as seen now (see claim_job). The ids go to the UPDATE
@@ -2511,7 +2850,7 @@ begin
                         offset 0)
       returning u.*
     )
-    select * from claimed c order by c.priority desc, c.run_at, c.job_id;
+    select * from claimed c order by c.priority desc, c.vtime, c.job_id;
     return;
   end if;
 
@@ -2537,11 +2876,11 @@ begin
   return query
   select * from ai.agent_jobs j
   where j.job_id = any (v_ids) and j.status = 'IN_PROGRESS'
-  order by j.priority desc, j.run_at, j.job_id;
+  order by j.priority desc, j.vtime, j.job_id;
 end
 $$;
 comment on function ai.claim_jobs(text, interval, text, integer) is
-  'Claims up to max_jobs (1 to 1000) jobs of a queue in one statement, chosen and leased as claim_job does, at most one per thread. AS002 bad argument.';
+  'Claims up to max_jobs (1 to 1000) jobs of a queue in one statement, leased as claim_job does, at most one per thread: the IN_PROGRESS jobs whose lease expired first, then the PENDING jobs due now in the fair order of their keys (docs/queue.md, "Fair shares and limits"), then the running jobs of dead workers; each key''s limits (ai.set_job_key) admit at most what they allow. AS002 bad argument.';
 
 -- A claim that can be asked again. The connection can break after the server committed a claim
 -- and before its answer arrived: the jobs are IN_PROGRESS under a worker that does not know it
@@ -2577,7 +2916,7 @@ begin
     select j.* from ai.agent_jobs j
     where j.job_id = any (r.job_ids) and j.status = 'IN_PROGRESS' and j.lease_owner = claim_jobs.worker_id
       and j.fencing_token = r.fencing_tokens[pg_catalog.array_position(r.job_ids, j.job_id)]
-    order by j.priority desc, j.run_at, j.job_id;
+    order by j.priority desc, j.vtime, j.job_id;
     return;
   end if;
   select pg_catalog.array_agg(c) into v_jobs
@@ -2813,7 +3152,8 @@ begin
   select a.status, a.fencing_token, a.lease_expires_at, a.updated_at, a.xmin, a.xmax into j
   from ai.agent_jobs a
   where a.job_id = new.job_id;
-  if not found or ai._xmax_in_flight(j.xmax)
+  -- (xmax 0, no writer or locker ever, tested here: a call fewer in the usual commit, issue 34 item 8)
+  if not found or (j.xmax <> '0'::xid and ai._xmax_in_flight(j.xmax))
      or pg_catalog.current_setting('transaction_isolation') <> 'read committed' then
     -- a writer in flight (or one snapshot for the whole transaction): wait for it, see what it did
     select a.status, a.fencing_token, a.lease_expires_at, a.updated_at, a.xmin, a.xmax into j
@@ -2871,10 +3211,6 @@ as $$
 declare
   v_now timestamptz := ai.now();
   v_expires timestamptz;
-  v_fence tid;
-  v_mark text := pg_catalog.current_setting('ai.fenced', true);
-  v_this text := ',' operator(pg_catalog.||) fenced_write.job_id operator(pg_catalog.||) ':'
-                 operator(pg_catalog.||) fenced_write.fencing_token operator(pg_catalog.||) ',';
 begin
   -- The check now, without a row lock: nothing waits for this transaction.
   select j.lease_expires_at into v_expires
@@ -2885,17 +3221,8 @@ begin
   if not found then
     perform ai._raise_lease_lost(fenced_write.job_id, fenced_write.fencing_token);
   end if;
-  -- The check at commit, queued once per transaction and (job, token): the mark says it is.
-  -- (The mark is only a shortcut: a caller that forged it would only switch off its own fence,
-  -- as one that never called fenced_write does.)
-  if v_mark is null or pg_catalog.strpos(v_mark, v_this) = 0 then
-    insert into ai.job_fences (job_id, fencing_token) values (fenced_write.job_id, fenced_write.fencing_token)
-    returning ctid into v_fence;
-    delete from ai.job_fences f where f.ctid = v_fence;
-    perform pg_catalog.set_config('ai.fenced',
-      case when v_mark is null or v_mark = '' then v_this else v_mark operator(pg_catalog.||) pg_catalog.substr(v_this, 2) end,
-      true);
-  end if;
+  -- The check at commit, queued once per transaction and (job, token) (ai._queue_fence_check).
+  perform ai._queue_fence_check(fenced_write.job_id, fenced_write.fencing_token);
   return v_expires;
 end
 $$;
@@ -3339,11 +3666,14 @@ revoke execute on function
   ai._check_lease(interval), ai._check_claim(text, interval, text), ai._raise_lease_lost(bigint, bigint),
   ai._raise_not_allowed(bigint, text),
   ai._backoff(integer), ai._finish_spent(bigint, timestamptz),
-  ai._check_enqueue(text, jsonb, text, integer, integer, text), ai._enqueue_owner(text),
+  ai._check_enqueue(text, jsonb, text, integer, integer, text), ai._enqueue_owner(text), ai._check_headers(jsonb),
   ai._check_deadlines(timestamptz, interval, timestamptz, timestamptz), ai._end_overdue(text, timestamptz, timestamptz),
   ai.set_queue_deadlines(text, interval, interval, interval),
   ai.snooze_job(bigint, bigint, timestamptz),
-  ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz),
+  ai._job_key(text, text), ai._fair_base(text, text, integer, timestamptz), ai._key_step(text, text),
+  ai._advance_clock(text, double precision),
+  ai._activate_due(text, timestamptz), ai._admit(text, bigint[], bigint[], timestamptz, timestamptz),
+  ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz, text, jsonb),
   ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
   ai.claim_jobs(text, interval, text, integer, text),
   ai.complete_and_claim(text, interval, text, integer, text, bigint[], bigint[], jsonb[]),
@@ -3354,7 +3684,7 @@ revoke execute on function
   ai.queue_stats(text), ai.reap_expired(text), ai.archive_jobs(interval, integer), ai.queue_channel(text),
   ai._written_here(xid)
 from public;
-grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz),
+grant execute on function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz, text, jsonb),
   ai.cancel_job(bigint), ai.get_job(bigint), ai.job_attempts(bigint), ai.queue_stats(text)
 to ai_user, ai_service;
 grant execute on function ai.claim_job(text, interval, text), ai.claim_jobs(text, interval, text, integer),
@@ -3926,6 +4256,34 @@ end
 $$;
 comment on function ai._collect_checkpoint_blobs(text[]) is 'Internal: deletes the channel values no checkpoint of their thread and namespace references any more, directly or as the base of a referenced delta; returns how many.';
 
+-- Values that name a pending write (deploy/checkpoint_write_refs.sql) get its bytes back, before
+-- a deleting path deletes writes: in the given threads, those whose write belongs to a checkpoint
+-- of one of run_ids (delete_for_runs), or all of them (run_ids NULL: prune keep_latest, which
+-- then keeps only the newest checkpoints' writes). The callers hold the threads' sessions locked.
+create or replace function ai._unname_writes(thread_ids text[], run_ids text[]) returns bigint
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_count bigint;
+begin
+  update ai.checkpoint_blobs b
+  set blob = w.blob, write_checkpoint_id = null, write_task_id = null, write_idx = null
+  from ai.checkpoint_writes w
+  where b.thread_id = any ($1) and b.write_task_id is not null
+    and w.thread_id = b.thread_id and w.checkpoint_ns = b.checkpoint_ns and w.checkpoint_id = b.write_checkpoint_id
+    and w.task_id = b.write_task_id and w.idx = b.write_idx
+    and ($2 is null or exists (select from ai.checkpoints c, pg_catalog.unnest($2) as r(run_id)
+                               where c.thread_id = b.thread_id and c.checkpoint_ns = b.checkpoint_ns
+                                 and c.checkpoint_id = b.write_checkpoint_id
+                                 and c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id)));
+  get diagnostics v_count = row_count;
+  return v_count;
+end
+$$;
+comment on function ai._unname_writes(text[], text[]) is 'Internal: gives the values that name a pending write (checkpoint_blobs.write_*) the write''s bytes, in the given threads: those naming a write of a checkpoint of run_ids, or all (run_ids NULL); before a path deletes writes. Returns how many.';
+revoke execute on function ai._unname_writes(text[], text[]) from public;
+
 -- The deleting paths (prune_checkpoints, so prune_idle_threads, and delete_for_runs) lock their
 -- threads' sessions and so wait for every put in flight; at read committed each statement after
 -- the lock sees what those puts committed, and keeps the versions their deltas extend. A repeatable
@@ -3963,7 +4321,6 @@ drop function if exists ai._reset_current_checkpoint(text[]);
 create or replace function ai._rebuilt_value(thread_id text, checkpoint_ns text, channel text, version text)
 returns bytea
 language plpgsql stable
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_thread text collate "default" := $1;
@@ -3974,7 +4331,12 @@ declare
   v_whole boolean;
 begin
   with recursive chain as (
-    select b.base_version, b.blob, 0 as depth
+    select b.base_version,
+           coalesce(b.blob, (select w.blob from ai.checkpoint_writes w
+                             where w.thread_id = v_thread and w.checkpoint_ns = v_ns
+                               and w.checkpoint_id = b.write_checkpoint_id and w.task_id = b.write_task_id
+                               and w.idx = b.write_idx)) as blob,
+           0 as depth
     from ai.checkpoint_blobs b
     where b.thread_id = v_thread and b.checkpoint_ns = v_ns and b.channel = v_channel and b.version = v_version
     union all
@@ -3983,7 +4345,12 @@ begin
     select b.base_version, b.blob, c.depth + 1
     from chain c
     cross join lateral (
-      select b.base_version, b.blob from ai.checkpoint_blobs b
+      select b.base_version,
+             coalesce(b.blob, (select w.blob from ai.checkpoint_writes w
+                               where w.thread_id = v_thread and w.checkpoint_ns = v_ns
+                                 and w.checkpoint_id = b.write_checkpoint_id and w.task_id = b.write_task_id
+                                 and w.idx = b.write_idx)) as blob
+      from ai.checkpoint_blobs b
       where b.thread_id = v_thread and b.checkpoint_ns = v_ns and b.channel = v_channel and b.version = c.base_version
       limit 1
     ) b
@@ -3994,14 +4361,14 @@ begin
   if v_parts is null then
     return null;
   end if;
-  if not v_whole then
+  if not v_whole or array_position(v_parts, null) is not null then
     raise exception using errcode = 'AS060',
       message = format('the value of channel %s at version %s cannot be rebuilt: a version it extends is missing', v_channel, v_version);
   end if;
   return ai._msgpack_concat(v_parts);
 end
 $$;
-comment on function ai._rebuilt_value(text, text, text, text) is 'Internal: the whole value of a channel version stored as a delta (the value it extends and the items of each delta since, one msgpack array). AS060 when a version on the way is missing.';
+comment on function ai._rebuilt_value(text, text, text, text) is 'Internal: the whole value of a channel version stored as a delta (the value it extends and the items of each delta since, one msgpack array; a delta that names a pending write, checkpoint_blobs.write_*, is that write''s bytes). AS060 when a version or a named write on the way is missing.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Writing
@@ -4016,7 +4383,6 @@ comment on function ai._rebuilt_value(text, text, text, text) is 'Internal: the 
 -- within a few probes of a whole value's, and the whole values add 1/32 of the list per step.
 create or replace function ai._max_delta_depth() returns integer
 language sql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$ select 32 $$;
 comment on function ai._max_delta_depth() is 'Internal: the most deltas a stored channel value may be from a whole value (ai.checkpoint_blobs.delta_depth); put_checkpoint stores a delta past it whole.';
 
@@ -4027,7 +4393,6 @@ comment on function ai._max_delta_depth() is 'Internal: the most deltas a stored
 -- bytes that are not msgpack would rebuild a wrong value, so put_checkpoint refuses them (AS061).
 create or replace function ai._msgpack_is_array(blob bytea) returns boolean
 language plpgsql immutable strict parallel safe
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_len integer := pg_catalog.length(blob);
@@ -4105,12 +4470,17 @@ comment on function ai._msgpack_is_array(bytea) is 'Internal: whether the bytes 
 -- else AS061 and the saver sends the whole value. Its depth is its base's plus one; a delta past
 -- ai._max_delta_depth() is stored whole instead, rebuilt here from its base (one read of the
 -- chain, every that many steps), so no chain grows past the bound whatever the client sends.
+-- A delta whose bytes are those of a pending write of the parent checkpoint, as stored (same
+-- channel and type, idx >= 0: a row never overwritten; the step's held writes are inserted
+-- before this), names that write instead of holding a second copy (blob NULL, write_*: deploy/
+-- checkpoint_write_refs.sql): a node's new messages are then stored once, as its write.
 -- Each version is stored once: a version already stored is kept as it is.
+drop function if exists ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[]);
 create or replace function ai._insert_channel_values(thread_id text, checkpoint_ns text, owner text,
                                                      channels text[], versions text[], types text[],
-                                                     blobs bytea[], bases text[]) returns void
+                                                     blobs bytea[], bases text[], parent_checkpoint_id text)
+returns void
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -4122,13 +4492,20 @@ declare
   a_types alias for $6;
   a_blobs alias for $7;
   a_bases alias for $8;
+  a_parent alias for $9;
   v_depths integer[];
+  v_write_tasks text[];
+  v_write_idx integer[];
   v_base record;
+  v_write record;
 begin
   if a_bases is not null then
     v_depths := pg_catalog.array_fill(0, array[pg_catalog.cardinality(a_blobs)]);
+    v_write_tasks := pg_catalog.array_fill(null::text, array[pg_catalog.cardinality(a_blobs)]);
+    v_write_idx := pg_catalog.array_fill(null::integer, array[pg_catalog.cardinality(a_blobs)]);
     for i in 1 .. pg_catalog.cardinality(a_bases) loop
       continue when a_bases[i] is null;
+      -- a base stored as a named write is a msgpack array by construction (it was checked as a delta)
       select b.delta_depth, b.type, pg_catalog.get_byte(b.blob, 0) as first_byte
       into v_base
       from ai.checkpoint_blobs b
@@ -4145,6 +4522,18 @@ begin
       end if;
       if v_base.delta_depth < ai._max_delta_depth() then
         v_depths[i] := v_base.delta_depth + 1;
+        if a_parent is not null then
+          select w.task_id, w.idx into v_write
+          from ai.checkpoint_writes w
+          where w.thread_id = a_thread_id and w.checkpoint_ns = a_ns and w.checkpoint_id = a_parent
+            and w.idx >= 0 and w.channel = a_channels[i] and w.type = a_types[i] and w.blob = a_blobs[i]
+          limit 1;
+          if found then
+            v_write_tasks[i] := v_write.task_id;
+            v_write_idx[i] := v_write.idx;
+            a_blobs[i] := null;
+          end if;
+        end if;
       else
         a_blobs[i] := ai._msgpack_concat(array[ai._rebuilt_value(a_thread_id, a_ns, a_channels[i], a_bases[i]),
                                                a_blobs[i]]);
@@ -4153,16 +4542,18 @@ begin
     end loop;
   end if;
   insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob, base_version,
-                                   delta_depth)
-  select a_thread_id, a_ns, u.channel, u.version, a_owner, u.type, u.blob, u.base, coalesce(u.depth, 0)
-  from unnest(a_channels, a_versions, a_types, a_blobs, coalesce(a_bases, '{}'), coalesce(v_depths, '{}'))
-    as u(channel, version, type, blob, base, depth)
+                                   delta_depth, write_checkpoint_id, write_task_id, write_idx)
+  select a_thread_id, a_ns, u.channel, u.version, a_owner, u.type, u.blob, u.base, coalesce(u.depth, 0),
+         case when u.write_task is not null then a_parent end, u.write_task, u.write_idx
+  from unnest(a_channels, a_versions, a_types, a_blobs, coalesce(a_bases, '{}'), coalesce(v_depths, '{}'),
+              coalesce(v_write_tasks, '{}'), coalesce(v_write_idx, '{}'))
+    as u(channel, version, type, blob, base, depth, write_task, write_idx)
   on conflict (thread_id, checkpoint_ns, channel, version) do nothing;
 end
 $$;
-comment on function ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[]) is 'Internal: stores a put''s new channel values, each version once; a delta (bases[i] set) at its base''s depth plus one, or whole (rebuilt) past ai._max_delta_depth(). AS061 a delta whose base is not stored, or which is not one msgpack array of type msgpack extending a msgpack list.';
+comment on function ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[], text) is 'Internal: stores a put''s new channel values, each version once; a delta (bases[i] set) at its base''s depth plus one, or whole (rebuilt) past ai._max_delta_depth(); a delta equal to a pending write of the parent checkpoint as a reference to it. AS061 a delta whose base is not stored, or which is not one msgpack array of type msgpack extending a msgpack list.';
 revoke execute on function ai._max_delta_depth(), ai._msgpack_is_array(bytea),
-  ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[]) from public;
+  ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[], text) from public;
 
 
 -- The rows of one task's pending writes (the guards are the caller's): put_writes, and
@@ -4176,7 +4567,6 @@ create or replace function ai._insert_writes(thread_id text, checkpoint_ns text,
                                              task_id text, task_path text, idx integer[], channels text[],
                                              types text[], blobs bytea[]) returns integer
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_count integer;
@@ -4200,7 +4590,6 @@ comment on function ai._insert_writes(text, text, text, text, text, text, intege
 create or replace function ai._check_writes(task_id text, task_path text, idx integer[], channels text[],
                                             types text[], blobs bytea[]) returns void
 language plpgsql immutable
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if task_id is null or task_id = '' or pg_catalog.octet_length(task_id) > 255 then
@@ -4228,6 +4617,7 @@ begin
 end
 $$;
 comment on function ai._check_writes(text, text, integer[], text[], text[], bytea[]) is 'Internal guard: AS002 for a bad task id, task path or write arrays (NULL, unequal lengths, NULL elements, a channel name over 255 characters), AS003 for a value over 16 MiB.';
+revoke execute on function ai._check_writes(text, text, integer[], text[], text[], bytea[]) from public;
 
 -- The guards of a durable step's arguments (put_checkpoint's; the fence is checked by the caller,
 -- ai._fence). The common case is tested inline (plain expressions, no query: this is the hot path
@@ -4238,7 +4628,6 @@ create or replace function ai._check_step(thread_id text, checkpoint_ns text, ch
                                           channel_values ai.checkpoint_values, writes ai.task_writes,
                                           durability text) returns void
 language plpgsql immutable
-set search_path = pg_catalog, pg_temp
 as $$
 begin
   if thread_id is null or thread_id = '' or pg_catalog.char_length(thread_id) > 255 then
@@ -4285,12 +4674,12 @@ begin
 end
 $$;
 comment on function ai._check_step(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, text) is 'Internal guard of ai.put_checkpoint''s arguments: AS002 for a bad key, type, durability, value or write arrays, AS003 for a document, checkpoint or value over its limit.';
+revoke execute on function ai._check_step(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, text) from public;
 
 -- The guards of a checkpoint's new channel values (ai.checkpoint_values; NULL: none).
 create or replace function ai._check_checkpoint_values(checkpoint bytea, channel_values ai.checkpoint_values)
 returns void
 language plpgsql immutable
-set search_path = pg_catalog, pg_temp
 as $$
 declare
   v ai.checkpoint_values := coalesce(channel_values, row('{}', '{}', '{}', '{}', null)::ai.checkpoint_values);
@@ -4318,6 +4707,60 @@ begin
 end
 $$;
 comment on function ai._check_checkpoint_values(bytea, ai.checkpoint_values) is 'Internal guard of a checkpoint''s new channel values: AS002 for NULL or unequal arrays, a NULL element, a channel name or version over 255 bytes; AS003 for the checkpoint or a value over 16 MiB.';
+revoke execute on function ai._check_checkpoint_values(bytea, ai.checkpoint_values) from public;
+
+-- The step's messages (put_checkpoint's messages: what a saver's mirror_messages sends, each with
+-- its idempotency key) in one INSERT ... SELECT, instead of ai.append_messages' call per message.
+-- That fast path is taken when every message is what the per-message path would insert as it is
+-- (an object with a valid role, content within the document limit, a string idempotency key of at
+-- most 255 bytes, distinct in the batch and not yet stored, no turn or token_count), the session
+-- takes messages (active or waiting), and no other append of the thread commits a seq meanwhile;
+-- the rows are then those ai.append_message_idempotent would write (seq the thread's newest + 1,
+-- 2, ..., the token estimate, the same created_at). Anything else (a retry whose keys are stored,
+-- a bad message, a finished session, a concurrent append: the unique violation of its seq) goes
+-- through ai.append_messages, with its errors and its rules (a retried key returns the original).
+create or replace function ai._append_step_messages(thread_id text, owner text, status text, messages jsonb)
+returns void
+language plpgsql volatile
+as $$
+declare
+  v_fast boolean;
+  v_now timestamptz := ai.now();
+begin
+  select pg_catalog.jsonb_typeof($4) = 'array' and $3 in ('active', 'waiting')
+         and pg_catalog.bool_and(pg_catalog.jsonb_typeof(e.m) = 'object'
+               and e.m ->> 'role' in ('system', 'user', 'assistant', 'tool_call', 'tool_result')
+               and e.m ? 'content' and pg_catalog.jsonb_typeof(e.m -> 'content') <> 'null'
+               and pg_catalog.pg_column_size(e.m -> 'content') <= ai._max_document_bytes()
+               and pg_catalog.jsonb_typeof(e.m -> 'idempotency_key') = 'string'
+               and pg_catalog.octet_length(e.m ->> 'idempotency_key') between 1 and 255
+               and not e.m ? 'turn' and not e.m ? 'token_count')
+         and pg_catalog.count(distinct e.m ->> 'idempotency_key') = pg_catalog.count(*)
+         and not exists (select from ai.session_messages x
+                         where x.thread_id = $1
+                           and x.idempotency_key = any (array(select y.m ->> 'idempotency_key'
+                                                              from pg_catalog.jsonb_array_elements($4) y(m))))
+  into v_fast
+  from pg_catalog.jsonb_array_elements(case when pg_catalog.jsonb_typeof($4) = 'array' then $4 else '[]' end) e(m);
+  if v_fast then
+    begin
+      insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key,
+                                       created_at)
+      select $1, n.seq + e.ord, $2, e.m ->> 'role', e.m -> 'content', ai.estimate_tokens(e.m -> 'content'), null,
+             e.m ->> 'idempotency_key', v_now
+      from (select coalesce(max(x.seq), 0) as seq from ai.session_messages x where x.thread_id = $1) n
+      cross join pg_catalog.jsonb_array_elements($4) with ordinality e(m, ord)
+      order by e.ord;
+      return;
+    exception when unique_violation then
+      null;  -- another append of the thread took a seq (or a key) first: the per-message path waits its turn
+    end;
+  end if;
+  perform ai.append_messages($1, $4);
+end
+$$;
+comment on function ai._append_step_messages(text, text, text, jsonb) is 'Internal: appends a step''s messages for ai.put_checkpoint in one INSERT when each is a plain new message with its idempotency key and the session takes messages; else (a retry, a bad message, a finished session, a concurrent append) through ai.append_messages, with its rules and errors.';
+revoke execute on function ai._append_step_messages(text, text, text, jsonb) from public;
 
 -- The durable step, in one call: a task's pending writes held by the saver until the step's
 -- checkpoint (for the parent checkpoint they were written from), the checkpoint with its new
@@ -4331,11 +4774,11 @@ comment on function ai._check_checkpoint_values(bytea, ai.checkpoint_values) is 
 --            messages => '[...]', step_commit => row(job_id, fencing_token, 'sync')::ai.step_commit)
 -- Its steps: the guards (ai._check_step), the fence (ai._fence), the session locked, the deltas'
 -- bases checked, the held writes (ai._insert_writes), the values and the checkpoint, the
--- messages (ai.append_messages). Nothing on the session row: the session is read and locked FOR
--- KEY SHARE only (what the foreign keys of the rows inserted take anyway), which a claim's thread
--- lock (FOR NO KEY UPDATE) does not wait for, and which makes a delete_thread racing this put
--- either wait for it (and delete what it wrote) or go first (and this put then sees the
--- tombstone: AS020).
+-- messages (ai._append_step_messages: one INSERT, or ai.append_messages' rules). Nothing on the
+-- session row: the session is read and locked FOR KEY SHARE only (what the foreign keys of the
+-- rows inserted take anyway), which a claim's thread lock (FOR NO KEY UPDATE) does not wait for,
+-- and which makes a delete_thread racing this put either wait for it (and delete what it wrote)
+-- or go first (and this put then sees the tombstone: AS020).
 drop function if exists ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text);
 drop function if exists ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, text[], text[], text[], bytea[], bigint, bigint, text, text[], text, text, integer[], text[], text[], bytea[], jsonb);
 create or replace function ai.put_checkpoint(
@@ -4377,6 +4820,7 @@ declare
   v_id text := coalesce($3, ai.ulid());
   v_now timestamptz := ai.now();
   v_owner text;
+  v_status text;
 begin
   perform ai._check_step(a_thread_id, a_ns, v_id, a_parent_id, a_type, a_checkpoint, a_metadata, a_versions,
                          $9, a_writes, a_durability);
@@ -4392,7 +4836,8 @@ begin
   -- The session, locked (for key share) until this transaction ends, before the delta check
   -- below: ai.prune_checkpoints and ai.delete_for_runs lock it for update before they delete, so
   -- the base a delta extends cannot be deleted between that check and the commit.
-  select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for key share;
+  select s.owner, s.status into v_owner, v_status from ai.agent_sessions s where s.thread_id = a_thread_id
+  for key share;
   if v_owner is null then
     v_owner := ai._checkpoint_thread_owner(a_thread_id);
   end if;
@@ -4405,7 +4850,7 @@ begin
   -- The new channel values (whole, or deltas of a bounded depth; AS061 a delta that cannot be
   -- one), after the session's lock above: the base a delta extends cannot be deleted before commit.
   perform ai._insert_channel_values(a_thread_id, a_ns, v_owner, a_blob_channels, a_blob_versions, a_blob_types,
-                                    a_blobs, a_bases);
+                                    a_blobs, a_bases, a_parent_id);
   insert into ai.checkpoints (thread_id, checkpoint_ns, checkpoint_id, owner, parent_checkpoint_id, type,
                               checkpoint, metadata, channel_versions, created_at)
   values (a_thread_id, a_ns, v_id, v_owner, a_parent_id, a_type, a_checkpoint, a_metadata, a_versions, v_now)
@@ -4417,7 +4862,7 @@ begin
       channel_versions = excluded.channel_versions;
 
   if a_messages is not null then
-    perform ai.append_messages(a_thread_id, a_messages);
+    perform ai._append_step_messages(a_thread_id, v_owner, v_status, a_messages);
   end if;
   return v_id;
 end
@@ -5104,9 +5549,15 @@ begin
          and b.version = n.version
     where b.base_version is not null
   )
+  -- a value that names a write gets the write's bytes: the copy may not hold that write
   insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob, base_version,
                                    delta_depth)
-  select a_target, b.checkpoint_ns, b.channel, b.version, a_owner, b.type, b.blob, b.base_version, b.delta_depth
+  select a_target, b.checkpoint_ns, b.channel, b.version, a_owner, b.type,
+         coalesce(b.blob, (select w.blob from ai.checkpoint_writes w
+                           where w.thread_id = a_source and w.checkpoint_ns = b.checkpoint_ns
+                             and w.checkpoint_id = b.write_checkpoint_id and w.task_id = b.write_task_id
+                             and w.idx = b.write_idx)),
+         b.base_version, b.delta_depth
   from needed r
   join ai.checkpoint_blobs b
     on b.thread_id = a_source and b.checkpoint_ns = r.checkpoint_ns and b.channel = r.channel and b.version = r.version;
@@ -5237,6 +5688,7 @@ begin
     return 0;
   end if;
   perform from ai.agent_sessions s where s.thread_id = any (v_threads) order by s.thread_id for update;
+  perform ai._unname_writes(v_threads, run_ids);
   with gone as (
     delete from ai.checkpoints c
     using pg_catalog.unnest(run_ids) as r(run_id)
@@ -5289,6 +5741,7 @@ begin
     delete from ai.checkpoints c where c.thread_id = any (thread_ids);
     get diagnostics v_count = row_count;
   else
+    perform ai._unname_writes(thread_ids, null);
     -- Keep the newest checkpoint of each (thread, namespace) with its writes and the values it
     -- names; and, for each DeltaChannel whose value it does not store (the channels its metadata
     -- counts in counters_since_delta_snapshot), the ancestors that value is rebuilt from, back to
@@ -9319,6 +9772,171 @@ alter table ai.queue_deadlines force row level security;
 create policy queue_deadlines_schema_owner on ai.queue_deadlines using (true) with check (true);
 
 
+-- ===== change: job_headers =====
+-- Deploy agent-state:job_headers to pg
+-- requires: queue
+-- requires: retention
+--
+-- ai.agent_jobs.headers: what the code that enqueued a job hands to whoever runs it, as a JSON
+-- object of string values. Today the W3C trace context of the enqueuer (`traceparent`,
+-- `tracestate`: https://www.w3.org/TR/trace-context/), which the Python and TypeScript clients
+-- fill from the current OpenTelemetry context when they enqueue, and which the workers' run spans
+-- take as their parent and link (docs/observability.md, "Traces"); open to other headers later.
+-- NULL: none (a job enqueued without tracing, or by SQL). ai.enqueue_job and ai.enqueue_jobs
+-- check it (an object, at most 8 KiB: AS002); no CHECK here, so that the column costs a job
+-- nothing but its bytes. A nullable column without a default: no table rewrite.
+--
+-- The archive copies get it too: ai.agent_jobs_archive (ai.archive_jobs names its columns) and
+-- ai_archive's twins of both (the retention functions copy by column name).
+
+alter table ai.agent_jobs add column headers jsonb;
+comment on column ai.agent_jobs.headers is
+  'What the enqueuer hands to the run: a JSON object of strings, e.g. the W3C traceparent and tracestate of the code that enqueued the job. NULL: none.';
+alter table ai.agent_jobs_archive add column headers jsonb;
+alter table ai_archive.agent_jobs add column headers jsonb;
+alter table ai_archive.agent_jobs_archive add column headers jsonb;
+
+
+-- ===== change: checkpoint_write_refs =====
+-- Deploy agent-state:checkpoint_write_refs to pg
+-- requires: checkpoint_delta_depth
+--
+-- A delta that names the held write instead of copying it (issue 34 item 8). A node that returns
+-- new messages through add_messages writes them as its task's pending write (ai.checkpoint_writes,
+-- for the parent checkpoint), and the step's checkpoint stores the same items again as the delta
+-- of the list channel (deploy/checkpoint_deltas.sql): the same bytes twice a step. When a delta's
+-- bytes equal a pending write of the parent checkpoint (same channel, type and blob, idx >= 0:
+-- rows that are never overwritten), ai.put_checkpoint stores the delta as a reference to that
+-- write: blob NULL and the write's key in these columns; ai._rebuilt_value reads the write's blob.
+--
+-- No foreign key holds the reference: its check on every deleted write (prune, delete_thread)
+-- would scan the thread's values, and a partial index for it would cost most of what the bytes
+-- saved. Every path that deletes writes keeps the rule instead, under the session lock it already
+-- takes: prune_checkpoints and delete_for_runs copy a named write's bytes into the value first,
+-- copies and forks copy the bytes (tests/pgtap/put_checkpoint/
+-- a_value_that_names_a_write_stays_readable_through_every_deleting_and_copying_path.sql).
+
+alter table ai.checkpoint_blobs
+  add column write_checkpoint_id text collate "C",
+  add column write_task_id text collate "C",
+  add column write_idx integer;
+comment on column ai.checkpoint_blobs.write_task_id is
+  'Set (with write_checkpoint_id and write_idx) for a delta stored as a reference to the pending write in ai.checkpoint_writes that holds the same bytes (blob NULL): (thread_id, checkpoint_ns, write_checkpoint_id, write_task_id, write_idx).';
+alter table ai_archive.checkpoint_blobs
+  add column write_checkpoint_id text collate "C",
+  add column write_task_id text collate "C",
+  add column write_idx integer;
+
+
+-- ===== change: job_keys =====
+-- Deploy agent-state:job_keys to pg
+-- requires: queue
+-- requires: hot_renewals
+-- requires: retention
+--
+-- Fair shares and limits per key (issue 38; docs/queue.md, "Fair shares and limits").
+--
+-- Every job has a key (ai.agent_jobs.key): the one enqueue_job(key => ...) names, or '@' and its
+-- owner when it names none (each tenant is a key of its own; a key a job names never starts with
+-- '@', so no tenant can join another's). A key is a string of the queue, not of a tenant: two
+-- tenants that name 'openai' share that key's limits (the provider's quota).
+--
+-- The fair order is stride scheduling done at enqueue time. Each job gets a virtual time, vtime:
+-- the larger of its key's last PENDING job's vtime and where the claims of its queue have got to
+-- (ai.queue_clocks), plus 1 / the key's weight. Claims take due jobs by
+-- (priority desc, vtime, job_id), one index scan as before. A key with 100,000 due jobs holds
+-- vtimes spaced 1/weight apart from the head on; another key's new job lands right behind the
+-- head, after at most weight_a / weight_b jobs of each busy key, whatever their backlog. Nothing
+-- is scanned per key and no row is written by the enqueuers of a queue: the key's last vtime is
+-- the end of an index range (agent_jobs_key_pending), the queue's clock a row the claims move.
+--
+-- A job enqueued for later (run_at in the future) has no vtime until it is due (a vtime given at
+-- enqueue would put it in the way of every claim until then): agent_jobs_claim_scheduled holds
+-- those in run_at order, and a claim first gives the ones that came due (a hundred at most) their
+-- vtime, as an enqueue at that moment would. Jobs enqueued before this change have neither key
+-- nor vtime and are given both the same way.
+--
+-- ai.job_keys: one row per (queue, key) that an operator set (ai.set_job_key): its weight, its
+-- concurrency limit (max_in_flight) and its token bucket (rate_per_minute, burst; tokens and
+-- refilled_at kept by the claims). Keys without a row have weight 1 and no limit. A claim locks
+-- the rows of the limited keys among the jobs it picked (FOR NO KEY UPDATE SKIP LOCKED: a key
+-- another claimer is admitting is left to it), counts the key's running jobs whose lease holds
+-- (agent_jobs_in_flight: a slot comes back when its job finishes or its lease runs out), refills
+-- and spends the tokens, and takes at most what both allow, all in its own transaction: claimers
+-- that race never over-claim.
+--
+-- The old claim indexes go (the drop first: it takes the strongest lock, then the builds); under
+-- a live fleet build the new ones first with CREATE INDEX CONCURRENTLY (docs/operations.md).
+
+select pg_catalog.set_config('lock_timeout', '5s', true) where pg_catalog.current_setting('lock_timeout') = '0';
+
+drop index if exists ai.agent_jobs_claim_pending;
+drop index if exists ai.agent_jobs_in_progress;
+
+alter table ai.agent_jobs add column if not exists key text, add column if not exists vtime double precision;
+comment on column ai.agent_jobs.key is 'The job''s fairness and limit key: the key enqueue_job named, else ''@'' and the owner (the tenant''s own key). NULL only for a job enqueued before keys existed and not yet due.';
+comment on column ai.agent_jobs.vtime is 'The job''s virtual time in the fair order of its queue and priority (claims go by priority desc, vtime, job_id); NULL until a job enqueued for later is due.';
+alter table ai.agent_jobs_archive add column if not exists key text, add column if not exists vtime double precision;
+alter table ai_archive.agent_jobs add column if not exists key text, add column if not exists vtime double precision;
+alter table ai_archive.agent_jobs_archive add column if not exists key text, add column if not exists vtime double precision;
+
+-- The due jobs in fair order: what a claim scans.
+create index if not exists agent_jobs_claim_fair on ai.agent_jobs (queue, priority desc, vtime, job_id)
+  where status = 'PENDING' and vtime is not null;
+-- The jobs enqueued for later, in due order: a claim gives those due their vtime.
+create index if not exists agent_jobs_claim_scheduled on ai.agent_jobs (queue, run_at, job_id)
+  where status = 'PENDING' and vtime is null;
+-- A key's last PENDING job (its vtime), and the keys with a backlog (ai.job_key_status).
+create index if not exists agent_jobs_key_pending on ai.agent_jobs (queue, key, vtime)
+  where status = 'PENDING';
+-- The running jobs of a queue (expired leases) and of a key (its in-flight count).
+create index if not exists agent_jobs_in_flight on ai.agent_jobs (queue, key)
+  where status = 'IN_PROGRESS';
+
+create table ai.job_keys (
+  queue text not null,
+  key text not null,
+  weight double precision not null default 1,
+  max_in_flight integer,
+  rate_per_minute double precision,
+  burst integer,
+  tokens double precision,
+  refilled_at timestamptz,
+  updated_at timestamptz not null,
+  primary key (queue, key),
+  constraint job_keys_row_check check (
+    pg_catalog.char_length(queue) between 1 and 255 and pg_catalog.char_length(key) between 1 and 255
+    and weight > 0 and weight <= 1000000 and (max_in_flight is null or max_in_flight >= 0)
+    and (rate_per_minute is null or rate_per_minute > 0) and (burst is null or burst >= 1))
+) with (fillfactor = 50);
+comment on table ai.job_keys is
+  'Internal: per queue and key, what an operator set (ai.set_job_key: weight, max_in_flight, rate_per_minute, burst) and the token bucket the claims keep (tokens, refilled_at). A key without a row has weight 1 and no limit.';
+
+alter table ai.job_keys enable row level security;
+alter table ai.job_keys force row level security;
+-- No grant: only the schema owner's functions reach it (tenants read their keys through ai.job_key_status).
+create policy job_keys_schema_owner on ai.job_keys using (true) with check (true);
+
+-- Where the claims of a queue have got to in the fair order: the vtime of a job a claim took,
+-- kept up to 4 steps behind (a claim writes it only when it moved on by more, and never waits
+-- for it: SKIP LOCKED). An enqueue places a key's job no earlier than this (ai._fair_base). It
+-- is a row of its own, not a read of the claim index, because a tenant's enqueue sees only its
+-- own jobs (row level security) and must not place its jobs by them alone.
+create table ai.queue_clocks (
+  queue text primary key,
+  vtime double precision not null
+) with (fillfactor = 50);
+comment on table ai.queue_clocks is
+  'Internal: per queue, the virtual time the claims have reached in the fair order (to 4 steps): where an enqueue places a key''s job at the earliest.';
+alter table ai.queue_clocks enable row level security;
+alter table ai.queue_clocks force row level security;
+create policy queue_clocks_schema_owner on ai.queue_clocks using (true) with check (true);
+
+create type ai.job_key_status_row as (queue text, key text, weight double precision, max_in_flight integer,
+  in_flight bigint, rate_per_minute double precision, burst integer, tokens double precision, backlog bigint, due bigint);
+comment on type ai.job_key_status_row is 'A row of ai.job_key_status: one key of a queue, its settings and figures.';
+
+
 -- ===== change: tenant_read_indexes =====
 -- Deploy agent-state:tenant_read_indexes to pg
 -- requires: human_in_the_loop
@@ -10152,14 +10770,25 @@ begin
     v_search := pg_catalog.to_tsvector('simple'::regconfig, pg_catalog.array_to_string(a_texts, ' '));
   end if;
 
-  insert into ai.memory_items as i (owner, namespace, key, value, created_at, updated_at, ttl, expires_at, search_text)
-  values (v_owner, a_namespace, a_key, a_value, v_now, v_now, a_ttl, v_now + a_ttl, v_search)
-  on conflict (owner, ns, key) do update
-    set value = excluded.value, updated_at = excluded.updated_at, ttl = excluded.ttl,
-        expires_at = excluded.expires_at, search_text = excluded.search_text,
+  -- An item there is updated (issue 34 item 8: the usual put replaces one; an UPDATE runs the row
+  -- CHECK, the generated ns and the owner policy once, where INSERT ... ON CONFLICT DO UPDATE ran
+  -- them for the row it tried to insert and again for the update, and took a speculative insertion);
+  -- a new one is inserted, and one inserted meanwhile by another transaction is updated all the same.
+  update ai.memory_items i
+    set value = a_value, updated_at = v_now, ttl = a_ttl, expires_at = v_now + a_ttl, search_text = v_search,
         -- an expired item that was not swept yet is a new item
-        created_at = case when i.expires_at <= excluded.updated_at then excluded.created_at else i.created_at end
+        created_at = case when i.expires_at <= v_now then v_now else i.created_at end
+  where i.owner = v_owner and i.ns = ai._memory_ns(a_namespace) and i.key = a_key
   returning * into r;
+  if not found then
+    insert into ai.memory_items as i (owner, namespace, key, value, created_at, updated_at, ttl, expires_at, search_text)
+    values (v_owner, a_namespace, a_key, a_value, v_now, v_now, a_ttl, v_now + a_ttl, v_search)
+    on conflict (owner, ns, key) do update
+      set value = excluded.value, updated_at = excluded.updated_at, ttl = excluded.ttl,
+          expires_at = excluded.expires_at, search_text = excluded.search_text,
+          created_at = case when i.expires_at <= excluded.updated_at then excluded.created_at else i.created_at end
+    returning * into r;
+  end if;
 
   delete from ai.memory_vectors v where v.owner = v_owner and v.ns = r.ns and v.key = a_key;
   if a_embeddings is not null then
@@ -10341,19 +10970,31 @@ begin
       order by s.score desc, i.updated_at desc, i.ns, i.key
       limit max_rows offset skip) t;
   elsif v_tsq is not null then
-    select array_agg(t.x order by t.score desc, t.updated_at desc, t.ns, t.key) into v_rows from (
-      select (i.namespace, i.key, i.value, i.created_at, i.updated_at, i.expires_at, s.score)::ai.memory_item as x,
-             s.score, i.updated_at, i.ns, i.key
-      from ai.memory_items i
-      cross join lateral (select pg_catalog.ts_rank(i.search_text, v_tsq)::double precision as score) s
-      where i.owner = v_owner and i.ns >= v_lo and (v_hi is null or i.ns < v_hi)
-        and (v_depth = 0 or i.namespace[1:v_depth] = a_prefix)  -- a constant true without a prefix: no guessed selectivity
-        and (i.expires_at is null or i.expires_at > v_now)
-        and (v_contains is null or i.value @> v_contains)
-        and (v_path is null or pg_catalog.jsonb_path_exists(i.value, v_path, v_vars, true))
-        and (v_rest is null or ai._memory_passes(i.value, v_rest))
-        and i.search_text @@ v_tsq
-      order by s.score desc, i.updated_at desc, i.ns, i.key
+    -- The newest matches first (as the filtered searches read them: the owner's newest-first index
+    -- or the prefix's key range, whichever the plan finds cheaper), at most greatest(1000, 10 per
+    -- row asked for) of them, as the vector search takes its candidates; those are ranked by
+    -- ts_rank, and only the rows returned are built (issue 34 item 8: testing and ranking every
+    -- match, about 2 us each, was the cost of the text query: 2,500 matches of a tenant's 2,500
+    -- items for a common word, 59,000 of 100,000 at 1 M).
+    select array_agg((t.namespace, t.key, t.value, t.created_at, t.updated_at, t.expires_at, t.score)::ai.memory_item
+                     order by t.score desc, t.updated_at desc, t.ns, t.key) into v_rows from (
+      select c.namespace, c.key, c.value, c.created_at, c.updated_at, c.expires_at, c.ns,
+             pg_catalog.ts_rank(c.search_text, v_tsq)::double precision as score
+      from (select i.namespace, i.key, i.value, i.created_at, i.updated_at, i.expires_at, i.ns, i.search_text
+            from ai.memory_items i
+            where i.owner = v_owner and i.ns >= v_lo and (v_hi is null or i.ns < v_hi)
+              and (v_depth = 0 or i.namespace[1:v_depth] = a_prefix)  -- a constant true without a prefix: no guessed selectivity
+              and (i.expires_at is null or i.expires_at > v_now)
+              and (v_contains is null or i.value @> v_contains)
+              and (v_path is null or pg_catalog.jsonb_path_exists(i.value, v_path, v_vars, true))
+              and (v_rest is null or ai._memory_passes(i.value, v_rest))
+              and i.search_text @@ v_tsq
+            order by i.updated_at desc, i.ns, i.key
+            -- a subquery, so that the plan does not take the limit for all the matches it guesses:
+            -- it plans for a tenth of them and walks the newest-first index, stopping at the limit
+            -- (given as a number, the prefix's whole range was read and sorted: 2.4x the time)
+            limit (select greatest(1000, (max_rows + skip) * 10))) c  -- greatest is syntax, not a function of pg_catalog
+      order by 8 desc, c.updated_at desc, c.ns, c.key
       limit max_rows offset skip) t;
   else
     select array_agg(t.x order by t.updated_at desc, t.ns, t.key) into v_rows from (
@@ -10386,7 +11027,7 @@ begin
 end
 $$;
 comment on function ai.search_memory(text[], jsonb, text, integer, integer, boolean, real[], text) is
-  'The caller''s live memory items under a namespace prefix (whole labels; empty: all) that pass a filter, at most max_rows after skipping skip. With query_embedding: nearest first by the best of the item''s field embeddings (distance cosine, inner_product or l2; score = similarity), items without embeddings left out. Else with query: full-text matches only, best ts_rank first (score). Else newest update first (score NULL). refresh_ttl extends the ttl of the items returned. AS002 bad argument or filter operator, AS003 filter over 1 MiB.';
+  'The caller''s live memory items under a namespace prefix (whole labels; empty: all) that pass a filter, at most max_rows after skipping skip. With query_embedding: nearest first by the best of the item''s field embeddings (distance cosine, inner_product or l2; score = similarity), items without embeddings left out. Else with query: full-text matches only, best ts_rank first (score) among the newest greatest(1000, 10 x (max_rows + skip)) matches. Else newest update first (score NULL). refresh_ttl extends the ttl of the items returned. AS002 bad argument or filter operator, AS003 filter over 1 MiB.';
 
 create or replace function ai.list_memory_namespaces(prefix text[] default null, suffix text[] default null,
                                                      max_depth integer default null, max_rows integer default 100,
@@ -10739,11 +11380,14 @@ create index if not exists session_events_copied_from
 -- answer by id (a new job) or by its key (a job that was there). One pg_notify per call when any
 -- new job is due now. Over 5,000 jobs: AS003 (too large), so a producer splits its batch; a
 -- call's jobs are inserted in one statement and one transaction, and its size bounds both.
+-- headers (change job_headers): one object for every job of the call, since it is the enqueuing
+-- call's context (its trace) that it carries.
 
 create function ai.enqueue_jobs(
   thread_ids text[], payloads jsonb[], queue text default 'default', run_ats timestamptz[] default null,
   priorities integer[] default null, idempotency_keys text[] default null, max_attempts integer default 5,
-  timeouts interval[] default null, deadlines timestamptz[] default null, start_bys timestamptz[] default null)
+  timeouts interval[] default null, deadlines timestamptz[] default null, start_bys timestamptz[] default null,
+  keys text[] default null, headers jsonb default null)
 returns setof ai.agent_jobs
 language plpgsql volatile
 set plan_cache_mode = force_generic_plan
@@ -10773,9 +11417,10 @@ begin
      or pg_catalog.cardinality(coalesce(timeouts, pg_catalog.array_fill(null::interval, array[v_n]))) <> v_n
      or pg_catalog.cardinality(coalesce(deadlines, pg_catalog.array_fill(null::timestamptz, array[v_n]))) <> v_n
      or pg_catalog.cardinality(coalesce(start_bys, pg_catalog.array_fill(null::timestamptz, array[v_n]))) <> v_n
+     or pg_catalog.cardinality(coalesce(keys, pg_catalog.array_fill(null::text, array[v_n]))) <> v_n
      or pg_catalog.array_ndims(thread_ids) > 1 then
     raise exception using errcode = 'AS002',
-      message = 'thread_ids, payloads, run_ats, priorities, idempotency_keys, timeouts, deadlines and start_bys must be one-dimensional arrays of one length';
+      message = 'thread_ids, payloads, run_ats, priorities, idempotency_keys, timeouts, deadlines, start_bys and keys must be one-dimensional arrays of one length';
   end if;
   if v_n = 0 then
     return;
@@ -10799,6 +11444,7 @@ begin
   -- the queue's defaults for the deadlines not given (ai.set_queue_deadlines), as enqueue_job
   select d.timeout, d.deadline_after, d.start_within into v_timeout, v_after, v_within
   from ai.queue_deadlines d where d.queue = a_queue;
+  perform ai._check_headers(enqueue_jobs.headers);
 
   return query
   with input as materialized (
@@ -10806,26 +11452,39 @@ begin
     select i.ord, i.thread_id, i.payload, coalesce(i.run_at, v_now) as run_at, coalesce(i.priority, 0) as priority,
            i.key, coalesce(i.timeout, v_timeout) as timeout,
            coalesce(i.deadline, coalesce(i.run_at, v_now) + v_after) as deadline,
-           coalesce(i.start_by, coalesce(i.run_at, v_now) + v_within) as start_by
+           coalesce(i.start_by, coalesce(i.run_at, v_now) + v_within) as start_by,
+           i.job_key, i.run_at is null as due_now
     from rows from (pg_catalog.unnest(thread_ids), pg_catalog.unnest(payloads), pg_catalog.unnest(run_ats),
                     pg_catalog.unnest(priorities), pg_catalog.unnest(idempotency_keys), pg_catalog.unnest(timeouts),
-                    pg_catalog.unnest(deadlines), pg_catalog.unnest(start_bys))
-         with ordinality as i (thread_id, payload, run_at, priority, key, timeout, deadline, start_by, ord)
+                    pg_catalog.unnest(deadlines), pg_catalog.unnest(start_bys), pg_catalog.unnest(keys))
+         with ordinality as i (thread_id, payload, run_at, priority, key, timeout, deadline, start_by, job_key, ord)
   ), owners as materialized (
     -- one session lookup per thread (AS001 unknown or another tenant's, AS004 finished)
     select t.thread_id, ai._enqueue_owner(t.thread_id) as owner
     from (select distinct x.thread_id from input x) t
   ), numbered as materialized (
-    select x.*, o.owner, pg_catalog.nextval(pg_catalog.pg_get_serial_sequence('ai.agent_jobs', 'job_id')) as job_id
+    select x.*, o.owner, ai._job_key(x.job_key, o.owner) as fair_key,
+           pg_catalog.nextval(pg_catalog.pg_get_serial_sequence('ai.agent_jobs', 'job_id')) as job_id
     from input x join owners o using (thread_id)
     order by x.ord
+  ), placed as materialized (
+    -- the fair order (deploy/job_keys.sql): the jobs due now of a key and priority follow its
+    -- last one, 1/weight apart, in the input's order; a job given a run_at is placed when due
+    select n.job_id, f.base + f.step * pg_catalog.row_number() over (partition by n.fair_key, n.priority order by n.ord) as vtime
+    from numbered n
+    join (select g.fair_key, g.priority, ai._fair_base(a_queue, g.fair_key, g.priority, v_now) as base,
+                 ai._key_step(a_queue, g.fair_key) as step
+          from (select distinct m.fair_key, m.priority from numbered m where m.due_now) g) f
+      on f.fair_key = n.fair_key and f.priority = n.priority
+    where n.due_now
   ), inserted as (
     insert into ai.agent_jobs as t (job_id, thread_id, owner, queue, payload, priority, run_at, max_attempts,
-                                    idempotency_key, created_at, updated_at, timeout, deadline, start_by)
+                                    idempotency_key, created_at, updated_at, timeout, deadline, start_by, headers,
+                                    key, vtime)
     overriding system value
     select n.job_id, n.thread_id, n.owner, a_queue, n.payload, n.priority, n.run_at, enqueue_jobs.max_attempts,
-           n.key, v_now, v_now, n.timeout, n.deadline, n.start_by
-    from numbered n
+           n.key, v_now, v_now, n.timeout, n.deadline, n.start_by, enqueue_jobs.headers, n.fair_key, p.vtime
+    from numbered n left join placed p using (job_id)
     order by n.ord
     on conflict (owner, queue, idempotency_key) where idempotency_key is not null do nothing
     returning t as job
@@ -10846,10 +11505,10 @@ begin
   end if;
 end
 $$;
-comment on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[]) is
-  'Enqueues up to 5000 jobs of one queue in one call and returns one job per input row, in the input''s order: thread_ids[i] with payloads[i], run_ats[i] (NULL or omitted: now), priorities[i] (omitted: 0) and idempotency_keys[i] (NULL or omitted: none), max_attempts for all, timeouts[i], deadlines[i] and start_bys[i] (NULL or omitted: the queue''s default, else none; as ai.enqueue_job''s timeout, deadline and start_by). Each job is checked and answered as ai.enqueue_job does: a key used before in the queue by the owner returns the first job unchanged, and a key repeated within the call returns the job of its first occurrence. One bad job fails the call and writes nothing. Sends pg_notify(ai.queue_channel(queue), '''') once when a new job is due now. AS001 unknown thread, AS002 bad argument (arrays of different lengths too), AS003 a payload over 1 MiB or more than 5000 jobs, AS004 session finished.';
-revoke execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[]) from public;
-grant execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[])
+comment on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[], text[], jsonb) is
+  'Enqueues up to 5000 jobs of one queue in one call and returns one job per input row, in the input''s order: thread_ids[i] with payloads[i], run_ats[i] (NULL or omitted: now), priorities[i] (omitted: 0) and idempotency_keys[i] (NULL or omitted: none), max_attempts for all, timeouts[i], deadlines[i] and start_bys[i] (NULL or omitted: the queue''s default, else none; as ai.enqueue_job''s timeout, deadline and start_by), keys[i] (the fairness and limit key; NULL or omitted: the owner''s own), and headers for all (as ai.enqueue_job takes them: the enqueuing call''s trace context). Each job is checked and answered as ai.enqueue_job does: a key used before in the queue by the owner returns the first job unchanged, and a key repeated within the call returns the job of its first occurrence. One bad job fails the call and writes nothing. Sends pg_notify(ai.queue_channel(queue), '''') once when a new job is due now. AS001 unknown thread, AS002 bad argument (arrays of different lengths too), AS003 a payload over 1 MiB or more than 5000 jobs, AS004 session finished.';
+revoke execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[], text[], jsonb) from public;
+grant execute on function ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[], text[], jsonb)
   to ai_user, ai_service;
 
 
@@ -11113,11 +11772,174 @@ alter table ai.agent_sessions validate constraint agent_sessions_row_check;
 alter table ai_archive.agent_sessions validate constraint agent_sessions_row_check;
 
 
+-- ===== change: job_keys_functions =====
+-- Deploy agent-state:job_keys_functions to pg
+-- requires: job_keys
+-- requires: queue_functions
+--
+-- The operator's hand on fair shares and limits (issue 38 item 5; docs/queue.md, "Fair shares and
+-- limits"): ai.set_job_key sets a key's weight, concurrency limit and rate (operators only: a
+-- tenant cannot raise its own), ai.job_key_status reads each key's figures (a tenant, only the
+-- keys of its own jobs, counted over its own jobs).
+
+create or replace function ai.set_job_key(queue text, key text, weight double precision default 1,
+                                          max_in_flight integer default null, rate_per_minute double precision default null,
+                                          burst integer default null)
+returns ai.job_keys
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_queue alias for $1;
+  a_key alias for $2;
+  v_now timestamptz := ai.now();
+  k ai.job_keys;
+begin
+  if not ai.sees_all_owners() then
+    raise exception using errcode = 'AS007',
+      message = 'set_job_key is for operators (ai_service acting for no owner): a service acting for a tenant cannot set its limits';
+  end if;
+  perform ai._check_text(a_queue, 'queue');
+  perform ai._check_text(a_key, 'key');
+  if set_job_key.weight is null or set_job_key.weight = 'NaN'::double precision
+     or set_job_key.weight <= 0 or set_job_key.weight > 1000000 then
+    raise exception using errcode = 'AS002',
+      message = format('weight must be above 0 and at most 1000000, not %s', coalesce(set_job_key.weight::text, 'NULL'));
+  end if;
+  if set_job_key.max_in_flight < 0 then
+    raise exception using errcode = 'AS002',
+      message = format('max_in_flight must be 0 or more (or NULL: no limit), not %s', set_job_key.max_in_flight);
+  end if;
+  if set_job_key.rate_per_minute = 'NaN'::double precision or set_job_key.rate_per_minute <= 0
+     or set_job_key.rate_per_minute > 1000000 then
+    raise exception using errcode = 'AS002',
+      message = format('rate_per_minute must be above 0 and at most 1000000 (or NULL: no limit), not %s', set_job_key.rate_per_minute);
+  end if;
+  if set_job_key.burst is not null and (set_job_key.burst < 1 or set_job_key.rate_per_minute is null) then
+    raise exception using errcode = 'AS002',
+      message = format('burst must be 1 or more, with a rate_per_minute, not %s', set_job_key.burst);
+  end if;
+
+  if set_job_key.weight = 1 and set_job_key.max_in_flight is null and set_job_key.rate_per_minute is null then
+    -- the defaults: no row
+    delete from ai.job_keys j where j.queue = a_queue and j.key = a_key;
+    return null;
+  end if;
+  insert into ai.job_keys as j (queue, key, weight, max_in_flight, rate_per_minute, burst, updated_at)
+  values (a_queue, a_key, set_job_key.weight, set_job_key.max_in_flight, set_job_key.rate_per_minute,
+          set_job_key.burst, v_now)
+  on conflict (queue, key) do update
+  set weight = excluded.weight, max_in_flight = excluded.max_in_flight, rate_per_minute = excluded.rate_per_minute,
+      burst = excluded.burst, updated_at = excluded.updated_at,
+      -- a bucket kept (never fuller than the new burst), a new one full
+      tokens = case when excluded.rate_per_minute is null or j.rate_per_minute is null then null
+                    else least(j.tokens, coalesce(excluded.burst, greatest(1, pg_catalog.ceil(excluded.rate_per_minute / 60)))) end,
+      refilled_at = case when excluded.rate_per_minute is null or j.rate_per_minute is null then null else j.refilled_at end
+  returning j.* into k;
+  return k;
+end
+$$;
+comment on function ai.set_job_key(text, text, double precision, integer, double precision, integer) is
+  'Sets what claims hold a key of a queue to, replacing what was set: weight (its share against the other keys with due jobs, above 0, at most 1000000; 1 by default), max_in_flight (at most that many of its jobs running under a lease that holds; 0 pauses the key; NULL no limit), rate_per_minute (a token bucket: at most burst claims at once and rate_per_minute a minute on average; NULL no limit) and burst (1 or more; NULL: a second''s worth, at least 1). A key is a job''s key (enqueue_job(key => ...)) or ''@'' and a tenant''s name for the jobs that name none. The defaults (weight 1, no limits) remove the key''s row and return NULL; otherwise returns the row. For operators: a tenant holds no EXECUTE (42501), a service acting for an owner gets AS007. AS002 bad argument.';
+
+-- A key's figures. A tenant sees the keys its own jobs carry (PENDING or running), counted over
+-- its own jobs (row level security), and neither the names nor the backlogs of other tenants'
+-- keys; operators see every key with jobs and every key with a row in ai.job_keys. Keys come in
+-- (queue, key) order from after_queue/after_key on, found by stepping through the key indexes
+-- (agent_jobs_key_pending, agent_jobs_in_flight: a loose index scan, never a scan of the jobs);
+-- the counts stop at 10000.
+create or replace function ai.job_key_status(queue text default null, max_rows integer default 100,
+                                             after_queue text default null, after_key text default null)
+returns setof ai.job_key_status_row
+language plpgsql stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_queue alias for $1;
+  v_now timestamptz := ai.now();
+  v_start timestamptz := ai._server_start();
+  v_all boolean := ai.sees_all_owners();
+  v_aq text := coalesce(after_queue, '');
+  v_ak text := coalesce(after_key, '');
+begin
+  perform ai._check_limit(job_key_status.max_rows, 'max_rows', 1000);
+  if a_queue is not null then
+    perform ai._check_text(a_queue, 'queue');
+    v_aq := greatest(v_aq, a_queue);
+  end if;
+  return query
+  with recursive pending_keys (queue, key) as (
+    (select j.queue, j.key from ai.agent_jobs j
+     where j.status = 'PENDING' and j.key is not null and (j.queue, j.key) > (v_aq, v_ak)
+       and (a_queue is null or j.queue = a_queue)
+     order by j.queue, j.key limit 1)
+    union all
+    select n.queue, n.key from pending_keys p
+    cross join lateral (select j.queue, j.key from ai.agent_jobs j
+                        where j.status = 'PENDING' and j.key is not null and (j.queue, j.key) > (p.queue, p.key)
+                          and (a_queue is null or j.queue = a_queue)
+                        order by j.queue, j.key limit 1) n
+  ), running_keys (queue, key) as (
+    (select j.queue, j.key from ai.agent_jobs j
+     where j.status = 'IN_PROGRESS' and j.key is not null and (j.queue, j.key) > (v_aq, v_ak)
+       and (a_queue is null or j.queue = a_queue)
+     order by j.queue, j.key limit 1)
+    union all
+    select n.queue, n.key from running_keys p
+    cross join lateral (select j.queue, j.key from ai.agent_jobs j
+                        where j.status = 'IN_PROGRESS' and j.key is not null and (j.queue, j.key) > (p.queue, p.key)
+                          and (a_queue is null or j.queue = a_queue)
+                        order by j.queue, j.key limit 1) n
+  ), keys as (
+    select u.queue, u.key from (
+      (select p.queue, p.key from pending_keys p limit job_key_status.max_rows)
+      union
+      (select r.queue, r.key from running_keys r limit job_key_status.max_rows)
+      union
+      (select k.queue, k.key from ai.job_keys k
+       where v_all and (k.queue, k.key) > (v_aq, v_ak) and (a_queue is null or k.queue = a_queue)
+       order by k.queue, k.key limit job_key_status.max_rows)) u
+    order by u.queue, u.key
+    limit job_key_status.max_rows
+  )
+  select s.queue, s.key, coalesce(k.weight, 1::double precision), k.max_in_flight,
+         (select pg_catalog.count(*) from (select from ai.agent_jobs c
+           where c.queue = s.queue and c.key = s.key and c.status = 'IN_PROGRESS'
+             and ai._lease_held(c.lease_expires_at, c.updated_at, v_now, v_start) limit 10000) x),
+         k.rate_per_minute,
+         case when k.rate_per_minute is not null
+              then coalesce(k.burst, greatest(1, pg_catalog.ceil(k.rate_per_minute / 60)))::integer end,
+         case when v_all and k.rate_per_minute is not null
+              then least(coalesce(k.burst, greatest(1, pg_catalog.ceil(k.rate_per_minute / 60))),
+                         coalesce(k.tokens, k.burst, greatest(1, pg_catalog.ceil(k.rate_per_minute / 60)))
+                         + k.rate_per_minute / 60 * greatest(0, extract(epoch from v_now - coalesce(k.refilled_at, v_now)))) end,
+         (select pg_catalog.count(*) from (select from ai.agent_jobs c
+           where c.queue = s.queue and c.key = s.key and c.status = 'PENDING' limit 10000) x),
+         (select pg_catalog.count(*) from (select from ai.agent_jobs c
+           where c.queue = s.queue and c.key = s.key and c.status = 'PENDING' and c.run_at <= v_now limit 10000) x)
+  from keys s
+  left join ai.job_keys k on k.queue = s.queue and k.key = s.key
+  order by s.queue, s.key;
+end
+$$;
+comment on function ai.job_key_status(text, integer, text, text) is
+  'Each key''s figures, of one queue or all, in (queue, key) order after (after_queue, after_key), at most max_rows (1 to 1000; 100 by default): weight, max_in_flight, in_flight (running jobs whose lease holds), rate_per_minute, burst, tokens (the bucket now; operators only), backlog (PENDING jobs) and due (PENDING and due now), the counts stopping at 10000. A tenant sees only the keys its own jobs carry, counted over its own jobs; operators (ai_service acting for no owner) every key with jobs or with limits set. AS002 bad argument.';
+
+revoke execute on function ai.set_job_key(text, text, double precision, integer, double precision, integer),
+  ai.job_key_status(text, integer, text, text) from public;
+grant execute on function ai.set_job_key(text, text, double precision, integer, double precision, integer) to ai_service;
+grant execute on function ai.job_key_status(text, integer, text, text) to ai_user, ai_service;
+
+
 -- ===== version marker =====
 -- A database installed from this file has no sqitch registry: the schema's comment names the last
 -- change it holds. agent_state.schema.status() reads it; docs/upgrading.md moves such a
--- database to sqitch (sqitch deploy --log-only --to sessions_row_check_validated, then sqitch deploy).
--- sqitch change: sessions_row_check_validated
-comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change sessions_row_check_validated)';
+-- database to sqitch (sqitch deploy --log-only --to job_keys_functions, then sqitch deploy).
+-- sqitch change: job_keys_functions
+comment on schema ai is 'agent-state: durable, resumable state for long-running AI agents (installed from the bundle up to change job_keys_functions)';
 
 commit;

@@ -2,6 +2,6 @@
 
 begin;
 
-select 'ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[])'::regprocedure;
+select 'ai.enqueue_jobs(text[], jsonb[], text, timestamptz[], integer[], text[], integer, interval[], timestamptz[], timestamptz[], text[], jsonb)'::regprocedure;
 
 rollback;

@@ -9,9 +9,10 @@ select 1 / (select relforcerowsecurity::int from pg_catalog.pg_class where oid =
 -- the one-thread-at-a-time rule is a constraint, not only a habit of the claim
 select 1 / (select (indisunique and pg_catalog.pg_get_expr(indpred, indrelid) like '%IN_PROGRESS%')::int
             from pg_catalog.pg_index where indexrelid = 'ai.agent_jobs_one_running_per_thread'::regclass);
--- the claim index (replaced by agent_jobs_claim_pending in hot_renewals)
+-- the claim index (replaced by agent_jobs_claim_pending in hot_renewals, by agent_jobs_claim_fair in job_keys)
 select 1 / (pg_catalog.to_regclass('ai.agent_jobs_claim') is not null
-            or pg_catalog.to_regclass('ai.agent_jobs_claim_pending') is not null)::int;
+            or pg_catalog.to_regclass('ai.agent_jobs_claim_pending') is not null
+            or pg_catalog.to_regclass('ai.agent_jobs_claim_fair') is not null)::int;
 select 1 / (select count(*)::int from ai.notify_key);
 -- the fence is checked again at commit: a deferred constraint trigger on ai.job_fences
 select job_id, fencing_token from ai.job_fences where false;

@@ -4,6 +4,7 @@ begin;
 
 select 'ai._session_as_read(ai.agent_sessions)'::regprocedure;
 select 'ai._fence(text, bigint, bigint)'::regprocedure;
+select 'ai._queue_fence_check(bigint, bigint)'::regprocedure;
 -- the reads return ai.session, the columns a 0.1.0 reader of the table got, in their order
 select 1 / (pg_catalog.string_agg(a.attname, ',' order by a.attnum)
             = 'thread_id,owner,status,config,current_checkpoint_id,last_seq,created_at,updated_at,completed_at')::int

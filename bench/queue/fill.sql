@@ -10,6 +10,16 @@ delete from bench_queue.jobs where result is distinct from '{"filler": true}';
 delete from bench_queue.required_jobs;
 insert into ai.agent_jobs (thread_id, owner, queue, run_at, created_at, updated_at)
 select 'bq-' || (i % 10000), 'bench_worker', 'bench', now(), now(), now() from generate_series(1, :n) i;
+-- a schema with fair shares (job_keys): the key and the place in the fair order enqueue_job gives
+do $$
+begin
+  if exists (select from pg_attribute where attrelid = 'ai.agent_jobs'::regclass and attname = 'vtime') then
+    update ai.agent_jobs j set key = '@' || j.owner, vtime = o.n
+    from (select job_id, row_number() over (order by job_id) as n from ai.agent_jobs
+          where queue = 'bench' and status = 'PENDING' and vtime is null) o
+    where j.job_id = o.job_id;
+  end if;
+end $$;
 insert into bench_queue.jobs (thread_id, queue) select 'bq-' || (i % 10000), 'bench' from generate_series(1, :n) i;
 insert into bench_queue.required_jobs (thread_id, owner, queue, run_at, created_at, updated_at)
 select 'bq-' || (i % 10000), 'bench_worker', 'bench', now(), now(), now() from generate_series(1, :n) i;

@@ -118,6 +118,8 @@ class JobState:
         self.timed_out = False  # the attempt's deadline passed before the handler finished
         self.snoozed = False  # the handler snoozed the job (ctx.snooze)
         self._lost = False
+        self.telemetry: Any = None  # the worker's WorkerTelemetry (agent_state.tracing) when tracing is on
+        self.trace: Any = None  # the attempt's span and what goes with it (tracing._Attempt)
 
     @property
     def lease_lost(self) -> bool:
@@ -162,6 +164,12 @@ class JobState:
     def _mark_lost(self, error: BaseException) -> None:
         if isinstance(error, errors.LeaseLost):
             self._lost = True
+            self._refused(error)
+
+    def _refused(self, error: BaseException) -> None:
+        """A fence refusal (LeaseLost) met: counted by the worker's instruments, each error once."""
+        if self.telemetry is not None:
+            self.telemetry.refused(self, error)
 
 
 @dataclass(frozen=True)
@@ -239,6 +247,8 @@ class WorkerCore(Generic[S]):
         self.phase = Phase.RUNNING
         self.held: dict[int, S] = {}
         self.in_flight = 0  # claimed, handler not yet finished
+        #: spans and instruments (agent_state.tracing.WorkerTelemetry), None when tracing is off
+        self.telemetry: Any = None
 
     # -- backoff ----------------------------------------------------------------------------------
 
@@ -285,6 +295,8 @@ class WorkerCore(Generic[S]):
         if outcome != "error":
             self.count(outcome)
         self.held.pop(ctx.job.job_id, None)
+        if ctx.trace is not None and self.telemetry is not None:  # "error": its lease expires instead
+            self.telemetry.ended(ctx, "released" if outcome == "released" else "lost", None, time.monotonic())
 
     # -- claims -----------------------------------------------------------------------------------
 
@@ -308,6 +320,9 @@ class WorkerCore(Generic[S]):
             if ends is not None and claimed_at is not None:
                 ctx.deadline_at = now + (ends - claimed_at).total_seconds()
             self.held[ctx.job.job_id] = ctx
+            if self.telemetry is not None:
+                ctx.telemetry = self.telemetry
+                self.telemetry.started(ctx, now)
         self.in_flight += len(contexts)
         self.stats.claimed += len(contexts)
 
@@ -403,8 +418,15 @@ class WorkerCore(Generic[S]):
                 self.count("lost")
 
     def forget(self, batch: Iterable[tuple[S, Any]]) -> None:
-        for ctx, _ in batch:
+        for ctx, outcome in batch:
             self.held.pop(ctx.job.job_id, None)
+            if ctx.trace is not None and self.telemetry is not None:
+                ended = (
+                    "paused" if ctx.paused else "snoozed" if ctx.snoozed else "failed" if ctx.failed
+                    else "completed" if ctx.finished else "timed_out" if ctx.timed_out else "lost"
+                )  # fmt: skip
+                error = outcome.error if isinstance(outcome, Failure) else None
+                self.telemetry.ended(ctx, ended, error, time.monotonic())
 
     def retry_completion(self, error: BaseException, first_try: float, now: float) -> bool:
         """Whether a failed ``complete_jobs`` is sent again (``first_try``, ``now``: monotonic

@@ -41,7 +41,7 @@ from psycopg.rows import dict_row
 
 from . import errors
 from .client import Client
-from .models import Approval, Job, QueueStats, Session, from_row
+from .models import Approval, Job, JobKeyStatus, QueueStats, Session, from_row
 from .run_story import attempt_story
 
 EXIT_OK = 0
@@ -442,6 +442,9 @@ def _fleet(conn: Conn, lease: timedelta) -> dict[str, Any]:
         found["workers"] = None
     stats = [from_row(QueueStats, r) for r in _rows(conn, "select * from ai.queue_stats()")]
     found["oldest_due_pending"] = {q.queue: q.oldest_due_age for q in stats if q.due}
+    # the keys (fair shares and limits), the largest backlogs first; a tenant's own keys only
+    keys = [from_row(JobKeyStatus, r) for r in _rows(conn, "select * from ai.job_key_status(max_rows => 1000)")]
+    found["keys"] = sorted(keys, key=lambda k: (-k.backlog, -k.in_flight, k.queue, k.key))
     found["long_lock_holders"] = _rows(conn, _LONG_LOCKS, {"lease": lease})  # type: ignore[arg-type]
     with conn.cursor() as cur:
         row = cur.execute(_HIDDEN_LOCKS).fetchone()
@@ -515,6 +518,13 @@ def _print_fleet(fleet: dict[str, Any], lease: timedelta, most: int | None = Non
     shown_due, rest = _shown_first(due, most)
     print("oldest due PENDING job per queue: " + (", ".join(f"{q} {_age(a)}" for q, a in shown_due) or "none")
           + (f", and {len(due) - len(shown_due)} more queues" if rest else ""))  # fmt: skip
+    keys = fleet.get("keys") or []
+    shown_keys, rest = _shown_first(keys, most)
+    print("keys (in flight/limit, tokens, backlog), largest backlog first:" + ("" if keys else " none"))
+    for k in shown_keys:
+        print(f"  {_key_line(k)}")
+    if rest:
+        print(rest)
     holders = fleet["long_lock_holders"]
     print(f"transactions holding locks on ai longer than a lease ({_age(lease)}): {len(holders) or 'none'}")
     shown_holders, rest = _shown_first(holders, most)
@@ -786,6 +796,53 @@ def cmd_stats(args: argparse.Namespace, conn: Conn) -> int:
             "CANCELLED",
             "OLDEST_DUE",
         ),
+    )
+    return EXIT_OK
+
+
+def _key_line(k: JobKeyStatus) -> str:
+    limit = "" if k.max_in_flight is None else f"/{k.max_in_flight}"
+    tokens = "" if k.tokens is None else f", {k.tokens:.1f} tokens ({k.rate_per_minute:g}/min, burst {k.burst})"
+    weight = "" if k.weight == 1 else f", weight {k.weight:g}"
+    return f"{k.queue}/{k.key}: {k.in_flight}{limit} in flight{tokens}, {k.backlog} pending ({k.due} due){weight}"
+
+
+def cmd_keys(args: argparse.Namespace, conn: Conn) -> int:
+    """``ai.job_key_status``: each key of a queue (or of all), what an operator set (weight,
+    max_in_flight, rate_per_minute, burst), its running jobs, tokens and backlog. A tenant sees
+    only the keys of its own jobs, counted over its own jobs (no tokens)."""
+    keys = [
+        from_row(JobKeyStatus, r)
+        for r in _rows(
+            conn,
+            "select * from ai.job_key_status(%s, %s, %s, %s)",
+            (args.queue, args.limit, args.after_queue, args.after_key),
+        )
+    ]
+    if args.json:
+        _print_json(keys)
+        return EXIT_OK
+
+    def number(v: float | None) -> str:
+        return "" if v is None else f"{v:g}"
+
+    _table(
+        [
+            (
+                k.queue,
+                k.key,
+                number(k.weight),
+                k.in_flight,
+                number(k.max_in_flight),
+                number(k.rate_per_minute),
+                number(k.burst),
+                "" if k.tokens is None else f"{k.tokens:.1f}",
+                k.backlog,
+                k.due,
+            )
+            for k in keys
+        ],
+        ("QUEUE", "KEY", "WEIGHT", "IN_FLIGHT", "LIMIT", "RATE/MIN", "BURST", "TOKENS", "BACKLOG", "DUE"),
     )
     return EXIT_OK
 
@@ -1263,6 +1320,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Conn], int]] = {
     "lineage": cmd_lineage,
     "jobs": cmd_jobs,
     "stats": cmd_stats,
+    "keys": cmd_keys,
     "workers": cmd_workers,
     "retry": cmd_job_action,
     "cancel": cmd_job_action,
@@ -1372,6 +1430,15 @@ def parser() -> argparse.ArgumentParser:
 
     p = command("stats", "jobs per queue and status, due jobs, expired leases (ai.queue_stats)")
     p.add_argument("--queue")
+
+    p = command(
+        "keys",
+        "each key of the queues: weight, jobs in flight and limit, rate and tokens, backlog (ai.job_key_status)",
+    )
+    p.add_argument("--queue")
+    p.add_argument("--limit", type=int, default=100, help="at most this many (default 100, at most 1000)")
+    p.add_argument("--after-queue", help="the next page: keys after this queue and --after-key")
+    p.add_argument("--after-key", help="the next page: keys after --after-queue and this key")
 
     p = command(
         "workers",

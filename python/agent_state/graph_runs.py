@@ -68,6 +68,7 @@ from .langgraph_saver import AgentStateSaver, AsyncAgentStateSaver
 from .models import Job
 from .retry import RetryPolicy
 from .side_effects import idempotency_key
+from .tracing import graph_steps
 from .worker import AsyncJobContext, AsyncWorker, JobContext, Worker, WorkerStats
 
 __all__ = [
@@ -366,7 +367,14 @@ class AsyncGraphRuns(_Runs):
         config = self._run_config(job, ctx, plan)
         token = _current.set(ctx)
         try:
-            await graph.ainvoke(plan.input, config, durability=self.durability)
+            with graph_steps(ctx, plan.checkpoint_id) as steps:  # a span per step when the attempt's span records
+                if steps is None:
+                    await graph.ainvoke(plan.input, config, durability=self.durability)
+                else:
+                    async for event in graph.astream(
+                        plan.input, config, durability=self.durability, stream_mode=steps.MODES
+                    ):
+                        steps.seen(event)
         finally:
             _current.reset(token)
         ctx.check()
@@ -550,7 +558,12 @@ class GraphRuns(_Runs):
         config = self._run_config(job, ctx, plan)
         token = _current.set(ctx)
         try:
-            graph.invoke(plan.input, config, durability=self.durability)
+            with graph_steps(ctx, plan.checkpoint_id) as steps:  # a span per step when the attempt's span records
+                if steps is None:
+                    graph.invoke(plan.input, config, durability=self.durability)
+                else:
+                    for event in graph.stream(plan.input, config, durability=self.durability, stream_mode=steps.MODES):
+                        steps.seen(event)
         finally:
             _current.reset(token)
         ctx.check()

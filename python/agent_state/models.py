@@ -109,6 +109,8 @@ class NewJob:
     timeout: timedelta | None = None
     deadline: datetime | None = None
     start_by: datetime | None = None
+    #: The fairness and limit key (None: the owner's own); docs/queue.md, "Fair shares and limits".
+    key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +252,14 @@ class Job:
         ]
         return min(ends) if ends else None
 
+    #: what the enqueuer handed to the run (change job_headers): its W3C trace context, ...
+    headers: dict[str, str] | None = None
+    #: the attempts that ended, oldest first (what ai.job_attempts reads; the Worker's spans tell a
+    #: takeover from a retry by its last entry)
+    attempt_log: list[dict[str, Any]] | None = None
+    #: The job's fairness and limit key: the one enqueue named, or '@' and the owner.
+    key: str | None = None
+
 
 @dataclass(frozen=True, slots=True)
 class JobAttempt:
@@ -265,6 +275,25 @@ class JobAttempt:
     ended_at: datetime | None
     outcome: JobAttemptOutcome
     error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class JobKeyStatus:
+    """One row of ai.job_key_status: a key of a queue, what an operator set for it (weight,
+    max_in_flight, rate_per_minute, burst) and its figures: in_flight (running jobs whose lease
+    holds), tokens (the bucket now; None for tenants), backlog and due (PENDING; counts stop at
+    10,000). A tenant sees only the keys of its own jobs, counted over its own jobs."""
+
+    queue: str
+    key: str
+    weight: float
+    max_in_flight: int | None
+    in_flight: int
+    rate_per_minute: float | None
+    burst: int | None
+    tokens: float | None
+    backlog: int
+    due: int
 
 
 @dataclass(frozen=True, slots=True)

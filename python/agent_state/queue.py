@@ -13,15 +13,17 @@ a retry finds the first job. A client with a retry policy runs them again after 
 
 from __future__ import annotations
 
+import functools
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from psycopg.types.json import Jsonb
 
 from ._calls import Call, T
-from .models import Job, JobAttempt, NewJob, QueueStats, from_row
+from .models import Job, JobAttempt, JobKeyStatus, NewJob, QueueStats, from_row
+from .tracing import inject_headers
 
 #: The most jobs one ``enqueue_jobs`` call takes (ai.enqueue_jobs raises AS003, TooLarge, beyond).
 MAX_ENQUEUE_BATCH = 5000
@@ -38,12 +40,7 @@ def _scalar(row: dict[str, Any]) -> Any:
     return row["value"]
 
 
-ENQUEUE_JOB = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s)", _job)
-ENQUEUE_JOBS = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s)", _job)
-# With deadlines (arguments 8-10), sent only when some are given: without them the call is the
-# one a schema of the previous release answers too (a client upgraded before the schema).
-ENQUEUE_JOB_DEADLINES = Call("select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", _job)
-ENQUEUE_JOBS_DEADLINES = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", _job)
+ENQUEUE_JOBS = Call("select * from ai.enqueue_jobs(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", _job)
 CLAIM_JOB = Call("select * from ai.claim_job(%s, %s, %s)", _job)
 CLAIM_JOBS = Call("select * from ai.claim_jobs(%s, %s, %s, %s, %s)", _job)
 
@@ -81,9 +78,11 @@ QUEUE_STATS = Call("select * from ai.queue_stats(%s)", lambda r: from_row(QueueS
 JOB_ATTEMPTS = Call("select * from ai.job_attempts(%s)", lambda r: from_row(JobAttempt, r))
 REAP_EXPIRED: Call[int] = Call("select ai.reap_expired(%s) as value", _scalar)
 ARCHIVE_JOBS: Call[int] = Call("select ai.archive_jobs(%s, %s) as value", _scalar)
+SET_JOB_KEY = Call("select (ai.set_job_key(%s, %s, %s, %s, %s, %s)).queue as value", _scalar)
+JOB_KEY_STATUS = Call("select * from ai.job_key_status(%s, %s, %s, %s)", lambda r: from_row(JobKeyStatus, r))
 
 
-def _enqueue_args(
+def _enqueue_call(
     thread_id: str,
     payload: Any,
     queue: str,
@@ -91,16 +90,35 @@ def _enqueue_args(
     priority: int,
     max_attempts: int,
     idempotency_key: str | None,
-    timeout: timedelta | None = None,
-    deadline: datetime | None = None,
-    start_by: datetime | None = None,
-) -> tuple[Any, ...]:
+    options: Mapping[str, Any],
+) -> tuple[Call[Job], tuple[Any, ...]]:
+    """The call and its arguments: the options given (not None) are passed by name."""
     document = Jsonb({} if payload is None else payload)
     # Without a key of the caller's, one of the call's own: a retry after a lost answer (the same
     # arguments) finds the job the first try made instead of making another.
-    key = idempotency_key if idempotency_key is not None else new_request_id()
-    args = (thread_id, document, queue, run_at, priority, max_attempts, key)
-    return args if timeout is None and deadline is None and start_by is None else (*args, timeout, deadline, start_by)
+    once = idempotency_key if idempotency_key is not None else new_request_id()
+    given = tuple(name for name, value in options.items() if value is not None)
+    named = (options[name] for name in given)
+    return _enqueue_sql(given), (thread_id, document, queue, run_at, priority, max_attempts, once, *named)
+
+
+@functools.cache
+def _enqueue_sql(named: tuple[str, ...]) -> Call[Job]:
+    """``ai.enqueue_job`` with the options a job has, by name (deadlines, key, headers): a call
+    without any is the 7-argument one, which a schema of 0.1.0 takes too."""
+    tail = "".join(f", {name} => %s" for name in named)
+    return Call(f"select * from ai.enqueue_job(%s, %s, %s, %s, %s, %s, %s{tail})", _job)
+
+
+#: ai.enqueue_job without options (retry.py reads whether it is keyed from its arguments)
+ENQUEUE_JOB = _enqueue_sql(())
+
+
+def _headers(headers: Mapping[str, str] | None) -> Jsonb | None:
+    """The job's headers: the caller's over the current trace context (W3C traceparent and
+    tracestate, agent_state.tracing), or None."""
+    merged = inject_headers(headers)
+    return None if merged is None else Jsonb(merged)
 
 
 def new_request_id() -> str:
@@ -108,8 +126,10 @@ def new_request_id() -> str:
     return str(uuid.uuid4())
 
 
-def _enqueue_jobs_args(jobs: Sequence[NewJob], queue: str, max_attempts: int) -> tuple[Any, ...]:
-    args = (
+def _enqueue_jobs_args(
+    jobs: Sequence[NewJob], queue: str, max_attempts: int, headers: Mapping[str, str] | None = None
+) -> tuple[Any, ...]:
+    return (
         [j.thread_id for j in jobs],
         [Jsonb({} if j.payload is None else j.payload) for j in jobs],
         queue,
@@ -119,10 +139,12 @@ def _enqueue_jobs_args(jobs: Sequence[NewJob], queue: str, max_attempts: int) ->
         # retry of the whole batch after a lost answer makes no job twice
         [j.idempotency_key if j.idempotency_key is not None else new_request_id() for j in jobs],
         max_attempts,
+        [j.timeout for j in jobs],
+        [j.deadline for j in jobs],
+        [j.start_by for j in jobs],
+        [j.key for j in jobs],
+        _headers(headers),
     )
-    if all(j.timeout is None and j.deadline is None and j.start_by is None for j in jobs):
-        return args  # the call of a schema without deadlines too (ENQUEUE_JOBS_DEADLINES)
-    return (*args, [j.timeout for j in jobs], [j.deadline for j in jobs], [j.start_by for j in jobs])
 
 
 def _complete_jobs_args(done: Sequence[tuple[int, int, Any]]) -> tuple[Any, ...]:
@@ -156,27 +178,45 @@ class AsyncQueueMethods:
         timeout: timedelta | None = None,
         deadline: datetime | None = None,
         start_by: datetime | None = None,
+        key: str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Job:
         """``ai.enqueue_job``: a PENDING job for the thread; the first job again for a reused key.
         Without a key, the call makes one (a random UUID), so that its retry never duplicates.
         Deadlines (None: the queue's default, else none; docs/queue.md, "Deadlines"): ``timeout``
         each attempt's run timeout, ``deadline`` the total deadline across attempts, ``start_by``
         the start deadline. InvalidArgument for a timeout not positive, a deadline not after run_at,
-        a start_by before it."""
-        args = _enqueue_args(
-            thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key, timeout, deadline, start_by
+        a start_by before it. ``key`` is the job's fairness and limit key (None: the owner's own;
+        docs/queue.md, "Fair shares and limits"). ``headers`` (strings) go with the job, over the
+        current OpenTelemetry trace context, which is stored there too (``traceparent``,
+        ``tracestate``: the run's spans continue its trace)."""
+        call, args = _enqueue_call(
+            thread_id,
+            payload,
+            queue,
+            run_at,
+            priority,
+            max_attempts,
+            idempotency_key,
+            {"timeout": timeout, "deadline": deadline, "start_by": start_by, "key": key, "headers": _headers(headers)},
         )
-        return (await self._rows(ENQUEUE_JOB if len(args) == 7 else ENQUEUE_JOB_DEADLINES, args))[0]
+        return (await self._rows(call, args))[0]
 
-    async def enqueue_jobs(self, jobs: Sequence[NewJob], queue: str = "default", max_attempts: int = 5) -> list[Job]:
+    async def enqueue_jobs(
+        self,
+        jobs: Sequence[NewJob],
+        queue: str = "default",
+        max_attempts: int = 5,
+        headers: Mapping[str, str] | None = None,
+    ) -> list[Job]:
         """``ai.enqueue_jobs``: up to MAX_ENQUEUE_BATCH (5,000) jobs of one queue in one round trip;
         one Job per NewJob, in order, each answered as ``enqueue_job`` answers it (a reused key: the
         first job). One bad job fails the call and writes nothing; TooLarge over the maximum. A job
-        without a key gets one (a random UUID), so that a retry of the call never duplicates."""
+        without a key gets one (a random UUID), so that a retry of the call never duplicates.
+        ``headers``, with the current trace context, go with every job (as ``enqueue_job``'s)."""
         if not jobs:
             return []
-        args = _enqueue_jobs_args(jobs, queue, max_attempts)
-        return await self._rows(ENQUEUE_JOBS if len(args) == 7 else ENQUEUE_JOBS_DEADLINES, args)
+        return await self._rows(ENQUEUE_JOBS, _enqueue_jobs_args(jobs, queue, max_attempts, headers))
 
     async def claim_job(self, worker_id: str, lease: timedelta = DEFAULT_LEASE, queue: str = "default") -> Job | None:
         """``ai.claim_job``: the next due job (or expired lease) of the queue, leased to worker_id."""
@@ -286,6 +326,30 @@ class AsyncQueueMethods:
         """``ai.archive_jobs``: how many finished jobs it moved to ai.agent_jobs_archive."""
         return (await self._rows(ARCHIVE_JOBS, (older_than, max_rows)))[0]
 
+    async def set_job_key(
+        self,
+        queue: str,
+        key: str,
+        weight: float = 1.0,
+        max_in_flight: int | None = None,
+        rate_per_minute: float | None = None,
+        burst: int | None = None,
+    ) -> None:
+        """``ai.set_job_key`` (operators only: PermissionDenied for a tenant): what claims hold a
+        key of a queue to, replacing what was set; the defaults (weight 1, no limits) clear it."""
+        await self._rows(SET_JOB_KEY, (queue, key, weight, max_in_flight, rate_per_minute, burst))
+
+    async def job_key_status(
+        self,
+        queue: str | None = None,
+        max_rows: int = 100,
+        after_queue: str | None = None,
+        after_key: str | None = None,
+    ) -> list[JobKeyStatus]:
+        """``ai.job_key_status``: each key's settings, in-flight count, tokens and backlog, in
+        (queue, key) order after (after_queue, after_key); a tenant sees only its own keys."""
+        return await self._rows(JOB_KEY_STATUS, (queue, max_rows, after_queue, after_key))
+
 
 # </async>
 
@@ -309,27 +373,45 @@ class QueueMethods:
         timeout: timedelta | None = None,
         deadline: datetime | None = None,
         start_by: datetime | None = None,
+        key: str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Job:
         """``ai.enqueue_job``: a PENDING job for the thread; the first job again for a reused key.
         Without a key, the call makes one (a random UUID), so that its retry never duplicates.
         Deadlines (None: the queue's default, else none; docs/queue.md, "Deadlines"): ``timeout``
         each attempt's run timeout, ``deadline`` the total deadline across attempts, ``start_by``
         the start deadline. InvalidArgument for a timeout not positive, a deadline not after run_at,
-        a start_by before it."""
-        args = _enqueue_args(
-            thread_id, payload, queue, run_at, priority, max_attempts, idempotency_key, timeout, deadline, start_by
+        a start_by before it. ``key`` is the job's fairness and limit key (None: the owner's own;
+        docs/queue.md, "Fair shares and limits"). ``headers`` (strings) go with the job, over the
+        current OpenTelemetry trace context, which is stored there too (``traceparent``,
+        ``tracestate``: the run's spans continue its trace)."""
+        call, args = _enqueue_call(
+            thread_id,
+            payload,
+            queue,
+            run_at,
+            priority,
+            max_attempts,
+            idempotency_key,
+            {"timeout": timeout, "deadline": deadline, "start_by": start_by, "key": key, "headers": _headers(headers)},
         )
-        return self._rows(ENQUEUE_JOB if len(args) == 7 else ENQUEUE_JOB_DEADLINES, args)[0]
+        return self._rows(call, args)[0]
 
-    def enqueue_jobs(self, jobs: Sequence[NewJob], queue: str = "default", max_attempts: int = 5) -> list[Job]:
+    def enqueue_jobs(
+        self,
+        jobs: Sequence[NewJob],
+        queue: str = "default",
+        max_attempts: int = 5,
+        headers: Mapping[str, str] | None = None,
+    ) -> list[Job]:
         """``ai.enqueue_jobs``: up to MAX_ENQUEUE_BATCH (5,000) jobs of one queue in one round trip;
         one Job per NewJob, in order, each answered as ``enqueue_job`` answers it (a reused key: the
         first job). One bad job fails the call and writes nothing; TooLarge over the maximum. A job
-        without a key gets one (a random UUID), so that a retry of the call never duplicates."""
+        without a key gets one (a random UUID), so that a retry of the call never duplicates.
+        ``headers``, with the current trace context, go with every job (as ``enqueue_job``'s)."""
         if not jobs:
             return []
-        args = _enqueue_jobs_args(jobs, queue, max_attempts)
-        return self._rows(ENQUEUE_JOBS if len(args) == 7 else ENQUEUE_JOBS_DEADLINES, args)
+        return self._rows(ENQUEUE_JOBS, _enqueue_jobs_args(jobs, queue, max_attempts, headers))
 
     def claim_job(self, worker_id: str, lease: timedelta = DEFAULT_LEASE, queue: str = "default") -> Job | None:
         """``ai.claim_job``: the next due job (or expired lease) of the queue, leased to worker_id."""
@@ -438,6 +520,30 @@ class QueueMethods:
     def archive_jobs(self, older_than: timedelta = timedelta(days=1), max_rows: int = 10000) -> int:
         """``ai.archive_jobs``: how many finished jobs it moved to ai.agent_jobs_archive."""
         return self._rows(ARCHIVE_JOBS, (older_than, max_rows))[0]
+
+    def set_job_key(
+        self,
+        queue: str,
+        key: str,
+        weight: float = 1.0,
+        max_in_flight: int | None = None,
+        rate_per_minute: float | None = None,
+        burst: int | None = None,
+    ) -> None:
+        """``ai.set_job_key`` (operators only: PermissionDenied for a tenant): what claims hold a
+        key of a queue to, replacing what was set; the defaults (weight 1, no limits) clear it."""
+        self._rows(SET_JOB_KEY, (queue, key, weight, max_in_flight, rate_per_minute, burst))
+
+    def job_key_status(
+        self,
+        queue: str | None = None,
+        max_rows: int = 100,
+        after_queue: str | None = None,
+        after_key: str | None = None,
+    ) -> list[JobKeyStatus]:
+        """``ai.job_key_status``: each key's settings, in-flight count, tokens and backlog, in
+        (queue, key) order after (after_queue, after_key); a tenant sees only its own keys."""
+        return self._rows(JOB_KEY_STATUS, (queue, max_rows, after_queue, after_key))
 
 
 # </sync>

@@ -46,6 +46,7 @@ from . import errors
 from ._calls import Call, T
 from .models import SideEffect, SideEffectBegin, from_row
 from .retry import RetryPolicy, is_connection_error
+from .tracing import end_side_effect, side_effect_begun, start_side_effect
 
 #: How long a reservation made without a job lives (the SQL default too).
 DEFAULT_RESERVATION = timedelta(minutes=5)
@@ -215,6 +216,7 @@ class side_effect:
         reservation: timedelta = DEFAULT_RESERVATION,
         on_lease_lost: Callable[[Exception], None] | None = None,
         retry: RetryPolicy | None = None,
+        trace_parent: Any = None,
     ):
         if not key_parts:
             raise ValueError("side_effect needs at least one key part")
@@ -230,6 +232,11 @@ class side_effect:
         self.retry = retry if retry is not None else RetryPolicy()
         self._ran = False  # finish was called: the tool ran, the reservation is never abandoned
         self.call: SideEffectCall | None = None
+        #: its OpenTelemetry span (agent_state.tracing), from begin to the end of the ``with``, a
+        #: child of ``trace_parent`` (an OpenTelemetry context; default: the current one)
+        self._trace_parent = trace_parent
+        self._span: Any = None
+        self._name = str(key_parts[0])[:100]
 
     def _lost(self, error: Exception) -> None:
         if isinstance(error, errors.LeaseLost) and self._on_lease_lost is not None:
@@ -240,16 +247,39 @@ class side_effect:
 
     # -- sync ---------------------------------------------------------------------------------------
 
+    def _trace_begin(self) -> None:
+        self._span = start_side_effect(self._name, self.key, self.thread_id, self.job_id, self._trace_parent)
+
+    def _trace_begun(self, begun: SideEffectBegin) -> None:
+        if self._span is not None:
+            outcome = begun.outcome
+            said = "cached" if outcome == "done" else "busy" if outcome == "busy" else "executed"
+            side_effect_begun(
+                self._span, "taken_over" if said == "executed" and begun.taken_over else said, begun.attempt
+            )
+
+    def _trace_end(self, error: BaseException | None) -> None:
+        span, self._span = self._span, None
+        end_side_effect(span, error)
+
     def begin(self) -> SideEffectCall:
+        self._trace_begin()
         try:
             begun = self.client.begin_side_effect(
                 self.thread_id, self.key, self.request, self.job_id, self.fencing_token, self.reservation
             )
         except errors.LeaseLost as error:
             self._lost(error)
+            self._trace_end(error)
             raise
+        except BaseException as error:
+            self._trace_end(error)
+            raise
+        self._trace_begun(begun)
         if begun.outcome == "busy":
-            raise SideEffectBusy(f"side effect {self.key} of thread {self.thread_id} is held by a live claim")
+            busy = SideEffectBusy(f"side effect {self.key} of thread {self.thread_id} is held by a live claim")
+            self._trace_end(busy)
+            raise busy
         self.call = SideEffectCall(
             key=self.key,
             attempt=begun.attempt,
@@ -314,9 +344,12 @@ class side_effect:
         return not isinstance(error, errors.LeaseLost)
 
     def __exit__(self, kind: Any, error: Any, tb: Any) -> None:
-        if self._abandons(error):
-            with contextlib.suppress(errors.AgentStateError, psycopg.Error):  # lost meanwhile: taken over later
-                self.abandon(f"{type(error).__name__}: {error}"[:2000])
+        try:
+            if self._abandons(error):
+                with contextlib.suppress(errors.AgentStateError, psycopg.Error):  # lost meanwhile: taken over later
+                    self.abandon(f"{type(error).__name__}: {error}"[:2000])
+        finally:
+            self._trace_end(error)
 
     def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
@@ -335,15 +368,23 @@ class side_effect:
     # -- async --------------------------------------------------------------------------------------
 
     async def abegin(self) -> SideEffectCall:
+        self._trace_begin()
         try:
             begun = await self.client.begin_side_effect(
                 self.thread_id, self.key, self.request, self.job_id, self.fencing_token, self.reservation
             )
         except errors.LeaseLost as error:
             self._lost(error)
+            self._trace_end(error)
             raise
+        except BaseException as error:
+            self._trace_end(error)
+            raise
+        self._trace_begun(begun)
         if begun.outcome == "busy":
-            raise SideEffectBusy(f"side effect {self.key} of thread {self.thread_id} is held by a live claim")
+            busy = SideEffectBusy(f"side effect {self.key} of thread {self.thread_id} is held by a live claim")
+            self._trace_end(busy)
+            raise busy
         self.call = SideEffectCall(self.key, begun.attempt, begun.taken_over, begun.outcome == "done", begun.result)
         return self.call
 
@@ -376,12 +417,15 @@ class side_effect:
 
     async def __aexit__(self, kind: Any, error: Any, tb: Any) -> None:
         call = self.call
-        if call is None or not self._abandons(error):
-            return
-        with contextlib.suppress(errors.AgentStateError, psycopg.Error):
-            await self.client.abandon_side_effect(
-                self.thread_id, self.key, self.job_id, self._token(call), f"{type(error).__name__}: {error}"[:2000]
-            )
+        try:
+            if call is None or not self._abandons(error):
+                return
+            with contextlib.suppress(errors.AgentStateError, psycopg.Error):
+                await self.client.abandon_side_effect(
+                    self.thread_id, self.key, self.job_id, self._token(call), f"{type(error).__name__}: {error}"[:2000]
+                )
+        finally:
+            self._trace_end(error)
 
     async def arun(self, fn: Callable[[SideEffectCall], Awaitable[Any]]) -> Any:
         """``await fn(call)`` once per key: the stored result on a retry."""

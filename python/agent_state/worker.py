@@ -90,6 +90,7 @@ from .models import Job
 from .queue import DEFAULT_LEASE, new_request_id
 from .retry import POOL_RECONNECT_TIMEOUT, RECONNECT_PROBE, is_connection_error
 from .side_effects import side_effect as _side_effect
+from .tracing import attempt_scope, side_effect_parent, worker_telemetry
 
 #: How long the worker's own calls (claims, renewals, completions) wait for a pool connection.
 CONTROL_POOL_TIMEOUT = 0.5
@@ -270,6 +271,7 @@ class AsyncJobContext(JobState):
             job_id=self.job.job_id,
             fencing_token=self.job.fencing_token,
             on_lease_lost=self._mark_lost,
+            trace_parent=side_effect_parent(self),
         )
 
     async def request_human(self, checkpoint_id: str, action: Any = None) -> str:
@@ -392,6 +394,7 @@ class JobContext(JobState):
             job_id=self.job.job_id,
             fencing_token=self.job.fencing_token,
             on_lease_lost=self._mark_lost,
+            trace_parent=side_effect_parent(self),
         )
 
     def request_human(self, checkpoint_id: str, action: Any = None) -> str:
@@ -528,6 +531,7 @@ class AsyncWorker:
         self.concurrency = concurrency
         self.lease = lease
         self.worker_id = worker_id or _default_worker_id()
+        self._core.telemetry = worker_telemetry(queue, self.worker_id)  # None when tracing is off
         self.capacity = self._core.capacity
         self.poll_interval = poll_interval
         self.grace_period = grace_period
@@ -671,11 +675,14 @@ class AsyncWorker:
                     with self._lock:
                         free = core.claim_size()
                         held_before = bool(core.held)
+                    claim_start = time.monotonic()
                     jobs = (
                         await self.client.claim_jobs(self.worker_id, self.lease, self.queue, free, request_id)
                         if free > 0
                         else []
                     )
+                    if free > 0 and self._core.telemetry is not None:
+                        self._core.telemetry.claim_took(time.monotonic() - claim_start, "claim_jobs")
             except Exception as error:  # any database error: log, back off, go on
                 delay = backoff.next(error)
                 _log_failure("claim_jobs", error, delay)
@@ -737,13 +744,14 @@ class AsyncWorker:
             if True:  # ASYNC
                 try:
                     if start == "run":
-                        with job_log_context(ctx.job):  # the job's ids on its log records
+                        with job_log_context(ctx.job), attempt_scope(ctx):  # ids on its logs; its span current
                             timeout = self._core.run_timeout(ctx, time.monotonic())
                             if timeout is None:
                                 outcome = await self.handler(ctx.job, ctx)
                             else:  # cancelled at the attempt's deadline
                                 outcome = await asyncio.wait_for(self.handler(ctx.job, ctx), timeout)
-                except errors.LeaseLost:
+                except errors.LeaseLost as error:
+                    ctx._refused(error)
                     outcome = LOST
                 except asyncio.CancelledError as error:
                     if self._cancelling:  # past the grace period: _shut_down cancelled this task
@@ -754,9 +762,10 @@ class AsyncWorker:
             else:
                 try:
                     if start == "run":
-                        with job_log_context(ctx.job):
+                        with job_log_context(ctx.job), attempt_scope(ctx):
                             outcome = self.handler(ctx.job, ctx)
-                except errors.LeaseLost:
+                except errors.LeaseLost as error:
+                    ctx._refused(error)
                     outcome = LOST
                 except Exception as error:  # the handler's failure is the job's failure
                     outcome = Failure(error)
@@ -850,9 +859,12 @@ class AsyncWorker:
         while True:
             try:
                 if claim > 0:
+                    claim_start = time.monotonic()
                     done, jobs = await self.client.complete_and_claim(
                         self.worker_id, self.lease, self.queue, claim, batch, request_id
                     )
+                    if self._core.telemetry is not None:
+                        self._core.telemetry.claim_took(time.monotonic() - claim_start, "complete_and_claim")
                     return set(done), jobs
                 return set(await self.client.complete_jobs(batch)), []
             except Exception as error:
@@ -1089,6 +1101,7 @@ class Worker:
         self.concurrency = concurrency
         self.lease = lease
         self.worker_id = worker_id or _default_worker_id()
+        self._core.telemetry = worker_telemetry(queue, self.worker_id)  # None when tracing is off
         self.capacity = self._core.capacity
         self.poll_interval = poll_interval
         self.grace_period = grace_period
@@ -1177,11 +1190,14 @@ class Worker:
                     with self._lock:
                         free = core.claim_size()
                         held_before = bool(core.held)
+                    claim_start = time.monotonic()
                     jobs = (
                         self.client.claim_jobs(self.worker_id, self.lease, self.queue, free, request_id)
                         if free > 0
                         else []
                     )
+                    if free > 0 and self._core.telemetry is not None:
+                        self._core.telemetry.claim_took(time.monotonic() - claim_start, "claim_jobs")
             except Exception as error:  # any database error: log, back off, go on
                 delay = backoff.next(error)
                 _log_failure("claim_jobs", error, delay)
@@ -1238,9 +1254,10 @@ class Worker:
                 continue
             try:
                 if start == "run":
-                    with job_log_context(ctx.job):
+                    with job_log_context(ctx.job), attempt_scope(ctx):
                         outcome = self.handler(ctx.job, ctx)
-            except errors.LeaseLost:
+            except errors.LeaseLost as error:
+                ctx._refused(error)
                 outcome = LOST
             except Exception as error:  # the handler's failure is the job's failure
                 outcome = Failure(error)
@@ -1332,9 +1349,12 @@ class Worker:
         while True:
             try:
                 if claim > 0:
+                    claim_start = time.monotonic()
                     done, jobs = self.client.complete_and_claim(
                         self.worker_id, self.lease, self.queue, claim, batch, request_id
                     )
+                    if self._core.telemetry is not None:
+                        self._core.telemetry.claim_took(time.monotonic() - claim_start, "complete_and_claim")
                     return set(done), jobs
                 return set(self.client.complete_jobs(batch)), []
             except Exception as error:

@@ -70,6 +70,9 @@ SMALL = {
     "BENCH_TP_JOBS": "40",
     "BENCH_TP_THREADS": "8",
     "BENCH_TP_LEVELS": "2",
+    "BENCH_TRACING_ROUNDS": "1",
+    "BENCH_TRACING_JOBS": "20",
+    "BENCH_TRACING_STEPS": "3",
 }
 
 # script -> (timeout s, text its output must hold)
@@ -87,6 +90,7 @@ SCRIPTS = {
     "streams.sh": (90, "LISTEN/NOTIFY"),
     "tenant_reads.sh": (120, "pending_approvals"),
     "throughput.sh": (240, "queue throughput"),
+    "tracing.sh": (180, "tracing cost"),
     "typescript.sh": (120, "AgentStateSaver (TS, RLS on)"),
 }
 

@@ -76,7 +76,7 @@ def test_version_and_help() -> None:
     assert done.stdout.strip() == "agent-state 0.1.0"
     done = run("--help")
     assert done.returncode == 0
-    for command in ("status", "deploy", "sessions", "show", "lineage", "jobs", "stats", "approvals", "approve",
+    for command in ("status", "deploy", "sessions", "show", "lineage", "jobs", "stats", "keys", "approvals", "approve",
                     "reject", "worker", "import-langgraph", "archive", "restore", "replay"):  # fmt: skip
         assert command in done.stdout
 
@@ -198,6 +198,15 @@ def test_jobs_and_stats_of_a_queue(dsn: str, as_tenant: Client, client: Client) 
         "1",
         "1",
     ]
+
+    # keys: the tenant's own key, one running and one pending; a limit an operator set
+    client.set_job_key(queue, "@tenant_a", max_in_flight=4)
+    [key] = run_json("keys", "--queue", queue, dsn=dsn)
+    assert (key["key"], key["in_flight"], key["max_in_flight"], key["backlog"]) == ("@tenant_a", 1, 4, 1)
+    text = run("keys", "--queue", queue, dsn=dsn).stdout.splitlines()
+    assert text[0].split()[:5] == ["QUEUE", "KEY", "WEIGHT", "IN_FLIGHT", "LIMIT"]
+    assert text[1].split()[:5] == [queue, "@tenant_a", "1", "1", "4"]
+    assert f"{queue}/@tenant_a: 1/4 in flight, 1 pending (1 due)" in run("status", "--verbose", dsn=dsn).stdout
     assert "cli-test until" in run("jobs", "--queue", queue, dsn=dsn).stdout
 
 

@@ -350,3 +350,19 @@ def test_the_bulk_action_starts_at_the_pages_status_and_times_carry_their_zone(v
     assert "time (UTC" in chart.group(0)
     times = re.findall(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d( UTC)?", page.body)
     assert times and all(zone == " UTC" for zone in times)
+
+
+def test_the_queues_page_has_a_keys_table_and_a_tenant_sees_only_its_own_keys(role_dsn, visit) -> None:  # type: ignore[no-untyped-def]
+    queue, mine, theirs = f"keys-{uuid.uuid4().hex[:8]}", f"mine-{uuid.uuid4()}", f"theirs-{uuid.uuid4()}"
+    _sql(role_dsn, "tenant_a", "select ai.create_session(%s)", (mine,))
+    _sql(role_dsn, "tenant_a", "select ai.enqueue_job(%s, '{}', %s, key => 'provider-a')", (mine, queue))
+    _sql(role_dsn, "tenant_b", "select ai.create_session(%s)", (theirs,))
+    _sql(role_dsn, "tenant_b", "select ai.enqueue_job(%s, '{}', %s, key => 'secret-of-b')", (theirs, queue))
+    _sql(role_dsn, "app_service", "select ai.set_job_key(%s, 'provider-a', 1, 7, 60, 3)", (queue,))
+    operator = visit("operator").get("/queues")
+    rows = re.findall(r'<tr class="key">(.*?)</tr>', operator.body, re.S)
+    mine_row = next(_text(r).split() for r in rows if "provider-a" in r)
+    assert mine_row == [queue, "provider-a", "1", "0", "7", "60", "3", "3.0", "1", "1"]
+    assert any("secret-of-b" in r for r in rows)
+    tenant = visit("tenant").get("/queues")
+    assert "provider-a" in tenant.body and "secret-of-b" not in tenant.body

@@ -350,7 +350,7 @@ def _header(lines: list[str]) -> list[str]:
 
 
 def test_the_read_examples_show_the_columns_the_commands_print(fresh_database: str) -> None:
-    """`sessions`, `jobs`, `stats`, `approvals` and `show` on a database with a thread like the
+    """`sessions`, `jobs`, `stats`, `keys`, `approvals` and `show` on a database with a thread like the
     docs' trip-42 (a message, a job of graph-runs waiting for a person): each prints the header the
     block shows."""
     assert _cli(fresh_database, "deploy").returncode == 0
@@ -359,6 +359,7 @@ def test_the_read_examples_show_the_columns_the_commands_print(fresh_database: s
         tenant.execute("select ai.create_session('trip-44')")  # active: trip-42 will wait
         tenant.execute("""select ai.append_message_idempotent('trip-42', 'user', '"Plan three days in Lisbon."')""")
         tenant.execute("select ai.enqueue_job('trip-42', '{}', queue => 'graph-runs')")
+        tenant.execute("select ai.enqueue_job('trip-44', '{}')")  # a key with a backlog (keys)
     with psycopg.connect(dsn_as(fresh_database, "app_service"), autocommit=True) as service:
         job = service.execute(
             "select job_id, fencing_token from ai.claim_job('w', '1 minute', 'graph-runs')"
@@ -368,7 +369,7 @@ def test_the_read_examples_show_the_columns_the_commands_print(fresh_database: s
     service_dsn = dsn_as(fresh_database, "app_service")
     blocks = _console_blocks()
     wrong = []
-    for subcommand in ("sessions", "jobs", "stats", "approvals", "show"):
+    for subcommand in ("sessions", "jobs", "stats", "keys", "approvals", "show"):
         block = blocks[subcommand]
         command, *shown = block.splitlines()
         args = command.removeprefix("$ agent-state ").split()

@@ -79,11 +79,14 @@ def _history(graph: Any, thread: str) -> list[tuple[int, list[Any]]]:
 def test_a_list_channel_that_only_grows_is_stored_as_its_new_items(saver: AgentStateSaver, conn: Any) -> None:
     thread = f"delta-{uuid.uuid4()}"
     _run(_chat(saver), thread)
+    # the bytes each version holds, or the write it names holds (a delta equal to the node's write)
     sizes = [
         n
         for (n,) in conn.execute(
-            "select pg_column_size(b.blob) from ai.checkpoint_blobs b where b.thread_id = %s and b.channel = 'messages'"
-            " order by b.version",
+            "select coalesce(pg_column_size(b.blob), pg_column_size(w.blob)) from ai.checkpoint_blobs b"
+            " left join ai.checkpoint_writes w on w.thread_id = b.thread_id and w.checkpoint_ns = b.checkpoint_ns"
+            "  and w.checkpoint_id = b.write_checkpoint_id and w.task_id = b.write_task_id and w.idx = b.write_idx"
+            " where b.thread_id = %s and b.channel = 'messages' order by b.version",
             (thread,),
         ).fetchall()
     ]
@@ -91,11 +94,13 @@ def test_a_list_channel_that_only_grows_is_stored_as_its_new_items(saver: AgentS
     # flat: the last steps write what the first ones did (one message), not the whole list again
     early, late = sorted(sizes[2:22])[10], sorted(sizes[-20:])[10]
     assert late < 2 * early, (early, late)
-    deltas = conn.execute(
-        "select count(*) from ai.checkpoint_blobs where thread_id = %s and channel = 'messages'"
+    deltas, named = conn.execute(
+        "select count(*), count(write_task_id) from ai.checkpoint_blobs where thread_id = %s and channel = 'messages'"
         " and base_version is not null",
         (thread,),
-    ).fetchone()[0]
+    ).fetchone()
+    # each delta is the node's new message, its pending write: stored once, as that write
+    assert named == deltas, (named, deltas)
     # every version a delta but the first, and one whole value every ai._max_delta_depth() + 1
     bound = conn.execute("select ai._max_delta_depth()").fetchone()[0]
     assert deltas >= STEPS - 1 - STEPS // (bound + 1)

@@ -39,7 +39,7 @@ REGRESSIONS: list[tuple[str, str, tuple[Any, ...]]] = [
     ("ai.claim_job(text,interval,text)", "app_service", ("w", "178000000 years", "default")),
     (
         "ai.enqueue_job(text,jsonb,text,timestamp with time zone,integer,integer,text,interval,"
-        "timestamp with time zone,timestamp with time zone)",
+        "timestamp with time zone,timestamp with time zone,text,jsonb)",
         "tenant_a",
         ("t", '"\\u0000"'),
     ),
@@ -179,7 +179,7 @@ def _scalar(kind: str, pools: Pools) -> st.SearchStrategy[Any]:
         return st.one_of(
             st.none(), st.decimals(allow_nan=False, allow_infinity=False), st.sampled_from(specials), wrong
         )
-    if kind == "real":
+    if kind in ("real", "double precision"):
         return st.one_of(st.none(), st.floats(), st.sampled_from([0.0, -1.0, 1e39, float("nan")]), wrong)
     if kind == "boolean":
         return st.one_of(st.none(), st.booleans(), wrong)

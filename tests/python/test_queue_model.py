@@ -151,6 +151,9 @@ class QueueModel(RuleBasedStateMachine):
         if self._held(job, token):
             assert self.client.complete_job(job.job_id, token).status == "COMPLETED"
             job.status, job.lease_expires = "COMPLETED", None
+        elif job.status == "COMPLETED" and job.token == token:
+            # its holder's retry after a lost answer (ai.complete_job): the same answer, nothing changed
+            assert self.client.complete_job(job.job_id, token).status == "COMPLETED"
         else:
             self._refused(lambda: self.client.complete_job(job.job_id, token))
 

@@ -210,6 +210,9 @@ def write_every_grain(db: Database) -> None:
             service_conn.execute(
                 "select ai.set_queue_deadlines('upgrade-queue', interval '1 minute', interval '1 hour')"
             )
+        # ai.job_keys (after 0.1.0): a key's weight and limits, set by an operator
+        if service_conn.execute("select to_regclass('ai.job_keys') is not null").fetchone() == (True,):
+            service_conn.execute("select ai.set_job_key('default', 'upgrade-provider', 2, 5, 60)")
 
         deleted = f"up-deleted-{uuid.uuid4().hex[:6]}"
         a.create_session(deleted)

@@ -15,6 +15,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
 import { OutcomeUnknown, isConnectionError, translate } from "./errors.js";
+import { injectHeaders } from "./tracing.js";
 import type {
   AppendResult,
   Approval,
@@ -539,7 +540,7 @@ export class Client {
    * a key the call makes one (a random UUID), so that its retry after a lost answer never makes a
    * second job (docs/queue.md, "Lost answers").
    */
-  enqueueJob(
+  async enqueueJob(
     threadId: string,
     payload: unknown = {},
     options: {
@@ -554,8 +555,13 @@ export class Client {
       deadline?: Date;
       /** The start deadline: a job not started by then ends FAILED instead of running late. */
       startBy?: Date;
+      /** Strings that go with the job, over the active OpenTelemetry trace context (stored too). */
+      headers?: Record<string, string>;
+      /** the fairness and limit key (none: the owner's own; docs/queue.md, "Fair shares and limits") */
+      key?: string;
     } = {},
   ): Promise<Job> {
+    const headers = await injectHeaders(options.headers);
     const args = [
       threadId,
       jsonParam(payload ?? {}),
@@ -565,13 +571,23 @@ export class Client {
       options.maxAttempts ?? 5,
       options.idempotencyKey ?? randomUUID(),
     ];
-    // the deadlines (arguments 8-10) only when given: without them the call is the one a schema of
-    // the previous release answers too (a client upgraded before the schema)
-    if (options.timeoutSeconds !== undefined || options.deadline !== undefined || options.startBy !== undefined) {
-      args.push(secondsParam(options.timeoutSeconds), options.deadline ?? null, options.startBy ?? null);
+    // the options a job has, by name: a call without any runs on a schema of 0.1.0 too
+    const named: [string, unknown][] = [
+      ["timeout", secondsParam(options.timeoutSeconds)],
+      ["deadline", options.deadline ?? null],
+      ["start_by", options.startBy ?? null],
+      ["key", options.key ?? null],
+      ["headers", headers === null ? null : JSON.stringify(headers)],
+    ];
+    const params: unknown[] = [...args];
+    let sql = "select * from ai.enqueue_job($1, $2, $3, $4, $5, $6, $7";
+    for (const [name, value] of named) {
+      if (value === null) continue;
+      params.push(value);
+      sql += `, ${name} => $${params.length}`;
     }
-    const params = args.map((_, i) => `$${i + 1}`).join(", ");
-    return this.retryLostAnswer(() => this.one<Job>(`select * from ai.enqueue_job(${params})`, args));
+    sql += ")";
+    return this.retryLostAnswer(() => this.one<Job>(sql, params));
   }
 
   /**
@@ -579,30 +595,29 @@ export class Client {
    * job per entry, in order, each answered as `enqueueJob` answers it (a reused key: the first job).
    * One bad job fails the call and writes nothing. A job without a key gets one (a random UUID).
    */
-  async enqueueJobs(jobs: NewJob[], options: { queue?: string; maxAttempts?: number } = {}): Promise<Job[]> {
+  async enqueueJobs(
+    jobs: NewJob[],
+    options: { queue?: string; maxAttempts?: number; headers?: Record<string, string> } = {},
+  ): Promise<Job[]> {
     if (jobs.length === 0) return [];
-    // the deadlines (arguments 8-10) only when a job has some, as enqueueJob
-    const timed = jobs.some((j) => j.timeout_seconds != null || j.deadline != null || j.start_by != null);
-    const args: unknown[] = [
-      jobs.map((j) => j.thread_id),
-      jobs.map((j) => JSON.stringify(j.payload ?? {})),
-      options.queue ?? "default",
-      jobs.map((j) => j.run_at ?? null),
-      jobs.map((j) => j.priority ?? 0),
-      jobs.map((j) => j.idempotency_key ?? randomUUID()), // as enqueueJob: a retry never duplicates
-      options.maxAttempts ?? 5,
-    ];
-    if (timed) {
-      args.push(
+    const headers = await injectHeaders(options.headers); // as enqueueJob's, for every job of the call
+    return this.query<Job>(
+      "select * from ai.enqueue_jobs($1::text[], $2::jsonb[], $3, $4::timestamptz[], $5::integer[], $6::text[], $7," +
+        " $8::interval[], $9::timestamptz[], $10::timestamptz[], $11::text[], $12::jsonb)",
+      [
+        jobs.map((j) => j.thread_id),
+        jobs.map((j) => JSON.stringify(j.payload ?? {})),
+        options.queue ?? "default",
+        jobs.map((j) => j.run_at ?? null),
+        jobs.map((j) => j.priority ?? 0),
+        jobs.map((j) => j.idempotency_key ?? randomUUID()), // as enqueueJob: a retry never duplicates
+        options.maxAttempts ?? 5,
         jobs.map((j) => secondsParam(j.timeout_seconds)),
         jobs.map((j) => j.deadline ?? null),
         jobs.map((j) => j.start_by ?? null),
-      );
-    }
-    return this.query<Job>(
-      "select * from ai.enqueue_jobs($1::text[], $2::jsonb[], $3, $4::timestamptz[], $5::integer[], $6::text[], $7" +
-        (timed ? ", $8::interval[], $9::timestamptz[], $10::timestamptz[])" : ")"),
-      args,
+        jobs.map((j) => j.key ?? null),
+        headers === null ? null : JSON.stringify(headers),
+      ],
     );
   }
 

@@ -342,6 +342,8 @@ export interface RunPlan {
 export interface RunnableGraph {
   checkpointer?: unknown;
   invoke(input: unknown, config?: Record<string, unknown>): Promise<unknown>;
+  /** LangGraph.js's stream: used instead of invoke when the attempt's span records (a span per step). */
+  stream?(input: unknown, config?: Record<string, unknown>): Promise<AsyncIterable<unknown>>;
   getState(config: RunnableConfig): Promise<{
     values: unknown;
     config: RunnableConfig;
@@ -446,7 +448,22 @@ export class GraphRuns {
       fencing_token: job.fencing_token,
       [CONTEXT_KEY]: ctx,
     };
-    await graph.invoke(todo.input, { ...extra, configurable, durability: this.durability, signal: ctx.signal });
+    const options = { ...extra, configurable, durability: this.durability, signal: ctx.signal };
+    const trace = ctx.trace;
+    if (trace?.recording && typeof graph.stream === "function") {
+      trace.stepsFrom(todo.checkpointId); // a span per step (src/tracing.ts)
+      try {
+        for await (const event of await graph.stream(todo.input, { ...options, streamMode: ["tasks", "checkpoints"] })) {
+          trace.seen(event);
+        }
+      } catch (error) {
+        trace.stepsEnded(error);
+        throw error;
+      }
+      trace.stepsEnded();
+    } else {
+      await graph.invoke(todo.input, options);
+    }
     ctx.check();
     const state = await graph.getState(head(job.thread_id));
     const interrupts = state.tasks.flatMap((t) => t.interrupts ?? []);

@@ -68,6 +68,8 @@ export interface NewJob {
   timeout_seconds?: number | null;
   deadline?: Date | null;
   start_by?: Date | null;
+  /** the fairness and limit key (none: the owner's own) */
+  key?: string | null;
 }
 
 export interface NewMessage {
@@ -108,6 +110,8 @@ export interface Job {
   updated_at: Date;
   finished_at: Date | null;
   available_at: Date;
+  /** the job's fairness and limit key: the one enqueue named, or '@' and the owner */
+  key?: string | null;
   claimed_at?: Date | null;
   /** Each attempt's run timeout: node-postgres's interval object ({ seconds, minutes, ... }) or null. */
   timeout?: unknown;
@@ -115,6 +119,10 @@ export interface Job {
   deadline?: Date | null;
   /** The start deadline, or null. */
   start_by?: Date | null;
+  /** What the enqueuer handed to the run (change job_headers): its W3C trace context, ... */
+  headers?: Record<string, string> | null;
+  /** The attempts that ended, oldest first (what ai.job_attempts reads). */
+  attempt_log?: unknown[];
 }
 
 export interface JobAttempt {

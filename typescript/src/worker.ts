@@ -30,6 +30,7 @@ import pg from "pg";
 import { Client, idempotencyKey, type Fence } from "./client.js";
 import { DeadlineExceeded, LeaseLost, OutcomeUnknown, SideEffectBusy, isConnectionError } from "./errors.js";
 import type { AppendResult, Event, Job, MessageRole } from "./models.js";
+import { Attempt, loadTracing } from "./tracing.js";
 
 export type Handler = (job: Job, ctx: JobContext) => Promise<unknown>;
 
@@ -128,6 +129,8 @@ export class JobContext {
   private readonly deadlineAt: number | null;
   /** @internal Rejects when the signal aborts: the worker stops waiting for the handler then. */
   readonly aborted: Promise<never>;
+  /** @internal The attempt's OpenTelemetry span (src/tracing.ts), null when tracing is off. */
+  trace: Attempt | null = null;
 
   constructor(job: Job, client: Client) {
     this.job = job;
@@ -231,7 +234,26 @@ export class JobContext {
     this.check();
     const key = idempotencyKey(...keyParts);
     const req = request ?? { key_parts: keyParts.map((p) => (p === null || p === undefined ? null : String(p))) };
-    const begun = await this.guard(this.client.beginSideEffect(this.job.thread_id, key, req, this.fence));
+    const span = this.trace?.sideEffect(String(keyParts[0]).slice(0, 100), key, this.job.thread_id, this.job.job_id);
+    try {
+      const begun = await this.guard(this.client.beginSideEffect(this.job.thread_id, key, req, this.fence));
+      const outcome = begun.outcome === "done" ? "cached" : begun.outcome === "busy" ? "busy" : begun.taken_over ? "taken_over" : "executed";
+      span?.setAttributes({ "agent_state.side_effect.outcome": outcome, "agent_state.side_effect.attempt": begun.attempt });
+      return await this.runSideEffect(key, begun, fn, options);
+    } catch (error) {
+      if (span && this.trace) span.setStatus({ code: this.trace.api.SpanStatusCode.ERROR, message: String(error).slice(0, 500) });
+      throw error;
+    } finally {
+      span?.end();
+    }
+  }
+
+  private async runSideEffect<T>(
+    key: string,
+    begun: { outcome: string; attempt: number; taken_over: boolean; result: unknown },
+    fn: (call: SideEffectCall) => Promise<T> | T,
+    options: { finishRetryMs?: number },
+  ): Promise<T> {
     if (begun.outcome === "done") return begun.result as T;
     if (begun.outcome === "busy") throw new SideEffectBusy(`side effect ${key} of thread ${this.job.thread_id} is held by a live claim`);
     let result: T;
@@ -323,6 +345,7 @@ export class Worker {
   private releasing = false;
   private readonly closed = new AbortController();
   private readonly liveness: pg.ClientConfig | null;
+  private otel: Awaited<ReturnType<typeof loadTracing>> = null;
 
   constructor(client: Client, handler: Handler, options: WorkerOptions = {}) {
     this.client = client;
@@ -351,6 +374,7 @@ export class Worker {
   async run(options: { drain?: boolean } = {}): Promise<WorkerStats> {
     const renewal = setInterval(() => void this.renew(), Math.max(100, (this.leaseSeconds * 1000) / 3));
     const liveness = this.keepLiveness();
+    this.otel = await loadTracing(); // null without @opentelemetry/api or with AGENT_STATE_OTEL=off
     let backoff = 100;
     // One request id until a claim is answered: a claim whose answer was lost is asked again under
     // it and answers with the jobs it took (docs/queue.md, "Lost answers").
@@ -446,6 +470,8 @@ export class Worker {
       try {
         await this.client.releaseJob(ctx.job.job_id, ctx.job.fencing_token);
         this.stats.released += 1;
+        ctx.trace?.end("released");
+        ctx.trace = null;
       } catch (error) {
         this.log(`release of job ${ctx.job.job_id} failed (its lease will expire)`, error);
       }
@@ -457,6 +483,7 @@ export class Worker {
     this.stats.claimed += 1;
     const ctx = new JobContext(job, this.client);
     const timer = ctx.armDeadline(); // the signal aborts at the attempt's deadline
+    if (this.otel !== null) ctx.trace = new Attempt(this.otel, job, this.workerId);
     const done = this.execute(job, ctx).finally(() => {
       if (timer !== null) clearTimeout(timer);
       this.inFlight.delete(job.job_id);
@@ -465,10 +492,20 @@ export class Worker {
   }
 
   private async execute(job: Job, ctx: JobContext): Promise<void> {
+    const outcome = await this.attempt(job, ctx);
+    ctx.trace?.end(outcome.name, outcome.error); // the attempt's span, when tracing is on
+    ctx.trace = null;
+  }
+
+  /** Runs the handler (in its span's context) and finishes the job; says how the attempt ended. */
+  private async attempt(job: Job, ctx: JobContext): Promise<{ name: string; error?: unknown }> {
     let result: unknown;
     // The handler is not waited for past an abort (its deadline, a lost lease, the shutdown):
     // what it still sends is refused by its context and the fence.
-    const running = Promise.resolve().then(() => this.handler(job, ctx));
+    const trace = ctx.trace; // the handler runs with its attempt's span current
+    const running = Promise.resolve().then(() =>
+      trace && this.otel ? this.otel.context.with(trace.context, () => this.handler(job, ctx)) : this.handler(job, ctx),
+    );
     running.catch(() => undefined);
     try {
       result = await Promise.race([running, ctx.aborted]);
@@ -476,36 +513,36 @@ export class Worker {
     } catch (error) {
       if (ctx.snoozed) {
         this.stats.snoozed += 1;
-        return;
+        return { name: "snoozed" };
       }
       if (ctx.timedOut) {
         this.stats.timedOut += 1;
-        return;
+        return { name: "timed_out" };
       }
       if (error instanceof Snooze && !ctx.lostError) {
         try {
           await this.client.snoozeJob(job.job_id, job.fencing_token, error.until);
           this.stats.snoozed += 1;
+          return { name: "snoozed" };
         } catch (snoozeError) {
-          this.finishError(job, snoozeError);
+          return { name: this.finishError(job, snoozeError) };
         }
-        return;
       }
       if (error instanceof LeaseLost || ctx.lostError) {
         if (!this.releasing) this.stats.lost += 1;
-        return;
+        return { name: this.releasing ? "released" : "lost" };
       }
       try {
         await this.client.failJob(job.job_id, job.fencing_token, error instanceof Error ? `${error.name}: ${error.message}` : String(error));
         this.stats.failed += 1;
+        return { name: "failed", error };
       } catch (failError) {
-        this.finishError(job, failError);
+        return { name: this.finishError(job, failError) };
       }
-      return;
     }
     if (ctx.humanRequested !== null) {
       this.stats.awaitingHuman += 1;
-      return;
+      return { name: "paused" };
     }
     // Sent again after a lost connection until the database answers: a completion under the same
     // token is idempotent, and a database outage does not count against the lease (docs/queue.md,
@@ -515,11 +552,10 @@ export class Worker {
       try {
         await this.client.completeJob(job.job_id, job.fencing_token, result ?? null);
         this.stats.completed += 1;
-        return;
+        return { name: "completed" };
       } catch (error) {
         if (!isConnectionError(error)) {
-          this.finishError(job, error);
-          return;
+          return { name: this.finishError(job, error) };
         }
         this.log(`completing job ${job.job_id} failed; retrying`, error);
         await delay(Math.min(backoff, RECONNECT_PROBE_MS));
@@ -528,12 +564,13 @@ export class Worker {
     }
   }
 
-  private finishError(job: Job, error: unknown): void {
+  private finishError(job: Job, error: unknown): string {
     if (error instanceof LeaseLost) {
       this.stats.lost += 1;
-      return;
+      return "lost";
     }
     this.log(`finishing job ${job.job_id} failed (its lease will expire and the job run again)`, error);
+    return "lost";
   }
 
   private async renew(): Promise<void> {

@@ -636,6 +636,8 @@ def queues(request: Request) -> Response:
             charts = {
                 s["queue"]: throughput_chart([b for b in buckets if b["queue"] == s["queue"]], now) for s in stats
             }
+            # fair shares and limits: the keys with jobs (a tenant: its own, counted over its own jobs)
+            keys = console.rows(conn, "select * from ai.job_key_status(max_rows => %s)", (100,))
             workers: list[dict[str, Any]] | None
             try:
                 workers = console.rows(conn, "select * from ai.list_workers(%s)", (100,))
@@ -647,6 +649,7 @@ def queues(request: Request) -> Response:
             title="Queues",
             stats=stats,
             charts=charts,
+            keys=keys,
             workers=workers,
             operator=ident["operator"],
         )

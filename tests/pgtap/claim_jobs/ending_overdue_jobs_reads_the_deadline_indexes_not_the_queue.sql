@@ -7,8 +7,9 @@ select plan(3);
 -- deadline: in a queue of 2,000 due jobs without any, it reads each index once and no row of the
 -- queue beyond the one it claims (counted in this transaction: pg_stat_get_xact_*).
 reset role;
-insert into ai.agent_jobs (thread_id, owner, queue, run_at, created_at, updated_at)
-select 'qa1', 'tenant_a', 'big', '2029-12-31 00:00:00+00', now(), now() from generate_series(1, 2000);
+-- (in the fair order, as enqueue_job places a job due now: key and vtime set)
+insert into ai.agent_jobs (thread_id, owner, queue, run_at, created_at, updated_at, key, vtime)
+select 'qa1', 'tenant_a', 'big', '2029-12-31 00:00:00+00', now(), now(), '@tenant_a', g from generate_series(1, 2000) g;
 analyze ai.agent_jobs;
 select pg_catalog.pg_stat_get_xact_numscans('ai.agent_jobs_deadline'::regclass) as d0,
        pg_catalog.pg_stat_get_xact_numscans('ai.agent_jobs_start_by'::regclass) as s0,

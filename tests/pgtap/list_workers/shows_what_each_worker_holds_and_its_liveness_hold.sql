@@ -17,7 +17,8 @@ select results_eq(
   $$values ('alive', 'default', 2::bigint, 2, true, '2030-01-01 00:00:00+00'::timestamptz)$$,
   'a worker holding its liveness hold: alive, its jobs and their threads');
 select results_eq($$select jobs, thread_ids, liveness_held from ai.list_workers() where worker = 'other-1'$$,
-                  $$values (1::bigint, array['qb1'], false)$$, 'the other worker holds the third job');
+                  $$values (1::bigint, array['qa2'], false)$$,
+                  'the other worker holds the third job (fair shares: the first took one job of each tenant)');
 select set_config('ai.frozen_now', '2030-01-01 00:00:30+00', true) is not null as moved \gset
 select count(*) from ai.renew_leases('held-1', :'ids'::bigint[], :'tokens'::bigint[]);
 select is((select heard_at from ai.list_workers() where worker = 'held-1'), '2030-01-01 00:00:30+00'::timestamptz,

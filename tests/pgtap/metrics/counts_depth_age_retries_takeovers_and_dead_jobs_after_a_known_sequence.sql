@@ -9,7 +9,7 @@ set local role tenant_a;
 select (ai.enqueue_job('qa1', run_at => '2029-12-31 23:00')).job_id as j1 \gset
 select (ai.enqueue_job('qa2', '{}', 'mail')).job_id as j2 \gset
 set local role tenant_b;
-select (ai.enqueue_job('qb1', max_attempts => 1)).job_id as j3 \gset
+select (ai.enqueue_job('qb1', run_at => '2029-12-31 23:30', max_attempts => 1)).job_id as j3 \gset
 
 set local role app_service;
 select is((select value from ai.metrics() where metric = 'agent_state_oldest_due_job_age_seconds' and labels = '{"queue": "default"}'),

@@ -18,7 +18,8 @@ select is(array(select p.oid::regprocedure::text from pg_proc p
                 where p.pronamespace = 'ai'::regnamespace
                   and (select count(*) from unnest(p.proargnames[1:p.pronargs]) a where a in ('job_id', 'fencing_token')) = 2
                   and p.proname not in ('renew_lease', 'fenced_write', 'complete_job', 'fail_job', 'release_job', 'snooze_job',
-                                        '_raise_lease_lost', '_check_side_effect_args', '_fence')
+                                        '_raise_lease_lost', '_check_side_effect_args', '_fence',
+                                        '_queue_fence_check')
                   and p.prosrc not like '%ai.\_fence(%'
                 order by 1),
           '{}'::text[], 'every write made for a job calls ai._fence');
