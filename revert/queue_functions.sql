@@ -9,7 +9,6 @@ begin;
 
 -- added after v0.1.0 (deploy/queue_functions.sql)
 drop function ai._xmax_in_flight(xid);
-drop function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, text);
 drop function ai._job_key(text, text);
 drop function ai._fair_base(text, text, integer, timestamptz);
 drop function ai._key_step(text, text);
@@ -26,7 +25,8 @@ drop function ai._lease_held(timestamptz, timestamptz, timestamptz, timestamptz)
 drop function ai._server_start();
 drop function ai._check_enqueue(text, jsonb, text, integer, integer, text);
 drop function ai._enqueue_owner(text);
-drop function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz, jsonb);
+-- the 12-argument enqueue_job (deadlines 8-10, key 11, headers 12); the tagged copy below makes the 7-argument one again
+drop function ai.enqueue_job(text, jsonb, text, timestamptz, integer, integer, text, interval, timestamptz, timestamptz, text, jsonb);
 drop function ai._check_deadlines(timestamptz, interval, timestamptz, timestamptz);
 drop function ai._end_overdue(text, timestamptz, timestamptz);
 drop function ai.set_queue_deadlines(text, interval, interval, interval);

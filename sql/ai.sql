@@ -2524,8 +2524,10 @@ comment on function ai._check_deadlines(timestamptz, interval, timestamptz, time
 -- to whoever holds them. Runs as the claim's caller (ai_service); a PENDING job's move to FAILED
 -- runs the status guard, which lets ai_service through.
 create or replace function ai._end_overdue(queue text, now timestamptz, started timestamptz) returns void
-language sql volatile
+language plpgsql volatile
 as $$
+begin
+  -- (PL/pgSQL, not SQL: its two statements are planned once per session, not at every claim)
   with past_deadline as (
     select j.job_id from ai.agent_jobs j
     where j.queue = _end_overdue.queue and j.status in ('PENDING', 'IN_PROGRESS') and j.deadline is not null
@@ -2553,6 +2555,7 @@ as $$
   set status = 'FAILED', last_error = 'start deadline passed', finished_at = _end_overdue.now, updated_at = _end_overdue.now
   from past_start d
   where u.job_id = d.job_id;
+end
 $$;
 comment on function ai._end_overdue(text, timestamptz, timestamptz) is
   'Internal: ends FAILED, before a claim picks, up to 100 jobs of the queue past their total deadline ("deadline exceeded") and up to 100 not started by their start_by ("start deadline passed"), by index; rows another transaction holds are skipped.';

@@ -327,3 +327,37 @@ def test_the_run_story_tells_a_deadline_and_a_snooze() -> None:
         " (fencing token 3): the fence refuses w1's writes with token 2 from then on"
     )
     assert story[1]["counted"]
+
+
+def test_bad_deadlines_raise_typed_errors(service_dsn: str, role_dsn: Callable[[str], str], queue: str) -> None:
+    """AS002 (InvalidArgument) for a deadline that cannot hold, AS007 (PermissionDenied) for a
+    queue's defaults set by anyone but an operator, 42501 for a tenant (no privilege at all)."""
+    from agent_state import InvalidArgument, NewJob, PermissionDenied
+
+    clock = Clock()
+    with psycopg.connect(service_dsn, autocommit=True) as conn:
+        clock.set_on(conn)
+        client = Client(conn)
+        thread = client.create_session().thread_id
+        for bad in ({"timeout": timedelta(0)}, {"deadline": T0}, {"start_by": T0 - timedelta(seconds=1)}):
+            with pytest.raises(InvalidArgument):
+                client.enqueue_job(thread, {}, queue=queue, **bad)
+        batch = client.enqueue_jobs(
+            [NewJob(thread, timeout=timedelta(seconds=5), start_by=T0 + timedelta(hours=1)), NewJob(thread)],
+            queue=queue,
+        )
+        assert [(j.timeout, j.start_by) for j in batch] == [
+            (timedelta(seconds=5), T0 + timedelta(hours=1)),
+            (None, None),
+        ]
+        client.set_queue_deadlines(queue, timeout=timedelta(minutes=1))
+        assert client.enqueue_job(thread, {}, queue=queue).timeout == timedelta(minutes=1)
+        client.set_queue_deadlines(queue)  # all None: no defaults any more
+        assert client.enqueue_job(thread, {}, queue=queue).timeout is None
+        with client.acting_as("tenant_a") as bound, pytest.raises(PermissionDenied):
+            bound.set_queue_deadlines(queue, timeout=timedelta(hours=1))
+    with (
+        psycopg.connect(role_dsn("tenant_a"), autocommit=True) as conn,
+        pytest.raises(psycopg.errors.InsufficientPrivilege),
+    ):
+        Client(conn).set_queue_deadlines(queue, timeout=timedelta(hours=1))

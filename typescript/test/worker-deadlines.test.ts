@@ -116,3 +116,21 @@ describe("snooze", () => {
     await expect(service.fencedWrite(jobId, 1)).rejects.toBeInstanceOf(LeaseLost);
   });
 });
+
+describe("enqueue", () => {
+  it("passes deadlines only when given, one by one in a batch", async () => {
+    const queue = `ts-dl-${randomUUID().slice(0, 8)}`;
+    const threadId = `ts-dl-${randomUUID()}`;
+    await service.createSession(threadId);
+    const deadline = new Date(Date.now() + 3_600_000);
+    const [timed, plain] = await service.enqueueJobs(
+      [{ thread_id: threadId, timeout_seconds: 5, deadline }, { thread_id: threadId }],
+      { queue },
+    );
+    expect([timed!.deadline?.getTime(), plain!.deadline]).toEqual([deadline.getTime(), null]);
+    expect(timed!.timeout).not.toBeNull();
+    expect(plain!.timeout).toBeNull();
+    const one = await service.enqueueJob(threadId, {}, { queue, startBy: deadline });
+    expect(one.start_by?.getTime()).toBe(deadline.getTime());
+  });
+});
