@@ -48,6 +48,7 @@ from datetime import datetime
 from typing import Any, Union
 
 import psycopg
+from psycopg import errors as pg_errors
 from psycopg import pq
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.pq import TransactionStatus
@@ -167,6 +168,20 @@ def _reconnect_args(
     return (conninfo if conninfo is not None else conn.info.dsn), kwargs
 
 
+def _stale_plan(error: BaseException) -> bool:
+    """A statement whose plan was cached before a deploy changed the row type a function returns
+    (a column added to ai.agent_jobs under a live fleet): Postgres does not plan it again, for a
+    prepared statement of the client nor for a statement cached inside a PL/pgSQL function, and
+    the statement fails whole. ``DISCARD PLANS`` and a second try plan it anew."""
+    text = str(error)
+    if isinstance(error, pg_errors.FeatureNotSupported):
+        return "cached plan must not change result type" in text
+    return isinstance(error, pg_errors.DatatypeMismatch) and (
+        "return row and query-specified return row do not match" in text
+        or "wrong record type supplied in RETURN NEXT" in text
+    )
+
+
 class _Attempts:
     """The retry loop of one call: whether the error may be retried, and the sleep before the
     next try."""
@@ -185,6 +200,8 @@ class _Attempts:
         self.autocommit = False
         self.executed = False
         self.may_have_committed = False
+        # tries sent again because a deploy changed a row type under a cached plan (_stale_plan)
+        self.replans = 0
 
     def sending(self, conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> None:
         self.sent = True
@@ -214,8 +231,15 @@ class _Attempts:
         """The sleep before the next try, or None when ``error`` must reach the caller. After a
         connection error a call is tried again, while the policy's tries and time last, when it
         is safe to retry or when no try may have written anything yet (each was refused as
-        read-only, or failed before its statement was sent)."""
+        read-only, or failed before its statement was sent). A statement planned before a deploy
+        changed a row type (:func:`_stale_plan`) is sent again at once, with or without a policy,
+        after ``DISCARD PLANS``: it failed whole, so it wrote nothing."""
         self.tries += 1
+        if not in_callers_transaction and _stale_plan(error) and self.replans < 3:
+            self.replans += 1
+            self.sent = self.executed = False
+            log.info("planning %s again after a deploy changed a row type: %s", self.sql, error)
+            return 0.0
         self._settle(error)
         if self.policy is None or in_callers_transaction or not is_connection_error(error):
             return None
@@ -407,6 +431,12 @@ class AsyncClient(
                     await self._replace_if_lost()
                 async with self._connection() as conn, _asynced(conn):
                     prepare = False if await abehind_pooler(conn) else None
+                    if attempts.replans:
+                        # psycopg's prepared statements go (DEALLOCATE ALL before the next
+                        # statement: psycopg keeps a statement that failed), and PL/pgSQL's cached
+                        # plans are planned again (DISCARD PLANS)
+                        conn._prepared.clear()
+                        await conn.execute("discard plans", prepare=False)
                     try:
                         async with conn.cursor(binary=binary) as cur:
                             if row_factory is not None:
@@ -629,6 +659,12 @@ class Client(
                     self._replace_if_lost()
                 with self._connection() as conn, _synced(conn):
                     prepare = False if behind_pooler(conn) else None
+                    if attempts.replans:
+                        # psycopg's prepared statements go (DEALLOCATE ALL before the next
+                        # statement: psycopg keeps a statement that failed), and PL/pgSQL's cached
+                        # plans are planned again (DISCARD PLANS)
+                        conn._prepared.clear()
+                        conn.execute("discard plans", prepare=False)
                     try:
                         with conn.cursor(binary=binary) as cur:
                             if row_factory is not None:
