@@ -9,6 +9,10 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 BASE_REV=${FAIR_BASE_REV:-4792266}
+if ! git -C "$ROOT" cat-file -e "$BASE_REV^{commit}" 2>/dev/null; then
+  echo "fairness bench: revision $BASE_REV is not in this clone (a shallow one?): HEAD's claim is the base"
+  BASE_REV=HEAD
+fi
 PY=${VPY:-$ROOT/.venv/bin/python}
 . "$HERE/common.bash"
 bench_init agent_state_bench_fair

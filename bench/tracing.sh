@@ -15,6 +15,10 @@ ROUNDS=${BENCH_TRACING_ROUNDS:-${BENCH_REPEATS:-7}}
 JOBS=${BENCH_TRACING_JOBS:-2000}
 STEPS=${BENCH_TRACING_STEPS:-30}
 BASE=${BENCH_TRACING_BASE-4792266}
+if [ -n "$BASE" ] && ! git -C "$ROOT" cat-file -e "$BASE^{commit}" 2>/dev/null; then
+  echo "tracing bench: revision $BASE is not in this clone (a shallow one?): no base tree, tracing off is the reference"
+  BASE=""
+fi
 PY=${PYTHON:-$ROOT/.venv/bin/python}
 . "$HERE/common.bash"
 bench_init agent_state_bench_tracing

@@ -38,9 +38,20 @@ def _cpu(pid: int) -> float:
 
 def _fill(admin: psycopg.Connection[Any], fill_sql: str, n: int) -> None:
     code = "\n".join(line for line in fill_sql.splitlines() if not line.lstrip().startswith("--"))
-    for statement in code.replace(":n", str(n)).split(";"):
-        if statement.strip():
-            admin.execute(statement)
+    # statements end at a semicolon outside a $$-quoted body (fill.sql has a DO block)
+    statement = ""
+    for i, part in enumerate(code.replace(":n", str(n)).split("$$")):
+        if i % 2:  # inside $$ ... $$
+            statement += "$$" + part + "$$"
+            continue
+        pieces = part.split(";")
+        pieces[0] = statement + pieces[0]  # the statement the $$ body is part of goes on
+        for s in pieces[:-1]:
+            if s.strip():
+                admin.execute(s)
+        statement = pieces[-1]
+    if statement.strip():
+        admin.execute(statement)
 
 
 def _loop(conn: psycopg.Connection[Any], ours: bool, per: int, loops: int) -> int:
