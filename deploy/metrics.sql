@@ -72,7 +72,9 @@ begin
            coalesce(sum(pg_catalog.jsonb_array_length(pg_catalog.jsonb_path_query_array(
              t.attempt_log, '$[*] ? (@.outcome == "failed")'))), 0) as failed_attempts,
            coalesce(sum(pg_catalog.jsonb_array_length(pg_catalog.jsonb_path_query_array(
-             t.attempt_log, '$[*] ? (@.outcome == "expired")'))), 0) as expired_attempts
+             t.attempt_log, '$[*] ? (@.outcome == "expired")'))), 0) as expired_attempts,
+           coalesce(sum(pg_catalog.jsonb_array_length(pg_catalog.jsonb_path_query_array(
+             t.attempt_log, '$[*] ? (@.outcome == "deadline_exceeded")'))), 0) as deadline_attempts
     from troubled t
     group by t.queue
   ), queues as (
@@ -80,7 +82,8 @@ begin
            coalesce(p.pending, 0) as pending, coalesce(p.in_progress, 0) as in_progress,
            coalesce(p.due, 0) as due, coalesce(p.expired, 0) as expired, coalesce(p.oldest, 0) as oldest,
            coalesce(t.awaiting, 0) as awaiting, coalesce(t.dead, 0) as dead, coalesce(t.cancelled, 0) as cancelled,
-           coalesce(t.failed_attempts, 0) as failed_attempts, coalesce(t.expired_attempts, 0) as expired_attempts
+           coalesce(t.failed_attempts, 0) as failed_attempts, coalesce(t.expired_attempts, 0) as expired_attempts,
+           coalesce(t.deadline_attempts, 0) as deadline_attempts
     from per_queue p full join per_queue_troubled t on t.queue = p.queue
   ), side as (
     select count(*) as rows_taken_over, coalesce(sum(s.takeovers), 0) as takeovers
@@ -103,7 +106,8 @@ begin
                                (12, 'agent_state_leases_expired', q.expired),
                                (13, 'agent_state_attempts_expired', q.expired_attempts),
                                (14, 'agent_state_attempts_failed', q.failed_attempts),
-                               (15, 'agent_state_dead_jobs', q.dead)) v(ord, metric, n)
+                               (15, 'agent_state_dead_jobs', q.dead),
+                               (16, 'agent_state_attempts_deadline_exceeded', q.deadline_attempts)) v(ord, metric, n)
     union all
     select 'agent_state_side_effect_takeovers', '{}'::jsonb, s.takeovers, '', 20 from side s
     union all
@@ -127,7 +131,7 @@ begin
 end
 $$;
 comment on function ai.metrics() is
-  'The figures of the queue and its guarantees for an exporter to poll (agent-state metrics; docs/observability.md), one row per figure: metric, labels (JSON object), value. Per queue: agent_state_jobs (state PENDING, IN_PROGRESS, AWAITING_HUMAN, FAILED, CANCELLED), agent_state_jobs_due, agent_state_oldest_due_job_age_seconds, agent_state_leases_expired (running jobs whose lease ran out, not yet taken over), agent_state_attempts_expired (attempts whose lease expired: takeovers and reaps), agent_state_attempts_failed (retries), agent_state_dead_jobs; agent_state_side_effect_takeovers and agent_state_side_effects_taken_over; for an operator, agent_state_checkpoint_bytes_per_step from the planner''s statistics. Jobs of the hot table only (ai.archive_jobs moves finished ones out): gauges. Bounded: reads the PENDING and IN_PROGRESS jobs and the ones retried, taken over, dead, cancelled or awaiting a human, never completed history. Fence refusals (AS006) are not recorded by the server. RLS applies: a tenant sees its own figures, a service acting for nobody all.';
+  'The figures of the queue and its guarantees for an exporter to poll (agent-state metrics; docs/observability.md), one row per figure: metric, labels (JSON object), value. Per queue: agent_state_jobs (state PENDING, IN_PROGRESS, AWAITING_HUMAN, FAILED, CANCELLED), agent_state_jobs_due, agent_state_oldest_due_job_age_seconds, agent_state_leases_expired (running jobs whose lease ran out, not yet taken over), agent_state_attempts_expired (attempts whose lease expired: takeovers and reaps), agent_state_attempts_failed (retries), agent_state_dead_jobs, agent_state_attempts_deadline_exceeded (attempts whose lease ran out at the attempt''s deadline: ai.enqueue_job''s timeout and deadline); agent_state_side_effect_takeovers and agent_state_side_effects_taken_over; for an operator, agent_state_checkpoint_bytes_per_step from the planner''s statistics. Jobs of the hot table only (ai.archive_jobs moves finished ones out): gauges. Bounded: reads the PENDING and IN_PROGRESS jobs and the ones retried, taken over, dead, cancelled or awaiting a human, never completed history. Fence refusals (AS006) are not recorded by the server. RLS applies: a tenant sees its own figures, a service acting for nobody all.';
 revoke execute on function ai.metrics() from public;
 grant execute on function ai.metrics() to ai_user, ai_service;
 

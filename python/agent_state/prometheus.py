@@ -26,6 +26,7 @@ HELP: dict[str, str] = {
     "agent_state_attempts_expired": "Attempts whose lease expired (each taken over by a later claim or a reap).",
     "agent_state_attempts_failed": "Attempts that failed (each retried, or the last one of a dead job).",
     "agent_state_dead_jobs": "FAILED jobs: attempts spent (dead letters), per queue.",
+    "agent_state_attempts_deadline_exceeded": "Attempts whose lease ran out at their deadline (timeout, deadline).",
     "agent_state_side_effect_takeovers": "Takeovers of side-effect reservations whose holder died.",
     "agent_state_side_effects_taken_over": "Side effects whose reservation was taken over at least once.",
     "agent_state_checkpoint_bytes_per_step": "Mean bytes a checkpoint stores (state, channel values), from statistics.",

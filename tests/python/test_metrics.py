@@ -84,6 +84,7 @@ EXPECTED = {
     ("agent_state_attempts_expired", ""): 0.0,
     ("agent_state_attempts_failed", ""): 2.0,
     ("agent_state_dead_jobs", ""): 1.0,
+    ("agent_state_attempts_deadline_exceeded", ""): 0.0,
 }
 
 

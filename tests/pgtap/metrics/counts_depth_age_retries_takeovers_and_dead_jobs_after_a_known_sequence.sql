@@ -36,7 +36,9 @@ select ok(:'taken_over', 'the side effect was taken over');
 set local role app_service;
 select results_eq($$select metric, labels, value from ai.metrics()
                     where metric <> 'agent_state_checkpoint_bytes_per_step' order by metric, labels::text$$,
-  $$values ('agent_state_attempts_expired', '{"queue": "default"}'::jsonb, 0::double precision),
+  $$values ('agent_state_attempts_deadline_exceeded', '{"queue": "default"}'::jsonb, 0::double precision),
+           ('agent_state_attempts_deadline_exceeded', '{"queue": "mail"}', 0),
+           ('agent_state_attempts_expired', '{"queue": "default"}', 0),
            ('agent_state_attempts_expired', '{"queue": "mail"}', 1),
            ('agent_state_attempts_failed', '{"queue": "default"}', 2),
            ('agent_state_attempts_failed', '{"queue": "mail"}', 0),
