@@ -762,9 +762,35 @@ def cmd_jobs(args: argparse.Namespace, conn: Conn) -> int:
     return EXIT_OK
 
 
+def _queue_stats(conn: Conn, queue: str | None) -> list[QueueStats]:
+    return [from_row(QueueStats, r) for r in _rows(conn, "select * from ai.queue_stats(%s)", (queue,))]
+
+
+def _key_status(conn: Conn, args: argparse.Namespace) -> list[JobKeyStatus]:
+    return [
+        from_row(JobKeyStatus, r)
+        for r in _rows(
+            conn,
+            "select * from ai.job_key_status(%s, %s, %s, %s)",
+            (args.queue, args.limit, args.after_queue, args.after_key),
+        )
+    ]
+
+
+def cmd_queues(args: argparse.Namespace, conn: Conn) -> int:
+    """The queues and their keys: ``stats`` and then ``keys`` of a queue (or of all) in one view;
+    ``--json``: {"queues": [...], "keys": [...]}."""
+    if args.json:
+        _print_json({"queues": _queue_stats(conn, args.queue), "keys": _key_status(conn, args)})
+        return EXIT_OK
+    cmd_stats(args, conn)
+    print()
+    return cmd_keys(args, conn)
+
+
 def cmd_stats(args: argparse.Namespace, conn: Conn) -> int:
     """``ai.queue_stats``: per queue, jobs by status, due jobs, expired leases, oldest due age."""
-    stats = [from_row(QueueStats, r) for r in _rows(conn, "select * from ai.queue_stats(%s)", (args.queue,))]
+    stats = _queue_stats(conn, args.queue)
     if args.json:
         _print_json(stats)
         return EXIT_OK
@@ -811,14 +837,7 @@ def cmd_keys(args: argparse.Namespace, conn: Conn) -> int:
     """``ai.job_key_status``: each key of a queue (or of all), what an operator set (weight,
     max_in_flight, rate_per_minute, burst), its running jobs, tokens and backlog. A tenant sees
     only the keys of its own jobs, counted over its own jobs (no tokens)."""
-    keys = [
-        from_row(JobKeyStatus, r)
-        for r in _rows(
-            conn,
-            "select * from ai.job_key_status(%s, %s, %s, %s)",
-            (args.queue, args.limit, args.after_queue, args.after_key),
-        )
-    ]
+    keys = _key_status(conn, args)
     if args.json:
         _print_json(keys)
         return EXIT_OK
@@ -1321,6 +1340,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Conn], int]] = {
     "jobs": cmd_jobs,
     "stats": cmd_stats,
     "keys": cmd_keys,
+    "queues": cmd_queues,
     "workers": cmd_workers,
     "retry": cmd_job_action,
     "cancel": cmd_job_action,
@@ -1431,14 +1451,15 @@ def parser() -> argparse.ArgumentParser:
     p = command("stats", "jobs per queue and status, due jobs, expired leases (ai.queue_stats)")
     p.add_argument("--queue")
 
-    p = command(
-        "keys",
-        "each key of the queues: weight, jobs in flight and limit, rate and tokens, backlog (ai.job_key_status)",
-    )
-    p.add_argument("--queue")
-    p.add_argument("--limit", type=int, default=100, help="at most this many (default 100, at most 1000)")
-    p.add_argument("--after-queue", help="the next page: keys after this queue and --after-key")
-    p.add_argument("--after-key", help="the next page: keys after --after-queue and this key")
+    for name, help in (
+        ("keys", "each key of the queues: weight, jobs in flight and limit, rate, tokens, backlog (ai.job_key_status)"),
+        ("queues", "the queues (as stats) and then their keys (as keys), in one view"),
+    ):
+        p = command(name, help)
+        p.add_argument("--queue")
+        p.add_argument("--limit", type=int, default=100, help="keys: at most this many (default 100, at most 1000)")
+        p.add_argument("--after-queue", help="the next page: keys after this queue and --after-key")
+        p.add_argument("--after-key", help="the next page: keys after --after-queue and this key")
 
     p = command(
         "workers",

@@ -76,8 +76,8 @@ def test_version_and_help() -> None:
     assert done.stdout.strip() == "agent-state 0.1.0"
     done = run("--help")
     assert done.returncode == 0
-    for command in ("status", "deploy", "sessions", "show", "lineage", "jobs", "stats", "keys", "approvals", "approve",
-                    "reject", "worker", "import-langgraph", "archive", "restore", "replay"):  # fmt: skip
+    for command in ("status", "deploy", "sessions", "show", "lineage", "jobs", "stats", "keys", "queues", "approvals",
+                    "approve", "reject", "worker", "import-langgraph", "archive", "restore", "replay"):  # fmt: skip
         assert command in done.stdout
 
 
@@ -207,6 +207,12 @@ def test_jobs_and_stats_of_a_queue(dsn: str, as_tenant: Client, client: Client) 
     assert text[0].split()[:5] == ["QUEUE", "KEY", "WEIGHT", "IN_FLIGHT", "LIMIT"]
     assert text[1].split()[:5] == [queue, "@tenant_a", "1", "1", "4"]
     assert f"{queue}/@tenant_a: 1/4 in flight, 1 pending (1 due)" in run("status", "--verbose", dsn=dsn).stdout
+    # queues: the queue's stats, then its keys, in one view
+    text = run("queues", "--queue", queue, dsn=dsn).stdout.splitlines()
+    assert text[0].split()[:4] == ["QUEUE", "PENDING", "DUE", "IN_PROGRESS"] and text[1].split()[0] == queue
+    assert text[3].split()[:2] == ["QUEUE", "KEY"] and text[4].split()[:5] == [queue, "@tenant_a", "1", "1", "4"]
+    both = run_json("queues", "--queue", queue, dsn=dsn)
+    assert [q["queue"] for q in both["queues"]] == [queue] and [k["key"] for k in both["keys"]] == ["@tenant_a"]
     assert "cli-test until" in run("jobs", "--queue", queue, dsn=dsn).stdout
 
 
