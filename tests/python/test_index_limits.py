@@ -134,6 +134,7 @@ _FILLERS: dict[str, str] = {
     "numeric": "1",
     "integer": "1",
     "smallint": "1",
+    "double precision": "1",
     "boolean": "true",
     "timestamp with time zone": "now()",
     "interval": "'1 day'",
