@@ -14,8 +14,14 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import psycopg
+import pytest
 
 from agent_state import Client
+
+pytestmark = pytest.mark.session_features(
+    "the frozen clock ai.frozen_now, set for each claimer's session (through a pooler it stays on a server"
+    " connection and moves other tests' clocks)"
+)
 
 CLAIMERS = 8
 JOBS = 40
