@@ -107,6 +107,14 @@ describe("graph runs", () => {
     const { graph } = await import("./fixtures/graph.mjs");
     const job = await new GraphRuns(tenant, graph, { queue }).start(threadId, { steps: [] });
     const admin = pool();
+    // The lease clock of this database started long ago: on a database the queue was first called
+    // on seconds ago (this suite's fresh copy), ai._server_start() is that first call, and dead
+    // workers' runs are taken over only 30 s after it (a failover's grace: docs/queue.md)
+    await admin.query(
+      "insert into ai.lease_timelines (timeline, first_seen)" +
+        " select ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::integer, '-infinity'" +
+        " on conflict (timeline) do update set first_seen = '-infinity'",
+    );
     const holds = async () =>
       Number(
         (
