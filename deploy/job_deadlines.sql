@@ -24,8 +24,10 @@ begin;
 
 select pg_catalog.set_config('lock_timeout', '5s', true) where pg_catalog.current_setting('lock_timeout') = '0';
 
-alter table ai.agent_jobs add column timeout interval, add column deadline timestamptz,
-  add column start_by timestamptz;
+-- if not exists: an operator may have added them first, to build the indexes below concurrently
+-- (docs/operations.md, "Indexes")
+alter table ai.agent_jobs add column if not exists timeout interval, add column if not exists deadline timestamptz,
+  add column if not exists start_by timestamptz;
 comment on column ai.agent_jobs.timeout is 'Each attempt''s run timeout (NULL: none): the lease never reaches past claimed_at + timeout (nor past deadline).';
 comment on column ai.agent_jobs.deadline is 'The total deadline across attempts (NULL: none): a claim that meets a job past it ends it FAILED, "deadline exceeded".';
 comment on column ai.agent_jobs.start_by is 'The start deadline (NULL: none): a job still PENDING then is ended FAILED, "start deadline passed", by a claim that meets it.';
@@ -39,9 +41,9 @@ alter table ai_archive.agent_jobs_archive add column timeout interval, add colum
 -- What a claim ends: PENDING jobs past their start deadline, and PENDING or IN_PROGRESS jobs past
 -- their total deadline, per queue, oldest first (a job counts as started once an attempt of it is
 -- counted: a retried job is past its start deadline's reach).
-create index agent_jobs_start_by on ai.agent_jobs (queue, start_by)
+create index if not exists agent_jobs_start_by on ai.agent_jobs (queue, start_by)
   where status = 'PENDING' and start_by is not null and attempts = 0;
-create index agent_jobs_deadline on ai.agent_jobs (queue, deadline)
+create index if not exists agent_jobs_deadline on ai.agent_jobs (queue, deadline)
   where status in ('PENDING', 'IN_PROGRESS') and deadline is not null;
 
 -- An operator's default deadlines per queue. Read and written only through the functions

@@ -7,7 +7,7 @@
 -- (`agent-state metrics`, docs/observability.md). One row per figure: a metric name, its labels
 -- (a JSON object) and its value. Bounded: it reads index ranges of what is live or in trouble,
 -- never the history of finished jobs, never a checkpoint:
--- * the PENDING jobs (agent_jobs_claim_pending) and the IN_PROGRESS ones (agent_jobs_in_progress):
+-- * the PENDING jobs (agent_jobs_key_pending) and the IN_PROGRESS ones (agent_jobs_in_flight):
 --   a backlog costs what it holds;
 -- * the jobs in agent_jobs_troubled (change metrics_indexes): retried, taken over, dead,
 --   cancelled, awaiting a human; a job that ran once and completed is not read;

@@ -963,7 +963,7 @@ begin
   perform ai._activate_due(claim_job.queue, v_now);  -- the jobs that came due enter the fair order
   for attempt in 1..5 loop
     -- 1. Pick (deploy/hot_renewals.sql: no index holds the lease expiry, so a renewal is HOT).
-    --    a. A lease that ran out: the queue's running jobs (agent_jobs_in_progress), the lease
+    --    a. A lease that ran out: the queue's running jobs (agent_jobs_in_flight), the lease
     --       read from the row. Such a job is its thread's one running job: no sibling check.
     --    b. A due PENDING job in fair order (agent_jobs_claim_fair: priority desc, vtime, job_id;
     --       deploy/job_keys.sql) that comes before the expired one in the order of 0.1.0: a
@@ -1075,8 +1075,8 @@ begin
   end if;
   perform ai._end_overdue(claim_jobs.queue, v_now, v_start);  -- "Deadlines" above
 
-  -- 1. Pick, as claim_job does: the leases that ran out (agent_jobs_in_progress; one per thread,
-  --    as each is its thread's running job), then due PENDING jobs (agent_jobs_claim_pending) for the
+  -- 1. Pick, as claim_job does: the leases that ran out (agent_jobs_in_flight; one per thread,
+  --    as each is its thread's running job), then due PENDING jobs (agent_jobs_claim_fair) for the
   --    rest, at most one per thread (a sibling locked here but not picked stays as it was; the row
   --    lock ends with this transaction). A batch takes the leases that ran out first (0.1.0 merged
   --    both in one order; claim_job still does).
@@ -1211,7 +1211,7 @@ begin
           lease_expires_at = least(v_now + claim_jobs.lease, v_now + u.timeout, u.deadline),  -- the attempt's deadline caps it
           updated_at = v_now
       -- by the primary key alone: a plain status = 'PENDING' here let the generic plan AND the ids
-      -- with a scan of the whole pending index (agent_jobs_claim_pending), one that grows with the
+      -- with a scan of the whole pending index (agent_jobs_claim_fair), one that grows with the
       -- backlog; the rows are ours (locked above), the test only guards against a bug
       where u.job_id = any (v_ids) and (u.status = 'PENDING') is true
         and not exists (select from ai.agent_jobs b

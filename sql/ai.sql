@@ -2633,7 +2633,7 @@ begin
   perform ai._activate_due(claim_job.queue, v_now);  -- the jobs that came due enter the fair order
   for attempt in 1..5 loop
     -- 1. Pick (deploy/hot_renewals.sql: no index holds the lease expiry, so a renewal is HOT).
-    --    a. A lease that ran out: the queue's running jobs (agent_jobs_in_progress), the lease
+    --    a. A lease that ran out: the queue's running jobs (agent_jobs_in_flight), the lease
     --       read from the row. Such a job is its thread's one running job: no sibling check.
     --    b. A due PENDING job in fair order (agent_jobs_claim_fair: priority desc, vtime, job_id;
     --       deploy/job_keys.sql) that comes before the expired one in the order of 0.1.0: a
@@ -2745,8 +2745,8 @@ begin
   end if;
   perform ai._end_overdue(claim_jobs.queue, v_now, v_start);  -- "Deadlines" above
 
-  -- 1. Pick, as claim_job does: the leases that ran out (agent_jobs_in_progress; one per thread,
-  --    as each is its thread's running job), then due PENDING jobs (agent_jobs_claim_pending) for the
+  -- 1. Pick, as claim_job does: the leases that ran out (agent_jobs_in_flight; one per thread,
+  --    as each is its thread's running job), then due PENDING jobs (agent_jobs_claim_fair) for the
   --    rest, at most one per thread (a sibling locked here but not picked stays as it was; the row
   --    lock ends with this transaction). A batch takes the leases that ran out first (0.1.0 merged
   --    both in one order; claim_job still does).
@@ -2881,7 +2881,7 @@ begin
           lease_expires_at = least(v_now + claim_jobs.lease, v_now + u.timeout, u.deadline),  -- the attempt's deadline caps it
           updated_at = v_now
       -- by the primary key alone: a plain status = 'PENDING' here let the generic plan AND the ids
-      -- with a scan of the whole pending index (agent_jobs_claim_pending), one that grows with the
+      -- with a scan of the whole pending index (agent_jobs_claim_fair), one that grows with the
       -- backlog; the rows are ours (locked above), the test only guards against a bug
       where u.job_id = any (v_ids) and (u.status = 'PENDING') is true
         and not exists (select from ai.agent_jobs b
@@ -9778,8 +9778,10 @@ $$;
 
 select pg_catalog.set_config('lock_timeout', '5s', true) where pg_catalog.current_setting('lock_timeout') = '0';
 
-alter table ai.agent_jobs add column timeout interval, add column deadline timestamptz,
-  add column start_by timestamptz;
+-- if not exists: an operator may have added them first, to build the indexes below concurrently
+-- (docs/operations.md, "Indexes")
+alter table ai.agent_jobs add column if not exists timeout interval, add column if not exists deadline timestamptz,
+  add column if not exists start_by timestamptz;
 comment on column ai.agent_jobs.timeout is 'Each attempt''s run timeout (NULL: none): the lease never reaches past claimed_at + timeout (nor past deadline).';
 comment on column ai.agent_jobs.deadline is 'The total deadline across attempts (NULL: none): a claim that meets a job past it ends it FAILED, "deadline exceeded".';
 comment on column ai.agent_jobs.start_by is 'The start deadline (NULL: none): a job still PENDING then is ended FAILED, "start deadline passed", by a claim that meets it.';
@@ -9793,9 +9795,9 @@ alter table ai_archive.agent_jobs_archive add column timeout interval, add colum
 -- What a claim ends: PENDING jobs past their start deadline, and PENDING or IN_PROGRESS jobs past
 -- their total deadline, per queue, oldest first (a job counts as started once an attempt of it is
 -- counted: a retried job is past its start deadline's reach).
-create index agent_jobs_start_by on ai.agent_jobs (queue, start_by)
+create index if not exists agent_jobs_start_by on ai.agent_jobs (queue, start_by)
   where status = 'PENDING' and start_by is not null and attempts = 0;
-create index agent_jobs_deadline on ai.agent_jobs (queue, deadline)
+create index if not exists agent_jobs_deadline on ai.agent_jobs (queue, deadline)
   where status in ('PENDING', 'IN_PROGRESS') and deadline is not null;
 
 -- An operator's default deadlines per queue. Read and written only through the functions
@@ -11681,7 +11683,7 @@ create index side_effects_taken_over on ai.side_effects (owner) where takeovers 
 -- (`agent-state metrics`, docs/observability.md). One row per figure: a metric name, its labels
 -- (a JSON object) and its value. Bounded: it reads index ranges of what is live or in trouble,
 -- never the history of finished jobs, never a checkpoint:
--- * the PENDING jobs (agent_jobs_claim_pending) and the IN_PROGRESS ones (agent_jobs_in_progress):
+-- * the PENDING jobs (agent_jobs_key_pending) and the IN_PROGRESS ones (agent_jobs_in_flight):
 --   a backlog costs what it holds;
 -- * the jobs in agent_jobs_troubled (change metrics_indexes): retried, taken over, dead,
 --   cancelled, awaiting a human; a job that ran once and completed is not read;
