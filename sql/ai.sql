@@ -4972,27 +4972,28 @@ comment on function ai.put_writes(text, text, text, text, integer[], text[], tex
 -- received the shard's row type there, and a probe joined to the row's thread_id was not routed).
 drop function if exists ai._checkpoint_tuple(ai.checkpoints);
 
--- A read's tuple with each value stored as a delta (a NULL in blobs) rebuilt whole
--- (ai._rebuilt_value), in the caller's function rather than inside the read's query: on a Citus
--- formation that query runs on the thread's shard, where a function may not start another query
--- across the formation; here the rebuild's probes are queries of their own, routed to the shard.
-create or replace function ai._with_whole_values(t ai.checkpoint_tuple) returns ai.checkpoint_tuple
+-- A read's values with each one stored as a delta (a NULL in blobs) rebuilt whole
+-- (ai._rebuilt_value), called by the read's function rather than inside the read's query: on a
+-- Citus formation that query runs on the thread's shard, where a function may not start another
+-- query across the formation; here the rebuild's probes are queries of their own, routed to the
+-- shard. The reads call it only for a row that holds a delta.
+create or replace function ai._whole_values(thread_id text, checkpoint_ns text, channels text[],
+                                            channel_versions jsonb, blobs bytea[]) returns bytea[]
 language plpgsql stable
 set search_path = pg_catalog, pg_temp
 as $$
+declare
+  v_blobs bytea[] := blobs;
 begin
-  if pg_catalog.array_position(t.blobs, null) is not null then
-    for i in 1 .. pg_catalog.cardinality(t.blobs) loop
-      if t.blobs[i] is null then
-        t.blobs[i] := ai._rebuilt_value(t.thread_id, t.checkpoint_ns, t.blob_channels[i],
-                                        t.channel_versions ->> t.blob_channels[i]);
-      end if;
-    end loop;
-  end if;
-  return t;
+  for i in 1 .. pg_catalog.cardinality(v_blobs) loop
+    if v_blobs[i] is null then
+      v_blobs[i] := ai._rebuilt_value(thread_id, checkpoint_ns, channels[i], channel_versions ->> channels[i]);
+    end if;
+  end loop;
+  return v_blobs;
 end
 $$;
-comment on function ai._with_whole_values(ai.checkpoint_tuple) is 'Internal: a checkpoint tuple of get_checkpoint or list_checkpoints with every value stored as a delta (NULL in blobs) rebuilt whole.';
+comment on function ai._whole_values(text, text, text[], jsonb, bytea[]) is 'Internal: the values of a checkpoint read by get_checkpoint or list_checkpoints, each one stored as a delta (NULL in blobs) rebuilt whole.';
 
 -- Reads by key only: one backward probe (or range) of a thread's checkpoints, one primary-key
 -- probe per channel value, one range of pending writes. get_checkpoint, list_checkpoints and
@@ -5059,7 +5060,10 @@ begin
     where x.thread_id = a_thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
   ) w
   where a_checkpoint_id is null or c.checkpoint_id = a_checkpoint_id loop
-    return next ai._with_whole_values(t);
+    if pg_catalog.array_position(t.blobs, null) is not null then
+      t.blobs := ai._whole_values(a_thread_id, t.checkpoint_ns, t.blob_channels, t.channel_versions, t.blobs);
+    end if;
+    return next t;
   end loop;
 end
 $$;
@@ -5223,7 +5227,10 @@ begin
     where x.thread_id = a_thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
   ) w
   order by c.checkpoint_id desc loop
-    return next ai._with_whole_values(t);
+    if pg_catalog.array_position(t.blobs, null) is not null then
+      t.blobs := ai._whole_values(a_thread_id, t.checkpoint_ns, t.blob_channels, t.channel_versions, t.blobs);
+    end if;
+    return next t;
   end loop;
 end
 $$;
@@ -6039,7 +6046,7 @@ revoke execute on function
   ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, jsonb, ai.step_commit),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
-  ai._with_whole_values(ai.checkpoint_tuple), ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text),
+  ai._whole_values(text, text, text[], jsonb, bytea[]), ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text),
   ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb, text, text),
   ai.checkpoint_lineage(text, text, text, text, integer), ai.checkpoints_between(text, timestamptz, timestamptz, integer, text, text),
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
