@@ -1464,6 +1464,12 @@ declare
   a_ns alias for $2;
   a_channels alias for $4;
   v_id text := $3;
+  v_depths integer[];
+  v_ancestors text[];
+  v_channels text[];
+  v_kinds text[];
+  v_versions text[];
+  r record;
 begin
   if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
     perform ai._check_thread_id(a_thread_id);
@@ -1484,17 +1490,28 @@ begin
     order by c.checkpoint_id desc
     limit 1;
   end if;
-  return query
+  -- The walk first, then the rows it names in one query, then a seed stored as a delta rebuilt
+  -- whole: each a query of its own, not functions called inside one query (on a Citus formation
+  -- that query runs on the thread's shard, where a function may not query the formation again).
+  select array_agg(w.depth), array_agg(w.ancestor_id), array_agg(w.channel), array_agg(w.seed_kind),
+         array_agg(w.seed_version)
+    into v_depths, v_ancestors, v_channels, v_kinds, v_versions
+  from ai._delta_walk(a_thread_id, a_ns, v_id, a_channels) w;
+  if v_depths is null then
+    return;
+  end if;
+  for r in
   with walk as materialized (
-    select * from ai._delta_walk(a_thread_id, a_ns, v_id, a_channels)
+    select * from rows from (pg_catalog.unnest(v_depths), pg_catalog.unnest(v_ancestors), pg_catalog.unnest(v_channels),
+                             pg_catalog.unnest(v_kinds), pg_catalog.unnest(v_versions))
+                  w(depth, ancestor_id, channel, seed_kind, seed_version)
   )
-  select s.channel, s.kind, s.from_checkpoint_id, s.task_id, s.idx, s.type, s.blob
+  select s.channel, s.kind, s.from_checkpoint_id, s.task_id, s.idx, s.type, s.blob, s.delta_version
   from (
     -- the seed first: a channel value row ...
     select w.channel, 'seed' as kind, w.ancestor_id as from_checkpoint_id, null::text as task_id, null::integer as idx,
-           b.type,
-           case when b.base_version is null then b.blob
-                else ai._rebuilt_value(a_thread_id, a_ns, b.channel, b.version) end as blob,
+           b.type, b.blob,  -- a delta's blob is rebuilt below
+           case when b.base_version is not null then b.version end as delta_version,
            0 as part, 0 as depth, ''::text as task_path
     from walk w
     join ai.checkpoint_blobs b
@@ -1502,20 +1519,30 @@ begin
     where w.seed_kind = 'blob'
     union all
     -- ... or the checkpoint that may hold it inline
-    select w.channel, 'checkpoint', w.ancestor_id, null, null, c.type, c.checkpoint, 0, 0, ''
+    select w.channel, 'checkpoint', w.ancestor_id, null, null, c.type, c.checkpoint, null, 0, 0, ''
     from walk w
     join ai.checkpoints c
       on c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = w.ancestor_id
     where w.seed_kind = 'checkpoint'
     union all
     -- then the writes, oldest ancestor first, each step's in (task_path, task_id, idx) order
-    select w.channel, 'write', w.ancestor_id, x.task_id::text, x.idx, x.type, x.blob, 1, w.depth, x.task_path::text
+    select w.channel, 'write', w.ancestor_id, x.task_id::text, x.idx, x.type, x.blob, null, 1, w.depth, x.task_path::text
     from walk w
     join ai.checkpoint_writes x
       on x.thread_id = a_thread_id and x.checkpoint_ns = a_ns and x.checkpoint_id = w.ancestor_id
          and x.channel = w.channel
   ) s
-  order by s.channel, s.part, s.depth desc, s.task_path, s.task_id, s.idx;
+  order by s.channel, s.part, s.depth desc, s.task_path, s.task_id, s.idx loop
+    channel := r.channel;
+    kind := r.kind;
+    from_checkpoint_id := r.from_checkpoint_id;
+    task_id := r.task_id;
+    idx := r.idx;
+    type := r.type;
+    blob := case when r.delta_version is null then r.blob
+                 else ai._rebuilt_value(a_thread_id, a_ns, r.channel, r.delta_version) end;
+    return next;
+  end loop;
 end
 $$;
 comment on function ai.delta_channel_history(text, text, text, text[]) is

@@ -666,12 +666,18 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_deleted integer;
+  -- read once, on the caller's node: in the query, a Citus shard would read its own wall clock
+  v_now timestamptz := ai.now();
+  v_owner text := case when not ai.sees_all_owners() then ai.current_owner() end;
 begin
   perform ai._check_limit(batch_size, 'batch_size');
   -- one bounded batch, oldest expiry first; rows another sweeper holds are left to it
   with expired as (
     select i.owner, i.ns, i.key from ai.memory_items i
-    where i.expires_at <= ai.now()
+    where i.expires_at <= v_now
+      -- acting for one owner: that owner's items (row level security says so too; named here, a
+      -- Citus formation reads the one shard of the owner, where FOR UPDATE is allowed)
+      and (v_owner is null or i.owner = v_owner)
     order by i.expires_at
     limit batch_size
     for update skip locked

@@ -72,6 +72,7 @@ declare
   v_state text;
   v_constraint text;
   v_message text;
+  v_now timestamptz;
 begin
   if older_than is null or older_than < interval '0' then
     raise exception using errcode = 'AS002',
@@ -119,9 +120,10 @@ begin
         v_moved := v_moved || v_id;
       exception when integrity_constraint_violation then
         get stacked diagnostics v_state = returned_sqlstate, v_constraint = constraint_name, v_message = message_text;
+        v_now := ai.now();  -- read first: not inside the INSERT ... SELECT a Citus shard runs (see hide_messages)
         insert into ai_archive.archive_skips as k
           (thread_id, owner, sqlstate, constraint_name, message, first_skipped_at, last_skipped_at)
-        select s.thread_id, s.owner, v_state, nullif(v_constraint, ''), v_message, ai.now(), ai.now()
+        select s.thread_id, s.owner, v_state, nullif(v_constraint, ''), v_message, v_now, v_now
         from ai.agent_sessions s where s.thread_id = v_id
         on conflict (thread_id) do update
           set owner = excluded.owner, sqlstate = excluded.sqlstate, constraint_name = excluded.constraint_name,

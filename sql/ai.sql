@@ -5513,6 +5513,12 @@ declare
   a_ns alias for $2;
   a_channels alias for $4;
   v_id text := $3;
+  v_depths integer[];
+  v_ancestors text[];
+  v_channels text[];
+  v_kinds text[];
+  v_versions text[];
+  r record;
 begin
   if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
     perform ai._check_thread_id(a_thread_id);
@@ -5533,17 +5539,28 @@ begin
     order by c.checkpoint_id desc
     limit 1;
   end if;
-  return query
+  -- The walk first, then the rows it names in one query, then a seed stored as a delta rebuilt
+  -- whole: each a query of its own, not functions called inside one query (on a Citus formation
+  -- that query runs on the thread's shard, where a function may not query the formation again).
+  select array_agg(w.depth), array_agg(w.ancestor_id), array_agg(w.channel), array_agg(w.seed_kind),
+         array_agg(w.seed_version)
+    into v_depths, v_ancestors, v_channels, v_kinds, v_versions
+  from ai._delta_walk(a_thread_id, a_ns, v_id, a_channels) w;
+  if v_depths is null then
+    return;
+  end if;
+  for r in
   with walk as materialized (
-    select * from ai._delta_walk(a_thread_id, a_ns, v_id, a_channels)
+    select * from rows from (pg_catalog.unnest(v_depths), pg_catalog.unnest(v_ancestors), pg_catalog.unnest(v_channels),
+                             pg_catalog.unnest(v_kinds), pg_catalog.unnest(v_versions))
+                  w(depth, ancestor_id, channel, seed_kind, seed_version)
   )
-  select s.channel, s.kind, s.from_checkpoint_id, s.task_id, s.idx, s.type, s.blob
+  select s.channel, s.kind, s.from_checkpoint_id, s.task_id, s.idx, s.type, s.blob, s.delta_version
   from (
     -- the seed first: a channel value row ...
     select w.channel, 'seed' as kind, w.ancestor_id as from_checkpoint_id, null::text as task_id, null::integer as idx,
-           b.type,
-           case when b.base_version is null then b.blob
-                else ai._rebuilt_value(a_thread_id, a_ns, b.channel, b.version) end as blob,
+           b.type, b.blob,  -- a delta's blob is rebuilt below
+           case when b.base_version is not null then b.version end as delta_version,
            0 as part, 0 as depth, ''::text as task_path
     from walk w
     join ai.checkpoint_blobs b
@@ -5551,20 +5568,30 @@ begin
     where w.seed_kind = 'blob'
     union all
     -- ... or the checkpoint that may hold it inline
-    select w.channel, 'checkpoint', w.ancestor_id, null, null, c.type, c.checkpoint, 0, 0, ''
+    select w.channel, 'checkpoint', w.ancestor_id, null, null, c.type, c.checkpoint, null, 0, 0, ''
     from walk w
     join ai.checkpoints c
       on c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = w.ancestor_id
     where w.seed_kind = 'checkpoint'
     union all
     -- then the writes, oldest ancestor first, each step's in (task_path, task_id, idx) order
-    select w.channel, 'write', w.ancestor_id, x.task_id::text, x.idx, x.type, x.blob, 1, w.depth, x.task_path::text
+    select w.channel, 'write', w.ancestor_id, x.task_id::text, x.idx, x.type, x.blob, null, 1, w.depth, x.task_path::text
     from walk w
     join ai.checkpoint_writes x
       on x.thread_id = a_thread_id and x.checkpoint_ns = a_ns and x.checkpoint_id = w.ancestor_id
          and x.channel = w.channel
   ) s
-  order by s.channel, s.part, s.depth desc, s.task_path, s.task_id, s.idx;
+  order by s.channel, s.part, s.depth desc, s.task_path, s.task_id, s.idx loop
+    channel := r.channel;
+    kind := r.kind;
+    from_checkpoint_id := r.from_checkpoint_id;
+    task_id := r.task_id;
+    idx := r.idx;
+    type := r.type;
+    blob := case when r.delta_version is null then r.blob
+                 else ai._rebuilt_value(a_thread_id, a_ns, r.channel, r.delta_version) end;
+    return next;
+  end loop;
 end
 $$;
 comment on function ai.delta_channel_history(text, text, text, text[]) is
@@ -6621,6 +6648,7 @@ declare
   v_state text;
   v_constraint text;
   v_message text;
+  v_now timestamptz;
 begin
   if older_than is null or older_than < interval '0' then
     raise exception using errcode = 'AS002',
@@ -6668,9 +6696,10 @@ begin
         v_moved := v_moved || v_id;
       exception when integrity_constraint_violation then
         get stacked diagnostics v_state = returned_sqlstate, v_constraint = constraint_name, v_message = message_text;
+        v_now := ai.now();  -- read first: not inside the INSERT ... SELECT a Citus shard runs (see hide_messages)
         insert into ai_archive.archive_skips as k
           (thread_id, owner, sqlstate, constraint_name, message, first_skipped_at, last_skipped_at)
-        select s.thread_id, s.owner, v_state, nullif(v_constraint, ''), v_message, ai.now(), ai.now()
+        select s.thread_id, s.owner, v_state, nullif(v_constraint, ''), v_message, v_now, v_now
         from ai.agent_sessions s where s.thread_id = v_id
         on conflict (thread_id) do update
           set owner = excluded.owner, sqlstate = excluded.sqlstate, constraint_name = excluded.constraint_name,
@@ -8654,14 +8683,20 @@ declare
   a_thread_id alias for $1;
   v_owner text;
   v_count bigint;
+  v_now timestamptz;
 begin
   perform ai._check_thread_id(a_thread_id);
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for no key update;
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
+  -- Citus runs this INSERT ... SELECT on the thread's shard when the row's thread_id is the
+  -- source's column (not the argument) and no VOLATILE function is called in it; otherwise it goes
+  -- through the coordinator and COPY, which row level security refuses (and a shard would read its
+  -- own wall clock, never the test clock): the clock is read first, on the caller's node
+  v_now := ai.now();
   insert into ai.hidden_messages (thread_id, seq, owner, hidden_at)
-  select a_thread_id, m.seq, v_owner, ai.now() from ai.session_messages m
+  select m.thread_id, m.seq, v_owner, v_now from ai.session_messages m
   where m.thread_id = a_thread_id
     and not (m.role = 'system' and m.content ? 'compaction')
     and not exists (select from ai.hidden_messages h where h.thread_id = m.thread_id and h.seq = m.seq);
@@ -11220,12 +11255,18 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_deleted integer;
+  -- read once, on the caller's node: in the query, a Citus shard would read its own wall clock
+  v_now timestamptz := ai.now();
+  v_owner text := case when not ai.sees_all_owners() then ai.current_owner() end;
 begin
   perform ai._check_limit(batch_size, 'batch_size');
   -- one bounded batch, oldest expiry first; rows another sweeper holds are left to it
   with expired as (
     select i.owner, i.ns, i.key from ai.memory_items i
-    where i.expires_at <= ai.now()
+    where i.expires_at <= v_now
+      -- acting for one owner: that owner's items (row level security says so too; named here, a
+      -- Citus formation reads the one shard of the owner, where FOR UPDATE is allowed)
+      and (v_owner is null or i.owner = v_owner)
     order by i.expires_at
     limit batch_size
     for update skip locked

@@ -119,34 +119,57 @@ def test_a_stream_opens_lists_finishes_and_abandons_as_a_tenant() -> None:
 FROZEN = datetime(2001, 2, 3, 4, 5, 6, tzinfo=UTC)
 
 
-def test_a_frozen_clock_reaches_the_shards_for_a_role_that_may_freeze_it() -> None:
+def _stamps(t: str) -> tuple[object, ...]:
+    """A thread's times on the shards (as the superuser): the session's, the messages', the hidden marks'."""
+    with connect("postgres") as conn:
+        row = conn.execute(
+            "select (select created_at from ai.agent_sessions where thread_id = %s),"
+            " (select array_agg(distinct created_at) from ai.session_messages where thread_id = %s),"
+            " (select array_agg(distinct hidden_at) from ai.hidden_messages where thread_id = %s)",
+            (t, t, t),
+        ).fetchone()
+    assert row is not None
+    return tuple(row)
+
+
+def test_a_frozen_clock_stamps_what_a_call_writes_on_the_shards() -> None:
+    """Every function reads ai.now() once on the caller's node and sends the value: no statement a shard
+    runs calls the clock (a shard would read its own wall clock, and a VOLATILE call keeps Citus from
+    running an INSERT ... SELECT there: hide_messages went through COPY, refused under RLS)."""
     t = thread("ck")
     with connect("tenant_a") as conn, conn.transaction():
         conn.execute("select set_config('ai.frozen_now', %s, true)", (FROZEN.isoformat(),))
         conn.execute("select ai.create_session(%s)", (t,))
         conn.execute("select ai.append_messages(%s, %s)", (t, Jsonb([{"role": "user", "content": "x"}])))
-        assert conn.execute("select created_at from ai.get_session(%s)", (t,)).fetchone() == (FROZEN,)
-        assert conn.execute("select created_at from ai.get_messages(%s)", (t,)).fetchone() == (FROZEN,)
-        # moved within the transaction: the shards follow
-        later = FROZEN.replace(year=2002)
-        conn.execute("select set_config('ai.frozen_now', %s, true)", (later.isoformat(),))
-        conn.execute("select ai.append_messages(%s, %s)", (t, Jsonb([{"role": "user", "content": "y"}])))
-        assert conn.execute("select max(created_at) from ai.get_messages(%s)", (t,)).fetchone() == (later,)
+        assert conn.execute("select ai.hide_messages(%s)", (t,)).fetchone() == (1,)
+    assert _stamps(t) == (FROZEN, [FROZEN], [FROZEN])
+
+
+def test_a_frozen_clock_decides_what_the_memory_sweep_deletes() -> None:
+    with connect("app_service") as conn, conn.transaction():
+        conn.execute("select ai.act_as('tenant_a')")
+        conn.execute("select set_config('ai.frozen_now', %s, true)", (FROZEN.isoformat(),))
+        conn.execute("select ai.put_memory(%s, 'k', '{}', ttl => interval '1 hour')", ([thread("ms")],))
+        conn.execute("select set_config('ai.frozen_now', %s, true)", (FROZEN.replace(minute=35).isoformat(),))
+        assert conn.execute("select ai.sweep_memory()").fetchone() == (0,)
+        conn.execute("select set_config('ai.frozen_now', %s, true)", (FROZEN.replace(hour=6).isoformat(),))
+        assert conn.execute("select ai.sweep_memory()").fetchone() == (1,)
 
 
 def test_a_tenant_cannot_move_the_shards_clock(tenant_c: str) -> None:
     t = thread("ck")
     with connect(tenant_c) as conn, conn.transaction():
         conn.execute("select set_config('ai.frozen_now', %s, true)", (FROZEN.isoformat(),))
-        # what Citus would send on with the carried identity, set by hand: no signature holds it
+        # sent on to the shards by hand, as Citus sends the carried identity: no shard reads it
         conn.execute("set local citus.propagate_set_commands = local")
         conn.execute(f"set local ai.frozen_now = '{FROZEN.isoformat()}'")
         conn.execute("select ai.create_session(%s)", (t,))
         conn.execute("select ai.append_messages(%s, %s)", (t, Jsonb([{"role": "user", "content": "x"}])))
-        row = conn.execute("select created_at from ai.get_messages(%s)", (t,)).fetchone()
-        assert row is not None and row[0] != FROZEN and row[0].year >= 2026
-        session = conn.execute("select created_at from ai.get_session(%s)", (t,)).fetchone()
-        assert session is not None and session[0] != FROZEN
+        conn.execute("select ai.hide_messages(%s)", (t,))
+    session, messages, hidden = _stamps(t)
+    assert isinstance(session, datetime) and session.year >= 2026
+    assert isinstance(messages, list) and messages[0].year >= 2026
+    assert isinstance(hidden, list) and hidden[0].year >= 2026
 
 
 def _saved_thread(conn: psycopg.Connection[tuple[object, ...]], t: str) -> list[str]:
@@ -190,3 +213,18 @@ def test_copy_and_fork_reach_a_thread_on_another_worker() -> None:
     with psycopg.connect(url("tenant_b"), autocommit=True) as conn, pytest.raises(psycopg.Error) as exc:
         conn.execute("select ai.copy_thread(%s, %s)", (src, thread("cp")))
     assert exc.value.sqlstate == "AS001"
+
+
+def test_the_delta_channel_history_reads_a_thread_on_its_shard() -> None:
+    t = thread("dh")
+    with psycopg.connect(url("tenant_a"), autocommit=True) as conn:
+        ids = _saved_thread(conn, t)
+        rows = conn.execute(
+            "select channel, kind, from_checkpoint_id from ai.delta_channel_history(%s, '', %s, '{steps}')", (t, ids[1])
+        ).fetchall()
+        assert rows and {r[0] for r in rows} == {"steps"}
+        assert rows[0][2] == ids[0]
+    with psycopg.connect(url("tenant_b"), autocommit=True) as conn:
+        assert conn.execute(
+            "select count(*) from ai.delta_channel_history(%s, '', null, '{steps}')", (t,)
+        ).fetchone() == (0,)
