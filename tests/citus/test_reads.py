@@ -228,3 +228,62 @@ def test_the_delta_channel_history_reads_a_thread_on_its_shard() -> None:
         assert conn.execute(
             "select count(*) from ai.delta_channel_history(%s, '', null, '{steps}')", (t,)
         ).fetchone() == (0,)
+
+
+GRAIN_CALLS = [
+    ("record_usage", "select ai.record_usage(%(t)s, 'u1', 'm', 10, 20, 0.5)"),
+    ("usage_summary", "select count(*) from ai.usage_summary(now() - interval '1 day', now() + interval '1 day')"),
+    ("record_retrieval", 'select ai.record_retrieval(%(t)s, 1, \'[{"id": "d"}]\')'),
+    ("get_turn_context", "select ai.get_turn_context(%(t)s, 1)"),
+    ("record_eval_run", "select ai.record_eval_run(%(t)s, 'cand', true)"),
+    ("get_eval_runs", "select count(*) from ai.get_eval_runs(%(t)s)"),
+    ("get_eval_runs across threads", "select count(*) from ai.get_eval_runs()"),
+    ("record_compaction", "select ai.record_compaction(%(t)s, 'sum', 1)"),
+    ("context_window", "select ai.context_window(%(t)s, 1000)"),
+    ("put_memory", "select ai.put_memory(%(ns)s, 'k', '{\"a\": 1}', index_texts => '{hello}')"),
+    ("get_memory", "select count(*) from ai.get_memory(%(ns)s, 'k', refresh_ttl => true)"),
+    ("search_memory", "select count(*) from ai.search_memory(%(ns)s, query => 'hello')"),
+    ("list_memory_namespaces", "select count(*) from ai.list_memory_namespaces(%(ns)s)"),
+    (
+        "batch_memory",
+        "select ai.batch_memory(jsonb_build_array("
+        "jsonb_build_object('op', 'get', 'namespace', %(ns)s::text[], 'key', 'k')))",
+    ),
+    ("delete_memory", "select ai.delete_memory(%(ns)s, 'k')"),
+]
+
+
+def test_usage_retrievals_evals_compaction_and_memory_as_a_tenant() -> None:
+    """Each per-thread grain (and the memory store, by owner) through the coordinator, as a tenant."""
+    t = thread("gr")
+    args = {"t": t, "ns": [t]}
+    with connect("tenant_a") as conn:
+        conn.execute("select ai.create_session(%s)", (t,))
+        for content in ("x", "y"):
+            conn.execute("select ai.append_messages(%s, %s)", (t, Jsonb([{"role": "user", "content": content}])))
+        failed = {}
+        for name, sql in GRAIN_CALLS:
+            try:
+                conn.execute(sql, args).fetchall()
+            except psycopg.Error as e:
+                failed[name] = f"{e.sqlstate}: {e}".splitlines()[0]
+    assert failed == {}
+
+
+def test_a_memory_read_that_refreshes_the_ttl_extends_it_on_the_owners_shard() -> None:
+    ns = [thread("mr")]
+    with connect("tenant_a") as conn, conn.transaction():
+        conn.execute("select set_config('ai.frozen_now', %s, true)", (FROZEN.isoformat(),))
+        conn.execute("select ai.put_memory(%s, 'k', '{}', ttl => interval '1 hour', index_texts => '{hello}')", (ns,))
+        later = FROZEN.replace(minute=30)
+        conn.execute("select set_config('ai.frozen_now', %s, true)", (later.isoformat(),))
+        expiry = later.replace(hour=later.hour + 1)
+        assert conn.execute("select expires_at from ai.get_memory(%s, 'k', refresh_ttl => true)", (ns,)).fetchall() == [
+            (expiry,)
+        ]
+        latest = later.replace(minute=45)
+        conn.execute("select set_config('ai.frozen_now', %s, true)", (latest.isoformat(),))
+        found = conn.execute(
+            "select key, expires_at from ai.search_memory(%s, query => 'hello', refresh_ttl => true)", (ns,)
+        ).fetchall()
+        assert found == [("k", latest.replace(hour=latest.hour + 1))]
