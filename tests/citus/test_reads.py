@@ -287,3 +287,38 @@ def test_a_memory_read_that_refreshes_the_ttl_extends_it_on_the_owners_shard() -
             "select key, expires_at from ai.search_memory(%s, query => 'hello', refresh_ttl => true)", (ns,)
         ).fetchall()
         assert found == [("k", latest.replace(hour=latest.hour + 1))]
+
+
+def test_archive_and_restore_move_a_thread_across_the_shards() -> None:
+    t = thread("ar")
+    with psycopg.connect(url("tenant_a"), autocommit=True) as conn:
+        _saved_thread(conn, t)
+        conn.execute("select ai.append_messages(%s, %s)", (t, Jsonb([{"role": "user", "content": "x"}])))
+        conn.execute("select ai.set_session_status(%s, 'completed')", (t,))
+    with connect("app_service") as conn:
+        moved: dict[str, object] = {}
+        for _ in range(100):  # bounded: a batch moves the oldest first, tenant_a's earlier tests' too
+            with conn.transaction():
+                conn.execute("select ai.act_as('tenant_a')")
+                batch = conn.execute(
+                    "select thread_id, rows_moved from ai.archive_sessions(interval '0', 100)"
+                ).fetchall()
+            moved.update({str(r[0]): r[1] for r in batch})
+            if t in moved or not batch:
+                break
+        assert moved.get(t) == {
+            "checkpoints": 2,
+            "checkpoint_blobs": 2,
+            "checkpoint_writes": 1,
+            "session_events": 2,
+            "session_messages": 1,
+        }
+    with connect("tenant_a") as conn, pytest.raises(psycopg.Error) as exc:
+        conn.execute("select ai.get_session(%s)", (t,))
+    assert exc.value.sqlstate == "AS001"
+    with connect("app_service") as conn, conn.transaction():
+        conn.execute("select ai.act_as('tenant_a')")
+        assert conn.execute("select status, last_seq from ai.restore_session(%s)", (t,)).fetchone() == ("completed", 1)
+    with psycopg.connect(url("tenant_a"), autocommit=True) as conn:
+        got = AgentStateSaver(conn).get_tuple({"configurable": {"thread_id": t, "checkpoint_ns": ""}})
+        assert got is not None and got.checkpoint["channel_values"] == {"steps": ["one", "two"]}
