@@ -322,3 +322,30 @@ def test_archive_and_restore_move_a_thread_across_the_shards() -> None:
     with psycopg.connect(url("tenant_a"), autocommit=True) as conn:
         got = AgentStateSaver(conn).get_tuple({"configurable": {"thread_id": t, "checkpoint_ns": ""}})
         assert got is not None and got.checkpoint["channel_values"] == {"steps": ["one", "two"]}
+
+
+def test_prune_keeps_the_newest_checkpoint_whole_on_the_threads_shard() -> None:
+    kept, emptied, idle = thread("pr"), thread("pr"), thread("pr")
+    with psycopg.connect(url("tenant_a"), autocommit=True) as conn:
+        for t in (kept, emptied, idle):
+            _saved_thread(conn, t)
+        assert conn.execute("select ai.prune_checkpoints(%s)", ([kept],)).fetchone() == (1,)
+        assert conn.execute("select ai.prune_checkpoints(%s, 'delete')", ([emptied],)).fetchone() == (2,)
+        saver = AgentStateSaver(conn)
+        listed = list(saver.list({"configurable": {"thread_id": kept}}))
+        assert [c.checkpoint["channel_values"] for c in listed] == [{"steps": ["one", "two"]}]
+        assert [w[1:] for w in listed[0].pending_writes or []] == [("steps", ["three"])]
+        assert list(saver.list({"configurable": {"thread_id": emptied}})) == []
+        # every idle thread of the tenant, batch after batch (bounded)
+        after = None
+        for _ in range(100):
+            row = conn.execute(
+                "select pruned, next_thread_id from ai.prune_idle_threads(interval '0', max_threads => 50,"
+                " after_thread_id => %s)",
+                (after,),
+            ).fetchone()
+            assert row is not None
+            after = row[1]
+            if after is None:
+                break
+        assert len(list(saver.list({"configurable": {"thread_id": idle}}))) == 1
