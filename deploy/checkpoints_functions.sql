@@ -260,6 +260,10 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_count bigint;
+  -- the runs' metadata, {"run_id": ...} each, built here: an UPDATE of a distributed table on
+  -- Citus may apply no STABLE function (jsonb_build_object) to a column
+  v_runs jsonb[] := (select pg_catalog.array_agg(pg_catalog.jsonb_build_object('run_id', r.run_id))
+                     from pg_catalog.unnest($2) as r(run_id));
 begin
   update ai.checkpoint_blobs b
   set blob = w.blob, write_checkpoint_id = null, write_task_id = null, write_idx = null
@@ -267,10 +271,10 @@ begin
   where b.thread_id = any ($1) and b.write_task_id is not null
     and w.thread_id = b.thread_id and w.checkpoint_ns = b.checkpoint_ns and w.checkpoint_id = b.write_checkpoint_id
     and w.task_id = b.write_task_id and w.idx = b.write_idx
-    and ($2 is null or exists (select from ai.checkpoints c, pg_catalog.unnest($2) as r(run_id)
+    and ($2 is null or exists (select from ai.checkpoints c
                                where c.thread_id = b.thread_id and c.checkpoint_ns = b.checkpoint_ns
                                  and c.checkpoint_id = b.write_checkpoint_id
-                                 and c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id)));
+                                 and c.metadata @> any (v_runs)));
   get diagnostics v_count = row_count;
   return v_count;
 end
@@ -1765,6 +1769,10 @@ as $$
 declare
   v_threads text[];
   v_count integer;
+  v_id text;
+  -- the runs' metadata, {"run_id": ...} each, built once: Citus applies no STABLE function
+  -- (jsonb_build_object) to a column in a DELETE of a distributed table
+  v_runs jsonb[];
 begin
   if run_ids is null or array_position(run_ids, null) is not null then
     raise exception using errcode = 'AS002', message = 'run_ids must not be NULL or contain NULL';
@@ -1775,19 +1783,22 @@ begin
   end if;
   -- The threads of these runs, their sessions locked as ai.prune_checkpoints does (so puts in
   -- flight on them finish first and are seen below); only those threads are deleted from.
+  v_runs := (select pg_catalog.array_agg(pg_catalog.jsonb_build_object('run_id', r.run_id))
+             from pg_catalog.unnest(run_ids) as r(run_id));
   select pg_catalog.array_agg(distinct c.thread_id) into v_threads
-  from ai.checkpoints c, pg_catalog.unnest(run_ids) as r(run_id)
-  where c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id);
+  from ai.checkpoints c
+  where c.metadata @> any (v_runs);
   if v_threads is null then
     return 0;
   end if;
-  perform from ai.agent_sessions s where s.thread_id = any (v_threads) order by s.thread_id for update;
+  -- one session at a time, in id order (on a Citus formation a query across shards takes no lock)
+  foreach v_id in array (select pg_catalog.array_agg(t.id order by t.id) from pg_catalog.unnest(v_threads) t(id)) loop
+    perform from ai.agent_sessions s where s.thread_id = v_id for update;
+  end loop;
   perform ai._unname_writes(v_threads, run_ids);
   with gone as (
     delete from ai.checkpoints c
-    using pg_catalog.unnest(run_ids) as r(run_id)
-    where c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id)
-      and c.thread_id = any (v_threads)
+    where c.metadata @> any (v_runs) and c.thread_id = any (v_threads)
     returning c.thread_id, c.checkpoint_ns, c.checkpoint_id
   ), gone_writes as (
     delete from ai.checkpoint_writes w
@@ -1796,7 +1807,10 @@ begin
   )
   select array_agg(distinct g.thread_id), count(*) into v_threads, v_count from gone g;
   if v_count > 0 then
-    perform ai._collect_checkpoint_blobs(v_threads);
+    -- a thread at a time: Citus runs a recursive CTE on one shard only
+    foreach v_id in array v_threads loop
+      perform ai._collect_checkpoint_blobs(array[v_id]);
+    end loop;
   end if;
   return v_count;
 end

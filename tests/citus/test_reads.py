@@ -349,3 +349,18 @@ def test_prune_keeps_the_newest_checkpoint_whole_on_the_threads_shard() -> None:
             if after is None:
                 break
         assert len(list(saver.list({"configurable": {"thread_id": idle}}))) == 1
+
+
+def test_delete_for_runs_deletes_a_runs_checkpoints_on_every_shard() -> None:
+    threads = [thread("dr") for _ in range(4)]  # across both workers
+    with psycopg.connect(url("tenant_a"), autocommit=True) as conn:
+        saver = AgentStateSaver(conn)
+        run = f"run-{threads[0]}"
+        for t in threads:
+            config = {"configurable": {"thread_id": t, "checkpoint_ns": ""}}
+            config = saver.put(config, empty_checkpoint(), {"run_id": "other"}, {})
+            saver.put(config, empty_checkpoint(), {"run_id": run}, {})
+        assert conn.execute("select ai.delete_for_runs(%s)", ([run],)).fetchone() == (4,)
+        for t in threads:
+            listed = list(saver.list({"configurable": {"thread_id": t}}))
+            assert [c.metadata.get("run_id") for c in listed] == ["other"]
