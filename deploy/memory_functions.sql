@@ -688,22 +688,33 @@ declare
   -- read once, on the caller's node: in the query, a Citus shard would read its own wall clock
   v_now timestamptz := ai.now();
   v_owner text := case when not ai.sees_all_owners() then ai.current_owner() end;
+  v_count integer;
 begin
   perform ai._check_limit(batch_size, 'batch_size');
-  -- one bounded batch, oldest expiry first; rows another sweeper holds are left to it
-  with expired as (
-    select i.owner, i.ns, i.key from ai.memory_items i
-    where i.expires_at <= v_now
-      -- acting for one owner: that owner's items (row level security says so too; named here, a
-      -- Citus formation reads the one shard of the owner, where FOR UPDATE is allowed)
-      and (v_owner is null or i.owner = v_owner)
-    order by i.expires_at
-    limit batch_size
-    for update skip locked
-  )
-  delete from ai.memory_items i using expired e
-  where i.owner = e.owner and i.ns = e.ns and i.key = e.key;
-  get diagnostics v_deleted = row_count;
+  v_deleted := 0;
+  -- One bounded batch, oldest expiry first; rows another sweeper holds are left to it. The owners
+  -- of the batch's oldest expired items first (unlocked), then each owner's oldest, locked with
+  -- SKIP LOCKED and deleted: a statement that names its owner runs on that owner's shard of a
+  -- Citus formation, where a row lock is allowed (not across shards). Acting for one owner: that
+  -- owner's items only (row level security says so too).
+  for v_owner in select distinct o.owner
+                 from (select i.owner from ai.memory_items i
+                       where i.expires_at <= v_now and (v_owner is null or i.owner = v_owner)
+                       order by i.expires_at
+                       limit batch_size) o loop
+    with expired as (
+      select i.owner, i.ns, i.key from ai.memory_items i
+      where i.owner = v_owner and i.expires_at <= v_now
+      order by i.expires_at
+      limit batch_size - v_deleted
+      for update skip locked
+    )
+    delete from ai.memory_items i using expired e
+    where i.owner = e.owner and i.ns = e.ns and i.key = e.key;
+    get diagnostics v_count = row_count;
+    v_deleted := v_deleted + v_count;
+    exit when v_deleted >= batch_size;
+  end loop;
   return v_deleted;
 end
 $$;

@@ -10,7 +10,7 @@ the caller's identity or not at all. Each test here failed on the formation befo
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
@@ -146,14 +146,35 @@ def test_a_frozen_clock_stamps_what_a_call_writes_on_the_shards() -> None:
 
 
 def test_a_frozen_clock_decides_what_the_memory_sweep_deletes() -> None:
+    base = datetime(1999, 1, 3, tzinfo=UTC)  # this test's own days: no other test's items expire then
+
+    def at(conn: psycopg.Connection[tuple[object, ...]], when: datetime) -> None:
+        conn.execute("select set_config('ai.frozen_now', %s, true)", (when.isoformat(),))
+
+    with connect("app_service") as conn, conn.transaction():  # what an earlier run left
+        at(conn, base - timedelta(days=1))
+        for _ in range(100):
+            row = conn.execute("select ai.sweep_memory(1000)").fetchone()
+            if row is not None and row[0] < 1000:
+                break
     with connect("app_service") as conn, conn.transaction():
         conn.execute("select ai.act_as('tenant_a')")
-        conn.execute("select set_config('ai.frozen_now', %s, true)", (FROZEN.isoformat(),))
+        at(conn, base)
         conn.execute("select ai.put_memory(%s, 'k', '{}', ttl => interval '1 hour')", ([thread("ms")],))
-        conn.execute("select set_config('ai.frozen_now', %s, true)", (FROZEN.replace(minute=35).isoformat(),))
+        at(conn, base + timedelta(minutes=35))
         assert conn.execute("select ai.sweep_memory()").fetchone() == (0,)
-        conn.execute("select set_config('ai.frozen_now', %s, true)", (FROZEN.replace(hour=6).isoformat(),))
+        at(conn, base + timedelta(hours=6))
         assert conn.execute("select ai.sweep_memory()").fetchone() == (1,)
+    # acting for nobody: every owner's expired items, each owner's on its own shard
+    with connect("app_service") as conn, conn.transaction():
+        at(conn, base)
+        for owner in ("tenant_a", "tenant_b"):
+            conn.execute("select ai.act_as(%s)", (owner,))
+            conn.execute("select ai.put_memory(%s, 'k', '{}', ttl => interval '1 hour')", ([thread("ms")],))
+        conn.execute("select ai.act_as(null)")
+        at(conn, base + timedelta(hours=6))
+        assert conn.execute("select ai.sweep_memory(1)").fetchone() == (1,)
+        assert conn.execute("select ai.sweep_memory(1000)").fetchone() == (1,)
 
 
 def test_a_tenant_cannot_move_the_shards_clock(tenant_c: str) -> None:
