@@ -10282,6 +10282,7 @@ declare
   a_max_rows alias for $2;
   a_after alias for $3;
   v_after_at timestamptz;
+  f record;
 begin
   perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
   perform ai._check_limit(a_max_rows, 'max_rows');
@@ -10292,17 +10293,29 @@ begin
       raise exception using errcode = 'AS001', message = format('fork %s of thread %s not found', a_after, a_thread_id);
     end if;
   end if;
-  return query
-  select e.thread_id, s.owner, s.status, e.created_at, e.payload ->> 'from_checkpoint', r.job_id, r.model
+  -- the page of forks first, then each one's replay job: on a Citus formation the forks are spread
+  -- over the shards and the jobs are the coordinator's, which one query cannot join
+  for f in
+  select e.thread_id, s.owner, s.status, e.created_at, e.payload ->> 'from_checkpoint' as from_checkpoint
   from ai.session_events e
   join ai.agent_sessions s on s.thread_id = e.thread_id
-  left join lateral (select j.job_id, j.payload -> 'replay' ->> 'model' as model from ai.agent_jobs j
-                     where j.thread_id = e.thread_id and j.payload ? 'replay'
-                     order by j.job_id limit 1) r on true
   where e.kind = 'start' and (e.payload ->> 'copied_from') = a_thread_id
     and (a_after is null or (e.created_at, e.thread_id) > (v_after_at, a_after))
   order by e.created_at, e.thread_id
-  limit a_max_rows;
+  limit a_max_rows loop
+    fork_thread_id := f.thread_id;
+    owner := f.owner;
+    status := f.status;
+    created_at := f.created_at;
+    from_checkpoint_id := f.from_checkpoint;
+    replay_job_id := null;
+    replay_model := null;
+    select j.job_id, j.payload -> 'replay' ->> 'model' into replay_job_id, replay_model
+    from ai.agent_jobs j
+    where j.thread_id = f.thread_id and j.payload ? 'replay'
+    order by j.job_id limit 1;
+    return next;
+  end loop;
 end
 $$;
 comment on function ai.list_forks(text, integer, text) is

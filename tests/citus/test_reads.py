@@ -231,6 +231,8 @@ def test_copy_and_fork_reach_a_thread_on_another_worker() -> None:
             listed = list(saver.list({"configurable": {"thread_id": target}}))
             assert [c.checkpoint["channel_values"] for c in listed] == [{"steps": ["one"]}]
             assert conn.execute("select count(*) from ai.get_turn_context(%s, 1)", (target,)).fetchone() is not None
+        forks = conn.execute("select fork_thread_id, from_checkpoint_id from ai.list_forks(%s)", (src,)).fetchall()
+        assert sorted(forks) == sorted([(t, None) for t in targets[:3]] + [(t, ids[0]) for t in targets[3:]])
     with psycopg.connect(url("tenant_b"), autocommit=True) as conn, pytest.raises(psycopg.Error) as exc:
         conn.execute("select ai.copy_thread(%s, %s)", (src, thread("cp")))
     assert exc.value.sqlstate == "AS001"
