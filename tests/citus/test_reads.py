@@ -276,11 +276,14 @@ GRAIN_CALLS = [
 ]
 
 
-def test_usage_retrievals_evals_compaction_and_memory_as_a_tenant() -> None:
-    """Each per-thread grain (and the memory store, by owner) through the coordinator, as a tenant."""
+def test_usage_retrievals_evals_compaction_and_memory_as_a_tenant(tenant_c: str) -> None:
+    """Each per-thread grain (and the memory store, by owner) through the coordinator, as a tenant.
+
+    A tenant of this file's own: the pgTAP files that make test-citus runs after it count
+    tenant_a's usage records across the database."""
     t = thread("gr")
     args = {"t": t, "ns": [t]}
-    with connect("tenant_a") as conn:
+    with connect(tenant_c) as conn:
         conn.execute("select ai.create_session(%s)", (t,))
         for content in ("x", "y"):
             conn.execute("select ai.append_messages(%s, %s)", (t, Jsonb([{"role": "user", "content": content}])))
