@@ -237,6 +237,50 @@ function isPool(source: Source): source is pg.Pool {
   return source instanceof pg.Pool || ("totalCount" in source && "idleCount" in source);
 }
 
+/** How many times a call is sent again after a deploy changed a row type under its plan (as Python's client). */
+const MAX_REPLANS = 3;
+
+/**
+ * A statement planned before a deploy changed the row type a function returns (a column added to
+ * ai.agent_jobs under a live fleet), as Python's `agent_state.client._stale_plan`: the call was
+ * planned with the old row type and ran after the deploy committed (it waited for the deploy's
+ * lock inside the function), or a plan cached inside a PL/pgSQL function (or a prepared
+ * statement) outlived the change. Postgres does not plan it again and the statement fails whole;
+ * `DISCARD PLANS` and a second try plan it anew.
+ */
+export function isStalePlan(error: unknown): boolean {
+  if (error === null || typeof error !== "object") return false;
+  const code = (error as { code?: unknown }).code;
+  const message = String((error as { message?: unknown }).message ?? "");
+  if (code === "0A000") return message.includes("cached plan must not change result type");
+  return (
+    code === "42804" &&
+    (message.includes("return row and query-specified return row do not match") ||
+      message.includes("wrong record type supplied in RETURN NEXT"))
+  );
+}
+
+/** Whether a call that failed on `source` ran in the caller's transaction (never sent again then). */
+function inCallersTransaction(source: Source): boolean {
+  if (isPool(source)) return false; // each call borrows a connection for its one statement
+  const status = (source as { getTransactionStatus?: () => string | null }).getTransactionStatus?.();
+  return status !== "I"; // after the failure: idle unless a transaction of the caller's is open (or unknown)
+}
+
+/** A call of a pool sent again: on one connection, after DISCARD PLANS (the pool's other connections may hold stale plans). */
+async function replanned<T>(pool: pg.Pool, text: string, values: unknown[]): Promise<T[]> {
+  const conn = await pool.connect();
+  try {
+    await conn.query("discard plans");
+    const result = await conn.query({ text, values, types: TYPES });
+    conn.release();
+    return result.rows as T[];
+  } catch (error) {
+    conn.release(error as Error); // as pool.query does with a connection whose statement failed
+    throw error;
+  }
+}
+
 function appendResult(row: Record<string, unknown>): AppendResult {
   const { inserted, ...message } = row;
   return { message: message as unknown as Message, inserted: inserted as boolean };
@@ -287,14 +331,24 @@ export class Client {
     this.retry = options.retry && isPool(source) ? { ...DEFAULT_RETRY, ...options.retry } : null;
   }
 
-  /** Runs one statement; rows as objects; our SQLSTATEs as typed errors. */
+  /**
+   * Runs one statement; rows as objects; our SQLSTATEs as typed errors. A statement planned before
+   * a deploy changed the row type it returns (`isStalePlan`) is sent again after `DISCARD PLANS`,
+   * at most three times, unless it ran in the caller's transaction: it failed whole, so it wrote
+   * nothing (docs/operations.md, "Upgrading under a live fleet").
+   */
   async query<T = Record<string, unknown>>(text: string, values: unknown[] = []): Promise<T[]> {
     if (this.retry !== null) return this.retried<T>(text, values, this.retry);
-    try {
-      const result = await this.source.query({ text, values, types: TYPES });
-      return result.rows as T[];
-    } catch (error) {
-      throw translate(error);
+    for (let replans = 0; ; replans += 1) {
+      try {
+        if (replans > 0 && isPool(this.source)) return await replanned<T>(this.source, text, values);
+        if (replans > 0) await this.source.query("discard plans");
+        const result = await this.source.query({ text, values, types: TYPES });
+        return result.rows as T[];
+      } catch (error) {
+        if (replans < MAX_REPLANS && isStalePlan(error) && !inCallersTransaction(this.source)) continue;
+        throw translate(error);
+      }
     }
   }
 
@@ -304,11 +358,13 @@ export class Client {
     const safe = IDEMPOTENT[name]?.(values) ?? false;
     const deadline = Date.now() + policy.timeoutMs;
     let mayHaveCommitted = false;
-    for (let wait = policy.firstDelayMs; ; wait = Math.min(wait * 2, policy.maxDelayMs)) {
+    let replans = 0;
+    for (let wait = policy.firstDelayMs; ; ) {
       let conn: pg.PoolClient | undefined;
       let sent = false;
       try {
         conn = await pool.connect();
+        if (replans > 0) await conn.query("discard plans");
         sent = true;
         const result = await conn.query({ text, values, types: TYPES });
         conn.release();
@@ -316,6 +372,11 @@ export class Client {
       } catch (error) {
         const readOnly = (error as { code?: unknown }).code === "25006";
         conn?.release(readOnly || isConnectionError(error) ? (error as Error) : undefined); // a broken or read-only one is destroyed
+        if (replans < MAX_REPLANS && isStalePlan(error)) {
+          // planned before a deploy changed a row type: it failed whole (nothing written), sent again at once
+          replans += 1;
+          continue;
+        }
         if (sent && !readOnly) mayHaveCommitted = true;
         const again = isConnectionError(error) && (safe || !mayHaveCommitted) && Date.now() + wait <= deadline;
         if (!again) {
@@ -328,6 +389,7 @@ export class Client {
           throw translate(error);
         }
         await new Promise((resolve) => setTimeout(resolve, wait * (1 - 0.5 * Math.random())));
+        wait = Math.min(wait * 2, policy.maxDelayMs);
       }
     }
   }
