@@ -28,6 +28,7 @@ import type {
   Event,
   Job,
   JobAttempt,
+  JobKeyStatus,
   Json,
   Message,
   MessageRole,
@@ -68,7 +69,7 @@ export const READS: ReadonlySet<string> = new Set([
   "get_job", "queue_stats", "get_side_effect", "idempotency_key", "pending_approvals", "get_approval",
   "visible_messages", "usage_summary", "get_turn_context", "get_stream", "read_stream", "job_attempts",
   "delta_channel_history", "queue_throughput", "session_status_counts", "list_streams", "list_forks",
-  "current_owner", "list_jobs",
+  "current_owner", "list_jobs", "job_key_status",
 ]);
 
 /** SQL function -> whether a call with these arguments is safe to retry, as Python's `agent_state.retry.IDEMPOTENT`. */
@@ -91,6 +92,9 @@ export const IDEMPOTENT: Readonly<Record<string, (values: unknown[]) => boolean>
   finish_stream: always,
   abandon_stream: always,
   finish_side_effect: always,
+  enqueue_jobs: (values) => Array.isArray(values[5]) && values[5].every((key) => key !== null && key !== undefined), // every job keyed (the client keys the rest)
+  set_job_key: always, // sets the same weight and limits again
+  set_queue_deadlines: always, // sets the same defaults again
 });
 
 /** A fencing pair: the job a write belongs to and the token of the claim that holds it. */
@@ -767,6 +771,44 @@ export class Client {
       secondsParam(options.timeoutSeconds),
       secondsParam(options.deadlineAfterSeconds),
       secondsParam(options.startWithinSeconds),
+    ]);
+  }
+
+  /**
+   * `ai.set_job_key` (an operator: ai_service acting for nobody; PermissionDenied when acting for
+   * an owner, no EXECUTE for a tenant): what claims hold a key of a queue to, replacing what was
+   * set (docs/queue.md, "Fair shares and limits"): `weight` (1 by default), `maxInFlight`,
+   * `ratePerMinute` and `burst` (omitted: no limit). The defaults clear the key.
+   */
+  async setJobKey(
+    queue: string,
+    key: string,
+    options: { weight?: number; maxInFlight?: number | null; ratePerMinute?: number | null; burst?: number | null } = {},
+  ): Promise<void> {
+    await this.query("select (ai.set_job_key($1, $2, $3, $4, $5, $6)).queue as value", [
+      queue,
+      key,
+      options.weight ?? 1,
+      options.maxInFlight ?? null,
+      options.ratePerMinute ?? null,
+      options.burst ?? null,
+    ]);
+  }
+
+  /**
+   * `ai.job_key_status`: each key's settings, in-flight count, tokens and backlog, of one queue or
+   * all, in (queue, key) order after (`afterQueue`, `afterKey`), at most `maxRows` (100); a tenant
+   * sees only its own keys.
+   */
+  jobKeyStatus(
+    queue?: string | null,
+    options: { maxRows?: number; afterQueue?: string | null; afterKey?: string | null } = {},
+  ): Promise<JobKeyStatus[]> {
+    return this.query("select * from ai.job_key_status($1, $2, $3, $4)", [
+      queue ?? null,
+      options.maxRows ?? 100,
+      options.afterQueue ?? null,
+      options.afterKey ?? null,
     ]);
   }
 

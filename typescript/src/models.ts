@@ -136,6 +136,25 @@ export interface JobAttempt {
   error: string | null;
 }
 
+/**
+ * One row of ai.job_key_status: a key of a queue, what an operator set for it (weight,
+ * max_in_flight, rate_per_minute, burst) and its figures: in_flight (running jobs whose lease
+ * holds), tokens (the bucket now; null for tenants), backlog and due (PENDING; counts stop at
+ * 10,000). A tenant sees only the keys of its own jobs, counted over its own jobs.
+ */
+export interface JobKeyStatus {
+  queue: string;
+  key: string;
+  weight: number;
+  max_in_flight: number | null;
+  in_flight: number;
+  rate_per_minute: number | null;
+  burst: number | null;
+  tokens: number | null;
+  backlog: number;
+  due: number;
+}
+
 export interface QueueStats {
   queue: string;
   pending: number;
