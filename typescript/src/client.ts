@@ -25,7 +25,9 @@ import type {
   LineageStep,
   RetrievalRecord,
   TurnContext,
+  EvalRun,
   Event,
+  Fork,
   Job,
   JobAttempt,
   JobKeyStatus,
@@ -36,6 +38,7 @@ import type {
   NewMessage,
   PendingWriteRow,
   QueueStats,
+  QueueThroughput,
   RenewedLease,
   Session,
   SessionStatus,
@@ -43,6 +46,7 @@ import type {
   SideEffectBegin,
   StreamChunk,
   StreamState,
+  TrajectoryStep,
   UsageRecord,
   UsageSummaryRow,
 } from "./models.js";
@@ -84,6 +88,8 @@ export const IDEMPOTENT: Readonly<Record<string, (values: unknown[]) => boolean>
   enqueue_job: given(6), // the client gives one to a call without (docs/queue.md, "Lost answers")
   claim_jobs: given(4), // with a request id: a retry answers with the same jobs
   complete_job: always, // a retry under the same token answers with the completed job
+  complete_jobs: always, // a retry answers with the jobs completed under the same tokens
+  complete_and_claim: given(4), // both halves: the same tokens, the same request id
   append_messages: always,
   record_usage: always,
   record_retrieval: always,
@@ -733,6 +739,51 @@ export class Client {
     return this.retryLostAnswer(() => this.one<Job>("select * from ai.complete_job($1, $2, $3)", args));
   }
 
+  /**
+   * `ai.complete_jobs`: [jobId, fencingToken, result] triples in one call; the ids completed (now,
+   * or before under the same token: idempotent, so run again after a lost answer); a job whose
+   * lease was lost is left out.
+   */
+  completeJobs(done: [number, number, unknown][]): Promise<number[]> {
+    const args = [done.map((d) => d[0]), done.map((d) => d[1]), done.map((d) => jsonParam(d[2]))];
+    return this.retryLostAnswer(async () =>
+      (await this.query<{ value: number }>("select value from ai.complete_jobs($1, $2, $3::jsonb[]) as value", args)).map((r) => r.value),
+    );
+  }
+
+  /**
+   * `ai.complete_and_claim`: `done` completed as `completeJobs` does and up to `maxJobs` (0: none)
+   * claimed as `claimJobs` does, in one round trip and one transaction. Under `requestId` (a new
+   * one when not given) the same call again answers the same (run again after a lost answer).
+   */
+  async completeAndClaim(
+    workerId: string,
+    leaseSeconds: number,
+    queue: string,
+    maxJobs: number,
+    done: [number, number, unknown][],
+    requestId?: string,
+  ): Promise<{ completed: number[]; claimed: Job[] }> {
+    const args = [
+      workerId,
+      secondsParam(leaseSeconds),
+      queue,
+      maxJobs,
+      requestId ?? randomUUID(),
+      done.map((d) => d[0]),
+      done.map((d) => d[1]),
+      done.map((d) => jsonParam(d[2])),
+    ];
+    const rows = await this.retryLostAnswer(() =>
+      this.query<Job>("select * from ai.complete_and_claim($1, $2, $3, $4, $5, $6, $7, $8::jsonb[])", args),
+    );
+    // a completion is a row with only job_id and status ('COMPLETED') set; the claimed jobs follow
+    return {
+      completed: rows.filter((r) => r.status === "COMPLETED").map((r) => r.job_id),
+      claimed: rows.filter((r) => r.status !== "COMPLETED"),
+    };
+  }
+
   /** `ai.fail_job`: retried with backoff (or after `retryInSeconds`) until the attempts are spent. */
   failJob(jobId: number, fencingToken: number, error: string, retryInSeconds?: number): Promise<Job> {
     return this.one("select * from ai.fail_job($1, $2, $3, $4)", [
@@ -846,6 +897,93 @@ export class Client {
 
   reapExpired(queue?: string): Promise<number> {
     return this.scalar("select ai.reap_expired($1) as value", [queue ?? null]);
+  }
+
+  // -- the console's reads and evals ----------------------------------------------------------
+
+  /**
+   * `ai.queue_throughput`: per queue (or only `queue`) and bucket of `bucketSeconds` (300), the
+   * jobs finished within `sinceSeconds` (3600) and their latency; a bucket without one has no row.
+   */
+  queueThroughput(queue?: string | null, options: { sinceSeconds?: number; bucketSeconds?: number } = {}): Promise<QueueThroughput[]> {
+    return this.query("select * from ai.queue_throughput($1, $2, $3)", [
+      queue ?? null,
+      secondsParam(options.sinceSeconds ?? 3600),
+      secondsParam(options.bucketSeconds ?? 300),
+    ]);
+  }
+
+  /** `ai.session_status_counts`: how many sessions per status (of `owner` when given). */
+  async sessionStatusCounts(owner?: string | null): Promise<Partial<Record<SessionStatus, number>>> {
+    const rows = await this.query<{ status: SessionStatus; sessions: number }>("select * from ai.session_status_counts($1)", [owner ?? null]);
+    return Object.fromEntries(rows.map((r) => [r.status, r.sessions]));
+  }
+
+  /** `ai.list_streams`: a thread's streams, oldest first, each as getStream returns it; the next page: `afterStreamKey` = the last one's key. */
+  listStreams(
+    threadId: string,
+    options: { staleAfterSeconds?: number; maxRows?: number; afterStreamKey?: string | null } = {},
+  ): Promise<StreamState[]> {
+    return this.query("select * from ai.list_streams($1, $2, $3, $4)", [
+      threadId,
+      secondsParam(options.staleAfterSeconds ?? 30),
+      options.maxRows ?? 100,
+      options.afterStreamKey ?? null,
+    ]);
+  }
+
+  /** `ai.list_forks`: the threads forked or copied from `threadId`, oldest first; the next page: `afterThreadId` = the last fork's id. */
+  listForks(threadId: string, options: { maxRows?: number; afterThreadId?: string | null } = {}): Promise<Fork[]> {
+    return this.query("select * from ai.list_forks($1, $2, $3)", [threadId, options.maxRows ?? 100, options.afterThreadId ?? null]);
+  }
+
+  /**
+   * `ai.trajectory`: the recorded steps of a thread (tool calls with arguments, the final answer),
+   * only those written after `afterCheckpointId` when given; at most `maxRows` (10,000), the next
+   * page after `afterSeq` = the last step's seq.
+   */
+  trajectory(
+    threadId: string,
+    options: { afterCheckpointId?: string | null; checkpointNs?: string; maxRows?: number; afterSeq?: number | null } = {},
+  ): Promise<TrajectoryStep[]> {
+    return this.query("select * from ai.trajectory($1, $2, $3, $4, $5)", [
+      threadId,
+      options.afterCheckpointId ?? null,
+      options.checkpointNs ?? "",
+      options.maxRows ?? 10000,
+      options.afterSeq ?? null,
+    ]);
+  }
+
+  /** `ai.record_eval_run`: keeps one replay's outcome (its scores and diff) for later queries. */
+  recordEvalRun(
+    threadId: string,
+    candidate: string,
+    passed: boolean,
+    options: { scores?: Record<string, unknown>; diff?: unknown; replayThreadId?: string | null; fromCheckpointId?: string | null } = {},
+  ): Promise<EvalRun> {
+    return this.one("select * from ai.record_eval_run($1, $2, $3, $4, $5, $6, $7)", [
+      threadId,
+      candidate,
+      passed,
+      jsonParam(options.scores ?? {}),
+      jsonParam(options.diff ?? {}),
+      options.replayThreadId ?? null,
+      options.fromCheckpointId ?? null,
+    ]);
+  }
+
+  /** `ai.get_eval_runs`: the caller's eval runs, newest first; the next page: `beforeThreadId`, `beforeEvalId` = the last run's. */
+  getEvalRuns(
+    options: { threadId?: string | null; candidate?: string | null; maxRows?: number; beforeThreadId?: string | null; beforeEvalId?: number | null } = {},
+  ): Promise<EvalRun[]> {
+    return this.query("select * from ai.get_eval_runs($1, $2, $3, $4, $5)", [
+      options.threadId ?? null,
+      options.candidate ?? null,
+      options.maxRows ?? 100,
+      options.beforeThreadId ?? null,
+      options.beforeEvalId ?? null,
+    ]);
   }
 
   // -- side effects -----------------------------------------------------------------------------
@@ -1029,6 +1167,11 @@ export class Client {
   /** `ai.ulid()`: a new time-ordered id. */
   ulid(): Promise<string> {
     return this.scalar("select ai.ulid() as value", []);
+  }
+
+  /** `ai.ulid_time`: the time a ULID encodes. */
+  ulidTime(ulid: string): Promise<Date> {
+    return this.scalar("select ai.ulid_time($1) as value", [ulid]);
   }
 
   /** `ai.put_checkpoint`: a durable step in one call (checkpoint, new channel values, held writes, messages). */
