@@ -14,6 +14,9 @@
 -- after every later deploy, which may add a table that must be distributed too.
 --
 -- What it does, in order (each step skips what is already done):
+--   0. every function of ai and ai_archive made on the workers, but those that take or return a
+--      table's row type: a database deployed before `create extension citus` (one server moved
+--      onto a formation) has none there, and the shards' checks, defaults and triggers call them;
 --   1. the policies of ai and ai_archive without a (select ...) subquery: Citus does not take a
 --      subquery in a policy of a distributed table. The same comparisons, evaluated per row on the
 --      shard instead of once per statement;
