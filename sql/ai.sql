@@ -9873,6 +9873,57 @@ alter table ai_archive.checkpoint_blobs
   add column write_idx integer;
 
 
+-- ===== change: thread_fences =====
+-- Deploy agent-state:thread_fences to pg
+-- requires: sessions
+-- requires: retention
+--
+-- The fence of a thread, kept with the thread (issue 40, docs/scaling.md, "The fence on the
+-- shard"). On one server every write made for a job checks the job's row in ai.agent_jobs
+-- (ai._fence), and this table stays empty. On a Citus formation ai.agent_jobs is a table of the
+-- coordinator while the thread's rows are on a worker: a check there would make every node step
+-- a distributed transaction, and a write delegated to the worker (ai.distribute(), "One node per
+-- step") cannot read the coordinator's table at all. So on a formation the claim writes the
+-- fence of the job's thread here, in its own transaction (a trigger on ai.agent_jobs that
+-- ai.distribute() adds: a claim, a takeover, a job leaving IN_PROGRESS), and the fenced writes
+-- check it on the thread's shard (ai._fence_on_formation). Distributed by thread_id and
+-- co-located with ai.agent_sessions by ai.distribute(), like every table with a thread_id.
+--   job_id, fencing_token: the thread's last claimed job and the token of that claim;
+--   held: whether that job is IN_PROGRESS under that claim (false once it completed, failed,
+--         was released, cancelled, or waits for a person).
+-- The lease expiry is not here: it lives with the job on the coordinator, renewed there without
+-- touching the shards.
+
+create table ai.thread_fences (
+  thread_id text primary key,
+  owner text not null,
+  job_id bigint not null,
+  fencing_token bigint not null,
+  held boolean not null,
+  updated_at timestamptz not null,
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.thread_fences is 'Citus only (empty on one server): the fence of a thread, written by the claim on the thread''s shard (its last claimed job, the token, whether that job still runs) and checked there by every write made for a job (docs/scaling.md).';
+
+alter table ai.thread_fences enable row level security;
+alter table ai.thread_fences force row level security;
+create policy thread_fences_by_owner on ai.thread_fences
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+-- No table privilege for ai_user or ai_service: only the schema owner's functions read and write it.
+
+-- Retention: the fence moves with its session (a restored thread's fence names a job that no
+-- longer runs, or the job that still does).
+create table ai_archive.thread_fences (like ai.thread_fences including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+alter table ai_archive.thread_fences enable row level security;
+alter table ai_archive.thread_fences force row level security;
+create policy thread_fences_by_owner on ai_archive.thread_fences
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+insert into ai._archived_tables (table_name, copy_order, order_by) values ('thread_fences', 150, 'thread_id');
+
+
 -- ===== change: job_keys =====
 -- Deploy agent-state:job_keys to pg
 -- requires: queue
@@ -11991,6 +12042,7 @@ grant execute on function ai.job_key_status(text, integer, text, text) to ai_use
 -- Deploy agent-state:distribution to pg
 -- requires: schema
 -- requires: owners
+-- requires: thread_fences
 --
 -- The data tier on Citus (docs/scaling.md, issue 40). The schema deploys as on one server; an
 -- operator then runs `select ai.distribute()` once, as the schema owner, on the coordinator of a
@@ -12210,6 +12262,91 @@ comment on function ai._formation_mac(text, text) is
 revoke execute on function ai._formation_caller(name), ai._formation_carry(), ai._formation_mac(text, text), ai._formation_secret()
   from public;
 
+-- The fence on the shard (deploy/thread_fences.sql; docs/scaling.md, "The fence on the shard").
+-- On a formation every write made for a job checks the thread's fence where the thread lives,
+-- not the job's row on the coordinator: ai.distribute() makes ai._fence, after its argument
+-- checks, call this function instead of probing ai.agent_jobs (the one place the fence differs
+-- between one server and a formation), and adds the trigger below to ai.agent_jobs, which writes
+-- the fence in the claim's own transaction.
+--   * the thread's fence row names this job, this token, and the job runs (held): the write goes
+--     on. The row is read FOR SHARE: a claim that takes the job over (its trigger updates that
+--     row) waits until this transaction ends, so a write that passed the check is ordered before
+--     the takeover, as on one server the commit check orders it;
+--   * anything else: AS006 (the job is not the thread's running job under this token: it was
+--     taken over, finished, or is another thread's job; one server tells the last apart, AS002,
+--     which the shard cannot without the job's row).
+-- The shard checks the token, not the lease expiry: the lease lives with the job on the
+-- coordinator (renewals touch no shard). A holder whose lease ran out still writes until the job
+-- is claimed again (that claim moves the fence); one server refuses it as soon as the lease ends.
+-- thread_id NULL (request_human: the job's own thread) reads the job's thread on the coordinator,
+-- where that call runs (AS001 for a job the caller cannot see). No SET search_path: an internal
+-- helper inside the owner's pinned functions, as ai._fence; every name qualified.
+create or replace function ai._fence_on_formation(thread_id text, job bigint, token bigint) returns void
+language plpgsql volatile
+as $$
+declare
+  v_thread pg_catalog.text := _fence_on_formation.thread_id;
+  f record;
+begin
+  if v_thread is null then
+    select j.thread_id into v_thread from ai.agent_jobs j where j.job_id operator(pg_catalog.=) _fence_on_formation.job;
+    if not found then
+      perform ai._raise_lease_lost(_fence_on_formation.job, _fence_on_formation.token);
+    end if;
+  end if;
+  select t.job_id, t.fencing_token, t.held into f
+  from ai.thread_fences t
+  where t.thread_id operator(pg_catalog.=) v_thread
+  for share;
+  if found and f.held and f.job_id operator(pg_catalog.=) _fence_on_formation.job
+     and f.fencing_token operator(pg_catalog.=) _fence_on_formation.token then
+    return;
+  end if;
+  raise exception using errcode = 'AS006',
+    message = pg_catalog.format('job %s: not the running job of thread %s under fencing token %s',
+                                _fence_on_formation.job, v_thread, _fence_on_formation.token),
+    detail = case when found
+                  then pg_catalog.format('the thread''s fence names job %s, token %s, %s', f.job_id, f.fencing_token,
+                                         case when f.held then 'running' else 'no longer running' end)
+                  else 'the thread has no fence: no job of it was claimed on this formation' end,
+    hint = 'the lease was lost (or the job is another thread''s): the job''s new holder, if any, does the work';
+end
+$$;
+comment on function ai._fence_on_formation(text, bigint, bigint) is
+  'Internal, Citus only (ai.distribute() makes ai._fence call it after its argument checks): the fence of a write made for a job, checked on the thread''s shard against ai.thread_fences (the job, its token, still running), the row held FOR SHARE until the write commits; AS006 otherwise.';
+revoke execute on function ai._fence_on_formation(text, bigint, bigint) from public;
+
+-- The trigger ai.distribute() adds to ai.agent_jobs on a formation: a claim (a new token), a
+-- takeover (the same), and a job leaving IN_PROGRESS write the thread's fence on its shard, in
+-- the claim's (or the finish's) transaction: on a formation, one shard write per claim and per
+-- finish, none per node step. A finish leaves the fence of a newer claim alone. The row comes
+-- with the session's owner, read on the same shard in the same statement (a job whose session
+-- is gone writes none: its writes find no fence and are refused).
+create or replace function ai._thread_fence_moved() returns trigger
+language plpgsql
+as $$
+declare
+  v_now pg_catalog.timestamptz := ai.now();
+begin
+  -- the values as literals: Citus routes an INSERT ... SELECT to the thread's shard only when it
+  -- holds no parameter (a generic plan of this statement would not plan: 0A000)
+  execute pg_catalog.format($q$
+    insert into ai.thread_fences as f (thread_id, owner, job_id, fencing_token, held, updated_at)
+    select s.thread_id, s.owner, %s, %s, %L, %L
+    from ai.agent_sessions s
+    where s.thread_id operator(pg_catalog.=) %L
+    on conflict (thread_id) do update
+      set job_id = excluded.job_id, fencing_token = excluded.fencing_token, held = excluded.held,
+          updated_at = excluded.updated_at
+      where excluded.held or f.job_id operator(pg_catalog.=) excluded.job_id$q$,
+    new.job_id, new.fencing_token, new.status operator(pg_catalog.=) 'IN_PROGRESS', v_now, new.thread_id);
+  return null;
+end
+$$;
+comment on function ai._thread_fence_moved() is
+  'Internal trigger, Citus only (ai.distribute() adds it to ai.agent_jobs): a claim, a takeover or a job leaving IN_PROGRESS writes the thread''s fence (ai.thread_fences) on its shard, in the same transaction.';
+revoke execute on function ai._thread_fence_moved() from public;  -- a trigger needs no grant
+
 create or replace function ai.distribute() returns text
 language plpgsql volatile security definer
 set search_path = pg_catalog, pg_temp
@@ -12236,6 +12373,7 @@ declare
   v_rest pg_catalog.text;
   v_body pg_catalog.text;
   v_carrying pg_catalog.int4 := 0;
+  v_claim_lock constant pg_catalog.text := 'exists \(select from ai\.agent_sessions s where s\.thread_id = c\.thread_id\s+offset 0 for no key update skip locked\)';
 begin
   if not exists (select from pg_catalog.pg_extension where extname = 'citus') then
     return 'citus is not installed in this database: nothing to distribute (one server keeps the schema as deployed)';
@@ -12338,7 +12476,14 @@ begin
   for r in select c.oid::pg_catalog.regclass as rel from pg_catalog.pg_class c
             where c.relnamespace in ('ai'::pg_catalog.regnamespace, 'ai_archive'::pg_catalog.regnamespace)
               and c.relkind = 'r' and c.relforcerowsecurity
-              and c.oid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed) loop
+              -- a table distributed already too, when one is left to distribute (a later deploy
+              -- added it): the new table's foreign key is checked on the anchor's shards as the owner
+              and (c.oid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed)
+                   or exists (select from pg_catalog.pg_class n
+                               where n.relnamespace in ('ai'::pg_catalog.regnamespace, 'ai_archive'::pg_catalog.regnamespace)
+                                 and n.relkind = 'r' and n.relforcerowsecurity
+                                 and not (n.oid::pg_catalog.regclass::pg_catalog.text operator(pg_catalog.=) any (v_queue operator(pg_catalog.||) v_reference))
+                                 and n.oid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed))) loop
     execute pg_catalog.format('alter table %s no force row level security', r.rel);
     v_forced := v_forced operator(pg_catalog.||) r.rel;
   end loop;
@@ -12374,6 +12519,58 @@ begin
   end loop;
   foreach v_rel in array v_forced loop
     execute pg_catalog.format('alter table %s force row level security', v_rel);
+  end loop;
+
+  -- 6b. the claim's per-thread lock. On one server it is the thread's row of ai.agent_sessions,
+  -- locked FOR NO KEY UPDATE SKIP LOCKED inside the pick query of ai.agent_jobs (the comment
+  -- before ai._raise_lease_lost, deploy/queue_functions.sql). On a formation that row is on a
+  -- shard and Citus cannot plan a query of a coordinator table that locks it (0A000). The one
+  -- place the lock differs is here: in the claim functions (claim_job, claim_jobs) that subquery
+  -- becomes a transaction-level advisory lock of the coordinator, tried and never waited for, the
+  -- same semantics (held until the claim commits, a held one skips the thread). Its key is the
+  -- thread id hashed with the queue's secret (ai.notify_key, read by the schema owner only, once
+  -- per statement): no tenant can compute the key of another tenant's thread to hold its jobs
+  -- off, which is why one server locks the session row rather than a plain advisory key. Class
+  -- 1095980099 ('ASTC': agent-state thread claim). A claim of n jobs holds up to n of these
+  -- locks (the lock table: max_locks_per_transaction; docs/scaling.md). A later deploy of
+  -- queue_functions puts the session row lock back: the claim then fails with 0A000 until
+  -- ai.distribute() runs again, as the identity's carry does (step 7).
+  for r in select p.oid::pg_catalog.regprocedure as fn, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def
+             from pg_catalog.pg_proc p
+            where p.pronamespace operator(pg_catalog.=) 'ai'::pg_catalog.regnamespace
+              and p.proname in ('claim_job', 'claim_jobs')
+              and p.prosrc ~ v_claim_lock loop
+    execute pg_catalog.replace(r.def, r.prosrc, pg_catalog.regexp_replace(r.prosrc, v_claim_lock,
+      'pg_catalog.pg_try_advisory_xact_lock(1095980099, pg_catalog.hashtext((select k.key from ai.notify_key k) operator(pg_catalog.||) c.thread_id))', 'g'));
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: the per-thread lock of the coordinator', r.fn);
+  end loop;
+
+  -- 6c. the fence on the shard (ai._fence_on_formation above): the claim writes it (a trigger
+  -- on ai.agent_jobs) and ai._fence checks it. A later deploy of sessions_functions puts the
+  -- one-server ai._fence back (the job's row on the coordinator, which a call delegated to a
+  -- worker cannot read): ai.distribute() must run again, as for the carry (step 7).
+  if not exists (select from pg_catalog.pg_trigger t
+                  where t.tgrelid operator(pg_catalog.=) 'ai.agent_jobs'::pg_catalog.regclass and t.tgname = 'agent_jobs_thread_fence') then
+    execute $t$create trigger agent_jobs_thread_fence
+      after update of status, fencing_token on ai.agent_jobs
+      for each row
+      when (old.fencing_token is distinct from new.fencing_token
+            or (old.status = 'IN_PROGRESS') is distinct from (new.status = 'IN_PROGRESS'))
+      execute function ai._thread_fence_moved()$t$;
+    v_done := v_done operator(pg_catalog.||) 'ai.agent_jobs: the claim writes the thread''s fence on its shard'::pg_catalog.text;
+  end if;
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai._fence(text, bigint, bigint)'::pg_catalog.regprocedure
+              and p.prosrc !~ 'ai\._fence_on_formation\(' loop
+    -- its argument checks stay; from its probe of the job's row on, the thread's fence
+    v_body := pg_catalog.regexp_replace(r.prosrc, '\n  -- The held job and its thread in one probe.*$',
+      E'\n  -- on a Citus formation: the thread''s fence on its shard (ai.distribute())\n  perform ai._fence_on_formation(_fence.thread_id, _fence.job_id, _fence.fencing_token);\nend\n');
+    if v_body operator(pg_catalog.=) r.prosrc then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai._fence has no probe of the job''s row to replace with the thread''s fence';
+    end if;
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) 'ai._fence: the thread''s fence on its shard'::pg_catalog.text;
   end loop;
 
   -- 7. every SECURITY DEFINER function of ai (but the identity's own and the triggers', which run
