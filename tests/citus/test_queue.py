@@ -22,14 +22,14 @@ Row = tuple[object, ...]
 
 
 def one(conn: psycopg.Connection[Row], query: str, params: tuple[object, ...] = ()) -> Row:
-    row = conn.execute(query, params).fetchone()  # type: ignore[arg-type]
+    row = conn.execute(query, params).fetchone()
     assert row is not None
     return row
 
 
 def sqlstate_of(conn: psycopg.Connection[Row], query: str, params: tuple[object, ...] = ()) -> str | None:
     with pytest.raises(psycopg.Error) as exc:
-        conn.execute(query, params)  # type: ignore[arg-type]
+        conn.execute(query, params)
     return exc.value.sqlstate
 
 
@@ -47,8 +47,15 @@ def queue_name() -> str:
 def enqueue(thread_id: str, queue: str, **kw: object) -> int:
     args = ", ".join(f"{k} => %s" for k in kw)
     with connect("app_service") as conn:
-        return int(str(one(conn, f"select job_id from ai.enqueue_job(%s, %s, %s{', ' + args if args else ''})",
-                           (thread_id, Jsonb({"n": 1}), queue, *kw.values()))[0]))
+        return int(
+            str(
+                one(
+                    conn,
+                    f"select job_id from ai.enqueue_job(%s, %s, %s{', ' + args if args else ''})",
+                    (thread_id, Jsonb({"n": 1}), queue, *kw.values()),
+                )[0]
+            )
+        )
 
 
 def hold(job_id: int, queue: str) -> int:
@@ -59,8 +66,9 @@ def hold(job_id: int, queue: str) -> int:
     row a claim writes, by the superuser."""
     with connect("app_service") as conn:
         try:
-            row = conn.execute("select job_id, fencing_token from ai.claim_job('cq-worker', '60 seconds', %s)",
-                               (queue,)).fetchone()
+            row = conn.execute(
+                "select job_id, fencing_token from ai.claim_job('cq-worker', '60 seconds', %s)", (queue,)
+            ).fetchone()
         except psycopg.Error as err:
             if "distributed plan" not in str(err):
                 raise
@@ -68,12 +76,21 @@ def hold(job_id: int, queue: str) -> int:
             assert row is not None and row[0] == job_id
             return int(str(row[1]))
     with connect("postgres") as conn:
-        return int(str(one(conn, """
+        return int(
+            str(
+                one(
+                    conn,
+                    """
             update ai.agent_jobs
                set status = 'IN_PROGRESS', attempts = attempts + 1, fencing_token = fencing_token + 1,
                    lease_owner = 'cq-worker', claimed_at = clock_timestamp(),
-                   lease_expires_at = clock_timestamp() + interval '60 seconds', updated_at = clock_timestamp(), vtime = null
-             where job_id = %s and status = 'PENDING' returning fencing_token""", (job_id,))[0]))
+                   lease_expires_at = clock_timestamp() + interval '60 seconds', updated_at = clock_timestamp(),
+                   vtime = null
+             where job_id = %s and status = 'PENDING' returning fencing_token""",
+                    (job_id,),
+                )[0]
+            )
+        )
 
 
 def status_of(job_id: int) -> str:
@@ -88,6 +105,7 @@ def session_status(thread_id: str, role: str = "tenant_a") -> str:
 
 # 1. The finishes and the human in the loop, from the coordinator's job rows to the shards -----------
 
+
 def test_a_worker_finishes_its_jobs_on_the_formation() -> None:
     t, q = session(), queue_name()
     job = enqueue(t, q)
@@ -99,7 +117,9 @@ def test_a_worker_finishes_its_jobs_on_the_formation() -> None:
         token = hold(job, q)
         assert one(conn, "select status from ai.snooze_job(%s, %s, now())", (job, token)) == ("PENDING",)
         token = hold(job, q)
-        assert one(conn, "select status from ai.complete_job(%s, %s, %s)", (job, token, Jsonb({"ok": 1}))) == ("COMPLETED",)
+        assert one(conn, "select status from ai.complete_job(%s, %s, %s)", (job, token, Jsonb({"ok": 1}))) == (
+            "COMPLETED",
+        )
     dead = enqueue(t, q, max_attempts=1)
     with connect("app_service") as conn:
         token = hold(dead, q)
@@ -107,10 +127,31 @@ def test_a_worker_finishes_its_jobs_on_the_formation() -> None:
         assert one(conn, "select status from ai.retry_dead_job(%s)", (dead,)) == ("PENDING",)
     with connect("tenant_a") as conn:
         assert one(conn, "select status from ai.cancel_job(%s)", (dead,)) == ("CANCELLED",)
+        outcomes = [r[0] for r in conn.execute("select outcome from ai.job_attempts(%s)", (job,))]
+        assert outcomes == ["failed", "released", "released", "completed"]  # a snooze to now is a release
+    later = enqueue(t, q)
+    with connect("app_service") as conn:
+        token = hold(later, q)
+        assert one(conn, "select status from ai.snooze_job(%s, %s, now() + interval '1 hour')", (later, token)) == (
+            "PENDING",
+        )
+        assert [r[0] for r in conn.execute("select outcome from ai.job_attempts(%s)", (later,))] == ["snoozed"]
+    # complete_jobs: one job completed already under its token (a retry), one held
+    batch = [enqueue(t, q)]
+    with connect("app_service") as conn:
+        tokens = [hold(batch[0], q)]
+        conn.execute("select ai.complete_job(%s, %s)", (batch[0], tokens[0]))
+        batch.append(enqueue(session(), q))
+        tokens.append(hold(batch[1], q))
+        done = [int(str(r[0])) for r in conn.execute("select ai.complete_jobs(%s, %s)", (batch, tokens))]
+        assert sorted(done) == batch
 
 
-@pytest.mark.parametrize("decision", [{"approved": True}, {"approved": False, "reason": "no"},
-                                      {"approved": True, "edit": {"amount": 5}}], ids=["approve", "reject", "edit"])
+@pytest.mark.parametrize(
+    "decision",
+    [{"approved": True}, {"approved": False, "reason": "no"}, {"approved": True, "edit": {"amount": 5}}],
+    ids=["approve", "reject", "edit"],
+)
 def test_a_person_decides_what_a_job_waits_for(decision: dict[str, object]) -> None:
     """request_human writes the job (coordinator) and the session, approval and event (the
     thread's shard); resolve_human the same back: the job PENDING with the decision in its payload."""
@@ -119,22 +160,29 @@ def test_a_person_decides_what_a_job_waits_for(decision: dict[str, object]) -> N
     token = hold(job, q)
     with connect("app_service") as conn:
         approval = one(conn, "select ai.request_human(%s, %s, 'cp-1', %s)", (job, token, Jsonb({"send": "mail"})))[0]
-        assert [r[0] for r in conn.execute("select approval_id from ai.pending_approvals()").fetchall()].count(approval) == 1
+        assert [r[0] for r in conn.execute("select approval_id from ai.pending_approvals()").fetchall()].count(
+            approval
+        ) == 1
     assert status_of(job) == "AWAITING_HUMAN"
     assert session_status(t) == "waiting"
     with connect("tenant_a") as conn:
         mine = conn.execute("select approval_id, job_id from ai.pending_approvals()").fetchall()
         assert (approval, job) in mine
         assert one(conn, "select status from ai.get_approval(%s)", (approval,)) == ("pending",)
-        assert one(conn, "select status, decision from ai.resolve_human(%s, 'cp-1', %s)",
-                   (t, Jsonb(decision))) == ("resolved", decision)
+        assert one(conn, "select status, decision from ai.resolve_human(%s, 'cp-1', %s)", (t, Jsonb(decision))) == (
+            "resolved",
+            decision,
+        )
         assert approval not in [r[0] for r in conn.execute("select approval_id from ai.pending_approvals()")]
         decided = conn.execute("select approval_id, status from ai.decided_approvals(thread_id => %s)", (t,)).fetchall()
         assert decided == [(approval, "resolved")]
     with connect("tenant_b") as conn:
         assert approval not in [r[0] for r in conn.execute("select approval_id from ai.pending_approvals()")]
     with connect("app_service") as conn:
-        assert one(conn, "select status, payload -> 'human' -> 'decision' from ai.get_job(%s)", (job,)) == ("PENDING", decision)
+        assert one(conn, "select status, payload -> 'human' -> 'decision' from ai.get_job(%s)", (job,)) == (
+            "PENDING",
+            decision,
+        )
     assert session_status(t) == "active"
 
 
@@ -166,13 +214,16 @@ def test_the_session_status_is_set_on_its_shard() -> None:
 
 # 2. enqueue's session check: no foreign key on a formation --------------------------------------------
 
+
 def test_enqueue_refuses_an_unknown_another_tenants_or_finished_thread() -> None:
     mine, theirs, q = session("tenant_a"), session("tenant_b"), queue_name()
     with connect("tenant_a") as conn:
         assert sqlstate_of(conn, "select ai.enqueue_job(%s, '{}', %s)", (thread("none"), q)) == "AS001"
         assert sqlstate_of(conn, "select ai.enqueue_job(%s, '{}', %s)", (theirs, q)) == "AS001"
-        assert sqlstate_of(conn, "select ai.enqueue_jobs(%s, %s, %s)",
-                           ([mine, theirs], [Jsonb({}), Jsonb({})], q)) == "AS001"
+        assert (
+            sqlstate_of(conn, "select ai.enqueue_jobs(%s, %s, %s)", ([mine, theirs], [Jsonb({}), Jsonb({})], q))
+            == "AS001"
+        )
         conn.execute("select ai.set_session_status(%s, 'completed')", (mine,))
         assert sqlstate_of(conn, "select ai.enqueue_job(%s, '{}', %s)", (mine, q)) == "AS004"
     with connect("postgres") as conn:
@@ -180,6 +231,7 @@ def test_enqueue_refuses_an_unknown_another_tenants_or_finished_thread() -> None
 
 
 # 3. delete_thread deletes the thread's jobs ------------------------------------------------------------
+
 
 def test_deleting_a_thread_leaves_no_job_of_it() -> None:
     t, other, q = session(), session(), queue_name()
@@ -202,20 +254,22 @@ def test_deleting_a_thread_leaves_no_job_of_it() -> None:
 
 # 4. The queue read with the distributed tables --------------------------------------------------------
 
+
 @pytest.fixture
 def busy() -> Iterator[dict[str, object]]:
     """Two tenants' threads with jobs of one queue: tenant_a's completed, failed (once), waiting for
     a person and pending; tenant_b's pending."""
     q = queue_name()
     a, b = session("tenant_a"), session("tenant_b")
-    jobs = [enqueue(a, q) for _ in range(3)]
+    jobs: list[int] = []
     with connect("app_service") as conn:
-        token = hold(jobs[0], q)
-        conn.execute("select ai.complete_job(%s, %s)", (jobs[0], token))
-        token = hold(jobs[1], q)
-        conn.execute("select ai.fail_job(%s, %s, 'boom', interval '1 hour')", (jobs[1], token))
-        token = hold(jobs[2], q)
-        conn.execute("select ai.request_human(%s, %s, 'cp-1')", (jobs[2], token))
+        # one at a time: each the only job a claim can take
+        jobs.append(enqueue(a, q))
+        conn.execute("select ai.complete_job(%s, %s)", (jobs[0], hold(jobs[0], q)))
+        jobs.append(enqueue(a, q))
+        conn.execute("select ai.fail_job(%s, %s, 'boom', interval '1 hour')", (jobs[1], hold(jobs[1], q)))
+        jobs.append(enqueue(a, q))
+        conn.execute("select ai.request_human(%s, %s, 'cp-1')", (jobs[2], hold(jobs[2], q)))
     theirs = enqueue(b, q)
     yield {"queue": q, "a": a, "b": b, "jobs": jobs, "theirs": theirs}
 
@@ -227,28 +281,40 @@ def test_find_jobs_lists_a_tenants_own_jobs_and_a_services_every_job(busy: dict[
         mine = [r[0] for r in conn.execute("select job_id from ai.find_jobs(queue => %s)", (q,))]
         assert mine == sorted(jobs, reverse=True)
         assert [r[0] for r in conn.execute("select job_id from ai.list_jobs(queue => %s)", (q,))] == mine
-        assert [r[0] for r in conn.execute("select job_id from ai.find_jobs(queue => %s, status => 'PENDING')", (q,))] == [jobs[1]]
-        assert [r[0] for r in conn.execute("select job_id from ai.find_jobs(queue => %s, max_rows => 1, before_job_id => %s)",
-                                           (q, jobs[2]))] == [jobs[1]]
+        assert [
+            r[0] for r in conn.execute("select job_id from ai.find_jobs(queue => %s, status => 'PENDING')", (q,))
+        ] == [jobs[1]]
+        assert [
+            r[0]
+            for r in conn.execute(
+                "select job_id from ai.find_jobs(queue => %s, max_rows => 1, before_job_id => %s)", (q, jobs[2])
+            )
+        ] == [jobs[1]]
     with connect("app_service") as conn:
         every = [r[0] for r in conn.execute("select job_id from ai.find_jobs(queue => %s)", (q,))]
         assert every == sorted([*jobs, theirs], reverse=True)
-        assert [r[0] for r in conn.execute("select job_id from ai.find_jobs(queue => %s, owner => 'tenant_b')", (q,))] == [theirs]
+        assert [
+            r[0] for r in conn.execute("select job_id from ai.find_jobs(queue => %s, owner => 'tenant_b')", (q,))
+        ] == [theirs]
 
 
 def test_pending_approvals_read_the_approvals_and_their_jobs(busy: dict[str, object]) -> None:
     jobs = busy["jobs"]
     assert isinstance(jobs, list)
     with connect("tenant_a") as conn:
-        assert [r[0] for r in conn.execute("select job_id from ai.pending_approvals() where thread_id = %s",
-                                           (busy["a"],))] == [jobs[2]]
+        assert [
+            r[0] for r in conn.execute("select job_id from ai.pending_approvals() where thread_id = %s", (busy["a"],))
+        ] == [jobs[2]]
     with connect("app_service") as conn:
         assert jobs[2] in [r[0] for r in conn.execute("select job_id from ai.pending_approvals(max_rows => 10000)")]
         # a job moved out of AWAITING_HUMAN by hand (a raw UPDATE) no longer waits
     with connect("postgres") as conn:
         conn.execute("update ai.agent_jobs set status = 'PENDING', lease_owner = null where job_id = %s", (jobs[2],))
     with connect("tenant_a") as conn:
-        assert conn.execute("select job_id from ai.pending_approvals() where thread_id = %s", (busy["a"],)).fetchall() == []
+        assert (
+            conn.execute("select job_id from ai.pending_approvals() where thread_id = %s", (busy["a"],)).fetchall()
+            == []
+        )
 
 
 def test_the_queue_figures_count_a_tenants_own_jobs(busy: dict[str, object]) -> None:
@@ -256,8 +322,11 @@ def test_the_queue_figures_count_a_tenants_own_jobs(busy: dict[str, object]) -> 
     with connect("tenant_a") as conn:
         stats = one(conn, "select pending, in_progress, awaiting_human, completed from ai.queue_stats(%s)", (q,))
         assert stats == (1, 0, 1, 1)
-        metrics = {(r[0], r[1].get("state")): r[2] for r in conn.execute("select * from ai.metrics()")  # type: ignore[union-attr]
-                   if r[1].get("queue") == q}  # type: ignore[union-attr]
+        metrics = {
+            (r[0], r[1].get("state")): r[2]
+            for r in conn.execute("select metric, labels, value from ai.metrics()").fetchall()
+            if isinstance(r[1], dict) and r[1].get("queue") == q
+        }
         assert metrics[("agent_state_jobs", "PENDING")] == 1
         assert metrics[("agent_state_jobs", "AWAITING_HUMAN")] == 1
         assert one(conn, "select sum(completed) from ai.queue_throughput(%s)", (q,)) == (1,)
@@ -266,9 +335,13 @@ def test_the_queue_figures_count_a_tenants_own_jobs(busy: dict[str, object]) -> 
         names = {r[0] for r in conn.execute("select metric from ai.metrics()")}
         assert {"agent_state_jobs", "agent_state_side_effect_takeovers"} <= names
         assert one(conn, "select sum(completed) from ai.queue_throughput(%s)", (q,)) == (1,)
+        assert one(conn, "select count(*) from ai.job_key_status(%s)", (q,)) == (2,)
         conn.execute("select * from ai.archive_backlog()")
         conn.execute("select * from ai.list_workers()")
         conn.execute("select * from ai.session_status_counts()")
+        conn.execute("select ai.reap_expired(%s)", (q,))
+    with connect("tenant_a") as conn:
+        assert one(conn, "select count(*) from ai.job_key_status(%s)", (q,)) == (1,)
 
 
 def test_a_threads_page_reads_its_jobs_with_its_rows(busy: dict[str, object]) -> None:
@@ -283,11 +356,14 @@ def test_a_threads_page_reads_its_jobs_with_its_rows(busy: dict[str, object]) ->
         assert one(conn, "select ai.session_timeline_total(%s)", (a,)) == (len(items),)
         assert one(conn, "select run_status from ai.thread_run_status(%s)", ([a],)) == ("waiting",)
         assert conn.execute("select * from ai.list_forks(%s)", (a,)).fetchall() == []
-        assert [r[0] for r in conn.execute("select job_id from ai.list_jobs(thread_id => %s)", (a,))] == sorted(jobs, reverse=True)
+        assert [r[0] for r in conn.execute("select job_id from ai.list_jobs(thread_id => %s)", (a,))] == sorted(
+            jobs, reverse=True
+        )
         assert sqlstate_of(conn, "select * from ai.session_timeline(%s)", (busy["b"],)) == "AS001"
 
 
 # 5. NOTIFY reaches a listener on the coordinator -------------------------------------------------------
+
 
 def heard(listener: psycopg.Connection[Row], channel: str) -> bool:
     """Whether a notification on channel arrived, waiting at most 5 s."""
