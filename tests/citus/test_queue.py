@@ -10,7 +10,7 @@ formation as on one server, or refuse. Each test names the one-server behaviour 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import psycopg
 import pytest
@@ -408,3 +408,36 @@ def test_no_function_delegated_to_a_worker_raises_a_notify() -> None:
              where o.classid = 'pg_proc'::regclass and o.distribution_argument_index is not null
                and p.pronamespace = 'ai'::regnamespace and p.prosrc ~* '(pg_notify|\\mnotify\\M)'""").fetchall()
     assert delegated == []
+
+
+# Each write of the human in the loop reaches the thread's one shard ------------------------------------
+
+
+def remote_commands(role: str, query: str, params: tuple[object, ...]) -> list[str]:
+    """The commands the coordinator sends to the workers for one call (citus.log_remote_commands)."""
+    with connect(role) as conn:
+        conn.execute("set citus.log_remote_commands = on")
+        conn.execute("set client_min_messages = log")
+        sent: list[str] = []
+        conn.add_notice_handler(lambda d: sent.append(d.message_primary or ""))
+        conn.execute(query, params)
+    return [c for c in sent if c.startswith("issuing")]
+
+
+def test_the_human_in_the_loop_writes_one_shard_without_two_phase_commit() -> None:
+    """request_human, resolve_human and the cancel of a waiting job write the coordinator's job row
+    and the thread's one shard: no statement goes to every shard (resolve_human's approval by its id
+    alone did, with a PREPARE TRANSACTION on each of four connections)."""
+    t, q = session(), queue_name()
+    job = enqueue(t, q)
+    calls: list[tuple[str, str, Callable[[], tuple[object, ...]]]] = [
+        ("app_service", "select ai.request_human(%s, %s, 'cp-1')", lambda: (job, hold(job, q))),
+        ("tenant_a", "select ai.resolve_human(%s, 'cp-1', '{}')", lambda: (t,)),
+        ("app_service", "select ai.request_human(%s, %s, 'cp-1')", lambda: (job, hold(job, q))),
+        ("tenant_a", "select ai.cancel_job(%s)", lambda: (job,)),
+        ("tenant_a", "select ai.set_session_status(%s, 'completed')", lambda: (t,)),
+        ("tenant_a", "select ai.delete_thread(%s)", lambda: (t,)),
+    ]
+    for role, query, params in calls:
+        sent = remote_commands(role, query, params())
+        assert [c for c in sent if "PREPARE TRANSACTION" in c] == [], query
