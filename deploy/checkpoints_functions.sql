@@ -1647,6 +1647,12 @@ begin
   if not found then
     return false;  -- unknown, or another tenant's: nothing the caller may delete
   end if;
+  -- The thread's jobs, by name: on one server the foreign key would cascade to them from the
+  -- session, but on a Citus formation the jobs are on the coordinator, the session on a shard,
+  -- and no foreign key joins them (docs/scaling.md). After the session's lock, as the cascade
+  -- took them.
+  delete from ai.agent_jobs j where j.thread_id = a_thread_id and j.owner = v_owner;
+  delete from ai.agent_jobs_archive j where j.thread_id = a_thread_id and j.owner = v_owner;
   insert into ai.deleted_threads (thread_id, owner, deleted_at)
   values (a_thread_id, v_owner, v_now)
   on conflict (thread_id, owner) do update set deleted_at = excluded.deleted_at;

@@ -921,9 +921,13 @@ $$;
 comment on function ai.create_session(text, jsonb) is
   'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns (also concurrently) returns the existing row unchanged. Returns ai.session (last_seq and current_checkpoint_id computed, as get_session does). AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant or to an archived session (reserved until ai.restore_session).';
 
-create or replace function ai.set_session_status(thread_id text, status text) returns ai.session
+-- The move itself, for set_session_status and for the queue's own moves (request_human,
+-- resolve_human, a cancel of a job that waits for a person), which want no session read back:
+-- on a Citus formation that read (ai._session_as_read) does not plan inside the trigger of the
+-- coordinator's job row that cancels a waiting job, and on one server it costs two lookups no
+-- caller of these reads.
+create or replace function ai._move_session_status(thread_id text, status text) returns ai.agent_sessions
 language plpgsql volatile
-security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
@@ -946,7 +950,7 @@ begin
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
   if s.status = a_status then
-    return ai._session_as_read(s);
+    return s;
   end if;
   if not ai._session_transition_allowed(s.status, a_status) then
     raise exception using errcode = 'AS004',
@@ -963,6 +967,21 @@ begin
 
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (s.thread_id, s.owner, 'status', pg_catalog.jsonb_build_object('from', v_from, 'to', a_status), v_now);
+  return s;
+end
+$$;
+comment on function ai._move_session_status(text, text) is
+  'Internal (ai.set_session_status and the queue''s moves of a session: request_human, resolve_human, the cancel of a job that waits): moves a session to a new status and records a status event, as ai.set_session_status documents, and returns the row. AS001 unknown thread, AS002 unknown status, AS004 transition not allowed.';
+
+create or replace function ai.set_session_status(thread_id text, status text) returns ai.session
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  s ai.agent_sessions;
+begin
+  s := ai._move_session_status($1, $2);
   return ai._session_as_read(s);
 end
 $$;
@@ -971,7 +990,7 @@ comment on function ai.set_session_status(text, text) is
 
 revoke execute on function ai._guard_session_status() from public;  -- a trigger needs no grant
 revoke execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
-  ai.set_session_status(text, text), ai._start_session(text, text, jsonb, jsonb) from public;
+  ai.set_session_status(text, text), ai._move_session_status(text, text), ai._start_session(text, text, jsonb, jsonb) from public;
 grant execute on function ai.create_session(text, jsonb), ai.set_session_status(text, text)
 to ai_user, ai_service;
 
@@ -3599,15 +3618,20 @@ declare
   v_owner text := case when not v_all then ai.current_owner() end;
 begin
   return query
-  with jobs as (
+  -- the tenant's sessions read first, on their own (materialized): on a Citus formation they are
+  -- on the shards and the jobs on the coordinator, which Citus joins only through a result read
+  -- first (docs/scaling.md)
+  with mine as materialized (
+    select s.thread_id from ai.agent_sessions s where not v_all and s.owner = v_owner
+  ), jobs as (
     select j.queue, j.status, j.run_at, j.lease_expires_at, j.updated_at, j.attempt_log
     from ai.agent_jobs j
     where v_all and (queue_stats.queue is null or j.queue = queue_stats.queue)
     union all
     select j.queue, j.status, j.run_at, j.lease_expires_at, j.updated_at, j.attempt_log
-    from ai.agent_sessions s
+    from mine s
     join ai.agent_jobs j on j.thread_id = s.thread_id
-    where not v_all and s.owner = v_owner and (queue_stats.queue is null or j.queue = queue_stats.queue)
+    where not v_all and (queue_stats.queue is null or j.queue = queue_stats.queue)
   )
   select j.queue,
          count(*) filter (where j.status = 'PENDING'),
@@ -5696,6 +5720,12 @@ begin
   if not found then
     return false;  -- unknown, or another tenant's: nothing the caller may delete
   end if;
+  -- The thread's jobs, by name: on one server the foreign key would cascade to them from the
+  -- session, but on a Citus formation the jobs are on the coordinator, the session on a shard,
+  -- and no foreign key joins them (docs/scaling.md). After the session's lock, as the cascade
+  -- took them.
+  delete from ai.agent_jobs j where j.thread_id = a_thread_id and j.owner = v_owner;
+  delete from ai.agent_jobs_archive j where j.thread_id = a_thread_id and j.owner = v_owner;
   insert into ai.deleted_threads (thread_id, owner, deleted_at)
   values (a_thread_id, v_owner, v_now)
   on conflict (thread_id, owner) do update set deleted_at = excluded.deleted_at;
@@ -7366,7 +7396,7 @@ begin
     raise exception using errcode = 'AS034',
       message = format('checkpoint %s is not the newest of thread %s (%s)', a_checkpoint, j.thread_id, v_current);
   end if;
-  perform ai.set_session_status(j.thread_id, 'waiting');
+  perform ai._move_session_status(j.thread_id, 'waiting');
 
   begin
     insert into ai.human_approvals (thread_id, owner, job_id, checkpoint_id, action, requested_by, requested_at)
@@ -7399,6 +7429,10 @@ declare
   a_thread_id alias for $2;
   v_now timestamptz := ai.now();
   v_session text;
+  -- who cancelled, read here, on the caller's node: the UPDATE below then writes plain values
+  -- (on a Citus formation it runs on the thread's shard, where these functions would not plan)
+  v_by text := ai.calling_role();
+  v_for text := case when ai.sees_all_owners() then null else ai.current_owner() end;
   h ai.human_approvals;
 begin
   -- The session before the approval (job, session, approval: the order of request_human and
@@ -7408,11 +7442,10 @@ begin
     select s.status into v_session from ai.agent_sessions s where s.thread_id = a_thread_id for no key update;
   end if;
 
+  -- by the thread too (human_approvals_one_pending_per_thread; on a formation, its one shard)
   update ai.human_approvals x
-  set status = 'cancelled', decided_by = ai.calling_role(),
-      decided_for = case when ai.sees_all_owners() then null else ai.current_owner() end,
-      decided_at = v_now
-  where x.job_id = a_job_id and x.status = 'pending'
+  set status = 'cancelled', decided_by = v_by, decided_for = v_for, decided_at = v_now
+  where x.thread_id = a_thread_id and x.job_id = a_job_id and x.status = 'pending'
   returning x.* into h;
   if not found then
     return;  -- nothing waited (a row written by hand)
@@ -7423,9 +7456,13 @@ begin
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id,
                                         'checkpoint_id', h.checkpoint_id, 'cancelled_by', h.decided_by),
           v_now);
-  if v_session = 'waiting'
-     and not exists (select from ai.human_approvals x where x.thread_id = h.thread_id and x.status = 'pending') then
-    perform ai.set_session_status(h.thread_id, 'active');
+  if v_session = 'waiting' then
+    -- a statement of its own (on a Citus formation an expression that mixes a variable and a
+    -- query of a distributed table does not plan)
+    perform from ai.human_approvals x where x.thread_id = a_thread_id and x.status = 'pending';
+    if not found then
+      perform ai._move_session_status(h.thread_id, 'active');
+    end if;
   end if;
 end
 $$;
@@ -7516,12 +7553,14 @@ begin
       message = format('thread %s does not wait for a person (job %s is no longer AWAITING_HUMAN)', a_thread_id, h.job_id);
   end if;
 
+  -- by the thread too: on a Citus formation the approval's one shard (by its id alone, an UPDATE
+  -- of every shard, committed by two-phase commit on each worker)
   update ai.human_approvals x
   set status = 'resolved', decision = a_decision, decided_by = ai.calling_role(), decided_for = ai.current_owner(),
       decided_at = v_now
-  where x.approval_id = h.approval_id
+  where x.thread_id = a_thread_id and x.approval_id = h.approval_id
   returning x.* into h;
-  perform ai.set_session_status(a_thread_id, 'active');
+  perform ai._move_session_status(a_thread_id, 'active');
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (h.thread_id, h.owner, 'human_resolved',
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id, 'checkpoint_id', h.checkpoint_id,
@@ -7556,6 +7595,11 @@ declare
   a_after alias for $3;
   v_after_at timestamptz;
   v_owner text := a_owner;
+  v_after text := a_after;
+  v_limit integer;
+  v_read integer;
+  v_count integer := 0;
+  v_h ai.human_approvals;
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
   if a_after is not null then
@@ -7567,13 +7611,28 @@ begin
   if v_owner is null and not ai.sees_all_owners() then
     v_owner := ai.current_owner();  -- RLS shows a tenant its own: say so, so the owner's index serves
   end if;
-  return query
-  select h.* from ai.human_approvals h
-  where h.status = 'pending' and (v_owner is null or h.owner = v_owner)
-    and (a_after is null or (h.requested_at, h.approval_id) > (v_after_at, a_after))
-    and exists (select from ai.agent_jobs j where j.job_id = h.job_id and j.status = 'AWAITING_HUMAN')
-  order by h.requested_at, h.approval_id
-  limit a_max_rows;
+  -- The pending approvals, then each one's job: not a join, since on a Citus formation the
+  -- approvals are on the shards and the jobs on the coordinator (docs/scaling.md). An approval
+  -- whose job no longer waits (a raw UPDATE moved it) is left out; when one is, the next page
+  -- after the last approval read fills the answer up.
+  loop
+    v_limit := a_max_rows - v_count;
+    v_read := 0;
+    for v_h in select x.* from ai.human_approvals x
+             where x.status = 'pending' and (v_owner is null or x.owner = v_owner)
+               and (v_after is null or (x.requested_at, x.approval_id) > (v_after_at, v_after))
+             order by x.requested_at, x.approval_id
+             limit v_limit loop
+      v_read := v_read + 1;
+      v_after_at := v_h.requested_at;
+      v_after := v_h.approval_id;
+      if exists (select from ai.agent_jobs j where j.job_id = v_h.job_id and j.status = 'AWAITING_HUMAN') then
+        v_count := v_count + 1;
+        return next v_h;
+      end if;
+    end loop;
+    exit when v_read < v_limit or v_count >= a_max_rows;
+  end loop;
 end
 $$;
 comment on function ai.pending_approvals(text, integer, text) is
@@ -7779,9 +7838,13 @@ begin
     v_owner := ai.current_owner();
   end if;
   if v_owner is not null then
+    -- the owner's sessions read first, on their own (materialized): on a Citus formation they are
+    -- on the shards and the jobs on the coordinator, which Citus joins only through a result read
+    -- first (docs/scaling.md); on one server the same walk of agent_sessions_owner_created
     return query
+    with mine as materialized (select s.thread_id from ai.agent_sessions s where s.owner = v_owner)
     select j.*
-    from ai.agent_sessions s
+    from mine s
     cross join lateral (select * from ai.agent_jobs j
                         where j.thread_id = s.thread_id and j.job_id < v_before
                           and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
@@ -7789,7 +7852,6 @@ begin
                           and (a_path is null or j.payload #>> a_path = a_value)
                         order by j.job_id desc
                         limit a_max_rows) j
-    where s.owner = v_owner
     order by j.job_id desc
     limit a_max_rows;
   else
@@ -10132,17 +10194,25 @@ begin
       raise exception using errcode = 'AS001', message = format('fork %s of thread %s not found', a_after, a_thread_id);
     end if;
   end if;
+  -- the forks (events and sessions, one thread's rows each) read first, on their own
+  -- (materialized), then each one's replay job: on a Citus formation the forks are on the shards
+  -- and the jobs on the coordinator, which Citus joins only through a result read first
   return query
-  select e.thread_id, s.owner, s.status, e.created_at, e.payload ->> 'from_checkpoint', r.job_id, r.model
-  from ai.session_events e
-  join ai.agent_sessions s on s.thread_id = e.thread_id
+  with forks as materialized (
+    select e.thread_id, s.owner, s.status, e.created_at, e.payload ->> 'from_checkpoint' as from_checkpoint
+    from ai.session_events e
+    join ai.agent_sessions s on s.thread_id = e.thread_id
+    where e.kind = 'start' and (e.payload ->> 'copied_from') = a_thread_id
+      and (a_after is null or (e.created_at, e.thread_id) > (v_after_at, a_after))
+    order by e.created_at, e.thread_id
+    limit a_max_rows
+  )
+  select f.thread_id, f.owner, f.status, f.created_at, f.from_checkpoint, r.job_id, r.model
+  from forks f
   left join lateral (select j.job_id, j.payload -> 'replay' ->> 'model' as model from ai.agent_jobs j
-                     where j.thread_id = e.thread_id and j.payload ? 'replay'
+                     where j.thread_id = f.thread_id and j.payload ? 'replay'
                      order by j.job_id limit 1) r on true
-  where e.kind = 'start' and (e.payload ->> 'copied_from') = a_thread_id
-    and (a_after is null or (e.created_at, e.thread_id) > (v_after_at, a_after))
-  order by e.created_at, e.thread_id
-  limit a_max_rows;
+  order by f.created_at, f.thread_id;
 end
 $$;
 comment on function ai.list_forks(text, integer, text) is
@@ -10191,21 +10261,25 @@ begin
   -- A tenant reads its own sessions' jobs (agent_sessions_owner_created, agent_jobs_thread), as
   -- ai.queue_stats does: what it costs grows with its own rows, never with another tenant's.
   return query
-  with jobs as (
+  -- the tenant's sessions read first, on their own (materialized): on a Citus formation they are
+  -- on the shards and the jobs on the coordinator (ai.queue_stats says why)
+  with mine as materialized (
+    select s.thread_id from ai.agent_sessions s where not v_all and s.owner = v_owner
+  ), jobs as (
     select j.queue, j.status, j.created_at, j.finished_at
     from ai.agent_jobs j
     where v_all and (a_queue is null or j.queue = a_queue)
       and j.status in ('COMPLETED', 'FAILED') and j.finished_at >= v_start and j.finished_at <= v_now
     union all
     select j.queue, j.status, j.created_at, j.finished_at
-    from ai.agent_sessions s
+    from mine s
     cross join lateral (select j.queue, j.status, j.created_at, j.finished_at
                         from ai.agent_jobs j
                         where j.thread_id = s.thread_id and (a_queue is null or j.queue = a_queue)
                           and j.status in ('COMPLETED', 'FAILED') and j.finished_at >= v_start
                           and j.finished_at <= v_now
                         offset 0) j  -- not flattened into a join: each session's jobs by agent_jobs_thread
-    where not v_all and s.owner = v_owner
+    where not v_all
   )
   select j.queue, pg_catalog.date_bin(a_bucket, j.finished_at, timestamptz '2000-01-01 00:00:00+00'),
          count(*) filter (where j.status = 'COMPLETED'), count(*) filter (where j.status = 'FAILED'),
@@ -11763,8 +11837,31 @@ declare
   v_start timestamptz := ai._server_start();
   v_all boolean := ai.sees_all_owners();
   v_owner text := case when not v_all then ai.current_owner() end;
+  v_rows_taken_over bigint;
+  v_takeovers bigint;
+  v_bytes double precision;
 begin
   -- Row-level security applies as well (the tables force it); the owner test is stated too.
+  -- The side effects and the statistics are read first, each on its own, and the jobs after: on a
+  -- Citus formation the side effects are on the shards and the jobs on the coordinator, and a
+  -- query that reads both (or the catalog with a distributed table) does not plan there
+  -- (docs/scaling.md).
+  select count(*), coalesce(sum(s.takeovers), 0) into v_rows_taken_over, v_takeovers
+  from ai.side_effects s
+  where s.takeovers > 0 and (v_all or s.owner = v_owner);
+  -- From the statistics ANALYZE keeps (no row is read): the mean stored size of a checkpoint
+  -- row's serialized state and of a channel value, and the channel values written per
+  -- checkpoint. NULL until ANALYZE has run; an operator's call only.
+  if v_all then
+    select (select avg_width from pg_catalog.pg_stats
+            where schemaname = 'ai' and tablename = 'checkpoints' and attname = 'checkpoint')::double precision
+           + coalesce((select avg_width from pg_catalog.pg_stats
+                       where schemaname = 'ai' and tablename = 'checkpoint_blobs' and attname = 'blob')::double precision
+                      * (select greatest(c.reltuples, 0) from pg_catalog.pg_class c where c.oid = 'ai.checkpoint_blobs'::regclass)
+                      / nullif((select greatest(c.reltuples, 0) from pg_catalog.pg_class c
+                                where c.oid = 'ai.checkpoints'::regclass), 0), 0)
+      into v_bytes;
+  end if;
   return query
   with live as (
     select j.queue, j.status, j.run_at, j.lease_expires_at, j.updated_at
@@ -11811,10 +11908,6 @@ begin
            coalesce(t.failed_attempts, 0) as failed_attempts, coalesce(t.expired_attempts, 0) as expired_attempts,
            coalesce(t.deadline_attempts, 0) as deadline_attempts
     from per_queue p full join per_queue_troubled t on t.queue = p.queue
-  ), side as (
-    select count(*) as rows_taken_over, coalesce(sum(s.takeovers), 0) as takeovers
-    from ai.side_effects s
-    where s.takeovers > 0 and (v_all or s.owner = v_owner)
   )
   select m.metric, m.labels, m.value
   from (
@@ -11835,23 +11928,12 @@ begin
                                (15, 'agent_state_dead_jobs', q.dead),
                                (16, 'agent_state_attempts_deadline_exceeded', q.deadline_attempts)) v(ord, metric, n)
     union all
-    select 'agent_state_side_effect_takeovers', '{}'::jsonb, s.takeovers, '', 20 from side s
+    select 'agent_state_side_effect_takeovers', '{}'::jsonb, v_takeovers::double precision, '', 20
     union all
-    select 'agent_state_side_effects_taken_over', '{}'::jsonb, s.rows_taken_over, '', 21 from side s
+    select 'agent_state_side_effects_taken_over', '{}'::jsonb, v_rows_taken_over::double precision, '', 21
     union all
-    -- From the statistics ANALYZE keeps (no row is read): the mean stored size of a checkpoint
-    -- row's serialized state and of a channel value, and the channel values written per
-    -- checkpoint. NULL until ANALYZE has run; an operator's call only.
-    select 'agent_state_checkpoint_bytes_per_step', jsonb_build_object('source', 'statistics'),
-           st.bytes, '', 30
-    from (select (select avg_width from pg_catalog.pg_stats
-                  where schemaname = 'ai' and tablename = 'checkpoints' and attname = 'checkpoint')::double precision
-                 + coalesce((select avg_width from pg_catalog.pg_stats
-                             where schemaname = 'ai' and tablename = 'checkpoint_blobs' and attname = 'blob')::double precision
-                            * (select greatest(c.reltuples, 0) from pg_catalog.pg_class c where c.oid = 'ai.checkpoint_blobs'::regclass)
-                            / nullif((select greatest(c.reltuples, 0) from pg_catalog.pg_class c
-                                      where c.oid = 'ai.checkpoints'::regclass), 0), 0) as bytes) st
-    where v_all and st.bytes is not null
+    select 'agent_state_checkpoint_bytes_per_step', jsonb_build_object('source', 'statistics'), v_bytes, '', 30
+    where v_bytes is not null
   ) m
   order by m.metric, m.k, m.ord;
 end
