@@ -568,6 +568,18 @@ begin
     v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s functions carry the caller''s identity', v_carrying);
   end if;
 
+  -- 8. reads of a thread's distributed rows planned for each call's arguments: Citus routes a
+  -- query with parameters to the one shard of its thread only when the plan is made for the
+  -- values (a generic plan of such a query fails: "could not create distributed plan"). One server
+  -- keeps the generic plans these functions were written with.
+  for r in select p.oid::pg_catalog.regprocedure as fn from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) any (array['ai.get_checkpoint(text,text,text)'::pg_catalog.regprocedure,
+                                                      'ai.list_checkpoints(text,text,text,integer,jsonb,text,text)'::pg_catalog.regprocedure])
+              and 'plan_cache_mode=force_generic_plan' operator(pg_catalog.=) any (p.proconfig) loop
+    execute pg_catalog.format('alter function %s set plan_cache_mode = force_custom_plan', r.fn);
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: planned per call', r.fn);
+  end loop;
+
   if pg_catalog.cardinality(v_done) operator(pg_catalog.=) 0 then
     return 'distributed already: nothing to do';
   end if;
