@@ -33,6 +33,17 @@ function releaseTag(): string {
   return tags[tags.length - 1]!;
 }
 
+/** The change planned right before `change` in sqitch.plan. */
+function changeBefore(change: string): string {
+  const names = readFileSync(path.join(root, "sqitch.plan"), "utf8")
+    .split("\n")
+    .filter((line) => /^[a-z]/.test(line))
+    .map((line) => line.split(/\s/)[0]!);
+  const at = names.lastIndexOf(change);
+  if (at < 1) throw new Error(`sqitch.plan has no change before ${change}`);
+  return names[at - 1]!;
+}
+
 /** scripts/sqitch.sh deploy as the schema owner, to `to` (HEAD when omitted). */
 async function deploy(to?: string, lockTimeout = "5s"): Promise<void> {
   const url = `postgresql://${OWNER}@/${DB}?host=${encodeURIComponent(process.env.PGHOST ?? "")}&port=${process.env.PGPORT ?? 5432}`;
@@ -116,7 +127,7 @@ beforeAll(async () => {
     await c.query(`create database "${DB}" owner "${OWNER}"`);
   });
   await deploy(releaseTag());
-  await deploy("checkpoint_write_refs"); // the change before job_keys
+  await deploy(changeBefore("job_keys"));
 }, 180_000);
 
 afterAll(async () => {
