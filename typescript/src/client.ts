@@ -32,6 +32,9 @@ import type {
   JobAttempt,
   JobKeyStatus,
   Json,
+  MemoryItem,
+  MemoryOp,
+  MemoryRestore,
   Message,
   MessageRole,
   NewJob,
@@ -1295,6 +1298,111 @@ export class Client {
       newThreadId ?? null,
       checkpointNs,
     ]);
+  }
+
+  // -- long-term memory (docs/memory.md) --------------------------------------------------------
+
+  /**
+   * `ai.put_memory`: stores (or replaces) an item of the caller's (a tenant's, or the end user's a
+   * service acts for). `indexTexts`: what full-text search ranks it by (omitted: the whole value;
+   * empty: nothing); `embeddings`: field -> vector; `ttlSeconds`: it expires that long after.
+   */
+  putMemory(
+    namespace: string[],
+    key: string,
+    value: Record<string, unknown>,
+    options: { ttlSeconds?: number | null; indexTexts?: string[] | null; embeddings?: Record<string, number[]> | null } = {},
+  ): Promise<MemoryItem> {
+    return this.one("select * from ai.put_memory($1, $2, $3, $4, $5, $6)", [
+      namespace,
+      key,
+      jsonParam(value),
+      secondsParam(options.ttlSeconds),
+      options.indexTexts ?? null,
+      options.embeddings === undefined || options.embeddings === null ? null : jsonParam(options.embeddings),
+    ]);
+  }
+
+  /** `ai.get_memory`: the live item, or null; `refreshTtl` moves its expiry to now + its ttl. */
+  async getMemory(namespace: string[], key: string, refreshTtl = false): Promise<MemoryItem | null> {
+    const rows = await this.query<MemoryItem>("select * from ai.get_memory($1, $2, $3)", [namespace, key, refreshTtl]);
+    return rows[0] ?? null;
+  }
+
+  /** `ai.delete_memory`: true when a live item was deleted. */
+  deleteMemory(namespace: string[], key: string): Promise<boolean> {
+    return this.scalar("select ai.delete_memory($1, $2) as value", [namespace, key]);
+  }
+
+  /**
+   * `ai.search_memory`: live items under a prefix of whole labels (`[]`: everything) that pass
+   * `filter`, ranked by `queryEmbedding`, else by the full-text `query`, else newest first.
+   */
+  searchMemory(
+    namespacePrefix: string[] = [],
+    options: {
+      filter?: Record<string, unknown> | null;
+      query?: string | null;
+      limit?: number;
+      offset?: number;
+      refreshTtl?: boolean;
+      queryEmbedding?: number[] | null;
+      distance?: "cosine" | "inner_product" | "l2";
+    } = {},
+  ): Promise<MemoryItem[]> {
+    return this.query("select * from ai.search_memory($1, $2, $3, $4, $5, $6, $7::real[], $8)", [
+      namespacePrefix,
+      options.filter === undefined || options.filter === null ? null : jsonParam(options.filter),
+      options.query ?? null,
+      options.limit ?? 10,
+      options.offset ?? 0,
+      options.refreshTtl ?? false,
+      options.queryEmbedding ?? null,
+      options.distance ?? "cosine",
+    ]);
+  }
+
+  /** `ai.list_memory_namespaces`: the namespaces of live items (`*` matches one label in a prefix or suffix). */
+  async listMemoryNamespaces(
+    options: { prefix?: string[] | null; suffix?: string[] | null; maxDepth?: number | null; limit?: number; offset?: number } = {},
+  ): Promise<string[][]> {
+    const rows = await this.query<{ n: string[] }>("select n from ai.list_memory_namespaces($1, $2, $3, $4, $5) n", [
+      options.prefix ?? null,
+      options.suffix ?? null,
+      options.maxDepth ?? null,
+      options.limit ?? 100,
+      options.offset ?? 0,
+    ]);
+    return rows.map((r) => r.n);
+  }
+
+  /** `ai.sweep_memory` (ai_service; no EXECUTE for a tenant, 42501): deletes up to `batchSize` expired items of every owner. */
+  sweepMemory(batchSize = 1000): Promise<number> {
+    return this.scalar("select ai.sweep_memory($1) as value", [batchSize]);
+  }
+
+  /** Whether this role may call `ai.sweep_memory` (a member of ai_service). */
+  maySweepMemory(): Promise<boolean> {
+    return this.scalar("select has_function_privilege('ai.sweep_memory(integer)', 'execute') as value", []);
+  }
+
+  /**
+   * `ai.archive_memory`: moves up to `maxItems` of the caller's live items under the prefix
+   * (`[]`: all) to the archive, each deleted only once copied; how many. Call again until it
+   * returns less than `maxItems`.
+   */
+  archiveMemory(namespacePrefix: string[] = [], maxItems = 1000): Promise<number> {
+    return this.scalar("select ai.archive_memory($1, $2) as value", [namespacePrefix, maxItems]);
+  }
+
+  /** `ai.restore_memory`: moves up to `maxItems` archived items under the prefix back as they were (a live item written since stays: `superseded`). */
+  restoreMemory(namespacePrefix: string[] = [], maxItems = 1000): Promise<MemoryRestore> {
+    return this.one("select * from ai.restore_memory($1, $2)", [namespacePrefix, maxItems]);
+  }
+
+  /** `ai.batch_memory`: operations in order in one call and one transaction; their results (JSON: times as ISO 8601 text) in order. */
+  batchMemory(ops: MemoryOp[]): Promise<unknown[]> {
+    return this.scalar("select ai.batch_memory($1) as value", [jsonParam(ops)]);
   }
 
   /** `ai.delete_thread`: the thread and all it owns, leaving a tombstone; false when not found. */
