@@ -19,6 +19,8 @@ import { injectHeaders } from "./tracing.js";
 import type {
   AppendResult,
   Approval,
+  ArchivedSession,
+  CheckpointSummary,
   CheckpointRow,
   ChannelValue,
   ContextWindow,
@@ -40,6 +42,7 @@ import type {
   NewJob,
   NewMessage,
   PendingWriteRow,
+  PruneBatch,
   QueueStats,
   QueueThroughput,
   RenewedLease,
@@ -989,6 +992,11 @@ export class Client {
     ]);
   }
 
+  /** `ai.archive_jobs` (ai_service): up to `maxRows` jobs finished more than `olderThanSeconds` (a day) ago moved to ai.agent_jobs_archive; how many (call until 0). */
+  archiveJobs(options: { olderThanSeconds?: number; maxRows?: number } = {}): Promise<number> {
+    return this.scalar("select ai.archive_jobs($1, $2) as value", [secondsParam(options.olderThanSeconds ?? 86400), options.maxRows ?? 10000]);
+  }
+
   // -- side effects -----------------------------------------------------------------------------
 
   /** `ai.begin_side_effect`: reserve the key ('execute'), or its recorded result ('done'), or 'busy'. */
@@ -1403,6 +1411,75 @@ export class Client {
   /** `ai.batch_memory`: operations in order in one call and one transaction; their results (JSON: times as ISO 8601 text) in order. */
   batchMemory(ops: MemoryOp[]): Promise<unknown[]> {
     return this.scalar("select ai.batch_memory($1) as value", [jsonParam(ops)]);
+  }
+
+  /**
+   * `ai.checkpoints_between`: a thread's checkpoints (all namespaces) saved in [from, to), oldest
+   * first, one page of `maxRows` (1000); the next: `afterCheckpointNs`, `afterCheckpointId` = the last row's.
+   */
+  checkpointsBetween(
+    threadId: string,
+    from: Date,
+    to: Date,
+    options: { maxRows?: number; afterCheckpointNs?: string | null; afterCheckpointId?: string | null } = {},
+  ): Promise<CheckpointSummary[]> {
+    return this.query("select * from ai.checkpoints_between($1, $2, $3, $4, $5, $6)", [
+      threadId,
+      from,
+      to,
+      options.maxRows ?? 1000,
+      options.afterCheckpointNs ?? null,
+      options.afterCheckpointId ?? null,
+    ]);
+  }
+
+  /** `ai.copy_thread`: every checkpoint (with its writes and values) into a new thread of the same owner; how many. */
+  copyThread(sourceThreadId: string, targetThreadId: string): Promise<number> {
+    return this.scalar("select ai.copy_thread($1, $2) as value", [sourceThreadId, targetThreadId]);
+  }
+
+  /** `ai.delete_for_runs`: the checkpoints whose metadata run_id is one of `runIds`; how many. */
+  deleteForRuns(runIds: string[]): Promise<number> {
+    return this.scalar("select ai.delete_for_runs($1) as value", [runIds]);
+  }
+
+  /** `ai.prune_checkpoints`: 'keep_latest' (the newest of each namespace, and what it is rebuilt from) or 'delete'; the checkpoints deleted. */
+  pruneCheckpoints(threadIds: string[], strategy: "keep_latest" | "delete" = "keep_latest"): Promise<number> {
+    return this.scalar("select ai.prune_checkpoints($1, $2) as value", [threadIds, strategy]);
+  }
+
+  /**
+   * `ai.prune_idle_threads`: one bounded batch of the walk over the caller's sessions, pruning
+   * those with no checkpoint newer than `idleSeconds` ago; call again with `afterThreadId` =
+   * the batch's `next_thread_id` until it is null.
+   */
+  pruneIdleThreads(
+    idleSeconds: number,
+    options: { strategy?: "keep_latest" | "delete"; maxThreads?: number; afterThreadId?: string | null } = {},
+  ): Promise<PruneBatch> {
+    return this.one("select * from ai.prune_idle_threads($1, $2, $3, $4)", [
+      secondsParam(idleSeconds),
+      options.strategy ?? "keep_latest",
+      options.maxThreads ?? 1000,
+      options.afterThreadId ?? null,
+    ]);
+  }
+
+  /**
+   * `ai.archive_sessions` (ai_service): one batch of up to `batchSize` (1000) sessions finished
+   * more than `olderThanSeconds` (90 days) ago moved to ai_archive, oldest first; call until it
+   * returns none (docs/operations.md, "Retention").
+   */
+  archiveSessions(options: { olderThanSeconds?: number; batchSize?: number } = {}): Promise<ArchivedSession[]> {
+    return this.query("select * from ai.archive_sessions($1, $2)", [
+      secondsParam(options.olderThanSeconds ?? 90 * 86400),
+      options.batchSize ?? 1000,
+    ]);
+  }
+
+  /** `ai.restore_session` (ai_service): an archived session, with all archived with it, back in the hot tables. */
+  restoreSession(threadId: string): Promise<Session> {
+    return this.one("select * from ai.restore_session($1)", [threadId]);
   }
 
   /** `ai.delete_thread`: the thread and all it owns, leaving a tombstone; false when not found. */

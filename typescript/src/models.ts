@@ -448,3 +448,27 @@ export type MemoryOp =
       distance?: "cosine" | "inner_product" | "l2";
     }
   | { op: "list_namespaces"; prefix?: string[] | null; suffix?: string[] | null; max_depth?: number | null; limit?: number; offset?: number };
+
+/** One session ai.archive_sessions moved to the archive, with the rows moved per table. */
+export interface ArchivedSession {
+  thread_id: string;
+  owner: string;
+  status: SessionStatus;
+  completed_at: Date;
+  rows_moved: Record<string, number>;
+}
+
+/** One batch of ai.prune_idle_threads: the threads pruned, and where the next batch starts (null: the walk is done). */
+export interface PruneBatch {
+  pruned: number;
+  next_thread_id: string | null;
+}
+
+/** A row of ai.checkpoints_between: a checkpoint without its blobs. */
+export interface CheckpointSummary {
+  checkpoint_ns: string;
+  checkpoint_id: string;
+  parent_checkpoint_id: string | null;
+  created_at: Date;
+  metadata: Record<string, Json>;
+}

@@ -18,10 +18,6 @@ const PYTHON_CLIENT_MODULES = [
 
 /** What Python's client calls and this one does not, and why. */
 const NOT_MIRRORED: Record<string, string> = {
-  // operator and maintenance functions (docs/typescript.md): called from SQL, cron or the Python CLI
-  archive_jobs: "maintenance", archive_sessions: "retention", restore_session: "retention",
-  prune_checkpoints: "retention", prune_idle_threads: "retention", delete_for_runs: "retention",
-  copy_thread: "an operator's copy (forkThread is mirrored)", checkpoints_between: "an operator's read",
   // computed here without a round trip: idempotencyKey(...parts) gives the same key
   idempotency_key: "computed locally",
 }; // prettier-ignore
