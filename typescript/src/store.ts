@@ -91,7 +91,8 @@ export class AgentStateStore extends BaseStore {
     const queries: [Extract<MemoryOp, { op: "search" }>, string][] = [];
     const embeddings = this.indexConfig?.embeddings;
     for (const op of operations) {
-      if ("namespace" in op) validateNamespace(op.namespace, { allowEmpty: !isPut(op) });
+      // as BaseStore's own methods: a put's namespace is checked strictly, a get's allows the empty and the reserved root
+      if ("namespace" in op) validateNamespace(op.namespace, isPut(op) ? {} : { allowEmpty: true, allowReservedRoot: true });
     }
     for (const op of operations) {
       if (isPut(op)) {
