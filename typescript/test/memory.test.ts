@@ -2,21 +2,13 @@
 // TypeScript): put, get, search (filter, full text, vectors), namespaces, delete, batch; typed
 // errors; tenants apart, a service acting for an end user; archive and restore intact; the sweep.
 import { randomUUID } from "node:crypto";
-import { Client, InvalidArgument, TooLarge } from "../src/index.js";
+import { InvalidArgument, TooLarge } from "../src/index.js";
 import type { MemoryItem } from "../src/index.js";
-import { type RoleClients, roleClients } from "./db.js";
+import { roleClients } from "./db.js";
 
-let roles: RoleClients;
-let a: Client;
-let b: Client;
-let service: Client;
-
-beforeAll(() => {
-  roles = roleClients();
-  ({ a, b, service } = roles);
-});
-
-afterAll(() => roles.end());
+// clients over pools of the test roles (a pool connects on its first call)
+const { a, b, service, end } = roleClients();
+afterAll(end);
 
 const ns = (...labels: string[]) => ["test", `mem-${randomUUID()}`, ...labels];
 

@@ -3,19 +3,11 @@
 // behaviour each, through the TypeScript client.
 import { randomUUID } from "node:crypto";
 import { Client, NotFound } from "../src/index.js";
-import { type RoleClients, roleClients } from "./db.js";
+import { roleClients } from "./db.js";
 
-let roles: RoleClients;
-let a: Client;
-let b: Client;
-let service: Client;
-
-beforeAll(() => {
-  roles = roleClients();
-  ({ a, b, service } = roles);
-});
-
-afterAll(() => roles.end());
+// clients over pools of the test roles (a pool connects on its first call)
+const { a, b, service, end } = roleClients();
+afterAll(end);
 
 const thread = () => `op-${randomUUID()}`;
 

@@ -5,8 +5,8 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
-import { Client, NotFound } from "../src/index.js";
-import { type RoleClients, roleClients } from "./db.js";
+import { NotFound } from "../src/index.js";
+import { roleClients } from "./db.js";
 
 const root = process.env.AGENT_STATE_ROOT ?? path.resolve(process.cwd(), "..");
 
@@ -26,17 +26,9 @@ function calledIn(text: string): Set<string> {
   return new Set([...text.matchAll(/\bai\.([a-z][a-z_0-9]*)\(/g)].map((m) => m[1]!));
 }
 
-let roles: RoleClients;
-let tenant: Client;
-let other: Client;
-let service: Client;
-
-beforeAll(() => {
-  roles = roleClients();
-  ({ a: tenant, b: other, service } = roles);
-});
-
-afterAll(() => roles.end());
+// clients over pools of the test roles (a pool connects on its first call)
+const { a: tenant, b: other, service, end } = roleClients();
+afterAll(end);
 
 const queue = () => `parity-${randomUUID().slice(0, 8)}`;
 

@@ -5,21 +5,12 @@
 import { randomUUID } from "node:crypto";
 import { Embeddings } from "@langchain/core/embeddings";
 import { InvalidNamespaceError, type Operation } from "@langchain/langgraph-checkpoint";
-import { Client } from "../src/index.js";
 import { AgentStateStore, BATCH_LIMIT } from "../src/langgraph.js";
-import { type RoleClients, roleClients } from "./db.js";
+import { roleClients } from "./db.js";
 
-let roles: RoleClients;
-let a: Client;
-let b: Client;
-let service: Client;
-
-beforeAll(() => {
-  roles = roleClients();
-  ({ a, b, service } = roles);
-});
-
-afterAll(() => roles.end());
+// clients over pools of the test roles (a pool connects on its first call)
+const { a, b, service, end } = roleClients();
+afterAll(end);
 
 const ns = (...labels: string[]) => ["test", `store-${randomUUID()}`, ...labels];
 
