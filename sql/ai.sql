@@ -7398,14 +7398,24 @@ begin
   end if;
   perform ai._move_session_status(j.thread_id, 'waiting');
 
-  begin
-    insert into ai.human_approvals (thread_id, owner, job_id, checkpoint_id, action, requested_by, requested_at)
-    values (j.thread_id, j.owner, j.job_id, a_checkpoint, a_action, v_worker, v_now)
-    returning * into h;
-  exception when unique_violation then
-    raise exception using errcode = 'AS004',
-      message = format('thread %s already waits for a person', j.thread_id);
-  end;
+  -- A pending approval of this very job is taken over by the new request: its job's half of an
+  -- earlier request was lost while the approval's was kept (on a Citus formation, a coordinator
+  -- crash between the thread's worker's commit and its own: one-phase commit, docs/scaling.md;
+  -- anywhere, a job moved back by hand). Refusing it (AS004) would refuse the run forever.
+  update ai.human_approvals x
+  set checkpoint_id = a_checkpoint, action = a_action, requested_by = v_worker, requested_at = v_now
+  where x.thread_id = j.thread_id and x.job_id = j.job_id and x.status = 'pending'
+  returning x.* into h;
+  if not found then
+    begin
+      insert into ai.human_approvals (thread_id, owner, job_id, checkpoint_id, action, requested_by, requested_at)
+      values (j.thread_id, j.owner, j.job_id, a_checkpoint, a_action, v_worker, v_now)
+      returning * into h;
+    exception when unique_violation then
+      raise exception using errcode = 'AS004',
+        message = format('thread %s already waits for a person', j.thread_id);
+    end;
+  end if;
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (h.thread_id, h.owner, 'pending_approval',
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id,
@@ -7415,7 +7425,7 @@ begin
 end
 $$;
 comment on function ai.request_human(bigint, bigint, text, jsonb) is
-  'Pauses a job held with fencing_token for a person (fenced: ai._fence): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
+  'Pauses a job held with fencing_token for a person (fenced: ai._fence): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. A pending approval of the same job (its job''s half of an earlier request lost: docs/scaling.md, one-phase commit on a Citus formation) is taken over by the new request, with its id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
 
 -- A job that waited for a person was cancelled (called by the status trigger of ai.agent_jobs,
 -- ai._job_status_moved): its approval is cancelled, an approval_cancelled event written, and a

@@ -202,6 +202,28 @@ def test_cancelling_a_job_that_waits_for_a_person_closes_its_approval() -> None:
     assert session_status(t) == "active"
 
 
+def test_a_request_whose_job_half_was_lost_is_taken_over_by_the_runs_next_request() -> None:
+    """request_human commits on the thread's worker before the coordinator (Citus' one-phase commit
+    of a plain coordinator table and one worker): a coordinator crash between the two keeps the
+    pending approval and loses the job's AWAITING_HUMAN. The run's next request (after its lease
+    ran out and it was claimed again) takes the approval over instead of failing AS004 forever."""
+    t, q = session(), queue_name()
+    job = enqueue(t, q)
+    with connect("app_service") as conn:
+        approval = one(conn, "select ai.request_human(%s, %s, 'cp-1')", (job, hold(job, q)))[0]
+    with connect("postgres") as conn:  # the job's half lost
+        conn.execute("update ai.agent_jobs set status = 'PENDING', run_at = now() where job_id = %s", (job,))
+    with connect("app_service") as conn:
+        assert one(conn, "select ai.request_human(%s, %s, 'cp-2')", (job, hold(job, q))) == (approval,)
+    assert status_of(job) == "AWAITING_HUMAN"
+    with connect("tenant_a") as conn:
+        assert [r[0] for r in conn.execute("select approval_id from ai.pending_approvals(max_rows => 10000)")].count(
+            approval
+        ) == 1
+        assert one(conn, "select status from ai.resolve_human(%s, 'cp-2', '{}')", (t,)) == ("resolved",)
+    assert status_of(job) == "PENDING"
+
+
 def test_the_session_status_is_set_on_its_shard() -> None:
     t = session()
     with connect("tenant_a") as conn:
