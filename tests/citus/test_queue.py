@@ -274,6 +274,29 @@ def test_deleting_a_thread_leaves_no_job_of_it() -> None:
     assert status_of(kept) == "PENDING"
 
 
+def test_deleting_a_deleted_thread_again_deletes_the_jobs_its_first_delete_lost() -> None:
+    """delete_thread commits on the thread's worker before the coordinator (one-phase commit): a
+    coordinator crash between the two keeps the tombstone and loses the delete of the jobs. A
+    second call (the thread is gone: it returns false) deletes them."""
+    t, q = session(), queue_name()
+    with connect("tenant_a") as conn:
+        assert one(conn, "select ai.delete_thread(%s)", (t,)) == (True,)
+    with connect("postgres") as conn:  # the delete of its jobs lost
+        conn.execute(
+            "insert into ai.agent_jobs (thread_id, owner, queue, run_at, created_at, updated_at)"
+            " values (%s, 'tenant_a', %s, now(), now(), now())",
+            (t, q),
+        )
+    with connect("tenant_b") as conn:
+        assert one(conn, "select ai.delete_thread(%s)", (t,)) == (False,)
+    with connect("postgres") as conn:
+        assert one(conn, "select count(*) from ai.agent_jobs where thread_id = %s", (t,)) == (1,)
+    with connect("tenant_a") as conn:
+        assert one(conn, "select ai.delete_thread(%s)", (t,)) == (False,)
+    with connect("postgres") as conn:
+        assert one(conn, "select count(*) from ai.agent_jobs where thread_id = %s", (t,)) == (0,)
+
+
 # 4. The queue read with the distributed tables --------------------------------------------------------
 
 
