@@ -182,6 +182,7 @@ declare
   a_max_rows alias for $3;
   a_after alias for $4;
   v_after_at timestamptz;
+  s ai.message_streams;
 begin
   perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
   perform ai._check_limit(a_max_rows, 'max_rows');
@@ -196,13 +197,14 @@ begin
     raise exception using errcode = 'AS002',
       message = format('stale_after must be a non-negative interval, not %s', coalesce(a_stale_after::text, 'NULL'));
   end if;
-  return query
-  select x.*
-  from (select m.* from ai.message_streams m where m.thread_id = a_thread_id
-          and (a_after is null or (m.opened_at, m.stream_key) > (v_after_at, a_after))
-        order by m.opened_at, m.stream_key limit a_max_rows) s
-  cross join lateral ai._stream_state(s::ai.message_streams, a_stale_after) x
-  order by s.opened_at, s.stream_key;
+  -- the page first, then each row as a stream state (not a row passed to a function inside the
+  -- query: on a Citus formation it would reach the function as the shard's row type)
+  for s in
+  select m.* from ai.message_streams m where m.thread_id = a_thread_id
+    and (a_after is null or (m.opened_at, m.stream_key) > (v_after_at, a_after))
+  order by m.opened_at, m.stream_key limit a_max_rows loop
+    return next ai._stream_state(s, a_stale_after);
+  end loop;
 end
 $$;
 comment on function ai.list_streams(text, interval, integer, text) is

@@ -174,6 +174,7 @@ declare
   v_before_at timestamptz;
   v_owner text := $2;
   v_since timestamptz := ai.now() - $3;
+  s ai.agent_sessions;
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
   if a_status is not null and a_status not in ('active', 'waiting', 'completed', 'failed', 'cancelled') then
@@ -197,14 +198,20 @@ begin
       raise exception using errcode = 'AS001', message = format('session %s not found', a_before);
     end if;
   end if;
-  return query
-  select r.* from ai.agent_sessions s, lateral ai._session_as_read(s) r
+  -- the page first, then each row as the reads return it: a row passed to a function inside the
+  -- query would, on a Citus formation, reach the function on the shard as the shard's row type
+  -- (ai.agent_sessions_<shard>), which no function takes; here ai._session_as_read gets the
+  -- page's rows, as on one server (where the lateral call ran once per row all the same)
+  for s in
+  select * from ai.agent_sessions s
   where (a_status is null or s.status = a_status) and (v_owner is null or s.owner = v_owner)
     and (a_before is null or (s.created_at, s.thread_id) < (v_before_at, a_before))
     and (a_younger is null or s.created_at >= v_since)
     and (a_path is null or s.config #>> a_path = a_value)
   order by s.created_at desc, s.thread_id desc
-  limit a_max_rows;
+  limit a_max_rows loop
+    return next ai._session_as_read(s);
+  end loop;
 end
 $$;
 comment on function ai.find_sessions(text, text, interval, text[], text, integer, text) is

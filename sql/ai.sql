@@ -4380,7 +4380,7 @@ drop function if exists ai._reset_current_checkpoint(text[]);
 -- written, and a row is never rewritten: put_checkpoint inserts values with DO NOTHING).
 -- The key is compared in the collations of the primary key's columns (thread_id the database's
 -- default, the others "C"), named here, never taken from the call: a PL/pgSQL parameter takes the
--- collation of the call's arguments, and _checkpoint_tuple passes "C" columns with thread_id, so
+-- collation of the call's arguments, and the checkpoint reads pass "C" columns with thread_id, so
 -- a plain `b.thread_id = $1` compared in "C", which the index (in the default collation) cannot
 -- answer: each link then scanned that channel's rows of every thread and tenant (issue 34 item 3;
 -- tests/python/test_checkpoint_read_plans.py holds the plan to the index).
@@ -4986,42 +4986,38 @@ $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
   'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites; within one call, the last write of a negative idx and the first of any other idx count. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s). AS001 another tenant''s thread, AS002 bad argument (checkpoint_ns over 1024 bytes of UTF-8, a checkpoint id, task id or channel name over 255 bytes, too), AS003 a value over 16 MiB, AS006 stale fencing token, AS005 a thread the caller archived, AS020 deleted thread.';
 
--- The values and pending writes of one checkpoint row, for get_checkpoint and list_checkpoints.
--- A set-returning SQL function of one SELECT: inlined into the caller's query and planned with it.
--- Values: one primary-key probe per channel (LATERAL ... LIMIT 1), whatever the statistics say
--- (a join could scan every value of a long thread); a value stored as a delta is rebuilt whole
--- (ai._rebuilt_value), so callers always receive whole values. Writes: in (task_path, task_id,
--- idx) order.
-create or replace function ai._checkpoint_tuple(c ai.checkpoints) returns setof ai.checkpoint_tuple
-language sql stable rows 1
+-- The values and pending writes of one checkpoint row (get_checkpoint, list_checkpoints): written
+-- into each read, not a function of the row. Values: one primary-key probe per channel (LATERAL
+-- ... LIMIT 1), whatever the statistics say (a join could scan every value of a long thread); a
+-- value stored as a delta is rebuilt whole (ai._rebuilt_value), so callers always receive whole
+-- values. Writes: in (task_path, task_id, idx) order. Every probe names the thread by the
+-- argument, not by the checkpoint row: on a Citus formation the whole read is then one query to
+-- the one shard of the thread (a function taking the row, ai._checkpoint_tuple until issue 40,
+-- received the shard's row type there, and a probe joined to the row's thread_id was not routed).
+drop function if exists ai._checkpoint_tuple(ai.checkpoints);
+
+-- A read's values with each one stored as a delta (a NULL in blobs) rebuilt whole
+-- (ai._rebuilt_value), called by the read's function rather than inside the read's query: on a
+-- Citus formation that query runs on the thread's shard, where a function may not start another
+-- query across the formation; here the rebuild's probes are queries of their own, routed to the
+-- shard. The reads call it only for a row that holds a delta.
+create or replace function ai._whole_values(thread_id text, checkpoint_ns text, channels text[],
+                                            channel_versions jsonb, blobs bytea[]) returns bytea[]
+language plpgsql stable
+set search_path = pg_catalog, pg_temp
 as $$
-  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
-         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
-         bl.channels, bl.types, bl.blobs,
-         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
-  from (
-    select array_agg(b.channel::text) as channels, array_agg(b.type) as types,
-           array_agg(case when b.base_version is null then b.blob
-                          else ai._rebuilt_value(c.thread_id, c.checkpoint_ns, b.channel, v.value) end) as blobs
-    from pg_catalog.jsonb_each_text(c.channel_versions) v
-    cross join lateral (
-      select b.channel, b.type, b.blob, b.base_version from ai.checkpoint_blobs b
-      where b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
-      limit 1
-    ) b
-  ) bl
-  cross join (
-    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
-           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
-           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
-           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
-           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
-           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
-    from ai.checkpoint_writes x
-    where x.thread_id = c.thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
-  ) w
+declare
+  v_blobs bytea[] := blobs;
+begin
+  for i in 1 .. pg_catalog.cardinality(v_blobs) loop
+    if v_blobs[i] is null then
+      v_blobs[i] := ai._rebuilt_value(thread_id, checkpoint_ns, channels[i], channel_versions ->> channels[i]);
+    end if;
+  end loop;
+  return v_blobs;
+end
 $$;
-comment on function ai._checkpoint_tuple(ai.checkpoints) is 'Internal: one checkpoint row with its channel values and pending writes, as ai.checkpoint_tuple.';
+comment on function ai._whole_values(text, text, text[], jsonb, bytea[]) is 'Internal: the values of a checkpoint read by get_checkpoint or list_checkpoints, each one stored as a delta (NULL in blobs) rebuilt whole.';
 
 -- Reads by key only: one backward probe (or range) of a thread's checkpoints, one primary-key
 -- probe per channel value, one range of pending writes. get_checkpoint, list_checkpoints and
@@ -5049,6 +5045,7 @@ declare
   a_checkpoint_id alias for $3;
   -- the newest id <= this bound: the given id, or (NULL) above any id
   v_bound text := coalesce(a_checkpoint_id, pg_catalog.chr(1114111));
+  t ai.checkpoint_tuple;
 begin
   if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
     perform ai._check_thread_id(a_thread_id);
@@ -5057,14 +5054,41 @@ begin
     perform ai._check_checkpoint_ns(a_ns);
   end if;
   -- one backward probe of the primary key (ordered by it, so no other index competes)
-  return query
-  select t.*
+  for t in
+  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
+         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
+         bl.channels, bl.types, bl.blobs,
+         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
   from (select * from ai.checkpoints c
         where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id <= v_bound
         order by c.checkpoint_id desc
         limit 1) c
-  cross join lateral ai._checkpoint_tuple(c) t
-  where a_checkpoint_id is null or c.checkpoint_id = a_checkpoint_id;
+  cross join lateral (
+    select array_agg(b.channel::text) as channels, array_agg(b.type) as types,
+           array_agg(case when b.base_version is null then b.blob end) as blobs  -- NULL: a delta, rebuilt below
+    from pg_catalog.jsonb_each_text(c.channel_versions) v
+    cross join lateral (
+      select b.channel, b.type, b.blob, b.base_version from ai.checkpoint_blobs b
+      where b.thread_id = a_thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
+      limit 1
+    ) b
+  ) bl
+  cross join lateral (
+    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
+           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
+           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
+           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
+           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
+           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
+    from ai.checkpoint_writes x
+    where x.thread_id = a_thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
+  ) w
+  where a_checkpoint_id is null or c.checkpoint_id = a_checkpoint_id loop
+    if pg_catalog.array_position(t.blobs, null) is not null then
+      t.blobs := ai._whole_values(a_thread_id, t.checkpoint_ns, t.blob_channels, t.channel_versions, t.blobs);
+    end if;
+    return next t;
+  end loop;
 end
 $$;
 comment on function ai.get_checkpoint(text, text, text) is
@@ -5096,13 +5120,17 @@ declare
   a_before_ns alias for $7;
   -- a variable, not the call: the plan then knows the owner and reads that owner's sessions only
   v_owner text := ai.current_owner();
+  k record;
 begin
+  -- The page's keys first, then each checkpoint with its values and writes as get_checkpoint
+  -- reads it: one query per row (a page is at most max_rows), each on the one shard of its thread
+  -- on a Citus formation, where the keys are one query across the shards.
   if a_thread_id is null and not ai.sees_all_owners() then
     -- A tenant across its threads: its own sessions (agent_sessions_owner_created), then each
     -- thread's checkpoints by the primary key, so the cost grows with the tenant's own rows and
     -- never with another tenant's (the policy as a filter on a scan of every checkpoint would).
-    return query
-    select t.*
+    for k in
+    select c.thread_id, c.checkpoint_ns, c.checkpoint_id
     from (select c.* from ai.agent_sessions s
           cross join lateral (select * from ai.checkpoints c
                               where c.thread_id = s.thread_id
@@ -5116,23 +5144,23 @@ begin
           where s.owner = v_owner
           order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc
           limit a_max_rows) c
-    cross join lateral ai._checkpoint_tuple(c) t
-    order by t.checkpoint_id desc, t.thread_id desc, t.checkpoint_ns desc;
+    order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc loop
+      return query select * from ai.get_checkpoint(k.thread_id, k.checkpoint_ns, k.checkpoint_id);
+    end loop;
     return;
   end if;
-  return query
-  select t.*
-  from (select * from ai.checkpoints c
-        where (a_thread_id is null or c.thread_id = a_thread_id)
-          and (a_ns is null or c.checkpoint_ns = a_ns)
-          and (a_before is null or c.checkpoint_id < a_before
-               or (a_before_thread is not null and c.checkpoint_id = a_before
-                   and (c.thread_id, c.checkpoint_ns) < (a_before_thread, coalesce(a_before_ns, ''))))
-          and (a_filter is null or c.metadata @> a_filter)
-        order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc
-        limit a_max_rows) c
-  cross join lateral ai._checkpoint_tuple(c) t
-  order by t.checkpoint_id desc, t.thread_id desc, t.checkpoint_ns desc;
+  for k in
+  select c.thread_id, c.checkpoint_ns, c.checkpoint_id from ai.checkpoints c
+  where (a_thread_id is null or c.thread_id = a_thread_id)
+    and (a_ns is null or c.checkpoint_ns = a_ns)
+    and (a_before is null or c.checkpoint_id < a_before
+         or (a_before_thread is not null and c.checkpoint_id = a_before
+             and (c.thread_id, c.checkpoint_ns) < (a_before_thread, coalesce(a_before_ns, ''))))
+    and (a_filter is null or c.metadata @> a_filter)
+  order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc
+  limit a_max_rows loop
+    return query select * from ai.get_checkpoint(k.thread_id, k.checkpoint_ns, k.checkpoint_id);
+  end loop;
 end
 $$;
 comment on function ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text) is 'Internal: list_checkpoints across threads or namespaces, planned per call.';
@@ -5164,6 +5192,7 @@ declare
   -- NULL is the default page, not every row: a v0.1.0 caller's NULL gets one page
   v_max_rows integer := coalesce($4, 100);
   v_before text := coalesce(a_before, pg_catalog.chr(1114111));
+  t ai.checkpoint_tuple;
 begin
   if a_thread_id is not null then
     perform ai._check_thread_id(a_thread_id);
@@ -5191,15 +5220,42 @@ begin
   end if;
   -- one thread, one namespace: a backward range scan of the primary key, newest first (the
   -- cursor's thread and namespace are this call's, so the id alone continues)
-  return query
-  select t.*
+  for t in
+  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
+         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
+         bl.channels, bl.types, bl.blobs,
+         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
   from (select * from ai.checkpoints c
         where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id < v_before
           and (a_filter is null or c.metadata @> a_filter)
         order by c.checkpoint_id desc
         limit v_max_rows) c
-  cross join lateral ai._checkpoint_tuple(c) t
-  order by t.checkpoint_id desc;
+  cross join lateral (
+    select array_agg(b.channel::text) as channels, array_agg(b.type) as types,
+           array_agg(case when b.base_version is null then b.blob end) as blobs  -- NULL: a delta, rebuilt below
+    from pg_catalog.jsonb_each_text(c.channel_versions) v
+    cross join lateral (
+      select b.channel, b.type, b.blob, b.base_version from ai.checkpoint_blobs b
+      where b.thread_id = a_thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
+      limit 1
+    ) b
+  ) bl
+  cross join lateral (
+    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
+           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
+           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
+           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
+           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
+           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
+    from ai.checkpoint_writes x
+    where x.thread_id = a_thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
+  ) w
+  order by c.checkpoint_id desc loop
+    if pg_catalog.array_position(t.blobs, null) is not null then
+      t.blobs := ai._whole_values(a_thread_id, t.checkpoint_ns, t.blob_channels, t.channel_versions, t.blobs);
+    end if;
+    return next t;
+  end loop;
 end
 $$;
 comment on function ai.list_checkpoints(text, text, text, integer, jsonb, text, text) is
@@ -5580,33 +5636,44 @@ declare
   a_owner alias for $3;
   a_ns alias for $4;
   a_ids alias for $5;
-  v_count integer;
+  v_count integer := 0;
+  r record;
 begin
-  insert into ai.checkpoints (thread_id, checkpoint_ns, checkpoint_id, owner, parent_checkpoint_id, type,
-                              checkpoint, metadata, channel_versions, created_at)
-  select a_target, c.checkpoint_ns, c.checkpoint_id, a_owner, c.parent_checkpoint_id, c.type,
-         c.checkpoint, c.metadata, c.channel_versions, c.created_at
-  from ai.checkpoints c
-  where c.thread_id = a_source
-    and (a_ns is null or c.checkpoint_ns = a_ns)
-    and (a_ids is null or c.checkpoint_id = any (a_ids));
-  get diagnostics v_count = row_count;
+  -- Read from the source, written to the target a row at a time: on a Citus formation the two
+  -- threads may live on different workers, and an INSERT ... SELECT between shards goes through
+  -- COPY, which row level security refuses; a read and single-row inserts are each routed to the
+  -- one shard of their thread. (One server runs the same statements.)
+  for r in select c.* from ai.checkpoints c
+           where c.thread_id = a_source
+             and (a_ns is null or c.checkpoint_ns = a_ns)
+             and (a_ids is null or c.checkpoint_id = any (a_ids)) loop
+    insert into ai.checkpoints (thread_id, checkpoint_ns, checkpoint_id, owner, parent_checkpoint_id, type,
+                                checkpoint, metadata, channel_versions, created_at)
+    values (a_target, r.checkpoint_ns, r.checkpoint_id, a_owner, r.parent_checkpoint_id, r.type,
+            r.checkpoint, r.metadata, r.channel_versions, r.created_at);
+    v_count := v_count + 1;
+  end loop;
 
-  insert into ai.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, owner, channel,
-                                    type, blob, task_path)
-  select a_target, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.idx, a_owner, w.channel, w.type, w.blob,
-         w.task_path
-  from ai.checkpoint_writes w
-  where w.thread_id = a_source
-    and (a_ns is null or w.checkpoint_ns = a_ns)
-    and (a_ids is null or w.checkpoint_id = any (a_ids));
+  for r in select w.* from ai.checkpoint_writes w
+           where w.thread_id = a_source
+             and (a_ns is null or w.checkpoint_ns = a_ns)
+             and (a_ids is null or w.checkpoint_id = any (a_ids)) loop
+    insert into ai.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, owner, channel,
+                                      type, blob, task_path)
+    values (a_target, r.checkpoint_ns, r.checkpoint_id, r.task_id, r.idx, a_owner, r.channel, r.type, r.blob,
+            r.task_path);
+  end loop;
 
-  -- the values the copied checkpoints name, and the versions their deltas extend
+  -- the values the copied checkpoints name (the source's rows, copied as they are), and the
+  -- versions their deltas extend
+  for r in
   with recursive needed as (
     select distinct c.checkpoint_ns, v.key collate "C" as channel, v.value collate "C" as version
     from ai.checkpoints c
     cross join lateral pg_catalog.jsonb_each_text(c.channel_versions) v
-    where c.thread_id = a_target
+    where c.thread_id = a_source
+      and (a_ns is null or c.checkpoint_ns = a_ns)
+      and (a_ids is null or c.checkpoint_id = any (a_ids))
     union
     select b.checkpoint_ns, b.channel, b.base_version
     from needed n
@@ -5616,17 +5683,20 @@ begin
     where b.base_version is not null
   )
   -- a value that names a write gets the write's bytes: the copy may not hold that write
-  insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob, base_version,
-                                   delta_depth)
-  select a_target, b.checkpoint_ns, b.channel, b.version, a_owner, b.type,
+  select b.checkpoint_ns, b.channel, b.version, b.type,
          coalesce(b.blob, (select w.blob from ai.checkpoint_writes w
                            where w.thread_id = a_source and w.checkpoint_ns = b.checkpoint_ns
                              and w.checkpoint_id = b.write_checkpoint_id and w.task_id = b.write_task_id
-                             and w.idx = b.write_idx)),
+                             and w.idx = b.write_idx)) as blob,
          b.base_version, b.delta_depth
-  from needed r
+  from needed n
   join ai.checkpoint_blobs b
-    on b.thread_id = a_source and b.checkpoint_ns = r.checkpoint_ns and b.channel = r.channel and b.version = r.version;
+    on b.thread_id = a_source and b.checkpoint_ns = n.checkpoint_ns and b.channel = n.channel and b.version = n.version
+  loop
+    insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob, base_version,
+                                     delta_depth)
+    values (a_target, r.checkpoint_ns, r.channel, r.version, a_owner, r.type, r.blob, r.base_version, r.delta_depth);
+  end loop;
   return v_count;
 end
 $$;
@@ -5650,6 +5720,7 @@ declare
   v_target text := coalesce($3, pg_catalog.gen_random_uuid()::text);
   v_owner text;
   v_ids text[];
+  r ai.turn_retrievals;
 begin
   perform ai._check_thread_id(a_source);
   perform ai._check_key(a_checkpoint_id, 'checkpoint_id');
@@ -5670,13 +5741,15 @@ begin
   -- message log (the reference a replay on the fork is compared with), hidden marks and streams
   -- (they belong to messages), usage (billing of the source: a copy would charge its calls twice).
   -- docs/streams-usage-retrievals.md
-  insert into ai.turn_retrievals (thread_id, retrieval_id, owner, turn, idempotency_key, documents, created_at)
-  overriding system value
-  select v_target, r.retrieval_id, v_owner, r.turn, r.idempotency_key, r.documents, r.created_at
-  from ai.turn_retrievals r
-  where r.thread_id = a_source
-    and r.created_at <= (select c.created_at from ai.checkpoints c
-                         where c.thread_id = a_source and c.checkpoint_ns = a_ns and c.checkpoint_id = a_checkpoint_id);
+  -- (a row at a time, as ai._copy_checkpoint_rows copies, for the same reason)
+  for r in select t.* from ai.turn_retrievals t
+           where t.thread_id = a_source
+             and t.created_at <= (select c.created_at from ai.checkpoints c
+                                  where c.thread_id = a_source and c.checkpoint_ns = a_ns and c.checkpoint_id = a_checkpoint_id) loop
+    insert into ai.turn_retrievals (thread_id, retrieval_id, owner, turn, idempotency_key, documents, created_at)
+    overriding system value
+    values (v_target, r.retrieval_id, v_owner, r.turn, r.idempotency_key, r.documents, r.created_at);
+  end loop;
   return v_target;
 end
 $$;
@@ -6013,7 +6086,7 @@ revoke execute on function
   ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, jsonb, ai.step_commit),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
-  ai._checkpoint_tuple(ai.checkpoints), ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text),
+  ai._whole_values(text, text, text[], jsonb, bytea[]), ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text),
   ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb, text, text),
   ai.checkpoint_lineage(text, text, text, text, integer), ai.checkpoints_between(text, timestamptz, timestamptz, integer, text, text),
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
@@ -7928,6 +8001,7 @@ declare
   v_before_at timestamptz;
   v_owner text := $2;
   v_since timestamptz := ai.now() - $3;
+  s ai.agent_sessions;
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
   if a_status is not null and a_status not in ('active', 'waiting', 'completed', 'failed', 'cancelled') then
@@ -7951,14 +8025,20 @@ begin
       raise exception using errcode = 'AS001', message = format('session %s not found', a_before);
     end if;
   end if;
-  return query
-  select r.* from ai.agent_sessions s, lateral ai._session_as_read(s) r
+  -- the page first, then each row as the reads return it: a row passed to a function inside the
+  -- query would, on a Citus formation, reach the function on the shard as the shard's row type
+  -- (ai.agent_sessions_<shard>), which no function takes; here ai._session_as_read gets the
+  -- page's rows, as on one server (where the lateral call ran once per row all the same)
+  for s in
+  select * from ai.agent_sessions s
   where (a_status is null or s.status = a_status) and (v_owner is null or s.owner = v_owner)
     and (a_before is null or (s.created_at, s.thread_id) < (v_before_at, a_before))
     and (a_younger is null or s.created_at >= v_since)
     and (a_path is null or s.config #>> a_path = a_value)
   order by s.created_at desc, s.thread_id desc
-  limit a_max_rows;
+  limit a_max_rows loop
+    return next ai._session_as_read(s);
+  end loop;
 end
 $$;
 comment on function ai.find_sessions(text, text, interval, text[], text, integer, text) is
@@ -9341,6 +9421,7 @@ declare
   v_text text;
   m ai.appended_message;
   s ai.message_streams;
+  v_now timestamptz;
 begin
   perform ai._check_stream_args(a_thread_id, a_key);
   perform ai._fence(a_thread_id, a_job, a_token);
@@ -9354,7 +9435,9 @@ begin
   -- The stream key is the message's idempotency key: a second finish returns the same message.
   m := ai.append_message_idempotent(a_thread_id, s.role, pg_catalog.to_jsonb(v_text), s.turn, 'stream:' || a_key);
   if s.status = 'open' then
-    update ai.message_streams x set status = 'finished', closed_at = ai.now(), message_seq = m.seq
+    -- the clock read first, not inside the UPDATE: Citus refuses a VOLATILE function there
+    v_now := ai.now();
+    update ai.message_streams x set status = 'finished', closed_at = v_now, message_seq = m.seq
     where x.thread_id = a_thread_id and x.stream_key = a_key;
     perform pg_catalog.pg_notify(ai._stream_channel(a_thread_id, a_key), '');
   end if;
@@ -9376,6 +9459,7 @@ declare
   a_thread_id alias for $1;
   a_key alias for $2;
   s ai.message_streams;
+  v_now timestamptz;
 begin
   perform ai._check_stream_args(a_thread_id, a_key);
   perform ai._fence(a_thread_id, $3, $4);
@@ -9385,7 +9469,8 @@ begin
       message = format('stream %s of thread %s was finished: it cannot be abandoned', a_key, a_thread_id);
   end if;
   if s.status = 'open' then
-    update ai.message_streams x set status = 'abandoned', closed_at = ai.now()
+    v_now := ai.now();  -- read first, not inside the UPDATE (see finish_stream)
+    update ai.message_streams x set status = 'abandoned', closed_at = v_now
     where x.thread_id = a_thread_id and x.stream_key = a_key
     returning * into s;
     perform pg_catalog.pg_notify(ai._stream_channel(a_thread_id, a_key), '');
@@ -9955,6 +10040,57 @@ alter table ai_archive.checkpoint_blobs
   add column write_idx integer;
 
 
+-- ===== change: thread_fences =====
+-- Deploy agent-state:thread_fences to pg
+-- requires: sessions
+-- requires: retention
+--
+-- The fence of a thread, kept with the thread (issue 40, docs/scaling.md, "The fence on the
+-- shard"). On one server every write made for a job checks the job's row in ai.agent_jobs
+-- (ai._fence), and this table stays empty. On a Citus formation ai.agent_jobs is a table of the
+-- coordinator while the thread's rows are on a worker: a check there would make every node step
+-- a distributed transaction, and a write delegated to the worker (ai.distribute(), "One node per
+-- step") cannot read the coordinator's table at all. So on a formation the claim writes the
+-- fence of the job's thread here, in its own transaction (a trigger on ai.agent_jobs that
+-- ai.distribute() adds: a claim, a takeover, a job leaving IN_PROGRESS), and the fenced writes
+-- check it on the thread's shard (ai._fence_on_formation). Distributed by thread_id and
+-- co-located with ai.agent_sessions by ai.distribute(), like every table with a thread_id.
+--   job_id, fencing_token: the thread's last claimed job and the token of that claim;
+--   held: whether that job is IN_PROGRESS under that claim (false once it completed, failed,
+--         was released, cancelled, or waits for a person).
+-- The lease expiry is not here: it lives with the job on the coordinator, renewed there without
+-- touching the shards.
+
+create table ai.thread_fences (
+  thread_id text primary key,
+  owner text not null,
+  job_id bigint not null,
+  fencing_token bigint not null,
+  held boolean not null,
+  updated_at timestamptz not null,
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.thread_fences is 'Citus only (empty on one server): the fence of a thread, written by the claim on the thread''s shard (its last claimed job, the token, whether that job still runs) and checked there by every write made for a job (docs/scaling.md).';
+
+alter table ai.thread_fences enable row level security;
+alter table ai.thread_fences force row level security;
+create policy thread_fences_by_owner on ai.thread_fences
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+-- No table privilege for ai_user or ai_service: only the schema owner's functions read and write it.
+
+-- Retention: the fence moves with its session (a restored thread's fence names a job that no
+-- longer runs, or the job that still does).
+create table ai_archive.thread_fences (like ai.thread_fences including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+alter table ai_archive.thread_fences enable row level security;
+alter table ai_archive.thread_fences force row level security;
+create policy thread_fences_by_owner on ai_archive.thread_fences
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+insert into ai._archived_tables (table_name, copy_order, order_by) values ('thread_fences', 150, 'thread_id');
+
+
 -- ===== change: job_keys =====
 -- Deploy agent-state:job_keys to pg
 -- requires: queue
@@ -10311,6 +10447,7 @@ declare
   a_max_rows alias for $3;
   a_after alias for $4;
   v_after_at timestamptz;
+  s ai.message_streams;
 begin
   perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
   perform ai._check_limit(a_max_rows, 'max_rows');
@@ -10325,13 +10462,14 @@ begin
     raise exception using errcode = 'AS002',
       message = format('stale_after must be a non-negative interval, not %s', coalesce(a_stale_after::text, 'NULL'));
   end if;
-  return query
-  select x.*
-  from (select m.* from ai.message_streams m where m.thread_id = a_thread_id
-          and (a_after is null or (m.opened_at, m.stream_key) > (v_after_at, a_after))
-        order by m.opened_at, m.stream_key limit a_max_rows) s
-  cross join lateral ai._stream_state(s::ai.message_streams, a_stale_after) x
-  order by s.opened_at, s.stream_key;
+  -- the page first, then each row as a stream state (not a row passed to a function inside the
+  -- query: on a Citus formation it would reach the function as the shard's row type)
+  for s in
+  select m.* from ai.message_streams m where m.thread_id = a_thread_id
+    and (a_after is null or (m.opened_at, m.stream_key) > (v_after_at, a_after))
+  order by m.opened_at, m.stream_key limit a_max_rows loop
+    return next ai._stream_state(s, a_stale_after);
+  end loop;
 end
 $$;
 comment on function ai.list_streams(text, interval, integer, text) is
@@ -12093,6 +12231,7 @@ grant execute on function ai.job_key_status(text, integer, text, text) to ai_use
 -- Deploy agent-state:distribution to pg
 -- requires: schema
 -- requires: owners
+-- requires: thread_fences
 --
 -- The data tier on Citus (docs/scaling.md, issue 40). The schema deploys as on one server; an
 -- operator then runs `select ai.distribute()` once, as the schema owner, on the coordinator of a
@@ -12106,6 +12245,9 @@ grant execute on function ai.job_key_status(text, integer, text, text) to ai_use
 -- after every later deploy, which may add a table that must be distributed too.
 --
 -- What it does, in order (each step skips what is already done):
+--   0. every function of ai and ai_archive made on the workers, but those that take or return a
+--      table's row type: a database deployed before `create extension citus` (one server moved
+--      onto a formation) has none there, and the shards' checks, defaults and triggers call them;
 --   1. the policies of ai and ai_archive without a (select ...) subquery: Citus does not take a
 --      subquery in a policy of a distributed table. The same comparisons, evaluated per row on the
 --      shard instead of once per statement;
@@ -12156,6 +12298,11 @@ declare
   v_secret pg_catalog.text;
   v_shards pg_catalog.text := 'pg_dist_shard';
 begin
+  -- a database without the citus extension on a server that loads the citus library (one being
+  -- moved onto a formation, before `create extension citus`; docs/scaling.md): one server
+  if pg_catalog.to_regclass('pg_catalog.' operator(pg_catalog.||) v_shards) is null then
+    return null;
+  end if;
   -- Citus' catalog exists on a formation only: plpgsql_check, run on one server, skips this
   perform 'PRAGMA:disable:check';
   execute pg_catalog.format($q$select pg_catalog.shard_name('ai.formation_secret'::pg_catalog.regclass, s.shardid)
@@ -12304,6 +12451,91 @@ comment on function ai._formation_mac(text, text) is
 revoke execute on function ai._formation_caller(name), ai._formation_carry(), ai._formation_mac(text, text), ai._formation_secret()
   from public;
 
+-- The fence on the shard (deploy/thread_fences.sql; docs/scaling.md, "The fence on the shard").
+-- On a formation every write made for a job checks the thread's fence where the thread lives,
+-- not the job's row on the coordinator: ai.distribute() makes ai._fence, after its argument
+-- checks, call this function instead of probing ai.agent_jobs (the one place the fence differs
+-- between one server and a formation), and adds the trigger below to ai.agent_jobs, which writes
+-- the fence in the claim's own transaction.
+--   * the thread's fence row names this job, this token, and the job runs (held): the write goes
+--     on. The row is read FOR SHARE: a claim that takes the job over (its trigger updates that
+--     row) waits until this transaction ends, so a write that passed the check is ordered before
+--     the takeover, as on one server the commit check orders it;
+--   * anything else: AS006 (the job is not the thread's running job under this token: it was
+--     taken over, finished, or is another thread's job; one server tells the last apart, AS002,
+--     which the shard cannot without the job's row).
+-- The shard checks the token, not the lease expiry: the lease lives with the job on the
+-- coordinator (renewals touch no shard). A holder whose lease ran out still writes until the job
+-- is claimed again (that claim moves the fence); one server refuses it as soon as the lease ends.
+-- thread_id NULL (request_human: the job's own thread) reads the job's thread on the coordinator,
+-- where that call runs (AS001 for a job the caller cannot see). No SET search_path: an internal
+-- helper inside the owner's pinned functions, as ai._fence; every name qualified.
+create or replace function ai._fence_on_formation(thread_id text, job bigint, token bigint) returns void
+language plpgsql volatile
+as $$
+declare
+  v_thread pg_catalog.text := _fence_on_formation.thread_id;
+  f record;
+begin
+  if v_thread is null then
+    select j.thread_id into v_thread from ai.agent_jobs j where j.job_id operator(pg_catalog.=) _fence_on_formation.job;
+    if not found then
+      perform ai._raise_lease_lost(_fence_on_formation.job, _fence_on_formation.token);
+    end if;
+  end if;
+  select t.job_id, t.fencing_token, t.held into f
+  from ai.thread_fences t
+  where t.thread_id operator(pg_catalog.=) v_thread
+  for share;
+  if found and f.held and f.job_id operator(pg_catalog.=) _fence_on_formation.job
+     and f.fencing_token operator(pg_catalog.=) _fence_on_formation.token then
+    return;
+  end if;
+  raise exception using errcode = 'AS006',
+    message = pg_catalog.format('job %s: not the running job of thread %s under fencing token %s',
+                                _fence_on_formation.job, v_thread, _fence_on_formation.token),
+    detail = case when found
+                  then pg_catalog.format('the thread''s fence names job %s, token %s, %s', f.job_id, f.fencing_token,
+                                         case when f.held then 'running' else 'no longer running' end)
+                  else 'the thread has no fence: no job of it was claimed on this formation' end,
+    hint = 'the lease was lost (or the job is another thread''s): the job''s new holder, if any, does the work';
+end
+$$;
+comment on function ai._fence_on_formation(text, bigint, bigint) is
+  'Internal, Citus only (ai.distribute() makes ai._fence call it after its argument checks): the fence of a write made for a job, checked on the thread''s shard against ai.thread_fences (the job, its token, still running), the row held FOR SHARE until the write commits; AS006 otherwise.';
+revoke execute on function ai._fence_on_formation(text, bigint, bigint) from public;
+
+-- The trigger ai.distribute() adds to ai.agent_jobs on a formation: a claim (a new token), a
+-- takeover (the same), and a job leaving IN_PROGRESS write the thread's fence on its shard, in
+-- the claim's (or the finish's) transaction: on a formation, one shard write per claim and per
+-- finish, none per node step. A finish leaves the fence of a newer claim alone. The row comes
+-- with the session's owner, read on the same shard in the same statement (a job whose session
+-- is gone writes none: its writes find no fence and are refused).
+create or replace function ai._thread_fence_moved() returns trigger
+language plpgsql
+as $$
+declare
+  v_now pg_catalog.timestamptz := ai.now();
+begin
+  -- the values as literals: Citus routes an INSERT ... SELECT to the thread's shard only when it
+  -- holds no parameter (a generic plan of this statement would not plan: 0A000)
+  execute pg_catalog.format($q$
+    insert into ai.thread_fences as f (thread_id, owner, job_id, fencing_token, held, updated_at)
+    select s.thread_id, s.owner, %s, %s, %L, %L
+    from ai.agent_sessions s
+    where s.thread_id operator(pg_catalog.=) %L
+    on conflict (thread_id) do update
+      set job_id = excluded.job_id, fencing_token = excluded.fencing_token, held = excluded.held,
+          updated_at = excluded.updated_at
+      where excluded.held or f.job_id operator(pg_catalog.=) excluded.job_id$q$,
+    new.job_id, new.fencing_token, new.status operator(pg_catalog.=) 'IN_PROGRESS', v_now, new.thread_id);
+  return null;
+end
+$$;
+comment on function ai._thread_fence_moved() is
+  'Internal trigger, Citus only (ai.distribute() adds it to ai.agent_jobs): a claim, a takeover or a job leaving IN_PROGRESS writes the thread''s fence (ai.thread_fences) on its shard, in the same transaction.';
+revoke execute on function ai._thread_fence_moved() from public;  -- a trigger needs no grant
+
 create or replace function ai.distribute() returns text
 language plpgsql volatile security definer
 set search_path = pg_catalog, pg_temp
@@ -12323,11 +12555,14 @@ declare
   v_forced pg_catalog.regclass[] := '{}'::pg_catalog.regclass[];
   v_distributed pg_catalog.regclass[];
   v_partitions pg_catalog.text := 'pg_dist_partition';
+  v_objects pg_catalog.text := 'pg_dist_object';
+  v_functions pg_catalog.int4 := 0;
   v_rel pg_catalog.regclass;
   v_head pg_catalog.text;
   v_rest pg_catalog.text;
   v_body pg_catalog.text;
   v_carrying pg_catalog.int4 := 0;
+  v_claim_lock constant pg_catalog.text := 'exists \(select from ai\.agent_sessions s where s\.thread_id = c\.thread_id\s+offset 0 for no key update skip locked\)';
 begin
   if not exists (select from pg_catalog.pg_extension where extname = 'citus') then
     return 'citus is not installed in this database: nothing to distribute (one server keeps the schema as deployed)';
@@ -12345,6 +12580,36 @@ begin
   perform pg_catalog.set_config('citus.enable_unsafe_triggers', 'on', true);
   -- the DDL of this function goes to every node in the one transaction it runs in
   perform pg_catalog.set_config('citus.multi_shard_modify_mode', 'sequential', true);
+
+  -- 0. every function of ai and ai_archive on every node: a database deployed before the citus
+  -- extension was created in it (one server moved onto a formation, docs/scaling.md) has none of
+  -- them on the workers, where the shards' checks, defaults, policies and triggers call them. Those
+  -- that take or return a table's row type stay on the coordinator, as Citus leaves them when the
+  -- schema is deployed after the extension. Once marked distributed, later deploys propagate them.
+  -- Without checking their bodies on the workers (a body may name a table not distributed yet):
+  -- a SET LOCAL, which Citus sends on to the workers (ai._formation_caller says why a DO block).
+  perform pg_catalog.set_config('citus.propagate_set_commands', 'local', true);
+  execute 'do $d$ begin set local check_function_bodies = off; end $d$';
+  perform 'PRAGMA:disable:check';  -- Citus' catalog: see ai._formation_secret
+  for r in execute pg_catalog.format($q$
+             select p.oid::pg_catalog.regprocedure as fn from pg_catalog.pg_proc p
+              where p.pronamespace in ('ai'::pg_catalog.regnamespace, 'ai_archive'::pg_catalog.regnamespace)
+                and not exists (select from pg_catalog.%I d
+                                 where d.classid operator(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+                                   and d.objid operator(pg_catalog.=) p.oid)
+                and not exists (select from pg_catalog.pg_type t
+                                 join pg_catalog.pg_class c on c.oid operator(pg_catalog.=) t.typrelid
+                                 where c.relkind in ('r', 'p')
+                                   and t.oid operator(pg_catalog.=) any (p.prorettype operator(pg_catalog.||) coalesce(p.proallargtypes, p.proargtypes::pg_catalog.oid[])))
+              order by p.oid$q$, v_objects) loop
+    execute pg_catalog.format('select pg_catalog.create_distributed_function(%L)', r.fn);
+    v_functions := v_functions operator(pg_catalog.+) 1;
+  end loop;
+  if v_functions operator(pg_catalog.>) 0 then
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s functions made on every node', v_functions);
+  end if;
+  perform 'PRAGMA:enable:check';
+  execute 'do $d$ begin set local check_function_bodies = on; end $d$';
 
   -- 1. policies without subqueries
   for r in select p.schemaname, p.tablename, p.policyname, p.qual, p.with_check
@@ -12400,7 +12665,14 @@ begin
   for r in select c.oid::pg_catalog.regclass as rel from pg_catalog.pg_class c
             where c.relnamespace in ('ai'::pg_catalog.regnamespace, 'ai_archive'::pg_catalog.regnamespace)
               and c.relkind = 'r' and c.relforcerowsecurity
-              and c.oid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed) loop
+              -- a table distributed already too, when one is left to distribute (a later deploy
+              -- added it): the new table's foreign key is checked on the anchor's shards as the owner
+              and (c.oid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed)
+                   or exists (select from pg_catalog.pg_class n
+                               where n.relnamespace in ('ai'::pg_catalog.regnamespace, 'ai_archive'::pg_catalog.regnamespace)
+                                 and n.relkind = 'r' and n.relforcerowsecurity
+                                 and not (n.oid::pg_catalog.regclass::pg_catalog.text operator(pg_catalog.=) any (v_queue operator(pg_catalog.||) v_reference))
+                                 and n.oid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed))) loop
     execute pg_catalog.format('alter table %s no force row level security', r.rel);
     v_forced := v_forced operator(pg_catalog.||) r.rel;
   end loop;
@@ -12438,6 +12710,58 @@ begin
     execute pg_catalog.format('alter table %s force row level security', v_rel);
   end loop;
 
+  -- 6b. the claim's per-thread lock. On one server it is the thread's row of ai.agent_sessions,
+  -- locked FOR NO KEY UPDATE SKIP LOCKED inside the pick query of ai.agent_jobs (the comment
+  -- before ai._raise_lease_lost, deploy/queue_functions.sql). On a formation that row is on a
+  -- shard and Citus cannot plan a query of a coordinator table that locks it (0A000). The one
+  -- place the lock differs is here: in the claim functions (claim_job, claim_jobs) that subquery
+  -- becomes a transaction-level advisory lock of the coordinator, tried and never waited for, the
+  -- same semantics (held until the claim commits, a held one skips the thread). Its key is the
+  -- thread id hashed with the queue's secret (ai.notify_key, read by the schema owner only, once
+  -- per statement): no tenant can compute the key of another tenant's thread to hold its jobs
+  -- off, which is why one server locks the session row rather than a plain advisory key. Class
+  -- 1095980099 ('ASTC': agent-state thread claim). A claim of n jobs holds up to n of these
+  -- locks (the lock table: max_locks_per_transaction; docs/scaling.md). A later deploy of
+  -- queue_functions puts the session row lock back: the claim then fails with 0A000 until
+  -- ai.distribute() runs again, as the identity's carry does (step 7).
+  for r in select p.oid::pg_catalog.regprocedure as fn, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def
+             from pg_catalog.pg_proc p
+            where p.pronamespace operator(pg_catalog.=) 'ai'::pg_catalog.regnamespace
+              and p.proname in ('claim_job', 'claim_jobs')
+              and p.prosrc ~ v_claim_lock loop
+    execute pg_catalog.replace(r.def, r.prosrc, pg_catalog.regexp_replace(r.prosrc, v_claim_lock,
+      'pg_catalog.pg_try_advisory_xact_lock(1095980099, pg_catalog.hashtext((select k.key from ai.notify_key k) operator(pg_catalog.||) c.thread_id))', 'g'));
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: the per-thread lock of the coordinator', r.fn);
+  end loop;
+
+  -- 6c. the fence on the shard (ai._fence_on_formation above): the claim writes it (a trigger
+  -- on ai.agent_jobs) and ai._fence checks it. A later deploy of sessions_functions puts the
+  -- one-server ai._fence back (the job's row on the coordinator, which a call delegated to a
+  -- worker cannot read): ai.distribute() must run again, as for the carry (step 7).
+  if not exists (select from pg_catalog.pg_trigger t
+                  where t.tgrelid operator(pg_catalog.=) 'ai.agent_jobs'::pg_catalog.regclass and t.tgname = 'agent_jobs_thread_fence') then
+    execute $t$create trigger agent_jobs_thread_fence
+      after update of status, fencing_token on ai.agent_jobs
+      for each row
+      when (old.fencing_token is distinct from new.fencing_token
+            or (old.status = 'IN_PROGRESS') is distinct from (new.status = 'IN_PROGRESS'))
+      execute function ai._thread_fence_moved()$t$;
+    v_done := v_done operator(pg_catalog.||) 'ai.agent_jobs: the claim writes the thread''s fence on its shard'::pg_catalog.text;
+  end if;
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai._fence(text, bigint, bigint)'::pg_catalog.regprocedure
+              and p.prosrc !~ 'ai\._fence_on_formation\(' loop
+    -- its argument checks stay; from its probe of the job's row on, the thread's fence
+    v_body := pg_catalog.regexp_replace(r.prosrc, '\n  -- The held job and its thread in one probe.*$',
+      E'\n  -- on a Citus formation: the thread''s fence on its shard (ai.distribute())\n  perform ai._fence_on_formation(_fence.thread_id, _fence.job_id, _fence.fencing_token);\nend\n');
+    if v_body operator(pg_catalog.=) r.prosrc then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai._fence has no probe of the job''s row to replace with the thread''s fence';
+    end if;
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) 'ai._fence: the thread''s fence on its shard'::pg_catalog.text;
+  end loop;
+
   -- 7. every SECURITY DEFINER function of ai (but the identity's own and the triggers', which run
   -- on the shards) carries the caller's identity first: a variable of its DECLARE section is
   -- initialised by ai._formation_carry(). A later deploy replaces the functions without it: they
@@ -12472,6 +12796,18 @@ begin
   if v_carrying operator(pg_catalog.>) 0 then
     v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s functions carry the caller''s identity', v_carrying);
   end if;
+
+  -- 8. reads of a thread's distributed rows planned for each call's arguments: Citus routes a
+  -- query with parameters to the one shard of its thread only when the plan is made for the
+  -- values (a generic plan of such a query fails: "could not create distributed plan"). One server
+  -- keeps the generic plans these functions were written with.
+  for r in select p.oid::pg_catalog.regprocedure as fn from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) any (array['ai.get_checkpoint(text,text,text)'::pg_catalog.regprocedure,
+                                                      'ai.list_checkpoints(text,text,text,integer,jsonb,text,text)'::pg_catalog.regprocedure])
+              and 'plan_cache_mode=force_generic_plan' operator(pg_catalog.=) any (p.proconfig) loop
+    execute pg_catalog.format('alter function %s set plan_cache_mode = force_custom_plan', r.fn);
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: planned per call', r.fn);
+  end loop;
 
   if pg_catalog.cardinality(v_done) operator(pg_catalog.=) 0 then
     return 'distributed already: nothing to do';
