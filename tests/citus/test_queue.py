@@ -59,38 +59,14 @@ def enqueue(thread_id: str, queue: str, **kw: object) -> int:
 
 
 def hold(job_id: int, queue: str) -> int:
-    """The job IN_PROGRESS under a fresh token, as a claim leaves it; returns the token.
-
-    By ai.claim_job where the claim runs on the formation; where it does not yet (it locks the
-    session row of a distributed table from the coordinator: cstep's part of issue 40), the same
-    row a claim writes, by the superuser."""
+    """The job IN_PROGRESS under a fresh token, claimed by ai.claim_job (each test makes the job it
+    holds the only one its queue offers); returns the token."""
     with connect("app_service") as conn:
-        try:
-            row = conn.execute(
-                "select job_id, fencing_token from ai.claim_job('cq-worker', '60 seconds', %s)", (queue,)
-            ).fetchone()
-        except psycopg.Error as err:
-            if "distributed plan" not in str(err):
-                raise
-        else:
-            assert row is not None and row[0] == job_id
-            return int(str(row[1]))
-    with connect("postgres") as conn:
-        return int(
-            str(
-                one(
-                    conn,
-                    """
-            update ai.agent_jobs
-               set status = 'IN_PROGRESS', attempts = attempts + 1, fencing_token = fencing_token + 1,
-                   lease_owner = 'cq-worker', claimed_at = clock_timestamp(),
-                   lease_expires_at = clock_timestamp() + interval '60 seconds', updated_at = clock_timestamp(),
-                   vtime = null
-             where job_id = %s and status = 'PENDING' returning fencing_token""",
-                    (job_id,),
-                )[0]
-            )
-        )
+        row = conn.execute(
+            "select job_id, fencing_token from ai.claim_job('cq-worker', '60 seconds', %s)", (queue,)
+        ).fetchone()
+    assert row is not None and row[0] == job_id
+    return int(str(row[1]))
 
 
 def status_of(job_id: int) -> str:
