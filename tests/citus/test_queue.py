@@ -200,6 +200,31 @@ def test_a_request_whose_job_half_was_lost_is_taken_over_by_the_runs_next_reques
     assert status_of(job) == "PENDING"
 
 
+def test_a_decision_whose_job_half_was_lost_reaches_the_job_on_the_next_click() -> None:
+    """resolve_human commits the approval on the thread's worker before the job on the coordinator
+    (one-phase commit): after a crash between the two the job still waits, without the decision. A
+    second call gives the job the decision stored then (not the new one) and returns it."""
+    t, q = session(), queue_name()
+    job = enqueue(t, q)
+    with connect("app_service") as conn:
+        approval = one(conn, "select ai.request_human(%s, %s, 'cp-1')", (job, hold(job, q)))[0]
+    with connect("tenant_a") as conn:
+        conn.execute("select ai.resolve_human(%s, 'cp-1', %s)", (t, Jsonb({"approved": True})))
+    with connect("postgres") as conn:  # the job's half lost
+        conn.execute(
+            "update ai.agent_jobs set status = 'AWAITING_HUMAN', payload = payload - 'human' where job_id = %s", (job,)
+        )
+    with connect("tenant_a") as conn:
+        assert one(
+            conn, "select approval_id, decision from ai.resolve_human(%s, 'cp-1', %s)", (t, Jsonb({"approved": False}))
+        ) == (approval, {"approved": True})
+    with connect("app_service") as conn:
+        assert one(conn, "select status, payload -> 'human' -> 'decision' from ai.get_job(%s)", (job,)) == (
+            "PENDING",
+            {"approved": True},
+        )
+
+
 def test_the_session_status_is_set_on_its_shard() -> None:
     t = session()
     with connect("tenant_a") as conn:
