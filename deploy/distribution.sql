@@ -15,6 +15,9 @@
 -- after every later deploy, which may add a table that must be distributed too.
 --
 -- What it does, in order (each step skips what is already done):
+--   0. every function of ai and ai_archive made on the workers, but those that take or return a
+--      table's row type: a database deployed before `create extension citus` (one server moved
+--      onto a formation) has none there, and the shards' checks, defaults and triggers call them;
 --   1. the policies of ai and ai_archive without a (select ...) subquery: Citus does not take a
 --      subquery in a policy of a distributed table. The same comparisons, evaluated per row on the
 --      shard instead of once per statement;
@@ -66,6 +69,11 @@ declare
   v_secret pg_catalog.text;
   v_shards pg_catalog.text := 'pg_dist_shard';
 begin
+  -- a database without the citus extension on a server that loads the citus library (one being
+  -- moved onto a formation, before `create extension citus`; docs/scaling.md): one server
+  if pg_catalog.to_regclass('pg_catalog.' operator(pg_catalog.||) v_shards) is null then
+    return null;
+  end if;
   -- Citus' catalog exists on a formation only: plpgsql_check, run on one server, skips this
   perform 'PRAGMA:disable:check';
   execute pg_catalog.format($q$select pg_catalog.shard_name('ai.formation_secret'::pg_catalog.regclass, s.shardid)
@@ -312,6 +320,8 @@ declare
   v_forced pg_catalog.regclass[] := '{}'::pg_catalog.regclass[];
   v_distributed pg_catalog.regclass[];
   v_partitions pg_catalog.text := 'pg_dist_partition';
+  v_objects pg_catalog.text := 'pg_dist_object';
+  v_functions pg_catalog.int4 := 0;
   v_rel pg_catalog.regclass;
   v_head pg_catalog.text;
   v_rest pg_catalog.text;
@@ -346,6 +356,36 @@ begin
   perform pg_catalog.set_config('citus.enable_unsafe_triggers', 'on', true);
   -- the DDL of this function goes to every node in the one transaction it runs in
   perform pg_catalog.set_config('citus.multi_shard_modify_mode', 'sequential', true);
+
+  -- 0. every function of ai and ai_archive on every node: a database deployed before the citus
+  -- extension was created in it (one server moved onto a formation, docs/scaling.md) has none of
+  -- them on the workers, where the shards' checks, defaults, policies and triggers call them. Those
+  -- that take or return a table's row type stay on the coordinator, as Citus leaves them when the
+  -- schema is deployed after the extension. Once marked distributed, later deploys propagate them.
+  -- Without checking their bodies on the workers (a body may name a table not distributed yet):
+  -- a SET LOCAL, which Citus sends on to the workers (ai._formation_caller says why a DO block).
+  perform pg_catalog.set_config('citus.propagate_set_commands', 'local', true);
+  execute 'do $d$ begin set local check_function_bodies = off; end $d$';
+  perform 'PRAGMA:disable:check';  -- Citus' catalog: see ai._formation_secret
+  for r in execute pg_catalog.format($q$
+             select p.oid::pg_catalog.regprocedure as fn from pg_catalog.pg_proc p
+              where p.pronamespace in ('ai'::pg_catalog.regnamespace, 'ai_archive'::pg_catalog.regnamespace)
+                and not exists (select from pg_catalog.%I d
+                                 where d.classid operator(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+                                   and d.objid operator(pg_catalog.=) p.oid)
+                and not exists (select from pg_catalog.pg_type t
+                                 join pg_catalog.pg_class c on c.oid operator(pg_catalog.=) t.typrelid
+                                 where c.relkind in ('r', 'p')
+                                   and t.oid operator(pg_catalog.=) any (p.prorettype operator(pg_catalog.||) coalesce(p.proallargtypes, p.proargtypes::pg_catalog.oid[])))
+              order by p.oid$q$, v_objects) loop
+    execute pg_catalog.format('select pg_catalog.create_distributed_function(%L)', r.fn);
+    v_functions := v_functions operator(pg_catalog.+) 1;
+  end loop;
+  if v_functions operator(pg_catalog.>) 0 then
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s functions made on every node', v_functions);
+  end if;
+  perform 'PRAGMA:enable:check';
+  execute 'do $d$ begin set local check_function_bodies = on; end $d$';
 
   -- 1. policies without subqueries
   for r in select p.schemaname, p.tablename, p.policyname, p.qual, p.with_check
@@ -555,6 +595,18 @@ begin
   if v_carrying operator(pg_catalog.>) 0 then
     v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s functions carry the caller''s identity', v_carrying);
   end if;
+
+  -- 8. reads of a thread's distributed rows planned for each call's arguments: Citus routes a
+  -- query with parameters to the one shard of its thread only when the plan is made for the
+  -- values (a generic plan of such a query fails: "could not create distributed plan"). One server
+  -- keeps the generic plans these functions were written with.
+  for r in select p.oid::pg_catalog.regprocedure as fn from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) any (array['ai.get_checkpoint(text,text,text)'::pg_catalog.regprocedure,
+                                                      'ai.list_checkpoints(text,text,text,integer,jsonb,text,text)'::pg_catalog.regprocedure])
+              and 'plan_cache_mode=force_generic_plan' operator(pg_catalog.=) any (p.proconfig) loop
+    execute pg_catalog.format('alter function %s set plan_cache_mode = force_custom_plan', r.fn);
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: planned per call', r.fn);
+  end loop;
 
   if pg_catalog.cardinality(v_done) operator(pg_catalog.=) 0 then
     return 'distributed already: nothing to do';

@@ -62,7 +62,7 @@ begin
     raise exception using errcode = 'AS034',
       message = format('checkpoint %s is not the newest of thread %s (%s)', a_checkpoint, j.thread_id, v_current);
   end if;
-  perform ai.set_session_status(j.thread_id, 'waiting');
+  perform ai._move_session_status(j.thread_id, 'waiting');
 
   begin
     insert into ai.human_approvals (thread_id, owner, job_id, checkpoint_id, action, requested_by, requested_at)
@@ -95,6 +95,10 @@ declare
   a_thread_id alias for $2;
   v_now timestamptz := ai.now();
   v_session text;
+  -- who cancelled, read here, on the caller's node: the UPDATE below then writes plain values
+  -- (on a Citus formation it runs on the thread's shard, where these functions would not plan)
+  v_by text := ai.calling_role();
+  v_for text := case when ai.sees_all_owners() then null else ai.current_owner() end;
   h ai.human_approvals;
 begin
   -- The session before the approval (job, session, approval: the order of request_human and
@@ -104,11 +108,10 @@ begin
     select s.status into v_session from ai.agent_sessions s where s.thread_id = a_thread_id for no key update;
   end if;
 
+  -- by the thread too (human_approvals_one_pending_per_thread; on a formation, its one shard)
   update ai.human_approvals x
-  set status = 'cancelled', decided_by = ai.calling_role(),
-      decided_for = case when ai.sees_all_owners() then null else ai.current_owner() end,
-      decided_at = v_now
-  where x.job_id = a_job_id and x.status = 'pending'
+  set status = 'cancelled', decided_by = v_by, decided_for = v_for, decided_at = v_now
+  where x.thread_id = a_thread_id and x.job_id = a_job_id and x.status = 'pending'
   returning x.* into h;
   if not found then
     return;  -- nothing waited (a row written by hand)
@@ -119,9 +122,13 @@ begin
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id,
                                         'checkpoint_id', h.checkpoint_id, 'cancelled_by', h.decided_by),
           v_now);
-  if v_session = 'waiting'
-     and not exists (select from ai.human_approvals x where x.thread_id = h.thread_id and x.status = 'pending') then
-    perform ai.set_session_status(h.thread_id, 'active');
+  if v_session = 'waiting' then
+    -- a statement of its own (on a Citus formation an expression that mixes a variable and a
+    -- query of a distributed table does not plan)
+    perform from ai.human_approvals x where x.thread_id = a_thread_id and x.status = 'pending';
+    if not found then
+      perform ai._move_session_status(h.thread_id, 'active');
+    end if;
   end if;
 end
 $$;
@@ -212,12 +219,14 @@ begin
       message = format('thread %s does not wait for a person (job %s is no longer AWAITING_HUMAN)', a_thread_id, h.job_id);
   end if;
 
+  -- by the thread too: on a Citus formation the approval's one shard (by its id alone, an UPDATE
+  -- of every shard, committed by two-phase commit on each worker)
   update ai.human_approvals x
   set status = 'resolved', decision = a_decision, decided_by = ai.calling_role(), decided_for = ai.current_owner(),
       decided_at = v_now
-  where x.approval_id = h.approval_id
+  where x.thread_id = a_thread_id and x.approval_id = h.approval_id
   returning x.* into h;
-  perform ai.set_session_status(a_thread_id, 'active');
+  perform ai._move_session_status(a_thread_id, 'active');
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (h.thread_id, h.owner, 'human_resolved',
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id, 'checkpoint_id', h.checkpoint_id,
@@ -252,6 +261,11 @@ declare
   a_after alias for $3;
   v_after_at timestamptz;
   v_owner text := a_owner;
+  v_after text := a_after;
+  v_limit integer;
+  v_read integer;
+  v_count integer := 0;
+  v_h ai.human_approvals;
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
   if a_after is not null then
@@ -263,13 +277,28 @@ begin
   if v_owner is null and not ai.sees_all_owners() then
     v_owner := ai.current_owner();  -- RLS shows a tenant its own: say so, so the owner's index serves
   end if;
-  return query
-  select h.* from ai.human_approvals h
-  where h.status = 'pending' and (v_owner is null or h.owner = v_owner)
-    and (a_after is null or (h.requested_at, h.approval_id) > (v_after_at, a_after))
-    and exists (select from ai.agent_jobs j where j.job_id = h.job_id and j.status = 'AWAITING_HUMAN')
-  order by h.requested_at, h.approval_id
-  limit a_max_rows;
+  -- The pending approvals, then each one's job: not a join, since on a Citus formation the
+  -- approvals are on the shards and the jobs on the coordinator (docs/scaling.md). An approval
+  -- whose job no longer waits (a raw UPDATE moved it) is left out; when one is, the next page
+  -- after the last approval read fills the answer up.
+  loop
+    v_limit := a_max_rows - v_count;
+    v_read := 0;
+    for v_h in select x.* from ai.human_approvals x
+             where x.status = 'pending' and (v_owner is null or x.owner = v_owner)
+               and (v_after is null or (x.requested_at, x.approval_id) > (v_after_at, v_after))
+             order by x.requested_at, x.approval_id
+             limit v_limit loop
+      v_read := v_read + 1;
+      v_after_at := v_h.requested_at;
+      v_after := v_h.approval_id;
+      if exists (select from ai.agent_jobs j where j.job_id = v_h.job_id and j.status = 'AWAITING_HUMAN') then
+        v_count := v_count + 1;
+        return next v_h;
+      end if;
+    end loop;
+    exit when v_read < v_limit or v_count >= a_max_rows;
+  end loop;
 end
 $$;
 comment on function ai.pending_approvals(text, integer, text) is

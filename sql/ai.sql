@@ -921,9 +921,13 @@ $$;
 comment on function ai.create_session(text, jsonb) is
   'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns (also concurrently) returns the existing row unchanged. Returns ai.session (last_seq and current_checkpoint_id computed, as get_session does). AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant or to an archived session (reserved until ai.restore_session).';
 
-create or replace function ai.set_session_status(thread_id text, status text) returns ai.session
+-- The move itself, for set_session_status and for the queue's own moves (request_human,
+-- resolve_human, a cancel of a job that waits for a person), which want no session read back:
+-- on a Citus formation that read (ai._session_as_read) does not plan inside the trigger of the
+-- coordinator's job row that cancels a waiting job, and on one server it costs two lookups no
+-- caller of these reads.
+create or replace function ai._move_session_status(thread_id text, status text) returns ai.agent_sessions
 language plpgsql volatile
-security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
@@ -946,7 +950,7 @@ begin
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
   if s.status = a_status then
-    return ai._session_as_read(s);
+    return s;
   end if;
   if not ai._session_transition_allowed(s.status, a_status) then
     raise exception using errcode = 'AS004',
@@ -963,6 +967,21 @@ begin
 
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (s.thread_id, s.owner, 'status', pg_catalog.jsonb_build_object('from', v_from, 'to', a_status), v_now);
+  return s;
+end
+$$;
+comment on function ai._move_session_status(text, text) is
+  'Internal (ai.set_session_status and the queue''s moves of a session: request_human, resolve_human, the cancel of a job that waits): moves a session to a new status and records a status event, as ai.set_session_status documents, and returns the row. AS001 unknown thread, AS002 unknown status, AS004 transition not allowed.';
+
+create or replace function ai.set_session_status(thread_id text, status text) returns ai.session
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  s ai.agent_sessions;
+begin
+  s := ai._move_session_status($1, $2);
   return ai._session_as_read(s);
 end
 $$;
@@ -971,7 +990,7 @@ comment on function ai.set_session_status(text, text) is
 
 revoke execute on function ai._guard_session_status() from public;  -- a trigger needs no grant
 revoke execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
-  ai.set_session_status(text, text), ai._start_session(text, text, jsonb, jsonb) from public;
+  ai.set_session_status(text, text), ai._move_session_status(text, text), ai._start_session(text, text, jsonb, jsonb) from public;
 grant execute on function ai.create_session(text, jsonb), ai.set_session_status(text, text)
 to ai_user, ai_service;
 
@@ -3599,15 +3618,20 @@ declare
   v_owner text := case when not v_all then ai.current_owner() end;
 begin
   return query
-  with jobs as (
+  -- the tenant's sessions read first, on their own (materialized): on a Citus formation they are
+  -- on the shards and the jobs on the coordinator, which Citus joins only through a result read
+  -- first (docs/scaling.md)
+  with mine as materialized (
+    select s.thread_id from ai.agent_sessions s where not v_all and s.owner = v_owner
+  ), jobs as (
     select j.queue, j.status, j.run_at, j.lease_expires_at, j.updated_at, j.attempt_log
     from ai.agent_jobs j
     where v_all and (queue_stats.queue is null or j.queue = queue_stats.queue)
     union all
     select j.queue, j.status, j.run_at, j.lease_expires_at, j.updated_at, j.attempt_log
-    from ai.agent_sessions s
+    from mine s
     join ai.agent_jobs j on j.thread_id = s.thread_id
-    where not v_all and s.owner = v_owner and (queue_stats.queue is null or j.queue = queue_stats.queue)
+    where not v_all and (queue_stats.queue is null or j.queue = queue_stats.queue)
   )
   select j.queue,
          count(*) filter (where j.status = 'PENDING'),
@@ -4356,7 +4380,7 @@ drop function if exists ai._reset_current_checkpoint(text[]);
 -- written, and a row is never rewritten: put_checkpoint inserts values with DO NOTHING).
 -- The key is compared in the collations of the primary key's columns (thread_id the database's
 -- default, the others "C"), named here, never taken from the call: a PL/pgSQL parameter takes the
--- collation of the call's arguments, and _checkpoint_tuple passes "C" columns with thread_id, so
+-- collation of the call's arguments, and the checkpoint reads pass "C" columns with thread_id, so
 -- a plain `b.thread_id = $1` compared in "C", which the index (in the default collation) cannot
 -- answer: each link then scanned that channel's rows of every thread and tenant (issue 34 item 3;
 -- tests/python/test_checkpoint_read_plans.py holds the plan to the index).
@@ -4962,42 +4986,38 @@ $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
   'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites; within one call, the last write of a negative idx and the first of any other idx count. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s). AS001 another tenant''s thread, AS002 bad argument (checkpoint_ns over 1024 bytes of UTF-8, a checkpoint id, task id or channel name over 255 bytes, too), AS003 a value over 16 MiB, AS006 stale fencing token, AS005 a thread the caller archived, AS020 deleted thread.';
 
--- The values and pending writes of one checkpoint row, for get_checkpoint and list_checkpoints.
--- A set-returning SQL function of one SELECT: inlined into the caller's query and planned with it.
--- Values: one primary-key probe per channel (LATERAL ... LIMIT 1), whatever the statistics say
--- (a join could scan every value of a long thread); a value stored as a delta is rebuilt whole
--- (ai._rebuilt_value), so callers always receive whole values. Writes: in (task_path, task_id,
--- idx) order.
-create or replace function ai._checkpoint_tuple(c ai.checkpoints) returns setof ai.checkpoint_tuple
-language sql stable rows 1
+-- The values and pending writes of one checkpoint row (get_checkpoint, list_checkpoints): written
+-- into each read, not a function of the row. Values: one primary-key probe per channel (LATERAL
+-- ... LIMIT 1), whatever the statistics say (a join could scan every value of a long thread); a
+-- value stored as a delta is rebuilt whole (ai._rebuilt_value), so callers always receive whole
+-- values. Writes: in (task_path, task_id, idx) order. Every probe names the thread by the
+-- argument, not by the checkpoint row: on a Citus formation the whole read is then one query to
+-- the one shard of the thread (a function taking the row, ai._checkpoint_tuple until issue 40,
+-- received the shard's row type there, and a probe joined to the row's thread_id was not routed).
+drop function if exists ai._checkpoint_tuple(ai.checkpoints);
+
+-- A read's values with each one stored as a delta (a NULL in blobs) rebuilt whole
+-- (ai._rebuilt_value), called by the read's function rather than inside the read's query: on a
+-- Citus formation that query runs on the thread's shard, where a function may not start another
+-- query across the formation; here the rebuild's probes are queries of their own, routed to the
+-- shard. The reads call it only for a row that holds a delta.
+create or replace function ai._whole_values(thread_id text, checkpoint_ns text, channels text[],
+                                            channel_versions jsonb, blobs bytea[]) returns bytea[]
+language plpgsql stable
+set search_path = pg_catalog, pg_temp
 as $$
-  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
-         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
-         bl.channels, bl.types, bl.blobs,
-         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
-  from (
-    select array_agg(b.channel::text) as channels, array_agg(b.type) as types,
-           array_agg(case when b.base_version is null then b.blob
-                          else ai._rebuilt_value(c.thread_id, c.checkpoint_ns, b.channel, v.value) end) as blobs
-    from pg_catalog.jsonb_each_text(c.channel_versions) v
-    cross join lateral (
-      select b.channel, b.type, b.blob, b.base_version from ai.checkpoint_blobs b
-      where b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
-      limit 1
-    ) b
-  ) bl
-  cross join (
-    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
-           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
-           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
-           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
-           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
-           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
-    from ai.checkpoint_writes x
-    where x.thread_id = c.thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
-  ) w
+declare
+  v_blobs bytea[] := blobs;
+begin
+  for i in 1 .. pg_catalog.cardinality(v_blobs) loop
+    if v_blobs[i] is null then
+      v_blobs[i] := ai._rebuilt_value(thread_id, checkpoint_ns, channels[i], channel_versions ->> channels[i]);
+    end if;
+  end loop;
+  return v_blobs;
+end
 $$;
-comment on function ai._checkpoint_tuple(ai.checkpoints) is 'Internal: one checkpoint row with its channel values and pending writes, as ai.checkpoint_tuple.';
+comment on function ai._whole_values(text, text, text[], jsonb, bytea[]) is 'Internal: the values of a checkpoint read by get_checkpoint or list_checkpoints, each one stored as a delta (NULL in blobs) rebuilt whole.';
 
 -- Reads by key only: one backward probe (or range) of a thread's checkpoints, one primary-key
 -- probe per channel value, one range of pending writes. get_checkpoint, list_checkpoints and
@@ -5025,6 +5045,7 @@ declare
   a_checkpoint_id alias for $3;
   -- the newest id <= this bound: the given id, or (NULL) above any id
   v_bound text := coalesce(a_checkpoint_id, pg_catalog.chr(1114111));
+  t ai.checkpoint_tuple;
 begin
   if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
     perform ai._check_thread_id(a_thread_id);
@@ -5033,14 +5054,41 @@ begin
     perform ai._check_checkpoint_ns(a_ns);
   end if;
   -- one backward probe of the primary key (ordered by it, so no other index competes)
-  return query
-  select t.*
+  for t in
+  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
+         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
+         bl.channels, bl.types, bl.blobs,
+         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
   from (select * from ai.checkpoints c
         where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id <= v_bound
         order by c.checkpoint_id desc
         limit 1) c
-  cross join lateral ai._checkpoint_tuple(c) t
-  where a_checkpoint_id is null or c.checkpoint_id = a_checkpoint_id;
+  cross join lateral (
+    select array_agg(b.channel::text) as channels, array_agg(b.type) as types,
+           array_agg(case when b.base_version is null then b.blob end) as blobs  -- NULL: a delta, rebuilt below
+    from pg_catalog.jsonb_each_text(c.channel_versions) v
+    cross join lateral (
+      select b.channel, b.type, b.blob, b.base_version from ai.checkpoint_blobs b
+      where b.thread_id = a_thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
+      limit 1
+    ) b
+  ) bl
+  cross join lateral (
+    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
+           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
+           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
+           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
+           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
+           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
+    from ai.checkpoint_writes x
+    where x.thread_id = a_thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
+  ) w
+  where a_checkpoint_id is null or c.checkpoint_id = a_checkpoint_id loop
+    if pg_catalog.array_position(t.blobs, null) is not null then
+      t.blobs := ai._whole_values(a_thread_id, t.checkpoint_ns, t.blob_channels, t.channel_versions, t.blobs);
+    end if;
+    return next t;
+  end loop;
 end
 $$;
 comment on function ai.get_checkpoint(text, text, text) is
@@ -5072,13 +5120,17 @@ declare
   a_before_ns alias for $7;
   -- a variable, not the call: the plan then knows the owner and reads that owner's sessions only
   v_owner text := ai.current_owner();
+  k record;
 begin
+  -- The page's keys first, then each checkpoint with its values and writes as get_checkpoint
+  -- reads it: one query per row (a page is at most max_rows), each on the one shard of its thread
+  -- on a Citus formation, where the keys are one query across the shards.
   if a_thread_id is null and not ai.sees_all_owners() then
     -- A tenant across its threads: its own sessions (agent_sessions_owner_created), then each
     -- thread's checkpoints by the primary key, so the cost grows with the tenant's own rows and
     -- never with another tenant's (the policy as a filter on a scan of every checkpoint would).
-    return query
-    select t.*
+    for k in
+    select c.thread_id, c.checkpoint_ns, c.checkpoint_id
     from (select c.* from ai.agent_sessions s
           cross join lateral (select * from ai.checkpoints c
                               where c.thread_id = s.thread_id
@@ -5092,23 +5144,23 @@ begin
           where s.owner = v_owner
           order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc
           limit a_max_rows) c
-    cross join lateral ai._checkpoint_tuple(c) t
-    order by t.checkpoint_id desc, t.thread_id desc, t.checkpoint_ns desc;
+    order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc loop
+      return query select * from ai.get_checkpoint(k.thread_id, k.checkpoint_ns, k.checkpoint_id);
+    end loop;
     return;
   end if;
-  return query
-  select t.*
-  from (select * from ai.checkpoints c
-        where (a_thread_id is null or c.thread_id = a_thread_id)
-          and (a_ns is null or c.checkpoint_ns = a_ns)
-          and (a_before is null or c.checkpoint_id < a_before
-               or (a_before_thread is not null and c.checkpoint_id = a_before
-                   and (c.thread_id, c.checkpoint_ns) < (a_before_thread, coalesce(a_before_ns, ''))))
-          and (a_filter is null or c.metadata @> a_filter)
-        order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc
-        limit a_max_rows) c
-  cross join lateral ai._checkpoint_tuple(c) t
-  order by t.checkpoint_id desc, t.thread_id desc, t.checkpoint_ns desc;
+  for k in
+  select c.thread_id, c.checkpoint_ns, c.checkpoint_id from ai.checkpoints c
+  where (a_thread_id is null or c.thread_id = a_thread_id)
+    and (a_ns is null or c.checkpoint_ns = a_ns)
+    and (a_before is null or c.checkpoint_id < a_before
+         or (a_before_thread is not null and c.checkpoint_id = a_before
+             and (c.thread_id, c.checkpoint_ns) < (a_before_thread, coalesce(a_before_ns, ''))))
+    and (a_filter is null or c.metadata @> a_filter)
+  order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc
+  limit a_max_rows loop
+    return query select * from ai.get_checkpoint(k.thread_id, k.checkpoint_ns, k.checkpoint_id);
+  end loop;
 end
 $$;
 comment on function ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text) is 'Internal: list_checkpoints across threads or namespaces, planned per call.';
@@ -5140,6 +5192,7 @@ declare
   -- NULL is the default page, not every row: a v0.1.0 caller's NULL gets one page
   v_max_rows integer := coalesce($4, 100);
   v_before text := coalesce(a_before, pg_catalog.chr(1114111));
+  t ai.checkpoint_tuple;
 begin
   if a_thread_id is not null then
     perform ai._check_thread_id(a_thread_id);
@@ -5167,15 +5220,42 @@ begin
   end if;
   -- one thread, one namespace: a backward range scan of the primary key, newest first (the
   -- cursor's thread and namespace are this call's, so the id alone continues)
-  return query
-  select t.*
+  for t in
+  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
+         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
+         bl.channels, bl.types, bl.blobs,
+         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
   from (select * from ai.checkpoints c
         where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id < v_before
           and (a_filter is null or c.metadata @> a_filter)
         order by c.checkpoint_id desc
         limit v_max_rows) c
-  cross join lateral ai._checkpoint_tuple(c) t
-  order by t.checkpoint_id desc;
+  cross join lateral (
+    select array_agg(b.channel::text) as channels, array_agg(b.type) as types,
+           array_agg(case when b.base_version is null then b.blob end) as blobs  -- NULL: a delta, rebuilt below
+    from pg_catalog.jsonb_each_text(c.channel_versions) v
+    cross join lateral (
+      select b.channel, b.type, b.blob, b.base_version from ai.checkpoint_blobs b
+      where b.thread_id = a_thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
+      limit 1
+    ) b
+  ) bl
+  cross join lateral (
+    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
+           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
+           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
+           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
+           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
+           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
+    from ai.checkpoint_writes x
+    where x.thread_id = a_thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
+  ) w
+  order by c.checkpoint_id desc loop
+    if pg_catalog.array_position(t.blobs, null) is not null then
+      t.blobs := ai._whole_values(a_thread_id, t.checkpoint_ns, t.blob_channels, t.channel_versions, t.blobs);
+    end if;
+    return next t;
+  end loop;
 end
 $$;
 comment on function ai.list_checkpoints(text, text, text, integer, jsonb, text, text) is
@@ -5556,33 +5636,44 @@ declare
   a_owner alias for $3;
   a_ns alias for $4;
   a_ids alias for $5;
-  v_count integer;
+  v_count integer := 0;
+  r record;
 begin
-  insert into ai.checkpoints (thread_id, checkpoint_ns, checkpoint_id, owner, parent_checkpoint_id, type,
-                              checkpoint, metadata, channel_versions, created_at)
-  select a_target, c.checkpoint_ns, c.checkpoint_id, a_owner, c.parent_checkpoint_id, c.type,
-         c.checkpoint, c.metadata, c.channel_versions, c.created_at
-  from ai.checkpoints c
-  where c.thread_id = a_source
-    and (a_ns is null or c.checkpoint_ns = a_ns)
-    and (a_ids is null or c.checkpoint_id = any (a_ids));
-  get diagnostics v_count = row_count;
+  -- Read from the source, written to the target a row at a time: on a Citus formation the two
+  -- threads may live on different workers, and an INSERT ... SELECT between shards goes through
+  -- COPY, which row level security refuses; a read and single-row inserts are each routed to the
+  -- one shard of their thread. (One server runs the same statements.)
+  for r in select c.* from ai.checkpoints c
+           where c.thread_id = a_source
+             and (a_ns is null or c.checkpoint_ns = a_ns)
+             and (a_ids is null or c.checkpoint_id = any (a_ids)) loop
+    insert into ai.checkpoints (thread_id, checkpoint_ns, checkpoint_id, owner, parent_checkpoint_id, type,
+                                checkpoint, metadata, channel_versions, created_at)
+    values (a_target, r.checkpoint_ns, r.checkpoint_id, a_owner, r.parent_checkpoint_id, r.type,
+            r.checkpoint, r.metadata, r.channel_versions, r.created_at);
+    v_count := v_count + 1;
+  end loop;
 
-  insert into ai.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, owner, channel,
-                                    type, blob, task_path)
-  select a_target, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.idx, a_owner, w.channel, w.type, w.blob,
-         w.task_path
-  from ai.checkpoint_writes w
-  where w.thread_id = a_source
-    and (a_ns is null or w.checkpoint_ns = a_ns)
-    and (a_ids is null or w.checkpoint_id = any (a_ids));
+  for r in select w.* from ai.checkpoint_writes w
+           where w.thread_id = a_source
+             and (a_ns is null or w.checkpoint_ns = a_ns)
+             and (a_ids is null or w.checkpoint_id = any (a_ids)) loop
+    insert into ai.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, owner, channel,
+                                      type, blob, task_path)
+    values (a_target, r.checkpoint_ns, r.checkpoint_id, r.task_id, r.idx, a_owner, r.channel, r.type, r.blob,
+            r.task_path);
+  end loop;
 
-  -- the values the copied checkpoints name, and the versions their deltas extend
+  -- the values the copied checkpoints name (the source's rows, copied as they are), and the
+  -- versions their deltas extend
+  for r in
   with recursive needed as (
     select distinct c.checkpoint_ns, v.key collate "C" as channel, v.value collate "C" as version
     from ai.checkpoints c
     cross join lateral pg_catalog.jsonb_each_text(c.channel_versions) v
-    where c.thread_id = a_target
+    where c.thread_id = a_source
+      and (a_ns is null or c.checkpoint_ns = a_ns)
+      and (a_ids is null or c.checkpoint_id = any (a_ids))
     union
     select b.checkpoint_ns, b.channel, b.base_version
     from needed n
@@ -5592,17 +5683,20 @@ begin
     where b.base_version is not null
   )
   -- a value that names a write gets the write's bytes: the copy may not hold that write
-  insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob, base_version,
-                                   delta_depth)
-  select a_target, b.checkpoint_ns, b.channel, b.version, a_owner, b.type,
+  select b.checkpoint_ns, b.channel, b.version, b.type,
          coalesce(b.blob, (select w.blob from ai.checkpoint_writes w
                            where w.thread_id = a_source and w.checkpoint_ns = b.checkpoint_ns
                              and w.checkpoint_id = b.write_checkpoint_id and w.task_id = b.write_task_id
-                             and w.idx = b.write_idx)),
+                             and w.idx = b.write_idx)) as blob,
          b.base_version, b.delta_depth
-  from needed r
+  from needed n
   join ai.checkpoint_blobs b
-    on b.thread_id = a_source and b.checkpoint_ns = r.checkpoint_ns and b.channel = r.channel and b.version = r.version;
+    on b.thread_id = a_source and b.checkpoint_ns = n.checkpoint_ns and b.channel = n.channel and b.version = n.version
+  loop
+    insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob, base_version,
+                                     delta_depth)
+    values (a_target, r.checkpoint_ns, r.channel, r.version, a_owner, r.type, r.blob, r.base_version, r.delta_depth);
+  end loop;
   return v_count;
 end
 $$;
@@ -5626,6 +5720,7 @@ declare
   v_target text := coalesce($3, pg_catalog.gen_random_uuid()::text);
   v_owner text;
   v_ids text[];
+  r ai.turn_retrievals;
 begin
   perform ai._check_thread_id(a_source);
   perform ai._check_key(a_checkpoint_id, 'checkpoint_id');
@@ -5646,13 +5741,15 @@ begin
   -- message log (the reference a replay on the fork is compared with), hidden marks and streams
   -- (they belong to messages), usage (billing of the source: a copy would charge its calls twice).
   -- docs/streams-usage-retrievals.md
-  insert into ai.turn_retrievals (thread_id, retrieval_id, owner, turn, idempotency_key, documents, created_at)
-  overriding system value
-  select v_target, r.retrieval_id, v_owner, r.turn, r.idempotency_key, r.documents, r.created_at
-  from ai.turn_retrievals r
-  where r.thread_id = a_source
-    and r.created_at <= (select c.created_at from ai.checkpoints c
-                         where c.thread_id = a_source and c.checkpoint_ns = a_ns and c.checkpoint_id = a_checkpoint_id);
+  -- (a row at a time, as ai._copy_checkpoint_rows copies, for the same reason)
+  for r in select t.* from ai.turn_retrievals t
+           where t.thread_id = a_source
+             and t.created_at <= (select c.created_at from ai.checkpoints c
+                                  where c.thread_id = a_source and c.checkpoint_ns = a_ns and c.checkpoint_id = a_checkpoint_id) loop
+    insert into ai.turn_retrievals (thread_id, retrieval_id, owner, turn, idempotency_key, documents, created_at)
+    overriding system value
+    values (v_target, r.retrieval_id, v_owner, r.turn, r.idempotency_key, r.documents, r.created_at);
+  end loop;
   return v_target;
 end
 $$;
@@ -5696,6 +5793,12 @@ begin
   if not found then
     return false;  -- unknown, or another tenant's: nothing the caller may delete
   end if;
+  -- The thread's jobs, by name: on one server the foreign key would cascade to them from the
+  -- session, but on a Citus formation the jobs are on the coordinator, the session on a shard,
+  -- and no foreign key joins them (docs/scaling.md). After the session's lock, as the cascade
+  -- took them.
+  delete from ai.agent_jobs j where j.thread_id = a_thread_id and j.owner = v_owner;
+  delete from ai.agent_jobs_archive j where j.thread_id = a_thread_id and j.owner = v_owner;
   insert into ai.deleted_threads (thread_id, owner, deleted_at)
   values (a_thread_id, v_owner, v_now)
   on conflict (thread_id, owner) do update set deleted_at = excluded.deleted_at;
@@ -5973,7 +6076,7 @@ revoke execute on function
   ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, jsonb, ai.step_commit),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
-  ai._checkpoint_tuple(ai.checkpoints), ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text),
+  ai._whole_values(text, text, text[], jsonb, bytea[]), ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text),
   ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb, text, text),
   ai.checkpoint_lineage(text, text, text, text, integer), ai.checkpoints_between(text, timestamptz, timestamptz, integer, text, text),
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
@@ -7366,7 +7469,7 @@ begin
     raise exception using errcode = 'AS034',
       message = format('checkpoint %s is not the newest of thread %s (%s)', a_checkpoint, j.thread_id, v_current);
   end if;
-  perform ai.set_session_status(j.thread_id, 'waiting');
+  perform ai._move_session_status(j.thread_id, 'waiting');
 
   begin
     insert into ai.human_approvals (thread_id, owner, job_id, checkpoint_id, action, requested_by, requested_at)
@@ -7399,6 +7502,10 @@ declare
   a_thread_id alias for $2;
   v_now timestamptz := ai.now();
   v_session text;
+  -- who cancelled, read here, on the caller's node: the UPDATE below then writes plain values
+  -- (on a Citus formation it runs on the thread's shard, where these functions would not plan)
+  v_by text := ai.calling_role();
+  v_for text := case when ai.sees_all_owners() then null else ai.current_owner() end;
   h ai.human_approvals;
 begin
   -- The session before the approval (job, session, approval: the order of request_human and
@@ -7408,11 +7515,10 @@ begin
     select s.status into v_session from ai.agent_sessions s where s.thread_id = a_thread_id for no key update;
   end if;
 
+  -- by the thread too (human_approvals_one_pending_per_thread; on a formation, its one shard)
   update ai.human_approvals x
-  set status = 'cancelled', decided_by = ai.calling_role(),
-      decided_for = case when ai.sees_all_owners() then null else ai.current_owner() end,
-      decided_at = v_now
-  where x.job_id = a_job_id and x.status = 'pending'
+  set status = 'cancelled', decided_by = v_by, decided_for = v_for, decided_at = v_now
+  where x.thread_id = a_thread_id and x.job_id = a_job_id and x.status = 'pending'
   returning x.* into h;
   if not found then
     return;  -- nothing waited (a row written by hand)
@@ -7423,9 +7529,13 @@ begin
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id,
                                         'checkpoint_id', h.checkpoint_id, 'cancelled_by', h.decided_by),
           v_now);
-  if v_session = 'waiting'
-     and not exists (select from ai.human_approvals x where x.thread_id = h.thread_id and x.status = 'pending') then
-    perform ai.set_session_status(h.thread_id, 'active');
+  if v_session = 'waiting' then
+    -- a statement of its own (on a Citus formation an expression that mixes a variable and a
+    -- query of a distributed table does not plan)
+    perform from ai.human_approvals x where x.thread_id = a_thread_id and x.status = 'pending';
+    if not found then
+      perform ai._move_session_status(h.thread_id, 'active');
+    end if;
   end if;
 end
 $$;
@@ -7516,12 +7626,14 @@ begin
       message = format('thread %s does not wait for a person (job %s is no longer AWAITING_HUMAN)', a_thread_id, h.job_id);
   end if;
 
+  -- by the thread too: on a Citus formation the approval's one shard (by its id alone, an UPDATE
+  -- of every shard, committed by two-phase commit on each worker)
   update ai.human_approvals x
   set status = 'resolved', decision = a_decision, decided_by = ai.calling_role(), decided_for = ai.current_owner(),
       decided_at = v_now
-  where x.approval_id = h.approval_id
+  where x.thread_id = a_thread_id and x.approval_id = h.approval_id
   returning x.* into h;
-  perform ai.set_session_status(a_thread_id, 'active');
+  perform ai._move_session_status(a_thread_id, 'active');
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (h.thread_id, h.owner, 'human_resolved',
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id, 'checkpoint_id', h.checkpoint_id,
@@ -7556,6 +7668,11 @@ declare
   a_after alias for $3;
   v_after_at timestamptz;
   v_owner text := a_owner;
+  v_after text := a_after;
+  v_limit integer;
+  v_read integer;
+  v_count integer := 0;
+  v_h ai.human_approvals;
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
   if a_after is not null then
@@ -7567,13 +7684,28 @@ begin
   if v_owner is null and not ai.sees_all_owners() then
     v_owner := ai.current_owner();  -- RLS shows a tenant its own: say so, so the owner's index serves
   end if;
-  return query
-  select h.* from ai.human_approvals h
-  where h.status = 'pending' and (v_owner is null or h.owner = v_owner)
-    and (a_after is null or (h.requested_at, h.approval_id) > (v_after_at, a_after))
-    and exists (select from ai.agent_jobs j where j.job_id = h.job_id and j.status = 'AWAITING_HUMAN')
-  order by h.requested_at, h.approval_id
-  limit a_max_rows;
+  -- The pending approvals, then each one's job: not a join, since on a Citus formation the
+  -- approvals are on the shards and the jobs on the coordinator (docs/scaling.md). An approval
+  -- whose job no longer waits (a raw UPDATE moved it) is left out; when one is, the next page
+  -- after the last approval read fills the answer up.
+  loop
+    v_limit := a_max_rows - v_count;
+    v_read := 0;
+    for v_h in select x.* from ai.human_approvals x
+             where x.status = 'pending' and (v_owner is null or x.owner = v_owner)
+               and (v_after is null or (x.requested_at, x.approval_id) > (v_after_at, v_after))
+             order by x.requested_at, x.approval_id
+             limit v_limit loop
+      v_read := v_read + 1;
+      v_after_at := v_h.requested_at;
+      v_after := v_h.approval_id;
+      if exists (select from ai.agent_jobs j where j.job_id = v_h.job_id and j.status = 'AWAITING_HUMAN') then
+        v_count := v_count + 1;
+        return next v_h;
+      end if;
+    end loop;
+    exit when v_read < v_limit or v_count >= a_max_rows;
+  end loop;
 end
 $$;
 comment on function ai.pending_approvals(text, integer, text) is
@@ -7779,9 +7911,13 @@ begin
     v_owner := ai.current_owner();
   end if;
   if v_owner is not null then
+    -- the owner's sessions read first, on their own (materialized): on a Citus formation they are
+    -- on the shards and the jobs on the coordinator, which Citus joins only through a result read
+    -- first (docs/scaling.md); on one server the same walk of agent_sessions_owner_created
     return query
+    with mine as materialized (select s.thread_id from ai.agent_sessions s where s.owner = v_owner)
     select j.*
-    from ai.agent_sessions s
+    from mine s
     cross join lateral (select * from ai.agent_jobs j
                         where j.thread_id = s.thread_id and j.job_id < v_before
                           and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
@@ -7789,7 +7925,6 @@ begin
                           and (a_path is null or j.payload #>> a_path = a_value)
                         order by j.job_id desc
                         limit a_max_rows) j
-    where s.owner = v_owner
     order by j.job_id desc
     limit a_max_rows;
   else
@@ -7846,6 +7981,7 @@ declare
   v_before_at timestamptz;
   v_owner text := $2;
   v_since timestamptz := ai.now() - $3;
+  s ai.agent_sessions;
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
   if a_status is not null and a_status not in ('active', 'waiting', 'completed', 'failed', 'cancelled') then
@@ -7869,14 +8005,20 @@ begin
       raise exception using errcode = 'AS001', message = format('session %s not found', a_before);
     end if;
   end if;
-  return query
-  select r.* from ai.agent_sessions s, lateral ai._session_as_read(s) r
+  -- the page first, then each row as the reads return it: a row passed to a function inside the
+  -- query would, on a Citus formation, reach the function on the shard as the shard's row type
+  -- (ai.agent_sessions_<shard>), which no function takes; here ai._session_as_read gets the
+  -- page's rows, as on one server (where the lateral call ran once per row all the same)
+  for s in
+  select * from ai.agent_sessions s
   where (a_status is null or s.status = a_status) and (v_owner is null or s.owner = v_owner)
     and (a_before is null or (s.created_at, s.thread_id) < (v_before_at, a_before))
     and (a_younger is null or s.created_at >= v_since)
     and (a_path is null or s.config #>> a_path = a_value)
   order by s.created_at desc, s.thread_id desc
-  limit a_max_rows;
+  limit a_max_rows loop
+    return next ai._session_as_read(s);
+  end loop;
 end
 $$;
 comment on function ai.find_sessions(text, text, interval, text[], text, integer, text) is
@@ -9259,6 +9401,7 @@ declare
   v_text text;
   m ai.appended_message;
   s ai.message_streams;
+  v_now timestamptz;
 begin
   perform ai._check_stream_args(a_thread_id, a_key);
   perform ai._fence(a_thread_id, a_job, a_token);
@@ -9272,7 +9415,9 @@ begin
   -- The stream key is the message's idempotency key: a second finish returns the same message.
   m := ai.append_message_idempotent(a_thread_id, s.role, pg_catalog.to_jsonb(v_text), s.turn, 'stream:' || a_key);
   if s.status = 'open' then
-    update ai.message_streams x set status = 'finished', closed_at = ai.now(), message_seq = m.seq
+    -- the clock read first, not inside the UPDATE: Citus refuses a VOLATILE function there
+    v_now := ai.now();
+    update ai.message_streams x set status = 'finished', closed_at = v_now, message_seq = m.seq
     where x.thread_id = a_thread_id and x.stream_key = a_key;
     perform pg_catalog.pg_notify(ai._stream_channel(a_thread_id, a_key), '');
   end if;
@@ -9294,6 +9439,7 @@ declare
   a_thread_id alias for $1;
   a_key alias for $2;
   s ai.message_streams;
+  v_now timestamptz;
 begin
   perform ai._check_stream_args(a_thread_id, a_key);
   perform ai._fence(a_thread_id, $3, $4);
@@ -9303,7 +9449,8 @@ begin
       message = format('stream %s of thread %s was finished: it cannot be abandoned', a_key, a_thread_id);
   end if;
   if s.status = 'open' then
-    update ai.message_streams x set status = 'abandoned', closed_at = ai.now()
+    v_now := ai.now();  -- read first, not inside the UPDATE (see finish_stream)
+    update ai.message_streams x set status = 'abandoned', closed_at = v_now
     where x.thread_id = a_thread_id and x.stream_key = a_key
     returning * into s;
     perform pg_catalog.pg_notify(ai._stream_channel(a_thread_id, a_key), '');
@@ -10132,17 +10279,25 @@ begin
       raise exception using errcode = 'AS001', message = format('fork %s of thread %s not found', a_after, a_thread_id);
     end if;
   end if;
+  -- the forks (events and sessions, one thread's rows each) read first, on their own
+  -- (materialized), then each one's replay job: on a Citus formation the forks are on the shards
+  -- and the jobs on the coordinator, which Citus joins only through a result read first
   return query
-  select e.thread_id, s.owner, s.status, e.created_at, e.payload ->> 'from_checkpoint', r.job_id, r.model
-  from ai.session_events e
-  join ai.agent_sessions s on s.thread_id = e.thread_id
+  with forks as materialized (
+    select e.thread_id, s.owner, s.status, e.created_at, e.payload ->> 'from_checkpoint' as from_checkpoint
+    from ai.session_events e
+    join ai.agent_sessions s on s.thread_id = e.thread_id
+    where e.kind = 'start' and (e.payload ->> 'copied_from') = a_thread_id
+      and (a_after is null or (e.created_at, e.thread_id) > (v_after_at, a_after))
+    order by e.created_at, e.thread_id
+    limit a_max_rows
+  )
+  select f.thread_id, f.owner, f.status, f.created_at, f.from_checkpoint, r.job_id, r.model
+  from forks f
   left join lateral (select j.job_id, j.payload -> 'replay' ->> 'model' as model from ai.agent_jobs j
-                     where j.thread_id = e.thread_id and j.payload ? 'replay'
+                     where j.thread_id = f.thread_id and j.payload ? 'replay'
                      order by j.job_id limit 1) r on true
-  where e.kind = 'start' and (e.payload ->> 'copied_from') = a_thread_id
-    and (a_after is null or (e.created_at, e.thread_id) > (v_after_at, a_after))
-  order by e.created_at, e.thread_id
-  limit a_max_rows;
+  order by f.created_at, f.thread_id;
 end
 $$;
 comment on function ai.list_forks(text, integer, text) is
@@ -10191,21 +10346,25 @@ begin
   -- A tenant reads its own sessions' jobs (agent_sessions_owner_created, agent_jobs_thread), as
   -- ai.queue_stats does: what it costs grows with its own rows, never with another tenant's.
   return query
-  with jobs as (
+  -- the tenant's sessions read first, on their own (materialized): on a Citus formation they are
+  -- on the shards and the jobs on the coordinator (ai.queue_stats says why)
+  with mine as materialized (
+    select s.thread_id from ai.agent_sessions s where not v_all and s.owner = v_owner
+  ), jobs as (
     select j.queue, j.status, j.created_at, j.finished_at
     from ai.agent_jobs j
     where v_all and (a_queue is null or j.queue = a_queue)
       and j.status in ('COMPLETED', 'FAILED') and j.finished_at >= v_start and j.finished_at <= v_now
     union all
     select j.queue, j.status, j.created_at, j.finished_at
-    from ai.agent_sessions s
+    from mine s
     cross join lateral (select j.queue, j.status, j.created_at, j.finished_at
                         from ai.agent_jobs j
                         where j.thread_id = s.thread_id and (a_queue is null or j.queue = a_queue)
                           and j.status in ('COMPLETED', 'FAILED') and j.finished_at >= v_start
                           and j.finished_at <= v_now
                         offset 0) j  -- not flattened into a join: each session's jobs by agent_jobs_thread
-    where not v_all and s.owner = v_owner
+    where not v_all
   )
   select j.queue, pg_catalog.date_bin(a_bucket, j.finished_at, timestamptz '2000-01-01 00:00:00+00'),
          count(*) filter (where j.status = 'COMPLETED'), count(*) filter (where j.status = 'FAILED'),
@@ -10268,6 +10427,7 @@ declare
   a_max_rows alias for $3;
   a_after alias for $4;
   v_after_at timestamptz;
+  s ai.message_streams;
 begin
   perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
   perform ai._check_limit(a_max_rows, 'max_rows');
@@ -10282,13 +10442,14 @@ begin
     raise exception using errcode = 'AS002',
       message = format('stale_after must be a non-negative interval, not %s', coalesce(a_stale_after::text, 'NULL'));
   end if;
-  return query
-  select x.*
-  from (select m.* from ai.message_streams m where m.thread_id = a_thread_id
-          and (a_after is null or (m.opened_at, m.stream_key) > (v_after_at, a_after))
-        order by m.opened_at, m.stream_key limit a_max_rows) s
-  cross join lateral ai._stream_state(s::ai.message_streams, a_stale_after) x
-  order by s.opened_at, s.stream_key;
+  -- the page first, then each row as a stream state (not a row passed to a function inside the
+  -- query: on a Citus formation it would reach the function as the shard's row type)
+  for s in
+  select m.* from ai.message_streams m where m.thread_id = a_thread_id
+    and (a_after is null or (m.opened_at, m.stream_key) > (v_after_at, a_after))
+  order by m.opened_at, m.stream_key limit a_max_rows loop
+    return next ai._stream_state(s, a_stale_after);
+  end loop;
 end
 $$;
 comment on function ai.list_streams(text, interval, integer, text) is
@@ -11763,8 +11924,31 @@ declare
   v_start timestamptz := ai._server_start();
   v_all boolean := ai.sees_all_owners();
   v_owner text := case when not v_all then ai.current_owner() end;
+  v_rows_taken_over bigint;
+  v_takeovers bigint;
+  v_bytes double precision;
 begin
   -- Row-level security applies as well (the tables force it); the owner test is stated too.
+  -- The side effects and the statistics are read first, each on its own, and the jobs after: on a
+  -- Citus formation the side effects are on the shards and the jobs on the coordinator, and a
+  -- query that reads both (or the catalog with a distributed table) does not plan there
+  -- (docs/scaling.md).
+  select count(*), coalesce(sum(s.takeovers), 0) into v_rows_taken_over, v_takeovers
+  from ai.side_effects s
+  where s.takeovers > 0 and (v_all or s.owner = v_owner);
+  -- From the statistics ANALYZE keeps (no row is read): the mean stored size of a checkpoint
+  -- row's serialized state and of a channel value, and the channel values written per
+  -- checkpoint. NULL until ANALYZE has run; an operator's call only.
+  if v_all then
+    select (select avg_width from pg_catalog.pg_stats
+            where schemaname = 'ai' and tablename = 'checkpoints' and attname = 'checkpoint')::double precision
+           + coalesce((select avg_width from pg_catalog.pg_stats
+                       where schemaname = 'ai' and tablename = 'checkpoint_blobs' and attname = 'blob')::double precision
+                      * (select greatest(c.reltuples, 0) from pg_catalog.pg_class c where c.oid = 'ai.checkpoint_blobs'::regclass)
+                      / nullif((select greatest(c.reltuples, 0) from pg_catalog.pg_class c
+                                where c.oid = 'ai.checkpoints'::regclass), 0), 0)
+      into v_bytes;
+  end if;
   return query
   with live as (
     select j.queue, j.status, j.run_at, j.lease_expires_at, j.updated_at
@@ -11811,10 +11995,6 @@ begin
            coalesce(t.failed_attempts, 0) as failed_attempts, coalesce(t.expired_attempts, 0) as expired_attempts,
            coalesce(t.deadline_attempts, 0) as deadline_attempts
     from per_queue p full join per_queue_troubled t on t.queue = p.queue
-  ), side as (
-    select count(*) as rows_taken_over, coalesce(sum(s.takeovers), 0) as takeovers
-    from ai.side_effects s
-    where s.takeovers > 0 and (v_all or s.owner = v_owner)
   )
   select m.metric, m.labels, m.value
   from (
@@ -11835,23 +12015,12 @@ begin
                                (15, 'agent_state_dead_jobs', q.dead),
                                (16, 'agent_state_attempts_deadline_exceeded', q.deadline_attempts)) v(ord, metric, n)
     union all
-    select 'agent_state_side_effect_takeovers', '{}'::jsonb, s.takeovers, '', 20 from side s
+    select 'agent_state_side_effect_takeovers', '{}'::jsonb, v_takeovers::double precision, '', 20
     union all
-    select 'agent_state_side_effects_taken_over', '{}'::jsonb, s.rows_taken_over, '', 21 from side s
+    select 'agent_state_side_effects_taken_over', '{}'::jsonb, v_rows_taken_over::double precision, '', 21
     union all
-    -- From the statistics ANALYZE keeps (no row is read): the mean stored size of a checkpoint
-    -- row's serialized state and of a channel value, and the channel values written per
-    -- checkpoint. NULL until ANALYZE has run; an operator's call only.
-    select 'agent_state_checkpoint_bytes_per_step', jsonb_build_object('source', 'statistics'),
-           st.bytes, '', 30
-    from (select (select avg_width from pg_catalog.pg_stats
-                  where schemaname = 'ai' and tablename = 'checkpoints' and attname = 'checkpoint')::double precision
-                 + coalesce((select avg_width from pg_catalog.pg_stats
-                             where schemaname = 'ai' and tablename = 'checkpoint_blobs' and attname = 'blob')::double precision
-                            * (select greatest(c.reltuples, 0) from pg_catalog.pg_class c where c.oid = 'ai.checkpoint_blobs'::regclass)
-                            / nullif((select greatest(c.reltuples, 0) from pg_catalog.pg_class c
-                                      where c.oid = 'ai.checkpoints'::regclass), 0), 0) as bytes) st
-    where v_all and st.bytes is not null
+    select 'agent_state_checkpoint_bytes_per_step', jsonb_build_object('source', 'statistics'), v_bytes, '', 30
+    where v_bytes is not null
   ) m
   order by m.metric, m.k, m.ord;
 end
@@ -12056,6 +12225,9 @@ grant execute on function ai.job_key_status(text, integer, text, text) to ai_use
 -- after every later deploy, which may add a table that must be distributed too.
 --
 -- What it does, in order (each step skips what is already done):
+--   0. every function of ai and ai_archive made on the workers, but those that take or return a
+--      table's row type: a database deployed before `create extension citus` (one server moved
+--      onto a formation) has none there, and the shards' checks, defaults and triggers call them;
 --   1. the policies of ai and ai_archive without a (select ...) subquery: Citus does not take a
 --      subquery in a policy of a distributed table. The same comparisons, evaluated per row on the
 --      shard instead of once per statement;
@@ -12106,6 +12278,11 @@ declare
   v_secret pg_catalog.text;
   v_shards pg_catalog.text := 'pg_dist_shard';
 begin
+  -- a database without the citus extension on a server that loads the citus library (one being
+  -- moved onto a formation, before `create extension citus`; docs/scaling.md): one server
+  if pg_catalog.to_regclass('pg_catalog.' operator(pg_catalog.||) v_shards) is null then
+    return null;
+  end if;
   -- Citus' catalog exists on a formation only: plpgsql_check, run on one server, skips this
   perform 'PRAGMA:disable:check';
   execute pg_catalog.format($q$select pg_catalog.shard_name('ai.formation_secret'::pg_catalog.regclass, s.shardid)
@@ -12352,6 +12529,8 @@ declare
   v_forced pg_catalog.regclass[] := '{}'::pg_catalog.regclass[];
   v_distributed pg_catalog.regclass[];
   v_partitions pg_catalog.text := 'pg_dist_partition';
+  v_objects pg_catalog.text := 'pg_dist_object';
+  v_functions pg_catalog.int4 := 0;
   v_rel pg_catalog.regclass;
   v_head pg_catalog.text;
   v_rest pg_catalog.text;
@@ -12386,6 +12565,36 @@ begin
   perform pg_catalog.set_config('citus.enable_unsafe_triggers', 'on', true);
   -- the DDL of this function goes to every node in the one transaction it runs in
   perform pg_catalog.set_config('citus.multi_shard_modify_mode', 'sequential', true);
+
+  -- 0. every function of ai and ai_archive on every node: a database deployed before the citus
+  -- extension was created in it (one server moved onto a formation, docs/scaling.md) has none of
+  -- them on the workers, where the shards' checks, defaults, policies and triggers call them. Those
+  -- that take or return a table's row type stay on the coordinator, as Citus leaves them when the
+  -- schema is deployed after the extension. Once marked distributed, later deploys propagate them.
+  -- Without checking their bodies on the workers (a body may name a table not distributed yet):
+  -- a SET LOCAL, which Citus sends on to the workers (ai._formation_caller says why a DO block).
+  perform pg_catalog.set_config('citus.propagate_set_commands', 'local', true);
+  execute 'do $d$ begin set local check_function_bodies = off; end $d$';
+  perform 'PRAGMA:disable:check';  -- Citus' catalog: see ai._formation_secret
+  for r in execute pg_catalog.format($q$
+             select p.oid::pg_catalog.regprocedure as fn from pg_catalog.pg_proc p
+              where p.pronamespace in ('ai'::pg_catalog.regnamespace, 'ai_archive'::pg_catalog.regnamespace)
+                and not exists (select from pg_catalog.%I d
+                                 where d.classid operator(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+                                   and d.objid operator(pg_catalog.=) p.oid)
+                and not exists (select from pg_catalog.pg_type t
+                                 join pg_catalog.pg_class c on c.oid operator(pg_catalog.=) t.typrelid
+                                 where c.relkind in ('r', 'p')
+                                   and t.oid operator(pg_catalog.=) any (p.prorettype operator(pg_catalog.||) coalesce(p.proallargtypes, p.proargtypes::pg_catalog.oid[])))
+              order by p.oid$q$, v_objects) loop
+    execute pg_catalog.format('select pg_catalog.create_distributed_function(%L)', r.fn);
+    v_functions := v_functions operator(pg_catalog.+) 1;
+  end loop;
+  if v_functions operator(pg_catalog.>) 0 then
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s functions made on every node', v_functions);
+  end if;
+  perform 'PRAGMA:enable:check';
+  execute 'do $d$ begin set local check_function_bodies = on; end $d$';
 
   -- 1. policies without subqueries
   for r in select p.schemaname, p.tablename, p.policyname, p.qual, p.with_check
@@ -12595,6 +12804,18 @@ begin
   if v_carrying operator(pg_catalog.>) 0 then
     v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s functions carry the caller''s identity', v_carrying);
   end if;
+
+  -- 8. reads of a thread's distributed rows planned for each call's arguments: Citus routes a
+  -- query with parameters to the one shard of its thread only when the plan is made for the
+  -- values (a generic plan of such a query fails: "could not create distributed plan"). One server
+  -- keeps the generic plans these functions were written with.
+  for r in select p.oid::pg_catalog.regprocedure as fn from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) any (array['ai.get_checkpoint(text,text,text)'::pg_catalog.regprocedure,
+                                                      'ai.list_checkpoints(text,text,text,integer,jsonb,text,text)'::pg_catalog.regprocedure])
+              and 'plan_cache_mode=force_generic_plan' operator(pg_catalog.=) any (p.proconfig) loop
+    execute pg_catalog.format('alter function %s set plan_cache_mode = force_custom_plan', r.fn);
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: planned per call', r.fn);
+  end loop;
 
   if pg_catalog.cardinality(v_done) operator(pg_catalog.=) 0 then
     return 'distributed already: nothing to do';

@@ -136,6 +136,25 @@ export interface JobAttempt {
   error: string | null;
 }
 
+/**
+ * One row of ai.job_key_status: a key of a queue, what an operator set for it (weight,
+ * max_in_flight, rate_per_minute, burst) and its figures: in_flight (running jobs whose lease
+ * holds), tokens (the bucket now; null for tenants), backlog and due (PENDING; counts stop at
+ * 10,000). A tenant sees only the keys of its own jobs, counted over its own jobs.
+ */
+export interface JobKeyStatus {
+  queue: string;
+  key: string;
+  weight: number;
+  max_in_flight: number | null;
+  in_flight: number;
+  rate_per_minute: number | null;
+  burst: number | null;
+  tokens: number | null;
+  backlog: number;
+  due: number;
+}
+
 export interface QueueStats {
   queue: string;
   pending: number;
@@ -336,4 +355,53 @@ export interface LineageStep {
   depth: number;
   created_at: Date;
   metadata: Record<string, Json>;
+}
+
+/** One bucket of one queue (ai.queue_throughput): jobs finished in it (COMPLETED, FAILED) and their enqueue-to-finish times. */
+export interface QueueThroughput {
+  queue: string;
+  bucket_start: Date;
+  completed: number;
+  failed: number;
+  /** node-postgres's interval objects ({ seconds, milliseconds, ... }), or null. */
+  mean_latency: unknown;
+  max_latency: unknown;
+}
+
+/**
+ * A thread made from another (ai.list_forks) by `forkThread` (`from_checkpoint_id`: where it
+ * started) or `copy_thread` (null), with the first replay job enqueued on it, if any.
+ */
+export interface Fork {
+  fork_thread_id: string;
+  owner: string;
+  status: SessionStatus;
+  created_at: Date;
+  from_checkpoint_id: string | null;
+  replay_job_id: number | null;
+  replay_model: string | null;
+}
+
+/** ai.trajectory: one step of a recorded trajectory (tool calls with their arguments, the final answer). */
+export interface TrajectoryStep {
+  seq: number;
+  role: MessageRole;
+  tool_name: string | null;
+  arguments: Json;
+  content: Json;
+  is_final: boolean;
+}
+
+/** ai.eval_runs: one replay of a recorded thread by a candidate, with its scores. */
+export interface EvalRun {
+  eval_id: number;
+  thread_id: string;
+  owner: string;
+  replay_thread_id: string | null;
+  from_checkpoint_id: string | null;
+  candidate: string;
+  passed: boolean;
+  scores: Record<string, Json>;
+  diff: Json;
+  created_at: Date;
 }
