@@ -12536,7 +12536,6 @@ declare
   v_rest pg_catalog.text;
   v_body pg_catalog.text;
   v_carrying pg_catalog.int4 := 0;
-  v_objects pg_catalog.text := 'pg_dist_object';
   v_fn pg_catalog.text;
   -- the per-thread writes delegated to the worker that holds the thread (step 6d)
   v_delegated constant pg_catalog.text[] := array[
@@ -12747,6 +12746,40 @@ begin
     end if;
     execute pg_catalog.replace(r.def, r.prosrc, v_body);
     v_done := v_done operator(pg_catalog.||) 'ai._fence: the thread''s fence on its shard'::pg_catalog.text;
+  end loop;
+
+  -- The side-effect ledger asks whether a reservation's holder is alive: with a job, the job's
+  -- row on the coordinator, which begin_side_effect delegated to the thread's worker (6d) cannot
+  -- read. On a formation it asks the thread's fence there instead (the job, its token, still
+  -- running: the token, not the lease expiry, as ai._fence_on_formation), in PL/pgSQL (Citus
+  -- plans no query with parameters in an SQL function). Citus made the function on the
+  -- coordinator only (its argument is a row of ai.side_effects): it is propagated to the workers.
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai._side_effect_holder_alive(ai.side_effects, timestamptz)'::pg_catalog.regprocedure
+              and p.prosrc ~ 'ai\.agent_jobs' loop
+    if r.prosrc !~ 'when e\.job_id is null then e\.reserved_until > now\s+else exists \(select from ai\.agent_jobs j' then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai._side_effect_holder_alive reads ai.agent_jobs in a shape it does not know';
+    end if;
+    execute pg_catalog.replace(pg_catalog.replace(r.def, r.prosrc, $b$
+begin
+  -- on a Citus formation: the job's fence on the thread's worker (ai.distribute())
+  if e.status operator(pg_catalog.<>) 'reserved' then
+    return false;
+  end if;
+  if e.job_id is null then
+    return e.reserved_until operator(pg_catalog.>) now;
+  end if;
+  perform from ai.thread_fences f
+  where f.thread_id operator(pg_catalog.=) e.thread_id and f.job_id operator(pg_catalog.=) e.job_id
+    and f.fencing_token operator(pg_catalog.=) e.fencing_token and f.held;
+  return found;
+end
+$b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
+    perform 'PRAGMA:disable:check';  -- a function of Citus: see ai._formation_secret
+    execute pg_catalog.format('select pg_catalog.create_distributed_function(%L)', r.oid::pg_catalog.regprocedure);
+    perform 'PRAGMA:enable:check';
+    v_done := v_done operator(pg_catalog.||) 'ai._side_effect_holder_alive: the job''s fence on the thread''s worker'::pg_catalog.text;
   end loop;
 
   -- 6d. one node per step: the per-thread writes become distributed functions co-located with

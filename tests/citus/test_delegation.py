@@ -187,3 +187,40 @@ def test_a_service_acting_for_a_tenant_stays_that_tenant_on_the_worker() -> None
         assert conn.execute("select count(*) from ai.get_messages(%s)", (theirs,)).fetchone() == (0,)
     with connect("tenant_a") as conn:
         assert conn.execute("select owner from ai.get_session(%s)", (mine,)).fetchone() == ("tenant_a",)
+
+
+def test_a_step_with_several_messages_is_written_on_the_worker() -> None:
+    """The saver mirrors a step's new messages into put_checkpoint (several, each keyed): one
+    INSERT ... SELECT on the thread's worker."""
+    t = thread("msgs")
+    job, token = claimed(t)
+    parent = first_checkpoint(t, job, token)
+    args = list(step_args(t, parent, job, token))
+    args[19] = Jsonb(
+        [{"role": "user", "content": f"m{i}", "idempotency_key": f"k-{uuid.uuid4().hex}"} for i in range(3)]
+    )
+    with connect("app_service") as conn:
+        conn.execute(PUT_CHECKPOINT, tuple(args))
+    with connect("tenant_a") as conn:
+        assert conn.execute("select count(*) from ai.get_messages(%s)", (t,)).fetchone() == (4,)
+
+
+def test_the_ledger_sees_a_live_holder_and_takes_over_a_finished_jobs_reservation_on_the_worker() -> None:
+    """begin_side_effect asks whether a reservation's holder is alive: without a job its
+    reserved_until, with one the job's fence on the thread's worker (its row on the coordinator
+    is out of reach there)."""
+    t = thread("ledger")
+    job, token = claimed(t)
+    with connect("tenant_a") as conn:
+        assert conn.execute("select outcome from ai.begin_side_effect(%s, 'solo')", (t,)).fetchone() == ("execute",)
+        assert conn.execute("select outcome from ai.begin_side_effect(%s, 'solo')", (t,)).fetchone() == ("busy",)
+    with connect("app_service") as conn:
+        got = conn.execute("select outcome from ai.begin_side_effect(%s, 'held', '{}', %s, %s)", (t, job, token))
+        assert got.fetchone() == ("execute",)
+    with connect("tenant_a") as conn:
+        assert conn.execute("select outcome from ai.begin_side_effect(%s, 'held')", (t,)).fetchone() == ("busy",)
+    with connect("app_service") as conn:
+        conn.execute("select ai.complete_job(%s, %s)", (job, token))
+    with connect("tenant_a") as conn:
+        row = conn.execute("select outcome, taken_over from ai.begin_side_effect(%s, 'held')", (t,)).fetchone()
+    assert row == ("execute", True)
