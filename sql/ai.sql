@@ -12537,8 +12537,10 @@ declare
   v_body pg_catalog.text;
   v_carrying pg_catalog.int4 := 0;
   v_fn pg_catalog.text;
+  v_copied boolean := false;  -- rows copied to the shards by this call (step 5)
+  v_rows boolean;
   -- the per-thread writes delegated to the worker that holds the thread (step 6d)
-  v_delegated constant pg_catalog.text[] := array[
+  v_delegated pg_catalog.text[] := array[
     'ai.put_checkpoint(text,text,text,text,text,bytea,jsonb,jsonb,ai.checkpoint_values,ai.task_writes,jsonb,ai.step_commit)',
     'ai.put_writes(text,text,text,text,integer[],text[],text[],bytea[],text,bigint,bigint)',
     'ai.append_messages(text,jsonb)',
@@ -12679,6 +12681,8 @@ begin
                                    and f.confrelid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed))
               order by (c.oid::pg_catalog.regclass::pg_catalog.text operator(pg_catalog.<>) v_anchor),
                        (c.oid::pg_catalog.regclass::pg_catalog.text operator(pg_catalog.<>) v_memory_anchor), 1 loop
+      execute pg_catalog.format('select exists (select from %s)', r.rel) into v_rows;
+      v_copied := v_copied or v_rows;
       execute pg_catalog.format('select pg_catalog.create_distributed_table(%L, %L, colocate_with => %L)',
         r.rel, r.dist_column,
         case when r.rel operator(pg_catalog.=) any (array[v_anchor, v_memory_anchor]::pg_catalog.regclass[]) then 'none'
@@ -12790,6 +12794,13 @@ $b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
   -- call made inside a transaction block (not forced: citus' force_delegation would also delegate
   -- a call after ai.act_as, whose setting the worker would not see); those go through the
   -- coordinator with the identity carried (step 7), as every other call.
+  -- Not in the transaction that copied rows to the shards (step 5, a database moved onto the
+  -- formation): Citus then cancels create_distributed_function as a distributed deadlock. That
+  -- call says so, and the next run delegates.
+  if v_copied then
+    v_delegated := '{}'::pg_catalog.text[];
+    v_done := v_done operator(pg_catalog.||) 'the per-thread writes are not delegated yet: run ai.distribute() again (not in the transaction that copied the rows)'::pg_catalog.text;
+  end if;
   foreach v_fn in array v_delegated loop
     perform 'PRAGMA:disable:check';  -- Citus' catalog and function: see ai._formation_secret
     execute pg_catalog.format($q$select exists (select from pg_catalog.%I o where o.classid operator(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
