@@ -6,10 +6,12 @@ it: claim a tenant's job, write node steps for it (ai.put_checkpoint with the ta
 a channel value and a message, fenced by the job), complete it. For each call:
 
 * what the coordinator sent to the workers (citus.log_remote_commands, read from the notices of the
-  caller's own connection): statements, distinct workers, PREPARE TRANSACTION (a two-phase commit);
-* commits per call on each node (pg_stat_database.xact_commit of the database, before and after N
-  calls; read after the stats of the connections Citus keeps open are flushed);
+  caller's own connection): statements, distinct workers, COMMITs sent to them (a transaction on
+  that worker each), PREPARE TRANSACTION (a two-phase commit);
 * the median latency of N calls.
+
+A delegated call is one statement sent outside a transaction block: the worker commits it by
+itself (no COMMIT sent, no round trip for it).
 
 A step is measured twice: alone in its statement (autocommit: delegated to the thread's worker) and
 inside a transaction block (BEGIN; step; COMMIT: not delegated, through the coordinator, as every
@@ -74,26 +76,12 @@ class Remote:
         if d.message_primary and d.message_primary.startswith("issuing "):
             self.sent.append(f"{d.message_detail or ''} {d.message_primary}")
 
-    def take(self) -> tuple[int, int, int]:
-        """(statements, workers, PREPARE TRANSACTIONs) since the last take."""
+    def take(self) -> tuple[int, int, int, int]:
+        """(statements, workers, COMMITs, PREPARE TRANSACTIONs) since the last take."""
         sent, self.sent = self.sent, []
         workers = {s.split("@", 1)[1].split(" ", 1)[0] for s in sent if "@" in s}
-        return len(sent), len(workers), sum("PREPARE TRANSACTION" in s for s in sent)
-
-
-def commits() -> list[int]:
-    out = []
-    for port in NODES:
-        with psycopg.connect(url("postgres", port), autocommit=True) as c:
-            row = c.execute("select xact_commit from pg_stat_database where datname = current_database()").fetchone()
-            assert row is not None
-            out.append(int(str(row[0])))
-    return out
-
-
-def settle() -> None:
-    """Idle backends flush their statistics after 10 s (PostgreSQL 15): wait for Citus' kept ones."""
-    time.sleep(11)
+        commits = sum(s.endswith("issuing COMMIT") or "COMMIT PREPARED" in s for s in sent)
+        return len(sent), len(workers), commits, sum("PREPARE TRANSACTION" in s for s in sent)
 
 
 def median_ms(times: list[float]) -> float:
@@ -107,22 +95,12 @@ def measure(n: int) -> None:
         for th in threads:
             t.execute("select ai.create_session(%s)", (th,))
             t.execute("select ai.enqueue_job(%s, '{}', %s)", (th, q))
-    rows: list[tuple[str, tuple[int, int, int], list[float], list[float]]] = []
+    rows: list[tuple[str, tuple[int, int, int, int], list[float]]] = []
 
     with psycopg.connect(url("app_service"), autocommit=True) as conn:
         remote = Remote(conn)
 
-        # the nodes' own commits (Citus' maintenance daemon, autovacuum): a rate per second while
-        # idle, taken off each window below
-        settle()
-        idle_start, idle = time.monotonic(), commits()
-        settle()
-        idle_rate = [(a - b) / (time.monotonic() - idle_start) for a, b in zip(commits(), idle, strict=True)]
-
         def run(name: str, calls: list[Callable[[], object]]) -> None:
-            settle()
-            window = time.monotonic()
-            before = commits()
             times, seen = [], []
             for call in calls:
                 remote.take()
@@ -130,14 +108,8 @@ def measure(n: int) -> None:
                 call()
                 times.append(time.perf_counter() - start)
                 seen.append(remote.take())
-            settle()
-            after = commits()
-            window = time.monotonic() - window
-            per_node = [
-                round((a - b - r * window) / len(calls), 1) for a, b, r in zip(after, before, idle_rate, strict=True)
-            ]
             assert len(set(seen)) == 1, f"{name}: not the same remote commands each time: {set(seen)}"
-            rows.append((name, seen[0], per_node, times))
+            rows.append((name, seen[0], times))
 
         jobs: dict[str, tuple[int, int]] = {}
 
@@ -178,15 +150,10 @@ def measure(n: int) -> None:
 
         run("complete_job", [complete(th) for th in threads])
 
-    print(f"idle commits per second per node: {[round(r, 2) for r in idle_rate]}")
     print(f"formation: coordinator :{NODES[0]}, workers {', '.join(':' + str(p) for p in NODES[1:])}; N = {n}")
-    print(
-        "call | statements to workers | workers | PREPARE TRANSACTION | commits per call (coordinator, workers...)",
-        end="",
-    )
-    print(" | median ms")
-    for name, (stmts, workers, prepares), per_node, times in rows:
-        print(f"{name} | {stmts} | {workers} | {prepares} | {per_node} | {median_ms(times)}")
+    print("call | statements to workers | workers | worker commits | PREPARE TRANSACTION | median ms")
+    for name, (stmts, workers, commits, prepares), times in rows:
+        print(f"{name} | {stmts} | {workers} | {commits} | {prepares} | {median_ms(times)}")
 
 
 def one_server(dsn: str, n: int) -> None:
