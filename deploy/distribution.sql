@@ -238,9 +238,9 @@ revoke execute on function ai._formation_caller(name), ai._formation_carry(), ai
 -- The shard checks the token, not the lease expiry: the lease lives with the job on the
 -- coordinator (renewals touch no shard). A holder whose lease ran out still writes until the job
 -- is claimed again (that claim moves the fence); one server refuses it as soon as the lease ends.
--- thread_id NULL (request_human: the job's own thread) reads the job's thread on the coordinator,
--- where that call runs (AS001 for a job the caller cannot see). No SET search_path: an internal
--- helper inside the owner's pinned functions, as ai._fence; every name qualified.
+-- (ai._fence keeps its check of the job's row for a call with thread_id NULL, request_human's for
+-- the job's own thread, which runs on the coordinator with the job.) No SET search_path: an
+-- internal helper inside the owner's pinned functions, as ai._fence; every name qualified.
 create or replace function ai._fence_on_formation(thread_id text, job bigint, token bigint) returns void
 language plpgsql volatile
 as $$
@@ -248,12 +248,6 @@ declare
   v_thread pg_catalog.text := _fence_on_formation.thread_id;
   f record;
 begin
-  if v_thread is null then
-    select j.thread_id into v_thread from ai.agent_jobs j where j.job_id operator(pg_catalog.=) _fence_on_formation.job;
-    if not found then
-      perform ai._raise_lease_lost(_fence_on_formation.job, _fence_on_formation.token);
-    end if;
-  end if;
   select t.job_id, t.fencing_token, t.held into f
   from ai.thread_fences t
   where t.thread_id operator(pg_catalog.=) v_thread
@@ -333,6 +327,18 @@ declare
   v_rest pg_catalog.text;
   v_body pg_catalog.text;
   v_carrying pg_catalog.int4 := 0;
+  v_fn pg_catalog.text;
+  v_copied boolean := false;  -- rows copied to the shards by this call (step 5)
+  v_rows boolean;
+  -- the per-thread writes delegated to the worker that holds the thread (step 6d)
+  v_delegated pg_catalog.text[] := array[
+    'ai.put_checkpoint(text,text,text,text,text,bytea,jsonb,jsonb,ai.checkpoint_values,ai.task_writes,jsonb,ai.step_commit)',
+    'ai.put_writes(text,text,text,text,integer[],text[],text[],bytea[],text,bigint,bigint)',
+    'ai.append_messages(text,jsonb)',
+    'ai.append_message_idempotent(text,text,jsonb,integer,text,integer,bigint,bigint)',
+    'ai.begin_side_effect(text,text,jsonb,bigint,bigint,interval)',
+    'ai.finish_side_effect(text,text,jsonb,bigint,bigint)',
+    'ai.abandon_side_effect(text,text,bigint,bigint,text)'];
   v_claim_lock constant pg_catalog.text := 'exists \(select from ai\.agent_sessions s where s\.thread_id = c\.thread_id\s+offset 0 for no key update skip locked\)';
 begin
   if not exists (select from pg_catalog.pg_extension where extname = 'citus') then
@@ -466,6 +472,8 @@ begin
                                    and f.confrelid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed))
               order by (c.oid::pg_catalog.regclass::pg_catalog.text operator(pg_catalog.<>) v_anchor),
                        (c.oid::pg_catalog.regclass::pg_catalog.text operator(pg_catalog.<>) v_memory_anchor), 1 loop
+      execute pg_catalog.format('select exists (select from %s)', r.rel) into v_rows;
+      v_copied := v_copied or v_rows;
       execute pg_catalog.format('select pg_catalog.create_distributed_table(%L, %L, colocate_with => %L)',
         r.rel, r.dist_column,
         case when r.rel operator(pg_catalog.=) any (array[v_anchor, v_memory_anchor]::pg_catalog.regclass[]) then 'none'
@@ -522,15 +530,79 @@ begin
   for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
             where p.oid operator(pg_catalog.=) 'ai._fence(text, bigint, bigint)'::pg_catalog.regprocedure
               and p.prosrc !~ 'ai\._fence_on_formation\(' loop
-    -- its argument checks stay; from its probe of the job's row on, the thread's fence
-    v_body := pg_catalog.regexp_replace(r.prosrc, '\n  -- The held job and its thread in one probe.*$',
-      E'\n  -- on a Citus formation: the thread''s fence on its shard (ai.distribute())\n  perform ai._fence_on_formation(_fence.thread_id, _fence.job_id, _fence.fencing_token);\nend\n');
+    -- its argument checks stay; before its probe of the job's row, a write to a named thread
+    -- checks the thread's fence instead (a call for the job's own thread, thread_id NULL, runs on
+    -- the coordinator with the job: it keeps the probe)
+    v_body := pg_catalog.regexp_replace(r.prosrc, '(\n  -- The held job and its thread in one probe)',
+      E'\n  if _fence.thread_id is not null then\n    -- on a Citus formation: the thread''s fence on its shard (ai.distribute())\n    perform ai._fence_on_formation(_fence.thread_id, _fence.job_id, _fence.fencing_token);\n    return;\n  end if;\\1');
     if v_body operator(pg_catalog.=) r.prosrc then
       raise exception using errcode = 'AS002',
-        message = 'ai.distribute(): ai._fence has no probe of the job''s row to replace with the thread''s fence';
+        message = 'ai.distribute(): ai._fence has no probe of the job''s row to put the thread''s fence before';
     end if;
     execute pg_catalog.replace(r.def, r.prosrc, v_body);
     v_done := v_done operator(pg_catalog.||) 'ai._fence: the thread''s fence on its shard'::pg_catalog.text;
+  end loop;
+
+  -- The side-effect ledger asks whether a reservation's holder is alive: with a job, the job's
+  -- row on the coordinator, which begin_side_effect delegated to the thread's worker (6d) cannot
+  -- read. On a formation it asks the thread's fence there instead (the job, its token, still
+  -- running: the token, not the lease expiry, as ai._fence_on_formation), in PL/pgSQL (Citus
+  -- plans no query with parameters in an SQL function). Citus made the function on the
+  -- coordinator only (its argument is a row of ai.side_effects): it is propagated to the workers.
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai._side_effect_holder_alive(ai.side_effects, timestamptz)'::pg_catalog.regprocedure
+              and p.prosrc ~ 'ai\.agent_jobs' loop
+    if r.prosrc !~ 'when e\.job_id is null then e\.reserved_until > now\s+else exists \(select from ai\.agent_jobs j' then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai._side_effect_holder_alive reads ai.agent_jobs in a shape it does not know';
+    end if;
+    execute pg_catalog.replace(pg_catalog.replace(r.def, r.prosrc, $b$
+begin
+  -- on a Citus formation: the job's fence on the thread's worker (ai.distribute())
+  if e.status operator(pg_catalog.<>) 'reserved' then
+    return false;
+  end if;
+  if e.job_id is null then
+    return e.reserved_until operator(pg_catalog.>) now;
+  end if;
+  perform from ai.thread_fences f
+  where f.thread_id operator(pg_catalog.=) e.thread_id and f.job_id operator(pg_catalog.=) e.job_id
+    and f.fencing_token operator(pg_catalog.=) e.fencing_token and f.held;
+  return found;
+end
+$b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
+    perform 'PRAGMA:disable:check';  -- a function of Citus: see ai._formation_secret
+    execute pg_catalog.format('select pg_catalog.create_distributed_function(%L)', r.oid::pg_catalog.regprocedure);
+    perform 'PRAGMA:enable:check';
+    v_done := v_done operator(pg_catalog.||) 'ai._side_effect_holder_alive: the job''s fence on the thread''s worker'::pg_catalog.text;
+  end loop;
+
+  -- 6d. one node per step: the per-thread writes become distributed functions co-located with
+  -- ai.agent_sessions by their first argument, thread_id. A call of one of them alone in its
+  -- statement, outside a transaction block, goes whole to the worker that holds the thread and
+  -- runs there as the caller (that connection is the caller's login: ai.current_owner() is its
+  -- own, as on one server); its fence is the thread's (6c), on that worker. Citus delegates no
+  -- call made inside a transaction block (not forced: citus' force_delegation would also delegate
+  -- a call after ai.act_as, whose setting the worker would not see); those go through the
+  -- coordinator with the identity carried (step 7), as every other call.
+  -- Not in the transaction that copied rows to the shards (step 5, a database moved onto the
+  -- formation): Citus then cancels create_distributed_function as a distributed deadlock. That
+  -- call says so, and the next run delegates.
+  if v_copied then
+    v_delegated := '{}'::pg_catalog.text[];
+    v_done := v_done operator(pg_catalog.||) 'the per-thread writes are not delegated yet: run ai.distribute() again (not in the transaction that copied the rows)'::pg_catalog.text;
+  end if;
+  foreach v_fn in array v_delegated loop
+    perform 'PRAGMA:disable:check';  -- Citus' catalog and function: see ai._formation_secret
+    execute pg_catalog.format($q$select exists (select from pg_catalog.%I o where o.classid operator(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+                                     and o.objid operator(pg_catalog.=) %L::pg_catalog.regprocedure and o.distribution_argument_index is not null)$q$,
+                              v_objects, v_fn)
+       into v_progress;
+    if not v_progress then
+      execute pg_catalog.format($q$select pg_catalog.create_distributed_function(%L, 'thread_id', colocate_with => %L)$q$, v_fn, v_anchor);
+      v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: delegated to the worker that holds the thread', v_fn::pg_catalog.regprocedure);
+    end if;
+    perform 'PRAGMA:enable:check';
   end loop;
 
   -- 7. every SECURITY DEFINER function of ai (but the identity's own and the triggers', which run
