@@ -147,8 +147,15 @@ ifeq ($(PRIVATE),1)
 	@scripts/pgbouncer.sh start
 endif
 
+# A server of the user's may be the coordinator of a Citus formation (DATABASE_URL=<coordinator URL>
+# make demo): the schema is then distributed. `agent-state deploy` runs ai.distribute() when the
+# citus extension is in the database and says so in one line (docs/scaling.md); elsewhere it finds
+# the schema deployed and does nothing. (The private cluster has no Citus.)
 deploy: venv db
 	@scripts/sqitch.sh $(SQITCH_AS) '$(DEPLOY_DB_URL)' --quiet deploy --verify
+ifeq ($(PRIVATE),0)
+	@out=$$($(VENV)/bin/agent-state --database-url '$(DEPLOY_DB_URL)' deploy) && { [[ "$$out" == *"nothing to do" ]] || echo "$$out"; }
+endif
 
 # Prints the environment for the private cluster: eval "$$(make -s env)"
 env:
