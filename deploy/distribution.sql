@@ -65,6 +65,11 @@ declare
   v_secret pg_catalog.text;
   v_shards pg_catalog.text := 'pg_dist_shard';
 begin
+  -- a database without the citus extension on a server that loads Citus (another database of a
+  -- formation's coordinator, or one deployed before the extension): no catalog, no formation
+  if not exists (select from pg_catalog.pg_extension e where e.extname = 'citus') then
+    return null;
+  end if;
   -- Citus' catalog exists on a formation only: plpgsql_check, run on one server, skips this
   perform 'PRAGMA:disable:check';
   execute pg_catalog.format($q$select pg_catalog.shard_name('ai.formation_secret'::pg_catalog.regclass, s.shardid)

@@ -83,3 +83,23 @@ def test_deploy_distributes_when_the_schema_is_there(empty_db: str) -> None:
         assert "distributed" in (found.note or ""), found.note
         assert conn.execute("select current_user, session_user").fetchone() == ("postgres", "postgres")
     assert _layout(empty_db)["ai.agent_sessions"] == "by thread_id"
+
+
+def test_a_database_without_the_citus_extension_on_a_citus_server_works_as_one_server() -> None:
+    """The coordinator's server loads Citus (shared_preload_libraries), but this database has no
+    citus extension: the schema deployed there is a single server's, and a tenant's calls work as on
+    one (before, the identity's carry read Citus' catalog there: 42P01, pg_dist_shard)."""
+    name = f"plain_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(database_url("postgres", "postgres"), autocommit=True) as admin:
+        admin.execute(f'create database "{name}" owner {OWNER}')
+    try:
+        with psycopg.connect(database_url("postgres", name), autocommit=True) as conn:
+            found = schema.deploy(conn)
+        assert found.compatible and "distributed" not in (found.note or "")
+        thread = f"plain-{uuid.uuid4().hex[:8]}"
+        with psycopg.connect(database_url("tenant_a", name), autocommit=True) as tenant:
+            tenant.execute("select ai.create_session(%s)", (thread,))
+            assert tenant.execute("select (ai.get_session(%s)).owner", (thread,)).fetchone() == ("tenant_a",)
+    finally:
+        with psycopg.connect(database_url("postgres", "postgres"), autocommit=True) as admin:
+            admin.execute(f'drop database if exists "{name}" with (force)')
