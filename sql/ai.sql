@@ -12497,9 +12497,9 @@ declare
   v_secret pg_catalog.text;
   v_shards pg_catalog.text := 'pg_dist_shard';
 begin
-  -- a database without the citus extension on a server that loads the citus library (one being
-  -- moved onto a formation, before `create extension citus`; docs/scaling.md): one server
-  if pg_catalog.to_regclass('pg_catalog.' operator(pg_catalog.||) v_shards) is null then
+  -- a database without the citus extension on a server that loads Citus (another database of a
+  -- formation's coordinator, or one deployed before the extension): no catalog, no formation
+  if not exists (select from pg_catalog.pg_extension e where e.extname = 'citus') then
     return null;
   end if;
   -- Citus' catalog exists on a formation only: plpgsql_check, run on one server, skips this
@@ -12526,7 +12526,7 @@ comment on function ai._formation_secret() is
 --     coordinator or on a worker it connected to): the identity is carried. The calling role and
 --     the acting owner valid in this transaction (ai.act_as) go, signed, into a SET LOCAL of
 --     ai.carried_identity that Citus sends to every node this transaction reaches
---     (citus.propagate_set_commands = local, set here for the transaction). Once per transaction
+--     (citus.propagate_set_commands = local, set here for that one SET LOCAL). Once per transaction
 --     and identity (ai.carried_payload remembers it); returns NULL: the caller goes on as on one
 --     server.
 --   * On a connection as the schema owner (Citus' own, opened for a SECURITY DEFINER function; or
@@ -12548,6 +12548,7 @@ declare
   v_payload pg_catalog.text;
   v_acting pg_catalog.text := '';
   v_intermediate pg_catalog.text := 'create_intermediate_result';
+  v_propagate pg_catalog.text;
 begin
   select n.nspowner::pg_catalog.regrole::pg_catalog.name into v_owner from pg_catalog.pg_namespace n where n.nspname = 'ai';
   if a_role operator(pg_catalog.=) v_owner then
@@ -12594,6 +12595,7 @@ begin
     if v_secret is null then
       return null;  -- not distributed (yet): nothing to carry
     end if;
+    v_propagate := pg_catalog.current_setting('citus.propagate_set_commands');
     perform pg_catalog.set_config('citus.propagate_set_commands', 'local', true);
     -- and the shards are reached in transaction blocks, which carry the SET LOCALs: a read outside
     -- a transaction block would go to a worker as a bare statement, without them. Citus opens
@@ -12608,6 +12610,11 @@ begin
       'begin set local ai.carried_identity = ' operator(pg_catalog.||) pg_catalog.quote_literal(
         v_payload operator(pg_catalog.||) ' ' operator(pg_catalog.||) ai._formation_mac(v_secret, v_payload))
       operator(pg_catalog.||) '; end');
+    -- and back: Citus keeps that SET LOCAL for every node the transaction reaches later, but a SET
+    -- LOCAL of the caller's own after this call (SET LOCAL ROLE to another tenant, a timeout) must
+    -- not follow it to the workers, where the connection is the owner's (42501 there, "failure on
+    -- connection marked as essential": tests/citus/test_set_local.py)
+    perform pg_catalog.set_config('citus.propagate_set_commands', v_propagate, true);
     perform pg_catalog.set_config('ai.carried_payload', v_payload, true);
   end if;
   return null;
