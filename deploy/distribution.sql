@@ -587,7 +587,7 @@ begin
 end
 $$;
 comment on function ai.distribute() is
-  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards. Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller.';
+  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): on a database deployed before the citus extension (one server moved onto a formation), first every function of ai and ai_archive made on the workers; per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards. Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller.';
 
 revoke execute on function ai.distribute() from public;
 
