@@ -12278,9 +12278,9 @@ declare
   v_secret pg_catalog.text;
   v_shards pg_catalog.text := 'pg_dist_shard';
 begin
-  -- a database without the citus extension on a server that loads the citus library (one being
-  -- moved onto a formation, before `create extension citus`; docs/scaling.md): one server
-  if pg_catalog.to_regclass('pg_catalog.' operator(pg_catalog.||) v_shards) is null then
+  -- a database without the citus extension on a server that loads Citus (another database of a
+  -- formation's coordinator, or one deployed before the extension): no catalog, no formation
+  if not exists (select from pg_catalog.pg_extension e where e.extname = 'citus') then
     return null;
   end if;
   -- Citus' catalog exists on a formation only: plpgsql_check, run on one server, skips this
@@ -12536,6 +12536,7 @@ declare
   v_distributed pg_catalog.regclass[];
   v_partitions pg_catalog.text := 'pg_dist_partition';
   v_objects pg_catalog.text := 'pg_dist_object';
+  v_propagate pg_catalog.text;
   v_functions pg_catalog.int4 := 0;
   v_rel pg_catalog.regclass;
   v_head pg_catalog.text;
@@ -12567,7 +12568,9 @@ begin
   -- that take or return a table's row type stay on the coordinator, as Citus leaves them when the
   -- schema is deployed after the extension. Once marked distributed, later deploys propagate them.
   -- Without checking their bodies on the workers (a body may name a table not distributed yet):
-  -- a SET LOCAL, which Citus sends on to the workers (ai._formation_caller says why a DO block).
+  -- a SET LOCAL, which Citus sends on to the workers (ai._formation_caller says why a DO block);
+  -- the propagation set back after it
+  v_propagate := pg_catalog.current_setting('citus.propagate_set_commands');
   perform pg_catalog.set_config('citus.propagate_set_commands', 'local', true);
   execute 'do $d$ begin set local check_function_bodies = off; end $d$';
   perform 'PRAGMA:disable:check';  -- Citus' catalog: see ai._formation_secret
@@ -12590,6 +12593,7 @@ begin
   end if;
   perform 'PRAGMA:enable:check';
   execute 'do $d$ begin set local check_function_bodies = on; end $d$';
+  perform pg_catalog.set_config('citus.propagate_set_commands', v_propagate, true);
 
   -- 1. policies without subqueries
   for r in select p.schemaname, p.tablename, p.policyname, p.qual, p.with_check
