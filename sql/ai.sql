@@ -12756,6 +12756,7 @@ declare
   v_distributed pg_catalog.regclass[];
   v_partitions pg_catalog.text := 'pg_dist_partition';
   v_objects pg_catalog.text := 'pg_dist_object';
+  v_propagate pg_catalog.text;
   v_functions pg_catalog.int4 := 0;
   v_rel pg_catalog.regclass;
   v_head pg_catalog.text;
@@ -12799,7 +12800,9 @@ begin
   -- that take or return a table's row type stay on the coordinator, as Citus leaves them when the
   -- schema is deployed after the extension. Once marked distributed, later deploys propagate them.
   -- Without checking their bodies on the workers (a body may name a table not distributed yet):
-  -- a SET LOCAL, which Citus sends on to the workers (ai._formation_caller says why a DO block).
+  -- a SET LOCAL, which Citus sends on to the workers (ai._formation_caller says why a DO block);
+  -- the propagation set back after it
+  v_propagate := pg_catalog.current_setting('citus.propagate_set_commands');
   perform pg_catalog.set_config('citus.propagate_set_commands', 'local', true);
   execute 'do $d$ begin set local check_function_bodies = off; end $d$';
   perform 'PRAGMA:disable:check';  -- Citus' catalog: see ai._formation_secret
@@ -12822,6 +12825,7 @@ begin
   end if;
   perform 'PRAGMA:enable:check';
   execute 'do $d$ begin set local check_function_bodies = on; end $d$';
+  perform pg_catalog.set_config('citus.propagate_set_commands', v_propagate, true);
 
   -- 1. policies without subqueries
   for r in select p.schemaname, p.tablename, p.policyname, p.qual, p.with_check
@@ -13094,7 +13098,7 @@ $b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
 end
 $$;
 comment on function ai.distribute() is
-  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards. Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller.';
+  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): on a database deployed before the citus extension (one server moved onto a formation), first every function of ai and ai_archive made on the workers; per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards. Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller.';
 
 revoke execute on function ai.distribute() from public;
 
