@@ -1744,14 +1744,30 @@ declare
   a_thread_id alias for $1;
   v_now timestamptz := ai.now();
   v_owner text;
+  v_owners text[];
 begin
   perform ai._check_thread_id(a_thread_id);
   -- The session row first (locked here, deleted by the tombstone's trigger in this transaction):
   -- a concurrent put waits on it, then finds the tombstone.
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for update;
   if not found then
-    return false;  -- unknown, or another tenant's: nothing the caller may delete
+    -- unknown, or another tenant's: nothing the caller may delete. But jobs of the caller's own
+    -- tombstoned thread are finished off: on a Citus formation a coordinator crash between the
+    -- thread's worker's commit and its own (one-phase commit, docs/scaling.md) keeps the
+    -- tombstone and loses the delete of the jobs; a second call deletes them.
+    select pg_catalog.array_agg(d.owner) into v_owners from ai.deleted_threads d where d.thread_id = a_thread_id;
+    if v_owners is not null then
+      delete from ai.agent_jobs j where j.thread_id = a_thread_id and j.owner = any (v_owners);
+      delete from ai.agent_jobs_archive j where j.thread_id = a_thread_id and j.owner = any (v_owners);
+    end if;
+    return false;
   end if;
+  -- The thread's jobs, by name: on one server the foreign key would cascade to them from the
+  -- session, but on a Citus formation the jobs are on the coordinator, the session on a shard,
+  -- and no foreign key joins them (docs/scaling.md). After the session's lock, as the cascade
+  -- took them.
+  delete from ai.agent_jobs j where j.thread_id = a_thread_id and j.owner = v_owner;
+  delete from ai.agent_jobs_archive j where j.thread_id = a_thread_id and j.owner = v_owner;
   insert into ai.deleted_threads (thread_id, owner, deleted_at)
   values (a_thread_id, v_owner, v_now)
   on conflict (thread_id, owner) do update set deleted_at = excluded.deleted_at;

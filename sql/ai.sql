@@ -921,9 +921,13 @@ $$;
 comment on function ai.create_session(text, jsonb) is
   'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns (also concurrently) returns the existing row unchanged. Returns ai.session (last_seq and current_checkpoint_id computed, as get_session does). AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant or to an archived session (reserved until ai.restore_session).';
 
-create or replace function ai.set_session_status(thread_id text, status text) returns ai.session
+-- The move itself, for set_session_status and for the queue's own moves (request_human,
+-- resolve_human, a cancel of a job that waits for a person), which want no session read back:
+-- on a Citus formation that read (ai._session_as_read) does not plan inside the trigger of the
+-- coordinator's job row that cancels a waiting job, and on one server it costs two lookups no
+-- caller of these reads.
+create or replace function ai._move_session_status(thread_id text, status text) returns ai.agent_sessions
 language plpgsql volatile
-security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
@@ -946,7 +950,7 @@ begin
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
   if s.status = a_status then
-    return ai._session_as_read(s);
+    return s;
   end if;
   if not ai._session_transition_allowed(s.status, a_status) then
     raise exception using errcode = 'AS004',
@@ -963,6 +967,21 @@ begin
 
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (s.thread_id, s.owner, 'status', pg_catalog.jsonb_build_object('from', v_from, 'to', a_status), v_now);
+  return s;
+end
+$$;
+comment on function ai._move_session_status(text, text) is
+  'Internal (ai.set_session_status and the queue''s moves of a session: request_human, resolve_human, the cancel of a job that waits): moves a session to a new status and records a status event, as ai.set_session_status documents, and returns the row. AS001 unknown thread, AS002 unknown status, AS004 transition not allowed.';
+
+create or replace function ai.set_session_status(thread_id text, status text) returns ai.session
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  s ai.agent_sessions;
+begin
+  s := ai._move_session_status($1, $2);
   return ai._session_as_read(s);
 end
 $$;
@@ -971,7 +990,7 @@ comment on function ai.set_session_status(text, text) is
 
 revoke execute on function ai._guard_session_status() from public;  -- a trigger needs no grant
 revoke execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
-  ai.set_session_status(text, text), ai._start_session(text, text, jsonb, jsonb) from public;
+  ai.set_session_status(text, text), ai._move_session_status(text, text), ai._start_session(text, text, jsonb, jsonb) from public;
 grant execute on function ai.create_session(text, jsonb), ai.set_session_status(text, text)
 to ai_user, ai_service;
 
@@ -3599,15 +3618,20 @@ declare
   v_owner text := case when not v_all then ai.current_owner() end;
 begin
   return query
-  with jobs as (
+  -- the tenant's sessions read first, on their own (materialized): on a Citus formation they are
+  -- on the shards and the jobs on the coordinator, which Citus joins only through a result read
+  -- first (docs/scaling.md)
+  with mine as materialized (
+    select s.thread_id from ai.agent_sessions s where not v_all and s.owner = v_owner
+  ), jobs as (
     select j.queue, j.status, j.run_at, j.lease_expires_at, j.updated_at, j.attempt_log
     from ai.agent_jobs j
     where v_all and (queue_stats.queue is null or j.queue = queue_stats.queue)
     union all
     select j.queue, j.status, j.run_at, j.lease_expires_at, j.updated_at, j.attempt_log
-    from ai.agent_sessions s
+    from mine s
     join ai.agent_jobs j on j.thread_id = s.thread_id
-    where not v_all and s.owner = v_owner and (queue_stats.queue is null or j.queue = queue_stats.queue)
+    where not v_all and (queue_stats.queue is null or j.queue = queue_stats.queue)
   )
   select j.queue,
          count(*) filter (where j.status = 'PENDING'),
@@ -5793,14 +5817,30 @@ declare
   a_thread_id alias for $1;
   v_now timestamptz := ai.now();
   v_owner text;
+  v_owners text[];
 begin
   perform ai._check_thread_id(a_thread_id);
   -- The session row first (locked here, deleted by the tombstone's trigger in this transaction):
   -- a concurrent put waits on it, then finds the tombstone.
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for update;
   if not found then
-    return false;  -- unknown, or another tenant's: nothing the caller may delete
+    -- unknown, or another tenant's: nothing the caller may delete. But jobs of the caller's own
+    -- tombstoned thread are finished off: on a Citus formation a coordinator crash between the
+    -- thread's worker's commit and its own (one-phase commit, docs/scaling.md) keeps the
+    -- tombstone and loses the delete of the jobs; a second call deletes them.
+    select pg_catalog.array_agg(d.owner) into v_owners from ai.deleted_threads d where d.thread_id = a_thread_id;
+    if v_owners is not null then
+      delete from ai.agent_jobs j where j.thread_id = a_thread_id and j.owner = any (v_owners);
+      delete from ai.agent_jobs_archive j where j.thread_id = a_thread_id and j.owner = any (v_owners);
+    end if;
+    return false;
   end if;
+  -- The thread's jobs, by name: on one server the foreign key would cascade to them from the
+  -- session, but on a Citus formation the jobs are on the coordinator, the session on a shard,
+  -- and no foreign key joins them (docs/scaling.md). After the session's lock, as the cascade
+  -- took them.
+  delete from ai.agent_jobs j where j.thread_id = a_thread_id and j.owner = v_owner;
+  delete from ai.agent_jobs_archive j where j.thread_id = a_thread_id and j.owner = v_owner;
   insert into ai.deleted_threads (thread_id, owner, deleted_at)
   values (a_thread_id, v_owner, v_now)
   on conflict (thread_id, owner) do update set deleted_at = excluded.deleted_at;
@@ -7559,16 +7599,26 @@ begin
     raise exception using errcode = 'AS034',
       message = format('checkpoint %s is not the newest of thread %s (%s)', a_checkpoint, j.thread_id, v_current);
   end if;
-  perform ai.set_session_status(j.thread_id, 'waiting');
+  perform ai._move_session_status(j.thread_id, 'waiting');
 
-  begin
-    insert into ai.human_approvals (thread_id, owner, job_id, checkpoint_id, action, requested_by, requested_at)
-    values (j.thread_id, j.owner, j.job_id, a_checkpoint, a_action, v_worker, v_now)
-    returning * into h;
-  exception when unique_violation then
-    raise exception using errcode = 'AS004',
-      message = format('thread %s already waits for a person', j.thread_id);
-  end;
+  -- A pending approval of this very job is taken over by the new request: its job's half of an
+  -- earlier request was lost while the approval's was kept (on a Citus formation, a coordinator
+  -- crash between the thread's worker's commit and its own: one-phase commit, docs/scaling.md;
+  -- anywhere, a job moved back by hand). Refusing it (AS004) would refuse the run forever.
+  update ai.human_approvals x
+  set checkpoint_id = a_checkpoint, action = a_action, requested_by = v_worker, requested_at = v_now
+  where x.thread_id = j.thread_id and x.job_id = j.job_id and x.status = 'pending'
+  returning x.* into h;
+  if not found then
+    begin
+      insert into ai.human_approvals (thread_id, owner, job_id, checkpoint_id, action, requested_by, requested_at)
+      values (j.thread_id, j.owner, j.job_id, a_checkpoint, a_action, v_worker, v_now)
+      returning * into h;
+    exception when unique_violation then
+      raise exception using errcode = 'AS004',
+        message = format('thread %s already waits for a person', j.thread_id);
+    end;
+  end if;
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (h.thread_id, h.owner, 'pending_approval',
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id,
@@ -7578,7 +7628,7 @@ begin
 end
 $$;
 comment on function ai.request_human(bigint, bigint, text, jsonb) is
-  'Pauses a job held with fencing_token for a person (fenced: ai._fence): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
+  'Pauses a job held with fencing_token for a person (fenced: ai._fence): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. A pending approval of the same job (its job''s half of an earlier request lost: docs/scaling.md, one-phase commit on a Citus formation) is taken over by the new request, with its id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
 
 -- A job that waited for a person was cancelled (called by the status trigger of ai.agent_jobs,
 -- ai._job_status_moved): its approval is cancelled, an approval_cancelled event written, and a
@@ -7592,6 +7642,10 @@ declare
   a_thread_id alias for $2;
   v_now timestamptz := ai.now();
   v_session text;
+  -- who cancelled, read here, on the caller's node: the UPDATE below then writes plain values
+  -- (on a Citus formation it runs on the thread's shard, where these functions would not plan)
+  v_by text := ai.calling_role();
+  v_for text := case when ai.sees_all_owners() then null else ai.current_owner() end;
   h ai.human_approvals;
 begin
   -- The session before the approval (job, session, approval: the order of request_human and
@@ -7601,11 +7655,10 @@ begin
     select s.status into v_session from ai.agent_sessions s where s.thread_id = a_thread_id for no key update;
   end if;
 
+  -- by the thread too (human_approvals_one_pending_per_thread; on a formation, its one shard)
   update ai.human_approvals x
-  set status = 'cancelled', decided_by = ai.calling_role(),
-      decided_for = case when ai.sees_all_owners() then null else ai.current_owner() end,
-      decided_at = v_now
-  where x.job_id = a_job_id and x.status = 'pending'
+  set status = 'cancelled', decided_by = v_by, decided_for = v_for, decided_at = v_now
+  where x.thread_id = a_thread_id and x.job_id = a_job_id and x.status = 'pending'
   returning x.* into h;
   if not found then
     return;  -- nothing waited (a row written by hand)
@@ -7616,9 +7669,13 @@ begin
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id,
                                         'checkpoint_id', h.checkpoint_id, 'cancelled_by', h.decided_by),
           v_now);
-  if v_session = 'waiting'
-     and not exists (select from ai.human_approvals x where x.thread_id = h.thread_id and x.status = 'pending') then
-    perform ai.set_session_status(h.thread_id, 'active');
+  if v_session = 'waiting' then
+    -- a statement of its own (on a Citus formation an expression that mixes a variable and a
+    -- query of a distributed table does not plan)
+    perform from ai.human_approvals x where x.thread_id = a_thread_id and x.status = 'pending';
+    if not found then
+      perform ai._move_session_status(h.thread_id, 'active');
+    end if;
   end if;
 end
 $$;
@@ -7626,6 +7683,20 @@ comment on function ai._close_approval_of_job(bigint, text) is
   'Internal (the status trigger of ai.agent_jobs, after a job went from AWAITING_HUMAN to CANCELLED): the job''s pending approval becomes cancelled (decided_by = ai.calling_role()), an approval_cancelled event is written, and a waiting session is active again when nothing else of the thread waits. Runs inside the function that moved the job.';
 revoke execute on function ai._close_approval_of_job(bigint, text) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
+
+-- What a decision adds to its job's payload (payload.human), for resolve_human's two paths.
+create or replace function ai._human_payload(approval_id text, checkpoint_id text, action jsonb, decision jsonb,
+                                             decided_by text, decided_at timestamptz) returns jsonb
+language sql stable
+set search_path = pg_catalog, pg_temp
+as $$
+  select pg_catalog.jsonb_build_object('human', pg_catalog.jsonb_build_object(
+    'approval_id', approval_id, 'checkpoint_id', checkpoint_id, 'action', action,
+    'decision', decision, 'decided_by', decided_by, 'decided_at', decided_at))
+$$;
+comment on function ai._human_payload(text, text, jsonb, jsonb, text, timestamptz) is
+  'Internal (ai.resolve_human): {"human": {approval_id, checkpoint_id, action, decision, decided_by, decided_at}}, what a decision adds to its job''s payload.';
+revoke execute on function ai._human_payload(text, text, jsonb, jsonb, text, timestamptz) from public;
 
 create or replace function ai.resolve_human(thread_id text, checkpoint_id text, decision jsonb)
 returns ai.human_approvals
@@ -7657,7 +7728,14 @@ begin
   -- the approval. The job is locked only while it waits; a cancel that got it first has closed
   -- the approval by the time the statements below look.
   select x.job_id into v_job from ai.human_approvals x where x.thread_id = a_thread_id and x.status = 'pending';
-  if found then
+  if not found then
+    -- none pending: the job of the approval resolved at this checkpoint, should it still wait (below)
+    select x.job_id into v_job from ai.human_approvals x
+    where x.thread_id = a_thread_id and x.checkpoint_id = a_checkpoint and x.status = 'resolved'
+    order by x.decided_at desc, x.approval_id desc
+    limit 1;
+  end if;
+  if v_job is not null then
     perform from ai.agent_jobs u where u.job_id = v_job and u.status = 'AWAITING_HUMAN' for no key update;
   end if;
   select * into s from ai.agent_sessions x where x.thread_id = a_thread_id for no key update;
@@ -7670,8 +7748,25 @@ begin
                 order by c.checkpoint_id desc limit 1);
   select * into h from ai.human_approvals x where x.thread_id = a_thread_id and x.status = 'pending' for update;
   if not found then
-    if exists (select from ai.human_approvals x
-               where x.thread_id = a_thread_id and x.checkpoint_id = a_checkpoint and x.status = 'resolved') then
+    select * into h from ai.human_approvals x
+    where x.thread_id = a_thread_id and x.checkpoint_id = a_checkpoint and x.status = 'resolved'
+    order by x.decided_at desc, x.approval_id desc
+    limit 1;
+    if found then
+      -- Resolved, and its job still waits: the job's half of that decision was lost (on a Citus
+      -- formation, a coordinator crash between the thread's worker's commit and its own:
+      -- one-phase commit, docs/scaling.md; anywhere, a job moved back by hand). The job takes the
+      -- decision stored then, which this call returns; the session is active already.
+      update ai.agent_jobs u
+      set status = 'PENDING', run_at = v_now, updated_at = v_now, vtime = null,
+          payload = u.payload || ai._human_payload(h.approval_id, h.checkpoint_id, h.action, h.decision,
+                                                   h.decided_by, h.decided_at)
+      where u.job_id = h.job_id and u.status = 'AWAITING_HUMAN'
+      returning u.* into j;
+      if found then
+        perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
+        return h;
+      end if;
       raise exception using errcode = 'AS033',
         message = format('the approval of thread %s at checkpoint %s was already resolved', a_thread_id, a_checkpoint);
     end if;
@@ -7699,9 +7794,8 @@ begin
   update ai.agent_jobs u
   set status = 'PENDING', run_at = v_now, updated_at = v_now,
       vtime = null,  -- placed again in the fair order (deploy/job_keys.sql) by the next claim
-      payload = u.payload || pg_catalog.jsonb_build_object('human', pg_catalog.jsonb_build_object(
-        'approval_id', h.approval_id, 'checkpoint_id', h.checkpoint_id, 'action', h.action,
-        'decision', a_decision, 'decided_by', ai.calling_role(), 'decided_at', v_now))
+      payload = u.payload || ai._human_payload(h.approval_id, h.checkpoint_id, h.action, a_decision,
+                                               ai.calling_role(), v_now)
   where u.job_id = h.job_id and u.status = 'AWAITING_HUMAN'
   returning u.* into j;
   if not found then
@@ -7709,12 +7803,14 @@ begin
       message = format('thread %s does not wait for a person (job %s is no longer AWAITING_HUMAN)', a_thread_id, h.job_id);
   end if;
 
+  -- by the thread too: on a Citus formation the approval's one shard (by its id alone, an UPDATE
+  -- of every shard, committed by two-phase commit on each worker)
   update ai.human_approvals x
   set status = 'resolved', decision = a_decision, decided_by = ai.calling_role(), decided_for = ai.current_owner(),
       decided_at = v_now
-  where x.approval_id = h.approval_id
+  where x.thread_id = a_thread_id and x.approval_id = h.approval_id
   returning x.* into h;
-  perform ai.set_session_status(a_thread_id, 'active');
+  perform ai._move_session_status(a_thread_id, 'active');
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (h.thread_id, h.owner, 'human_resolved',
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id, 'checkpoint_id', h.checkpoint_id,
@@ -7725,7 +7821,7 @@ begin
 end
 $$;
 comment on function ai.resolve_human(text, text, jsonb) is
-  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
+  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. An approval resolved at checkpoint_id whose job still waits (the job''s half of the decision lost: docs/scaling.md, one-phase commit on a Citus formation) puts the job back PENDING with the decision stored then and returns that approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
 
 -- v0.1.0's pending_approvals had no cursor; a v0.1.0 caller's arguments resolve to this one.
 drop function if exists ai.pending_approvals(text, integer);
@@ -7749,6 +7845,11 @@ declare
   a_after alias for $3;
   v_after_at timestamptz;
   v_owner text := a_owner;
+  v_after text := a_after;
+  v_limit integer;
+  v_read integer;
+  v_count integer := 0;
+  v_h ai.human_approvals;
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
   if a_after is not null then
@@ -7760,13 +7861,28 @@ begin
   if v_owner is null and not ai.sees_all_owners() then
     v_owner := ai.current_owner();  -- RLS shows a tenant its own: say so, so the owner's index serves
   end if;
-  return query
-  select h.* from ai.human_approvals h
-  where h.status = 'pending' and (v_owner is null or h.owner = v_owner)
-    and (a_after is null or (h.requested_at, h.approval_id) > (v_after_at, a_after))
-    and exists (select from ai.agent_jobs j where j.job_id = h.job_id and j.status = 'AWAITING_HUMAN')
-  order by h.requested_at, h.approval_id
-  limit a_max_rows;
+  -- The pending approvals, then each one's job: not a join, since on a Citus formation the
+  -- approvals are on the shards and the jobs on the coordinator (docs/scaling.md). An approval
+  -- whose job no longer waits (a raw UPDATE moved it) is left out; when one is, the next page
+  -- after the last approval read fills the answer up.
+  loop
+    v_limit := a_max_rows - v_count;
+    v_read := 0;
+    for v_h in select x.* from ai.human_approvals x
+             where x.status = 'pending' and (v_owner is null or x.owner = v_owner)
+               and (v_after is null or (x.requested_at, x.approval_id) > (v_after_at, v_after))
+             order by x.requested_at, x.approval_id
+             limit v_limit loop
+      v_read := v_read + 1;
+      v_after_at := v_h.requested_at;
+      v_after := v_h.approval_id;
+      if exists (select from ai.agent_jobs j where j.job_id = v_h.job_id and j.status = 'AWAITING_HUMAN') then
+        v_count := v_count + 1;
+        return next v_h;
+      end if;
+    end loop;
+    exit when v_read < v_limit or v_count >= a_max_rows;
+  end loop;
 end
 $$;
 comment on function ai.pending_approvals(text, integer, text) is
@@ -7972,9 +8088,13 @@ begin
     v_owner := ai.current_owner();
   end if;
   if v_owner is not null then
+    -- the owner's sessions read first, on their own (materialized): on a Citus formation they are
+    -- on the shards and the jobs on the coordinator, which Citus joins only through a result read
+    -- first (docs/scaling.md); on one server the same walk of agent_sessions_owner_created
     return query
+    with mine as materialized (select s.thread_id from ai.agent_sessions s where s.owner = v_owner)
     select j.*
-    from ai.agent_sessions s
+    from mine s
     cross join lateral (select * from ai.agent_jobs j
                         where j.thread_id = s.thread_id and j.job_id < v_before
                           and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
@@ -7982,7 +8102,6 @@ begin
                           and (a_path is null or j.payload #>> a_path = a_value)
                         order by j.job_id desc
                         limit a_max_rows) j
-    where s.owner = v_owner
     order by j.job_id desc
     limit a_max_rows;
   else
@@ -10084,6 +10203,57 @@ alter table ai_archive.checkpoint_blobs
   add column write_idx integer;
 
 
+-- ===== change: thread_fences =====
+-- Deploy agent-state:thread_fences to pg
+-- requires: sessions
+-- requires: retention
+--
+-- The fence of a thread, kept with the thread (issue 40, docs/scaling.md, "The fence on the
+-- shard"). On one server every write made for a job checks the job's row in ai.agent_jobs
+-- (ai._fence), and this table stays empty. On a Citus formation ai.agent_jobs is a table of the
+-- coordinator while the thread's rows are on a worker: a check there would make every node step
+-- a distributed transaction, and a write delegated to the worker (ai.distribute(), "One node per
+-- step") cannot read the coordinator's table at all. So on a formation the claim writes the
+-- fence of the job's thread here, in its own transaction (a trigger on ai.agent_jobs that
+-- ai.distribute() adds: a claim, a takeover, a job leaving IN_PROGRESS), and the fenced writes
+-- check it on the thread's shard (ai._fence_on_formation). Distributed by thread_id and
+-- co-located with ai.agent_sessions by ai.distribute(), like every table with a thread_id.
+--   job_id, fencing_token: the thread's last claimed job and the token of that claim;
+--   held: whether that job is IN_PROGRESS under that claim (false once it completed, failed,
+--         was released, cancelled, or waits for a person).
+-- The lease expiry is not here: it lives with the job on the coordinator, renewed there without
+-- touching the shards.
+
+create table ai.thread_fences (
+  thread_id text primary key,
+  owner text not null,
+  job_id bigint not null,
+  fencing_token bigint not null,
+  held boolean not null,
+  updated_at timestamptz not null,
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.thread_fences is 'Citus only (empty on one server): the fence of a thread, written by the claim on the thread''s shard (its last claimed job, the token, whether that job still runs) and checked there by every write made for a job (docs/scaling.md).';
+
+alter table ai.thread_fences enable row level security;
+alter table ai.thread_fences force row level security;
+create policy thread_fences_by_owner on ai.thread_fences
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+-- No table privilege for ai_user or ai_service: only the schema owner's functions read and write it.
+
+-- Retention: the fence moves with its session (a restored thread's fence names a job that no
+-- longer runs, or the job that still does).
+create table ai_archive.thread_fences (like ai.thread_fences including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+alter table ai_archive.thread_fences enable row level security;
+alter table ai_archive.thread_fences force row level security;
+create policy thread_fences_by_owner on ai_archive.thread_fences
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+insert into ai._archived_tables (table_name, copy_order, order_by) values ('thread_fences', 150, 'thread_id');
+
+
 -- ===== change: job_keys =====
 -- Deploy agent-state:job_keys to pg
 -- requires: queue
@@ -10282,7 +10452,6 @@ declare
   a_max_rows alias for $2;
   a_after alias for $3;
   v_after_at timestamptz;
-  f record;
 begin
   perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
   perform ai._check_limit(a_max_rows, 'max_rows');
@@ -10293,29 +10462,25 @@ begin
       raise exception using errcode = 'AS001', message = format('fork %s of thread %s not found', a_after, a_thread_id);
     end if;
   end if;
-  -- the page of forks first, then each one's replay job: on a Citus formation the forks are spread
-  -- over the shards and the jobs are the coordinator's, which one query cannot join
-  for f in
-  select e.thread_id, s.owner, s.status, e.created_at, e.payload ->> 'from_checkpoint' as from_checkpoint
-  from ai.session_events e
-  join ai.agent_sessions s on s.thread_id = e.thread_id
-  where e.kind = 'start' and (e.payload ->> 'copied_from') = a_thread_id
-    and (a_after is null or (e.created_at, e.thread_id) > (v_after_at, a_after))
-  order by e.created_at, e.thread_id
-  limit a_max_rows loop
-    fork_thread_id := f.thread_id;
-    owner := f.owner;
-    status := f.status;
-    created_at := f.created_at;
-    from_checkpoint_id := f.from_checkpoint;
-    replay_job_id := null;
-    replay_model := null;
-    select j.job_id, j.payload -> 'replay' ->> 'model' into replay_job_id, replay_model
-    from ai.agent_jobs j
-    where j.thread_id = f.thread_id and j.payload ? 'replay'
-    order by j.job_id limit 1;
-    return next;
-  end loop;
+  -- the forks (events and sessions, one thread's rows each) read first, on their own
+  -- (materialized), then each one's replay job: on a Citus formation the forks are on the shards
+  -- and the jobs on the coordinator, which Citus joins only through a result read first
+  return query
+  with forks as materialized (
+    select e.thread_id, s.owner, s.status, e.created_at, e.payload ->> 'from_checkpoint' as from_checkpoint
+    from ai.session_events e
+    join ai.agent_sessions s on s.thread_id = e.thread_id
+    where e.kind = 'start' and (e.payload ->> 'copied_from') = a_thread_id
+      and (a_after is null or (e.created_at, e.thread_id) > (v_after_at, a_after))
+    order by e.created_at, e.thread_id
+    limit a_max_rows
+  )
+  select f.thread_id, f.owner, f.status, f.created_at, f.from_checkpoint, r.job_id, r.model
+  from forks f
+  left join lateral (select j.job_id, j.payload -> 'replay' ->> 'model' as model from ai.agent_jobs j
+                     where j.thread_id = f.thread_id and j.payload ? 'replay'
+                     order by j.job_id limit 1) r on true
+  order by f.created_at, f.thread_id;
 end
 $$;
 comment on function ai.list_forks(text, integer, text) is
@@ -10364,21 +10529,25 @@ begin
   -- A tenant reads its own sessions' jobs (agent_sessions_owner_created, agent_jobs_thread), as
   -- ai.queue_stats does: what it costs grows with its own rows, never with another tenant's.
   return query
-  with jobs as (
+  -- the tenant's sessions read first, on their own (materialized): on a Citus formation they are
+  -- on the shards and the jobs on the coordinator (ai.queue_stats says why)
+  with mine as materialized (
+    select s.thread_id from ai.agent_sessions s where not v_all and s.owner = v_owner
+  ), jobs as (
     select j.queue, j.status, j.created_at, j.finished_at
     from ai.agent_jobs j
     where v_all and (a_queue is null or j.queue = a_queue)
       and j.status in ('COMPLETED', 'FAILED') and j.finished_at >= v_start and j.finished_at <= v_now
     union all
     select j.queue, j.status, j.created_at, j.finished_at
-    from ai.agent_sessions s
+    from mine s
     cross join lateral (select j.queue, j.status, j.created_at, j.finished_at
                         from ai.agent_jobs j
                         where j.thread_id = s.thread_id and (a_queue is null or j.queue = a_queue)
                           and j.status in ('COMPLETED', 'FAILED') and j.finished_at >= v_start
                           and j.finished_at <= v_now
                         offset 0) j  -- not flattened into a join: each session's jobs by agent_jobs_thread
-    where not v_all and s.owner = v_owner
+    where not v_all
   )
   select j.queue, pg_catalog.date_bin(a_bucket, j.finished_at, timestamptz '2000-01-01 00:00:00+00'),
          count(*) filter (where j.status = 'COMPLETED'), count(*) filter (where j.status = 'FAILED'),
@@ -11974,8 +12143,31 @@ declare
   v_start timestamptz := ai._server_start();
   v_all boolean := ai.sees_all_owners();
   v_owner text := case when not v_all then ai.current_owner() end;
+  v_rows_taken_over bigint;
+  v_takeovers bigint;
+  v_bytes double precision;
 begin
   -- Row-level security applies as well (the tables force it); the owner test is stated too.
+  -- The side effects and the statistics are read first, each on its own, and the jobs after: on a
+  -- Citus formation the side effects are on the shards and the jobs on the coordinator, and a
+  -- query that reads both (or the catalog with a distributed table) does not plan there
+  -- (docs/scaling.md).
+  select count(*), coalesce(sum(s.takeovers), 0) into v_rows_taken_over, v_takeovers
+  from ai.side_effects s
+  where s.takeovers > 0 and (v_all or s.owner = v_owner);
+  -- From the statistics ANALYZE keeps (no row is read): the mean stored size of a checkpoint
+  -- row's serialized state and of a channel value, and the channel values written per
+  -- checkpoint. NULL until ANALYZE has run; an operator's call only.
+  if v_all then
+    select (select avg_width from pg_catalog.pg_stats
+            where schemaname = 'ai' and tablename = 'checkpoints' and attname = 'checkpoint')::double precision
+           + coalesce((select avg_width from pg_catalog.pg_stats
+                       where schemaname = 'ai' and tablename = 'checkpoint_blobs' and attname = 'blob')::double precision
+                      * (select greatest(c.reltuples, 0) from pg_catalog.pg_class c where c.oid = 'ai.checkpoint_blobs'::regclass)
+                      / nullif((select greatest(c.reltuples, 0) from pg_catalog.pg_class c
+                                where c.oid = 'ai.checkpoints'::regclass), 0), 0)
+      into v_bytes;
+  end if;
   return query
   with live as (
     select j.queue, j.status, j.run_at, j.lease_expires_at, j.updated_at
@@ -12022,10 +12214,6 @@ begin
            coalesce(t.failed_attempts, 0) as failed_attempts, coalesce(t.expired_attempts, 0) as expired_attempts,
            coalesce(t.deadline_attempts, 0) as deadline_attempts
     from per_queue p full join per_queue_troubled t on t.queue = p.queue
-  ), side as (
-    select count(*) as rows_taken_over, coalesce(sum(s.takeovers), 0) as takeovers
-    from ai.side_effects s
-    where s.takeovers > 0 and (v_all or s.owner = v_owner)
   )
   select m.metric, m.labels, m.value
   from (
@@ -12046,23 +12234,12 @@ begin
                                (15, 'agent_state_dead_jobs', q.dead),
                                (16, 'agent_state_attempts_deadline_exceeded', q.deadline_attempts)) v(ord, metric, n)
     union all
-    select 'agent_state_side_effect_takeovers', '{}'::jsonb, s.takeovers, '', 20 from side s
+    select 'agent_state_side_effect_takeovers', '{}'::jsonb, v_takeovers::double precision, '', 20
     union all
-    select 'agent_state_side_effects_taken_over', '{}'::jsonb, s.rows_taken_over, '', 21 from side s
+    select 'agent_state_side_effects_taken_over', '{}'::jsonb, v_rows_taken_over::double precision, '', 21
     union all
-    -- From the statistics ANALYZE keeps (no row is read): the mean stored size of a checkpoint
-    -- row's serialized state and of a channel value, and the channel values written per
-    -- checkpoint. NULL until ANALYZE has run; an operator's call only.
-    select 'agent_state_checkpoint_bytes_per_step', jsonb_build_object('source', 'statistics'),
-           st.bytes, '', 30
-    from (select (select avg_width from pg_catalog.pg_stats
-                  where schemaname = 'ai' and tablename = 'checkpoints' and attname = 'checkpoint')::double precision
-                 + coalesce((select avg_width from pg_catalog.pg_stats
-                             where schemaname = 'ai' and tablename = 'checkpoint_blobs' and attname = 'blob')::double precision
-                            * (select greatest(c.reltuples, 0) from pg_catalog.pg_class c where c.oid = 'ai.checkpoint_blobs'::regclass)
-                            / nullif((select greatest(c.reltuples, 0) from pg_catalog.pg_class c
-                                      where c.oid = 'ai.checkpoints'::regclass), 0), 0) as bytes) st
-    where v_all and st.bytes is not null
+    select 'agent_state_checkpoint_bytes_per_step', jsonb_build_object('source', 'statistics'), v_bytes, '', 30
+    where v_bytes is not null
   ) m
   order by m.metric, m.k, m.ord;
 end
@@ -12253,6 +12430,7 @@ grant execute on function ai.job_key_status(text, integer, text, text) to ai_use
 -- Deploy agent-state:distribution to pg
 -- requires: schema
 -- requires: owners
+-- requires: thread_fences
 --
 -- The data tier on Citus (docs/scaling.md, issue 40). The schema deploys as on one server; an
 -- operator then runs `select ai.distribute()` once, as the schema owner, on the coordinator of a
@@ -12266,6 +12444,9 @@ grant execute on function ai.job_key_status(text, integer, text, text) to ai_use
 -- after every later deploy, which may add a table that must be distributed too.
 --
 -- What it does, in order (each step skips what is already done):
+--   0. every function of ai and ai_archive made on the workers, but those that take or return a
+--      table's row type: a database deployed before `create extension citus` (one server moved
+--      onto a formation) has none there, and the shards' checks, defaults and triggers call them;
 --   1. the policies of ai and ai_archive without a (select ...) subquery: Citus does not take a
 --      subquery in a policy of a distributed table. The same comparisons, evaluated per row on the
 --      shard instead of once per statement;
@@ -12316,6 +12497,11 @@ declare
   v_secret pg_catalog.text;
   v_shards pg_catalog.text := 'pg_dist_shard';
 begin
+  -- a database without the citus extension on a server that loads Citus (another database of a
+  -- formation's coordinator, or one deployed before the extension): no catalog, no formation
+  if not exists (select from pg_catalog.pg_extension e where e.extname = 'citus') then
+    return null;
+  end if;
   -- Citus' catalog exists on a formation only: plpgsql_check, run on one server, skips this
   perform 'PRAGMA:disable:check';
   execute pg_catalog.format($q$select pg_catalog.shard_name('ai.formation_secret'::pg_catalog.regclass, s.shardid)
@@ -12340,7 +12526,7 @@ comment on function ai._formation_secret() is
 --     coordinator or on a worker it connected to): the identity is carried. The calling role and
 --     the acting owner valid in this transaction (ai.act_as) go, signed, into a SET LOCAL of
 --     ai.carried_identity that Citus sends to every node this transaction reaches
---     (citus.propagate_set_commands = local, set here for the transaction). Once per transaction
+--     (citus.propagate_set_commands = local, set here for that one SET LOCAL). Once per transaction
 --     and identity (ai.carried_payload remembers it); returns NULL: the caller goes on as on one
 --     server.
 --   * On a connection as the schema owner (Citus' own, opened for a SECURITY DEFINER function; or
@@ -12362,6 +12548,7 @@ declare
   v_payload pg_catalog.text;
   v_acting pg_catalog.text := '';
   v_intermediate pg_catalog.text := 'create_intermediate_result';
+  v_propagate pg_catalog.text;
 begin
   select n.nspowner::pg_catalog.regrole::pg_catalog.name into v_owner from pg_catalog.pg_namespace n where n.nspname = 'ai';
   if a_role operator(pg_catalog.=) v_owner then
@@ -12408,6 +12595,7 @@ begin
     if v_secret is null then
       return null;  -- not distributed (yet): nothing to carry
     end if;
+    v_propagate := pg_catalog.current_setting('citus.propagate_set_commands');
     perform pg_catalog.set_config('citus.propagate_set_commands', 'local', true);
     -- and the shards are reached in transaction blocks, which carry the SET LOCALs: a read outside
     -- a transaction block would go to a worker as a bare statement, without them. Citus opens
@@ -12422,6 +12610,11 @@ begin
       'begin set local ai.carried_identity = ' operator(pg_catalog.||) pg_catalog.quote_literal(
         v_payload operator(pg_catalog.||) ' ' operator(pg_catalog.||) ai._formation_mac(v_secret, v_payload))
       operator(pg_catalog.||) '; end');
+    -- and back: Citus keeps that SET LOCAL for every node the transaction reaches later, but a SET
+    -- LOCAL of the caller's own after this call (SET LOCAL ROLE to another tenant, a timeout) must
+    -- not follow it to the workers, where the connection is the owner's (42501 there, "failure on
+    -- connection marked as essential": tests/citus/test_set_local.py)
+    perform pg_catalog.set_config('citus.propagate_set_commands', v_propagate, true);
     perform pg_catalog.set_config('ai.carried_payload', v_payload, true);
   end if;
   return null;
@@ -12464,6 +12657,85 @@ comment on function ai._formation_mac(text, text) is
 revoke execute on function ai._formation_caller(name), ai._formation_carry(), ai._formation_mac(text, text), ai._formation_secret()
   from public;
 
+-- The fence on the shard (deploy/thread_fences.sql; docs/scaling.md, "The fence on the shard").
+-- On a formation every write made for a job checks the thread's fence where the thread lives,
+-- not the job's row on the coordinator: ai.distribute() makes ai._fence, after its argument
+-- checks, call this function instead of probing ai.agent_jobs (the one place the fence differs
+-- between one server and a formation), and adds the trigger below to ai.agent_jobs, which writes
+-- the fence in the claim's own transaction.
+--   * the thread's fence row names this job, this token, and the job runs (held): the write goes
+--     on. The row is read FOR SHARE: a claim that takes the job over (its trigger updates that
+--     row) waits until this transaction ends, so a write that passed the check is ordered before
+--     the takeover, as on one server the commit check orders it;
+--   * anything else: AS006 (the job is not the thread's running job under this token: it was
+--     taken over, finished, or is another thread's job; one server tells the last apart, AS002,
+--     which the shard cannot without the job's row).
+-- The shard checks the token, not the lease expiry: the lease lives with the job on the
+-- coordinator (renewals touch no shard). A holder whose lease ran out still writes until the job
+-- is claimed again (that claim moves the fence); one server refuses it as soon as the lease ends.
+-- (ai._fence keeps its check of the job's row for a call with thread_id NULL, request_human's for
+-- the job's own thread, which runs on the coordinator with the job.) No SET search_path: an
+-- internal helper inside the owner's pinned functions, as ai._fence; every name qualified.
+create or replace function ai._fence_on_formation(thread_id text, job bigint, token bigint) returns void
+language plpgsql volatile
+as $$
+declare
+  v_thread pg_catalog.text := _fence_on_formation.thread_id;
+  f record;
+begin
+  select t.job_id, t.fencing_token, t.held into f
+  from ai.thread_fences t
+  where t.thread_id operator(pg_catalog.=) v_thread
+  for share;
+  if found and f.held and f.job_id operator(pg_catalog.=) _fence_on_formation.job
+     and f.fencing_token operator(pg_catalog.=) _fence_on_formation.token then
+    return;
+  end if;
+  raise exception using errcode = 'AS006',
+    message = pg_catalog.format('job %s: not the running job of thread %s under fencing token %s',
+                                _fence_on_formation.job, v_thread, _fence_on_formation.token),
+    detail = case when found
+                  then pg_catalog.format('the thread''s fence names job %s, token %s, %s', f.job_id, f.fencing_token,
+                                         case when f.held then 'running' else 'no longer running' end)
+                  else 'the thread has no fence: no job of it was claimed on this formation' end,
+    hint = 'the lease was lost (or the job is another thread''s): the job''s new holder, if any, does the work';
+end
+$$;
+comment on function ai._fence_on_formation(text, bigint, bigint) is
+  'Internal, Citus only (ai.distribute() makes ai._fence call it after its argument checks): the fence of a write made for a job, checked on the thread''s shard against ai.thread_fences (the job, its token, still running), the row held FOR SHARE until the write commits; AS006 otherwise.';
+revoke execute on function ai._fence_on_formation(text, bigint, bigint) from public;
+
+-- The trigger ai.distribute() adds to ai.agent_jobs on a formation: a claim (a new token), a
+-- takeover (the same), and a job leaving IN_PROGRESS write the thread's fence on its shard, in
+-- the claim's (or the finish's) transaction: on a formation, one shard write per claim and per
+-- finish, none per node step. A finish leaves the fence of a newer claim alone. The row comes
+-- with the session's owner, read on the same shard in the same statement (a job whose session
+-- is gone writes none: its writes find no fence and are refused).
+create or replace function ai._thread_fence_moved() returns trigger
+language plpgsql
+as $$
+declare
+  v_now pg_catalog.timestamptz := ai.now();
+begin
+  -- the values as literals: Citus routes an INSERT ... SELECT to the thread's shard only when it
+  -- holds no parameter (a generic plan of this statement would not plan: 0A000)
+  execute pg_catalog.format($q$
+    insert into ai.thread_fences as f (thread_id, owner, job_id, fencing_token, held, updated_at)
+    select s.thread_id, s.owner, %s, %s, %L, %L
+    from ai.agent_sessions s
+    where s.thread_id operator(pg_catalog.=) %L
+    on conflict (thread_id) do update
+      set job_id = excluded.job_id, fencing_token = excluded.fencing_token, held = excluded.held,
+          updated_at = excluded.updated_at
+      where excluded.held or f.job_id operator(pg_catalog.=) excluded.job_id$q$,
+    new.job_id, new.fencing_token, new.status operator(pg_catalog.=) 'IN_PROGRESS', v_now, new.thread_id);
+  return null;
+end
+$$;
+comment on function ai._thread_fence_moved() is
+  'Internal trigger, Citus only (ai.distribute() adds it to ai.agent_jobs): a claim, a takeover or a job leaving IN_PROGRESS writes the thread''s fence (ai.thread_fences) on its shard, in the same transaction.';
+revoke execute on function ai._thread_fence_moved() from public;  -- a trigger needs no grant
+
 create or replace function ai.distribute() returns text
 language plpgsql volatile security definer
 set search_path = pg_catalog, pg_temp
@@ -12483,11 +12755,27 @@ declare
   v_forced pg_catalog.regclass[] := '{}'::pg_catalog.regclass[];
   v_distributed pg_catalog.regclass[];
   v_partitions pg_catalog.text := 'pg_dist_partition';
+  v_objects pg_catalog.text := 'pg_dist_object';
+  v_propagate pg_catalog.text;
+  v_functions pg_catalog.int4 := 0;
   v_rel pg_catalog.regclass;
   v_head pg_catalog.text;
   v_rest pg_catalog.text;
   v_body pg_catalog.text;
   v_carrying pg_catalog.int4 := 0;
+  v_fn pg_catalog.text;
+  v_copied boolean := false;  -- rows copied to the shards by this call (step 5)
+  v_rows boolean;
+  -- the per-thread writes delegated to the worker that holds the thread (step 6d)
+  v_delegated pg_catalog.text[] := array[
+    'ai.put_checkpoint(text,text,text,text,text,bytea,jsonb,jsonb,ai.checkpoint_values,ai.task_writes,jsonb,ai.step_commit)',
+    'ai.put_writes(text,text,text,text,integer[],text[],text[],bytea[],text,bigint,bigint)',
+    'ai.append_messages(text,jsonb)',
+    'ai.append_message_idempotent(text,text,jsonb,integer,text,integer,bigint,bigint)',
+    'ai.begin_side_effect(text,text,jsonb,bigint,bigint,interval)',
+    'ai.finish_side_effect(text,text,jsonb,bigint,bigint)',
+    'ai.abandon_side_effect(text,text,bigint,bigint,text)'];
+  v_claim_lock constant pg_catalog.text := 'exists \(select from ai\.agent_sessions s where s\.thread_id = c\.thread_id\s+offset 0 for no key update skip locked\)';
 begin
   if not exists (select from pg_catalog.pg_extension where extname = 'citus') then
     return 'citus is not installed in this database: nothing to distribute (one server keeps the schema as deployed)';
@@ -12505,6 +12793,39 @@ begin
   perform pg_catalog.set_config('citus.enable_unsafe_triggers', 'on', true);
   -- the DDL of this function goes to every node in the one transaction it runs in
   perform pg_catalog.set_config('citus.multi_shard_modify_mode', 'sequential', true);
+
+  -- 0. every function of ai and ai_archive on every node: a database deployed before the citus
+  -- extension was created in it (one server moved onto a formation, docs/scaling.md) has none of
+  -- them on the workers, where the shards' checks, defaults, policies and triggers call them. Those
+  -- that take or return a table's row type stay on the coordinator, as Citus leaves them when the
+  -- schema is deployed after the extension. Once marked distributed, later deploys propagate them.
+  -- Without checking their bodies on the workers (a body may name a table not distributed yet):
+  -- a SET LOCAL, which Citus sends on to the workers (ai._formation_caller says why a DO block);
+  -- the propagation set back after it
+  v_propagate := pg_catalog.current_setting('citus.propagate_set_commands');
+  perform pg_catalog.set_config('citus.propagate_set_commands', 'local', true);
+  execute 'do $d$ begin set local check_function_bodies = off; end $d$';
+  perform 'PRAGMA:disable:check';  -- Citus' catalog: see ai._formation_secret
+  for r in execute pg_catalog.format($q$
+             select p.oid::pg_catalog.regprocedure as fn from pg_catalog.pg_proc p
+              where p.pronamespace in ('ai'::pg_catalog.regnamespace, 'ai_archive'::pg_catalog.regnamespace)
+                and not exists (select from pg_catalog.%I d
+                                 where d.classid operator(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+                                   and d.objid operator(pg_catalog.=) p.oid)
+                and not exists (select from pg_catalog.pg_type t
+                                 join pg_catalog.pg_class c on c.oid operator(pg_catalog.=) t.typrelid
+                                 where c.relkind in ('r', 'p')
+                                   and t.oid operator(pg_catalog.=) any (p.prorettype operator(pg_catalog.||) coalesce(p.proallargtypes, p.proargtypes::pg_catalog.oid[])))
+              order by p.oid$q$, v_objects) loop
+    execute pg_catalog.format('select pg_catalog.create_distributed_function(%L)', r.fn);
+    v_functions := v_functions operator(pg_catalog.+) 1;
+  end loop;
+  if v_functions operator(pg_catalog.>) 0 then
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s functions made on every node', v_functions);
+  end if;
+  perform 'PRAGMA:enable:check';
+  execute 'do $d$ begin set local check_function_bodies = on; end $d$';
+  perform pg_catalog.set_config('citus.propagate_set_commands', v_propagate, true);
 
   -- 1. policies without subqueries
   for r in select p.schemaname, p.tablename, p.policyname, p.qual, p.with_check
@@ -12560,7 +12881,14 @@ begin
   for r in select c.oid::pg_catalog.regclass as rel from pg_catalog.pg_class c
             where c.relnamespace in ('ai'::pg_catalog.regnamespace, 'ai_archive'::pg_catalog.regnamespace)
               and c.relkind = 'r' and c.relforcerowsecurity
-              and c.oid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed) loop
+              -- a table distributed already too, when one is left to distribute (a later deploy
+              -- added it): the new table's foreign key is checked on the anchor's shards as the owner
+              and (c.oid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed)
+                   or exists (select from pg_catalog.pg_class n
+                               where n.relnamespace in ('ai'::pg_catalog.regnamespace, 'ai_archive'::pg_catalog.regnamespace)
+                                 and n.relkind = 'r' and n.relforcerowsecurity
+                                 and not (n.oid::pg_catalog.regclass::pg_catalog.text operator(pg_catalog.=) any (v_queue operator(pg_catalog.||) v_reference))
+                                 and n.oid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed))) loop
     execute pg_catalog.format('alter table %s no force row level security', r.rel);
     v_forced := v_forced operator(pg_catalog.||) r.rel;
   end loop;
@@ -12583,6 +12911,8 @@ begin
                                    and f.confrelid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed))
               order by (c.oid::pg_catalog.regclass::pg_catalog.text operator(pg_catalog.<>) v_anchor),
                        (c.oid::pg_catalog.regclass::pg_catalog.text operator(pg_catalog.<>) v_memory_anchor), 1 loop
+      execute pg_catalog.format('select exists (select from %s)', r.rel) into v_rows;
+      v_copied := v_copied or v_rows;
       execute pg_catalog.format('select pg_catalog.create_distributed_table(%L, %L, colocate_with => %L)',
         r.rel, r.dist_column,
         case when r.rel operator(pg_catalog.=) any (array[v_anchor, v_memory_anchor]::pg_catalog.regclass[]) then 'none'
@@ -12596,6 +12926,122 @@ begin
   end loop;
   foreach v_rel in array v_forced loop
     execute pg_catalog.format('alter table %s force row level security', v_rel);
+  end loop;
+
+  -- 6b. the claim's per-thread lock. On one server it is the thread's row of ai.agent_sessions,
+  -- locked FOR NO KEY UPDATE SKIP LOCKED inside the pick query of ai.agent_jobs (the comment
+  -- before ai._raise_lease_lost, deploy/queue_functions.sql). On a formation that row is on a
+  -- shard and Citus cannot plan a query of a coordinator table that locks it (0A000). The one
+  -- place the lock differs is here: in the claim functions (claim_job, claim_jobs) that subquery
+  -- becomes a transaction-level advisory lock of the coordinator, tried and never waited for, the
+  -- same semantics (held until the claim commits, a held one skips the thread). Its key is the
+  -- thread id hashed with the queue's secret (ai.notify_key, read by the schema owner only, once
+  -- per statement): no tenant can compute the key of another tenant's thread to hold its jobs
+  -- off, which is why one server locks the session row rather than a plain advisory key. Class
+  -- 1095980099 ('ASTC': agent-state thread claim). A claim of n jobs holds up to n of these
+  -- locks (the lock table: max_locks_per_transaction; docs/scaling.md). A later deploy of
+  -- queue_functions puts the session row lock back: the claim then fails with 0A000 until
+  -- ai.distribute() runs again, as the identity's carry does (step 7).
+  for r in select p.oid::pg_catalog.regprocedure as fn, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def
+             from pg_catalog.pg_proc p
+            where p.pronamespace operator(pg_catalog.=) 'ai'::pg_catalog.regnamespace
+              and p.proname in ('claim_job', 'claim_jobs')
+              and p.prosrc ~ v_claim_lock loop
+    execute pg_catalog.replace(r.def, r.prosrc, pg_catalog.regexp_replace(r.prosrc, v_claim_lock,
+      'pg_catalog.pg_try_advisory_xact_lock(1095980099, pg_catalog.hashtext((select k.key from ai.notify_key k) operator(pg_catalog.||) c.thread_id))', 'g'));
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: the per-thread lock of the coordinator', r.fn);
+  end loop;
+
+  -- 6c. the fence on the shard (ai._fence_on_formation above): the claim writes it (a trigger
+  -- on ai.agent_jobs) and ai._fence checks it. A later deploy of sessions_functions puts the
+  -- one-server ai._fence back (the job's row on the coordinator, which a call delegated to a
+  -- worker cannot read): ai.distribute() must run again, as for the carry (step 7).
+  if not exists (select from pg_catalog.pg_trigger t
+                  where t.tgrelid operator(pg_catalog.=) 'ai.agent_jobs'::pg_catalog.regclass and t.tgname = 'agent_jobs_thread_fence') then
+    execute $t$create trigger agent_jobs_thread_fence
+      after update of status, fencing_token on ai.agent_jobs
+      for each row
+      when (old.fencing_token is distinct from new.fencing_token
+            or (old.status = 'IN_PROGRESS') is distinct from (new.status = 'IN_PROGRESS'))
+      execute function ai._thread_fence_moved()$t$;
+    v_done := v_done operator(pg_catalog.||) 'ai.agent_jobs: the claim writes the thread''s fence on its shard'::pg_catalog.text;
+  end if;
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai._fence(text, bigint, bigint)'::pg_catalog.regprocedure
+              and p.prosrc !~ 'ai\._fence_on_formation\(' loop
+    -- its argument checks stay; before its probe of the job's row, a write to a named thread
+    -- checks the thread's fence instead (a call for the job's own thread, thread_id NULL, runs on
+    -- the coordinator with the job: it keeps the probe)
+    v_body := pg_catalog.regexp_replace(r.prosrc, '(\n  -- The held job and its thread in one probe)',
+      E'\n  if _fence.thread_id is not null then\n    -- on a Citus formation: the thread''s fence on its shard (ai.distribute())\n    perform ai._fence_on_formation(_fence.thread_id, _fence.job_id, _fence.fencing_token);\n    return;\n  end if;\\1');
+    if v_body operator(pg_catalog.=) r.prosrc then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai._fence has no probe of the job''s row to put the thread''s fence before';
+    end if;
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) 'ai._fence: the thread''s fence on its shard'::pg_catalog.text;
+  end loop;
+
+  -- The side-effect ledger asks whether a reservation's holder is alive: with a job, the job's
+  -- row on the coordinator, which begin_side_effect delegated to the thread's worker (6d) cannot
+  -- read. On a formation it asks the thread's fence there instead (the job, its token, still
+  -- running: the token, not the lease expiry, as ai._fence_on_formation), in PL/pgSQL (Citus
+  -- plans no query with parameters in an SQL function). Citus made the function on the
+  -- coordinator only (its argument is a row of ai.side_effects): it is propagated to the workers.
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai._side_effect_holder_alive(ai.side_effects, timestamptz)'::pg_catalog.regprocedure
+              and p.prosrc ~ 'ai\.agent_jobs' loop
+    if r.prosrc !~ 'when e\.job_id is null then e\.reserved_until > now\s+else exists \(select from ai\.agent_jobs j' then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai._side_effect_holder_alive reads ai.agent_jobs in a shape it does not know';
+    end if;
+    execute pg_catalog.replace(pg_catalog.replace(r.def, r.prosrc, $b$
+begin
+  -- on a Citus formation: the job's fence on the thread's worker (ai.distribute())
+  if e.status operator(pg_catalog.<>) 'reserved' then
+    return false;
+  end if;
+  if e.job_id is null then
+    return e.reserved_until operator(pg_catalog.>) now;
+  end if;
+  perform from ai.thread_fences f
+  where f.thread_id operator(pg_catalog.=) e.thread_id and f.job_id operator(pg_catalog.=) e.job_id
+    and f.fencing_token operator(pg_catalog.=) e.fencing_token and f.held;
+  return found;
+end
+$b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
+    perform 'PRAGMA:disable:check';  -- a function of Citus: see ai._formation_secret
+    execute pg_catalog.format('select pg_catalog.create_distributed_function(%L)', r.oid::pg_catalog.regprocedure);
+    perform 'PRAGMA:enable:check';
+    v_done := v_done operator(pg_catalog.||) 'ai._side_effect_holder_alive: the job''s fence on the thread''s worker'::pg_catalog.text;
+  end loop;
+
+  -- 6d. one node per step: the per-thread writes become distributed functions co-located with
+  -- ai.agent_sessions by their first argument, thread_id. A call of one of them alone in its
+  -- statement, outside a transaction block, goes whole to the worker that holds the thread and
+  -- runs there as the caller (that connection is the caller's login: ai.current_owner() is its
+  -- own, as on one server); its fence is the thread's (6c), on that worker. Citus delegates no
+  -- call made inside a transaction block (not forced: citus' force_delegation would also delegate
+  -- a call after ai.act_as, whose setting the worker would not see); those go through the
+  -- coordinator with the identity carried (step 7), as every other call.
+  -- Not in the transaction that copied rows to the shards (step 5, a database moved onto the
+  -- formation): Citus then cancels create_distributed_function as a distributed deadlock. That
+  -- call says so, and the next run delegates.
+  if v_copied then
+    v_delegated := '{}'::pg_catalog.text[];
+    v_done := v_done operator(pg_catalog.||) 'the per-thread writes are not delegated yet: run ai.distribute() again (not in the transaction that copied the rows)'::pg_catalog.text;
+  end if;
+  foreach v_fn in array v_delegated loop
+    perform 'PRAGMA:disable:check';  -- Citus' catalog and function: see ai._formation_secret
+    execute pg_catalog.format($q$select exists (select from pg_catalog.%I o where o.classid operator(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+                                     and o.objid operator(pg_catalog.=) %L::pg_catalog.regprocedure and o.distribution_argument_index is not null)$q$,
+                              v_objects, v_fn)
+       into v_progress;
+    if not v_progress then
+      execute pg_catalog.format($q$select pg_catalog.create_distributed_function(%L, 'thread_id', colocate_with => %L)$q$, v_fn, v_anchor);
+      v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: delegated to the worker that holds the thread', v_fn::pg_catalog.regprocedure);
+    end if;
+    perform 'PRAGMA:enable:check';
   end loop;
 
   -- 7. every SECURITY DEFINER function of ai (but the identity's own and the triggers', which run
@@ -12652,7 +13098,7 @@ begin
 end
 $$;
 comment on function ai.distribute() is
-  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards. Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller.';
+  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): on a database deployed before the citus extension (one server moved onto a formation), first every function of ai and ai_archive made on the workers; per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards. Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller.';
 
 revoke execute on function ai.distribute() from public;
 
