@@ -276,21 +276,22 @@ GRAIN_CALLS = [
 ]
 
 
-def test_usage_retrievals_evals_compaction_and_memory_as_a_tenant(tenant_c: str) -> None:
+def test_usage_retrievals_evals_compaction_and_memory_as_a_tenant() -> None:
     """Each per-thread grain (and the memory store, by owner) through the coordinator, as a tenant.
 
-    A tenant of this file's own: the pgTAP files that make test-citus runs after it count
-    tenant_a's usage records across the database."""
+    In one transaction rolled back at the end, each call in a savepoint of its own: nothing stays
+    behind for the pgTAP files make test-citus runs next, which count usage across the database."""
     t = thread("gr")
     args = {"t": t, "ns": [t]}
-    with connect(tenant_c) as conn:
+    failed = {}
+    with connect("tenant_a") as conn, conn.transaction(force_rollback=True):
         conn.execute("select ai.create_session(%s)", (t,))
         for content in ("x", "y"):
             conn.execute("select ai.append_messages(%s, %s)", (t, Jsonb([{"role": "user", "content": content}])))
-        failed = {}
         for name, sql in GRAIN_CALLS:
             try:
-                conn.execute(sql, args).fetchall()
+                with conn.transaction():
+                    conn.execute(sql, args).fetchall()
             except psycopg.Error as e:
                 failed[name] = f"{e.sqlstate}: {e}".splitlines()[0]
     assert failed == {}
