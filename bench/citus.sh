@@ -9,7 +9,7 @@
 # without Citus it says so and skips. Statements per node are counted where pg_stat_statements is
 # loaded: BENCH_CITUS_STATEMENTS=1 loads it on the formation's nodes (ALTER SYSTEM, a restart).
 # BENCH_CITUS_TARGETS=formation: the formation alone (no DATABASE_URL needed; tests/citus/test_bench.py).
-# Sizes: BENCH_CITUS_LEVEL (20 concurrent runs), _NODES (24 nodes per run), _WARMUP (10 s), _WINDOW
+# Sizes: BENCH_CITUS_LEVEL (20 concurrent runs), _NODES (24 nodes per run), _IDLE (5 s at rest), _WARMUP (10 s), _WINDOW
 # (20 s), _MODES (runs,writes), _TARGETS (one,formation). BENCH_CITUS_OUT: the JSON (bench/citus/results.json).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)

@@ -22,7 +22,8 @@ First it tries each call of a run's life once on each target and prints what wor
 fails on a target prints its SQLSTATE and message): the table says which steps a formation runs.
 
 Per node of each target (the one node; the coordinator and each worker), over the measured window:
-CPU (the node's postgres processes, from /proc: the nodes run on this machine), WAL bytes
+CPU (the node's postgres processes, from /proc: the nodes run on this machine; "net": less the
+node's CPU at rest, measured for BENCH_CITUS_IDLE seconds before the target's points), WAL bytes
 (pg_current_wal_flush_lsn), transactions that wrote (COMMIT records), two-phase commits (PREPARE
 records; pg_walinspect's pg_get_wal_stats), transactions (pg_stat_database: flushed by each
 backend at most once a second, so a window's count is short by up to a second of it), rows
@@ -63,6 +64,7 @@ WARMUP = float(os.environ.get("BENCH_CITUS_WARMUP", "10"))
 WINDOW = float(os.environ.get("BENCH_CITUS_WINDOW", "20"))
 MODES = os.environ.get("BENCH_CITUS_MODES", "runs,writes").split(",")
 TARGETS = os.environ.get("BENCH_CITUS_TARGETS", "one,formation").split(",")
+IDLE = float(os.environ.get("BENCH_CITUS_IDLE", "5"))  # seconds at rest per target, before its points
 
 
 # -- the per-thread writes alone ---------------------------------------------------------------
@@ -244,6 +246,14 @@ class Node:
         assert row is not None
         self.postmaster = cap.postmaster_of(row[0])
         self.walinspect, self.statements = bool(row[1]), bool(row[2])
+        self.idle = 0.0  # CPU seconds per second of this node's postgres processes at rest (idle())
+
+    async def idle_cpu(self, seconds: float) -> None:
+        """The node's CPU at rest (Citus' maintenance daemon, autovacuum, ...), subtracted from each
+        window's CPU as ``cpu_net_s``: what the workload itself cost."""
+        a, t = cap._server_cpu(self.postmaster), time.perf_counter()
+        await asyncio.sleep(seconds)
+        self.idle = (cap._server_cpu(self.postmaster) - a) / (time.perf_counter() - t)
 
     async def snapshot(self) -> dict[str, Any]:
         await self.conn.execute("select pg_stat_clear_snapshot()")
@@ -270,6 +280,7 @@ class Node:
             "rows": float(row[2]),
             "calls": calls,
             "cpu": cap._server_cpu(self.postmaster),
+            "t": time.perf_counter(),
         }
 
     async def delta(self, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
@@ -278,6 +289,8 @@ class Node:
         out: dict[str, Any] = {
             "node": self.name,
             "cpu_s": b["cpu"] - a["cpu"],
+            "cpu_net_s": b["cpu"] - a["cpu"] - self.idle * (b["t"] - a["t"]),
+            "idle_cpu_per_s": self.idle,
             "wal_bytes": float(row[0]),
             "xacts": b["xacts"] - a["xacts"],
             "rows_written": b["rows"] - a["rows"],
@@ -333,7 +346,7 @@ async def measure(target: str, mode: str, dsns: dict[str, str], nodes: list[Node
         d = await n.delta(a, b)
         d["per_step"] = {
             k: (None if d[k] is None else d[k] / steps)
-            for k in ("cpu_s", "wal_bytes", "xacts", "rows_written", "statements", "commits", "prepares")
+            for k in ("cpu_s", "cpu_net_s", "wal_bytes", "xacts", "rows_written", "statements", "commits", "prepares")
         }
         per_node.append(d)
     return {
@@ -365,13 +378,14 @@ def print_point(r: dict[str, Any]) -> None:
         f" save p50 {r['save_p50']:.1f} ms, p99 {r['save_p99']:.1f} ms; errors: {errors}"
     )
     print(
-        f"  {'node':<14} {'CPU ms/step':>11} {'WAL B/step':>10} {'xacts/step':>10} {'commits/step':>12}"
+        f"  {'node':<14} {'CPU ms/step':>11} {'net':>6} {'WAL B/step':>10} {'xacts/step':>10} {'commits/step':>12}"
         f" {'2PC/step':>8} {'rows/step':>9} {'stmts/step':>10}"
     )
     for d in r["per_node"]:
         p = d["per_step"]
         print(
-            f"  {d['node']:<14} {fmt(p['cpu_s'], 1000, 2):>11} {fmt(p['wal_bytes'], 1, 0):>10}"
+            f"  {d['node']:<14} {fmt(p['cpu_s'], 1000, 2):>11} {fmt(p['cpu_net_s'], 1000, 2):>6}"
+            f" {fmt(p['wal_bytes'], 1, 0):>10}"
             f" {fmt(p['xacts'], 1, 2):>10}"
             f" {fmt(p['commits'], 1, 2):>12} {fmt(p['prepares'], 1, 2):>8} {fmt(p['rows_written'], 1, 1):>9}"
             f" {fmt(p['statements'], 1, 2):>10}"
@@ -385,8 +399,8 @@ def model(points: list[dict[str, Any]]) -> dict[str, Any] | None:
     if "formation" not in runs:
         return None
     nodes = runs["formation"]["per_node"]
-    c_c = nodes[0]["per_step"]["cpu_s"] * 1000
-    workers = [n["per_step"]["cpu_s"] * 1000 for n in nodes[1:]]
+    c_c = nodes[0]["per_step"]["cpu_net_s"] * 1000
+    workers = [n["per_step"]["cpu_net_s"] * 1000 for n in nodes[1:]]
     c_w = sum(workers)
     k = max(workers) / c_w * len(workers) if c_w else float("nan")
     t = sum(cap.NODE_SECONDS) / 2 + runs["formation"]["save_p50"] / 1000  # the model's call and the save
@@ -402,7 +416,7 @@ def model(points: list[dict[str, Any]]) -> dict[str, Any] | None:
         "runs_per_core": {f"{n} workers": t * min(1000 / c_c, n * 1000 / (k * c_w)) for n in (1, 2, 4, 8)},
     }
     if "one node" in runs:
-        c_1 = runs["one node"]["per_node"][0]["per_step"]["cpu_s"] * 1000
+        c_1 = runs["one node"]["per_node"][0]["per_step"]["cpu_net_s"] * 1000
         out["c_1_ms"] = c_1
         out["runs_per_core"]["one node"] = (
             (sum(cap.NODE_SECONDS) / 2 + runs["one node"]["save_p50"] / 1000) * 1000 / c_1
@@ -444,6 +458,8 @@ async def main() -> None:
     for name, t in targets.items():
         for n in t["nodes"]:
             await n.open()
+        await asyncio.gather(*(n.idle_cpu(IDLE) for n in t["nodes"]))
+        print(f"\n{name} at rest: " + ", ".join(f"{n.name} {n.idle * 1000:.1f} ms CPU/s" for n in t["nodes"]))
         for mode in MODES:
             r = await measure(name, mode, t["dsns"], t["nodes"])
             results["points"].append(r)

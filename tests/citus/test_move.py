@@ -147,6 +147,17 @@ def test_a_single_node_database_moves_onto_the_formation_with_every_row_and_its_
     assert "ai.agent_sessions: distributed by thread_id" in steps
     assert "ai.memory_items: distributed by owner" in steps
     assert any(s.endswith("functions made on every node") for s in steps), steps
+    # the run that copied the rows cannot delegate the per-thread writes (Citus cancels that in the
+    # same transaction): the guide runs it again, until it has nothing to do
+    assert any(s.startswith("the per-thread writes are not delegated yet") for s in steps), steps
+    with connect(OWNER) as owner:
+        again = owner.execute("select ai.distribute()").fetchone()
+        assert again is not None
+        delegated = [
+            s for s in str(again[0]).splitlines() if s.endswith("delegated to the worker that holds the thread")
+        ]
+        assert any(s.startswith("ai.put_checkpoint(") for s in delegated), again
+        assert owner.execute("select ai.distribute()").fetchone() == ("distributed already: nothing to do",)
 
     # every row is there, on the shards, and each tenant reads what it read on one server (and the
     # formation's secret, which ai.distribute() made)
