@@ -147,8 +147,15 @@ ifeq ($(PRIVATE),1)
 	@scripts/pgbouncer.sh start
 endif
 
+# A server of the user's may be the coordinator of a Citus formation (DATABASE_URL=<coordinator URL>
+# make demo): the schema is then distributed. `agent-state deploy` runs ai.distribute() when the
+# citus extension is in the database and says so in one line (docs/scaling.md); elsewhere it finds
+# the schema deployed and does nothing. (The private cluster has no Citus.)
 deploy: venv db
 	@scripts/sqitch.sh $(SQITCH_AS) '$(DEPLOY_DB_URL)' --quiet deploy --verify
+ifeq ($(PRIVATE),0)
+	@out=$$($(VENV)/bin/agent-state --database-url '$(DEPLOY_DB_URL)' deploy) && { [[ "$$out" == *"nothing to do" ]] || echo "$$out"; }
+endif
 
 # Prints the environment for the private cluster: eval "$$(make -s env)"
 env:
@@ -449,18 +456,22 @@ citus-deploy: citus-formation
 	@scripts/citus.sh deploy
 
 # The formation from nothing (citus-destroy first: a stale formation would hide a deploy that no
-# longer distributes), the schema deployed and distributed, then tests/citus (the identity
-# attacks, pytest) and the pgTAP files that apply on a formation (tests/citus/pgtap.txt; the
-# others and why: docs/scaling.md, "What runs on a formation"). The formation is stopped at the
-# end, even on failure (its data stays in .citus/ for a look; citus-destroy removes it).
-# Part of `make test` (about 3 minutes on 2 cores, plus 2-3 minutes the first time, to build Citus).
+# longer distributes), the schema deployed and distributed, then scripts/citus-test.sh, each part
+# timed: tests/citus (the identity attacks, setup() and `make demo` with its crash and resume on
+# databases of their own), the pgTAP files that apply on a formation (tests/citus/pgtap.txt and
+# pgtap-owner-reads.txt), the tests of tests/python that apply (tests/citus/pytest.txt;
+# pytest-left.txt says why the others do not), LangGraph's checkpointer conformance suite against
+# the saver in the formation's database (tests/citus/upstream.txt). The formation is stopped at
+# the end, even on failure (its data stays in .citus/ for a look; citus-destroy removes it).
+# CITUS_PARTS: some of the parts only (citus pgtap pytest upstream). Part of `make test`.
 CITUS_ARGS ?=
+CITUS_PARTS ?=
 test-citus: deps-citus venv-test
 	@scripts/citus.sh destroy
-	@status=0; { scripts/citus.sh start && scripts/citus.sh deploy; } || status=1; \
+	@status=0; start=$$(date +%s); { scripts/citus.sh start && scripts/citus.sh deploy; } || status=1; \
+	  echo "test-citus: formation built, deployed and distributed in $$(( $$(date +%s) - start )) s"; \
 	  if [ $$status = 0 ]; then \
-	    CITUS_PORT=$(CITUS_PORT) $(VPY) -m pytest -q -p no:cacheprovider -o addopts= --timeout=300 tests/citus $(CITUS_ARGS) || status=1; \
-	    pg_prove -h 127.0.0.1 -p $(CITUS_PORT) -U postgres -d agent_state --failures $$(grep -v '^#' tests/citus/pgtap.txt) || status=1; \
+	    CITUS_PORT=$(CITUS_PORT) VPY=$(VPY) UPSTREAM='$(UPSTREAM)' CITUS_ARGS='$(CITUS_ARGS)' scripts/citus-test.sh $(CITUS_PARTS) || status=1; \
 	  fi; \
 	  scripts/citus.sh stop; exit $$status
 TEST_SUITES += test-citus

@@ -54,7 +54,7 @@ fi
 ports=$(seq "$CITUS_PORT" $((CITUS_PORT + CITUS_WORKERS)))
 if [ "${BENCH_CITUS_STATEMENTS:-0}" = 1 ] \
    && ! citus_su "$CITUS_PORT" -At -c "show shared_preload_libraries" | grep -q pg_stat_statements; then
-  for p in $ports; do citus_su "$p" -c "alter system set shared_preload_libraries = 'citus, pg_stat_statements'"; done
+  for p in $ports; do citus_su "$p" -c "alter system set shared_preload_libraries = citus, pg_stat_statements"; done
   "$ROOT/scripts/citus.sh" stop && "$ROOT/scripts/citus.sh" start >/dev/null
 fi
 citus_su "$CITUS_PORT" >/dev/null <<'SQL'

@@ -69,9 +69,9 @@ declare
   v_secret pg_catalog.text;
   v_shards pg_catalog.text := 'pg_dist_shard';
 begin
-  -- a database without the citus extension on a server that loads the citus library (one being
-  -- moved onto a formation, before `create extension citus`; docs/scaling.md): one server
-  if pg_catalog.to_regclass('pg_catalog.' operator(pg_catalog.||) v_shards) is null then
+  -- a database without the citus extension on a server that loads Citus (another database of a
+  -- formation's coordinator, or one deployed before the extension): no catalog, no formation
+  if not exists (select from pg_catalog.pg_extension e where e.extname = 'citus') then
     return null;
   end if;
   -- Citus' catalog exists on a formation only: plpgsql_check, run on one server, skips this
@@ -98,7 +98,7 @@ comment on function ai._formation_secret() is
 --     coordinator or on a worker it connected to): the identity is carried. The calling role and
 --     the acting owner valid in this transaction (ai.act_as) go, signed, into a SET LOCAL of
 --     ai.carried_identity that Citus sends to every node this transaction reaches
---     (citus.propagate_set_commands = local, set here for the transaction). Once per transaction
+--     (citus.propagate_set_commands = local, set here for that one SET LOCAL). Once per transaction
 --     and identity (ai.carried_payload remembers it); returns NULL: the caller goes on as on one
 --     server.
 --   * On a connection as the schema owner (Citus' own, opened for a SECURITY DEFINER function; or
@@ -120,6 +120,7 @@ declare
   v_payload pg_catalog.text;
   v_acting pg_catalog.text := '';
   v_intermediate pg_catalog.text := 'create_intermediate_result';
+  v_propagate pg_catalog.text;
 begin
   select n.nspowner::pg_catalog.regrole::pg_catalog.name into v_owner from pg_catalog.pg_namespace n where n.nspname = 'ai';
   if a_role operator(pg_catalog.=) v_owner then
@@ -166,6 +167,7 @@ begin
     if v_secret is null then
       return null;  -- not distributed (yet): nothing to carry
     end if;
+    v_propagate := pg_catalog.current_setting('citus.propagate_set_commands');
     perform pg_catalog.set_config('citus.propagate_set_commands', 'local', true);
     -- and the shards are reached in transaction blocks, which carry the SET LOCALs: a read outside
     -- a transaction block would go to a worker as a bare statement, without them. Citus opens
@@ -180,6 +182,11 @@ begin
       'begin set local ai.carried_identity = ' operator(pg_catalog.||) pg_catalog.quote_literal(
         v_payload operator(pg_catalog.||) ' ' operator(pg_catalog.||) ai._formation_mac(v_secret, v_payload))
       operator(pg_catalog.||) '; end');
+    -- and back: Citus keeps that SET LOCAL for every node the transaction reaches later, but a SET
+    -- LOCAL of the caller's own after this call (SET LOCAL ROLE to another tenant, a timeout) must
+    -- not follow it to the workers, where the connection is the owner's (42501 there, "failure on
+    -- connection marked as essential": tests/citus/test_set_local.py)
+    perform pg_catalog.set_config('citus.propagate_set_commands', v_propagate, true);
     perform pg_catalog.set_config('ai.carried_payload', v_payload, true);
   end if;
   return null;
@@ -321,6 +328,7 @@ declare
   v_distributed pg_catalog.regclass[];
   v_partitions pg_catalog.text := 'pg_dist_partition';
   v_objects pg_catalog.text := 'pg_dist_object';
+  v_propagate pg_catalog.text;
   v_functions pg_catalog.int4 := 0;
   v_rel pg_catalog.regclass;
   v_head pg_catalog.text;
@@ -364,7 +372,9 @@ begin
   -- that take or return a table's row type stay on the coordinator, as Citus leaves them when the
   -- schema is deployed after the extension. Once marked distributed, later deploys propagate them.
   -- Without checking their bodies on the workers (a body may name a table not distributed yet):
-  -- a SET LOCAL, which Citus sends on to the workers (ai._formation_caller says why a DO block).
+  -- a SET LOCAL, which Citus sends on to the workers (ai._formation_caller says why a DO block);
+  -- the propagation set back after it
+  v_propagate := pg_catalog.current_setting('citus.propagate_set_commands');
   perform pg_catalog.set_config('citus.propagate_set_commands', 'local', true);
   execute 'do $d$ begin set local check_function_bodies = off; end $d$';
   perform 'PRAGMA:disable:check';  -- Citus' catalog: see ai._formation_secret
@@ -387,6 +397,7 @@ begin
   end if;
   perform 'PRAGMA:enable:check';
   execute 'do $d$ begin set local check_function_bodies = on; end $d$';
+  perform pg_catalog.set_config('citus.propagate_set_commands', v_propagate, true);
 
   -- 1. policies without subqueries
   for r in select p.schemaname, p.tablename, p.policyname, p.qual, p.with_check
@@ -659,7 +670,7 @@ $b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
 end
 $$;
 comment on function ai.distribute() is
-  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards. Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller.';
+  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): on a database deployed before the citus extension (one server moved onto a formation), first every function of ai and ai_archive made on the workers; per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards. Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller.';
 
 revoke execute on function ai.distribute() from public;
 

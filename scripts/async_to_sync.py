@@ -85,7 +85,13 @@ MODULES: dict[str, dict[str, str]] = {
         "astatus": "status",
         "adeploy": "deploy",
     },
-    "schema": {"astatus": "status", "_aread_status": "_read_status", "adeploy": "deploy", "_adeploy": "_deploy"},
+    "schema": {
+        "astatus": "status",
+        "_aread_status": "_read_status",
+        "adeploy": "deploy",
+        "_adeploy": "_deploy",
+        "_adistributed": "_distributed",
+    },
     "worker": {"_aunprepared": "_unprepared", "_alisten_target": "_listen_target", "abehind_pooler": "behind_pooler"},
     "graph_runs": {
         "async_graph_handler": "graph_handler",

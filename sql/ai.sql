@@ -4310,6 +4310,7 @@ begin
       on b.thread_id = r.thread_id and b.checkpoint_ns = r.checkpoint_ns and b.channel = r.channel
          and b.version = r.version
     where b.base_version is not null
+      and b.thread_id = any (thread_ids)  -- said again: Citus runs a recursive CTE on the shards it names
   ), kept as materialized (select * from referenced)
   delete from ai.checkpoint_blobs b
   where b.thread_id = any (thread_ids)
@@ -4332,6 +4333,10 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_count bigint;
+  -- the runs' metadata, {"run_id": ...} each, built here: an UPDATE of a distributed table on
+  -- Citus may apply no STABLE function (jsonb_build_object) to a column
+  v_runs jsonb[] := (select pg_catalog.array_agg(pg_catalog.jsonb_build_object('run_id', r.run_id))
+                     from pg_catalog.unnest($2) as r(run_id));
 begin
   update ai.checkpoint_blobs b
   set blob = w.blob, write_checkpoint_id = null, write_task_id = null, write_idx = null
@@ -4339,10 +4344,10 @@ begin
   where b.thread_id = any ($1) and b.write_task_id is not null
     and w.thread_id = b.thread_id and w.checkpoint_ns = b.checkpoint_ns and w.checkpoint_id = b.write_checkpoint_id
     and w.task_id = b.write_task_id and w.idx = b.write_idx
-    and ($2 is null or exists (select from ai.checkpoints c, pg_catalog.unnest($2) as r(run_id)
+    and ($2 is null or exists (select from ai.checkpoints c
                                where c.thread_id = b.thread_id and c.checkpoint_ns = b.checkpoint_ns
                                  and c.checkpoint_id = b.write_checkpoint_id
-                                 and c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id)));
+                                 and c.metadata @> any (v_runs)));
   get diagnostics v_count = row_count;
   return v_count;
 end
@@ -5537,6 +5542,12 @@ declare
   a_ns alias for $2;
   a_channels alias for $4;
   v_id text := $3;
+  v_depths integer[];
+  v_ancestors text[];
+  v_channels text[];
+  v_kinds text[];
+  v_versions text[];
+  r record;
 begin
   if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
     perform ai._check_thread_id(a_thread_id);
@@ -5557,17 +5568,28 @@ begin
     order by c.checkpoint_id desc
     limit 1;
   end if;
-  return query
+  -- The walk first, then the rows it names in one query, then a seed stored as a delta rebuilt
+  -- whole: each a query of its own, not functions called inside one query (on a Citus formation
+  -- that query runs on the thread's shard, where a function may not query the formation again).
+  select array_agg(w.depth), array_agg(w.ancestor_id), array_agg(w.channel), array_agg(w.seed_kind),
+         array_agg(w.seed_version)
+    into v_depths, v_ancestors, v_channels, v_kinds, v_versions
+  from ai._delta_walk(a_thread_id, a_ns, v_id, a_channels) w;
+  if v_depths is null then
+    return;
+  end if;
+  for r in
   with walk as materialized (
-    select * from ai._delta_walk(a_thread_id, a_ns, v_id, a_channels)
+    select * from rows from (pg_catalog.unnest(v_depths), pg_catalog.unnest(v_ancestors), pg_catalog.unnest(v_channels),
+                             pg_catalog.unnest(v_kinds), pg_catalog.unnest(v_versions))
+                  w(depth, ancestor_id, channel, seed_kind, seed_version)
   )
-  select s.channel, s.kind, s.from_checkpoint_id, s.task_id, s.idx, s.type, s.blob
+  select s.channel, s.kind, s.from_checkpoint_id, s.task_id, s.idx, s.type, s.blob, s.delta_version
   from (
     -- the seed first: a channel value row ...
     select w.channel, 'seed' as kind, w.ancestor_id as from_checkpoint_id, null::text as task_id, null::integer as idx,
-           b.type,
-           case when b.base_version is null then b.blob
-                else ai._rebuilt_value(a_thread_id, a_ns, b.channel, b.version) end as blob,
+           b.type, b.blob,  -- a delta's blob is rebuilt below
+           case when b.base_version is not null then b.version end as delta_version,
            0 as part, 0 as depth, ''::text as task_path
     from walk w
     join ai.checkpoint_blobs b
@@ -5575,20 +5597,30 @@ begin
     where w.seed_kind = 'blob'
     union all
     -- ... or the checkpoint that may hold it inline
-    select w.channel, 'checkpoint', w.ancestor_id, null, null, c.type, c.checkpoint, 0, 0, ''
+    select w.channel, 'checkpoint', w.ancestor_id, null, null, c.type, c.checkpoint, null, 0, 0, ''
     from walk w
     join ai.checkpoints c
       on c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = w.ancestor_id
     where w.seed_kind = 'checkpoint'
     union all
     -- then the writes, oldest ancestor first, each step's in (task_path, task_id, idx) order
-    select w.channel, 'write', w.ancestor_id, x.task_id::text, x.idx, x.type, x.blob, 1, w.depth, x.task_path::text
+    select w.channel, 'write', w.ancestor_id, x.task_id::text, x.idx, x.type, x.blob, null, 1, w.depth, x.task_path::text
     from walk w
     join ai.checkpoint_writes x
       on x.thread_id = a_thread_id and x.checkpoint_ns = a_ns and x.checkpoint_id = w.ancestor_id
          and x.channel = w.channel
   ) s
-  order by s.channel, s.part, s.depth desc, s.task_path, s.task_id, s.idx;
+  order by s.channel, s.part, s.depth desc, s.task_path, s.task_id, s.idx loop
+    channel := r.channel;
+    kind := r.kind;
+    from_checkpoint_id := r.from_checkpoint_id;
+    task_id := r.task_id;
+    idx := r.idx;
+    type := r.type;
+    blob := case when r.delta_version is null then r.blob
+                 else ai._rebuilt_value(a_thread_id, a_ns, r.channel, r.delta_version) end;
+    return next;
+  end loop;
 end
 $$;
 comment on function ai.delta_channel_history(text, text, text, text[]) is
@@ -5785,13 +5817,23 @@ declare
   a_thread_id alias for $1;
   v_now timestamptz := ai.now();
   v_owner text;
+  v_owners text[];
 begin
   perform ai._check_thread_id(a_thread_id);
   -- The session row first (locked here, deleted by the tombstone's trigger in this transaction):
   -- a concurrent put waits on it, then finds the tombstone.
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for update;
   if not found then
-    return false;  -- unknown, or another tenant's: nothing the caller may delete
+    -- unknown, or another tenant's: nothing the caller may delete. But jobs of the caller's own
+    -- tombstoned thread are finished off: on a Citus formation a coordinator crash between the
+    -- thread's worker's commit and its own (one-phase commit, docs/scaling.md) keeps the
+    -- tombstone and loses the delete of the jobs; a second call deletes them.
+    select pg_catalog.array_agg(d.owner) into v_owners from ai.deleted_threads d where d.thread_id = a_thread_id;
+    if v_owners is not null then
+      delete from ai.agent_jobs j where j.thread_id = a_thread_id and j.owner = any (v_owners);
+      delete from ai.agent_jobs_archive j where j.thread_id = a_thread_id and j.owner = any (v_owners);
+    end if;
+    return false;
   end if;
   -- The thread's jobs, by name: on one server the foreign key would cascade to them from the
   -- session, but on a Citus formation the jobs are on the coordinator, the session on a shard,
@@ -5816,6 +5858,10 @@ as $$
 declare
   v_threads text[];
   v_count integer;
+  v_id text;
+  -- the runs' metadata, {"run_id": ...} each, built once: Citus applies no STABLE function
+  -- (jsonb_build_object) to a column in a DELETE of a distributed table
+  v_runs jsonb[];
 begin
   if run_ids is null or array_position(run_ids, null) is not null then
     raise exception using errcode = 'AS002', message = 'run_ids must not be NULL or contain NULL';
@@ -5826,19 +5872,22 @@ begin
   end if;
   -- The threads of these runs, their sessions locked as ai.prune_checkpoints does (so puts in
   -- flight on them finish first and are seen below); only those threads are deleted from.
+  v_runs := (select pg_catalog.array_agg(pg_catalog.jsonb_build_object('run_id', r.run_id))
+             from pg_catalog.unnest(run_ids) as r(run_id));
   select pg_catalog.array_agg(distinct c.thread_id) into v_threads
-  from ai.checkpoints c, pg_catalog.unnest(run_ids) as r(run_id)
-  where c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id);
+  from ai.checkpoints c
+  where c.metadata @> any (v_runs);
   if v_threads is null then
     return 0;
   end if;
-  perform from ai.agent_sessions s where s.thread_id = any (v_threads) order by s.thread_id for update;
+  -- one session at a time, in id order (on a Citus formation a query across shards takes no lock)
+  foreach v_id in array (select pg_catalog.array_agg(t.id order by t.id) from pg_catalog.unnest(v_threads) t(id)) loop
+    perform from ai.agent_sessions s where s.thread_id = v_id for update;
+  end loop;
   perform ai._unname_writes(v_threads, run_ids);
   with gone as (
     delete from ai.checkpoints c
-    using pg_catalog.unnest(run_ids) as r(run_id)
-    where c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id)
-      and c.thread_id = any (v_threads)
+    where c.metadata @> any (v_runs) and c.thread_id = any (v_threads)
     returning c.thread_id, c.checkpoint_ns, c.checkpoint_id
   ), gone_writes as (
     delete from ai.checkpoint_writes w
@@ -5847,13 +5896,105 @@ begin
   )
   select array_agg(distinct g.thread_id), count(*) into v_threads, v_count from gone g;
   if v_count > 0 then
-    perform ai._collect_checkpoint_blobs(v_threads);
+    -- a thread at a time: Citus runs a recursive CTE on one shard only
+    foreach v_id in array v_threads loop
+      perform ai._collect_checkpoint_blobs(array[v_id]);
+    end loop;
   end if;
   return v_count;
 end
 $$;
 comment on function ai.delete_for_runs(text[]) is
   'Deletes the checkpoints whose metadata run_id is one of run_ids (in every thread the caller sees), with their pending writes and the channel values no remaining checkpoint uses (or extends); locks those threads'' sessions first, so it waits for checkpoints being written to them. Returns the checkpoints deleted. AS002 bad argument, AS062 called in a repeatable read or serializable transaction.';
+
+-- One thread of ai.prune_checkpoints. The session first, as ai.delete_thread: a put holds its
+-- session (for key share) from before it checks a delta's base until it commits, so this waits for
+-- every put in flight on the thread, and every statement below sees its checkpoints and values; a
+-- put that comes later waits for this one and then finds the versions it would extend gone (AS061:
+-- sent whole). So no delta outlives its base, and every surviving checkpoint stays readable.
+-- Every statement names the thread, and what a query would get by calling a function of the
+-- thread's rows (the delta walk, a rebuilt value) is computed first, here: on a Citus formation
+-- each statement runs on the thread's shard alone (issue 40), and one server runs the same.
+create or replace function ai._prune_thread(thread_id text, strategy text) returns integer
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  v_count integer;
+  v_kept jsonb := '{}'::jsonb;  -- {namespace: {checkpoint id: true}}: the checkpoints kept
+  v_channels text[];
+  v_key text;
+  v_blob bytea;
+  l record;
+  r record;
+begin
+  perform from ai.agent_sessions s where s.thread_id = a_thread_id for update;
+  if strategy = 'delete' then
+    delete from ai.checkpoint_writes w where w.thread_id = a_thread_id;
+    delete from ai.checkpoint_blobs b where b.thread_id = a_thread_id;
+    delete from ai.checkpoints c where c.thread_id = a_thread_id;
+    get diagnostics v_count = row_count;
+    return v_count;
+  end if;
+  perform ai._unname_writes(array[a_thread_id], null);
+  -- Keep the newest checkpoint of each namespace with its writes and the values it names; and,
+  -- for each DeltaChannel whose value it does not store (the channels its metadata counts in
+  -- counters_since_delta_snapshot), the ancestors that value is rebuilt from, back to the nearest
+  -- stored one (ai._delta_walk), with their writes.
+  for l in select distinct on (c.checkpoint_ns) c.checkpoint_ns, c.checkpoint_id, c.metadata, c.channel_versions
+           from ai.checkpoints c
+           where c.thread_id = a_thread_id
+           order by c.checkpoint_ns, c.checkpoint_id desc loop
+    v_kept := v_kept || pg_catalog.jsonb_build_object(l.checkpoint_ns, pg_catalog.jsonb_build_object(l.checkpoint_id, true));
+    if pg_catalog.jsonb_typeof(l.metadata -> 'counters_since_delta_snapshot') = 'object' then
+      v_channels := '{}';
+      for v_key in select pg_catalog.jsonb_object_keys(l.metadata -> 'counters_since_delta_snapshot') loop
+        if not exists (select from ai.checkpoint_blobs b
+                       where b.thread_id = a_thread_id and b.checkpoint_ns = l.checkpoint_ns
+                         and b.channel = v_key and b.version = l.channel_versions ->> v_key) then
+          v_channels := v_channels || v_key;
+        end if;
+      end loop;
+      for r in select w.ancestor_id from ai._delta_walk(a_thread_id, l.checkpoint_ns, l.checkpoint_id, v_channels) w loop
+        v_kept := pg_catalog.jsonb_set(v_kept, array[l.checkpoint_ns::text],
+                                       (v_kept -> l.checkpoint_ns) || pg_catalog.jsonb_build_object(r.ancestor_id, true));
+      end loop;
+    end if;
+  end loop;
+  -- the writes of the checkpoints that go, then those checkpoints
+  delete from ai.checkpoint_writes w
+  where w.thread_id = a_thread_id and not coalesce((v_kept -> w.checkpoint_ns) ? w.checkpoint_id, false)
+    and exists (select from ai.checkpoints c where c.thread_id = a_thread_id and c.checkpoint_ns = w.checkpoint_ns
+                  and c.checkpoint_id = w.checkpoint_id);
+  delete from ai.checkpoints c
+  where c.thread_id = a_thread_id and not coalesce((v_kept -> c.checkpoint_ns) ? c.checkpoint_id, false);
+  get diagnostics v_count = row_count;
+  -- a kept checkpoint whose parent is gone becomes a root
+  update ai.checkpoints c set parent_checkpoint_id = null
+  where c.thread_id = a_thread_id and c.parent_checkpoint_id is not null
+    and not coalesce((v_kept -> c.checkpoint_ns) ? c.parent_checkpoint_id, false);
+  -- the values the kept checkpoints name are made whole, so the versions their deltas extended
+  -- go with the pruned checkpoints (prune leaves one value per kept version, as it finds it)
+  for r in select b.checkpoint_ns, b.channel, b.version
+           from ai.checkpoints c
+           cross join lateral pg_catalog.jsonb_each_text(c.channel_versions) v
+           join ai.checkpoint_blobs b
+             on b.thread_id = a_thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key
+                and b.version = v.value
+           where c.thread_id = a_thread_id and b.base_version is not null loop
+    v_blob := ai._rebuilt_value(a_thread_id, r.checkpoint_ns, r.channel, r.version);
+    update ai.checkpoint_blobs b set blob = v_blob, base_version = null, delta_depth = 0
+    where b.thread_id = a_thread_id and b.checkpoint_ns = r.checkpoint_ns and b.channel = r.channel
+      and b.version = r.version;
+  end loop;
+  perform ai._collect_checkpoint_blobs(array[a_thread_id]);
+  return v_count;
+end
+$$;
+comment on function ai._prune_thread(text, text) is
+  'Internal: ai.prune_checkpoints for one thread (its session locked first): delete removes every checkpoint, value and write; keep_latest keeps the newest checkpoint of each namespace and the ancestors its delta channels are rebuilt from. Returns the checkpoints removed.';
 
 create or replace function ai.prune_checkpoints(thread_ids text[], strategy text default 'keep_latest') returns integer
 language plpgsql volatile
@@ -5862,6 +6003,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_count integer;
+  v_id text;
 begin
   if thread_ids is null or array_position(thread_ids, null) is not null then
     raise exception using errcode = 'AS002', message = 'thread_ids must not be NULL or contain NULL';
@@ -5874,74 +6016,11 @@ begin
   if pg_catalog.cardinality(thread_ids) = 0 then
     return 0;
   end if;
-  -- The sessions first, as ai.delete_thread: a put holds its session (for key share) from before
-  -- it checks a delta's base until it commits, so this waits for every put in flight on these
-  -- threads, and every statement below sees their checkpoints and values; a put that comes later
-  -- waits for this one and then finds the versions it would extend gone (AS061: sent whole). So
-  -- no delta outlives its base, and every surviving checkpoint stays readable.
-  perform from ai.agent_sessions s where s.thread_id = any (thread_ids) order by s.thread_id for update;
-  if strategy = 'delete' then
-    delete from ai.checkpoint_writes w where w.thread_id = any (thread_ids);
-    delete from ai.checkpoint_blobs b where b.thread_id = any (thread_ids);
-    delete from ai.checkpoints c where c.thread_id = any (thread_ids);
-    get diagnostics v_count = row_count;
-  else
-    perform ai._unname_writes(thread_ids, null);
-    -- Keep the newest checkpoint of each (thread, namespace) with its writes and the values it
-    -- names; and, for each DeltaChannel whose value it does not store (the channels its metadata
-    -- counts in counters_since_delta_snapshot), the ancestors that value is rebuilt from, back to
-    -- the nearest stored one (ai._delta_walk), with their writes.
-    with latest as (
-      select distinct on (c.thread_id, c.checkpoint_ns) c.thread_id, c.checkpoint_ns, c.checkpoint_id,
-             c.metadata, c.channel_versions
-      from ai.checkpoints c
-      where c.thread_id = any (thread_ids)
-      order by c.thread_id, c.checkpoint_ns, c.checkpoint_id desc
-    ), kept as materialized (
-      select l.thread_id, l.checkpoint_ns, l.checkpoint_id from latest l
-      union
-      select l.thread_id, l.checkpoint_ns, w.ancestor_id
-      from latest l
-      cross join lateral ai._delta_walk(
-        l.thread_id, l.checkpoint_ns, l.checkpoint_id,
-        array(select k.key
-              from pg_catalog.jsonb_each(l.metadata -> 'counters_since_delta_snapshot') k
-              where not exists (select from ai.checkpoint_blobs b
-                                where b.thread_id = l.thread_id and b.checkpoint_ns = l.checkpoint_ns
-                                  and b.channel = k.key and b.version = l.channel_versions ->> k.key))) w
-      where pg_catalog.jsonb_typeof(l.metadata -> 'counters_since_delta_snapshot') = 'object'
-    ), gone as (
-      delete from ai.checkpoints c
-      where c.thread_id = any (thread_ids)
-        and not exists (select from kept k where k.thread_id = c.thread_id
-                          and k.checkpoint_ns = c.checkpoint_ns and k.checkpoint_id = c.checkpoint_id)
-      returning c.thread_id, c.checkpoint_ns, c.checkpoint_id
-    ), gone_writes as (
-      delete from ai.checkpoint_writes w
-      using gone g
-      where w.thread_id = g.thread_id and w.checkpoint_ns = g.checkpoint_ns and w.checkpoint_id = g.checkpoint_id
-    ), orphaned as (
-      -- a kept checkpoint whose parent is gone becomes a root
-      update ai.checkpoints c set parent_checkpoint_id = null
-      from kept k
-      where c.thread_id = k.thread_id and c.checkpoint_ns = k.checkpoint_ns and c.checkpoint_id = k.checkpoint_id
-        and c.parent_checkpoint_id is not null
-        and not exists (select from kept p where p.thread_id = c.thread_id and p.checkpoint_ns = c.checkpoint_ns
-                          and p.checkpoint_id = c.parent_checkpoint_id)
-    )
-    select count(*) into v_count from gone;
-    -- the values the kept checkpoints name are made whole, so the versions their deltas extended
-    -- go with the pruned checkpoints (prune leaves one value per kept version, as it finds it)
-    update ai.checkpoint_blobs b
-    set blob = ai._rebuilt_value(b.thread_id, b.checkpoint_ns, b.channel, b.version), base_version = null,
-        delta_depth = 0
-    from ai.checkpoints c
-    cross join lateral pg_catalog.jsonb_each_text(c.channel_versions) v
-    where c.thread_id = any (thread_ids)
-      and b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key
-      and b.version = v.value and b.base_version is not null;
-    perform ai._collect_checkpoint_blobs(thread_ids);
-  end if;
+  -- One thread at a time (ai._prune_thread), in id order, so that two prunes lock in one order.
+  v_count := 0;
+  foreach v_id in array (select pg_catalog.array_agg(distinct t.id order by t.id) from pg_catalog.unnest(thread_ids) t(id)) loop
+    v_count := v_count + ai._prune_thread(v_id, strategy);
+  end loop;
   return v_count;
 end
 $$;
@@ -6010,10 +6089,12 @@ begin
           order by s.created_at desc, s.thread_id desc
           limit a_max_threads) s;
   end if;
+  -- (from the batch's sessions, not from the array: a Citus formation runs a lateral subquery on the
+  -- shards when it is joined to a distributed table by the thread)
   select pg_catalog.array_agg(b.thread_id) into v_threads
-  from pg_catalog.unnest(v_batch) b(thread_id)
+  from ai.agent_sessions b
   cross join lateral (select max(c.created_at) as newest from ai.checkpoints c where c.thread_id = b.thread_id) n
-  where n.newest < v_cutoff;
+  where b.thread_id = any (v_batch) and n.newest < v_cutoff;
   v_seen := coalesce(pg_catalog.cardinality(v_batch), 0);
   if v_seen > 0 then
     v_last := v_batch[v_seen];
@@ -6080,7 +6161,8 @@ revoke execute on function
   ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb, text, text),
   ai.checkpoint_lineage(text, text, text, text, integer), ai.checkpoints_between(text, timestamptz, timestamptz, integer, text, text),
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
-  ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text, integer, text)
+  ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai._prune_thread(text, text),
+  ai.prune_idle_threads(interval, text, integer, text)
 from public;
 revoke execute on procedure ai.prune_all_idle_threads(interval, text, integer, text) from public;
 grant execute on function
@@ -6614,25 +6696,62 @@ declare
   v_step jsonb;
 begin
   insert into ai_archive.agent_sessions select * from ai.agent_sessions s where s.thread_id = any (thread_ids);
-  -- The id stays taken while the session is archived (deploy/archive_conflicts.sql).
-  insert into ai_archive.archived_thread_ids (thread_id) select pg_catalog.unnest(thread_ids);
+  -- The id stays taken while the session is archived (deploy/archive_conflicts.sql). Read from the
+  -- sessions (locked: the same ids), so that on a Citus formation each shard copies its own.
+  insert into ai_archive.archived_thread_ids (thread_id)
+  select s.thread_id from ai.agent_sessions s where s.thread_id = any (thread_ids);
   for v_table in select a.table_name, ai._copy_columns(a.table_name, true) as columns
                  from ai._archived_tables a order by a.copy_order loop
+    -- counted, then copied: two statements rather than a data-modifying CTE that counts what it
+    -- copies, which Citus cannot run across shards (the sessions are locked: the rows stay as counted)
     execute format($q$
-      with copied as (insert into ai_archive.%I (%s) select %s from ai.%I where thread_id = any ($1) returning thread_id)
       select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('thread_id', c.thread_id, 'tab', %L, 'n', c.n)), '[]')
-      from (select thread_id, count(*) as n from copied group by thread_id) c$q$,
-      v_table.table_name, v_table.columns, v_table.columns, v_table.table_name, v_table.table_name)
+      from (select thread_id, count(*) as n from ai.%I where thread_id = any ($1) group by thread_id) c$q$,
+      v_table.table_name, v_table.table_name)
     into v_step using thread_ids;
+    execute format('insert into ai_archive.%I (%s) select %s from ai.%I where thread_id = any ($1)',
+                   v_table.table_name, v_table.columns, v_table.columns, v_table.table_name)
+    using thread_ids;
     v_counts := v_counts || v_step;
   end loop;
-  -- The copies are in; the cascade removes the hot rows of every registered table.
+  -- The copies are in; the cascade removes the hot rows of every registered table. The queue's
+  -- rows are deleted by name first: on a Citus formation they stay on the coordinator without a
+  -- foreign key to the distributed sessions (ai.distribute()), and a hot job left behind would be
+  -- claimed and run again (on one server the cascade then finds none).
+  delete from ai.agent_jobs j where j.thread_id = any (thread_ids);
+  delete from ai.agent_jobs_archive j where j.thread_id = any (thread_ids);
   delete from ai.agent_sessions s where s.thread_id = any (thread_ids);
   return v_counts;
 end
 $$;
 comment on function ai._archive_threads(text[]) is
   'Internal: moves the given (locked) sessions and everything they own to ai_archive and reserves their ids; returns the rows moved as [{thread_id, tab, n}]. Raises, moving nothing, when a row cannot be copied.';
+
+-- The candidates of an archive batch (ai.archive_sessions) that this call can take: each session
+-- still finished before the cutoff, locked one at a time with SKIP LOCKED (a session someone holds
+-- is left out, not waited for), in the candidates' order. One statement per session, each on the
+-- one shard of its thread on a Citus formation (where a query across shards takes no row lock).
+create or replace function ai._lock_finished_sessions(thread_ids text[], cutoff timestamptz) returns text[]
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_id text;
+  v_locked text[] := '{}'::text[];
+begin
+  foreach v_id in array coalesce(thread_ids, '{}'::text[]) loop
+    perform from ai.agent_sessions s
+    where s.thread_id = v_id and s.completed_at is not null and s.completed_at < cutoff
+    for update skip locked;
+    if found then
+      v_locked := v_locked || v_id;
+    end if;
+  end loop;
+  return v_locked;
+end
+$$;
+comment on function ai._lock_finished_sessions(text[], timestamptz) is
+  'Internal: of the given sessions, those still finished before cutoff that no one else holds, each locked (FOR UPDATE SKIP LOCKED), in the given order.';
 
 create or replace function ai.archive_sessions(older_than interval default '90 days', batch_size integer default 1000)
 returns table (thread_id text, owner text, status text, completed_at timestamptz, rows_moved jsonb)
@@ -6651,6 +6770,8 @@ declare
   v_state text;
   v_constraint text;
   v_message text;
+  v_now timestamptz;
+  v_row record;
 begin
   if older_than is null or older_than < interval '0' then
     raise exception using errcode = 'AS002',
@@ -6661,22 +6782,24 @@ begin
 
   -- Oldest first; a session someone holds is skipped, not waited for. Sessions an earlier sweep
   -- could not move come last (ai_archive.archive_skips): they never crowd out the others, and a
-  -- batch that moves nothing means nothing else is left.
+  -- batch that moves nothing means nothing else is left. The candidates are read first, then each
+  -- is locked on its own (ai._lock_finished_sessions): on a Citus formation the sessions are spread
+  -- over the shards, where a query across shards may not lock rows (FOR UPDATE). A session another
+  -- sweep holds is left out of the batch rather than replaced by the next one.
   select pg_catalog.array_agg(picked.thread_id) into v_ids
   from (select s.thread_id from ai.agent_sessions s
         where s.completed_at is not null and s.completed_at < v_cutoff
           and not exists (select from ai_archive.archive_skips k where k.thread_id = s.thread_id)
         order by s.completed_at
-        limit batch_size
-        for update of s skip locked) picked;
+        limit batch_size) picked;
+  v_ids := ai._lock_finished_sessions(v_ids, v_cutoff);
   if coalesce(pg_catalog.cardinality(v_ids), 0) < batch_size then
     select pg_catalog.array_agg(picked.thread_id) into v_more
     from (select s.thread_id from ai_archive.archive_skips k join ai.agent_sessions s on s.thread_id = k.thread_id
           where s.completed_at is not null and s.completed_at < v_cutoff
           order by k.last_skipped_at, s.thread_id
-          limit batch_size - coalesce(pg_catalog.cardinality(v_ids), 0)
-          for update of s skip locked) picked;
-    v_ids := coalesce(v_ids, '{}') || coalesce(v_more, '{}');
+          limit batch_size - coalesce(pg_catalog.cardinality(v_ids), 0)) picked;
+    v_ids := coalesce(v_ids, '{}') || coalesce(ai._lock_finished_sessions(v_more, v_cutoff), '{}');
   end if;
   -- Skips whose hot session is gone (deleted, or archived by a restore's round trip) leave the list.
   delete from ai_archive.archive_skips k
@@ -6698,9 +6821,10 @@ begin
         v_moved := v_moved || v_id;
       exception when integrity_constraint_violation then
         get stacked diagnostics v_state = returned_sqlstate, v_constraint = constraint_name, v_message = message_text;
+        v_now := ai.now();  -- read first: not inside the INSERT ... SELECT a Citus shard runs (see hide_messages)
         insert into ai_archive.archive_skips as k
           (thread_id, owner, sqlstate, constraint_name, message, first_skipped_at, last_skipped_at)
-        select s.thread_id, s.owner, v_state, nullif(v_constraint, ''), v_message, ai.now(), ai.now()
+        select s.thread_id, s.owner, v_state, nullif(v_constraint, ''), v_message, v_now, v_now
         from ai.agent_sessions s where s.thread_id = v_id
         on conflict (thread_id) do update
           set owner = excluded.owner, sqlstate = excluded.sqlstate, constraint_name = excluded.constraint_name,
@@ -6713,14 +6837,20 @@ begin
   end;
   delete from ai_archive.archive_skips k where k.thread_id = any (v_moved);
 
-  return query
-    select a.thread_id, a.owner, a.status, a.completed_at,
-           coalesce((select pg_catalog.jsonb_object_agg(c.tab, c.n)
-                     from pg_catalog.jsonb_to_recordset(v_counts) as c(thread_id text, tab text, n bigint)
-                     where c.thread_id = a.thread_id), '{}')
-    from ai_archive.agent_sessions a
-    where a.thread_id = any (v_moved)
-    order by a.completed_at, a.thread_id;
+  -- the moved sessions, then each one's counts (not a subquery of the counts inside the query,
+  -- which Citus cannot send to the shards of the archived sessions)
+  for v_row in select a.thread_id, a.owner, a.status, a.completed_at from ai_archive.agent_sessions a
+               where a.thread_id = any (v_moved)
+               order by a.completed_at, a.thread_id loop
+    thread_id := v_row.thread_id;
+    owner := v_row.owner;
+    status := v_row.status;
+    completed_at := v_row.completed_at;
+    rows_moved := coalesce((select pg_catalog.jsonb_object_agg(c.tab, c.n)
+                            from pg_catalog.jsonb_to_recordset(v_counts) as c(thread_id text, tab text, n bigint)
+                            where c.thread_id = v_row.thread_id), '{}');
+    return next;
+  end loop;
 end
 $$;
 comment on function ai.archive_sessions(interval, integer) is
@@ -6833,7 +6963,7 @@ $$;
 comment on procedure ai.archive_all_sessions(interval, integer) is
   'Archives every finished session older than older_than, one committed batch of batch_size at a time (CALL it outside a transaction block, e.g. from cron or pg_cron).';
 
-revoke execute on function ai._copy_columns(text, boolean), ai._archive_threads(text[]), ai.archive_sessions(interval, integer),
+revoke execute on function ai._copy_columns(text, boolean), ai._archive_threads(text[]), ai._lock_finished_sessions(text[], timestamptz), ai.archive_sessions(interval, integer),
   ai.archive_skips(integer, text), ai.restore_session(text) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 revoke execute on procedure ai.archive_all_sessions(interval, integer) from public;
@@ -7471,14 +7601,24 @@ begin
   end if;
   perform ai._move_session_status(j.thread_id, 'waiting');
 
-  begin
-    insert into ai.human_approvals (thread_id, owner, job_id, checkpoint_id, action, requested_by, requested_at)
-    values (j.thread_id, j.owner, j.job_id, a_checkpoint, a_action, v_worker, v_now)
-    returning * into h;
-  exception when unique_violation then
-    raise exception using errcode = 'AS004',
-      message = format('thread %s already waits for a person', j.thread_id);
-  end;
+  -- A pending approval of this very job is taken over by the new request: its job's half of an
+  -- earlier request was lost while the approval's was kept (on a Citus formation, a coordinator
+  -- crash between the thread's worker's commit and its own: one-phase commit, docs/scaling.md;
+  -- anywhere, a job moved back by hand). Refusing it (AS004) would refuse the run forever.
+  update ai.human_approvals x
+  set checkpoint_id = a_checkpoint, action = a_action, requested_by = v_worker, requested_at = v_now
+  where x.thread_id = j.thread_id and x.job_id = j.job_id and x.status = 'pending'
+  returning x.* into h;
+  if not found then
+    begin
+      insert into ai.human_approvals (thread_id, owner, job_id, checkpoint_id, action, requested_by, requested_at)
+      values (j.thread_id, j.owner, j.job_id, a_checkpoint, a_action, v_worker, v_now)
+      returning * into h;
+    exception when unique_violation then
+      raise exception using errcode = 'AS004',
+        message = format('thread %s already waits for a person', j.thread_id);
+    end;
+  end if;
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (h.thread_id, h.owner, 'pending_approval',
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id,
@@ -7488,7 +7628,7 @@ begin
 end
 $$;
 comment on function ai.request_human(bigint, bigint, text, jsonb) is
-  'Pauses a job held with fencing_token for a person (fenced: ai._fence): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
+  'Pauses a job held with fencing_token for a person (fenced: ai._fence): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. A pending approval of the same job (its job''s half of an earlier request lost: docs/scaling.md, one-phase commit on a Citus formation) is taken over by the new request, with its id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
 
 -- A job that waited for a person was cancelled (called by the status trigger of ai.agent_jobs,
 -- ai._job_status_moved): its approval is cancelled, an approval_cancelled event written, and a
@@ -7544,6 +7684,20 @@ comment on function ai._close_approval_of_job(bigint, text) is
 revoke execute on function ai._close_approval_of_job(bigint, text) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 
+-- What a decision adds to its job's payload (payload.human), for resolve_human's two paths.
+create or replace function ai._human_payload(approval_id text, checkpoint_id text, action jsonb, decision jsonb,
+                                             decided_by text, decided_at timestamptz) returns jsonb
+language sql stable
+set search_path = pg_catalog, pg_temp
+as $$
+  select pg_catalog.jsonb_build_object('human', pg_catalog.jsonb_build_object(
+    'approval_id', approval_id, 'checkpoint_id', checkpoint_id, 'action', action,
+    'decision', decision, 'decided_by', decided_by, 'decided_at', decided_at))
+$$;
+comment on function ai._human_payload(text, text, jsonb, jsonb, text, timestamptz) is
+  'Internal (ai.resolve_human): {"human": {approval_id, checkpoint_id, action, decision, decided_by, decided_at}}, what a decision adds to its job''s payload.';
+revoke execute on function ai._human_payload(text, text, jsonb, jsonb, text, timestamptz) from public;
+
 create or replace function ai.resolve_human(thread_id text, checkpoint_id text, decision jsonb)
 returns ai.human_approvals
 language plpgsql volatile
@@ -7574,7 +7728,14 @@ begin
   -- the approval. The job is locked only while it waits; a cancel that got it first has closed
   -- the approval by the time the statements below look.
   select x.job_id into v_job from ai.human_approvals x where x.thread_id = a_thread_id and x.status = 'pending';
-  if found then
+  if not found then
+    -- none pending: the job of the approval resolved at this checkpoint, should it still wait (below)
+    select x.job_id into v_job from ai.human_approvals x
+    where x.thread_id = a_thread_id and x.checkpoint_id = a_checkpoint and x.status = 'resolved'
+    order by x.decided_at desc, x.approval_id desc
+    limit 1;
+  end if;
+  if v_job is not null then
     perform from ai.agent_jobs u where u.job_id = v_job and u.status = 'AWAITING_HUMAN' for no key update;
   end if;
   select * into s from ai.agent_sessions x where x.thread_id = a_thread_id for no key update;
@@ -7587,8 +7748,25 @@ begin
                 order by c.checkpoint_id desc limit 1);
   select * into h from ai.human_approvals x where x.thread_id = a_thread_id and x.status = 'pending' for update;
   if not found then
-    if exists (select from ai.human_approvals x
-               where x.thread_id = a_thread_id and x.checkpoint_id = a_checkpoint and x.status = 'resolved') then
+    select * into h from ai.human_approvals x
+    where x.thread_id = a_thread_id and x.checkpoint_id = a_checkpoint and x.status = 'resolved'
+    order by x.decided_at desc, x.approval_id desc
+    limit 1;
+    if found then
+      -- Resolved, and its job still waits: the job's half of that decision was lost (on a Citus
+      -- formation, a coordinator crash between the thread's worker's commit and its own:
+      -- one-phase commit, docs/scaling.md; anywhere, a job moved back by hand). The job takes the
+      -- decision stored then, which this call returns; the session is active already.
+      update ai.agent_jobs u
+      set status = 'PENDING', run_at = v_now, updated_at = v_now, vtime = null,
+          payload = u.payload || ai._human_payload(h.approval_id, h.checkpoint_id, h.action, h.decision,
+                                                   h.decided_by, h.decided_at)
+      where u.job_id = h.job_id and u.status = 'AWAITING_HUMAN'
+      returning u.* into j;
+      if found then
+        perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
+        return h;
+      end if;
       raise exception using errcode = 'AS033',
         message = format('the approval of thread %s at checkpoint %s was already resolved', a_thread_id, a_checkpoint);
     end if;
@@ -7616,9 +7794,8 @@ begin
   update ai.agent_jobs u
   set status = 'PENDING', run_at = v_now, updated_at = v_now,
       vtime = null,  -- placed again in the fair order (deploy/job_keys.sql) by the next claim
-      payload = u.payload || pg_catalog.jsonb_build_object('human', pg_catalog.jsonb_build_object(
-        'approval_id', h.approval_id, 'checkpoint_id', h.checkpoint_id, 'action', h.action,
-        'decision', a_decision, 'decided_by', ai.calling_role(), 'decided_at', v_now))
+      payload = u.payload || ai._human_payload(h.approval_id, h.checkpoint_id, h.action, a_decision,
+                                               ai.calling_role(), v_now)
   where u.job_id = h.job_id and u.status = 'AWAITING_HUMAN'
   returning u.* into j;
   if not found then
@@ -7644,7 +7821,7 @@ begin
 end
 $$;
 comment on function ai.resolve_human(text, text, jsonb) is
-  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
+  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. An approval resolved at checkpoint_id whose job still waits (the job''s half of the decision lost: docs/scaling.md, one-phase commit on a Citus formation) puts the job back PENDING with the decision stored then and returns that approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
 
 -- v0.1.0's pending_approvals had no cursor; a v0.1.0 caller's arguments resolve to this one.
 drop function if exists ai.pending_approvals(text, integer);
@@ -8716,14 +8893,20 @@ declare
   a_thread_id alias for $1;
   v_owner text;
   v_count bigint;
+  v_now timestamptz;
 begin
   perform ai._check_thread_id(a_thread_id);
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for no key update;
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
+  -- Citus runs this INSERT ... SELECT on the thread's shard when the row's thread_id is the
+  -- source's column (not the argument) and no VOLATILE function is called in it; otherwise it goes
+  -- through the coordinator and COPY, which row level security refuses (and a shard would read its
+  -- own wall clock, never the test clock): the clock is read first, on the caller's node
+  v_now := ai.now();
   insert into ai.hidden_messages (thread_id, seq, owner, hidden_at)
-  select a_thread_id, m.seq, v_owner, ai.now() from ai.session_messages m
+  select m.thread_id, m.seq, v_owner, v_now from ai.session_messages m
   where m.thread_id = a_thread_id
     and not (m.role = 'system' and m.content ? 'compaction')
     and not exists (select from ai.hidden_messages h where h.thread_id = m.thread_id and h.seq = m.seq);
@@ -11075,15 +11258,23 @@ declare
   v_owner text := ai.current_owner();
   v_now timestamptz := ai.now();
   v_ns text;
+  v_ttl interval;
   r ai.memory_items;
 begin
   perform ai._check_memory_namespace(a_namespace, 'namespace');
   perform ai._check_text(a_key, 'key', 128);
   v_ns := ai._memory_ns(a_namespace);
   if refresh_ttl then
-    update ai.memory_items i set expires_at = v_now + i.ttl
+    -- the item's ttl read (and the row locked) first: Citus refuses a STABLE operator such as
+    -- timestamptz + interval applied to a column in an UPDATE of a distributed table
+    select i.ttl into v_ttl from ai.memory_items i
     where i.owner = v_owner and i.ns = v_ns and i.key = a_key and i.ttl is not null and i.expires_at > v_now
-    returning * into r;
+    for update;
+    if found then
+      update ai.memory_items i set expires_at = v_now + v_ttl
+      where i.owner = v_owner and i.ns = v_ns and i.key = a_key
+      returning * into r;
+    end if;
   end if;
   if r.key is null then
     select * into r from ai.memory_items i
@@ -11150,6 +11341,9 @@ declare
   v_vars jsonb;
   v_tsq tsquery;
   v_rows ai.memory_item[];
+  v_nss text[];
+  v_keys text[];
+  v_expiries timestamptz[];
 begin
   perform ai._check_memory_namespace(coalesce(a_prefix, '{}'), 'namespace_prefix', true);
   perform ai._check_limit(max_rows, 'max_rows');
@@ -11273,9 +11467,17 @@ begin
 
   -- only items with an expiry have a ttl to refresh (LangGraph asks for a refresh on every read)
   if refresh_ttl and exists (select from pg_catalog.unnest(v_rows) r where r.expires_at is not null) then
-    update ai.memory_items i set expires_at = v_now + i.ttl
-    from pg_catalog.unnest(v_rows) r
-    where i.owner = v_owner and i.ns = ai._memory_ns(r.namespace) and i.key = r.key and i.ttl is not null;
+    -- the new expiries computed (and the rows locked) first, then written as values: Citus refuses
+    -- a STABLE operator such as timestamptz + interval applied to a column in an UPDATE
+    select pg_catalog.array_agg(i.ns), pg_catalog.array_agg(i.key), pg_catalog.array_agg(v_now + i.ttl)
+      into v_nss, v_keys, v_expiries
+    from (select i.ns, i.key, i.ttl from ai.memory_items i
+          join pg_catalog.unnest(v_rows) r on i.ns = ai._memory_ns(r.namespace) and i.key = r.key
+          where i.owner = v_owner and i.ttl is not null
+          for update of i) i;
+    update ai.memory_items i set expires_at = u.expires_at
+    from rows from (pg_catalog.unnest(v_nss), pg_catalog.unnest(v_keys), pg_catalog.unnest(v_expiries)) u(ns, key, expires_at)
+    where i.owner = v_owner and i.ns = u.ns and i.key = u.key;
     return query select r.namespace, r.key, r.value, r.created_at, r.updated_at,
                         coalesce(v_now + i.ttl, r.expires_at), r.score
                  from pg_catalog.unnest(v_rows) with ordinality as r(namespace, key, value, created_at, updated_at, expires_at, score, o)
@@ -11345,19 +11547,36 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_deleted integer;
+  -- read once, on the caller's node: in the query, a Citus shard would read its own wall clock
+  v_now timestamptz := ai.now();
+  v_owner text := case when not ai.sees_all_owners() then ai.current_owner() end;
+  v_count integer;
 begin
   perform ai._check_limit(batch_size, 'batch_size');
-  -- one bounded batch, oldest expiry first; rows another sweeper holds are left to it
-  with expired as (
-    select i.owner, i.ns, i.key from ai.memory_items i
-    where i.expires_at <= ai.now()
-    order by i.expires_at
-    limit batch_size
-    for update skip locked
-  )
-  delete from ai.memory_items i using expired e
-  where i.owner = e.owner and i.ns = e.ns and i.key = e.key;
-  get diagnostics v_deleted = row_count;
+  v_deleted := 0;
+  -- One bounded batch, oldest expiry first; rows another sweeper holds are left to it. The owners
+  -- of the batch's oldest expired items first (unlocked), then each owner's oldest, locked with
+  -- SKIP LOCKED and deleted: a statement that names its owner runs on that owner's shard of a
+  -- Citus formation, where a row lock is allowed (not across shards). Acting for one owner: that
+  -- owner's items only (row level security says so too).
+  for v_owner in select distinct o.owner
+                 from (select i.owner from ai.memory_items i
+                       where i.expires_at <= v_now and (v_owner is null or i.owner = v_owner)
+                       order by i.expires_at
+                       limit batch_size) o loop
+    with expired as (
+      select i.owner, i.ns, i.key from ai.memory_items i
+      where i.owner = v_owner and i.expires_at <= v_now
+      order by i.expires_at
+      limit batch_size - v_deleted
+      for update skip locked
+    )
+    delete from ai.memory_items i using expired e
+    where i.owner = e.owner and i.ns = e.ns and i.key = e.key;
+    get diagnostics v_count = row_count;
+    v_deleted := v_deleted + v_count;
+    exit when v_deleted >= batch_size;
+  end loop;
   return v_deleted;
 end
 $$;
@@ -12278,9 +12497,9 @@ declare
   v_secret pg_catalog.text;
   v_shards pg_catalog.text := 'pg_dist_shard';
 begin
-  -- a database without the citus extension on a server that loads the citus library (one being
-  -- moved onto a formation, before `create extension citus`; docs/scaling.md): one server
-  if pg_catalog.to_regclass('pg_catalog.' operator(pg_catalog.||) v_shards) is null then
+  -- a database without the citus extension on a server that loads Citus (another database of a
+  -- formation's coordinator, or one deployed before the extension): no catalog, no formation
+  if not exists (select from pg_catalog.pg_extension e where e.extname = 'citus') then
     return null;
   end if;
   -- Citus' catalog exists on a formation only: plpgsql_check, run on one server, skips this
@@ -12307,7 +12526,7 @@ comment on function ai._formation_secret() is
 --     coordinator or on a worker it connected to): the identity is carried. The calling role and
 --     the acting owner valid in this transaction (ai.act_as) go, signed, into a SET LOCAL of
 --     ai.carried_identity that Citus sends to every node this transaction reaches
---     (citus.propagate_set_commands = local, set here for the transaction). Once per transaction
+--     (citus.propagate_set_commands = local, set here for that one SET LOCAL). Once per transaction
 --     and identity (ai.carried_payload remembers it); returns NULL: the caller goes on as on one
 --     server.
 --   * On a connection as the schema owner (Citus' own, opened for a SECURITY DEFINER function; or
@@ -12329,6 +12548,7 @@ declare
   v_payload pg_catalog.text;
   v_acting pg_catalog.text := '';
   v_intermediate pg_catalog.text := 'create_intermediate_result';
+  v_propagate pg_catalog.text;
 begin
   select n.nspowner::pg_catalog.regrole::pg_catalog.name into v_owner from pg_catalog.pg_namespace n where n.nspname = 'ai';
   if a_role operator(pg_catalog.=) v_owner then
@@ -12375,6 +12595,7 @@ begin
     if v_secret is null then
       return null;  -- not distributed (yet): nothing to carry
     end if;
+    v_propagate := pg_catalog.current_setting('citus.propagate_set_commands');
     perform pg_catalog.set_config('citus.propagate_set_commands', 'local', true);
     -- and the shards are reached in transaction blocks, which carry the SET LOCALs: a read outside
     -- a transaction block would go to a worker as a bare statement, without them. Citus opens
@@ -12389,6 +12610,11 @@ begin
       'begin set local ai.carried_identity = ' operator(pg_catalog.||) pg_catalog.quote_literal(
         v_payload operator(pg_catalog.||) ' ' operator(pg_catalog.||) ai._formation_mac(v_secret, v_payload))
       operator(pg_catalog.||) '; end');
+    -- and back: Citus keeps that SET LOCAL for every node the transaction reaches later, but a SET
+    -- LOCAL of the caller's own after this call (SET LOCAL ROLE to another tenant, a timeout) must
+    -- not follow it to the workers, where the connection is the owner's (42501 there, "failure on
+    -- connection marked as essential": tests/citus/test_set_local.py)
+    perform pg_catalog.set_config('citus.propagate_set_commands', v_propagate, true);
     perform pg_catalog.set_config('ai.carried_payload', v_payload, true);
   end if;
   return null;
@@ -12530,6 +12756,7 @@ declare
   v_distributed pg_catalog.regclass[];
   v_partitions pg_catalog.text := 'pg_dist_partition';
   v_objects pg_catalog.text := 'pg_dist_object';
+  v_propagate pg_catalog.text;
   v_functions pg_catalog.int4 := 0;
   v_rel pg_catalog.regclass;
   v_head pg_catalog.text;
@@ -12573,7 +12800,9 @@ begin
   -- that take or return a table's row type stay on the coordinator, as Citus leaves them when the
   -- schema is deployed after the extension. Once marked distributed, later deploys propagate them.
   -- Without checking their bodies on the workers (a body may name a table not distributed yet):
-  -- a SET LOCAL, which Citus sends on to the workers (ai._formation_caller says why a DO block).
+  -- a SET LOCAL, which Citus sends on to the workers (ai._formation_caller says why a DO block);
+  -- the propagation set back after it
+  v_propagate := pg_catalog.current_setting('citus.propagate_set_commands');
   perform pg_catalog.set_config('citus.propagate_set_commands', 'local', true);
   execute 'do $d$ begin set local check_function_bodies = off; end $d$';
   perform 'PRAGMA:disable:check';  -- Citus' catalog: see ai._formation_secret
@@ -12596,6 +12825,7 @@ begin
   end if;
   perform 'PRAGMA:enable:check';
   execute 'do $d$ begin set local check_function_bodies = on; end $d$';
+  perform pg_catalog.set_config('citus.propagate_set_commands', v_propagate, true);
 
   -- 1. policies without subqueries
   for r in select p.schemaname, p.tablename, p.policyname, p.qual, p.with_check
@@ -12868,7 +13098,7 @@ $b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
 end
 $$;
 comment on function ai.distribute() is
-  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards. Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller.';
+  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): on a database deployed before the citus extension (one server moved onto a formation), first every function of ai and ai_archive made on the workers; per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards. Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller.';
 
 revoke execute on function ai.distribute() from public;
 

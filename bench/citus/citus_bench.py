@@ -378,6 +378,38 @@ def print_point(r: dict[str, Any]) -> None:
         )
 
 
+def model(points: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """docs/scaling.md, "A model": the terms from the ``runs`` points, and the runs carried per core
+    of a node by one node and by a coordinator with N workers of its size."""
+    runs = {p["target"]: p for p in points if p["mode"] == "runs" and p["steps"] > 0}
+    if "formation" not in runs:
+        return None
+    nodes = runs["formation"]["per_node"]
+    c_c = nodes[0]["per_step"]["cpu_s"] * 1000
+    workers = [n["per_step"]["cpu_s"] * 1000 for n in nodes[1:]]
+    c_w = sum(workers)
+    k = max(workers) / c_w * len(workers) if c_w else float("nan")
+    t = sum(cap.NODE_SECONDS) / 2 + runs["formation"]["save_p50"] / 1000  # the model's call and the save
+    out: dict[str, Any] = {
+        "c_c_ms": c_c,
+        "c_w_ms": c_w,
+        "k": k,
+        "T_s": t,
+        "coordinator_per_run": {
+            "cpu_ms": c_c * NODES,
+            "wal_bytes": nodes[0]["per_step"]["wal_bytes"] * NODES,
+        },
+        "runs_per_core": {f"{n} workers": t * min(1000 / c_c, n * 1000 / (k * c_w)) for n in (1, 2, 4, 8)},
+    }
+    if "one node" in runs:
+        c_1 = runs["one node"]["per_node"][0]["per_step"]["cpu_s"] * 1000
+        out["c_1_ms"] = c_1
+        out["runs_per_core"]["one node"] = (
+            (sum(cap.NODE_SECONDS) / 2 + runs["one node"]["save_p50"] / 1000) * 1000 / c_1
+        )
+    return out
+
+
 async def main() -> None:
     out = Path(sys.argv[1])
     env = os.environ
@@ -418,6 +450,16 @@ async def main() -> None:
             print_point(r)
         for n in t["nodes"]:
             await n.close()
+    results["model"] = model(results["points"])
+    if results["model"] is not None:
+        m = results["model"]
+        print(
+            f"\nmodel (docs/scaling.md): c_1 {fmt(m.get('c_1_ms'), 1, 2)} ms, c_c {m['c_c_ms']:.2f} ms,"
+            f" c_w {m['c_w_ms']:.2f} ms CPU per node step, k {m['k']:.2f}, T {m['T_s']:.2f} s;"
+            f" the coordinator per run of {NODES} nodes: {m['coordinator_per_run']['cpu_ms']:.0f} ms CPU,"
+            f" {m['coordinator_per_run']['wal_bytes'] / 1024:.1f} KB WAL"
+        )
+        print("  runs carried per core of a node: " + ", ".join(f"{k} {v:.0f}" for k, v in m["runs_per_core"].items()))
     out.write_text(json.dumps(results, indent=1))
     print(f"\ncitus bench: figures in {out}")
 

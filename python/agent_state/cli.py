@@ -542,7 +542,8 @@ def _print_fleet(fleet: dict[str, Any], lease: timedelta, most: int | None = Non
 def cmd_deploy(args: argparse.Namespace, conn: Conn) -> int:
     """Deploys the bundled schema into a database that has none (``agent_state.schema.deploy``);
     a database that already holds it is left as it is. Connected as a superuser, it deploys as
-    the owner role ``agent_state_owner`` (made when missing) and says so in one line."""
+    the owner role ``agent_state_owner`` (made when missing) and says so in one line. On a Citus
+    coordinator it then distributes the schema (``ai.distribute()``) and says so in one line."""
     from . import schema
 
     before = schema.status(conn)
@@ -550,7 +551,11 @@ def cmd_deploy(args: argparse.Namespace, conn: Conn) -> int:
     if args.json:
         _print_json({"deployed_now": not before.deployed, **_jsonable(state)})
     elif before.deployed:
-        print(f"schema ai is already deployed (version {state.version or 'unknown'}): nothing to do")
+        if state.note:  # a Citus coordinator: distributed now (ai.distribute())
+            print(f"schema ai is already deployed (version {state.version or 'unknown'})")
+            print(state.note)
+        else:
+            print(f"schema ai is already deployed (version {state.version or 'unknown'}): nothing to do")
     else:
         print(f"deployed schema ai version {state.version} ({_count(len(state.changes), 'change')}) from the bundle")
         if state.note:  # a superuser's connection: the owner role it deployed as

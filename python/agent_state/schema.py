@@ -17,6 +17,12 @@ Where a database records what it holds:
 and returns the status when the schema is there at a compatible version; otherwise it raises
 :class:`SchemaError` naming what to run. ``astatus`` and ``adeploy`` are the async twins.
 
+On the coordinator of a Citus formation (the ``citus`` extension in the database), ``deploy``
+then runs ``select ai.distribute()`` (docs/scaling.md): idempotent, so every ``setup()`` does it,
+and a deploy by another tool is distributed by the next one. It runs when the role may: the
+schema owner, or a superuser, as the owner; another role leaves it to them. On one server nothing
+changes (one catalog read).
+
 Who deploys: the schema's functions run as its owner, which must be a role row level security
 applies to (no SUPERUSER, no BYPASSRLS: docs/security.md). On a superuser's connection (the
 ``postgres`` URL of LangGraph's docs) ``deploy`` does what ``make db`` does for the embedded
@@ -283,6 +289,22 @@ begin
   end loop;
   execute pg_catalog.format('grant create on database %I to %I', pg_catalog.current_database(),
                             pg_catalog.current_setting('agent_state.deploy_owner'));
+  -- On a Citus coordinator (docs/scaling.md): Citus copies a role to the workers the first time an
+  -- object of this database that depends on it is distributed, as the role that runs that DDL. The
+  -- owner's first function (or its first grant to ai_user) would then create or alter that role on
+  -- the workers as the owner, which only a superuser may (42501, "must be superuser to alter
+  -- superuser roles"): any of these roles made before this database joined the formation is such
+  -- a role. A function given to each here, by the superuser, and dropped again, makes Citus copy
+  -- them now.
+  if exists (select from pg_catalog.pg_extension e where e.extname = 'citus') then
+    create schema agent_state_owner_probe;
+    foreach v_owner in array array[pg_catalog.current_setting('agent_state.deploy_owner'), 'ai_user', 'ai_service'] loop
+      create function agent_state_owner_probe.f() returns integer language sql as 'select 1';
+      execute pg_catalog.format('alter function agent_state_owner_probe.f() owner to %I', v_owner);
+      drop function agent_state_owner_probe.f();
+    end loop;
+    drop schema agent_state_owner_probe;
+  end if;
 end
 $$
 """
@@ -328,6 +350,25 @@ def _absent_error(why: str) -> SchemaError:
         "(repository) or `psql -v ON_ERROR_STOP=1 -f sql/ai.sql`, or call agent_state.schema.deploy() "
         "on such a connection"
     )
+
+
+# On a Citus coordinator (the extension in this database) with schema ai: its owner, the session's
+# role, and whether that role is a superuser. No row on one server.
+_CITUS = """
+select pg_catalog.pg_get_userbyid(n.nspowner)::pg_catalog.text, session_user::pg_catalog.text, r.rolsuper
+from pg_catalog.pg_namespace n, pg_catalog.pg_roles r
+where n.nspname = 'ai' and r.rolname = session_user
+  and exists (select from pg_catalog.pg_extension e where e.extname = 'citus')
+"""
+
+
+def _with_distributed(found: SchemaStatus, did: str) -> SchemaStatus:
+    """``found`` with one more line of note when ``ai.distribute()`` did something (its answer
+    ``did``: one line per step), else as it was."""
+    if not did or did.startswith("distributed already"):
+        return found
+    line = f"distributed schema ai on the Citus formation (ai.distribute(): {len(did.splitlines())} steps)"
+    return replace(found, note=f"{found.note}; {line}" if found.note else line)
 
 
 def _check_no_pipeline(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> None:
@@ -390,7 +431,7 @@ async def _adeploy(conn: psycopg.AsyncConnection[Any], owner: str) -> SchemaStat
     found = await _aread_status(conn)
     if found.deployed:
         if found.compatible:
-            return found
+            return await _adistributed(conn, found)
         raise _refuse(found)
     async with conn.cursor(row_factory=tuple_row) as cur:
         await cur.execute(_ROLE, prepare=False)
@@ -418,7 +459,31 @@ async def _adeploy(conn: psycopg.AsyncConnection[Any], owner: str) -> SchemaStat
     done = await _aread_status(conn)
     if not done.compatible:
         raise _refuse(done)
-    return replace(done, note=note) if note else done
+    return await _adistributed(conn, replace(done, note=note) if note else done)
+
+
+async def _adistributed(conn: psycopg.AsyncConnection[Any], found: SchemaStatus) -> SchemaStatus:
+    """On a Citus coordinator, ``ai.distribute()`` (idempotent) when this role may run it: the
+    schema owner, or a superuser as the owner (``SET LOCAL SESSION AUTHORIZATION``: it checks
+    ``session_user``). ``found`` with a note when it did something; as it was otherwise."""
+    async with conn.cursor(row_factory=tuple_row) as cur:
+        await cur.execute(_CITUS, prepare=False)
+        row = await cur.fetchone()
+    if row is None or not (row[0] == row[1] or row[2]):
+        return found  # no citus (one server), or a role that may not distribute (the owner does)
+    schema_owner, me = row[0], row[1]
+    async with conn.transaction():
+        await conn.execute("select pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(%s, 0))", (_LOCK_KEY,))
+        if me != schema_owner:
+            await conn.execute(
+                sql.SQL("set local session authorization {}").format(sql.Identifier(schema_owner)), prepare=False
+            )
+        async with conn.cursor(row_factory=tuple_row) as cur:
+            await cur.execute("select ai.distribute()", prepare=False)
+            done = await cur.fetchone()
+        if me != schema_owner:
+            await conn.execute("reset session authorization", prepare=False)
+    return _with_distributed(found, str(done[0]) if done else "")
 
 
 # </async>
@@ -476,7 +541,7 @@ def _deploy(conn: psycopg.Connection[Any], owner: str) -> SchemaStatus:
     found = _read_status(conn)
     if found.deployed:
         if found.compatible:
-            return found
+            return _distributed(conn, found)
         raise _refuse(found)
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(_ROLE, prepare=False)
@@ -504,7 +569,31 @@ def _deploy(conn: psycopg.Connection[Any], owner: str) -> SchemaStatus:
     done = _read_status(conn)
     if not done.compatible:
         raise _refuse(done)
-    return replace(done, note=note) if note else done
+    return _distributed(conn, replace(done, note=note) if note else done)
+
+
+def _distributed(conn: psycopg.Connection[Any], found: SchemaStatus) -> SchemaStatus:
+    """On a Citus coordinator, ``ai.distribute()`` (idempotent) when this role may run it: the
+    schema owner, or a superuser as the owner (``SET LOCAL SESSION AUTHORIZATION``: it checks
+    ``session_user``). ``found`` with a note when it did something; as it was otherwise."""
+    with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(_CITUS, prepare=False)
+        row = cur.fetchone()
+    if row is None or not (row[0] == row[1] or row[2]):
+        return found  # no citus (one server), or a role that may not distribute (the owner does)
+    schema_owner, me = row[0], row[1]
+    with conn.transaction():
+        conn.execute("select pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(%s, 0))", (_LOCK_KEY,))
+        if me != schema_owner:
+            conn.execute(
+                sql.SQL("set local session authorization {}").format(sql.Identifier(schema_owner)), prepare=False
+            )
+        with conn.cursor(row_factory=tuple_row) as cur:
+            cur.execute("select ai.distribute()", prepare=False)
+            done = cur.fetchone()
+        if me != schema_owner:
+            conn.execute("reset session authorization", prepare=False)
+    return _with_distributed(found, str(done[0]) if done else "")
 
 
 # </sync>

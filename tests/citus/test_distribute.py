@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import psycopg
 import pytest
-from formation import OWNER, connect
+from formation import OWNER, connect, layout
 from formation import thread as thread_id
 
 
@@ -16,14 +16,7 @@ def test_a_second_run_has_nothing_to_do() -> None:
 
 def test_the_tables_are_where_the_layout_puts_them() -> None:
     with connect("postgres") as conn:
-        kinds = dict(
-            conn.execute(
-                "select logicalrelid::regclass::text,"
-                " case partmethod when 'n' then 'reference'"
-                " else 'by ' || column_to_column_name(logicalrelid, partkey) end"
-                " from pg_dist_partition"
-            ).fetchall()
-        )
+        kinds = layout(conn)
         groups = dict(
             conn.execute("select logicalrelid::regclass::text, colocationid from pg_dist_partition").fetchall()
         )

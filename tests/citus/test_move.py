@@ -88,9 +88,7 @@ def read_back(tenant: str, thread: str, job: object) -> dict[str, object]:
         return {
             "owner": conn.execute("select owner from ai.get_session(%s)", (thread,)).fetchone(),
             "messages": conn.execute("select seq, content from ai.get_messages(%s)", (thread,)).fetchall(),
-            "checkpoints": conn.execute(
-                "select checkpoint_id from ai.checkpoint_nodes(%s, '', array['c1'])", (thread,)
-            ).fetchall(),
+            "checkpoint": conn.execute("select checkpoint_id, type from ai.get_checkpoint(%s)", (thread,)).fetchall(),
             "job": conn.execute("select thread_id, status from ai.get_job(%s)", (job,)).fetchone(),
             "memory": conn.execute("select value from ai.get_memory(array['prefs'], 'colour')").fetchone(),
         }
@@ -190,6 +188,16 @@ def test_a_single_node_database_moves_onto_the_formation_with_every_row_and_its_
     assert row_counts() == before
     for tenant, ids in single_node.items():
         assert read_back(tenant, str(ids["thread"]), ids["job"]) == reads[tenant]
+
+    # the moved jobs are claimed from the coordinator's queue and completed
+    with connect("app_service") as conn:
+        for _ in TENANTS:
+            claimed = conn.execute("select job_id, fencing_token from ai.claim_job('mover', '1 minute')").fetchone()
+            assert claimed is not None
+            conn.execute("select ai.complete_job(%s, %s, '{}')", claimed)
+    with connect("tenant_a") as conn:
+        job = conn.execute("select status from ai.get_job(%s)", (single_node["tenant_a"]["job"],)).fetchone()
+    assert job == ("COMPLETED",)
 
     # and the moved thread takes new writes
     with connect("tenant_a") as conn:

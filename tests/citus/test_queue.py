@@ -59,38 +59,14 @@ def enqueue(thread_id: str, queue: str, **kw: object) -> int:
 
 
 def hold(job_id: int, queue: str) -> int:
-    """The job IN_PROGRESS under a fresh token, as a claim leaves it; returns the token.
-
-    By ai.claim_job where the claim runs on the formation; where it does not yet (it locks the
-    session row of a distributed table from the coordinator: cstep's part of issue 40), the same
-    row a claim writes, by the superuser."""
+    """The job IN_PROGRESS under a fresh token, claimed by ai.claim_job (each test makes the job it
+    holds the only one its queue offers); returns the token."""
     with connect("app_service") as conn:
-        try:
-            row = conn.execute(
-                "select job_id, fencing_token from ai.claim_job('cq-worker', '60 seconds', %s)", (queue,)
-            ).fetchone()
-        except psycopg.Error as err:
-            if "distributed plan" not in str(err):
-                raise
-        else:
-            assert row is not None and row[0] == job_id
-            return int(str(row[1]))
-    with connect("postgres") as conn:
-        return int(
-            str(
-                one(
-                    conn,
-                    """
-            update ai.agent_jobs
-               set status = 'IN_PROGRESS', attempts = attempts + 1, fencing_token = fencing_token + 1,
-                   lease_owner = 'cq-worker', claimed_at = clock_timestamp(),
-                   lease_expires_at = clock_timestamp() + interval '60 seconds', updated_at = clock_timestamp(),
-                   vtime = null
-             where job_id = %s and status = 'PENDING' returning fencing_token""",
-                    (job_id,),
-                )[0]
-            )
-        )
+        row = conn.execute(
+            "select job_id, fencing_token from ai.claim_job('cq-worker', '60 seconds', %s)", (queue,)
+        ).fetchone()
+    assert row is not None and row[0] == job_id
+    return int(str(row[1]))
 
 
 def status_of(job_id: int) -> str:
@@ -202,6 +178,53 @@ def test_cancelling_a_job_that_waits_for_a_person_closes_its_approval() -> None:
     assert session_status(t) == "active"
 
 
+def test_a_request_whose_job_half_was_lost_is_taken_over_by_the_runs_next_request() -> None:
+    """request_human commits on the thread's worker before the coordinator (Citus' one-phase commit
+    of a plain coordinator table and one worker): a coordinator crash between the two keeps the
+    pending approval and loses the job's AWAITING_HUMAN. The run's next request (after its lease
+    ran out and it was claimed again) takes the approval over instead of failing AS004 forever."""
+    t, q = session(), queue_name()
+    job = enqueue(t, q)
+    with connect("app_service") as conn:
+        approval = one(conn, "select ai.request_human(%s, %s, 'cp-1')", (job, hold(job, q)))[0]
+    with connect("postgres") as conn:  # the job's half lost
+        conn.execute("update ai.agent_jobs set status = 'PENDING', run_at = now() where job_id = %s", (job,))
+    with connect("app_service") as conn:
+        assert one(conn, "select ai.request_human(%s, %s, 'cp-2')", (job, hold(job, q))) == (approval,)
+    assert status_of(job) == "AWAITING_HUMAN"
+    with connect("tenant_a") as conn:
+        assert [r[0] for r in conn.execute("select approval_id from ai.pending_approvals(max_rows => 10000)")].count(
+            approval
+        ) == 1
+        assert one(conn, "select status from ai.resolve_human(%s, 'cp-2', '{}')", (t,)) == ("resolved",)
+    assert status_of(job) == "PENDING"
+
+
+def test_a_decision_whose_job_half_was_lost_reaches_the_job_on_the_next_click() -> None:
+    """resolve_human commits the approval on the thread's worker before the job on the coordinator
+    (one-phase commit): after a crash between the two the job still waits, without the decision. A
+    second call gives the job the decision stored then (not the new one) and returns it."""
+    t, q = session(), queue_name()
+    job = enqueue(t, q)
+    with connect("app_service") as conn:
+        approval = one(conn, "select ai.request_human(%s, %s, 'cp-1')", (job, hold(job, q)))[0]
+    with connect("tenant_a") as conn:
+        conn.execute("select ai.resolve_human(%s, 'cp-1', %s)", (t, Jsonb({"approved": True})))
+    with connect("postgres") as conn:  # the job's half lost
+        conn.execute(
+            "update ai.agent_jobs set status = 'AWAITING_HUMAN', payload = payload - 'human' where job_id = %s", (job,)
+        )
+    with connect("tenant_a") as conn:
+        assert one(
+            conn, "select approval_id, decision from ai.resolve_human(%s, 'cp-1', %s)", (t, Jsonb({"approved": False}))
+        ) == (approval, {"approved": True})
+    with connect("app_service") as conn:
+        assert one(conn, "select status, payload -> 'human' -> 'decision' from ai.get_job(%s)", (job,)) == (
+            "PENDING",
+            {"approved": True},
+        )
+
+
 def test_the_session_status_is_set_on_its_shard() -> None:
     t = session()
     with connect("tenant_a") as conn:
@@ -250,6 +273,29 @@ def test_deleting_a_thread_leaves_no_job_of_it() -> None:
         assert one(conn, "select count(*) from ai.agent_jobs where thread_id = %s", (t,)) == (0,)
         assert one(conn, "select count(*) from ai.agent_jobs where queue = %s", (q,)) == (1,)
     assert status_of(kept) == "PENDING"
+
+
+def test_deleting_a_deleted_thread_again_deletes_the_jobs_its_first_delete_lost() -> None:
+    """delete_thread commits on the thread's worker before the coordinator (one-phase commit): a
+    coordinator crash between the two keeps the tombstone and loses the delete of the jobs. A
+    second call (the thread is gone: it returns false) deletes them."""
+    t, q = session(), queue_name()
+    with connect("tenant_a") as conn:
+        assert one(conn, "select ai.delete_thread(%s)", (t,)) == (True,)
+    with connect("postgres") as conn:  # the delete of its jobs lost
+        conn.execute(
+            "insert into ai.agent_jobs (thread_id, owner, queue, run_at, created_at, updated_at)"
+            " values (%s, 'tenant_a', %s, now(), now(), now())",
+            (t, q),
+        )
+    with connect("tenant_b") as conn:
+        assert one(conn, "select ai.delete_thread(%s)", (t,)) == (False,)
+    with connect("postgres") as conn:
+        assert one(conn, "select count(*) from ai.agent_jobs where thread_id = %s", (t,)) == (1,)
+    with connect("tenant_a") as conn:
+        assert one(conn, "select ai.delete_thread(%s)", (t,)) == (False,)
+    with connect("postgres") as conn:
+        assert one(conn, "select count(*) from ai.agent_jobs where thread_id = %s", (t,)) == (0,)
 
 
 # 4. The queue read with the distributed tables --------------------------------------------------------

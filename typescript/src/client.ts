@@ -19,6 +19,8 @@ import { injectHeaders } from "./tracing.js";
 import type {
   AppendResult,
   Approval,
+  ArchivedSession,
+  CheckpointSummary,
   CheckpointRow,
   ChannelValue,
   ContextWindow,
@@ -32,11 +34,15 @@ import type {
   JobAttempt,
   JobKeyStatus,
   Json,
+  MemoryItem,
+  MemoryOp,
+  MemoryRestore,
   Message,
   MessageRole,
   NewJob,
   NewMessage,
   PendingWriteRow,
+  PruneBatch,
   QueueStats,
   QueueThroughput,
   RenewedLease,
@@ -986,6 +992,11 @@ export class Client {
     ]);
   }
 
+  /** `ai.archive_jobs` (ai_service): up to `maxRows` jobs finished more than `olderThanSeconds` (a day) ago moved to ai.agent_jobs_archive; how many (call until 0). */
+  archiveJobs(options: { olderThanSeconds?: number; maxRows?: number } = {}): Promise<number> {
+    return this.scalar("select ai.archive_jobs($1, $2) as value", [secondsParam(options.olderThanSeconds ?? 86400), options.maxRows ?? 10000]);
+  }
+
   // -- side effects -----------------------------------------------------------------------------
 
   /** `ai.begin_side_effect`: reserve the key ('execute'), or its recorded result ('done'), or 'busy'. */
@@ -1295,6 +1306,180 @@ export class Client {
       newThreadId ?? null,
       checkpointNs,
     ]);
+  }
+
+  // -- long-term memory (docs/memory.md) --------------------------------------------------------
+
+  /**
+   * `ai.put_memory`: stores (or replaces) an item of the caller's (a tenant's, or the end user's a
+   * service acts for). `indexTexts`: what full-text search ranks it by (omitted: the whole value;
+   * empty: nothing); `embeddings`: field -> vector; `ttlSeconds`: it expires that long after.
+   */
+  putMemory(
+    namespace: string[],
+    key: string,
+    value: Record<string, unknown>,
+    options: { ttlSeconds?: number | null; indexTexts?: string[] | null; embeddings?: Record<string, number[]> | null } = {},
+  ): Promise<MemoryItem> {
+    return this.one("select * from ai.put_memory($1, $2, $3, $4, $5, $6)", [
+      namespace,
+      key,
+      jsonParam(value),
+      secondsParam(options.ttlSeconds),
+      options.indexTexts ?? null,
+      options.embeddings === undefined || options.embeddings === null ? null : jsonParam(options.embeddings),
+    ]);
+  }
+
+  /** `ai.get_memory`: the live item, or null; `refreshTtl` moves its expiry to now + its ttl. */
+  async getMemory(namespace: string[], key: string, refreshTtl = false): Promise<MemoryItem | null> {
+    const rows = await this.query<MemoryItem>("select * from ai.get_memory($1, $2, $3)", [namespace, key, refreshTtl]);
+    return rows[0] ?? null;
+  }
+
+  /** `ai.delete_memory`: true when a live item was deleted. */
+  deleteMemory(namespace: string[], key: string): Promise<boolean> {
+    return this.scalar("select ai.delete_memory($1, $2) as value", [namespace, key]);
+  }
+
+  /**
+   * `ai.search_memory`: live items under a prefix of whole labels (`[]`: everything) that pass
+   * `filter`, ranked by `queryEmbedding`, else by the full-text `query`, else newest first.
+   */
+  searchMemory(
+    namespacePrefix: string[] = [],
+    options: {
+      filter?: Record<string, unknown> | null;
+      query?: string | null;
+      limit?: number;
+      offset?: number;
+      refreshTtl?: boolean;
+      queryEmbedding?: number[] | null;
+      distance?: "cosine" | "inner_product" | "l2";
+    } = {},
+  ): Promise<MemoryItem[]> {
+    return this.query("select * from ai.search_memory($1, $2, $3, $4, $5, $6, $7::real[], $8)", [
+      namespacePrefix,
+      options.filter === undefined || options.filter === null ? null : jsonParam(options.filter),
+      options.query ?? null,
+      options.limit ?? 10,
+      options.offset ?? 0,
+      options.refreshTtl ?? false,
+      options.queryEmbedding ?? null,
+      options.distance ?? "cosine",
+    ]);
+  }
+
+  /** `ai.list_memory_namespaces`: the namespaces of live items (`*` matches one label in a prefix or suffix). */
+  async listMemoryNamespaces(
+    options: { prefix?: string[] | null; suffix?: string[] | null; maxDepth?: number | null; limit?: number; offset?: number } = {},
+  ): Promise<string[][]> {
+    const rows = await this.query<{ n: string[] }>("select n from ai.list_memory_namespaces($1, $2, $3, $4, $5) n", [
+      options.prefix ?? null,
+      options.suffix ?? null,
+      options.maxDepth ?? null,
+      options.limit ?? 100,
+      options.offset ?? 0,
+    ]);
+    return rows.map((r) => r.n);
+  }
+
+  /** `ai.sweep_memory` (ai_service; no EXECUTE for a tenant, 42501): deletes up to `batchSize` expired items of every owner. */
+  sweepMemory(batchSize = 1000): Promise<number> {
+    return this.scalar("select ai.sweep_memory($1) as value", [batchSize]);
+  }
+
+  /** Whether this role may call `ai.sweep_memory` (a member of ai_service). */
+  maySweepMemory(): Promise<boolean> {
+    return this.scalar("select has_function_privilege('ai.sweep_memory(integer)', 'execute') as value", []);
+  }
+
+  /**
+   * `ai.archive_memory`: moves up to `maxItems` of the caller's live items under the prefix
+   * (`[]`: all) to the archive, each deleted only once copied; how many. Call again until it
+   * returns less than `maxItems`.
+   */
+  archiveMemory(namespacePrefix: string[] = [], maxItems = 1000): Promise<number> {
+    return this.scalar("select ai.archive_memory($1, $2) as value", [namespacePrefix, maxItems]);
+  }
+
+  /** `ai.restore_memory`: moves up to `maxItems` archived items under the prefix back as they were (a live item written since stays: `superseded`). */
+  restoreMemory(namespacePrefix: string[] = [], maxItems = 1000): Promise<MemoryRestore> {
+    return this.one("select * from ai.restore_memory($1, $2)", [namespacePrefix, maxItems]);
+  }
+
+  /** `ai.batch_memory`: operations in order in one call and one transaction; their results (JSON: times as ISO 8601 text) in order. */
+  batchMemory(ops: MemoryOp[]): Promise<unknown[]> {
+    return this.scalar("select ai.batch_memory($1) as value", [jsonParam(ops)]);
+  }
+
+  /**
+   * `ai.checkpoints_between`: a thread's checkpoints (all namespaces) saved in [from, to), oldest
+   * first, one page of `maxRows` (1000); the next: `afterCheckpointNs`, `afterCheckpointId` = the last row's.
+   */
+  checkpointsBetween(
+    threadId: string,
+    from: Date,
+    to: Date,
+    options: { maxRows?: number; afterCheckpointNs?: string | null; afterCheckpointId?: string | null } = {},
+  ): Promise<CheckpointSummary[]> {
+    return this.query("select * from ai.checkpoints_between($1, $2, $3, $4, $5, $6)", [
+      threadId,
+      from,
+      to,
+      options.maxRows ?? 1000,
+      options.afterCheckpointNs ?? null,
+      options.afterCheckpointId ?? null,
+    ]);
+  }
+
+  /** `ai.copy_thread`: every checkpoint (with its writes and values) into a new thread of the same owner; how many. */
+  copyThread(sourceThreadId: string, targetThreadId: string): Promise<number> {
+    return this.scalar("select ai.copy_thread($1, $2) as value", [sourceThreadId, targetThreadId]);
+  }
+
+  /** `ai.delete_for_runs`: the checkpoints whose metadata run_id is one of `runIds`; how many. */
+  deleteForRuns(runIds: string[]): Promise<number> {
+    return this.scalar("select ai.delete_for_runs($1) as value", [runIds]);
+  }
+
+  /** `ai.prune_checkpoints`: 'keep_latest' (the newest of each namespace, and what it is rebuilt from) or 'delete'; the checkpoints deleted. */
+  pruneCheckpoints(threadIds: string[], strategy: "keep_latest" | "delete" = "keep_latest"): Promise<number> {
+    return this.scalar("select ai.prune_checkpoints($1, $2) as value", [threadIds, strategy]);
+  }
+
+  /**
+   * `ai.prune_idle_threads`: one bounded batch of the walk over the caller's sessions, pruning
+   * those with no checkpoint newer than `idleSeconds` ago; call again with `afterThreadId` =
+   * the batch's `next_thread_id` until it is null.
+   */
+  pruneIdleThreads(
+    idleSeconds: number,
+    options: { strategy?: "keep_latest" | "delete"; maxThreads?: number; afterThreadId?: string | null } = {},
+  ): Promise<PruneBatch> {
+    return this.one("select * from ai.prune_idle_threads($1, $2, $3, $4)", [
+      secondsParam(idleSeconds),
+      options.strategy ?? "keep_latest",
+      options.maxThreads ?? 1000,
+      options.afterThreadId ?? null,
+    ]);
+  }
+
+  /**
+   * `ai.archive_sessions` (ai_service): one batch of up to `batchSize` (1000) sessions finished
+   * more than `olderThanSeconds` (90 days) ago moved to ai_archive, oldest first; call until it
+   * returns none (docs/operations.md, "Retention").
+   */
+  archiveSessions(options: { olderThanSeconds?: number; batchSize?: number } = {}): Promise<ArchivedSession[]> {
+    return this.query("select * from ai.archive_sessions($1, $2)", [
+      secondsParam(options.olderThanSeconds ?? 90 * 86400),
+      options.batchSize ?? 1000,
+    ]);
+  }
+
+  /** `ai.restore_session` (ai_service): an archived session, with all archived with it, back in the hot tables. */
+  restoreSession(threadId: string): Promise<Session> {
+    return this.one("select * from ai.restore_session($1)", [threadId]);
   }
 
   /** `ai.delete_thread`: the thread and all it owns, leaving a tombstone; false when not found. */

@@ -405,3 +405,70 @@ export interface EvalRun {
   diff: Json;
   created_at: Date;
 }
+
+/** ai.memory_item: one item of long-term memory (docs/memory.md); `score` is its search rank (null without a query). */
+export interface MemoryItem {
+  namespace: string[];
+  key: string;
+  value: Record<string, Json>;
+  created_at: Date;
+  updated_at: Date;
+  expires_at: Date | null;
+  score: number | null;
+}
+
+/** One batch of ai.restore_memory: items restored, and archived copies dropped because a live item of the key was written since. */
+export interface MemoryRestore {
+  restored: number;
+  superseded: number;
+}
+
+/** One operation of `batchMemory` (ai.batch_memory), by its SQL names. */
+export type MemoryOp =
+  | { op: "get"; namespace: string[]; key: string; refresh_ttl?: boolean }
+  | {
+      op: "put";
+      namespace: string[];
+      key: string;
+      /** null deletes the item */
+      value: Record<string, Json> | null;
+      ttl_seconds?: number | null;
+      index_texts?: string[] | null;
+      embeddings?: Record<string, number[]> | null;
+    }
+  | {
+      op: "search";
+      namespace_prefix?: string[];
+      filter?: Record<string, Json> | null;
+      query?: string | null;
+      limit?: number;
+      offset?: number;
+      refresh_ttl?: boolean;
+      query_embedding?: number[] | null;
+      distance?: "cosine" | "inner_product" | "l2";
+    }
+  | { op: "list_namespaces"; prefix?: string[] | null; suffix?: string[] | null; max_depth?: number | null; limit?: number; offset?: number };
+
+/** One session ai.archive_sessions moved to the archive, with the rows moved per table. */
+export interface ArchivedSession {
+  thread_id: string;
+  owner: string;
+  status: SessionStatus;
+  completed_at: Date;
+  rows_moved: Record<string, number>;
+}
+
+/** One batch of ai.prune_idle_threads: the threads pruned, and where the next batch starts (null: the walk is done). */
+export interface PruneBatch {
+  pruned: number;
+  next_thread_id: string | null;
+}
+
+/** A row of ai.checkpoints_between: a checkpoint without its blobs. */
+export interface CheckpointSummary {
+  checkpoint_ns: string;
+  checkpoint_id: string;
+  parent_checkpoint_id: string | null;
+  created_at: Date;
+  metadata: Record<string, Json>;
+}

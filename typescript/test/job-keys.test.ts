@@ -3,30 +3,13 @@
 // jobKeyStatus. A tenant may not call setJobKey (no EXECUTE: 42501, passed through), a service
 // acting for one gets PermissionDenied (AS007), and a tenant sees only its own keys.
 import { randomUUID } from "node:crypto";
-import type pg from "pg";
-import { Client, InvalidArgument, PermissionDenied } from "../src/index.js";
+import { InvalidArgument, PermissionDenied } from "../src/index.js";
 import type { JobKeyStatus } from "../src/index.js";
-import { pool } from "./db.js";
+import { roleClients } from "./db.js";
 
-let tenantPool: pg.Pool;
-let otherPool: pg.Pool;
-let servicePool: pg.Pool;
-let a: Client;
-let b: Client;
-let ops: Client;
-
-beforeAll(() => {
-  tenantPool = pool("tenant_a");
-  otherPool = pool("tenant_b");
-  servicePool = pool("app_service");
-  a = new Client(tenantPool);
-  b = new Client(otherPool);
-  ops = new Client(servicePool);
-});
-
-afterAll(async () => {
-  await Promise.all([tenantPool.end(), otherPool.end(), servicePool.end()]);
-});
+// clients over pools of the test roles (a pool connects on its first call)
+const { a, b, service: ops, end } = roleClients();
+afterAll(end);
 
 describe("job keys", () => {
   it("a tenant keys its jobs and reads only its own keys; an operator sets a key's limits and reads every key", async () => {

@@ -5,9 +5,8 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
-import type pg from "pg";
-import { Client, NotFound } from "../src/index.js";
-import { pool } from "./db.js";
+import { NotFound } from "../src/index.js";
+import { roleClients } from "./db.js";
 
 const root = process.env.AGENT_STATE_ROOT ?? path.resolve(process.cwd(), "..");
 
@@ -19,14 +18,6 @@ const PYTHON_CLIENT_MODULES = [
 
 /** What Python's client calls and this one does not, and why. */
 const NOT_MIRRORED: Record<string, string> = {
-  // operator and maintenance functions (docs/typescript.md): called from SQL, cron or the Python CLI
-  archive_jobs: "maintenance", archive_sessions: "retention", restore_session: "retention",
-  prune_checkpoints: "retention", prune_idle_threads: "retention", delete_for_runs: "retention",
-  copy_thread: "an operator's copy (forkThread is mirrored)", checkpoints_between: "an operator's read",
-  // the long-term memory store: LangGraph's BaseStore in Python (agent_state.store); not in LangGraph.js's saver here
-  put_memory: "memory store", get_memory: "memory store", delete_memory: "memory store", search_memory: "memory store",
-  list_memory_namespaces: "memory store", batch_memory: "memory store", archive_memory: "memory store",
-  restore_memory: "memory store", sweep_memory: "memory store",
   // computed here without a round trip: idempotencyKey(...parts) gives the same key
   idempotency_key: "computed locally",
 }; // prettier-ignore
@@ -35,25 +26,9 @@ function calledIn(text: string): Set<string> {
   return new Set([...text.matchAll(/\bai\.([a-z][a-z_0-9]*)\(/g)].map((m) => m[1]!));
 }
 
-let tenantPool: pg.Pool;
-let otherPool: pg.Pool;
-let servicePool: pg.Pool;
-let tenant: Client;
-let other: Client;
-let service: Client;
-
-beforeAll(() => {
-  tenantPool = pool("tenant_a");
-  otherPool = pool("tenant_b");
-  servicePool = pool("app_service");
-  tenant = new Client(tenantPool);
-  other = new Client(otherPool);
-  service = new Client(servicePool);
-});
-
-afterAll(async () => {
-  await Promise.all([tenantPool.end(), otherPool.end(), servicePool.end()]);
-});
+// clients over pools of the test roles (a pool connects on its first call)
+const { a: tenant, b: other, service, end } = roleClients();
+afterAll(end);
 
 const queue = () => `parity-${randomUUID().slice(0, 8)}`;
 

@@ -4,8 +4,10 @@
 // functions return. A call planned before that commits and run after it (`select * from
 // ai.get_job($1)` is planned with the old row type, then waits inside the function for the lock
 // the deploy holds on ai.agent_jobs) fails whole: 42804 "function return row and query-specified
-// return row do not match" (a plan cached before the deploy fails alike: PL/pgSQL's, or a prepared
-// statement's with 0A000 "cached plan must not change result type", which the Python client met).
+// return row do not match"; a set-returning claim whose connection ran it before the deploy fails
+// with 42804 "wrong record type supplied in RETURN NEXT" (PL/pgSQL's state cached on the
+// connection), and a prepared statement with 0A000 "cached plan must not change result type"
+// (which the Python client met).
 // Under a live fleet a few calls per deploy meet it (two workers looping over unprepared calls
 // through the whole deploy: 6 failed calls in 1,042 cycles). The client runs DISCARD PLANS and
 // sends the call again, at most three times, never inside the caller's transaction (there the
@@ -31,6 +33,17 @@ function releaseTag(): string {
   const tags = [...readFileSync(path.join(root, "sqitch.plan"), "utf8").matchAll(/^(@\S+)/gm)].map((m) => m[1]!);
   if (tags.length === 0) throw new Error("sqitch.plan has no release tag");
   return tags[tags.length - 1]!;
+}
+
+/** The change planned right before `change` in sqitch.plan. */
+function changeBefore(change: string): string {
+  const names = readFileSync(path.join(root, "sqitch.plan"), "utf8")
+    .split("\n")
+    .filter((line) => /^[a-z]/.test(line))
+    .map((line) => line.split(/\s/)[0]!);
+  const at = names.lastIndexOf(change);
+  if (at < 1) throw new Error(`sqitch.plan has no change before ${change}`);
+  return names[at - 1]!;
 }
 
 /** scripts/sqitch.sh deploy as the schema owner, to `to` (HEAD when omitted). */
@@ -116,7 +129,7 @@ beforeAll(async () => {
     await c.query(`create database "${DB}" owner "${OWNER}"`);
   });
   await deploy(releaseTag());
-  await deploy("checkpoint_write_refs"); // the change before job_keys
+  await deploy(changeBefore("job_keys"));
 }, 180_000);
 
 afterAll(async () => {
@@ -145,6 +158,11 @@ describe("a deploy under a live client", () => {
     const jobs = [];
     for (let i = 0; i < 3; i += 1) jobs.push(await tenant.enqueueJob(threadId, { i }, { queue: `${queue}-held` }));
     const claimed = await service.claimJob("replan-held", { queue: `${queue}-held`, leaseSeconds: 300 });
+    const claimer = new Client(await connection("app_service"));
+    expect(await claimer.claimJob("replan-w", { queue: `${queue}-claim` })).toBeNull(); // its connection has run the claim
+    const other = `replan-${randomUUID()}`; // a thread of its own: a claim skips a thread with a job running
+    await tenant.createSession(other);
+    const claimable = await tenant.enqueueJob(other, {}, { queue: `${queue}-claim` });
 
     const holder = await connection(SUPERUSER);
     await holder.query("begin");
@@ -160,8 +178,10 @@ describe("a deploy under a live client", () => {
       pooledService: pooledService.cancelJob(jobs[1]!.job_id).then((j) => j.status, (e: unknown) => e),
       retrying: retrying.getJob(jobs[2]!.job_id).then((j) => j.job_id, (e: unknown) => e),
       inTransaction: new Client(inTransaction).getJob(jobs[2]!.job_id).then((j) => j.job_id, (e: unknown) => e),
+      // a set-returning function: 42804 "wrong record type supplied in RETURN NEXT"
+      claim: claimer.claimJob("replan-w", { queue: `${queue}-claim` }).then((j) => j?.job_id, (e: unknown) => e),
     };
-    const queued = async () => ((await waitingFor(["tenant_a", "app_service"])) >= 6 ? true : undefined);
+    const queued = async () => ((await waitingFor(["tenant_a", "app_service"])) >= 7 ? true : undefined);
     await waitFor(queued, 30_000, "every call to wait behind the deploy");
     await holder.query("commit");
     await deploying;
@@ -173,6 +193,7 @@ describe("a deploy under a live client", () => {
       pooled: queue,
       pooledService: "CANCELLED",
       retrying: jobs[2]!.job_id,
+      claim: claimable.job_id,
     });
     // in the caller's transaction the error reaches the caller (the transaction is aborted)
     expect(refused).toMatchObject({ code: "42804" });

@@ -3,7 +3,8 @@
 LangGraph's tests expect a fresh database per test (they reuse thread ids such as "1" and list every
 thread with ``list(None)``). Here each pytest process (each xdist worker) gets a private database
 copied from the deployed test database (``agent_state_test``, the template ``make test-db`` built),
-emptied before each test by the superuser; the savers connect to it as a login role:
+emptied before each test by the superuser (on a Citus formation, ``make test-citus``, the
+formation's database itself: IN_PLACE below); the savers connect to it as a login role:
 
 * ``service``: ``app_service``, a member of ``ai_service`` (a worker; sees every tenant's rows);
 * ``tenant``: ``tenant_a``, a member of ``ai_user`` (RLS and the function-only grants apply).
@@ -33,6 +34,10 @@ ROLES = {"service": "app_service", "tenant": "tenant_a"}
 _RESET = "delete from ai.agent_sessions; delete from ai.deleted_threads; delete from ai.memory_items"
 
 _database: str | None = None
+# `make test-citus`: the suite runs in AGENT_STATE_TEST_DSN's database itself, the formation's (a
+# copy made with CREATE DATABASE ... TEMPLATE on the coordinator would not be distributed: its
+# workers have no such database), one process, emptied before each test as the private copy is.
+IN_PLACE = "AGENT_STATE_UPSTREAM_IN_PLACE"
 # Set by each suite's conftest: the graph and saver suites never share a database.
 suite = "suite"
 
@@ -60,6 +65,9 @@ def database() -> str:
     Named by suite and xdist worker: two runs of the same suite in one worktree at once would share it.
     """
     global _database
+    if _database is None and os.environ.get(IN_PLACE):
+        _database = conninfo_to_dict(_template_dsn()).get("dbname") or "agent_state"
+        return _database
     if _database is None:
         template = conninfo_to_dict(_template_dsn()).get("dbname") or "agent_state_test"
         name = f"{template}_upstream_{suite}_{_worker()}"
@@ -83,7 +91,7 @@ def role_dsn(role: str) -> str:
 
 def drop_database() -> None:
     global _database
-    if _database is None:
+    if _database is None or os.environ.get(IN_PLACE):
         return
     with psycopg.connect(_with(_template_dsn(), dbname="postgres"), autocommit=True) as conn:
         conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(_database)))
