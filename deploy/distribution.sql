@@ -337,6 +337,15 @@ declare
   v_carrying pg_catalog.int4 := 0;
   v_fn pg_catalog.text;
   v_copied boolean := false;  -- rows copied to the shards by this call (step 5)
+  -- append_message_idempotent's one statement (step 6c), as deploy/messages_functions.sql writes it
+  v_append constant pg_catalog.text := $a$    insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key, created_at)
+    select a_thread_id,
+           coalesce((select max(x.seq) from ai.session_messages x where x.thread_id = a_thread_id), 0) + 1,
+           s.owner, a_role, a_content, coalesce(a_tokens, ai.estimate_tokens(a_content)), a_turn, v_key, v_now
+    from ai.agent_sessions s
+    where s.thread_id = a_thread_id and s.status in ('active', 'waiting')
+    on conflict do nothing
+    returning * into m;$a$;
   v_rows boolean;
   -- the per-thread writes delegated to the worker that holds the thread (step 6d)
   v_delegated pg_catalog.text[] := array[
@@ -586,6 +595,34 @@ $b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
     execute pg_catalog.format('select pg_catalog.create_distributed_function(%L)', r.oid::pg_catalog.regprocedure);
     perform 'PRAGMA:enable:check';
     v_done := v_done operator(pg_catalog.||) 'ai._side_effect_holder_alive: the job''s fence on the thread''s worker'::pg_catalog.text;
+  end loop;
+
+  -- An append's one statement (append_message_idempotent: INSERT ... SELECT of the session's owner
+  -- ... RETURNING INTO) fails on a worker from its second run in a session, and nested under a
+  -- delegated put_checkpoint (its step's messages when one is a retry): XX000 "consistency check
+  -- on SPI tuple count failed" (Citus 13.2.2, its local execution of the cached plan); the demo's
+  -- resumed worker failed every attempt on it. On a formation it becomes three: the session's
+  -- owner (active or waiting), the next seq, and an INSERT ... VALUES, under the same loop (a seq
+  -- taken meanwhile inserts nothing and the loop turns). One server keeps its one statement.
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai.append_message_idempotent(text, text, jsonb, integer, text, integer, bigint, bigint)'::pg_catalog.regprocedure
+              and pg_catalog.strpos(p.prosrc, 'v_fo_owner') operator(pg_catalog.=) 0 loop
+    if pg_catalog.strpos(r.prosrc, v_append) operator(pg_catalog.=) 0 or r.prosrc !~* '^\s*(#[^\n]*\n\s*)*declare\M' then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai.append_message_idempotent writes its message in a shape it does not know';
+    end if;
+    v_body := pg_catalog.regexp_replace(pg_catalog.replace(r.prosrc, v_append, $b$    -- on a Citus formation (ai.distribute()): the session, the next seq, then INSERT ... VALUES
+    select s.owner into v_fo_owner from ai.agent_sessions s where s.thread_id = a_thread_id and s.status in ('active', 'waiting');
+    m := null;
+    if v_fo_owner is not null then
+      select coalesce(max(x.seq), 0) + 1 into v_fo_seq from ai.session_messages x where x.thread_id = a_thread_id;
+      insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key, created_at)
+      values (a_thread_id, v_fo_seq, v_fo_owner, a_role, a_content, coalesce(a_tokens, ai.estimate_tokens(a_content)), a_turn, v_key, v_now)
+      on conflict do nothing
+      returning * into m;
+    end if;$b$), '^(\s*(#[^\n]*\n\s*)*)declare', '\1declare v_fo_owner text; v_fo_seq bigint;', 'i');
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) 'ai.append_message_idempotent: the session, the seq and the message in three statements'::pg_catalog.text;
   end loop;
 
   -- 6d. one node per step: the per-thread writes become distributed functions co-located with

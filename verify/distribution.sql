@@ -7,3 +7,5 @@ select one, secret from ai.formation_secret where false;
 select 1 / count(*) from ai.error_codes where sqlstate = 'AS070';
 select pg_catalog.has_function_privilege('ai._formation_carry()', 'execute');
 select pg_catalog.has_function_privilege('ai._formation_secret()', 'execute');
+select pg_catalog.has_function_privilege('ai._fence_on_formation(text, bigint, bigint)', 'execute');
+select pg_catalog.has_function_privilege('ai._thread_fence_moved()', 'execute');

@@ -61,12 +61,6 @@ def test_make_demo_deploys_distributes_and_puts_the_demos_thread_on_a_shard(
     assert nodes == (WORKER_PORTS,), "every shard of ai.agent_sessions is on a worker, none on the coordinator"
 
 
-@pytest.mark.xfail(
-    reason="the claim fails on a formation (0A000, ai.claim_jobs locks a distributed session row from the"
-    " coordinator's agent_jobs): cstep's part of issue 40 (/work/notes/s8/findings.md). Strict: remove the"
-    " mark when the claim works there, this run (the demo's crash and resume) then passes",
-    strict=True,
-)
 def test_make_demo_crashes_resumes_and_keeps_every_promise_on_a_formation(
     demo_run: tuple[str, subprocess.CompletedProcess[str]],
 ) -> None:
