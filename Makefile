@@ -326,7 +326,14 @@ bundle:
 
 bench: setup-test pooler ts-build
 	@$(VPY) -c 'import pgqueuer, langgraph.checkpoint.postgres' 2>/dev/null || $(VPY) -m pip install -q -e 'python[test,dev,langgraph,demo,openai-agents,upstream,bench]'
-	@DATABASE_URL='$(DB_URL)' POOLER_URL='$(POOLER_URL)' VPY='$(VPY)' bench/run_all.sh
+	@DATABASE_URL='$(DB_URL)' POOLER_URL='$(POOLER_URL)' VPY='$(VPY)' CITUS_PORT='$(CITUS_PORT)' bench/run_all.sh
+
+# One node against a Citus formation (bench/citus.sh; docs/benchmarks.md, "Citus"): the formation
+# made and deployed first. `make bench` runs the same script, which makes the formation when Citus
+# is installed and skips without it.
+.PHONY: bench-citus
+bench-citus: setup-test citus-deploy
+	@DATABASE_URL='$(DB_URL)' VPY='$(VPY)' CITUS_PORT='$(CITUS_PORT)' bench/citus.sh
 
 clean: db-stop
 	rm -rf .pgdata $(VENV) typescript/node_modules typescript/dist

@@ -237,6 +237,7 @@ begin
       on b.thread_id = r.thread_id and b.checkpoint_ns = r.checkpoint_ns and b.channel = r.channel
          and b.version = r.version
     where b.base_version is not null
+      and b.thread_id = any (thread_ids)  -- said again: Citus runs a recursive CTE on the shards it names
   ), kept as materialized (select * from referenced)
   delete from ai.checkpoint_blobs b
   where b.thread_id = any (thread_ids)
@@ -259,6 +260,10 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_count bigint;
+  -- the runs' metadata, {"run_id": ...} each, built here: an UPDATE of a distributed table on
+  -- Citus may apply no STABLE function (jsonb_build_object) to a column
+  v_runs jsonb[] := (select pg_catalog.array_agg(pg_catalog.jsonb_build_object('run_id', r.run_id))
+                     from pg_catalog.unnest($2) as r(run_id));
 begin
   update ai.checkpoint_blobs b
   set blob = w.blob, write_checkpoint_id = null, write_task_id = null, write_idx = null
@@ -266,10 +271,10 @@ begin
   where b.thread_id = any ($1) and b.write_task_id is not null
     and w.thread_id = b.thread_id and w.checkpoint_ns = b.checkpoint_ns and w.checkpoint_id = b.write_checkpoint_id
     and w.task_id = b.write_task_id and w.idx = b.write_idx
-    and ($2 is null or exists (select from ai.checkpoints c, pg_catalog.unnest($2) as r(run_id)
+    and ($2 is null or exists (select from ai.checkpoints c
                                where c.thread_id = b.thread_id and c.checkpoint_ns = b.checkpoint_ns
                                  and c.checkpoint_id = b.write_checkpoint_id
-                                 and c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id)));
+                                 and c.metadata @> any (v_runs)));
   get diagnostics v_count = row_count;
   return v_count;
 end
@@ -307,7 +312,7 @@ drop function if exists ai._reset_current_checkpoint(text[]);
 -- written, and a row is never rewritten: put_checkpoint inserts values with DO NOTHING).
 -- The key is compared in the collations of the primary key's columns (thread_id the database's
 -- default, the others "C"), named here, never taken from the call: a PL/pgSQL parameter takes the
--- collation of the call's arguments, and _checkpoint_tuple passes "C" columns with thread_id, so
+-- collation of the call's arguments, and the checkpoint reads pass "C" columns with thread_id, so
 -- a plain `b.thread_id = $1` compared in "C", which the index (in the default collation) cannot
 -- answer: each link then scanned that channel's rows of every thread and tenant (issue 34 item 3;
 -- tests/python/test_checkpoint_read_plans.py holds the plan to the index).
@@ -913,42 +918,38 @@ $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
   'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites; within one call, the last write of a negative idx and the first of any other idx count. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s). AS001 another tenant''s thread, AS002 bad argument (checkpoint_ns over 1024 bytes of UTF-8, a checkpoint id, task id or channel name over 255 bytes, too), AS003 a value over 16 MiB, AS006 stale fencing token, AS005 a thread the caller archived, AS020 deleted thread.';
 
--- The values and pending writes of one checkpoint row, for get_checkpoint and list_checkpoints.
--- A set-returning SQL function of one SELECT: inlined into the caller's query and planned with it.
--- Values: one primary-key probe per channel (LATERAL ... LIMIT 1), whatever the statistics say
--- (a join could scan every value of a long thread); a value stored as a delta is rebuilt whole
--- (ai._rebuilt_value), so callers always receive whole values. Writes: in (task_path, task_id,
--- idx) order.
-create or replace function ai._checkpoint_tuple(c ai.checkpoints) returns setof ai.checkpoint_tuple
-language sql stable rows 1
+-- The values and pending writes of one checkpoint row (get_checkpoint, list_checkpoints): written
+-- into each read, not a function of the row. Values: one primary-key probe per channel (LATERAL
+-- ... LIMIT 1), whatever the statistics say (a join could scan every value of a long thread); a
+-- value stored as a delta is rebuilt whole (ai._rebuilt_value), so callers always receive whole
+-- values. Writes: in (task_path, task_id, idx) order. Every probe names the thread by the
+-- argument, not by the checkpoint row: on a Citus formation the whole read is then one query to
+-- the one shard of the thread (a function taking the row, ai._checkpoint_tuple until issue 40,
+-- received the shard's row type there, and a probe joined to the row's thread_id was not routed).
+drop function if exists ai._checkpoint_tuple(ai.checkpoints);
+
+-- A read's values with each one stored as a delta (a NULL in blobs) rebuilt whole
+-- (ai._rebuilt_value), called by the read's function rather than inside the read's query: on a
+-- Citus formation that query runs on the thread's shard, where a function may not start another
+-- query across the formation; here the rebuild's probes are queries of their own, routed to the
+-- shard. The reads call it only for a row that holds a delta.
+create or replace function ai._whole_values(thread_id text, checkpoint_ns text, channels text[],
+                                            channel_versions jsonb, blobs bytea[]) returns bytea[]
+language plpgsql stable
+set search_path = pg_catalog, pg_temp
 as $$
-  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
-         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
-         bl.channels, bl.types, bl.blobs,
-         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
-  from (
-    select array_agg(b.channel::text) as channels, array_agg(b.type) as types,
-           array_agg(case when b.base_version is null then b.blob
-                          else ai._rebuilt_value(c.thread_id, c.checkpoint_ns, b.channel, v.value) end) as blobs
-    from pg_catalog.jsonb_each_text(c.channel_versions) v
-    cross join lateral (
-      select b.channel, b.type, b.blob, b.base_version from ai.checkpoint_blobs b
-      where b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
-      limit 1
-    ) b
-  ) bl
-  cross join (
-    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
-           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
-           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
-           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
-           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
-           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
-    from ai.checkpoint_writes x
-    where x.thread_id = c.thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
-  ) w
+declare
+  v_blobs bytea[] := blobs;
+begin
+  for i in 1 .. pg_catalog.cardinality(v_blobs) loop
+    if v_blobs[i] is null then
+      v_blobs[i] := ai._rebuilt_value(thread_id, checkpoint_ns, channels[i], channel_versions ->> channels[i]);
+    end if;
+  end loop;
+  return v_blobs;
+end
 $$;
-comment on function ai._checkpoint_tuple(ai.checkpoints) is 'Internal: one checkpoint row with its channel values and pending writes, as ai.checkpoint_tuple.';
+comment on function ai._whole_values(text, text, text[], jsonb, bytea[]) is 'Internal: the values of a checkpoint read by get_checkpoint or list_checkpoints, each one stored as a delta (NULL in blobs) rebuilt whole.';
 
 -- Reads by key only: one backward probe (or range) of a thread's checkpoints, one primary-key
 -- probe per channel value, one range of pending writes. get_checkpoint, list_checkpoints and
@@ -976,6 +977,7 @@ declare
   a_checkpoint_id alias for $3;
   -- the newest id <= this bound: the given id, or (NULL) above any id
   v_bound text := coalesce(a_checkpoint_id, pg_catalog.chr(1114111));
+  t ai.checkpoint_tuple;
 begin
   if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
     perform ai._check_thread_id(a_thread_id);
@@ -984,14 +986,41 @@ begin
     perform ai._check_checkpoint_ns(a_ns);
   end if;
   -- one backward probe of the primary key (ordered by it, so no other index competes)
-  return query
-  select t.*
+  for t in
+  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
+         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
+         bl.channels, bl.types, bl.blobs,
+         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
   from (select * from ai.checkpoints c
         where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id <= v_bound
         order by c.checkpoint_id desc
         limit 1) c
-  cross join lateral ai._checkpoint_tuple(c) t
-  where a_checkpoint_id is null or c.checkpoint_id = a_checkpoint_id;
+  cross join lateral (
+    select array_agg(b.channel::text) as channels, array_agg(b.type) as types,
+           array_agg(case when b.base_version is null then b.blob end) as blobs  -- NULL: a delta, rebuilt below
+    from pg_catalog.jsonb_each_text(c.channel_versions) v
+    cross join lateral (
+      select b.channel, b.type, b.blob, b.base_version from ai.checkpoint_blobs b
+      where b.thread_id = a_thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
+      limit 1
+    ) b
+  ) bl
+  cross join lateral (
+    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
+           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
+           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
+           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
+           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
+           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
+    from ai.checkpoint_writes x
+    where x.thread_id = a_thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
+  ) w
+  where a_checkpoint_id is null or c.checkpoint_id = a_checkpoint_id loop
+    if pg_catalog.array_position(t.blobs, null) is not null then
+      t.blobs := ai._whole_values(a_thread_id, t.checkpoint_ns, t.blob_channels, t.channel_versions, t.blobs);
+    end if;
+    return next t;
+  end loop;
 end
 $$;
 comment on function ai.get_checkpoint(text, text, text) is
@@ -1023,13 +1052,17 @@ declare
   a_before_ns alias for $7;
   -- a variable, not the call: the plan then knows the owner and reads that owner's sessions only
   v_owner text := ai.current_owner();
+  k record;
 begin
+  -- The page's keys first, then each checkpoint with its values and writes as get_checkpoint
+  -- reads it: one query per row (a page is at most max_rows), each on the one shard of its thread
+  -- on a Citus formation, where the keys are one query across the shards.
   if a_thread_id is null and not ai.sees_all_owners() then
     -- A tenant across its threads: its own sessions (agent_sessions_owner_created), then each
     -- thread's checkpoints by the primary key, so the cost grows with the tenant's own rows and
     -- never with another tenant's (the policy as a filter on a scan of every checkpoint would).
-    return query
-    select t.*
+    for k in
+    select c.thread_id, c.checkpoint_ns, c.checkpoint_id
     from (select c.* from ai.agent_sessions s
           cross join lateral (select * from ai.checkpoints c
                               where c.thread_id = s.thread_id
@@ -1043,23 +1076,23 @@ begin
           where s.owner = v_owner
           order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc
           limit a_max_rows) c
-    cross join lateral ai._checkpoint_tuple(c) t
-    order by t.checkpoint_id desc, t.thread_id desc, t.checkpoint_ns desc;
+    order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc loop
+      return query select * from ai.get_checkpoint(k.thread_id, k.checkpoint_ns, k.checkpoint_id);
+    end loop;
     return;
   end if;
-  return query
-  select t.*
-  from (select * from ai.checkpoints c
-        where (a_thread_id is null or c.thread_id = a_thread_id)
-          and (a_ns is null or c.checkpoint_ns = a_ns)
-          and (a_before is null or c.checkpoint_id < a_before
-               or (a_before_thread is not null and c.checkpoint_id = a_before
-                   and (c.thread_id, c.checkpoint_ns) < (a_before_thread, coalesce(a_before_ns, ''))))
-          and (a_filter is null or c.metadata @> a_filter)
-        order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc
-        limit a_max_rows) c
-  cross join lateral ai._checkpoint_tuple(c) t
-  order by t.checkpoint_id desc, t.thread_id desc, t.checkpoint_ns desc;
+  for k in
+  select c.thread_id, c.checkpoint_ns, c.checkpoint_id from ai.checkpoints c
+  where (a_thread_id is null or c.thread_id = a_thread_id)
+    and (a_ns is null or c.checkpoint_ns = a_ns)
+    and (a_before is null or c.checkpoint_id < a_before
+         or (a_before_thread is not null and c.checkpoint_id = a_before
+             and (c.thread_id, c.checkpoint_ns) < (a_before_thread, coalesce(a_before_ns, ''))))
+    and (a_filter is null or c.metadata @> a_filter)
+  order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc
+  limit a_max_rows loop
+    return query select * from ai.get_checkpoint(k.thread_id, k.checkpoint_ns, k.checkpoint_id);
+  end loop;
 end
 $$;
 comment on function ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text) is 'Internal: list_checkpoints across threads or namespaces, planned per call.';
@@ -1091,6 +1124,7 @@ declare
   -- NULL is the default page, not every row: a v0.1.0 caller's NULL gets one page
   v_max_rows integer := coalesce($4, 100);
   v_before text := coalesce(a_before, pg_catalog.chr(1114111));
+  t ai.checkpoint_tuple;
 begin
   if a_thread_id is not null then
     perform ai._check_thread_id(a_thread_id);
@@ -1118,15 +1152,42 @@ begin
   end if;
   -- one thread, one namespace: a backward range scan of the primary key, newest first (the
   -- cursor's thread and namespace are this call's, so the id alone continues)
-  return query
-  select t.*
+  for t in
+  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
+         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
+         bl.channels, bl.types, bl.blobs,
+         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
   from (select * from ai.checkpoints c
         where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id < v_before
           and (a_filter is null or c.metadata @> a_filter)
         order by c.checkpoint_id desc
         limit v_max_rows) c
-  cross join lateral ai._checkpoint_tuple(c) t
-  order by t.checkpoint_id desc;
+  cross join lateral (
+    select array_agg(b.channel::text) as channels, array_agg(b.type) as types,
+           array_agg(case when b.base_version is null then b.blob end) as blobs  -- NULL: a delta, rebuilt below
+    from pg_catalog.jsonb_each_text(c.channel_versions) v
+    cross join lateral (
+      select b.channel, b.type, b.blob, b.base_version from ai.checkpoint_blobs b
+      where b.thread_id = a_thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
+      limit 1
+    ) b
+  ) bl
+  cross join lateral (
+    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
+           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
+           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
+           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
+           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
+           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
+    from ai.checkpoint_writes x
+    where x.thread_id = a_thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
+  ) w
+  order by c.checkpoint_id desc loop
+    if pg_catalog.array_position(t.blobs, null) is not null then
+      t.blobs := ai._whole_values(a_thread_id, t.checkpoint_ns, t.blob_channels, t.channel_versions, t.blobs);
+    end if;
+    return next t;
+  end loop;
 end
 $$;
 comment on function ai.list_checkpoints(text, text, text, integer, jsonb, text, text) is
@@ -1408,6 +1469,12 @@ declare
   a_ns alias for $2;
   a_channels alias for $4;
   v_id text := $3;
+  v_depths integer[];
+  v_ancestors text[];
+  v_channels text[];
+  v_kinds text[];
+  v_versions text[];
+  r record;
 begin
   if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
     perform ai._check_thread_id(a_thread_id);
@@ -1428,17 +1495,28 @@ begin
     order by c.checkpoint_id desc
     limit 1;
   end if;
-  return query
+  -- The walk first, then the rows it names in one query, then a seed stored as a delta rebuilt
+  -- whole: each a query of its own, not functions called inside one query (on a Citus formation
+  -- that query runs on the thread's shard, where a function may not query the formation again).
+  select array_agg(w.depth), array_agg(w.ancestor_id), array_agg(w.channel), array_agg(w.seed_kind),
+         array_agg(w.seed_version)
+    into v_depths, v_ancestors, v_channels, v_kinds, v_versions
+  from ai._delta_walk(a_thread_id, a_ns, v_id, a_channels) w;
+  if v_depths is null then
+    return;
+  end if;
+  for r in
   with walk as materialized (
-    select * from ai._delta_walk(a_thread_id, a_ns, v_id, a_channels)
+    select * from rows from (pg_catalog.unnest(v_depths), pg_catalog.unnest(v_ancestors), pg_catalog.unnest(v_channels),
+                             pg_catalog.unnest(v_kinds), pg_catalog.unnest(v_versions))
+                  w(depth, ancestor_id, channel, seed_kind, seed_version)
   )
-  select s.channel, s.kind, s.from_checkpoint_id, s.task_id, s.idx, s.type, s.blob
+  select s.channel, s.kind, s.from_checkpoint_id, s.task_id, s.idx, s.type, s.blob, s.delta_version
   from (
     -- the seed first: a channel value row ...
     select w.channel, 'seed' as kind, w.ancestor_id as from_checkpoint_id, null::text as task_id, null::integer as idx,
-           b.type,
-           case when b.base_version is null then b.blob
-                else ai._rebuilt_value(a_thread_id, a_ns, b.channel, b.version) end as blob,
+           b.type, b.blob,  -- a delta's blob is rebuilt below
+           case when b.base_version is not null then b.version end as delta_version,
            0 as part, 0 as depth, ''::text as task_path
     from walk w
     join ai.checkpoint_blobs b
@@ -1446,20 +1524,30 @@ begin
     where w.seed_kind = 'blob'
     union all
     -- ... or the checkpoint that may hold it inline
-    select w.channel, 'checkpoint', w.ancestor_id, null, null, c.type, c.checkpoint, 0, 0, ''
+    select w.channel, 'checkpoint', w.ancestor_id, null, null, c.type, c.checkpoint, null, 0, 0, ''
     from walk w
     join ai.checkpoints c
       on c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = w.ancestor_id
     where w.seed_kind = 'checkpoint'
     union all
     -- then the writes, oldest ancestor first, each step's in (task_path, task_id, idx) order
-    select w.channel, 'write', w.ancestor_id, x.task_id::text, x.idx, x.type, x.blob, 1, w.depth, x.task_path::text
+    select w.channel, 'write', w.ancestor_id, x.task_id::text, x.idx, x.type, x.blob, null, 1, w.depth, x.task_path::text
     from walk w
     join ai.checkpoint_writes x
       on x.thread_id = a_thread_id and x.checkpoint_ns = a_ns and x.checkpoint_id = w.ancestor_id
          and x.channel = w.channel
   ) s
-  order by s.channel, s.part, s.depth desc, s.task_path, s.task_id, s.idx;
+  order by s.channel, s.part, s.depth desc, s.task_path, s.task_id, s.idx loop
+    channel := r.channel;
+    kind := r.kind;
+    from_checkpoint_id := r.from_checkpoint_id;
+    task_id := r.task_id;
+    idx := r.idx;
+    type := r.type;
+    blob := case when r.delta_version is null then r.blob
+                 else ai._rebuilt_value(a_thread_id, a_ns, r.channel, r.delta_version) end;
+    return next;
+  end loop;
 end
 $$;
 comment on function ai.delta_channel_history(text, text, text, text[]) is
@@ -1507,33 +1595,44 @@ declare
   a_owner alias for $3;
   a_ns alias for $4;
   a_ids alias for $5;
-  v_count integer;
+  v_count integer := 0;
+  r record;
 begin
-  insert into ai.checkpoints (thread_id, checkpoint_ns, checkpoint_id, owner, parent_checkpoint_id, type,
-                              checkpoint, metadata, channel_versions, created_at)
-  select a_target, c.checkpoint_ns, c.checkpoint_id, a_owner, c.parent_checkpoint_id, c.type,
-         c.checkpoint, c.metadata, c.channel_versions, c.created_at
-  from ai.checkpoints c
-  where c.thread_id = a_source
-    and (a_ns is null or c.checkpoint_ns = a_ns)
-    and (a_ids is null or c.checkpoint_id = any (a_ids));
-  get diagnostics v_count = row_count;
+  -- Read from the source, written to the target a row at a time: on a Citus formation the two
+  -- threads may live on different workers, and an INSERT ... SELECT between shards goes through
+  -- COPY, which row level security refuses; a read and single-row inserts are each routed to the
+  -- one shard of their thread. (One server runs the same statements.)
+  for r in select c.* from ai.checkpoints c
+           where c.thread_id = a_source
+             and (a_ns is null or c.checkpoint_ns = a_ns)
+             and (a_ids is null or c.checkpoint_id = any (a_ids)) loop
+    insert into ai.checkpoints (thread_id, checkpoint_ns, checkpoint_id, owner, parent_checkpoint_id, type,
+                                checkpoint, metadata, channel_versions, created_at)
+    values (a_target, r.checkpoint_ns, r.checkpoint_id, a_owner, r.parent_checkpoint_id, r.type,
+            r.checkpoint, r.metadata, r.channel_versions, r.created_at);
+    v_count := v_count + 1;
+  end loop;
 
-  insert into ai.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, owner, channel,
-                                    type, blob, task_path)
-  select a_target, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.idx, a_owner, w.channel, w.type, w.blob,
-         w.task_path
-  from ai.checkpoint_writes w
-  where w.thread_id = a_source
-    and (a_ns is null or w.checkpoint_ns = a_ns)
-    and (a_ids is null or w.checkpoint_id = any (a_ids));
+  for r in select w.* from ai.checkpoint_writes w
+           where w.thread_id = a_source
+             and (a_ns is null or w.checkpoint_ns = a_ns)
+             and (a_ids is null or w.checkpoint_id = any (a_ids)) loop
+    insert into ai.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, owner, channel,
+                                      type, blob, task_path)
+    values (a_target, r.checkpoint_ns, r.checkpoint_id, r.task_id, r.idx, a_owner, r.channel, r.type, r.blob,
+            r.task_path);
+  end loop;
 
-  -- the values the copied checkpoints name, and the versions their deltas extend
+  -- the values the copied checkpoints name (the source's rows, copied as they are), and the
+  -- versions their deltas extend
+  for r in
   with recursive needed as (
     select distinct c.checkpoint_ns, v.key collate "C" as channel, v.value collate "C" as version
     from ai.checkpoints c
     cross join lateral pg_catalog.jsonb_each_text(c.channel_versions) v
-    where c.thread_id = a_target
+    where c.thread_id = a_source
+      and (a_ns is null or c.checkpoint_ns = a_ns)
+      and (a_ids is null or c.checkpoint_id = any (a_ids))
     union
     select b.checkpoint_ns, b.channel, b.base_version
     from needed n
@@ -1543,17 +1642,20 @@ begin
     where b.base_version is not null
   )
   -- a value that names a write gets the write's bytes: the copy may not hold that write
-  insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob, base_version,
-                                   delta_depth)
-  select a_target, b.checkpoint_ns, b.channel, b.version, a_owner, b.type,
+  select b.checkpoint_ns, b.channel, b.version, b.type,
          coalesce(b.blob, (select w.blob from ai.checkpoint_writes w
                            where w.thread_id = a_source and w.checkpoint_ns = b.checkpoint_ns
                              and w.checkpoint_id = b.write_checkpoint_id and w.task_id = b.write_task_id
-                             and w.idx = b.write_idx)),
+                             and w.idx = b.write_idx)) as blob,
          b.base_version, b.delta_depth
-  from needed r
+  from needed n
   join ai.checkpoint_blobs b
-    on b.thread_id = a_source and b.checkpoint_ns = r.checkpoint_ns and b.channel = r.channel and b.version = r.version;
+    on b.thread_id = a_source and b.checkpoint_ns = n.checkpoint_ns and b.channel = n.channel and b.version = n.version
+  loop
+    insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob, base_version,
+                                     delta_depth)
+    values (a_target, r.checkpoint_ns, r.channel, r.version, a_owner, r.type, r.blob, r.base_version, r.delta_depth);
+  end loop;
   return v_count;
 end
 $$;
@@ -1577,6 +1679,7 @@ declare
   v_target text := coalesce($3, pg_catalog.gen_random_uuid()::text);
   v_owner text;
   v_ids text[];
+  r ai.turn_retrievals;
 begin
   perform ai._check_thread_id(a_source);
   perform ai._check_key(a_checkpoint_id, 'checkpoint_id');
@@ -1597,13 +1700,15 @@ begin
   -- message log (the reference a replay on the fork is compared with), hidden marks and streams
   -- (they belong to messages), usage (billing of the source: a copy would charge its calls twice).
   -- docs/streams-usage-retrievals.md
-  insert into ai.turn_retrievals (thread_id, retrieval_id, owner, turn, idempotency_key, documents, created_at)
-  overriding system value
-  select v_target, r.retrieval_id, v_owner, r.turn, r.idempotency_key, r.documents, r.created_at
-  from ai.turn_retrievals r
-  where r.thread_id = a_source
-    and r.created_at <= (select c.created_at from ai.checkpoints c
-                         where c.thread_id = a_source and c.checkpoint_ns = a_ns and c.checkpoint_id = a_checkpoint_id);
+  -- (a row at a time, as ai._copy_checkpoint_rows copies, for the same reason)
+  for r in select t.* from ai.turn_retrievals t
+           where t.thread_id = a_source
+             and t.created_at <= (select c.created_at from ai.checkpoints c
+                                  where c.thread_id = a_source and c.checkpoint_ns = a_ns and c.checkpoint_id = a_checkpoint_id) loop
+    insert into ai.turn_retrievals (thread_id, retrieval_id, owner, turn, idempotency_key, documents, created_at)
+    overriding system value
+    values (v_target, r.retrieval_id, v_owner, r.turn, r.idempotency_key, r.documents, r.created_at);
+  end loop;
   return v_target;
 end
 $$;
@@ -1639,14 +1744,30 @@ declare
   a_thread_id alias for $1;
   v_now timestamptz := ai.now();
   v_owner text;
+  v_owners text[];
 begin
   perform ai._check_thread_id(a_thread_id);
   -- The session row first (locked here, deleted by the tombstone's trigger in this transaction):
   -- a concurrent put waits on it, then finds the tombstone.
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for update;
   if not found then
-    return false;  -- unknown, or another tenant's: nothing the caller may delete
+    -- unknown, or another tenant's: nothing the caller may delete. But jobs of the caller's own
+    -- tombstoned thread are finished off: on a Citus formation a coordinator crash between the
+    -- thread's worker's commit and its own (one-phase commit, docs/scaling.md) keeps the
+    -- tombstone and loses the delete of the jobs; a second call deletes them.
+    select pg_catalog.array_agg(d.owner) into v_owners from ai.deleted_threads d where d.thread_id = a_thread_id;
+    if v_owners is not null then
+      delete from ai.agent_jobs j where j.thread_id = a_thread_id and j.owner = any (v_owners);
+      delete from ai.agent_jobs_archive j where j.thread_id = a_thread_id and j.owner = any (v_owners);
+    end if;
+    return false;
   end if;
+  -- The thread's jobs, by name: on one server the foreign key would cascade to them from the
+  -- session, but on a Citus formation the jobs are on the coordinator, the session on a shard,
+  -- and no foreign key joins them (docs/scaling.md). After the session's lock, as the cascade
+  -- took them.
+  delete from ai.agent_jobs j where j.thread_id = a_thread_id and j.owner = v_owner;
+  delete from ai.agent_jobs_archive j where j.thread_id = a_thread_id and j.owner = v_owner;
   insert into ai.deleted_threads (thread_id, owner, deleted_at)
   values (a_thread_id, v_owner, v_now)
   on conflict (thread_id, owner) do update set deleted_at = excluded.deleted_at;
@@ -1664,6 +1785,10 @@ as $$
 declare
   v_threads text[];
   v_count integer;
+  v_id text;
+  -- the runs' metadata, {"run_id": ...} each, built once: Citus applies no STABLE function
+  -- (jsonb_build_object) to a column in a DELETE of a distributed table
+  v_runs jsonb[];
 begin
   if run_ids is null or array_position(run_ids, null) is not null then
     raise exception using errcode = 'AS002', message = 'run_ids must not be NULL or contain NULL';
@@ -1674,19 +1799,22 @@ begin
   end if;
   -- The threads of these runs, their sessions locked as ai.prune_checkpoints does (so puts in
   -- flight on them finish first and are seen below); only those threads are deleted from.
+  v_runs := (select pg_catalog.array_agg(pg_catalog.jsonb_build_object('run_id', r.run_id))
+             from pg_catalog.unnest(run_ids) as r(run_id));
   select pg_catalog.array_agg(distinct c.thread_id) into v_threads
-  from ai.checkpoints c, pg_catalog.unnest(run_ids) as r(run_id)
-  where c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id);
+  from ai.checkpoints c
+  where c.metadata @> any (v_runs);
   if v_threads is null then
     return 0;
   end if;
-  perform from ai.agent_sessions s where s.thread_id = any (v_threads) order by s.thread_id for update;
+  -- one session at a time, in id order (on a Citus formation a query across shards takes no lock)
+  foreach v_id in array (select pg_catalog.array_agg(t.id order by t.id) from pg_catalog.unnest(v_threads) t(id)) loop
+    perform from ai.agent_sessions s where s.thread_id = v_id for update;
+  end loop;
   perform ai._unname_writes(v_threads, run_ids);
   with gone as (
     delete from ai.checkpoints c
-    using pg_catalog.unnest(run_ids) as r(run_id)
-    where c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id)
-      and c.thread_id = any (v_threads)
+    where c.metadata @> any (v_runs) and c.thread_id = any (v_threads)
     returning c.thread_id, c.checkpoint_ns, c.checkpoint_id
   ), gone_writes as (
     delete from ai.checkpoint_writes w
@@ -1695,13 +1823,105 @@ begin
   )
   select array_agg(distinct g.thread_id), count(*) into v_threads, v_count from gone g;
   if v_count > 0 then
-    perform ai._collect_checkpoint_blobs(v_threads);
+    -- a thread at a time: Citus runs a recursive CTE on one shard only
+    foreach v_id in array v_threads loop
+      perform ai._collect_checkpoint_blobs(array[v_id]);
+    end loop;
   end if;
   return v_count;
 end
 $$;
 comment on function ai.delete_for_runs(text[]) is
   'Deletes the checkpoints whose metadata run_id is one of run_ids (in every thread the caller sees), with their pending writes and the channel values no remaining checkpoint uses (or extends); locks those threads'' sessions first, so it waits for checkpoints being written to them. Returns the checkpoints deleted. AS002 bad argument, AS062 called in a repeatable read or serializable transaction.';
+
+-- One thread of ai.prune_checkpoints. The session first, as ai.delete_thread: a put holds its
+-- session (for key share) from before it checks a delta's base until it commits, so this waits for
+-- every put in flight on the thread, and every statement below sees its checkpoints and values; a
+-- put that comes later waits for this one and then finds the versions it would extend gone (AS061:
+-- sent whole). So no delta outlives its base, and every surviving checkpoint stays readable.
+-- Every statement names the thread, and what a query would get by calling a function of the
+-- thread's rows (the delta walk, a rebuilt value) is computed first, here: on a Citus formation
+-- each statement runs on the thread's shard alone (issue 40), and one server runs the same.
+create or replace function ai._prune_thread(thread_id text, strategy text) returns integer
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  v_count integer;
+  v_kept jsonb := '{}'::jsonb;  -- {namespace: {checkpoint id: true}}: the checkpoints kept
+  v_channels text[];
+  v_key text;
+  v_blob bytea;
+  l record;
+  r record;
+begin
+  perform from ai.agent_sessions s where s.thread_id = a_thread_id for update;
+  if strategy = 'delete' then
+    delete from ai.checkpoint_writes w where w.thread_id = a_thread_id;
+    delete from ai.checkpoint_blobs b where b.thread_id = a_thread_id;
+    delete from ai.checkpoints c where c.thread_id = a_thread_id;
+    get diagnostics v_count = row_count;
+    return v_count;
+  end if;
+  perform ai._unname_writes(array[a_thread_id], null);
+  -- Keep the newest checkpoint of each namespace with its writes and the values it names; and,
+  -- for each DeltaChannel whose value it does not store (the channels its metadata counts in
+  -- counters_since_delta_snapshot), the ancestors that value is rebuilt from, back to the nearest
+  -- stored one (ai._delta_walk), with their writes.
+  for l in select distinct on (c.checkpoint_ns) c.checkpoint_ns, c.checkpoint_id, c.metadata, c.channel_versions
+           from ai.checkpoints c
+           where c.thread_id = a_thread_id
+           order by c.checkpoint_ns, c.checkpoint_id desc loop
+    v_kept := v_kept || pg_catalog.jsonb_build_object(l.checkpoint_ns, pg_catalog.jsonb_build_object(l.checkpoint_id, true));
+    if pg_catalog.jsonb_typeof(l.metadata -> 'counters_since_delta_snapshot') = 'object' then
+      v_channels := '{}';
+      for v_key in select pg_catalog.jsonb_object_keys(l.metadata -> 'counters_since_delta_snapshot') loop
+        if not exists (select from ai.checkpoint_blobs b
+                       where b.thread_id = a_thread_id and b.checkpoint_ns = l.checkpoint_ns
+                         and b.channel = v_key and b.version = l.channel_versions ->> v_key) then
+          v_channels := v_channels || v_key;
+        end if;
+      end loop;
+      for r in select w.ancestor_id from ai._delta_walk(a_thread_id, l.checkpoint_ns, l.checkpoint_id, v_channels) w loop
+        v_kept := pg_catalog.jsonb_set(v_kept, array[l.checkpoint_ns::text],
+                                       (v_kept -> l.checkpoint_ns) || pg_catalog.jsonb_build_object(r.ancestor_id, true));
+      end loop;
+    end if;
+  end loop;
+  -- the writes of the checkpoints that go, then those checkpoints
+  delete from ai.checkpoint_writes w
+  where w.thread_id = a_thread_id and not coalesce((v_kept -> w.checkpoint_ns) ? w.checkpoint_id, false)
+    and exists (select from ai.checkpoints c where c.thread_id = a_thread_id and c.checkpoint_ns = w.checkpoint_ns
+                  and c.checkpoint_id = w.checkpoint_id);
+  delete from ai.checkpoints c
+  where c.thread_id = a_thread_id and not coalesce((v_kept -> c.checkpoint_ns) ? c.checkpoint_id, false);
+  get diagnostics v_count = row_count;
+  -- a kept checkpoint whose parent is gone becomes a root
+  update ai.checkpoints c set parent_checkpoint_id = null
+  where c.thread_id = a_thread_id and c.parent_checkpoint_id is not null
+    and not coalesce((v_kept -> c.checkpoint_ns) ? c.parent_checkpoint_id, false);
+  -- the values the kept checkpoints name are made whole, so the versions their deltas extended
+  -- go with the pruned checkpoints (prune leaves one value per kept version, as it finds it)
+  for r in select b.checkpoint_ns, b.channel, b.version
+           from ai.checkpoints c
+           cross join lateral pg_catalog.jsonb_each_text(c.channel_versions) v
+           join ai.checkpoint_blobs b
+             on b.thread_id = a_thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key
+                and b.version = v.value
+           where c.thread_id = a_thread_id and b.base_version is not null loop
+    v_blob := ai._rebuilt_value(a_thread_id, r.checkpoint_ns, r.channel, r.version);
+    update ai.checkpoint_blobs b set blob = v_blob, base_version = null, delta_depth = 0
+    where b.thread_id = a_thread_id and b.checkpoint_ns = r.checkpoint_ns and b.channel = r.channel
+      and b.version = r.version;
+  end loop;
+  perform ai._collect_checkpoint_blobs(array[a_thread_id]);
+  return v_count;
+end
+$$;
+comment on function ai._prune_thread(text, text) is
+  'Internal: ai.prune_checkpoints for one thread (its session locked first): delete removes every checkpoint, value and write; keep_latest keeps the newest checkpoint of each namespace and the ancestors its delta channels are rebuilt from. Returns the checkpoints removed.';
 
 create or replace function ai.prune_checkpoints(thread_ids text[], strategy text default 'keep_latest') returns integer
 language plpgsql volatile
@@ -1710,6 +1930,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_count integer;
+  v_id text;
 begin
   if thread_ids is null or array_position(thread_ids, null) is not null then
     raise exception using errcode = 'AS002', message = 'thread_ids must not be NULL or contain NULL';
@@ -1722,74 +1943,11 @@ begin
   if pg_catalog.cardinality(thread_ids) = 0 then
     return 0;
   end if;
-  -- The sessions first, as ai.delete_thread: a put holds its session (for key share) from before
-  -- it checks a delta's base until it commits, so this waits for every put in flight on these
-  -- threads, and every statement below sees their checkpoints and values; a put that comes later
-  -- waits for this one and then finds the versions it would extend gone (AS061: sent whole). So
-  -- no delta outlives its base, and every surviving checkpoint stays readable.
-  perform from ai.agent_sessions s where s.thread_id = any (thread_ids) order by s.thread_id for update;
-  if strategy = 'delete' then
-    delete from ai.checkpoint_writes w where w.thread_id = any (thread_ids);
-    delete from ai.checkpoint_blobs b where b.thread_id = any (thread_ids);
-    delete from ai.checkpoints c where c.thread_id = any (thread_ids);
-    get diagnostics v_count = row_count;
-  else
-    perform ai._unname_writes(thread_ids, null);
-    -- Keep the newest checkpoint of each (thread, namespace) with its writes and the values it
-    -- names; and, for each DeltaChannel whose value it does not store (the channels its metadata
-    -- counts in counters_since_delta_snapshot), the ancestors that value is rebuilt from, back to
-    -- the nearest stored one (ai._delta_walk), with their writes.
-    with latest as (
-      select distinct on (c.thread_id, c.checkpoint_ns) c.thread_id, c.checkpoint_ns, c.checkpoint_id,
-             c.metadata, c.channel_versions
-      from ai.checkpoints c
-      where c.thread_id = any (thread_ids)
-      order by c.thread_id, c.checkpoint_ns, c.checkpoint_id desc
-    ), kept as materialized (
-      select l.thread_id, l.checkpoint_ns, l.checkpoint_id from latest l
-      union
-      select l.thread_id, l.checkpoint_ns, w.ancestor_id
-      from latest l
-      cross join lateral ai._delta_walk(
-        l.thread_id, l.checkpoint_ns, l.checkpoint_id,
-        array(select k.key
-              from pg_catalog.jsonb_each(l.metadata -> 'counters_since_delta_snapshot') k
-              where not exists (select from ai.checkpoint_blobs b
-                                where b.thread_id = l.thread_id and b.checkpoint_ns = l.checkpoint_ns
-                                  and b.channel = k.key and b.version = l.channel_versions ->> k.key))) w
-      where pg_catalog.jsonb_typeof(l.metadata -> 'counters_since_delta_snapshot') = 'object'
-    ), gone as (
-      delete from ai.checkpoints c
-      where c.thread_id = any (thread_ids)
-        and not exists (select from kept k where k.thread_id = c.thread_id
-                          and k.checkpoint_ns = c.checkpoint_ns and k.checkpoint_id = c.checkpoint_id)
-      returning c.thread_id, c.checkpoint_ns, c.checkpoint_id
-    ), gone_writes as (
-      delete from ai.checkpoint_writes w
-      using gone g
-      where w.thread_id = g.thread_id and w.checkpoint_ns = g.checkpoint_ns and w.checkpoint_id = g.checkpoint_id
-    ), orphaned as (
-      -- a kept checkpoint whose parent is gone becomes a root
-      update ai.checkpoints c set parent_checkpoint_id = null
-      from kept k
-      where c.thread_id = k.thread_id and c.checkpoint_ns = k.checkpoint_ns and c.checkpoint_id = k.checkpoint_id
-        and c.parent_checkpoint_id is not null
-        and not exists (select from kept p where p.thread_id = c.thread_id and p.checkpoint_ns = c.checkpoint_ns
-                          and p.checkpoint_id = c.parent_checkpoint_id)
-    )
-    select count(*) into v_count from gone;
-    -- the values the kept checkpoints name are made whole, so the versions their deltas extended
-    -- go with the pruned checkpoints (prune leaves one value per kept version, as it finds it)
-    update ai.checkpoint_blobs b
-    set blob = ai._rebuilt_value(b.thread_id, b.checkpoint_ns, b.channel, b.version), base_version = null,
-        delta_depth = 0
-    from ai.checkpoints c
-    cross join lateral pg_catalog.jsonb_each_text(c.channel_versions) v
-    where c.thread_id = any (thread_ids)
-      and b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key
-      and b.version = v.value and b.base_version is not null;
-    perform ai._collect_checkpoint_blobs(thread_ids);
-  end if;
+  -- One thread at a time (ai._prune_thread), in id order, so that two prunes lock in one order.
+  v_count := 0;
+  foreach v_id in array (select pg_catalog.array_agg(distinct t.id order by t.id) from pg_catalog.unnest(thread_ids) t(id)) loop
+    v_count := v_count + ai._prune_thread(v_id, strategy);
+  end loop;
   return v_count;
 end
 $$;
@@ -1858,10 +2016,12 @@ begin
           order by s.created_at desc, s.thread_id desc
           limit a_max_threads) s;
   end if;
+  -- (from the batch's sessions, not from the array: a Citus formation runs a lateral subquery on the
+  -- shards when it is joined to a distributed table by the thread)
   select pg_catalog.array_agg(b.thread_id) into v_threads
-  from pg_catalog.unnest(v_batch) b(thread_id)
+  from ai.agent_sessions b
   cross join lateral (select max(c.created_at) as newest from ai.checkpoints c where c.thread_id = b.thread_id) n
-  where n.newest < v_cutoff;
+  where b.thread_id = any (v_batch) and n.newest < v_cutoff;
   v_seen := coalesce(pg_catalog.cardinality(v_batch), 0);
   if v_seen > 0 then
     v_last := v_batch[v_seen];
@@ -1924,11 +2084,12 @@ revoke execute on function
   ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, jsonb, ai.step_commit),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
-  ai._checkpoint_tuple(ai.checkpoints), ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text),
+  ai._whole_values(text, text, text[], jsonb, bytea[]), ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text),
   ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb, text, text),
   ai.checkpoint_lineage(text, text, text, text, integer), ai.checkpoints_between(text, timestamptz, timestamptz, integer, text, text),
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
-  ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text, integer, text)
+  ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai._prune_thread(text, text),
+  ai.prune_idle_threads(interval, text, integer, text)
 from public;
 revoke execute on procedure ai.prune_all_idle_threads(interval, text, integer, text) from public;
 grant execute on function

@@ -34,17 +34,25 @@ begin
       raise exception using errcode = 'AS001', message = format('fork %s of thread %s not found', a_after, a_thread_id);
     end if;
   end if;
+  -- the forks (events and sessions, one thread's rows each) read first, on their own
+  -- (materialized), then each one's replay job: on a Citus formation the forks are on the shards
+  -- and the jobs on the coordinator, which Citus joins only through a result read first
   return query
-  select e.thread_id, s.owner, s.status, e.created_at, e.payload ->> 'from_checkpoint', r.job_id, r.model
-  from ai.session_events e
-  join ai.agent_sessions s on s.thread_id = e.thread_id
+  with forks as materialized (
+    select e.thread_id, s.owner, s.status, e.created_at, e.payload ->> 'from_checkpoint' as from_checkpoint
+    from ai.session_events e
+    join ai.agent_sessions s on s.thread_id = e.thread_id
+    where e.kind = 'start' and (e.payload ->> 'copied_from') = a_thread_id
+      and (a_after is null or (e.created_at, e.thread_id) > (v_after_at, a_after))
+    order by e.created_at, e.thread_id
+    limit a_max_rows
+  )
+  select f.thread_id, f.owner, f.status, f.created_at, f.from_checkpoint, r.job_id, r.model
+  from forks f
   left join lateral (select j.job_id, j.payload -> 'replay' ->> 'model' as model from ai.agent_jobs j
-                     where j.thread_id = e.thread_id and j.payload ? 'replay'
+                     where j.thread_id = f.thread_id and j.payload ? 'replay'
                      order by j.job_id limit 1) r on true
-  where e.kind = 'start' and (e.payload ->> 'copied_from') = a_thread_id
-    and (a_after is null or (e.created_at, e.thread_id) > (v_after_at, a_after))
-  order by e.created_at, e.thread_id
-  limit a_max_rows;
+  order by f.created_at, f.thread_id;
 end
 $$;
 comment on function ai.list_forks(text, integer, text) is
@@ -93,21 +101,25 @@ begin
   -- A tenant reads its own sessions' jobs (agent_sessions_owner_created, agent_jobs_thread), as
   -- ai.queue_stats does: what it costs grows with its own rows, never with another tenant's.
   return query
-  with jobs as (
+  -- the tenant's sessions read first, on their own (materialized): on a Citus formation they are
+  -- on the shards and the jobs on the coordinator (ai.queue_stats says why)
+  with mine as materialized (
+    select s.thread_id from ai.agent_sessions s where not v_all and s.owner = v_owner
+  ), jobs as (
     select j.queue, j.status, j.created_at, j.finished_at
     from ai.agent_jobs j
     where v_all and (a_queue is null or j.queue = a_queue)
       and j.status in ('COMPLETED', 'FAILED') and j.finished_at >= v_start and j.finished_at <= v_now
     union all
     select j.queue, j.status, j.created_at, j.finished_at
-    from ai.agent_sessions s
+    from mine s
     cross join lateral (select j.queue, j.status, j.created_at, j.finished_at
                         from ai.agent_jobs j
                         where j.thread_id = s.thread_id and (a_queue is null or j.queue = a_queue)
                           and j.status in ('COMPLETED', 'FAILED') and j.finished_at >= v_start
                           and j.finished_at <= v_now
                         offset 0) j  -- not flattened into a join: each session's jobs by agent_jobs_thread
-    where not v_all and s.owner = v_owner
+    where not v_all
   )
   select j.queue, pg_catalog.date_bin(a_bucket, j.finished_at, timestamptz '2000-01-01 00:00:00+00'),
          count(*) filter (where j.status = 'COMPLETED'), count(*) filter (where j.status = 'FAILED'),
@@ -170,6 +182,7 @@ declare
   a_max_rows alias for $3;
   a_after alias for $4;
   v_after_at timestamptz;
+  s ai.message_streams;
 begin
   perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
   perform ai._check_limit(a_max_rows, 'max_rows');
@@ -184,13 +197,14 @@ begin
     raise exception using errcode = 'AS002',
       message = format('stale_after must be a non-negative interval, not %s', coalesce(a_stale_after::text, 'NULL'));
   end if;
-  return query
-  select x.*
-  from (select m.* from ai.message_streams m where m.thread_id = a_thread_id
-          and (a_after is null or (m.opened_at, m.stream_key) > (v_after_at, a_after))
-        order by m.opened_at, m.stream_key limit a_max_rows) s
-  cross join lateral ai._stream_state(s::ai.message_streams, a_stale_after) x
-  order by s.opened_at, s.stream_key;
+  -- the page first, then each row as a stream state (not a row passed to a function inside the
+  -- query: on a Citus formation it would reach the function as the shard's row type)
+  for s in
+  select m.* from ai.message_streams m where m.thread_id = a_thread_id
+    and (a_after is null or (m.opened_at, m.stream_key) > (v_after_at, a_after))
+  order by m.opened_at, m.stream_key limit a_max_rows loop
+    return next ai._stream_state(s, a_stale_after);
+  end loop;
 end
 $$;
 comment on function ai.list_streams(text, interval, integer, text) is

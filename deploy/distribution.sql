@@ -1,6 +1,7 @@
 -- Deploy agent-state:distribution to pg
 -- requires: schema
 -- requires: owners
+-- requires: thread_fences
 --
 -- The data tier on Citus (docs/scaling.md, issue 40). The schema deploys as on one server; an
 -- operator then runs `select ai.distribute()` once, as the schema owner, on the coordinator of a
@@ -14,6 +15,9 @@
 -- after every later deploy, which may add a table that must be distributed too.
 --
 -- What it does, in order (each step skips what is already done):
+--   0. every function of ai and ai_archive made on the workers, but those that take or return a
+--      table's row type: a database deployed before `create extension citus` (one server moved
+--      onto a formation) has none there, and the shards' checks, defaults and triggers call them;
 --   1. the policies of ai and ai_archive without a (select ...) subquery: Citus does not take a
 --      subquery in a policy of a distributed table. The same comparisons, evaluated per row on the
 --      shard instead of once per statement;
@@ -225,6 +229,85 @@ comment on function ai._formation_mac(text, text) is
 revoke execute on function ai._formation_caller(name), ai._formation_carry(), ai._formation_mac(text, text), ai._formation_secret()
   from public;
 
+-- The fence on the shard (deploy/thread_fences.sql; docs/scaling.md, "The fence on the shard").
+-- On a formation every write made for a job checks the thread's fence where the thread lives,
+-- not the job's row on the coordinator: ai.distribute() makes ai._fence, after its argument
+-- checks, call this function instead of probing ai.agent_jobs (the one place the fence differs
+-- between one server and a formation), and adds the trigger below to ai.agent_jobs, which writes
+-- the fence in the claim's own transaction.
+--   * the thread's fence row names this job, this token, and the job runs (held): the write goes
+--     on. The row is read FOR SHARE: a claim that takes the job over (its trigger updates that
+--     row) waits until this transaction ends, so a write that passed the check is ordered before
+--     the takeover, as on one server the commit check orders it;
+--   * anything else: AS006 (the job is not the thread's running job under this token: it was
+--     taken over, finished, or is another thread's job; one server tells the last apart, AS002,
+--     which the shard cannot without the job's row).
+-- The shard checks the token, not the lease expiry: the lease lives with the job on the
+-- coordinator (renewals touch no shard). A holder whose lease ran out still writes until the job
+-- is claimed again (that claim moves the fence); one server refuses it as soon as the lease ends.
+-- (ai._fence keeps its check of the job's row for a call with thread_id NULL, request_human's for
+-- the job's own thread, which runs on the coordinator with the job.) No SET search_path: an
+-- internal helper inside the owner's pinned functions, as ai._fence; every name qualified.
+create or replace function ai._fence_on_formation(thread_id text, job bigint, token bigint) returns void
+language plpgsql volatile
+as $$
+declare
+  v_thread pg_catalog.text := _fence_on_formation.thread_id;
+  f record;
+begin
+  select t.job_id, t.fencing_token, t.held into f
+  from ai.thread_fences t
+  where t.thread_id operator(pg_catalog.=) v_thread
+  for share;
+  if found and f.held and f.job_id operator(pg_catalog.=) _fence_on_formation.job
+     and f.fencing_token operator(pg_catalog.=) _fence_on_formation.token then
+    return;
+  end if;
+  raise exception using errcode = 'AS006',
+    message = pg_catalog.format('job %s: not the running job of thread %s under fencing token %s',
+                                _fence_on_formation.job, v_thread, _fence_on_formation.token),
+    detail = case when found
+                  then pg_catalog.format('the thread''s fence names job %s, token %s, %s', f.job_id, f.fencing_token,
+                                         case when f.held then 'running' else 'no longer running' end)
+                  else 'the thread has no fence: no job of it was claimed on this formation' end,
+    hint = 'the lease was lost (or the job is another thread''s): the job''s new holder, if any, does the work';
+end
+$$;
+comment on function ai._fence_on_formation(text, bigint, bigint) is
+  'Internal, Citus only (ai.distribute() makes ai._fence call it after its argument checks): the fence of a write made for a job, checked on the thread''s shard against ai.thread_fences (the job, its token, still running), the row held FOR SHARE until the write commits; AS006 otherwise.';
+revoke execute on function ai._fence_on_formation(text, bigint, bigint) from public;
+
+-- The trigger ai.distribute() adds to ai.agent_jobs on a formation: a claim (a new token), a
+-- takeover (the same), and a job leaving IN_PROGRESS write the thread's fence on its shard, in
+-- the claim's (or the finish's) transaction: on a formation, one shard write per claim and per
+-- finish, none per node step. A finish leaves the fence of a newer claim alone. The row comes
+-- with the session's owner, read on the same shard in the same statement (a job whose session
+-- is gone writes none: its writes find no fence and are refused).
+create or replace function ai._thread_fence_moved() returns trigger
+language plpgsql
+as $$
+declare
+  v_now pg_catalog.timestamptz := ai.now();
+begin
+  -- the values as literals: Citus routes an INSERT ... SELECT to the thread's shard only when it
+  -- holds no parameter (a generic plan of this statement would not plan: 0A000)
+  execute pg_catalog.format($q$
+    insert into ai.thread_fences as f (thread_id, owner, job_id, fencing_token, held, updated_at)
+    select s.thread_id, s.owner, %s, %s, %L, %L
+    from ai.agent_sessions s
+    where s.thread_id operator(pg_catalog.=) %L
+    on conflict (thread_id) do update
+      set job_id = excluded.job_id, fencing_token = excluded.fencing_token, held = excluded.held,
+          updated_at = excluded.updated_at
+      where excluded.held or f.job_id operator(pg_catalog.=) excluded.job_id$q$,
+    new.job_id, new.fencing_token, new.status operator(pg_catalog.=) 'IN_PROGRESS', v_now, new.thread_id);
+  return null;
+end
+$$;
+comment on function ai._thread_fence_moved() is
+  'Internal trigger, Citus only (ai.distribute() adds it to ai.agent_jobs): a claim, a takeover or a job leaving IN_PROGRESS writes the thread''s fence (ai.thread_fences) on its shard, in the same transaction.';
+revoke execute on function ai._thread_fence_moved() from public;  -- a trigger needs no grant
+
 create or replace function ai.distribute() returns text
 language plpgsql volatile security definer
 set search_path = pg_catalog, pg_temp
@@ -244,11 +327,27 @@ declare
   v_forced pg_catalog.regclass[] := '{}'::pg_catalog.regclass[];
   v_distributed pg_catalog.regclass[];
   v_partitions pg_catalog.text := 'pg_dist_partition';
+  v_objects pg_catalog.text := 'pg_dist_object';
+  v_propagate pg_catalog.text;
+  v_functions pg_catalog.int4 := 0;
   v_rel pg_catalog.regclass;
   v_head pg_catalog.text;
   v_rest pg_catalog.text;
   v_body pg_catalog.text;
   v_carrying pg_catalog.int4 := 0;
+  v_fn pg_catalog.text;
+  v_copied boolean := false;  -- rows copied to the shards by this call (step 5)
+  v_rows boolean;
+  -- the per-thread writes delegated to the worker that holds the thread (step 6d)
+  v_delegated pg_catalog.text[] := array[
+    'ai.put_checkpoint(text,text,text,text,text,bytea,jsonb,jsonb,ai.checkpoint_values,ai.task_writes,jsonb,ai.step_commit)',
+    'ai.put_writes(text,text,text,text,integer[],text[],text[],bytea[],text,bigint,bigint)',
+    'ai.append_messages(text,jsonb)',
+    'ai.append_message_idempotent(text,text,jsonb,integer,text,integer,bigint,bigint)',
+    'ai.begin_side_effect(text,text,jsonb,bigint,bigint,interval)',
+    'ai.finish_side_effect(text,text,jsonb,bigint,bigint)',
+    'ai.abandon_side_effect(text,text,bigint,bigint,text)'];
+  v_claim_lock constant pg_catalog.text := 'exists \(select from ai\.agent_sessions s where s\.thread_id = c\.thread_id\s+offset 0 for no key update skip locked\)';
 begin
   if not exists (select from pg_catalog.pg_extension where extname = 'citus') then
     return 'citus is not installed in this database: nothing to distribute (one server keeps the schema as deployed)';
@@ -266,6 +365,39 @@ begin
   perform pg_catalog.set_config('citus.enable_unsafe_triggers', 'on', true);
   -- the DDL of this function goes to every node in the one transaction it runs in
   perform pg_catalog.set_config('citus.multi_shard_modify_mode', 'sequential', true);
+
+  -- 0. every function of ai and ai_archive on every node: a database deployed before the citus
+  -- extension was created in it (one server moved onto a formation, docs/scaling.md) has none of
+  -- them on the workers, where the shards' checks, defaults, policies and triggers call them. Those
+  -- that take or return a table's row type stay on the coordinator, as Citus leaves them when the
+  -- schema is deployed after the extension. Once marked distributed, later deploys propagate them.
+  -- Without checking their bodies on the workers (a body may name a table not distributed yet):
+  -- a SET LOCAL, which Citus sends on to the workers (ai._formation_caller says why a DO block);
+  -- the propagation set back after it
+  v_propagate := pg_catalog.current_setting('citus.propagate_set_commands');
+  perform pg_catalog.set_config('citus.propagate_set_commands', 'local', true);
+  execute 'do $d$ begin set local check_function_bodies = off; end $d$';
+  perform 'PRAGMA:disable:check';  -- Citus' catalog: see ai._formation_secret
+  for r in execute pg_catalog.format($q$
+             select p.oid::pg_catalog.regprocedure as fn from pg_catalog.pg_proc p
+              where p.pronamespace in ('ai'::pg_catalog.regnamespace, 'ai_archive'::pg_catalog.regnamespace)
+                and not exists (select from pg_catalog.%I d
+                                 where d.classid operator(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+                                   and d.objid operator(pg_catalog.=) p.oid)
+                and not exists (select from pg_catalog.pg_type t
+                                 join pg_catalog.pg_class c on c.oid operator(pg_catalog.=) t.typrelid
+                                 where c.relkind in ('r', 'p')
+                                   and t.oid operator(pg_catalog.=) any (p.prorettype operator(pg_catalog.||) coalesce(p.proallargtypes, p.proargtypes::pg_catalog.oid[])))
+              order by p.oid$q$, v_objects) loop
+    execute pg_catalog.format('select pg_catalog.create_distributed_function(%L)', r.fn);
+    v_functions := v_functions operator(pg_catalog.+) 1;
+  end loop;
+  if v_functions operator(pg_catalog.>) 0 then
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s functions made on every node', v_functions);
+  end if;
+  perform 'PRAGMA:enable:check';
+  execute 'do $d$ begin set local check_function_bodies = on; end $d$';
+  perform pg_catalog.set_config('citus.propagate_set_commands', v_propagate, true);
 
   -- 1. policies without subqueries
   for r in select p.schemaname, p.tablename, p.policyname, p.qual, p.with_check
@@ -321,7 +453,14 @@ begin
   for r in select c.oid::pg_catalog.regclass as rel from pg_catalog.pg_class c
             where c.relnamespace in ('ai'::pg_catalog.regnamespace, 'ai_archive'::pg_catalog.regnamespace)
               and c.relkind = 'r' and c.relforcerowsecurity
-              and c.oid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed) loop
+              -- a table distributed already too, when one is left to distribute (a later deploy
+              -- added it): the new table's foreign key is checked on the anchor's shards as the owner
+              and (c.oid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed)
+                   or exists (select from pg_catalog.pg_class n
+                               where n.relnamespace in ('ai'::pg_catalog.regnamespace, 'ai_archive'::pg_catalog.regnamespace)
+                                 and n.relkind = 'r' and n.relforcerowsecurity
+                                 and not (n.oid::pg_catalog.regclass::pg_catalog.text operator(pg_catalog.=) any (v_queue operator(pg_catalog.||) v_reference))
+                                 and n.oid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed))) loop
     execute pg_catalog.format('alter table %s no force row level security', r.rel);
     v_forced := v_forced operator(pg_catalog.||) r.rel;
   end loop;
@@ -344,6 +483,8 @@ begin
                                    and f.confrelid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed))
               order by (c.oid::pg_catalog.regclass::pg_catalog.text operator(pg_catalog.<>) v_anchor),
                        (c.oid::pg_catalog.regclass::pg_catalog.text operator(pg_catalog.<>) v_memory_anchor), 1 loop
+      execute pg_catalog.format('select exists (select from %s)', r.rel) into v_rows;
+      v_copied := v_copied or v_rows;
       execute pg_catalog.format('select pg_catalog.create_distributed_table(%L, %L, colocate_with => %L)',
         r.rel, r.dist_column,
         case when r.rel operator(pg_catalog.=) any (array[v_anchor, v_memory_anchor]::pg_catalog.regclass[]) then 'none'
@@ -357,6 +498,122 @@ begin
   end loop;
   foreach v_rel in array v_forced loop
     execute pg_catalog.format('alter table %s force row level security', v_rel);
+  end loop;
+
+  -- 6b. the claim's per-thread lock. On one server it is the thread's row of ai.agent_sessions,
+  -- locked FOR NO KEY UPDATE SKIP LOCKED inside the pick query of ai.agent_jobs (the comment
+  -- before ai._raise_lease_lost, deploy/queue_functions.sql). On a formation that row is on a
+  -- shard and Citus cannot plan a query of a coordinator table that locks it (0A000). The one
+  -- place the lock differs is here: in the claim functions (claim_job, claim_jobs) that subquery
+  -- becomes a transaction-level advisory lock of the coordinator, tried and never waited for, the
+  -- same semantics (held until the claim commits, a held one skips the thread). Its key is the
+  -- thread id hashed with the queue's secret (ai.notify_key, read by the schema owner only, once
+  -- per statement): no tenant can compute the key of another tenant's thread to hold its jobs
+  -- off, which is why one server locks the session row rather than a plain advisory key. Class
+  -- 1095980099 ('ASTC': agent-state thread claim). A claim of n jobs holds up to n of these
+  -- locks (the lock table: max_locks_per_transaction; docs/scaling.md). A later deploy of
+  -- queue_functions puts the session row lock back: the claim then fails with 0A000 until
+  -- ai.distribute() runs again, as the identity's carry does (step 7).
+  for r in select p.oid::pg_catalog.regprocedure as fn, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def
+             from pg_catalog.pg_proc p
+            where p.pronamespace operator(pg_catalog.=) 'ai'::pg_catalog.regnamespace
+              and p.proname in ('claim_job', 'claim_jobs')
+              and p.prosrc ~ v_claim_lock loop
+    execute pg_catalog.replace(r.def, r.prosrc, pg_catalog.regexp_replace(r.prosrc, v_claim_lock,
+      'pg_catalog.pg_try_advisory_xact_lock(1095980099, pg_catalog.hashtext((select k.key from ai.notify_key k) operator(pg_catalog.||) c.thread_id))', 'g'));
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: the per-thread lock of the coordinator', r.fn);
+  end loop;
+
+  -- 6c. the fence on the shard (ai._fence_on_formation above): the claim writes it (a trigger
+  -- on ai.agent_jobs) and ai._fence checks it. A later deploy of sessions_functions puts the
+  -- one-server ai._fence back (the job's row on the coordinator, which a call delegated to a
+  -- worker cannot read): ai.distribute() must run again, as for the carry (step 7).
+  if not exists (select from pg_catalog.pg_trigger t
+                  where t.tgrelid operator(pg_catalog.=) 'ai.agent_jobs'::pg_catalog.regclass and t.tgname = 'agent_jobs_thread_fence') then
+    execute $t$create trigger agent_jobs_thread_fence
+      after update of status, fencing_token on ai.agent_jobs
+      for each row
+      when (old.fencing_token is distinct from new.fencing_token
+            or (old.status = 'IN_PROGRESS') is distinct from (new.status = 'IN_PROGRESS'))
+      execute function ai._thread_fence_moved()$t$;
+    v_done := v_done operator(pg_catalog.||) 'ai.agent_jobs: the claim writes the thread''s fence on its shard'::pg_catalog.text;
+  end if;
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai._fence(text, bigint, bigint)'::pg_catalog.regprocedure
+              and p.prosrc !~ 'ai\._fence_on_formation\(' loop
+    -- its argument checks stay; before its probe of the job's row, a write to a named thread
+    -- checks the thread's fence instead (a call for the job's own thread, thread_id NULL, runs on
+    -- the coordinator with the job: it keeps the probe)
+    v_body := pg_catalog.regexp_replace(r.prosrc, '(\n  -- The held job and its thread in one probe)',
+      E'\n  if _fence.thread_id is not null then\n    -- on a Citus formation: the thread''s fence on its shard (ai.distribute())\n    perform ai._fence_on_formation(_fence.thread_id, _fence.job_id, _fence.fencing_token);\n    return;\n  end if;\\1');
+    if v_body operator(pg_catalog.=) r.prosrc then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai._fence has no probe of the job''s row to put the thread''s fence before';
+    end if;
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) 'ai._fence: the thread''s fence on its shard'::pg_catalog.text;
+  end loop;
+
+  -- The side-effect ledger asks whether a reservation's holder is alive: with a job, the job's
+  -- row on the coordinator, which begin_side_effect delegated to the thread's worker (6d) cannot
+  -- read. On a formation it asks the thread's fence there instead (the job, its token, still
+  -- running: the token, not the lease expiry, as ai._fence_on_formation), in PL/pgSQL (Citus
+  -- plans no query with parameters in an SQL function). Citus made the function on the
+  -- coordinator only (its argument is a row of ai.side_effects): it is propagated to the workers.
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai._side_effect_holder_alive(ai.side_effects, timestamptz)'::pg_catalog.regprocedure
+              and p.prosrc ~ 'ai\.agent_jobs' loop
+    if r.prosrc !~ 'when e\.job_id is null then e\.reserved_until > now\s+else exists \(select from ai\.agent_jobs j' then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai._side_effect_holder_alive reads ai.agent_jobs in a shape it does not know';
+    end if;
+    execute pg_catalog.replace(pg_catalog.replace(r.def, r.prosrc, $b$
+begin
+  -- on a Citus formation: the job's fence on the thread's worker (ai.distribute())
+  if e.status operator(pg_catalog.<>) 'reserved' then
+    return false;
+  end if;
+  if e.job_id is null then
+    return e.reserved_until operator(pg_catalog.>) now;
+  end if;
+  perform from ai.thread_fences f
+  where f.thread_id operator(pg_catalog.=) e.thread_id and f.job_id operator(pg_catalog.=) e.job_id
+    and f.fencing_token operator(pg_catalog.=) e.fencing_token and f.held;
+  return found;
+end
+$b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
+    perform 'PRAGMA:disable:check';  -- a function of Citus: see ai._formation_secret
+    execute pg_catalog.format('select pg_catalog.create_distributed_function(%L)', r.oid::pg_catalog.regprocedure);
+    perform 'PRAGMA:enable:check';
+    v_done := v_done operator(pg_catalog.||) 'ai._side_effect_holder_alive: the job''s fence on the thread''s worker'::pg_catalog.text;
+  end loop;
+
+  -- 6d. one node per step: the per-thread writes become distributed functions co-located with
+  -- ai.agent_sessions by their first argument, thread_id. A call of one of them alone in its
+  -- statement, outside a transaction block, goes whole to the worker that holds the thread and
+  -- runs there as the caller (that connection is the caller's login: ai.current_owner() is its
+  -- own, as on one server); its fence is the thread's (6c), on that worker. Citus delegates no
+  -- call made inside a transaction block (not forced: citus' force_delegation would also delegate
+  -- a call after ai.act_as, whose setting the worker would not see); those go through the
+  -- coordinator with the identity carried (step 7), as every other call.
+  -- Not in the transaction that copied rows to the shards (step 5, a database moved onto the
+  -- formation): Citus then cancels create_distributed_function as a distributed deadlock. That
+  -- call says so, and the next run delegates.
+  if v_copied then
+    v_delegated := '{}'::pg_catalog.text[];
+    v_done := v_done operator(pg_catalog.||) 'the per-thread writes are not delegated yet: run ai.distribute() again (not in the transaction that copied the rows)'::pg_catalog.text;
+  end if;
+  foreach v_fn in array v_delegated loop
+    perform 'PRAGMA:disable:check';  -- Citus' catalog and function: see ai._formation_secret
+    execute pg_catalog.format($q$select exists (select from pg_catalog.%I o where o.classid operator(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+                                     and o.objid operator(pg_catalog.=) %L::pg_catalog.regprocedure and o.distribution_argument_index is not null)$q$,
+                              v_objects, v_fn)
+       into v_progress;
+    if not v_progress then
+      execute pg_catalog.format($q$select pg_catalog.create_distributed_function(%L, 'thread_id', colocate_with => %L)$q$, v_fn, v_anchor);
+      v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: delegated to the worker that holds the thread', v_fn::pg_catalog.regprocedure);
+    end if;
+    perform 'PRAGMA:enable:check';
   end loop;
 
   -- 7. every SECURITY DEFINER function of ai (but the identity's own and the triggers', which run
@@ -394,6 +651,18 @@ begin
     v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s functions carry the caller''s identity', v_carrying);
   end if;
 
+  -- 8. reads of a thread's distributed rows planned for each call's arguments: Citus routes a
+  -- query with parameters to the one shard of its thread only when the plan is made for the
+  -- values (a generic plan of such a query fails: "could not create distributed plan"). One server
+  -- keeps the generic plans these functions were written with.
+  for r in select p.oid::pg_catalog.regprocedure as fn from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) any (array['ai.get_checkpoint(text,text,text)'::pg_catalog.regprocedure,
+                                                      'ai.list_checkpoints(text,text,text,integer,jsonb,text,text)'::pg_catalog.regprocedure])
+              and 'plan_cache_mode=force_generic_plan' operator(pg_catalog.=) any (p.proconfig) loop
+    execute pg_catalog.format('alter function %s set plan_cache_mode = force_custom_plan', r.fn);
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: planned per call', r.fn);
+  end loop;
+
   if pg_catalog.cardinality(v_done) operator(pg_catalog.=) 0 then
     return 'distributed already: nothing to do';
   end if;
@@ -401,7 +670,7 @@ begin
 end
 $$;
 comment on function ai.distribute() is
-  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards. Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller.';
+  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): on a database deployed before the citus extension (one server moved onto a formation), first every function of ai and ai_archive made on the workers; per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards. Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller.';
 
 revoke execute on function ai.distribute() from public;
 

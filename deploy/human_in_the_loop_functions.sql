@@ -62,16 +62,26 @@ begin
     raise exception using errcode = 'AS034',
       message = format('checkpoint %s is not the newest of thread %s (%s)', a_checkpoint, j.thread_id, v_current);
   end if;
-  perform ai.set_session_status(j.thread_id, 'waiting');
+  perform ai._move_session_status(j.thread_id, 'waiting');
 
-  begin
-    insert into ai.human_approvals (thread_id, owner, job_id, checkpoint_id, action, requested_by, requested_at)
-    values (j.thread_id, j.owner, j.job_id, a_checkpoint, a_action, v_worker, v_now)
-    returning * into h;
-  exception when unique_violation then
-    raise exception using errcode = 'AS004',
-      message = format('thread %s already waits for a person', j.thread_id);
-  end;
+  -- A pending approval of this very job is taken over by the new request: its job's half of an
+  -- earlier request was lost while the approval's was kept (on a Citus formation, a coordinator
+  -- crash between the thread's worker's commit and its own: one-phase commit, docs/scaling.md;
+  -- anywhere, a job moved back by hand). Refusing it (AS004) would refuse the run forever.
+  update ai.human_approvals x
+  set checkpoint_id = a_checkpoint, action = a_action, requested_by = v_worker, requested_at = v_now
+  where x.thread_id = j.thread_id and x.job_id = j.job_id and x.status = 'pending'
+  returning x.* into h;
+  if not found then
+    begin
+      insert into ai.human_approvals (thread_id, owner, job_id, checkpoint_id, action, requested_by, requested_at)
+      values (j.thread_id, j.owner, j.job_id, a_checkpoint, a_action, v_worker, v_now)
+      returning * into h;
+    exception when unique_violation then
+      raise exception using errcode = 'AS004',
+        message = format('thread %s already waits for a person', j.thread_id);
+    end;
+  end if;
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (h.thread_id, h.owner, 'pending_approval',
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id,
@@ -81,7 +91,7 @@ begin
 end
 $$;
 comment on function ai.request_human(bigint, bigint, text, jsonb) is
-  'Pauses a job held with fencing_token for a person (fenced: ai._fence): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
+  'Pauses a job held with fencing_token for a person (fenced: ai._fence): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. A pending approval of the same job (its job''s half of an earlier request lost: docs/scaling.md, one-phase commit on a Citus formation) is taken over by the new request, with its id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
 
 -- A job that waited for a person was cancelled (called by the status trigger of ai.agent_jobs,
 -- ai._job_status_moved): its approval is cancelled, an approval_cancelled event written, and a
@@ -95,6 +105,10 @@ declare
   a_thread_id alias for $2;
   v_now timestamptz := ai.now();
   v_session text;
+  -- who cancelled, read here, on the caller's node: the UPDATE below then writes plain values
+  -- (on a Citus formation it runs on the thread's shard, where these functions would not plan)
+  v_by text := ai.calling_role();
+  v_for text := case when ai.sees_all_owners() then null else ai.current_owner() end;
   h ai.human_approvals;
 begin
   -- The session before the approval (job, session, approval: the order of request_human and
@@ -104,11 +118,10 @@ begin
     select s.status into v_session from ai.agent_sessions s where s.thread_id = a_thread_id for no key update;
   end if;
 
+  -- by the thread too (human_approvals_one_pending_per_thread; on a formation, its one shard)
   update ai.human_approvals x
-  set status = 'cancelled', decided_by = ai.calling_role(),
-      decided_for = case when ai.sees_all_owners() then null else ai.current_owner() end,
-      decided_at = v_now
-  where x.job_id = a_job_id and x.status = 'pending'
+  set status = 'cancelled', decided_by = v_by, decided_for = v_for, decided_at = v_now
+  where x.thread_id = a_thread_id and x.job_id = a_job_id and x.status = 'pending'
   returning x.* into h;
   if not found then
     return;  -- nothing waited (a row written by hand)
@@ -119,9 +132,13 @@ begin
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id,
                                         'checkpoint_id', h.checkpoint_id, 'cancelled_by', h.decided_by),
           v_now);
-  if v_session = 'waiting'
-     and not exists (select from ai.human_approvals x where x.thread_id = h.thread_id and x.status = 'pending') then
-    perform ai.set_session_status(h.thread_id, 'active');
+  if v_session = 'waiting' then
+    -- a statement of its own (on a Citus formation an expression that mixes a variable and a
+    -- query of a distributed table does not plan)
+    perform from ai.human_approvals x where x.thread_id = a_thread_id and x.status = 'pending';
+    if not found then
+      perform ai._move_session_status(h.thread_id, 'active');
+    end if;
   end if;
 end
 $$;
@@ -129,6 +146,20 @@ comment on function ai._close_approval_of_job(bigint, text) is
   'Internal (the status trigger of ai.agent_jobs, after a job went from AWAITING_HUMAN to CANCELLED): the job''s pending approval becomes cancelled (decided_by = ai.calling_role()), an approval_cancelled event is written, and a waiting session is active again when nothing else of the thread waits. Runs inside the function that moved the job.';
 revoke execute on function ai._close_approval_of_job(bigint, text) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
+
+-- What a decision adds to its job's payload (payload.human), for resolve_human's two paths.
+create or replace function ai._human_payload(approval_id text, checkpoint_id text, action jsonb, decision jsonb,
+                                             decided_by text, decided_at timestamptz) returns jsonb
+language sql stable
+set search_path = pg_catalog, pg_temp
+as $$
+  select pg_catalog.jsonb_build_object('human', pg_catalog.jsonb_build_object(
+    'approval_id', approval_id, 'checkpoint_id', checkpoint_id, 'action', action,
+    'decision', decision, 'decided_by', decided_by, 'decided_at', decided_at))
+$$;
+comment on function ai._human_payload(text, text, jsonb, jsonb, text, timestamptz) is
+  'Internal (ai.resolve_human): {"human": {approval_id, checkpoint_id, action, decision, decided_by, decided_at}}, what a decision adds to its job''s payload.';
+revoke execute on function ai._human_payload(text, text, jsonb, jsonb, text, timestamptz) from public;
 
 create or replace function ai.resolve_human(thread_id text, checkpoint_id text, decision jsonb)
 returns ai.human_approvals
@@ -160,7 +191,14 @@ begin
   -- the approval. The job is locked only while it waits; a cancel that got it first has closed
   -- the approval by the time the statements below look.
   select x.job_id into v_job from ai.human_approvals x where x.thread_id = a_thread_id and x.status = 'pending';
-  if found then
+  if not found then
+    -- none pending: the job of the approval resolved at this checkpoint, should it still wait (below)
+    select x.job_id into v_job from ai.human_approvals x
+    where x.thread_id = a_thread_id and x.checkpoint_id = a_checkpoint and x.status = 'resolved'
+    order by x.decided_at desc, x.approval_id desc
+    limit 1;
+  end if;
+  if v_job is not null then
     perform from ai.agent_jobs u where u.job_id = v_job and u.status = 'AWAITING_HUMAN' for no key update;
   end if;
   select * into s from ai.agent_sessions x where x.thread_id = a_thread_id for no key update;
@@ -173,8 +211,25 @@ begin
                 order by c.checkpoint_id desc limit 1);
   select * into h from ai.human_approvals x where x.thread_id = a_thread_id and x.status = 'pending' for update;
   if not found then
-    if exists (select from ai.human_approvals x
-               where x.thread_id = a_thread_id and x.checkpoint_id = a_checkpoint and x.status = 'resolved') then
+    select * into h from ai.human_approvals x
+    where x.thread_id = a_thread_id and x.checkpoint_id = a_checkpoint and x.status = 'resolved'
+    order by x.decided_at desc, x.approval_id desc
+    limit 1;
+    if found then
+      -- Resolved, and its job still waits: the job's half of that decision was lost (on a Citus
+      -- formation, a coordinator crash between the thread's worker's commit and its own:
+      -- one-phase commit, docs/scaling.md; anywhere, a job moved back by hand). The job takes the
+      -- decision stored then, which this call returns; the session is active already.
+      update ai.agent_jobs u
+      set status = 'PENDING', run_at = v_now, updated_at = v_now, vtime = null,
+          payload = u.payload || ai._human_payload(h.approval_id, h.checkpoint_id, h.action, h.decision,
+                                                   h.decided_by, h.decided_at)
+      where u.job_id = h.job_id and u.status = 'AWAITING_HUMAN'
+      returning u.* into j;
+      if found then
+        perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
+        return h;
+      end if;
       raise exception using errcode = 'AS033',
         message = format('the approval of thread %s at checkpoint %s was already resolved', a_thread_id, a_checkpoint);
     end if;
@@ -202,9 +257,8 @@ begin
   update ai.agent_jobs u
   set status = 'PENDING', run_at = v_now, updated_at = v_now,
       vtime = null,  -- placed again in the fair order (deploy/job_keys.sql) by the next claim
-      payload = u.payload || pg_catalog.jsonb_build_object('human', pg_catalog.jsonb_build_object(
-        'approval_id', h.approval_id, 'checkpoint_id', h.checkpoint_id, 'action', h.action,
-        'decision', a_decision, 'decided_by', ai.calling_role(), 'decided_at', v_now))
+      payload = u.payload || ai._human_payload(h.approval_id, h.checkpoint_id, h.action, a_decision,
+                                               ai.calling_role(), v_now)
   where u.job_id = h.job_id and u.status = 'AWAITING_HUMAN'
   returning u.* into j;
   if not found then
@@ -212,12 +266,14 @@ begin
       message = format('thread %s does not wait for a person (job %s is no longer AWAITING_HUMAN)', a_thread_id, h.job_id);
   end if;
 
+  -- by the thread too: on a Citus formation the approval's one shard (by its id alone, an UPDATE
+  -- of every shard, committed by two-phase commit on each worker)
   update ai.human_approvals x
   set status = 'resolved', decision = a_decision, decided_by = ai.calling_role(), decided_for = ai.current_owner(),
       decided_at = v_now
-  where x.approval_id = h.approval_id
+  where x.thread_id = a_thread_id and x.approval_id = h.approval_id
   returning x.* into h;
-  perform ai.set_session_status(a_thread_id, 'active');
+  perform ai._move_session_status(a_thread_id, 'active');
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (h.thread_id, h.owner, 'human_resolved',
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id, 'checkpoint_id', h.checkpoint_id,
@@ -228,7 +284,7 @@ begin
 end
 $$;
 comment on function ai.resolve_human(text, text, jsonb) is
-  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
+  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. An approval resolved at checkpoint_id whose job still waits (the job''s half of the decision lost: docs/scaling.md, one-phase commit on a Citus formation) puts the job back PENDING with the decision stored then and returns that approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
 
 -- v0.1.0's pending_approvals had no cursor; a v0.1.0 caller's arguments resolve to this one.
 drop function if exists ai.pending_approvals(text, integer);
@@ -252,6 +308,11 @@ declare
   a_after alias for $3;
   v_after_at timestamptz;
   v_owner text := a_owner;
+  v_after text := a_after;
+  v_limit integer;
+  v_read integer;
+  v_count integer := 0;
+  v_h ai.human_approvals;
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
   if a_after is not null then
@@ -263,13 +324,28 @@ begin
   if v_owner is null and not ai.sees_all_owners() then
     v_owner := ai.current_owner();  -- RLS shows a tenant its own: say so, so the owner's index serves
   end if;
-  return query
-  select h.* from ai.human_approvals h
-  where h.status = 'pending' and (v_owner is null or h.owner = v_owner)
-    and (a_after is null or (h.requested_at, h.approval_id) > (v_after_at, a_after))
-    and exists (select from ai.agent_jobs j where j.job_id = h.job_id and j.status = 'AWAITING_HUMAN')
-  order by h.requested_at, h.approval_id
-  limit a_max_rows;
+  -- The pending approvals, then each one's job: not a join, since on a Citus formation the
+  -- approvals are on the shards and the jobs on the coordinator (docs/scaling.md). An approval
+  -- whose job no longer waits (a raw UPDATE moved it) is left out; when one is, the next page
+  -- after the last approval read fills the answer up.
+  loop
+    v_limit := a_max_rows - v_count;
+    v_read := 0;
+    for v_h in select x.* from ai.human_approvals x
+             where x.status = 'pending' and (v_owner is null or x.owner = v_owner)
+               and (v_after is null or (x.requested_at, x.approval_id) > (v_after_at, v_after))
+             order by x.requested_at, x.approval_id
+             limit v_limit loop
+      v_read := v_read + 1;
+      v_after_at := v_h.requested_at;
+      v_after := v_h.approval_id;
+      if exists (select from ai.agent_jobs j where j.job_id = v_h.job_id and j.status = 'AWAITING_HUMAN') then
+        v_count := v_count + 1;
+        return next v_h;
+      end if;
+    end loop;
+    exit when v_read < v_limit or v_count >= a_max_rows;
+  end loop;
 end
 $$;
 comment on function ai.pending_approvals(text, integer, text) is

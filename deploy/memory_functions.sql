@@ -396,15 +396,23 @@ declare
   v_owner text := ai.current_owner();
   v_now timestamptz := ai.now();
   v_ns text;
+  v_ttl interval;
   r ai.memory_items;
 begin
   perform ai._check_memory_namespace(a_namespace, 'namespace');
   perform ai._check_text(a_key, 'key', 128);
   v_ns := ai._memory_ns(a_namespace);
   if refresh_ttl then
-    update ai.memory_items i set expires_at = v_now + i.ttl
+    -- the item's ttl read (and the row locked) first: Citus refuses a STABLE operator such as
+    -- timestamptz + interval applied to a column in an UPDATE of a distributed table
+    select i.ttl into v_ttl from ai.memory_items i
     where i.owner = v_owner and i.ns = v_ns and i.key = a_key and i.ttl is not null and i.expires_at > v_now
-    returning * into r;
+    for update;
+    if found then
+      update ai.memory_items i set expires_at = v_now + v_ttl
+      where i.owner = v_owner and i.ns = v_ns and i.key = a_key
+      returning * into r;
+    end if;
   end if;
   if r.key is null then
     select * into r from ai.memory_items i
@@ -471,6 +479,9 @@ declare
   v_vars jsonb;
   v_tsq tsquery;
   v_rows ai.memory_item[];
+  v_nss text[];
+  v_keys text[];
+  v_expiries timestamptz[];
 begin
   perform ai._check_memory_namespace(coalesce(a_prefix, '{}'), 'namespace_prefix', true);
   perform ai._check_limit(max_rows, 'max_rows');
@@ -594,9 +605,17 @@ begin
 
   -- only items with an expiry have a ttl to refresh (LangGraph asks for a refresh on every read)
   if refresh_ttl and exists (select from pg_catalog.unnest(v_rows) r where r.expires_at is not null) then
-    update ai.memory_items i set expires_at = v_now + i.ttl
-    from pg_catalog.unnest(v_rows) r
-    where i.owner = v_owner and i.ns = ai._memory_ns(r.namespace) and i.key = r.key and i.ttl is not null;
+    -- the new expiries computed (and the rows locked) first, then written as values: Citus refuses
+    -- a STABLE operator such as timestamptz + interval applied to a column in an UPDATE
+    select pg_catalog.array_agg(i.ns), pg_catalog.array_agg(i.key), pg_catalog.array_agg(v_now + i.ttl)
+      into v_nss, v_keys, v_expiries
+    from (select i.ns, i.key, i.ttl from ai.memory_items i
+          join pg_catalog.unnest(v_rows) r on i.ns = ai._memory_ns(r.namespace) and i.key = r.key
+          where i.owner = v_owner and i.ttl is not null
+          for update of i) i;
+    update ai.memory_items i set expires_at = u.expires_at
+    from rows from (pg_catalog.unnest(v_nss), pg_catalog.unnest(v_keys), pg_catalog.unnest(v_expiries)) u(ns, key, expires_at)
+    where i.owner = v_owner and i.ns = u.ns and i.key = u.key;
     return query select r.namespace, r.key, r.value, r.created_at, r.updated_at,
                         coalesce(v_now + i.ttl, r.expires_at), r.score
                  from pg_catalog.unnest(v_rows) with ordinality as r(namespace, key, value, created_at, updated_at, expires_at, score, o)
@@ -666,19 +685,36 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_deleted integer;
+  -- read once, on the caller's node: in the query, a Citus shard would read its own wall clock
+  v_now timestamptz := ai.now();
+  v_owner text := case when not ai.sees_all_owners() then ai.current_owner() end;
+  v_count integer;
 begin
   perform ai._check_limit(batch_size, 'batch_size');
-  -- one bounded batch, oldest expiry first; rows another sweeper holds are left to it
-  with expired as (
-    select i.owner, i.ns, i.key from ai.memory_items i
-    where i.expires_at <= ai.now()
-    order by i.expires_at
-    limit batch_size
-    for update skip locked
-  )
-  delete from ai.memory_items i using expired e
-  where i.owner = e.owner and i.ns = e.ns and i.key = e.key;
-  get diagnostics v_deleted = row_count;
+  v_deleted := 0;
+  -- One bounded batch, oldest expiry first; rows another sweeper holds are left to it. The owners
+  -- of the batch's oldest expired items first (unlocked), then each owner's oldest, locked with
+  -- SKIP LOCKED and deleted: a statement that names its owner runs on that owner's shard of a
+  -- Citus formation, where a row lock is allowed (not across shards). Acting for one owner: that
+  -- owner's items only (row level security says so too).
+  for v_owner in select distinct o.owner
+                 from (select i.owner from ai.memory_items i
+                       where i.expires_at <= v_now and (v_owner is null or i.owner = v_owner)
+                       order by i.expires_at
+                       limit batch_size) o loop
+    with expired as (
+      select i.owner, i.ns, i.key from ai.memory_items i
+      where i.owner = v_owner and i.expires_at <= v_now
+      order by i.expires_at
+      limit batch_size - v_deleted
+      for update skip locked
+    )
+    delete from ai.memory_items i using expired e
+    where i.owner = e.owner and i.ns = e.ns and i.key = e.key;
+    get diagnostics v_count = row_count;
+    v_deleted := v_deleted + v_count;
+    exit when v_deleted >= batch_size;
+  end loop;
   return v_deleted;
 end
 $$;

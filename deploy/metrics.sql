@@ -37,8 +37,31 @@ declare
   v_start timestamptz := ai._server_start();
   v_all boolean := ai.sees_all_owners();
   v_owner text := case when not v_all then ai.current_owner() end;
+  v_rows_taken_over bigint;
+  v_takeovers bigint;
+  v_bytes double precision;
 begin
   -- Row-level security applies as well (the tables force it); the owner test is stated too.
+  -- The side effects and the statistics are read first, each on its own, and the jobs after: on a
+  -- Citus formation the side effects are on the shards and the jobs on the coordinator, and a
+  -- query that reads both (or the catalog with a distributed table) does not plan there
+  -- (docs/scaling.md).
+  select count(*), coalesce(sum(s.takeovers), 0) into v_rows_taken_over, v_takeovers
+  from ai.side_effects s
+  where s.takeovers > 0 and (v_all or s.owner = v_owner);
+  -- From the statistics ANALYZE keeps (no row is read): the mean stored size of a checkpoint
+  -- row's serialized state and of a channel value, and the channel values written per
+  -- checkpoint. NULL until ANALYZE has run; an operator's call only.
+  if v_all then
+    select (select avg_width from pg_catalog.pg_stats
+            where schemaname = 'ai' and tablename = 'checkpoints' and attname = 'checkpoint')::double precision
+           + coalesce((select avg_width from pg_catalog.pg_stats
+                       where schemaname = 'ai' and tablename = 'checkpoint_blobs' and attname = 'blob')::double precision
+                      * (select greatest(c.reltuples, 0) from pg_catalog.pg_class c where c.oid = 'ai.checkpoint_blobs'::regclass)
+                      / nullif((select greatest(c.reltuples, 0) from pg_catalog.pg_class c
+                                where c.oid = 'ai.checkpoints'::regclass), 0), 0)
+      into v_bytes;
+  end if;
   return query
   with live as (
     select j.queue, j.status, j.run_at, j.lease_expires_at, j.updated_at
@@ -85,10 +108,6 @@ begin
            coalesce(t.failed_attempts, 0) as failed_attempts, coalesce(t.expired_attempts, 0) as expired_attempts,
            coalesce(t.deadline_attempts, 0) as deadline_attempts
     from per_queue p full join per_queue_troubled t on t.queue = p.queue
-  ), side as (
-    select count(*) as rows_taken_over, coalesce(sum(s.takeovers), 0) as takeovers
-    from ai.side_effects s
-    where s.takeovers > 0 and (v_all or s.owner = v_owner)
   )
   select m.metric, m.labels, m.value
   from (
@@ -109,23 +128,12 @@ begin
                                (15, 'agent_state_dead_jobs', q.dead),
                                (16, 'agent_state_attempts_deadline_exceeded', q.deadline_attempts)) v(ord, metric, n)
     union all
-    select 'agent_state_side_effect_takeovers', '{}'::jsonb, s.takeovers, '', 20 from side s
+    select 'agent_state_side_effect_takeovers', '{}'::jsonb, v_takeovers::double precision, '', 20
     union all
-    select 'agent_state_side_effects_taken_over', '{}'::jsonb, s.rows_taken_over, '', 21 from side s
+    select 'agent_state_side_effects_taken_over', '{}'::jsonb, v_rows_taken_over::double precision, '', 21
     union all
-    -- From the statistics ANALYZE keeps (no row is read): the mean stored size of a checkpoint
-    -- row's serialized state and of a channel value, and the channel values written per
-    -- checkpoint. NULL until ANALYZE has run; an operator's call only.
-    select 'agent_state_checkpoint_bytes_per_step', jsonb_build_object('source', 'statistics'),
-           st.bytes, '', 30
-    from (select (select avg_width from pg_catalog.pg_stats
-                  where schemaname = 'ai' and tablename = 'checkpoints' and attname = 'checkpoint')::double precision
-                 + coalesce((select avg_width from pg_catalog.pg_stats
-                             where schemaname = 'ai' and tablename = 'checkpoint_blobs' and attname = 'blob')::double precision
-                            * (select greatest(c.reltuples, 0) from pg_catalog.pg_class c where c.oid = 'ai.checkpoint_blobs'::regclass)
-                            / nullif((select greatest(c.reltuples, 0) from pg_catalog.pg_class c
-                                      where c.oid = 'ai.checkpoints'::regclass), 0), 0) as bytes) st
-    where v_all and st.bytes is not null
+    select 'agent_state_checkpoint_bytes_per_step', jsonb_build_object('source', 'statistics'), v_bytes, '', 30
+    where v_bytes is not null
   ) m
   order by m.metric, m.k, m.ord;
 end

@@ -104,9 +104,13 @@ begin
     v_owner := ai.current_owner();
   end if;
   if v_owner is not null then
+    -- the owner's sessions read first, on their own (materialized): on a Citus formation they are
+    -- on the shards and the jobs on the coordinator, which Citus joins only through a result read
+    -- first (docs/scaling.md); on one server the same walk of agent_sessions_owner_created
     return query
+    with mine as materialized (select s.thread_id from ai.agent_sessions s where s.owner = v_owner)
     select j.*
-    from ai.agent_sessions s
+    from mine s
     cross join lateral (select * from ai.agent_jobs j
                         where j.thread_id = s.thread_id and j.job_id < v_before
                           and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
@@ -114,7 +118,6 @@ begin
                           and (a_path is null or j.payload #>> a_path = a_value)
                         order by j.job_id desc
                         limit a_max_rows) j
-    where s.owner = v_owner
     order by j.job_id desc
     limit a_max_rows;
   else
@@ -171,6 +174,7 @@ declare
   v_before_at timestamptz;
   v_owner text := $2;
   v_since timestamptz := ai.now() - $3;
+  s ai.agent_sessions;
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
   if a_status is not null and a_status not in ('active', 'waiting', 'completed', 'failed', 'cancelled') then
@@ -194,14 +198,20 @@ begin
       raise exception using errcode = 'AS001', message = format('session %s not found', a_before);
     end if;
   end if;
-  return query
-  select r.* from ai.agent_sessions s, lateral ai._session_as_read(s) r
+  -- the page first, then each row as the reads return it: a row passed to a function inside the
+  -- query would, on a Citus formation, reach the function on the shard as the shard's row type
+  -- (ai.agent_sessions_<shard>), which no function takes; here ai._session_as_read gets the
+  -- page's rows, as on one server (where the lateral call ran once per row all the same)
+  for s in
+  select * from ai.agent_sessions s
   where (a_status is null or s.status = a_status) and (v_owner is null or s.owner = v_owner)
     and (a_before is null or (s.created_at, s.thread_id) < (v_before_at, a_before))
     and (a_younger is null or s.created_at >= v_since)
     and (a_path is null or s.config #>> a_path = a_value)
   order by s.created_at desc, s.thread_id desc
-  limit a_max_rows;
+  limit a_max_rows loop
+    return next ai._session_as_read(s);
+  end loop;
 end
 $$;
 comment on function ai.find_sessions(text, text, interval, text[], text, integer, text) is

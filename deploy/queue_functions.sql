@@ -1929,15 +1929,20 @@ declare
   v_owner text := case when not v_all then ai.current_owner() end;
 begin
   return query
-  with jobs as (
+  -- the tenant's sessions read first, on their own (materialized): on a Citus formation they are
+  -- on the shards and the jobs on the coordinator, which Citus joins only through a result read
+  -- first (docs/scaling.md)
+  with mine as materialized (
+    select s.thread_id from ai.agent_sessions s where not v_all and s.owner = v_owner
+  ), jobs as (
     select j.queue, j.status, j.run_at, j.lease_expires_at, j.updated_at, j.attempt_log
     from ai.agent_jobs j
     where v_all and (queue_stats.queue is null or j.queue = queue_stats.queue)
     union all
     select j.queue, j.status, j.run_at, j.lease_expires_at, j.updated_at, j.attempt_log
-    from ai.agent_sessions s
+    from mine s
     join ai.agent_jobs j on j.thread_id = s.thread_id
-    where not v_all and s.owner = v_owner and (queue_stats.queue is null or j.queue = queue_stats.queue)
+    where not v_all and (queue_stats.queue is null or j.queue = queue_stats.queue)
   )
   select j.queue,
          count(*) filter (where j.status = 'PENDING'),

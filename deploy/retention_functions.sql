@@ -35,25 +35,62 @@ declare
   v_step jsonb;
 begin
   insert into ai_archive.agent_sessions select * from ai.agent_sessions s where s.thread_id = any (thread_ids);
-  -- The id stays taken while the session is archived (deploy/archive_conflicts.sql).
-  insert into ai_archive.archived_thread_ids (thread_id) select pg_catalog.unnest(thread_ids);
+  -- The id stays taken while the session is archived (deploy/archive_conflicts.sql). Read from the
+  -- sessions (locked: the same ids), so that on a Citus formation each shard copies its own.
+  insert into ai_archive.archived_thread_ids (thread_id)
+  select s.thread_id from ai.agent_sessions s where s.thread_id = any (thread_ids);
   for v_table in select a.table_name, ai._copy_columns(a.table_name, true) as columns
                  from ai._archived_tables a order by a.copy_order loop
+    -- counted, then copied: two statements rather than a data-modifying CTE that counts what it
+    -- copies, which Citus cannot run across shards (the sessions are locked: the rows stay as counted)
     execute format($q$
-      with copied as (insert into ai_archive.%I (%s) select %s from ai.%I where thread_id = any ($1) returning thread_id)
       select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('thread_id', c.thread_id, 'tab', %L, 'n', c.n)), '[]')
-      from (select thread_id, count(*) as n from copied group by thread_id) c$q$,
-      v_table.table_name, v_table.columns, v_table.columns, v_table.table_name, v_table.table_name)
+      from (select thread_id, count(*) as n from ai.%I where thread_id = any ($1) group by thread_id) c$q$,
+      v_table.table_name, v_table.table_name)
     into v_step using thread_ids;
+    execute format('insert into ai_archive.%I (%s) select %s from ai.%I where thread_id = any ($1)',
+                   v_table.table_name, v_table.columns, v_table.columns, v_table.table_name)
+    using thread_ids;
     v_counts := v_counts || v_step;
   end loop;
-  -- The copies are in; the cascade removes the hot rows of every registered table.
+  -- The copies are in; the cascade removes the hot rows of every registered table. The queue's
+  -- rows are deleted by name first: on a Citus formation they stay on the coordinator without a
+  -- foreign key to the distributed sessions (ai.distribute()), and a hot job left behind would be
+  -- claimed and run again (on one server the cascade then finds none).
+  delete from ai.agent_jobs j where j.thread_id = any (thread_ids);
+  delete from ai.agent_jobs_archive j where j.thread_id = any (thread_ids);
   delete from ai.agent_sessions s where s.thread_id = any (thread_ids);
   return v_counts;
 end
 $$;
 comment on function ai._archive_threads(text[]) is
   'Internal: moves the given (locked) sessions and everything they own to ai_archive and reserves their ids; returns the rows moved as [{thread_id, tab, n}]. Raises, moving nothing, when a row cannot be copied.';
+
+-- The candidates of an archive batch (ai.archive_sessions) that this call can take: each session
+-- still finished before the cutoff, locked one at a time with SKIP LOCKED (a session someone holds
+-- is left out, not waited for), in the candidates' order. One statement per session, each on the
+-- one shard of its thread on a Citus formation (where a query across shards takes no row lock).
+create or replace function ai._lock_finished_sessions(thread_ids text[], cutoff timestamptz) returns text[]
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_id text;
+  v_locked text[] := '{}'::text[];
+begin
+  foreach v_id in array coalesce(thread_ids, '{}'::text[]) loop
+    perform from ai.agent_sessions s
+    where s.thread_id = v_id and s.completed_at is not null and s.completed_at < cutoff
+    for update skip locked;
+    if found then
+      v_locked := v_locked || v_id;
+    end if;
+  end loop;
+  return v_locked;
+end
+$$;
+comment on function ai._lock_finished_sessions(text[], timestamptz) is
+  'Internal: of the given sessions, those still finished before cutoff that no one else holds, each locked (FOR UPDATE SKIP LOCKED), in the given order.';
 
 create or replace function ai.archive_sessions(older_than interval default '90 days', batch_size integer default 1000)
 returns table (thread_id text, owner text, status text, completed_at timestamptz, rows_moved jsonb)
@@ -72,6 +109,8 @@ declare
   v_state text;
   v_constraint text;
   v_message text;
+  v_now timestamptz;
+  v_row record;
 begin
   if older_than is null or older_than < interval '0' then
     raise exception using errcode = 'AS002',
@@ -82,22 +121,24 @@ begin
 
   -- Oldest first; a session someone holds is skipped, not waited for. Sessions an earlier sweep
   -- could not move come last (ai_archive.archive_skips): they never crowd out the others, and a
-  -- batch that moves nothing means nothing else is left.
+  -- batch that moves nothing means nothing else is left. The candidates are read first, then each
+  -- is locked on its own (ai._lock_finished_sessions): on a Citus formation the sessions are spread
+  -- over the shards, where a query across shards may not lock rows (FOR UPDATE). A session another
+  -- sweep holds is left out of the batch rather than replaced by the next one.
   select pg_catalog.array_agg(picked.thread_id) into v_ids
   from (select s.thread_id from ai.agent_sessions s
         where s.completed_at is not null and s.completed_at < v_cutoff
           and not exists (select from ai_archive.archive_skips k where k.thread_id = s.thread_id)
         order by s.completed_at
-        limit batch_size
-        for update of s skip locked) picked;
+        limit batch_size) picked;
+  v_ids := ai._lock_finished_sessions(v_ids, v_cutoff);
   if coalesce(pg_catalog.cardinality(v_ids), 0) < batch_size then
     select pg_catalog.array_agg(picked.thread_id) into v_more
     from (select s.thread_id from ai_archive.archive_skips k join ai.agent_sessions s on s.thread_id = k.thread_id
           where s.completed_at is not null and s.completed_at < v_cutoff
           order by k.last_skipped_at, s.thread_id
-          limit batch_size - coalesce(pg_catalog.cardinality(v_ids), 0)
-          for update of s skip locked) picked;
-    v_ids := coalesce(v_ids, '{}') || coalesce(v_more, '{}');
+          limit batch_size - coalesce(pg_catalog.cardinality(v_ids), 0)) picked;
+    v_ids := coalesce(v_ids, '{}') || coalesce(ai._lock_finished_sessions(v_more, v_cutoff), '{}');
   end if;
   -- Skips whose hot session is gone (deleted, or archived by a restore's round trip) leave the list.
   delete from ai_archive.archive_skips k
@@ -119,9 +160,10 @@ begin
         v_moved := v_moved || v_id;
       exception when integrity_constraint_violation then
         get stacked diagnostics v_state = returned_sqlstate, v_constraint = constraint_name, v_message = message_text;
+        v_now := ai.now();  -- read first: not inside the INSERT ... SELECT a Citus shard runs (see hide_messages)
         insert into ai_archive.archive_skips as k
           (thread_id, owner, sqlstate, constraint_name, message, first_skipped_at, last_skipped_at)
-        select s.thread_id, s.owner, v_state, nullif(v_constraint, ''), v_message, ai.now(), ai.now()
+        select s.thread_id, s.owner, v_state, nullif(v_constraint, ''), v_message, v_now, v_now
         from ai.agent_sessions s where s.thread_id = v_id
         on conflict (thread_id) do update
           set owner = excluded.owner, sqlstate = excluded.sqlstate, constraint_name = excluded.constraint_name,
@@ -134,14 +176,20 @@ begin
   end;
   delete from ai_archive.archive_skips k where k.thread_id = any (v_moved);
 
-  return query
-    select a.thread_id, a.owner, a.status, a.completed_at,
-           coalesce((select pg_catalog.jsonb_object_agg(c.tab, c.n)
-                     from pg_catalog.jsonb_to_recordset(v_counts) as c(thread_id text, tab text, n bigint)
-                     where c.thread_id = a.thread_id), '{}')
-    from ai_archive.agent_sessions a
-    where a.thread_id = any (v_moved)
-    order by a.completed_at, a.thread_id;
+  -- the moved sessions, then each one's counts (not a subquery of the counts inside the query,
+  -- which Citus cannot send to the shards of the archived sessions)
+  for v_row in select a.thread_id, a.owner, a.status, a.completed_at from ai_archive.agent_sessions a
+               where a.thread_id = any (v_moved)
+               order by a.completed_at, a.thread_id loop
+    thread_id := v_row.thread_id;
+    owner := v_row.owner;
+    status := v_row.status;
+    completed_at := v_row.completed_at;
+    rows_moved := coalesce((select pg_catalog.jsonb_object_agg(c.tab, c.n)
+                            from pg_catalog.jsonb_to_recordset(v_counts) as c(thread_id text, tab text, n bigint)
+                            where c.thread_id = v_row.thread_id), '{}');
+    return next;
+  end loop;
 end
 $$;
 comment on function ai.archive_sessions(interval, integer) is
@@ -254,7 +302,7 @@ $$;
 comment on procedure ai.archive_all_sessions(interval, integer) is
   'Archives every finished session older than older_than, one committed batch of batch_size at a time (CALL it outside a transaction block, e.g. from cron or pg_cron).';
 
-revoke execute on function ai._copy_columns(text, boolean), ai._archive_threads(text[]), ai.archive_sessions(interval, integer),
+revoke execute on function ai._copy_columns(text, boolean), ai._archive_threads(text[]), ai._lock_finished_sessions(text[], timestamptz), ai.archive_sessions(interval, integer),
   ai.archive_skips(integer, text), ai.restore_session(text) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 revoke execute on procedure ai.archive_all_sessions(interval, integer) from public;

@@ -141,14 +141,20 @@ declare
   a_thread_id alias for $1;
   v_owner text;
   v_count bigint;
+  v_now timestamptz;
 begin
   perform ai._check_thread_id(a_thread_id);
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for no key update;
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
+  -- Citus runs this INSERT ... SELECT on the thread's shard when the row's thread_id is the
+  -- source's column (not the argument) and no VOLATILE function is called in it; otherwise it goes
+  -- through the coordinator and COPY, which row level security refuses (and a shard would read its
+  -- own wall clock, never the test clock): the clock is read first, on the caller's node
+  v_now := ai.now();
   insert into ai.hidden_messages (thread_id, seq, owner, hidden_at)
-  select a_thread_id, m.seq, v_owner, ai.now() from ai.session_messages m
+  select m.thread_id, m.seq, v_owner, v_now from ai.session_messages m
   where m.thread_id = a_thread_id
     and not (m.role = 'system' and m.content ? 'compaction')
     and not exists (select from ai.hidden_messages h where h.thread_id = m.thread_id and h.seq = m.seq);

@@ -335,9 +335,13 @@ $$;
 comment on function ai.create_session(text, jsonb) is
   'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns (also concurrently) returns the existing row unchanged. Returns ai.session (last_seq and current_checkpoint_id computed, as get_session does). AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant or to an archived session (reserved until ai.restore_session).';
 
-create or replace function ai.set_session_status(thread_id text, status text) returns ai.session
+-- The move itself, for set_session_status and for the queue's own moves (request_human,
+-- resolve_human, a cancel of a job that waits for a person), which want no session read back:
+-- on a Citus formation that read (ai._session_as_read) does not plan inside the trigger of the
+-- coordinator's job row that cancels a waiting job, and on one server it costs two lookups no
+-- caller of these reads.
+create or replace function ai._move_session_status(thread_id text, status text) returns ai.agent_sessions
 language plpgsql volatile
-security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
@@ -360,7 +364,7 @@ begin
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
   if s.status = a_status then
-    return ai._session_as_read(s);
+    return s;
   end if;
   if not ai._session_transition_allowed(s.status, a_status) then
     raise exception using errcode = 'AS004',
@@ -377,6 +381,21 @@ begin
 
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (s.thread_id, s.owner, 'status', pg_catalog.jsonb_build_object('from', v_from, 'to', a_status), v_now);
+  return s;
+end
+$$;
+comment on function ai._move_session_status(text, text) is
+  'Internal (ai.set_session_status and the queue''s moves of a session: request_human, resolve_human, the cancel of a job that waits): moves a session to a new status and records a status event, as ai.set_session_status documents, and returns the row. AS001 unknown thread, AS002 unknown status, AS004 transition not allowed.';
+
+create or replace function ai.set_session_status(thread_id text, status text) returns ai.session
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  s ai.agent_sessions;
+begin
+  s := ai._move_session_status($1, $2);
   return ai._session_as_read(s);
 end
 $$;
@@ -385,7 +404,7 @@ comment on function ai.set_session_status(text, text) is
 
 revoke execute on function ai._guard_session_status() from public;  -- a trigger needs no grant
 revoke execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
-  ai.set_session_status(text, text), ai._start_session(text, text, jsonb, jsonb) from public;
+  ai.set_session_status(text, text), ai._move_session_status(text, text), ai._start_session(text, text, jsonb, jsonb) from public;
 grant execute on function ai.create_session(text, jsonb), ai.set_session_status(text, text)
 to ai_user, ai_service;
 

@@ -208,6 +208,7 @@ declare
   v_text text;
   m ai.appended_message;
   s ai.message_streams;
+  v_now timestamptz;
 begin
   perform ai._check_stream_args(a_thread_id, a_key);
   perform ai._fence(a_thread_id, a_job, a_token);
@@ -221,7 +222,9 @@ begin
   -- The stream key is the message's idempotency key: a second finish returns the same message.
   m := ai.append_message_idempotent(a_thread_id, s.role, pg_catalog.to_jsonb(v_text), s.turn, 'stream:' || a_key);
   if s.status = 'open' then
-    update ai.message_streams x set status = 'finished', closed_at = ai.now(), message_seq = m.seq
+    -- the clock read first, not inside the UPDATE: Citus refuses a VOLATILE function there
+    v_now := ai.now();
+    update ai.message_streams x set status = 'finished', closed_at = v_now, message_seq = m.seq
     where x.thread_id = a_thread_id and x.stream_key = a_key;
     perform pg_catalog.pg_notify(ai._stream_channel(a_thread_id, a_key), '');
   end if;
@@ -243,6 +246,7 @@ declare
   a_thread_id alias for $1;
   a_key alias for $2;
   s ai.message_streams;
+  v_now timestamptz;
 begin
   perform ai._check_stream_args(a_thread_id, a_key);
   perform ai._fence(a_thread_id, $3, $4);
@@ -252,7 +256,8 @@ begin
       message = format('stream %s of thread %s was finished: it cannot be abandoned', a_key, a_thread_id);
   end if;
   if s.status = 'open' then
-    update ai.message_streams x set status = 'abandoned', closed_at = ai.now()
+    v_now := ai.now();  -- read first, not inside the UPDATE (see finish_stream)
+    update ai.message_streams x set status = 'abandoned', closed_at = v_now
     where x.thread_id = a_thread_id and x.stream_key = a_key
     returning * into s;
     perform pg_catalog.pg_notify(ai._stream_channel(a_thread_id, a_key), '');

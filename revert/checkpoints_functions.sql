@@ -15,6 +15,8 @@ drop function ai._check_checkpoint_values(bytea, ai.checkpoint_values);
 drop type ai.step_commit;
 drop type ai.task_writes;
 drop type ai.checkpoint_values;
+drop function ai._whole_values(text, text, text[], jsonb, bytea[]);
+drop function ai._prune_thread(text, text);
 drop function ai._rebuilt_value(text, text, text, text);
 -- the bounded delta chains (issue 34 item 4)
 drop function ai._insert_channel_values(text, text, text, text[], text[], text[], bytea[], text[], text);

@@ -8,6 +8,8 @@
 -- release, `sqitch rework human_in_the_loop_functions` changes a function here (deploy/schema.sql, "Layout").
 begin;
 
+-- resolve_human's payload.human (issue 40)
+drop function ai._human_payload(text, text, jsonb, jsonb, text, timestamptz);
 -- the history of decisions (issue 32)
 drop function ai.decided_approvals(text, text, integer, timestamptz, text);
 -- the bounded read's signature

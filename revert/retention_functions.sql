@@ -8,6 +8,7 @@ begin;
 
 drop function ai.archive_skips(integer, text);
 drop function ai._archive_threads(text[]);
+drop function ai._lock_finished_sessions(text[], timestamptz);
 -- returns ai.session since (issue 33); 0.1.0's returns the table's row type
 drop function ai.restore_session(text);
 

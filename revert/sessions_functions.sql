@@ -8,6 +8,7 @@
 begin;
 
 -- added after v0.1.0 (deploy/sessions_functions.sql)
+drop function ai._move_session_status(text, text);
 drop function ai._session_as_read(ai.agent_sessions);
 drop function ai._fence(text, bigint, bigint);
 drop function ai._queue_fence_check(bigint, bigint);

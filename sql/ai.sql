@@ -921,9 +921,13 @@ $$;
 comment on function ai.create_session(text, jsonb) is
   'Creates a session owned by the caller and records a start event; thread_id NULL makes a fresh UUID. Calling it again for a thread the caller owns (also concurrently) returns the existing row unchanged. Returns ai.session (last_seq and current_checkpoint_id computed, as get_session does). AS002 bad argument, AS003 config too large, AS005 the id belongs to another tenant or to an archived session (reserved until ai.restore_session).';
 
-create or replace function ai.set_session_status(thread_id text, status text) returns ai.session
+-- The move itself, for set_session_status and for the queue's own moves (request_human,
+-- resolve_human, a cancel of a job that waits for a person), which want no session read back:
+-- on a Citus formation that read (ai._session_as_read) does not plan inside the trigger of the
+-- coordinator's job row that cancels a waiting job, and on one server it costs two lookups no
+-- caller of these reads.
+create or replace function ai._move_session_status(thread_id text, status text) returns ai.agent_sessions
 language plpgsql volatile
-security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
@@ -946,7 +950,7 @@ begin
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
   if s.status = a_status then
-    return ai._session_as_read(s);
+    return s;
   end if;
   if not ai._session_transition_allowed(s.status, a_status) then
     raise exception using errcode = 'AS004',
@@ -963,6 +967,21 @@ begin
 
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (s.thread_id, s.owner, 'status', pg_catalog.jsonb_build_object('from', v_from, 'to', a_status), v_now);
+  return s;
+end
+$$;
+comment on function ai._move_session_status(text, text) is
+  'Internal (ai.set_session_status and the queue''s moves of a session: request_human, resolve_human, the cancel of a job that waits): moves a session to a new status and records a status event, as ai.set_session_status documents, and returns the row. AS001 unknown thread, AS002 unknown status, AS004 transition not allowed.';
+
+create or replace function ai.set_session_status(thread_id text, status text) returns ai.session
+language plpgsql volatile
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  s ai.agent_sessions;
+begin
+  s := ai._move_session_status($1, $2);
   return ai._session_as_read(s);
 end
 $$;
@@ -971,7 +990,7 @@ comment on function ai.set_session_status(text, text) is
 
 revoke execute on function ai._guard_session_status() from public;  -- a trigger needs no grant
 revoke execute on function ai._session_transition_allowed(text, text), ai.create_session(text, jsonb),
-  ai.set_session_status(text, text), ai._start_session(text, text, jsonb, jsonb) from public;
+  ai.set_session_status(text, text), ai._move_session_status(text, text), ai._start_session(text, text, jsonb, jsonb) from public;
 grant execute on function ai.create_session(text, jsonb), ai.set_session_status(text, text)
 to ai_user, ai_service;
 
@@ -3599,15 +3618,20 @@ declare
   v_owner text := case when not v_all then ai.current_owner() end;
 begin
   return query
-  with jobs as (
+  -- the tenant's sessions read first, on their own (materialized): on a Citus formation they are
+  -- on the shards and the jobs on the coordinator, which Citus joins only through a result read
+  -- first (docs/scaling.md)
+  with mine as materialized (
+    select s.thread_id from ai.agent_sessions s where not v_all and s.owner = v_owner
+  ), jobs as (
     select j.queue, j.status, j.run_at, j.lease_expires_at, j.updated_at, j.attempt_log
     from ai.agent_jobs j
     where v_all and (queue_stats.queue is null or j.queue = queue_stats.queue)
     union all
     select j.queue, j.status, j.run_at, j.lease_expires_at, j.updated_at, j.attempt_log
-    from ai.agent_sessions s
+    from mine s
     join ai.agent_jobs j on j.thread_id = s.thread_id
-    where not v_all and s.owner = v_owner and (queue_stats.queue is null or j.queue = queue_stats.queue)
+    where not v_all and (queue_stats.queue is null or j.queue = queue_stats.queue)
   )
   select j.queue,
          count(*) filter (where j.status = 'PENDING'),
@@ -4286,6 +4310,7 @@ begin
       on b.thread_id = r.thread_id and b.checkpoint_ns = r.checkpoint_ns and b.channel = r.channel
          and b.version = r.version
     where b.base_version is not null
+      and b.thread_id = any (thread_ids)  -- said again: Citus runs a recursive CTE on the shards it names
   ), kept as materialized (select * from referenced)
   delete from ai.checkpoint_blobs b
   where b.thread_id = any (thread_ids)
@@ -4308,6 +4333,10 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_count bigint;
+  -- the runs' metadata, {"run_id": ...} each, built here: an UPDATE of a distributed table on
+  -- Citus may apply no STABLE function (jsonb_build_object) to a column
+  v_runs jsonb[] := (select pg_catalog.array_agg(pg_catalog.jsonb_build_object('run_id', r.run_id))
+                     from pg_catalog.unnest($2) as r(run_id));
 begin
   update ai.checkpoint_blobs b
   set blob = w.blob, write_checkpoint_id = null, write_task_id = null, write_idx = null
@@ -4315,10 +4344,10 @@ begin
   where b.thread_id = any ($1) and b.write_task_id is not null
     and w.thread_id = b.thread_id and w.checkpoint_ns = b.checkpoint_ns and w.checkpoint_id = b.write_checkpoint_id
     and w.task_id = b.write_task_id and w.idx = b.write_idx
-    and ($2 is null or exists (select from ai.checkpoints c, pg_catalog.unnest($2) as r(run_id)
+    and ($2 is null or exists (select from ai.checkpoints c
                                where c.thread_id = b.thread_id and c.checkpoint_ns = b.checkpoint_ns
                                  and c.checkpoint_id = b.write_checkpoint_id
-                                 and c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id)));
+                                 and c.metadata @> any (v_runs)));
   get diagnostics v_count = row_count;
   return v_count;
 end
@@ -4356,7 +4385,7 @@ drop function if exists ai._reset_current_checkpoint(text[]);
 -- written, and a row is never rewritten: put_checkpoint inserts values with DO NOTHING).
 -- The key is compared in the collations of the primary key's columns (thread_id the database's
 -- default, the others "C"), named here, never taken from the call: a PL/pgSQL parameter takes the
--- collation of the call's arguments, and _checkpoint_tuple passes "C" columns with thread_id, so
+-- collation of the call's arguments, and the checkpoint reads pass "C" columns with thread_id, so
 -- a plain `b.thread_id = $1` compared in "C", which the index (in the default collation) cannot
 -- answer: each link then scanned that channel's rows of every thread and tenant (issue 34 item 3;
 -- tests/python/test_checkpoint_read_plans.py holds the plan to the index).
@@ -4962,42 +4991,38 @@ $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
   'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites; within one call, the last write of a negative idx and the first of any other idx count. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s). AS001 another tenant''s thread, AS002 bad argument (checkpoint_ns over 1024 bytes of UTF-8, a checkpoint id, task id or channel name over 255 bytes, too), AS003 a value over 16 MiB, AS006 stale fencing token, AS005 a thread the caller archived, AS020 deleted thread.';
 
--- The values and pending writes of one checkpoint row, for get_checkpoint and list_checkpoints.
--- A set-returning SQL function of one SELECT: inlined into the caller's query and planned with it.
--- Values: one primary-key probe per channel (LATERAL ... LIMIT 1), whatever the statistics say
--- (a join could scan every value of a long thread); a value stored as a delta is rebuilt whole
--- (ai._rebuilt_value), so callers always receive whole values. Writes: in (task_path, task_id,
--- idx) order.
-create or replace function ai._checkpoint_tuple(c ai.checkpoints) returns setof ai.checkpoint_tuple
-language sql stable rows 1
+-- The values and pending writes of one checkpoint row (get_checkpoint, list_checkpoints): written
+-- into each read, not a function of the row. Values: one primary-key probe per channel (LATERAL
+-- ... LIMIT 1), whatever the statistics say (a join could scan every value of a long thread); a
+-- value stored as a delta is rebuilt whole (ai._rebuilt_value), so callers always receive whole
+-- values. Writes: in (task_path, task_id, idx) order. Every probe names the thread by the
+-- argument, not by the checkpoint row: on a Citus formation the whole read is then one query to
+-- the one shard of the thread (a function taking the row, ai._checkpoint_tuple until issue 40,
+-- received the shard's row type there, and a probe joined to the row's thread_id was not routed).
+drop function if exists ai._checkpoint_tuple(ai.checkpoints);
+
+-- A read's values with each one stored as a delta (a NULL in blobs) rebuilt whole
+-- (ai._rebuilt_value), called by the read's function rather than inside the read's query: on a
+-- Citus formation that query runs on the thread's shard, where a function may not start another
+-- query across the formation; here the rebuild's probes are queries of their own, routed to the
+-- shard. The reads call it only for a row that holds a delta.
+create or replace function ai._whole_values(thread_id text, checkpoint_ns text, channels text[],
+                                            channel_versions jsonb, blobs bytea[]) returns bytea[]
+language plpgsql stable
+set search_path = pg_catalog, pg_temp
 as $$
-  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
-         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
-         bl.channels, bl.types, bl.blobs,
-         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
-  from (
-    select array_agg(b.channel::text) as channels, array_agg(b.type) as types,
-           array_agg(case when b.base_version is null then b.blob
-                          else ai._rebuilt_value(c.thread_id, c.checkpoint_ns, b.channel, v.value) end) as blobs
-    from pg_catalog.jsonb_each_text(c.channel_versions) v
-    cross join lateral (
-      select b.channel, b.type, b.blob, b.base_version from ai.checkpoint_blobs b
-      where b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
-      limit 1
-    ) b
-  ) bl
-  cross join (
-    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
-           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
-           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
-           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
-           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
-           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
-    from ai.checkpoint_writes x
-    where x.thread_id = c.thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
-  ) w
+declare
+  v_blobs bytea[] := blobs;
+begin
+  for i in 1 .. pg_catalog.cardinality(v_blobs) loop
+    if v_blobs[i] is null then
+      v_blobs[i] := ai._rebuilt_value(thread_id, checkpoint_ns, channels[i], channel_versions ->> channels[i]);
+    end if;
+  end loop;
+  return v_blobs;
+end
 $$;
-comment on function ai._checkpoint_tuple(ai.checkpoints) is 'Internal: one checkpoint row with its channel values and pending writes, as ai.checkpoint_tuple.';
+comment on function ai._whole_values(text, text, text[], jsonb, bytea[]) is 'Internal: the values of a checkpoint read by get_checkpoint or list_checkpoints, each one stored as a delta (NULL in blobs) rebuilt whole.';
 
 -- Reads by key only: one backward probe (or range) of a thread's checkpoints, one primary-key
 -- probe per channel value, one range of pending writes. get_checkpoint, list_checkpoints and
@@ -5025,6 +5050,7 @@ declare
   a_checkpoint_id alias for $3;
   -- the newest id <= this bound: the given id, or (NULL) above any id
   v_bound text := coalesce(a_checkpoint_id, pg_catalog.chr(1114111));
+  t ai.checkpoint_tuple;
 begin
   if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
     perform ai._check_thread_id(a_thread_id);
@@ -5033,14 +5059,41 @@ begin
     perform ai._check_checkpoint_ns(a_ns);
   end if;
   -- one backward probe of the primary key (ordered by it, so no other index competes)
-  return query
-  select t.*
+  for t in
+  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
+         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
+         bl.channels, bl.types, bl.blobs,
+         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
   from (select * from ai.checkpoints c
         where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id <= v_bound
         order by c.checkpoint_id desc
         limit 1) c
-  cross join lateral ai._checkpoint_tuple(c) t
-  where a_checkpoint_id is null or c.checkpoint_id = a_checkpoint_id;
+  cross join lateral (
+    select array_agg(b.channel::text) as channels, array_agg(b.type) as types,
+           array_agg(case when b.base_version is null then b.blob end) as blobs  -- NULL: a delta, rebuilt below
+    from pg_catalog.jsonb_each_text(c.channel_versions) v
+    cross join lateral (
+      select b.channel, b.type, b.blob, b.base_version from ai.checkpoint_blobs b
+      where b.thread_id = a_thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
+      limit 1
+    ) b
+  ) bl
+  cross join lateral (
+    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
+           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
+           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
+           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
+           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
+           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
+    from ai.checkpoint_writes x
+    where x.thread_id = a_thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
+  ) w
+  where a_checkpoint_id is null or c.checkpoint_id = a_checkpoint_id loop
+    if pg_catalog.array_position(t.blobs, null) is not null then
+      t.blobs := ai._whole_values(a_thread_id, t.checkpoint_ns, t.blob_channels, t.channel_versions, t.blobs);
+    end if;
+    return next t;
+  end loop;
 end
 $$;
 comment on function ai.get_checkpoint(text, text, text) is
@@ -5072,13 +5125,17 @@ declare
   a_before_ns alias for $7;
   -- a variable, not the call: the plan then knows the owner and reads that owner's sessions only
   v_owner text := ai.current_owner();
+  k record;
 begin
+  -- The page's keys first, then each checkpoint with its values and writes as get_checkpoint
+  -- reads it: one query per row (a page is at most max_rows), each on the one shard of its thread
+  -- on a Citus formation, where the keys are one query across the shards.
   if a_thread_id is null and not ai.sees_all_owners() then
     -- A tenant across its threads: its own sessions (agent_sessions_owner_created), then each
     -- thread's checkpoints by the primary key, so the cost grows with the tenant's own rows and
     -- never with another tenant's (the policy as a filter on a scan of every checkpoint would).
-    return query
-    select t.*
+    for k in
+    select c.thread_id, c.checkpoint_ns, c.checkpoint_id
     from (select c.* from ai.agent_sessions s
           cross join lateral (select * from ai.checkpoints c
                               where c.thread_id = s.thread_id
@@ -5092,23 +5149,23 @@ begin
           where s.owner = v_owner
           order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc
           limit a_max_rows) c
-    cross join lateral ai._checkpoint_tuple(c) t
-    order by t.checkpoint_id desc, t.thread_id desc, t.checkpoint_ns desc;
+    order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc loop
+      return query select * from ai.get_checkpoint(k.thread_id, k.checkpoint_ns, k.checkpoint_id);
+    end loop;
     return;
   end if;
-  return query
-  select t.*
-  from (select * from ai.checkpoints c
-        where (a_thread_id is null or c.thread_id = a_thread_id)
-          and (a_ns is null or c.checkpoint_ns = a_ns)
-          and (a_before is null or c.checkpoint_id < a_before
-               or (a_before_thread is not null and c.checkpoint_id = a_before
-                   and (c.thread_id, c.checkpoint_ns) < (a_before_thread, coalesce(a_before_ns, ''))))
-          and (a_filter is null or c.metadata @> a_filter)
-        order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc
-        limit a_max_rows) c
-  cross join lateral ai._checkpoint_tuple(c) t
-  order by t.checkpoint_id desc, t.thread_id desc, t.checkpoint_ns desc;
+  for k in
+  select c.thread_id, c.checkpoint_ns, c.checkpoint_id from ai.checkpoints c
+  where (a_thread_id is null or c.thread_id = a_thread_id)
+    and (a_ns is null or c.checkpoint_ns = a_ns)
+    and (a_before is null or c.checkpoint_id < a_before
+         or (a_before_thread is not null and c.checkpoint_id = a_before
+             and (c.thread_id, c.checkpoint_ns) < (a_before_thread, coalesce(a_before_ns, ''))))
+    and (a_filter is null or c.metadata @> a_filter)
+  order by c.checkpoint_id desc, c.thread_id desc, c.checkpoint_ns desc
+  limit a_max_rows loop
+    return query select * from ai.get_checkpoint(k.thread_id, k.checkpoint_ns, k.checkpoint_id);
+  end loop;
 end
 $$;
 comment on function ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text) is 'Internal: list_checkpoints across threads or namespaces, planned per call.';
@@ -5140,6 +5197,7 @@ declare
   -- NULL is the default page, not every row: a v0.1.0 caller's NULL gets one page
   v_max_rows integer := coalesce($4, 100);
   v_before text := coalesce(a_before, pg_catalog.chr(1114111));
+  t ai.checkpoint_tuple;
 begin
   if a_thread_id is not null then
     perform ai._check_thread_id(a_thread_id);
@@ -5167,15 +5225,42 @@ begin
   end if;
   -- one thread, one namespace: a backward range scan of the primary key, newest first (the
   -- cursor's thread and namespace are this call's, so the id alone continues)
-  return query
-  select t.*
+  for t in
+  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
+         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
+         bl.channels, bl.types, bl.blobs,
+         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
   from (select * from ai.checkpoints c
         where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id < v_before
           and (a_filter is null or c.metadata @> a_filter)
         order by c.checkpoint_id desc
         limit v_max_rows) c
-  cross join lateral ai._checkpoint_tuple(c) t
-  order by t.checkpoint_id desc;
+  cross join lateral (
+    select array_agg(b.channel::text) as channels, array_agg(b.type) as types,
+           array_agg(case when b.base_version is null then b.blob end) as blobs  -- NULL: a delta, rebuilt below
+    from pg_catalog.jsonb_each_text(c.channel_versions) v
+    cross join lateral (
+      select b.channel, b.type, b.blob, b.base_version from ai.checkpoint_blobs b
+      where b.thread_id = a_thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
+      limit 1
+    ) b
+  ) bl
+  cross join lateral (
+    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
+           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
+           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
+           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
+           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
+           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
+    from ai.checkpoint_writes x
+    where x.thread_id = a_thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
+  ) w
+  order by c.checkpoint_id desc loop
+    if pg_catalog.array_position(t.blobs, null) is not null then
+      t.blobs := ai._whole_values(a_thread_id, t.checkpoint_ns, t.blob_channels, t.channel_versions, t.blobs);
+    end if;
+    return next t;
+  end loop;
 end
 $$;
 comment on function ai.list_checkpoints(text, text, text, integer, jsonb, text, text) is
@@ -5457,6 +5542,12 @@ declare
   a_ns alias for $2;
   a_channels alias for $4;
   v_id text := $3;
+  v_depths integer[];
+  v_ancestors text[];
+  v_channels text[];
+  v_kinds text[];
+  v_versions text[];
+  r record;
 begin
   if a_thread_id is null or a_thread_id = '' or pg_catalog.char_length(a_thread_id) > 255 then
     perform ai._check_thread_id(a_thread_id);
@@ -5477,17 +5568,28 @@ begin
     order by c.checkpoint_id desc
     limit 1;
   end if;
-  return query
+  -- The walk first, then the rows it names in one query, then a seed stored as a delta rebuilt
+  -- whole: each a query of its own, not functions called inside one query (on a Citus formation
+  -- that query runs on the thread's shard, where a function may not query the formation again).
+  select array_agg(w.depth), array_agg(w.ancestor_id), array_agg(w.channel), array_agg(w.seed_kind),
+         array_agg(w.seed_version)
+    into v_depths, v_ancestors, v_channels, v_kinds, v_versions
+  from ai._delta_walk(a_thread_id, a_ns, v_id, a_channels) w;
+  if v_depths is null then
+    return;
+  end if;
+  for r in
   with walk as materialized (
-    select * from ai._delta_walk(a_thread_id, a_ns, v_id, a_channels)
+    select * from rows from (pg_catalog.unnest(v_depths), pg_catalog.unnest(v_ancestors), pg_catalog.unnest(v_channels),
+                             pg_catalog.unnest(v_kinds), pg_catalog.unnest(v_versions))
+                  w(depth, ancestor_id, channel, seed_kind, seed_version)
   )
-  select s.channel, s.kind, s.from_checkpoint_id, s.task_id, s.idx, s.type, s.blob
+  select s.channel, s.kind, s.from_checkpoint_id, s.task_id, s.idx, s.type, s.blob, s.delta_version
   from (
     -- the seed first: a channel value row ...
     select w.channel, 'seed' as kind, w.ancestor_id as from_checkpoint_id, null::text as task_id, null::integer as idx,
-           b.type,
-           case when b.base_version is null then b.blob
-                else ai._rebuilt_value(a_thread_id, a_ns, b.channel, b.version) end as blob,
+           b.type, b.blob,  -- a delta's blob is rebuilt below
+           case when b.base_version is not null then b.version end as delta_version,
            0 as part, 0 as depth, ''::text as task_path
     from walk w
     join ai.checkpoint_blobs b
@@ -5495,20 +5597,30 @@ begin
     where w.seed_kind = 'blob'
     union all
     -- ... or the checkpoint that may hold it inline
-    select w.channel, 'checkpoint', w.ancestor_id, null, null, c.type, c.checkpoint, 0, 0, ''
+    select w.channel, 'checkpoint', w.ancestor_id, null, null, c.type, c.checkpoint, null, 0, 0, ''
     from walk w
     join ai.checkpoints c
       on c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id = w.ancestor_id
     where w.seed_kind = 'checkpoint'
     union all
     -- then the writes, oldest ancestor first, each step's in (task_path, task_id, idx) order
-    select w.channel, 'write', w.ancestor_id, x.task_id::text, x.idx, x.type, x.blob, 1, w.depth, x.task_path::text
+    select w.channel, 'write', w.ancestor_id, x.task_id::text, x.idx, x.type, x.blob, null, 1, w.depth, x.task_path::text
     from walk w
     join ai.checkpoint_writes x
       on x.thread_id = a_thread_id and x.checkpoint_ns = a_ns and x.checkpoint_id = w.ancestor_id
          and x.channel = w.channel
   ) s
-  order by s.channel, s.part, s.depth desc, s.task_path, s.task_id, s.idx;
+  order by s.channel, s.part, s.depth desc, s.task_path, s.task_id, s.idx loop
+    channel := r.channel;
+    kind := r.kind;
+    from_checkpoint_id := r.from_checkpoint_id;
+    task_id := r.task_id;
+    idx := r.idx;
+    type := r.type;
+    blob := case when r.delta_version is null then r.blob
+                 else ai._rebuilt_value(a_thread_id, a_ns, r.channel, r.delta_version) end;
+    return next;
+  end loop;
 end
 $$;
 comment on function ai.delta_channel_history(text, text, text, text[]) is
@@ -5556,33 +5668,44 @@ declare
   a_owner alias for $3;
   a_ns alias for $4;
   a_ids alias for $5;
-  v_count integer;
+  v_count integer := 0;
+  r record;
 begin
-  insert into ai.checkpoints (thread_id, checkpoint_ns, checkpoint_id, owner, parent_checkpoint_id, type,
-                              checkpoint, metadata, channel_versions, created_at)
-  select a_target, c.checkpoint_ns, c.checkpoint_id, a_owner, c.parent_checkpoint_id, c.type,
-         c.checkpoint, c.metadata, c.channel_versions, c.created_at
-  from ai.checkpoints c
-  where c.thread_id = a_source
-    and (a_ns is null or c.checkpoint_ns = a_ns)
-    and (a_ids is null or c.checkpoint_id = any (a_ids));
-  get diagnostics v_count = row_count;
+  -- Read from the source, written to the target a row at a time: on a Citus formation the two
+  -- threads may live on different workers, and an INSERT ... SELECT between shards goes through
+  -- COPY, which row level security refuses; a read and single-row inserts are each routed to the
+  -- one shard of their thread. (One server runs the same statements.)
+  for r in select c.* from ai.checkpoints c
+           where c.thread_id = a_source
+             and (a_ns is null or c.checkpoint_ns = a_ns)
+             and (a_ids is null or c.checkpoint_id = any (a_ids)) loop
+    insert into ai.checkpoints (thread_id, checkpoint_ns, checkpoint_id, owner, parent_checkpoint_id, type,
+                                checkpoint, metadata, channel_versions, created_at)
+    values (a_target, r.checkpoint_ns, r.checkpoint_id, a_owner, r.parent_checkpoint_id, r.type,
+            r.checkpoint, r.metadata, r.channel_versions, r.created_at);
+    v_count := v_count + 1;
+  end loop;
 
-  insert into ai.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, owner, channel,
-                                    type, blob, task_path)
-  select a_target, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.idx, a_owner, w.channel, w.type, w.blob,
-         w.task_path
-  from ai.checkpoint_writes w
-  where w.thread_id = a_source
-    and (a_ns is null or w.checkpoint_ns = a_ns)
-    and (a_ids is null or w.checkpoint_id = any (a_ids));
+  for r in select w.* from ai.checkpoint_writes w
+           where w.thread_id = a_source
+             and (a_ns is null or w.checkpoint_ns = a_ns)
+             and (a_ids is null or w.checkpoint_id = any (a_ids)) loop
+    insert into ai.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, owner, channel,
+                                      type, blob, task_path)
+    values (a_target, r.checkpoint_ns, r.checkpoint_id, r.task_id, r.idx, a_owner, r.channel, r.type, r.blob,
+            r.task_path);
+  end loop;
 
-  -- the values the copied checkpoints name, and the versions their deltas extend
+  -- the values the copied checkpoints name (the source's rows, copied as they are), and the
+  -- versions their deltas extend
+  for r in
   with recursive needed as (
     select distinct c.checkpoint_ns, v.key collate "C" as channel, v.value collate "C" as version
     from ai.checkpoints c
     cross join lateral pg_catalog.jsonb_each_text(c.channel_versions) v
-    where c.thread_id = a_target
+    where c.thread_id = a_source
+      and (a_ns is null or c.checkpoint_ns = a_ns)
+      and (a_ids is null or c.checkpoint_id = any (a_ids))
     union
     select b.checkpoint_ns, b.channel, b.base_version
     from needed n
@@ -5592,17 +5715,20 @@ begin
     where b.base_version is not null
   )
   -- a value that names a write gets the write's bytes: the copy may not hold that write
-  insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob, base_version,
-                                   delta_depth)
-  select a_target, b.checkpoint_ns, b.channel, b.version, a_owner, b.type,
+  select b.checkpoint_ns, b.channel, b.version, b.type,
          coalesce(b.blob, (select w.blob from ai.checkpoint_writes w
                            where w.thread_id = a_source and w.checkpoint_ns = b.checkpoint_ns
                              and w.checkpoint_id = b.write_checkpoint_id and w.task_id = b.write_task_id
-                             and w.idx = b.write_idx)),
+                             and w.idx = b.write_idx)) as blob,
          b.base_version, b.delta_depth
-  from needed r
+  from needed n
   join ai.checkpoint_blobs b
-    on b.thread_id = a_source and b.checkpoint_ns = r.checkpoint_ns and b.channel = r.channel and b.version = r.version;
+    on b.thread_id = a_source and b.checkpoint_ns = n.checkpoint_ns and b.channel = n.channel and b.version = n.version
+  loop
+    insert into ai.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, owner, type, blob, base_version,
+                                     delta_depth)
+    values (a_target, r.checkpoint_ns, r.channel, r.version, a_owner, r.type, r.blob, r.base_version, r.delta_depth);
+  end loop;
   return v_count;
 end
 $$;
@@ -5626,6 +5752,7 @@ declare
   v_target text := coalesce($3, pg_catalog.gen_random_uuid()::text);
   v_owner text;
   v_ids text[];
+  r ai.turn_retrievals;
 begin
   perform ai._check_thread_id(a_source);
   perform ai._check_key(a_checkpoint_id, 'checkpoint_id');
@@ -5646,13 +5773,15 @@ begin
   -- message log (the reference a replay on the fork is compared with), hidden marks and streams
   -- (they belong to messages), usage (billing of the source: a copy would charge its calls twice).
   -- docs/streams-usage-retrievals.md
-  insert into ai.turn_retrievals (thread_id, retrieval_id, owner, turn, idempotency_key, documents, created_at)
-  overriding system value
-  select v_target, r.retrieval_id, v_owner, r.turn, r.idempotency_key, r.documents, r.created_at
-  from ai.turn_retrievals r
-  where r.thread_id = a_source
-    and r.created_at <= (select c.created_at from ai.checkpoints c
-                         where c.thread_id = a_source and c.checkpoint_ns = a_ns and c.checkpoint_id = a_checkpoint_id);
+  -- (a row at a time, as ai._copy_checkpoint_rows copies, for the same reason)
+  for r in select t.* from ai.turn_retrievals t
+           where t.thread_id = a_source
+             and t.created_at <= (select c.created_at from ai.checkpoints c
+                                  where c.thread_id = a_source and c.checkpoint_ns = a_ns and c.checkpoint_id = a_checkpoint_id) loop
+    insert into ai.turn_retrievals (thread_id, retrieval_id, owner, turn, idempotency_key, documents, created_at)
+    overriding system value
+    values (v_target, r.retrieval_id, v_owner, r.turn, r.idempotency_key, r.documents, r.created_at);
+  end loop;
   return v_target;
 end
 $$;
@@ -5688,14 +5817,30 @@ declare
   a_thread_id alias for $1;
   v_now timestamptz := ai.now();
   v_owner text;
+  v_owners text[];
 begin
   perform ai._check_thread_id(a_thread_id);
   -- The session row first (locked here, deleted by the tombstone's trigger in this transaction):
   -- a concurrent put waits on it, then finds the tombstone.
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for update;
   if not found then
-    return false;  -- unknown, or another tenant's: nothing the caller may delete
+    -- unknown, or another tenant's: nothing the caller may delete. But jobs of the caller's own
+    -- tombstoned thread are finished off: on a Citus formation a coordinator crash between the
+    -- thread's worker's commit and its own (one-phase commit, docs/scaling.md) keeps the
+    -- tombstone and loses the delete of the jobs; a second call deletes them.
+    select pg_catalog.array_agg(d.owner) into v_owners from ai.deleted_threads d where d.thread_id = a_thread_id;
+    if v_owners is not null then
+      delete from ai.agent_jobs j where j.thread_id = a_thread_id and j.owner = any (v_owners);
+      delete from ai.agent_jobs_archive j where j.thread_id = a_thread_id and j.owner = any (v_owners);
+    end if;
+    return false;
   end if;
+  -- The thread's jobs, by name: on one server the foreign key would cascade to them from the
+  -- session, but on a Citus formation the jobs are on the coordinator, the session on a shard,
+  -- and no foreign key joins them (docs/scaling.md). After the session's lock, as the cascade
+  -- took them.
+  delete from ai.agent_jobs j where j.thread_id = a_thread_id and j.owner = v_owner;
+  delete from ai.agent_jobs_archive j where j.thread_id = a_thread_id and j.owner = v_owner;
   insert into ai.deleted_threads (thread_id, owner, deleted_at)
   values (a_thread_id, v_owner, v_now)
   on conflict (thread_id, owner) do update set deleted_at = excluded.deleted_at;
@@ -5713,6 +5858,10 @@ as $$
 declare
   v_threads text[];
   v_count integer;
+  v_id text;
+  -- the runs' metadata, {"run_id": ...} each, built once: Citus applies no STABLE function
+  -- (jsonb_build_object) to a column in a DELETE of a distributed table
+  v_runs jsonb[];
 begin
   if run_ids is null or array_position(run_ids, null) is not null then
     raise exception using errcode = 'AS002', message = 'run_ids must not be NULL or contain NULL';
@@ -5723,19 +5872,22 @@ begin
   end if;
   -- The threads of these runs, their sessions locked as ai.prune_checkpoints does (so puts in
   -- flight on them finish first and are seen below); only those threads are deleted from.
+  v_runs := (select pg_catalog.array_agg(pg_catalog.jsonb_build_object('run_id', r.run_id))
+             from pg_catalog.unnest(run_ids) as r(run_id));
   select pg_catalog.array_agg(distinct c.thread_id) into v_threads
-  from ai.checkpoints c, pg_catalog.unnest(run_ids) as r(run_id)
-  where c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id);
+  from ai.checkpoints c
+  where c.metadata @> any (v_runs);
   if v_threads is null then
     return 0;
   end if;
-  perform from ai.agent_sessions s where s.thread_id = any (v_threads) order by s.thread_id for update;
+  -- one session at a time, in id order (on a Citus formation a query across shards takes no lock)
+  foreach v_id in array (select pg_catalog.array_agg(t.id order by t.id) from pg_catalog.unnest(v_threads) t(id)) loop
+    perform from ai.agent_sessions s where s.thread_id = v_id for update;
+  end loop;
   perform ai._unname_writes(v_threads, run_ids);
   with gone as (
     delete from ai.checkpoints c
-    using pg_catalog.unnest(run_ids) as r(run_id)
-    where c.metadata @> pg_catalog.jsonb_build_object('run_id', r.run_id)
-      and c.thread_id = any (v_threads)
+    where c.metadata @> any (v_runs) and c.thread_id = any (v_threads)
     returning c.thread_id, c.checkpoint_ns, c.checkpoint_id
   ), gone_writes as (
     delete from ai.checkpoint_writes w
@@ -5744,13 +5896,105 @@ begin
   )
   select array_agg(distinct g.thread_id), count(*) into v_threads, v_count from gone g;
   if v_count > 0 then
-    perform ai._collect_checkpoint_blobs(v_threads);
+    -- a thread at a time: Citus runs a recursive CTE on one shard only
+    foreach v_id in array v_threads loop
+      perform ai._collect_checkpoint_blobs(array[v_id]);
+    end loop;
   end if;
   return v_count;
 end
 $$;
 comment on function ai.delete_for_runs(text[]) is
   'Deletes the checkpoints whose metadata run_id is one of run_ids (in every thread the caller sees), with their pending writes and the channel values no remaining checkpoint uses (or extends); locks those threads'' sessions first, so it waits for checkpoints being written to them. Returns the checkpoints deleted. AS002 bad argument, AS062 called in a repeatable read or serializable transaction.';
+
+-- One thread of ai.prune_checkpoints. The session first, as ai.delete_thread: a put holds its
+-- session (for key share) from before it checks a delta's base until it commits, so this waits for
+-- every put in flight on the thread, and every statement below sees its checkpoints and values; a
+-- put that comes later waits for this one and then finds the versions it would extend gone (AS061:
+-- sent whole). So no delta outlives its base, and every surviving checkpoint stays readable.
+-- Every statement names the thread, and what a query would get by calling a function of the
+-- thread's rows (the delta walk, a rebuilt value) is computed first, here: on a Citus formation
+-- each statement runs on the thread's shard alone (issue 40), and one server runs the same.
+create or replace function ai._prune_thread(thread_id text, strategy text) returns integer
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  a_thread_id alias for $1;
+  v_count integer;
+  v_kept jsonb := '{}'::jsonb;  -- {namespace: {checkpoint id: true}}: the checkpoints kept
+  v_channels text[];
+  v_key text;
+  v_blob bytea;
+  l record;
+  r record;
+begin
+  perform from ai.agent_sessions s where s.thread_id = a_thread_id for update;
+  if strategy = 'delete' then
+    delete from ai.checkpoint_writes w where w.thread_id = a_thread_id;
+    delete from ai.checkpoint_blobs b where b.thread_id = a_thread_id;
+    delete from ai.checkpoints c where c.thread_id = a_thread_id;
+    get diagnostics v_count = row_count;
+    return v_count;
+  end if;
+  perform ai._unname_writes(array[a_thread_id], null);
+  -- Keep the newest checkpoint of each namespace with its writes and the values it names; and,
+  -- for each DeltaChannel whose value it does not store (the channels its metadata counts in
+  -- counters_since_delta_snapshot), the ancestors that value is rebuilt from, back to the nearest
+  -- stored one (ai._delta_walk), with their writes.
+  for l in select distinct on (c.checkpoint_ns) c.checkpoint_ns, c.checkpoint_id, c.metadata, c.channel_versions
+           from ai.checkpoints c
+           where c.thread_id = a_thread_id
+           order by c.checkpoint_ns, c.checkpoint_id desc loop
+    v_kept := v_kept || pg_catalog.jsonb_build_object(l.checkpoint_ns, pg_catalog.jsonb_build_object(l.checkpoint_id, true));
+    if pg_catalog.jsonb_typeof(l.metadata -> 'counters_since_delta_snapshot') = 'object' then
+      v_channels := '{}';
+      for v_key in select pg_catalog.jsonb_object_keys(l.metadata -> 'counters_since_delta_snapshot') loop
+        if not exists (select from ai.checkpoint_blobs b
+                       where b.thread_id = a_thread_id and b.checkpoint_ns = l.checkpoint_ns
+                         and b.channel = v_key and b.version = l.channel_versions ->> v_key) then
+          v_channels := v_channels || v_key;
+        end if;
+      end loop;
+      for r in select w.ancestor_id from ai._delta_walk(a_thread_id, l.checkpoint_ns, l.checkpoint_id, v_channels) w loop
+        v_kept := pg_catalog.jsonb_set(v_kept, array[l.checkpoint_ns::text],
+                                       (v_kept -> l.checkpoint_ns) || pg_catalog.jsonb_build_object(r.ancestor_id, true));
+      end loop;
+    end if;
+  end loop;
+  -- the writes of the checkpoints that go, then those checkpoints
+  delete from ai.checkpoint_writes w
+  where w.thread_id = a_thread_id and not coalesce((v_kept -> w.checkpoint_ns) ? w.checkpoint_id, false)
+    and exists (select from ai.checkpoints c where c.thread_id = a_thread_id and c.checkpoint_ns = w.checkpoint_ns
+                  and c.checkpoint_id = w.checkpoint_id);
+  delete from ai.checkpoints c
+  where c.thread_id = a_thread_id and not coalesce((v_kept -> c.checkpoint_ns) ? c.checkpoint_id, false);
+  get diagnostics v_count = row_count;
+  -- a kept checkpoint whose parent is gone becomes a root
+  update ai.checkpoints c set parent_checkpoint_id = null
+  where c.thread_id = a_thread_id and c.parent_checkpoint_id is not null
+    and not coalesce((v_kept -> c.checkpoint_ns) ? c.parent_checkpoint_id, false);
+  -- the values the kept checkpoints name are made whole, so the versions their deltas extended
+  -- go with the pruned checkpoints (prune leaves one value per kept version, as it finds it)
+  for r in select b.checkpoint_ns, b.channel, b.version
+           from ai.checkpoints c
+           cross join lateral pg_catalog.jsonb_each_text(c.channel_versions) v
+           join ai.checkpoint_blobs b
+             on b.thread_id = a_thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key
+                and b.version = v.value
+           where c.thread_id = a_thread_id and b.base_version is not null loop
+    v_blob := ai._rebuilt_value(a_thread_id, r.checkpoint_ns, r.channel, r.version);
+    update ai.checkpoint_blobs b set blob = v_blob, base_version = null, delta_depth = 0
+    where b.thread_id = a_thread_id and b.checkpoint_ns = r.checkpoint_ns and b.channel = r.channel
+      and b.version = r.version;
+  end loop;
+  perform ai._collect_checkpoint_blobs(array[a_thread_id]);
+  return v_count;
+end
+$$;
+comment on function ai._prune_thread(text, text) is
+  'Internal: ai.prune_checkpoints for one thread (its session locked first): delete removes every checkpoint, value and write; keep_latest keeps the newest checkpoint of each namespace and the ancestors its delta channels are rebuilt from. Returns the checkpoints removed.';
 
 create or replace function ai.prune_checkpoints(thread_ids text[], strategy text default 'keep_latest') returns integer
 language plpgsql volatile
@@ -5759,6 +6003,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_count integer;
+  v_id text;
 begin
   if thread_ids is null or array_position(thread_ids, null) is not null then
     raise exception using errcode = 'AS002', message = 'thread_ids must not be NULL or contain NULL';
@@ -5771,74 +6016,11 @@ begin
   if pg_catalog.cardinality(thread_ids) = 0 then
     return 0;
   end if;
-  -- The sessions first, as ai.delete_thread: a put holds its session (for key share) from before
-  -- it checks a delta's base until it commits, so this waits for every put in flight on these
-  -- threads, and every statement below sees their checkpoints and values; a put that comes later
-  -- waits for this one and then finds the versions it would extend gone (AS061: sent whole). So
-  -- no delta outlives its base, and every surviving checkpoint stays readable.
-  perform from ai.agent_sessions s where s.thread_id = any (thread_ids) order by s.thread_id for update;
-  if strategy = 'delete' then
-    delete from ai.checkpoint_writes w where w.thread_id = any (thread_ids);
-    delete from ai.checkpoint_blobs b where b.thread_id = any (thread_ids);
-    delete from ai.checkpoints c where c.thread_id = any (thread_ids);
-    get diagnostics v_count = row_count;
-  else
-    perform ai._unname_writes(thread_ids, null);
-    -- Keep the newest checkpoint of each (thread, namespace) with its writes and the values it
-    -- names; and, for each DeltaChannel whose value it does not store (the channels its metadata
-    -- counts in counters_since_delta_snapshot), the ancestors that value is rebuilt from, back to
-    -- the nearest stored one (ai._delta_walk), with their writes.
-    with latest as (
-      select distinct on (c.thread_id, c.checkpoint_ns) c.thread_id, c.checkpoint_ns, c.checkpoint_id,
-             c.metadata, c.channel_versions
-      from ai.checkpoints c
-      where c.thread_id = any (thread_ids)
-      order by c.thread_id, c.checkpoint_ns, c.checkpoint_id desc
-    ), kept as materialized (
-      select l.thread_id, l.checkpoint_ns, l.checkpoint_id from latest l
-      union
-      select l.thread_id, l.checkpoint_ns, w.ancestor_id
-      from latest l
-      cross join lateral ai._delta_walk(
-        l.thread_id, l.checkpoint_ns, l.checkpoint_id,
-        array(select k.key
-              from pg_catalog.jsonb_each(l.metadata -> 'counters_since_delta_snapshot') k
-              where not exists (select from ai.checkpoint_blobs b
-                                where b.thread_id = l.thread_id and b.checkpoint_ns = l.checkpoint_ns
-                                  and b.channel = k.key and b.version = l.channel_versions ->> k.key))) w
-      where pg_catalog.jsonb_typeof(l.metadata -> 'counters_since_delta_snapshot') = 'object'
-    ), gone as (
-      delete from ai.checkpoints c
-      where c.thread_id = any (thread_ids)
-        and not exists (select from kept k where k.thread_id = c.thread_id
-                          and k.checkpoint_ns = c.checkpoint_ns and k.checkpoint_id = c.checkpoint_id)
-      returning c.thread_id, c.checkpoint_ns, c.checkpoint_id
-    ), gone_writes as (
-      delete from ai.checkpoint_writes w
-      using gone g
-      where w.thread_id = g.thread_id and w.checkpoint_ns = g.checkpoint_ns and w.checkpoint_id = g.checkpoint_id
-    ), orphaned as (
-      -- a kept checkpoint whose parent is gone becomes a root
-      update ai.checkpoints c set parent_checkpoint_id = null
-      from kept k
-      where c.thread_id = k.thread_id and c.checkpoint_ns = k.checkpoint_ns and c.checkpoint_id = k.checkpoint_id
-        and c.parent_checkpoint_id is not null
-        and not exists (select from kept p where p.thread_id = c.thread_id and p.checkpoint_ns = c.checkpoint_ns
-                          and p.checkpoint_id = c.parent_checkpoint_id)
-    )
-    select count(*) into v_count from gone;
-    -- the values the kept checkpoints name are made whole, so the versions their deltas extended
-    -- go with the pruned checkpoints (prune leaves one value per kept version, as it finds it)
-    update ai.checkpoint_blobs b
-    set blob = ai._rebuilt_value(b.thread_id, b.checkpoint_ns, b.channel, b.version), base_version = null,
-        delta_depth = 0
-    from ai.checkpoints c
-    cross join lateral pg_catalog.jsonb_each_text(c.channel_versions) v
-    where c.thread_id = any (thread_ids)
-      and b.thread_id = c.thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key
-      and b.version = v.value and b.base_version is not null;
-    perform ai._collect_checkpoint_blobs(thread_ids);
-  end if;
+  -- One thread at a time (ai._prune_thread), in id order, so that two prunes lock in one order.
+  v_count := 0;
+  foreach v_id in array (select pg_catalog.array_agg(distinct t.id order by t.id) from pg_catalog.unnest(thread_ids) t(id)) loop
+    v_count := v_count + ai._prune_thread(v_id, strategy);
+  end loop;
   return v_count;
 end
 $$;
@@ -5907,10 +6089,12 @@ begin
           order by s.created_at desc, s.thread_id desc
           limit a_max_threads) s;
   end if;
+  -- (from the batch's sessions, not from the array: a Citus formation runs a lateral subquery on the
+  -- shards when it is joined to a distributed table by the thread)
   select pg_catalog.array_agg(b.thread_id) into v_threads
-  from pg_catalog.unnest(v_batch) b(thread_id)
+  from ai.agent_sessions b
   cross join lateral (select max(c.created_at) as newest from ai.checkpoints c where c.thread_id = b.thread_id) n
-  where n.newest < v_cutoff;
+  where b.thread_id = any (v_batch) and n.newest < v_cutoff;
   v_seen := coalesce(pg_catalog.cardinality(v_batch), 0);
   if v_seen > 0 then
     v_last := v_batch[v_seen];
@@ -5973,11 +6157,12 @@ revoke execute on function
   ai._create_copy_session(text, text), ai._copy_checkpoint_rows(text, text, text, text, text[]),
   ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, jsonb, ai.step_commit),
   ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint),
-  ai._checkpoint_tuple(ai.checkpoints), ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text),
+  ai._whole_values(text, text, text[], jsonb, bytea[]), ai._list_checkpoints_any(text, text, text, integer, jsonb, text, text),
   ai.get_checkpoint(text, text, text), ai.list_checkpoints(text, text, text, integer, jsonb, text, text),
   ai.checkpoint_lineage(text, text, text, text, integer), ai.checkpoints_between(text, timestamptz, timestamptz, integer, text, text),
   ai.fork_thread(text, text, text, text), ai.copy_thread(text, text), ai.delete_thread(text),
-  ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai.prune_idle_threads(interval, text, integer, text)
+  ai.delete_for_runs(text[]), ai.prune_checkpoints(text[], text), ai._prune_thread(text, text),
+  ai.prune_idle_threads(interval, text, integer, text)
 from public;
 revoke execute on procedure ai.prune_all_idle_threads(interval, text, integer, text) from public;
 grant execute on function
@@ -6511,25 +6696,62 @@ declare
   v_step jsonb;
 begin
   insert into ai_archive.agent_sessions select * from ai.agent_sessions s where s.thread_id = any (thread_ids);
-  -- The id stays taken while the session is archived (deploy/archive_conflicts.sql).
-  insert into ai_archive.archived_thread_ids (thread_id) select pg_catalog.unnest(thread_ids);
+  -- The id stays taken while the session is archived (deploy/archive_conflicts.sql). Read from the
+  -- sessions (locked: the same ids), so that on a Citus formation each shard copies its own.
+  insert into ai_archive.archived_thread_ids (thread_id)
+  select s.thread_id from ai.agent_sessions s where s.thread_id = any (thread_ids);
   for v_table in select a.table_name, ai._copy_columns(a.table_name, true) as columns
                  from ai._archived_tables a order by a.copy_order loop
+    -- counted, then copied: two statements rather than a data-modifying CTE that counts what it
+    -- copies, which Citus cannot run across shards (the sessions are locked: the rows stay as counted)
     execute format($q$
-      with copied as (insert into ai_archive.%I (%s) select %s from ai.%I where thread_id = any ($1) returning thread_id)
       select coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('thread_id', c.thread_id, 'tab', %L, 'n', c.n)), '[]')
-      from (select thread_id, count(*) as n from copied group by thread_id) c$q$,
-      v_table.table_name, v_table.columns, v_table.columns, v_table.table_name, v_table.table_name)
+      from (select thread_id, count(*) as n from ai.%I where thread_id = any ($1) group by thread_id) c$q$,
+      v_table.table_name, v_table.table_name)
     into v_step using thread_ids;
+    execute format('insert into ai_archive.%I (%s) select %s from ai.%I where thread_id = any ($1)',
+                   v_table.table_name, v_table.columns, v_table.columns, v_table.table_name)
+    using thread_ids;
     v_counts := v_counts || v_step;
   end loop;
-  -- The copies are in; the cascade removes the hot rows of every registered table.
+  -- The copies are in; the cascade removes the hot rows of every registered table. The queue's
+  -- rows are deleted by name first: on a Citus formation they stay on the coordinator without a
+  -- foreign key to the distributed sessions (ai.distribute()), and a hot job left behind would be
+  -- claimed and run again (on one server the cascade then finds none).
+  delete from ai.agent_jobs j where j.thread_id = any (thread_ids);
+  delete from ai.agent_jobs_archive j where j.thread_id = any (thread_ids);
   delete from ai.agent_sessions s where s.thread_id = any (thread_ids);
   return v_counts;
 end
 $$;
 comment on function ai._archive_threads(text[]) is
   'Internal: moves the given (locked) sessions and everything they own to ai_archive and reserves their ids; returns the rows moved as [{thread_id, tab, n}]. Raises, moving nothing, when a row cannot be copied.';
+
+-- The candidates of an archive batch (ai.archive_sessions) that this call can take: each session
+-- still finished before the cutoff, locked one at a time with SKIP LOCKED (a session someone holds
+-- is left out, not waited for), in the candidates' order. One statement per session, each on the
+-- one shard of its thread on a Citus formation (where a query across shards takes no row lock).
+create or replace function ai._lock_finished_sessions(thread_ids text[], cutoff timestamptz) returns text[]
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_id text;
+  v_locked text[] := '{}'::text[];
+begin
+  foreach v_id in array coalesce(thread_ids, '{}'::text[]) loop
+    perform from ai.agent_sessions s
+    where s.thread_id = v_id and s.completed_at is not null and s.completed_at < cutoff
+    for update skip locked;
+    if found then
+      v_locked := v_locked || v_id;
+    end if;
+  end loop;
+  return v_locked;
+end
+$$;
+comment on function ai._lock_finished_sessions(text[], timestamptz) is
+  'Internal: of the given sessions, those still finished before cutoff that no one else holds, each locked (FOR UPDATE SKIP LOCKED), in the given order.';
 
 create or replace function ai.archive_sessions(older_than interval default '90 days', batch_size integer default 1000)
 returns table (thread_id text, owner text, status text, completed_at timestamptz, rows_moved jsonb)
@@ -6548,6 +6770,8 @@ declare
   v_state text;
   v_constraint text;
   v_message text;
+  v_now timestamptz;
+  v_row record;
 begin
   if older_than is null or older_than < interval '0' then
     raise exception using errcode = 'AS002',
@@ -6558,22 +6782,24 @@ begin
 
   -- Oldest first; a session someone holds is skipped, not waited for. Sessions an earlier sweep
   -- could not move come last (ai_archive.archive_skips): they never crowd out the others, and a
-  -- batch that moves nothing means nothing else is left.
+  -- batch that moves nothing means nothing else is left. The candidates are read first, then each
+  -- is locked on its own (ai._lock_finished_sessions): on a Citus formation the sessions are spread
+  -- over the shards, where a query across shards may not lock rows (FOR UPDATE). A session another
+  -- sweep holds is left out of the batch rather than replaced by the next one.
   select pg_catalog.array_agg(picked.thread_id) into v_ids
   from (select s.thread_id from ai.agent_sessions s
         where s.completed_at is not null and s.completed_at < v_cutoff
           and not exists (select from ai_archive.archive_skips k where k.thread_id = s.thread_id)
         order by s.completed_at
-        limit batch_size
-        for update of s skip locked) picked;
+        limit batch_size) picked;
+  v_ids := ai._lock_finished_sessions(v_ids, v_cutoff);
   if coalesce(pg_catalog.cardinality(v_ids), 0) < batch_size then
     select pg_catalog.array_agg(picked.thread_id) into v_more
     from (select s.thread_id from ai_archive.archive_skips k join ai.agent_sessions s on s.thread_id = k.thread_id
           where s.completed_at is not null and s.completed_at < v_cutoff
           order by k.last_skipped_at, s.thread_id
-          limit batch_size - coalesce(pg_catalog.cardinality(v_ids), 0)
-          for update of s skip locked) picked;
-    v_ids := coalesce(v_ids, '{}') || coalesce(v_more, '{}');
+          limit batch_size - coalesce(pg_catalog.cardinality(v_ids), 0)) picked;
+    v_ids := coalesce(v_ids, '{}') || coalesce(ai._lock_finished_sessions(v_more, v_cutoff), '{}');
   end if;
   -- Skips whose hot session is gone (deleted, or archived by a restore's round trip) leave the list.
   delete from ai_archive.archive_skips k
@@ -6595,9 +6821,10 @@ begin
         v_moved := v_moved || v_id;
       exception when integrity_constraint_violation then
         get stacked diagnostics v_state = returned_sqlstate, v_constraint = constraint_name, v_message = message_text;
+        v_now := ai.now();  -- read first: not inside the INSERT ... SELECT a Citus shard runs (see hide_messages)
         insert into ai_archive.archive_skips as k
           (thread_id, owner, sqlstate, constraint_name, message, first_skipped_at, last_skipped_at)
-        select s.thread_id, s.owner, v_state, nullif(v_constraint, ''), v_message, ai.now(), ai.now()
+        select s.thread_id, s.owner, v_state, nullif(v_constraint, ''), v_message, v_now, v_now
         from ai.agent_sessions s where s.thread_id = v_id
         on conflict (thread_id) do update
           set owner = excluded.owner, sqlstate = excluded.sqlstate, constraint_name = excluded.constraint_name,
@@ -6610,14 +6837,20 @@ begin
   end;
   delete from ai_archive.archive_skips k where k.thread_id = any (v_moved);
 
-  return query
-    select a.thread_id, a.owner, a.status, a.completed_at,
-           coalesce((select pg_catalog.jsonb_object_agg(c.tab, c.n)
-                     from pg_catalog.jsonb_to_recordset(v_counts) as c(thread_id text, tab text, n bigint)
-                     where c.thread_id = a.thread_id), '{}')
-    from ai_archive.agent_sessions a
-    where a.thread_id = any (v_moved)
-    order by a.completed_at, a.thread_id;
+  -- the moved sessions, then each one's counts (not a subquery of the counts inside the query,
+  -- which Citus cannot send to the shards of the archived sessions)
+  for v_row in select a.thread_id, a.owner, a.status, a.completed_at from ai_archive.agent_sessions a
+               where a.thread_id = any (v_moved)
+               order by a.completed_at, a.thread_id loop
+    thread_id := v_row.thread_id;
+    owner := v_row.owner;
+    status := v_row.status;
+    completed_at := v_row.completed_at;
+    rows_moved := coalesce((select pg_catalog.jsonb_object_agg(c.tab, c.n)
+                            from pg_catalog.jsonb_to_recordset(v_counts) as c(thread_id text, tab text, n bigint)
+                            where c.thread_id = v_row.thread_id), '{}');
+    return next;
+  end loop;
 end
 $$;
 comment on function ai.archive_sessions(interval, integer) is
@@ -6730,7 +6963,7 @@ $$;
 comment on procedure ai.archive_all_sessions(interval, integer) is
   'Archives every finished session older than older_than, one committed batch of batch_size at a time (CALL it outside a transaction block, e.g. from cron or pg_cron).';
 
-revoke execute on function ai._copy_columns(text, boolean), ai._archive_threads(text[]), ai.archive_sessions(interval, integer),
+revoke execute on function ai._copy_columns(text, boolean), ai._archive_threads(text[]), ai._lock_finished_sessions(text[], timestamptz), ai.archive_sessions(interval, integer),
   ai.archive_skips(integer, text), ai.restore_session(text) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
 revoke execute on procedure ai.archive_all_sessions(interval, integer) from public;
@@ -7366,16 +7599,26 @@ begin
     raise exception using errcode = 'AS034',
       message = format('checkpoint %s is not the newest of thread %s (%s)', a_checkpoint, j.thread_id, v_current);
   end if;
-  perform ai.set_session_status(j.thread_id, 'waiting');
+  perform ai._move_session_status(j.thread_id, 'waiting');
 
-  begin
-    insert into ai.human_approvals (thread_id, owner, job_id, checkpoint_id, action, requested_by, requested_at)
-    values (j.thread_id, j.owner, j.job_id, a_checkpoint, a_action, v_worker, v_now)
-    returning * into h;
-  exception when unique_violation then
-    raise exception using errcode = 'AS004',
-      message = format('thread %s already waits for a person', j.thread_id);
-  end;
+  -- A pending approval of this very job is taken over by the new request: its job's half of an
+  -- earlier request was lost while the approval's was kept (on a Citus formation, a coordinator
+  -- crash between the thread's worker's commit and its own: one-phase commit, docs/scaling.md;
+  -- anywhere, a job moved back by hand). Refusing it (AS004) would refuse the run forever.
+  update ai.human_approvals x
+  set checkpoint_id = a_checkpoint, action = a_action, requested_by = v_worker, requested_at = v_now
+  where x.thread_id = j.thread_id and x.job_id = j.job_id and x.status = 'pending'
+  returning x.* into h;
+  if not found then
+    begin
+      insert into ai.human_approvals (thread_id, owner, job_id, checkpoint_id, action, requested_by, requested_at)
+      values (j.thread_id, j.owner, j.job_id, a_checkpoint, a_action, v_worker, v_now)
+      returning * into h;
+    exception when unique_violation then
+      raise exception using errcode = 'AS004',
+        message = format('thread %s already waits for a person', j.thread_id);
+    end;
+  end if;
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (h.thread_id, h.owner, 'pending_approval',
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id,
@@ -7385,7 +7628,7 @@ begin
 end
 $$;
 comment on function ai.request_human(bigint, bigint, text, jsonb) is
-  'Pauses a job held with fencing_token for a person (fenced: ai._fence): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
+  'Pauses a job held with fencing_token for a person (fenced: ai._fence): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. A pending approval of the same job (its job''s half of an earlier request lost: docs/scaling.md, one-phase commit on a Citus formation) is taken over by the new request, with its id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
 
 -- A job that waited for a person was cancelled (called by the status trigger of ai.agent_jobs,
 -- ai._job_status_moved): its approval is cancelled, an approval_cancelled event written, and a
@@ -7399,6 +7642,10 @@ declare
   a_thread_id alias for $2;
   v_now timestamptz := ai.now();
   v_session text;
+  -- who cancelled, read here, on the caller's node: the UPDATE below then writes plain values
+  -- (on a Citus formation it runs on the thread's shard, where these functions would not plan)
+  v_by text := ai.calling_role();
+  v_for text := case when ai.sees_all_owners() then null else ai.current_owner() end;
   h ai.human_approvals;
 begin
   -- The session before the approval (job, session, approval: the order of request_human and
@@ -7408,11 +7655,10 @@ begin
     select s.status into v_session from ai.agent_sessions s where s.thread_id = a_thread_id for no key update;
   end if;
 
+  -- by the thread too (human_approvals_one_pending_per_thread; on a formation, its one shard)
   update ai.human_approvals x
-  set status = 'cancelled', decided_by = ai.calling_role(),
-      decided_for = case when ai.sees_all_owners() then null else ai.current_owner() end,
-      decided_at = v_now
-  where x.job_id = a_job_id and x.status = 'pending'
+  set status = 'cancelled', decided_by = v_by, decided_for = v_for, decided_at = v_now
+  where x.thread_id = a_thread_id and x.job_id = a_job_id and x.status = 'pending'
   returning x.* into h;
   if not found then
     return;  -- nothing waited (a row written by hand)
@@ -7423,9 +7669,13 @@ begin
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id,
                                         'checkpoint_id', h.checkpoint_id, 'cancelled_by', h.decided_by),
           v_now);
-  if v_session = 'waiting'
-     and not exists (select from ai.human_approvals x where x.thread_id = h.thread_id and x.status = 'pending') then
-    perform ai.set_session_status(h.thread_id, 'active');
+  if v_session = 'waiting' then
+    -- a statement of its own (on a Citus formation an expression that mixes a variable and a
+    -- query of a distributed table does not plan)
+    perform from ai.human_approvals x where x.thread_id = a_thread_id and x.status = 'pending';
+    if not found then
+      perform ai._move_session_status(h.thread_id, 'active');
+    end if;
   end if;
 end
 $$;
@@ -7433,6 +7683,20 @@ comment on function ai._close_approval_of_job(bigint, text) is
   'Internal (the status trigger of ai.agent_jobs, after a job went from AWAITING_HUMAN to CANCELLED): the job''s pending approval becomes cancelled (decided_by = ai.calling_role()), an approval_cancelled event is written, and a waiting session is active again when nothing else of the thread waits. Runs inside the function that moved the job.';
 revoke execute on function ai._close_approval_of_job(bigint, text) from public;
 -- internal helpers (ai._*): no EXECUTE grant; only the schema owner's functions call them
+
+-- What a decision adds to its job's payload (payload.human), for resolve_human's two paths.
+create or replace function ai._human_payload(approval_id text, checkpoint_id text, action jsonb, decision jsonb,
+                                             decided_by text, decided_at timestamptz) returns jsonb
+language sql stable
+set search_path = pg_catalog, pg_temp
+as $$
+  select pg_catalog.jsonb_build_object('human', pg_catalog.jsonb_build_object(
+    'approval_id', approval_id, 'checkpoint_id', checkpoint_id, 'action', action,
+    'decision', decision, 'decided_by', decided_by, 'decided_at', decided_at))
+$$;
+comment on function ai._human_payload(text, text, jsonb, jsonb, text, timestamptz) is
+  'Internal (ai.resolve_human): {"human": {approval_id, checkpoint_id, action, decision, decided_by, decided_at}}, what a decision adds to its job''s payload.';
+revoke execute on function ai._human_payload(text, text, jsonb, jsonb, text, timestamptz) from public;
 
 create or replace function ai.resolve_human(thread_id text, checkpoint_id text, decision jsonb)
 returns ai.human_approvals
@@ -7464,7 +7728,14 @@ begin
   -- the approval. The job is locked only while it waits; a cancel that got it first has closed
   -- the approval by the time the statements below look.
   select x.job_id into v_job from ai.human_approvals x where x.thread_id = a_thread_id and x.status = 'pending';
-  if found then
+  if not found then
+    -- none pending: the job of the approval resolved at this checkpoint, should it still wait (below)
+    select x.job_id into v_job from ai.human_approvals x
+    where x.thread_id = a_thread_id and x.checkpoint_id = a_checkpoint and x.status = 'resolved'
+    order by x.decided_at desc, x.approval_id desc
+    limit 1;
+  end if;
+  if v_job is not null then
     perform from ai.agent_jobs u where u.job_id = v_job and u.status = 'AWAITING_HUMAN' for no key update;
   end if;
   select * into s from ai.agent_sessions x where x.thread_id = a_thread_id for no key update;
@@ -7477,8 +7748,25 @@ begin
                 order by c.checkpoint_id desc limit 1);
   select * into h from ai.human_approvals x where x.thread_id = a_thread_id and x.status = 'pending' for update;
   if not found then
-    if exists (select from ai.human_approvals x
-               where x.thread_id = a_thread_id and x.checkpoint_id = a_checkpoint and x.status = 'resolved') then
+    select * into h from ai.human_approvals x
+    where x.thread_id = a_thread_id and x.checkpoint_id = a_checkpoint and x.status = 'resolved'
+    order by x.decided_at desc, x.approval_id desc
+    limit 1;
+    if found then
+      -- Resolved, and its job still waits: the job's half of that decision was lost (on a Citus
+      -- formation, a coordinator crash between the thread's worker's commit and its own:
+      -- one-phase commit, docs/scaling.md; anywhere, a job moved back by hand). The job takes the
+      -- decision stored then, which this call returns; the session is active already.
+      update ai.agent_jobs u
+      set status = 'PENDING', run_at = v_now, updated_at = v_now, vtime = null,
+          payload = u.payload || ai._human_payload(h.approval_id, h.checkpoint_id, h.action, h.decision,
+                                                   h.decided_by, h.decided_at)
+      where u.job_id = h.job_id and u.status = 'AWAITING_HUMAN'
+      returning u.* into j;
+      if found then
+        perform pg_catalog.pg_notify(ai.queue_channel(j.queue), '');
+        return h;
+      end if;
       raise exception using errcode = 'AS033',
         message = format('the approval of thread %s at checkpoint %s was already resolved', a_thread_id, a_checkpoint);
     end if;
@@ -7506,9 +7794,8 @@ begin
   update ai.agent_jobs u
   set status = 'PENDING', run_at = v_now, updated_at = v_now,
       vtime = null,  -- placed again in the fair order (deploy/job_keys.sql) by the next claim
-      payload = u.payload || pg_catalog.jsonb_build_object('human', pg_catalog.jsonb_build_object(
-        'approval_id', h.approval_id, 'checkpoint_id', h.checkpoint_id, 'action', h.action,
-        'decision', a_decision, 'decided_by', ai.calling_role(), 'decided_at', v_now))
+      payload = u.payload || ai._human_payload(h.approval_id, h.checkpoint_id, h.action, a_decision,
+                                               ai.calling_role(), v_now)
   where u.job_id = h.job_id and u.status = 'AWAITING_HUMAN'
   returning u.* into j;
   if not found then
@@ -7516,12 +7803,14 @@ begin
       message = format('thread %s does not wait for a person (job %s is no longer AWAITING_HUMAN)', a_thread_id, h.job_id);
   end if;
 
+  -- by the thread too: on a Citus formation the approval's one shard (by its id alone, an UPDATE
+  -- of every shard, committed by two-phase commit on each worker)
   update ai.human_approvals x
   set status = 'resolved', decision = a_decision, decided_by = ai.calling_role(), decided_for = ai.current_owner(),
       decided_at = v_now
-  where x.approval_id = h.approval_id
+  where x.thread_id = a_thread_id and x.approval_id = h.approval_id
   returning x.* into h;
-  perform ai.set_session_status(a_thread_id, 'active');
+  perform ai._move_session_status(a_thread_id, 'active');
   insert into ai.session_events (thread_id, owner, kind, payload, created_at)
   values (h.thread_id, h.owner, 'human_resolved',
           pg_catalog.jsonb_build_object('approval_id', h.approval_id, 'job_id', h.job_id, 'checkpoint_id', h.checkpoint_id,
@@ -7532,7 +7821,7 @@ begin
 end
 $$;
 comment on function ai.resolve_human(text, text, jsonb) is
-  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
+  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. An approval resolved at checkpoint_id whose job still waits (the job''s half of the decision lost: docs/scaling.md, one-phase commit on a Citus formation) puts the job back PENDING with the decision stored then and returns that approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
 
 -- v0.1.0's pending_approvals had no cursor; a v0.1.0 caller's arguments resolve to this one.
 drop function if exists ai.pending_approvals(text, integer);
@@ -7556,6 +7845,11 @@ declare
   a_after alias for $3;
   v_after_at timestamptz;
   v_owner text := a_owner;
+  v_after text := a_after;
+  v_limit integer;
+  v_read integer;
+  v_count integer := 0;
+  v_h ai.human_approvals;
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
   if a_after is not null then
@@ -7567,13 +7861,28 @@ begin
   if v_owner is null and not ai.sees_all_owners() then
     v_owner := ai.current_owner();  -- RLS shows a tenant its own: say so, so the owner's index serves
   end if;
-  return query
-  select h.* from ai.human_approvals h
-  where h.status = 'pending' and (v_owner is null or h.owner = v_owner)
-    and (a_after is null or (h.requested_at, h.approval_id) > (v_after_at, a_after))
-    and exists (select from ai.agent_jobs j where j.job_id = h.job_id and j.status = 'AWAITING_HUMAN')
-  order by h.requested_at, h.approval_id
-  limit a_max_rows;
+  -- The pending approvals, then each one's job: not a join, since on a Citus formation the
+  -- approvals are on the shards and the jobs on the coordinator (docs/scaling.md). An approval
+  -- whose job no longer waits (a raw UPDATE moved it) is left out; when one is, the next page
+  -- after the last approval read fills the answer up.
+  loop
+    v_limit := a_max_rows - v_count;
+    v_read := 0;
+    for v_h in select x.* from ai.human_approvals x
+             where x.status = 'pending' and (v_owner is null or x.owner = v_owner)
+               and (v_after is null or (x.requested_at, x.approval_id) > (v_after_at, v_after))
+             order by x.requested_at, x.approval_id
+             limit v_limit loop
+      v_read := v_read + 1;
+      v_after_at := v_h.requested_at;
+      v_after := v_h.approval_id;
+      if exists (select from ai.agent_jobs j where j.job_id = v_h.job_id and j.status = 'AWAITING_HUMAN') then
+        v_count := v_count + 1;
+        return next v_h;
+      end if;
+    end loop;
+    exit when v_read < v_limit or v_count >= a_max_rows;
+  end loop;
 end
 $$;
 comment on function ai.pending_approvals(text, integer, text) is
@@ -7779,9 +8088,13 @@ begin
     v_owner := ai.current_owner();
   end if;
   if v_owner is not null then
+    -- the owner's sessions read first, on their own (materialized): on a Citus formation they are
+    -- on the shards and the jobs on the coordinator, which Citus joins only through a result read
+    -- first (docs/scaling.md); on one server the same walk of agent_sessions_owner_created
     return query
+    with mine as materialized (select s.thread_id from ai.agent_sessions s where s.owner = v_owner)
     select j.*
-    from ai.agent_sessions s
+    from mine s
     cross join lateral (select * from ai.agent_jobs j
                         where j.thread_id = s.thread_id and j.job_id < v_before
                           and (a_queue is null or j.queue = a_queue) and (a_status is null or j.status = a_status)
@@ -7789,7 +8102,6 @@ begin
                           and (a_path is null or j.payload #>> a_path = a_value)
                         order by j.job_id desc
                         limit a_max_rows) j
-    where s.owner = v_owner
     order by j.job_id desc
     limit a_max_rows;
   else
@@ -7846,6 +8158,7 @@ declare
   v_before_at timestamptz;
   v_owner text := $2;
   v_since timestamptz := ai.now() - $3;
+  s ai.agent_sessions;
 begin
   perform ai._check_limit(a_max_rows, 'max_rows');
   if a_status is not null and a_status not in ('active', 'waiting', 'completed', 'failed', 'cancelled') then
@@ -7869,14 +8182,20 @@ begin
       raise exception using errcode = 'AS001', message = format('session %s not found', a_before);
     end if;
   end if;
-  return query
-  select r.* from ai.agent_sessions s, lateral ai._session_as_read(s) r
+  -- the page first, then each row as the reads return it: a row passed to a function inside the
+  -- query would, on a Citus formation, reach the function on the shard as the shard's row type
+  -- (ai.agent_sessions_<shard>), which no function takes; here ai._session_as_read gets the
+  -- page's rows, as on one server (where the lateral call ran once per row all the same)
+  for s in
+  select * from ai.agent_sessions s
   where (a_status is null or s.status = a_status) and (v_owner is null or s.owner = v_owner)
     and (a_before is null or (s.created_at, s.thread_id) < (v_before_at, a_before))
     and (a_younger is null or s.created_at >= v_since)
     and (a_path is null or s.config #>> a_path = a_value)
   order by s.created_at desc, s.thread_id desc
-  limit a_max_rows;
+  limit a_max_rows loop
+    return next ai._session_as_read(s);
+  end loop;
 end
 $$;
 comment on function ai.find_sessions(text, text, interval, text[], text, integer, text) is
@@ -8574,14 +8893,20 @@ declare
   a_thread_id alias for $1;
   v_owner text;
   v_count bigint;
+  v_now timestamptz;
 begin
   perform ai._check_thread_id(a_thread_id);
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for no key update;
   if not found then
     raise exception using errcode = 'AS001', message = format('thread %s not found', a_thread_id);
   end if;
+  -- Citus runs this INSERT ... SELECT on the thread's shard when the row's thread_id is the
+  -- source's column (not the argument) and no VOLATILE function is called in it; otherwise it goes
+  -- through the coordinator and COPY, which row level security refuses (and a shard would read its
+  -- own wall clock, never the test clock): the clock is read first, on the caller's node
+  v_now := ai.now();
   insert into ai.hidden_messages (thread_id, seq, owner, hidden_at)
-  select a_thread_id, m.seq, v_owner, ai.now() from ai.session_messages m
+  select m.thread_id, m.seq, v_owner, v_now from ai.session_messages m
   where m.thread_id = a_thread_id
     and not (m.role = 'system' and m.content ? 'compaction')
     and not exists (select from ai.hidden_messages h where h.thread_id = m.thread_id and h.seq = m.seq);
@@ -9259,6 +9584,7 @@ declare
   v_text text;
   m ai.appended_message;
   s ai.message_streams;
+  v_now timestamptz;
 begin
   perform ai._check_stream_args(a_thread_id, a_key);
   perform ai._fence(a_thread_id, a_job, a_token);
@@ -9272,7 +9598,9 @@ begin
   -- The stream key is the message's idempotency key: a second finish returns the same message.
   m := ai.append_message_idempotent(a_thread_id, s.role, pg_catalog.to_jsonb(v_text), s.turn, 'stream:' || a_key);
   if s.status = 'open' then
-    update ai.message_streams x set status = 'finished', closed_at = ai.now(), message_seq = m.seq
+    -- the clock read first, not inside the UPDATE: Citus refuses a VOLATILE function there
+    v_now := ai.now();
+    update ai.message_streams x set status = 'finished', closed_at = v_now, message_seq = m.seq
     where x.thread_id = a_thread_id and x.stream_key = a_key;
     perform pg_catalog.pg_notify(ai._stream_channel(a_thread_id, a_key), '');
   end if;
@@ -9294,6 +9622,7 @@ declare
   a_thread_id alias for $1;
   a_key alias for $2;
   s ai.message_streams;
+  v_now timestamptz;
 begin
   perform ai._check_stream_args(a_thread_id, a_key);
   perform ai._fence(a_thread_id, $3, $4);
@@ -9303,7 +9632,8 @@ begin
       message = format('stream %s of thread %s was finished: it cannot be abandoned', a_key, a_thread_id);
   end if;
   if s.status = 'open' then
-    update ai.message_streams x set status = 'abandoned', closed_at = ai.now()
+    v_now := ai.now();  -- read first, not inside the UPDATE (see finish_stream)
+    update ai.message_streams x set status = 'abandoned', closed_at = v_now
     where x.thread_id = a_thread_id and x.stream_key = a_key
     returning * into s;
     perform pg_catalog.pg_notify(ai._stream_channel(a_thread_id, a_key), '');
@@ -9873,6 +10203,57 @@ alter table ai_archive.checkpoint_blobs
   add column write_idx integer;
 
 
+-- ===== change: thread_fences =====
+-- Deploy agent-state:thread_fences to pg
+-- requires: sessions
+-- requires: retention
+--
+-- The fence of a thread, kept with the thread (issue 40, docs/scaling.md, "The fence on the
+-- shard"). On one server every write made for a job checks the job's row in ai.agent_jobs
+-- (ai._fence), and this table stays empty. On a Citus formation ai.agent_jobs is a table of the
+-- coordinator while the thread's rows are on a worker: a check there would make every node step
+-- a distributed transaction, and a write delegated to the worker (ai.distribute(), "One node per
+-- step") cannot read the coordinator's table at all. So on a formation the claim writes the
+-- fence of the job's thread here, in its own transaction (a trigger on ai.agent_jobs that
+-- ai.distribute() adds: a claim, a takeover, a job leaving IN_PROGRESS), and the fenced writes
+-- check it on the thread's shard (ai._fence_on_formation). Distributed by thread_id and
+-- co-located with ai.agent_sessions by ai.distribute(), like every table with a thread_id.
+--   job_id, fencing_token: the thread's last claimed job and the token of that claim;
+--   held: whether that job is IN_PROGRESS under that claim (false once it completed, failed,
+--         was released, cancelled, or waits for a person).
+-- The lease expiry is not here: it lives with the job on the coordinator, renewed there without
+-- touching the shards.
+
+create table ai.thread_fences (
+  thread_id text primary key,
+  owner text not null,
+  job_id bigint not null,
+  fencing_token bigint not null,
+  held boolean not null,
+  updated_at timestamptz not null,
+  foreign key (thread_id, owner) references ai.agent_sessions (thread_id, owner) on delete cascade
+);
+comment on table ai.thread_fences is 'Citus only (empty on one server): the fence of a thread, written by the claim on the thread''s shard (its last claimed job, the token, whether that job still runs) and checked there by every write made for a job (docs/scaling.md).';
+
+alter table ai.thread_fences enable row level security;
+alter table ai.thread_fences force row level security;
+create policy thread_fences_by_owner on ai.thread_fences
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+-- No table privilege for ai_user or ai_service: only the schema owner's functions read and write it.
+
+-- Retention: the fence moves with its session (a restored thread's fence names a job that no
+-- longer runs, or the job that still does).
+create table ai_archive.thread_fences (like ai.thread_fences including defaults including constraints including indexes,
+  foreign key (thread_id, owner) references ai_archive.agent_sessions (thread_id, owner) on delete cascade);
+alter table ai_archive.thread_fences enable row level security;
+alter table ai_archive.thread_fences force row level security;
+create policy thread_fences_by_owner on ai_archive.thread_fences
+  using (owner = (select ai.current_owner()) or (select ai.sees_all_owners()))
+  with check (owner = (select ai.current_owner()) or (select ai.sees_all_owners()));
+insert into ai._archived_tables (table_name, copy_order, order_by) values ('thread_fences', 150, 'thread_id');
+
+
 -- ===== change: job_keys =====
 -- Deploy agent-state:job_keys to pg
 -- requires: queue
@@ -10081,17 +10462,25 @@ begin
       raise exception using errcode = 'AS001', message = format('fork %s of thread %s not found', a_after, a_thread_id);
     end if;
   end if;
+  -- the forks (events and sessions, one thread's rows each) read first, on their own
+  -- (materialized), then each one's replay job: on a Citus formation the forks are on the shards
+  -- and the jobs on the coordinator, which Citus joins only through a result read first
   return query
-  select e.thread_id, s.owner, s.status, e.created_at, e.payload ->> 'from_checkpoint', r.job_id, r.model
-  from ai.session_events e
-  join ai.agent_sessions s on s.thread_id = e.thread_id
+  with forks as materialized (
+    select e.thread_id, s.owner, s.status, e.created_at, e.payload ->> 'from_checkpoint' as from_checkpoint
+    from ai.session_events e
+    join ai.agent_sessions s on s.thread_id = e.thread_id
+    where e.kind = 'start' and (e.payload ->> 'copied_from') = a_thread_id
+      and (a_after is null or (e.created_at, e.thread_id) > (v_after_at, a_after))
+    order by e.created_at, e.thread_id
+    limit a_max_rows
+  )
+  select f.thread_id, f.owner, f.status, f.created_at, f.from_checkpoint, r.job_id, r.model
+  from forks f
   left join lateral (select j.job_id, j.payload -> 'replay' ->> 'model' as model from ai.agent_jobs j
-                     where j.thread_id = e.thread_id and j.payload ? 'replay'
+                     where j.thread_id = f.thread_id and j.payload ? 'replay'
                      order by j.job_id limit 1) r on true
-  where e.kind = 'start' and (e.payload ->> 'copied_from') = a_thread_id
-    and (a_after is null or (e.created_at, e.thread_id) > (v_after_at, a_after))
-  order by e.created_at, e.thread_id
-  limit a_max_rows;
+  order by f.created_at, f.thread_id;
 end
 $$;
 comment on function ai.list_forks(text, integer, text) is
@@ -10140,21 +10529,25 @@ begin
   -- A tenant reads its own sessions' jobs (agent_sessions_owner_created, agent_jobs_thread), as
   -- ai.queue_stats does: what it costs grows with its own rows, never with another tenant's.
   return query
-  with jobs as (
+  -- the tenant's sessions read first, on their own (materialized): on a Citus formation they are
+  -- on the shards and the jobs on the coordinator (ai.queue_stats says why)
+  with mine as materialized (
+    select s.thread_id from ai.agent_sessions s where not v_all and s.owner = v_owner
+  ), jobs as (
     select j.queue, j.status, j.created_at, j.finished_at
     from ai.agent_jobs j
     where v_all and (a_queue is null or j.queue = a_queue)
       and j.status in ('COMPLETED', 'FAILED') and j.finished_at >= v_start and j.finished_at <= v_now
     union all
     select j.queue, j.status, j.created_at, j.finished_at
-    from ai.agent_sessions s
+    from mine s
     cross join lateral (select j.queue, j.status, j.created_at, j.finished_at
                         from ai.agent_jobs j
                         where j.thread_id = s.thread_id and (a_queue is null or j.queue = a_queue)
                           and j.status in ('COMPLETED', 'FAILED') and j.finished_at >= v_start
                           and j.finished_at <= v_now
                         offset 0) j  -- not flattened into a join: each session's jobs by agent_jobs_thread
-    where not v_all and s.owner = v_owner
+    where not v_all
   )
   select j.queue, pg_catalog.date_bin(a_bucket, j.finished_at, timestamptz '2000-01-01 00:00:00+00'),
          count(*) filter (where j.status = 'COMPLETED'), count(*) filter (where j.status = 'FAILED'),
@@ -10217,6 +10610,7 @@ declare
   a_max_rows alias for $3;
   a_after alias for $4;
   v_after_at timestamptz;
+  s ai.message_streams;
 begin
   perform ai._session_owner(a_thread_id);  -- AS002 bad id, AS001 unknown (or another tenant's)
   perform ai._check_limit(a_max_rows, 'max_rows');
@@ -10231,13 +10625,14 @@ begin
     raise exception using errcode = 'AS002',
       message = format('stale_after must be a non-negative interval, not %s', coalesce(a_stale_after::text, 'NULL'));
   end if;
-  return query
-  select x.*
-  from (select m.* from ai.message_streams m where m.thread_id = a_thread_id
-          and (a_after is null or (m.opened_at, m.stream_key) > (v_after_at, a_after))
-        order by m.opened_at, m.stream_key limit a_max_rows) s
-  cross join lateral ai._stream_state(s::ai.message_streams, a_stale_after) x
-  order by s.opened_at, s.stream_key;
+  -- the page first, then each row as a stream state (not a row passed to a function inside the
+  -- query: on a Citus formation it would reach the function as the shard's row type)
+  for s in
+  select m.* from ai.message_streams m where m.thread_id = a_thread_id
+    and (a_after is null or (m.opened_at, m.stream_key) > (v_after_at, a_after))
+  order by m.opened_at, m.stream_key limit a_max_rows loop
+    return next ai._stream_state(s, a_stale_after);
+  end loop;
 end
 $$;
 comment on function ai.list_streams(text, interval, integer, text) is
@@ -10863,15 +11258,23 @@ declare
   v_owner text := ai.current_owner();
   v_now timestamptz := ai.now();
   v_ns text;
+  v_ttl interval;
   r ai.memory_items;
 begin
   perform ai._check_memory_namespace(a_namespace, 'namespace');
   perform ai._check_text(a_key, 'key', 128);
   v_ns := ai._memory_ns(a_namespace);
   if refresh_ttl then
-    update ai.memory_items i set expires_at = v_now + i.ttl
+    -- the item's ttl read (and the row locked) first: Citus refuses a STABLE operator such as
+    -- timestamptz + interval applied to a column in an UPDATE of a distributed table
+    select i.ttl into v_ttl from ai.memory_items i
     where i.owner = v_owner and i.ns = v_ns and i.key = a_key and i.ttl is not null and i.expires_at > v_now
-    returning * into r;
+    for update;
+    if found then
+      update ai.memory_items i set expires_at = v_now + v_ttl
+      where i.owner = v_owner and i.ns = v_ns and i.key = a_key
+      returning * into r;
+    end if;
   end if;
   if r.key is null then
     select * into r from ai.memory_items i
@@ -10938,6 +11341,9 @@ declare
   v_vars jsonb;
   v_tsq tsquery;
   v_rows ai.memory_item[];
+  v_nss text[];
+  v_keys text[];
+  v_expiries timestamptz[];
 begin
   perform ai._check_memory_namespace(coalesce(a_prefix, '{}'), 'namespace_prefix', true);
   perform ai._check_limit(max_rows, 'max_rows');
@@ -11061,9 +11467,17 @@ begin
 
   -- only items with an expiry have a ttl to refresh (LangGraph asks for a refresh on every read)
   if refresh_ttl and exists (select from pg_catalog.unnest(v_rows) r where r.expires_at is not null) then
-    update ai.memory_items i set expires_at = v_now + i.ttl
-    from pg_catalog.unnest(v_rows) r
-    where i.owner = v_owner and i.ns = ai._memory_ns(r.namespace) and i.key = r.key and i.ttl is not null;
+    -- the new expiries computed (and the rows locked) first, then written as values: Citus refuses
+    -- a STABLE operator such as timestamptz + interval applied to a column in an UPDATE
+    select pg_catalog.array_agg(i.ns), pg_catalog.array_agg(i.key), pg_catalog.array_agg(v_now + i.ttl)
+      into v_nss, v_keys, v_expiries
+    from (select i.ns, i.key, i.ttl from ai.memory_items i
+          join pg_catalog.unnest(v_rows) r on i.ns = ai._memory_ns(r.namespace) and i.key = r.key
+          where i.owner = v_owner and i.ttl is not null
+          for update of i) i;
+    update ai.memory_items i set expires_at = u.expires_at
+    from rows from (pg_catalog.unnest(v_nss), pg_catalog.unnest(v_keys), pg_catalog.unnest(v_expiries)) u(ns, key, expires_at)
+    where i.owner = v_owner and i.ns = u.ns and i.key = u.key;
     return query select r.namespace, r.key, r.value, r.created_at, r.updated_at,
                         coalesce(v_now + i.ttl, r.expires_at), r.score
                  from pg_catalog.unnest(v_rows) with ordinality as r(namespace, key, value, created_at, updated_at, expires_at, score, o)
@@ -11133,19 +11547,36 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_deleted integer;
+  -- read once, on the caller's node: in the query, a Citus shard would read its own wall clock
+  v_now timestamptz := ai.now();
+  v_owner text := case when not ai.sees_all_owners() then ai.current_owner() end;
+  v_count integer;
 begin
   perform ai._check_limit(batch_size, 'batch_size');
-  -- one bounded batch, oldest expiry first; rows another sweeper holds are left to it
-  with expired as (
-    select i.owner, i.ns, i.key from ai.memory_items i
-    where i.expires_at <= ai.now()
-    order by i.expires_at
-    limit batch_size
-    for update skip locked
-  )
-  delete from ai.memory_items i using expired e
-  where i.owner = e.owner and i.ns = e.ns and i.key = e.key;
-  get diagnostics v_deleted = row_count;
+  v_deleted := 0;
+  -- One bounded batch, oldest expiry first; rows another sweeper holds are left to it. The owners
+  -- of the batch's oldest expired items first (unlocked), then each owner's oldest, locked with
+  -- SKIP LOCKED and deleted: a statement that names its owner runs on that owner's shard of a
+  -- Citus formation, where a row lock is allowed (not across shards). Acting for one owner: that
+  -- owner's items only (row level security says so too).
+  for v_owner in select distinct o.owner
+                 from (select i.owner from ai.memory_items i
+                       where i.expires_at <= v_now and (v_owner is null or i.owner = v_owner)
+                       order by i.expires_at
+                       limit batch_size) o loop
+    with expired as (
+      select i.owner, i.ns, i.key from ai.memory_items i
+      where i.owner = v_owner and i.expires_at <= v_now
+      order by i.expires_at
+      limit batch_size - v_deleted
+      for update skip locked
+    )
+    delete from ai.memory_items i using expired e
+    where i.owner = e.owner and i.ns = e.ns and i.key = e.key;
+    get diagnostics v_count = row_count;
+    v_deleted := v_deleted + v_count;
+    exit when v_deleted >= batch_size;
+  end loop;
   return v_deleted;
 end
 $$;
@@ -11712,8 +12143,31 @@ declare
   v_start timestamptz := ai._server_start();
   v_all boolean := ai.sees_all_owners();
   v_owner text := case when not v_all then ai.current_owner() end;
+  v_rows_taken_over bigint;
+  v_takeovers bigint;
+  v_bytes double precision;
 begin
   -- Row-level security applies as well (the tables force it); the owner test is stated too.
+  -- The side effects and the statistics are read first, each on its own, and the jobs after: on a
+  -- Citus formation the side effects are on the shards and the jobs on the coordinator, and a
+  -- query that reads both (or the catalog with a distributed table) does not plan there
+  -- (docs/scaling.md).
+  select count(*), coalesce(sum(s.takeovers), 0) into v_rows_taken_over, v_takeovers
+  from ai.side_effects s
+  where s.takeovers > 0 and (v_all or s.owner = v_owner);
+  -- From the statistics ANALYZE keeps (no row is read): the mean stored size of a checkpoint
+  -- row's serialized state and of a channel value, and the channel values written per
+  -- checkpoint. NULL until ANALYZE has run; an operator's call only.
+  if v_all then
+    select (select avg_width from pg_catalog.pg_stats
+            where schemaname = 'ai' and tablename = 'checkpoints' and attname = 'checkpoint')::double precision
+           + coalesce((select avg_width from pg_catalog.pg_stats
+                       where schemaname = 'ai' and tablename = 'checkpoint_blobs' and attname = 'blob')::double precision
+                      * (select greatest(c.reltuples, 0) from pg_catalog.pg_class c where c.oid = 'ai.checkpoint_blobs'::regclass)
+                      / nullif((select greatest(c.reltuples, 0) from pg_catalog.pg_class c
+                                where c.oid = 'ai.checkpoints'::regclass), 0), 0)
+      into v_bytes;
+  end if;
   return query
   with live as (
     select j.queue, j.status, j.run_at, j.lease_expires_at, j.updated_at
@@ -11760,10 +12214,6 @@ begin
            coalesce(t.failed_attempts, 0) as failed_attempts, coalesce(t.expired_attempts, 0) as expired_attempts,
            coalesce(t.deadline_attempts, 0) as deadline_attempts
     from per_queue p full join per_queue_troubled t on t.queue = p.queue
-  ), side as (
-    select count(*) as rows_taken_over, coalesce(sum(s.takeovers), 0) as takeovers
-    from ai.side_effects s
-    where s.takeovers > 0 and (v_all or s.owner = v_owner)
   )
   select m.metric, m.labels, m.value
   from (
@@ -11784,23 +12234,12 @@ begin
                                (15, 'agent_state_dead_jobs', q.dead),
                                (16, 'agent_state_attempts_deadline_exceeded', q.deadline_attempts)) v(ord, metric, n)
     union all
-    select 'agent_state_side_effect_takeovers', '{}'::jsonb, s.takeovers, '', 20 from side s
+    select 'agent_state_side_effect_takeovers', '{}'::jsonb, v_takeovers::double precision, '', 20
     union all
-    select 'agent_state_side_effects_taken_over', '{}'::jsonb, s.rows_taken_over, '', 21 from side s
+    select 'agent_state_side_effects_taken_over', '{}'::jsonb, v_rows_taken_over::double precision, '', 21
     union all
-    -- From the statistics ANALYZE keeps (no row is read): the mean stored size of a checkpoint
-    -- row's serialized state and of a channel value, and the channel values written per
-    -- checkpoint. NULL until ANALYZE has run; an operator's call only.
-    select 'agent_state_checkpoint_bytes_per_step', jsonb_build_object('source', 'statistics'),
-           st.bytes, '', 30
-    from (select (select avg_width from pg_catalog.pg_stats
-                  where schemaname = 'ai' and tablename = 'checkpoints' and attname = 'checkpoint')::double precision
-                 + coalesce((select avg_width from pg_catalog.pg_stats
-                             where schemaname = 'ai' and tablename = 'checkpoint_blobs' and attname = 'blob')::double precision
-                            * (select greatest(c.reltuples, 0) from pg_catalog.pg_class c where c.oid = 'ai.checkpoint_blobs'::regclass)
-                            / nullif((select greatest(c.reltuples, 0) from pg_catalog.pg_class c
-                                      where c.oid = 'ai.checkpoints'::regclass), 0), 0) as bytes) st
-    where v_all and st.bytes is not null
+    select 'agent_state_checkpoint_bytes_per_step', jsonb_build_object('source', 'statistics'), v_bytes, '', 30
+    where v_bytes is not null
   ) m
   order by m.metric, m.k, m.ord;
 end
@@ -11991,6 +12430,7 @@ grant execute on function ai.job_key_status(text, integer, text, text) to ai_use
 -- Deploy agent-state:distribution to pg
 -- requires: schema
 -- requires: owners
+-- requires: thread_fences
 --
 -- The data tier on Citus (docs/scaling.md, issue 40). The schema deploys as on one server; an
 -- operator then runs `select ai.distribute()` once, as the schema owner, on the coordinator of a
@@ -12004,6 +12444,9 @@ grant execute on function ai.job_key_status(text, integer, text, text) to ai_use
 -- after every later deploy, which may add a table that must be distributed too.
 --
 -- What it does, in order (each step skips what is already done):
+--   0. every function of ai and ai_archive made on the workers, but those that take or return a
+--      table's row type: a database deployed before `create extension citus` (one server moved
+--      onto a formation) has none there, and the shards' checks, defaults and triggers call them;
 --   1. the policies of ai and ai_archive without a (select ...) subquery: Citus does not take a
 --      subquery in a policy of a distributed table. The same comparisons, evaluated per row on the
 --      shard instead of once per statement;
@@ -12214,6 +12657,85 @@ comment on function ai._formation_mac(text, text) is
 revoke execute on function ai._formation_caller(name), ai._formation_carry(), ai._formation_mac(text, text), ai._formation_secret()
   from public;
 
+-- The fence on the shard (deploy/thread_fences.sql; docs/scaling.md, "The fence on the shard").
+-- On a formation every write made for a job checks the thread's fence where the thread lives,
+-- not the job's row on the coordinator: ai.distribute() makes ai._fence, after its argument
+-- checks, call this function instead of probing ai.agent_jobs (the one place the fence differs
+-- between one server and a formation), and adds the trigger below to ai.agent_jobs, which writes
+-- the fence in the claim's own transaction.
+--   * the thread's fence row names this job, this token, and the job runs (held): the write goes
+--     on. The row is read FOR SHARE: a claim that takes the job over (its trigger updates that
+--     row) waits until this transaction ends, so a write that passed the check is ordered before
+--     the takeover, as on one server the commit check orders it;
+--   * anything else: AS006 (the job is not the thread's running job under this token: it was
+--     taken over, finished, or is another thread's job; one server tells the last apart, AS002,
+--     which the shard cannot without the job's row).
+-- The shard checks the token, not the lease expiry: the lease lives with the job on the
+-- coordinator (renewals touch no shard). A holder whose lease ran out still writes until the job
+-- is claimed again (that claim moves the fence); one server refuses it as soon as the lease ends.
+-- (ai._fence keeps its check of the job's row for a call with thread_id NULL, request_human's for
+-- the job's own thread, which runs on the coordinator with the job.) No SET search_path: an
+-- internal helper inside the owner's pinned functions, as ai._fence; every name qualified.
+create or replace function ai._fence_on_formation(thread_id text, job bigint, token bigint) returns void
+language plpgsql volatile
+as $$
+declare
+  v_thread pg_catalog.text := _fence_on_formation.thread_id;
+  f record;
+begin
+  select t.job_id, t.fencing_token, t.held into f
+  from ai.thread_fences t
+  where t.thread_id operator(pg_catalog.=) v_thread
+  for share;
+  if found and f.held and f.job_id operator(pg_catalog.=) _fence_on_formation.job
+     and f.fencing_token operator(pg_catalog.=) _fence_on_formation.token then
+    return;
+  end if;
+  raise exception using errcode = 'AS006',
+    message = pg_catalog.format('job %s: not the running job of thread %s under fencing token %s',
+                                _fence_on_formation.job, v_thread, _fence_on_formation.token),
+    detail = case when found
+                  then pg_catalog.format('the thread''s fence names job %s, token %s, %s', f.job_id, f.fencing_token,
+                                         case when f.held then 'running' else 'no longer running' end)
+                  else 'the thread has no fence: no job of it was claimed on this formation' end,
+    hint = 'the lease was lost (or the job is another thread''s): the job''s new holder, if any, does the work';
+end
+$$;
+comment on function ai._fence_on_formation(text, bigint, bigint) is
+  'Internal, Citus only (ai.distribute() makes ai._fence call it after its argument checks): the fence of a write made for a job, checked on the thread''s shard against ai.thread_fences (the job, its token, still running), the row held FOR SHARE until the write commits; AS006 otherwise.';
+revoke execute on function ai._fence_on_formation(text, bigint, bigint) from public;
+
+-- The trigger ai.distribute() adds to ai.agent_jobs on a formation: a claim (a new token), a
+-- takeover (the same), and a job leaving IN_PROGRESS write the thread's fence on its shard, in
+-- the claim's (or the finish's) transaction: on a formation, one shard write per claim and per
+-- finish, none per node step. A finish leaves the fence of a newer claim alone. The row comes
+-- with the session's owner, read on the same shard in the same statement (a job whose session
+-- is gone writes none: its writes find no fence and are refused).
+create or replace function ai._thread_fence_moved() returns trigger
+language plpgsql
+as $$
+declare
+  v_now pg_catalog.timestamptz := ai.now();
+begin
+  -- the values as literals: Citus routes an INSERT ... SELECT to the thread's shard only when it
+  -- holds no parameter (a generic plan of this statement would not plan: 0A000)
+  execute pg_catalog.format($q$
+    insert into ai.thread_fences as f (thread_id, owner, job_id, fencing_token, held, updated_at)
+    select s.thread_id, s.owner, %s, %s, %L, %L
+    from ai.agent_sessions s
+    where s.thread_id operator(pg_catalog.=) %L
+    on conflict (thread_id) do update
+      set job_id = excluded.job_id, fencing_token = excluded.fencing_token, held = excluded.held,
+          updated_at = excluded.updated_at
+      where excluded.held or f.job_id operator(pg_catalog.=) excluded.job_id$q$,
+    new.job_id, new.fencing_token, new.status operator(pg_catalog.=) 'IN_PROGRESS', v_now, new.thread_id);
+  return null;
+end
+$$;
+comment on function ai._thread_fence_moved() is
+  'Internal trigger, Citus only (ai.distribute() adds it to ai.agent_jobs): a claim, a takeover or a job leaving IN_PROGRESS writes the thread''s fence (ai.thread_fences) on its shard, in the same transaction.';
+revoke execute on function ai._thread_fence_moved() from public;  -- a trigger needs no grant
+
 create or replace function ai.distribute() returns text
 language plpgsql volatile security definer
 set search_path = pg_catalog, pg_temp
@@ -12233,11 +12755,27 @@ declare
   v_forced pg_catalog.regclass[] := '{}'::pg_catalog.regclass[];
   v_distributed pg_catalog.regclass[];
   v_partitions pg_catalog.text := 'pg_dist_partition';
+  v_objects pg_catalog.text := 'pg_dist_object';
+  v_propagate pg_catalog.text;
+  v_functions pg_catalog.int4 := 0;
   v_rel pg_catalog.regclass;
   v_head pg_catalog.text;
   v_rest pg_catalog.text;
   v_body pg_catalog.text;
   v_carrying pg_catalog.int4 := 0;
+  v_fn pg_catalog.text;
+  v_copied boolean := false;  -- rows copied to the shards by this call (step 5)
+  v_rows boolean;
+  -- the per-thread writes delegated to the worker that holds the thread (step 6d)
+  v_delegated pg_catalog.text[] := array[
+    'ai.put_checkpoint(text,text,text,text,text,bytea,jsonb,jsonb,ai.checkpoint_values,ai.task_writes,jsonb,ai.step_commit)',
+    'ai.put_writes(text,text,text,text,integer[],text[],text[],bytea[],text,bigint,bigint)',
+    'ai.append_messages(text,jsonb)',
+    'ai.append_message_idempotent(text,text,jsonb,integer,text,integer,bigint,bigint)',
+    'ai.begin_side_effect(text,text,jsonb,bigint,bigint,interval)',
+    'ai.finish_side_effect(text,text,jsonb,bigint,bigint)',
+    'ai.abandon_side_effect(text,text,bigint,bigint,text)'];
+  v_claim_lock constant pg_catalog.text := 'exists \(select from ai\.agent_sessions s where s\.thread_id = c\.thread_id\s+offset 0 for no key update skip locked\)';
 begin
   if not exists (select from pg_catalog.pg_extension where extname = 'citus') then
     return 'citus is not installed in this database: nothing to distribute (one server keeps the schema as deployed)';
@@ -12255,6 +12793,39 @@ begin
   perform pg_catalog.set_config('citus.enable_unsafe_triggers', 'on', true);
   -- the DDL of this function goes to every node in the one transaction it runs in
   perform pg_catalog.set_config('citus.multi_shard_modify_mode', 'sequential', true);
+
+  -- 0. every function of ai and ai_archive on every node: a database deployed before the citus
+  -- extension was created in it (one server moved onto a formation, docs/scaling.md) has none of
+  -- them on the workers, where the shards' checks, defaults, policies and triggers call them. Those
+  -- that take or return a table's row type stay on the coordinator, as Citus leaves them when the
+  -- schema is deployed after the extension. Once marked distributed, later deploys propagate them.
+  -- Without checking their bodies on the workers (a body may name a table not distributed yet):
+  -- a SET LOCAL, which Citus sends on to the workers (ai._formation_caller says why a DO block);
+  -- the propagation set back after it
+  v_propagate := pg_catalog.current_setting('citus.propagate_set_commands');
+  perform pg_catalog.set_config('citus.propagate_set_commands', 'local', true);
+  execute 'do $d$ begin set local check_function_bodies = off; end $d$';
+  perform 'PRAGMA:disable:check';  -- Citus' catalog: see ai._formation_secret
+  for r in execute pg_catalog.format($q$
+             select p.oid::pg_catalog.regprocedure as fn from pg_catalog.pg_proc p
+              where p.pronamespace in ('ai'::pg_catalog.regnamespace, 'ai_archive'::pg_catalog.regnamespace)
+                and not exists (select from pg_catalog.%I d
+                                 where d.classid operator(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+                                   and d.objid operator(pg_catalog.=) p.oid)
+                and not exists (select from pg_catalog.pg_type t
+                                 join pg_catalog.pg_class c on c.oid operator(pg_catalog.=) t.typrelid
+                                 where c.relkind in ('r', 'p')
+                                   and t.oid operator(pg_catalog.=) any (p.prorettype operator(pg_catalog.||) coalesce(p.proallargtypes, p.proargtypes::pg_catalog.oid[])))
+              order by p.oid$q$, v_objects) loop
+    execute pg_catalog.format('select pg_catalog.create_distributed_function(%L)', r.fn);
+    v_functions := v_functions operator(pg_catalog.+) 1;
+  end loop;
+  if v_functions operator(pg_catalog.>) 0 then
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s functions made on every node', v_functions);
+  end if;
+  perform 'PRAGMA:enable:check';
+  execute 'do $d$ begin set local check_function_bodies = on; end $d$';
+  perform pg_catalog.set_config('citus.propagate_set_commands', v_propagate, true);
 
   -- 1. policies without subqueries
   for r in select p.schemaname, p.tablename, p.policyname, p.qual, p.with_check
@@ -12310,7 +12881,14 @@ begin
   for r in select c.oid::pg_catalog.regclass as rel from pg_catalog.pg_class c
             where c.relnamespace in ('ai'::pg_catalog.regnamespace, 'ai_archive'::pg_catalog.regnamespace)
               and c.relkind = 'r' and c.relforcerowsecurity
-              and c.oid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed) loop
+              -- a table distributed already too, when one is left to distribute (a later deploy
+              -- added it): the new table's foreign key is checked on the anchor's shards as the owner
+              and (c.oid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed)
+                   or exists (select from pg_catalog.pg_class n
+                               where n.relnamespace in ('ai'::pg_catalog.regnamespace, 'ai_archive'::pg_catalog.regnamespace)
+                                 and n.relkind = 'r' and n.relforcerowsecurity
+                                 and not (n.oid::pg_catalog.regclass::pg_catalog.text operator(pg_catalog.=) any (v_queue operator(pg_catalog.||) v_reference))
+                                 and n.oid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed))) loop
     execute pg_catalog.format('alter table %s no force row level security', r.rel);
     v_forced := v_forced operator(pg_catalog.||) r.rel;
   end loop;
@@ -12333,6 +12911,8 @@ begin
                                    and f.confrelid::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed))
               order by (c.oid::pg_catalog.regclass::pg_catalog.text operator(pg_catalog.<>) v_anchor),
                        (c.oid::pg_catalog.regclass::pg_catalog.text operator(pg_catalog.<>) v_memory_anchor), 1 loop
+      execute pg_catalog.format('select exists (select from %s)', r.rel) into v_rows;
+      v_copied := v_copied or v_rows;
       execute pg_catalog.format('select pg_catalog.create_distributed_table(%L, %L, colocate_with => %L)',
         r.rel, r.dist_column,
         case when r.rel operator(pg_catalog.=) any (array[v_anchor, v_memory_anchor]::pg_catalog.regclass[]) then 'none'
@@ -12346,6 +12926,122 @@ begin
   end loop;
   foreach v_rel in array v_forced loop
     execute pg_catalog.format('alter table %s force row level security', v_rel);
+  end loop;
+
+  -- 6b. the claim's per-thread lock. On one server it is the thread's row of ai.agent_sessions,
+  -- locked FOR NO KEY UPDATE SKIP LOCKED inside the pick query of ai.agent_jobs (the comment
+  -- before ai._raise_lease_lost, deploy/queue_functions.sql). On a formation that row is on a
+  -- shard and Citus cannot plan a query of a coordinator table that locks it (0A000). The one
+  -- place the lock differs is here: in the claim functions (claim_job, claim_jobs) that subquery
+  -- becomes a transaction-level advisory lock of the coordinator, tried and never waited for, the
+  -- same semantics (held until the claim commits, a held one skips the thread). Its key is the
+  -- thread id hashed with the queue's secret (ai.notify_key, read by the schema owner only, once
+  -- per statement): no tenant can compute the key of another tenant's thread to hold its jobs
+  -- off, which is why one server locks the session row rather than a plain advisory key. Class
+  -- 1095980099 ('ASTC': agent-state thread claim). A claim of n jobs holds up to n of these
+  -- locks (the lock table: max_locks_per_transaction; docs/scaling.md). A later deploy of
+  -- queue_functions puts the session row lock back: the claim then fails with 0A000 until
+  -- ai.distribute() runs again, as the identity's carry does (step 7).
+  for r in select p.oid::pg_catalog.regprocedure as fn, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def
+             from pg_catalog.pg_proc p
+            where p.pronamespace operator(pg_catalog.=) 'ai'::pg_catalog.regnamespace
+              and p.proname in ('claim_job', 'claim_jobs')
+              and p.prosrc ~ v_claim_lock loop
+    execute pg_catalog.replace(r.def, r.prosrc, pg_catalog.regexp_replace(r.prosrc, v_claim_lock,
+      'pg_catalog.pg_try_advisory_xact_lock(1095980099, pg_catalog.hashtext((select k.key from ai.notify_key k) operator(pg_catalog.||) c.thread_id))', 'g'));
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: the per-thread lock of the coordinator', r.fn);
+  end loop;
+
+  -- 6c. the fence on the shard (ai._fence_on_formation above): the claim writes it (a trigger
+  -- on ai.agent_jobs) and ai._fence checks it. A later deploy of sessions_functions puts the
+  -- one-server ai._fence back (the job's row on the coordinator, which a call delegated to a
+  -- worker cannot read): ai.distribute() must run again, as for the carry (step 7).
+  if not exists (select from pg_catalog.pg_trigger t
+                  where t.tgrelid operator(pg_catalog.=) 'ai.agent_jobs'::pg_catalog.regclass and t.tgname = 'agent_jobs_thread_fence') then
+    execute $t$create trigger agent_jobs_thread_fence
+      after update of status, fencing_token on ai.agent_jobs
+      for each row
+      when (old.fencing_token is distinct from new.fencing_token
+            or (old.status = 'IN_PROGRESS') is distinct from (new.status = 'IN_PROGRESS'))
+      execute function ai._thread_fence_moved()$t$;
+    v_done := v_done operator(pg_catalog.||) 'ai.agent_jobs: the claim writes the thread''s fence on its shard'::pg_catalog.text;
+  end if;
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai._fence(text, bigint, bigint)'::pg_catalog.regprocedure
+              and p.prosrc !~ 'ai\._fence_on_formation\(' loop
+    -- its argument checks stay; before its probe of the job's row, a write to a named thread
+    -- checks the thread's fence instead (a call for the job's own thread, thread_id NULL, runs on
+    -- the coordinator with the job: it keeps the probe)
+    v_body := pg_catalog.regexp_replace(r.prosrc, '(\n  -- The held job and its thread in one probe)',
+      E'\n  if _fence.thread_id is not null then\n    -- on a Citus formation: the thread''s fence on its shard (ai.distribute())\n    perform ai._fence_on_formation(_fence.thread_id, _fence.job_id, _fence.fencing_token);\n    return;\n  end if;\\1');
+    if v_body operator(pg_catalog.=) r.prosrc then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai._fence has no probe of the job''s row to put the thread''s fence before';
+    end if;
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) 'ai._fence: the thread''s fence on its shard'::pg_catalog.text;
+  end loop;
+
+  -- The side-effect ledger asks whether a reservation's holder is alive: with a job, the job's
+  -- row on the coordinator, which begin_side_effect delegated to the thread's worker (6d) cannot
+  -- read. On a formation it asks the thread's fence there instead (the job, its token, still
+  -- running: the token, not the lease expiry, as ai._fence_on_formation), in PL/pgSQL (Citus
+  -- plans no query with parameters in an SQL function). Citus made the function on the
+  -- coordinator only (its argument is a row of ai.side_effects): it is propagated to the workers.
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai._side_effect_holder_alive(ai.side_effects, timestamptz)'::pg_catalog.regprocedure
+              and p.prosrc ~ 'ai\.agent_jobs' loop
+    if r.prosrc !~ 'when e\.job_id is null then e\.reserved_until > now\s+else exists \(select from ai\.agent_jobs j' then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai._side_effect_holder_alive reads ai.agent_jobs in a shape it does not know';
+    end if;
+    execute pg_catalog.replace(pg_catalog.replace(r.def, r.prosrc, $b$
+begin
+  -- on a Citus formation: the job's fence on the thread's worker (ai.distribute())
+  if e.status operator(pg_catalog.<>) 'reserved' then
+    return false;
+  end if;
+  if e.job_id is null then
+    return e.reserved_until operator(pg_catalog.>) now;
+  end if;
+  perform from ai.thread_fences f
+  where f.thread_id operator(pg_catalog.=) e.thread_id and f.job_id operator(pg_catalog.=) e.job_id
+    and f.fencing_token operator(pg_catalog.=) e.fencing_token and f.held;
+  return found;
+end
+$b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
+    perform 'PRAGMA:disable:check';  -- a function of Citus: see ai._formation_secret
+    execute pg_catalog.format('select pg_catalog.create_distributed_function(%L)', r.oid::pg_catalog.regprocedure);
+    perform 'PRAGMA:enable:check';
+    v_done := v_done operator(pg_catalog.||) 'ai._side_effect_holder_alive: the job''s fence on the thread''s worker'::pg_catalog.text;
+  end loop;
+
+  -- 6d. one node per step: the per-thread writes become distributed functions co-located with
+  -- ai.agent_sessions by their first argument, thread_id. A call of one of them alone in its
+  -- statement, outside a transaction block, goes whole to the worker that holds the thread and
+  -- runs there as the caller (that connection is the caller's login: ai.current_owner() is its
+  -- own, as on one server); its fence is the thread's (6c), on that worker. Citus delegates no
+  -- call made inside a transaction block (not forced: citus' force_delegation would also delegate
+  -- a call after ai.act_as, whose setting the worker would not see); those go through the
+  -- coordinator with the identity carried (step 7), as every other call.
+  -- Not in the transaction that copied rows to the shards (step 5, a database moved onto the
+  -- formation): Citus then cancels create_distributed_function as a distributed deadlock. That
+  -- call says so, and the next run delegates.
+  if v_copied then
+    v_delegated := '{}'::pg_catalog.text[];
+    v_done := v_done operator(pg_catalog.||) 'the per-thread writes are not delegated yet: run ai.distribute() again (not in the transaction that copied the rows)'::pg_catalog.text;
+  end if;
+  foreach v_fn in array v_delegated loop
+    perform 'PRAGMA:disable:check';  -- Citus' catalog and function: see ai._formation_secret
+    execute pg_catalog.format($q$select exists (select from pg_catalog.%I o where o.classid operator(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+                                     and o.objid operator(pg_catalog.=) %L::pg_catalog.regprocedure and o.distribution_argument_index is not null)$q$,
+                              v_objects, v_fn)
+       into v_progress;
+    if not v_progress then
+      execute pg_catalog.format($q$select pg_catalog.create_distributed_function(%L, 'thread_id', colocate_with => %L)$q$, v_fn, v_anchor);
+      v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: delegated to the worker that holds the thread', v_fn::pg_catalog.regprocedure);
+    end if;
+    perform 'PRAGMA:enable:check';
   end loop;
 
   -- 7. every SECURITY DEFINER function of ai (but the identity's own and the triggers', which run
@@ -12383,6 +13079,18 @@ begin
     v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s functions carry the caller''s identity', v_carrying);
   end if;
 
+  -- 8. reads of a thread's distributed rows planned for each call's arguments: Citus routes a
+  -- query with parameters to the one shard of its thread only when the plan is made for the
+  -- values (a generic plan of such a query fails: "could not create distributed plan"). One server
+  -- keeps the generic plans these functions were written with.
+  for r in select p.oid::pg_catalog.regprocedure as fn from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) any (array['ai.get_checkpoint(text,text,text)'::pg_catalog.regprocedure,
+                                                      'ai.list_checkpoints(text,text,text,integer,jsonb,text,text)'::pg_catalog.regprocedure])
+              and 'plan_cache_mode=force_generic_plan' operator(pg_catalog.=) any (p.proconfig) loop
+    execute pg_catalog.format('alter function %s set plan_cache_mode = force_custom_plan', r.fn);
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: planned per call', r.fn);
+  end loop;
+
   if pg_catalog.cardinality(v_done) operator(pg_catalog.=) 0 then
     return 'distributed already: nothing to do';
   end if;
@@ -12390,7 +13098,7 @@ begin
 end
 $$;
 comment on function ai.distribute() is
-  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards. Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller.';
+  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): on a database deployed before the citus extension (one server moved onto a formation), first every function of ai and ai_archive made on the workers; per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards. Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller.';
 
 revoke execute on function ai.distribute() from public;
 

@@ -3,6 +3,7 @@
 begin;
 
 select 'ai._copy_columns(text, boolean)'::regprocedure;
+select 'ai._lock_finished_sessions(text[], timestamptz)'::regprocedure;
 select 'ai.archive_sessions(interval, integer)'::regprocedure;
 select 'ai.restore_session(text)'::regprocedure;
 select 'ai.archive_all_sessions(interval, integer)'::regprocedure;

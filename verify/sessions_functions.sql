@@ -3,6 +3,7 @@
 begin;
 
 select 'ai._session_as_read(ai.agent_sessions)'::regprocedure;
+select 'ai._move_session_status(text, text)'::regprocedure;
 select 'ai._fence(text, bigint, bigint)'::regprocedure;
 select 'ai._queue_fence_check(bigint, bigint)'::regprocedure;
 -- the reads return ai.session, the columns a 0.1.0 reader of the table got, in their order

@@ -73,6 +73,12 @@ SMALL = {
     "BENCH_TRACING_ROUNDS": "1",
     "BENCH_TRACING_JOBS": "20",
     "BENCH_TRACING_STEPS": "3",
+    # citus: never makes a formation here (tests/citus/test_bench.py runs it on make test-citus's)
+    "BENCH_CITUS_MAKE": "0",
+    "BENCH_CITUS_LEVEL": "2",
+    "BENCH_CITUS_NODES": "2",
+    "BENCH_CITUS_WARMUP": "1",
+    "BENCH_CITUS_WINDOW": "2",
     "FAIR_BACKLOG": "300",
     "FAIR_CLAIMS": "20",
 }
@@ -81,6 +87,7 @@ SMALL = {
 SCRIPTS = {
     "capacity.sh": (180, "lease renewal HOT share"),
     "checkpoint_growth.sh": (120, "bytes by table"),
+    "citus.sh": (180, "citus bench"),
     "checkpoint_reads.sh": (240, "durable runs"),
     "checkpoints.sh": (120, "bytes on disk per checkpoint"),
     "compaction.sh": (90, "context_window calls per second"),
@@ -128,6 +135,7 @@ def run_bench(
         env.pop(name, None)
     env.setdefault("BENCH_CAPACITY_OUT", str(tmp_path / "results.json"))
     env.setdefault("BENCH_CAPACITY_SVG", str(tmp_path / "capacity.svg"))
+    env.setdefault("BENCH_CITUS_OUT", str(tmp_path / "citus.json"))
     env.pop("POOLER_URL", None)
     done = subprocess.run([str(BENCH / script)], env=env, capture_output=True, text=True, timeout=timeout, check=False)
     assert done.returncode == 0, f"{script} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"

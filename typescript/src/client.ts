@@ -19,22 +19,32 @@ import { injectHeaders } from "./tracing.js";
 import type {
   AppendResult,
   Approval,
+  ArchivedSession,
+  CheckpointSummary,
   CheckpointRow,
   ChannelValue,
   ContextWindow,
   LineageStep,
   RetrievalRecord,
   TurnContext,
+  EvalRun,
   Event,
+  Fork,
   Job,
   JobAttempt,
+  JobKeyStatus,
   Json,
+  MemoryItem,
+  MemoryOp,
+  MemoryRestore,
   Message,
   MessageRole,
   NewJob,
   NewMessage,
   PendingWriteRow,
+  PruneBatch,
   QueueStats,
+  QueueThroughput,
   RenewedLease,
   Session,
   SessionStatus,
@@ -42,6 +52,7 @@ import type {
   SideEffectBegin,
   StreamChunk,
   StreamState,
+  TrajectoryStep,
   UsageRecord,
   UsageSummaryRow,
 } from "./models.js";
@@ -68,7 +79,7 @@ export const READS: ReadonlySet<string> = new Set([
   "get_job", "queue_stats", "get_side_effect", "idempotency_key", "pending_approvals", "get_approval",
   "visible_messages", "usage_summary", "get_turn_context", "get_stream", "read_stream", "job_attempts",
   "delta_channel_history", "queue_throughput", "session_status_counts", "list_streams", "list_forks",
-  "current_owner", "list_jobs",
+  "current_owner", "list_jobs", "job_key_status",
 ]);
 
 /** SQL function -> whether a call with these arguments is safe to retry, as Python's `agent_state.retry.IDEMPOTENT`. */
@@ -83,6 +94,8 @@ export const IDEMPOTENT: Readonly<Record<string, (values: unknown[]) => boolean>
   enqueue_job: given(6), // the client gives one to a call without (docs/queue.md, "Lost answers")
   claim_jobs: given(4), // with a request id: a retry answers with the same jobs
   complete_job: always, // a retry under the same token answers with the completed job
+  complete_jobs: always, // a retry answers with the jobs completed under the same tokens
+  complete_and_claim: given(4), // both halves: the same tokens, the same request id
   append_messages: always,
   record_usage: always,
   record_retrieval: always,
@@ -91,6 +104,9 @@ export const IDEMPOTENT: Readonly<Record<string, (values: unknown[]) => boolean>
   finish_stream: always,
   abandon_stream: always,
   finish_side_effect: always,
+  enqueue_jobs: (values) => Array.isArray(values[5]) && values[5].every((key) => key !== null && key !== undefined), // every job keyed (the client keys the rest)
+  set_job_key: always, // sets the same weight and limits again
+  set_queue_deadlines: always, // sets the same defaults again
 });
 
 /** A fencing pair: the job a write belongs to and the token of the claim that holds it. */
@@ -237,6 +253,50 @@ function isPool(source: Source): source is pg.Pool {
   return source instanceof pg.Pool || ("totalCount" in source && "idleCount" in source);
 }
 
+/** How many times a call is sent again after a deploy changed a row type under its plan (as Python's client). */
+const MAX_REPLANS = 3;
+
+/**
+ * A statement planned before a deploy changed the row type a function returns (a column added to
+ * ai.agent_jobs under a live fleet), as Python's `agent_state.client._stale_plan`: the call was
+ * planned with the old row type and ran after the deploy committed (it waited for the deploy's
+ * lock inside the function), or a plan cached inside a PL/pgSQL function (or a prepared
+ * statement) outlived the change. Postgres does not plan it again and the statement fails whole;
+ * `DISCARD PLANS` and a second try plan it anew.
+ */
+export function isStalePlan(error: unknown): boolean {
+  if (error === null || typeof error !== "object") return false;
+  const code = (error as { code?: unknown }).code;
+  const message = String((error as { message?: unknown }).message ?? "");
+  if (code === "0A000") return message.includes("cached plan must not change result type");
+  return (
+    code === "42804" &&
+    (message.includes("return row and query-specified return row do not match") ||
+      message.includes("wrong record type supplied in RETURN NEXT"))
+  );
+}
+
+/** Whether a call that failed on `source` ran in the caller's transaction (never sent again then). */
+function inCallersTransaction(source: Source): boolean {
+  if (isPool(source)) return false; // each call borrows a connection for its one statement
+  const status = (source as { getTransactionStatus?: () => string | null }).getTransactionStatus?.();
+  return status !== "I"; // after the failure: idle unless a transaction of the caller's is open (or unknown)
+}
+
+/** A call of a pool sent again: on one connection, after DISCARD PLANS (the pool's other connections may hold stale plans). */
+async function replanned<T>(pool: pg.Pool, text: string, values: unknown[]): Promise<T[]> {
+  const conn = await pool.connect();
+  try {
+    await conn.query("discard plans");
+    const result = await conn.query({ text, values, types: TYPES });
+    conn.release();
+    return result.rows as T[];
+  } catch (error) {
+    conn.release(error as Error); // as pool.query does with a connection whose statement failed
+    throw error;
+  }
+}
+
 function appendResult(row: Record<string, unknown>): AppendResult {
   const { inserted, ...message } = row;
   return { message: message as unknown as Message, inserted: inserted as boolean };
@@ -287,14 +347,24 @@ export class Client {
     this.retry = options.retry && isPool(source) ? { ...DEFAULT_RETRY, ...options.retry } : null;
   }
 
-  /** Runs one statement; rows as objects; our SQLSTATEs as typed errors. */
+  /**
+   * Runs one statement; rows as objects; our SQLSTATEs as typed errors. A statement planned before
+   * a deploy changed the row type it returns (`isStalePlan`) is sent again after `DISCARD PLANS`,
+   * at most three times, unless it ran in the caller's transaction: it failed whole, so it wrote
+   * nothing (docs/operations.md, "Upgrading under a live fleet").
+   */
   async query<T = Record<string, unknown>>(text: string, values: unknown[] = []): Promise<T[]> {
     if (this.retry !== null) return this.retried<T>(text, values, this.retry);
-    try {
-      const result = await this.source.query({ text, values, types: TYPES });
-      return result.rows as T[];
-    } catch (error) {
-      throw translate(error);
+    for (let replans = 0; ; replans += 1) {
+      try {
+        if (replans > 0 && isPool(this.source)) return await replanned<T>(this.source, text, values);
+        if (replans > 0) await this.source.query("discard plans");
+        const result = await this.source.query({ text, values, types: TYPES });
+        return result.rows as T[];
+      } catch (error) {
+        if (replans < MAX_REPLANS && isStalePlan(error) && !inCallersTransaction(this.source)) continue;
+        throw translate(error);
+      }
     }
   }
 
@@ -304,11 +374,13 @@ export class Client {
     const safe = IDEMPOTENT[name]?.(values) ?? false;
     const deadline = Date.now() + policy.timeoutMs;
     let mayHaveCommitted = false;
-    for (let wait = policy.firstDelayMs; ; wait = Math.min(wait * 2, policy.maxDelayMs)) {
+    let replans = 0;
+    for (let wait = policy.firstDelayMs; ; ) {
       let conn: pg.PoolClient | undefined;
       let sent = false;
       try {
         conn = await pool.connect();
+        if (replans > 0) await conn.query("discard plans");
         sent = true;
         const result = await conn.query({ text, values, types: TYPES });
         conn.release();
@@ -316,6 +388,11 @@ export class Client {
       } catch (error) {
         const readOnly = (error as { code?: unknown }).code === "25006";
         conn?.release(readOnly || isConnectionError(error) ? (error as Error) : undefined); // a broken or read-only one is destroyed
+        if (replans < MAX_REPLANS && isStalePlan(error)) {
+          // planned before a deploy changed a row type: it failed whole (nothing written), sent again at once
+          replans += 1;
+          continue;
+        }
         if (sent && !readOnly) mayHaveCommitted = true;
         const again = isConnectionError(error) && (safe || !mayHaveCommitted) && Date.now() + wait <= deadline;
         if (!again) {
@@ -328,6 +405,7 @@ export class Client {
           throw translate(error);
         }
         await new Promise((resolve) => setTimeout(resolve, wait * (1 - 0.5 * Math.random())));
+        wait = Math.min(wait * 2, policy.maxDelayMs);
       }
     }
   }
@@ -667,6 +745,51 @@ export class Client {
     return this.retryLostAnswer(() => this.one<Job>("select * from ai.complete_job($1, $2, $3)", args));
   }
 
+  /**
+   * `ai.complete_jobs`: [jobId, fencingToken, result] triples in one call; the ids completed (now,
+   * or before under the same token: idempotent, so run again after a lost answer); a job whose
+   * lease was lost is left out.
+   */
+  completeJobs(done: [number, number, unknown][]): Promise<number[]> {
+    const args = [done.map((d) => d[0]), done.map((d) => d[1]), done.map((d) => jsonParam(d[2]))];
+    return this.retryLostAnswer(async () =>
+      (await this.query<{ value: number }>("select value from ai.complete_jobs($1, $2, $3::jsonb[]) as value", args)).map((r) => r.value),
+    );
+  }
+
+  /**
+   * `ai.complete_and_claim`: `done` completed as `completeJobs` does and up to `maxJobs` (0: none)
+   * claimed as `claimJobs` does, in one round trip and one transaction. Under `requestId` (a new
+   * one when not given) the same call again answers the same (run again after a lost answer).
+   */
+  async completeAndClaim(
+    workerId: string,
+    leaseSeconds: number,
+    queue: string,
+    maxJobs: number,
+    done: [number, number, unknown][],
+    requestId?: string,
+  ): Promise<{ completed: number[]; claimed: Job[] }> {
+    const args = [
+      workerId,
+      secondsParam(leaseSeconds),
+      queue,
+      maxJobs,
+      requestId ?? randomUUID(),
+      done.map((d) => d[0]),
+      done.map((d) => d[1]),
+      done.map((d) => jsonParam(d[2])),
+    ];
+    const rows = await this.retryLostAnswer(() =>
+      this.query<Job>("select * from ai.complete_and_claim($1, $2, $3, $4, $5, $6, $7, $8::jsonb[])", args),
+    );
+    // a completion is a row with only job_id and status ('COMPLETED') set; the claimed jobs follow
+    return {
+      completed: rows.filter((r) => r.status === "COMPLETED").map((r) => r.job_id),
+      claimed: rows.filter((r) => r.status !== "COMPLETED"),
+    };
+  }
+
   /** `ai.fail_job`: retried with backoff (or after `retryInSeconds`) until the attempts are spent. */
   failJob(jobId: number, fencingToken: number, error: string, retryInSeconds?: number): Promise<Job> {
     return this.one("select * from ai.fail_job($1, $2, $3, $4)", [
@@ -708,6 +831,44 @@ export class Client {
     ]);
   }
 
+  /**
+   * `ai.set_job_key` (an operator: ai_service acting for nobody; PermissionDenied when acting for
+   * an owner, no EXECUTE for a tenant): what claims hold a key of a queue to, replacing what was
+   * set (docs/queue.md, "Fair shares and limits"): `weight` (1 by default), `maxInFlight`,
+   * `ratePerMinute` and `burst` (omitted: no limit). The defaults clear the key.
+   */
+  async setJobKey(
+    queue: string,
+    key: string,
+    options: { weight?: number; maxInFlight?: number | null; ratePerMinute?: number | null; burst?: number | null } = {},
+  ): Promise<void> {
+    await this.query("select (ai.set_job_key($1, $2, $3, $4, $5, $6)).queue as value", [
+      queue,
+      key,
+      options.weight ?? 1,
+      options.maxInFlight ?? null,
+      options.ratePerMinute ?? null,
+      options.burst ?? null,
+    ]);
+  }
+
+  /**
+   * `ai.job_key_status`: each key's settings, in-flight count, tokens and backlog, of one queue or
+   * all, in (queue, key) order after (`afterQueue`, `afterKey`), at most `maxRows` (100); a tenant
+   * sees only its own keys.
+   */
+  jobKeyStatus(
+    queue?: string | null,
+    options: { maxRows?: number; afterQueue?: string | null; afterKey?: string | null } = {},
+  ): Promise<JobKeyStatus[]> {
+    return this.query("select * from ai.job_key_status($1, $2, $3, $4)", [
+      queue ?? null,
+      options.maxRows ?? 100,
+      options.afterQueue ?? null,
+      options.afterKey ?? null,
+    ]);
+  }
+
   cancelJob(jobId: number): Promise<Job> {
     return this.one("select * from ai.cancel_job($1)", [jobId]);
   }
@@ -742,6 +903,98 @@ export class Client {
 
   reapExpired(queue?: string): Promise<number> {
     return this.scalar("select ai.reap_expired($1) as value", [queue ?? null]);
+  }
+
+  // -- the console's reads and evals ----------------------------------------------------------
+
+  /**
+   * `ai.queue_throughput`: per queue (or only `queue`) and bucket of `bucketSeconds` (300), the
+   * jobs finished within `sinceSeconds` (3600) and their latency; a bucket without one has no row.
+   */
+  queueThroughput(queue?: string | null, options: { sinceSeconds?: number; bucketSeconds?: number } = {}): Promise<QueueThroughput[]> {
+    return this.query("select * from ai.queue_throughput($1, $2, $3)", [
+      queue ?? null,
+      secondsParam(options.sinceSeconds ?? 3600),
+      secondsParam(options.bucketSeconds ?? 300),
+    ]);
+  }
+
+  /** `ai.session_status_counts`: how many sessions per status (of `owner` when given). */
+  async sessionStatusCounts(owner?: string | null): Promise<Partial<Record<SessionStatus, number>>> {
+    const rows = await this.query<{ status: SessionStatus; sessions: number }>("select * from ai.session_status_counts($1)", [owner ?? null]);
+    return Object.fromEntries(rows.map((r) => [r.status, r.sessions]));
+  }
+
+  /** `ai.list_streams`: a thread's streams, oldest first, each as getStream returns it; the next page: `afterStreamKey` = the last one's key. */
+  listStreams(
+    threadId: string,
+    options: { staleAfterSeconds?: number; maxRows?: number; afterStreamKey?: string | null } = {},
+  ): Promise<StreamState[]> {
+    return this.query("select * from ai.list_streams($1, $2, $3, $4)", [
+      threadId,
+      secondsParam(options.staleAfterSeconds ?? 30),
+      options.maxRows ?? 100,
+      options.afterStreamKey ?? null,
+    ]);
+  }
+
+  /** `ai.list_forks`: the threads forked or copied from `threadId`, oldest first; the next page: `afterThreadId` = the last fork's id. */
+  listForks(threadId: string, options: { maxRows?: number; afterThreadId?: string | null } = {}): Promise<Fork[]> {
+    return this.query("select * from ai.list_forks($1, $2, $3)", [threadId, options.maxRows ?? 100, options.afterThreadId ?? null]);
+  }
+
+  /**
+   * `ai.trajectory`: the recorded steps of a thread (tool calls with arguments, the final answer),
+   * only those written after `afterCheckpointId` when given; at most `maxRows` (10,000), the next
+   * page after `afterSeq` = the last step's seq.
+   */
+  trajectory(
+    threadId: string,
+    options: { afterCheckpointId?: string | null; checkpointNs?: string; maxRows?: number; afterSeq?: number | null } = {},
+  ): Promise<TrajectoryStep[]> {
+    return this.query("select * from ai.trajectory($1, $2, $3, $4, $5)", [
+      threadId,
+      options.afterCheckpointId ?? null,
+      options.checkpointNs ?? "",
+      options.maxRows ?? 10000,
+      options.afterSeq ?? null,
+    ]);
+  }
+
+  /** `ai.record_eval_run`: keeps one replay's outcome (its scores and diff) for later queries. */
+  recordEvalRun(
+    threadId: string,
+    candidate: string,
+    passed: boolean,
+    options: { scores?: Record<string, unknown>; diff?: unknown; replayThreadId?: string | null; fromCheckpointId?: string | null } = {},
+  ): Promise<EvalRun> {
+    return this.one("select * from ai.record_eval_run($1, $2, $3, $4, $5, $6, $7)", [
+      threadId,
+      candidate,
+      passed,
+      jsonParam(options.scores ?? {}),
+      jsonParam(options.diff ?? {}),
+      options.replayThreadId ?? null,
+      options.fromCheckpointId ?? null,
+    ]);
+  }
+
+  /** `ai.get_eval_runs`: the caller's eval runs, newest first; the next page: `beforeThreadId`, `beforeEvalId` = the last run's. */
+  getEvalRuns(
+    options: { threadId?: string | null; candidate?: string | null; maxRows?: number; beforeThreadId?: string | null; beforeEvalId?: number | null } = {},
+  ): Promise<EvalRun[]> {
+    return this.query("select * from ai.get_eval_runs($1, $2, $3, $4, $5)", [
+      options.threadId ?? null,
+      options.candidate ?? null,
+      options.maxRows ?? 100,
+      options.beforeThreadId ?? null,
+      options.beforeEvalId ?? null,
+    ]);
+  }
+
+  /** `ai.archive_jobs` (ai_service): up to `maxRows` jobs finished more than `olderThanSeconds` (a day) ago moved to ai.agent_jobs_archive; how many (call until 0). */
+  archiveJobs(options: { olderThanSeconds?: number; maxRows?: number } = {}): Promise<number> {
+    return this.scalar("select ai.archive_jobs($1, $2) as value", [secondsParam(options.olderThanSeconds ?? 86400), options.maxRows ?? 10000]);
   }
 
   // -- side effects -----------------------------------------------------------------------------
@@ -927,6 +1180,11 @@ export class Client {
     return this.scalar("select ai.ulid() as value", []);
   }
 
+  /** `ai.ulid_time`: the time a ULID encodes. */
+  ulidTime(ulid: string): Promise<Date> {
+    return this.scalar("select ai.ulid_time($1) as value", [ulid]);
+  }
+
   /** `ai.put_checkpoint`: a durable step in one call (checkpoint, new channel values, held writes, messages). */
   putCheckpoint(args: PutCheckpointArgs): Promise<string> {
     const values = args.values ?? [];
@@ -1048,6 +1306,180 @@ export class Client {
       newThreadId ?? null,
       checkpointNs,
     ]);
+  }
+
+  // -- long-term memory (docs/memory.md) --------------------------------------------------------
+
+  /**
+   * `ai.put_memory`: stores (or replaces) an item of the caller's (a tenant's, or the end user's a
+   * service acts for). `indexTexts`: what full-text search ranks it by (omitted: the whole value;
+   * empty: nothing); `embeddings`: field -> vector; `ttlSeconds`: it expires that long after.
+   */
+  putMemory(
+    namespace: string[],
+    key: string,
+    value: Record<string, unknown>,
+    options: { ttlSeconds?: number | null; indexTexts?: string[] | null; embeddings?: Record<string, number[]> | null } = {},
+  ): Promise<MemoryItem> {
+    return this.one("select * from ai.put_memory($1, $2, $3, $4, $5, $6)", [
+      namespace,
+      key,
+      jsonParam(value),
+      secondsParam(options.ttlSeconds),
+      options.indexTexts ?? null,
+      options.embeddings === undefined || options.embeddings === null ? null : jsonParam(options.embeddings),
+    ]);
+  }
+
+  /** `ai.get_memory`: the live item, or null; `refreshTtl` moves its expiry to now + its ttl. */
+  async getMemory(namespace: string[], key: string, refreshTtl = false): Promise<MemoryItem | null> {
+    const rows = await this.query<MemoryItem>("select * from ai.get_memory($1, $2, $3)", [namespace, key, refreshTtl]);
+    return rows[0] ?? null;
+  }
+
+  /** `ai.delete_memory`: true when a live item was deleted. */
+  deleteMemory(namespace: string[], key: string): Promise<boolean> {
+    return this.scalar("select ai.delete_memory($1, $2) as value", [namespace, key]);
+  }
+
+  /**
+   * `ai.search_memory`: live items under a prefix of whole labels (`[]`: everything) that pass
+   * `filter`, ranked by `queryEmbedding`, else by the full-text `query`, else newest first.
+   */
+  searchMemory(
+    namespacePrefix: string[] = [],
+    options: {
+      filter?: Record<string, unknown> | null;
+      query?: string | null;
+      limit?: number;
+      offset?: number;
+      refreshTtl?: boolean;
+      queryEmbedding?: number[] | null;
+      distance?: "cosine" | "inner_product" | "l2";
+    } = {},
+  ): Promise<MemoryItem[]> {
+    return this.query("select * from ai.search_memory($1, $2, $3, $4, $5, $6, $7::real[], $8)", [
+      namespacePrefix,
+      options.filter === undefined || options.filter === null ? null : jsonParam(options.filter),
+      options.query ?? null,
+      options.limit ?? 10,
+      options.offset ?? 0,
+      options.refreshTtl ?? false,
+      options.queryEmbedding ?? null,
+      options.distance ?? "cosine",
+    ]);
+  }
+
+  /** `ai.list_memory_namespaces`: the namespaces of live items (`*` matches one label in a prefix or suffix). */
+  async listMemoryNamespaces(
+    options: { prefix?: string[] | null; suffix?: string[] | null; maxDepth?: number | null; limit?: number; offset?: number } = {},
+  ): Promise<string[][]> {
+    const rows = await this.query<{ n: string[] }>("select n from ai.list_memory_namespaces($1, $2, $3, $4, $5) n", [
+      options.prefix ?? null,
+      options.suffix ?? null,
+      options.maxDepth ?? null,
+      options.limit ?? 100,
+      options.offset ?? 0,
+    ]);
+    return rows.map((r) => r.n);
+  }
+
+  /** `ai.sweep_memory` (ai_service; no EXECUTE for a tenant, 42501): deletes up to `batchSize` expired items of every owner. */
+  sweepMemory(batchSize = 1000): Promise<number> {
+    return this.scalar("select ai.sweep_memory($1) as value", [batchSize]);
+  }
+
+  /** Whether this role may call `ai.sweep_memory` (a member of ai_service). */
+  maySweepMemory(): Promise<boolean> {
+    return this.scalar("select has_function_privilege('ai.sweep_memory(integer)', 'execute') as value", []);
+  }
+
+  /**
+   * `ai.archive_memory`: moves up to `maxItems` of the caller's live items under the prefix
+   * (`[]`: all) to the archive, each deleted only once copied; how many. Call again until it
+   * returns less than `maxItems`.
+   */
+  archiveMemory(namespacePrefix: string[] = [], maxItems = 1000): Promise<number> {
+    return this.scalar("select ai.archive_memory($1, $2) as value", [namespacePrefix, maxItems]);
+  }
+
+  /** `ai.restore_memory`: moves up to `maxItems` archived items under the prefix back as they were (a live item written since stays: `superseded`). */
+  restoreMemory(namespacePrefix: string[] = [], maxItems = 1000): Promise<MemoryRestore> {
+    return this.one("select * from ai.restore_memory($1, $2)", [namespacePrefix, maxItems]);
+  }
+
+  /** `ai.batch_memory`: operations in order in one call and one transaction; their results (JSON: times as ISO 8601 text) in order. */
+  batchMemory(ops: MemoryOp[]): Promise<unknown[]> {
+    return this.scalar("select ai.batch_memory($1) as value", [jsonParam(ops)]);
+  }
+
+  /**
+   * `ai.checkpoints_between`: a thread's checkpoints (all namespaces) saved in [from, to), oldest
+   * first, one page of `maxRows` (1000); the next: `afterCheckpointNs`, `afterCheckpointId` = the last row's.
+   */
+  checkpointsBetween(
+    threadId: string,
+    from: Date,
+    to: Date,
+    options: { maxRows?: number; afterCheckpointNs?: string | null; afterCheckpointId?: string | null } = {},
+  ): Promise<CheckpointSummary[]> {
+    return this.query("select * from ai.checkpoints_between($1, $2, $3, $4, $5, $6)", [
+      threadId,
+      from,
+      to,
+      options.maxRows ?? 1000,
+      options.afterCheckpointNs ?? null,
+      options.afterCheckpointId ?? null,
+    ]);
+  }
+
+  /** `ai.copy_thread`: every checkpoint (with its writes and values) into a new thread of the same owner; how many. */
+  copyThread(sourceThreadId: string, targetThreadId: string): Promise<number> {
+    return this.scalar("select ai.copy_thread($1, $2) as value", [sourceThreadId, targetThreadId]);
+  }
+
+  /** `ai.delete_for_runs`: the checkpoints whose metadata run_id is one of `runIds`; how many. */
+  deleteForRuns(runIds: string[]): Promise<number> {
+    return this.scalar("select ai.delete_for_runs($1) as value", [runIds]);
+  }
+
+  /** `ai.prune_checkpoints`: 'keep_latest' (the newest of each namespace, and what it is rebuilt from) or 'delete'; the checkpoints deleted. */
+  pruneCheckpoints(threadIds: string[], strategy: "keep_latest" | "delete" = "keep_latest"): Promise<number> {
+    return this.scalar("select ai.prune_checkpoints($1, $2) as value", [threadIds, strategy]);
+  }
+
+  /**
+   * `ai.prune_idle_threads`: one bounded batch of the walk over the caller's sessions, pruning
+   * those with no checkpoint newer than `idleSeconds` ago; call again with `afterThreadId` =
+   * the batch's `next_thread_id` until it is null.
+   */
+  pruneIdleThreads(
+    idleSeconds: number,
+    options: { strategy?: "keep_latest" | "delete"; maxThreads?: number; afterThreadId?: string | null } = {},
+  ): Promise<PruneBatch> {
+    return this.one("select * from ai.prune_idle_threads($1, $2, $3, $4)", [
+      secondsParam(idleSeconds),
+      options.strategy ?? "keep_latest",
+      options.maxThreads ?? 1000,
+      options.afterThreadId ?? null,
+    ]);
+  }
+
+  /**
+   * `ai.archive_sessions` (ai_service): one batch of up to `batchSize` (1000) sessions finished
+   * more than `olderThanSeconds` (90 days) ago moved to ai_archive, oldest first; call until it
+   * returns none (docs/operations.md, "Retention").
+   */
+  archiveSessions(options: { olderThanSeconds?: number; batchSize?: number } = {}): Promise<ArchivedSession[]> {
+    return this.query("select * from ai.archive_sessions($1, $2)", [
+      secondsParam(options.olderThanSeconds ?? 90 * 86400),
+      options.batchSize ?? 1000,
+    ]);
+  }
+
+  /** `ai.restore_session` (ai_service): an archived session, with all archived with it, back in the hot tables. */
+  restoreSession(threadId: string): Promise<Session> {
+    return this.one("select * from ai.restore_session($1)", [threadId]);
   }
 
   /** `ai.delete_thread`: the thread and all it owns, leaving a tombstone; false when not found. */

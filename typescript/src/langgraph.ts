@@ -488,3 +488,4 @@ function head(threadId: string): RunnableConfig {
 }
 
 export { AgentStateSerializer } from "./serde.js";
+export { AgentStateStore, BATCH_LIMIT, type MemoryIndexConfig } from "./store.js";

@@ -136,6 +136,25 @@ export interface JobAttempt {
   error: string | null;
 }
 
+/**
+ * One row of ai.job_key_status: a key of a queue, what an operator set for it (weight,
+ * max_in_flight, rate_per_minute, burst) and its figures: in_flight (running jobs whose lease
+ * holds), tokens (the bucket now; null for tenants), backlog and due (PENDING; counts stop at
+ * 10,000). A tenant sees only the keys of its own jobs, counted over its own jobs.
+ */
+export interface JobKeyStatus {
+  queue: string;
+  key: string;
+  weight: number;
+  max_in_flight: number | null;
+  in_flight: number;
+  rate_per_minute: number | null;
+  burst: number | null;
+  tokens: number | null;
+  backlog: number;
+  due: number;
+}
+
 export interface QueueStats {
   queue: string;
   pending: number;
@@ -334,6 +353,122 @@ export interface LineageStep {
   checkpoint_id: string;
   parent_checkpoint_id: string | null;
   depth: number;
+  created_at: Date;
+  metadata: Record<string, Json>;
+}
+
+/** One bucket of one queue (ai.queue_throughput): jobs finished in it (COMPLETED, FAILED) and their enqueue-to-finish times. */
+export interface QueueThroughput {
+  queue: string;
+  bucket_start: Date;
+  completed: number;
+  failed: number;
+  /** node-postgres's interval objects ({ seconds, milliseconds, ... }), or null. */
+  mean_latency: unknown;
+  max_latency: unknown;
+}
+
+/**
+ * A thread made from another (ai.list_forks) by `forkThread` (`from_checkpoint_id`: where it
+ * started) or `copy_thread` (null), with the first replay job enqueued on it, if any.
+ */
+export interface Fork {
+  fork_thread_id: string;
+  owner: string;
+  status: SessionStatus;
+  created_at: Date;
+  from_checkpoint_id: string | null;
+  replay_job_id: number | null;
+  replay_model: string | null;
+}
+
+/** ai.trajectory: one step of a recorded trajectory (tool calls with their arguments, the final answer). */
+export interface TrajectoryStep {
+  seq: number;
+  role: MessageRole;
+  tool_name: string | null;
+  arguments: Json;
+  content: Json;
+  is_final: boolean;
+}
+
+/** ai.eval_runs: one replay of a recorded thread by a candidate, with its scores. */
+export interface EvalRun {
+  eval_id: number;
+  thread_id: string;
+  owner: string;
+  replay_thread_id: string | null;
+  from_checkpoint_id: string | null;
+  candidate: string;
+  passed: boolean;
+  scores: Record<string, Json>;
+  diff: Json;
+  created_at: Date;
+}
+
+/** ai.memory_item: one item of long-term memory (docs/memory.md); `score` is its search rank (null without a query). */
+export interface MemoryItem {
+  namespace: string[];
+  key: string;
+  value: Record<string, Json>;
+  created_at: Date;
+  updated_at: Date;
+  expires_at: Date | null;
+  score: number | null;
+}
+
+/** One batch of ai.restore_memory: items restored, and archived copies dropped because a live item of the key was written since. */
+export interface MemoryRestore {
+  restored: number;
+  superseded: number;
+}
+
+/** One operation of `batchMemory` (ai.batch_memory), by its SQL names. */
+export type MemoryOp =
+  | { op: "get"; namespace: string[]; key: string; refresh_ttl?: boolean }
+  | {
+      op: "put";
+      namespace: string[];
+      key: string;
+      /** null deletes the item */
+      value: Record<string, Json> | null;
+      ttl_seconds?: number | null;
+      index_texts?: string[] | null;
+      embeddings?: Record<string, number[]> | null;
+    }
+  | {
+      op: "search";
+      namespace_prefix?: string[];
+      filter?: Record<string, Json> | null;
+      query?: string | null;
+      limit?: number;
+      offset?: number;
+      refresh_ttl?: boolean;
+      query_embedding?: number[] | null;
+      distance?: "cosine" | "inner_product" | "l2";
+    }
+  | { op: "list_namespaces"; prefix?: string[] | null; suffix?: string[] | null; max_depth?: number | null; limit?: number; offset?: number };
+
+/** One session ai.archive_sessions moved to the archive, with the rows moved per table. */
+export interface ArchivedSession {
+  thread_id: string;
+  owner: string;
+  status: SessionStatus;
+  completed_at: Date;
+  rows_moved: Record<string, number>;
+}
+
+/** One batch of ai.prune_idle_threads: the threads pruned, and where the next batch starts (null: the walk is done). */
+export interface PruneBatch {
+  pruned: number;
+  next_thread_id: string | null;
+}
+
+/** A row of ai.checkpoints_between: a checkpoint without its blobs. */
+export interface CheckpointSummary {
+  checkpoint_ns: string;
+  checkpoint_id: string;
+  parent_checkpoint_id: string | null;
   created_at: Date;
   metadata: Record<string, Json>;
 }

@@ -6,6 +6,7 @@
  * (members of ai_user) and app_service (ai_service), and as the superuser for resets.
  */
 import pg from "pg";
+import { Client } from "../src/index.js";
 
 export const TEMPLATE_DB = process.env.AGENT_STATE_TEST_DB ?? "agent_state_test";
 export const TS_DB = process.env.AGENT_STATE_TS_DB ?? `${TEMPLATE_DB}_ts`;
@@ -39,4 +40,24 @@ export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs 
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Clients over pools of the test roles: tenant_a (`a`), tenant_b (`b`), app_service (`service`); `end` closes the pools. */
+export interface RoleClients {
+  a: Client;
+  b: Client;
+  service: Client;
+  end(): Promise<void>;
+}
+
+export function roleClients(): RoleClients {
+  const pools = [pool("tenant_a"), pool("tenant_b"), pool("app_service")] as const;
+  return {
+    a: new Client(pools[0]),
+    b: new Client(pools[1]),
+    service: new Client(pools[2]),
+    end: async () => {
+      await Promise.all(pools.map((p) => p.end()));
+    },
+  };
 }

@@ -4,10 +4,18 @@
 // until the database is writable, and lands once; a read whose idle connection the server ended
 // is tried again on another. The read-only window is default_transaction_read_only set on the
 // test database (new sessions only), reset while the client retries.
+import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
 import pg from "pg";
-import { Client, IDEMPOTENT, OutcomeUnknown } from "../src/index.js";
+import { Client, IDEMPOTENT, OutcomeUnknown, READS } from "../src/index.js";
 import { TS_DB, connectionConfig, pool, waitFor } from "./db.js";
+
+const run = promisify(execFile);
+const root = process.env.AGENT_STATE_ROOT ?? path.resolve(process.cwd(), "..");
+const vpy = process.env.AGENT_STATE_VPY ?? path.join(root, ".venv", "bin", "python");
 
 async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client(connectionConfig(undefined, "postgres")); // not the test database: its new sessions may be read-only
@@ -26,6 +34,19 @@ describe("a client with a retry policy", () => {
     expect(IDEMPOTENT.create_session!(["t", "{}"])).toBe(true);
     expect(IDEMPOTENT.record_event).toBeUndefined();
     expect(new OutcomeUnknown("x")).toBeInstanceOf(Error);
+  });
+
+  it("retries and counts as reads every function this client calls exactly as Python's agent_state.retry does", async () => {
+    const called = new Set(
+      [...readFileSync(path.join(root, "typescript", "src", "client.ts"), "utf8").matchAll(/\bai\.([a-z][a-z_0-9]*)\(/g)].map((m) => m[1]!),
+    );
+    const script = "import json; from agent_state.retry import IDEMPOTENT, READS; print(json.dumps([sorted(IDEMPOTENT), sorted(READS)]))";
+    const { stdout } = await run(vpy, ["-c", script], { env: { ...process.env, PYTHONPATH: path.join(root, "python") } });
+    const [idempotent, reads] = JSON.parse(stdout) as [string[], string[]];
+    const TS_ONLY_READS = ["current_owner", "list_jobs"]; // reads Python's client does not list (it calls them elsewhere or not at all)
+    const ours = (names: Iterable<string>) => [...names].filter((n) => called.has(n)).sort();
+    expect(ours(Object.keys(IDEMPOTENT))).toEqual(ours([...idempotent, ...TS_ONLY_READS]));
+    expect(ours(READS)).toEqual(ours([...reads, ...TS_ONLY_READS]));
   });
 
   it("tries a write refused as read-only again until the database is writable, and writes it once", async () => {
