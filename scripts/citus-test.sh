@@ -2,10 +2,10 @@
 # The suites of `make test-citus` against a formation scripts/citus.sh built, deployed and
 # distributed (docs/scaling.md, "What runs on a formation"), each part timed:
 #
-#   citus     tests/citus: the identity attacks, setup() and `make demo` on databases of their own
-#             (the demo's crash and resume), SET LOCAL after a carried call
 #   pgtap     the pgTAP files of tests/citus/pgtap.txt, and those of pgtap-owner-reads.txt with
 #             the superuser's reads through the owner's connections (owner_reads below)
+#   citus     tests/citus: the identity attacks, setup() and `make demo` on databases of their own
+#             (the demo's crash and resume), SET LOCAL after a carried call
 #   pytest    the tests of tests/python listed in tests/citus/pytest.txt, against the coordinator
 #             (AGENT_STATE_TEST_DSN names its database, one process); tests/citus/pytest-left.txt
 #             lists every other file or test of tests/python, and why it is not run there
@@ -13,7 +13,8 @@
 #             langgraph-checkpoint-postgres, as `make test-upstream` runs it) in the formation's
 #             database itself, the tests of tests/citus/upstream.txt (the others: upstream-left.txt)
 #
-#   scripts/citus-test.sh [PART ...]    every part by default; exit 1 when any failed
+#   scripts/citus-test.sh [PART ...]    every part by default, in this order (pgTAP first, on the
+#                                       fresh database); exit 1 when any failed
 #
 # Environment: CITUS_PORT (6200), VPY (.venv/bin/python), UPSTREAM (.upstream, laid out by
 # tests/upstream/langgraph/prepare.py), CITUS_ARGS (more pytest arguments for the citus part).
@@ -25,7 +26,7 @@ VPY=${VPY:-$ROOT/.venv/bin/python}
 UPSTREAM=${UPSTREAM:-$ROOT/.upstream}
 DSN="postgresql://postgres@127.0.0.1:$PORT/agent_state"
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(citus pgtap pytest upstream)
+[ ${#parts[@]} -gt 0 ] || parts=(pgtap citus pytest upstream)  # pgTAP first: some files count every row of a table (a fresh database, as on one server)
 # a list's entries: one a line, `#` comments (whole lines, or after two spaces) left out
 listed() { grep -v '^#' "$1" | sed 's/  #.*//; s/[[:space:]]*$//' | grep -v '^$'; }
 
