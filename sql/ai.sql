@@ -12775,6 +12775,14 @@ declare
     on conflict do nothing
     returning * into m;$a$;
   v_rows boolean;
+  -- ai._append_step_messages' INSERT of a step's messages, as deploy/checkpoints_functions.sql writes it
+  v_step_messages constant pg_catalog.text := $a$      insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key,
+                                       created_at)
+      select $1, n.seq + e.ord, $2, e.m ->> 'role', e.m -> 'content', ai.estimate_tokens(e.m -> 'content'), null,
+             e.m ->> 'idempotency_key', v_now
+      from (select coalesce(max(x.seq), 0) as seq from ai.session_messages x where x.thread_id = $1) n
+      cross join pg_catalog.jsonb_array_elements($4) with ordinality e(m, ord)
+      order by e.ord;$a$;
   -- the per-thread writes delegated to the worker that holds the thread (step 6d)
   v_delegated pg_catalog.text[] := array[
     'ai.put_checkpoint(text,text,text,text,text,bytea,jsonb,jsonb,ai.checkpoint_values,ai.task_writes,jsonb,ai.step_commit)',
@@ -13051,6 +13059,32 @@ $b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
     end if;$b$), '^(\s*(#[^\n]*\n\s*)*)declare', '\1declare v_fo_owner text; v_fo_seq bigint;', 'i');
     execute pg_catalog.replace(r.def, r.prosrc, v_body);
     v_done := v_done operator(pg_catalog.||) 'ai.append_message_idempotent: the session, the seq and the message in three statements'::pg_catalog.text;
+  end loop;
+
+  -- A step's messages (ai._append_step_messages, put_checkpoint's fast path: one INSERT ... SELECT
+  -- of every message) inside a transaction block, where Citus does not delegate put_checkpoint,
+  -- go through the coordinator, where that INSERT ... SELECT is a COPY into the thread's shard,
+  -- which row level security refuses (0A000 "COPY FROM not supported with row-level security").
+  -- On a formation it becomes the thread's newest seq, then one INSERT ... VALUES per message (a
+  -- router insert through the coordinator, a local one on the worker); the same rows, in the
+  -- same subtransaction. One server keeps its one statement.
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai._append_step_messages(text, text, text, jsonb)'::pg_catalog.regprocedure
+              and pg_catalog.strpos(p.prosrc, 'v_fo_seq') operator(pg_catalog.=) 0 loop
+    if pg_catalog.strpos(r.prosrc, v_step_messages) operator(pg_catalog.=) 0 or r.prosrc !~* '^\s*declare\M' then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai._append_step_messages writes the messages in a shape it does not know';
+    end if;
+    v_body := pg_catalog.regexp_replace(pg_catalog.replace(r.prosrc, v_step_messages, $b$      -- on a Citus formation (ai.distribute()): the newest seq, then one INSERT ... VALUES per message
+      select coalesce(max(x.seq), 0) into v_fo_seq from ai.session_messages x where x.thread_id = $1;
+      for v_fo_m, v_fo_ord in select e.m, e.ord from pg_catalog.jsonb_array_elements($4) with ordinality e(m, ord) order by e.ord loop
+        insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key,
+                                         created_at)
+        values ($1, v_fo_seq + v_fo_ord, $2, v_fo_m ->> 'role', v_fo_m -> 'content', ai.estimate_tokens(v_fo_m -> 'content'), null,
+                v_fo_m ->> 'idempotency_key', v_now);
+      end loop;$b$), '^(\s*)declare', '\1declare v_fo_seq bigint; v_fo_m jsonb; v_fo_ord bigint;', 'i');
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) 'ai._append_step_messages: one INSERT ... VALUES per message'::pg_catalog.text;
   end loop;
 
   -- 6d. one node per step: the per-thread writes become distributed functions co-located with

@@ -17,8 +17,12 @@ from contextlib import contextmanager
 
 import psycopg
 import pytest
-from formation import connect, thread, worker_of
+from formation import connect, thread, url, worker_of
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import empty_checkpoint
 from psycopg.types.json import Jsonb
+
+from agent_state.langgraph_saver import AgentStateSaver
 
 # the client's own call (python/agent_state/checkpoints.py, PUT_CHECKPOINT)
 PUT_CHECKPOINT = (
@@ -224,3 +228,25 @@ def test_the_ledger_sees_a_live_holder_and_takes_over_a_finished_jobs_reservatio
     with connect("tenant_a") as conn:
         row = conn.execute("select outcome, taken_over from ai.begin_side_effect(%s, 'held')", (t,)).fetchone()
     assert row == ("execute", True)
+
+
+def test_a_step_with_messages_inside_a_transaction_block_is_written_through_the_coordinator() -> None:
+    """Inside BEGIN/COMMIT Citus does not delegate: the step's messages go through the coordinator,
+    where a multi-row INSERT ... SELECT into ai.session_messages is a COPY, which RLS refuses
+    (0A000 "COPY FROM not supported with row-level security"). The saver's puts with mirrored
+    messages, two steps in the caller's transaction."""
+    t = thread("dm")
+    with psycopg.connect(url("tenant_a")) as conn:
+        saver = AgentStateSaver(conn, mirror_messages="messages")
+        config: RunnableConfig = {"configurable": {"thread_id": t, "checkpoint_ns": ""}}
+        version = None
+        with conn.transaction():
+            for n, said in enumerate((["hi", "yo"], ["hi", "yo", "so"])):
+                cp = empty_checkpoint()
+                cp["channel_values"] = {"messages": [{"role": "user", "content": c} for c in said]}
+                version = saver.get_next_version(version, None)
+                cp["channel_versions"] = {"messages": version}
+                config = saver.put(config, cp, {"step": n}, cp["channel_versions"])
+        conn.commit()
+        rows = conn.execute("select seq, content ->> 'content' from ai.get_messages(%s)", (t,)).fetchall()
+    assert rows == [(1, "hi"), (2, "yo"), (3, "so")]
