@@ -94,8 +94,11 @@ comment on function ai._formation_secret() is
 
 -- The caller's identity across the nodes of a Citus formation; called by ai.current_owner() and
 -- ai.sees_all_owners() only when the citus library is loaded.
---   * On a connection of a login that is not the schema owner (the caller's own, on the
---     coordinator or on a worker it connected to): the identity is carried. The calling role and
+--   * On a worker, a login that is not the schema owner (a call delegated to the worker that holds
+--     its thread, or a login there): nothing is carried; returns NULL (the caller's own identity,
+--     as on one server). Its statements run on this worker's shards; one that reaches another node
+--     arrives there as the schema owner without an identity, which refuses it (AS070).
+--   * On the coordinator, a login that is not the schema owner: the identity is carried. The calling role and
 --     the acting owner valid in this transaction (ai.act_as) go, signed, into a SET LOCAL of
 --     ai.carried_identity that Citus sends to every node this transaction reaches
 --     (citus.propagate_set_commands = local, set here for that one SET LOCAL). Once per transaction
@@ -121,6 +124,8 @@ declare
   v_acting pg_catalog.text := '';
   v_intermediate pg_catalog.text := 'create_intermediate_result';
   v_propagate pg_catalog.text;
+  v_local_group pg_catalog.text := 'pg_dist_local_group';
+  v_on_worker boolean;
 begin
   select n.nspowner::pg_catalog.regrole::pg_catalog.name into v_owner from pg_catalog.pg_namespace n where n.nspname = 'ai';
   if a_role operator(pg_catalog.=) v_owner then
@@ -163,6 +168,21 @@ begin
   end if;
   v_payload := pg_catalog.jsonb_build_object('role', a_role, 'acting', v_acting)::pg_catalog.text;
   if v_payload is distinct from pg_catalog.current_setting('ai.carried_payload', true) then
+    -- on a worker (a call delegated to the worker that holds its thread, or a login there): its
+    -- statements run on this node's shards as the caller, and nothing is carried (the carry's
+    -- coordinated transaction and signed SET LOCAL were about a quarter of a delegated call's
+    -- CPU there). A statement that leaves this node reaches the other as the schema owner without
+    -- an identity: AS070 there, never the owner's rows (tests/citus/test_delegation.py).
+    if exists (select from pg_catalog.pg_extension e where e.extname = 'citus') then
+      perform 'PRAGMA:disable:check';  -- Citus' catalog: see ai._formation_secret
+      execute pg_catalog.format('select g.groupid operator(pg_catalog.<>) 0 from pg_catalog.%I g', v_local_group)
+         into v_on_worker;
+      perform 'PRAGMA:enable:check';
+      if v_on_worker then
+        perform pg_catalog.set_config('ai.carried_payload', v_payload, true);
+        return null;
+      end if;
+    end if;
     v_secret := ai._formation_secret();
     if v_secret is null then
       return null;  -- not distributed (yet): nothing to carry
@@ -193,7 +213,7 @@ begin
 end
 $$;
 comment on function ai._formation_caller(name) is
-  'Internal, Citus only (called by ai.current_owner and ai.sees_all_owners when the citus library is loaded): carries the caller''s identity (calling role, acting owner), signed, to the shards this transaction reaches; on a connection as the schema owner returns the carried identity, or raises AS070 when none or an unsigned one came.';
+  'Internal, Citus only (called by ai.current_owner and ai.sees_all_owners when the citus library is loaded): on the coordinator carries the caller''s identity (calling role, acting owner), signed, to the shards this transaction reaches (on a worker nothing: a delegated call runs on its own shards there); on a connection as the schema owner returns the carried identity, or raises AS070 when none or an unsigned one came.';
 
 -- The first thing every SECURITY DEFINER function of ai does on a formation (ai.distribute()
 -- puts it into their DECLARE section there: a function that touches a distributed table only

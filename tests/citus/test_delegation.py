@@ -17,7 +17,7 @@ from contextlib import contextmanager
 
 import psycopg
 import pytest
-from formation import connect, thread, url, worker_of
+from formation import WORKER_PORTS, connect, thread, url, worker_of
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import empty_checkpoint
 from psycopg.types.json import Jsonb
@@ -250,3 +250,34 @@ def test_a_step_with_messages_inside_a_transaction_block_is_written_through_the_
         conn.commit()
         rows = conn.execute("select seq, content ->> 'content' from ai.get_messages(%s)", (t,)).fetchall()
     assert rows == [(1, "hi"), (2, "yo"), (3, "so")]
+
+
+def test_a_call_on_a_worker_carries_no_identity_so_what_leaves_that_worker_is_refused() -> None:
+    """On a worker (a delegated call, or a login there) a call runs on that worker's shards as the
+    caller and carries no identity (the carry's coordinated transaction and signed SET LOCAL cost a
+    delegated call about a quarter of its worker CPU). What such a call sends to another node then
+    arrives there as the schema owner without an identity: refused (AS070), never the owner's rows.
+    A tenant logged in on the worker that does not hold its thread: its read of that thread, and
+    its write in a transaction block, are refused and write nothing; a write alone in its statement
+    is delegated on to the thread's worker, where it runs as the caller (another tenant: AS001)."""
+    t = thread("far")
+    with connect("tenant_a") as conn:
+        conn.execute("select ai.create_session(%s)", (t,))
+        conn.execute("select ai.append_messages(%s, %s)", (t, Jsonb([{"role": "user", "content": "hi"}])))
+    other = next(p for p in WORKER_PORTS if p != worker_of(t))
+    with connect("tenant_a", other) as conn:
+        with pytest.raises(psycopg.Error) as exc:
+            conn.execute("select seq from ai.get_messages(%s)", (t,)).fetchall()
+        assert exc.value.sqlstate == "AS070"
+        with pytest.raises(psycopg.Error) as exc, conn.transaction():
+            conn.execute("select ai.append_messages(%s, %s)", (t, Jsonb([{"role": "user", "content": "x"}])))
+        assert exc.value.sqlstate == "AS070"
+        conn.execute("select ai.append_messages(%s, %s)", (t, Jsonb([{"role": "user", "content": "y"}])))
+    with connect("tenant_b", other) as conn, pytest.raises(psycopg.Error) as exc:
+        conn.execute("select ai.append_messages(%s, %s)", (t, Jsonb([{"role": "user", "content": "z"}])))
+    assert exc.value.sqlstate == "AS001"
+    # on the worker that holds it, the same login reads and writes it as its own
+    with connect("tenant_a", worker_of(t)) as conn:
+        conn.execute("select ai.append_messages(%s, %s)", (t, Jsonb([{"role": "user", "content": "w"}])))
+        rows = conn.execute("select seq, content from ai.get_messages(%s)", (t,)).fetchall()
+    assert rows == [(1, "hi"), (2, "y"), (3, "w")]
