@@ -73,7 +73,7 @@ def main(n: int) -> None:
         ),
         (
             "put_checkpoint",
-            "select ai.put_checkpoint(%s, '', %s, null, 'json', '\\x01', '{}', '{}', messages => %s)",
+            "select ai.put_checkpoint(%s, '', %s, null, 'json', '\\x7b7d', '{}', '{}', messages => %s)",
             lambda i: (t, f"c{i}", Jsonb([{"role": "user", "content": f"s{i}", "idempotency_key": uuid.uuid4().hex}])),
         ),
     ]
