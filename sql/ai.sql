@@ -5066,7 +5066,9 @@ begin
          w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
   from (select * from ai.checkpoints c
         where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id <= v_bound
-        order by c.checkpoint_id desc
+        -- the whole key, so the plan is a backward probe of it whatever the statistics (a generic plan
+        -- on fresh statistics otherwise took a bitmap scan of the namespace: test_bounded_reads)
+        order by c.thread_id desc, c.checkpoint_ns desc, c.checkpoint_id desc
         limit 1) c
   cross join lateral (
     select array_agg(b.channel::text) as channels, array_agg(b.type) as types,
