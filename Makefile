@@ -463,8 +463,8 @@ citus-deploy: citus-formation
 # pytest-left.txt says why the others do not), LangGraph's checkpointer conformance suite against
 # the saver in the formation's database (tests/citus/upstream.txt). The formation is stopped at
 # the end, even on failure (its data stays in .citus/ for a look; citus-destroy removes it).
-# CITUS_PARTS: some of the parts only (pgtap citus pytest upstream). Part of `make test`: about 8
-# minutes on 2 cores (the formation 20 s, pgtap 2 min, citus 3, pytest 2, upstream 1), plus 2-3
+# CITUS_PARTS: some of the parts only (pgtap citus pytest upstream). Part of `make test`: about 14
+# minutes on 2 cores (the formation 25 s, pgtap 3 min, citus 4, pytest 5, upstream 1.5), plus 2-3
 # minutes the first time, to build Citus.
 CITUS_ARGS ?=
 CITUS_PARTS ?=

@@ -59,12 +59,14 @@ run_part() {
       CITUS_PORT=$PORT "$VPY" -m pytest -q -p no:cacheprovider -o addopts= --timeout=600 tests/citus ${CITUS_ARGS:-} ;;
     pgtap)
       # shellcheck disable=SC2046
-      pg_prove -h 127.0.0.1 -p "$PORT" -U postgres -d agent_state --failures $(listed tests/citus/pgtap.txt) || return 1
+      local failed=0
+      pg_prove -h 127.0.0.1 -p "$PORT" -U postgres -d agent_state --failures $(listed tests/citus/pgtap.txt) || failed=1
       # the files whose superuser's reads go through the owner's connections (owner_reads below)
       owner_reads "$ROOT/.citus/pgtap-owner-reads"
       # shellcheck disable=SC2046
       (cd "$ROOT/.citus/pgtap-owner-reads" && pg_prove -h 127.0.0.1 -p "$PORT" -U postgres -d agent_state --failures \
-         $(listed "$ROOT/tests/citus/pgtap-owner-reads.txt" | sed 's#^tests/pgtap/##')) ;;
+         $(listed "$ROOT/tests/citus/pgtap-owner-reads.txt" | sed 's#^tests/pgtap/##')) || failed=1
+      return $failed ;;
     pytest)
       local ids
       mapfile -t ids < <(listed tests/citus/pytest.txt)  # node ids may hold spaces
