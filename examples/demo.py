@@ -198,8 +198,11 @@ def draft(state: State, config: RunnableConfig) -> State:
         lambda call: send_email(call, USER_EMAIL, SUBJECT, body)
     )
     _write(config, ("assistant", {"text": f"Emailed {USER_EMAIL}: {SUBJECT}", "receipt": receipt}, "email-notice"))
+    # read before the event is recorded: a test that waits for the event and then lets the next
+    # worker's draft run through (drops the setting) must still find this one hanging
+    stall = os.environ.get(STALL_ENV) == "draft"
     _event(config, "model_call", "draft", prompt="write the report")
-    if os.environ.get(STALL_ENV) == "draft":
+    if stall:
         STALL.wait()  # the model call hangs: the demo kills this process here
     text = MODEL.draft(state["notes"])
     _write(
