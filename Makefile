@@ -461,7 +461,7 @@ citus-deploy: citus-formation
 # databases of their own), the pgTAP files that apply on a formation (tests/citus/pgtap.txt and
 # pgtap-owner-reads.txt), the tests of tests/python that apply (tests/citus/pytest.txt;
 # pytest-left.txt says why the others do not), LangGraph's checkpointer conformance suite against
-# the saver in the formation's database (tests/citus/upstream.txt). The formation is stopped at
+# the saver in the formation's database (the whole suite). The formation is stopped at
 # the end, even on failure (its data stays in .citus/ for a look; citus-destroy removes it).
 # CITUS_PARTS: some of the parts only (pgtap citus pytest upstream). Part of `make test`: about 14
 # minutes on 2 cores (the formation 25 s, pgtap 3 min, citus 4, pytest 5, upstream 1.5), plus 2-3
