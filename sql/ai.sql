@@ -6823,6 +6823,10 @@ begin
         v_moved := v_moved || v_id;
       exception when integrity_constraint_violation then
         get stacked diagnostics v_state = returned_sqlstate, v_constraint = constraint_name, v_message = message_text;
+        -- a Citus worker's error carries no constraint name, and its message names the shard's
+        -- constraint (the shard id appended): the table's own name, read from the message (one
+        -- server always has the name, so nothing changes there)
+        v_constraint := coalesce(nullif(v_constraint, ''), pg_catalog.substring(v_message, 'constraint "(.*)_[0-9]+"'));
         v_now := ai.now();  -- read first: not inside the INSERT ... SELECT a Citus shard runs (see hide_messages)
         insert into ai_archive.archive_skips as k
           (thread_id, owner, sqlstate, constraint_name, message, first_skipped_at, last_skipped_at)
@@ -11187,6 +11191,8 @@ declare
   v_owner text := ai.current_owner();
   v_now timestamptz := ai.now();
   v_search tsvector;
+  v_field text;
+  v_embedding real[];
   r ai.memory_items;
 begin
   -- Guards: the common case tested inline (plain expressions, no call: as put_checkpoint), a
@@ -11236,10 +11242,12 @@ begin
   end if;
 
   delete from ai.memory_vectors v where v.owner = v_owner and v.ns = r.ns and v.key = a_key;
-  if a_embeddings is not null then
-    insert into ai.memory_vectors (owner, ns, key, field, embedding)
-    select v_owner, r.ns, a_key, e.field, e.embedding from ai._memory_embeddings(a_embeddings) e;
-  end if;
+  -- One INSERT ... VALUES per field (an item has a few): on a Citus formation an INSERT ... SELECT
+  -- of the fields is a COPY into the owner's shard, which row level security refuses (0A000
+  -- "COPY FROM not supported with row-level security"); VALUES go to the shard as they are.
+  for v_field, v_embedding in select e.field, e.embedding from ai._memory_embeddings(a_embeddings) e loop
+    insert into ai.memory_vectors (owner, ns, key, field, embedding) values (v_owner, r.ns, a_key, v_field, v_embedding);
+  end loop;
 
   return (r.namespace, r.key, r.value, r.created_at, r.updated_at, r.expires_at, null)::ai.memory_item;
 end

@@ -17,7 +17,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from waiting import wait_until
+from waiting import wait_until, waits_on_a_lock
 
 # In the pooled run these tests connect to the server itself (see the marker's reason).
 pytestmark = pytest.mark.session_features("lock waits watched by backend pid in pg_stat_activity")
@@ -36,10 +36,7 @@ def _wait_until_blocked(admin: psycopg.Connection[Any], pids: list[int]) -> None
     """Until every backend in pids waits for a lock (the third transaction's row)."""
 
     def blocked() -> bool:
-        row = admin.execute(
-            "select count(*) from pg_stat_activity where pid = any(%s) and wait_event_type = 'Lock'", (pids,)
-        ).fetchone()
-        return row is not None and row[0] == len(pids)
+        return all(waits_on_a_lock(admin, pid) for pid in pids)
 
     wait_until(blocked, "the racing writes to wait for the uncommitted row", interval=0.002)
 

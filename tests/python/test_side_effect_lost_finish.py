@@ -72,7 +72,7 @@ class _FinishKiller:
                         ).fetchone()
 
                     pid = wait_until(waiting, f"a finish of {self.role} waiting on ai.side_effects")[0]
-                    admin.execute("select pg_terminate_backend(%s)", (pid,))
+                    admin.execute("select pg_terminate_backend(%s::int)", (pid,))
                     wait_until(
                         lambda pid=pid: (
                             not watch.execute("select 1 from pg_stat_activity where pid = %s", (pid,)).fetchone()
