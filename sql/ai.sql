@@ -11191,8 +11191,6 @@ declare
   v_owner text := ai.current_owner();
   v_now timestamptz := ai.now();
   v_search tsvector;
-  v_field text;
-  v_embedding real[];
   r ai.memory_items;
 begin
   -- Guards: the common case tested inline (plain expressions, no call: as put_checkpoint), a
@@ -11242,12 +11240,10 @@ begin
   end if;
 
   delete from ai.memory_vectors v where v.owner = v_owner and v.ns = r.ns and v.key = a_key;
-  -- One INSERT ... VALUES per field (an item has a few): on a Citus formation an INSERT ... SELECT
-  -- of the fields is a COPY into the owner's shard, which row level security refuses (0A000
-  -- "COPY FROM not supported with row-level security"); VALUES go to the shard as they are.
-  for v_field, v_embedding in select e.field, e.embedding from ai._memory_embeddings(a_embeddings) e loop
-    insert into ai.memory_vectors (owner, ns, key, field, embedding) values (v_owner, r.ns, a_key, v_field, v_embedding);
-  end loop;
+  if a_embeddings is not null then
+    insert into ai.memory_vectors (owner, ns, key, field, embedding)
+    select v_owner, r.ns, a_key, e.field, e.embedding from ai._memory_embeddings(a_embeddings) e;
+  end if;
 
   return (r.namespace, r.key, r.value, r.created_at, r.updated_at, r.expires_at, null)::ai.memory_item;
 end

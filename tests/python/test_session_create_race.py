@@ -103,10 +103,13 @@ def test_concurrent_first_writes_of_a_new_thread_both_succeed(
             assert failures == [], f"round {round_} ({'released by a rollback' if held else 'barrier'})"
 
     # As the owner of the schema: one session of tenant_a and one start event per thread.
+    # (the two counts side by side, not one a subquery of the other's select list: Citus cannot
+    # push that down across the shards)
     rows = conn.execute(
-        "select count(*), count(*) filter (where owner = 'tenant_a'),"
-        " (select count(*) from ai.session_events e where e.thread_id = any(%s) and e.kind = 'start')"
-        " from ai.agent_sessions where thread_id = any(%s)",
+        "select s.sessions, s.tenant_a, e.starts"
+        " from (select count(*) as sessions, count(*) filter (where owner = 'tenant_a') as tenant_a"
+        "       from ai.agent_sessions where thread_id = any(%s)) s,"
+        " (select count(*) as starts from ai.session_events e where e.thread_id = any(%s) and e.kind = 'start') e",
         (threads, threads),
     ).fetchone()
     assert rows == (ROUNDS, ROUNDS, ROUNDS)
