@@ -9,3 +9,4 @@ select pg_catalog.has_function_privilege('ai._formation_carry()', 'execute');
 select pg_catalog.has_function_privilege('ai._formation_secret()', 'execute');
 select pg_catalog.has_function_privilege('ai._fence_on_formation(text, bigint, bigint)', 'execute');
 select pg_catalog.has_function_privilege('ai._thread_fence_moved()', 'execute');
+select pg_catalog.has_function_privilege('ai._formation_rewrites(boolean)', 'execute');
