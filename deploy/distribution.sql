@@ -375,6 +375,17 @@ declare
       from (select coalesce(max(x.seq), 0) as seq from ai.session_messages x where x.thread_id = $1) n
       cross join pg_catalog.jsonb_array_elements($4) with ordinality e(m, ord)
       order by e.ord;$a$;
+  -- ai._insert_writes' INSERT of one task's pending writes and its count, as deploy/checkpoints_functions.sql writes them
+  v_insert_writes constant pg_catalog.text := $a$  insert into ai.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, owner, channel,
+                                    type, blob, task_path)
+  select distinct on (u.idx)
+         $1, $2, $3, $5, u.idx, $4, u.channel, u.type, u.blob, $6
+  from unnest($7, $8, $9, $10) with ordinality as u(idx, channel, type, blob, ord)
+  order by u.idx, case when u.idx < 0 then -u.ord else u.ord end
+  on conflict on constraint checkpoint_writes_pkey do update
+  set channel = excluded.channel, type = excluded.type, blob = excluded.blob, task_path = excluded.task_path
+  where ai.checkpoint_writes.idx < 0;
+  get diagnostics v_count = row_count;$a$;
   -- the per-thread writes delegated to the worker that holds the thread (step 6d)
   v_delegated pg_catalog.text[] := array[
     'ai.put_checkpoint(text,text,text,text,text,bytea,jsonb,jsonb,ai.checkpoint_values,ai.task_writes,jsonb,ai.step_commit)',
@@ -677,6 +688,32 @@ $b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
       end loop;$b$), '^(\s*)declare', '\1declare v_fo_seq bigint; v_fo_m jsonb; v_fo_ord bigint;', 'i');
     execute pg_catalog.replace(r.def, r.prosrc, v_body);
     v_done := v_done operator(pg_catalog.||) 'ai._append_step_messages: one INSERT ... VALUES per message'::pg_catalog.text;
+  end loop;
+
+  -- One task's pending writes (ai._insert_writes: put_writes, put_checkpoint's held writes) are
+  -- one INSERT ... SELECT ... ON CONFLICT whose ROW_COUNT is the rows written. Through the
+  -- coordinator (a call in a transaction block, not delegated) Citus runs that INSERT ... SELECT
+  -- from an intermediate result and reports the rows offered: put_writes returned 2 for a repeat
+  -- of the same (task, idx) that wrote nothing, where one server returns 0
+  -- (tests/pgtap/put_writes/are_idempotent_per_task_and_idx.sql). On a formation the count is
+  -- that of the rows the INSERT returns (a CTE ... RETURNING, which Citus plans the same way and
+  -- counts right). One server keeps its ROW_COUNT: the CTE cost it 4 to 10% of a put_writes in a
+  -- paired A/B (/work/notes/s9/cleft2-put-writes-ab.py).
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai._insert_writes(text, text, text, text, text, text, integer[], text[], text[], bytea[])'::pg_catalog.regprocedure
+              and pg_catalog.strpos(p.prosrc, 'returning 1') operator(pg_catalog.=) 0 loop
+    if pg_catalog.strpos(r.prosrc, v_insert_writes) operator(pg_catalog.=) 0 then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai._insert_writes writes and counts the pending writes in a shape it does not know';
+    end if;
+    v_body := pg_catalog.replace(r.prosrc, v_insert_writes, $b$  -- on a Citus formation (ai.distribute()): the rows the INSERT returns, not its ROW_COUNT
+  with w as (
+$b$ operator(pg_catalog.||) pg_catalog.replace(pg_catalog.left(v_insert_writes, pg_catalog.strpos(v_insert_writes, ';') operator(pg_catalog.-) 1), E'\n', E'\n  ')
+      operator(pg_catalog.||) $b$
+    returning 1)
+  select pg_catalog.count(*)::pg_catalog.int4 into v_count from w;$b$);
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) 'ai._insert_writes: counts the rows its INSERT returns'::pg_catalog.text;
   end loop;
 
   -- 6d. one node per step: the per-thread writes become distributed functions co-located with
