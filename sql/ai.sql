@@ -12689,6 +12689,8 @@ revoke execute on function ai._formation_caller(name), ai._formation_carry(), ai
 --     on. The row is read FOR SHARE: a claim that takes the job over (its trigger updates that
 --     row) waits until this transaction ends, so a write that passed the check is ordered before
 --     the takeover, as on one server the commit check orders it;
+--   * the fence names this job, under another token or no longer running: AS006 "lease lost",
+--     as one server says it (the job was taken over or finished);
 --   * anything else: AS006 (the job is not the thread's running job under this token: it was
 --     taken over, finished, or is another thread's job; one server tells the last apart, AS002,
 --     which the shard cannot without the job's row).
@@ -12712,6 +12714,13 @@ begin
   if found and f.held and f.job_id operator(pg_catalog.=) _fence_on_formation.job
      and f.fencing_token operator(pg_catalog.=) _fence_on_formation.token then
     return;
+  end if;
+  if found and f.job_id operator(pg_catalog.=) _fence_on_formation.job then
+    raise exception using errcode = 'AS006',
+      message = pg_catalog.format('job %s: lease lost', _fence_on_formation.job),
+      detail = pg_catalog.format('the thread''s fence names job %s with fencing token %s (the caller holds %s), %s', f.job_id,
+                                 f.fencing_token, _fence_on_formation.token,
+                                 case when f.held then 'running' else 'no longer running' end);
   end if;
   raise exception using errcode = 'AS006',
     message = pg_catalog.format('job %s: not the running job of thread %s under fencing token %s',
@@ -12816,6 +12825,9 @@ declare
   set channel = excluded.channel, type = excluded.type, blob = excluded.blob, task_path = excluded.task_path
   where ai.checkpoint_writes.idx < 0;
   get diagnostics v_count = row_count;$a$;
+  -- put_memory's INSERT of an item's embeddings, as deploy/memory_functions.sql writes it
+  v_memory_vectors constant pg_catalog.text := $a$    insert into ai.memory_vectors (owner, ns, key, field, embedding)
+    select v_owner, r.ns, a_key, e.field, e.embedding from ai._memory_embeddings(a_embeddings) e;$a$;
   -- the per-thread writes delegated to the worker that holds the thread (step 6d)
   v_delegated pg_catalog.text[] := array[
     'ai.put_checkpoint(text,text,text,text,text,bytea,jsonb,jsonb,ai.checkpoint_values,ai.task_writes,jsonb,ai.step_commit)',
@@ -13144,6 +13156,28 @@ $b$ operator(pg_catalog.||) pg_catalog.replace(pg_catalog.left(v_insert_writes, 
   select pg_catalog.count(*)::pg_catalog.int4 into v_count from w;$b$);
     execute pg_catalog.replace(r.def, r.prosrc, v_body);
     v_done := v_done operator(pg_catalog.||) 'ai._insert_writes: counts the rows its INSERT returns'::pg_catalog.text;
+  end loop;
+
+  -- An item's embeddings (put_memory: one INSERT ... SELECT of every field from
+  -- ai._memory_embeddings) go through the coordinator (put_memory is not delegated), where that
+  -- INSERT ... SELECT is a COPY into the owner's shard, which row level security refuses (0A000
+  -- "COPY FROM not supported with row-level security"): every put_memory with embeddings failed on
+  -- a formation. On a formation it becomes one INSERT ... VALUES per field (a router insert); the
+  -- same rows. One server keeps its one statement.
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai.put_memory(text[], text, jsonb, interval, text[], jsonb)'::pg_catalog.regprocedure
+              and pg_catalog.strpos(p.prosrc, 'v_fo_field') operator(pg_catalog.=) 0 loop
+    if pg_catalog.strpos(r.prosrc, v_memory_vectors) operator(pg_catalog.=) 0 or r.prosrc !~* '^\s*(#[^\n]*\n\s*)*declare\M' then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai.put_memory writes an item''s embeddings in a shape it does not know';
+    end if;
+    v_body := pg_catalog.regexp_replace(pg_catalog.replace(r.prosrc, v_memory_vectors, $b$    -- on a Citus formation (ai.distribute()): one INSERT ... VALUES per field
+    for v_fo_field, v_fo_embedding in select e.field, e.embedding from ai._memory_embeddings(a_embeddings) e loop
+      insert into ai.memory_vectors (owner, ns, key, field, embedding)
+      values (v_owner, r.ns, a_key, v_fo_field, v_fo_embedding);
+    end loop;$b$), '^(\s*(#[^\n]*\n\s*)*)declare', '\1declare v_fo_field text; v_fo_embedding real[];', 'i');
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) 'ai.put_memory: one INSERT ... VALUES per embedding'::pg_catalog.text;
   end loop;
 
   -- 6d. one node per step: the per-thread writes become distributed functions co-located with
