@@ -168,6 +168,15 @@ begin
   end if;
   v_payload := pg_catalog.jsonb_build_object('role', a_role, 'acting', v_acting)::pg_catalog.text;
   if v_payload is distinct from pg_catalog.current_setting('ai.carried_payload', true) then
+    -- a role that cannot log in (SET ROLE ai_user, a group role) is no owner identity: AS008, as
+    -- ai.current_owner() says on one server. Not carried: the shards would take it for an owner
+    -- (a read that names no owner on the caller's node, get_session, said AS001 instead)
+    if a_role operator(pg_catalog.=) any ('{ai_user,ai_service}'::pg_catalog.name[])
+       or not exists (select from pg_catalog.pg_roles r where r.rolname operator(pg_catalog.=) a_role and r.rolcanlogin) then
+      raise exception using errcode = 'AS008',
+        message = pg_catalog.format('role %s cannot log in (a group role such as ai_user or ai_service): it is no owner identity', a_role),
+        hint = 'RESET ROLE, or SET ROLE to a login role';
+    end if;
     -- on a worker (a call delegated to the worker that holds its thread, or a login there): its
     -- statements run on this node's shards as the caller, and nothing is carried (the carry's
     -- coordinated transaction and signed SET LOCAL were about a quarter of a delegated call's

@@ -1,7 +1,7 @@
 """Make a copy of the pgTAP files read as the owner and assert on a formation's coordinator.
 
 scripts/citus-test.sh's owner-reads mode runs this on its copy of tests/pgtap (the files
-themselves unchanged; the script's comment says why). Three rewrites, none of what is asserted:
+themselves unchanged; the script's comment says why). Four rewrites, none of what is asserted:
 
 1. After each `reset role;`, the superuser's identity is carried to the shards
    (ai._formation_caller, acting for nobody) and the role set to the schema owner, so the
@@ -11,7 +11,10 @@ themselves unchanged; the script's comment says why). Three rewrites, none of wh
    only its own rows) runs the same way, then `reset role;` gives the superuser back: Citus
    refuses the tenants' calls on placements the superuser modified in the transaction. The
    queue's tables are the coordinator's own (no placements), and are left alone.
-3. On a formation, `select is((select count(*) from ai.t where thread_id =
+3. A temporary table a tenant makes (`create temp table r as select ... from ai.f(...);`) is
+   granted to public after its statement: the superuser reads it on one server, and its reads
+   run as the owner here.
+4. On a formation, `select is((select count(*) from ai.t where thread_id =
 'x'), n, '...');` reads one thread's rows only, so Citus plans the whole statement as one router
 query and runs it on the worker that holds the thread, pgTAP's is() included, where pgTAP has no
 plan ("You tried to run a test without a plan!"). Here every statement that is one pgTAP call and
@@ -48,6 +51,7 @@ RESET_ROLE = re.compile(r"(?m)^reset role;")
 ROLE_LINE = re.compile(r"(?m)^(?:reset role;|set (?:local )?role [^;]+;)")
 SUPERUSER_DELETE = re.compile(r"(?m)^delete from (?:ai|ai_archive)\.(\w+)\b[^;]*;")
 # ai.distribute() leaves these on the coordinator as plain tables: no placements to conflict on
+TEMP_TABLE = re.compile(r"(?m)^create temp(?:orary)? table (?:if not exists )?(\w+)\b[^;]*;[ \t]*$")
 COORDINATOR_TABLES = {
     "agent_jobs",
     "agent_jobs_archive",
@@ -104,7 +108,8 @@ def superuser_deletes(text: str) -> str:
 
 
 def owner_reads(text: str) -> str:
-    """The file with the superuser's steps over the owner's connections (rewrites 1 and 2)."""
+    """The file with the superuser's steps over the owner's connections (rewrites 1 to 3)."""
+    text = TEMP_TABLE.sub(lambda m: f"{m.group(0)} grant select on pg_temp.{m.group(1)} to public;", text)
     return RESET_ROLE.sub(lambda m: "reset role; " + AS_SUPERUSER, superuser_deletes(text))
 
 
