@@ -168,6 +168,15 @@ begin
   end if;
   v_payload := pg_catalog.jsonb_build_object('role', a_role, 'acting', v_acting)::pg_catalog.text;
   if v_payload is distinct from pg_catalog.current_setting('ai.carried_payload', true) then
+    -- a role that cannot log in (SET ROLE ai_user, a group role) is no owner identity: AS008, as
+    -- ai.current_owner() says on one server. Not carried: the shards would take it for an owner
+    -- (a read that names no owner on the caller's node, get_session, said AS001 instead)
+    if a_role operator(pg_catalog.=) any ('{ai_user,ai_service}'::pg_catalog.name[])
+       or not exists (select from pg_catalog.pg_roles r where r.rolname operator(pg_catalog.=) a_role and r.rolcanlogin) then
+      raise exception using errcode = 'AS008',
+        message = pg_catalog.format('role %s cannot log in (a group role such as ai_user or ai_service): it is no owner identity', a_role),
+        hint = 'RESET ROLE, or SET ROLE to a login role';
+    end if;
     -- on a worker (a call delegated to the worker that holds its thread, or a login there): its
     -- statements run on this node's shards as the caller, and nothing is carried (the carry's
     -- coordinated transaction and signed SET LOCAL were about a quarter of a delegated call's
@@ -259,6 +268,8 @@ revoke execute on function ai._formation_caller(name), ai._formation_carry(), ai
 --     on. The row is read FOR SHARE: a claim that takes the job over (its trigger updates that
 --     row) waits until this transaction ends, so a write that passed the check is ordered before
 --     the takeover, as on one server the commit check orders it;
+--   * the fence names this job, under another token or no longer running: AS006 "lease lost",
+--     as one server says it (the job was taken over or finished);
 --   * anything else: AS006 (the job is not the thread's running job under this token: it was
 --     taken over, finished, or is another thread's job; one server tells the last apart, AS002,
 --     which the shard cannot without the job's row).
@@ -282,6 +293,13 @@ begin
   if found and f.held and f.job_id operator(pg_catalog.=) _fence_on_formation.job
      and f.fencing_token operator(pg_catalog.=) _fence_on_formation.token then
     return;
+  end if;
+  if found and f.job_id operator(pg_catalog.=) _fence_on_formation.job then
+    raise exception using errcode = 'AS006',
+      message = pg_catalog.format('job %s: lease lost', _fence_on_formation.job),
+      detail = pg_catalog.format('the thread''s fence names job %s with fencing token %s (the caller holds %s), %s', f.job_id,
+                                 f.fencing_token, _fence_on_formation.token,
+                                 case when f.held then 'running' else 'no longer running' end);
   end if;
   raise exception using errcode = 'AS006',
     message = pg_catalog.format('job %s: not the running job of thread %s under fencing token %s',
@@ -379,6 +397,20 @@ declare
   v_memory_search constant pg_catalog.text := $a$    update ai.memory_items i set expires_at = v_now + i.ttl
     from pg_catalog.unnest(v_rows) r
     where i.owner = v_owner and i.ns = ai._memory_ns(r.namespace) and i.key = r.key and i.ttl is not null;$a$;
+  -- ai._insert_writes' INSERT of one task's pending writes and its count, as deploy/checkpoints_functions.sql writes them
+  v_insert_writes constant pg_catalog.text := $a$  insert into ai.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, owner, channel,
+                                    type, blob, task_path)
+  select distinct on (u.idx)
+         $1, $2, $3, $5, u.idx, $4, u.channel, u.type, u.blob, $6
+  from unnest($7, $8, $9, $10) with ordinality as u(idx, channel, type, blob, ord)
+  order by u.idx, case when u.idx < 0 then -u.ord else u.ord end
+  on conflict on constraint checkpoint_writes_pkey do update
+  set channel = excluded.channel, type = excluded.type, blob = excluded.blob, task_path = excluded.task_path
+  where ai.checkpoint_writes.idx < 0;
+  get diagnostics v_count = row_count;$a$;
+  -- put_memory's INSERT of an item's embeddings, as deploy/memory_functions.sql writes it
+  v_memory_vectors constant pg_catalog.text := $a$    insert into ai.memory_vectors (owner, ns, key, field, embedding)
+    select v_owner, r.ns, a_key, e.field, e.embedding from ai._memory_embeddings(a_embeddings) e;$a$;
 begin
   if dry_run then
     begin
@@ -584,6 +616,54 @@ $b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
     v_done := v_done operator(pg_catalog.||) 'ai.search_memory: the new expiries computed, then written'::pg_catalog.text;
   end loop;
 
+  -- One task's pending writes (ai._insert_writes: put_writes, put_checkpoint's held writes) are
+  -- one INSERT ... SELECT ... ON CONFLICT whose ROW_COUNT is the rows written. Through the
+  -- coordinator (a call in a transaction block, not delegated) Citus runs that INSERT ... SELECT
+  -- from an intermediate result and reports the rows offered: put_writes returned 2 for a repeat
+  -- of the same (task, idx) that wrote nothing, where one server returns 0
+  -- (tests/pgtap/put_writes/are_idempotent_per_task_and_idx.sql). On a formation the count is
+  -- that of the rows the INSERT returns (a CTE ... RETURNING, which Citus plans the same way and
+  -- counts right). One server keeps its ROW_COUNT: the CTE cost it 4 to 10% of a put_writes in a
+  -- paired A/B (/work/notes/s9/cleft2-put-writes-ab.py).
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai._insert_writes(text, text, text, text, text, text, integer[], text[], text[], bytea[])'::pg_catalog.regprocedure
+              and pg_catalog.strpos(p.prosrc, 'returning 1') operator(pg_catalog.=) 0 loop
+    if pg_catalog.strpos(r.prosrc, v_insert_writes) operator(pg_catalog.=) 0 then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai._insert_writes writes and counts the pending writes in a shape it does not know';
+    end if;
+    v_body := pg_catalog.replace(r.prosrc, v_insert_writes, $b$  -- on a Citus formation (ai.distribute()): the rows the INSERT returns, not its ROW_COUNT
+  with w as (
+$b$ operator(pg_catalog.||) pg_catalog.replace(pg_catalog.left(v_insert_writes, pg_catalog.strpos(v_insert_writes, ';') operator(pg_catalog.-) 1), E'\n', E'\n  ')
+      operator(pg_catalog.||) $b$
+    returning 1)
+  select pg_catalog.count(*)::pg_catalog.int4 into v_count from w;$b$);
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) 'ai._insert_writes: counts the rows its INSERT returns'::pg_catalog.text;
+  end loop;
+
+  -- An item's embeddings (put_memory: one INSERT ... SELECT of every field from
+  -- ai._memory_embeddings) go through the coordinator (put_memory is not delegated), where that
+  -- INSERT ... SELECT is a COPY into the owner's shard, which row level security refuses (0A000
+  -- "COPY FROM not supported with row-level security"): every put_memory with embeddings failed on
+  -- a formation. On a formation it becomes one INSERT ... VALUES per field (a router insert); the
+  -- same rows. One server keeps its one statement.
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai.put_memory(text[], text, jsonb, interval, text[], jsonb)'::pg_catalog.regprocedure
+              and pg_catalog.strpos(p.prosrc, 'v_fo_field') operator(pg_catalog.=) 0 loop
+    if pg_catalog.strpos(r.prosrc, v_memory_vectors) operator(pg_catalog.=) 0 or r.prosrc !~* '^\s*(#[^\n]*\n\s*)*declare\M' then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai.put_memory writes an item''s embeddings in a shape it does not know';
+    end if;
+    v_body := pg_catalog.regexp_replace(pg_catalog.replace(r.prosrc, v_memory_vectors, $b$    -- on a Citus formation (ai.distribute()): one INSERT ... VALUES per field
+    for v_fo_field, v_fo_embedding in select e.field, e.embedding from ai._memory_embeddings(a_embeddings) e loop
+      insert into ai.memory_vectors (owner, ns, key, field, embedding)
+      values (v_owner, r.ns, a_key, v_fo_field, v_fo_embedding);
+    end loop;$b$), '^(\s*(#[^\n]*\n\s*)*)declare', '\1declare v_fo_field text; v_fo_embedding real[];', 'i');
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) 'ai.put_memory: one INSERT ... VALUES per embedding'::pg_catalog.text;
+  end loop;
+
   -- 7. every SECURITY DEFINER function of ai (but the identity's own and the triggers', which run
   -- on the shards) carries the caller's identity first: a variable of its DECLARE section is
   -- initialised by ai._formation_carry(). A later deploy replaces the functions without it: they
@@ -639,7 +719,7 @@ $b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
 end
 $$;
 comment on function ai._formation_rewrites(boolean) is
-  'Internal (ai.distribute(), and the one-server check of tests/pgtap/distribute/): the rewrites of deployed function bodies a Citus formation needs (the claim''s lock, ai._fence, the ledger''s holder check, the append, a step''s messages, the carried identity, plans per call); returns what it did, one line each; AS002 when a body lacks the text a rewrite expects. dry_run: executes them all, then rolls them back.';
+  'Internal (ai.distribute(), and the one-server check of tests/pgtap/distribute/): the rewrites of deployed function bodies a Citus formation needs (the claim''s lock, ai._fence, the ledger''s holder check, the append, a step''s messages, the count of a task''s pending writes, an item''s embeddings, the memory store''s ttl refresh, the carried identity, plans per call); returns what it did, one line each; AS002 when a body lacks the text a rewrite expects. dry_run: executes them all, then rolls them back.';
 revoke execute on function ai._formation_rewrites(boolean) from public;
 
 create or replace function ai.distribute() returns text
