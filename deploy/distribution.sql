@@ -27,6 +27,9 @@
 --      a distributed one): enqueue checks the session itself, and delete_thread deletes the
 --      thread's jobs explicitly;
 --   4. reference tables: the small tables every node reads (ai.error_codes, ai._archived_tables);
+--      then two-phase commit between the queue and a worker: ai.formation_two_phase a Citus local
+--      table, and a trigger on each table of the queue (ai._formation_two_phase below). It refuses
+--      a formation whose coordinator is not in the metadata (AS071): nothing is done there;
 --   5. every per-thread table (a thread_id column), in ai and ai_archive, distributed by thread_id
 --      and co-located with ai.agent_sessions; the memory store (ai.memory_*, ai_archive.memory_*)
 --      by owner, co-located with ai.memory_items;
@@ -39,9 +42,10 @@
 -- level security on its owner (COPY into a table under RLS is refused), in this transaction only.
 begin;
 
--- The error of this change (deploy/errors.sql: distribution AS070-AS079).
+-- The errors of this change (deploy/errors.sql: distribution AS070-AS079).
 insert into ai.error_codes (sqlstate, name, description) values
-  ('AS070', 'identity_not_carried', 'On a Citus formation, a node was reached as the schema owner without the caller''s identity (or with one not signed by this formation): the call is refused rather than run as the owner. Call as a tenant or a service, not as the schema owner (docs/scaling.md).');
+  ('AS070', 'identity_not_carried', 'On a Citus formation, a node was reached as the schema owner without the caller''s identity (or with one not signed by this formation): the call is refused rather than run as the owner. Call as a tenant or a service, not as the schema owner (docs/scaling.md).'),
+  ('AS071', 'coordinator_not_in_metadata', 'ai.distribute() on a Citus formation whose coordinator is not in its own metadata: the transactions that write the queue (on the coordinator) and a worker could not commit in two phases, so nothing is distributed. A superuser runs citus_set_coordinator_host on the coordinator first (docs/scaling.md).');
 
 -- The secret that signs the identity carried to the shards (ai._formation_caller): made by
 -- ai.distribute(), a reference table (every node reads it), read by the schema owner only (no
@@ -54,6 +58,55 @@ comment on table ai.formation_secret is 'Internal, Citus only: the key that sign
 alter table ai.formation_secret enable row level security;
 alter table ai.formation_secret force row level security;
 create policy formation_secret_schema_owner on ai.formation_secret using (true) with check (true);  -- no grant to anyone
+
+-- Two-phase commit between the coordinator's queue and a worker (docs/scaling.md, "Atomic across
+-- the queue and a worker"). On a formation the queue's tables are plain tables of the coordinator,
+-- which Citus does not know: a transaction that writes one of them and a thread's worker (a claim
+-- and a finish move the thread's fence; request_human, resolve_human, the cancel of a waiting job,
+-- delete_thread, archive and restore write the thread's rows) would commit the worker in one phase
+-- in Citus' pre-commit callback and then the coordinator, so a coordinator crash between the two
+-- kept the worker's half. Citus commits in two phases (PREPARE TRANSACTION on each worker written,
+-- recorded in pg_dist_transaction with the coordinator's own commit, then COMMIT PREPARED; a crash
+-- before that commit is rolled back by its recovery) once the transaction modified a table of its
+-- own through its local executor. This table is that: a Citus local table, made by
+-- ai.distribute() (its one shard on the coordinator, which must be in the metadata), always
+-- empty; the trigger below, which ai.distribute() adds to the queue's tables on a formation only,
+-- deletes nothing from it once per transaction. A transaction that writes no worker (an enqueue, a
+-- renewal) prepares nothing; a node step (a delegated put_checkpoint or append, one worker, no
+-- queue table) does not reach the trigger. On one server the table is empty, no trigger
+-- uses it, nothing changes. Read and written by the schema owner only (no grant to anyone).
+create table ai.formation_two_phase (
+  one boolean primary key default true check (one)
+);
+comment on table ai.formation_two_phase is 'Internal, Citus only: always empty; a Citus local table made by ai.distribute() whose no-op DELETE (ai._formation_two_phase, a trigger of the queue''s tables on a formation) makes a transaction that writes the coordinator''s queue and a worker commit in two phases.';
+alter table ai.formation_two_phase enable row level security;
+alter table ai.formation_two_phase force row level security;
+create policy formation_two_phase_schema_owner on ai.formation_two_phase using (true) with check (true);  -- no grant to anyone
+
+-- The trigger ai.distribute() adds to each table of the queue on a formation (after each row
+-- inserted, updated or deleted): the first time in a transaction, a DELETE of the always empty
+-- Citus local table, which Citus runs through its local executor, and a modification there turns
+-- on two-phase commit for every worker this transaction modifies (before or after this row). Then
+-- a transaction-local setting (the transaction's id) says it is done: the rest of the
+-- transaction's rows cost a setting's read. Per row rather than per statement: a claim that finds no job (a worker's poll) updates no
+-- row and runs nothing. Runs as the writer: the queue's functions run as the schema owner, who
+-- owns the table (the superuser too); no tenant writes a queue table itself.
+create or replace function ai._formation_two_phase() returns trigger
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  -- the mark is this transaction's id: a value set beforehand (a session's SET) is never it
+  if pg_catalog.current_setting('ai.formation_two_phase', true) is distinct from pg_catalog.pg_current_xact_id()::pg_catalog.text then
+    delete from ai.formation_two_phase;
+    perform pg_catalog.set_config('ai.formation_two_phase', pg_catalog.pg_current_xact_id()::pg_catalog.text, true);
+  end if;
+  return null;
+end
+$$;
+comment on function ai._formation_two_phase() is
+  'Internal trigger, Citus only (ai.distribute() adds it to the queue''s tables): once per transaction a no-op DELETE of the Citus local table ai.formation_two_phase, so that a transaction writing the coordinator''s queue and a worker commits in two phases.';
+revoke execute on function ai._formation_two_phase() from public;  -- a trigger needs no grant
 
 -- The formation's secret, read from this node's copy of the reference table (a shard of its
 -- own name): a function that runs inside a query Citus sent to a shard may not start another
@@ -757,6 +810,8 @@ declare
     'ai.begin_side_effect(text,text,jsonb,bigint,bigint,interval)',
     'ai.finish_side_effect(text,text,jsonb,bigint,bigint)',
     'ai.abandon_side_effect(text,text,bigint,bigint,text)'];
+  v_nodes pg_catalog.text := 'pg_dist_node';
+  v_coordinator boolean;
 begin
   if not exists (select from pg_catalog.pg_extension where extname = 'citus') then
     return 'citus is not installed in this database: nothing to distribute (one server keeps the schema as deployed)';
@@ -769,7 +824,19 @@ begin
   perform 'PRAGMA:disable:check';  -- Citus' catalog: see ai._formation_secret
   execute pg_catalog.format($q$select coalesce(pg_catalog.array_agg(d.logicalrelid), '{}') from pg_catalog.%I d$q$, v_partitions)
      into v_distributed;
+  -- the coordinator in the metadata (citus_set_coordinator_host): the two-phase table (step 4b)
+  -- is a Citus local table, whose one shard is on the coordinator, and the formation's secret is
+  -- read from this node's copy of a reference table (ai._formation_secret). Without it the
+  -- transactions that write the queue and a worker would commit in one phase: refused, nothing done
+  execute pg_catalog.format('select exists (select from pg_catalog.%I n where n.groupid operator(pg_catalog.=) 0)', v_nodes)
+     into v_coordinator;
   perform 'PRAGMA:enable:check';
+  if not v_coordinator then
+    raise exception using errcode = 'AS071',
+      message = 'ai.distribute(): the coordinator is not in this formation''s metadata',
+      detail = 'the queue stays on the coordinator, and a transaction that writes it and a worker commits in two phases only through a Citus local table there',
+      hint = 'as a superuser on the coordinator: select citus_set_coordinator_host(''<its host>'', <its port>); then ai.distribute() again (docs/scaling.md)';
+  end if;
   -- the schema's triggers run on the shards (each reads and writes its own thread's rows only)
   perform pg_catalog.set_config('citus.enable_unsafe_triggers', 'on', true);
   -- the DDL of this function goes to every node in the one transaction it runs in
@@ -853,6 +920,26 @@ begin
     execute pg_catalog.format('alter table %s force row level security', r.rel);
     v_distributed := v_distributed operator(pg_catalog.||) r.rel;
     v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: reference table', r.rel);
+  end loop;
+
+  -- 4b. two-phase commit between the queue and a worker (ai._formation_two_phase above): the
+  -- two-phase table a Citus local table, its one shard on the coordinator, always empty,
+  if 'ai.formation_two_phase'::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed) then
+    perform 'PRAGMA:disable:check';  -- a function of Citus: see ai._formation_secret
+    execute pg_catalog.format('select pg_catalog.%I(%L)', 'citus_add_local_table_to_metadata', 'ai.formation_two_phase');
+    perform 'PRAGMA:enable:check';
+    v_distributed := v_distributed operator(pg_catalog.||) 'ai.formation_two_phase'::pg_catalog.regclass;
+    v_done := v_done operator(pg_catalog.||) 'ai.formation_two_phase: a Citus local table on the coordinator'::pg_catalog.text;
+  end if;
+  -- and every table of the queue (plain tables of the coordinator, step 6) gets the trigger that
+  -- marks its writer's transaction. One server has none: its transactions are atomic on one node.
+  for r in select pg_catalog.to_regclass(t.name) as rel from pg_catalog.unnest(v_queue) t(name)
+            where pg_catalog.to_regclass(t.name) is not null
+              and not exists (select from pg_catalog.pg_trigger g
+                               where g.tgrelid operator(pg_catalog.=) pg_catalog.to_regclass(t.name) and g.tgname = 'formation_two_phase') loop
+    execute pg_catalog.format('create trigger formation_two_phase after insert or update or delete on %s'
+                              ' for each row execute function ai._formation_two_phase()', r.rel);
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: a transaction that writes it and a worker commits in two phases', r.rel);
   end loop;
 
   -- 5. the anchors first, then every table whose foreign keys point at distributed tables only.
@@ -962,7 +1049,7 @@ begin
 end
 $$;
 comment on function ai.distribute() is
-  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): on a database deployed before the citus extension (one server moved onto a formation), first every function of ai and ai_archive made on the workers; per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards. Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller.';
+  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): on a database deployed before the citus extension (one server moved onto a formation), first every function of ai and ai_archive made on the workers; per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards; and a transaction that writes the queue and a worker commits in two phases (ai.formation_two_phase). Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller; AS071 (nothing done) when the coordinator is not in the formation''s metadata.';
 
 revoke execute on function ai.distribute() from public;
 
