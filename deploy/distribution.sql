@@ -584,6 +584,27 @@ $b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
     v_done := v_done operator(pg_catalog.||) 'ai.search_memory: the new expiries computed, then written'::pg_catalog.text;
   end loop;
 
+  -- 6f. the read of one thread's checkpoints (ai._checkpoint_reads, for get_checkpoint and
+  -- list_checkpoints) is an SQL function that one server inlines into their queries; Citus refuses
+  -- an inlined SQL function over distributed tables ("parameterized queries for SQL functions
+  -- referencing distributed tables are not supported"). On a formation it becomes PL/pgSQL, its
+  -- one query planned for each call's values, so Citus routes it to the thread's shard.
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai._checkpoint_reads(text, text, text, text, jsonb, integer)'::pg_catalog.regprocedure
+              and p.prolang operator(pg_catalog.=) (select l.oid from pg_catalog.pg_language l where l.lanname = 'sql') loop
+    v_body := pg_catalog.rtrim(r.prosrc, E' \n\t;');
+    if v_body !~* '^\s*select\M' or pg_catalog.strpos(v_body, ';') operator(pg_catalog.<>) 0
+       or pg_catalog.strpos(r.def, E'\n LANGUAGE sql\n') operator(pg_catalog.=) 0 then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai._checkpoint_reads is not the one SELECT of an SQL function it knows';
+    end if;
+    execute pg_catalog.replace(pg_catalog.replace(r.def, r.prosrc,
+                                                  E'\nbegin\n  -- on a Citus formation (ai.distribute()): PL/pgSQL, planned per call\n  return query'
+                                                  operator(pg_catalog.||) v_body operator(pg_catalog.||) E';\nend\n'),
+                               E'\n LANGUAGE sql\n', E'\n LANGUAGE plpgsql\n SET plan_cache_mode TO ''force_custom_plan''\n');
+    v_done := v_done operator(pg_catalog.||) 'ai._checkpoint_reads: PL/pgSQL, planned per call'::pg_catalog.text;
+  end loop;
+
   -- 7. every SECURITY DEFINER function of ai (but the identity's own and the triggers', which run
   -- on the shards) carries the caller's identity first: a variable of its DECLARE section is
   -- initialised by ai._formation_carry(). A later deploy replaces the functions without it: they
