@@ -5825,9 +5825,10 @@ begin
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for update;
   if not found then
     -- unknown, or another tenant's: nothing the caller may delete. But jobs of the caller's own
-    -- tombstoned thread are finished off: on a Citus formation a coordinator crash between the
-    -- thread's worker's commit and its own (one-phase commit, docs/scaling.md) keeps the
-    -- tombstone and loses the delete of the jobs; a second call deletes them.
+    -- tombstoned thread are finished off: on a Citus formation whose queue committed with the
+    -- worker in one phase (before ai.distribute() made that two-phase, docs/scaling.md) a
+    -- coordinator crash between the two kept the tombstone and lost the delete of the jobs; a
+    -- second call deletes them.
     select pg_catalog.array_agg(d.owner) into v_owners from ai.deleted_threads d where d.thread_id = a_thread_id;
     if v_owners is not null then
       delete from ai.agent_jobs j where j.thread_id = a_thread_id and j.owner = any (v_owners);
@@ -6821,6 +6822,10 @@ begin
         v_moved := v_moved || v_id;
       exception when integrity_constraint_violation then
         get stacked diagnostics v_state = returned_sqlstate, v_constraint = constraint_name, v_message = message_text;
+        -- a Citus worker's error carries no constraint name, and its message names the shard's
+        -- constraint (the shard id appended): the table's own name, read from the message (one
+        -- server always has the name, so nothing changes there)
+        v_constraint := coalesce(nullif(v_constraint, ''), pg_catalog.substring(v_message, 'constraint "(.*)_[0-9]+"'));
         v_now := ai.now();  -- read first: not inside the INSERT ... SELECT a Citus shard runs (see hide_messages)
         insert into ai_archive.archive_skips as k
           (thread_id, owner, sqlstate, constraint_name, message, first_skipped_at, last_skipped_at)
@@ -7602,9 +7607,9 @@ begin
   perform ai._move_session_status(j.thread_id, 'waiting');
 
   -- A pending approval of this very job is taken over by the new request: its job's half of an
-  -- earlier request was lost while the approval's was kept (on a Citus formation, a coordinator
-  -- crash between the thread's worker's commit and its own: one-phase commit, docs/scaling.md;
-  -- anywhere, a job moved back by hand). Refusing it (AS004) would refuse the run forever.
+  -- earlier request was lost while the approval's was kept (anywhere, a job moved back by hand;
+  -- on a Citus formation whose queue committed with the worker in one phase, before
+  -- ai.distribute() made that two-phase, a coordinator crash between the two: docs/scaling.md). Refusing it (AS004) would refuse the run forever.
   update ai.human_approvals x
   set checkpoint_id = a_checkpoint, action = a_action, requested_by = v_worker, requested_at = v_now
   where x.thread_id = j.thread_id and x.job_id = j.job_id and x.status = 'pending'
@@ -7628,7 +7633,7 @@ begin
 end
 $$;
 comment on function ai.request_human(bigint, bigint, text, jsonb) is
-  'Pauses a job held with fencing_token for a person (fenced: ai._fence): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. A pending approval of the same job (its job''s half of an earlier request lost: docs/scaling.md, one-phase commit on a Citus formation) is taken over by the new request, with its id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
+  'Pauses a job held with fencing_token for a person (fenced: ai._fence): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. A pending approval of the same job (its job''s half of an earlier request lost: a job moved back by hand, or a crash on a Citus formation that committed in one phase, docs/scaling.md) is taken over by the new request, with its id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
 
 -- A job that waited for a person was cancelled (called by the status trigger of ai.agent_jobs,
 -- ai._job_status_moved): its approval is cancelled, an approval_cancelled event written, and a
@@ -7753,9 +7758,9 @@ begin
     order by x.decided_at desc, x.approval_id desc
     limit 1;
     if found then
-      -- Resolved, and its job still waits: the job's half of that decision was lost (on a Citus
-      -- formation, a coordinator crash between the thread's worker's commit and its own:
-      -- one-phase commit, docs/scaling.md; anywhere, a job moved back by hand). The job takes the
+      -- Resolved, and its job still waits: the job's half of that decision was lost (anywhere, a
+      -- job moved back by hand; on a Citus formation whose queue committed with the worker in
+      -- one phase, before ai.distribute() made that two-phase, a coordinator crash between the two). The job takes the
       -- decision stored then, which this call returns; the session is active already.
       update ai.agent_jobs u
       set status = 'PENDING', run_at = v_now, updated_at = v_now, vtime = null,
@@ -7821,7 +7826,7 @@ begin
 end
 $$;
 comment on function ai.resolve_human(text, text, jsonb) is
-  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. An approval resolved at checkpoint_id whose job still waits (the job''s half of the decision lost: docs/scaling.md, one-phase commit on a Citus formation) puts the job back PENDING with the decision stored then and returns that approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
+  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. An approval resolved at checkpoint_id whose job still waits (the job''s half of the decision lost: a job moved back by hand, or a crash on a Citus formation that committed in one phase, docs/scaling.md) puts the job back PENDING with the decision stored then and returns that approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
 
 -- v0.1.0's pending_approvals had no cursor; a v0.1.0 caller's arguments resolve to this one.
 drop function if exists ai.pending_approvals(text, integer);
@@ -12443,6 +12448,9 @@ grant execute on function ai.job_key_status(text, integer, text, text) to ai_use
 --      a distributed one): enqueue checks the session itself, and delete_thread deletes the
 --      thread's jobs explicitly;
 --   4. reference tables: the small tables every node reads (ai.error_codes, ai._archived_tables);
+--      then two-phase commit between the queue and a worker: ai.formation_two_phase a Citus local
+--      table, and a trigger on each table of the queue (ai._formation_two_phase below). It refuses
+--      a formation whose coordinator is not in the metadata (AS071): nothing is done there;
 --   5. every per-thread table (a thread_id column), in ai and ai_archive, distributed by thread_id
 --      and co-located with ai.agent_sessions; the memory store (ai.memory_*, ai_archive.memory_*)
 --      by owner, co-located with ai.memory_items;
@@ -12454,9 +12462,10 @@ grant execute on function ai.job_key_status(text, integer, text, text) to ai_use
 -- Rows already there are copied to the shards: the copy runs while the table does not force row
 -- level security on its owner (COPY into a table under RLS is refused), in this transaction only.
 
--- The error of this change (deploy/errors.sql: distribution AS070-AS079).
+-- The errors of this change (deploy/errors.sql: distribution AS070-AS079).
 insert into ai.error_codes (sqlstate, name, description) values
-  ('AS070', 'identity_not_carried', 'On a Citus formation, a node was reached as the schema owner without the caller''s identity (or with one not signed by this formation): the call is refused rather than run as the owner. Call as a tenant or a service, not as the schema owner (docs/scaling.md).');
+  ('AS070', 'identity_not_carried', 'On a Citus formation, a node was reached as the schema owner without the caller''s identity (or with one not signed by this formation): the call is refused rather than run as the owner. Call as a tenant or a service, not as the schema owner (docs/scaling.md).'),
+  ('AS071', 'coordinator_not_in_metadata', 'ai.distribute() on a Citus formation whose coordinator is not in its own metadata: the transactions that write the queue (on the coordinator) and a worker could not commit in two phases, so nothing is distributed. A superuser runs citus_set_coordinator_host on the coordinator first (docs/scaling.md).');
 
 -- The secret that signs the identity carried to the shards (ai._formation_caller): made by
 -- ai.distribute(), a reference table (every node reads it), read by the schema owner only (no
@@ -12469,6 +12478,55 @@ comment on table ai.formation_secret is 'Internal, Citus only: the key that sign
 alter table ai.formation_secret enable row level security;
 alter table ai.formation_secret force row level security;
 create policy formation_secret_schema_owner on ai.formation_secret using (true) with check (true);  -- no grant to anyone
+
+-- Two-phase commit between the coordinator's queue and a worker (docs/scaling.md, "Atomic across
+-- the queue and a worker"). On a formation the queue's tables are plain tables of the coordinator,
+-- which Citus does not know: a transaction that writes one of them and a thread's worker (a claim
+-- and a finish move the thread's fence; request_human, resolve_human, the cancel of a waiting job,
+-- delete_thread, archive and restore write the thread's rows) would commit the worker in one phase
+-- in Citus' pre-commit callback and then the coordinator, so a coordinator crash between the two
+-- kept the worker's half. Citus commits in two phases (PREPARE TRANSACTION on each worker written,
+-- recorded in pg_dist_transaction with the coordinator's own commit, then COMMIT PREPARED; a crash
+-- before that commit is rolled back by its recovery) once the transaction modified a table of its
+-- own through its local executor. This table is that: a Citus local table, made by
+-- ai.distribute() (its one shard on the coordinator, which must be in the metadata), always
+-- empty; the trigger below, which ai.distribute() adds to the queue's tables on a formation only,
+-- deletes nothing from it once per transaction. A transaction that writes no worker (an enqueue, a
+-- renewal) prepares nothing; a node step (a delegated put_checkpoint or append, one worker, no
+-- queue table) does not reach the trigger. On one server the table is empty, no trigger
+-- uses it, nothing changes. Read and written by the schema owner only (no grant to anyone).
+create table ai.formation_two_phase (
+  one boolean primary key default true check (one)
+);
+comment on table ai.formation_two_phase is 'Internal, Citus only: always empty; a Citus local table made by ai.distribute() whose no-op DELETE (ai._formation_two_phase, a trigger of the queue''s tables on a formation) makes a transaction that writes the coordinator''s queue and a worker commit in two phases.';
+alter table ai.formation_two_phase enable row level security;
+alter table ai.formation_two_phase force row level security;
+create policy formation_two_phase_schema_owner on ai.formation_two_phase using (true) with check (true);  -- no grant to anyone
+
+-- The trigger ai.distribute() adds to each table of the queue on a formation (after each row
+-- inserted, updated or deleted): the first time in a transaction, a DELETE of the always empty
+-- Citus local table, which Citus runs through its local executor, and a modification there turns
+-- on two-phase commit for every worker this transaction modifies (before or after this row). Then
+-- a transaction-local setting (the transaction's id) says it is done: the rest of the
+-- transaction's rows cost a setting's read. Per row rather than per statement: a claim that finds no job (a worker's poll) updates no
+-- row and runs nothing. Runs as the writer: the queue's functions run as the schema owner, who
+-- owns the table (the superuser too); no tenant writes a queue table itself.
+create or replace function ai._formation_two_phase() returns trigger
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  -- the mark is this transaction's id: a value set beforehand (a session's SET) is never it
+  if pg_catalog.current_setting('ai.formation_two_phase', true) is distinct from pg_catalog.pg_current_xact_id()::pg_catalog.text then
+    delete from ai.formation_two_phase;
+    perform pg_catalog.set_config('ai.formation_two_phase', pg_catalog.pg_current_xact_id()::pg_catalog.text, true);
+  end if;
+  return null;
+end
+$$;
+comment on function ai._formation_two_phase() is
+  'Internal trigger, Citus only (ai.distribute() adds it to the queue''s tables): once per transaction a no-op DELETE of the Citus local table ai.formation_two_phase, so that a transaction writing the coordinator''s queue and a worker commits in two phases.';
+revoke execute on function ai._formation_two_phase() from public;  -- a trigger needs no grant
 
 -- The formation's secret, read from this node's copy of the reference table (a shard of its
 -- own name): a function that runs inside a query Citus sent to a shard may not start another
@@ -12583,6 +12641,15 @@ begin
   end if;
   v_payload := pg_catalog.jsonb_build_object('role', a_role, 'acting', v_acting)::pg_catalog.text;
   if v_payload is distinct from pg_catalog.current_setting('ai.carried_payload', true) then
+    -- a role that cannot log in (SET ROLE ai_user, a group role) is no owner identity: AS008, as
+    -- ai.current_owner() says on one server. Not carried: the shards would take it for an owner
+    -- (a read that names no owner on the caller's node, get_session, said AS001 instead)
+    if a_role operator(pg_catalog.=) any ('{ai_user,ai_service}'::pg_catalog.name[])
+       or not exists (select from pg_catalog.pg_roles r where r.rolname operator(pg_catalog.=) a_role and r.rolcanlogin) then
+      raise exception using errcode = 'AS008',
+        message = pg_catalog.format('role %s cannot log in (a group role such as ai_user or ai_service): it is no owner identity', a_role),
+        hint = 'RESET ROLE, or SET ROLE to a login role';
+    end if;
     -- on a worker (a call delegated to the worker that holds its thread, or a login there): its
     -- statements run on this node's shards as the caller, and nothing is carried (the carry's
     -- coordinated transaction and signed SET LOCAL were about a quarter of a delegated call's
@@ -12674,6 +12741,8 @@ revoke execute on function ai._formation_caller(name), ai._formation_carry(), ai
 --     on. The row is read FOR SHARE: a claim that takes the job over (its trigger updates that
 --     row) waits until this transaction ends, so a write that passed the check is ordered before
 --     the takeover, as on one server the commit check orders it;
+--   * the fence names this job, under another token or no longer running: AS006 "lease lost",
+--     as one server says it (the job was taken over or finished);
 --   * anything else: AS006 (the job is not the thread's running job under this token: it was
 --     taken over, finished, or is another thread's job; one server tells the last apart, AS002,
 --     which the shard cannot without the job's row).
@@ -12697,6 +12766,13 @@ begin
   if found and f.held and f.job_id operator(pg_catalog.=) _fence_on_formation.job
      and f.fencing_token operator(pg_catalog.=) _fence_on_formation.token then
     return;
+  end if;
+  if found and f.job_id operator(pg_catalog.=) _fence_on_formation.job then
+    raise exception using errcode = 'AS006',
+      message = pg_catalog.format('job %s: lease lost', _fence_on_formation.job),
+      detail = pg_catalog.format('the thread''s fence names job %s with fencing token %s (the caller holds %s), %s', f.job_id,
+                                 f.fencing_token, _fence_on_formation.token,
+                                 case when f.held then 'running' else 'no longer running' end);
   end if;
   raise exception using errcode = 'AS006',
     message = pg_catalog.format('job %s: not the running job of thread %s under fencing token %s',
@@ -12794,6 +12870,20 @@ declare
   v_memory_search constant pg_catalog.text := $a$    update ai.memory_items i set expires_at = v_now + i.ttl
     from pg_catalog.unnest(v_rows) r
     where i.owner = v_owner and i.ns = ai._memory_ns(r.namespace) and i.key = r.key and i.ttl is not null;$a$;
+  -- ai._insert_writes' INSERT of one task's pending writes and its count, as deploy/checkpoints_functions.sql writes them
+  v_insert_writes constant pg_catalog.text := $a$  insert into ai.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, owner, channel,
+                                    type, blob, task_path)
+  select distinct on (u.idx)
+         $1, $2, $3, $5, u.idx, $4, u.channel, u.type, u.blob, $6
+  from unnest($7, $8, $9, $10) with ordinality as u(idx, channel, type, blob, ord)
+  order by u.idx, case when u.idx < 0 then -u.ord else u.ord end
+  on conflict on constraint checkpoint_writes_pkey do update
+  set channel = excluded.channel, type = excluded.type, blob = excluded.blob, task_path = excluded.task_path
+  where ai.checkpoint_writes.idx < 0;
+  get diagnostics v_count = row_count;$a$;
+  -- put_memory's INSERT of an item's embeddings, as deploy/memory_functions.sql writes it
+  v_memory_vectors constant pg_catalog.text := $a$    insert into ai.memory_vectors (owner, ns, key, field, embedding)
+    select v_owner, r.ns, a_key, e.field, e.embedding from ai._memory_embeddings(a_embeddings) e;$a$;
 begin
   if dry_run then
     begin
@@ -13020,6 +13110,54 @@ $b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
     v_done := v_done operator(pg_catalog.||) 'ai._checkpoint_reads: PL/pgSQL, planned per call'::pg_catalog.text;
   end loop;
 
+  -- One task's pending writes (ai._insert_writes: put_writes, put_checkpoint's held writes) are
+  -- one INSERT ... SELECT ... ON CONFLICT whose ROW_COUNT is the rows written. Through the
+  -- coordinator (a call in a transaction block, not delegated) Citus runs that INSERT ... SELECT
+  -- from an intermediate result and reports the rows offered: put_writes returned 2 for a repeat
+  -- of the same (task, idx) that wrote nothing, where one server returns 0
+  -- (tests/pgtap/put_writes/are_idempotent_per_task_and_idx.sql). On a formation the count is
+  -- that of the rows the INSERT returns (a CTE ... RETURNING, which Citus plans the same way and
+  -- counts right). One server keeps its ROW_COUNT: the CTE cost it 4 to 10% of a put_writes in a
+  -- paired A/B (/work/notes/s9/cleft2-put-writes-ab.py).
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai._insert_writes(text, text, text, text, text, text, integer[], text[], text[], bytea[])'::pg_catalog.regprocedure
+              and pg_catalog.strpos(p.prosrc, 'returning 1') operator(pg_catalog.=) 0 loop
+    if pg_catalog.strpos(r.prosrc, v_insert_writes) operator(pg_catalog.=) 0 then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai._insert_writes writes and counts the pending writes in a shape it does not know';
+    end if;
+    v_body := pg_catalog.replace(r.prosrc, v_insert_writes, $b$  -- on a Citus formation (ai.distribute()): the rows the INSERT returns, not its ROW_COUNT
+  with w as (
+$b$ operator(pg_catalog.||) pg_catalog.replace(pg_catalog.left(v_insert_writes, pg_catalog.strpos(v_insert_writes, ';') operator(pg_catalog.-) 1), E'\n', E'\n  ')
+      operator(pg_catalog.||) $b$
+    returning 1)
+  select pg_catalog.count(*)::pg_catalog.int4 into v_count from w;$b$);
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) 'ai._insert_writes: counts the rows its INSERT returns'::pg_catalog.text;
+  end loop;
+
+  -- An item's embeddings (put_memory: one INSERT ... SELECT of every field from
+  -- ai._memory_embeddings) go through the coordinator (put_memory is not delegated), where that
+  -- INSERT ... SELECT is a COPY into the owner's shard, which row level security refuses (0A000
+  -- "COPY FROM not supported with row-level security"): every put_memory with embeddings failed on
+  -- a formation. On a formation it becomes one INSERT ... VALUES per field (a router insert); the
+  -- same rows. One server keeps its one statement.
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai.put_memory(text[], text, jsonb, interval, text[], jsonb)'::pg_catalog.regprocedure
+              and pg_catalog.strpos(p.prosrc, 'v_fo_field') operator(pg_catalog.=) 0 loop
+    if pg_catalog.strpos(r.prosrc, v_memory_vectors) operator(pg_catalog.=) 0 or r.prosrc !~* '^\s*(#[^\n]*\n\s*)*declare\M' then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai.put_memory writes an item''s embeddings in a shape it does not know';
+    end if;
+    v_body := pg_catalog.regexp_replace(pg_catalog.replace(r.prosrc, v_memory_vectors, $b$    -- on a Citus formation (ai.distribute()): one INSERT ... VALUES per field
+    for v_fo_field, v_fo_embedding in select e.field, e.embedding from ai._memory_embeddings(a_embeddings) e loop
+      insert into ai.memory_vectors (owner, ns, key, field, embedding)
+      values (v_owner, r.ns, a_key, v_fo_field, v_fo_embedding);
+    end loop;$b$), '^(\s*(#[^\n]*\n\s*)*)declare', '\1declare v_fo_field text; v_fo_embedding real[];', 'i');
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) 'ai.put_memory: one INSERT ... VALUES per embedding'::pg_catalog.text;
+  end loop;
+
   -- 7. every SECURITY DEFINER function of ai (but the identity's own and the triggers', which run
   -- on the shards) carries the caller's identity first: a variable of its DECLARE section is
   -- initialised by ai._formation_carry(). A later deploy replaces the functions without it: they
@@ -13075,7 +13213,7 @@ $b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
 end
 $$;
 comment on function ai._formation_rewrites(boolean) is
-  'Internal (ai.distribute(), and the one-server check of tests/pgtap/distribute/): the rewrites of deployed function bodies a Citus formation needs (the claim''s lock, ai._fence, the ledger''s holder check, the append, a step''s messages, the carried identity, plans per call); returns what it did, one line each; AS002 when a body lacks the text a rewrite expects. dry_run: executes them all, then rolls them back.';
+  'Internal (ai.distribute(), and the one-server check of tests/pgtap/distribute/): the rewrites of deployed function bodies a Citus formation needs (the claim''s lock, ai._fence, the ledger''s holder check, the append, a step''s messages, the count of a task''s pending writes, an item''s embeddings, the memory store''s ttl refresh, the carried identity, plans per call); returns what it did, one line each; AS002 when a body lacks the text a rewrite expects. dry_run: executes them all, then rolls them back.';
 revoke execute on function ai._formation_rewrites(boolean) from public;
 
 create or replace function ai.distribute() returns text
@@ -13113,6 +13251,8 @@ declare
     'ai.begin_side_effect(text,text,jsonb,bigint,bigint,interval)',
     'ai.finish_side_effect(text,text,jsonb,bigint,bigint)',
     'ai.abandon_side_effect(text,text,bigint,bigint,text)'];
+  v_nodes pg_catalog.text := 'pg_dist_node';
+  v_coordinator boolean;
 begin
   if not exists (select from pg_catalog.pg_extension where extname = 'citus') then
     return 'citus is not installed in this database: nothing to distribute (one server keeps the schema as deployed)';
@@ -13125,7 +13265,19 @@ begin
   perform 'PRAGMA:disable:check';  -- Citus' catalog: see ai._formation_secret
   execute pg_catalog.format($q$select coalesce(pg_catalog.array_agg(d.logicalrelid), '{}') from pg_catalog.%I d$q$, v_partitions)
      into v_distributed;
+  -- the coordinator in the metadata (citus_set_coordinator_host): the two-phase table (step 4b)
+  -- is a Citus local table, whose one shard is on the coordinator, and the formation's secret is
+  -- read from this node's copy of a reference table (ai._formation_secret). Without it the
+  -- transactions that write the queue and a worker would commit in one phase: refused, nothing done
+  execute pg_catalog.format('select exists (select from pg_catalog.%I n where n.groupid operator(pg_catalog.=) 0)', v_nodes)
+     into v_coordinator;
   perform 'PRAGMA:enable:check';
+  if not v_coordinator then
+    raise exception using errcode = 'AS071',
+      message = 'ai.distribute(): the coordinator is not in this formation''s metadata',
+      detail = 'the queue stays on the coordinator, and a transaction that writes it and a worker commits in two phases only through a Citus local table there',
+      hint = 'as a superuser on the coordinator: select citus_set_coordinator_host(''<its host>'', <its port>); then ai.distribute() again (docs/scaling.md)';
+  end if;
   -- the schema's triggers run on the shards (each reads and writes its own thread's rows only)
   perform pg_catalog.set_config('citus.enable_unsafe_triggers', 'on', true);
   -- the DDL of this function goes to every node in the one transaction it runs in
@@ -13209,6 +13361,26 @@ begin
     execute pg_catalog.format('alter table %s force row level security', r.rel);
     v_distributed := v_distributed operator(pg_catalog.||) r.rel;
     v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: reference table', r.rel);
+  end loop;
+
+  -- 4b. two-phase commit between the queue and a worker (ai._formation_two_phase above): the
+  -- two-phase table a Citus local table, its one shard on the coordinator, always empty,
+  if 'ai.formation_two_phase'::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed) then
+    perform 'PRAGMA:disable:check';  -- a function of Citus: see ai._formation_secret
+    execute pg_catalog.format('select pg_catalog.%I(%L)', 'citus_add_local_table_to_metadata', 'ai.formation_two_phase');
+    perform 'PRAGMA:enable:check';
+    v_distributed := v_distributed operator(pg_catalog.||) 'ai.formation_two_phase'::pg_catalog.regclass;
+    v_done := v_done operator(pg_catalog.||) 'ai.formation_two_phase: a Citus local table on the coordinator'::pg_catalog.text;
+  end if;
+  -- and every table of the queue (plain tables of the coordinator, step 6) gets the trigger that
+  -- marks its writer's transaction. One server has none: its transactions are atomic on one node.
+  for r in select pg_catalog.to_regclass(t.name) as rel from pg_catalog.unnest(v_queue) t(name)
+            where pg_catalog.to_regclass(t.name) is not null
+              and not exists (select from pg_catalog.pg_trigger g
+                               where g.tgrelid operator(pg_catalog.=) pg_catalog.to_regclass(t.name) and g.tgname = 'formation_two_phase') loop
+    execute pg_catalog.format('create trigger formation_two_phase after insert or update or delete on %s'
+                              ' for each row execute function ai._formation_two_phase()', r.rel);
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: a transaction that writes it and a worker commits in two phases', r.rel);
   end loop;
 
   -- 5. the anchors first, then every table whose foreign keys point at distributed tables only.
@@ -13318,7 +13490,7 @@ begin
 end
 $$;
 comment on function ai.distribute() is
-  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): on a database deployed before the citus extension (one server moved onto a formation), first every function of ai and ai_archive made on the workers; per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards. Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller.';
+  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): on a database deployed before the citus extension (one server moved onto a formation), first every function of ai and ai_archive made on the workers; per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards; and a transaction that writes the queue and a worker commits in two phases (ai.formation_two_phase). Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller; AS071 (nothing done) when the coordinator is not in the formation''s metadata.';
 
 revoke execute on function ai.distribute() from public;
 

@@ -169,6 +169,14 @@ class IdentityNotCarried(AgentStateError):
     sqlstate = "AS070"
 
 
+class CoordinatorNotInMetadata(AgentStateError):
+    """AS071: ``ai.distribute()`` on a Citus formation whose coordinator is not in its own metadata
+    (no ``citus_set_coordinator_host``): the queue's transactions with a worker could not commit in
+    two phases, so nothing was distributed (docs/scaling.md)."""
+
+    sqlstate = "AS071"
+
+
 class OutcomeUnknown(AgentStateError, psycopg.OperationalError):  # type: ignore[misc]  # sqlstate: str vs str | None
     """The connection was lost during a call that writes, outside the caller's transaction: the
     call may or may not have committed, and it was not run again (it is not safe to retry, or
@@ -205,6 +213,7 @@ ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
         DeltaBaseMissing,
         DeleteNeedsReadCommitted,
         IdentityNotCarried,
+        CoordinatorNotInMetadata,
     )
 }
 # Postgres rejects "\u0000" inside JSON with untranslatable_character before any function runs.

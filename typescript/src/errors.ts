@@ -116,6 +116,10 @@ export class DeleteNeedsReadCommitted extends AgentStateError {
 export class IdentityNotCarried extends AgentStateError {
   static override readonly sqlstate = "AS070";
 }
+/** AS071: ai.distribute() on a Citus formation whose coordinator is not in its own metadata (nothing distributed). */
+export class CoordinatorNotInMetadata extends AgentStateError {
+  static override readonly sqlstate = "AS071";
+}
 
 /** Another live holder has reserved this side-effect key (not a SQLSTATE: begin_side_effect said 'busy'). */
 export class SideEffectBusy extends Error {
@@ -186,6 +190,7 @@ export const ERRORS_BY_SQLSTATE: Readonly<Record<string, ErrorClass>> = Object.f
   AS061: DeltaBaseMissing,
   AS062: DeleteNeedsReadCommitted,
   AS070: IdentityNotCarried,
+  AS071: CoordinatorNotInMetadata,
   // Postgres rejects "\u0000" inside JSON with untranslatable_character before any function runs.
   "22P05": InvalidArgument,
 });

@@ -1,10 +1,11 @@
 \ir ../fixtures/helpers.sql
 begin;
-select plan(15);
+select plan(17);
 
 -- ai.distribute() rewrites deployed function bodies on a Citus formation (the claim's lock, the
--- fence, the ledger's holder check, the append, a step's messages, the memory store's ttl refresh,
--- the checkpoint reads, the carried identity, plans per call), each by the text it expects in the body (deploy/distribution.sql,
+-- fence, the ledger's holder check, the append, a step's messages, the count of pending writes, an
+-- item's embeddings, the memory store's ttl refresh, the checkpoint reads, the carried identity,
+-- plans per call), each by the text it expects in the body (deploy/distribution.sql,
 -- ai._formation_rewrites). The same scripts deploy one server, so one server checks them: the dry
 -- run executes every rewrite (each new body compiles) and rolls them back. A rewrite whose text
 -- drifted from the deployed body raises AS002 here, before a formation finds it
@@ -36,6 +37,10 @@ select ok(exists (select from done where line = 'ai.get_memory: the ttl read, th
   'the refreshing get of a memory item');
 select ok(exists (select from done where line = 'ai.search_memory: the new expiries computed, then written'),
   'the refreshing memory search');
+select ok(exists (select from done where line = 'ai._insert_writes: counts the rows its INSERT returns'),
+  'the count of a task''s pending writes');
+select ok(exists (select from done where line = 'ai.put_memory: one INSERT ... VALUES per embedding'),
+  'an item''s embeddings');
 select is((select line from done where line ~ 'functions carry the caller''s identity$'),
   (select count(*) || ' functions carry the caller''s identity'
      from pg_proc p
