@@ -4,6 +4,7 @@
 begin;
 
 drop function ai.distribute();
+drop function ai._formation_rewrites(boolean);
 -- (the trigger exists on a formation only: ai.distribute() made it)
 drop trigger if exists agent_jobs_thread_fence on ai.agent_jobs;
 drop function ai._thread_fence_moved();

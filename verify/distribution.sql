@@ -9,6 +9,7 @@ select pg_catalog.has_function_privilege('ai._formation_carry()', 'execute');
 select pg_catalog.has_function_privilege('ai._formation_secret()', 'execute');
 select pg_catalog.has_function_privilege('ai._fence_on_formation(text, bigint, bigint)', 'execute');
 select pg_catalog.has_function_privilege('ai._thread_fence_moved()', 'execute');
+select pg_catalog.has_function_privilege('ai._formation_rewrites(boolean)', 'execute');
 select one from ai.formation_two_phase where false;
 select 1 / count(*) from ai.error_codes where sqlstate = 'AS071';
 select pg_catalog.has_function_privilege('ai._formation_two_phase()', 'execute');
