@@ -468,7 +468,8 @@ citus-deploy: citus-formation
 # minutes the first time, to build Citus.
 CITUS_ARGS ?=
 CITUS_PARTS ?=
-test-citus: deps-citus venv-test
+# (ts-build: test_readme's TypeScript quick start, of pytest.txt, runs the built client)
+test-citus: deps-citus venv-test ts-build
 	@scripts/citus.sh destroy
 	@status=0; start=$$(date +%s); { scripts/citus.sh start && scripts/citus.sh deploy; } || status=1; \
 	  echo "test-citus: formation built, deployed and distributed in $$(( $$(date +%s) - start )) s"; \

@@ -160,6 +160,10 @@ begin
         v_moved := v_moved || v_id;
       exception when integrity_constraint_violation then
         get stacked diagnostics v_state = returned_sqlstate, v_constraint = constraint_name, v_message = message_text;
+        -- a Citus worker's error carries no constraint name, and its message names the shard's
+        -- constraint (the shard id appended): the table's own name, read from the message (one
+        -- server always has the name, so nothing changes there)
+        v_constraint := coalesce(nullif(v_constraint, ''), pg_catalog.substring(v_message, 'constraint "(.*)_[0-9]+"'));
         v_now := ai.now();  -- read first: not inside the INSERT ... SELECT a Citus shard runs (see hide_messages)
         insert into ai_archive.archive_skips as k
           (thread_id, owner, sqlstate, constraint_name, message, first_skipped_at, last_skipped_at)

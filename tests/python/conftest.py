@@ -358,6 +358,30 @@ def dsn_as(dsn: str, user: str) -> str:
     return make_conninfo(**params)
 
 
+def superuser_reads(conn: psycopg.Connection[Any]) -> list[str]:
+    """The statements that give a transaction back to the superuser after a role wrote in it (a
+    test that writes as a tenant, then reads every row as the superuser, in one transaction that
+    is rolled back): ``reset role``. On a Citus formation a tenant's writes reached the shards
+    over the schema owner's connections (SECURITY DEFINER), and Citus refuses another user's query
+    on those placements in the same transaction ("cannot perform query on placements that were
+    modified in this transaction by a different user"): there the superuser's identity is carried
+    to the shards (ai._formation_caller, acting for nobody) and the role set to the owner, as
+    scripts/citus-test.sh's owner-reads mode does for pgTAP; every policy lets the carried
+    superuser see every row, as the superuser sees them on one server."""
+    citus = conn.execute("select exists (select from pg_catalog.pg_extension where extname = 'citus')").fetchone()
+    if not (citus and citus[0]):
+        return ["reset role"]
+    owner = conn.execute("select nspowner::regrole::text from pg_catalog.pg_namespace where nspname = 'ai'").fetchone()
+    assert owner is not None
+    return [
+        "reset role",
+        "do $as_superuser$ declare v text := coalesce(current_setting('ai.acting_owner', true), '');"
+        " begin perform set_config('ai.acting_owner', '', true); perform ai._formation_caller(session_user);"
+        " perform set_config('ai.acting_owner', v, true); end $as_superuser$",
+        f"set local role {owner[0]}",
+    ]
+
+
 @pytest.fixture
 def fresh_database(direct_dsn: str) -> Iterator[str]:
     """An empty database owned by the deploy role (as `createdb app` by that role makes one), on

@@ -20,6 +20,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from waiting import waits_on_a_lock
 
 from agent_state import Client
 from agent_state.errors import Conflict, NotFound
@@ -155,8 +156,7 @@ def test_a_create_racing_the_archive_of_its_id_is_refused_once_the_archive_commi
         # ... while tenant B's create of T waits on that row (a lock wait, seen in pg_stat_activity)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
-            row = conn.execute("select wait_event_type from pg_stat_activity where pid = %s", (pid,)).fetchone()
-            if row and row[0] == "Lock":
+            if waits_on_a_lock(conn, pid):
                 break
             time.sleep(0.02)
         else:

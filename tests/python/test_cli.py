@@ -93,8 +93,10 @@ def test_the_database_comes_from_the_option_then_database_url_then_pg_variables(
     done = run("sessions", "--database-url", dsn, "--json", "--limit", "10000", dsn="postgresql://127.0.0.1:1/x")
     assert done.returncode == 0, done.stderr
     assert thread in {s["thread_id"] for s in json.loads(done.stdout)}
-    # neither: libpq's PG* variables (make exports PGHOST, PGPORT, PGUSER for the private cluster)
-    done = run("sessions", "--json", "--limit", "10000", env={"PGDATABASE": params["dbname"]})
+    # neither: libpq's PG* variables (make exports PGHOST, PGPORT, PGUSER for the private cluster;
+    # those the test's URL names, e.g. a Citus coordinator's, are the server under test)
+    pg_variables = {f"PG{key.upper()}": params[key] for key in ("host", "port", "user") if params.get(key)}
+    done = run("sessions", "--json", "--limit", "10000", env={**pg_variables, "PGDATABASE": params["dbname"]})
     assert done.returncode == 0, done.stderr
     assert thread in {s["thread_id"] for s in json.loads(done.stdout)}
 

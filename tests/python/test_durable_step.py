@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import operator
 import random
 import uuid
@@ -193,11 +194,21 @@ def test_a_finished_sibling_never_runs_again(saver: AgentStateSaver, tmp_path: A
 
 
 def _function_calls(conn: Any, names: list[str]) -> dict[str, int]:
+    """The calls of each function the server counted; on a Citus formation, the sum over its nodes
+    (a call delegated to the worker that holds its thread runs, and is counted, there)."""
     conn.execute("select pg_stat_clear_snapshot()")
-    rows = conn.execute(
-        "select funcname, calls from pg_stat_user_functions where schemaname = 'ai' and funcname = any(%s)", (names,)
-    ).fetchall()
-    return {name: 0 for name in names} | dict(rows)
+    counted = "select funcname, calls from pg_stat_user_functions where schemaname = 'ai' and funcname = any(%s)"
+    calls = {name: 0 for name in names}
+    if conn.execute("select exists (select from pg_extension where extname = 'citus')").fetchone()[0]:
+        on_a_node = (
+            "select coalesce(jsonb_object_agg(funcname, calls), '{}') from pg_stat_user_functions"
+            " where schemaname = 'ai' and funcname in (" + ", ".join(f"'{name}'" for name in names) + ")"
+        )
+        for (result,) in conn.execute("select result from run_command_on_all_nodes(%s)", (on_a_node,)):
+            for name, count in json.loads(result).items():
+                calls[name] += count
+        return calls
+    return calls | dict(conn.execute(counted, (names,)).fetchall())
 
 
 @pytest.mark.session_features(reason="the backend's function statistics are flushed when it exits")

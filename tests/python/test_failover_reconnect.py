@@ -150,7 +150,13 @@ def two_hosts(direct_dsn: str) -> Any:
     host, port, target = _server(direct_dsn)
     proxy = _Proxy(target)
     params = conninfo_to_dict(dsn_as(direct_dsn, ROLE))
-    params.update(host=f"127.0.0.1,{host}", port=f"{proxy.port},{port}", target_session_attrs="read-write")
+    # sslmode=disable: the proxy reads (and, read-only, rewrites) the startup packet, which TLS would
+    # hide; a server with ssl on (a Citus formation's nodes) would otherwise take up the proxy's
+    # SSLRequest and the proxy would wait on the handshake as a packet (one server's unix socket
+    # declines SSL, so nothing changes there)
+    params.update(
+        host=f"127.0.0.1,{host}", port=f"{proxy.port},{port}", target_session_attrs="read-write", sslmode="disable"
+    )
     yield make_conninfo(**params), proxy, port
     if not proxy.stopped:
         proxy.stop()
@@ -177,7 +183,7 @@ def test_a_client_reconnects_past_a_first_host_that_became_read_only(two_hosts: 
         client.create_session(thread_id)
         assert client.source.info.port == proxy.port, "the first host answered"
         proxy.read_only = True
-        admin.execute("select pg_terminate_backend(%s)", (client.source.info.backend_pid,))
+        admin.execute("select pg_terminate_backend(%s::int)", (client.source.info.backend_pid,))
         wait_until(
             lambda: (
                 not admin.execute(

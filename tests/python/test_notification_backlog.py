@@ -68,7 +68,7 @@ def test_a_stalled_listener_pins_the_notification_queue_until_it_reads_or_goes(d
         assert json.loads(found.stdout)["fleet"]["notification_queue_usage"] > 0
         # dropping the stalled listener (what idle_in_transaction_session_timeout does) frees it
         stalled_pid = stalled.info.backend_pid
-        admin.execute("select pg_catalog.pg_terminate_backend(%s)", (stalled_pid,))
+        admin.execute("select pg_catalog.pg_terminate_backend(%s::int)", (stalled_pid,))
         for _ in reader.notifies(timeout=0.5):  # the reader drains what is left for it
             pass
 

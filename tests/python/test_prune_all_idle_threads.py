@@ -20,6 +20,7 @@ from typing import Any
 import psycopg
 import pytest
 from psycopg import sql
+from waiting import waits_on_a_lock
 
 pytestmark = pytest.mark.session_features("waits on the walking backend's pid in pg_stat_activity")
 
@@ -76,8 +77,7 @@ def _waits(observer: psycopg.Connection[Any], pid: int, done: threading.Event) -
     """True once the walk waits on a lock; False if it ended (or never waited) in time."""
     deadline = time.monotonic() + WAIT_SECONDS
     while time.monotonic() < deadline and not done.is_set():
-        row = observer.execute("select wait_event_type from pg_stat_activity where pid = %s", (pid,)).fetchone()
-        if row and row[0] == "Lock":
+        if waits_on_a_lock(observer, pid):
             return True
         time.sleep(0.01)
     return False
@@ -126,7 +126,7 @@ def _walk_held_in_its_second_batch(
             assert _checkpoints(observer, newest_first[2:]) == [2, 2, 2, 2], "a later batch ran early"
         finally:
             if stop == "cancel":
-                observer.execute("select pg_cancel_backend(%s)", (pid,))
+                observer.execute("select pg_cancel_backend(%s::int)", (pid,))
             holder.rollback()
             runner.join(WAIT_SECONDS)
         assert not runner.is_alive()

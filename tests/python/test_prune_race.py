@@ -26,6 +26,7 @@ from langgraph.graph.message import add_messages
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 from typing_extensions import TypedDict
+from waiting import waits_on_a_lock
 
 from agent_state.langgraph import AgentStateSaver
 
@@ -82,8 +83,7 @@ def _waits_or_ends(observer: psycopg.Connection[Any], pid: int, done: threading.
     while time.monotonic() < deadline:
         if done.is_set():
             return "ended"
-        row = observer.execute("select wait_event_type from pg_stat_activity where pid = %s", (pid,)).fetchone()
-        if row and row[0] == "Lock":
+        if waits_on_a_lock(observer, pid):
             return "waits"
         time.sleep(0.01)
     return "timed out"

@@ -11,6 +11,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from waiting import waits_on_a_lock
 
 from agent_state import Client
 
@@ -69,10 +70,7 @@ def test_a_backend_killed_mid_batch_loses_and_duplicates_nothing(dsn: str, conn:
     worker.start()
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
-        waiting = conn.execute(
-            "select wait_event_type = 'Lock' from pg_stat_activity where pid = %s", (pid,)
-        ).fetchone()
-        if waiting and waiting[0]:
+        if waits_on_a_lock(conn, pid):
             break
         time.sleep(0.05)
     else:
@@ -81,7 +79,7 @@ def test_a_backend_killed_mid_batch_loses_and_duplicates_nothing(dsn: str, conn:
         "select count(*) from ai_archive.session_messages where thread_id like %s", (prefix + "%",)
     ).fetchone()
     assert copied_so_far == (0,), "uncommitted copies must be invisible"
-    assert conn.execute("select pg_terminate_backend(%s)", (pid,)).fetchone() == (True,)
+    assert conn.execute("select pg_terminate_backend(%s::int)", (pid,)).fetchone() == (True,)
     worker.join(timeout=20)
     blocker.rollback()
     blocker.close()

@@ -27,7 +27,7 @@ from typing import Any
 import psycopg
 import pytest
 from conftest import dsn_as
-from waiting import wait_until
+from waiting import wait_until, waits_on_a_lock
 
 from agent_state import AsyncClient, Client, RetryPolicy, side_effect
 from agent_state.errors import OutcomeUnknown
@@ -65,14 +65,14 @@ class _FinishKiller:
                 for _ in range(self.times):
 
                     def waiting() -> Any:
-                        return watch.execute(
-                            "select pid from pg_stat_activity where usename = %s and datname = current_database()"
-                            " and wait_event_type = 'Lock'",
+                        backends = watch.execute(
+                            "select pid from pg_stat_activity where usename = %s and datname = current_database()",
                             (self.role,),
-                        ).fetchone()
+                        ).fetchall()
+                        return next((pid for (pid,) in backends if waits_on_a_lock(watch, pid)), None)
 
-                    pid = wait_until(waiting, f"a finish of {self.role} waiting on ai.side_effects")[0]
-                    admin.execute("select pg_terminate_backend(%s)", (pid,))
+                    pid = wait_until(waiting, f"a finish of {self.role} waiting on ai.side_effects")
+                    admin.execute("select pg_terminate_backend(%s::int)", (pid,))
                     wait_until(
                         lambda pid=pid: (
                             not watch.execute("select 1 from pg_stat_activity where pid = %s", (pid,)).fetchone()

@@ -17,6 +17,7 @@ from typing import Any
 import psycopg
 import pytest
 from psycopg.types.json import Jsonb
+from waiting import waits_on_a_lock
 
 pytestmark = pytest.mark.session_features("waits on the step's backend pid in pg_stat_activity")
 
@@ -58,8 +59,7 @@ def test_a_step_racing_an_append_of_its_thread_appends_after_it_and_loses_nothin
         waited = False
         deadline = time.monotonic() + WAIT_SECONDS
         while time.monotonic() < deadline and not done.is_set():
-            row = observer.execute("select wait_event_type from pg_stat_activity where pid = %s", (pid,)).fetchone()
-            if row and row[0] == "Lock":
+            if waits_on_a_lock(observer, pid):
                 waited = True
                 break
             time.sleep(0.01)

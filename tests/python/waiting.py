@@ -10,6 +10,8 @@ asserts how long anything took, and no wait is a bet that a duration is long eno
   connection it hands out, so a worker's claims, renewals and fenced writes all see the test's
   time: a lease ends when the test moves the clock past it, never because a thread was slow.
 - ``listening``: whether some backend has finished a ``LISTEN`` on a channel (pg_stat_activity).
+- ``waits_on_a_lock``: whether a backend waits on a lock, on this server or, on a Citus
+  formation, on whichever node its statement reached.
 - ``notifications_until``: every notification up to a sentinel. PostgreSQL delivers
   notifications of different transactions in commit order, so once a sentinel notified after
   the transactions under test has arrived, everything they notified has arrived too, and
@@ -76,6 +78,24 @@ class DatabaseClock:
 
     async def acheck(self, conn: psycopg.AsyncConnection[Any]) -> None:
         await conn.execute("select pg_catalog.set_config('ai.frozen_now', %s, false)", (self.now.isoformat(),))
+
+
+def waits_on_a_lock(conn: psycopg.Connection[Any], pid: int) -> bool:
+    """Whether the backend ``pid`` of the server ``conn`` is connected to waits on a lock
+    (pg_stat_activity's wait_event_type 'Lock'). On a Citus formation (``conn`` on the
+    coordinator) a statement on a distributed table, or a call delegated to a worker, waits on the
+    worker that holds the row, while the coordinator's backend waits for the worker's answer: there
+    the backend's global pid is followed onto every node (citus_stat_activity)."""
+    if conn.execute("select pg_catalog.to_regclass('pg_catalog.citus_stat_activity') is null").fetchone()[0]:  # type: ignore[index]
+        row = conn.execute("select wait_event_type from pg_catalog.pg_stat_activity where pid = %s", (pid,)).fetchone()
+        return bool(row and row[0] == "Lock")
+    row = conn.execute(
+        "select exists (select from pg_catalog.citus_stat_activity a"
+        " where a.global_pid = pg_catalog.citus_calculate_gpid(pg_catalog.citus_nodeid_for_gpid("
+        "pg_catalog.citus_backend_gpid()), %s) and a.wait_event_type = 'Lock')",
+        (pid,),
+    ).fetchone()
+    return bool(row and row[0])
 
 
 def listening(admin: psycopg.Connection[Any], channel: str) -> bool:
