@@ -5,7 +5,8 @@
 #   pgtap     the pgTAP files of tests/citus/pgtap.txt, and those of pgtap-owner-reads.txt with
 #             the superuser's reads through the owner's connections (owner_reads below)
 #   citus     tests/citus: the identity attacks, setup() and `make demo` on databases of their own
-#             (the demo's crash and resume), SET LOCAL after a carried call
+#             (the demo's crash and resume), SET LOCAL after a carried call, the pgTAP lists (every
+#             file in one; the files left still fail as their lines say)
 #   pytest    the tests of tests/python listed in tests/citus/pytest.txt, against the coordinator
 #             (AGENT_STATE_TEST_DSN names its database, one process); tests/citus/pytest-left.txt
 #             lists every other file or test of tests/python, and why it is not run there
