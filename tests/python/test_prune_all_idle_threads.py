@@ -65,12 +65,14 @@ def _threads(pruner: str) -> list[str]:
 
 
 def _checkpoints(observer: psycopg.Connection[Any], threads: list[str]) -> list[int]:
+    # counted per thread, then put in the threads' order here (a subquery per unnest row is a
+    # correlated subquery beside a set returning function, which Citus cannot plan)
     rows = observer.execute(
-        "select t, (select count(*) from ai.checkpoints c where c.thread_id = t)::int"
-        " from unnest(%s::text[]) with ordinality u(t, n) order by n",
+        "select c.thread_id, count(*)::int from ai.checkpoints c where c.thread_id = any(%s) group by c.thread_id",
         (threads,),
     ).fetchall()
-    return [n for (_, n) in rows]
+    counts = dict(rows)
+    return [counts.get(thread, 0) for thread in threads]
 
 
 def _waits(observer: psycopg.Connection[Any], pid: int, done: threading.Event) -> bool:
