@@ -13118,7 +13118,7 @@ $b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
   -- (tests/pgtap/put_writes/are_idempotent_per_task_and_idx.sql). On a formation the count is
   -- that of the rows the INSERT returns (a CTE ... RETURNING, which Citus plans the same way and
   -- counts right). One server keeps its ROW_COUNT: the CTE cost it 4 to 10% of a put_writes in a
-  -- paired A/B (/work/notes/s9/cleft2-put-writes-ab.py).
+  -- paired A/B (scripts/put_writes_count_ab.py).
   for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
             where p.oid operator(pg_catalog.=) 'ai._insert_writes(text, text, text, text, text, text, integer[], text[], text[], bytea[])'::pg_catalog.regprocedure
               and pg_catalog.strpos(p.prosrc, 'returning 1') operator(pg_catalog.=) 0 loop
