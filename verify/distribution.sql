@@ -9,3 +9,5 @@ select pg_catalog.has_function_privilege('ai._formation_carry()', 'execute');
 select pg_catalog.has_function_privilege('ai._formation_secret()', 'execute');
 select pg_catalog.has_function_privilege('ai._fence_on_formation(text, bigint, bigint)', 'execute');
 select pg_catalog.has_function_privilege('ai._thread_fence_moved()', 'execute');
+select pg_catalog.has_function_privilege('ai._formation_delegated_clock()', 'execute');
+select 1 / count(*) from ai.error_codes where sqlstate = 'AS071';
