@@ -396,23 +396,18 @@ declare
   v_owner text := ai.current_owner();
   v_now timestamptz := ai.now();
   v_ns text;
-  v_ttl interval;
   r ai.memory_items;
 begin
   perform ai._check_memory_namespace(a_namespace, 'namespace');
   perform ai._check_text(a_key, 'key', 128);
   v_ns := ai._memory_ns(a_namespace);
   if refresh_ttl then
-    -- the item's ttl read (and the row locked) first: Citus refuses a STABLE operator such as
-    -- timestamptz + interval applied to a column in an UPDATE of a distributed table
-    select i.ttl into v_ttl from ai.memory_items i
+    -- one statement here; on a Citus formation ai.distribute() makes it two (the ttl read and the
+    -- row locked first, then the UPDATE with the new expiry as a value): Citus refuses a STABLE
+    -- operator such as timestamptz + interval applied to a column in an UPDATE of a distributed table
+    update ai.memory_items i set expires_at = v_now + i.ttl
     where i.owner = v_owner and i.ns = v_ns and i.key = a_key and i.ttl is not null and i.expires_at > v_now
-    for update;
-    if found then
-      update ai.memory_items i set expires_at = v_now + v_ttl
-      where i.owner = v_owner and i.ns = v_ns and i.key = a_key
-      returning * into r;
-    end if;
+    returning * into r;
   end if;
   if r.key is null then
     select * into r from ai.memory_items i
@@ -479,9 +474,6 @@ declare
   v_vars jsonb;
   v_tsq tsquery;
   v_rows ai.memory_item[];
-  v_nss text[];
-  v_keys text[];
-  v_expiries timestamptz[];
 begin
   perform ai._check_memory_namespace(coalesce(a_prefix, '{}'), 'namespace_prefix', true);
   perform ai._check_limit(max_rows, 'max_rows');
@@ -605,17 +597,12 @@ begin
 
   -- only items with an expiry have a ttl to refresh (LangGraph asks for a refresh on every read)
   if refresh_ttl and exists (select from pg_catalog.unnest(v_rows) r where r.expires_at is not null) then
-    -- the new expiries computed (and the rows locked) first, then written as values: Citus refuses
-    -- a STABLE operator such as timestamptz + interval applied to a column in an UPDATE
-    select pg_catalog.array_agg(i.ns), pg_catalog.array_agg(i.key), pg_catalog.array_agg(v_now + i.ttl)
-      into v_nss, v_keys, v_expiries
-    from (select i.ns, i.key, i.ttl from ai.memory_items i
-          join pg_catalog.unnest(v_rows) r on i.ns = ai._memory_ns(r.namespace) and i.key = r.key
-          where i.owner = v_owner and i.ttl is not null
-          for update of i) i;
-    update ai.memory_items i set expires_at = u.expires_at
-    from rows from (pg_catalog.unnest(v_nss), pg_catalog.unnest(v_keys), pg_catalog.unnest(v_expiries)) u(ns, key, expires_at)
-    where i.owner = v_owner and i.ns = u.ns and i.key = u.key;
+    -- one statement here; on a Citus formation ai.distribute() makes it two (the new expiries
+    -- computed and the rows locked first, then written as values): Citus refuses a STABLE operator
+    -- such as timestamptz + interval applied to a column in an UPDATE of a distributed table
+    update ai.memory_items i set expires_at = v_now + i.ttl
+    from pg_catalog.unnest(v_rows) r
+    where i.owner = v_owner and i.ns = ai._memory_ns(r.namespace) and i.key = r.key and i.ttl is not null;
     return query select r.namespace, r.key, r.value, r.created_at, r.updated_at,
                         coalesce(v_now + i.ttl, r.expires_at), r.score
                  from pg_catalog.unnest(v_rows) with ordinality as r(namespace, key, value, created_at, updated_at, expires_at, score, o)

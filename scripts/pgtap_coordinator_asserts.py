@@ -1,7 +1,20 @@
-"""Make a copy of the pgTAP files evaluate their assertions on a formation's coordinator.
+"""Make a copy of the pgTAP files read as the owner and assert on a formation's coordinator.
 
 scripts/citus-test.sh's owner-reads mode runs this on its copy of tests/pgtap (the files
-themselves unchanged). On a formation, `select is((select count(*) from ai.t where thread_id =
+themselves unchanged; the script's comment says why). Four rewrites, none of what is asserted:
+
+1. After each `reset role;`, the superuser's identity is carried to the shards
+   (ai._formation_caller, acting for nobody) and the role set to the schema owner, so the
+   superuser's reads go over the owner's connections, which the tenants' calls used
+   (AS_SUPERUSER).
+2. The superuser's `delete from` a distributed table before a tenant writes (a file that counts
+   only its own rows) runs the same way, then `reset role;` gives the superuser back: Citus
+   refuses the tenants' calls on placements the superuser modified in the transaction. The
+   queue's tables are the coordinator's own (no placements), and are left alone.
+3. A temporary table a tenant makes (`create temp table r as select ... from ai.f(...);`) is
+   granted to public after its statement: the superuser reads it on one server, and its reads
+   run as the owner here.
+4. On a formation, `select is((select count(*) from ai.t where thread_id =
 'x'), n, '...');` reads one thread's rows only, so Citus plans the whole statement as one router
 query and runs it on the worker that holds the thread, pgTAP's is() included, where pgTAP has no
 plan ("You tried to run a test without a plan!"). Here every statement that is one pgTAP call and
@@ -28,6 +41,25 @@ CALLS = (
 STATEMENT = re.compile(r"(?m)^select (?:" + CALLS + r")\(")
 DOLLAR_TAG = re.compile(r"\$[A-Za-z_0-9]*\$")
 ONE = "\nbegin;\ncreate temp table if not exists _one as select 1 as one; grant select on pg_temp._one to public;\n"
+AS_SUPERUSER = (
+    "do $as_superuser$ declare v text := coalesce(current_setting($$ai.acting_owner$$, true), $$$$);"
+    " begin perform set_config($$ai.acting_owner$$, $$$$, true); perform ai._formation_caller(session_user);"
+    " perform set_config($$ai.acting_owner$$, v, true); end $as_superuser$; set local role agent_state_owner;"
+)
+RESET_ROLE = re.compile(r"(?m)^reset role;")
+# a line that changes the role: the superuser's (`reset role;`) or another's
+ROLE_LINE = re.compile(r"(?m)^(?:reset role;|set (?:local )?role [^;]+;)")
+SUPERUSER_DELETE = re.compile(r"(?m)^delete from (?:ai|ai_archive)\.(\w+)\b[^;]*;")
+# ai.distribute() leaves these on the coordinator as plain tables: no placements to conflict on
+TEMP_TABLE = re.compile(r"(?m)^create temp(?:orary)? table (?:if not exists )?(\w+)\b[^;]*;[ \t]*$")
+COORDINATOR_TABLES = {
+    "agent_jobs",
+    "agent_jobs_archive",
+    "job_fences",
+    "notify_key",
+    "queue_workers",
+    "lease_timelines",
+}
 
 
 def closing_paren(text: str, start: int) -> int:
@@ -60,6 +92,27 @@ def closing_paren(text: str, start: int) -> int:
     return -1
 
 
+def superuser_deletes(text: str) -> str:
+    """The superuser's deletes from distributed tables run as the carried superuser, as the owner."""
+    superuser = True
+    parts: list[str] = []
+    pos = 0
+    for m in sorted([*ROLE_LINE.finditer(text), *SUPERUSER_DELETE.finditer(text)], key=lambda m: m.start()):
+        if m.re is ROLE_LINE:
+            superuser = m.group(0) == "reset role;"
+        elif superuser and m.group(1) not in COORDINATOR_TABLES:
+            parts += [text[pos : m.start()], AS_SUPERUSER, " ", m.group(0), " reset role;"]
+            pos = m.end()
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def owner_reads(text: str) -> str:
+    """The file with the superuser's steps over the owner's connections (rewrites 1 to 3)."""
+    text = TEMP_TABLE.sub(lambda m: f"{m.group(0)} grant select on pg_temp.{m.group(1)} to public;", text)
+    return RESET_ROLE.sub(lambda m: "reset role; " + AS_SUPERUSER, superuser_deletes(text))
+
+
 def rewrite(text: str) -> str:
     """The file with `from pg_temp._one` after every statement that is one pgTAP call."""
     parts: list[str] = []
@@ -78,7 +131,7 @@ def rewrite(text: str) -> str:
 
 def main(folder: str) -> None:
     for path in Path(folder).rglob("*.sql"):
-        path.write_text(rewrite(path.read_text()))
+        path.write_text(rewrite(owner_reads(path.read_text())))
 
 
 if __name__ == "__main__":

@@ -5827,9 +5827,10 @@ begin
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for update;
   if not found then
     -- unknown, or another tenant's: nothing the caller may delete. But jobs of the caller's own
-    -- tombstoned thread are finished off: on a Citus formation a coordinator crash between the
-    -- thread's worker's commit and its own (one-phase commit, docs/scaling.md) keeps the
-    -- tombstone and loses the delete of the jobs; a second call deletes them.
+    -- tombstoned thread are finished off: on a Citus formation whose queue committed with the
+    -- worker in one phase (before ai.distribute() made that two-phase, docs/scaling.md) a
+    -- coordinator crash between the two kept the tombstone and lost the delete of the jobs; a
+    -- second call deletes them.
     select pg_catalog.array_agg(d.owner) into v_owners from ai.deleted_threads d where d.thread_id = a_thread_id;
     if v_owners is not null then
       delete from ai.agent_jobs j where j.thread_id = a_thread_id and j.owner = any (v_owners);
@@ -7604,9 +7605,9 @@ begin
   perform ai._move_session_status(j.thread_id, 'waiting');
 
   -- A pending approval of this very job is taken over by the new request: its job's half of an
-  -- earlier request was lost while the approval's was kept (on a Citus formation, a coordinator
-  -- crash between the thread's worker's commit and its own: one-phase commit, docs/scaling.md;
-  -- anywhere, a job moved back by hand). Refusing it (AS004) would refuse the run forever.
+  -- earlier request was lost while the approval's was kept (anywhere, a job moved back by hand;
+  -- on a Citus formation whose queue committed with the worker in one phase, before
+  -- ai.distribute() made that two-phase, a coordinator crash between the two: docs/scaling.md). Refusing it (AS004) would refuse the run forever.
   update ai.human_approvals x
   set checkpoint_id = a_checkpoint, action = a_action, requested_by = v_worker, requested_at = v_now
   where x.thread_id = j.thread_id and x.job_id = j.job_id and x.status = 'pending'
@@ -7630,7 +7631,7 @@ begin
 end
 $$;
 comment on function ai.request_human(bigint, bigint, text, jsonb) is
-  'Pauses a job held with fencing_token for a person (fenced: ai._fence): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. A pending approval of the same job (its job''s half of an earlier request lost: docs/scaling.md, one-phase commit on a Citus formation) is taken over by the new request, with its id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
+  'Pauses a job held with fencing_token for a person (fenced: ai._fence): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. A pending approval of the same job (its job''s half of an earlier request lost: a job moved back by hand, or a crash on a Citus formation that committed in one phase, docs/scaling.md) is taken over by the new request, with its id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
 
 -- A job that waited for a person was cancelled (called by the status trigger of ai.agent_jobs,
 -- ai._job_status_moved): its approval is cancelled, an approval_cancelled event written, and a
@@ -7755,9 +7756,9 @@ begin
     order by x.decided_at desc, x.approval_id desc
     limit 1;
     if found then
-      -- Resolved, and its job still waits: the job's half of that decision was lost (on a Citus
-      -- formation, a coordinator crash between the thread's worker's commit and its own:
-      -- one-phase commit, docs/scaling.md; anywhere, a job moved back by hand). The job takes the
+      -- Resolved, and its job still waits: the job's half of that decision was lost (anywhere, a
+      -- job moved back by hand; on a Citus formation whose queue committed with the worker in
+      -- one phase, before ai.distribute() made that two-phase, a coordinator crash between the two). The job takes the
       -- decision stored then, which this call returns; the session is active already.
       update ai.agent_jobs u
       set status = 'PENDING', run_at = v_now, updated_at = v_now, vtime = null,
@@ -7823,7 +7824,7 @@ begin
 end
 $$;
 comment on function ai.resolve_human(text, text, jsonb) is
-  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. An approval resolved at checkpoint_id whose job still waits (the job''s half of the decision lost: docs/scaling.md, one-phase commit on a Citus formation) puts the job back PENDING with the decision stored then and returns that approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
+  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. An approval resolved at checkpoint_id whose job still waits (the job''s half of the decision lost: a job moved back by hand, or a crash on a Citus formation that committed in one phase, docs/scaling.md) puts the job back PENDING with the decision stored then and returns that approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
 
 -- v0.1.0's pending_approvals had no cursor; a v0.1.0 caller's arguments resolve to this one.
 drop function if exists ai.pending_approvals(text, integer);
@@ -11260,23 +11261,18 @@ declare
   v_owner text := ai.current_owner();
   v_now timestamptz := ai.now();
   v_ns text;
-  v_ttl interval;
   r ai.memory_items;
 begin
   perform ai._check_memory_namespace(a_namespace, 'namespace');
   perform ai._check_text(a_key, 'key', 128);
   v_ns := ai._memory_ns(a_namespace);
   if refresh_ttl then
-    -- the item's ttl read (and the row locked) first: Citus refuses a STABLE operator such as
-    -- timestamptz + interval applied to a column in an UPDATE of a distributed table
-    select i.ttl into v_ttl from ai.memory_items i
+    -- one statement here; on a Citus formation ai.distribute() makes it two (the ttl read and the
+    -- row locked first, then the UPDATE with the new expiry as a value): Citus refuses a STABLE
+    -- operator such as timestamptz + interval applied to a column in an UPDATE of a distributed table
+    update ai.memory_items i set expires_at = v_now + i.ttl
     where i.owner = v_owner and i.ns = v_ns and i.key = a_key and i.ttl is not null and i.expires_at > v_now
-    for update;
-    if found then
-      update ai.memory_items i set expires_at = v_now + v_ttl
-      where i.owner = v_owner and i.ns = v_ns and i.key = a_key
-      returning * into r;
-    end if;
+    returning * into r;
   end if;
   if r.key is null then
     select * into r from ai.memory_items i
@@ -11343,9 +11339,6 @@ declare
   v_vars jsonb;
   v_tsq tsquery;
   v_rows ai.memory_item[];
-  v_nss text[];
-  v_keys text[];
-  v_expiries timestamptz[];
 begin
   perform ai._check_memory_namespace(coalesce(a_prefix, '{}'), 'namespace_prefix', true);
   perform ai._check_limit(max_rows, 'max_rows');
@@ -11469,17 +11462,12 @@ begin
 
   -- only items with an expiry have a ttl to refresh (LangGraph asks for a refresh on every read)
   if refresh_ttl and exists (select from pg_catalog.unnest(v_rows) r where r.expires_at is not null) then
-    -- the new expiries computed (and the rows locked) first, then written as values: Citus refuses
-    -- a STABLE operator such as timestamptz + interval applied to a column in an UPDATE
-    select pg_catalog.array_agg(i.ns), pg_catalog.array_agg(i.key), pg_catalog.array_agg(v_now + i.ttl)
-      into v_nss, v_keys, v_expiries
-    from (select i.ns, i.key, i.ttl from ai.memory_items i
-          join pg_catalog.unnest(v_rows) r on i.ns = ai._memory_ns(r.namespace) and i.key = r.key
-          where i.owner = v_owner and i.ttl is not null
-          for update of i) i;
-    update ai.memory_items i set expires_at = u.expires_at
-    from rows from (pg_catalog.unnest(v_nss), pg_catalog.unnest(v_keys), pg_catalog.unnest(v_expiries)) u(ns, key, expires_at)
-    where i.owner = v_owner and i.ns = u.ns and i.key = u.key;
+    -- one statement here; on a Citus formation ai.distribute() makes it two (the new expiries
+    -- computed and the rows locked first, then written as values): Citus refuses a STABLE operator
+    -- such as timestamptz + interval applied to a column in an UPDATE of a distributed table
+    update ai.memory_items i set expires_at = v_now + i.ttl
+    from pg_catalog.unnest(v_rows) r
+    where i.owner = v_owner and i.ns = ai._memory_ns(r.namespace) and i.key = r.key and i.ttl is not null;
     return query select r.namespace, r.key, r.value, r.created_at, r.updated_at,
                         coalesce(v_now + i.ttl, r.expires_at), r.score
                  from pg_catalog.unnest(v_rows) with ordinality as r(namespace, key, value, created_at, updated_at, expires_at, score, o)
@@ -12458,6 +12446,9 @@ grant execute on function ai.job_key_status(text, integer, text, text) to ai_use
 --      a distributed one): enqueue checks the session itself, and delete_thread deletes the
 --      thread's jobs explicitly;
 --   4. reference tables: the small tables every node reads (ai.error_codes, ai._archived_tables);
+--      then two-phase commit between the queue and a worker: ai.formation_two_phase a Citus local
+--      table, and a trigger on each table of the queue (ai._formation_two_phase below). It refuses
+--      a formation whose coordinator is not in the metadata (AS071): nothing is done there;
 --   5. every per-thread table (a thread_id column), in ai and ai_archive, distributed by thread_id
 --      and co-located with ai.agent_sessions; the memory store (ai.memory_*, ai_archive.memory_*)
 --      by owner, co-located with ai.memory_items;
@@ -12470,9 +12461,10 @@ grant execute on function ai.job_key_status(text, integer, text, text) to ai_use
 -- Rows already there are copied to the shards: the copy runs while the table does not force row
 -- level security on its owner (COPY into a table under RLS is refused), in this transaction only.
 
--- The error of this change (deploy/errors.sql: distribution AS070-AS079).
+-- The errors of this change (deploy/errors.sql: distribution AS070-AS079).
 insert into ai.error_codes (sqlstate, name, description) values
-  ('AS070', 'identity_not_carried', 'On a Citus formation, a node was reached as the schema owner without the caller''s identity (or with one not signed by this formation): the call is refused rather than run as the owner. Call as a tenant or a service, not as the schema owner (docs/scaling.md).');
+  ('AS070', 'identity_not_carried', 'On a Citus formation, a node was reached as the schema owner without the caller''s identity (or with one not signed by this formation): the call is refused rather than run as the owner. Call as a tenant or a service, not as the schema owner (docs/scaling.md).'),
+  ('AS071', 'coordinator_not_in_metadata', 'ai.distribute() on a Citus formation whose coordinator is not in its own metadata: the transactions that write the queue (on the coordinator) and a worker could not commit in two phases, so nothing is distributed. A superuser runs citus_set_coordinator_host on the coordinator first (docs/scaling.md).');
 
 -- The secret that signs the identity carried to the shards (ai._formation_caller): made by
 -- ai.distribute(), a reference table (every node reads it), read by the schema owner only (no
@@ -12485,6 +12477,55 @@ comment on table ai.formation_secret is 'Internal, Citus only: the key that sign
 alter table ai.formation_secret enable row level security;
 alter table ai.formation_secret force row level security;
 create policy formation_secret_schema_owner on ai.formation_secret using (true) with check (true);  -- no grant to anyone
+
+-- Two-phase commit between the coordinator's queue and a worker (docs/scaling.md, "Atomic across
+-- the queue and a worker"). On a formation the queue's tables are plain tables of the coordinator,
+-- which Citus does not know: a transaction that writes one of them and a thread's worker (a claim
+-- and a finish move the thread's fence; request_human, resolve_human, the cancel of a waiting job,
+-- delete_thread, archive and restore write the thread's rows) would commit the worker in one phase
+-- in Citus' pre-commit callback and then the coordinator, so a coordinator crash between the two
+-- kept the worker's half. Citus commits in two phases (PREPARE TRANSACTION on each worker written,
+-- recorded in pg_dist_transaction with the coordinator's own commit, then COMMIT PREPARED; a crash
+-- before that commit is rolled back by its recovery) once the transaction modified a table of its
+-- own through its local executor. This table is that: a Citus local table, made by
+-- ai.distribute() (its one shard on the coordinator, which must be in the metadata), always
+-- empty; the trigger below, which ai.distribute() adds to the queue's tables on a formation only,
+-- deletes nothing from it once per transaction. A transaction that writes no worker (an enqueue, a
+-- renewal) prepares nothing; a node step (a delegated put_checkpoint or append, one worker, no
+-- queue table) does not reach the trigger. On one server the table is empty, no trigger
+-- uses it, nothing changes. Read and written by the schema owner only (no grant to anyone).
+create table ai.formation_two_phase (
+  one boolean primary key default true check (one)
+);
+comment on table ai.formation_two_phase is 'Internal, Citus only: always empty; a Citus local table made by ai.distribute() whose no-op DELETE (ai._formation_two_phase, a trigger of the queue''s tables on a formation) makes a transaction that writes the coordinator''s queue and a worker commit in two phases.';
+alter table ai.formation_two_phase enable row level security;
+alter table ai.formation_two_phase force row level security;
+create policy formation_two_phase_schema_owner on ai.formation_two_phase using (true) with check (true);  -- no grant to anyone
+
+-- The trigger ai.distribute() adds to each table of the queue on a formation (after each row
+-- inserted, updated or deleted): the first time in a transaction, a DELETE of the always empty
+-- Citus local table, which Citus runs through its local executor, and a modification there turns
+-- on two-phase commit for every worker this transaction modifies (before or after this row). Then
+-- a transaction-local setting (the transaction's id) says it is done: the rest of the
+-- transaction's rows cost a setting's read. Per row rather than per statement: a claim that finds no job (a worker's poll) updates no
+-- row and runs nothing. Runs as the writer: the queue's functions run as the schema owner, who
+-- owns the table (the superuser too); no tenant writes a queue table itself.
+create or replace function ai._formation_two_phase() returns trigger
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  -- the mark is this transaction's id: a value set beforehand (a session's SET) is never it
+  if pg_catalog.current_setting('ai.formation_two_phase', true) is distinct from pg_catalog.pg_current_xact_id()::pg_catalog.text then
+    delete from ai.formation_two_phase;
+    perform pg_catalog.set_config('ai.formation_two_phase', pg_catalog.pg_current_xact_id()::pg_catalog.text, true);
+  end if;
+  return null;
+end
+$$;
+comment on function ai._formation_two_phase() is
+  'Internal trigger, Citus only (ai.distribute() adds it to the queue''s tables): once per transaction a no-op DELETE of the Citus local table ai.formation_two_phase, so that a transaction writing the coordinator''s queue and a worker commits in two phases.';
+revoke execute on function ai._formation_two_phase() from public;  -- a trigger needs no grant
 
 -- The formation's secret, read from this node's copy of the reference table (a shard of its
 -- own name): a function that runs inside a query Citus sent to a shard may not start another
@@ -12599,6 +12640,15 @@ begin
   end if;
   v_payload := pg_catalog.jsonb_build_object('role', a_role, 'acting', v_acting)::pg_catalog.text;
   if v_payload is distinct from pg_catalog.current_setting('ai.carried_payload', true) then
+    -- a role that cannot log in (SET ROLE ai_user, a group role) is no owner identity: AS008, as
+    -- ai.current_owner() says on one server. Not carried: the shards would take it for an owner
+    -- (a read that names no owner on the caller's node, get_session, said AS001 instead)
+    if a_role operator(pg_catalog.=) any ('{ai_user,ai_service}'::pg_catalog.name[])
+       or not exists (select from pg_catalog.pg_roles r where r.rolname operator(pg_catalog.=) a_role and r.rolcanlogin) then
+      raise exception using errcode = 'AS008',
+        message = pg_catalog.format('role %s cannot log in (a group role such as ai_user or ai_service): it is no owner identity', a_role),
+        hint = 'RESET ROLE, or SET ROLE to a login role';
+    end if;
     -- on a worker (a call delegated to the worker that holds its thread, or a login there): its
     -- statements run on this node's shards as the caller, and nothing is carried (the carry's
     -- coordinated transaction and signed SET LOCAL were about a quarter of a delegated call's
@@ -12672,13 +12722,14 @@ comment on function ai._formation_carry() is
 -- in a transaction block is not delegated. Nothing on the worker can tell whether the
 -- coordinator's session froze the clock (SQL cannot tell a SET from a SET LOCAL, and the
 -- coordinator runs nothing of ours for a delegated call), so for such a role the call is refused
--- there (AS071) rather than run on the wall clock unseen; in a transaction block the coordinator
+-- there (AS072) rather than run on the wall clock unseen; in a transaction block the coordinator
 -- reads the clock and sends its values (the Python client sends a refused call again in a form
 -- Citus does not delegate). ai.distribute() makes it a step of every delegated function, right
--- after the carry (a variable of its DECLARE section, step 7b). A role that may not freeze the
--- clock, every role of a production cluster (no ai_test_clock), and a login on a worker itself
--- (its own session's clock) are never refused; the cheap tests come first: a Citus connection (application_name 'citus_internal gpid=...'),
--- then the role ai_test_clock. No SET search_path: a helper inside the owner's pinned functions,
+-- after the carry (a variable of its DECLARE section, step 7b of ai._formation_rewrites). A role
+-- that may not freeze the clock, every role of a production cluster (no ai_test_clock), and a
+-- login on a worker itself (its own session's clock) are never refused; the cheap tests come
+-- first: a Citus connection (application_name 'citus_internal gpid=...'), then the role
+-- ai_test_clock. No SET search_path: a helper inside the owner's pinned functions,
 -- as ai._formation_carry; every name qualified.
 create or replace function ai._formation_delegated_clock() returns boolean
 language plpgsql volatile
@@ -12703,7 +12754,7 @@ begin
   if not coalesce(v_on_worker, false) then
     return true;
   end if;
-  raise exception using errcode = 'AS071',
+  raise exception using errcode = 'AS072',
     message = pg_catalog.format('a call delegated to a worker cannot see a clock frozen on the coordinator: role %s may freeze the clock (ai_test_clock)',
                                 case when pg_catalog.current_setting('role') operator(pg_catalog.=) 'none'
                                      then session_user
@@ -12713,11 +12764,11 @@ begin
 end
 $$;
 comment on function ai._formation_delegated_clock() is
-  'Internal, Citus only: ai.distribute() makes it a step of every delegated function, after the carry; on a worker, a delegated call (a Citus connection) by a role that may freeze the clock (a member of ai_test_clock) with no frozen clock there is refused with AS071, since a session-level ai.frozen_now of the coordinator never reaches it. True otherwise.';
+  'Internal, Citus only: ai.distribute() makes it a step of every delegated function, after the carry; on a worker, a delegated call (a Citus connection) by a role that may freeze the clock (a member of ai_test_clock) with no frozen clock there is refused with AS072, since a session-level ai.frozen_now of the coordinator never reaches it. True otherwise.';
 revoke execute on function ai._formation_delegated_clock() from public;
 
 insert into ai.error_codes (sqlstate, name, description) values
-  ('AS071', 'clock_not_carried', 'On a Citus formation, a call delegated to the worker that holds its thread was made by a role that may freeze the test clock (a member of ai_test_clock, where that role exists: test clusters only): the worker cannot see a clock frozen on the coordinator, so the call is refused rather than run on the wall clock. Call it in a transaction block (docs/scaling.md).');
+  ('AS072', 'clock_not_carried', 'On a Citus formation, a call delegated to the worker that holds its thread was made by a role that may freeze the test clock (a member of ai_test_clock, where that role exists: test clusters only): the worker cannot see a clock frozen on the coordinator, so the call is refused rather than run on the wall clock. Call it in a transaction block (docs/scaling.md).');
 
 create or replace function ai._formation_mac(a_secret text, a_payload text) returns text
 language sql immutable strict parallel safe
@@ -12746,6 +12797,8 @@ revoke execute on function ai._formation_caller(name), ai._formation_carry(), ai
 --     on. The row is read FOR SHARE: a claim that takes the job over (its trigger updates that
 --     row) waits until this transaction ends, so a write that passed the check is ordered before
 --     the takeover, as on one server the commit check orders it;
+--   * the fence names this job, under another token or no longer running: AS006 "lease lost",
+--     as one server says it (the job was taken over or finished);
 --   * anything else: AS006 (the job is not the thread's running job under this token: it was
 --     taken over, finished, or is another thread's job; one server tells the last apart, AS002,
 --     which the shard cannot without the job's row).
@@ -12769,6 +12822,13 @@ begin
   if found and f.held and f.job_id operator(pg_catalog.=) _fence_on_formation.job
      and f.fencing_token operator(pg_catalog.=) _fence_on_formation.token then
     return;
+  end if;
+  if found and f.job_id operator(pg_catalog.=) _fence_on_formation.job then
+    raise exception using errcode = 'AS006',
+      message = pg_catalog.format('job %s: lease lost', _fence_on_formation.job),
+      detail = pg_catalog.format('the thread''s fence names job %s with fencing token %s (the caller holds %s), %s', f.job_id,
+                                 f.fencing_token, _fence_on_formation.token,
+                                 case when f.held then 'running' else 'no longer running' end);
   end if;
   raise exception using errcode = 'AS006',
     message = pg_catalog.format('job %s: not the running job of thread %s under fencing token %s',
@@ -12815,6 +12875,406 @@ comment on function ai._thread_fence_moved() is
   'Internal trigger, Citus only (ai.distribute() adds it to ai.agent_jobs): a claim, a takeover or a job leaving IN_PROGRESS writes the thread''s fence (ai.thread_fences) on its shard, in the same transaction.';
 revoke execute on function ai._thread_fence_moved() from public;  -- a trigger needs no grant
 
+-- The rewrites of deployed function bodies that a formation needs (ai.distribute(), steps 6b, 6c,
+-- 7 and 8 below), in one place, so that one server can check them: each rewrite finds the text
+-- it expects in the body deployed (the same scripts deploy one server and a formation), and
+-- raises AS002 when that text is missing, rather than leave the one-server shape on a formation
+-- (where it fails, or is not what ai.distribute() promises). A body rewritten already (a second
+-- run) is left alone.
+--   * dry_run false: ai.distribute() on a formation; the new definitions are executed.
+--   * dry_run true: the check of one server (tests/pgtap/distribute/): every rewrite executed the
+--     same way (so each new body also compiles), Citus' own calls left out, then all of it rolled
+--     back (a subtransaction ended by an error of its own); returns what it would have done, or
+--     raises the AS002 of the first rewrite whose text is missing. A pattern that drifted from the
+--     deployed body thus fails `make test` on one server, not first on a formation.
+-- Not SECURITY DEFINER: the schema owner calls it (through ai.distribute(), or the check).
+create or replace function ai._formation_rewrites(dry_run boolean) returns text[]
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_done pg_catalog.text[] := '{}'::pg_catalog.text[];
+  r record;
+  v_head pg_catalog.text;
+  v_rest pg_catalog.text;
+  v_body pg_catalog.text;
+  v_carrying pg_catalog.int4 := 0;
+  v_rolled_back constant pg_catalog.text := 'ai._formation_rewrites: the dry run, rolled back';
+  v_dry boolean;
+  -- append_message_idempotent's one statement (step 6c), as deploy/messages_functions.sql writes it
+  v_append constant pg_catalog.text := $a$    insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key, created_at)
+    select a_thread_id,
+           coalesce((select max(x.seq) from ai.session_messages x where x.thread_id = a_thread_id), 0) + 1,
+           s.owner, a_role, a_content, coalesce(a_tokens, ai.estimate_tokens(a_content)), a_turn, v_key, v_now
+    from ai.agent_sessions s
+    where s.thread_id = a_thread_id and s.status in ('active', 'waiting')
+    on conflict do nothing
+    returning * into m;$a$;
+  -- ai._append_step_messages' INSERT of a step's messages, as deploy/checkpoints_functions.sql writes it
+  v_step_messages constant pg_catalog.text := $a$      insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key,
+                                       created_at)
+      select $1, n.seq + e.ord, $2, e.m ->> 'role', e.m -> 'content', ai.estimate_tokens(e.m -> 'content'), null,
+             e.m ->> 'idempotency_key', v_now
+      from (select coalesce(max(x.seq), 0) as seq from ai.session_messages x where x.thread_id = $1) n
+      cross join pg_catalog.jsonb_array_elements($4) with ordinality e(m, ord)
+      order by e.ord;$a$;
+  v_claim_lock constant pg_catalog.text := 'exists \(select from ai\.agent_sessions s where s\.thread_id = c\.thread_id\s+offset 0 for no key update skip locked\)';
+  -- the refreshing memory reads' UPDATE (6e), as deploy/memory_functions.sql writes it
+  v_memory_get constant pg_catalog.text := $a$    update ai.memory_items i set expires_at = v_now + i.ttl
+    where i.owner = v_owner and i.ns = v_ns and i.key = a_key and i.ttl is not null and i.expires_at > v_now
+    returning * into r;$a$;
+  v_memory_search constant pg_catalog.text := $a$    update ai.memory_items i set expires_at = v_now + i.ttl
+    from pg_catalog.unnest(v_rows) r
+    where i.owner = v_owner and i.ns = ai._memory_ns(r.namespace) and i.key = r.key and i.ttl is not null;$a$;
+  -- ai._insert_writes' INSERT of one task's pending writes and its count, as deploy/checkpoints_functions.sql writes them
+  v_insert_writes constant pg_catalog.text := $a$  insert into ai.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, owner, channel,
+                                    type, blob, task_path)
+  select distinct on (u.idx)
+         $1, $2, $3, $5, u.idx, $4, u.channel, u.type, u.blob, $6
+  from unnest($7, $8, $9, $10) with ordinality as u(idx, channel, type, blob, ord)
+  order by u.idx, case when u.idx < 0 then -u.ord else u.ord end
+  on conflict on constraint checkpoint_writes_pkey do update
+  set channel = excluded.channel, type = excluded.type, blob = excluded.blob, task_path = excluded.task_path
+  where ai.checkpoint_writes.idx < 0;
+  get diagnostics v_count = row_count;$a$;
+  -- put_memory's INSERT of an item's embeddings, as deploy/memory_functions.sql writes it
+  v_memory_vectors constant pg_catalog.text := $a$    insert into ai.memory_vectors (owner, ns, key, field, embedding)
+    select v_owner, r.ns, a_key, e.field, e.embedding from ai._memory_embeddings(a_embeddings) e;$a$;
+begin
+  if dry_run then
+    begin
+      perform pg_catalog.set_config('ai.formation_rewrites_dry_run', 'on', true);  -- undone with the rest
+      v_done := ai._formation_rewrites(false);
+      raise exception using message = v_rolled_back;
+    exception when raise_exception then
+      if sqlerrm operator(pg_catalog.<>) v_rolled_back then
+        raise;
+      end if;
+    end;
+    return v_done;
+  end if;
+  -- inside the dry run (the call above): Citus' own calls left out
+  v_dry := pg_catalog.current_setting('ai.formation_rewrites_dry_run', true) is not distinct from 'on';
+  if not v_dry and not exists (select from pg_catalog.pg_extension where extname = 'citus') then
+    raise exception using errcode = 'AS002',
+      message = 'ai._formation_rewrites(false) rewrites the functions for a Citus formation: on one server only its dry run (true)';
+  end if;
+
+  -- 6b. the claim's per-thread lock. On one server it is the thread's row of ai.agent_sessions,
+  -- locked FOR NO KEY UPDATE SKIP LOCKED inside the pick query of ai.agent_jobs (the comment
+  -- before ai._raise_lease_lost, deploy/queue_functions.sql). On a formation that row is on a
+  -- shard and Citus cannot plan a query of a coordinator table that locks it (0A000). The one
+  -- place the lock differs is here: in the claim functions (claim_job, claim_jobs) that subquery
+  -- becomes a transaction-level advisory lock of the coordinator, tried and never waited for, the
+  -- same semantics (held until the claim commits, a held one skips the thread). Its key is the
+  -- thread id hashed with the queue's secret (ai.notify_key, read by the schema owner only, once
+  -- per statement): no tenant can compute the key of another tenant's thread to hold its jobs
+  -- off, which is why one server locks the session row rather than a plain advisory key. Class
+  -- 1095980099 ('ASTC': agent-state thread claim). A claim of n jobs holds up to n of these
+  -- locks (the lock table: max_locks_per_transaction; docs/scaling.md). A later deploy of
+  -- queue_functions puts the session row lock back: the claim then fails with 0A000 until
+  -- ai.distribute() runs again, as the identity's carry does (step 7).
+  for r in select p.oid::pg_catalog.regprocedure as fn, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def
+             from pg_catalog.pg_proc p
+            where p.pronamespace operator(pg_catalog.=) 'ai'::pg_catalog.regnamespace
+              and p.proname in ('claim_job', 'claim_jobs')
+              and pg_catalog.regexp_replace(p.prosrc, '--[^\n]*', '', 'g') ~ 'ai\.agent_sessions' loop
+    v_body := pg_catalog.regexp_replace(r.prosrc, v_claim_lock,
+      'pg_catalog.pg_try_advisory_xact_lock(1095980099, pg_catalog.hashtext((select k.key from ai.notify_key k) operator(pg_catalog.||) c.thread_id))', 'g');
+    -- every read of the session row replaced (comments aside): one of another shape would stay,
+    -- and Citus cannot plan it from the coordinator's table
+    if pg_catalog.regexp_replace(v_body, '--[^\n]*', '', 'g') ~ 'ai\.agent_sessions' then
+      raise exception using errcode = 'AS002',
+        message = pg_catalog.format('ai.distribute(): %s locks the thread''s session in a shape it does not know', r.fn);
+    end if;
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: the per-thread lock of the coordinator', r.fn);
+  end loop;
+
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai._fence(text, bigint, bigint)'::pg_catalog.regprocedure
+              and p.prosrc !~ 'ai\._fence_on_formation\(' loop
+    -- its argument checks stay; before its probe of the job's row, a write to a named thread
+    -- checks the thread's fence instead (a call for the job's own thread, thread_id NULL, runs on
+    -- the coordinator with the job: it keeps the probe)
+    v_body := pg_catalog.regexp_replace(r.prosrc, '(\n  -- The held job and its thread in one probe)',
+      E'\n  if _fence.thread_id is not null then\n    -- on a Citus formation: the thread''s fence on its shard (ai.distribute())\n    perform ai._fence_on_formation(_fence.thread_id, _fence.job_id, _fence.fencing_token);\n    return;\n  end if;\\1');
+    if v_body operator(pg_catalog.=) r.prosrc then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai._fence has no probe of the job''s row to put the thread''s fence before';
+    end if;
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) 'ai._fence: the thread''s fence on its shard'::pg_catalog.text;
+  end loop;
+
+  -- The side-effect ledger asks whether a reservation's holder is alive: with a job, the job's
+  -- row on the coordinator, which begin_side_effect delegated to the thread's worker (6d) cannot
+  -- read. On a formation it asks the thread's fence there instead (the job, its token, still
+  -- running: the token, not the lease expiry, as ai._fence_on_formation), in PL/pgSQL (Citus
+  -- plans no query with parameters in an SQL function). Citus made the function on the
+  -- coordinator only (its argument is a row of ai.side_effects): it is propagated to the workers.
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai._side_effect_holder_alive(ai.side_effects, timestamptz)'::pg_catalog.regprocedure
+              and p.prosrc !~ 'ai\.thread_fences' loop
+    if r.prosrc !~ 'when e\.job_id is null then e\.reserved_until > now\s+else exists \(select from ai\.agent_jobs j' then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai._side_effect_holder_alive reads ai.agent_jobs in a shape it does not know';
+    end if;
+    execute pg_catalog.replace(pg_catalog.replace(r.def, r.prosrc, $b$
+begin
+  -- on a Citus formation: the job's fence on the thread's worker (ai.distribute())
+  if e.status operator(pg_catalog.<>) 'reserved' then
+    return false;
+  end if;
+  if e.job_id is null then
+    return e.reserved_until operator(pg_catalog.>) now;
+  end if;
+  perform from ai.thread_fences f
+  where f.thread_id operator(pg_catalog.=) e.thread_id and f.job_id operator(pg_catalog.=) e.job_id
+    and f.fencing_token operator(pg_catalog.=) e.fencing_token and f.held;
+  return found;
+end
+$b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
+    if not v_dry then
+      perform 'PRAGMA:disable:check';  -- a function of Citus: see ai._formation_secret
+      execute pg_catalog.format('select pg_catalog.create_distributed_function(%L)', r.oid::pg_catalog.regprocedure);
+      perform 'PRAGMA:enable:check';
+    end if;
+    v_done := v_done operator(pg_catalog.||) 'ai._side_effect_holder_alive: the job''s fence on the thread''s worker'::pg_catalog.text;
+  end loop;
+
+  -- An append's one statement (append_message_idempotent: INSERT ... SELECT of the session's owner
+  -- ... RETURNING INTO) fails on a worker from its second run in a session, and nested under a
+  -- delegated put_checkpoint (its step's messages when one is a retry): XX000 "consistency check
+  -- on SPI tuple count failed" (Citus 13.2.2, its local execution of the cached plan); the demo's
+  -- resumed worker failed every attempt on it. On a formation it becomes three: the session's
+  -- owner (active or waiting), the next seq, and an INSERT ... VALUES, under the same loop (a seq
+  -- taken meanwhile inserts nothing and the loop turns). One server keeps its one statement.
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai.append_message_idempotent(text, text, jsonb, integer, text, integer, bigint, bigint)'::pg_catalog.regprocedure
+              and pg_catalog.strpos(p.prosrc, 'v_fo_owner') operator(pg_catalog.=) 0 loop
+    if pg_catalog.strpos(r.prosrc, v_append) operator(pg_catalog.=) 0 or r.prosrc !~* '^\s*(#[^\n]*\n\s*)*declare\M' then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai.append_message_idempotent writes its message in a shape it does not know';
+    end if;
+    v_body := pg_catalog.regexp_replace(pg_catalog.replace(r.prosrc, v_append, $b$    -- on a Citus formation (ai.distribute()): the session, the next seq, then INSERT ... VALUES
+    select s.owner into v_fo_owner from ai.agent_sessions s where s.thread_id = a_thread_id and s.status in ('active', 'waiting');
+    m := null;
+    if v_fo_owner is not null then
+      select coalesce(max(x.seq), 0) + 1 into v_fo_seq from ai.session_messages x where x.thread_id = a_thread_id;
+      insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key, created_at)
+      values (a_thread_id, v_fo_seq, v_fo_owner, a_role, a_content, coalesce(a_tokens, ai.estimate_tokens(a_content)), a_turn, v_key, v_now)
+      on conflict do nothing
+      returning * into m;
+    end if;$b$), '^(\s*(#[^\n]*\n\s*)*)declare', '\1declare v_fo_owner text; v_fo_seq bigint;', 'i');
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) 'ai.append_message_idempotent: the session, the seq and the message in three statements'::pg_catalog.text;
+  end loop;
+
+  -- A step's messages (ai._append_step_messages, put_checkpoint's fast path: one INSERT ... SELECT
+  -- of every message) inside a transaction block, where Citus does not delegate put_checkpoint,
+  -- go through the coordinator, where that INSERT ... SELECT is a COPY into the thread's shard,
+  -- which row level security refuses (0A000 "COPY FROM not supported with row-level security").
+  -- On a formation it becomes the thread's newest seq, then one INSERT ... VALUES per message (a
+  -- router insert through the coordinator, a local one on the worker); the same rows, in the
+  -- same subtransaction. One server keeps its one statement.
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai._append_step_messages(text, text, text, jsonb)'::pg_catalog.regprocedure
+              and pg_catalog.strpos(p.prosrc, 'v_fo_seq') operator(pg_catalog.=) 0 loop
+    if pg_catalog.strpos(r.prosrc, v_step_messages) operator(pg_catalog.=) 0 or r.prosrc !~* '^\s*declare\M' then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai._append_step_messages writes the messages in a shape it does not know';
+    end if;
+    v_body := pg_catalog.regexp_replace(pg_catalog.replace(r.prosrc, v_step_messages, $b$      -- on a Citus formation (ai.distribute()): the newest seq, then one INSERT ... VALUES per message
+      select coalesce(max(x.seq), 0) into v_fo_seq from ai.session_messages x where x.thread_id = $1;
+      for v_fo_m, v_fo_ord in select e.m, e.ord from pg_catalog.jsonb_array_elements($4) with ordinality e(m, ord) order by e.ord loop
+        insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key,
+                                         created_at)
+        values ($1, v_fo_seq + v_fo_ord, $2, v_fo_m ->> 'role', v_fo_m -> 'content', ai.estimate_tokens(v_fo_m -> 'content'), null,
+                v_fo_m ->> 'idempotency_key', v_now);
+      end loop;$b$), '^(\s*)declare', '\1declare v_fo_seq bigint; v_fo_m jsonb; v_fo_ord bigint;', 'i');
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) 'ai._append_step_messages: one INSERT ... VALUES per message'::pg_catalog.text;
+  end loop;
+
+  -- 6e. the memory store's refreshing reads (get_memory, search_memory with refresh_ttl): one
+  -- UPDATE that sets expires_at = now + the row's ttl. Citus refuses a STABLE operator such as
+  -- timestamptz + interval applied to a column in an UPDATE of a distributed table (0A000, "STABLE
+  -- functions used in UPDATE queries cannot be called with column references"; a subquery of the
+  -- UPDATE computing them is refused the same way). On a formation the rows are locked and their
+  -- new expiries computed by a SELECT first, then written as values. One server keeps its one
+  -- statement (about 0.3 ms less per refreshing search of 10 rows: docs/scaling.md).
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai.get_memory(text[], text, boolean)'::pg_catalog.regprocedure
+              and pg_catalog.strpos(p.prosrc, 'v_fo_ttl') operator(pg_catalog.=) 0 loop
+    if pg_catalog.strpos(r.prosrc, v_memory_get) operator(pg_catalog.=) 0 or r.prosrc !~* '^\s*(#[^\n]*\n\s*)*declare\M' then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai.get_memory refreshes the ttl in a shape it does not know';
+    end if;
+    v_body := pg_catalog.regexp_replace(pg_catalog.replace(r.prosrc, v_memory_get, $b$    -- on a Citus formation (ai.distribute()): the ttl read and the row locked, then the new expiry as a value
+    select i.ttl into v_fo_ttl from ai.memory_items i
+    where i.owner = v_owner and i.ns = v_ns and i.key = a_key and i.ttl is not null and i.expires_at > v_now
+    for update;
+    if found then
+      update ai.memory_items i set expires_at = v_now + v_fo_ttl
+      where i.owner = v_owner and i.ns = v_ns and i.key = a_key
+      returning * into r;
+    end if;$b$), '^(\s*(#[^\n]*\n\s*)*)declare', '\1declare v_fo_ttl interval;', 'i');
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) 'ai.get_memory: the ttl read, then the new expiry written'::pg_catalog.text;
+  end loop;
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai.search_memory(text[], jsonb, text, integer, integer, boolean, real[], text)'::pg_catalog.regprocedure
+              and pg_catalog.strpos(p.prosrc, 'v_fo_expiries') operator(pg_catalog.=) 0 loop
+    if pg_catalog.strpos(r.prosrc, v_memory_search) operator(pg_catalog.=) 0 or r.prosrc !~* '^\s*(#[^\n]*\n\s*)*declare\M' then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai.search_memory refreshes the ttl in a shape it does not know';
+    end if;
+    v_body := pg_catalog.regexp_replace(pg_catalog.replace(r.prosrc, v_memory_search, $b$    -- on a Citus formation (ai.distribute()): the new expiries computed and the rows locked, then written as values
+    select pg_catalog.array_agg(i.ns), pg_catalog.array_agg(i.key), pg_catalog.array_agg(v_now + i.ttl)
+      into v_fo_nss, v_fo_keys, v_fo_expiries
+    from (select i.ns, i.key, i.ttl from ai.memory_items i
+          join pg_catalog.unnest(v_rows) r on i.ns = ai._memory_ns(r.namespace) and i.key = r.key
+          where i.owner = v_owner and i.ttl is not null
+          for update of i) i;
+    update ai.memory_items i set expires_at = u.expires_at
+    from rows from (pg_catalog.unnest(v_fo_nss), pg_catalog.unnest(v_fo_keys), pg_catalog.unnest(v_fo_expiries)) u(ns, key, expires_at)
+    where i.owner = v_owner and i.ns = u.ns and i.key = u.key;$b$),
+      '^(\s*(#[^\n]*\n\s*)*)declare', '\1declare v_fo_nss text[]; v_fo_keys text[]; v_fo_expiries timestamptz[];', 'i');
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) 'ai.search_memory: the new expiries computed, then written'::pg_catalog.text;
+  end loop;
+
+  -- One task's pending writes (ai._insert_writes: put_writes, put_checkpoint's held writes) are
+  -- one INSERT ... SELECT ... ON CONFLICT whose ROW_COUNT is the rows written. Through the
+  -- coordinator (a call in a transaction block, not delegated) Citus runs that INSERT ... SELECT
+  -- from an intermediate result and reports the rows offered: put_writes returned 2 for a repeat
+  -- of the same (task, idx) that wrote nothing, where one server returns 0
+  -- (tests/pgtap/put_writes/are_idempotent_per_task_and_idx.sql). On a formation the count is
+  -- that of the rows the INSERT returns (a CTE ... RETURNING, which Citus plans the same way and
+  -- counts right). One server keeps its ROW_COUNT: the CTE cost it 4 to 10% of a put_writes in a
+  -- paired A/B (/work/notes/s9/cleft2-put-writes-ab.py).
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai._insert_writes(text, text, text, text, text, text, integer[], text[], text[], bytea[])'::pg_catalog.regprocedure
+              and pg_catalog.strpos(p.prosrc, 'returning 1') operator(pg_catalog.=) 0 loop
+    if pg_catalog.strpos(r.prosrc, v_insert_writes) operator(pg_catalog.=) 0 then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai._insert_writes writes and counts the pending writes in a shape it does not know';
+    end if;
+    v_body := pg_catalog.replace(r.prosrc, v_insert_writes, $b$  -- on a Citus formation (ai.distribute()): the rows the INSERT returns, not its ROW_COUNT
+  with w as (
+$b$ operator(pg_catalog.||) pg_catalog.replace(pg_catalog.left(v_insert_writes, pg_catalog.strpos(v_insert_writes, ';') operator(pg_catalog.-) 1), E'\n', E'\n  ')
+      operator(pg_catalog.||) $b$
+    returning 1)
+  select pg_catalog.count(*)::pg_catalog.int4 into v_count from w;$b$);
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) 'ai._insert_writes: counts the rows its INSERT returns'::pg_catalog.text;
+  end loop;
+
+  -- An item's embeddings (put_memory: one INSERT ... SELECT of every field from
+  -- ai._memory_embeddings) go through the coordinator (put_memory is not delegated), where that
+  -- INSERT ... SELECT is a COPY into the owner's shard, which row level security refuses (0A000
+  -- "COPY FROM not supported with row-level security"): every put_memory with embeddings failed on
+  -- a formation. On a formation it becomes one INSERT ... VALUES per field (a router insert); the
+  -- same rows. One server keeps its one statement.
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai.put_memory(text[], text, jsonb, interval, text[], jsonb)'::pg_catalog.regprocedure
+              and pg_catalog.strpos(p.prosrc, 'v_fo_field') operator(pg_catalog.=) 0 loop
+    if pg_catalog.strpos(r.prosrc, v_memory_vectors) operator(pg_catalog.=) 0 or r.prosrc !~* '^\s*(#[^\n]*\n\s*)*declare\M' then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai.put_memory writes an item''s embeddings in a shape it does not know';
+    end if;
+    v_body := pg_catalog.regexp_replace(pg_catalog.replace(r.prosrc, v_memory_vectors, $b$    -- on a Citus formation (ai.distribute()): one INSERT ... VALUES per field
+    for v_fo_field, v_fo_embedding in select e.field, e.embedding from ai._memory_embeddings(a_embeddings) e loop
+      insert into ai.memory_vectors (owner, ns, key, field, embedding)
+      values (v_owner, r.ns, a_key, v_fo_field, v_fo_embedding);
+    end loop;$b$), '^(\s*(#[^\n]*\n\s*)*)declare', '\1declare v_fo_field text; v_fo_embedding real[];', 'i');
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) 'ai.put_memory: one INSERT ... VALUES per embedding'::pg_catalog.text;
+  end loop;
+
+  -- 7. every SECURITY DEFINER function of ai (but the identity's own and the triggers', which run
+  -- on the shards) carries the caller's identity first: a variable of its DECLARE section is
+  -- initialised by ai._formation_carry(). A later deploy replaces the functions without it: they
+  -- then refuse on the shards (AS070) until ai.distribute() runs again.
+  for r in select p.oid::pg_catalog.regprocedure as fn, p.prosrc,
+                  pg_catalog.pg_get_functiondef(p.oid) as def
+             from pg_catalog.pg_proc p
+            where p.pronamespace operator(pg_catalog.=) 'ai'::pg_catalog.regnamespace
+              and p.prosecdef
+              and p.prolang operator(pg_catalog.=) (select l.oid from pg_catalog.pg_language l where l.lanname = 'plpgsql')
+              and p.prorettype operator(pg_catalog.<>) 'trigger'::pg_catalog.regtype
+              and p.proname not like '\_formation\_%'
+              and p.proname not in ('distribute', 'current_owner', 'sees_all_owners', 'calling_role', 'act_as')
+              and p.prosrc !~ 'ai\._formation_carry\(\)' loop
+    -- the body's first word after comments and #directives: DECLARE (add the variable after it)
+    -- or BEGIN (add a DECLARE section before it)
+    v_head := pg_catalog.substring(r.prosrc, '^(\s*(?:--[^\n]*\n\s*|#[^\n]*\n\s*)*)');
+    v_rest := pg_catalog.substr(r.prosrc, pg_catalog.length(v_head) operator(pg_catalog.+) 1);
+    if v_rest ~* '^declare\M' then
+      v_body := v_head operator(pg_catalog.||) 'declare _formation_carried boolean := ai._formation_carry();'
+                operator(pg_catalog.||) pg_catalog.substr(v_rest, 8);
+    elsif v_rest ~* '^begin\M' then
+      v_body := v_head operator(pg_catalog.||) 'declare _formation_carried boolean := ai._formation_carry(); '
+                operator(pg_catalog.||) v_rest;
+    else
+      raise exception using errcode = 'AS002',
+        message = pg_catalog.format('ai.distribute(): the body of %s starts with neither DECLARE nor BEGIN', r.fn);
+    end if;
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_carrying := v_carrying operator(pg_catalog.+) 1;
+  end loop;
+  if v_carrying operator(pg_catalog.>) 0 then
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s functions carry the caller''s identity', v_carrying);
+  end if;
+
+  -- 7b. the test clock under delegation: every per-thread write that ai.distribute() delegates
+  -- (its v_delegated, step 6d) then refuses, on a worker, a call by a role that may freeze the
+  -- clock (ai._formation_delegated_clock above): a second variable after the carry of step 7. A
+  -- later deploy replaces the functions without it (the next ai.distribute() puts both back).
+  for r in select p.oid::pg_catalog.regprocedure as fn, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def
+             from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) any (array['ai.put_checkpoint(text,text,text,text,text,bytea,jsonb,jsonb,ai.checkpoint_values,ai.task_writes,jsonb,ai.step_commit)'::pg_catalog.regprocedure,
+                                                 'ai.put_writes(text,text,text,text,integer[],text[],text[],bytea[],text,bigint,bigint)',
+                                                 'ai.append_messages(text,jsonb)',
+                                                 'ai.append_message_idempotent(text,text,jsonb,integer,text,integer,bigint,bigint)',
+                                                 'ai.begin_side_effect(text,text,jsonb,bigint,bigint,interval)',
+                                                 'ai.finish_side_effect(text,text,jsonb,bigint,bigint)',
+                                                 'ai.abandon_side_effect(text,text,bigint,bigint,text)'])
+              and pg_catalog.strpos(p.prosrc, 'ai._formation_delegated_clock()') operator(pg_catalog.=) 0 loop
+    v_body := pg_catalog.replace(r.prosrc, '_formation_carried boolean := ai._formation_carry();',
+      '_formation_carried boolean := ai._formation_carry(); _formation_clock boolean := ai._formation_delegated_clock();');
+    if v_body operator(pg_catalog.=) r.prosrc then
+      raise exception using errcode = 'AS002',
+        message = pg_catalog.format('ai.distribute(): %s does not carry the caller''s identity (step 7) to refuse the test clock after', r.fn);
+    end if;
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: a role that may freeze the clock is refused under delegation', r.fn);
+  end loop;
+
+  -- 8. reads of a thread's distributed rows planned for each call's arguments: Citus routes a
+  -- query with parameters to the one shard of its thread only when the plan is made for the
+  -- values (a generic plan of such a query fails: "could not create distributed plan"). One server
+  -- keeps the generic plans these functions were written with.
+  for r in select p.oid::pg_catalog.regprocedure as fn, p.proconfig from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) any (array['ai.get_checkpoint(text,text,text)'::pg_catalog.regprocedure,
+                                                      'ai.list_checkpoints(text,text,text,integer,jsonb,text,text)'::pg_catalog.regprocedure])
+              and not 'plan_cache_mode=force_custom_plan' operator(pg_catalog.=) any (coalesce(p.proconfig, '{}')) loop
+    if not 'plan_cache_mode=force_generic_plan' operator(pg_catalog.=) any (coalesce(r.proconfig, '{}')) then
+      raise exception using errcode = 'AS002',
+        message = pg_catalog.format('ai.distribute(): %s is planned in a way it does not know (no plan_cache_mode = force_generic_plan)', r.fn);
+    end if;
+    execute pg_catalog.format('alter function %s set plan_cache_mode = force_custom_plan', r.fn);
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: planned per call', r.fn);
+  end loop;
+
+  return v_done;
+end
+$$;
+comment on function ai._formation_rewrites(boolean) is
+  'Internal (ai.distribute(), and the one-server check of tests/pgtap/distribute/): the rewrites of deployed function bodies a Citus formation needs (the claim''s lock, ai._fence, the ledger''s holder check, the append, a step''s messages, the count of a task''s pending writes, an item''s embeddings, the memory store''s ttl refresh, the carried identity, the test clock under delegation, plans per call); returns what it did, one line each; AS002 when a body lacks the text a rewrite expects. dry_run: executes them all, then rolls them back.';
+revoke execute on function ai._formation_rewrites(boolean) from public;
+
 create or replace function ai.distribute() returns text
 language plpgsql volatile security definer
 set search_path = pg_catalog, pg_temp
@@ -12838,30 +13298,9 @@ declare
   v_propagate pg_catalog.text;
   v_functions pg_catalog.int4 := 0;
   v_rel pg_catalog.regclass;
-  v_head pg_catalog.text;
-  v_rest pg_catalog.text;
-  v_body pg_catalog.text;
-  v_carrying pg_catalog.int4 := 0;
   v_fn pg_catalog.text;
   v_copied boolean := false;  -- rows copied to the shards by this call (step 5)
-  -- append_message_idempotent's one statement (step 6c), as deploy/messages_functions.sql writes it
-  v_append constant pg_catalog.text := $a$    insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key, created_at)
-    select a_thread_id,
-           coalesce((select max(x.seq) from ai.session_messages x where x.thread_id = a_thread_id), 0) + 1,
-           s.owner, a_role, a_content, coalesce(a_tokens, ai.estimate_tokens(a_content)), a_turn, v_key, v_now
-    from ai.agent_sessions s
-    where s.thread_id = a_thread_id and s.status in ('active', 'waiting')
-    on conflict do nothing
-    returning * into m;$a$;
   v_rows boolean;
-  -- ai._append_step_messages' INSERT of a step's messages, as deploy/checkpoints_functions.sql writes it
-  v_step_messages constant pg_catalog.text := $a$      insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key,
-                                       created_at)
-      select $1, n.seq + e.ord, $2, e.m ->> 'role', e.m -> 'content', ai.estimate_tokens(e.m -> 'content'), null,
-             e.m ->> 'idempotency_key', v_now
-      from (select coalesce(max(x.seq), 0) as seq from ai.session_messages x where x.thread_id = $1) n
-      cross join pg_catalog.jsonb_array_elements($4) with ordinality e(m, ord)
-      order by e.ord;$a$;
   -- the per-thread writes delegated to the worker that holds the thread (step 6d)
   v_delegated pg_catalog.text[] := array[
     'ai.put_checkpoint(text,text,text,text,text,bytea,jsonb,jsonb,ai.checkpoint_values,ai.task_writes,jsonb,ai.step_commit)',
@@ -12871,7 +13310,8 @@ declare
     'ai.begin_side_effect(text,text,jsonb,bigint,bigint,interval)',
     'ai.finish_side_effect(text,text,jsonb,bigint,bigint)',
     'ai.abandon_side_effect(text,text,bigint,bigint,text)'];
-  v_claim_lock constant pg_catalog.text := 'exists \(select from ai\.agent_sessions s where s\.thread_id = c\.thread_id\s+offset 0 for no key update skip locked\)';
+  v_nodes pg_catalog.text := 'pg_dist_node';
+  v_coordinator boolean;
 begin
   if not exists (select from pg_catalog.pg_extension where extname = 'citus') then
     return 'citus is not installed in this database: nothing to distribute (one server keeps the schema as deployed)';
@@ -12884,7 +13324,19 @@ begin
   perform 'PRAGMA:disable:check';  -- Citus' catalog: see ai._formation_secret
   execute pg_catalog.format($q$select coalesce(pg_catalog.array_agg(d.logicalrelid), '{}') from pg_catalog.%I d$q$, v_partitions)
      into v_distributed;
+  -- the coordinator in the metadata (citus_set_coordinator_host): the two-phase table (step 4b)
+  -- is a Citus local table, whose one shard is on the coordinator, and the formation's secret is
+  -- read from this node's copy of a reference table (ai._formation_secret). Without it the
+  -- transactions that write the queue and a worker would commit in one phase: refused, nothing done
+  execute pg_catalog.format('select exists (select from pg_catalog.%I n where n.groupid operator(pg_catalog.=) 0)', v_nodes)
+     into v_coordinator;
   perform 'PRAGMA:enable:check';
+  if not v_coordinator then
+    raise exception using errcode = 'AS071',
+      message = 'ai.distribute(): the coordinator is not in this formation''s metadata',
+      detail = 'the queue stays on the coordinator, and a transaction that writes it and a worker commits in two phases only through a Citus local table there',
+      hint = 'as a superuser on the coordinator: select citus_set_coordinator_host(''<its host>'', <its port>); then ai.distribute() again (docs/scaling.md)';
+  end if;
   -- the schema's triggers run on the shards (each reads and writes its own thread's rows only)
   perform pg_catalog.set_config('citus.enable_unsafe_triggers', 'on', true);
   -- the DDL of this function goes to every node in the one transaction it runs in
@@ -12970,6 +13422,26 @@ begin
     v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: reference table', r.rel);
   end loop;
 
+  -- 4b. two-phase commit between the queue and a worker (ai._formation_two_phase above): the
+  -- two-phase table a Citus local table, its one shard on the coordinator, always empty,
+  if 'ai.formation_two_phase'::pg_catalog.regclass operator(pg_catalog.<>) all (v_distributed) then
+    perform 'PRAGMA:disable:check';  -- a function of Citus: see ai._formation_secret
+    execute pg_catalog.format('select pg_catalog.%I(%L)', 'citus_add_local_table_to_metadata', 'ai.formation_two_phase');
+    perform 'PRAGMA:enable:check';
+    v_distributed := v_distributed operator(pg_catalog.||) 'ai.formation_two_phase'::pg_catalog.regclass;
+    v_done := v_done operator(pg_catalog.||) 'ai.formation_two_phase: a Citus local table on the coordinator'::pg_catalog.text;
+  end if;
+  -- and every table of the queue (plain tables of the coordinator, step 6) gets the trigger that
+  -- marks its writer's transaction. One server has none: its transactions are atomic on one node.
+  for r in select pg_catalog.to_regclass(t.name) as rel from pg_catalog.unnest(v_queue) t(name)
+            where pg_catalog.to_regclass(t.name) is not null
+              and not exists (select from pg_catalog.pg_trigger g
+                               where g.tgrelid operator(pg_catalog.=) pg_catalog.to_regclass(t.name) and g.tgname = 'formation_two_phase') loop
+    execute pg_catalog.format('create trigger formation_two_phase after insert or update or delete on %s'
+                              ' for each row execute function ai._formation_two_phase()', r.rel);
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: a transaction that writes it and a worker commits in two phases', r.rel);
+  end loop;
+
   -- 5. the anchors first, then every table whose foreign keys point at distributed tables only.
   -- While they are distributed, no table of ai or ai_archive forces row level security on its
   -- owner (this transaction only): Citus copies the rows and checks the foreign keys on the shards
@@ -13024,30 +13496,6 @@ begin
     execute pg_catalog.format('alter table %s force row level security', v_rel);
   end loop;
 
-  -- 6b. the claim's per-thread lock. On one server it is the thread's row of ai.agent_sessions,
-  -- locked FOR NO KEY UPDATE SKIP LOCKED inside the pick query of ai.agent_jobs (the comment
-  -- before ai._raise_lease_lost, deploy/queue_functions.sql). On a formation that row is on a
-  -- shard and Citus cannot plan a query of a coordinator table that locks it (0A000). The one
-  -- place the lock differs is here: in the claim functions (claim_job, claim_jobs) that subquery
-  -- becomes a transaction-level advisory lock of the coordinator, tried and never waited for, the
-  -- same semantics (held until the claim commits, a held one skips the thread). Its key is the
-  -- thread id hashed with the queue's secret (ai.notify_key, read by the schema owner only, once
-  -- per statement): no tenant can compute the key of another tenant's thread to hold its jobs
-  -- off, which is why one server locks the session row rather than a plain advisory key. Class
-  -- 1095980099 ('ASTC': agent-state thread claim). A claim of n jobs holds up to n of these
-  -- locks (the lock table: max_locks_per_transaction; docs/scaling.md). A later deploy of
-  -- queue_functions puts the session row lock back: the claim then fails with 0A000 until
-  -- ai.distribute() runs again, as the identity's carry does (step 7).
-  for r in select p.oid::pg_catalog.regprocedure as fn, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def
-             from pg_catalog.pg_proc p
-            where p.pronamespace operator(pg_catalog.=) 'ai'::pg_catalog.regnamespace
-              and p.proname in ('claim_job', 'claim_jobs')
-              and p.prosrc ~ v_claim_lock loop
-    execute pg_catalog.replace(r.def, r.prosrc, pg_catalog.regexp_replace(r.prosrc, v_claim_lock,
-      'pg_catalog.pg_try_advisory_xact_lock(1095980099, pg_catalog.hashtext((select k.key from ai.notify_key k) operator(pg_catalog.||) c.thread_id))', 'g'));
-    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: the per-thread lock of the coordinator', r.fn);
-  end loop;
-
   -- 6c. the fence on the shard (ai._fence_on_formation above): the claim writes it (a trigger
   -- on ai.agent_jobs) and ai._fence checks it. A later deploy of sessions_functions puts the
   -- one-server ai._fence back (the job's row on the coordinator, which a call delegated to a
@@ -13062,109 +13510,6 @@ begin
       execute function ai._thread_fence_moved()$t$;
     v_done := v_done operator(pg_catalog.||) 'ai.agent_jobs: the claim writes the thread''s fence on its shard'::pg_catalog.text;
   end if;
-  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
-            where p.oid operator(pg_catalog.=) 'ai._fence(text, bigint, bigint)'::pg_catalog.regprocedure
-              and p.prosrc !~ 'ai\._fence_on_formation\(' loop
-    -- its argument checks stay; before its probe of the job's row, a write to a named thread
-    -- checks the thread's fence instead (a call for the job's own thread, thread_id NULL, runs on
-    -- the coordinator with the job: it keeps the probe)
-    v_body := pg_catalog.regexp_replace(r.prosrc, '(\n  -- The held job and its thread in one probe)',
-      E'\n  if _fence.thread_id is not null then\n    -- on a Citus formation: the thread''s fence on its shard (ai.distribute())\n    perform ai._fence_on_formation(_fence.thread_id, _fence.job_id, _fence.fencing_token);\n    return;\n  end if;\\1');
-    if v_body operator(pg_catalog.=) r.prosrc then
-      raise exception using errcode = 'AS002',
-        message = 'ai.distribute(): ai._fence has no probe of the job''s row to put the thread''s fence before';
-    end if;
-    execute pg_catalog.replace(r.def, r.prosrc, v_body);
-    v_done := v_done operator(pg_catalog.||) 'ai._fence: the thread''s fence on its shard'::pg_catalog.text;
-  end loop;
-
-  -- The side-effect ledger asks whether a reservation's holder is alive: with a job, the job's
-  -- row on the coordinator, which begin_side_effect delegated to the thread's worker (6d) cannot
-  -- read. On a formation it asks the thread's fence there instead (the job, its token, still
-  -- running: the token, not the lease expiry, as ai._fence_on_formation), in PL/pgSQL (Citus
-  -- plans no query with parameters in an SQL function). Citus made the function on the
-  -- coordinator only (its argument is a row of ai.side_effects): it is propagated to the workers.
-  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
-            where p.oid operator(pg_catalog.=) 'ai._side_effect_holder_alive(ai.side_effects, timestamptz)'::pg_catalog.regprocedure
-              and p.prosrc ~ 'ai\.agent_jobs' loop
-    if r.prosrc !~ 'when e\.job_id is null then e\.reserved_until > now\s+else exists \(select from ai\.agent_jobs j' then
-      raise exception using errcode = 'AS002',
-        message = 'ai.distribute(): ai._side_effect_holder_alive reads ai.agent_jobs in a shape it does not know';
-    end if;
-    execute pg_catalog.replace(pg_catalog.replace(r.def, r.prosrc, $b$
-begin
-  -- on a Citus formation: the job's fence on the thread's worker (ai.distribute())
-  if e.status operator(pg_catalog.<>) 'reserved' then
-    return false;
-  end if;
-  if e.job_id is null then
-    return e.reserved_until operator(pg_catalog.>) now;
-  end if;
-  perform from ai.thread_fences f
-  where f.thread_id operator(pg_catalog.=) e.thread_id and f.job_id operator(pg_catalog.=) e.job_id
-    and f.fencing_token operator(pg_catalog.=) e.fencing_token and f.held;
-  return found;
-end
-$b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
-    perform 'PRAGMA:disable:check';  -- a function of Citus: see ai._formation_secret
-    execute pg_catalog.format('select pg_catalog.create_distributed_function(%L)', r.oid::pg_catalog.regprocedure);
-    perform 'PRAGMA:enable:check';
-    v_done := v_done operator(pg_catalog.||) 'ai._side_effect_holder_alive: the job''s fence on the thread''s worker'::pg_catalog.text;
-  end loop;
-
-  -- An append's one statement (append_message_idempotent: INSERT ... SELECT of the session's owner
-  -- ... RETURNING INTO) fails on a worker from its second run in a session, and nested under a
-  -- delegated put_checkpoint (its step's messages when one is a retry): XX000 "consistency check
-  -- on SPI tuple count failed" (Citus 13.2.2, its local execution of the cached plan); the demo's
-  -- resumed worker failed every attempt on it. On a formation it becomes three: the session's
-  -- owner (active or waiting), the next seq, and an INSERT ... VALUES, under the same loop (a seq
-  -- taken meanwhile inserts nothing and the loop turns). One server keeps its one statement.
-  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
-            where p.oid operator(pg_catalog.=) 'ai.append_message_idempotent(text, text, jsonb, integer, text, integer, bigint, bigint)'::pg_catalog.regprocedure
-              and pg_catalog.strpos(p.prosrc, 'v_fo_owner') operator(pg_catalog.=) 0 loop
-    if pg_catalog.strpos(r.prosrc, v_append) operator(pg_catalog.=) 0 or r.prosrc !~* '^\s*(#[^\n]*\n\s*)*declare\M' then
-      raise exception using errcode = 'AS002',
-        message = 'ai.distribute(): ai.append_message_idempotent writes its message in a shape it does not know';
-    end if;
-    v_body := pg_catalog.regexp_replace(pg_catalog.replace(r.prosrc, v_append, $b$    -- on a Citus formation (ai.distribute()): the session, the next seq, then INSERT ... VALUES
-    select s.owner into v_fo_owner from ai.agent_sessions s where s.thread_id = a_thread_id and s.status in ('active', 'waiting');
-    m := null;
-    if v_fo_owner is not null then
-      select coalesce(max(x.seq), 0) + 1 into v_fo_seq from ai.session_messages x where x.thread_id = a_thread_id;
-      insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key, created_at)
-      values (a_thread_id, v_fo_seq, v_fo_owner, a_role, a_content, coalesce(a_tokens, ai.estimate_tokens(a_content)), a_turn, v_key, v_now)
-      on conflict do nothing
-      returning * into m;
-    end if;$b$), '^(\s*(#[^\n]*\n\s*)*)declare', '\1declare v_fo_owner text; v_fo_seq bigint;', 'i');
-    execute pg_catalog.replace(r.def, r.prosrc, v_body);
-    v_done := v_done operator(pg_catalog.||) 'ai.append_message_idempotent: the session, the seq and the message in three statements'::pg_catalog.text;
-  end loop;
-
-  -- A step's messages (ai._append_step_messages, put_checkpoint's fast path: one INSERT ... SELECT
-  -- of every message) inside a transaction block, where Citus does not delegate put_checkpoint,
-  -- go through the coordinator, where that INSERT ... SELECT is a COPY into the thread's shard,
-  -- which row level security refuses (0A000 "COPY FROM not supported with row-level security").
-  -- On a formation it becomes the thread's newest seq, then one INSERT ... VALUES per message (a
-  -- router insert through the coordinator, a local one on the worker); the same rows, in the
-  -- same subtransaction. One server keeps its one statement.
-  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
-            where p.oid operator(pg_catalog.=) 'ai._append_step_messages(text, text, text, jsonb)'::pg_catalog.regprocedure
-              and pg_catalog.strpos(p.prosrc, 'v_fo_seq') operator(pg_catalog.=) 0 loop
-    if pg_catalog.strpos(r.prosrc, v_step_messages) operator(pg_catalog.=) 0 or r.prosrc !~* '^\s*declare\M' then
-      raise exception using errcode = 'AS002',
-        message = 'ai.distribute(): ai._append_step_messages writes the messages in a shape it does not know';
-    end if;
-    v_body := pg_catalog.regexp_replace(pg_catalog.replace(r.prosrc, v_step_messages, $b$      -- on a Citus formation (ai.distribute()): the newest seq, then one INSERT ... VALUES per message
-      select coalesce(max(x.seq), 0) into v_fo_seq from ai.session_messages x where x.thread_id = $1;
-      for v_fo_m, v_fo_ord in select e.m, e.ord from pg_catalog.jsonb_array_elements($4) with ordinality e(m, ord) order by e.ord loop
-        insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key,
-                                         created_at)
-        values ($1, v_fo_seq + v_fo_ord, $2, v_fo_m ->> 'role', v_fo_m -> 'content', ai.estimate_tokens(v_fo_m -> 'content'), null,
-                v_fo_m ->> 'idempotency_key', v_now);
-      end loop;$b$), '^(\s*)declare', '\1declare v_fo_seq bigint; v_fo_m jsonb; v_fo_ord bigint;', 'i');
-    execute pg_catalog.replace(r.def, r.prosrc, v_body);
-    v_done := v_done operator(pg_catalog.||) 'ai._append_step_messages: one INSERT ... VALUES per message'::pg_catalog.text;
-  end loop;
 
   -- 6d. one node per step: the per-thread writes become distributed functions co-located with
   -- ai.agent_sessions by their first argument, thread_id. A call of one of them alone in its
@@ -13194,70 +13539,8 @@ $b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
     perform 'PRAGMA:enable:check';
   end loop;
 
-  -- 7. every SECURITY DEFINER function of ai (but the identity's own and the triggers', which run
-  -- on the shards) carries the caller's identity first: a variable of its DECLARE section is
-  -- initialised by ai._formation_carry(). A later deploy replaces the functions without it: they
-  -- then refuse on the shards (AS070) until ai.distribute() runs again.
-  for r in select p.oid::pg_catalog.regprocedure as fn, p.prosrc,
-                  pg_catalog.pg_get_functiondef(p.oid) as def
-             from pg_catalog.pg_proc p
-            where p.pronamespace operator(pg_catalog.=) 'ai'::pg_catalog.regnamespace
-              and p.prosecdef
-              and p.prolang operator(pg_catalog.=) (select l.oid from pg_catalog.pg_language l where l.lanname = 'plpgsql')
-              and p.prorettype operator(pg_catalog.<>) 'trigger'::pg_catalog.regtype
-              and p.proname not like '\_formation\_%'
-              and p.proname not in ('distribute', 'current_owner', 'sees_all_owners', 'calling_role', 'act_as')
-              and p.prosrc !~ 'ai\._formation_carry\(\)' loop
-    -- the body's first word after comments and #directives: DECLARE (add the variable after it)
-    -- or BEGIN (add a DECLARE section before it)
-    v_head := pg_catalog.substring(r.prosrc, '^(\s*(?:--[^\n]*\n\s*|#[^\n]*\n\s*)*)');
-    v_rest := pg_catalog.substr(r.prosrc, pg_catalog.length(v_head) operator(pg_catalog.+) 1);
-    if v_rest ~* '^declare\M' then
-      v_body := v_head operator(pg_catalog.||) 'declare _formation_carried boolean := ai._formation_carry();'
-                operator(pg_catalog.||) pg_catalog.substr(v_rest, 8);
-    elsif v_rest ~* '^begin\M' then
-      v_body := v_head operator(pg_catalog.||) 'declare _formation_carried boolean := ai._formation_carry(); '
-                operator(pg_catalog.||) v_rest;
-    else
-      raise exception using errcode = 'AS002',
-        message = pg_catalog.format('ai.distribute(): the body of %s starts with neither DECLARE nor BEGIN', r.fn);
-    end if;
-    execute pg_catalog.replace(r.def, r.prosrc, v_body);
-    v_carrying := v_carrying operator(pg_catalog.+) 1;
-  end loop;
-  if v_carrying operator(pg_catalog.>) 0 then
-    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s functions carry the caller''s identity', v_carrying);
-  end if;
-
-  -- 7b. the test clock under delegation: every delegated function (step 6d) then refuses, on a
-  -- worker, a call by a role that may freeze the clock (ai._formation_delegated_clock above): a
-  -- second variable after the carry of step 7. A later deploy replaces the functions without it
-  -- (the next ai.distribute() puts both back).
-  for r in select p.oid::pg_catalog.regprocedure as fn, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def
-             from pg_catalog.pg_proc p
-            where p.oid operator(pg_catalog.=) any (v_delegated::pg_catalog.regprocedure[])
-              and pg_catalog.strpos(p.prosrc, 'ai._formation_delegated_clock()') operator(pg_catalog.=) 0 loop
-    v_body := pg_catalog.replace(r.prosrc, '_formation_carried boolean := ai._formation_carry();',
-      '_formation_carried boolean := ai._formation_carry(); _formation_clock boolean := ai._formation_delegated_clock();');
-    if v_body operator(pg_catalog.=) r.prosrc then
-      raise exception using errcode = 'AS002',
-        message = pg_catalog.format('ai.distribute(): %s does not carry the caller''s identity (step 7) to refuse the test clock after', r.fn);
-    end if;
-    execute pg_catalog.replace(r.def, r.prosrc, v_body);
-    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: a role that may freeze the clock is refused under delegation', r.fn);
-  end loop;
-
-  -- 8. reads of a thread's distributed rows planned for each call's arguments: Citus routes a
-  -- query with parameters to the one shard of its thread only when the plan is made for the
-  -- values (a generic plan of such a query fails: "could not create distributed plan"). One server
-  -- keeps the generic plans these functions were written with.
-  for r in select p.oid::pg_catalog.regprocedure as fn from pg_catalog.pg_proc p
-            where p.oid operator(pg_catalog.=) any (array['ai.get_checkpoint(text,text,text)'::pg_catalog.regprocedure,
-                                                      'ai.list_checkpoints(text,text,text,integer,jsonb,text,text)'::pg_catalog.regprocedure])
-              and 'plan_cache_mode=force_generic_plan' operator(pg_catalog.=) any (p.proconfig) loop
-    execute pg_catalog.format('alter function %s set plan_cache_mode = force_custom_plan', r.fn);
-    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: planned per call', r.fn);
-  end loop;
+  -- 6b, 6c, 7, 8. the rewrites of the deployed function bodies (ai._formation_rewrites above)
+  v_done := v_done operator(pg_catalog.||) ai._formation_rewrites(dry_run => false);
 
   if pg_catalog.cardinality(v_done) operator(pg_catalog.=) 0 then
     return 'distributed already: nothing to do';
@@ -13266,7 +13549,7 @@ $b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
 end
 $$;
 comment on function ai.distribute() is
-  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): on a database deployed before the citus extension (one server moved onto a formation), first every function of ai and ai_archive made on the workers; per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards. Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller.';
+  'On the coordinator of a Citus formation, as the schema owner: distributes the schema (docs/scaling.md): on a database deployed before the citus extension (one server moved onto a formation), first every function of ai and ai_archive made on the workers; per-thread tables by thread_id co-located with ai.agent_sessions, the memory store by owner, the queue''s tables left on the coordinator, the small tables as reference tables, and the DDL Citus needs (policies without subqueries, human_approvals'' key with thread_id, no foreign key from the queue to the sessions), and the formation''s secret with which every SECURITY DEFINER function then carries the caller''s identity to the shards; and a transaction that writes the queue and a worker commits in two phases (ai.formation_two_phase). Run it again after every deploy. Idempotent: returns what it did, one line each. Without the citus extension it changes nothing. AS007 for any other caller; AS071 (nothing done) when the coordinator is not in the formation''s metadata.';
 
 revoke execute on function ai.distribute() from public;
 

@@ -20,8 +20,10 @@ begin
     join pg_namespace n on n.oid = p.pronamespace
     where n.nspname = 'ai' and not t.tgisinternal
     union
-    -- the trigger ai.distribute() adds on a Citus formation only (deploy/distribution.sql)
+    -- the triggers ai.distribute() adds on a Citus formation only (deploy/distribution.sql)
     select 'ai._thread_fence_moved()'::regprocedure, 'ai.agent_jobs'::regclass
+    union
+    select 'ai._formation_two_phase()'::regprocedure, 'ai.agent_jobs'::regclass
   )
   select string_agg(format('%s: %s %s', t.fn::regprocedure, c.level, c.message), E'\n') filter (where c.level is not null),
          count(distinct t.fn)
@@ -34,7 +36,7 @@ begin
   if exists (select from pg_proc p join pg_namespace n on n.oid = p.pronamespace
              where n.nspname = 'ai' and p.prorettype = 'trigger'::regtype
                and not exists (select from pg_trigger t where t.tgfoid = p.oid)
-               and p.oid <> 'ai._thread_fence_moved()'::regprocedure) then
+               and p.oid <> all (array['ai._thread_fence_moved()'::regprocedure, 'ai._formation_two_phase()'::regprocedure])) then
     raise exception 'a trigger function of schema ai is attached to no table, so it was not checked';
   end if;
   raise notice 'plpgsql_check: % PL/pgSQL functions in schema ai, no findings', checked;

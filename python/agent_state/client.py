@@ -185,13 +185,13 @@ def _stale_plan(error: BaseException) -> bool:
 def _delegated_clock_refused(error: BaseException) -> bool:
     """A call Citus delegated to the worker that holds its thread (a lone ``select ai.f(...)``
     outside a transaction block), refused there because the calling role may freeze the test clock
-    (AS071: the worker cannot see a clock frozen on the coordinator). It failed whole, before it
+    (AS072: the worker cannot see a clock frozen on the coordinator). It failed whole, before it
     wrote anything. Sent again inside a materialized CTE, which Citus does not delegate, it runs on
     the coordinator, which reads the clock and sends its values (docs/scaling.md, "The test clock
     under delegation"); one statement still, as safe on a connection shared by tasks or in
     pipeline mode as the first. Test clusters only: a production cluster has no role
     ai_test_clock, and nothing is refused there."""
-    return isinstance(error, psycopg.Error) and error.sqlstate == "AS071"
+    return isinstance(error, psycopg.Error) and error.sqlstate == "AS072"
 
 
 class _Attempts:

@@ -169,13 +169,21 @@ class IdentityNotCarried(AgentStateError):
     sqlstate = "AS070"
 
 
+class CoordinatorNotInMetadata(AgentStateError):
+    """AS071: ``ai.distribute()`` on a Citus formation whose coordinator is not in its own metadata
+    (no ``citus_set_coordinator_host``): the queue's transactions with a worker could not commit in
+    two phases, so nothing was distributed (docs/scaling.md)."""
+
+    sqlstate = "AS071"
+
+
 class ClockNotCarried(AgentStateError):
-    """AS071: on a Citus formation, a call delegated to the worker that holds its thread was made
+    """AS072: on a Citus formation, a call delegated to the worker that holds its thread was made
     by a role that may freeze the test clock (a member of ``ai_test_clock``: test clusters only);
     the worker cannot see a clock frozen on the coordinator, so it refused the call. The client
     sends such a call again by itself, in a form Citus does not delegate (docs/scaling.md)."""
 
-    sqlstate = "AS071"
+    sqlstate = "AS072"
 
 
 class OutcomeUnknown(AgentStateError, psycopg.OperationalError):  # type: ignore[misc]  # sqlstate: str vs str | None
@@ -214,6 +222,7 @@ ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
         DeltaBaseMissing,
         DeleteNeedsReadCommitted,
         IdentityNotCarried,
+        CoordinatorNotInMetadata,
         ClockNotCarried,
     )
 }

@@ -30,7 +30,7 @@ def tenants_that_may_not_freeze_the_clock() -> Iterator[None]:
     """The tenants and the service of these tests as a production cluster has them: not members of
     ai_test_clock. scripts/citus.sh grants it to them for the pgTAP files (which freeze the clock
     in transaction blocks), and a delegated call by a role that may freeze the clock is refused on
-    the worker (AS071: docs/scaling.md, "The test clock under delegation"). The tests of the clock
+    the worker (AS072: docs/scaling.md, "The test clock under delegation"). The tests of the clock
     itself freeze it as CLOCK_TENANT and CLOCK_SERVICE, members. Granted back at the end, for the
     parts of `make test-citus` that follow (the pytest part's tests freeze the clock as tenant_a
     and app_service)."""

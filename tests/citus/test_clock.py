@@ -7,7 +7,7 @@ where a session-level ``SET ai.frozen_now`` made on the coordinator never arrive
 SET LOCAL of a transaction block only, and a call in a transaction block is not delegated).
 Nothing on the worker can tell whether the coordinator's session froze the clock, so a delegated
 call by a role that may freeze it (a member of ai_test_clock, a superuser included, where that
-role exists) is refused there with AS071. In a transaction block the call runs through the
+role exists) is refused there with AS072. In a transaction block the call runs through the
 coordinator, which reads the clock and sends its values; the client sends a refused call again in
 a form Citus does not delegate, to the same effect. A role that may not freeze the clock (every
 role of a production cluster) is never refused.
@@ -55,7 +55,7 @@ def test_a_session_level_freeze_then_a_delegated_call_is_refused_not_run_on_the_
         conn.execute("select set_config('ai.frozen_now', %s, false)", (FROZEN.isoformat(),))
         with pytest.raises(psycopg.Error) as refused:
             conn.execute("select ai.append_messages(%s, %s)", (t, message()))
-        assert refused.value.sqlstate == "AS071", refused.value
+        assert refused.value.sqlstate == "AS072", refused.value
         assert "transaction block" in str(refused.value)
     assert _message_times(t) == []
 
@@ -67,7 +67,7 @@ def test_a_delegated_call_of_a_role_that_may_freeze_the_clock_is_refused_even_un
     for user in (CLOCK_SERVICE, "postgres"):
         with connect(user) as conn, pytest.raises(psycopg.Error) as refused:
             conn.execute("select ai.append_messages(%s, %s)", (t, message()))
-        assert refused.value.sqlstate == "AS071", (user, refused.value)
+        assert refused.value.sqlstate == "AS072", (user, refused.value)
     assert _message_times(t) == []
 
 

@@ -470,10 +470,12 @@ def remote_commands(role: str, query: str, params: tuple[object, ...]) -> list[s
     return [c for c in sent if c.startswith("issuing")]
 
 
-def test_the_human_in_the_loop_writes_one_shard_without_two_phase_commit() -> None:
+def test_the_human_in_the_loop_writes_one_shard() -> None:
     """request_human, resolve_human and the cancel of a waiting job write the coordinator's job row
     and the thread's one shard: no statement goes to every shard (resolve_human's approval by its id
-    alone did, with a PREPARE TRANSACTION on each of four connections)."""
+    alone did, with a PREPARE TRANSACTION on each of four connections). Those that write the job
+    prepare that one worker (two-phase commit with the coordinator: tests/citus/test_two_phase.py);
+    set_session_status writes the shard alone and prepares nothing."""
     t, q = session(), queue_name()
     job = enqueue(t, q)
     calls: list[tuple[str, str, Callable[[], tuple[object, ...]]]] = [
@@ -486,4 +488,5 @@ def test_the_human_in_the_loop_writes_one_shard_without_two_phase_commit() -> No
     ]
     for role, query, params in calls:
         sent = remote_commands(role, query, params())
-        assert [c for c in sent if "PREPARE TRANSACTION" in c] == [], query
+        prepared = [c for c in sent if "PREPARE TRANSACTION" in c]
+        assert len(prepared) == (0 if "set_session_status" in query else 1), (query, sent)

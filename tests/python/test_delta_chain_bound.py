@@ -120,7 +120,7 @@ def test_a_client_sending_deltas_past_the_bound_gets_chains_within_it(
         type_, blob = serde.dumps_typed(items)
         version = f"{step:06}"
         # in a transaction block: a lone autocommit call of tenant_a, which may freeze the test
-        # clock, is refused on a Citus formation's worker (AS071, docs/scaling.md); one server alike
+        # clock, is refused on a Citus formation's worker (AS072, docs/scaling.md); one server alike
         with tenant_conn.transaction():
             parent = tenant_conn.execute(
                 "select ai.put_checkpoint(%s, '', %s, %s, 'test', '\\x01'::bytea, '{}', %s,"

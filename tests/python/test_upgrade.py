@@ -50,6 +50,8 @@ EMPTY_BY_DESIGN = {
     "ai_archive.archive_skips": "a session a sweep could not move: with archived ids reserved, no call makes one"
     " (test_archive_conflicts.py makes a 0.1.0 duplicate as the superuser)",
     "ai.formation_secret": "the key of a Citus formation, made by ai.distribute() there; empty on one server",
+    "ai.formation_two_phase": "always empty: a Citus local table whose no-op delete makes the queue's transactions with"
+    " a worker two-phase on a formation",
     "ai.thread_fences": "a thread's fence, written by the claim on a Citus formation only (ai.distribute()'s trigger)",
     "ai_archive.thread_fences": "the archived fences of ai.thread_fences: empty on one server as it is",
 }

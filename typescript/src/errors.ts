@@ -116,9 +116,13 @@ export class DeleteNeedsReadCommitted extends AgentStateError {
 export class IdentityNotCarried extends AgentStateError {
   static override readonly sqlstate = "AS070";
 }
-/** AS071: on a Citus formation, a call delegated to a worker by a role that may freeze the test clock (ai_test_clock); call it in a transaction block. */
-export class ClockNotCarried extends AgentStateError {
+/** AS071: ai.distribute() on a Citus formation whose coordinator is not in its own metadata (nothing distributed). */
+export class CoordinatorNotInMetadata extends AgentStateError {
   static override readonly sqlstate = "AS071";
+}
+/** AS072: on a Citus formation, a call delegated to a worker by a role that may freeze the test clock (ai_test_clock); call it in a transaction block. */
+export class ClockNotCarried extends AgentStateError {
+  static override readonly sqlstate = "AS072";
 }
 
 /** Another live holder has reserved this side-effect key (not a SQLSTATE: begin_side_effect said 'busy'). */
@@ -190,7 +194,8 @@ export const ERRORS_BY_SQLSTATE: Readonly<Record<string, ErrorClass>> = Object.f
   AS061: DeltaBaseMissing,
   AS062: DeleteNeedsReadCommitted,
   AS070: IdentityNotCarried,
-  AS071: ClockNotCarried,
+  AS071: CoordinatorNotInMetadata,
+  AS072: ClockNotCarried,
   // Postgres rejects "\u0000" inside JSON with untranslatable_character before any function runs.
   "22P05": InvalidArgument,
 });
