@@ -37,7 +37,8 @@
 --      ai.queue_workers, ai.lease_timelines) stay plain tables of the coordinator: a claim scans
 --      one ordered index across every thread, which needs one table on one node;
 --   7. every SECURITY DEFINER function carries the caller's identity to the shards first
---      (ai._formation_caller below; deploy/owners.sql reads it there).
+--      (ai._formation_caller below; deploy/owners.sql reads it there); then every delegated one
+--      refuses, on a worker, a role that may freeze the test clock (ai._formation_delegated_clock).
 -- Rows already there are copied to the shards: the copy runs while the table does not force row
 -- level security on its owner (COPY into a table under RLS is refused), in this transaction only.
 begin;
@@ -293,6 +294,63 @@ end
 $$;
 comment on function ai._formation_carry() is
   'Internal, Citus only: carries the caller''s identity to the shards (ai._formation_caller), or refuses a connection as the schema owner that carries none (AS070). ai.distribute() makes it the first step of every SECURITY DEFINER function on a formation.';
+
+-- The test clock under delegation (docs/scaling.md, "The test clock under delegation"). ai.now()
+-- honours ai.frozen_now for a role that may freeze the clock (deploy/clock.sql: a member of
+-- ai_test_clock, a superuser included, where that role exists: test clusters only). A call
+-- delegated to the worker that holds its thread (step 6d of ai.distribute()) reads ai.now() on
+-- that worker, where a session-level SET ai.frozen_now made on the coordinator never arrives:
+-- Citus sends a SET LOCAL of a transaction block only (citus.propagate_set_commands), and a call
+-- in a transaction block is not delegated. Nothing on the worker can tell whether the
+-- coordinator's session froze the clock (SQL cannot tell a SET from a SET LOCAL, and the
+-- coordinator runs nothing of ours for a delegated call), so for such a role the call is refused
+-- there (AS072) rather than run on the wall clock unseen; in a transaction block the coordinator
+-- reads the clock and sends its values (the Python client sends a refused call again in a form
+-- Citus does not delegate). ai.distribute() makes it a step of every delegated function, right
+-- after the carry (a variable of its DECLARE section, step 7b of ai._formation_rewrites). A role
+-- that may not freeze the clock, every role of a production cluster (no ai_test_clock), and a
+-- login on a worker itself (its own session's clock) are never refused; the cheap tests come
+-- first: a Citus connection (application_name 'citus_internal gpid=...'), then the role
+-- ai_test_clock. No SET search_path: a helper inside the owner's pinned functions,
+-- as ai._formation_carry; every name qualified.
+create or replace function ai._formation_delegated_clock() returns boolean
+language plpgsql volatile
+as $$
+declare
+  v_local_group pg_catalog.text := 'pg_dist_local_group';
+  v_on_worker boolean;
+begin
+  if pg_catalog.current_setting('application_name') not like 'citus\_internal gpid=%'
+     or pg_catalog.to_regrole('ai_test_clock') is null
+     or pg_catalog.current_setting('ai.frozen_now', true) operator(pg_catalog.<>) ''
+     or not pg_catalog.pg_has_role(case when pg_catalog.current_setting('role') operator(pg_catalog.=) 'none'
+                                        then session_user
+                                        else pg_catalog.current_setting('role')::pg_catalog.name end,
+                                   'ai_test_clock', 'MEMBER') then
+    return true;
+  end if;
+  perform 'PRAGMA:disable:check';  -- Citus' catalog: see ai._formation_secret
+  execute pg_catalog.format('select g.groupid operator(pg_catalog.<>) 0 from pg_catalog.%I g', v_local_group)
+     into v_on_worker;
+  perform 'PRAGMA:enable:check';
+  if not coalesce(v_on_worker, false) then
+    return true;
+  end if;
+  raise exception using errcode = 'AS072',
+    message = pg_catalog.format('a call delegated to a worker cannot see a clock frozen on the coordinator: role %s may freeze the clock (ai_test_clock)',
+                                case when pg_catalog.current_setting('role') operator(pg_catalog.=) 'none'
+                                     then session_user
+                                     else pg_catalog.current_setting('role')::pg_catalog.name end),
+    detail = 'a session-level SET ai.frozen_now on the coordinator does not reach the worker that runs a delegated call, and the worker cannot tell whether one was made',
+    hint = 'call it in a transaction block (the coordinator then reads the clock), or as a role that is not a member of ai_test_clock (docs/scaling.md)';
+end
+$$;
+comment on function ai._formation_delegated_clock() is
+  'Internal, Citus only: ai.distribute() makes it a step of every delegated function, after the carry; on a worker, a delegated call (a Citus connection) by a role that may freeze the clock (a member of ai_test_clock) with no frozen clock there is refused with AS072, since a session-level ai.frozen_now of the coordinator never reaches it. True otherwise.';
+revoke execute on function ai._formation_delegated_clock() from public;
+
+insert into ai.error_codes (sqlstate, name, description) values
+  ('AS072', 'clock_not_carried', 'On a Citus formation, a call delegated to the worker that holds its thread was made by a role that may freeze the test clock (a member of ai_test_clock, where that role exists: test clusters only): the worker cannot see a clock frozen on the coordinator, so the call is refused rather than run on the wall clock. Call it in a transaction block (docs/scaling.md).');
 
 create or replace function ai._formation_mac(a_secret text, a_payload text) returns text
 language sql immutable strict parallel safe
@@ -669,6 +727,27 @@ $b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
     v_done := v_done operator(pg_catalog.||) 'ai.search_memory: the new expiries computed, then written'::pg_catalog.text;
   end loop;
 
+  -- 6f. the read of one thread's checkpoints (ai._checkpoint_reads, for get_checkpoint and
+  -- list_checkpoints) is an SQL function that one server inlines into their queries; Citus refuses
+  -- an inlined SQL function over distributed tables ("parameterized queries for SQL functions
+  -- referencing distributed tables are not supported"). On a formation it becomes PL/pgSQL, its
+  -- one query planned for each call's values, so Citus routes it to the thread's shard.
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai._checkpoint_reads(text, text, text, text, jsonb, integer)'::pg_catalog.regprocedure
+              and p.prolang operator(pg_catalog.=) (select l.oid from pg_catalog.pg_language l where l.lanname = 'sql') loop
+    v_body := pg_catalog.rtrim(r.prosrc, E' \n\t;');
+    if v_body !~* '^\s*select\M' or pg_catalog.strpos(v_body, ';') operator(pg_catalog.<>) 0
+       or pg_catalog.strpos(r.def, E'\n LANGUAGE sql\n') operator(pg_catalog.=) 0 then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai._checkpoint_reads is not the one SELECT of an SQL function it knows';
+    end if;
+    execute pg_catalog.replace(pg_catalog.replace(r.def, r.prosrc,
+                                                  E'\nbegin\n  -- on a Citus formation (ai.distribute()): PL/pgSQL, planned per call\n  return query'
+                                                  operator(pg_catalog.||) v_body operator(pg_catalog.||) E';\nend\n'),
+                               E'\n LANGUAGE sql\n', E'\n LANGUAGE plpgsql\n SET plan_cache_mode TO ''force_custom_plan''\n');
+    v_done := v_done operator(pg_catalog.||) 'ai._checkpoint_reads: PL/pgSQL, planned per call'::pg_catalog.text;
+  end loop;
+
   -- One task's pending writes (ai._insert_writes: put_writes, put_checkpoint's held writes) are
   -- one INSERT ... SELECT ... ON CONFLICT whose ROW_COUNT is the rows written. Through the
   -- coordinator (a call in a transaction block, not delegated) Citus runs that INSERT ... SELECT
@@ -677,7 +756,7 @@ $b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
   -- (tests/pgtap/put_writes/are_idempotent_per_task_and_idx.sql). On a formation the count is
   -- that of the rows the INSERT returns (a CTE ... RETURNING, which Citus plans the same way and
   -- counts right). One server keeps its ROW_COUNT: the CTE cost it 4 to 10% of a put_writes in a
-  -- paired A/B (/work/notes/s9/cleft2-put-writes-ab.py).
+  -- paired A/B (scripts/put_writes_count_ab.py).
   for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
             where p.oid operator(pg_catalog.=) 'ai._insert_writes(text, text, text, text, text, text, integer[], text[], text[], bytea[])'::pg_catalog.regprocedure
               and pg_catalog.strpos(p.prosrc, 'returning 1') operator(pg_catalog.=) 0 loop
@@ -752,6 +831,30 @@ $b$ operator(pg_catalog.||) pg_catalog.replace(pg_catalog.left(v_insert_writes, 
     v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s functions carry the caller''s identity', v_carrying);
   end if;
 
+  -- 7b. the test clock under delegation: every per-thread write that ai.distribute() delegates
+  -- (its v_delegated, step 6d) then refuses, on a worker, a call by a role that may freeze the
+  -- clock (ai._formation_delegated_clock above): a second variable after the carry of step 7. A
+  -- later deploy replaces the functions without it (the next ai.distribute() puts both back).
+  for r in select p.oid::pg_catalog.regprocedure as fn, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def
+             from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) any (array['ai.put_checkpoint(text,text,text,text,text,bytea,jsonb,jsonb,ai.checkpoint_values,ai.task_writes,jsonb,ai.step_commit)'::pg_catalog.regprocedure,
+                                                 'ai.put_writes(text,text,text,text,integer[],text[],text[],bytea[],text,bigint,bigint)',
+                                                 'ai.append_messages(text,jsonb)',
+                                                 'ai.append_message_idempotent(text,text,jsonb,integer,text,integer,bigint,bigint)',
+                                                 'ai.begin_side_effect(text,text,jsonb,bigint,bigint,interval)',
+                                                 'ai.finish_side_effect(text,text,jsonb,bigint,bigint)',
+                                                 'ai.abandon_side_effect(text,text,bigint,bigint,text)'])
+              and pg_catalog.strpos(p.prosrc, 'ai._formation_delegated_clock()') operator(pg_catalog.=) 0 loop
+    v_body := pg_catalog.replace(r.prosrc, '_formation_carried boolean := ai._formation_carry();',
+      '_formation_carried boolean := ai._formation_carry(); _formation_clock boolean := ai._formation_delegated_clock();');
+    if v_body operator(pg_catalog.=) r.prosrc then
+      raise exception using errcode = 'AS002',
+        message = pg_catalog.format('ai.distribute(): %s does not carry the caller''s identity (step 7) to refuse the test clock after', r.fn);
+    end if;
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: a role that may freeze the clock is refused under delegation', r.fn);
+  end loop;
+
   -- 8. reads of a thread's distributed rows planned for each call's arguments: Citus routes a
   -- query with parameters to the one shard of its thread only when the plan is made for the
   -- values (a generic plan of such a query fails: "could not create distributed plan"). One server
@@ -772,7 +875,7 @@ $b$ operator(pg_catalog.||) pg_catalog.replace(pg_catalog.left(v_insert_writes, 
 end
 $$;
 comment on function ai._formation_rewrites(boolean) is
-  'Internal (ai.distribute(), and the one-server check of tests/pgtap/distribute/): the rewrites of deployed function bodies a Citus formation needs (the claim''s lock, ai._fence, the ledger''s holder check, the append, a step''s messages, the count of a task''s pending writes, an item''s embeddings, the memory store''s ttl refresh, the carried identity, plans per call); returns what it did, one line each; AS002 when a body lacks the text a rewrite expects. dry_run: executes them all, then rolls them back.';
+  'Internal (ai.distribute(), and the one-server check of tests/pgtap/distribute/): the rewrites of deployed function bodies a Citus formation needs (the claim''s lock, ai._fence, the ledger''s holder check, the append, a step''s messages, the count of a task''s pending writes, an item''s embeddings, the memory store''s ttl refresh, the carried identity, the test clock under delegation, plans per call); returns what it did, one line each; AS002 when a body lacks the text a rewrite expects. dry_run: executes them all, then rolls them back.';
 revoke execute on function ai._formation_rewrites(boolean) from public;
 
 create or replace function ai.distribute() returns text

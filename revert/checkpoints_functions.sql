@@ -16,6 +16,7 @@ drop type ai.step_commit;
 drop type ai.task_writes;
 drop type ai.checkpoint_values;
 drop function ai._whole_values(text, text, text[], jsonb, bytea[]);
+drop function ai._checkpoint_reads(text, text, text, text, jsonb, integer);
 drop function ai._prune_thread(text, text);
 drop function ai._rebuilt_value(text, text, text, text);
 -- the bounded delta chains (issue 34 item 4)

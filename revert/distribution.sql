@@ -21,10 +21,12 @@ drop function ai._formation_two_phase();
 drop table ai.formation_two_phase;
 drop function ai._fence_on_formation(text, bigint, bigint);
 drop function ai._formation_carry();
+drop function ai._formation_delegated_clock();
 drop function ai._formation_caller(name);
 drop function ai._formation_secret();
 drop function ai._formation_mac(text, text);
 drop table ai.formation_secret;
 delete from ai.error_codes where sqlstate in ('AS070', 'AS071');
+delete from ai.error_codes where sqlstate = 'AS072';
 
 commit;

@@ -17,7 +17,10 @@ A step is measured twice: alone in its statement (autocommit: delegated to the t
 inside a transaction block (BEGIN; step; COMMIT: not delegated, through the coordinator, as every
 per-thread write was before ai.distribute() delegated them). ONE_SERVER_DSN (an app_service URL
 of a deployed single server, e.g. the private cluster's agent_state_test) times the same step
-there.
+there. tenant_a and app_service must not be members of ai_test_clock on the formation (scripts/citus.sh
+grants it for the pgTAP files): a delegated call of a role that may freeze the test clock is
+refused (AS072, docs/scaling.md); first `revoke ai_test_clock from tenant_a, tenant_b, app_service`
+on the coordinator, as tests/citus/conftest.py does, and grant it back after.
 
     .venv/bin/python scripts/citus_step_cost.py [N]
 """

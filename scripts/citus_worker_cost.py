@@ -6,7 +6,10 @@ through the coordinator in autocommit (append_message_idempotent, then put_check
 message), timed on the worker by pg_stat_user_functions: the call's total time and that of
 ai._formation_caller (the identity's carry) in it, per call. Sets track_functions = pl on the
 workers (ALTER SYSTEM, a superuser's step) for the run and resets it after. Each measure waits
-11 s before and after the calls: an idle backend flushes its statistics within 10 s.
+11 s before and after the calls: an idle backend flushes its statistics within 10 s. tenant_a
+must not be a member of ai_test_clock (a delegated call of a role that may freeze the test clock
+is refused, AS072, docs/scaling.md): first `revoke ai_test_clock from tenant_a, tenant_b,
+app_service` on the coordinator, as tests/citus/conftest.py does, and grant it back after.
 
     .venv/bin/python scripts/citus_worker_cost.py [N]
 """

@@ -10,7 +10,12 @@ themselves unchanged; the script's comment says why). Four rewrites, none of wha
 2. The superuser's `delete from` a distributed table before a tenant writes (a file that counts
    only its own rows) runs the same way, then `reset role;` gives the superuser back: Citus
    refuses the tenants' calls on placements the superuser modified in the transaction. The
-   queue's tables are the coordinator's own (no placements), and are left alone.
+   queue's tables are the coordinator's own (no placements), and are left alone; and the
+   superuser's raw `update ai.agent_jobs` after a `reset role;` runs as the superuser (`set local
+   role none;`, then the owner's role again): its triggers let the superuser move a job where
+   they refuse the owner, and the table has no placements. Not one that sets IN_PROGRESS or a
+   fencing token: that writes the thread's fence on its shard (ai.distribute()'s trigger), which
+   the owner's connections read and write, so it stays the owner's.
 3. A temporary table a tenant makes (`create temp table r as select ... from ai.f(...);`) is
    granted to public after its statement: the superuser reads it on one server, and its reads
    run as the owner here.
@@ -51,6 +56,8 @@ RESET_ROLE = re.compile(r"(?m)^reset role;")
 ROLE_LINE = re.compile(r"(?m)^(?:reset role;|set (?:local )?role [^;]+;)")
 SUPERUSER_DELETE = re.compile(r"(?m)^delete from (?:ai|ai_archive)\.(\w+)\b[^;]*;")
 # ai.distribute() leaves these on the coordinator as plain tables: no placements to conflict on
+JOBS_UPDATE = re.compile(r"(?m)^update ai\.agent_jobs\b[^;]*;")
+FENCE_MOVES = re.compile(r"IN_PROGRESS|fencing_token\s*=")
 TEMP_TABLE = re.compile(r"(?m)^create temp(?:orary)? table (?:if not exists )?(\w+)\b[^;]*;[ \t]*$")
 COORDINATOR_TABLES = {
     "agent_jobs",
@@ -93,14 +100,21 @@ def closing_paren(text: str, start: int) -> int:
 
 
 def superuser_deletes(text: str) -> str:
-    """The superuser's deletes from distributed tables run as the carried superuser, as the owner."""
+    """The superuser's deletes from distributed tables run as the carried superuser, as the owner;
+    its raw updates of the coordinator's jobs after a `reset role;` run as the superuser."""
     superuser = True
+    reset = False  # after a `reset role;`: the owner's role in the owner-reads mode
     parts: list[str] = []
     pos = 0
-    for m in sorted([*ROLE_LINE.finditer(text), *SUPERUSER_DELETE.finditer(text)], key=lambda m: m.start()):
+    events = [*ROLE_LINE.finditer(text), *SUPERUSER_DELETE.finditer(text), *JOBS_UPDATE.finditer(text)]
+    for m in sorted(events, key=lambda m: m.start()):
         if m.re is ROLE_LINE:
-            superuser = m.group(0) == "reset role;"
-        elif superuser and m.group(1) not in COORDINATOR_TABLES:
+            superuser = reset = m.group(0) == "reset role;"
+        elif m.re is JOBS_UPDATE:
+            if reset and not FENCE_MOVES.search(m.group(0)):
+                parts += [text[pos : m.start()], "set local role none; ", m.group(0), " ", AS_SUPERUSER]
+                pos = m.end()
+        elif superuser and not reset and m.group(1) not in COORDINATOR_TABLES:
             parts += [text[pos : m.start()], AS_SUPERUSER, " ", m.group(0), " reset role;"]
             pos = m.end()
     parts.append(text[pos:])

@@ -4991,14 +4991,10 @@ $$;
 comment on function ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint) is
   'Stores the pending writes of one task run from a checkpoint (parallel arrays idx/channels/types/blobs); idempotent per (task_id, idx): a repeat changes nothing, except for negative idx (special channels), which it overwrites; within one call, the last write of a negative idx and the first of any other idx count. Returns the rows written. The checkpoint need not exist yet (writes may commit before it). job_id + fencing_token make it a fenced write (ai._fence: the caller holds the job, and the job is the thread''s). AS001 another tenant''s thread, AS002 bad argument (checkpoint_ns over 1024 bytes of UTF-8, a checkpoint id, task id or channel name over 255 bytes, too), AS003 a value over 16 MiB, AS006 stale fencing token, AS005 a thread the caller archived, AS020 deleted thread.';
 
--- The values and pending writes of one checkpoint row (get_checkpoint, list_checkpoints): written
--- into each read, not a function of the row. Values: one primary-key probe per channel (LATERAL
--- ... LIMIT 1), whatever the statistics say (a join could scan every value of a long thread); a
--- value stored as a delta is rebuilt whole (ai._rebuilt_value), so callers always receive whole
--- values. Writes: in (task_path, task_id, idx) order. Every probe names the thread by the
--- argument, not by the checkpoint row: on a Citus formation the whole read is then one query to
--- the one shard of the thread (a function taking the row, ai._checkpoint_tuple until issue 40,
--- received the shard's row type there, and a probe joined to the row's thread_id was not routed).
+-- ai._checkpoint_tuple (until issue 40) took a checkpoint row and read its values and writes: on a
+-- Citus shard the row is of the shard's type, and a probe joined to the row's thread_id was not
+-- routed. ai._checkpoint_reads (below) reads the rows, values and writes in one query instead,
+-- every probe naming the thread by the argument.
 drop function if exists ai._checkpoint_tuple(ai.checkpoints);
 
 -- A read's values with each one stored as a delta (a NULL in blobs) rebuilt whole
@@ -5023,6 +5019,66 @@ begin
 end
 $$;
 comment on function ai._whole_values(text, text, text[], jsonb, bytea[]) is 'Internal: the values of a checkpoint read by get_checkpoint or list_checkpoints, each one stored as a delta (NULL in blobs) rebuilt whole.';
+
+-- The read of one thread's checkpoints with their values and pending writes, for get_checkpoint
+-- and the one-thread path of list_checkpoints: the newest at most max_rows of the namespace with
+-- an id <= upper (and < below, when given) whose metadata contains filter, newest first. An SQL
+-- function the planner inlines into each caller's query (no SET, not SECURITY DEFINER, not
+-- STRICT), so one server runs the callers' plans as if written there (auto_explain shows the
+-- same plans as the query written in each; paired A/B on one server, definitions swapped between
+-- alternating rounds, load 7 to 11 on 2 cores: get_checkpoint of a 151-checkpoint thread 0.416 /
+-- 0.506, 0.945 / 1.041 and 1.066 / 1.080 ms written / inlined, the inlined one faster in 36 of 72
+-- rounds; list_checkpoints of 100, 42.2 / 43.7 and 76.8 / 76.4 ms, 18 of 32). On a Citus formation an
+-- inlined SQL function over distributed tables is refused ("parameterized queries for SQL
+-- functions referencing distributed tables are not supported"): ai.distribute() makes it PL/pgSQL
+-- there, planned per call, its query routed to the thread's shard.
+-- Values: one primary-key probe per channel (LATERAL ... LIMIT 1), whatever the statistics say (a
+-- join could scan every value of a long thread); a value stored as a delta comes back NULL (the
+-- callers rebuild it: ai._whole_values). Writes: in (task_path, task_id, idx) order. Every probe
+-- names the thread by the argument, not by the checkpoint row: on a formation the read is one
+-- query to the one shard of the thread.
+create or replace function ai._checkpoint_reads(a_thread_id text, a_ns text, a_upper text, a_below text,
+                                                a_filter jsonb, a_max_rows integer)
+returns setof ai.checkpoint_tuple
+language sql stable
+as $$
+  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
+         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
+         bl.channels, bl.types, bl.blobs,
+         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
+  from (select * from ai.checkpoints c
+        where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id <= a_upper
+          and (a_below is null or c.checkpoint_id < a_below)
+          and (a_filter is null or c.metadata @> a_filter)
+        -- the whole key, so the plan is a backward probe of it whatever the statistics (a generic plan
+        -- on fresh statistics otherwise took a bitmap scan of the namespace: test_bounded_reads)
+        order by c.thread_id desc, c.checkpoint_ns desc, c.checkpoint_id desc
+        limit a_max_rows) c
+  cross join lateral (
+    select array_agg(b.channel::text) as channels, array_agg(b.type) as types,
+           array_agg(case when b.base_version is null then b.blob end) as blobs  -- NULL: a delta, rebuilt by the caller
+    from pg_catalog.jsonb_each_text(c.channel_versions) v
+    cross join lateral (
+      select b.channel, b.type, b.blob, b.base_version from ai.checkpoint_blobs b
+      where b.thread_id = a_thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
+      limit 1
+    ) b
+  ) bl
+  cross join lateral (
+    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
+           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
+           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
+           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
+           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
+           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
+    from ai.checkpoint_writes x
+    where x.thread_id = a_thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
+  ) w
+  order by c.checkpoint_id desc
+$$;
+comment on function ai._checkpoint_reads(text, text, text, text, jsonb, integer) is
+  'Internal: one thread''s checkpoints with their values (a delta as NULL) and pending writes, newest first, for get_checkpoint and list_checkpoints (inlined into their queries on one server; PL/pgSQL on a Citus formation).';
+revoke execute on function ai._checkpoint_reads(text, text, text, text, jsonb, integer) from public;
 
 -- Reads by key only: one backward probe (or range) of a thread's checkpoints, one primary-key
 -- probe per channel value, one range of pending writes. get_checkpoint, list_checkpoints and
@@ -5058,39 +5114,10 @@ begin
   if a_ns is null or pg_catalog.octet_length(a_ns) > 1024 then
     perform ai._check_checkpoint_ns(a_ns);
   end if;
-  -- one backward probe of the primary key (ordered by it, so no other index competes)
+  -- one backward probe of the primary key, the newest checkpoint's values and writes (ai._checkpoint_reads)
   for t in
-  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
-         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
-         bl.channels, bl.types, bl.blobs,
-         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
-  from (select * from ai.checkpoints c
-        where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id <= v_bound
-        -- the whole key, so the plan is a backward probe of it whatever the statistics (a generic plan
-        -- on fresh statistics otherwise took a bitmap scan of the namespace: test_bounded_reads)
-        order by c.thread_id desc, c.checkpoint_ns desc, c.checkpoint_id desc
-        limit 1) c
-  cross join lateral (
-    select array_agg(b.channel::text) as channels, array_agg(b.type) as types,
-           array_agg(case when b.base_version is null then b.blob end) as blobs  -- NULL: a delta, rebuilt below
-    from pg_catalog.jsonb_each_text(c.channel_versions) v
-    cross join lateral (
-      select b.channel, b.type, b.blob, b.base_version from ai.checkpoint_blobs b
-      where b.thread_id = a_thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
-      limit 1
-    ) b
-  ) bl
-  cross join lateral (
-    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
-           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
-           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
-           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
-           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
-           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
-    from ai.checkpoint_writes x
-    where x.thread_id = a_thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
-  ) w
-  where a_checkpoint_id is null or c.checkpoint_id = a_checkpoint_id loop
+  select * from ai._checkpoint_reads(a_thread_id, a_ns, v_bound, null, null, 1) r
+  where a_checkpoint_id is null or r.checkpoint_id = a_checkpoint_id loop
     if pg_catalog.array_position(t.blobs, null) is not null then
       t.blobs := ai._whole_values(a_thread_id, t.checkpoint_ns, t.blob_channels, t.channel_versions, t.blobs);
     end if;
@@ -5228,36 +5255,7 @@ begin
   -- one thread, one namespace: a backward range scan of the primary key, newest first (the
   -- cursor's thread and namespace are this call's, so the id alone continues)
   for t in
-  select c.thread_id, c.checkpoint_ns::text, c.checkpoint_id::text, c.parent_checkpoint_id::text, c.type,
-         c.checkpoint, c.metadata, c.channel_versions, c.created_at,
-         bl.channels, bl.types, bl.blobs,
-         w.task_ids, w.task_paths, w.idxs, w.channels, w.types, w.blobs
-  from (select * from ai.checkpoints c
-        where c.thread_id = a_thread_id and c.checkpoint_ns = a_ns and c.checkpoint_id < v_before
-          and (a_filter is null or c.metadata @> a_filter)
-        order by c.checkpoint_id desc
-        limit v_max_rows) c
-  cross join lateral (
-    select array_agg(b.channel::text) as channels, array_agg(b.type) as types,
-           array_agg(case when b.base_version is null then b.blob end) as blobs  -- NULL: a delta, rebuilt below
-    from pg_catalog.jsonb_each_text(c.channel_versions) v
-    cross join lateral (
-      select b.channel, b.type, b.blob, b.base_version from ai.checkpoint_blobs b
-      where b.thread_id = a_thread_id and b.checkpoint_ns = c.checkpoint_ns and b.channel = v.key and b.version = v.value
-      limit 1
-    ) b
-  ) bl
-  cross join lateral (
-    select array_agg(x.task_id::text order by x.task_path, x.task_id, x.idx) as task_ids,
-           array_agg(x.task_path::text order by x.task_path, x.task_id, x.idx) as task_paths,
-           array_agg(x.idx order by x.task_path, x.task_id, x.idx) as idxs,
-           array_agg(x.channel order by x.task_path, x.task_id, x.idx) as channels,
-           array_agg(x.type order by x.task_path, x.task_id, x.idx) as types,
-           array_agg(x.blob order by x.task_path, x.task_id, x.idx) as blobs
-    from ai.checkpoint_writes x
-    where x.thread_id = a_thread_id and x.checkpoint_ns = c.checkpoint_ns and x.checkpoint_id = c.checkpoint_id
-  ) w
-  order by c.checkpoint_id desc loop
+  select * from ai._checkpoint_reads(a_thread_id, a_ns, v_before, v_before, a_filter, v_max_rows) loop
     if pg_catalog.array_position(t.blobs, null) is not null then
       t.blobs := ai._whole_values(a_thread_id, t.checkpoint_ns, t.blob_channels, t.channel_versions, t.blobs);
     end if;
@@ -12460,7 +12458,8 @@ grant execute on function ai.job_key_status(text, integer, text, text) to ai_use
 --      ai.queue_workers, ai.lease_timelines) stay plain tables of the coordinator: a claim scans
 --      one ordered index across every thread, which needs one table on one node;
 --   7. every SECURITY DEFINER function carries the caller's identity to the shards first
---      (ai._formation_caller below; deploy/owners.sql reads it there).
+--      (ai._formation_caller below; deploy/owners.sql reads it there); then every delegated one
+--      refuses, on a worker, a role that may freeze the test clock (ai._formation_delegated_clock).
 -- Rows already there are copied to the shards: the copy runs while the table does not force row
 -- level security on its owner (COPY into a table under RLS is refused), in this transaction only.
 
@@ -12715,6 +12714,63 @@ end
 $$;
 comment on function ai._formation_carry() is
   'Internal, Citus only: carries the caller''s identity to the shards (ai._formation_caller), or refuses a connection as the schema owner that carries none (AS070). ai.distribute() makes it the first step of every SECURITY DEFINER function on a formation.';
+
+-- The test clock under delegation (docs/scaling.md, "The test clock under delegation"). ai.now()
+-- honours ai.frozen_now for a role that may freeze the clock (deploy/clock.sql: a member of
+-- ai_test_clock, a superuser included, where that role exists: test clusters only). A call
+-- delegated to the worker that holds its thread (step 6d of ai.distribute()) reads ai.now() on
+-- that worker, where a session-level SET ai.frozen_now made on the coordinator never arrives:
+-- Citus sends a SET LOCAL of a transaction block only (citus.propagate_set_commands), and a call
+-- in a transaction block is not delegated. Nothing on the worker can tell whether the
+-- coordinator's session froze the clock (SQL cannot tell a SET from a SET LOCAL, and the
+-- coordinator runs nothing of ours for a delegated call), so for such a role the call is refused
+-- there (AS072) rather than run on the wall clock unseen; in a transaction block the coordinator
+-- reads the clock and sends its values (the Python client sends a refused call again in a form
+-- Citus does not delegate). ai.distribute() makes it a step of every delegated function, right
+-- after the carry (a variable of its DECLARE section, step 7b of ai._formation_rewrites). A role
+-- that may not freeze the clock, every role of a production cluster (no ai_test_clock), and a
+-- login on a worker itself (its own session's clock) are never refused; the cheap tests come
+-- first: a Citus connection (application_name 'citus_internal gpid=...'), then the role
+-- ai_test_clock. No SET search_path: a helper inside the owner's pinned functions,
+-- as ai._formation_carry; every name qualified.
+create or replace function ai._formation_delegated_clock() returns boolean
+language plpgsql volatile
+as $$
+declare
+  v_local_group pg_catalog.text := 'pg_dist_local_group';
+  v_on_worker boolean;
+begin
+  if pg_catalog.current_setting('application_name') not like 'citus\_internal gpid=%'
+     or pg_catalog.to_regrole('ai_test_clock') is null
+     or pg_catalog.current_setting('ai.frozen_now', true) operator(pg_catalog.<>) ''
+     or not pg_catalog.pg_has_role(case when pg_catalog.current_setting('role') operator(pg_catalog.=) 'none'
+                                        then session_user
+                                        else pg_catalog.current_setting('role')::pg_catalog.name end,
+                                   'ai_test_clock', 'MEMBER') then
+    return true;
+  end if;
+  perform 'PRAGMA:disable:check';  -- Citus' catalog: see ai._formation_secret
+  execute pg_catalog.format('select g.groupid operator(pg_catalog.<>) 0 from pg_catalog.%I g', v_local_group)
+     into v_on_worker;
+  perform 'PRAGMA:enable:check';
+  if not coalesce(v_on_worker, false) then
+    return true;
+  end if;
+  raise exception using errcode = 'AS072',
+    message = pg_catalog.format('a call delegated to a worker cannot see a clock frozen on the coordinator: role %s may freeze the clock (ai_test_clock)',
+                                case when pg_catalog.current_setting('role') operator(pg_catalog.=) 'none'
+                                     then session_user
+                                     else pg_catalog.current_setting('role')::pg_catalog.name end),
+    detail = 'a session-level SET ai.frozen_now on the coordinator does not reach the worker that runs a delegated call, and the worker cannot tell whether one was made',
+    hint = 'call it in a transaction block (the coordinator then reads the clock), or as a role that is not a member of ai_test_clock (docs/scaling.md)';
+end
+$$;
+comment on function ai._formation_delegated_clock() is
+  'Internal, Citus only: ai.distribute() makes it a step of every delegated function, after the carry; on a worker, a delegated call (a Citus connection) by a role that may freeze the clock (a member of ai_test_clock) with no frozen clock there is refused with AS072, since a session-level ai.frozen_now of the coordinator never reaches it. True otherwise.';
+revoke execute on function ai._formation_delegated_clock() from public;
+
+insert into ai.error_codes (sqlstate, name, description) values
+  ('AS072', 'clock_not_carried', 'On a Citus formation, a call delegated to the worker that holds its thread was made by a role that may freeze the test clock (a member of ai_test_clock, where that role exists: test clusters only): the worker cannot see a clock frozen on the coordinator, so the call is refused rather than run on the wall clock. Call it in a transaction block (docs/scaling.md).');
 
 create or replace function ai._formation_mac(a_secret text, a_payload text) returns text
 language sql immutable strict parallel safe
@@ -13091,6 +13147,27 @@ $b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
     v_done := v_done operator(pg_catalog.||) 'ai.search_memory: the new expiries computed, then written'::pg_catalog.text;
   end loop;
 
+  -- 6f. the read of one thread's checkpoints (ai._checkpoint_reads, for get_checkpoint and
+  -- list_checkpoints) is an SQL function that one server inlines into their queries; Citus refuses
+  -- an inlined SQL function over distributed tables ("parameterized queries for SQL functions
+  -- referencing distributed tables are not supported"). On a formation it becomes PL/pgSQL, its
+  -- one query planned for each call's values, so Citus routes it to the thread's shard.
+  for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) 'ai._checkpoint_reads(text, text, text, text, jsonb, integer)'::pg_catalog.regprocedure
+              and p.prolang operator(pg_catalog.=) (select l.oid from pg_catalog.pg_language l where l.lanname = 'sql') loop
+    v_body := pg_catalog.rtrim(r.prosrc, E' \n\t;');
+    if v_body !~* '^\s*select\M' or pg_catalog.strpos(v_body, ';') operator(pg_catalog.<>) 0
+       or pg_catalog.strpos(r.def, E'\n LANGUAGE sql\n') operator(pg_catalog.=) 0 then
+      raise exception using errcode = 'AS002',
+        message = 'ai.distribute(): ai._checkpoint_reads is not the one SELECT of an SQL function it knows';
+    end if;
+    execute pg_catalog.replace(pg_catalog.replace(r.def, r.prosrc,
+                                                  E'\nbegin\n  -- on a Citus formation (ai.distribute()): PL/pgSQL, planned per call\n  return query'
+                                                  operator(pg_catalog.||) v_body operator(pg_catalog.||) E';\nend\n'),
+                               E'\n LANGUAGE sql\n', E'\n LANGUAGE plpgsql\n SET plan_cache_mode TO ''force_custom_plan''\n');
+    v_done := v_done operator(pg_catalog.||) 'ai._checkpoint_reads: PL/pgSQL, planned per call'::pg_catalog.text;
+  end loop;
+
   -- One task's pending writes (ai._insert_writes: put_writes, put_checkpoint's held writes) are
   -- one INSERT ... SELECT ... ON CONFLICT whose ROW_COUNT is the rows written. Through the
   -- coordinator (a call in a transaction block, not delegated) Citus runs that INSERT ... SELECT
@@ -13099,7 +13176,7 @@ $b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
   -- (tests/pgtap/put_writes/are_idempotent_per_task_and_idx.sql). On a formation the count is
   -- that of the rows the INSERT returns (a CTE ... RETURNING, which Citus plans the same way and
   -- counts right). One server keeps its ROW_COUNT: the CTE cost it 4 to 10% of a put_writes in a
-  -- paired A/B (/work/notes/s9/cleft2-put-writes-ab.py).
+  -- paired A/B (scripts/put_writes_count_ab.py).
   for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
             where p.oid operator(pg_catalog.=) 'ai._insert_writes(text, text, text, text, text, text, integer[], text[], text[], bytea[])'::pg_catalog.regprocedure
               and pg_catalog.strpos(p.prosrc, 'returning 1') operator(pg_catalog.=) 0 loop
@@ -13174,6 +13251,30 @@ $b$ operator(pg_catalog.||) pg_catalog.replace(pg_catalog.left(v_insert_writes, 
     v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s functions carry the caller''s identity', v_carrying);
   end if;
 
+  -- 7b. the test clock under delegation: every per-thread write that ai.distribute() delegates
+  -- (its v_delegated, step 6d) then refuses, on a worker, a call by a role that may freeze the
+  -- clock (ai._formation_delegated_clock above): a second variable after the carry of step 7. A
+  -- later deploy replaces the functions without it (the next ai.distribute() puts both back).
+  for r in select p.oid::pg_catalog.regprocedure as fn, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def
+             from pg_catalog.pg_proc p
+            where p.oid operator(pg_catalog.=) any (array['ai.put_checkpoint(text,text,text,text,text,bytea,jsonb,jsonb,ai.checkpoint_values,ai.task_writes,jsonb,ai.step_commit)'::pg_catalog.regprocedure,
+                                                 'ai.put_writes(text,text,text,text,integer[],text[],text[],bytea[],text,bigint,bigint)',
+                                                 'ai.append_messages(text,jsonb)',
+                                                 'ai.append_message_idempotent(text,text,jsonb,integer,text,integer,bigint,bigint)',
+                                                 'ai.begin_side_effect(text,text,jsonb,bigint,bigint,interval)',
+                                                 'ai.finish_side_effect(text,text,jsonb,bigint,bigint)',
+                                                 'ai.abandon_side_effect(text,text,bigint,bigint,text)'])
+              and pg_catalog.strpos(p.prosrc, 'ai._formation_delegated_clock()') operator(pg_catalog.=) 0 loop
+    v_body := pg_catalog.replace(r.prosrc, '_formation_carried boolean := ai._formation_carry();',
+      '_formation_carried boolean := ai._formation_carry(); _formation_clock boolean := ai._formation_delegated_clock();');
+    if v_body operator(pg_catalog.=) r.prosrc then
+      raise exception using errcode = 'AS002',
+        message = pg_catalog.format('ai.distribute(): %s does not carry the caller''s identity (step 7) to refuse the test clock after', r.fn);
+    end if;
+    execute pg_catalog.replace(r.def, r.prosrc, v_body);
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: a role that may freeze the clock is refused under delegation', r.fn);
+  end loop;
+
   -- 8. reads of a thread's distributed rows planned for each call's arguments: Citus routes a
   -- query with parameters to the one shard of its thread only when the plan is made for the
   -- values (a generic plan of such a query fails: "could not create distributed plan"). One server
@@ -13194,7 +13295,7 @@ $b$ operator(pg_catalog.||) pg_catalog.replace(pg_catalog.left(v_insert_writes, 
 end
 $$;
 comment on function ai._formation_rewrites(boolean) is
-  'Internal (ai.distribute(), and the one-server check of tests/pgtap/distribute/): the rewrites of deployed function bodies a Citus formation needs (the claim''s lock, ai._fence, the ledger''s holder check, the append, a step''s messages, the count of a task''s pending writes, an item''s embeddings, the memory store''s ttl refresh, the carried identity, plans per call); returns what it did, one line each; AS002 when a body lacks the text a rewrite expects. dry_run: executes them all, then rolls them back.';
+  'Internal (ai.distribute(), and the one-server check of tests/pgtap/distribute/): the rewrites of deployed function bodies a Citus formation needs (the claim''s lock, ai._fence, the ledger''s holder check, the append, a step''s messages, the count of a task''s pending writes, an item''s embeddings, the memory store''s ttl refresh, the carried identity, the test clock under delegation, plans per call); returns what it did, one line each; AS002 when a body lacks the text a rewrite expects. dry_run: executes them all, then rolls them back.';
 revoke execute on function ai._formation_rewrites(boolean) from public;
 
 create or replace function ai.distribute() returns text

@@ -26,6 +26,7 @@ select 'ai._check_step(text, text, text, text, text, bytea, jsonb, jsonb, ai.che
 select 'ai.put_checkpoint(text, text, text, text, text, bytea, jsonb, jsonb, ai.checkpoint_values, ai.task_writes, jsonb, ai.step_commit)'::regprocedure;
 select 'ai.put_writes(text, text, text, text, integer[], text[], text[], bytea[], text, bigint, bigint)'::regprocedure;
 select 'ai._whole_values(text, text, text[], jsonb, bytea[])'::regprocedure;
+select 'ai._checkpoint_reads(text, text, text, text, jsonb, integer)'::regprocedure;
 select 'ai._prune_thread(text, text)'::regprocedure;
 select 1/(case when to_regprocedure('ai._checkpoint_tuple(ai.checkpoints)') is null then 1 else 0 end);
 select 'ai.get_checkpoint(text, text, text)'::regprocedure;

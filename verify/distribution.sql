@@ -13,3 +13,5 @@ select pg_catalog.has_function_privilege('ai._formation_rewrites(boolean)', 'exe
 select one from ai.formation_two_phase where false;
 select 1 / count(*) from ai.error_codes where sqlstate = 'AS071';
 select pg_catalog.has_function_privilege('ai._formation_two_phase()', 'execute');
+select pg_catalog.has_function_privilege('ai._formation_delegated_clock()', 'execute');
+select 1 / count(*) from ai.error_codes where sqlstate = 'AS072';

@@ -182,6 +182,18 @@ def _stale_plan(error: BaseException) -> bool:
     )
 
 
+def _delegated_clock_refused(error: BaseException) -> bool:
+    """A call Citus delegated to the worker that holds its thread (a lone ``select ai.f(...)``
+    outside a transaction block), refused there because the calling role may freeze the test clock
+    (AS072: the worker cannot see a clock frozen on the coordinator). It failed whole, before it
+    wrote anything. Sent again inside a materialized CTE, which Citus does not delegate, it runs on
+    the coordinator, which reads the clock and sends its values (docs/scaling.md, "The test clock
+    under delegation"); one statement still, as safe on a connection shared by tasks or in
+    pipeline mode as the first. Test clusters only: a production cluster has no role
+    ai_test_clock, and nothing is refused there."""
+    return isinstance(error, psycopg.Error) and error.sqlstate == "AS072"
+
+
 class _Attempts:
     """The retry loop of one call: whether the error may be retried, and the sleep before the
     next try."""
@@ -202,6 +214,9 @@ class _Attempts:
         self.may_have_committed = False
         # tries sent again because a deploy changed a row type under a cached plan (_stale_plan)
         self.replans = 0
+        # the statement of the next try: sql, or sql in a CTE that Citus does not delegate, after
+        # a worker refused the delegated call (_delegated_clock_refused)
+        self.statement = sql
 
     def sending(self, conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> None:
         self.sent = True
@@ -233,8 +248,15 @@ class _Attempts:
         is safe to retry or when no try may have written anything yet (each was refused as
         read-only, or failed before its statement was sent). A statement planned before a deploy
         changed a row type (:func:`_stale_plan`) is sent again at once, with or without a policy,
-        after ``DISCARD PLANS``: it failed whole, so it wrote nothing."""
+        after ``DISCARD PLANS``: it failed whole, so it wrote nothing. So is a call a Citus worker
+        refused under delegation (:func:`_delegated_clock_refused`), once, in a form that is not
+        delegated."""
         self.tries += 1
+        if not in_callers_transaction and _delegated_clock_refused(error) and self.statement == self.sql:
+            self.statement = f"with not_delegated as materialized ({self.sql}) select * from not_delegated"
+            self.sent = self.executed = False
+            log.info("sending %s again, not delegated: %s", self.sql, error)
+            return 0.0
         if not in_callers_transaction and _stale_plan(error) and self.replans < 3:
             self.replans += 1
             self.sent = self.executed = False
@@ -442,7 +464,7 @@ class AsyncClient(
                             if row_factory is not None:
                                 cur.row_factory = row_factory
                             attempts.sending(conn)
-                            await cur.execute(sql, params, prepare=prepare)
+                            await cur.execute(attempts.statement, params, prepare=prepare)
                             attempts.executed = True
                             rows = await cur.fetchall()
                     except psycopg.Error as error:
@@ -670,7 +692,7 @@ class Client(
                             if row_factory is not None:
                                 cur.row_factory = row_factory
                             attempts.sending(conn)
-                            cur.execute(sql, params, prepare=prepare)
+                            cur.execute(attempts.statement, params, prepare=prepare)
                             attempts.executed = True
                             rows = cur.fetchall()
                     except psycopg.Error as error:

@@ -177,6 +177,15 @@ class CoordinatorNotInMetadata(AgentStateError):
     sqlstate = "AS071"
 
 
+class ClockNotCarried(AgentStateError):
+    """AS072: on a Citus formation, a call delegated to the worker that holds its thread was made
+    by a role that may freeze the test clock (a member of ``ai_test_clock``: test clusters only);
+    the worker cannot see a clock frozen on the coordinator, so it refused the call. The client
+    sends such a call again by itself, in a form Citus does not delegate (docs/scaling.md)."""
+
+    sqlstate = "AS072"
+
+
 class OutcomeUnknown(AgentStateError, psycopg.OperationalError):  # type: ignore[misc]  # sqlstate: str vs str | None
     """The connection was lost during a call that writes, outside the caller's transaction: the
     call may or may not have committed, and it was not run again (it is not safe to retry, or
@@ -214,6 +223,7 @@ ERRORS_BY_SQLSTATE: dict[str, type[AgentStateError]] = {
         DeleteNeedsReadCommitted,
         IdentityNotCarried,
         CoordinatorNotInMetadata,
+        ClockNotCarried,
     )
 }
 # Postgres rejects "\u0000" inside JSON with untranslatable_character before any function runs.

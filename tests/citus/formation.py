@@ -17,6 +17,11 @@ PORT = int(os.environ.get("CITUS_PORT", "6200"))
 WORKERS = int(os.environ.get("CITUS_WORKERS", "2"))
 WORKER_PORTS = [PORT + n for n in range(1, WORKERS + 1)]
 OWNER = "agent_state_owner"
+# the tenants and the service of scripts/citus.sh, not members of ai_test_clock while tests/citus
+# runs (conftest.py), and a tenant and a service that are, for the tests of the frozen clock
+TENANTS = ("tenant_a", "tenant_b", "app_service")
+CLOCK_TENANT = "clock_tenant"
+CLOCK_SERVICE = "clock_service"
 
 
 def url(user: str, port: int = PORT) -> str:

@@ -179,10 +179,11 @@ def test_cancelling_a_job_that_waits_for_a_person_closes_its_approval() -> None:
 
 
 def test_a_request_whose_job_half_was_lost_is_taken_over_by_the_runs_next_request() -> None:
-    """request_human commits on the thread's worker before the coordinator (Citus' one-phase commit
-    of a plain coordinator table and one worker): a coordinator crash between the two keeps the
-    pending approval and loses the job's AWAITING_HUMAN. The run's next request (after its lease
-    ran out and it was claimed again) takes the approval over instead of failing AS004 forever."""
+    """The pending approval kept and the job's AWAITING_HUMAN lost (a job moved back by hand; a
+    coordinator crash between the worker's commit and its own when these transactions committed in
+    one phase, before tests/citus/test_two_phase.py's two-phase commit). The run's next request
+    (after its lease ran out and it was claimed again) takes the approval over instead of failing
+    AS004 forever."""
     t, q = session(), queue_name()
     job = enqueue(t, q)
     with connect("app_service") as conn:
@@ -201,9 +202,9 @@ def test_a_request_whose_job_half_was_lost_is_taken_over_by_the_runs_next_reques
 
 
 def test_a_decision_whose_job_half_was_lost_reaches_the_job_on_the_next_click() -> None:
-    """resolve_human commits the approval on the thread's worker before the job on the coordinator
-    (one-phase commit): after a crash between the two the job still waits, without the decision. A
-    second call gives the job the decision stored then (not the new one) and returns it."""
+    """The approval resolved and the job still waiting without the decision (a job moved back by
+    hand; a crash between the two halves when they committed in one phase). A second call gives
+    the job the decision stored then (not the new one) and returns it."""
     t, q = session(), queue_name()
     job = enqueue(t, q)
     with connect("app_service") as conn:
@@ -276,9 +277,9 @@ def test_deleting_a_thread_leaves_no_job_of_it() -> None:
 
 
 def test_deleting_a_deleted_thread_again_deletes_the_jobs_its_first_delete_lost() -> None:
-    """delete_thread commits on the thread's worker before the coordinator (one-phase commit): a
-    coordinator crash between the two keeps the tombstone and loses the delete of the jobs. A
-    second call (the thread is gone: it returns false) deletes them."""
+    """The tombstone kept and the delete of the jobs lost (a job put back by hand; a crash between
+    the two halves when they committed in one phase). A second call (the thread is gone: it
+    returns false) deletes them."""
     t, q = session(), queue_name()
     with connect("tenant_a") as conn:
         assert one(conn, "select ai.delete_thread(%s)", (t,)) == (True,)

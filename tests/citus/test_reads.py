@@ -9,29 +9,16 @@ the caller's identity or not at all. Each test here failed on the formation befo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from itertools import islice
 
 import psycopg
 import pytest
-from formation import connect, thread, url, worker_of
+from formation import CLOCK_SERVICE, CLOCK_TENANT, connect, thread, url, worker_of
 from langgraph.checkpoint.base import empty_checkpoint
 from psycopg.types.json import Jsonb
 
 from agent_state.langgraph_saver import AgentStateSaver
-
-
-@pytest.fixture
-def tenant_c() -> Iterator[str]:
-    """A tenant that may not freeze the clock (no ai_test_clock), as every tenant of a production cluster."""
-    with connect("postgres") as conn:
-        conn.execute(
-            "do $$ begin if not exists (select from pg_roles where rolname = 'tenant_c') then"
-            " create role tenant_c login; end if; end $$"
-        )
-        conn.execute("grant ai_user to tenant_c")
-    yield "tenant_c"
 
 
 def test_the_saver_gets_and_lists_checkpoints_as_a_tenant_through_the_coordinator() -> None:
@@ -138,7 +125,7 @@ def test_a_frozen_clock_stamps_what_a_call_writes_on_the_shards() -> None:
     runs calls the clock (a shard would read its own wall clock, and a VOLATILE call keeps Citus from
     running an INSERT ... SELECT there: hide_messages went through COPY, refused under RLS)."""
     t = thread("ck")
-    with connect("tenant_a") as conn, conn.transaction():
+    with connect(CLOCK_TENANT) as conn, conn.transaction():
         conn.execute("select set_config('ai.frozen_now', %s, true)", (FROZEN.isoformat(),))
         conn.execute("select ai.create_session(%s)", (t,))
         conn.execute("select ai.append_messages(%s, %s)", (t, Jsonb([{"role": "user", "content": "x"}])))
@@ -152,13 +139,13 @@ def test_a_frozen_clock_decides_what_the_memory_sweep_deletes() -> None:
     def at(conn: psycopg.Connection[tuple[object, ...]], when: datetime) -> None:
         conn.execute("select set_config('ai.frozen_now', %s, true)", (when.isoformat(),))
 
-    with connect("app_service") as conn, conn.transaction():  # what an earlier run left
+    with connect(CLOCK_SERVICE) as conn, conn.transaction():  # what an earlier run left
         at(conn, base - timedelta(days=1))
         for _ in range(100):
             row = conn.execute("select ai.sweep_memory(1000)").fetchone()
             if row is not None and row[0] < 1000:
                 break
-    with connect("app_service") as conn, conn.transaction():
+    with connect(CLOCK_SERVICE) as conn, conn.transaction():
         conn.execute("select ai.act_as('tenant_a')")
         at(conn, base)
         conn.execute("select ai.put_memory(%s, 'k', '{}', ttl => interval '1 hour')", ([thread("ms")],))
@@ -167,7 +154,7 @@ def test_a_frozen_clock_decides_what_the_memory_sweep_deletes() -> None:
         at(conn, base + timedelta(hours=6))
         assert conn.execute("select ai.sweep_memory()").fetchone() == (1,)
     # acting for nobody: every owner's expired items, each owner's on its own shard
-    with connect("app_service") as conn, conn.transaction():
+    with connect(CLOCK_SERVICE) as conn, conn.transaction():
         at(conn, base)
         for owner in ("tenant_a", "tenant_b"):
             conn.execute("select ai.act_as(%s)", (owner,))
@@ -303,7 +290,7 @@ def test_usage_retrievals_evals_compaction_and_memory_as_a_tenant() -> None:
 
 def test_a_memory_read_that_refreshes_the_ttl_extends_it_on_the_owners_shard() -> None:
     ns = [thread("mr")]
-    with connect("tenant_a") as conn, conn.transaction():
+    with connect(CLOCK_TENANT) as conn, conn.transaction():
         conn.execute("select set_config('ai.frozen_now', %s, true)", (FROZEN.isoformat(),))
         conn.execute("select ai.put_memory(%s, 'k', '{}', ttl => interval '1 hour', index_texts => '{hello}')", (ns,))
         later = FROZEN.replace(minute=30)

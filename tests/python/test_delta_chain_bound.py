@@ -119,21 +119,24 @@ def test_a_client_sending_deltas_past_the_bound_gets_chains_within_it(
         items = messages[:1] if step == 0 else messages[step : step + 1]
         type_, blob = serde.dumps_typed(items)
         version = f"{step:06}"
-        parent = tenant_conn.execute(
-            "select ai.put_checkpoint(%s, '', %s, %s, 'test', '\\x01'::bytea, '{}', %s,"
-            " channel_values => row(array['messages'], array[%s], array[%s], array[%s]::bytea[],"
-            " array[%s])::ai.checkpoint_values)",
-            (
-                thread_id,
-                f"c{step:06}",
-                parent,
-                Jsonb({"messages": version}),
-                version,
-                type_,
-                blob,
-                None if step == 0 else f"{step - 1:06}",
-            ),
-        ).fetchone()[0]
+        # in a transaction block: a lone autocommit call of tenant_a, which may freeze the test
+        # clock, is refused on a Citus formation's worker (AS072, docs/scaling.md); one server alike
+        with tenant_conn.transaction():
+            parent = tenant_conn.execute(
+                "select ai.put_checkpoint(%s, '', %s, %s, 'test', '\\x01'::bytea, '{}', %s,"
+                " channel_values => row(array['messages'], array[%s], array[%s], array[%s]::bytea[],"
+                " array[%s])::ai.checkpoint_values)",
+                (
+                    thread_id,
+                    f"c{step:06}",
+                    parent,
+                    Jsonb({"messages": version}),
+                    version,
+                    type_,
+                    blob,
+                    None if step == 0 else f"{step - 1:06}",
+                ),
+            ).fetchone()[0]
     assert _links(conn, thread_id) <= bound
     for step in range(steps + 1):
         row = tenant_conn.execute(

@@ -120,6 +120,10 @@ export class IdentityNotCarried extends AgentStateError {
 export class CoordinatorNotInMetadata extends AgentStateError {
   static override readonly sqlstate = "AS071";
 }
+/** AS072: on a Citus formation, a call delegated to a worker by a role that may freeze the test clock (ai_test_clock); call it in a transaction block. */
+export class ClockNotCarried extends AgentStateError {
+  static override readonly sqlstate = "AS072";
+}
 
 /** Another live holder has reserved this side-effect key (not a SQLSTATE: begin_side_effect said 'busy'). */
 export class SideEffectBusy extends Error {
@@ -191,6 +195,7 @@ export const ERRORS_BY_SQLSTATE: Readonly<Record<string, ErrorClass>> = Object.f
   AS062: DeleteNeedsReadCommitted,
   AS070: IdentityNotCarried,
   AS071: CoordinatorNotInMetadata,
+  AS072: ClockNotCarried,
   // Postgres rejects "\u0000" inside JSON with untranslatable_character before any function runs.
   "22P05": InvalidArgument,
 });

@@ -1,6 +1,6 @@
 \ir ../fixtures/helpers.sql
 begin;
-select plan(11);
+select plan(12);
 
 -- Each rewrite of ai._formation_rewrites, shown failing: the deployed body changed a little where
 -- the rewrite looks (as a later edit of that function would), the one-server check raises AS002
@@ -57,6 +57,10 @@ select is(pg_temp.drifted('ai.search_memory(text[], jsonb, text, integer, intege
     where i.owner = v_owner'),
   'AS002: ai.distribute(): ai.search_memory refreshes the ttl in a shape it does not know',
   'the refreshing search naming its rows another way');
+select is(pg_temp.drifted('ai._checkpoint_reads(text, text, text, text, jsonb, integer)',
+                          E'  order by c.checkpoint_id desc\n', E'  order by c.checkpoint_id desc;\n  select null::ai.checkpoint_tuple where false\n'),
+  'AS002: ai.distribute(): ai._checkpoint_reads is not the one SELECT of an SQL function it knows',
+  'the checkpoint reads in two statements');
 select is(pg_temp.drifted('ai.get_checkpoint(text, text, text)', E' SET plan_cache_mode TO \'force_generic_plan\'\n', ''),
   'AS002: ai.distribute(): ai.get_checkpoint(text,text,text) is planned in a way it does not know (no plan_cache_mode = force_generic_plan)',
   'get_checkpoint without its plan mode');

@@ -1,11 +1,11 @@
 \ir ../fixtures/helpers.sql
 begin;
-select plan(16);
+select plan(18);
 
 -- ai.distribute() rewrites deployed function bodies on a Citus formation (the claim's lock, the
 -- fence, the ledger's holder check, the append, a step's messages, the count of pending writes, an
--- item's embeddings, the memory store's ttl refresh,
--- the carried identity, plans per call), each by the text it expects in the body (deploy/distribution.sql,
+-- item's embeddings, the memory store's ttl refresh, the checkpoint reads, the carried identity,
+-- the test clock under delegation, plans per call), each by the text it expects in the body (deploy/distribution.sql,
 -- ai._formation_rewrites). The same scripts deploy one server, so one server checks them: the dry
 -- run executes every rewrite (each new body compiles) and rolls them back. A rewrite whose text
 -- drifted from the deployed body raises AS002 here, before a formation finds it
@@ -50,6 +50,10 @@ select is((select line from done where line ~ 'functions carry the caller''s ide
       and p.proname not like '\_formation\_%'
       and p.proname not in ('distribute', 'current_owner', 'sees_all_owners', 'calling_role', 'act_as')),
   'every SECURITY DEFINER function of PL/pgSQL carries the identity');
+select ok(exists (select from done where line = 'ai._checkpoint_reads: PL/pgSQL, planned per call'),
+  'the checkpoint reads of get_checkpoint and list_checkpoints');
+select is((select count(*)::int from done where line ~ ': a role that may freeze the clock is refused under delegation$'), 7,
+  'every delegated per-thread write refuses a role that may freeze the clock, after the carry');
 select ok(exists (select from done where line = 'ai.get_checkpoint(text,text,text): planned per call'), 'get_checkpoint planned per call');
 select ok(exists (select from done where line ~ '^ai\.list_checkpoints\(.*\): planned per call$'), 'list_checkpoints planned per call');
 

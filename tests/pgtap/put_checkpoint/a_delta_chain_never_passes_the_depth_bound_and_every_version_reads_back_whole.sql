@@ -11,18 +11,6 @@ create function pg_temp.ints(n integer) returns bytea language sql as $$
              from generate_series(0, n) i)
 $$;
 
--- The links a read of a version follows, counted on base_version alone.
-create function pg_temp.links(thread_id text, version text) returns integer language sql as $$
-  with recursive chain as (
-    select b.base_version, 0 as n from ai.checkpoint_blobs b
-    where b.thread_id = links.thread_id and b.channel = 'm' and b.version = links.version
-    union all
-    select b.base_version, c.n + 1 from chain c
-    join ai.checkpoint_blobs b on b.thread_id = links.thread_id and b.channel = 'm' and b.version = c.base_version
-  )
-  select max(n) from chain
-$$;
-
 -- A client that sends a delta at every step, far past the bound: [0], then [i] appended at step i.
 set local role tenant_a;
 select pg_temp.put_list('t-bound', 'c000', null, 'v000', '\x9100');
@@ -39,11 +27,26 @@ select is((select count(*)::int from generate_series(0, 100) i
            where pg_temp.list_value('t-bound', 'c' || lpad(i::text, 3, '0')) is distinct from pg_temp.ints(i)),
           0, 'every version reads back as the whole list');
 reset role;
+-- The thread's values, read first: on a Citus formation a query of one thread's rows is sent
+-- whole to the worker that holds it, where this session's pg_temp functions do not exist.
+create temp table blobs as select b.channel, b.version, b.base_version, b.delta_depth from ai.checkpoint_blobs b
+where b.thread_id = 't-bound';
 
-select cmp_ok((select max(pg_temp.links('t-bound', b.version)) from ai.checkpoint_blobs b where b.thread_id = 't-bound'),
+-- The links a read of a version follows, counted on base_version alone.
+create function pg_temp.links(version text) returns integer language sql as $$
+  with recursive chain as (
+    select b.base_version, 0 as n from blobs b
+    where b.channel = 'm' and b.version = links.version
+    union all
+    select b.base_version, c.n + 1 from chain c
+    join blobs b on b.channel = 'm' and b.version = c.base_version
+  )
+  select max(n) from chain
+$$;
+
+select cmp_ok((select max(pg_temp.links(b.version)) from blobs b),
               '<=', ai._max_delta_depth(), 'no read follows more links than ai._max_delta_depth()');
-select is((select count(*)::int from ai.checkpoint_blobs b
-           where b.thread_id = 't-bound' and b.delta_depth <> pg_temp.links('t-bound', b.version)),
+select is((select count(*)::int from blobs b where b.delta_depth <> pg_temp.links(b.version)),
           0, 'delta_depth is the links a read follows');
 select is((select base_version from ai.checkpoint_blobs b
            where b.thread_id = 't-bound' and b.version = 'v' || lpad((ai._max_delta_depth() + 1)::text, 3, '0')),
