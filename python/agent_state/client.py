@@ -183,8 +183,8 @@ def _stale_plan(error: BaseException) -> bool:
 
 
 def _delegated_clock_refused(error: BaseException) -> bool:
-    """A call Citus delegated to the worker that holds its thread (a lone ``select ai.f(...)``
-    outside a transaction block), refused there because the calling role may freeze the test clock
+    """A call Citus delegated to the worker that holds its thread (one function of ``ai`` called
+    alone in a ``select`` outside a transaction block), refused there because the calling role may freeze the test clock
     (AS072: the worker cannot see a clock frozen on the coordinator). It failed whole, before it
     wrote anything. Sent again inside a materialized CTE, which Citus does not delegate, it runs on
     the coordinator, which reads the clock and sends its values (docs/scaling.md, "The test clock
