@@ -68,11 +68,35 @@ as $$
 $$;
 comment on function ai._side_effect_holder_alive(ai.side_effects, timestamptz) is 'Internal: whether a reservation''s holder (its claim, or its reserved_until) is still alive.';
 
+-- begin_side_effect's answer: one row, a composite rather than a table so that the function is
+-- not set-returning. Citus may delegate a call of it to the worker that holds the thread only then
+-- (ai.distribute(): a set-returning function cannot refuse a NULL thread_id before Citus hashes it).
+do $$
+begin
+  if not exists (select from pg_catalog.pg_type t where t.typname = 'side_effect_begin'
+                    and t.typnamespace = 'ai'::pg_catalog.regnamespace) then
+    create type ai.side_effect_begin as (outcome text, attempt integer, taken_over boolean, result jsonb,
+                                         holder_job_id bigint, reserved_until timestamptz);
+  end if;
+end
+$$;
+comment on type ai.side_effect_begin is
+  'ai.begin_side_effect''s answer: outcome (''execute'', ''done'' or ''busy''), the attempt, whether a dead holder''s reservation was taken over, the stored result when done, the holder''s job and its reservation''s end.';
+-- v0.1.0's begin_side_effect returned a table: a return type CREATE OR REPLACE cannot change
+do $$
+begin
+  if exists (select from pg_catalog.pg_proc p
+              where p.oid = pg_catalog.to_regprocedure('ai.begin_side_effect(text,text,jsonb,bigint,bigint,interval)')
+                and p.proretset) then
+    drop function ai.begin_side_effect(text, text, jsonb, bigint, bigint, interval);
+  end if;
+end
+$$;
+
 create or replace function ai.begin_side_effect(
   thread_id text, idempotency_key text, request jsonb default '{}', job_id bigint default null,
   fencing_token bigint default null, reservation interval default '5 minutes')
-returns table (outcome text, attempt integer, taken_over boolean, result jsonb, holder_job_id bigint,
-               reserved_until timestamptz)
+returns ai.side_effect_begin
 language plpgsql volatile
 security definer
 set search_path = pg_catalog, pg_temp
@@ -113,8 +137,7 @@ begin
   on conflict on constraint side_effects_pkey do nothing
   returning * into e;
   if found then
-    return query select 'execute'::text, e.attempt, false, null::jsonb, e.job_id, e.reserved_until;
-    return;
+    return ('execute', e.attempt, false, null, e.job_id, e.reserved_until)::ai.side_effect_begin;
   end if;
 
   select * into e from ai.side_effects s
@@ -129,17 +152,14 @@ begin
       message = format('side-effect key %s of thread %s was used for a different request', a_key, a_thread_id);
   end if;
   if e.status = 'done' then
-    return query select 'done'::text, e.attempt, false, e.result, e.job_id, e.reserved_until;
-    return;
+    return ('done', e.attempt, false, e.result, e.job_id, e.reserved_until)::ai.side_effect_begin;
   end if;
   if e.status = 'reserved' and a_job_id is not null and e.job_id = a_job_id and e.fencing_token = a_token then
     -- The holder asking again (it did not hear the first answer): the same reservation.
-    return query select 'execute'::text, e.attempt, e.takeovers > 0, null::jsonb, e.job_id, e.reserved_until;
-    return;
+    return ('execute', e.attempt, e.takeovers > 0, null, e.job_id, e.reserved_until)::ai.side_effect_begin;
   end if;
   if ai._side_effect_holder_alive(e, v_now) then
-    return query select 'busy'::text, e.attempt, false, null::jsonb, e.job_id, e.reserved_until;
-    return;
+    return ('busy', e.attempt, false, null, e.job_id, e.reserved_until)::ai.side_effect_begin;
   end if;
 
   -- Abandoned (a clean failure: nothing happened outside) or held by a dead holder (anything may
@@ -156,7 +176,7 @@ begin
             pg_catalog.jsonb_build_object('idempotency_key', e.idempotency_key, 'attempt', e.attempt, 'job_id', e.job_id),
             v_now);
   end if;
-  return query select 'execute'::text, e.attempt, v_taken_over, null::jsonb, e.job_id, e.reserved_until;
+  return ('execute', e.attempt, v_taken_over, null, e.job_id, e.reserved_until)::ai.side_effect_begin;
 end
 $$;
 comment on function ai.begin_side_effect(text, text, jsonb, bigint, bigint, interval) is

@@ -7,6 +7,11 @@
 -- release, `sqitch rework side_effects_functions` changes a function here (deploy/schema.sql, "Layout").
 begin;
 
+-- this change's begin_side_effect returns ai.side_effect_begin: v0.1.0's returned a table, a
+-- return type CREATE OR REPLACE cannot change back
+drop function if exists ai.begin_side_effect(text, text, jsonb, bigint, bigint, interval);
+drop type if exists ai.side_effect_begin;
+
 -- ---------------------------------------------------------------------------------------------
 
 create or replace function ai.idempotency_key(variadic parts text[]) returns text

@@ -14,7 +14,6 @@ create temporary view public_lists as
 create temporary table not_lists (proname name, why text);
 insert into not_lists values
   ('append_messages', 'a write: returns the rows it appended, as many as the caller sent'),
-  ('begin_side_effect', 'a write: one row'),
   ('claim_job', 'a write: at most one job'),
   ('claim_jobs', 'a write: at most max_jobs (1 to 1000) jobs'),
   ('enqueue_jobs', 'a write: one job per job the caller sent (at most 5000)'),
