@@ -457,6 +457,215 @@ comment on function ai._thread_fence_moved() is
   'Internal trigger, Citus only (ai.distribute() adds it to ai.agent_jobs): a claim, a takeover or a job leaving IN_PROGRESS writes the thread''s fence (ai.thread_fences) on its shard, in the same transaction.';
 revoke execute on function ai._thread_fence_moved() from public;  -- a trigger needs no grant
 
+-- The per-thread writes delegated to the worker that holds the thread (ai._formation_delegate).
+create or replace function ai._formation_delegated_writes() returns pg_catalog.text[]
+language sql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+  select array['ai.put_checkpoint(text,text,text,text,text,bytea,jsonb,jsonb,ai.checkpoint_values,ai.task_writes,jsonb,ai.step_commit)',
+               'ai.put_writes(text,text,text,text,integer[],text[],text[],bytea[],text,bigint,bigint)',
+               'ai.append_message_idempotent(text,text,jsonb,integer,text,integer,bigint,bigint)',
+               'ai.begin_side_effect(text,text,jsonb,bigint,bigint,interval)',
+               'ai.finish_side_effect(text,text,jsonb,bigint,bigint)',
+               'ai.abandon_side_effect(text,text,bigint,bigint,text)']::pg_catalog.text[]
+$$;
+comment on function ai._formation_delegated_writes() is
+  'Internal (ai.distribute()): the per-thread writes a Citus formation delegates to the worker that holds the thread, each a function of thread_id that returns one value.';
+revoke execute on function ai._formation_delegated_writes() from public;
+
+-- A delegated write's thread_id, checked where the planner folds constants: in the SQL wrapper
+-- of a delegated write (ai._formation_delegate), a NULL or empty thread_id given as a value
+-- raises AS002 while the caller's statement is planned, before Citus hashes it to choose the
+-- worker (Citus 13.2.2 hashes a NULL distribution argument: the backend crashes). Immutable and
+-- not strict, so that the planner calls it on a NULL.
+create or replace function ai._formation_thread_id(thread_id text) returns text
+language plpgsql immutable parallel safe
+security definer  -- the caller's statement calls it: ai._check_thread_id is the owner's
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  perform ai._check_thread_id(thread_id);
+  return thread_id;
+end
+$$;
+comment on function ai._formation_thread_id(text) is
+  'Internal, Citus only: returns thread_id, or raises AS002 as every function does for a NULL, empty or over-long one; immutable, so that the planner raises it for a value before Citus hashes the value (ai._formation_delegate). A Citus formation grants it to the roles that call the delegated writes.';
+revoke execute on function ai._formation_thread_id(text) from public;
+
+-- One node per step, and no tenant can crash the coordinator. Citus delegates a call of a
+-- distributed function, alone in its statement, to the worker that holds its distribution
+-- argument's shard, but hashes that argument first: a NULL there crashes the backend (Citus
+-- 13.2.2, function_call_delegation.c), before the function's own AS002 guard could run. So no
+-- function a tenant can name is delegated as deployed. Each delegated write ai.F(thread_id, ...)
+-- (ai._formation_delegated_writes) becomes three:
+--   ai.F                    an SQL function with F's signature, defaults and grants, which the
+--                           planner inlines into the caller's statement:
+--                           ai._delegated_F(ai._formation_thread_id(thread_id), row(...)), so a
+--                           NULL thread_id raises AS002 while the statement is planned;
+--   ai._delegated_F         the function Citus delegates (by thread_id, co-located with
+--                           ai.agent_sessions): STRICT and not set-returning, so the planner folds
+--                           a call with a NULL argument to NULL before Citus sees it (a tenant
+--                           may call it: the inlined wrapper runs as the caller); its second
+--                           argument, a row of F's other arguments (ai._delegated_F_args), is
+--                           never NULL from the wrapper, whose NULL arguments are its fields;
+--   ai._delegated_F_body    F's body as deployed and rewritten (ai._formation_rewrites), which
+--                           the entry calls; the owner's only.
+-- A set-returning function cannot be made safe so (the planner never folds one): append_messages
+-- is not delegated, and begin_side_effect returns one row. Every other function with a
+-- distribution argument loses it (a formation distributed by an older ai.distribute()). F is
+-- rebuilt when a deploy replaced it (PL/pgSQL again); the rest is idempotent. dry_run: the same
+-- statements but Citus' own calls, rolled back (the one-server check of tests/pgtap/distribute/).
+create or replace function ai._formation_delegate(dry_run boolean) returns pg_catalog.text[]
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_done pg_catalog.text[] := '{}'::pg_catalog.text[];
+  v_rolled_back constant pg_catalog.text := 'ai._formation_delegate: the dry run, rolled back';
+  v_objects constant pg_catalog.text := 'pg_dist_object';
+  v_plpgsql constant pg_catalog.oid := (select l.oid from pg_catalog.pg_language l where l.lanname = 'plpgsql');
+  v_dry boolean;
+  r record;
+  v_entry pg_catalog.text;
+  v_type pg_catalog.text;
+  v_body pg_catalog.text;
+  v_fields pg_catalog.text;
+  v_values pg_catalog.text;
+  v_row pg_catalog.text;
+  v_roles pg_catalog.text;
+  v_def pg_catalog.text;
+begin
+  if dry_run then
+    begin
+      perform pg_catalog.set_config('ai.formation_rewrites_dry_run', 'on', true);  -- undone with the rest
+      v_done := ai._formation_delegate(false);
+      raise exception using message = v_rolled_back;
+    exception when raise_exception then
+      if sqlerrm operator(pg_catalog.<>) v_rolled_back then
+        raise;
+      end if;
+    end;
+    return v_done;
+  end if;
+  v_dry := pg_catalog.current_setting('ai.formation_rewrites_dry_run', true) is not distinct from 'on';
+  if not v_dry and not exists (select from pg_catalog.pg_extension where extname = 'citus') then
+    raise exception using errcode = 'AS002',
+      message = 'ai._formation_delegate(false) delegates the writes on a Citus formation: on one server only its dry run (true)';
+  end if;
+
+  for r in select p.oid, p.oid::pg_catalog.regprocedure as fn, p.proname, p.proargnames, p.proargtypes::pg_catalog.oid[] as types,
+                  p.prosrc, p.proretset, p.proargmodes, p.prorettype, p.proacl,
+                  pg_catalog.pg_get_functiondef(p.oid) as def, pg_catalog.pg_get_function_arguments(p.oid) as args,
+                  pg_catalog.oidvectortypes(p.proargtypes) as identity
+             from pg_catalog.unnest(ai._formation_delegated_writes()) w(fn)
+             join pg_catalog.pg_proc p on p.oid operator(pg_catalog.=) w.fn::pg_catalog.regprocedure
+            where p.prolang operator(pg_catalog.=) v_plpgsql loop
+    if r.proretset or r.proargmodes is not null or r.prorettype operator(pg_catalog.=) 'record'::pg_catalog.regtype
+       or r.proargnames[1] is distinct from 'thread_id' or r.types[0] operator(pg_catalog.<>) 'text'::pg_catalog.regtype
+       or pg_catalog.cardinality(r.types) operator(pg_catalog.<) 2 then
+      raise exception using errcode = 'AS002',
+        message = pg_catalog.format('ai.distribute(): %s is not a function of thread_id and more arguments that returns one value of a named type: it cannot be delegated safely', r.fn);
+    end if;
+    v_entry := '_delegated_' operator(pg_catalog.||) r.proname;
+    v_type := v_entry operator(pg_catalog.||) '_args';
+    v_body := v_entry operator(pg_catalog.||) '_body';
+    -- the other arguments, as the fields of the entry's row
+    select pg_catalog.string_agg(pg_catalog.format('%I %s', a.name, pg_catalog.format_type(a.type, null)), ', ' order by a.ord),
+           pg_catalog.string_agg(pg_catalog.format('a.%I', a.name), ', ' order by a.ord),
+           pg_catalog.string_agg(pg_catalog.format('$%s', a.ord), ', ' order by a.ord)
+      into v_fields, v_values, v_row
+      from rows from (pg_catalog.unnest(r.proargnames), pg_catalog.unnest(r.types)) with ordinality a(name, type, ord)
+     where a.ord operator(pg_catalog.>) 1;
+    -- the roles that may call F may call its entry; the body is the owner's
+    select pg_catalog.string_agg(pg_catalog.quote_ident(g.rolname), ', ')
+      into v_roles
+      from pg_catalog.aclexplode(r.proacl) x
+      join pg_catalog.pg_roles g on g.oid operator(pg_catalog.=) x.grantee
+     where x.privilege_type = 'EXECUTE' and x.grantee operator(pg_catalog.<>) x.grantor;
+
+    -- what an earlier run made, for this signature or an older one
+    execute pg_catalog.format('drop function if exists ai.%I(text, ai.%I)', v_entry, v_type);
+    execute pg_catalog.format('drop type if exists ai.%I', v_type);
+    execute pg_catalog.format('drop function if exists ai.%I(%s)', v_body, r.identity);
+
+    execute pg_catalog.format('create type ai.%I as (%s)', v_type, v_fields);
+    execute pg_catalog.format('comment on type ai.%I is %L', v_type,
+      pg_catalog.format('Internal, Citus only: the arguments of %s after thread_id, one row (ai._formation_delegate).', r.fn));
+    -- F's definition under the body's name, and its arguments named by the function's name
+    -- (begin_side_effect.reservation) by the body's
+    v_def := pg_catalog.regexp_replace(pg_catalog.replace(r.def, r.prosrc,
+                                         pg_catalog.regexp_replace(r.prosrc, '\m' operator(pg_catalog.||) r.proname operator(pg_catalog.||) '\.',
+                                                                   v_body operator(pg_catalog.||) '.', 'g')),
+                                       '^CREATE OR REPLACE FUNCTION ai\.' operator(pg_catalog.||) r.proname operator(pg_catalog.||) '\(',
+                                       'CREATE OR REPLACE FUNCTION ai.' operator(pg_catalog.||) v_body operator(pg_catalog.||) '(');
+    if v_def operator(pg_catalog.=) r.def then
+      raise exception using errcode = 'AS002',
+        message = pg_catalog.format('ai.distribute(): the definition of %s does not start as it knows', r.fn);
+    end if;
+    execute v_def;
+    execute pg_catalog.format('revoke execute on function ai.%I(%s) from public', v_body, r.identity);
+    execute pg_catalog.format('comment on function ai.%I(%s) is %L', v_body, r.identity,
+      pg_catalog.format('Internal, Citus only: the body of %s as deployed, called by its delegated entry ai.%I (ai._formation_delegate).', r.fn, v_entry));
+    execute pg_catalog.format($f$create function ai.%1$I(thread_id text, a ai.%2$I) returns %3$s
+language plpgsql volatile strict security definer
+set search_path = pg_catalog, pg_temp
+as $e$
+begin
+  return ai.%4$I(thread_id, %5$s);
+end
+$e$
+$f$, v_entry, v_type, pg_catalog.format_type(r.prorettype, null), v_body, v_values);
+    execute pg_catalog.format('revoke execute on function ai.%I(text, ai.%I) from public', v_entry, v_type);
+    execute pg_catalog.format('comment on function ai.%I(text, ai.%I) is %L', v_entry, v_type,
+      pg_catalog.format('Internal, Citus only: %s as Citus delegates it to the worker that holds the thread; strict, so a NULL argument is folded to NULL before Citus hashes it; reached by the SQL wrapper %s inlined into the caller''s statement (ai._formation_delegate).', r.fn, r.fn));
+    if v_roles is not null then
+      execute pg_catalog.format('grant execute on function ai.%I(text, ai.%I), ai._formation_thread_id(text) to %s', v_entry, v_type, v_roles);
+    end if;
+    if not v_dry then
+      perform 'PRAGMA:disable:check';  -- Citus' function: see ai._formation_secret
+      -- F delegated by an older ai.distribute(): no distribution argument any more
+      execute pg_catalog.format('select pg_catalog.create_distributed_function(%L)', r.fn);
+      execute pg_catalog.format('select pg_catalog.create_distributed_function(%L)',
+                                pg_catalog.format('ai.%I(%s)', v_body, r.identity));
+      perform 'PRAGMA:enable:check';
+    end if;
+    -- F itself: the wrapper (same oid: its grants and comment stay)
+    execute pg_catalog.format($f$create or replace function %1$s(%2$s) returns %3$s
+language sql volatile
+as $w$ select ai.%4$I(ai._formation_thread_id($1), row(%5$s)::ai.%6$I) $w$
+$f$,
+      pg_catalog.format('ai.%I', r.proname), r.args, pg_catalog.format_type(r.prorettype, null), v_entry, v_row, v_type);
+    if not v_dry then
+      perform 'PRAGMA:disable:check';  -- Citus' function: see ai._formation_secret
+      execute pg_catalog.format($q$select pg_catalog.create_distributed_function(%L, 'thread_id', colocate_with => 'ai.agent_sessions')$q$,
+                                pg_catalog.format('ai.%I(text, ai.%I)', v_entry, v_type));
+      perform 'PRAGMA:enable:check';
+    end if;
+    v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: delegated to the worker that holds the thread (ai.%I)', r.fn, v_entry);
+  end loop;
+
+  -- every other function delegated (by an older ai.distribute(), append_messages): no more
+  if not v_dry then
+    perform 'PRAGMA:disable:check';  -- Citus' catalog and function: see ai._formation_secret
+    for r in execute pg_catalog.format($q$
+               select p.oid::pg_catalog.regprocedure as fn from pg_catalog.%I o
+                 join pg_catalog.pg_proc p on p.oid operator(pg_catalog.=) o.objid
+                where o.classid operator(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+                  and o.distribution_argument_index is not null
+                  and p.pronamespace in ('ai'::pg_catalog.regnamespace, 'ai_archive'::pg_catalog.regnamespace)
+                  and not (p.proname like '\_delegated\_%%' and p.proisstrict and not p.proretset)$q$, v_objects) loop
+      execute pg_catalog.format('select pg_catalog.create_distributed_function(%L)', r.fn);
+      v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: not delegated', r.fn);
+    end loop;
+    perform 'PRAGMA:enable:check';
+  end if;
+  return v_done;
+end
+$$;
+comment on function ai._formation_delegate(boolean) is
+  'Internal (ai.distribute(), and the one-server check of tests/pgtap/distribute/): each per-thread write of ai._formation_delegated_writes() becomes an SQL wrapper of the same signature that the planner inlines, a strict entry that Citus delegates by thread_id (ai._delegated_<name>) and the deployed body (ai._delegated_<name>_body), so that no call a tenant can write makes Citus hash a NULL thread_id; returns what it did, one line each; AS002 when a write is not a function of thread_id returning one value. dry_run: executes it all but Citus'' calls, then rolls it back.';
+revoke execute on function ai._formation_delegate(boolean) from public;
+
 -- The rewrites of deployed function bodies that a formation needs (ai.distribute(), steps 6b, 6c,
 -- 7 and 8 below), in one place, so that one server can check them: each rewrite finds the text
 -- it expects in the body deployed (the same scripts deploy one server and a formation), and
@@ -634,6 +843,7 @@ $b$), ' LANGUAGE sql', ' LANGUAGE plpgsql');
   -- taken meanwhile inserts nothing and the loop turns). One server keeps its one statement.
   for r in select p.oid, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def from pg_catalog.pg_proc p
             where p.oid operator(pg_catalog.=) 'ai.append_message_idempotent(text, text, jsonb, integer, text, integer, bigint, bigint)'::pg_catalog.regprocedure
+              and p.prolang operator(pg_catalog.=) (select l.oid from pg_catalog.pg_language l where l.lanname = 'plpgsql')  -- not ai._formation_delegate's wrapper
               and pg_catalog.strpos(p.prosrc, 'v_fo_owner') operator(pg_catalog.=) 0 loop
     if pg_catalog.strpos(r.prosrc, v_append) operator(pg_catalog.=) 0 or r.prosrc !~* '^\s*(#[^\n]*\n\s*)*declare\M' then
       raise exception using errcode = 'AS002',
@@ -808,6 +1018,8 @@ $b$ operator(pg_catalog.||) pg_catalog.replace(pg_catalog.left(v_insert_writes, 
               and p.prolang operator(pg_catalog.=) (select l.oid from pg_catalog.pg_language l where l.lanname = 'plpgsql')
               and p.prorettype operator(pg_catalog.<>) 'trigger'::pg_catalog.regtype
               and p.proname not like '\_formation\_%'
+              -- the entries of the delegated writes call a body that carries (ai._formation_delegate)
+              and (p.proname not like '\_delegated\_%' or p.proname like '%\_body')
               and p.proname not in ('distribute', 'current_owner', 'sees_all_owners', 'calling_role', 'act_as')
               and p.prosrc !~ 'ai\._formation_carry\(\)' loop
     -- the body's first word after comments and #directives: DECLARE (add the variable after it)
@@ -832,18 +1044,15 @@ $b$ operator(pg_catalog.||) pg_catalog.replace(pg_catalog.left(v_insert_writes, 
   end if;
 
   -- 7b. the test clock under delegation: every per-thread write that ai.distribute() delegates
-  -- (its v_delegated, step 6d) then refuses, on a worker, a call by a role that may freeze the
-  -- clock (ai._formation_delegated_clock above): a second variable after the carry of step 7. A
-  -- later deploy replaces the functions without it (the next ai.distribute() puts both back).
+  -- (ai._formation_delegated_writes, ai._formation_delegate) then refuses, on a worker, a call by
+  -- a role that may freeze the clock (ai._formation_delegated_clock above): a second variable
+  -- after the carry of step 7. Its body as deployed (PL/pgSQL: the SQL wrapper that
+  -- ai._formation_delegate leaves in its place calls a copy of it). A later deploy replaces the
+  -- functions without it (the next ai.distribute() puts both back).
   for r in select p.oid::pg_catalog.regprocedure as fn, p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as def
-             from pg_catalog.pg_proc p
-            where p.oid operator(pg_catalog.=) any (array['ai.put_checkpoint(text,text,text,text,text,bytea,jsonb,jsonb,ai.checkpoint_values,ai.task_writes,jsonb,ai.step_commit)'::pg_catalog.regprocedure,
-                                                 'ai.put_writes(text,text,text,text,integer[],text[],text[],bytea[],text,bigint,bigint)',
-                                                 'ai.append_messages(text,jsonb)',
-                                                 'ai.append_message_idempotent(text,text,jsonb,integer,text,integer,bigint,bigint)',
-                                                 'ai.begin_side_effect(text,text,jsonb,bigint,bigint,interval)',
-                                                 'ai.finish_side_effect(text,text,jsonb,bigint,bigint)',
-                                                 'ai.abandon_side_effect(text,text,bigint,bigint,text)'])
+             from pg_catalog.unnest(ai._formation_delegated_writes()) w(fn)
+             join pg_catalog.pg_proc p on p.oid operator(pg_catalog.=) w.fn::pg_catalog.regprocedure
+            where p.prolang operator(pg_catalog.=) (select l.oid from pg_catalog.pg_language l where l.lanname = 'plpgsql')
               and pg_catalog.strpos(p.prosrc, 'ai._formation_delegated_clock()') operator(pg_catalog.=) 0 loop
     v_body := pg_catalog.replace(r.prosrc, '_formation_carried boolean := ai._formation_carry();',
       '_formation_carried boolean := ai._formation_carry(); _formation_clock boolean := ai._formation_delegated_clock();');
@@ -901,18 +1110,8 @@ declare
   v_propagate pg_catalog.text;
   v_functions pg_catalog.int4 := 0;
   v_rel pg_catalog.regclass;
-  v_fn pg_catalog.text;
   v_copied boolean := false;  -- rows copied to the shards by this call (step 5)
   v_rows boolean;
-  -- the per-thread writes delegated to the worker that holds the thread (step 6d)
-  v_delegated pg_catalog.text[] := array[
-    'ai.put_checkpoint(text,text,text,text,text,bytea,jsonb,jsonb,ai.checkpoint_values,ai.task_writes,jsonb,ai.step_commit)',
-    'ai.put_writes(text,text,text,text,integer[],text[],text[],bytea[],text,bigint,bigint)',
-    'ai.append_messages(text,jsonb)',
-    'ai.append_message_idempotent(text,text,jsonb,integer,text,integer,bigint,bigint)',
-    'ai.begin_side_effect(text,text,jsonb,bigint,bigint,interval)',
-    'ai.finish_side_effect(text,text,jsonb,bigint,bigint)',
-    'ai.abandon_side_effect(text,text,bigint,bigint,text)'];
   v_nodes pg_catalog.text := 'pg_dist_node';
   v_coordinator boolean;
 begin
@@ -1114,36 +1313,27 @@ begin
     v_done := v_done operator(pg_catalog.||) 'ai.agent_jobs: the claim writes the thread''s fence on its shard'::pg_catalog.text;
   end if;
 
-  -- 6d. one node per step: the per-thread writes become distributed functions co-located with
-  -- ai.agent_sessions by their first argument, thread_id. A call of one of them alone in its
-  -- statement, outside a transaction block, goes whole to the worker that holds the thread and
-  -- runs there as the caller (that connection is the caller's login: ai.current_owner() is its
-  -- own, as on one server); its fence is the thread's (6c), on that worker. Citus delegates no
-  -- call made inside a transaction block (not forced: citus' force_delegation would also delegate
-  -- a call after ai.act_as, whose setting the worker would not see); those go through the
-  -- coordinator with the identity carried (step 7), as every other call.
+  -- 6b, 6c, 7, 8. the rewrites of the deployed function bodies (ai._formation_rewrites above)
+  v_done := v_done operator(pg_catalog.||) ai._formation_rewrites(dry_run => false);
+
+  -- 6d. one node per step: the per-thread writes delegated to the worker that holds the thread,
+  -- by thread_id, co-located with ai.agent_sessions (ai._formation_delegate above: each through
+  -- an SQL wrapper and a strict entry, so that no NULL thread_id reaches Citus' hash). A call of
+  -- one of them alone in its statement, outside a transaction block, goes whole to that worker
+  -- and runs there as the caller (that connection is the caller's login: ai.current_owner() is
+  -- its own, as on one server); its fence is the thread's (6c), on that worker. Citus delegates
+  -- no call made inside a transaction block (not forced: citus' force_delegation would also
+  -- delegate a call after ai.act_as, whose setting the worker would not see); those go through
+  -- the coordinator with the identity carried (step 7), as every other call. After the rewrites:
+  -- the body each entry calls is a copy of the rewritten one.
   -- Not in the transaction that copied rows to the shards (step 5, a database moved onto the
   -- formation): Citus then cancels create_distributed_function as a distributed deadlock. That
   -- call says so, and the next run delegates.
   if v_copied then
-    v_delegated := '{}'::pg_catalog.text[];
     v_done := v_done operator(pg_catalog.||) 'the per-thread writes are not delegated yet: run ai.distribute() again (not in the transaction that copied the rows)'::pg_catalog.text;
+  else
+    v_done := v_done operator(pg_catalog.||) ai._formation_delegate(dry_run => false);
   end if;
-  foreach v_fn in array v_delegated loop
-    perform 'PRAGMA:disable:check';  -- Citus' catalog and function: see ai._formation_secret
-    execute pg_catalog.format($q$select exists (select from pg_catalog.%I o where o.classid operator(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
-                                     and o.objid operator(pg_catalog.=) %L::pg_catalog.regprocedure and o.distribution_argument_index is not null)$q$,
-                              v_objects, v_fn)
-       into v_progress;
-    if not v_progress then
-      execute pg_catalog.format($q$select pg_catalog.create_distributed_function(%L, 'thread_id', colocate_with => %L)$q$, v_fn, v_anchor);
-      v_done := v_done operator(pg_catalog.||) pg_catalog.format('%s: delegated to the worker that holds the thread', v_fn::pg_catalog.regprocedure);
-    end if;
-    perform 'PRAGMA:enable:check';
-  end loop;
-
-  -- 6b, 6c, 7, 8. the rewrites of the deployed function bodies (ai._formation_rewrites above)
-  v_done := v_done operator(pg_catalog.||) ai._formation_rewrites(dry_run => false);
 
   if pg_catalog.cardinality(v_done) operator(pg_catalog.=) 0 then
     return 'distributed already: nothing to do';

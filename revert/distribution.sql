@@ -5,6 +5,9 @@ begin;
 
 drop function ai.distribute();
 drop function ai._formation_rewrites(boolean);
+drop function ai._formation_delegate(boolean);
+drop function ai._formation_thread_id(text);
+drop function ai._formation_delegated_writes();
 -- (the trigger exists on a formation only: ai.distribute() made it)
 drop trigger if exists agent_jobs_thread_fence on ai.agent_jobs;
 drop function ai._thread_fence_moved();

@@ -15,3 +15,6 @@ select 1 / count(*) from ai.error_codes where sqlstate = 'AS071';
 select pg_catalog.has_function_privilege('ai._formation_two_phase()', 'execute');
 select pg_catalog.has_function_privilege('ai._formation_delegated_clock()', 'execute');
 select 1 / count(*) from ai.error_codes where sqlstate = 'AS072';
+select pg_catalog.has_function_privilege('ai._formation_delegate(boolean)', 'execute');
+select pg_catalog.has_function_privilege('ai._formation_thread_id(text)', 'execute');
+select 1 / pg_catalog.cardinality(ai._formation_delegated_writes());

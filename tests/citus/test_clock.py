@@ -1,7 +1,7 @@
 """The frozen test clock under delegation (issue 40: "act_as and the test clock reach the shards,
 or the call is refused"; docs/scaling.md, "The test clock under delegation").
 
-A delegated call (put_checkpoint, put_writes, the appends, the side-effect ledger, alone in an
+A delegated call (put_checkpoint, put_writes, the idempotent append, the side-effect ledger, alone in an
 autocommit statement) runs whole on the worker that holds its thread and reads ai.now() there,
 where a session-level ``SET ai.frozen_now`` made on the coordinator never arrives (Citus sends a
 SET LOCAL of a transaction block only, and a call in a transaction block is not delegated).
@@ -23,14 +23,14 @@ from formation import CLOCK_SERVICE, CLOCK_TENANT, connect, thread, url, worker_
 from langgraph.checkpoint.base import empty_checkpoint
 from psycopg.types.json import Jsonb
 
-from agent_state import Client, NewMessage
+from agent_state import Client
 from agent_state.langgraph_saver import AgentStateSaver
 
 FROZEN = datetime(2002, 3, 4, 5, 6, 7, tzinfo=UTC)
 
 
 def message(content: str = "x") -> Jsonb:
-    return Jsonb([{"role": "user", "content": content}])
+    return Jsonb(content)
 
 
 def _message_times(t: str) -> list[datetime]:
@@ -54,7 +54,7 @@ def test_a_session_level_freeze_then_a_delegated_call_is_refused_not_run_on_the_
     with connect(CLOCK_TENANT) as conn:
         conn.execute("select set_config('ai.frozen_now', %s, false)", (FROZEN.isoformat(),))
         with pytest.raises(psycopg.Error) as refused:
-            conn.execute("select ai.append_messages(%s, %s)", (t, message()))
+            conn.execute("select ai.append_message_idempotent(%s, 'user', %s)", (t, message()))
         assert refused.value.sqlstate == "AS072", refused.value
         assert "transaction block" in str(refused.value)
     assert _message_times(t) == []
@@ -66,7 +66,7 @@ def test_a_delegated_call_of_a_role_that_may_freeze_the_clock_is_refused_even_un
     _session(CLOCK_SERVICE, t)
     for user in (CLOCK_SERVICE, "postgres"):
         with connect(user) as conn, pytest.raises(psycopg.Error) as refused:
-            conn.execute("select ai.append_messages(%s, %s)", (t, message()))
+            conn.execute("select ai.append_message_idempotent(%s, 'user', %s)", (t, message()))
         assert refused.value.sqlstate == "AS072", (user, refused.value)
     assert _message_times(t) == []
 
@@ -77,7 +77,7 @@ def test_the_same_call_in_a_transaction_block_gets_the_frozen_time_on_the_shard(
     with connect(CLOCK_TENANT) as conn:
         conn.execute("select set_config('ai.frozen_now', %s, false)", (FROZEN.isoformat(),))
         with conn.transaction():
-            conn.execute("select ai.append_messages(%s, %s)", (t, message()))
+            conn.execute("select ai.append_message_idempotent(%s, 'user', %s)", (t, message()))
     assert _message_times(t) == [FROZEN]
 
 
@@ -87,7 +87,7 @@ def test_the_client_sends_a_refused_call_again_not_delegated_and_it_gets_the_fro
     with connect(CLOCK_TENANT) as conn:
         conn.execute("select set_config('ai.frozen_now', %s, false)", (FROZEN.isoformat(),))
         client = Client(conn)
-        client.append_messages(t, [NewMessage("user", "x")])
+        client.append_message(t, "user", "x")
         saver = AgentStateSaver(conn)
         config = {"configurable": {"thread_id": t, "checkpoint_ns": ""}}
         saved = saver.put(config, empty_checkpoint(), {"step": 1}, {})
@@ -106,7 +106,7 @@ def test_a_role_that_may_not_freeze_the_clock_is_delegated_as_before(tenant_c: s
     _session(tenant_c, t)
     with connect(tenant_c) as conn:
         conn.execute("select set_config('ai.frozen_now', %s, false)", (FROZEN.isoformat(),))  # moves nothing
-        conn.execute("select ai.append_messages(%s, %s)", (t, message()))
+        conn.execute("select ai.append_message_idempotent(%s, 'user', %s)", (t, message()))
     (stamp,) = _message_times(t)
     assert stamp.year >= 2026
 
@@ -117,9 +117,9 @@ def test_a_login_on_the_worker_that_holds_the_thread_keeps_its_own_frozen_clock(
     _session(CLOCK_TENANT, t)
     port = worker_of(t)
     with psycopg.connect(url(CLOCK_TENANT, port), autocommit=True) as conn:
-        conn.execute("select ai.append_messages(%s, %s)", (t, message("before")))
+        conn.execute("select ai.append_message_idempotent(%s, 'user', %s)", (t, message("before")))
         conn.execute("select set_config('ai.frozen_now', %s, false)", (FROZEN.isoformat(),))
-        conn.execute("select ai.append_messages(%s, %s)", (t, message("frozen")))
+        conn.execute("select ai.append_message_idempotent(%s, 'user', %s)", (t, message("frozen")))
     first, second = _message_times(t)
     assert first.year >= 2026
     assert second == FROZEN

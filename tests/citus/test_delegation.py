@@ -94,14 +94,14 @@ def test_the_per_thread_writes_are_distributed_functions_colocated_with_the_sess
             " where p.pronamespace = 'ai'::regnamespace and o.distribution_argument_index is not null"
             " order by 1"
         ).fetchall()
+    # each through its strict entry (ai._formation_delegate); append_messages, set-returning, is not
     assert rows == [
-        ("abandon_side_effect", 0, True),
-        ("append_message_idempotent", 0, True),
-        ("append_messages", 0, True),
-        ("begin_side_effect", 0, True),
-        ("finish_side_effect", 0, True),
-        ("put_checkpoint", 0, True),
-        ("put_writes", 0, True),
+        ("_delegated_abandon_side_effect", 0, True),
+        ("_delegated_append_message_idempotent", 0, True),
+        ("_delegated_begin_side_effect", 0, True),
+        ("_delegated_finish_side_effect", 0, True),
+        ("_delegated_put_checkpoint", 0, True),
+        ("_delegated_put_writes", 0, True),
     ]
 
 
@@ -115,7 +115,7 @@ def test_a_fenced_step_goes_whole_to_the_worker_that_holds_the_thread() -> None:
     with connect("app_service") as conn, remote_commands(conn) as sent:
         conn.execute(PUT_CHECKPOINT, step_args(t, parent, job, token))
     assert len(sent) == 1, sent
-    assert f"@127.0.0.1:{port} " in sent[0] and "SELECT ai.put_checkpoint(" in sent[0], sent
+    assert f"@127.0.0.1:{port} " in sent[0] and "SELECT ai._delegated_put_checkpoint(" in sent[0], sent
     assert not any("PREPARE TRANSACTION" in s or "BEGIN" in s for s in sent), sent
     with connect("tenant_a") as conn:
         assert conn.execute("select count(*) from ai.get_messages(%s)", (t,)).fetchone() == (2,)
@@ -124,7 +124,6 @@ def test_a_fenced_step_goes_whole_to_the_worker_that_holds_the_thread() -> None:
 @pytest.mark.parametrize(
     ("call", "args"),
     [
-        ("select ai.append_messages(%s, %s)", lambda t: (t, Jsonb([{"role": "user", "content": "x"}]))),
         ("select ai.append_message_idempotent(%s, 'user', %s)", lambda t: (t, Jsonb("x"))),
         ("select outcome from ai.begin_side_effect(%s, 'k1')", lambda t: (t,)),
     ],
@@ -263,21 +262,21 @@ def test_a_call_on_a_worker_carries_no_identity_so_what_leaves_that_worker_is_re
     t = thread("far")
     with connect("tenant_a") as conn:
         conn.execute("select ai.create_session(%s)", (t,))
-        conn.execute("select ai.append_messages(%s, %s)", (t, Jsonb([{"role": "user", "content": "hi"}])))
+        conn.execute("select ai.append_message_idempotent(%s, 'user', %s)", (t, Jsonb("hi")))
     other = next(p for p in WORKER_PORTS if p != worker_of(t))
     with connect("tenant_a", other) as conn:
         with pytest.raises(psycopg.Error) as exc:
             conn.execute("select seq from ai.get_messages(%s)", (t,)).fetchall()
         assert exc.value.sqlstate == "AS070"
         with pytest.raises(psycopg.Error) as exc, conn.transaction():
-            conn.execute("select ai.append_messages(%s, %s)", (t, Jsonb([{"role": "user", "content": "x"}])))
+            conn.execute("select ai.append_message_idempotent(%s, 'user', %s)", (t, Jsonb("x")))
         assert exc.value.sqlstate == "AS070"
-        conn.execute("select ai.append_messages(%s, %s)", (t, Jsonb([{"role": "user", "content": "y"}])))
+        conn.execute("select ai.append_message_idempotent(%s, 'user', %s)", (t, Jsonb("y")))
     with connect("tenant_b", other) as conn, pytest.raises(psycopg.Error) as exc:
-        conn.execute("select ai.append_messages(%s, %s)", (t, Jsonb([{"role": "user", "content": "z"}])))
+        conn.execute("select ai.append_message_idempotent(%s, 'user', %s)", (t, Jsonb("z")))
     assert exc.value.sqlstate == "AS001"
     # on the worker that holds it, the same login reads and writes it as its own
     with connect("tenant_a", worker_of(t)) as conn:
-        conn.execute("select ai.append_messages(%s, %s)", (t, Jsonb([{"role": "user", "content": "w"}])))
+        conn.execute("select ai.append_message_idempotent(%s, 'user', %s)", (t, Jsonb("w")))
         rows = conn.execute("select seq, content from ai.get_messages(%s)", (t,)).fetchall()
     assert rows == [(1, "hi"), (2, "y"), (3, "w")]

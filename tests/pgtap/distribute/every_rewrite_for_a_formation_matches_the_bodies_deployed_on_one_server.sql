@@ -52,7 +52,7 @@ select is((select line from done where line ~ 'functions carry the caller''s ide
   'every SECURITY DEFINER function of PL/pgSQL carries the identity');
 select ok(exists (select from done where line = 'ai._checkpoint_reads: PL/pgSQL, planned per call'),
   'the checkpoint reads of get_checkpoint and list_checkpoints');
-select is((select count(*)::int from done where line ~ ': a role that may freeze the clock is refused under delegation$'), 7,
+select is((select count(*)::int from done where line ~ ': a role that may freeze the clock is refused under delegation$'), 6,
   'every delegated per-thread write refuses a role that may freeze the clock, after the carry');
 select ok(exists (select from done where line = 'ai.get_checkpoint(text,text,text): planned per call'), 'get_checkpoint planned per call');
 select ok(exists (select from done where line ~ '^ai\.list_checkpoints\(.*\): planned per call$'), 'list_checkpoints planned per call');
