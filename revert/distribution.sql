@@ -8,6 +8,8 @@ drop function ai._formation_rewrites(boolean);
 drop function ai._formation_delegate(boolean);
 drop function ai._formation_thread_id(text);
 drop function ai._formation_delegated_writes();
+drop function ai._formation_dry_run(text);
+drop function ai._formation_step_is_dry(text);
 -- (the trigger exists on a formation only: ai.distribute() made it)
 drop trigger if exists agent_jobs_thread_fence on ai.agent_jobs;
 drop function ai._thread_fence_moved();

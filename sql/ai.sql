@@ -12897,6 +12897,53 @@ comment on function ai._thread_fence_moved() is
   'Internal trigger, Citus only (ai.distribute() adds it to ai.agent_jobs): a claim, a takeover or a job leaving IN_PROGRESS writes the thread''s fence (ai.thread_fences) on its shard, in the same transaction.';
 revoke execute on function ai._thread_fence_moved() from public;  -- a trigger needs no grant
 
+-- A formation step's dry run (ai._formation_rewrites, ai._formation_delegate: the one-server
+-- check of tests/pgtap/distribute/): the step executed for real in a subtransaction that is then
+-- rolled back, and what it said. Inside it, ai._formation_step_is_dry() is true: the step leaves
+-- out Citus' own calls.
+create or replace function ai._formation_dry_run(a_step text) returns pg_catalog.text[]
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_done pg_catalog.text[];
+  v_rolled_back constant pg_catalog.text := pg_catalog.format('ai.%s: the dry run, rolled back', a_step);
+begin
+  begin
+    perform pg_catalog.set_config('ai.formation_rewrites_dry_run', 'on', true);  -- undone with the rest
+    execute pg_catalog.format('select ai.%I(false)', a_step) into v_done;
+    raise exception using message = v_rolled_back;
+  exception when raise_exception then
+    if sqlerrm operator(pg_catalog.<>) v_rolled_back then
+      raise;
+    end if;
+  end;
+  return v_done;
+end
+$$;
+comment on function ai._formation_dry_run(text) is
+  'Internal (ai._formation_rewrites, ai._formation_delegate): executes the named formation step for real, then rolls it back; returns what it said.';
+revoke execute on function ai._formation_dry_run(text) from public;
+
+create or replace function ai._formation_step_is_dry(a_step text) returns boolean
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if pg_catalog.current_setting('ai.formation_rewrites_dry_run', true) is not distinct from 'on' then
+    return true;
+  end if;
+  if not exists (select from pg_catalog.pg_extension where extname = 'citus') then
+    raise exception using errcode = 'AS002',
+      message = pg_catalog.format('ai.%s(false) acts on a Citus formation: on one server only its dry run (true)', a_step);
+  end if;
+  return false;
+end
+$$;
+comment on function ai._formation_step_is_dry(text) is
+  'Internal (ai._formation_rewrites, ai._formation_delegate): true inside a dry run (ai._formation_dry_run), false on a Citus formation; AS002 otherwise (one server: only the dry run).';
+revoke execute on function ai._formation_step_is_dry(text) from public;
+
 -- The per-thread writes delegated to the worker that holds the thread (ai._formation_delegate).
 create or replace function ai._formation_delegated_writes() returns pg_catalog.text[]
 language sql immutable parallel safe
@@ -12961,7 +13008,6 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_done pg_catalog.text[] := '{}'::pg_catalog.text[];
-  v_rolled_back constant pg_catalog.text := 'ai._formation_delegate: the dry run, rolled back';
   v_objects constant pg_catalog.text := 'pg_dist_object';
   v_plpgsql constant pg_catalog.oid := (select l.oid from pg_catalog.pg_language l where l.lanname = 'plpgsql');
   v_dry boolean;
@@ -12976,22 +13022,9 @@ declare
   v_def pg_catalog.text;
 begin
   if dry_run then
-    begin
-      perform pg_catalog.set_config('ai.formation_rewrites_dry_run', 'on', true);  -- undone with the rest
-      v_done := ai._formation_delegate(false);
-      raise exception using message = v_rolled_back;
-    exception when raise_exception then
-      if sqlerrm operator(pg_catalog.<>) v_rolled_back then
-        raise;
-      end if;
-    end;
-    return v_done;
+    return ai._formation_dry_run('_formation_delegate');
   end if;
-  v_dry := pg_catalog.current_setting('ai.formation_rewrites_dry_run', true) is not distinct from 'on';
-  if not v_dry and not exists (select from pg_catalog.pg_extension where extname = 'citus') then
-    raise exception using errcode = 'AS002',
-      message = 'ai._formation_delegate(false) delegates the writes on a Citus formation: on one server only its dry run (true)';
-  end if;
+  v_dry := ai._formation_step_is_dry('_formation_delegate');  -- inside the dry run: Citus' own calls left out
 
   for r in select p.oid, p.oid::pg_catalog.regprocedure as fn, p.proname, p.proargnames, p.proargtypes::pg_catalog.oid[] as types,
                   p.prosrc, p.proretset, p.proargmodes, p.prorettype, p.proacl,
@@ -13130,7 +13163,6 @@ declare
   v_rest pg_catalog.text;
   v_body pg_catalog.text;
   v_carrying pg_catalog.int4 := 0;
-  v_rolled_back constant pg_catalog.text := 'ai._formation_rewrites: the dry run, rolled back';
   v_dry boolean;
   -- append_message_idempotent's one statement (step 6c), as deploy/messages_functions.sql writes it
   v_append constant pg_catalog.text := $a$    insert into ai.session_messages (thread_id, seq, owner, role, content, token_count, turn, idempotency_key, created_at)
@@ -13173,23 +13205,9 @@ declare
     select v_owner, r.ns, a_key, e.field, e.embedding from ai._memory_embeddings(a_embeddings) e;$a$;
 begin
   if dry_run then
-    begin
-      perform pg_catalog.set_config('ai.formation_rewrites_dry_run', 'on', true);  -- undone with the rest
-      v_done := ai._formation_rewrites(false);
-      raise exception using message = v_rolled_back;
-    exception when raise_exception then
-      if sqlerrm operator(pg_catalog.<>) v_rolled_back then
-        raise;
-      end if;
-    end;
-    return v_done;
+    return ai._formation_dry_run('_formation_rewrites');
   end if;
-  -- inside the dry run (the call above): Citus' own calls left out
-  v_dry := pg_catalog.current_setting('ai.formation_rewrites_dry_run', true) is not distinct from 'on';
-  if not v_dry and not exists (select from pg_catalog.pg_extension where extname = 'citus') then
-    raise exception using errcode = 'AS002',
-      message = 'ai._formation_rewrites(false) rewrites the functions for a Citus formation: on one server only its dry run (true)';
-  end if;
+  v_dry := ai._formation_step_is_dry('_formation_rewrites');  -- inside the dry run: Citus' own calls left out
 
   -- 6b. the claim's per-thread lock. On one server it is the thread's row of ai.agent_sessions,
   -- locked FOR NO KEY UPDATE SKIP LOCKED inside the pick query of ai.agent_jobs (the comment

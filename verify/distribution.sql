@@ -18,3 +18,5 @@ select 1 / count(*) from ai.error_codes where sqlstate = 'AS072';
 select pg_catalog.has_function_privilege('ai._formation_delegate(boolean)', 'execute');
 select pg_catalog.has_function_privilege('ai._formation_thread_id(text)', 'execute');
 select 1 / pg_catalog.cardinality(ai._formation_delegated_writes());
+select pg_catalog.has_function_privilege('ai._formation_dry_run(text)', 'execute');
+select pg_catalog.has_function_privilege('ai._formation_step_is_dry(text)', 'execute');

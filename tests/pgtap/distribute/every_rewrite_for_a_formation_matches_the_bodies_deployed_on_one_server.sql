@@ -18,7 +18,7 @@ select lives_ok($$select ai._formation_rewrites(dry_run => true)$$,
   'every rewrite a formation needs finds the text it expects in the bodies deployed on one server');
 create temp table done as select line from unnest(ai._formation_rewrites(dry_run => true)) line;
 select throws_ok($$select ai._formation_rewrites(dry_run => false)$$, 'AS002',
-  'ai._formation_rewrites(false) rewrites the functions for a Citus formation: on one server only its dry run (true)',
+  'ai._formation_rewrites(false) acts on a Citus formation: on one server only its dry run (true)',
   'applied for real it refuses on one server');
 reset role;
 
