@@ -1752,9 +1752,9 @@ begin
   select s.owner into v_owner from ai.agent_sessions s where s.thread_id = a_thread_id for update;
   if not found then
     -- unknown, or another tenant's: nothing the caller may delete. But jobs of the caller's own
-    -- tombstoned thread are finished off: on a Citus formation whose queue committed with the
-    -- worker in one phase (before ai.distribute() made that two-phase, docs/scaling.md) a
-    -- coordinator crash between the two kept the tombstone and lost the delete of the jobs; a
+    -- tombstoned thread are finished off: where the queue and the thread's node commit apart (a
+    -- Citus formation whose queue tables lack ai.distribute()'s two-phase trigger, docs/scaling.md)
+    -- a coordinator crash between the two keeps the tombstone and loses the delete of the jobs; a
     -- second call deletes them.
     select pg_catalog.array_agg(d.owner) into v_owners from ai.deleted_threads d where d.thread_id = a_thread_id;
     if v_owners is not null then

@@ -66,8 +66,9 @@ begin
 
   -- A pending approval of this very job is taken over by the new request: its job's half of an
   -- earlier request was lost while the approval's was kept (anywhere, a job moved back by hand;
-  -- on a Citus formation whose queue committed with the worker in one phase, before
-  -- ai.distribute() made that two-phase, a coordinator crash between the two: docs/scaling.md). Refusing it (AS004) would refuse the run forever.
+  -- where the queue and the thread's node commit apart, a crash between the two: a Citus
+  -- formation whose queue tables lack ai.distribute()'s two-phase trigger, docs/scaling.md).
+  -- Refusing it (AS004) would refuse the run forever.
   update ai.human_approvals x
   set checkpoint_id = a_checkpoint, action = a_action, requested_by = v_worker, requested_at = v_now
   where x.thread_id = j.thread_id and x.job_id = j.job_id and x.status = 'pending'
@@ -91,7 +92,7 @@ begin
 end
 $$;
 comment on function ai.request_human(bigint, bigint, text, jsonb) is
-  'Pauses a job held with fencing_token for a person (fenced: ai._fence): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. A pending approval of the same job (its job''s half of an earlier request lost: a job moved back by hand, or a crash on a Citus formation that committed in one phase, docs/scaling.md) is taken over by the new request, with its id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
+  'Pauses a job held with fencing_token for a person (fenced: ai._fence): the job becomes AWAITING_HUMAN with its lease released and the attempt given back, the session ''waiting'', and a pending approval (with the staged action and the checkpoint to resume from) is stored and announced by a pending_approval event. Returns the approval id. A pending approval of the same job (its job''s half of an earlier request lost: a job moved back by hand, or a crash between the queue and the thread''s node where they commit apart, docs/scaling.md) is taken over by the new request, with its id. The checkpoint must be the thread''s newest root-namespace checkpoint when it has one. For ai_service. AS001 unknown job, AS002 bad argument or a payload that is not a JSON object, AS003 action over 1 MiB, AS004 the session is finished or already waits, AS006 lease lost, AS034 stale checkpoint.';
 
 -- A job that waited for a person was cancelled (called by the status trigger of ai.agent_jobs,
 -- ai._job_status_moved): its approval is cancelled, an approval_cancelled event written, and a
@@ -217,9 +218,10 @@ begin
     limit 1;
     if found then
       -- Resolved, and its job still waits: the job's half of that decision was lost (anywhere, a
-      -- job moved back by hand; on a Citus formation whose queue committed with the worker in
-      -- one phase, before ai.distribute() made that two-phase, a coordinator crash between the two). The job takes the
-      -- decision stored then, which this call returns; the session is active already.
+      -- job moved back by hand; where the queue and the thread's node commit apart, a crash
+      -- between the two: a Citus formation whose queue tables lack ai.distribute()'s two-phase
+      -- trigger, docs/scaling.md). The job takes the decision stored then, which this call
+      -- returns; the session is active already.
       update ai.agent_jobs u
       set status = 'PENDING', run_at = v_now, updated_at = v_now, vtime = null,
           payload = u.payload || ai._human_payload(h.approval_id, h.checkpoint_id, h.action, h.decision,
@@ -284,7 +286,7 @@ begin
 end
 $$;
 comment on function ai.resolve_human(text, text, jsonb) is
-  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. An approval resolved at checkpoint_id whose job still waits (the job''s half of the decision lost: a job moved back by hand, or a crash on a Citus formation that committed in one phase, docs/scaling.md) puts the job back PENDING with the decision stored then and returns that approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
+  'Resolves what a thread waits for at checkpoint_id with the decision (JSON up to 1 MiB): stores it with who decided (ai.calling_role()) and for whom (ai.current_owner()) and when, writes a human_resolved event, makes the session ''active'' and puts the job back PENDING, due now, with payload.human = {approval_id, checkpoint_id, action, decision, decided_by, decided_at}; wakes idle workers. Only the session''s owner or a service acting for it (ai.act_as). Returns the approval. An approval resolved at checkpoint_id whose job still waits (the job''s half of the decision lost: a job moved back by hand, or a crash between the queue and the thread''s node where they commit apart, docs/scaling.md) puts the job back PENDING with the decision stored then and returns that approval. Locks the job, then the session, then the approval (the order of cancel_job). Changes nothing when it raises: AS001 unknown thread (or another tenant''s), AS002 bad argument, AS003 decision too large, AS007 a service acting for nobody, AS032 nothing waits (the message says so when the approval at that checkpoint was cancelled with its job), AS033 already resolved, AS034 stale checkpoint.';
 
 -- v0.1.0's pending_approvals had no cursor; a v0.1.0 caller's arguments resolve to this one.
 drop function if exists ai.pending_approvals(text, integer);

@@ -3,8 +3,9 @@ step"; cmsg's note on the identity's carry there).
 
 Against a formation made by `make citus-deploy` (scripts/citus.sh): N delegated calls of tenant_a
 through the coordinator in autocommit (append_message_idempotent, then put_checkpoint with one
-message), timed on the worker by pg_stat_user_functions: the call's total time and that of
-ai._formation_caller (the identity's carry) in it, per call. Sets track_functions = pl on the
+message), timed on the worker by pg_stat_user_functions: the call's total time, that of its body
+(the function as deployed: the rest is the strict entry Citus delegates, ai._formation_delegate)
+and that of ai._formation_caller (the identity's carry) in it, per call. Sets track_functions = pl on the
 workers (ALTER SYSTEM, a superuser's step) for the run and resets it after. Each measure waits
 11 s before and after the calls: an idle backend flushes its statistics within 10 s. tenant_a
 must not be a member of ai_test_clock (a delegated call of a role that may freeze the test clock
@@ -27,9 +28,13 @@ from psycopg.types.json import Jsonb
 
 PORT = int(os.environ.get("CITUS_PORT", "6200"))
 WORKERS = [PORT + n for n in range(1, int(os.environ.get("CITUS_WORKERS", "2")) + 1)]
+# a delegated write runs on the worker as its strict entry (ai._delegated_<name>) calling the
+# function as deployed (ai._delegated_<name>_body): the public name is an SQL wrapper the
+# coordinator's planner inlines (ai._formation_delegate); the entry's own time is the layer's cost
 STATS = (
     "select f.funcname, f.calls, f.total_time from pg_stat_user_functions f where f.schemaname = 'ai'"
-    " and f.funcname in ('append_message_idempotent', 'put_checkpoint', '_formation_caller')"
+    " and f.funcname in ('_delegated_append_message_idempotent', '_delegated_append_message_idempotent_body',"
+    " '_delegated_put_checkpoint', '_delegated_put_checkpoint_body', '_formation_caller')"
 )
 
 
@@ -94,10 +99,13 @@ def main(n: int) -> None:
                 def delta(fn: str, k: int, a: Stats = after, b: Stats = before) -> float:
                     return a.get(fn, (0, 0.0))[k] - b.get(fn, (0, 0.0))[k]
 
-                made = int(delta(name, 0)) or 1
+                entry, body = f"_delegated_{name}", f"_delegated_{name}_body"
+                made = int(delta(entry, 0)) or 1
                 print(
-                    f"{name}: {made} calls on worker :{worker}, {delta(name, 1) / made:.2f} ms each,"
-                    f" of it ai._formation_caller {delta('_formation_caller', 1) / made:.2f} ms"
+                    f"{name}: {made} calls on worker :{worker}, {delta(entry, 1) / made:.3f} ms each,"
+                    f" of it the body {delta(body, 1) / made:.3f} ms (the entry's own"
+                    f" {(delta(entry, 1) - delta(body, 1)) / made:.3f} ms),"
+                    f" ai._formation_caller {delta('_formation_caller', 1) / made:.2f} ms"
                     f" ({delta('_formation_caller', 0) / made:.0f} calls each)"
                 )
     finally:

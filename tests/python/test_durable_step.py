@@ -195,14 +195,18 @@ def test_a_finished_sibling_never_runs_again(saver: AgentStateSaver, tmp_path: A
 
 def _function_calls(conn: Any, names: list[str]) -> dict[str, int]:
     """The calls of each function the server counted; on a Citus formation, the sum over its nodes
-    (a call delegated to the worker that holds its thread runs, and is counted, there)."""
+    (a call delegated to the worker that holds its thread runs, and is counted, there), and a
+    delegated write's calls are those of its body (ai._delegated_<name>_body: the public name is an
+    SQL wrapper that the planner inlines, ai._formation_delegate)."""
     conn.execute("select pg_stat_clear_snapshot()")
     counted = "select funcname, calls from pg_stat_user_functions where schemaname = 'ai' and funcname = any(%s)"
     calls = {name: 0 for name in names}
     if conn.execute("select exists (select from pg_extension where extname = 'citus')").fetchone()[0]:
         on_a_node = (
-            "select coalesce(jsonb_object_agg(funcname, calls), '{}') from pg_stat_user_functions"
-            " where schemaname = 'ai' and funcname in (" + ", ".join(f"'{name}'" for name in names) + ")"
+            "select coalesce(jsonb_object_agg(f.name, f.calls), '{}') from ("
+            " select regexp_replace(funcname, '^_delegated_(.*)_body$', '\\1') as name, sum(calls) as calls"
+            " from pg_stat_user_functions where schemaname = 'ai' group by 1) f"
+            " where f.name in (" + ", ".join(f"'{name}'" for name in names) + ")"
         )
         for (result,) in conn.execute("select result from run_command_on_all_nodes(%s)", (on_a_node,)):
             for name, count in json.loads(result).items():

@@ -37,7 +37,11 @@ def test_a_step_racing_an_append_of_its_thread_appends_after_it_and_loses_nothin
         psycopg.connect(dsn, autocommit=True) as observer,
     ):
         step.execute("select ai.create_session(%s)", (thread,))
-        step.execute("select ai.append_message_idempotent(%s, 'user', '\"hi\"')", (thread,))
+        # each call of the step's connection in a transaction block of its own: on a Citus formation
+        # a test role may freeze the clock, and its autocommit call alone, delegated to the thread's
+        # worker, would be refused there (AS072, docs/scaling.md); one server runs it the same way
+        with step.transaction():
+            step.execute("select ai.append_message_idempotent(%s, 'user', '\"hi\"')", (thread,))
         other.execute("select ai.append_message_idempotent(%s, 'user', '\"in between\"')", (thread,))  # open
         pid = step.execute("select pg_backend_pid()").fetchone()[0]  # type: ignore[index]
         failed: list[BaseException] = []
@@ -45,10 +49,11 @@ def test_a_step_racing_an_append_of_its_thread_appends_after_it_and_loses_nothin
 
         def put() -> None:
             try:
-                step.execute(
-                    "select ai.put_checkpoint(%s, '', 'c1', null, 'test', '\\x01', '{}', '{}', messages => %s)",
-                    (thread, Jsonb(messages)),
-                )
+                with step.transaction():
+                    step.execute(
+                        "select ai.put_checkpoint(%s, '', 'c1', null, 'test', '\\x01', '{}', '{}', messages => %s)",
+                        (thread, Jsonb(messages)),
+                    )
             except BaseException as e:
                 failed.append(e)
             finally:
