@@ -104,3 +104,47 @@ def test_every_function_citus_delegates_is_strict_and_returns_one_value() -> Non
         ).fetchall()
     assert rows, "nothing delegated"
     assert [r for r in rows if not r[1] or r[2]] == [], rows
+
+
+SHAPES = [
+    "select ai.append_message_idempotent((select null::text), 'user', '\"x\"')",
+    "with x as (select null::text as t) select ai.append_message_idempotent(x.t, 'user', '\"x\"') from x",
+    "select ai.append_message_idempotent(nullif(current_setting('application_name'),"
+    " current_setting('application_name')), 'user', '\"x\"')",
+    "select ai.append_message_idempotent(coalesce(null, null::text), 'user', '\"x\"')",
+    "select ai.append_message_idempotent(thread_id => null, role => 'user', content => '\"x\"')",
+    "select (ai.begin_side_effect(null::varchar, 'k')).outcome",
+]
+
+
+@pytest.mark.parametrize("call", SHAPES, ids=["subquery", "cte", "stable", "folded", "named", "varchar"])
+def test_a_null_thread_id_in_any_shape_of_statement_is_as002(
+    call: str, bystander: psycopg.Connection[tuple[object, ...]]
+) -> None:
+    """A NULL that is not a value while the statement is planned (a subquery, a CTE's column, a
+    stable expression) is not delegated: the check raises when the call runs."""
+    started = {p: _started(p) for p in [PORT, *WORKER_PORTS]}
+    with connect("tenant_a") as conn:
+        with pytest.raises(psycopg.Error) as exc:
+            conn.execute(call)
+        assert exc.value.sqlstate == "AS002" and "thread_id must not be NULL" in str(exc.value), exc.value
+    _still_up(bystander, started)
+
+
+def test_an_entry_called_by_its_name_for_another_tenants_thread_is_refused() -> None:
+    """The entry runs the body as the caller would: another tenant's thread is unknown (AS001)."""
+    theirs = thread("theirs")
+    with connect("tenant_b") as conn:
+        conn.execute("select ai.create_session(%s)", (theirs,))
+    with connect("tenant_a") as conn:
+        for call in (
+            "select ai._delegated_append_message_idempotent(%s, row('user', '\"x\"', null, null, null, null, null)"
+            "::ai._delegated_append_message_idempotent_args)",
+            "select ai._delegated_begin_side_effect(%s, row('k', '{}', null, null, '5 minutes')"
+            "::ai._delegated_begin_side_effect_args)",
+        ):
+            with pytest.raises(psycopg.Error) as exc:
+                conn.execute(call, (theirs,))
+            assert exc.value.sqlstate == "AS001", (call, exc.value)
+    with connect("tenant_b") as conn:
+        assert conn.execute("select count(*) from ai.get_messages(%s)", (theirs,)).fetchone() == (0,)
