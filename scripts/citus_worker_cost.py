@@ -61,18 +61,23 @@ def stats(port: int) -> Stats:
         return {str(r[0]): (int(str(r[1])), float(str(r[2]))) for r in admin.execute(STATS).fetchall()}
 
 
-def main(n: int) -> None:
-    t = f"wcost-{uuid.uuid4().hex[:12]}"
-    with connect("tenant_a") as conn:
-        conn.execute("select ai.create_session(%s)", (t,))
+def worker_of(thread_id: str) -> int:
+    """The port of the worker that holds the thread's shard."""
     with connect("postgres") as admin:
         row = admin.execute(
             "select nodeport from citus_shards where table_name = 'ai.agent_sessions'::regclass"
             " and shardid = get_shard_id_for_distribution_column('ai.agent_sessions', %s::text)",
-            (t,),
+            (thread_id,),
         ).fetchone()
     assert row is not None
-    worker = int(str(row[0]))
+    return int(str(row[0]))
+
+
+def main(n: int) -> None:
+    t = f"wcost-{uuid.uuid4().hex[:12]}"
+    with connect("tenant_a") as conn:
+        conn.execute("select ai.create_session(%s)", (t,))
+    worker = worker_of(t)
     calls: list[tuple[str, str, Callable[[int], tuple[object, ...]]]] = [
         (
             "append_message_idempotent",

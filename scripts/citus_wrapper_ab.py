@@ -16,18 +16,15 @@ revokes it and grants it back.
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import time
 import uuid
 from collections.abc import Callable
 
-import psycopg
+from citus_worker_cost import WORKERS, connect, worker_of
 from psycopg.types.json import Jsonb
 
-PORT = int(os.environ.get("CITUS_PORT", "6200"))
-WORKERS = [PORT + n for n in range(1, int(os.environ.get("CITUS_WORKERS", "2")) + 1)]
 BODIES = {
     "append_message_idempotent": "text,text,jsonb,integer,text,integer,bigint,bigint",
     "put_checkpoint": "text,text,text,text,text,bytea,jsonb,jsonb,"
@@ -40,10 +37,6 @@ CALLS: dict[str, tuple[str, Callable[[str, int], tuple[object, ...]]]] = {
         lambda t, i: (t, f"c{i}-{uuid.uuid4().hex[:6]}", Jsonb([{"role": "user", "content": f"s{i}"}])),
     ),
 }
-
-
-def connect(user: str, port: int = PORT) -> psycopg.Connection[tuple[object, ...]]:
-    return psycopg.connect(f"postgresql://{user}@127.0.0.1:{port}/agent_state", autocommit=True)
 
 
 def on_workers(sql: str) -> None:
@@ -60,17 +53,6 @@ def stats(port: int) -> dict[str, tuple[int, float]]:
             " and funcname like '\\_delegated\\_%'"
         ).fetchall()
     return {str(r[0]): (int(str(r[1])), float(str(r[2]))) for r in rows}
-
-
-def worker_of(thread_id: str) -> int:
-    with connect("postgres") as admin:
-        row = admin.execute(
-            "select nodeport from citus_shards where table_name = 'ai.agent_sessions'::regclass"
-            " and shardid = get_shard_id_for_distribution_column('ai.agent_sessions', %s::text)",
-            (thread_id,),
-        ).fetchone()
-    assert row is not None
-    return int(str(row[0]))
 
 
 def delegate_bodies(directly: bool) -> None:
