@@ -16,6 +16,7 @@ TypeError, and a failed login showed libpq's text with the server's socket and p
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import uuid
@@ -105,6 +106,14 @@ def _check(answer: Answer, where: str, secrets: tuple[str, ...]) -> None:
     assert "x=1" not in answer.headers.get("set-cookie", ""), where
 
 
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
 @pytest.fixture(scope="module")
 def served(module_dsn: str) -> Iterator[dict[str, Any]]:
     service = conninfo_to_dict(module_dsn)
@@ -112,7 +121,11 @@ def served(module_dsn: str) -> Iterator[dict[str, Any]]:
     url = psycopg.conninfo.make_conninfo(**service)
     host = str(service.get("host") or os.environ.get("PGHOST") or "")
     port = str(service.get("port") or os.environ.get("PGPORT") or "5432")
-    secrets = (f"port={port}", f":{port}", f"port {port}", *([host] if host else []))
+    # the host as a page could leak it: a socket path or a name as it is; an address (a TCP URL,
+    # as on a Citus formation) only in a connection string's forms, since the workers page rightly
+    # shows the workers' client addresses, 127.0.0.1 among them
+    hosts = [f"host={host}", f"@{host}"] if _is_address(host) else [host] if host else []
+    secrets = (f"port={port}", f":{port}", f"port {port}", *hosts)
     pages = create_app(url, auth="none", poll_seconds=1.0)
     logins = create_app(url)  # the database-credentials login: a visitor's own role and password
     from starlette.applications import Starlette
