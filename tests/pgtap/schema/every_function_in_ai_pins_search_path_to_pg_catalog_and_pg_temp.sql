@@ -14,6 +14,9 @@ select plan(3);
 --   * ai.archive_all_sessions and ai.prune_all_idle_threads, procedures that commit between batches
 --     (Postgres refuses COMMIT in a procedure with a SET clause); they call only the pinned
 --     ai.archive_sessions and ai.prune_idle_threads.
+--   * on a Citus formation, a delegated write's SQL wrapper (ai._formation_delegate: the planner
+--     inlines it only without a SET clause), whose body qualifies every name and whose body as
+--     deployed, ai._delegated_<name>_body, pins it.
 select is_empty($$
   select p.oid::regprocedure::text from pg_proc p
   where p.pronamespace = 'ai'::regnamespace and p.proname not like '\_%'
@@ -22,7 +25,12 @@ select is_empty($$
                       'ai.message_key(text, text, jsonb, integer)'::regprocedure,
                       'ai.archive_all_sessions(interval, integer)'::regprocedure,
                       'ai.prune_all_idle_threads(interval, text, integer, text)'::regprocedure)
-    and not (coalesce(p.proconfig, '{}') @> array['search_path=pg_catalog, pg_temp'])$$,
+    and not (coalesce(p.proconfig, '{}') @> array['search_path=pg_catalog, pg_temp'])
+    and not (p.prolang = (select oid from pg_language where lanname = 'sql')
+             and exists (select from pg_proc b
+                          where b.pronamespace = p.pronamespace and b.proname = '_delegated_' || p.proname || '_body'
+                            and b.proargtypes = p.proargtypes
+                            and b.proconfig @> array['search_path=pg_catalog, pg_temp']))$$,
   'every other function in schema ai sets search_path = pg_catalog, pg_temp');
 select is_empty($$
   select format('%s may execute %s', r, p.oid::regprocedure) from pg_proc p, unnest(array['ai_user', 'ai_service', 'public']) r

@@ -13,7 +13,9 @@ select is(array(select p.oid::regprocedure::text from pg_proc p
                 order by 1),
           array['ai._fence(text,bigint,bigint)'], 'the messages of the rule are written in ai._fence only');
 -- Every function that takes a job_id and a fencing_token calls the guard, except the queue's own
--- verbs on the job itself (they fence in their UPDATE) and the internal helpers of the rule.
+-- verbs on the job itself (they fence in their UPDATE) and the internal helpers of the rule. On a
+-- Citus formation a delegated write is an SQL wrapper (ai._formation_delegate) whose body as
+-- deployed, ai._delegated_<name>_body, calls it.
 select is(array(select p.oid::regprocedure::text from pg_proc p
                 where p.pronamespace = 'ai'::regnamespace
                   and (select count(*) from unnest(p.proargnames[1:p.pronargs]) a where a in ('job_id', 'fencing_token')) = 2
@@ -21,6 +23,9 @@ select is(array(select p.oid::regprocedure::text from pg_proc p
                                         '_raise_lease_lost', '_check_side_effect_args', '_fence',
                                         '_queue_fence_check')
                   and p.prosrc not like '%ai.\_fence(%'
+                  and not exists (select from pg_proc b
+                                   where b.pronamespace = p.pronamespace and b.proname = '_delegated_' || p.proname || '_body'
+                                     and b.proargtypes = p.proargtypes and b.prosrc like '%ai.\_fence(%')
                 order by 1),
           '{}'::text[], 'every write made for a job calls ai._fence');
 select is(array(select p.oid::regprocedure::text from pg_proc p
