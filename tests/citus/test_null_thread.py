@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import psycopg
 import pytest
-from formation import PORT, WORKER_PORTS, connect, thread
+from formation import OWNER, PORT, WORKER_PORTS, connect, thread
 from psycopg.types.json import Jsonb
 
 CALLS: list[tuple[str, tuple[object, ...]]] = [
@@ -148,3 +148,33 @@ def test_an_entry_called_by_its_name_for_another_tenants_thread_is_refused() -> 
             assert exc.value.sqlstate == "AS001", (call, exc.value)
     with connect("tenant_b") as conn:
         assert conn.execute("select count(*) from ai.get_messages(%s)", (theirs,)).fetchone() == (0,)
+
+
+def test_a_formation_delegated_by_an_older_distribute_is_made_safe_by_the_next_run(
+    bystander: psycopg.Connection[tuple[object, ...]],
+) -> None:
+    """Before the wrappers, ai.distribute() delegated each write by its public name, and
+    append_messages too: the next run wraps the one and stops delegating the other."""
+    put_writes = "ai.put_writes(text,text,text,text,integer[],text[],text[],bytea[],text,bigint,bigint)"
+    body = "ai._delegated_put_writes_body(text,text,text,text,integer[],text[],text[],bytea[],text,bigint,bigint)"
+    with connect(OWNER) as owner:
+        owner.execute("set client_min_messages = warning")
+        row = owner.execute("select pg_get_functiondef(%s::regprocedure)", (body,)).fetchone()
+        assert row is not None
+        # the formation as the older ai.distribute() left it
+        owner.execute(str(row[0]).replace("FUNCTION ai._delegated_put_writes_body(", "FUNCTION ai.put_writes("))
+        for fn in (put_writes, "ai.append_messages(text,jsonb)"):
+            owner.execute(
+                "select create_distributed_function(%s, 'thread_id', colocate_with => 'ai.agent_sessions')", (fn,)
+            )
+        done = owner.execute("select ai.distribute()").fetchone()
+    assert done is not None
+    lines = str(done[0]).splitlines()
+    assert f"{put_writes}: delegated to the worker that holds the thread (ai._delegated_put_writes)" in lines, lines
+    assert "ai.append_messages(text,jsonb): not delegated" in lines, lines
+    test_every_function_citus_delegates_is_strict_and_returns_one_value()
+    started = {p: _started(p) for p in [PORT, *WORKER_PORTS]}
+    with connect("tenant_a") as conn, pytest.raises(psycopg.Error) as exc:
+        conn.execute(CALLS[1][0], (None, *CALLS[1][1]))
+    assert exc.value.sqlstate == "AS002", exc.value
+    _still_up(bystander, started)
