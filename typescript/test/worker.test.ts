@@ -124,13 +124,17 @@ describe("graph runs", () => {
         ).rows[0].n,
       );
     const before = await holds();
-    const first = workerProcess(queue, { HANG_ON_FIRST_ATTEMPT: "1", LEASE_SECONDS: "3600" });
+    // and so did the server, for these workers: a server started less than 30 s ago (after
+    // test/worker-outage.test.ts restarts it) holds every lease for a restart's grace, so the
+    // takeover would wait for it. app_service may freeze the lease clock's start (ai_test_clock).
+    const started = { PGOPTIONS: "-c ai.frozen_server_start=-infinity" };
+    const first = workerProcess(queue, { HANG_ON_FIRST_ATTEMPT: "1", LEASE_SECONDS: "3600", ...started });
     const firstExit = exited(first);
     let second: ChildProcess | null = null;
     try {
       await waitFor(async () => ((await nodeEvents(threadId)).some((e) => e.node === "slow") ? true : undefined), 30_000, "the slow node");
       const token = Number((await tenant.getJob(job.job_id)).fencing_token);
-      second = workerProcess(queue, { HANG_ON_FIRST_ATTEMPT: "1", LEASE_SECONDS: "3600" });
+      second = workerProcess(queue, { HANG_ON_FIRST_ATTEMPT: "1", LEASE_SECONDS: "3600", ...started });
       await waitFor(async () => ((await holds()) >= before + 2 ? true : undefined), 30_000, "both workers hold their liveness");
       first.kill("SIGKILL");
       const killed = Date.now();
